@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * reqrouter's XDP program: parses Ethernet, up to two VLAN tags, IPv4 or
+ * IPv6 and UDP; a datagram for a port that has a function is redirected to
+ * one of that port's AF_XDP sockets on the receiving queue, round-robin.
+ * Everything else, including whatever it cannot parse, goes to the kernel
+ * untouched (XDP_PASS), so the host's own traffic never notices.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include "rr_shared.h"
+
+#define IP_MF 0x2000
+#define IP_OFFSET 0x1fff
+
+struct vlan_hdr {
+	__be16 tci;
+	__be16 encap_proto;
+};
+
+/* Function and socket count per UDP destination port (host order). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct rr_port_conf);
+	__uint(max_entries, 65536);
+} port_map SEC(".maps");
+
+/* AF_XDP sockets, keyed by RR_XSK_KEY(queue, slot, thread). */
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, RR_XSKMAP_SIZE);
+} xsks_map SEC(".maps");
+
+/*
+ * Round-robin cursor per (queue, slot). A queue is processed by one NAPI
+ * context at a time, so plain increments do not race.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, RR_MAX_QUEUES * RR_MAX_PORTS);
+} rr_cursor SEC(".maps");
+
+/* Packets per (queue, enum rr_xdp_stat), per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, RR_STATS_SIZE);
+} xdp_stats SEC(".maps");
+
+struct cursor {
+	void *pos;
+	void *end;
+};
+
+static __always_inline int count(__u32 queue, enum rr_xdp_stat stat, int act)
+{
+	__u32 key = queue * RR_XDP_STAT_MAX + stat;
+	__u64 *cnt = bpf_map_lookup_elem(&xdp_stats, &key);
+
+	if (cnt)
+		*cnt += 1;
+	return act;
+}
+
+/* Returns the EtherType after the Ethernet header and up to two tags. */
+static __always_inline int parse_eth(struct cursor *c)
+{
+	struct ethhdr *eth = c->pos;
+	struct vlan_hdr *vlan;
+	__u16 proto;
+	int i;
+
+	if ((void *)(eth + 1) > c->end)
+		return -1;
+	proto = eth->h_proto;
+	c->pos = eth + 1;
+#pragma unroll
+	for (i = 0; i < 2; i++) {
+		if (proto != bpf_htons(ETH_P_8021Q) &&
+		    proto != bpf_htons(ETH_P_8021AD))
+			break;
+		vlan = c->pos;
+		if ((void *)(vlan + 1) > c->end)
+			return -1;
+		proto = vlan->encap_proto;
+		c->pos = vlan + 1;
+	}
+	return bpf_ntohs(proto);
+}
+
+/* Returns the L4 protocol, or a negative rr_xdp_stat to pass for. */
+static __always_inline int parse_ipv4(struct cursor *c, __u32 *l4_len)
+{
+	struct iphdr *iph = c->pos;
+	__u32 hlen, tot;
+
+	if ((void *)(iph + 1) > c->end)
+		return -RR_XDP_PASS_MALFORMED;
+	hlen = iph->ihl * 4;
+	tot = bpf_ntohs(iph->tot_len);
+	if (iph->version != 4 || hlen < sizeof(*iph) || tot < hlen ||
+	    c->pos + tot > c->end)
+		return -RR_XDP_PASS_MALFORMED;
+	if (iph->frag_off & bpf_htons(IP_MF | IP_OFFSET))
+		return -RR_XDP_PASS_FRAGMENT;
+	*l4_len = tot - hlen;
+	c->pos += hlen;
+	return iph->protocol;
+}
+
+static __always_inline int parse_ipv6(struct cursor *c, __u32 *l4_len)
+{
+	struct ipv6hdr *ip6h = c->pos;
+	__u32 plen;
+
+	if ((void *)(ip6h + 1) > c->end)
+		return -RR_XDP_PASS_MALFORMED;
+	plen = bpf_ntohs(ip6h->payload_len);
+	if (ip6h->version != 6 || (void *)(ip6h + 1) + plen > c->end)
+		return -RR_XDP_PASS_MALFORMED;
+	switch (ip6h->nexthdr) {
+	case IPPROTO_HOPOPTS:
+	case IPPROTO_ROUTING:
+	case IPPROTO_FRAGMENT:
+	case IPPROTO_DSTOPTS:
+	case IPPROTO_AH:
+	case IPPROTO_ESP:
+	case IPPROTO_MH:
+		return -RR_XDP_PASS_IPV6_EXT;
+	}
+	*l4_len = plen;
+	c->pos = ip6h + 1;
+	return ip6h->nexthdr;
+}
+
+SEC("xdp")
+int reqrouter_xdp(struct xdp_md *ctx)
+{
+	struct cursor c = {
+		.pos = (void *)(long)ctx->data,
+		.end = (void *)(long)ctx->data_end,
+	};
+	__u32 queue = ctx->rx_queue_index;
+	struct rr_port_conf *conf;
+	__u32 l4_len = 0, key, *rr;
+	struct udphdr *udph;
+	int proto, act;
+
+	if (queue >= RR_MAX_QUEUES)
+		return count(RR_MAX_QUEUES, RR_XDP_PASS_QUEUE_RANGE, XDP_PASS);
+
+	proto = parse_eth(&c);
+	if (proto == ETH_P_IP)
+		proto = parse_ipv4(&c, &l4_len);
+	else if (proto == ETH_P_IPV6)
+		proto = parse_ipv6(&c, &l4_len);
+	else if (proto < 0)
+		return count(queue, RR_XDP_PASS_MALFORMED, XDP_PASS);
+	else
+		return count(queue, RR_XDP_PASS_NOT_IP, XDP_PASS);
+
+	if (proto < 0)
+		return count(queue, -proto, XDP_PASS);
+	if (proto != IPPROTO_UDP)
+		return count(queue, RR_XDP_PASS_NOT_UDP, XDP_PASS);
+
+	udph = c.pos;
+	if ((void *)(udph + 1) > c.end)
+		return count(queue, RR_XDP_PASS_MALFORMED, XDP_PASS);
+	/* A datagram must fit the IP payload; the kernel drops it otherwise. */
+	if (bpf_ntohs(udph->len) < sizeof(*udph) ||
+	    bpf_ntohs(udph->len) > l4_len)
+		return count(queue, RR_XDP_PASS_MALFORMED, XDP_PASS);
+
+	key = bpf_ntohs(udph->dest);
+	conf = bpf_map_lookup_elem(&port_map, &key);
+	if (!conf || !conf->nsocks || conf->slot >= RR_MAX_PORTS)
+		return count(queue, RR_XDP_PASS_NO_FUNCTION, XDP_PASS);
+
+	key = queue * RR_MAX_PORTS + conf->slot;
+	rr = bpf_map_lookup_elem(&rr_cursor, &key);
+	if (!rr)
+		return count(queue, RR_XDP_PASS_NO_SOCKET, XDP_PASS);
+	if (*rr >= conf->nsocks || *rr >= RR_MAX_THREADS)
+		*rr = 0;
+	key = RR_XSK_KEY(queue, conf->slot, *rr);
+	*rr += 1;
+
+	/* XDP_PASS as the fallback: a missing socket never drops silently. */
+	act = bpf_redirect_map(&xsks_map, key, XDP_PASS);
+	if (act != XDP_REDIRECT)
+		return count(queue, RR_XDP_PASS_NO_SOCKET, act);
+	return count(queue, RR_XDP_REDIRECT, act);
+}
+
+char _license[] SEC("license") = "GPL";

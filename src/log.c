@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Logging. Messages go to stderr prefixed with the program name; library
+ * messages are demoted one level so that libbpf's chatter only shows with -v.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+
+#include "log.h"
+
+static enum rr_log_level log_level = RR_LOG_INFO;
+
+void rr_log_set_level(enum rr_log_level level)
+{
+	log_level = level;
+}
+
+enum rr_log_level rr_log_get_level(void)
+{
+	return log_level;
+}
+
+static void vlog(enum rr_log_level level, const char *fmt, va_list ap)
+{
+	if (level > log_level)
+		return;
+	fputs("reqrouter: ", stderr);
+	vfprintf(stderr, fmt, ap);
+}
+
+void rr_log(enum rr_log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(level, fmt, ap);
+	va_end(ap);
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	vlog(level == LIBBPF_WARN ? RR_LOG_INFO : RR_LOG_DEBUG, fmt, ap);
+	return 0;
+}
+
+static int libxdp_print(enum libxdp_print_level level, const char *fmt,
+			va_list ap)
+{
+	vlog(level == LIBXDP_WARN ? RR_LOG_INFO : RR_LOG_DEBUG, fmt, ap);
+	return 0;
+}
+
+void rr_log_route_libraries(void)
+{
+	libbpf_set_print(libbpf_print);
+	libxdp_set_print(libxdp_print);
+}

@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# The test bed: two network namespaces, "server" and "client", joined by a
+# veth pair with N queues on both ends. Source this file, then:
+#
+#   tb_setup [QUEUES]   create it (default 4 queues); sets the TB_* names below
+#                       and arms a trap that tears it down on exit
+#   tb_srv CMD...       run CMD in the server namespace
+#   tb_cli CMD...       run CMD in the client namespace
+#   tb_teardown         remove everything tb_setup made (idempotent)
+#
+# Names carry the PID and a random tag so parallel runs never collide;
+# nothing is created in, or sent to, the root namespace.
+
+TB_IP4_SRV=198.18.0.1 # RFC 2544 benchmarking range, only inside the bed
+TB_IP4_CLI=198.18.0.2
+TB_IP6_SRV=fd00:7272::1
+TB_IP6_CLI=fd00:7272::2
+
+tb_srv() { ip netns exec "$TB_NS_SRV" "$@"; }
+tb_cli() { ip netns exec "$TB_NS_CLI" "$@"; }
+
+tb_teardown() {
+	[ -n "${TB_NS_SRV:-}" ] || return 0
+	ip netns del "$TB_NS_SRV" 2>/dev/null
+	ip netns del "$TB_NS_CLI" 2>/dev/null
+	TB_NS_SRV=
+	TB_NS_CLI=
+	return 0
+}
+
+tb_setup() {
+	local queues=${1:-4} tag
+
+	tag=$(printf '%x%04x' $$ $((RANDOM)))
+	tag=${tag: -8}
+	TB_NS_SRV=rr-$tag-srv
+	TB_NS_CLI=rr-$tag-cli
+	TB_IF_SRV=rrs$tag
+	TB_IF_CLI=rrc$tag
+	trap 'tb_teardown' EXIT
+	trap 'tb_teardown; exit 130' INT TERM
+
+	ip netns add "$TB_NS_SRV" || return 1
+	ip netns add "$TB_NS_CLI" || { tb_teardown; return 1; }
+	ip -n "$TB_NS_SRV" link add "$TB_IF_SRV" numtxqueues "$queues" \
+		numrxqueues "$queues" type veth peer name "$TB_IF_CLI" \
+		netns "$TB_NS_CLI" numtxqueues "$queues" \
+		numrxqueues "$queues" || { tb_teardown; return 1; }
+	tb_srv ip link set lo up
+	tb_cli ip link set lo up
+	tb_srv ip addr add "$TB_IP4_SRV/24" dev "$TB_IF_SRV"
+	tb_cli ip addr add "$TB_IP4_CLI/24" dev "$TB_IF_CLI"
+	tb_srv ip -6 addr add "$TB_IP6_SRV/64" dev "$TB_IF_SRV" nodad
+	tb_cli ip -6 addr add "$TB_IP6_CLI/64" dev "$TB_IF_CLI" nodad
+	tb_srv ip link set "$TB_IF_SRV" up
+	tb_cli ip link set "$TB_IF_CLI" up
+	TB_MAC_SRV=$(tb_srv cat "/sys/class/net/$TB_IF_SRV/address")
+	TB_MAC_CLI=$(tb_cli cat "/sys/class/net/$TB_IF_CLI/address")
+	# Static neighbours: AF_XDP answers no ARP or ND for the invoker's
+	# traffic anyway, and the first request should not wait for one.
+	tb_cli ip neigh replace "$TB_IP4_SRV" lladdr "$TB_MAC_SRV" \
+		dev "$TB_IF_CLI" nud permanent
+	tb_cli ip -6 neigh replace "$TB_IP6_SRV" lladdr "$TB_MAC_SRV" \
+		dev "$TB_IF_CLI" nud permanent
+	tb_srv ip neigh replace "$TB_IP4_CLI" lladdr "$TB_MAC_CLI" \
+		dev "$TB_IF_SRV" nud permanent
+	tb_srv ip -6 neigh replace "$TB_IP6_CLI" lladdr "$TB_MAC_CLI" \
+		dev "$TB_IF_SRV" nud permanent
+	export TB_NS_SRV TB_NS_CLI TB_IF_SRV TB_IF_CLI TB_MAC_SRV TB_MAC_CLI
+	export TB_IP4_SRV TB_IP4_CLI TB_IP6_SRV TB_IP6_CLI
+}
+
+# tb_wait_file FILE SECONDS: wait until FILE exists (e.g. a metrics file).
+tb_wait_file() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		[ -s "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
