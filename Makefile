@@ -61,6 +61,7 @@ ALL_OBJS := $(call obj,$(SRC_MAIN) $(SRC_LIB) $(FN_SRCS) \
 	$(filter-out %.bpf.c,$(wildcard tools/*/*.c)) $(TEST_SRCS))
 
 .DELETE_ON_ERROR:
+.SECONDARY: $(SKELS) $(BPF_OBJS)
 .PHONY: all clean test demo deps bench fuzz help format format-check
 
 all: $(BUILD)/reqrouter $(TOOLS) $(BPF_OBJS)

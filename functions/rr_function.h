@@ -16,7 +16,7 @@
  *
  *	RR_FUNCTION(reverse, 1232, "reverse the payload", reverse_handler);
  *
- * The build links every functions/*.c into reqrouter and the tools, so
+ * The build links every .c file of functions/ into reqrouter and the tools, so
  * dropping a file here is all it takes.
  */
 #ifndef RR_FUNCTION_H

@@ -8,6 +8,8 @@
 #                       and arms a trap that tears it down on exit
 #   tb_srv CMD...       run CMD in the server namespace
 #   tb_cli CMD...       run CMD in the client namespace
+#   tb_srv_bg CMD...    run CMD in the server namespace in the background;
+#                       its PID is in TB_PID (likewise tb_cli_bg)
 #   tb_teardown         remove everything tb_setup made (idempotent)
 #
 # Names carry the PID and a random tag so parallel runs never collide;
@@ -20,6 +22,10 @@ TB_IP6_CLI=fd00:7272::2
 
 tb_srv() { ip netns exec "$TB_NS_SRV" "$@"; }
 tb_cli() { ip netns exec "$TB_NS_CLI" "$@"; }
+# Background variants: the command's own PID lands in TB_PID (a backgrounded
+# function would give the PID of a subshell, which a signal would not reach).
+tb_srv_bg() { ip netns exec "$TB_NS_SRV" "$@" & TB_PID=$!; }
+tb_cli_bg() { ip netns exec "$TB_NS_CLI" "$@" & TB_PID=$!; }
 
 tb_teardown() {
 	[ -n "${TB_NS_SRV:-}" ] || return 0

@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The configuration: defaults, the INI file (parsed by libinih) and the
+ * value parsers the command line shares with it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <ini.h>
+
+#include "config.h"
+#include "registry.h"
+
+int rr_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out,
+		 const char *what, char *err, size_t errlen)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	if (!s || !*s || *s == '-' || *s == '+')
+		goto bad;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		goto bad;
+	*out = (uint32_t)v;
+	return 0;
+bad:
+	snprintf(err, errlen, "%s must be a number from %u to %u, not '%s'",
+		 what, min, max, s ? s : "");
+	return -EINVAL;
+}
+
+int rr_parse_bool(const char *s, bool *out, const char *what, char *err,
+		  size_t errlen)
+{
+	static const char *const yes[] = { "1", "yes", "true", "on" };
+	static const char *const no[] = { "0", "no", "false", "off" };
+	size_t i;
+
+	for (i = 0; i < 4; i++) {
+		if (!strcasecmp(s, yes[i]) || !strcasecmp(s, no[i])) {
+			*out = !strcasecmp(s, yes[i]);
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "%s must be yes or no, not '%s'", what, s);
+	return -EINVAL;
+}
+
+/* "0-3,6": ranges and single CPUs, each below RR_MAX_CPUS, no repeats. */
+int rr_parse_cpus(const char *s, int *cpus, uint32_t *ncpus, char *err,
+		  size_t errlen)
+{
+	char buf[256], *tok, *save, *dash;
+	uint32_t lo, hi, c, n = 0, i;
+
+	if (strlen(s) >= sizeof(buf) || !*s) {
+		snprintf(err, errlen, "bad CPU list '%s'", s);
+		return -EINVAL;
+	}
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		dash = strchr(tok, '-');
+		if (dash)
+			*dash = '\0';
+		if (rr_parse_u32(tok, 0, RR_MAX_CPUS - 1, &lo, "a CPU", err,
+				 errlen))
+			return -EINVAL;
+		hi = lo;
+		if (dash && rr_parse_u32(dash + 1, lo, RR_MAX_CPUS - 1, &hi,
+					 "a CPU range's end", err, errlen))
+			return -EINVAL;
+		for (c = lo; c <= hi; c++) {
+			for (i = 0; i < n; i++) {
+				if (cpus[i] == (int)c) {
+					snprintf(err, errlen,
+						 "CPU %u is listed twice in '%s'",
+						 c, s);
+					return -EINVAL;
+				}
+			}
+			cpus[n++] = (int)c;
+		}
+	}
+	if (!n) {
+		snprintf(err, errlen, "bad CPU list '%s'", s);
+		return -EINVAL;
+	}
+	*ncpus = n;
+	return 0;
+}
+
+int rr_parse_ports(const char *s, uint16_t *ports, uint32_t max,
+		   uint32_t *nports, char *err, size_t errlen)
+{
+	char buf[512], *tok, *save;
+	uint32_t port, n = 0, i;
+
+	if (strlen(s) >= sizeof(buf) || !*s) {
+		snprintf(err, errlen, "bad port list '%s'", s);
+		return -EINVAL;
+	}
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (rr_parse_u32(tok, 1, 65535, &port, "a port", err, errlen))
+			return -EINVAL;
+		for (i = 0; i < n; i++) {
+			if (ports[i] == port) {
+				snprintf(err, errlen,
+					 "port %u is listed twice", port);
+				return -EINVAL;
+			}
+		}
+		if (n == max) {
+			snprintf(err, errlen, "at most %u ports may be listed",
+				 max);
+			return -EINVAL;
+		}
+		ports[n++] = (uint16_t)port;
+	}
+	if (!n) {
+		snprintf(err, errlen, "bad port list '%s'", s);
+		return -EINVAL;
+	}
+	*nports = n;
+	return 0;
+}
+
+int rr_parse_mode(const char *s, enum rr_xdp_mode *mode, char *err,
+		  size_t errlen)
+{
+	if (!strcmp(s, "auto"))
+		*mode = RR_MODE_AUTO;
+	else if (!strcmp(s, "native"))
+		*mode = RR_MODE_NATIVE;
+	else if (!strcmp(s, "skb"))
+		*mode = RR_MODE_SKB;
+	else {
+		snprintf(err, errlen,
+			 "mode must be auto, native or skb, not '%s'", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int rr_set_ifname(struct rr_config *cfg, const char *s, char *err,
+		  size_t errlen)
+{
+	if (!*s || strlen(s) >= sizeof(cfg->ifname) || strchr(s, '/')) {
+		snprintf(err, errlen, "'%s' is not a valid interface name", s);
+		return -EINVAL;
+	}
+	strcpy(cfg->ifname, s);
+	return 0;
+}
+
+int rr_config_init(struct rr_config *cfg, char *err, size_t errlen)
+{
+	size_t i, n = rr_registry_count();
+	int ret;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->threads = 1;
+	cfg->batch = RR_DEFAULT_BATCH;
+	cfg->mode = RR_MODE_AUTO;
+	ret = rr_registry_check(err, errlen);
+	if (ret)
+		return ret;
+	if (n > sizeof(cfg->services) / sizeof(cfg->services[0])) {
+		snprintf(err, errlen, "too many registered functions (%zu)", n);
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		cfg->services[i].fn = rr_registry_at(i);
+		cfg->services[i].port = cfg->services[i].fn->port;
+		cfg->services[i].enabled = true;
+	}
+	cfg->nservices = (uint32_t)n;
+	return 0;
+}
+
+static struct rr_service *find_service(struct rr_config *cfg,
+				       const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; i < cfg->nservices; i++)
+		if (!strcmp(cfg->services[i].fn->name, name))
+			return &cfg->services[i];
+	return NULL;
+}
+
+struct ini_ctx {
+	struct rr_config *cfg;
+	const char *path;
+	char *err;
+	size_t errlen;
+	int failed;
+};
+
+static int main_key(struct ini_ctx *c, const char *key, const char *val,
+		    char *err, size_t errlen)
+{
+	struct rr_config *cfg = c->cfg;
+
+	if (!strcmp(key, "interface"))
+		return rr_set_ifname(cfg, val, err, errlen);
+	if (!strcmp(key, "queues"))
+		return rr_parse_u32(val, 1, RR_MAX_QUEUES, &cfg->queues,
+				    "queues", err, errlen);
+	if (!strcmp(key, "threads"))
+		return rr_parse_u32(val, 1, RR_MAX_THREADS, &cfg->threads,
+				    "threads", err, errlen);
+	if (!strcmp(key, "batch"))
+		return rr_parse_u32(val, 1, RR_MAX_BATCH, &cfg->batch, "batch",
+				    err, errlen);
+	if (!strcmp(key, "cpus"))
+		return rr_parse_cpus(val, cfg->cpus, &cfg->ncpus, err, errlen);
+	if (!strcmp(key, "mode"))
+		return rr_parse_mode(val, &cfg->mode, err, errlen);
+	if (!strcmp(key, "busy_poll"))
+		return rr_parse_bool(val, &cfg->busy_poll, "busy_poll", err,
+				     errlen);
+	if (!strcmp(key, "metrics_file")) {
+		if (strlen(val) >= sizeof(cfg->metrics_file)) {
+			snprintf(err, errlen, "metrics_file is too long");
+			return -EINVAL;
+		}
+		strcpy(cfg->metrics_file, val);
+		return 0;
+	}
+	snprintf(err, errlen, "unknown key '%s' in [reqrouter]", key);
+	return -EINVAL;
+}
+
+static int function_key(struct ini_ctx *c, const char *name, const char *key,
+			const char *val, char *err, size_t errlen)
+{
+	struct rr_service *svc = find_service(c->cfg, name);
+	uint32_t port;
+
+	if (!svc) {
+		snprintf(err, errlen, "no function named '%s' is registered",
+			 name);
+		return -EINVAL;
+	}
+	if (!strcmp(key, "port")) {
+		if (rr_parse_u32(val, 1, 65535, &port, "port", err, errlen))
+			return -EINVAL;
+		svc->port = (uint16_t)port;
+		return 0;
+	}
+	if (!strcmp(key, "enabled"))
+		return rr_parse_bool(val, &svc->enabled, "enabled", err,
+				     errlen);
+	snprintf(err, errlen, "unknown key '%s' in [function %s]", key, name);
+	return -EINVAL;
+}
+
+static int on_ini_line(void *user, const char *section, const char *key,
+		       const char *val)
+{
+	struct ini_ctx *c = user;
+	char msg[RR_ERRLEN];
+	int ret;
+
+	if (!strcmp(section, "reqrouter"))
+		ret = main_key(c, key, val, msg, sizeof(msg));
+	else if (!strncmp(section, "function ", 9))
+		ret = function_key(c, section + 9, key, val, msg, sizeof(msg));
+	else {
+		snprintf(msg, sizeof(msg), "unknown section [%s]", section);
+		ret = -EINVAL;
+	}
+	if (ret && !c->failed) {
+		/* inih reports the line; keep our sentence for it. */
+		snprintf(c->err, c->errlen, "%s", msg);
+		c->failed = 1;
+	}
+	return !ret;
+}
+
+int rr_config_load(struct rr_config *cfg, const char *path, char *err,
+		   size_t errlen)
+{
+	struct ini_ctx c = { cfg, path, err, errlen, 0 };
+	char msg[RR_ERRLEN];
+	int line;
+
+	line = ini_parse(path, on_ini_line, &c);
+	if (line == -1) {
+		snprintf(err, errlen, "cannot open config file %s: %s", path,
+			 strerror(errno));
+		return -ENOENT;
+	}
+	if (line) {
+		snprintf(msg, sizeof(msg), "%s", c.failed ? err : "syntax error");
+		snprintf(err, errlen, "%s:%d: %s", path, line, msg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen)
+{
+	uint32_t i, j, served = 0;
+	bool found;
+
+	for (i = 0; i < cfg->n_only_ports; i++) {
+		found = false;
+		for (j = 0; j < cfg->nservices; j++)
+			if (cfg->services[j].port == cfg->only_ports[i])
+				found = true;
+		if (!found) {
+			snprintf(err, errlen,
+				 "no function is registered on port %u (see --list)",
+				 cfg->only_ports[i]);
+			return -EINVAL;
+		}
+	}
+	for (i = 0; i < cfg->nservices; i++) {
+		struct rr_service *svc = &cfg->services[i];
+
+		if (cfg->n_only_ports) {
+			svc->enabled = false;
+			for (j = 0; j < cfg->n_only_ports; j++)
+				if (svc->port == cfg->only_ports[j])
+					svc->enabled = true;
+		}
+		if (!svc->enabled)
+			continue;
+		for (j = 0; j < i; j++) {
+			if (cfg->services[j].enabled &&
+			    cfg->services[j].port == svc->port) {
+				snprintf(err, errlen,
+					 "functions '%s' and '%s' are both on port %u",
+					 cfg->services[j].fn->name,
+					 svc->fn->name, svc->port);
+				return -EINVAL;
+			}
+		}
+		served++;
+	}
+	if (!served) {
+		snprintf(err, errlen, "no function to serve");
+		return -EINVAL;
+	}
+	if (served > RR_MAX_PORTS) {
+		snprintf(err, errlen, "at most %u functions can be served",
+			 RR_MAX_PORTS);
+		return -EINVAL;
+	}
+	return 0;
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Settings, from the config file and the command line (flags override the
+ * file). Every parser writes one human sentence to err and returns -EINVAL.
+ */
+#ifndef RR_CONFIG_H
+#define RR_CONFIG_H
+
+#include <limits.h>
+#include <net/if.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rr_function.h"
+#include "rr_shared.h"
+
+#define RR_MAX_CPUS 1024
+#define RR_DEFAULT_BATCH 64
+#define RR_MAX_BATCH 256
+#define RR_ERRLEN 256
+
+enum rr_xdp_mode {
+	RR_MODE_AUTO, /* native, falling back to SKB with a warning */
+	RR_MODE_NATIVE,
+	RR_MODE_SKB,
+};
+
+/* A registered function and the port it is served on. */
+struct rr_service {
+	const struct rr_function *fn;
+	uint16_t port;
+	bool enabled;
+};
+
+struct rr_config {
+	char ifname[IF_NAMESIZE];
+	uint32_t queues; /* 0: all of the interface's RX queues */
+	uint32_t threads;
+	uint32_t batch;
+	enum rr_xdp_mode mode;
+	bool busy_poll;
+	int cpus[RR_MAX_CPUS];
+	uint32_t ncpus; /* 0: every CPU the process may run on */
+	char metrics_file[PATH_MAX];
+	/* One entry per registered function, in registry order. */
+	struct rr_service services[RR_MAX_PORTS * 4];
+	uint32_t nservices;
+	/* -p: serve only these ports (0 entries: all enabled services). */
+	uint16_t only_ports[RR_MAX_PORTS];
+	uint32_t n_only_ports;
+	bool list;
+	int verbose;
+};
+
+/* Defaults, and one service per registered function on its own port. */
+int rr_config_init(struct rr_config *cfg, char *err, size_t errlen);
+
+/* Reads an INI file over cfg (see configs/reqrouter.conf). */
+int rr_config_load(struct rr_config *cfg, const char *path, char *err,
+		   size_t errlen);
+
+/*
+ * Applies -p and checks the result: services exist, fit RR_MAX_PORTS, no
+ * port served twice. Called once, after file and flags.
+ */
+int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen);
+
+/* Value parsers shared by the file and the flags. @what names the setting
+ * in the error sentence. */
+int rr_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out,
+		 const char *what, char *err, size_t errlen);
+int rr_parse_bool(const char *s, bool *out, const char *what, char *err,
+		  size_t errlen);
+int rr_parse_cpus(const char *s, int *cpus, uint32_t *ncpus, char *err,
+		  size_t errlen);
+int rr_parse_ports(const char *s, uint16_t *ports, uint32_t max,
+		   uint32_t *nports, char *err, size_t errlen);
+int rr_parse_mode(const char *s, enum rr_xdp_mode *mode, char *err,
+		  size_t errlen);
+int rr_set_ifname(struct rr_config *cfg, const char *s, char *err,
+		  size_t errlen);
+
+#endif /* RR_CONFIG_H */

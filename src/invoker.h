@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The invoker's state: per RX queue one UMEM shared by all the queue's
+ * sockets, per (queue, thread) one worker, per (queue, port, thread) one
+ * AF_XDP socket.
+ */
+#ifndef RR_INVOKER_H
+#define RR_INVOKER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <xdp/xsk.h>
+
+#include "config.h"
+#include "packet.h"
+#include "xdp.h"
+
+#define RR_CACHELINE 64
+#define RR_FRAME_SIZE XSK_UMEM__DEFAULT_FRAME_SIZE
+/* The fill ring holds every frame of its UMEM, so returning a frame to it
+ * can never fail for lack of room. */
+#define RR_NUM_FRAMES 4096
+#define RR_FILL_SIZE RR_NUM_FRAMES
+#define RR_COMP_SIZE RR_NUM_FRAMES
+#define RR_RX_SIZE 2048
+#define RR_TX_SIZE 2048
+
+/* Written by the owning worker only, read by the main thread. */
+struct rr_sock_stats {
+	uint64_t rx;
+	uint64_t tx;
+	uint64_t drops[RR_DROP_MAX];
+	uint64_t tx_ring_full; /* batches held back: TX had no room */
+	uint64_t kick_errors; /* sendto() failures other than backpressure */
+};
+
+struct rr_sock {
+	struct xsk_ring_cons rx;
+	struct xsk_ring_prod tx;
+	struct xsk_socket *xsk;
+	const struct rr_service *svc;
+	uint32_t slot;
+	int fd;
+	struct rr_sock_stats stats;
+} __attribute__((aligned(RR_CACHELINE)));
+
+/*
+ * One per RX queue. The fill and completion rings are shared by all the
+ * queue's sockets (the kernel allows only one UMEM per queue); the lock
+ * serialises the workers that produce to and consume from them.
+ */
+struct rr_umem {
+	struct xsk_ring_prod fill;
+	struct xsk_ring_cons comp;
+	struct xsk_umem *umem;
+	void *area;
+	size_t size;
+	pthread_spinlock_t lock;
+	uint64_t tx_outstanding; /* submitted to TX, not yet completed */
+} __attribute__((aligned(RR_CACHELINE)));
+
+struct rr_invoker;
+
+struct rr_worker {
+	struct rr_invoker *inv;
+	struct rr_umem *umem;
+	struct rr_sock *socks; /* one per served port */
+	uint32_t nsocks;
+	uint32_t queue;
+	uint32_t thread; /* index within the queue, 0..threads-1 */
+	int cpu;
+	pthread_t tid;
+	bool started;
+	/* Scratch for one round over the sockets. */
+	struct xdp_desc tx[RR_MAX_BATCH];
+	uint64_t recycle[RR_MAX_BATCH * RR_MAX_PORTS];
+} __attribute__((aligned(RR_CACHELINE)));
+
+struct rr_invoker {
+	const struct rr_config *cfg;
+	struct rr_xdp xdp;
+	int ifindex;
+	uint32_t mtu;
+	uint32_t nqueues;
+	uint32_t nthreads;
+	uint32_t nports;
+	const struct rr_service *services[RR_MAX_PORTS]; /* by slot */
+	struct rr_umem *umems; /* [nqueues] */
+	struct rr_worker *workers; /* [nqueues * nthreads] */
+	struct rr_sock *socks; /* [nqueues][nthreads][nports] */
+	bool zerocopy;
+	volatile int stop;
+};
+
+static inline struct rr_sock *rr_sock_at(struct rr_invoker *inv, uint32_t q,
+					 uint32_t t, uint32_t slot)
+{
+	return &inv->socks[(q * inv->nthreads + t) * inv->nports + slot];
+}
+
+/* Loads, attaches and creates every UMEM and socket; -errno on failure
+ * with the reason logged. */
+int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg);
+int rr_invoker_start(struct rr_invoker *inv);
+/* Stops and joins the workers. */
+void rr_invoker_stop(struct rr_invoker *inv);
+/* NULL-safe, and safe after a failed setup: frees what exists. */
+void rr_invoker_destroy(struct rr_invoker *inv);
+
+void *rr_worker_run(void *arg);
+
+/* Single-writer counters: a relaxed store is a plain move on x86, and the
+ * main thread's relaxed loads then never see a torn value. */
+static inline void rr_stat_add(uint64_t *ctr, uint64_t n)
+{
+	__atomic_store_n(ctr, *ctr + n, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t rr_stat_read(const uint64_t *ctr)
+{
+	return __atomic_load_n(ctr, __ATOMIC_RELAXED);
+}
+
+#endif /* RR_INVOKER_H */

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * reqrouter: serve registered C functions over UDP through AF_XDP.
+ * main() parses the options, sets the invoker up, then sleeps, writing
+ * metrics once a second, until SIGINT or SIGTERM; then it stops the
+ * workers, detaches the program and prints the totals.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "invoker.h"
+#include "log.h"
+#include "metrics.h"
+#include "options.h"
+#include "registry.h"
+
+#define TICK_MS 100
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void list_functions(const struct rr_config *cfg)
+{
+	uint32_t i;
+
+	printf("%-16s %-6s %s\n", "function", "port", "description");
+	for (i = 0; i < cfg->nservices; i++)
+		printf("%-16s %-6u %s%s\n", cfg->services[i].fn->name,
+		       cfg->services[i].port,
+		       cfg->services[i].fn->description,
+		       cfg->services[i].enabled ? "" : " (disabled)");
+}
+
+static int serve(struct rr_invoker *inv, const struct rr_config *cfg)
+{
+	struct timespec tick = { 0, TICK_MS * 1000000L };
+	struct sigaction sa = { .sa_handler = on_signal };
+	int ret, ticks = 0;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	ret = rr_invoker_start(inv);
+	if (ret)
+		return ret;
+	pr_info("ready on %s; SIGINT or SIGTERM stops\n", cfg->ifname);
+	while (!stop_signal) {
+		nanosleep(&tick, NULL);
+		if (++ticks % (1000 / TICK_MS))
+			continue;
+		if (cfg->metrics_file[0]) {
+			ret = rr_metrics_write_file(inv, cfg->metrics_file);
+			if (ret)
+				pr_warn("cannot write %s: %s\n",
+					cfg->metrics_file, strerror(-ret));
+		}
+		if (!rr_xdp_still_attached(&inv->xdp)) {
+			pr_warn("the XDP program was removed from %s by someone else; stopping\n",
+				cfg->ifname);
+			inv->xdp.attached = false;
+			return -ENOLINK;
+		}
+	}
+	pr_info("signal %d: stopping\n", (int)stop_signal);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct rr_invoker inv;
+	static struct rr_config cfg;
+	char err[RR_ERRLEN];
+	int ret;
+
+	ret = rr_options_parse(argc, argv, &cfg, err, sizeof(err));
+	if (ret < 0) {
+		fprintf(stderr, "reqrouter: %s\n", err);
+		return 2;
+	}
+	if (ret == RR_OPTS_EXIT)
+		return 0;
+	if (cfg.list) {
+		list_functions(&cfg);
+		return 0;
+	}
+	rr_log_set_level(cfg.verbose ? RR_LOG_DEBUG : RR_LOG_INFO);
+	rr_log_route_libraries();
+
+	ret = rr_invoker_setup(&inv, &cfg);
+	if (!ret)
+		ret = serve(&inv, &cfg);
+	rr_invoker_stop(&inv);
+	if (cfg.metrics_file[0] && inv.socks)
+		rr_metrics_write_file(&inv, cfg.metrics_file);
+	if (inv.workers && inv.socks && inv.xdp.skel)
+		rr_metrics_summary(&inv, stdout);
+	rr_invoker_destroy(&inv);
+	return ret ? 1 : 0;
+}

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Metrics, in the Prometheus text format that node_exporter's textfile
+ * collector reads. The file is written beside its final name and renamed
+ * over it, so a reader never sees half a file.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <linux/if_xdp.h>
+
+#include "metrics.h"
+
+#define RR_XDP_STAT_VERDICT(name, verdict, reason) verdict,
+static const char *const xdp_verdict[] = { RR_XDP_STATS(RR_XDP_STAT_VERDICT) };
+#define RR_XDP_STAT_REASON(name, verdict, reason) reason,
+static const char *const xdp_reason[] = { RR_XDP_STATS(RR_XDP_STAT_REASON) };
+
+/* The kernel's per-socket XDP_STATISTICS, in struct order. */
+static const char *const xsk_stat_names[] = {
+	"rx_dropped",	     "rx_invalid_descs",	 "tx_invalid_descs",
+	"rx_ring_full",	     "rx_fill_ring_empty_descs", "tx_ring_empty_descs",
+};
+#define N_XSK_STATS (sizeof(xsk_stat_names) / sizeof(xsk_stat_names[0]))
+
+static void xsk_stats(int fd, uint64_t out[N_XSK_STATS])
+{
+	struct xdp_statistics st = { 0 };
+	socklen_t len = sizeof(st);
+
+	memset(out, 0, sizeof(uint64_t) * N_XSK_STATS);
+	if (getsockopt(fd, SOL_XDP, XDP_STATISTICS, &st, &len))
+		return;
+	out[0] = st.rx_dropped;
+	out[1] = st.rx_invalid_descs;
+	out[2] = st.tx_invalid_descs;
+	out[3] = st.rx_ring_full;
+	out[4] = st.rx_fill_ring_empty_descs;
+	out[5] = st.tx_ring_empty_descs;
+}
+
+static void header(FILE *out, const char *name, const char *type,
+		   const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+#define SOCK_LABELS "port=\"%u\",function=\"%s\",queue=\"%u\",thread=\"%u\""
+#define SOCK_ARGS(s, q, t) (s)->svc->port, (s)->svc->fn->name, q, t
+
+/* Calls fn for every socket with its queue and thread. */
+#define for_each_sock(inv, s, q, t, p)                          \
+	for (q = 0; q < (inv)->nqueues; q++)                    \
+		for (t = 0; t < (inv)->nthreads; t++)           \
+			for (p = 0; p < (inv)->nports &&        \
+				    ((s) = rr_sock_at(inv, q, t, p)); \
+			     p++)
+
+int rr_metrics_write(struct rr_invoker *inv, FILE *out)
+{
+	uint64_t xdp[RR_MAX_QUEUES * RR_XDP_STAT_MAX], xs[N_XSK_STATS];
+	uint32_t q, t, p, i, d;
+	struct rr_sock *s;
+	char name[96];
+
+	header(out, "reqrouter_rx_packets_total", "counter",
+	       "Requests taken off a socket's RX ring.");
+	for_each_sock(inv, s, q, t, p)
+		fprintf(out, "reqrouter_rx_packets_total{" SOCK_LABELS "} %lu\n",
+			SOCK_ARGS(s, q, t), rr_stat_read(&s->stats.rx));
+	header(out, "reqrouter_tx_packets_total", "counter",
+	       "Replies put on a socket's TX ring.");
+	for_each_sock(inv, s, q, t, p)
+		fprintf(out, "reqrouter_tx_packets_total{" SOCK_LABELS "} %lu\n",
+			SOCK_ARGS(s, q, t), rr_stat_read(&s->stats.tx));
+	header(out, "reqrouter_dropped_packets_total", "counter",
+	       "Requests recycled without a reply, by reason.");
+	for_each_sock(inv, s, q, t, p)
+		for (d = 1; d < RR_DROP_MAX; d++)
+			fprintf(out,
+				"reqrouter_dropped_packets_total{" SOCK_LABELS
+				",reason=\"%s\"} %lu\n",
+				SOCK_ARGS(s, q, t), rr_drop_label(d),
+				rr_stat_read(&s->stats.drops[d]));
+	header(out, "reqrouter_tx_ring_full_total", "counter",
+	       "Rounds in which a full TX ring held requests back in RX.");
+	for_each_sock(inv, s, q, t, p)
+		fprintf(out, "reqrouter_tx_ring_full_total{" SOCK_LABELS "} %lu\n",
+			SOCK_ARGS(s, q, t), rr_stat_read(&s->stats.tx_ring_full));
+	header(out, "reqrouter_kick_errors_total", "counter",
+	       "TX kicks (sendto) that failed other than by backpressure.");
+	for_each_sock(inv, s, q, t, p)
+		fprintf(out, "reqrouter_kick_errors_total{" SOCK_LABELS "} %lu\n",
+			SOCK_ARGS(s, q, t), rr_stat_read(&s->stats.kick_errors));
+
+	for (i = 0; i < N_XSK_STATS; i++) {
+		snprintf(name, sizeof(name), "reqrouter_xsk_%s_total",
+			 xsk_stat_names[i]);
+		header(out, name, "counter",
+		       "The kernel's XDP_STATISTICS for the socket.");
+		for_each_sock(inv, s, q, t, p) {
+			xsk_stats(s->fd, xs);
+			fprintf(out, "%s{" SOCK_LABELS "} %lu\n", name,
+				SOCK_ARGS(s, q, t), xs[i]);
+		}
+	}
+
+	if (!rr_xdp_read_stats(&inv->xdp, xdp, inv->nqueues)) {
+		header(out, "reqrouter_xdp_packets_total", "counter",
+		       "Packets seen by the XDP program, by queue and verdict.");
+		for (q = 0; q < inv->nqueues; q++)
+			for (i = 0; i < RR_XDP_STAT_MAX; i++)
+				fprintf(out,
+					"reqrouter_xdp_packets_total{queue=\"%u\",verdict=\"%s\",reason=\"%s\"} %lu\n",
+					q, xdp_verdict[i], xdp_reason[i],
+					xdp[q * RR_XDP_STAT_MAX + i]);
+	}
+	return ferror(out) ? -EIO : 0;
+}
+
+int rr_metrics_write_file(struct rr_invoker *inv, const char *path)
+{
+	char tmp[PATH_MAX + 16];
+	FILE *out;
+	int ret;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	out = fopen(tmp, "w");
+	if (!out)
+		return -errno;
+	ret = rr_metrics_write(inv, out);
+	if (fclose(out) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+	return ret;
+}
+
+void rr_metrics_summary(struct rr_invoker *inv, FILE *out)
+{
+	uint64_t xdp[RR_MAX_QUEUES * RR_XDP_STAT_MAX];
+	uint64_t rx = 0, tx = 0, drops, all_drops = 0;
+	uint32_t q, t, p, d, i;
+	struct rr_sock *s;
+
+	fprintf(out, "%-8s %-12s %5s %6s %12s %12s %10s\n", "port",
+		"function", "queue", "thread", "rx", "tx", "dropped");
+	for_each_sock(inv, s, q, t, p) {
+		drops = 0;
+		for (d = 1; d < RR_DROP_MAX; d++)
+			drops += rr_stat_read(&s->stats.drops[d]);
+		fprintf(out, "%-8u %-12s %5u %6u %12lu %12lu %10lu\n",
+			s->svc->port, s->svc->fn->name, q, t,
+			rr_stat_read(&s->stats.rx), rr_stat_read(&s->stats.tx),
+			drops);
+		rx += rr_stat_read(&s->stats.rx);
+		tx += rr_stat_read(&s->stats.tx);
+		all_drops += drops;
+	}
+	fprintf(out, "total: %lu requests, %lu replies, %lu dropped", rx, tx,
+		all_drops);
+	for (d = 1; d < RR_DROP_MAX; d++) {
+		drops = 0;
+		for_each_sock(inv, s, q, t, p)
+			drops += rr_stat_read(&s->stats.drops[d]);
+		if (drops)
+			fprintf(out, " %s=%lu", rr_drop_label(d), drops);
+	}
+	fputc('\n', out);
+	if (rr_xdp_read_stats(&inv->xdp, xdp, inv->nqueues))
+		return;
+	fprintf(out, "xdp:");
+	for (i = 0; i < RR_XDP_STAT_MAX; i++) {
+		uint64_t sum = 0;
+
+		for (q = 0; q < inv->nqueues; q++)
+			sum += xdp[q * RR_XDP_STAT_MAX + i];
+		fprintf(out, " %s/%s=%lu", xdp_verdict[i], xdp_reason[i], sum);
+	}
+	fputc('\n', out);
+}

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Command-line options. The table below is the only list of them: the
+ * getopt string, the long options and the --help text (which the README
+ * reproduces, checked by a test) are all generated from it.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <string.h>
+
+#include "options.h"
+
+enum {
+	OPT_CPUS = 256,
+	OPT_METRICS,
+	OPT_LIST,
+};
+
+struct rr_option {
+	const char *name;
+	int key; /* the short flag, or an OPT_ value for long-only options */
+	const char *arg; /* metavariable, NULL for a switch */
+	const char *help;
+};
+
+static const struct rr_option rr_options[] = {
+	{ "interface", 'i', "IFACE", "network interface to serve (required)" },
+	{ "queues", 'q', "N",
+	  "serve RX queues 0..N-1 (default: all the interface has)" },
+	{ "threads", 't', "N", "worker threads per queue (default: 1)" },
+	{ "ports", 'p', "PORT[,PORT...]",
+	  "serve only the functions on these ports (default: all)" },
+	{ "config", 'c', "FILE", "read settings from FILE; flags override it" },
+	{ "native", 'N', NULL, "require native (driver) XDP" },
+	{ "skb", 'S', NULL, "use SKB (generic) XDP and copy mode" },
+	{ "busy-poll", 'B', NULL, "busy-poll the rings instead of sleeping" },
+	{ "batch", 'b', "N", "descriptors per batch, 1-256 (default: 64)" },
+	{ "cpus", OPT_CPUS, "LIST",
+	  "pin workers round-robin to these CPUs, e.g. 0-3,6 (default: all allowed)" },
+	{ "metrics-file", OPT_METRICS, "FILE",
+	  "rewrite FILE every second in Prometheus text format" },
+	{ "list", OPT_LIST, NULL, "list the registered functions and exit" },
+	{ "verbose", 'v', NULL, "log more (library messages included)" },
+	{ "help", 'h', NULL, "show this help and exit" },
+};
+
+#define N_OPTIONS (sizeof(rr_options) / sizeof(rr_options[0]))
+
+static void build_getopt(char *shortopts, struct option *longopts)
+{
+	size_t i;
+	char *p = shortopts;
+
+	for (i = 0; i < N_OPTIONS; i++) {
+		const struct rr_option *o = &rr_options[i];
+
+		longopts[i] = (struct option){ o->name,
+					       o->arg ? required_argument :
+							no_argument,
+					       NULL, o->key };
+		if (o->key < 256) {
+			*p++ = (char)o->key;
+			if (o->arg)
+				*p++ = ':';
+		}
+	}
+	*p = '\0';
+	longopts[N_OPTIONS] = (struct option){ 0 };
+}
+
+void rr_options_usage(FILE *out)
+{
+	char left[64];
+	size_t i;
+
+	fprintf(out, "Usage: reqrouter -i IFACE [options]\n"
+		     "Serve the registered UDP functions on IFACE over AF_XDP.\n\n");
+	for (i = 0; i < N_OPTIONS; i++) {
+		const struct rr_option *o = &rr_options[i];
+
+		if (o->key < 256)
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->key,
+				 o->name, o->arg ? " " : "",
+				 o->arg ? o->arg : "");
+		else
+			snprintf(left, sizeof(left), "    --%s%s%s", o->name,
+				 o->arg ? " " : "", o->arg ? o->arg : "");
+		if (strlen(left) > 26)
+			fprintf(out, "  %s\n  %-26s  %s\n", left, "", o->help);
+		else
+			fprintf(out, "  %-26s  %s\n", left, o->help);
+	}
+}
+
+static int apply(struct rr_config *cfg, int key, const char *arg, char *err,
+		 size_t errlen)
+{
+	switch (key) {
+	case 'i':
+		return rr_set_ifname(cfg, arg, err, errlen);
+	case 'q':
+		return rr_parse_u32(arg, 1, RR_MAX_QUEUES, &cfg->queues,
+				    "-q (queues)", err, errlen);
+	case 't':
+		return rr_parse_u32(arg, 1, RR_MAX_THREADS, &cfg->threads,
+				    "-t (threads)", err, errlen);
+	case 'p':
+		return rr_parse_ports(arg, cfg->only_ports, RR_MAX_PORTS,
+				      &cfg->n_only_ports, err, errlen);
+	case 'N':
+		cfg->mode = RR_MODE_NATIVE;
+		return 0;
+	case 'S':
+		cfg->mode = RR_MODE_SKB;
+		return 0;
+	case 'B':
+		cfg->busy_poll = true;
+		return 0;
+	case 'b':
+		return rr_parse_u32(arg, 1, RR_MAX_BATCH, &cfg->batch,
+				    "-b (batch)", err, errlen);
+	case OPT_CPUS:
+		return rr_parse_cpus(arg, cfg->cpus, &cfg->ncpus, err, errlen);
+	case OPT_METRICS:
+		if (!*arg || strlen(arg) >= sizeof(cfg->metrics_file)) {
+			snprintf(err, errlen, "bad --metrics-file '%s'", arg);
+			return -EINVAL;
+		}
+		strcpy(cfg->metrics_file, arg);
+		return 0;
+	case OPT_LIST:
+		cfg->list = true;
+		return 0;
+	case 'v':
+		cfg->verbose++;
+		return 0;
+	case 'c':
+		return 0; /* read before the other flags */
+	}
+	return -EINVAL;
+}
+
+int rr_options_parse(int argc, char **argv, struct rr_config *cfg, char *err,
+		     size_t errlen)
+{
+	struct option longopts[N_OPTIONS + 1];
+	char shortopts[2 * N_OPTIONS + 2];
+	const char *config_file = NULL;
+	int key, ret, help = 0, native = 0, skb = 0;
+
+	ret = rr_config_init(cfg, err, errlen);
+	if (ret)
+		return ret;
+	build_getopt(shortopts + 1, longopts);
+	shortopts[0] = ':'; /* report a missing argument as ':' */
+
+	/* Pass 1: syntax, --help and the config file. */
+	opterr = 0;
+	optind = 0;
+	while ((key = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (key == '?' || key == ':') {
+			if (key == ':')
+				snprintf(err, errlen, "option '%s' needs a value",
+					 argv[optind - 1]);
+			else if (optopt && optopt < 256)
+				snprintf(err, errlen, "unknown option '-%c'",
+					 optopt);
+			else
+				snprintf(err, errlen, "unknown option '%s'",
+					 argv[optind - 1]);
+			return -EINVAL;
+		}
+		if (key == 'h')
+			help = 1;
+		native |= key == 'N';
+		skb |= key == 'S';
+		if (key == 'c')
+			config_file = optarg;
+	}
+	if (help) {
+		rr_options_usage(stdout);
+		return RR_OPTS_EXIT;
+	}
+	if (native && skb) {
+		snprintf(err, errlen, "-N and -S exclude each other");
+		return -EINVAL;
+	}
+	if (optind < argc) {
+		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	if (config_file) {
+		ret = rr_config_load(cfg, config_file, err, errlen);
+		if (ret)
+			return ret;
+	}
+
+	/* Pass 2: the flags, over the file. */
+	optind = 0;
+	while ((key = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		ret = apply(cfg, key, optarg, err, errlen);
+		if (ret)
+			return ret;
+	}
+
+	if (!cfg->list && !cfg->ifname[0]) {
+		snprintf(err, errlen,
+			 "no interface given: use -i IFACE (see --help)");
+		return -EINVAL;
+	}
+	ret = rr_config_finish(cfg, err, errlen);
+	return ret ? ret : RR_OPTS_RUN;
+}

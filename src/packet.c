@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Request parsing and reply construction. The XDP program has already
+ * parsed the frame, but user space checks it again: the frame is in memory
+ * user space owns, and this code must be safe on anything (it is fuzzed).
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <netinet/in.h>
+
+#include "packet.h"
+
+#define IP_MF 0x2000
+#define IP_OFFSET 0x1fff
+#define VLAN_HLEN 4
+#define MAX_VLANS 2
+
+#define RR_DROP_LABEL(name, label) [RR_DROP_##name] = label,
+static const char *const drop_labels[RR_DROP_MAX] = {
+	[RR_DROP_NONE] = "none",
+	RR_DROPS(RR_DROP_LABEL)
+};
+#undef RR_DROP_LABEL
+
+const char *rr_drop_label(enum rr_drop drop)
+{
+	return drop < RR_DROP_MAX ? drop_labels[drop] : "unknown";
+}
+
+static uint16_t get_be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static void put_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v & 0xff;
+}
+
+static void swap_bytes(uint8_t *a, uint8_t *b, uint32_t len)
+{
+	uint8_t tmp[16];
+
+	memcpy(tmp, a, len);
+	memcpy(a, b, len);
+	memcpy(b, tmp, len);
+}
+
+int rr_parse(const uint8_t *frame, uint32_t len, struct rr_pkt *pkt)
+{
+	uint32_t off = ETH_HLEN, hlen, tot, l4_len, ulen;
+	uint16_t proto;
+	int vlans = 0;
+
+	if (len < ETH_HLEN)
+		return -RR_DROP_MALFORMED;
+	proto = get_be16(frame + 12);
+	while (proto == ETH_P_8021Q || proto == ETH_P_8021AD) {
+		if (vlans == MAX_VLANS || off + VLAN_HLEN > len)
+			return -RR_DROP_MALFORMED;
+		proto = get_be16(frame + off + 2);
+		off += VLAN_HLEN;
+		vlans++;
+	}
+	pkt->l3_off = off;
+	pkt->vlans = vlans;
+
+	if (proto == ETH_P_IP) {
+		const uint8_t *ip = frame + off;
+
+		if (off + sizeof(struct iphdr) > len || ip[0] >> 4 != 4)
+			return -RR_DROP_MALFORMED;
+		hlen = (ip[0] & 0xf) * 4;
+		tot = get_be16(ip + 2);
+		if (hlen < sizeof(struct iphdr) || tot < hlen ||
+		    off + tot > len || ip[9] != IPPROTO_UDP ||
+		    get_be16(ip + 6) & (IP_MF | IP_OFFSET))
+			return -RR_DROP_MALFORMED;
+		pkt->family = AF_INET;
+		l4_len = tot - hlen;
+		off += hlen;
+	} else if (proto == ETH_P_IPV6) {
+		const uint8_t *ip6 = frame + off;
+
+		if (off + sizeof(struct ipv6hdr) > len || ip6[0] >> 4 != 6 ||
+		    ip6[6] != IPPROTO_UDP)
+			return -RR_DROP_MALFORMED;
+		l4_len = get_be16(ip6 + 4);
+		off += sizeof(struct ipv6hdr);
+		if (off + l4_len > len)
+			return -RR_DROP_MALFORMED;
+		pkt->family = AF_INET6;
+	} else {
+		return -RR_DROP_MALFORMED;
+	}
+
+	if (l4_len < sizeof(struct udphdr))
+		return -RR_DROP_MALFORMED;
+	ulen = get_be16(frame + off + 4);
+	if (ulen < sizeof(struct udphdr) || ulen > l4_len)
+		return -RR_DROP_MALFORMED;
+	pkt->l4_off = off;
+	pkt->payload_off = off + sizeof(struct udphdr);
+	pkt->payload_len = ulen - sizeof(struct udphdr);
+	return 0;
+}
+
+void rr_request_init(struct rr_request *req, const uint8_t *frame,
+		     const struct rr_pkt *pkt, uint32_t queue, uint32_t thread)
+{
+	const uint8_t *ip = frame + pkt->l3_off;
+	const uint8_t *udp = frame + pkt->l4_off;
+
+	memset(req, 0, sizeof(*req));
+	req->family = pkt->family;
+	if (pkt->family == AF_INET) {
+		memcpy(&req->src.v4, ip + 12, 4);
+		memcpy(&req->dst.v4, ip + 16, 4);
+	} else {
+		memcpy(&req->src.v6, ip + 8, 16);
+		memcpy(&req->dst.v6, ip + 24, 16);
+	}
+	req->src_port = get_be16(udp);
+	req->dst_port = get_be16(udp + 2);
+	req->queue = queue;
+	req->thread = thread;
+}
+
+/*
+ * 32-bit words into a 64-bit accumulator: no carry is lost for any length a
+ * frame can have, and one fold at the end gives the RFC 1071 sum. Bytes are
+ * summed in memory order, so the result is stored back unswapped.
+ */
+uint32_t rr_csum_partial(const void *data, uint32_t len, uint32_t sum)
+{
+	const uint8_t *p = data;
+	uint64_t acc = sum;
+	uint32_t w = 0;
+	uint16_t h = 0;
+
+	while (len >= 4) {
+		memcpy(&w, p, 4);
+		acc += w;
+		p += 4;
+		len -= 4;
+	}
+	if (len >= 2) {
+		memcpy(&h, p, 2);
+		acc += h;
+		p += 2;
+		len -= 2;
+	}
+	if (len) {
+		h = 0;
+		memcpy(&h, p, 1); /* the pad byte is zero */
+		acc += h;
+	}
+	acc = (acc & 0xffffffff) + (acc >> 32);
+	acc = (acc & 0xffffffff) + (acc >> 32);
+	return (uint32_t)acc;
+}
+
+uint16_t rr_csum_fold(uint32_t sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+uint16_t rr_udp_csum(const uint8_t *frame, const struct rr_pkt *pkt)
+{
+	const uint8_t *ip = frame + pkt->l3_off;
+	const uint8_t *udp = frame + pkt->l4_off;
+	uint16_t ulen = get_be16(udp + 4);
+	uint8_t pseudo[4] = { 0, IPPROTO_UDP, udp[4], udp[5] };
+	uint32_t sum;
+
+	if (pkt->family == AF_INET)
+		sum = rr_csum_partial(ip + 12, 8, 0);
+	else
+		sum = rr_csum_partial(ip + 8, 32, 0);
+	sum = rr_csum_partial(pseudo, sizeof(pseudo), sum);
+	return rr_csum_fold(rr_csum_partial(udp, ulen, sum));
+}
+
+uint32_t rr_build_reply(uint8_t *frame, const struct rr_pkt *pkt,
+			uint32_t reply_len)
+{
+	uint8_t *ip = frame + pkt->l3_off;
+	uint8_t *udp = frame + pkt->l4_off;
+	uint32_t ulen = sizeof(struct udphdr) + reply_len;
+	uint16_t csum;
+
+	swap_bytes(frame, frame + ETH_ALEN, ETH_ALEN);
+	if (pkt->family == AF_INET) {
+		uint32_t hlen = (ip[0] & 0xf) * 4;
+
+		swap_bytes(ip + 12, ip + 16, 4);
+		put_be16(ip + 2, (uint16_t)(hlen + ulen));
+		ip[8] = RR_REPLY_TTL;
+		ip[10] = ip[11] = 0;
+		csum = rr_csum_fold(rr_csum_partial(ip, hlen, 0));
+		memcpy(ip + 10, &csum, 2);
+	} else {
+		swap_bytes(ip + 8, ip + 24, 16);
+		put_be16(ip + 4, (uint16_t)ulen);
+		ip[7] = RR_REPLY_TTL;
+	}
+	swap_bytes(udp, udp + 2, 2);
+	put_be16(udp + 4, (uint16_t)ulen);
+	udp[6] = udp[7] = 0;
+	csum = rr_udp_csum(frame, pkt);
+	if (!csum)
+		csum = 0xffff; /* 0 means "no checksum" on the wire */
+	memcpy(udp + 6, &csum, 2);
+	return pkt->l4_off + ulen;
+}
+
+int rr_process(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
+	       const struct rr_function *fn, uint32_t queue, uint32_t thread)
+{
+	struct rr_request req;
+	struct rr_pkt pkt;
+	uint32_t max_frame, reply_room;
+	int ret;
+
+	ret = rr_parse(frame, len, &pkt);
+	if (ret)
+		return ret;
+
+	/* The reply must fit the buffer, the MTU and the 16-bit lengths. */
+	max_frame = room < pkt.l3_off + mtu ? room : pkt.l3_off + mtu;
+	if (max_frame > pkt.l3_off + 0xffff)
+		max_frame = pkt.l3_off + 0xffff;
+	reply_room = max_frame > pkt.payload_off ?
+			     max_frame - pkt.payload_off : 0;
+	if (pkt.payload_len > reply_room)
+		return -RR_DROP_REPLY_TOO_BIG;
+
+	rr_request_init(&req, frame, &pkt, queue, thread);
+	ret = fn->handler(&req, frame + pkt.payload_off, pkt.payload_len,
+			  reply_room);
+	if (ret == -EMSGSIZE || ret > (int)reply_room)
+		return -RR_DROP_REPLY_TOO_BIG;
+	if (ret < 0)
+		return -RR_DROP_FUNCTION_ERROR;
+	return (int)rr_build_reply(frame, &pkt, (uint32_t)ret);
+}

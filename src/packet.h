@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The request path in user space: one raw frame in, the reply frame (built
+ * in place) or a named drop reason out. No I/O, so it is unit-tested and
+ * fuzzed on its own.
+ */
+#ifndef RR_PACKET_H
+#define RR_PACKET_H
+
+#include <stdint.h>
+
+#include "rr_function.h"
+
+#define RR_REPLY_TTL 64
+
+/* Why a frame was recycled instead of answered: X(enum suffix, label). */
+#define RR_DROPS(X)                              \
+	X(MALFORMED, "malformed")                \
+	X(FUNCTION_ERROR, "function_error")      \
+	X(REPLY_TOO_BIG, "reply_too_big")
+
+#define RR_DROP_ENUM(name, label) RR_DROP_##name,
+enum rr_drop { RR_DROP_NONE, RR_DROPS(RR_DROP_ENUM) RR_DROP_MAX };
+#undef RR_DROP_ENUM
+
+const char *rr_drop_label(enum rr_drop drop);
+
+/* Offsets into a parsed request frame. */
+struct rr_pkt {
+	uint32_t l3_off; /* IP header */
+	uint32_t l4_off; /* UDP header */
+	uint32_t payload_off;
+	uint32_t payload_len; /* from the UDP length, not the frame length */
+	int family; /* AF_INET or AF_INET6 */
+	int vlans; /* 0..2 tags kept on the reply */
+};
+
+/* Validates a UDP request frame; returns 0 or -RR_DROP_MALFORMED. */
+int rr_parse(const uint8_t *frame, uint32_t len, struct rr_pkt *pkt);
+
+/* Fills the function's read-only view of a parsed request. */
+void rr_request_init(struct rr_request *req, const uint8_t *frame,
+		     const struct rr_pkt *pkt, uint32_t queue, uint32_t thread);
+
+/*
+ * Turns a parsed request whose payload has been replaced by reply_len bytes
+ * into the reply: swaps addresses and ports, sets lengths and TTL, and
+ * recomputes the IPv4 header checksum and the full UDP checksum (incoming
+ * ones may be partial, so nothing is updated incrementally). Returns the
+ * reply frame length.
+ */
+uint32_t rr_build_reply(uint8_t *frame, const struct rr_pkt *pkt,
+			uint32_t reply_len);
+
+/*
+ * The whole path: parse, call fn in place, build the reply. @room is the
+ * buffer size from @frame, @mtu the interface MTU (the reply's IP packet
+ * must fit it). Returns the reply frame length or -enum rr_drop.
+ */
+int rr_process(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
+	       const struct rr_function *fn, uint32_t queue, uint32_t thread);
+
+/* RFC 1071 checksum helpers, exposed for the tests. */
+uint32_t rr_csum_partial(const void *data, uint32_t len, uint32_t sum);
+uint16_t rr_csum_fold(uint32_t sum);
+/* The UDP checksum of a parsed frame as it stands (field included): 0 when
+ * valid, and for the reply's field 0 is encoded as 0xffff. */
+uint16_t rr_udp_csum(const uint8_t *frame, const struct rr_pkt *pkt);
+
+#endif /* RR_PACKET_H */

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The worker: per round, for each of its sockets take a batch off RX, run
+ * the function on each request in place, put the replies on TX and kick
+ * it; then, under the queue's lock, return dropped frames and completed
+ * transmissions to the shared fill ring. Frames never leave the UMEM and
+ * nothing is allocated here.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/socket.h>
+
+#include "invoker.h"
+#include "log.h"
+
+#define SLEEP_MS 100 /* bounds how long a stop request waits */
+#define SLEEP_MS_TX_PENDING 1 /* completions due: come back soon */
+/* Copy-mode sendto() transmits at most 32 frames and says EAGAIN if more
+ * are waiting. */
+#define KICK_TRIES (RR_MAX_BATCH / 32 + 1)
+
+static void kick_tx(struct rr_sock *s)
+{
+	int i;
+
+	for (i = 0; i < KICK_TRIES; i++) {
+		if (sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0)
+			return;
+		if (errno != EAGAIN)
+			break;
+	}
+	/* Backpressure or a link going down: retried on the next round. */
+	if (errno == EAGAIN || errno == EBUSY || errno == ENOBUFS ||
+	    errno == ENETDOWN)
+		return;
+	rr_stat_add(&s->stats.kick_errors, 1);
+}
+
+/* One batch from one socket; returns the number of requests taken. */
+static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
+			    uint32_t *nrecycle)
+{
+	const struct rr_function *fn = s->svc->fn;
+	uint32_t batch = w->inv->cfg->batch, mtu = w->inv->mtu;
+	uint32_t idx_rx, idx_tx, n, i, ntx = 0, room;
+	const struct xdp_desc *rxd;
+	struct xdp_desc *txd;
+	uint64_t addr, base;
+	uint8_t *data;
+	int ret;
+
+	/* Take no more than TX can hold: the rest waits in RX. */
+	n = xsk_prod_nb_free(&s->tx, batch);
+	if (n < batch)
+		rr_stat_add(&s->stats.tx_ring_full, 1);
+	if (n > batch)
+		n = batch;
+	n = xsk_ring_cons__peek(&s->rx, n, &idx_rx);
+	if (!n)
+		return 0;
+
+	for (i = 0; i < n; i++) {
+		rxd = xsk_ring_cons__rx_desc(&s->rx, idx_rx + i);
+		addr = rxd->addr;
+		base = addr & ~(uint64_t)(RR_FRAME_SIZE - 1);
+		room = RR_FRAME_SIZE - (uint32_t)(addr - base);
+		data = xsk_umem__get_data(w->umem->area, addr);
+		ret = rr_process(data, rxd->len, room, mtu, fn, w->queue,
+				 w->thread);
+		if (ret < 0) {
+			rr_stat_add(&s->stats.drops[-ret], 1);
+			w->recycle[(*nrecycle)++] = base;
+			continue;
+		}
+		w->tx[ntx].addr = addr;
+		w->tx[ntx++].len = (uint32_t)ret;
+	}
+	xsk_ring_cons__release(&s->rx, n);
+
+	/* ntx <= n <= free TX slots, so this reservation cannot fail. */
+	if (ntx && xsk_ring_prod__reserve(&s->tx, ntx, &idx_tx) == ntx) {
+		for (i = 0; i < ntx; i++) {
+			txd = xsk_ring_prod__tx_desc(&s->tx, idx_tx + i);
+			*txd = w->tx[i];
+		}
+		xsk_ring_prod__submit(&s->tx, ntx);
+		__atomic_add_fetch(&w->umem->tx_outstanding, ntx,
+				   __ATOMIC_RELAXED);
+	}
+	rr_stat_add(&s->stats.rx, n);
+	rr_stat_add(&s->stats.tx, ntx);
+	return n;
+}
+
+/*
+ * Returns the round's dropped frames and every completed transmission to
+ * the fill ring. The fill ring can hold all frames of the UMEM, so the
+ * reservation always succeeds.
+ */
+static void recycle_frames(struct rr_worker *w, uint32_t nrecycle)
+{
+	struct rr_umem *u = w->umem;
+	uint32_t idx_comp = 0, idx_fill, ncomp, i;
+
+	pthread_spin_lock(&u->lock);
+	ncomp = xsk_ring_cons__peek(&u->comp, RR_COMP_SIZE, &idx_comp);
+	if (ncomp + nrecycle &&
+	    xsk_ring_prod__reserve(&u->fill, ncomp + nrecycle, &idx_fill) ==
+		    ncomp + nrecycle) {
+		for (i = 0; i < ncomp; i++)
+			*xsk_ring_prod__fill_addr(&u->fill, idx_fill++) =
+				*xsk_ring_cons__comp_addr(&u->comp,
+							  idx_comp + i) &
+				~(uint64_t)(RR_FRAME_SIZE - 1);
+		for (i = 0; i < nrecycle; i++)
+			*xsk_ring_prod__fill_addr(&u->fill, idx_fill++) =
+				w->recycle[i];
+		xsk_ring_prod__submit(&u->fill, ncomp + nrecycle);
+		xsk_ring_cons__release(&u->comp, ncomp);
+	} else if (ncomp) {
+		xsk_ring_cons__cancel(&u->comp, ncomp);
+		ncomp = 0;
+	}
+	pthread_spin_unlock(&u->lock);
+	if (ncomp)
+		__atomic_sub_fetch(&u->tx_outstanding, ncomp, __ATOMIC_RELAXED);
+}
+
+static void wait_for_work(struct rr_worker *w)
+{
+	struct pollfd pfd[RR_MAX_PORTS];
+	uint32_t i;
+	int timeout;
+
+	for (i = 0; i < w->nsocks; i++) {
+		pfd[i].fd = w->socks[i].fd;
+		pfd[i].events = POLLIN;
+	}
+	timeout = __atomic_load_n(&w->umem->tx_outstanding, __ATOMIC_RELAXED) ?
+			  SLEEP_MS_TX_PENDING :
+			  SLEEP_MS;
+	poll(pfd, w->nsocks, timeout);
+}
+
+void *rr_worker_run(void *arg)
+{
+	struct rr_worker *w = arg;
+	bool busy = w->inv->cfg->busy_poll;
+	uint32_t i, work, nrecycle, taken;
+	struct rr_sock *s;
+
+	while (!__atomic_load_n(&w->inv->stop, __ATOMIC_RELAXED)) {
+		work = 0;
+		nrecycle = 0;
+		for (i = 0; i < w->nsocks; i++) {
+			s = &w->socks[i];
+			taken = serve_batch(w, s, &nrecycle);
+			work += taken;
+			if (xsk_ring_prod__needs_wakeup(&s->tx) &&
+			    xsk_prod_nb_free(&s->tx, RR_TX_SIZE) < RR_TX_SIZE)
+				kick_tx(s);
+		}
+		recycle_frames(w, nrecycle);
+		if (busy) {
+			if (xsk_ring_prod__needs_wakeup(&w->umem->fill))
+				recvfrom(w->socks[0].fd, NULL, 0, MSG_DONTWAIT,
+					 NULL, NULL);
+		} else if (!work) {
+			wait_for_work(w);
+		}
+	}
+	return NULL;
+}

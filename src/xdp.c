@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Loading and attaching the XDP program. The object is embedded in the
+ * binary as a libbpf skeleton, so no path has to be found at run time.
+ *
+ * We attach through the kernel's netlink interface (libbpf), not libxdp's
+ * dispatcher: reqrouter owns the interface's XDP hook while it runs, and a
+ * foreign program already there is an error, not something to chain after.
+ * A program of ours left by a killed run is recognised by name and replaced.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/if_link.h>
+
+#include "log.h"
+#include "reqrouter.skel.h"
+#include "xdp.h"
+
+int rr_xdp_load(struct rr_xdp *x)
+{
+	char buf[128];
+	int ret;
+
+	memset(x, 0, sizeof(*x));
+	x->skel = reqrouter__open();
+	if (!x->skel) {
+		ret = -errno;
+		pr_warn("cannot open the XDP program: %s\n", strerror(-ret));
+		return ret;
+	}
+	ret = reqrouter__load(x->skel);
+	if (ret) {
+		libbpf_strerror(ret, buf, sizeof(buf));
+		pr_warn("cannot load the XDP program: %s%s\n", buf,
+			ret == -EPERM ? " (run as root or with CAP_BPF and CAP_NET_ADMIN)" :
+					" (-v shows the verifier log)");
+		reqrouter__destroy(x->skel);
+		x->skel = NULL;
+		return ret;
+	}
+	return 0;
+}
+
+static int prog_name_by_id(uint32_t id, char *name, size_t len)
+{
+	struct bpf_prog_info info = {};
+	uint32_t info_len = sizeof(info);
+	int fd, ret;
+
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0)
+		return -errno;
+	ret = bpf_obj_get_info_by_fd(fd, &info, &info_len);
+	close(fd);
+	if (ret)
+		return -errno;
+	snprintf(name, len, "%s", info.name);
+	return 0;
+}
+
+/* Removes a program of ours that a killed run left on the interface;
+ * refuses anybody else's. */
+static int clear_stale(int ifindex, const char *ifname)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	struct {
+		uint32_t id;
+		uint32_t flags;
+	} ids[3];
+	char name[64];
+	int i, ret;
+
+	ret = bpf_xdp_query(ifindex, 0, &q);
+	if (ret) {
+		pr_warn("cannot query XDP programs on %s: %s\n", ifname,
+			strerror(-ret));
+		return ret;
+	}
+	ids[0].id = q.drv_prog_id;
+	ids[0].flags = XDP_FLAGS_DRV_MODE;
+	ids[1].id = q.skb_prog_id;
+	ids[1].flags = XDP_FLAGS_SKB_MODE;
+	ids[2].id = q.hw_prog_id;
+	ids[2].flags = XDP_FLAGS_HW_MODE;
+	for (i = 0; i < 3; i++) {
+		if (!ids[i].id)
+			continue;
+		if (prog_name_by_id(ids[i].id, name, sizeof(name)))
+			snprintf(name, sizeof(name), "?");
+		if (strcmp(name, RR_XDP_PROG_NAME)) {
+			pr_warn("%s already has XDP program '%s' (id %u) attached; remove it first (ip link set dev %s xdp off)\n",
+				ifname, name, ids[i].id, ifname);
+			return -EBUSY;
+		}
+		pr_info("replacing a stale reqrouter XDP program (id %u) left on %s\n",
+			ids[i].id, ifname);
+		ret = bpf_xdp_detach(ifindex, ids[i].flags, NULL);
+		if (ret) {
+			pr_warn("cannot remove the stale program from %s: %s\n",
+				ifname, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static uint32_t attached_id(int ifindex, uint32_t flags)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+	if (bpf_xdp_query(ifindex, 0, &q))
+		return 0;
+	return flags & XDP_FLAGS_SKB_MODE ? q.skb_prog_id : q.drv_prog_id;
+}
+
+int rr_xdp_attach(struct rr_xdp *x, int ifindex, enum rr_xdp_mode mode)
+{
+	int fd = bpf_program__fd(x->skel->progs.reqrouter_xdp);
+	struct bpf_prog_info info = {};
+	uint32_t info_len = sizeof(info);
+	char ifname[IF_NAMESIZE] = "?";
+	int ret;
+
+	if_indextoname(ifindex, ifname);
+	ret = clear_stale(ifindex, ifname);
+	if (ret)
+		return ret;
+
+	x->flags = XDP_FLAGS_UPDATE_IF_NOEXIST |
+		   (mode == RR_MODE_SKB ? XDP_FLAGS_SKB_MODE :
+					  XDP_FLAGS_DRV_MODE);
+	ret = bpf_xdp_attach(ifindex, fd, x->flags, NULL);
+	if (ret && mode == RR_MODE_AUTO) {
+		pr_warn("native XDP is not available on %s (%s); falling back to SKB mode\n",
+			ifname, strerror(-ret));
+		x->flags = XDP_FLAGS_UPDATE_IF_NOEXIST | XDP_FLAGS_SKB_MODE;
+		ret = bpf_xdp_attach(ifindex, fd, x->flags, NULL);
+	}
+	if (ret) {
+		pr_warn("cannot attach the XDP program to %s in %s mode: %s\n",
+			ifname, x->flags & XDP_FLAGS_SKB_MODE ? "SKB" : "native",
+			strerror(-ret));
+		return ret;
+	}
+	if (!bpf_obj_get_info_by_fd(fd, &info, &info_len))
+		x->prog_id = info.id;
+	x->ifindex = ifindex;
+	x->attached = true;
+	pr_info("XDP program attached to %s in %s mode (id %u)\n", ifname,
+		rr_xdp_mode_name(x), x->prog_id);
+	return 0;
+}
+
+bool rr_xdp_still_attached(const struct rr_xdp *x)
+{
+	return x->attached && attached_id(x->ifindex, x->flags) == x->prog_id;
+}
+
+const char *rr_xdp_mode_name(const struct rr_xdp *x)
+{
+	return x->flags & XDP_FLAGS_SKB_MODE ? "SKB (generic)" : "native";
+}
+
+void rr_xdp_detach(struct rr_xdp *x)
+{
+	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
+	uint32_t mode = x->flags & XDP_FLAGS_MODES;
+	int ret;
+
+	if (!x->attached)
+		return;
+	x->attached = false;
+	/* Replace only our own program with nothing. */
+	opts.old_prog_fd = bpf_program__fd(x->skel->progs.reqrouter_xdp);
+	ret = bpf_xdp_attach(x->ifindex, -1, mode | XDP_FLAGS_REPLACE, &opts);
+	if (ret && ret != -EEXIST && ret != -ENODEV)
+		pr_warn("cannot detach the XDP program: %s\n", strerror(-ret));
+}
+
+void rr_xdp_destroy(struct rr_xdp *x)
+{
+	if (!x || !x->skel)
+		return;
+	rr_xdp_detach(x);
+	reqrouter__destroy(x->skel);
+	x->skel = NULL;
+}
+
+int rr_xdp_set_socket(struct rr_xdp *x, uint32_t queue, uint32_t slot,
+		      uint32_t thread, int fd)
+{
+	uint32_t key = RR_XSK_KEY(queue, slot, thread);
+	int ret;
+
+	ret = bpf_map__update_elem(x->skel->maps.xsks_map, &key, sizeof(key),
+				   &fd, sizeof(fd), 0);
+	if (ret)
+		pr_warn("cannot insert socket into xsks_map[%u]: %s\n", key,
+			strerror(-ret));
+	return ret;
+}
+
+int rr_xdp_set_port(struct rr_xdp *x, uint16_t port, uint32_t slot,
+		    uint32_t nsocks)
+{
+	struct rr_port_conf conf = { .slot = slot, .nsocks = nsocks };
+	uint32_t key = port;
+	int ret;
+
+	ret = bpf_map__update_elem(x->skel->maps.port_map, &key, sizeof(key),
+				   &conf, sizeof(conf), 0);
+	if (ret)
+		pr_warn("cannot configure port %u: %s\n", port, strerror(-ret));
+	return ret;
+}
+
+int rr_xdp_read_stats(struct rr_xdp *x, uint64_t *out, uint32_t nqueues)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	uint32_t key, i;
+	uint64_t *vals;
+	int c, ret = 0;
+
+	if (ncpus <= 0)
+		return -EINVAL;
+	vals = calloc((size_t)ncpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (i = 0; i < nqueues * RR_XDP_STAT_MAX; i++) {
+		key = i;
+		ret = bpf_map__lookup_elem(x->skel->maps.xdp_stats, &key,
+					   sizeof(key), vals,
+					   sizeof(*vals) * (size_t)ncpus, 0);
+		if (ret)
+			break;
+		out[i] = 0;
+		for (c = 0; c < ncpus; c++)
+			out[i] += vals[c];
+	}
+	free(vals);
+	return ret;
+}
