@@ -36,7 +36,7 @@ static const struct rr_option rr_options[] = {
 	{ "busy-poll", 'B', NULL, "busy-poll the rings instead of sleeping" },
 	{ "batch", 'b', "N", "descriptors per batch, 1-256 (default: 64)" },
 	{ "cpus", OPT_CPUS, "LIST",
-	  "pin workers round-robin to these CPUs, e.g. 0-3,6 (default: all allowed)" },
+	  "pin workers to these CPUs, e.g. 0-3,6 (default: all allowed)" },
 	{ "metrics-file", OPT_METRICS, "FILE",
 	  "rewrite FILE every second in Prometheus text format" },
 	{ "list", OPT_LIST, NULL, "list the registered functions and exit" },
