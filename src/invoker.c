@@ -273,6 +273,37 @@ static int allowed_cpus(const struct rr_config *cfg, int *cpus)
 	return n;
 }
 
+/* Entries on a ring: the producer's count less the consumer's. Both are
+ * read without the lock, so the picture is a moment's, not exact. */
+static uint32_t ring_used(const uint32_t *producer, const uint32_t *consumer)
+{
+	return __atomic_load_n(producer, __ATOMIC_ACQUIRE) -
+	       __atomic_load_n(consumer, __ATOMIC_ACQUIRE);
+}
+
+void rr_invoker_frames(struct rr_invoker *inv, uint32_t queue,
+		       struct rr_frames *f)
+{
+	struct rr_umem *u = &inv->umems[queue];
+	uint32_t t, p, known;
+	struct rr_sock *s;
+
+	memset(f, 0, sizeof(*f));
+	f->fill = ring_used(u->fill.producer, u->fill.consumer);
+	f->completion = ring_used(u->comp.producer, u->comp.consumer);
+	for (t = 0; t < inv->nthreads; t++) {
+		f->worker += (uint32_t)rr_stat_read(
+			&inv->workers[queue * inv->nthreads + t].frames_held);
+		for (p = 0; p < inv->nports; p++) {
+			s = rr_sock_at(inv, queue, t, p);
+			f->rx += ring_used(s->rx.producer, s->rx.consumer);
+			f->tx += ring_used(s->tx.producer, s->tx.consumer);
+		}
+	}
+	known = f->fill + f->rx + f->worker + f->tx + f->completion;
+	f->kernel = known < RR_NUM_FRAMES ? RR_NUM_FRAMES - known : 0;
+}
+
 int rr_invoker_start(struct rr_invoker *inv)
 {
 	int cpus[RR_MAX_CPUS], ncpus;

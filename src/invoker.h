@@ -73,6 +73,7 @@ struct rr_worker {
 	int cpu;
 	pthread_t tid;
 	bool started;
+	uint64_t frames_held; /* taken off RX, not yet on TX or fill */
 	/* Scratch for one round over the sockets. */
 	struct xdp_desc tx[RR_MAX_BATCH];
 	uint64_t recycle[RR_MAX_BATCH * RR_MAX_PORTS];
@@ -93,6 +94,19 @@ struct rr_invoker {
 	bool zerocopy;
 	volatile int stop;
 };
+
+/* Where a queue's UMEM frames are; they add up to RR_NUM_FRAMES. */
+struct rr_frames {
+	uint32_t fill; /* on the fill ring, waiting for a packet */
+	uint32_t rx; /* received, on the sockets' RX rings */
+	uint32_t worker; /* in a worker's hands */
+	uint32_t tx; /* on the sockets' TX rings */
+	uint32_t completion; /* sent, on the completion ring */
+	uint32_t kernel; /* between rings inside the kernel */
+};
+
+void rr_invoker_frames(struct rr_invoker *inv, uint32_t queue,
+		       struct rr_frames *f);
 
 static inline struct rr_sock *rr_sock_at(struct rr_invoker *inv, uint32_t q,
 					 uint32_t t, uint32_t slot)

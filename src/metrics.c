@@ -109,6 +109,23 @@ int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 		}
 	}
 
+	header(out, "reqrouter_umem_frames", "gauge",
+	       "Where each queue's UMEM frames are; they add up to the UMEM size.");
+	for (q = 0; q < inv->nqueues; q++) {
+		struct rr_frames f;
+
+		rr_invoker_frames(inv, q, &f);
+		fprintf(out,
+			"reqrouter_umem_frames{queue=\"%u\",state=\"fill\"} %u\n"
+			"reqrouter_umem_frames{queue=\"%u\",state=\"rx\"} %u\n"
+			"reqrouter_umem_frames{queue=\"%u\",state=\"worker\"} %u\n"
+			"reqrouter_umem_frames{queue=\"%u\",state=\"tx\"} %u\n"
+			"reqrouter_umem_frames{queue=\"%u\",state=\"completion\"} %u\n"
+			"reqrouter_umem_frames{queue=\"%u\",state=\"kernel\"} %u\n",
+			q, f.fill, q, f.rx, q, f.worker, q, f.tx, q,
+			f.completion, q, f.kernel);
+	}
+
 	if (!rr_xdp_read_stats(&inv->xdp, xdp, inv->nqueues)) {
 		header(out, "reqrouter_xdp_packets_total", "counter",
 		       "Packets seen by the XDP program, by queue and verdict.");

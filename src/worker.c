@@ -59,6 +59,7 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 	n = xsk_ring_cons__peek(&s->rx, n, &idx_rx);
 	if (!n)
 		return 0;
+	rr_stat_add(&w->frames_held, n);
 
 	for (i = 0; i < n; i++) {
 		rxd = xsk_ring_cons__rx_desc(&s->rx, idx_rx + i);
@@ -78,8 +79,16 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 	}
 	xsk_ring_cons__release(&s->rx, n);
 
-	/* ntx <= n <= free TX slots, so this reservation cannot fail. */
-	if (ntx && xsk_ring_prod__reserve(&s->tx, ntx, &idx_tx) == ntx) {
+	/* ntx <= n <= free TX slots, so this reservation cannot fail; if it
+	 * ever did, the frames go back to the fill ring rather than astray. */
+	if (ntx && xsk_ring_prod__reserve(&s->tx, ntx, &idx_tx) != ntx) {
+		for (i = 0; i < ntx; i++)
+			w->recycle[(*nrecycle)++] =
+				w->tx[i].addr & ~(uint64_t)(RR_FRAME_SIZE - 1);
+		rr_stat_add(&s->stats.tx_ring_full, 1);
+		ntx = 0;
+	}
+	if (ntx) {
 		for (i = 0; i < ntx; i++) {
 			txd = xsk_ring_prod__tx_desc(&s->tx, idx_tx + i);
 			*txd = w->tx[i];
@@ -87,6 +96,7 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 		xsk_ring_prod__submit(&s->tx, ntx);
 		__atomic_add_fetch(&w->umem->tx_outstanding, ntx,
 				   __ATOMIC_RELAXED);
+		rr_stat_add(&w->frames_held, -(uint64_t)ntx);
 	}
 	rr_stat_add(&s->stats.rx, n);
 	rr_stat_add(&s->stats.tx, ntx);
@@ -118,6 +128,7 @@ static void recycle_frames(struct rr_worker *w, uint32_t nrecycle)
 				w->recycle[i];
 		xsk_ring_prod__submit(&u->fill, ncomp + nrecycle);
 		xsk_ring_cons__release(&u->comp, ncomp);
+		rr_stat_add(&w->frames_held, -(uint64_t)nrecycle);
 	} else if (ncomp) {
 		xsk_ring_cons__cancel(&u->comp, ncomp);
 		ncomp = 0;
