@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rrload: the load client. main.c parses options, starts the engine's
+ * threads, prints progress and the summary; sock.c is the socket engine
+ * (closed and open loop, every reply verified); xdpgen.c offers frames
+ * from the kernel for max-rate runs.
+ */
+#ifndef RRLOAD_H
+#define RRLOAD_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+
+#include "hist.h"
+#include "rr_function.h"
+
+#define RL_MAX_PORTS 32
+#define RL_MAX_CONNS 1024
+#define RL_MAX_THREADS 64
+#define RL_MAX_PAYLOAD 65507 /* largest IPv4 UDP payload */
+#define RL_ROOM 1472 /* reply room assumed for functions (MTU 1500, IPv4) */
+
+struct rl_config {
+	struct sockaddr_storage addr; /* server, port filled per connection */
+	socklen_t addrlen;
+	int family;
+	uint16_t ports[RL_MAX_PORTS];
+	int nports;
+	const struct rr_function *fn_override; /* -f: verify as this function */
+	unsigned int conns;
+	unsigned int threads;
+	unsigned int len_min, len_max;
+	double duration; /* seconds, 0 = until count */
+	uint64_t count; /* requests, 0 = until duration */
+	double rate; /* requests/s in total, 0 = closed loop */
+	unsigned int inflight; /* per connection */
+	uint64_t timeout_ns;
+	bool busy;
+	bool quiet;
+	const char *json;
+	unsigned long cpus[RL_MAX_THREADS];
+	int ncpus;
+	/* XDP engine */
+	bool engine_xdp;
+	const char *ifname;
+	const char *dst_mac;
+};
+
+/* What every engine reports; one set per thread, summed for output. */
+struct rl_counters {
+	uint64_t sent;
+	uint64_t answered;
+	uint64_t wrong;
+	uint64_t timeouts;
+	uint64_t late;
+	uint64_t duplicates;
+	uint64_t send_errors;
+	uint64_t in_flight; /* set at the end: still out when interrupted */
+	uint64_t refused; /* ICMP port unreachable: nothing listens */
+};
+
+struct rl_conn;
+
+struct rl_thread {
+	pthread_t tid;
+	unsigned int idx;
+	const struct rl_config *cfg;
+	struct rl_conn *conns;
+	unsigned int nconns;
+	uint64_t budget; /* requests this thread may send (-n), or ~0 */
+	double rate; /* this thread's share of -r */
+	struct rl_counters c; /* owner stores relaxed, main loads relaxed */
+	struct hist hist;
+	uint64_t t_start, t_send_end; /* the sending phase, for rates */
+	int err;
+	bool done;
+} __attribute__((aligned(64)));
+
+extern volatile sig_atomic_t rl_stop; /* set by SIGINT/SIGTERM */
+
+static inline void rl_inc(uint64_t *v, uint64_t n)
+{
+	__atomic_store_n(v, *v + n, __ATOMIC_RELAXED);
+}
+
+uint64_t rl_now_ns(void);
+void rl_pin(const struct rl_config *cfg, unsigned int idx);
+
+/* Socket engine. */
+int sock_engine_init(struct rl_config *cfg, struct rl_thread *th);
+void *sock_engine_run(void *arg);
+void sock_engine_fini(struct rl_config *cfg, struct rl_thread *th);
+
+/* XDP engine: one generator thread; counts land in th[0]. */
+int xdp_engine_init(struct rl_config *cfg, struct rl_thread *th);
+void *xdp_engine_run(void *arg);
+void xdp_engine_poll(struct rl_config *cfg, struct rl_thread *th);
+void xdp_engine_fini(struct rl_config *cfg, struct rl_thread *th);
+
+#endif /* RRLOAD_H */

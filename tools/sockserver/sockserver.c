@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sockserver: the kernel-socket baselines reqrouter is judged against,
+ * serving the same functions/ registry.
+ *
+ *   --simple  one socket per port, recvfrom/sendto one datagram at a time
+ *             (the thesis' naive server);
+ *   default   one SO_REUSEPORT socket per port in each of -t pinned
+ *             threads, recvmmsg/sendmmsg in batches (the optimised one).
+ *
+ * Sockets are IPv6 with IPV6_V6ONLY off, so IPv4 clients are served too.
+ * Replies are written over the request in place, as in reqrouter.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "registry.h"
+#include "../rrload/toolopt.h"
+
+#define MAX_PORTS 32
+#define MAX_THREADS 64
+#define MAX_BATCH 256
+#define BUF_SIZE 2048 /* one MTU-sized datagram and room for the reply */
+
+enum { OPT_SIMPLE = 256, OPT_CPUS, OPT_BUSY };
+
+static const struct toolopt opts[] = {
+	{ "port", 'p', "PORT[,PORT...]",
+	  "serve the function registered on each port (default 1232)" },
+	{ "function", 'f', "NAME", "serve NAME on every port given instead" },
+	{ "threads", 't', "N", "threads, one socket per port each (default 1)" },
+	{ "batch", 'b', "N", "datagrams per recvmmsg/sendmmsg (default 64)" },
+	{ "simple", OPT_SIMPLE, NULL,
+	  "recvfrom/sendto on one socket per port, one thread" },
+	{ "cpus", OPT_CPUS, "LIST", "pin thread i to the i-th CPU of LIST" },
+	{ "busy", OPT_BUSY, NULL, "spin on non-blocking receives" },
+	{ "verbose", 'v', NULL, "print the counters each second" },
+	{ "help", 'h', NULL, "show this help" },
+	{ NULL, 0, NULL, NULL },
+};
+
+#define SYNOPSIS \
+	"sockserver -p PORT[,PORT...] [-t THREADS] [--simple] [--cpus LIST]"
+#define ABOUT                                                            \
+	"UDP request/response server on kernel sockets over the functions\n" \
+	"registry: the baseline for reqrouter. Stops on SIGINT/SIGTERM."
+
+struct srv_config {
+	uint16_t ports[MAX_PORTS];
+	const struct rr_function *fns[MAX_PORTS];
+	int nports;
+	const struct rr_function *fn_override;
+	unsigned int threads;
+	unsigned int batch;
+	bool simple;
+	bool busy;
+	bool verbose;
+	unsigned long cpus[MAX_THREADS];
+	int ncpus;
+};
+
+struct srv_thread {
+	pthread_t tid;
+	unsigned int idx;
+	const struct srv_config *cfg;
+	int fds[MAX_PORTS];
+	uint64_t requests;
+	uint64_t replies;
+	uint64_t fn_errors;
+	uint64_t send_errors;
+	int err;
+} __attribute__((aligned(64)));
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void inc(uint64_t *v, uint64_t n)
+{
+	__atomic_store_n(v, *v + n, __ATOMIC_RELAXED);
+}
+
+static int open_socket(uint16_t port, bool reuseport)
+{
+	struct sockaddr_in6 a = { .sin6_family = AF_INET6,
+				  .sin6_port = htons(port),
+				  .sin6_addr = IN6ADDR_ANY_INIT };
+	struct timeval tv = { 0, 200000 };
+	int fd, one = 1, zero = 0, sz = 4 << 20, err;
+
+	fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (reuseport &&
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)))
+		goto fail;
+	/* Wake up now and then to notice a stop request. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)))
+		goto fail;
+	return fd;
+fail:
+	err = -errno;
+	close(fd);
+	return err;
+}
+
+/* The request context as reqrouter gives it, from the peer's address. */
+static void fill_request(struct rr_request *req, const struct sockaddr_in6 *a,
+			 uint16_t port, unsigned int thread)
+{
+	memset(req, 0, sizeof(*req));
+	if (IN6_IS_ADDR_V4MAPPED(&a->sin6_addr)) {
+		req->family = AF_INET;
+		memcpy(&req->src.v4, &a->sin6_addr.s6_addr[12], 4);
+	} else {
+		req->family = AF_INET6;
+		req->src.v6 = a->sin6_addr;
+	}
+	req->src_port = ntohs(a->sin6_port);
+	req->dst_port = port;
+	req->thread = thread;
+}
+
+static void pin(const struct srv_config *cfg, unsigned int idx)
+{
+	cpu_set_t set;
+
+	if (!cfg->ncpus)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cfg->cpus[idx % (unsigned int)cfg->ncpus], &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+		fprintf(stderr, "sockserver: cannot pin thread %u\n", idx);
+}
+
+/* --simple: one datagram per system call each way. */
+static void *simple_run(void *arg)
+{
+	struct srv_thread *th = arg;
+	const struct srv_config *cfg = th->cfg;
+	struct pollfd pfd[MAX_PORTS];
+	uint8_t buf[BUF_SIZE];
+	struct sockaddr_in6 a;
+	struct rr_request req;
+	socklen_t al;
+	ssize_t n;
+	int i, r;
+
+	pin(cfg, th->idx);
+	for (i = 0; i < cfg->nports; i++) {
+		pfd[i].fd = th->fds[i];
+		pfd[i].events = POLLIN;
+	}
+	while (!stop) {
+		if (cfg->nports > 1 && poll(pfd, (nfds_t)cfg->nports, 200) <= 0)
+			continue;
+		for (i = 0; i < cfg->nports; i++) {
+			if (cfg->nports > 1 && !(pfd[i].revents & POLLIN))
+				continue;
+			al = sizeof(a);
+			n = recvfrom(th->fds[i], buf, sizeof(buf),
+				     cfg->nports > 1 ? MSG_DONTWAIT : 0,
+				     (struct sockaddr *)&a, &al);
+			if (n < 0)
+				continue;
+			inc(&th->requests, 1);
+			fill_request(&req, &a, cfg->ports[i], th->idx);
+			r = cfg->fns[i]->handler(&req, buf, (size_t)n,
+						 sizeof(buf));
+			if (r < 0 || r > (int)sizeof(buf)) {
+				inc(&th->fn_errors, 1);
+				continue;
+			}
+			if (sendto(th->fds[i], buf, (size_t)r, 0,
+				   (struct sockaddr *)&a, al) < 0)
+				inc(&th->send_errors, 1);
+			else
+				inc(&th->replies, 1);
+		}
+	}
+	return NULL;
+}
+
+struct batch {
+	struct mmsghdr rmsg[MAX_BATCH];
+	struct mmsghdr smsg[MAX_BATCH];
+	struct iovec iov[MAX_BATCH];
+	struct iovec siov[MAX_BATCH];
+	struct sockaddr_in6 addr[MAX_BATCH];
+	uint8_t buf[MAX_BATCH][BUF_SIZE];
+};
+
+/* Receives a batch on socket @i, answers it with one sendmmsg. */
+static int serve_batch(struct srv_thread *th, struct batch *b, int i,
+		       int flags)
+{
+	const struct srv_config *cfg = th->cfg;
+	unsigned int k, ns = 0;
+	struct rr_request req;
+	int n, r, sent;
+
+	for (k = 0; k < cfg->batch; k++) {
+		b->iov[k].iov_len = BUF_SIZE;
+		b->rmsg[k].msg_hdr.msg_namelen = sizeof(b->addr[k]);
+	}
+	n = recvmmsg(th->fds[i], b->rmsg, cfg->batch, flags, NULL);
+	if (n <= 0)
+		return 0;
+	inc(&th->requests, (uint64_t)n);
+	for (k = 0; k < (unsigned int)n; k++) {
+		fill_request(&req, &b->addr[k], cfg->ports[i], th->idx);
+		r = cfg->fns[i]->handler(&req, b->buf[k], b->rmsg[k].msg_len,
+					 BUF_SIZE);
+		if (r < 0 || r > BUF_SIZE) {
+			inc(&th->fn_errors, 1);
+			continue;
+		}
+		/* Only answered requests go out: a failed function must not
+		 * send its neighbour's reply twice or a stale buffer. */
+		b->siov[ns].iov_base = b->buf[k];
+		b->siov[ns].iov_len = (size_t)r;
+		b->smsg[ns].msg_hdr.msg_name = &b->addr[k];
+		b->smsg[ns].msg_hdr.msg_namelen =
+			b->rmsg[k].msg_hdr.msg_namelen;
+		ns++;
+	}
+	for (k = 0; k < ns; k += (unsigned int)sent) {
+		sent = sendmmsg(th->fds[i], b->smsg + k, ns - k, 0);
+		if (sent <= 0) {
+			inc(&th->send_errors, ns - k);
+			break;
+		}
+		inc(&th->replies, (uint64_t)sent);
+	}
+	return n;
+}
+
+static void *batch_run(void *arg)
+{
+	struct srv_thread *th = arg;
+	const struct srv_config *cfg = th->cfg;
+	struct pollfd pfd[MAX_PORTS];
+	struct batch *b;
+	unsigned int k;
+	int i, flags;
+
+	pin(cfg, th->idx);
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		th->err = -ENOMEM;
+		return NULL;
+	}
+	for (k = 0; k < MAX_BATCH; k++) {
+		b->iov[k].iov_base = b->buf[k];
+		b->rmsg[k].msg_hdr.msg_iov = &b->iov[k];
+		b->rmsg[k].msg_hdr.msg_iovlen = 1;
+		b->rmsg[k].msg_hdr.msg_name = &b->addr[k];
+		b->smsg[k].msg_hdr.msg_iov = &b->siov[k];
+		b->smsg[k].msg_hdr.msg_iovlen = 1;
+	}
+	for (i = 0; i < cfg->nports; i++) {
+		pfd[i].fd = th->fds[i];
+		pfd[i].events = POLLIN;
+	}
+	/* One port sleeping: block in recvmmsg for the first datagram and
+	 * take what else is queued. Busy or several ports: never block in
+	 * the receive itself. */
+	flags = cfg->busy || cfg->nports > 1 ? MSG_DONTWAIT : MSG_WAITFORONE;
+	while (!stop) {
+		if (!cfg->busy && cfg->nports > 1 &&
+		    poll(pfd, (nfds_t)cfg->nports, 200) <= 0)
+			continue;
+		for (i = 0; i < cfg->nports; i++)
+			serve_batch(th, b, i, flags);
+	}
+	free(b);
+	return NULL;
+}
+
+static void print_counters(struct srv_thread *th, unsigned int n)
+{
+	uint64_t req = 0, rep = 0, fe = 0, se = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		req += __atomic_load_n(&th[i].requests, __ATOMIC_RELAXED);
+		rep += __atomic_load_n(&th[i].replies, __ATOMIC_RELAXED);
+		fe += __atomic_load_n(&th[i].fn_errors, __ATOMIC_RELAXED);
+		se += __atomic_load_n(&th[i].send_errors, __ATOMIC_RELAXED);
+	}
+	fprintf(stderr,
+		"sockserver: requests %llu replies %llu function errors %llu send errors %llu\n",
+		(unsigned long long)req, (unsigned long long)rep,
+		(unsigned long long)fe, (unsigned long long)se);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "sockserver: ");
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	return 2;
+}
+
+static int parse_args(int argc, char **argv, struct srv_config *cfg)
+{
+	char shortopts[3 * TOOLOPT_MAX + 2];
+	struct option longopts[TOOLOPT_MAX + 1];
+	unsigned long v, ports[MAX_PORTS];
+	int c, n, i;
+
+	toolopt_build(opts, shortopts, longopts);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			n = toolopt_list(optarg, 65535, ports, MAX_PORTS);
+			for (i = 0; i < n; i++)
+				if (!ports[i])
+					n = -EINVAL;
+			if (n < 0)
+				return usage_error(
+					"-p needs ports 1-65535 separated by commas, not '%s'",
+					optarg);
+			for (i = 0; i < n; i++)
+				cfg->ports[i] = (uint16_t)ports[i];
+			cfg->nports = n;
+			break;
+		case 'f':
+			cfg->fn_override = rr_registry_find(optarg);
+			if (!cfg->fn_override)
+				return usage_error(
+					"no function '%s' is linked in",
+					optarg);
+			break;
+		case 't':
+			if (toolopt_ulong(optarg, 1, MAX_THREADS, &v))
+				return usage_error(
+					"-t must be a number in 1..64, not '%s'",
+					optarg);
+			cfg->threads = (unsigned int)v;
+			break;
+		case 'b':
+			if (toolopt_ulong(optarg, 1, MAX_BATCH, &v))
+				return usage_error(
+					"-b must be a number in 1..256, not '%s'",
+					optarg);
+			cfg->batch = (unsigned int)v;
+			break;
+		case OPT_SIMPLE:
+			cfg->simple = true;
+			break;
+		case OPT_CPUS:
+			n = toolopt_list(optarg, CPU_SETSIZE - 1, cfg->cpus,
+					 MAX_THREADS);
+			if (n < 0)
+				return usage_error(
+					"--cpus needs a CPU list like 0,2-3, not '%s'",
+					optarg);
+			cfg->ncpus = n;
+			break;
+		case OPT_BUSY:
+			cfg->busy = true;
+			break;
+		case 'v':
+			cfg->verbose = true;
+			break;
+		case 'h':
+			toolopt_usage(stdout, SYNOPSIS, ABOUT, opts);
+			exit(0);
+		default:
+			toolopt_bad("sockserver", c, optopt, argv, optind);
+			return 2;
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (cfg->simple && cfg->threads > 1)
+		return usage_error("%s", "--simple runs one thread; drop -t");
+	for (i = 0; i < cfg->nports; i++) {
+		cfg->fns[i] = cfg->fn_override ?
+				      cfg->fn_override :
+				      rr_registry_by_port(cfg->ports[i]);
+		if (!cfg->fns[i]) {
+			fprintf(stderr,
+				"sockserver: no function registered on port %u (use -f NAME)\n",
+				cfg->ports[i]);
+			return 2;
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct srv_config cfg = {
+		.ports = { 1232 },
+		.nports = 1,
+		.threads = 1,
+		.batch = 64,
+	};
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct srv_thread *th;
+	unsigned int t, started = 0;
+	char err[256];
+	int i, r, ret = 1;
+
+	r = parse_args(argc, argv, &cfg);
+	if (r)
+		return r;
+	if (rr_registry_check(err, sizeof(err))) {
+		fprintf(stderr, "sockserver: %s\n", err);
+		return 1;
+	}
+	th = aligned_alloc(64, sizeof(*th) * cfg.threads);
+	if (!th)
+		return 1;
+	memset(th, 0, sizeof(*th) * cfg.threads);
+	for (t = 0; t < cfg.threads; t++)
+		for (i = 0; i < cfg.nports; i++)
+			th[t].fds[i] = -1;
+	for (t = 0; t < cfg.threads; t++) {
+		th[t].idx = t;
+		th[t].cfg = &cfg;
+		for (i = 0; i < cfg.nports; i++) {
+			r = open_socket(cfg.ports[i], !cfg.simple);
+			if (r < 0) {
+				fprintf(stderr,
+					"sockserver: cannot serve port %u: %s\n",
+					cfg.ports[i], strerror(-r));
+				goto out;
+			}
+			th[t].fds[i] = r;
+		}
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	for (t = 0; t < cfg.threads; t++) {
+		r = pthread_create(&th[t].tid, NULL,
+				   cfg.simple ? simple_run : batch_run, &th[t]);
+		if (r) {
+			fprintf(stderr, "sockserver: cannot start a thread: %s\n",
+				strerror(r));
+			stop = 1;
+			break;
+		}
+		started++;
+	}
+	fprintf(stderr, "sockserver: %s, %u thread(s), %d port(s), ready\n",
+		cfg.simple ? "simple recvfrom/sendto" :
+			     "recvmmsg/sendmmsg with SO_REUSEPORT",
+		cfg.threads, cfg.nports);
+	while (!stop) {
+		sleep(1);
+		if (cfg.verbose)
+			print_counters(th, cfg.threads);
+	}
+	for (t = 0; t < started; t++)
+		pthread_join(th[t].tid, NULL);
+	print_counters(th, cfg.threads);
+	ret = started == cfg.threads ? 0 : 1;
+out:
+	for (t = 0; t < cfg.threads; t++)
+		for (i = 0; i < cfg.nports; i++)
+			if (th[t].fds[i] >= 0)
+				close(th[t].fds[i]);
+	free(th);
+	return ret;
+}
