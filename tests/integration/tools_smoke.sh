@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Cheap smoke run of the benchmark tools so they cannot rot: sockserver in
+# both modes answers rrload over the test bed (IPv4 and IPv6, closed and
+# open loop) with every reply verified; rrload fails when the server
+# answers wrongly; the XDP reflector answers correctly; the XDP engine
+# offers frames and counts replies. Runs as root from the repository root
+# with $BUILD pointing at the binaries. Exit 0 pass, 77 skip, else fail.
+set -u
+BUILD=${BUILD:-build}
+source tools/testbed.sh
+
+FAILS=0
+PIDS=()
+TMP=$(mktemp -d /tmp/rr-smoke.XXXXXX)
+
+ok() { printf 'ok    %s\n' "$*"; }
+bad() {
+	printf 'FAIL  %s\n' "$*"
+	FAILS=$((FAILS + 1))
+}
+
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	for p in "${PIDS[@]}"; do
+		wait "$p" 2>/dev/null
+	done
+	PIDS=()
+	tb_teardown
+	rm -rf "$TMP"
+}
+
+# start_srv CMD...: run CMD in the server namespace in the background.
+# ip netns exec execs the command, so $! is the server's own PID.
+start_srv() {
+	ip netns exec "$TB_NS_SRV" "$@" >>"$TMP/server.log" 2>&1 &
+	SRV_PID=$!
+	PIDS+=("$SRV_PID")
+	sleep 0.3
+}
+
+stop_srv() {
+	kill "$SRV_PID" 2>/dev/null
+	wait "$SRV_PID" 2>/dev/null
+	PIDS=("${PIDS[@]/$SRV_PID/}")
+}
+
+# json FILE KEY: one number out of rrload's JSON summary.
+json() {
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
+		"$1" "$2" 2>/dev/null
+}
+
+# expect_all FILE N WHAT: N requests, all answered and verified.
+expect_all() {
+	local sent ans wrong to
+	sent=$(json "$1" sent)
+	ans=$(json "$1" answered)
+	wrong=$(json "$1" wrong)
+	to=$(json "$1" timeouts)
+	if [ "$sent" = "$2" ] && [ "$ans" = "$2" ] && [ "$wrong" = 0 ] &&
+		[ "$to" = 0 ]; then
+		ok "$3: $ans/$2 answered and verified"
+	else
+		bad "$3: sent=$sent answered=$ans wrong=$wrong timeouts=$to (want $2 answered)"
+	fi
+}
+
+for t in rrload sockserver; do
+	if [ ! -x "$BUILD/$t" ]; then
+		echo "FAIL  $BUILD/$t is not built"
+		exit 1
+	fi
+done
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: needs root for network namespaces"
+	exit 77
+fi
+
+tb_setup 2 || {
+	echo "FAIL  cannot set up the test bed"
+	exit 1
+}
+trap cleanup EXIT
+trap 'cleanup; exit 130' INT TERM
+
+# A bad flag is one line and a usage exit status.
+"$BUILD/rrload" -s 198.18.0.1 -c x >/dev/null 2>"$TMP/err"
+rc=$?
+if [ $rc = 2 ] && [ "$(wc -l <"$TMP/err")" = 1 ]; then
+	ok "rrload rejects a bad number with one line"
+else
+	bad "rrload -c x: exit $rc, $(wc -l <"$TMP/err") lines"
+fi
+
+# The optimised server: reverse and echo, IPv4 and IPv6.
+start_srv "$BUILD/sockserver" -p 1232,7 -t 2
+tb_cli timeout 20 "$BUILD/rrload" -s "$TB_IP4_SRV" -p 1232,7 -c 8 -w 4 \
+	-n 20000 -l 1-1400 -q --json "$TMP/a.json" >/dev/null
+rc=$?
+[ $rc = 0 ] || bad "rrload against sockserver exited $rc"
+expect_all "$TMP/a.json" 20000 "sockserver IPv4, closed loop, 1..1400 B"
+for k in sent answered wrong timeouts late duplicates send_errors; do
+	[ -n "$(json "$TMP/a.json" $k)" ] || bad "JSON lacks '$k'"
+done
+python3 -c 'import json,sys; l=json.load(open(sys.argv[1]))["latency_us"]; assert 0 < l["p50"] <= l["p99"] <= l["max"]' \
+	"$TMP/a.json" && ok "JSON percentiles ordered" ||
+	bad "JSON percentiles missing or out of order"
+
+tb_cli timeout 20 "$BUILD/rrload" -s "$TB_IP6_SRV" -p 1232 -c 4 -w 2 \
+	-n 5000 -l 800 -q --json "$TMP/b.json" >/dev/null
+expect_all "$TMP/b.json" 5000 "sockserver IPv6, 800 B"
+
+tb_cli timeout 20 "$BUILD/rrload" -s "$TB_IP4_SRV" -p 1232 -c 16 \
+	-r 20000 -n 10000 -q --json "$TMP/c.json" >/dev/null
+expect_all "$TMP/c.json" 10000 "open loop at 20000/s"
+stop_srv
+
+# Wrong replies: echo served where rrload expects reverse.
+start_srv "$BUILD/sockserver" -p 1232 -f echo
+tb_cli timeout 20 "$BUILD/rrload" -s "$TB_IP4_SRV" -p 1232 -n 200 -q \
+	--json "$TMP/d.json" >/dev/null 2>&1
+rc=$?
+wrong=$(json "$TMP/d.json" wrong)
+if [ $rc = 1 ] && [ "$wrong" = 200 ]; then
+	ok "rrload exits 1 and counts 200 wrong replies from a wrong server"
+else
+	bad "wrong server: rrload exit $rc, wrong=$wrong (want 1 and 200)"
+fi
+stop_srv
+
+# The simple server, and an interrupted run still prints its summary.
+start_srv "$BUILD/sockserver" -p 1232 --simple
+tb_cli timeout 20 "$BUILD/rrload" -s "$TB_IP4_SRV" -n 3000 -q \
+	--json "$TMP/e.json" >/dev/null
+expect_all "$TMP/e.json" 3000 "sockserver --simple"
+ip netns exec "$TB_NS_CLI" "$BUILD/rrload" -s "$TB_IP4_SRV" -d 30 -q \
+	>"$TMP/int.out" 2>&1 &
+cli=$!
+PIDS+=("$cli")
+sleep 1
+kill -INT "$cli"
+wait "$cli"
+rc=$?
+if [ $rc = 0 ] && grep -q answered "$TMP/int.out"; then
+	ok "Ctrl-C prints the summary so far"
+else
+	bad "interrupted rrload: exit $rc, no summary"
+fi
+stop_srv
+
+# The in-kernel reflector (needs an XDP program on the client side too,
+# which the reflector's --pass mode provides).
+if [ -x "$BUILD/reflector" ]; then
+	start_srv "$BUILD/reflector" -i "$TB_IF_SRV"
+	ip netns exec "$TB_NS_CLI" "$BUILD/reflector" --pass \
+		-i "$TB_IF_CLI" >>"$TMP/server.log" 2>&1 &
+	pass_pid=$!
+	PIDS+=("$pass_pid")
+	sleep 0.5
+	tb_cli timeout 20 "$BUILD/rrload" -s "$TB_IP4_SRV" -p 1232,7 -c 4 \
+		-n 4000 -l 1-1400 -q --json "$TMP/f.json" >/dev/null
+	expect_all "$TMP/f.json" 4000 "XDP reflector IPv4, reverse and echo"
+	tb_cli timeout 20 "$BUILD/rrload" -s "$TB_IP6_SRV" -p 1232 -c 4 \
+		-n 2000 -l 1-1400 -q --json "$TMP/g.json" >/dev/null
+	expect_all "$TMP/g.json" 2000 "XDP reflector IPv6"
+
+	# The XDP engine against the reflector: frames offered, replies seen.
+	tb_cli timeout 20 "$BUILD/rrload" --engine xdp -i "$TB_IF_CLI" \
+		-s "$TB_IP4_SRV" -p 1232 -l 64 -d 1 -q \
+		--json "$TMP/h.json" >/dev/null 2>"$TMP/h.err"
+	rc=$?
+	sent=$(json "$TMP/h.json" sent)
+	ans=$(json "$TMP/h.json" answered)
+	wrong=$(json "$TMP/h.json" wrong)
+	if [ $rc = 0 ] && [ "${sent:-0}" -gt 10000 ] &&
+		[ "${ans:-0}" -gt 1000 ] && [ "$wrong" = 0 ]; then
+		ok "XDP engine offered $sent frames, counted $ans right replies"
+	else
+		bad "XDP engine: exit $rc sent=$sent answered=$ans wrong=$wrong: $(head -c 300 "$TMP/h.err")"
+	fi
+	kill "$pass_pid" 2>/dev/null
+	wait "$pass_pid" 2>/dev/null
+	stop_srv
+	if ip netns exec "$TB_NS_SRV" ip link show "$TB_IF_SRV" |
+		grep -q xdp; then
+		bad "reflector left its XDP program attached"
+	else
+		ok "reflector detached on SIGTERM"
+	fi
+else
+	bad "$BUILD/reflector is not built"
+fi
+
+if [ $FAILS -gt 0 ]; then
+	echo "$FAILS check(s) failed; server log:"
+	tail -n 20 "$TMP/server.log"
+	exit 1
+fi
+echo "all tool smoke checks passed"
+exit 0
