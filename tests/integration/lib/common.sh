@@ -1,0 +1,223 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Shared by the invoker_*.sh integration tests: prerequisite checks (skip
+# only when a capability is truly missing), pass/fail bookkeeping that keeps
+# going after a failed check so one run reports every problem, starting and
+# stopping reqrouter in the test bed's server namespace, and reading its
+# Prometheus metrics file.
+#
+# Source it from the repository root after setting nothing; it sources
+# tools/testbed.sh itself. Every process it starts is remembered by PID and
+# only those are stopped on exit.
+
+BUILD=${BUILD:-build}
+RR=$BUILD/reqrouter
+RR_LIB=tests/integration/lib
+source tools/testbed.sh
+
+RR_FAILS=0
+RR_CHECKS=0
+RR_PID=
+RR_BG_PIDS=()
+RR_TMP=
+
+say() { printf '%s\n' "$*"; }
+ok() {
+	RR_CHECKS=$((RR_CHECKS + 1))
+	printf 'ok    %s\n' "$*"
+}
+bad() {
+	RR_CHECKS=$((RR_CHECKS + 1))
+	RR_FAILS=$((RR_FAILS + 1))
+	printf 'FAIL  %s\n' "$*"
+}
+# check DESCRIPTION CMD...: run CMD, ok if it succeeds.
+check() {
+	local what=$1
+	shift
+	if "$@"; then ok "$what"; else bad "$what"; fi
+}
+# check_eq DESCRIPTION EXPECTED ACTUAL
+check_eq() {
+	if [ "$2" = "$3" ]; then
+		ok "$1 ($3)"
+	else
+		bad "$1: expected '$2', got '$3'"
+	fi
+}
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+die() {
+	bad "$*"
+	rr_finish
+}
+
+# rr_finish: the script's last word; exit 1 if any check failed.
+rr_finish() {
+	echo "---"
+	if [ "$RR_FAILS" -gt 0 ]; then
+		echo "$RR_FAILS of $RR_CHECKS checks failed"
+		exit 1
+	fi
+	echo "all $RR_CHECKS checks passed"
+	exit 0
+}
+
+# rr_prereqs: root, network namespaces, veth and the binary. Anything missing
+# that CI always has (root, netns) is a skip; a missing binary is a failure.
+rr_prereqs() {
+	local probe
+	[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, XDP)"
+	command -v ip >/dev/null || skip "needs iproute2 (ip)"
+	command -v python3 >/dev/null || skip "needs python3"
+	probe=rr-probe-$$
+	ip netns add "$probe" 2>/dev/null ||
+		skip "cannot create network namespaces here"
+	if ! ip -n "$probe" link add rrprobe0 type veth peer name rrprobe1 \
+		2>/dev/null; then
+		ip netns del "$probe"
+		skip "cannot create veth devices here"
+	fi
+	ip netns del "$probe"
+	[ -x "$RR" ] || die "no binary at $RR (run make first)"
+}
+
+rr_cleanup() {
+	local p
+	if [ -n "$RR_PID" ] && kill -0 "$RR_PID" 2>/dev/null; then
+		kill -TERM "$RR_PID" 2>/dev/null
+		for _ in $(seq 30); do
+			kill -0 "$RR_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$RR_PID" 2>/dev/null
+	fi
+	for p in "${RR_BG_PIDS[@]}"; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	tb_teardown
+	[ -n "$RR_TMP" ] && rm -rf "$RR_TMP"
+	return 0
+}
+
+# rr_bed QUEUES: prerequisites, a temp dir in $RR_TMP, the test bed, and
+# one exit trap that stops what we started and removes the bed.
+rr_bed() {
+	rr_prereqs
+	RR_TMP=$(mktemp -d /tmp/rr-it.XXXXXX)
+	chmod 755 "$RR_TMP"
+	tb_setup "${1:-4}" || die "tb_setup failed"
+	trap 'rr_cleanup' EXIT
+	trap 'rr_cleanup; exit 130' INT TERM
+	say "test bed: $TB_NS_SRV/$TB_IF_SRV <-> $TB_NS_CLI/$TB_IF_CLI"
+}
+
+# rr_start NAME ARGS...: start reqrouter in the server namespace with its
+# stdout in $RR_TMP/NAME.out and stderr in $RR_TMP/NAME.err; wait (at most
+# 15 s) until it logs "ready". PID in RR_PID. Returns 1 if it never got
+# ready (it is then stopped).
+rr_start() {
+	local name=$1 i
+	shift
+	RR_OUT=$RR_TMP/$name.out
+	RR_ERR=$RR_TMP/$name.err
+	tb_srv_bg "$RR" "$@" >"$RR_OUT" 2>"$RR_ERR"
+	RR_PID=$TB_PID
+	for ((i = 0; i < 150; i++)); do
+		grep -q 'ready on' "$RR_ERR" 2>/dev/null && return 0
+		kill -0 "$RR_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	say "reqrouter did not get ready; its stderr:"
+	sed 's/^/    /' "$RR_ERR"
+	rr_kill_wait KILL 5
+	return 1
+}
+
+# rr_kill_wait SIGNAL SECONDS: signal reqrouter and wait at most SECONDS.
+# Sets RR_RC (exit status, or "running" if it did not exit) and RR_ELAPSED_MS.
+rr_kill_wait() {
+	local sig=$1 limit=$2 start i
+	RR_RC=running
+	start=$(date +%s%N)
+	kill -"$sig" "$RR_PID" 2>/dev/null
+	rr_wait_exit "$limit"
+	RR_ELAPSED_MS=$((($(date +%s%N) - start) / 1000000))
+}
+
+# rr_wait_exit SECONDS: wait for reqrouter to exit on its own; RR_RC as above.
+rr_wait_exit() {
+	local limit=$1 i
+	RR_RC=running
+	for ((i = 0; i < limit * 20; i++)); do
+		if ! kill -0 "$RR_PID" 2>/dev/null; then
+			wait "$RR_PID" 2>/dev/null
+			RR_RC=$?
+			RR_PID=
+			return 0
+		fi
+		sleep 0.05
+	done
+	return 1
+}
+
+# xdp_on_srv: is any XDP program attached to the server's interface?
+xdp_on_srv() {
+	ip -n "$TB_NS_SRV" link show dev "$TB_IF_SRV" |
+		grep -Eq '(^|[ /])xdp(generic|drv|offload)?( |$)'
+}
+
+# metric FILE NAME [SUBSTRING...]: the sum of the samples of metric NAME whose
+# label set contains every SUBSTRING (e.g. 'port="1232"').
+metric() {
+	local file=$1 name=$2
+	shift 2
+	awk -v name="$name" -v filters="$*" '
+		BEGIN { n = split(filters, f, " ") }
+		$0 ~ "^" name "[{ ]" {
+			for (i = 1; i <= n; i++)
+				if (index($0, f[i]) == 0)
+					next
+			sum += $NF
+		}
+		END { printf "%d\n", sum }' "$file"
+}
+
+# metric_lines FILE NAME: the samples of NAME as "labels value" lines.
+metric_lines() {
+	grep -E "^$2[{ ]" "$1"
+}
+
+# wait_metric FILE SECONDS NAME FILTER... -- WANT: wait until the metric
+# sum reaches WANT (the file is rewritten every second). Prints the last sum.
+wait_metric() {
+	local file=$1 limit=$2 name=$3 want i v args=()
+	shift 3
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		args+=("$1")
+		shift
+	done
+	want=$2
+	for ((i = 0; i < limit * 10; i++)); do
+		if [ -s "$file" ]; then
+			v=$(metric "$file" "$name" "${args[@]}")
+			[ "$v" -ge "$want" ] && break
+		fi
+		sleep 0.1
+	done
+	echo "${v:-0}"
+}
+
+# udp_csum_errors: the client namespace's Udp InCsumErrors (and Udp6).
+udp_csum_errors() {
+	tb_cli awk '
+		/^Udp: / && !h { for (i = 1; i <= NF; i++) col[$i] = i; h = 1; next }
+		/^Udp: / && h { v4 = $col["InCsumErrors"] }
+		END { print v4 + 0 }' /proc/net/snmp
+}
+udp6_csum_errors() {
+	tb_cli awk '$1 == "Udp6InCsumErrors" { print $2 }' /proc/net/snmp6
+}

@@ -1,0 +1,342 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Raw Ethernet frames over AF_PACKET for the integration tests.
+
+The test kernel has no 802.1Q module, so VLAN and QinQ requests are built
+here byte by byte and sent on the client's veth; replies are read from the
+same AF_PACKET socket with PACKET_AUXDATA on, because the receiving kernel
+moves the outer tag into the skb's metadata (tp_vlan_tci, tp_vlan_tpid).
+
+  rawframes.py exchange --ifname IF --src-mac M --dst-mac M --src-ip A
+                        --dst-ip A --dport P [--tags 88a8:200,8100:100]
+                        [--func reverse|echo] [--count N] ...
+      send N UDP requests (IPv4 or IPv6 by address) with the given tags,
+      outermost first, and check every reply field by field: tags kept,
+      MACs, addresses and ports swapped, lengths, IPv4 header checksum,
+      UDP checksum (computed here), payload = func(request).
+
+  rawframes.py bad-csum --ifname IF ... --dport P [--count N]
+      send N UDP datagrams whose checksum is wrong on purpose (to show the
+      receiver's kernel really checks, so a clean InCsumErrors means
+      something).
+"""
+import argparse
+import ipaddress
+import os
+import random
+import socket
+import struct
+import sys
+import time
+
+ETH_P_ALL = 0x0003
+ETH_P_IP = 0x0800
+ETH_P_IPV6 = 0x86DD
+VLAN_TPIDS = (0x8100, 0x88A8)
+SOL_PACKET = 263
+PACKET_AUXDATA = 8
+PACKET_OUTGOING = 4
+TP_STATUS_VLAN_VALID = 1 << 4
+TP_STATUS_VLAN_TPID_VALID = 1 << 6
+AUXDATA = struct.Struct("=IIIHHHH")  # struct tpacket_auxdata
+IPPROTO_UDP = 17
+
+
+def csum16(data):
+    """The Internet checksum (RFC 1071) of DATA, folded, not inverted."""
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return s
+
+
+def pseudo_header(src, dst, length):
+    if src.version == 4:
+        return src.packed + dst.packed + struct.pack("!BBH", 0, IPPROTO_UDP,
+                                                     length)
+    return src.packed + dst.packed + struct.pack("!IxxxB", length,
+                                                 IPPROTO_UDP)
+
+
+def udp_checksum(src, dst, udp):
+    """UDP checksum over pseudo header + UDP (checksum field as given)."""
+    c = 0xFFFF - csum16(pseudo_header(src, dst, len(udp)) + udp)
+    return c or 0xFFFF
+
+
+def udp_checksum_ok(src, dst, udp):
+    return csum16(pseudo_header(src, dst, len(udp)) + udp) == 0xFFFF
+
+
+def build_udp_ip(src, dst, sport, dport, payload, csum="full", ident=0):
+    """An IPv4 or IPv6 packet carrying one UDP datagram. csum: full, zero
+    (IPv4 only) or bad (deliberately wrong)."""
+    ulen = 8 + len(payload)
+    udp = struct.pack("!HHHH", sport, dport, ulen, 0) + payload
+    if csum in ("full", "bad"):
+        c = udp_checksum(src, dst, udp)
+        if csum == "bad":
+            c = (c + 0x1111) & 0xFFFF or 0x1111
+        udp = udp[:6] + struct.pack("!H", c) + udp[8:]
+    if src.version == 4:
+        hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + ulen, ident, 0x4000,
+                          64, IPPROTO_UDP, 0, src.packed, dst.packed)
+        hdr = hdr[:10] + struct.pack("!H", 0xFFFF - csum16(hdr)) + hdr[12:]
+        return hdr + udp
+    hdr = struct.pack("!IHBB16s16s", 6 << 28, ulen, IPPROTO_UDP, 64,
+                      src.packed, dst.packed)
+    return hdr + udp
+
+
+def build_frame(dst_mac, src_mac, tags, ip):
+    """TAGS: [(tpid, tci), ...], outermost first."""
+    f = dst_mac + src_mac
+    for tpid, tci in tags:
+        f += struct.pack("!HH", tpid, tci)
+    et = ETH_P_IP if ip[0] >> 4 == 4 else ETH_P_IPV6
+    return f + struct.pack("!H", et) + ip
+
+
+def mac_bytes(s):
+    return bytes(int(x, 16) for x in s.split(":"))
+
+
+def mac_str(b):
+    return ":".join("%02x" % x for x in b)
+
+
+def parse_tags(spec):
+    tags = []
+    for item in filter(None, spec.split(",")):
+        tpid, _, tci = item.partition(":")
+        tags.append((int(tpid, 16), int(tci, 0)))
+    return tags
+
+
+def open_packet_socket(ifname):
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
+                      socket.htons(ETH_P_ALL))
+    s.bind((ifname, ETH_P_ALL))
+    s.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
+    return s
+
+
+def recv_frame(s, timeout):
+    """One incoming frame: (bytes, outer tag (tpid, tci) or None), or None
+    after TIMEOUT seconds. Our own outgoing frames are skipped."""
+    end = time.monotonic() + timeout
+    while True:
+        left = end - time.monotonic()
+        if left <= 0:
+            return None
+        s.settimeout(left)
+        try:
+            data, anc, _, addr = s.recvmsg(65536, 1024)
+        except socket.timeout:
+            return None
+        if addr[2] == PACKET_OUTGOING:
+            continue
+        outer = None
+        for level, typ, cdata in anc:
+            if level == SOL_PACKET and typ == PACKET_AUXDATA and \
+                    len(cdata) >= AUXDATA.size:
+                status, _, _, _, _, tci, tpid = AUXDATA.unpack(
+                    cdata[:AUXDATA.size])
+                if status & TP_STATUS_VLAN_VALID:
+                    if not status & TP_STATUS_VLAN_TPID_VALID:
+                        tpid = 0x8100
+                    outer = (tpid, tci)
+        return data, outer
+
+
+class Parsed:
+    pass
+
+
+def parse_frame(data, outer):
+    """Split a received frame; None if it is not UDP over IPv4/IPv6."""
+    p = Parsed()
+    p.dst_mac, p.src_mac = data[0:6], data[6:12]
+    p.tags = [outer] if outer else []
+    off = 12
+    if len(data) < off + 2:
+        return None
+    et = struct.unpack_from("!H", data, off)[0]
+    while et in VLAN_TPIDS and len(data) >= off + 6:
+        tci = struct.unpack_from("!H", data, off + 2)[0]
+        p.tags.append((et, tci))
+        off += 4
+        et = struct.unpack_from("!H", data, off)[0]
+    off += 2
+    p.ethertype = et
+    if et == ETH_P_IP:
+        if len(data) < off + 20 or data[off] >> 4 != 4:
+            return None
+        ihl = (data[off] & 0xF) * 4
+        hdr = data[off:off + ihl]
+        p.ip_hdr_ok = csum16(hdr) == 0xFFFF
+        p.ip_len = struct.unpack_from("!H", data, off + 2)[0]
+        p.proto = data[off + 9]
+        p.src = ipaddress.ip_address(data[off + 12:off + 16])
+        p.dst = ipaddress.ip_address(data[off + 16:off + 20])
+        p.ip_len_ok = p.ip_len <= len(data) - off
+        l4 = data[off + ihl:off + p.ip_len]
+    elif et == ETH_P_IPV6:
+        if len(data) < off + 40:
+            return None
+        p.ip_hdr_ok = True
+        plen = struct.unpack_from("!H", data, off + 4)[0]
+        p.proto = data[off + 6]
+        p.src = ipaddress.ip_address(data[off + 8:off + 24])
+        p.dst = ipaddress.ip_address(data[off + 24:off + 40])
+        p.ip_len_ok = plen <= len(data) - off - 40
+        l4 = data[off + 40:off + 40 + plen]
+    else:
+        return None
+    if p.proto != IPPROTO_UDP or len(l4) < 8:
+        return None
+    p.sport, p.dport, p.ulen, p.ucsum = struct.unpack_from("!HHHH", l4)
+    p.udp_len_ok = p.ulen == len(l4)
+    p.udp = l4[:p.ulen]
+    p.payload = l4[8:p.ulen]
+    if p.ucsum == 0:
+        p.udp_csum_ok = p.src.version == 4  # "no checksum", IPv4 only
+    else:
+        p.udp_csum_ok = udp_checksum_ok(p.src, p.dst, p.udp)
+    return p
+
+
+def common_args(ap):
+    ap.add_argument("--ifname", required=True)
+    ap.add_argument("--src-mac", required=True)
+    ap.add_argument("--dst-mac", required=True)
+    ap.add_argument("--src-ip", required=True)
+    ap.add_argument("--dst-ip", required=True)
+    ap.add_argument("--sport", type=int, default=0,
+                    help="source port (default: random)")
+    ap.add_argument("--dport", type=int, required=True)
+    ap.add_argument("--tags", default="",
+                    help="TPID:TCI list, outermost first, e.g. 88a8:200,8100:100")
+    ap.add_argument("--count", type=int, default=10)
+
+
+def cmd_bad_csum(args):
+    src, dst = ipaddress.ip_address(args.src_ip), ipaddress.ip_address(
+        args.dst_ip)
+    s = open_packet_socket(args.ifname)
+    sport = args.sport or random.randint(20000, 60000)
+    for i in range(args.count):
+        ip = build_udp_ip(src, dst, sport, args.dport, b"bad checksum %d" % i,
+                          csum="bad", ident=i)
+        s.send(build_frame(mac_bytes(args.dst_mac), mac_bytes(args.src_mac),
+                           parse_tags(args.tags), ip))
+    print("sent %d UDP datagrams with a wrong checksum to %s port %d"
+          % (args.count, dst, args.dport))
+    return 0
+
+
+def cmd_exchange(args):
+    rng = random.Random(args.seed)
+    src, dst = ipaddress.ip_address(args.src_ip), ipaddress.ip_address(
+        args.dst_ip)
+    tags = parse_tags(args.tags)
+    smac, dmac = mac_bytes(args.src_mac), mac_bytes(args.dst_mac)
+    s = open_packet_socket(args.ifname)
+    sport = args.sport or rng.randint(20000, 60000)
+    fails = 0
+    zero_csums = 0
+    ok = 0
+
+    def fail(i, msg):
+        nonlocal fails
+        fails += 1
+        if fails <= 20:
+            print("  request %d: %s" % (i, msg))
+
+    for i in range(args.count):
+        if args.count > 1:
+            size = args.min_size + (args.max_size - args.min_size) * i // (
+                args.count - 1)
+        else:
+            size = args.max_size
+        payload = rng.randbytes(size)
+        csum = "zero" if (args.udp_csum == "mixed" and i % 2) or \
+            args.udp_csum == "zero" else "full"
+        ip = build_udp_ip(src, dst, sport, args.dport, payload, csum, ident=i)
+        s.send(build_frame(dmac, smac, tags, ip))
+        want = payload[::-1] if args.func == "reverse" else payload
+        end = time.monotonic() + args.timeout
+        reply = None
+        while reply is None:
+            got = recv_frame(s, end - time.monotonic())
+            if got is None:
+                break
+            p = parse_frame(*got)
+            if p and p.src == dst and p.dst == src and \
+                    p.sport == args.dport and p.dport == sport:
+                reply = p
+        if reply is None:
+            fail(i, "no reply within %.1fs (%d-byte payload, udp csum %s)"
+                 % (args.timeout, size, csum))
+            continue
+        errs = []
+        if reply.tags != tags:
+            errs.append("tags %s, sent %s" % (
+                fmt_tags(reply.tags), fmt_tags(tags)))
+        if reply.dst_mac != smac or reply.src_mac != dmac:
+            errs.append("MACs %s -> %s not swapped" % (
+                mac_str(reply.src_mac), mac_str(reply.dst_mac)))
+        if not reply.ip_hdr_ok:
+            errs.append("bad IPv4 header checksum")
+        if not reply.ip_len_ok or not reply.udp_len_ok:
+            errs.append("IP/UDP length fields inconsistent")
+        if not reply.udp_csum_ok:
+            errs.append("bad UDP checksum 0x%04x" % reply.ucsum)
+        if reply.payload != want:
+            errs.append("payload wrong: %d bytes, want %d (%s)" % (
+                len(reply.payload), len(want), args.func))
+        if reply.ucsum == 0:
+            zero_csums += 1
+        if errs:
+            fail(i, "; ".join(errs))
+        else:
+            ok += 1
+    print("rawframes %s tags [%s] -> %s:%d: %d requests, %d correct replies, "
+          "%d bad, %d with UDP checksum 0"
+          % (args.ifname, fmt_tags(tags), dst, args.dport, args.count, ok,
+             fails, zero_csums))
+    return 0 if ok == args.count else 1
+
+
+def fmt_tags(tags):
+    return ",".join("%04x:%d/pcp%d" % (t, c & 0xFFF, c >> 13) for t, c in tags)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    ex = sub.add_parser("exchange")
+    common_args(ex)
+    ex.add_argument("--func", choices=("reverse", "echo"), default="reverse")
+    ex.add_argument("--min-size", type=int, default=0)
+    ex.add_argument("--max-size", type=int, default=1400)
+    ex.add_argument("--udp-csum", choices=("full", "zero", "mixed"),
+                    default="mixed",
+                    help="request UDP checksums (zero: IPv4 only)")
+    ex.add_argument("--timeout", type=float, default=2.0)
+    ex.add_argument("--seed", type=int,
+                    default=int.from_bytes(os.urandom(4), "little"))
+    bc = sub.add_parser("bad-csum")
+    common_args(bc)
+    args = ap.parse_args()
+    if args.cmd == "exchange":
+        if ":" in args.dst_ip and args.udp_csum != "full":
+            args.udp_csum = "full"  # IPv6 forbids a zero UDP checksum
+        return cmd_exchange(args)
+    return cmd_bad_csum(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
