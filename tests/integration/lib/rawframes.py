@@ -160,6 +160,7 @@ def parse_frame(data, outer):
     p = Parsed()
     p.dst_mac, p.src_mac = data[0:6], data[6:12]
     p.tags = [outer] if outer else []
+    p.aux_tag = outer is not None
     off = 12
     if len(data) < off + 2:
         return None
@@ -247,6 +248,7 @@ def cmd_exchange(args):
     sport = args.sport or rng.randint(20000, 60000)
     fails = 0
     zero_csums = 0
+    aux_tags = 0
     ok = 0
 
     def fail(i, msg):
@@ -285,6 +287,11 @@ def cmd_exchange(args):
         if reply.tags != tags:
             errs.append("tags %s, sent %s" % (
                 fmt_tags(reply.tags), fmt_tags(tags)))
+        if tags and not reply.aux_tag:
+            # The receiving kernel always moves the outer tag into the
+            # skb's metadata; finding it only in the data means the frame
+            # was not what it looks like.
+            errs.append("outer tag not reported in PACKET_AUXDATA")
         if reply.dst_mac != smac or reply.src_mac != dmac:
             errs.append("MACs %s -> %s not swapped" % (
                 mac_str(reply.src_mac), mac_str(reply.dst_mac)))
@@ -299,14 +306,17 @@ def cmd_exchange(args):
                 len(reply.payload), len(want), args.func))
         if reply.ucsum == 0:
             zero_csums += 1
+        if reply.aux_tag:
+            aux_tags += 1
         if errs:
             fail(i, "; ".join(errs))
         else:
             ok += 1
     print("rawframes %s tags [%s] -> %s:%d: %d requests, %d correct replies, "
-          "%d bad, %d with UDP checksum 0"
+          "%d bad, %d with UDP checksum 0, %d with the outer tag in "
+          "PACKET_AUXDATA"
           % (args.ifname, fmt_tags(tags), dst, args.dport, args.count, ok,
-             fails, zero_csums))
+             fails, zero_csums, aux_tags))
     return 0 if ok == args.count else 1
 
 

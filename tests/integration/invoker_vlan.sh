@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# VLAN-tagged requests: the test kernel has no 802.1Q module, so requests
+# are raw frames sent with AF_PACKET from the client namespace: untagged (a
+# control), 802.1Q, and QinQ (802.1ad outer + 802.1Q inner), over IPv4 and
+# IPv6, to reverse and echo. Replies are read with AF_PACKET too, with
+# PACKET_AUXDATA on, since the kernel moves the outer tag into metadata.
+# rawframes.py checks each reply: both tags back with the same TCI (PCP
+# bits included), MACs, addresses and ports swapped, lengths, the IPv4
+# header checksum and the UDP checksum (recomputed in python), payload.
+cd "$(dirname "$0")/../.." || exit 1
+source tests/integration/lib/common.sh
+
+COUNT=20 # requests per variant, payloads spread over 0-1400 bytes
+
+rr_bed 4
+M=$RR_TMP/metrics.prom
+rr_start main -i "$TB_IF_SRV" -q 4 --metrics-file "$M" ||
+	die "reqrouter -i $TB_IF_SRV -q 4 did not start"
+
+exchange() { # label ip-version port func tags
+	local s d
+	if [ "$2" = 4 ]; then
+		s=$TB_IP4_CLI d=$TB_IP4_SRV
+	else
+		s=$TB_IP6_CLI d=$TB_IP6_SRV
+	fi
+	check "$1" tb_cli python3 $RR_LIB/rawframes.py exchange \
+		--ifname "$TB_IF_CLI" --src-mac "$TB_MAC_CLI" \
+		--dst-mac "$TB_MAC_SRV" --src-ip "$s" --dst-ip "$d" \
+		--dport "$3" --func "$4" --tags "$5" --count $COUNT \
+		--min-size 0 --max-size 1400 --timeout 2
+}
+
+sent=0
+# TCIs carry PCP bits too (0x6064: PCP 3, VID 100): a reply must keep the
+# whole tag, not just the VID.
+for ipv in 4 6; do
+	exchange "IPv$ipv untagged (control): correct replies" $ipv 1232 reverse ""
+	exchange "IPv$ipv 802.1Q VID 100: reverse replies tagged and correct" \
+		$ipv 1232 reverse 8100:0x6064
+	exchange "IPv$ipv 802.1Q VID 4094: echo replies tagged and correct" \
+		$ipv 7 echo 8100:0x0ffe
+	exchange "IPv$ipv QinQ 802.1ad VID 200 + 802.1Q VID 100: reverse replies keep both tags" \
+		$ipv 1232 reverse 88a8:0xa0c8,8100:0x2064
+	exchange "IPv$ipv QinQ 802.1ad VID 7 + 802.1Q VID 3000: echo replies keep both tags" \
+		$ipv 7 echo 88a8:0x0007,8100:0x0bb8
+	sent=$((sent + 5 * COUNT))
+done
+
+rx=$(wait_metric "$M" 5 reqrouter_rx_packets_total -- $sent)
+check_eq "metrics: requests received" "$sent" "$rx"
+check_eq "metrics: replies sent" "$sent" "$(wait_metric "$M" 3 reqrouter_tx_packets_total -- $sent)"
+check_eq "metrics: dropped" 0 "$(metric "$M" reqrouter_dropped_packets_total)"
+check_eq "metrics: XDP redirected every request" "$sent" \
+	"$(metric "$M" reqrouter_xdp_packets_total 'verdict="redirect"')"
+
+rr_kill_wait TERM 3
+check_eq "SIGTERM: exit status" 0 "$RR_RC"
+rr_finish
