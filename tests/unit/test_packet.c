@@ -1,0 +1,808 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of the request path in user space (src/packet.c): a crafted
+ * request frame goes through rr_process() with a real function, and the
+ * reply frame is checked field by field against what a client would
+ * accept: addresses and ports swapped, tags kept, lengths and both
+ * checksums right (checked with the independent sum in frames.h), the
+ * payload what the function wrote. Frames that are not well-formed UDP
+ * requests must be dropped as malformed without reaching the function.
+ * Buffers are allocated at their exact size, so ASan catches any access
+ * past the frame or the room.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "frames.h"
+#include "packet.h"
+#include "registry.h"
+#include "rr_function.h"
+
+/* Test functions, on ports no bundled function uses. */
+#define PORT_RECORD 40001
+#define PORT_GROW 40002
+#define PORT_FAIL 40003
+#define PORT_OVERCLAIM 40004
+#define PORT_FILL 40005
+#define PORT_SHRINK 40006
+
+static struct {
+	int calls;
+	struct rr_request req;
+	size_t len, room;
+} seen;
+
+/* Echoes, remembering what it was given. */
+static int record_handler(const struct rr_request *req, uint8_t *buf,
+			 size_t len, size_t room)
+{
+	(void)buf;
+	seen.calls++;
+	seen.req = *req;
+	seen.len = len;
+	seen.room = room;
+	return (int)len;
+}
+RR_FUNCTION(rrtest_record, PORT_RECORD, "test: echo and record", record_handler);
+
+/* The payload twice, or -EMSGSIZE when that does not fit. */
+static int grow_handler(const struct rr_request *req, uint8_t *buf, size_t len,
+			size_t room)
+{
+	(void)req;
+	seen.calls++;
+	if (2 * len > room)
+		return -EMSGSIZE;
+	memcpy(buf + len, buf, len);
+	return (int)(2 * len);
+}
+RR_FUNCTION(rrtest_grow, PORT_GROW, "test: payload twice", grow_handler);
+
+static int fail_handler(const struct rr_request *req, uint8_t *buf, size_t len,
+			size_t room)
+{
+	(void)req;
+	(void)buf;
+	(void)len;
+	(void)room;
+	seen.calls++;
+	return -EINVAL;
+}
+RR_FUNCTION(rrtest_fail, PORT_FAIL, "test: always fails", fail_handler);
+
+/* Claims one byte more than it may write (and writes none). */
+static int overclaim_handler(const struct rr_request *req, uint8_t *buf,
+			     size_t len, size_t room)
+{
+	(void)req;
+	(void)buf;
+	(void)len;
+	seen.calls++;
+	return (int)room + 1;
+}
+RR_FUNCTION(rrtest_overclaim, PORT_OVERCLAIM, "test: too long",
+	    overclaim_handler);
+
+/* Writes all the room it is given. */
+static int fill_handler(const struct rr_request *req, uint8_t *buf,
+			size_t len, size_t room)
+{
+	size_t i;
+
+	(void)req;
+	(void)len;
+	seen.calls++;
+	seen.room = room;
+	for (i = 0; i < room; i++)
+		buf[i] = (uint8_t)(0xa5 ^ i);
+	return (int)room;
+}
+RR_FUNCTION(rrtest_fill, PORT_FILL, "test: fills the room", fill_handler);
+
+static int shrink_handler(const struct rr_request *req, uint8_t *buf,
+			  size_t len, size_t room)
+{
+	(void)req;
+	(void)buf;
+	(void)room;
+	seen.calls++;
+	return len ? 1 : 0;
+}
+RR_FUNCTION(rrtest_shrink, PORT_SHRINK, "test: first byte only",
+	    shrink_handler);
+
+static char where[256];
+
+#define CHECK(c)                                             \
+	do {                                                 \
+		if (!(c))                                    \
+			fail_msg("%s: %s is false", where, #c); \
+	} while (0)
+
+#define CHECK_EQ(a, b)                                                      \
+	do {                                                                \
+		long long a_ = (long long)(a), b_ = (long long)(b);         \
+		if (a_ != b_)                                               \
+			fail_msg("%s: %s is %lld, expected %s = %lld", where, \
+				 #a, a_, #b, b_);                           \
+	} while (0)
+
+static const struct rr_function *fn(const char *name)
+{
+	const struct rr_function *f = rr_registry_find(name);
+
+	if (!f)
+		fail_msg("function '%s' is not registered", name);
+	return f;
+}
+
+static const char *spec_name(const struct frame_spec *s)
+{
+	static char buf[128];
+
+	snprintf(buf, sizeof(buf), "%s vlans=%d opts=%u plen=%u pad=%u csum=%d",
+		 s->family == AF_INET6 ? "IPv6" : "IPv4", s->vlans,
+		 s->opt_words, s->plen, s->pad, s->csum);
+	return buf;
+}
+
+/*
+ * Checks @reply (@ret from rr_process) as the answer to @req, whose
+ * function wrote @payload (@plen bytes). @room and @mtu were the limits.
+ */
+static void check_reply(const uint8_t *req, const struct frame_layout *lay,
+			int family, const uint8_t *reply, int ret,
+			const uint8_t *payload, uint32_t plen, uint32_t mtu)
+{
+	const uint8_t *rip = req + lay->l3_off, *ip = reply + lay->l3_off;
+	const uint8_t *rudp = req + lay->l4_off, *udp = reply + lay->l4_off;
+	uint32_t ulen = F_UDP_HLEN + plen, ip_len;
+
+	CHECK_EQ(ret, lay->payload_off + plen);
+	/* Ethernet: addresses swapped, tags and EtherType kept. */
+	CHECK(!memcmp(reply, req + 6, 6));
+	CHECK(!memcmp(reply + 6, req, 6));
+	CHECK(!memcmp(reply + 12, req + 12, lay->l3_off - 12));
+
+	if (family == AF_INET) {
+		uint32_t hlen = (rip[0] & 0xf) * 4u;
+
+		ip_len = hlen + ulen;
+		CHECK_EQ(ip[0], rip[0]);
+		CHECK_EQ(ip[1], rip[1]);
+		CHECK_EQ(f_get16(ip + 2), ip_len);
+		CHECK(!memcmp(ip + 4, rip + 4, 4)); /* id, flags, offset */
+		CHECK_EQ(ip[8], 64);
+		CHECK_EQ(ip[9], 17);
+		CHECK(!memcmp(ip + 12, rip + 16, 4));
+		CHECK(!memcmp(ip + 16, rip + 12, 4));
+		CHECK(!memcmp(ip + 20, rip + 20, hlen - 20)); /* options */
+		CHECK_EQ(ref_fold(ref_sum(ip, hlen, 0)), 0xffff);
+	} else {
+		ip_len = F_IP6_HLEN + ulen;
+		CHECK(!memcmp(ip, rip, 4)); /* version, class, flow label */
+		CHECK_EQ(f_get16(ip + 4), ulen);
+		CHECK_EQ(ip[6], 17);
+		CHECK_EQ(ip[7], 64);
+		CHECK(!memcmp(ip + 8, rip + 24, 16));
+		CHECK(!memcmp(ip + 24, rip + 8, 16));
+	}
+	CHECK(ip_len <= mtu);
+
+	CHECK_EQ(f_get16(udp), f_get16(rudp + 2));
+	CHECK_EQ(f_get16(udp + 2), f_get16(rudp));
+	CHECK_EQ(f_get16(udp + 4), ulen);
+	CHECK_EQ(f_get16(udp + 6), ref_udp_csum(ip, family, udp, ulen));
+	/* And as a receiver verifies it: the sum over everything is ~0. */
+	CHECK_EQ(ref_fold(ref_sum(udp, ulen, ref_pseudo(ip, family, ulen))),
+		 0xffff);
+	CHECK(!memcmp(udp + F_UDP_HLEN, payload, plen));
+}
+
+/* Builds @s into an exactly @room-byte buffer; the caller frees it. */
+static uint8_t *make(const struct frame_spec *s, uint32_t room,
+		     struct frame_layout *lay, uint8_t **copy)
+{
+	uint8_t *buf = malloc(room);
+
+	assert_non_null(buf);
+	if (!build_frame(buf, room, s, lay))
+		fail_msg("%s does not fit %u bytes", spec_name(s), room);
+	*copy = malloc(lay->len);
+	assert_non_null(*copy);
+	memcpy(*copy, buf, lay->len);
+	return buf;
+}
+
+static void reversed(const uint8_t *in, uint8_t *out, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		out[i] = in[n - 1 - i];
+}
+
+/* Runs reverse (or echo) on @s and checks the reply. */
+static void roundtrip(const struct frame_spec *s, const char *name,
+		      uint32_t room, uint32_t mtu)
+{
+	struct frame_layout lay;
+	uint8_t *buf, *req, *want;
+	int ret;
+
+	snprintf(where, sizeof(where), "%s on %s", name, spec_name(s));
+	buf = make(s, room, &lay, &req);
+	ret = rr_process(buf, lay.len, room, mtu, fn(name), 0, 0);
+	if (ret < 0)
+		fail_msg("%s: dropped as %s", where, rr_drop_label(-ret));
+	want = malloc(s->plen + 1);
+	assert_non_null(want);
+	if (!strcmp(name, "reverse"))
+		reversed(req + lay.payload_off, want, s->plen);
+	else
+		memcpy(want, req + lay.payload_off, s->plen);
+	check_reply(req, &lay, s->family, buf, ret, want, s->plen, mtu);
+	free(want);
+	free(req);
+	free(buf);
+}
+
+static uint32_t max_payload(const struct frame_spec *s, uint32_t mtu)
+{
+	uint32_t l3 = s->family == AF_INET6 ? F_IP6_HLEN :
+					      F_IP4_HLEN + 4 * s->opt_words;
+
+	return mtu - l3 - F_UDP_HLEN;
+}
+
+/* Every encapsulation, payload size and incoming checksum state. */
+static void test_reverse_replies(void **state)
+{
+	static const uint32_t lens[] = { 0, 1, 2, 3, 4, 5, 17, 64, 255, 1001 };
+	static const enum frame_csum csums[] = { CSUM_GARBAGE, CSUM_PARTIAL,
+						 CSUM_ZERO, CSUM_VALID };
+	static const uint32_t opts[] = { 0, 1, 10 }; /* IHL 5, 6, 15 */
+	struct frame_spec s = { .sport = 50123, .dport = 1232 };
+	size_t fam, v, o, l, c;
+
+	(void)state;
+	for (fam = 0; fam < 2; fam++) {
+		s.family = fam ? AF_INET6 : AF_INET;
+		for (v = 0; v <= 2; v++) {
+			s.vlans = (int)v;
+			for (o = 0; o < (fam ? 1 : 3); o++) {
+				s.opt_words = fam ? 0 : opts[o];
+				for (c = 0; c < 4; c++) {
+					s.csum = csums[c];
+					for (l = 0; l <= 10; l++) {
+						s.plen = l < 10 ?
+								 lens[l] :
+								 max_payload(&s, 1500);
+						roundtrip(&s, "reverse", 2048,
+							  1500);
+					}
+				}
+			}
+		}
+	}
+}
+
+static void test_echo_replies(void **state)
+{
+	struct frame_spec s = { .sport = 9, .dport = 7, .csum = CSUM_PARTIAL };
+	uint32_t l;
+
+	(void)state;
+	for (l = 0; l < 40; l += 13) {
+		s.plen = l;
+		s.family = AF_INET;
+		s.vlans = 0;
+		roundtrip(&s, "echo", 2048, 1500);
+		s.family = AF_INET6;
+		s.vlans = 2;
+		roundtrip(&s, "echo", 2048, 1500);
+	}
+	/* A jumbo MTU, limited by the buffer instead. */
+	s.family = AF_INET;
+	s.vlans = 1;
+	s.plen = 4000;
+	roundtrip(&s, "echo", 4096, 9000);
+}
+
+/*
+ * A UDP checksum that computes to 0 must go out as 0xffff: 0 means "no
+ * checksum" over IPv4 and is invalid over IPv6. The payload word is chosen
+ * to make the sum come out that way.
+ */
+static void test_checksum_zero_sent_as_ffff(void **state)
+{
+	uint8_t payload[2] = { 0, 0 };
+	struct frame_spec s = { .sport = 1000, .dport = 7, .payload = payload,
+				.plen = 2 };
+	struct frame_layout lay;
+	uint8_t buf[256], *ip, *udp;
+	uint16_t word;
+	int fam, ret;
+
+	(void)state;
+	for (fam = 0; fam < 2; fam++) {
+		s.family = fam ? AF_INET6 : AF_INET;
+		payload[0] = payload[1] = 0;
+		build_frame(buf, sizeof(buf), &s, &lay);
+		ip = buf + lay.l3_off;
+		udp = buf + lay.l4_off;
+		/* Sum of the reply with a zero payload (swaps do not change
+		 * it); the payload word then makes it 0xffff. */
+		word = (uint16_t)(0xffff -
+				  ref_fold(ref_sum(udp, 6,
+						   ref_pseudo(ip, s.family, 10))));
+		payload[0] = (uint8_t)(word >> 8);
+		payload[1] = (uint8_t)word;
+		build_frame(buf, sizeof(buf), &s, &lay);
+		snprintf(where, sizeof(where), "zero checksum %s",
+			 spec_name(&s));
+		ret = rr_process(buf, lay.len, sizeof(buf), 1500, fn("echo"),
+				 0, 0);
+		CHECK_EQ(ret, lay.len);
+		CHECK_EQ(f_get16(udp + 6), 0xffff);
+		CHECK_EQ(ref_fold(ref_sum(udp, 10, ref_pseudo(ip, s.family, 10))),
+			 0xffff);
+	}
+}
+
+/* The function sees the request as the client sent it. */
+static void test_function_sees_request(void **state)
+{
+	struct frame_spec s = { .sport = 54321, .dport = PORT_RECORD,
+				.plen = 33, .vlans = 1 };
+	struct frame_layout lay;
+	uint8_t buf[2048];
+	int ret;
+
+	(void)state;
+	snprintf(where, sizeof(where), "request view IPv4");
+	build_frame(buf, sizeof(buf), &s, &lay);
+	memset(&seen, 0, sizeof(seen));
+	ret = rr_process(buf, lay.len, sizeof(buf), 1500, fn("rrtest_record"),
+			 3, 5);
+	CHECK_EQ(ret, lay.len);
+	CHECK_EQ(seen.calls, 1);
+	CHECK_EQ(seen.req.family, AF_INET);
+	CHECK(!memcmp(&seen.req.src.v4, f_src_ip4, 4));
+	CHECK(!memcmp(&seen.req.dst.v4, f_dst_ip4, 4));
+	CHECK_EQ(seen.req.src_port, 54321);
+	CHECK_EQ(seen.req.dst_port, PORT_RECORD);
+	CHECK_EQ(seen.req.queue, 3);
+	CHECK_EQ(seen.req.thread, 5);
+	CHECK_EQ(seen.len, 33);
+	CHECK_EQ(seen.room, 1500 - 20 - 8);
+
+	snprintf(where, sizeof(where), "request view IPv6");
+	s.family = AF_INET6;
+	s.vlans = 2;
+	build_frame(buf, sizeof(buf), &s, &lay);
+	memset(&seen, 0, sizeof(seen));
+	ret = rr_process(buf, lay.len, sizeof(buf), 1500, fn("rrtest_record"),
+			 0, 1);
+	CHECK_EQ(ret, lay.len);
+	CHECK_EQ(seen.calls, 1);
+	CHECK_EQ(seen.req.family, AF_INET6);
+	CHECK(!memcmp(&seen.req.src.v6, f_src_ip6, 16));
+	CHECK(!memcmp(&seen.req.dst.v6, f_dst_ip6, 16));
+	CHECK_EQ(seen.req.src_port, 54321);
+	CHECK_EQ(seen.req.dst_port, PORT_RECORD);
+	CHECK_EQ(seen.req.thread, 1);
+	CHECK_EQ(seen.room, 1500 - 40 - 8);
+}
+
+/* Replies longer than the request: lengths and checksums follow. */
+static void test_longer_reply(void **state)
+{
+	struct frame_spec s = { .sport = 4444, .dport = PORT_GROW,
+				.csum = CSUM_PARTIAL };
+	struct frame_layout lay;
+	uint8_t *buf, *req, *want;
+	uint32_t i, k;
+	int ret;
+
+	(void)state;
+	for (i = 0; i < 6; i++) {
+		s.family = i & 1 ? AF_INET6 : AF_INET;
+		s.vlans = (int)(i / 2);
+		s.opt_words = i == 2 ? 2 : 0;
+		for (k = 0; k < 3; k++) {
+			/* small, odd, and exactly half of the MTU's room */
+			s.plen = k == 0 ? 10 : k == 1 ? 333 :
+						 max_payload(&s, 1500) / 2;
+			snprintf(where, sizeof(where), "grow %s", spec_name(&s));
+			buf = make(&s, 2048, &lay, &req);
+			ret = rr_process(buf, lay.len, 2048, 1500,
+					 fn("rrtest_grow"), 0, 0);
+			want = malloc(2 * s.plen + 1);
+			assert_non_null(want);
+			memcpy(want, req + lay.payload_off, s.plen);
+			memcpy(want + s.plen, req + lay.payload_off, s.plen);
+			check_reply(req, &lay, s.family, buf, ret, want,
+				    2 * s.plen, 1500);
+			free(want);
+			free(req);
+			free(buf);
+		}
+	}
+}
+
+/* A function that cannot fit its reply, or fails: nothing is sent. */
+static void test_function_drops(void **state)
+{
+	struct frame_spec s = { .sport = 4444, .plen = 800 };
+	struct frame_layout lay;
+	uint8_t buf[2048];
+	int ret, fam;
+
+	(void)state;
+	for (fam = 0; fam < 2; fam++) {
+		s.family = fam ? AF_INET6 : AF_INET;
+		snprintf(where, sizeof(where), "drops %s", spec_name(&s));
+
+		/* 1600 bytes do not fit a 1500 MTU: the function says so. */
+		build_frame(buf, sizeof(buf), &s, &lay);
+		ret = rr_process(buf, lay.len, sizeof(buf), 1500,
+				 fn("rrtest_grow"), 0, 0);
+		CHECK_EQ(ret, -RR_DROP_REPLY_TOO_BIG);
+
+		build_frame(buf, sizeof(buf), &s, &lay);
+		ret = rr_process(buf, lay.len, sizeof(buf), 1500,
+				 fn("rrtest_fail"), 0, 0);
+		CHECK_EQ(ret, -RR_DROP_FUNCTION_ERROR);
+
+		/* Claiming more than the room is never sent. */
+		build_frame(buf, sizeof(buf), &s, &lay);
+		ret = rr_process(buf, lay.len, sizeof(buf), 1500,
+				 fn("rrtest_overclaim"), 0, 0);
+		CHECK_EQ(ret, -RR_DROP_REPLY_TOO_BIG);
+		build_frame(buf, sizeof(buf), &s, &lay);
+		ret = rr_process(buf, lay.len, sizeof(buf), 9000,
+				 fn("rrtest_overclaim"), 0, 0);
+		CHECK_EQ(ret, -RR_DROP_REPLY_TOO_BIG);
+	}
+}
+
+struct limit_case {
+	int family, vlans;
+	uint32_t room, mtu;
+	uint32_t want_room; /* what the function is offered */
+};
+
+/*
+ * The room a function is offered: the reply's IP packet fits the MTU, the
+ * frame fits the buffer, the lengths fit 16 bits. A function that uses all
+ * of it gives a valid reply of exactly that size.
+ */
+static void test_reply_limits(void **state)
+{
+	static const struct limit_case cases[] = {
+		{ AF_INET, 0, 2048, 1500, 1500 - 28 },
+		{ AF_INET, 2, 2048, 1500, 1500 - 28 },
+		{ AF_INET6, 0, 2048, 1500, 1500 - 48 },
+		{ AF_INET6, 1, 2048, 1500, 1500 - 48 },
+		{ AF_INET, 0, 2048, 576, 576 - 28 },
+		/* the buffer is the limit */
+		{ AF_INET, 0, 4096, 9000, 4096 - 14 - 28 },
+		{ AF_INET6, 2, 4096, 9000, 4096 - 22 - 48 },
+		{ AF_INET, 1, 1000, 1500, 1000 - 18 - 28 },
+		/* the 16-bit IPv4 total length is the limit */
+		{ AF_INET, 0, 70000, 65535, 65535 - 28 },
+		{ AF_INET, 0, 70000, 100000, 65535 - 28 },
+	};
+	struct frame_spec s = { .sport = 1, .dport = PORT_FILL, .plen = 50,
+				.csum = CSUM_GARBAGE };
+	const struct limit_case *c;
+	struct frame_layout lay;
+	uint8_t *buf, *req, *want;
+	uint32_t i, j;
+	int ret;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		c = &cases[i];
+		s.family = c->family;
+		s.vlans = c->vlans;
+		snprintf(where, sizeof(where), "limits #%u %s room %u mtu %u",
+			 i, spec_name(&s), c->room, c->mtu);
+		buf = make(&s, c->room, &lay, &req);
+		memset(&seen, 0, sizeof(seen));
+		ret = rr_process(buf, lay.len, c->room, c->mtu,
+				 fn("rrtest_fill"), 0, 0);
+		CHECK_EQ(seen.calls, 1);
+		CHECK_EQ(seen.room, c->want_room);
+		want = malloc(c->want_room);
+		assert_non_null(want);
+		for (j = 0; j < c->want_room; j++)
+			want[j] = (uint8_t)(0xa5 ^ j);
+		check_reply(req, &lay, s.family, buf, ret, want, c->want_room,
+			    c->mtu);
+		CHECK(ret <= (int)c->room);
+		free(want);
+		free(req);
+		free(buf);
+	}
+}
+
+/* A request that is itself larger than the MTU allows cannot be echoed. */
+static void test_request_over_mtu(void **state)
+{
+	struct frame_spec s = { .sport = 2, .dport = PORT_RECORD,
+				.plen = 1473 };
+	struct frame_layout lay;
+	uint8_t buf[2048];
+	int ret;
+
+	(void)state;
+	snprintf(where, sizeof(where), "request over the MTU");
+	build_frame(buf, sizeof(buf), &s, &lay);
+	memset(&seen, 0, sizeof(seen));
+	ret = rr_process(buf, lay.len, sizeof(buf), 1500,
+			 fn("rrtest_record"), 0, 0);
+	CHECK_EQ(ret, -RR_DROP_REPLY_TOO_BIG);
+	CHECK_EQ(seen.calls, 0);
+}
+
+/* A reply shorter than the request: the old payload's tail is not sent. */
+static void test_shorter_reply(void **state)
+{
+	struct frame_spec s = { .sport = 3, .dport = PORT_SHRINK, .plen = 99,
+				.opt_words = 3 };
+	struct frame_layout lay;
+	uint8_t *buf, *req;
+	int fam, ret;
+
+	(void)state;
+	for (fam = 0; fam < 2; fam++) {
+		s.family = fam ? AF_INET6 : AF_INET;
+		snprintf(where, sizeof(where), "shrink %s", spec_name(&s));
+		buf = make(&s, 2048, &lay, &req);
+		ret = rr_process(buf, lay.len, 2048, 1500, fn("rrtest_shrink"),
+				 0, 0);
+		check_reply(req, &lay, s.family, buf, ret,
+			    req + lay.payload_off, 1, 1500);
+		free(req);
+		free(buf);
+	}
+}
+
+/*
+ * Ethernet pads short frames to 60 bytes and some links add more; the
+ * lengths come from the IP and UDP headers, and the padding is neither
+ * summed nor sent back.
+ */
+static void test_padding_ignored(void **state)
+{
+	struct frame_spec s = { .sport = 5, .dport = 1232,
+				.csum = CSUM_PARTIAL };
+	uint32_t i, hdr;
+
+	(void)state;
+	for (i = 0; i < 6; i++) {
+		s.family = i & 1 ? AF_INET6 : AF_INET;
+		s.vlans = (int)(i / 2);
+		s.plen = 3;
+		hdr = 14 + 4 * (uint32_t)s.vlans +
+		      (s.family == AF_INET6 ? 40 : 20) + 8 + 3;
+		/* to the 60-byte minimum, or some anyway when over it */
+		s.pad = hdr < 60 ? 60 - hdr : 7;
+		roundtrip(&s, "reverse", 2048, 1500);
+		s.plen = 101;
+		s.pad = 31;
+		roundtrip(&s, "reverse", 2048, 1500);
+	}
+}
+
+/* A UDP datagram shorter than its IP payload: only the datagram counts. */
+static void test_udp_shorter_than_ip(void **state)
+{
+	struct frame_spec s = { .sport = 6, .dport = 1232, .plen = 10,
+				.pad = 4 };
+	struct frame_layout lay;
+	uint8_t *buf, *req, want[10];
+	int ret, fam;
+
+	(void)state;
+	for (fam = 0; fam < 2; fam++) {
+		s.family = fam ? AF_INET6 : AF_INET;
+		/* The 4 trailing bytes are inside the IP packet. */
+		s.ip_len = SET((fam ? 0 : 20) + 8 + 10 + 4);
+		snprintf(where, sizeof(where), "udp < ip %s", spec_name(&s));
+		buf = make(&s, 2048, &lay, &req);
+		ret = rr_process(buf, lay.len, 2048, 1500, fn("reverse"), 0, 0);
+		reversed(req + lay.payload_off, want, 10);
+		check_reply(req, &lay, s.family, buf, ret, want, 10, 1500);
+		free(req);
+		free(buf);
+	}
+}
+
+/* Expects a drop as malformed, the function not called, the frame intact. */
+static void expect_malformed(const uint8_t *frame, uint32_t len)
+{
+	uint8_t *buf = malloc(len ? len : 1);
+	int ret;
+
+	assert_non_null(buf);
+	memcpy(buf, frame, len);
+	memset(&seen, 0, sizeof(seen));
+	ret = rr_process(buf, len, len, 1500, fn("rrtest_record"), 0, 0);
+	CHECK_EQ(ret, -RR_DROP_MALFORMED);
+	CHECK_EQ(seen.calls, 0);
+	CHECK(!memcmp(buf, frame, len));
+	free(buf);
+}
+
+/* Cut anywhere, a frame is malformed: no length field can be trusted. */
+static void test_truncated_everywhere(void **state)
+{
+	static const struct frame_spec specs[] = {
+		{ .family = AF_INET, .plen = 9 },
+		{ .family = AF_INET, .opt_words = 2, .plen = 4 },
+		{ .family = AF_INET6, .plen = 9 },
+		{ .family = AF_INET, .vlans = 1, .plen = 1 },
+		{ .family = AF_INET6, .vlans = 2, .plen = 2 },
+		{ .family = AF_INET, .vlans = 2, .plen = 0 },
+	};
+	struct frame_spec s;
+	struct frame_layout lay;
+	uint8_t buf[256];
+	uint32_t i, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		s = specs[i];
+		s.dport = PORT_RECORD;
+		build_frame(buf, sizeof(buf), &s, &lay);
+		for (n = 0; n < lay.len; n++) {
+			snprintf(where, sizeof(where), "%s cut to %u bytes",
+				 spec_name(&s), n);
+			expect_malformed(buf, n);
+		}
+		/* and whole, it is served */
+		snprintf(where, sizeof(where), "%s whole", spec_name(&s));
+		memset(&seen, 0, sizeof(seen));
+		CHECK_EQ(rr_process(buf, lay.len, sizeof(buf), 1500,
+				    fn("rrtest_record"), 0, 0),
+			 lay.len);
+		CHECK_EQ(seen.calls, 1);
+	}
+}
+
+struct bad_case {
+	const char *what;
+	struct frame_spec s;
+};
+
+#define V4(...) { .family = AF_INET, .plen = 12, __VA_ARGS__ }
+#define V6(...) { .family = AF_INET6, .plen = 12, __VA_ARGS__ }
+
+static const struct bad_case bad_cases[] = {
+	{ "IHL 0", V4(.ihl = SET(0)) },
+	{ "IHL 1", V4(.ihl = SET(1)) },
+	{ "IHL 4", V4(.ihl = SET(4)) },
+	{ "IHL 15 beyond the packet", V4(.ihl = SET(15)) },
+	{ "IHL 15, total length beyond the frame",
+	  V4(.ihl = SET(15), .ip_len = SET(80)) },
+	{ "IHL 8, total length under it",
+	  { .family = AF_INET, .ihl = SET(8), .plen = 0 } },
+	{ "IP total length 1 over the frame", V4(.ip_len = SET(20 + 8 + 13)) },
+	{ "IP total length 65535", V4(.ip_len = SET(65535)) },
+	{ "IP total length under the header", V4(.ip_len = SET(19)) },
+	{ "IP payload shorter than a UDP header", V4(.ip_len = SET(27)) },
+	{ "IP total length 0", V4(.ip_len = SET(0)) },
+	{ "UDP length 0", V4(.udp_len = SET(0)) },
+	{ "UDP length 7", V4(.udp_len = SET(7)) },
+	{ "UDP length beyond the IP payload", V4(.udp_len = SET(8 + 13)) },
+	{ "UDP length 65535", V4(.udp_len = SET(65535)) },
+	{ "IPv6 UDP length 0", V6(.udp_len = SET(0)) },
+	{ "IPv6 UDP length 7", V6(.udp_len = SET(7)) },
+	{ "IPv6 UDP length beyond the payload", V6(.udp_len = SET(8 + 13)) },
+	{ "IPv6 payload length beyond the frame", V6(.ip_len = SET(8 + 13)) },
+	{ "IPv6 payload length 7", V6(.ip_len = SET(7)) },
+	{ "IPv6 payload length 0 (jumbogram)", V6(.ip_len = SET(0)) },
+	{ "first fragment", V4(.frag = SET(F_IP_MF)) },
+	{ "middle fragment", V4(.frag = SET(F_IP_MF | 185)) },
+	{ "last fragment", V4(.frag = SET(185)) },
+	{ "last fragment with DF", V4(.frag = SET(F_IP_DF | 1)) },
+	{ "TCP", V4(.proto = SET(6)) },
+	{ "ICMP", V4(.proto = SET(1)) },
+	{ "IPv4 protocol 0", V4(.proto = SET(0)) },
+	{ "UDP-Lite", V4(.proto = SET(136)) },
+	{ "IPv6 hop-by-hop header", V6(.proto = SET(0)) },
+	{ "IPv6 routing header", V6(.proto = SET(43)) },
+	{ "IPv6 fragment header", V6(.proto = SET(44)) },
+	{ "IPv6 destination options", V6(.proto = SET(60)) },
+	{ "ICMPv6", V6(.proto = SET(58)) },
+	{ "IPv6 TCP", V6(.proto = SET(6)) },
+	{ "three VLAN tags", V4(.vlans = 3) },
+	{ "three VLAN tags, IPv6", V6(.vlans = 3) },
+	{ "ARP", V4(.ethertype = SET(F_ETH_ARP)) },
+	{ "LLDP", V4(.ethertype = SET(0x88cc)) },
+	{ "802.3 length field", V4(.ethertype = SET(60)) },
+	{ "tagged ARP", V4(.vlans = 1, .ethertype = SET(F_ETH_ARP)) },
+	{ "IPv4 EtherType, version 6", V4(.version = SET(6)) },
+	{ "IPv4 EtherType, version 0", V4(.version = SET(0)) },
+	{ "IPv6 EtherType, version 4", V6(.version = SET(4)) },
+	{ "IPv4 packet under the IPv6 EtherType",
+	  V4(.ethertype = SET(F_ETH_IPV6)) },
+	{ "IPv6 packet under the IPv4 EtherType",
+	  V6(.ethertype = SET(F_ETH_IP)) },
+};
+
+static void test_malformed(void **state)
+{
+	struct frame_layout lay;
+	struct frame_spec s;
+	uint8_t buf[256];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+		s = bad_cases[i].s;
+		s.dport = PORT_RECORD;
+		snprintf(where, sizeof(where), "%s", bad_cases[i].what);
+		build_frame(buf, sizeof(buf), &s, &lay);
+		expect_malformed(buf, lay.len);
+	}
+}
+
+/* The flags that do not make a fragment: DF, or nothing. */
+static void test_not_fragments(void **state)
+{
+	struct frame_spec s = { .family = AF_INET, .dport = 1232, .plen = 20 };
+
+	(void)state;
+	s.frag = SET(0);
+	roundtrip(&s, "reverse", 2048, 1500);
+	s.frag = SET(F_IP_DF);
+	roundtrip(&s, "reverse", 2048, 1500);
+}
+
+/* The drop labels are metric labels users alert on. */
+static void test_drop_labels(void **state)
+{
+	(void)state;
+	assert_string_equal(rr_drop_label(RR_DROP_MALFORMED), "malformed");
+	assert_string_equal(rr_drop_label(RR_DROP_FUNCTION_ERROR),
+			    "function_error");
+	assert_string_equal(rr_drop_label(RR_DROP_REPLY_TOO_BIG),
+			    "reply_too_big");
+	assert_string_equal(rr_drop_label(RR_DROP_MAX), "unknown");
+	assert_string_equal(rr_drop_label((enum rr_drop)1000), "unknown");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_reverse_replies),
+		cmocka_unit_test(test_echo_replies),
+		cmocka_unit_test(test_checksum_zero_sent_as_ffff),
+		cmocka_unit_test(test_function_sees_request),
+		cmocka_unit_test(test_longer_reply),
+		cmocka_unit_test(test_function_drops),
+		cmocka_unit_test(test_reply_limits),
+		cmocka_unit_test(test_request_over_mtu),
+		cmocka_unit_test(test_shorter_reply),
+		cmocka_unit_test(test_padding_ignored),
+		cmocka_unit_test(test_udp_shorter_than_ip),
+		cmocka_unit_test(test_truncated_everywhere),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_not_fragments),
+		cmocka_unit_test(test_drop_labels),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
