@@ -69,6 +69,8 @@ def main():
                     help="seconds to wait for each reply")
     ap.add_argument("--deadline", type=float, default=60.0,
                     help="seconds for the whole run")
+    ap.add_argument("--rate", type=float, default=0,
+                    help="at most this many requests a second (0: no limit)")
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("-q", "--quiet", action="store_true",
                     help="do not print each bad reply")
@@ -119,6 +121,8 @@ def main():
         if now - start > args.deadline:
             break
         while idle and nxt < len(plan):
+            if args.rate and nxt >= (now - start) * args.rate:
+                break
             s = idle.pop()
             (port, func), size = plan[nxt]
             nxt += 1
@@ -133,7 +137,7 @@ def main():
                 continue
             stats[port]["sent"] += 1
             outstanding[s.fileno()] = (port, func, payload, now)
-        for fd, _ in poller.poll(50):
+        for fd, _ in poller.poll(10 if args.rate else 50):
             s = byfd[fd]
             while True:
                 try:
