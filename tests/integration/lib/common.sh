@@ -137,6 +137,26 @@ rr_start() {
 	return 1
 }
 
+# rr_run NAME ARGS...: run reqrouter in the server namespace in the
+# foreground (at most 20 s); stdout in $RR_TMP/NAME.out, stderr in
+# $RR_TMP/NAME.err, exit status in RR_RC. Called directly, not through
+# tb_srv, so the shell's own "Segmentation fault" notice, should there be
+# one, does not land in the captured stderr.
+rr_run() {
+	local name=$1
+	shift
+	RR_OUT=$RR_TMP/$name.out
+	RR_ERR=$RR_TMP/$name.err
+	ip netns exec "$TB_NS_SRV" timeout -k 2 20 "$RR" "$@" \
+		>"$RR_OUT" 2>"$RR_ERR"
+	RR_RC=$?
+	if [ "$RR_RC" -gt 128 ] && [ "$RR_RC" -lt 160 ]; then
+		say "reqrouter $* was killed by signal $((RR_RC - 128))" \
+			"($(kill -l $((RR_RC - 128))))"
+	fi
+	return 0
+}
+
 # rr_kill_wait SIGNAL SECONDS: signal reqrouter and wait at most SECONDS.
 # Sets RR_RC (exit status, or "running" if it did not exit) and RR_ELAPSED_MS.
 rr_kill_wait() {

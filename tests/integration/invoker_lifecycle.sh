@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# reqrouter's life on an interface: SIGTERM and SIGINT stop it within 2 s
+# with exit 0, the summary printed and the XDP program gone; kill -9 leaves
+# the program behind and the next start replaces it ("replacing a stale")
+# and serves; a foreign XDP program (native or generic) makes it refuse
+# with one line and exit 1, leaving that program alone; and detaching its
+# program from outside makes it stop on its own with a clear message.
+cd "$(dirname "$0")/../.." || exit 1
+source tests/integration/lib/common.sh
+
+rr_bed 4
+command -v clang >/dev/null || die "clang is needed to build the foreign XDP program"
+
+# The "foreign" program: a trivial XDP_PASS that reqrouter did not load.
+cat >"$RR_TMP/foreign.bpf.c" <<'EOF'
+#define SEC(name) __attribute__((section(name), used))
+struct xdp_md;
+SEC("xdp") int foreign_pass(struct xdp_md *ctx) { return 2; /* XDP_PASS */ }
+char _license[] SEC("license") = "GPL";
+EOF
+clang -O2 -g -target bpf -c "$RR_TMP/foreign.bpf.c" -o "$RR_TMP/foreign.o" ||
+	die "cannot compile the foreign XDP program"
+
+xdp_prog() { # the attached program as "name id", or nothing
+	ip -n "$TB_NS_SRV" link show dev "$TB_IF_SRV" |
+		awk '/prog\/xdp/ { for (i = 1; i < NF; i++) {
+			if ($i == "id") id = $(i + 1); if ($i == "name") nm = $(i + 1) }
+			print nm, id }'
+}
+
+serves() { # N: N requests over 16 sockets all answered correctly
+	tb_cli python3 $RR_LIB/udpclient.py "$TB_IP4_SRV" 1232:reverse,7:echo \
+		-n "$1" -s 16 -q >"$RR_TMP/serves.out" 2>&1
+	local rc=$?
+	tail -n 1 "$RR_TMP/serves.out" | sed 's/^/    /'
+	return $rc
+}
+
+for sig in TERM INT; do
+	say "== SIG$sig"
+	rr_start "sig$sig" -i "$TB_IF_SRV" -q 4 || die "reqrouter did not start"
+	check "attached: program '$(xdp_prog)'" xdp_on_srv
+	check "serves 100 requests" serves 100
+	rr_kill_wait "$sig" 2
+	check_eq "SIG$sig: exit status within 2 s (took ${RR_ELAPSED_MS} ms)" 0 "$RR_RC"
+	[ "$RR_RC" = running ] && rr_kill_wait KILL 2
+	check "SIG$sig: no XDP program left on $TB_IF_SRV" eval '! xdp_on_srv'
+	check "SIG$sig: summary table printed" \
+		grep -qE '^port +function +queue +thread +rx +tx +dropped' "$RR_OUT"
+	check "SIG$sig: summary totals 'total: 100 requests, 100 replies, 0 dropped'" \
+		grep -q '^total: 100 requests, 100 replies, 0 dropped' "$RR_OUT"
+done
+
+say "== kill -9, then start again"
+rr_start kill9 -i "$TB_IF_SRV" -q 4 || die "reqrouter did not start"
+rr_kill_wait KILL 2
+check_eq "kill -9: killed" 137 "$RR_RC"
+stale=$(xdp_prog)
+check "kill -9: the program stays attached ($stale)" xdp_on_srv
+if rr_start restart -i "$TB_IF_SRV" -q 4 -t 2; then
+	ok "restart over the stale program: ready"
+	check "restart: logs 'replacing a stale' program" \
+		grep -q 'replacing a stale' "$RR_ERR"
+	check "restart: serves 500 requests" serves 500
+	now=$(xdp_prog)
+	check "restart: a new program is attached ($stale -> $now)" \
+		test -n "$now" -a "$now" != "$stale"
+	rr_kill_wait TERM 2
+	check_eq "restart: SIGTERM exit status" 0 "$RR_RC"
+	check "restart: no XDP program left" eval '! xdp_on_srv'
+else
+	bad "restart over the stale program: did not get ready"
+fi
+
+for mode in xdp xdpgeneric; do
+	say "== a foreign program attached with 'ip link set ... $mode'"
+	tb_srv ip link set dev "$TB_IF_SRV" "$mode" obj "$RR_TMP/foreign.o" sec xdp ||
+		die "cannot attach the foreign program ($mode)"
+	foreign=$(xdp_prog)
+	say "foreign program: $foreign"
+	rr_run "foreign-$mode" -i "$TB_IF_SRV" -q 4
+	sed 's/^/    stderr: /' "$RR_ERR"
+	check_eq "foreign $mode: reqrouter refuses with exit status" 1 "$RR_RC"
+	check_eq "foreign $mode: lines on stderr" 1 "$(grep -c . "$RR_ERR")"
+	check "foreign $mode: the line starts 'reqrouter:' and names the program" \
+		grep -qE "^reqrouter: .*(foreign_pass|XDP program)" "$RR_ERR"
+	check_eq "foreign $mode: the foreign program is still attached" \
+		"$foreign" "$(xdp_prog)"
+	tb_srv ip link set dev "$TB_IF_SRV" "$mode" off
+done
+check "foreign programs removed again" eval '! xdp_on_srv'
+
+say "== the program detached from outside while reqrouter runs"
+rr_start detach -i "$TB_IF_SRV" -q 4 || die "reqrouter did not start"
+tb_srv ip link set dev "$TB_IF_SRV" xdp off
+rr_wait_exit 5
+check "detached: reqrouter exits within 5 s with a non-zero status ($RR_RC)" \
+	test "$RR_RC" != running -a "$RR_RC" != 0
+[ "$RR_RC" = running ] && rr_kill_wait KILL 2
+sed 's/^/    stderr: /' "$RR_ERR" | tail -n 2
+check "detached: says the XDP program was removed" \
+	grep -qiE 'XDP program.*(removed|detached|gone)' "$RR_ERR"
+check "detached: no XDP program on $TB_IF_SRV" eval '! xdp_on_srv'
+
+say "== and it starts cleanly afterwards"
+rr_start after -i "$TB_IF_SRV" -q 4 || bad "restart after the detach: not ready"
+[ -n "$RR_PID" ] && check "after the detach: serves 100 requests" serves 100
+[ -n "$RR_PID" ] && rr_kill_wait TERM 2
+rr_finish
