@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * reflector: attaches reflector.bpf.c's XDP program to an interface (native
+ * mode), waits for SIGINT/SIGTERM, prints its counters and detaches. With
+ * --pass it attaches the do-nothing program instead, which the other end of
+ * a veth needs before it accepts XDP_TX frames.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <net/if.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/if_link.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "reflector.skel.h"
+#include "../rrload/toolopt.h"
+
+enum { OPT_PASS = 256, OPT_SKB };
+
+static const struct toolopt opts[] = {
+	{ "iface", 'i', "IFACE", "interface to attach to (required)" },
+	{ "reverse-port", 'r', "PORT", "port answered with reverse (1232)" },
+	{ "echo-port", 'e', "PORT", "port answered with echo (7)" },
+	{ "pass", OPT_PASS, NULL, "attach the XDP_PASS program instead" },
+	{ "skb", OPT_SKB, NULL, "generic (skb) mode instead of native" },
+	{ "verbose", 'v', NULL, "show libbpf's messages (the verifier log)" },
+	{ "help", 'h', NULL, "show this help" },
+	{ NULL, 0, NULL, NULL },
+};
+
+#define SYNOPSIS "reflector -i IFACE [--pass] [-r PORT] [-e PORT]"
+#define ABOUT                                                            \
+	"Answers UDP reverse/echo requests in XDP with XDP_TX until SIGINT\n" \
+	"or SIGTERM, then detaches and prints its counters."
+
+static volatile sig_atomic_t stop;
+static bool verbose;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static int quiet_print(enum libbpf_print_level level, const char *fmt,
+		       va_list ap)
+{
+	if (verbose)
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+static int read_stat(struct reflector *skel, __u32 idx, unsigned long long *v)
+{
+	int ncpu = libbpf_num_possible_cpus(), i, err;
+	__u64 *vals;
+
+	if (ncpu <= 0)
+		return -EINVAL;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	err = bpf_map_lookup_elem(bpf_map__fd(skel->maps.stats), &idx, vals);
+	*v = 0;
+	for (i = 0; !err && i < ncpu; i++)
+		*v += vals[i];
+	free(vals);
+	return err ? -errno : 0;
+}
+
+int main(int argc, char **argv)
+{
+	char shortopts[3 * TOOLOPT_MAX + 2];
+	struct option longopts[TOOLOPT_MAX + 1];
+	struct sigaction sa = { .sa_handler = on_signal };
+	unsigned long v, rport = 1232, eport = 7;
+	unsigned long long refl = 0, passed = 0;
+	__u32 flags = XDP_FLAGS_DRV_MODE;
+	struct reflector *skel = NULL;
+	const char *ifname = NULL;
+	bool pass_only = false;
+	int c, ifindex, err, prog_fd, ret = 1;
+
+	toolopt_build(opts, shortopts, longopts);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			ifname = optarg;
+			break;
+		case 'r':
+		case 'e':
+			if (toolopt_ulong(optarg, 1, 65535, &v)) {
+				fprintf(stderr,
+					"reflector: -%c needs a port 1-65535, not '%s'\n",
+					c, optarg);
+				return 2;
+			}
+			*(c == 'r' ? &rport : &eport) = v;
+			break;
+		case OPT_PASS:
+			pass_only = true;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case OPT_SKB:
+			flags = XDP_FLAGS_SKB_MODE;
+			break;
+		case 'h':
+			toolopt_usage(stdout, SYNOPSIS, ABOUT, opts);
+			return 0;
+		default:
+			toolopt_bad("reflector", c, optopt, argv, optind);
+			return 2;
+		}
+	}
+	if (optind < argc || !ifname) {
+		fprintf(stderr, "reflector: %s\n",
+			ifname ? "unexpected argument" :
+				 "-i IFACE is required (see --help)");
+		return 2;
+	}
+	ifindex = (int)if_nametoindex(ifname);
+	if (!ifindex) {
+		fprintf(stderr, "reflector: no interface '%s'\n", ifname);
+		return 2;
+	}
+	libbpf_set_print(quiet_print);
+
+	skel = reflector__open();
+	if (!skel) {
+		fprintf(stderr, "reflector: cannot open the BPF object\n");
+		return 1;
+	}
+	skel->rodata->port_reverse = (__u16)rport;
+	skel->rodata->port_echo = (__u16)eport;
+	err = reflector__load(skel);
+	if (err) {
+		fprintf(stderr,
+			"reflector: cannot load the XDP program: %s (-v shows why)\n",
+			strerror(-err));
+		goto out;
+	}
+	prog_fd = bpf_program__fd(pass_only ? skel->progs.pass :
+					      skel->progs.reflect);
+	err = bpf_xdp_attach(ifindex, prog_fd, flags | XDP_FLAGS_UPDATE_IF_NOEXIST,
+			     NULL);
+	if (err) {
+		fprintf(stderr, "reflector: cannot attach to %s: %s\n", ifname,
+			strerror(-err));
+		goto out;
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	fprintf(stderr, "reflector: %s on %s (%s mode)%s\n",
+		pass_only ? "XDP_PASS" : "reverse/echo reflector", ifname,
+		flags == XDP_FLAGS_SKB_MODE ? "skb" : "native",
+		pass_only ? "" : ", ready");
+	while (!stop)
+		pause();
+	bpf_xdp_detach(ifindex, flags, NULL);
+	if (!pass_only && !read_stat(skel, 0, &refl) &&
+	    !read_stat(skel, 1, &passed))
+		fprintf(stderr, "reflector: reflected %llu, passed %llu\n",
+			refl, passed);
+	ret = 0;
+out:
+	reflector__destroy(skel);
+	return ret;
+}
