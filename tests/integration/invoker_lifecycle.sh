@@ -86,6 +86,8 @@ for mode in xdp xdpgeneric; do
 	check_eq "foreign $mode: lines on stderr" 1 "$(grep -c . "$RR_ERR")"
 	check "foreign $mode: the line starts 'reqrouter:' and names the program" \
 		grep -qE "^reqrouter: .*(foreign_pass|XDP program)" "$RR_ERR"
+	check "foreign $mode: nothing on stdout (no summary of a server that never ran)" \
+		test ! -s "$RR_OUT"
 	check_eq "foreign $mode: the foreign program is still attached" \
 		"$foreign" "$(xdp_prog)"
 	tb_srv ip link set dev "$TB_IF_SRV" "$mode" off

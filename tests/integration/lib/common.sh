@@ -150,9 +150,23 @@ rr_run() {
 	ip netns exec "$TB_NS_SRV" timeout -k 2 20 "$RR" "$@" \
 		>"$RR_OUT" 2>"$RR_ERR"
 	RR_RC=$?
+	rr_check_sanitizers
 	if [ "$RR_RC" -gt 128 ] && [ "$RR_RC" -lt 160 ]; then
 		say "reqrouter $* was killed by signal $((RR_RC - 128))" \
 			"($(kill -l $((RR_RC - 128))))"
+	fi
+	return 0
+}
+
+# rr_check_sanitizers: a sanitizer build (BUILD=build/san) reports to
+# stderr; any report is a failure of its own, whatever the exit status.
+rr_check_sanitizers() {
+	[ -n "${RR_ERR:-}" ] && [ -f "$RR_ERR" ] || return 0
+	if grep -qE 'runtime error:|AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer' \
+		"$RR_ERR"; then
+		bad "sanitizer report in reqrouter's stderr ($(basename "$RR_ERR")):"
+		grep -E -A3 'runtime error:|Sanitizer' "$RR_ERR" | head -n 20 |
+			sed 's/^/    /'
 	fi
 	return 0
 }
@@ -177,6 +191,7 @@ rr_wait_exit() {
 			wait "$RR_PID" 2>/dev/null
 			RR_RC=$?
 			RR_PID=
+			rr_check_sanitizers
 			return 0
 		fi
 		sleep 0.05
