@@ -52,6 +52,24 @@ struct {
 	__uint(max_entries, RR_MAX_QUEUES * RR_MAX_PORTS);
 } rr_cursor SEC(".maps");
 
+/* Allowed source prefixes per function slot, for ports with
+ * RR_PORT_ALLOWLIST set. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__type(key, struct rr_allow_v4);
+	__type(value, __u8);
+	__uint(max_entries, RR_MAX_ALLOW);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} acl_v4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__type(key, struct rr_allow_v6);
+	__type(value, __u8);
+	__uint(max_entries, RR_MAX_ALLOW);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} acl_v6 SEC(".maps");
+
 /* Packets per (queue, enum rr_xdp_stat), per CPU. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -99,6 +117,34 @@ static __always_inline int parse_eth(struct cursor *c)
 		c->pos = vlan + 1;
 	}
 	return bpf_ntohs(proto);
+}
+
+/*
+ * Whether the source may reach function @slot: one trie lookup, paid only
+ * by ports that have an allow-list. The header was checked while parsing;
+ * the check is repeated because the verifier does not carry it over to
+ * the saved pointer.
+ */
+static __always_inline int source_allowed(void *l3, void *end, int ipv6,
+					  __u32 slot)
+{
+	if (ipv6) {
+		struct ipv6hdr *ip6h = l3;
+		struct rr_allow_v6 key = { .prefixlen = 32 + 128, .slot = slot };
+
+		if ((void *)(ip6h + 1) > end)
+			return 0;
+		__builtin_memcpy(key.addr, &ip6h->saddr, sizeof(key.addr));
+		return bpf_map_lookup_elem(&acl_v6, &key) != NULL;
+	} else {
+		struct iphdr *iph = l3;
+		struct rr_allow_v4 key = { .prefixlen = 32 + 32, .slot = slot };
+
+		if ((void *)(iph + 1) > end)
+			return 0;
+		__builtin_memcpy(key.addr, &iph->saddr, sizeof(key.addr));
+		return bpf_map_lookup_elem(&acl_v4, &key) != NULL;
+	}
 }
 
 /* Returns the L4 protocol, or a negative rr_xdp_stat to pass for. */
@@ -157,12 +203,15 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	struct rr_port_conf *conf;
 	__u32 l4_len = 0, key, *rr;
 	struct udphdr *udph;
-	int proto, act;
+	int proto, act, ipv6;
+	void *l3;
 
 	if (queue >= RR_MAX_QUEUES)
 		return count(RR_MAX_QUEUES, RR_XDP_PASS_QUEUE_RANGE, XDP_PASS);
 
 	proto = parse_eth(&c);
+	l3 = c.pos;
+	ipv6 = proto == ETH_P_IPV6;
 	if (proto == ETH_P_IP)
 		proto = parse_ipv4(&c, &l4_len);
 	else if (proto == ETH_P_IPV6)
@@ -189,6 +238,10 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	conf = bpf_map_lookup_elem(&port_map, &key);
 	if (!conf || !conf->nsocks || conf->slot >= RR_MAX_PORTS)
 		return count(queue, RR_XDP_PASS_NO_FUNCTION, XDP_PASS);
+	/* Unwanted sources cost one lookup and go no further. */
+	if (conf->flags & RR_PORT_ALLOWLIST &&
+	    !source_allowed(l3, c.end, ipv6, conf->slot))
+		return count(queue, RR_XDP_DROP_NOT_ALLOWED, XDP_DROP);
 
 	key = queue * RR_MAX_PORTS + conf->slot;
 	rr = bpf_map_lookup_elem(&rr_cursor, &key);

@@ -27,6 +27,28 @@
 struct rr_port_conf {
 	__u32 slot; /* function slot, 0..RR_MAX_PORTS-1 */
 	__u32 nsocks; /* sockets per queue for this port (= workers) */
+	__u32 flags; /* RR_PORT_* */
+};
+
+/* Only sources in the allow-lists (acl_v4/acl_v6) reach this function. */
+#define RR_PORT_ALLOWLIST (1U << 0)
+
+#define RR_MAX_ALLOW 1024 /* allow-list entries per address family */
+
+/*
+ * Allow-list keys: the function slot then the source address, so one LPM
+ * trie serves every function. prefixlen counts the slot's 32 bits too.
+ */
+struct rr_allow_v4 {
+	__u32 prefixlen;
+	__u32 slot;
+	__u8 addr[4];
+};
+
+struct rr_allow_v6 {
+	__u32 prefixlen;
+	__u32 slot;
+	__u8 addr[16];
 };
 
 /*
@@ -43,7 +65,8 @@ struct rr_port_conf {
 	X(PASS_FRAGMENT, "pass", "fragment")                \
 	X(PASS_IPV6_EXT, "pass", "ipv6_ext_header")         \
 	X(PASS_MALFORMED, "pass", "malformed")              \
-	X(PASS_QUEUE_RANGE, "pass", "queue_out_of_range")
+	X(PASS_QUEUE_RANGE, "pass", "queue_out_of_range")  \
+	X(DROP_NOT_ALLOWED, "drop", "source_not_allowed")
 
 #define RR_XDP_STAT_ENUM(name, verdict, reason) RR_XDP_##name,
 enum rr_xdp_stat { RR_XDP_STATS(RR_XDP_STAT_ENUM) RR_XDP_STAT_MAX };

@@ -9,6 +9,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
 #include <ini.h>
 
 #include "config.h"
@@ -149,6 +152,69 @@ int rr_parse_mode(const char *s, enum rr_xdp_mode *mode, char *err,
 	return 0;
 }
 
+int rr_parse_cidrs(const char *s, struct rr_cidr *out, uint32_t max,
+		   uint32_t *n, char *err, size_t errlen)
+{
+	char buf[4096], *tok, *save, *slash;
+	uint32_t len, count = 0, maxlen;
+	struct rr_cidr c;
+	int i;
+
+	if (strlen(s) >= sizeof(buf)) {
+		snprintf(err, errlen, "allow-list is too long");
+		return -EINVAL;
+	}
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ", \t", &save); tok;
+	     tok = strtok_r(NULL, ", \t", &save)) {
+		memset(&c, 0, sizeof(c));
+		slash = strchr(tok, '/');
+		if (slash)
+			*slash = '\0';
+		if (inet_pton(AF_INET, tok, c.addr) == 1) {
+			c.family = AF_INET;
+			maxlen = 32;
+		} else if (inet_pton(AF_INET6, tok, c.addr) == 1) {
+			c.family = AF_INET6;
+			maxlen = 128;
+		} else {
+			snprintf(err, errlen,
+				 "'%s' is not an IPv4 or IPv6 address", tok);
+			return -EINVAL;
+		}
+		len = maxlen;
+		if (slash && rr_parse_u32(slash + 1, 0, maxlen, &len,
+					  "a prefix length", err, errlen))
+			return -EINVAL;
+		c.len = (uint8_t)len;
+		/* Host bits set would never match as written: refuse them. */
+		for (i = 0; i < 16; i++) {
+			int keep = (int)len - i * 8;
+			uint8_t mask = keep >= 8 ? 0xff :
+				       keep <= 0 ? 0 :
+						   (uint8_t)(0xff << (8 - keep));
+
+			if (c.addr[i] & ~mask) {
+				snprintf(err, errlen,
+					 "%s/%u has host bits set", tok, len);
+				return -EINVAL;
+			}
+		}
+		if (count == max) {
+			snprintf(err, errlen,
+				 "at most %u prefixes per allow-list", max);
+			return -EINVAL;
+		}
+		out[count++] = c;
+	}
+	if (!count) {
+		snprintf(err, errlen, "empty allow-list");
+		return -EINVAL;
+	}
+	*n = count;
+	return 0;
+}
+
 int rr_set_ifname(struct rr_config *cfg, const char *s, char *err,
 		  size_t errlen)
 {
@@ -180,6 +246,7 @@ int rr_config_init(struct rr_config *cfg, char *err, size_t errlen)
 		cfg->services[i].fn = rr_registry_at(i);
 		cfg->services[i].port = cfg->services[i].fn->port;
 		cfg->services[i].enabled = true;
+		cfg->services[i].max_amplification = RR_DEFAULT_AMPLIFICATION;
 	}
 	cfg->nservices = (uint32_t)n;
 	return 0;
@@ -227,6 +294,14 @@ static int main_key(struct ini_ctx *c, const char *key, const char *val,
 	if (!strcmp(key, "busy_poll"))
 		return rr_parse_bool(val, &cfg->busy_poll, "busy_poll", err,
 				     errlen);
+	if (!strcmp(key, "user")) {
+		if (!*val || strlen(val) >= sizeof(cfg->user)) {
+			snprintf(err, errlen, "bad user '%s'", val);
+			return -EINVAL;
+		}
+		strcpy(cfg->user, val);
+		return 0;
+	}
 	if (!strcmp(key, "metrics_file")) {
 		if (strlen(val) >= sizeof(cfg->metrics_file)) {
 			snprintf(err, errlen, "metrics_file is too long");
@@ -259,6 +334,13 @@ static int function_key(struct ini_ctx *c, const char *name, const char *key,
 	if (!strcmp(key, "enabled"))
 		return rr_parse_bool(val, &svc->enabled, "enabled", err,
 				     errlen);
+	if (!strcmp(key, "max_amplification"))
+		return rr_parse_u32(val, 0, RR_MAX_AMPLIFICATION,
+				    &svc->max_amplification,
+				    "max_amplification", err, errlen);
+	if (!strcmp(key, "allow"))
+		return rr_parse_cidrs(val, svc->allow, RR_MAX_ALLOW_PER_FN,
+				      &svc->nallow, err, errlen);
 	snprintf(err, errlen, "unknown key '%s' in [function %s]", key, name);
 	return -EINVAL;
 }

@@ -26,11 +26,28 @@ enum rr_xdp_mode {
 	RR_MODE_SKB,
 };
 
-/* A registered function and the port it is served on. */
+#define RR_DEFAULT_AMPLIFICATION 3 /* QUIC's anti-amplification factor */
+#define RR_MAX_AMPLIFICATION 1000
+#define RR_MAX_ALLOW_PER_FN 64
+
+/* An address prefix of an allow-list. */
+struct rr_cidr {
+	int family; /* AF_INET or AF_INET6 */
+	uint8_t addr[16];
+	uint8_t len; /* prefix length in bits */
+};
+
+/* A registered function and how it is served. */
 struct rr_service {
 	const struct rr_function *fn;
 	uint16_t port;
 	bool enabled;
+	/* A reply's IP packet may be at most this many times the request's
+	 * (spoofed sources make a server an amplifier); 0: no limit. */
+	uint32_t max_amplification;
+	/* Sources allowed to call it; none listed: every source. */
+	struct rr_cidr allow[RR_MAX_ALLOW_PER_FN];
+	uint32_t nallow;
 };
 
 struct rr_config {
@@ -49,6 +66,7 @@ struct rr_config {
 	/* -p: serve only these ports (0 entries: all enabled services). */
 	uint16_t only_ports[RR_MAX_PORTS];
 	uint32_t n_only_ports;
+	char user[64]; /* --user: drop to this user after set-up */
 	bool list;
 	int verbose;
 };
@@ -78,6 +96,10 @@ int rr_parse_ports(const char *s, uint16_t *ports, uint32_t max,
 		   uint32_t *nports, char *err, size_t errlen);
 int rr_parse_mode(const char *s, enum rr_xdp_mode *mode, char *err,
 		  size_t errlen);
+/* "198.51.100.0/24, 2001:db8::/32": IPv4 and IPv6 prefixes; a bare
+ * address is a full-length prefix. */
+int rr_parse_cidrs(const char *s, struct rr_cidr *out, uint32_t max,
+		   uint32_t *n, char *err, size_t errlen);
 int rr_set_ifname(struct rr_config *cfg, const char *s, char *err,
 		  size_t errlen);
 

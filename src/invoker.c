@@ -246,13 +246,22 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 		return ret;
 	/* Ports last: until now every packet went to the kernel. */
 	for (p = 0; p < inv->nports; p++) {
-		ret = rr_xdp_set_port(&inv->xdp, inv->services[p]->port, p,
-				      inv->nthreads);
+		const struct rr_service *svc = inv->services[p];
+
+		for (i = 0; i < svc->nallow; i++) {
+			ret = rr_xdp_allow(&inv->xdp, p, &svc->allow[i]);
+			if (ret)
+				return ret;
+		}
+		ret = rr_xdp_set_port(&inv->xdp, svc->port, p, inv->nthreads,
+				      svc->nallow ? RR_PORT_ALLOWLIST : 0);
 		if (ret)
 			return ret;
-		pr_info("serving '%s' on UDP port %u\n",
-			inv->services[p]->fn->name, inv->services[p]->port);
+		pr_info("serving '%s' on UDP port %u%s\n", svc->fn->name,
+			svc->port,
+			svc->nallow ? " to the sources in its allow-list" : "");
 	}
+	inv->ready = true;
 	return 0;
 }
 

@@ -92,6 +92,7 @@ struct rr_invoker {
 	struct rr_worker *workers; /* [nqueues * nthreads] */
 	struct rr_sock *socks; /* [nqueues][nthreads][nports] */
 	bool zerocopy;
+	bool ready; /* set-up completed: every socket exists */
 	volatile int stop;
 };
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Logging. Messages go to stderr prefixed with the program name; library
- * messages are demoted one level so that libbpf's chatter only shows with -v.
+ * Logging. Messages go to stderr prefixed with the program name. Library
+ * messages show only with -v: a failure is reported once, in our words, by
+ * the caller, and -v then shows the detail (the verifier log, say).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -43,14 +44,14 @@ void rr_log(enum rr_log_level level, const char *fmt, ...)
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 			va_list ap)
 {
-	vlog(level == LIBBPF_WARN ? RR_LOG_INFO : RR_LOG_DEBUG, fmt, ap);
+	vlog(RR_LOG_DEBUG, fmt, ap);
 	return 0;
 }
 
 static int libxdp_print(enum libxdp_print_level level, const char *fmt,
 			va_list ap)
 {
-	vlog(level == LIBXDP_WARN ? RR_LOG_INFO : RR_LOG_DEBUG, fmt, ap);
+	vlog(RR_LOG_DEBUG, fmt, ap);
 	return 0;
 }
 

@@ -11,6 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <grp.h>
+#include <pwd.h>
+
+#include <cap-ng.h>
+#include <linux/capability.h>
 
 #include "invoker.h"
 #include "log.h"
@@ -39,16 +44,55 @@ static void list_functions(const struct rr_config *cfg)
 		       cfg->services[i].enabled ? "" : " (disabled)");
 }
 
+/*
+ * After set-up only two privileged things remain: reading the program's
+ * counters (bpf(), CAP_BPF) and detaching it at the end (netlink,
+ * CAP_NET_ADMIN). Everything else, rings and kicks included, works
+ * unprivileged on sockets that already exist. Runs before the workers are
+ * started, so they are born without privileges.
+ */
+static int drop_privileges(const char *user)
+{
+	struct passwd *pw;
+	int ret;
+
+	errno = 0;
+	pw = getpwnam(user);
+	if (!pw) {
+		pr_warn("--user: no user named '%s'\n", user);
+		return -ENOENT;
+	}
+	capng_clear(CAPNG_SELECT_BOTH);
+	capng_updatev(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED,
+		      CAP_NET_ADMIN, CAP_BPF, -1);
+	ret = capng_change_id((int)pw->pw_uid, (int)pw->pw_gid,
+			      CAPNG_DROP_SUPP_GRP | CAPNG_CLEAR_BOUNDING);
+	if (ret) {
+		pr_warn("--user: cannot change to user '%s' (libcap-ng error %d)\n",
+			user, ret);
+		return -EPERM;
+	}
+	pr_info("running as user %s (uid %u) with CAP_NET_ADMIN and CAP_BPF only\n",
+		user, (unsigned int)pw->pw_uid);
+	return 0;
+}
+
 static int serve(struct rr_invoker *inv, const struct rr_config *cfg)
 {
 	struct timespec tick = { 0, TICK_MS * 1000000L };
 	struct sigaction sa = { .sa_handler = on_signal };
+	bool metrics_failing = false;
 	int ret, ticks = 0;
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
+	if (cfg->user[0]) {
+		ret = drop_privileges(cfg->user);
+		if (ret)
+			return ret;
+	}
 	ret = rr_invoker_start(inv);
 	if (ret)
 		return ret;
@@ -59,9 +103,12 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg)
 			continue;
 		if (cfg->metrics_file[0]) {
 			ret = rr_metrics_write_file(inv, cfg->metrics_file);
-			if (ret)
-				pr_warn("cannot write %s: %s\n",
-					cfg->metrics_file, strerror(-ret));
+			/* Say it once, not every second. */
+			if (ret && !metrics_failing)
+				pr_warn("cannot write %s: %s (the directory must be writable%s)\n",
+					cfg->metrics_file, strerror(-ret),
+					cfg->user[0] ? " by --user" : "");
+			metrics_failing = ret != 0;
 		}
 		if (!rr_xdp_still_attached(&inv->xdp)) {
 			pr_warn("the XDP program was removed from %s by someone else; stopping\n",
@@ -99,10 +146,11 @@ int main(int argc, char **argv)
 	if (!ret)
 		ret = serve(&inv, &cfg);
 	rr_invoker_stop(&inv);
-	if (cfg.metrics_file[0] && inv.socks)
-		rr_metrics_write_file(&inv, cfg.metrics_file);
-	if (inv.workers && inv.socks && inv.xdp.skel)
+	if (inv.ready) {
+		if (cfg.metrics_file[0])
+			rr_metrics_write_file(&inv, cfg.metrics_file);
 		rr_metrics_summary(&inv, stdout);
+	}
 	rr_invoker_destroy(&inv);
 	return ret ? 1 : 0;
 }

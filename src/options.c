@@ -14,6 +14,7 @@ enum {
 	OPT_CPUS = 256,
 	OPT_METRICS,
 	OPT_LIST,
+	OPT_USER,
 };
 
 struct rr_option {
@@ -39,6 +40,8 @@ static const struct rr_option rr_options[] = {
 	  "pin workers to these CPUs, e.g. 0-3,6 (default: all allowed)" },
 	{ "metrics-file", OPT_METRICS, "FILE",
 	  "rewrite FILE every second in Prometheus text format" },
+	{ "user", OPT_USER, "USER",
+	  "after set-up, run as USER with only the capabilities still needed" },
 	{ "list", OPT_LIST, NULL, "list the registered functions and exit" },
 	{ "verbose", 'v', NULL, "log more (library messages included)" },
 	{ "help", 'h', NULL, "show this help and exit" },
@@ -127,6 +130,13 @@ static int apply(struct rr_config *cfg, int key, const char *arg, char *err,
 			return -EINVAL;
 		}
 		strcpy(cfg->metrics_file, arg);
+		return 0;
+	case OPT_USER:
+		if (!*arg || strlen(arg) >= sizeof(cfg->user)) {
+			snprintf(err, errlen, "bad --user '%s'", arg);
+			return -EINVAL;
+		}
+		strcpy(cfg->user, arg);
 		return 0;
 	case OPT_LIST:
 		cfg->list = true;

@@ -224,12 +224,13 @@ uint32_t rr_build_reply(uint8_t *frame, const struct rr_pkt *pkt,
 	return pkt->l4_off + ulen;
 }
 
-int rr_process(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
-	       const struct rr_function *fn, uint32_t queue, uint32_t thread)
+int rr_serve(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
+	     uint32_t max_amplification, const struct rr_function *fn,
+	     uint32_t queue, uint32_t thread)
 {
+	uint32_t max_frame, reply_room, hdr, amp_room = UINT32_MAX;
 	struct rr_request req;
 	struct rr_pkt pkt;
-	uint32_t max_frame, reply_room;
 	int ret;
 
 	ret = rr_parse(frame, len, &pkt);
@@ -245,12 +246,30 @@ int rr_process(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 	if (pkt.payload_len > reply_room)
 		return -RR_DROP_REPLY_TOO_BIG;
 
+	/* Reply IP packet <= factor x request IP packet, in 64 bits. */
+	if (max_amplification) {
+		uint64_t cap;
+
+		hdr = pkt.payload_off - pkt.l3_off;
+		cap = (uint64_t)max_amplification * (hdr + pkt.payload_len) -
+		      hdr;
+		if (cap < reply_room)
+			amp_room = reply_room = (uint32_t)cap;
+	}
+
 	rr_request_init(&req, frame, &pkt, queue, thread);
 	ret = fn->handler(&req, frame + pkt.payload_off, pkt.payload_len,
 			  reply_room);
 	if (ret == -EMSGSIZE || ret > (int)reply_room)
-		return -RR_DROP_REPLY_TOO_BIG;
+		return reply_room == amp_room ? -RR_DROP_AMPLIFICATION :
+						-RR_DROP_REPLY_TOO_BIG;
 	if (ret < 0)
 		return -RR_DROP_FUNCTION_ERROR;
 	return (int)rr_build_reply(frame, &pkt, (uint32_t)ret);
+}
+
+int rr_process(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
+	       const struct rr_function *fn, uint32_t queue, uint32_t thread)
+{
+	return rr_serve(frame, len, room, mtu, 0, fn, queue, thread);
 }

@@ -17,7 +17,8 @@
 #define RR_DROPS(X)                              \
 	X(MALFORMED, "malformed")                \
 	X(FUNCTION_ERROR, "function_error")      \
-	X(REPLY_TOO_BIG, "reply_too_big")
+	X(REPLY_TOO_BIG, "reply_too_big")        \
+	X(AMPLIFICATION, "amplification")
 
 #define RR_DROP_ENUM(name, label) RR_DROP_##name,
 enum rr_drop { RR_DROP_NONE, RR_DROPS(RR_DROP_ENUM) RR_DROP_MAX };
@@ -55,8 +56,15 @@ uint32_t rr_build_reply(uint8_t *frame, const struct rr_pkt *pkt,
 /*
  * The whole path: parse, call fn in place, build the reply. @room is the
  * buffer size from @frame, @mtu the interface MTU (the reply's IP packet
- * must fit it). Returns the reply frame length or -enum rr_drop.
+ * must fit it). A reply's IP packet may be at most @max_amplification
+ * times the request's (0: no limit); the function is offered only that
+ * much room. Returns the reply frame length or -enum rr_drop.
  */
+int rr_serve(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
+	     uint32_t max_amplification, const struct rr_function *fn,
+	     uint32_t queue, uint32_t thread);
+
+/* rr_serve() without an amplification limit. */
 int rr_process(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 	       const struct rr_function *fn, uint32_t queue, uint32_t thread);
 

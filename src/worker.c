@@ -43,6 +43,7 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 {
 	const struct rr_function *fn = s->svc->fn;
 	uint32_t batch = w->inv->cfg->batch, mtu = w->inv->mtu;
+	uint32_t amp = s->svc->max_amplification;
 	uint32_t idx_rx, idx_tx, n, i, ntx = 0, room;
 	const struct xdp_desc *rxd;
 	struct xdp_desc *txd;
@@ -67,8 +68,8 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 		base = addr & ~(uint64_t)(RR_FRAME_SIZE - 1);
 		room = RR_FRAME_SIZE - (uint32_t)(addr - base);
 		data = xsk_umem__get_data(w->umem->area, addr);
-		ret = rr_process(data, rxd->len, room, mtu, fn, w->queue,
-				 w->thread);
+		ret = rr_serve(data, rxd->len, room, mtu, amp, fn, w->queue,
+			       w->thread);
 		if (ret < 0) {
 			rr_stat_add(&s->stats.drops[-ret], 1);
 			w->recycle[(*nrecycle)++] = base;

@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/if_link.h>
+#include <sys/socket.h>
 
 #include "log.h"
 #include "reqrouter.skel.h"
@@ -206,9 +207,13 @@ int rr_xdp_set_socket(struct rr_xdp *x, uint32_t queue, uint32_t slot,
 }
 
 int rr_xdp_set_port(struct rr_xdp *x, uint16_t port, uint32_t slot,
-		    uint32_t nsocks)
+		    uint32_t nsocks, uint32_t flags)
 {
-	struct rr_port_conf conf = { .slot = slot, .nsocks = nsocks };
+	struct rr_port_conf conf = {
+		.slot = slot,
+		.nsocks = nsocks,
+		.flags = flags,
+	};
 	uint32_t key = port;
 	int ret;
 
@@ -216,6 +221,28 @@ int rr_xdp_set_port(struct rr_xdp *x, uint16_t port, uint32_t slot,
 				   &conf, sizeof(conf), 0);
 	if (ret)
 		pr_warn("cannot configure port %u: %s\n", port, strerror(-ret));
+	return ret;
+}
+
+int rr_xdp_allow(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c)
+{
+	struct rr_allow_v4 k4 = { .prefixlen = 32 + c->len, .slot = slot };
+	struct rr_allow_v6 k6 = { .prefixlen = 32 + c->len, .slot = slot };
+	uint8_t one = 1;
+	int ret;
+
+	if (c->family == AF_INET) {
+		memcpy(k4.addr, c->addr, sizeof(k4.addr));
+		ret = bpf_map__update_elem(x->skel->maps.acl_v4, &k4,
+					   sizeof(k4), &one, sizeof(one), 0);
+	} else {
+		memcpy(k6.addr, c->addr, sizeof(k6.addr));
+		ret = bpf_map__update_elem(x->skel->maps.acl_v6, &k6,
+					   sizeof(k6), &one, sizeof(one), 0);
+	}
+	if (ret)
+		pr_warn("cannot add to the allow-list: %s%s\n", strerror(-ret),
+			ret == -ENOSPC ? " (too many prefixes)" : "");
 	return ret;
 }
 

@@ -33,7 +33,9 @@ const char *rr_xdp_mode_name(const struct rr_xdp *x);
 int rr_xdp_set_socket(struct rr_xdp *x, uint32_t queue, uint32_t slot,
 		      uint32_t thread, int fd);
 int rr_xdp_set_port(struct rr_xdp *x, uint16_t port, uint32_t slot,
-		    uint32_t nsocks);
+		    uint32_t nsocks, uint32_t flags);
+/* Adds a prefix to the allow-list of function @slot. */
+int rr_xdp_allow(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c);
 /* Sums the per-CPU counters: out[q * RR_XDP_STAT_MAX + stat]. */
 int rr_xdp_read_stats(struct rr_xdp *x, uint64_t *out, uint32_t nqueues);
 
