@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# The fuzzers (tests/fuzz/README.md), included by the top-level Makefile.
+#   $(BUILD)/fuzz/fuzz_request  libFuzzer + ASan/UBSan over rr_process(); its
+#                               sources are built here with clang, apart
+#                               from the gcc-built library
+#   $(BUILD)/fuzz/fuzz_xdp      the XDP program under bpf_prog_test_run_opts
+#   $(BUILD)/fuzz/seeds/        seed corpus written by gen_seeds
+# make fuzz-build builds them, make fuzz-short runs the make-test versions,
+# make fuzz (= fuzz-long) the long ones.
+
+FUZZ_DIR := $(BUILD)/fuzz
+FUZZ_TIME ?= 600
+FUZZ_XDP_FRAMES ?= 10000000
+
+FUZZ_CFLAGS := -O1 -g -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
+	-D_GNU_SOURCE -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=undefined
+FUZZ_REQ_SRCS := tests/fuzz/fuzz_request.c tests/fuzz/frames.c \
+	src/packet.c src/registry.c $(FN_SRCS)
+FUZZ_REQ_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_REQ_SRCS))
+FUZZ_HOST_OBJS := $(patsubst %,$(FUZZ_DIR)/host/%.o,fuzz_xdp gen_seeds frames)
+
+.PHONY: fuzz-build fuzz-request-build fuzz-xdp-build fuzz-short fuzz-long fuzz-request-long fuzz-xdp-long
+
+fuzz-build: fuzz-request-build fuzz-xdp-build
+fuzz-request-build: $(FUZZ_DIR)/fuzz_request $(FUZZ_DIR)/seeds/.stamp
+fuzz-xdp-build: $(FUZZ_DIR)/fuzz_xdp
+
+# Instrumented for coverage and sanitizers; libFuzzer's main() comes in at
+# link time only.
+$(FUZZ_DIR)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(call msg,FUZZCC,$<)
+	$(Q)$(CLANG) $(CPPFLAGS) -Itests/fuzz $(FUZZ_CFLAGS) \
+		-fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FUZZ_DIR)/fuzz_request: $(FUZZ_REQ_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^
+
+# The XDP fuzzer and the seed generator are ordinary programs.
+$(FUZZ_DIR)/host/%.o: tests/fuzz/%.c | $(SKELS)
+	@mkdir -p $(@D)
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(CPPFLAGS) -Itests/fuzz $(CFLAGS) -c -o $@ $<
+
+$(FUZZ_DIR)/fuzz_xdp: $(FUZZ_DIR)/host/fuzz_xdp.o $(FUZZ_DIR)/host/frames.o \
+	$(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LDLIBS)
+
+$(FUZZ_DIR)/gen_seeds: $(FUZZ_DIR)/host/gen_seeds.o $(FUZZ_DIR)/host/frames.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^
+
+$(FUZZ_DIR)/seeds/.stamp: $(FUZZ_DIR)/gen_seeds
+	$(call msg,SEEDS,$(@D))
+	$(Q)rm -rf $(@D) && mkdir -p $(@D) && $< $(@D) && touch $@
+
+fuzz-short: fuzz-build
+	$(Q)bash tests/integration/fuzz_request_path.sh
+	$(Q)bash tests/integration/fuzz_xdp.sh
+
+fuzz-long: fuzz-request-long fuzz-xdp-long
+
+fuzz-request-long: fuzz-build
+	$(Q)tests/fuzz/run-request.sh -t $(FUZZ_TIME) -c $(FUZZ_DIR)/corpus
+
+fuzz-xdp-long: fuzz-build
+	$(Q)tests/fuzz/run-xdp.sh -n $(FUZZ_XDP_FRAMES)
+
+fuzz: fuzz-long
+
+-include $(FUZZ_REQ_OBJS:.o=.d) $(FUZZ_HOST_OBJS:.o=.d)

@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libFuzzer target for the user-space request path: one raw frame in,
+ * rr_process() with every registered function, and the reply frame or a
+ * counted drop out. Built with ASan and UBSan, so any out-of-bounds access
+ * in parsing, the function call or reply construction stops the run; the
+ * checks below catch the logical failures a sanitizer cannot see: a return
+ * value the worker would use as a counter index or a TX length, a reply
+ * that overflows the buffer or the MTU, a bad checksum, unswapped
+ * addresses, a request dropped that should have been answered.
+ *
+ * Input: byte 0 picks the MTU (low 3 bits) and the buffer room (high 5
+ * bits: 4096 down to 128 in steps of 128, as a frame's offset in a UMEM
+ * chunk would); the rest is the frame, cut to the room.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "frames.h"
+#include "packet.h"
+#include "registry.h"
+#include "rr_function.h"
+
+#define FRAME_ROOM 4096
+#define ROOM_STEP 128
+#define FILL_BYTE 0xa5 /* the buffer past the frame, as a reused chunk */
+#define TEST_QUEUE 3
+#define TEST_THREAD 1
+
+/* Ethernet's minimum MTU is 68, so every header of a reply fits it. */
+static const uint32_t mtus[8] = {
+	68, 576, 1280, 1499, 1500, 3000, 9000, 65535
+};
+
+#define fail(...)                                                             \
+	do {                                                                  \
+		fprintf(stderr, "fuzz_request: %s:%d: ", __FILE__, __LINE__); \
+		fprintf(stderr, __VA_ARGS__);                                 \
+		fputc('\n', stderr);                                          \
+		abort();                                                      \
+	} while (0)
+
+#define check(cond, ...)                   \
+	do {                               \
+		if (!(cond))               \
+			fail(__VA_ARGS__); \
+	} while (0)
+
+/*
+ * fuzz_weird: a function that only exists in this binary. The first
+ * payload byte picks what it returns, so the fuzzer reaches every way a
+ * function can misbehave; the fill modes write the whole room they were
+ * given, which ASan turns into a crash if the room overstates the buffer.
+ */
+enum weird_mode {
+	WEIRD_ECHO,
+	WEIRD_FILL_ROOM, /* room bytes, returns room */
+	WEIRD_FILL_OVER, /* room bytes, returns room + 1 */
+	WEIRD_EMSGSIZE,
+	WEIRD_EINVAL,
+	WEIRD_MINUS_ONE,
+	WEIRD_INT_MIN,
+	WEIRD_INT_MAX,
+	WEIRD_EMPTY,
+	WEIRD_RAW,	 /* returns payload bytes 1..4 as a 32-bit int */
+	WEIRD_FILL_SOME, /* room bytes, returns some length <= room */
+};
+
+static struct {
+	int called;
+	const uint8_t *buf;
+	size_t len, room;
+	int mode, ret;
+	struct rr_request req;
+} weird;
+
+static uint8_t fill_pattern(size_t i)
+{
+	return (uint8_t)(i * 31 + 7);
+}
+
+static void fill_room(uint8_t *buf, size_t room)
+{
+	size_t i;
+
+	for (i = 0; i < room; i++)
+		buf[i] = fill_pattern(i);
+}
+
+static int weird_handler(const struct rr_request *req, uint8_t *buf, size_t len,
+			 size_t room)
+{
+	int mode = len ? buf[0] : WEIRD_EMPTY, ret;
+	uint32_t raw;
+
+	weird.called = 1;
+	weird.buf = buf;
+	weird.len = len;
+	weird.room = room;
+	weird.req = *req;
+	switch (mode) {
+	case WEIRD_ECHO:
+		ret = (int)len;
+		break;
+	case WEIRD_FILL_ROOM:
+		fill_room(buf, room);
+		ret = (int)room;
+		break;
+	case WEIRD_FILL_OVER:
+		fill_room(buf, room);
+		ret = (int)room + 1;
+		break;
+	case WEIRD_EMSGSIZE:
+		ret = -EMSGSIZE;
+		break;
+	case WEIRD_EINVAL:
+		ret = -EINVAL;
+		break;
+	case WEIRD_MINUS_ONE:
+		ret = -1;
+		break;
+	case WEIRD_INT_MIN:
+		ret = INT_MIN;
+		break;
+	case WEIRD_INT_MAX:
+		ret = INT_MAX;
+		break;
+	case WEIRD_EMPTY:
+		ret = 0;
+		break;
+	case WEIRD_RAW:
+		raw = 0;
+		memcpy(&raw, buf + 1, len > 4 ? 4 : len - 1);
+		ret = (int)raw;
+		break;
+	default:
+		fill_room(buf, room);
+		ret = (int)(((size_t)mode * 977) % (room + 1));
+		mode = WEIRD_FILL_SOME;
+		break;
+	}
+	weird.mode = mode;
+	weird.ret = ret;
+	return ret;
+}
+
+RR_FUNCTION(fuzz_weird, 65000, "misbehaves on purpose (fuzz only)",
+	    weird_handler);
+
+static uint16_t be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t min_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+/* What rr_parse() accepted must really be a well-formed UDP request. */
+static void check_parse(const uint8_t *f, uint32_t len, const struct rr_pkt *p)
+{
+	uint32_t l3 = p->l3_off, hlen, l4_len, ulen;
+	uint16_t proto = be16(f + 12);
+
+	check(p->vlans >= 0 && p->vlans <= 2, "vlans %d", p->vlans);
+	check(l3 == FZ_ETH_HLEN + (uint32_t)p->vlans * FZ_VLAN_HLEN,
+	      "l3_off %u with %d tags", l3, p->vlans);
+	if (p->vlans)
+		proto = be16(f + l3 - 2);
+	if (p->family == AF_INET) {
+		check(proto == 0x0800, "IPv4 under EtherType %#x", proto);
+		hlen = (f[l3] & 0xf) * 4u;
+		check(f[l3] >> 4 == 4 && hlen >= FZ_IP4_HLEN, "IPv4 header");
+		check(f[l3 + 9] == 17, "IPv4 protocol %u", f[l3 + 9]);
+		check(!(be16(f + l3 + 6) & 0x3fff), "IPv4 fragment accepted");
+		check(be16(f + l3 + 2) >= hlen && l3 + be16(f + l3 + 2) <= len,
+		      "IPv4 total length %u", be16(f + l3 + 2));
+		l4_len = be16(f + l3 + 2) - hlen;
+	} else {
+		check(p->family == AF_INET6, "family %d", p->family);
+		check(proto == 0x86dd, "IPv6 under EtherType %#x", proto);
+		check(f[l3] >> 4 == 6 && f[l3 + 6] == 17, "IPv6 header");
+		hlen = FZ_IP6_HLEN;
+		l4_len = be16(f + l3 + 4);
+		check(l3 + hlen + l4_len <= len, "IPv6 payload length");
+	}
+	check(p->l4_off == l3 + hlen, "l4_off %u", p->l4_off);
+	check(p->payload_off == p->l4_off + FZ_UDP_HLEN, "payload_off");
+	check(l4_len >= FZ_UDP_HLEN, "UDP header past the IP payload");
+	ulen = be16(f + p->l4_off + 4);
+	check(ulen >= FZ_UDP_HLEN && ulen <= l4_len, "UDP length %u", ulen);
+	check(p->payload_len == ulen - FZ_UDP_HLEN, "payload_len %u",
+	      p->payload_len);
+	check(p->payload_off + p->payload_len <= len, "payload past the frame");
+}
+
+/* The reply: built from @req (a copy of the request) and @rp, its parse. */
+static void check_reply(const uint8_t *r, uint32_t rlen, const uint8_t *req,
+			const struct rr_pkt *rp)
+{
+	struct rr_pkt p;
+	uint32_t l3 = rp->l3_off, hlen = rp->l4_off - l3, ulen, i;
+	uint32_t alen = rp->family == AF_INET ? 4 : 16;
+	uint32_t src = rp->family == AF_INET ? 12 : 8;
+	uint32_t dst = src + alen;
+
+	check(rr_parse(r, rlen, &p) == 0, "the reply does not parse");
+	check(p.l3_off == rp->l3_off && p.l4_off == rp->l4_off &&
+		      p.family == rp->family && p.vlans == rp->vlans,
+	      "the reply's headers moved");
+	ulen = rlen - p.l4_off;
+	check(p.payload_len == ulen - FZ_UDP_HLEN,
+	      "reply of %u bytes with a UDP length of %u", rlen,
+	      p.payload_len + FZ_UDP_HLEN);
+	check(be16(r + p.l4_off + 6) != 0, "UDP checksum left 0");
+	check(fz_udp_check(r, p.family, l3, p.l4_off, ulen) == 0,
+	      "bad UDP checksum %#06x", be16(r + p.l4_off + 6));
+	check(rr_udp_csum(r, &p) == 0, "rr_udp_csum disagrees on the reply");
+
+	check(!memcmp(r, req + 6, 6) && !memcmp(r + 6, req, 6),
+	      "MAC addresses not swapped");
+	check(!memcmp(r + 12, req + 12, l3 - 12), "VLAN tags changed");
+	check(!memcmp(r + l3 + src, req + l3 + dst, alen) &&
+		      !memcmp(r + l3 + dst, req + l3 + src, alen),
+	      "IP addresses not swapped");
+	check(!memcmp(r + p.l4_off, req + p.l4_off + 2, 2) &&
+		      !memcmp(r + p.l4_off + 2, req + p.l4_off, 2),
+	      "UDP ports not swapped");
+	if (p.family == AF_INET) {
+		check(be16(r + l3 + 2) == hlen + ulen, "IPv4 total length");
+		check(r[l3 + 8] == RR_REPLY_TTL, "TTL %u", r[l3 + 8]);
+		check(fz_fold(fz_sum16(r + l3, hlen, 0)) == 0,
+		      "bad IPv4 header checksum");
+		/* Version to id, fragment field, protocol and options. */
+		for (i = 0; i < hlen; i++)
+			if (i != 2 && i != 3 && i != 8 && i != 10 && i != 11 &&
+			    (i < 12 || i >= 20))
+				check(r[l3 + i] == req[l3 + i],
+				      "IPv4 header byte %u changed", i);
+	} else {
+		check(be16(r + l3 + 4) == ulen, "IPv6 payload length");
+		check(r[l3 + 7] == RR_REPLY_TTL, "hop limit %u", r[l3 + 7]);
+		check(!memcmp(r + l3, req + l3, 4) && r[l3 + 6] == req[l3 + 6],
+		      "IPv6 header fields changed");
+	}
+}
+
+static int fn_is(const struct rr_function *fn, const char *name)
+{
+	return !strcmp(fn->name, name);
+}
+
+static void run_one(const struct rr_function *fn, const uint8_t *req,
+		    uint32_t len, uint32_t room, uint32_t mtu)
+{
+	uint32_t max_frame, reply_room, i;
+	int parsed, ret, want = 0;
+	struct rr_pkt p;
+	uint8_t *buf;
+
+	/* Exactly room bytes, so ASan sees any write past them. */
+	buf = malloc(room);
+	if (!buf)
+		abort();
+	memcpy(buf, req, len);
+	memset(buf + len, FILL_BYTE, room - len);
+	memset(&weird, 0, sizeof(weird));
+
+	parsed = rr_parse(req, len, &p) == 0;
+	ret = rr_process(buf, len, room, mtu, fn, TEST_QUEUE, TEST_THREAD);
+
+	check(ret != 0, "%s: neither a reply nor a drop", fn->name);
+	check(ret > -RR_DROP_MAX, "%s: unknown drop %d", fn->name, ret);
+	check(parsed || ret == -RR_DROP_MALFORMED,
+	      "%s: a frame rr_parse() refuses gave %d", fn->name, ret);
+	check(!parsed || ret != -RR_DROP_MALFORMED,
+	      "%s: a frame rr_parse() accepts was dropped as malformed",
+	      fn->name);
+	if (!parsed)
+		goto out;
+	check_parse(req, len, &p);
+
+	max_frame = min_u32(room, min_u32(p.l3_off + mtu, p.l3_off + 0xffff));
+	reply_room = max_frame > p.payload_off ? max_frame - p.payload_off : 0;
+	if (ret > 0) {
+		check((uint32_t)ret <= room, "%s: reply of %d bytes, room %u",
+		      fn->name, ret, room);
+		check((uint32_t)ret <= max_frame,
+		      "%s: reply of %d bytes over MTU %u (l3 at %u)", fn->name,
+		      ret, mtu, p.l3_off);
+		check_reply(buf, (uint32_t)ret, req, &p);
+	}
+
+	if (fn_is(fn, "echo") || fn_is(fn, "reverse")) {
+		/* A same-size reply is sent exactly when it fits. */
+		want = p.payload_len <= reply_room
+			       ? (int)p.l4_off + 8 + (int)p.payload_len
+			       : -RR_DROP_REPLY_TOO_BIG;
+		check(ret == want, "%s: returned %d, expected %d", fn->name,
+		      ret, want);
+		for (i = 0; ret > 0 && i < p.payload_len; i++)
+			check(buf[p.payload_off + i] ==
+				      req[p.payload_off +
+					  (fn_is(fn, "echo")
+						   ? i
+						   : p.payload_len - 1 - i)],
+			      "%s: payload byte %u", fn->name, i);
+	} else if (fn_is(fn, "fuzz_weird") && weird.called) {
+		check(weird.buf == buf + p.payload_off, "payload pointer");
+		check(weird.len == p.payload_len, "payload length %zu",
+		      weird.len);
+		check(weird.room >= weird.len, "room %zu below length %zu",
+		      weird.room, weird.len);
+		check(weird.room <= max_frame - p.payload_off,
+		      "room %zu overstates the buffer or MTU (%u)", weird.room,
+		      max_frame - p.payload_off);
+		check(weird.req.family == p.family &&
+			      weird.req.src_port == be16(req + p.l4_off) &&
+			      weird.req.dst_port == be16(req + p.l4_off + 2) &&
+			      weird.req.queue == TEST_QUEUE &&
+			      weird.req.thread == TEST_THREAD,
+		      "request context");
+		check(!memcmp(&weird.req.src,
+			      req + p.l3_off + (p.family == AF_INET ? 12 : 8),
+			      p.family == AF_INET ? 4 : 16) &&
+			      !memcmp(&weird.req.dst,
+				      req + p.l3_off +
+					      (p.family == AF_INET ? 16 : 24),
+				      p.family == AF_INET ? 4 : 16),
+		      "request addresses");
+		if (weird.ret == -EMSGSIZE ||
+		    (weird.ret > 0 && (size_t)weird.ret > weird.room))
+			want = -RR_DROP_REPLY_TOO_BIG;
+		else if (weird.ret < 0)
+			want = -RR_DROP_FUNCTION_ERROR;
+		else
+			want = (int)p.payload_off + weird.ret;
+		check(ret == want,
+		      "fuzz_weird mode %d returned %d: got %d, "
+		      "expected %d",
+		      weird.mode, weird.ret, ret, want);
+		for (i = 0; ret > 0 && i < (uint32_t)weird.ret &&
+			    (weird.mode == WEIRD_FILL_ROOM ||
+			     weird.mode == WEIRD_FILL_SOME);
+		     i++)
+			check(buf[p.payload_off + i] == fill_pattern(i),
+			      "fuzz_weird: reply byte %u", i);
+	} else if (fn_is(fn, "fuzz_weird")) {
+		check(ret == -RR_DROP_REPLY_TOO_BIG,
+		      "fuzz_weird not called, yet %d", ret);
+	}
+out:
+	free(buf);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	char err[256];
+
+	(void)argc;
+	(void)argv;
+	if (rr_registry_check(err, sizeof(err)))
+		fail("registry: %s", err);
+	if (!rr_registry_find("fuzz_weird") || !rr_registry_find("echo"))
+		fail("registry lacks fuzz_weird or echo");
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint32_t mtu, room, len;
+	size_t i, n = rr_registry_count();
+
+	if (size < 1)
+		return 0;
+	mtu = mtus[data[0] & 7];
+	room = FRAME_ROOM - (uint32_t)(data[0] >> 3) * ROOM_STEP;
+	len = size - 1 > room ? room : (uint32_t)(size - 1);
+	for (i = 0; i < n; i++)
+		run_one(rr_registry_at(i), data + 1, len, room, mtu);
+	return 0;
+}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The short XDP fuzz run: 200 000 random and mutated frames through the XDP
+# program with bpf_prog_test_run_opts, each one checked for XDP_PASS, an
+# unchanged frame, exactly one counter and a steering decision that agrees
+# with user space's parser (tests/fuzz/fuzz_xdp.c). Needs root.
+# `make fuzz` runs the long version.
+set -u
+BUILD=${BUILD:-build}
+if [ "$(id -u)" -ne 0 ]; then
+	echo "fuzz_xdp needs root (BPF program test runs)"
+	exit 77
+fi
+san=${SAN:-0}
+[ "$BUILD" = build/san ] && san=1
+if ! out=$(make -s --no-print-directory SAN="$san" fuzz-xdp-build 2>&1); then
+	echo "$out"
+	echo "FAIL: cannot build the XDP fuzzer"
+	exit 1
+fi
+exec tests/fuzz/run-xdp.sh -n 200000
