@@ -39,8 +39,8 @@ tb_teardown() {
 tb_setup() {
 	local queues=${1:-4} tag
 
-	tag=$(printf '%x%04x' $$ $((RANDOM)))
-	tag=${tag: -8}
+	# 8 hex digits: the PID's low 20 bits and 12 random ones.
+	tag=$(printf '%05x%03x' $(($$ & 0xfffff)) $((RANDOM & 0xfff)))
 	TB_NS_SRV=rr-$tag-srv
 	TB_NS_CLI=rr-$tag-cli
 	TB_IF_SRV=rrs$tag
@@ -48,8 +48,16 @@ tb_setup() {
 	trap 'tb_teardown' EXIT
 	trap 'tb_teardown; exit 130' INT TERM
 
-	ip netns add "$TB_NS_SRV" || return 1
-	ip netns add "$TB_NS_CLI" || { tb_teardown; return 1; }
+	# A name already taken belongs to someone else: leave it alone.
+	if ! ip netns add "$TB_NS_SRV"; then
+		TB_NS_SRV=
+		return 1
+	fi
+	if ! ip netns add "$TB_NS_CLI"; then
+		ip netns del "$TB_NS_SRV"
+		TB_NS_SRV=
+		return 1
+	fi
 	ip -n "$TB_NS_SRV" link add "$TB_IF_SRV" numtxqueues "$queues" \
 		numrxqueues "$queues" type veth peer name "$TB_IF_CLI" \
 		netns "$TB_NS_CLI" numtxqueues "$queues" \
