@@ -119,8 +119,8 @@ static int take_snap(struct snap *s)
 }
 
 /* Runs the program once on @frame; -errno if the kernel refused. */
-static int run(const uint8_t *frame, uint32_t len, int ifindex,
-	       uint32_t queue, uint32_t *retval)
+static int run(const uint8_t *frame, uint32_t len, int ifindex, uint32_t queue,
+	       uint32_t *retval)
 {
 	uint8_t out[4096];
 	struct xdp_md ctx = {
@@ -182,13 +182,13 @@ static uint32_t expect(const uint8_t *frame, uint32_t len, int ifindex,
 		if (!d)
 			continue;
 		moved++;
-		if (d == 1 && (k == want_key ||
-			       (alt >= 0 &&
-				k == row * RR_XDP_STAT_MAX + (uint32_t)alt)))
+		if (d == 1 &&
+		    (k == want_key ||
+		     (alt >= 0 && k == row * RR_XDP_STAT_MAX + (uint32_t)alt)))
 			continue;
-		fail("counter %s of row %u moved by %llu, expected %s of row %u",
+		fail("counter %s of row %u moved by %llu, expected %s",
 		     stat_names[k % RR_XDP_STAT_MAX], k / RR_XDP_STAT_MAX,
-		     (unsigned long long)d, stat_names[stat], row);
+		     (unsigned long long)d, stat_names[stat]);
 	}
 	if (moved != 1)
 		fail("%u counters moved, expected exactly %s of row %u", moved,
@@ -204,8 +204,8 @@ static uint32_t expect(const uint8_t *frame, uint32_t len, int ifindex,
 				fail("cursor of queue %u slot %d did not move",
 				     queue, slot);
 		} else if (changed) {
-			fail("cursor of queue %u slot %u moved", k / RR_MAX_PORTS,
-			     k % RR_MAX_PORTS);
+			fail("cursor of queue %u slot %u moved",
+			     k / RR_MAX_PORTS, k % RR_MAX_PORTS);
 		}
 	}
 	return slot >= 0 ? after.cursor[cur_key] : 0;
@@ -223,8 +223,14 @@ struct bpf_case {
 /* U4()/U6() give defaults that a case then overrides, on purpose. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverride-init"
-#define U4(...) { .family = AF_INET, .plen = 16, .dport = 1232, __VA_ARGS__ }
-#define U6(...) { .family = AF_INET6, .plen = 16, .dport = 1232, __VA_ARGS__ }
+#define U4(...)                                                           \
+	{                                                                 \
+		.family = AF_INET, .plen = 16, .dport = 1232, __VA_ARGS__ \
+	}
+#define U6(...)                                                            \
+	{                                                                  \
+		.family = AF_INET6, .plen = 16, .dport = 1232, __VA_ARGS__ \
+	}
 
 static const struct bpf_case cases[] = {
 	/* Steered: the lookup happens, the empty slot falls back to pass. */
@@ -249,9 +255,9 @@ static const struct bpf_case cases[] = {
 	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
 	{ "IPv6 Ethernet padding", U6(.plen = 2, .pad = 9), 0,
 	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
-	{ "UDP shorter than the IP payload", U4(.plen = 4, .pad = 4,
-						.ip_len = SET(20 + 8 + 8)),
-	  0, RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	{ "UDP shorter than the IP payload",
+	  U4(.plen = 4, .pad = 4, .ip_len = SET(20 + 8 + 8)), 0,
+	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
 	{ "port 1", U4(.dport = 1), 0, RR_XDP_PASS_NO_SOCKET, NO_ALT },
 	{ "port 7 over IPv6", U6(.dport = 7), 0, RR_XDP_PASS_NO_SOCKET,
 	  NO_ALT },
@@ -299,8 +305,8 @@ static const struct bpf_case cases[] = {
 	  NO_ALT },
 	{ "IPv6 routing header", U6(.proto = SET(43)), 0, RR_XDP_PASS_IPV6_EXT,
 	  NO_ALT },
-	{ "IPv6 fragment header", U6(.proto = SET(44)), 0,
-	  RR_XDP_PASS_IPV6_EXT, NO_ALT },
+	{ "IPv6 fragment header", U6(.proto = SET(44)), 0, RR_XDP_PASS_IPV6_EXT,
+	  NO_ALT },
 	{ "IPv6 destination options", U6(.proto = SET(60)), 0,
 	  RR_XDP_PASS_IPV6_EXT, NO_ALT },
 	{ "IPv6 AH", U6(.proto = SET(51)), 0, RR_XDP_PASS_IPV6_EXT, NO_ALT },
@@ -324,8 +330,9 @@ static const struct bpf_case cases[] = {
 	  NO_ALT },
 	{ "UDP header cut (lengths agree)", U4(.plen = 0, .ip_len = SET(24)),
 	  SET(14 + 24), RR_XDP_PASS_MALFORMED, NO_ALT },
-	{ "IPv6 UDP header cut (lengths agree)", U6(.plen = 0, .ip_len = SET(4)),
-	  SET(14 + 44), RR_XDP_PASS_MALFORMED, NO_ALT },
+	{ "IPv6 UDP header cut (lengths agree)",
+	  U6(.plen = 0, .ip_len = SET(4)), SET(14 + 44), RR_XDP_PASS_MALFORMED,
+	  NO_ALT },
 	{ "payload cut", U4(), SET(14 + 20 + 8 + 10), RR_XDP_PASS_MALFORMED,
 	  NO_ALT },
 	{ "IPv6 payload cut", U6(), SET(14 + 40 + 8 + 10),
@@ -334,8 +341,8 @@ static const struct bpf_case cases[] = {
 	{ "IHL 4", U4(.ihl = SET(4)), 0, RR_XDP_PASS_MALFORMED, NO_ALT },
 	{ "IHL 15 beyond the packet", U4(.ihl = SET(15)), 0,
 	  RR_XDP_PASS_MALFORMED, NO_ALT },
-	{ "IP total length beyond the frame", U4(.ip_len = SET(20 + 8 + 17)),
-	  0, RR_XDP_PASS_MALFORMED, NO_ALT },
+	{ "IP total length beyond the frame", U4(.ip_len = SET(20 + 8 + 17)), 0,
+	  RR_XDP_PASS_MALFORMED, NO_ALT },
 	{ "IP total length under the header", U4(.ip_len = SET(19)), 0,
 	  RR_XDP_PASS_MALFORMED, NO_ALT },
 	{ "IPv4 version 6", U4(.version = SET(6)), 0, RR_XDP_PASS_MALFORMED,
@@ -379,8 +386,8 @@ static void run_table(void)
 		}
 		if (IS_SET(c->cut))
 			len = SET_VAL(c->cut);
-		slot = c->stat == RR_XDP_PASS_NO_SOCKET ? port_slot(c->s.dport) :
-							  -1;
+		slot = c->stat == RR_XDP_PASS_NO_SOCKET ? port_slot(c->s.dport)
+							: -1;
 		expect(frame, len, 0, 0, c->stat, c->alt, slot);
 	}
 }
@@ -391,7 +398,8 @@ static void check_round_robin(uint32_t port, uint32_t nsocks, int ifindex,
 			      uint32_t queue)
 {
 	static char what[96];
-	struct frame_spec s = { .family = AF_INET, .dport = (uint16_t)port,
+	struct frame_spec s = { .family = AF_INET,
+				.dport = (uint16_t)port,
 				.plen = 8 };
 	uint32_t n = nsocks < RR_MAX_THREADS ? nsocks : RR_MAX_THREADS;
 	uint32_t key, zero = 0, i, cur;
@@ -443,8 +451,9 @@ static int make_queues(char *why, size_t whylen)
 
 static void run_queues(void)
 {
-	struct frame_spec s = { .family = AF_INET6, .dport = 1232, .plen = 8,
-				.vlans = 1 };
+	struct frame_spec s = {
+		.family = AF_INET6, .dport = 1232, .plen = 8, .vlans = 1
+	};
 	uint8_t frame[128];
 	uint32_t len = build_frame(frame, sizeof(frame), &s, NULL);
 	char why[160];
@@ -522,8 +531,8 @@ static int setup(void)
 	cursor_fd = bpf_map__fd(skel->maps.rr_cursor);
 	port_fd = bpf_map__fd(skel->maps.port_map);
 	for (i = 0; i < sizeof(ports) / sizeof(ports[0]); i++) {
-		if (bpf_map_update_elem(port_fd, &ports[i].port,
-					&ports[i].conf, BPF_ANY)) {
+		if (bpf_map_update_elem(port_fd, &ports[i].port, &ports[i].conf,
+					BPF_ANY)) {
 			fprintf(stderr, "cannot configure port %u: %s\n",
 				ports[i].port, strerror(errno));
 			return 1;

@@ -28,8 +28,8 @@
 
 /* Marks a field as set explicitly, so that 0 can still mean "derive it". */
 #define SET(x) ((uint32_t)(x) | 0x10000u)
-#define IS_SET(f) ((f) & 0x10000u)
-#define SET_VAL(f) ((f) & 0xffffu)
+#define IS_SET(f) ((f)&0x10000u)
+#define SET_VAL(f) ((f)&0xffffu)
 
 #define F_IP_DF 0x4000
 #define F_IP_MF 0x2000
@@ -37,21 +37,21 @@
 enum frame_csum {
 	CSUM_GARBAGE, /* a fixed wrong value */
 	CSUM_PARTIAL, /* pseudo-header sum only, as veth leaves it */
-	CSUM_ZERO, /* "no checksum" (IPv4) */
+	CSUM_ZERO,    /* "no checksum" (IPv4) */
 	CSUM_VALID,
 };
 
 struct frame_spec {
 	int family; /* AF_INET (also when 0) or AF_INET6 */
-	int vlans; /* 0; 1: 802.1Q; 2: 802.1ad + 802.1Q; 3: one more 802.1Q */
+	int vlans;  /* 0; 1: 802.1Q; 2: 802.1ad + 802.1Q; 3: one more 802.1Q */
 	uint32_t ethertype; /* SET(): overrides the one after the tags */
-	uint32_t ihl; /* SET(): IPv4 IHL field; default 5 + opt_words */
+	uint32_t ihl;	    /* SET(): IPv4 IHL field; default 5 + opt_words */
 	uint32_t opt_words; /* IPv4 options, in 32-bit words */
-	uint32_t proto; /* SET(): IPv4 protocol / IPv6 next header */
-	uint32_t frag; /* SET(): IPv4 flags and offset; default DF */
-	uint32_t ip_len; /* SET(): IPv4 total length / IPv6 payload length */
-	uint32_t udp_len; /* SET(): UDP length */
-	uint32_t version; /* SET(): IP version nibble */
+	uint32_t proto;	    /* SET(): IPv4 protocol / IPv6 next header */
+	uint32_t frag;	    /* SET(): IPv4 flags and offset; default DF */
+	uint32_t ip_len;    /* SET(): IPv4 total length / IPv6 payload length */
+	uint32_t udp_len;   /* SET(): UDP length */
+	uint32_t version;   /* SET(): IP version nibble */
 	uint16_t sport, dport;
 	const void *payload; /* NULL: a byte pattern */
 	uint32_t plen;
@@ -168,9 +168,9 @@ static inline uint32_t build_frame(uint8_t *buf, uint32_t size,
 		f_put16(buf + 12, s->vlans >= 2 ? F_ETH_8021AD : F_ETH_8021Q);
 		for (i = 0; i < (uint32_t)s->vlans; i++) {
 			f_put16(buf + off, i ? F_TCI_INNER + i : F_TCI_OUTER);
-			f_put16(buf + off + 2, i + 1 < (uint32_t)s->vlans ?
-						       F_ETH_8021Q :
-						       ethertype);
+			f_put16(buf + off + 2, i + 1 < (uint32_t)s->vlans
+						       ? F_ETH_8021Q
+						       : ethertype);
 			off += F_VLAN_HLEN;
 		}
 	} else {
@@ -182,8 +182,8 @@ static inline uint32_t build_frame(uint8_t *buf, uint32_t size,
 
 	if (v6) {
 		iplen = IS_SET(s->ip_len) ? SET_VAL(s->ip_len) : ulen;
-		ip[0] = (uint8_t)((IS_SET(s->version) ? SET_VAL(s->version) :
-							6) << 4);
+		ip[0] = (uint8_t)((IS_SET(s->version) ? SET_VAL(s->version) : 6)
+				  << 4);
 		ip[1] = 0x0a; /* traffic class and flow label, kept */
 		ip[2] = 0xbc;
 		ip[3] = 0xde;
@@ -195,10 +195,9 @@ static inline uint32_t build_frame(uint8_t *buf, uint32_t size,
 	} else {
 		uint32_t field_ihl = IS_SET(s->ihl) ? SET_VAL(s->ihl) : ihl;
 
-		iplen = IS_SET(s->ip_len) ? SET_VAL(s->ip_len) :
-					    ihl * 4 + ulen;
-		ip[0] = (uint8_t)((IS_SET(s->version) ? SET_VAL(s->version) :
-							4) << 4 |
+		iplen = IS_SET(s->ip_len) ? SET_VAL(s->ip_len) : ihl * 4 + ulen;
+		ip[0] = (uint8_t)((IS_SET(s->version) ? SET_VAL(s->version) : 4)
+					  << 4 |
 				  (field_ihl & 0xf));
 		ip[1] = 0x28; /* DSCP/ECN, kept */
 		f_put16(ip + 2, iplen);
@@ -226,9 +225,9 @@ static inline uint32_t build_frame(uint8_t *buf, uint32_t size,
 	f_put16(udp + 2, s->dport);
 	f_put16(udp + 4, IS_SET(s->udp_len) ? SET_VAL(s->udp_len) : ulen);
 	for (i = 0; i < s->plen; i++)
-		udp[F_UDP_HLEN + i] = s->payload ?
-					      ((const uint8_t *)s->payload)[i] :
-					      f_pattern(i);
+		udp[F_UDP_HLEN + i] = s->payload
+					      ? ((const uint8_t *)s->payload)[i]
+					      : f_pattern(i);
 	switch (s->csum) {
 	case CSUM_GARBAGE:
 		f_put16(udp + 6, 0xbeef);

@@ -57,13 +57,13 @@ static void check_err(const char *what)
 		fail_msg("error \"%s\" is more than one line", err);
 }
 
-#define EXPECT_ERROR(what, ...)                                           \
-	do {                                                              \
-		int r_ = PARSE(__VA_ARGS__);                              \
-		if (r_ != -EINVAL)                                        \
+#define EXPECT_ERROR(what, ...)                                            \
+	do {                                                               \
+		int r_ = PARSE(__VA_ARGS__);                               \
+		if (r_ != -EINVAL)                                         \
 			fail_msg("%s: returned %d, expected -EINVAL (%s)", \
 				 #__VA_ARGS__, r_, err);                   \
-		check_err(what);                                          \
+		check_err(what);                                           \
 	} while (0)
 
 static struct rr_service *service(const char *name)
@@ -244,23 +244,22 @@ static void test_repeatable(void **state)
 	assert_int_equal(cfg.threads, 1);
 }
 
-static const char full_conf[] =
-	"; a comment\n"
-	"[reqrouter]\n"
-	"interface = veth7\n"
-	"queues = 2\n"
-	"threads = 4\n"
-	"batch = 32\n"
-	"cpus = 0-1,3\n"
-	"mode = skb\n"
-	"busy_poll = yes\n"
-	"metrics_file = /tmp/rr.prom\n"
-	"\n"
-	"[function reverse]\n"
-	"port = 9000\n"
-	"\n"
-	"[function echo]\n"
-	"enabled = no\n";
+static const char full_conf[] = "; a comment\n"
+				"[reqrouter]\n"
+				"interface = veth7\n"
+				"queues = 2\n"
+				"threads = 4\n"
+				"batch = 32\n"
+				"cpus = 0-1,3\n"
+				"mode = skb\n"
+				"busy_poll = yes\n"
+				"metrics_file = /tmp/rr.prom\n"
+				"\n"
+				"[function reverse]\n"
+				"port = 9000\n"
+				"\n"
+				"[function echo]\n"
+				"enabled = no\n";
 
 static void test_config_file(void **state)
 {
@@ -385,8 +384,7 @@ static void test_missing_config_file(void **state)
 
 	(void)state;
 	assert_int_equal(rr_config_init(&cfg, err, sizeof(err)), 0);
-	assert_int_equal(rr_config_load(&cfg, path, err, sizeof(err)),
-			 -ENOENT);
+	assert_int_equal(rr_config_load(&cfg, path, err, sizeof(err)), -ENOENT);
 	check_err(path);
 	assert_true(PARSE("-i", "eth0", "-c", path) < 0);
 	check_err(path);
@@ -520,13 +518,13 @@ static void test_parse_values(void **state)
 	assert_int_equal(rr_parse_u32("007", 1, 10, &v, "x", err, sizeof(err)),
 			 0);
 	assert_int_equal(v, 7);
-	assert_int_equal(rr_parse_u32("4294967295", 0, UINT32_MAX, &v, "x",
-				      err, sizeof(err)),
+	assert_int_equal(rr_parse_u32("4294967295", 0, UINT32_MAX, &v, "x", err,
+				      sizeof(err)),
 			 0);
 	assert_int_equal(v, UINT32_MAX);
 	v = 5;
-	assert_int_equal(rr_parse_u32("4294967296", 0, UINT32_MAX, &v, "x",
-				      err, sizeof(err)),
+	assert_int_equal(rr_parse_u32("4294967296", 0, UINT32_MAX, &v, "x", err,
+				      sizeof(err)),
 			 -EINVAL);
 	assert_int_equal(rr_parse_u32("+3", 0, 10, &v, "x", err, sizeof(err)),
 			 -EINVAL);
@@ -536,9 +534,9 @@ static void test_parse_values(void **state)
 			 -EINVAL);
 	assert_int_equal(rr_parse_u32("", 0, 10, &v, "x", err, sizeof(err)),
 			 -EINVAL);
-	assert_int_equal(rr_parse_u32("11", 0, 10, &v, "the knob", err,
-				      sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(
+		rr_parse_u32("11", 0, 10, &v, "the knob", err, sizeof(err)),
+		-EINVAL);
 	check_err("the knob");
 	check_err("0 to 10");
 	assert_int_equal(v, 5);
@@ -580,14 +578,14 @@ static void test_parse_values(void **state)
 	for (i = 1; i <= RR_MAX_PORTS; i++)
 		snprintf(many + strlen(many), sizeof(many) - strlen(many),
 			 "%s%u", i > 1 ? "," : "", 1000 + i);
-	assert_int_equal(rr_parse_ports(many, ports, RR_MAX_PORTS, &n, err,
-					sizeof(err)),
-			 0);
+	assert_int_equal(
+		rr_parse_ports(many, ports, RR_MAX_PORTS, &n, err, sizeof(err)),
+		0);
 	assert_int_equal(n, RR_MAX_PORTS);
 	strcat(many, ",2000");
-	assert_int_equal(rr_parse_ports(many, ports, RR_MAX_PORTS, &n, err,
-					sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(
+		rr_parse_ports(many, ports, RR_MAX_PORTS, &n, err, sizeof(err)),
+		-EINVAL);
 	check_err("32");
 }
 

@@ -42,7 +42,7 @@ static struct {
 
 /* Echoes, remembering what it was given. */
 static int record_handler(const struct rr_request *req, uint8_t *buf,
-			 size_t len, size_t room)
+			  size_t len, size_t room)
 {
 	(void)buf;
 	seen.calls++;
@@ -51,7 +51,8 @@ static int record_handler(const struct rr_request *req, uint8_t *buf,
 	seen.room = room;
 	return (int)len;
 }
-RR_FUNCTION(rrtest_record, PORT_RECORD, "test: echo and record", record_handler);
+RR_FUNCTION(rrtest_record, PORT_RECORD, "test: echo and record",
+	    record_handler);
 
 /* The payload twice, or -EMSGSIZE when that does not fit. */
 static int grow_handler(const struct rr_request *req, uint8_t *buf, size_t len,
@@ -92,8 +93,8 @@ RR_FUNCTION(rrtest_overclaim, PORT_OVERCLAIM, "test: too long",
 	    overclaim_handler);
 
 /* Writes all the room it is given. */
-static int fill_handler(const struct rr_request *req, uint8_t *buf,
-			size_t len, size_t room)
+static int fill_handler(const struct rr_request *req, uint8_t *buf, size_t len,
+			size_t room)
 {
 	size_t i;
 
@@ -121,18 +122,18 @@ RR_FUNCTION(rrtest_shrink, PORT_SHRINK, "test: first byte only",
 
 static char where[256];
 
-#define CHECK(c)                                             \
-	do {                                                 \
-		if (!(c))                                    \
+#define CHECK(c)                                                \
+	do {                                                    \
+		if (!(c))                                       \
 			fail_msg("%s: %s is false", where, #c); \
 	} while (0)
 
-#define CHECK_EQ(a, b)                                                      \
-	do {                                                                \
-		long long a_ = (long long)(a), b_ = (long long)(b);         \
-		if (a_ != b_)                                               \
+#define CHECK_EQ(a, b)                                                        \
+	do {                                                                  \
+		long long a_ = (long long)(a), b_ = (long long)(b);           \
+		if (a_ != b_)                                                 \
 			fail_msg("%s: %s is %lld, expected %s = %lld", where, \
-				 #a, a_, #b, b_);                           \
+				 #a, a_, #b, b_);                             \
 	} while (0)
 
 static const struct rr_function *fn(const char *name)
@@ -257,8 +258,8 @@ static void roundtrip(const struct frame_spec *s, const char *name,
 
 static uint32_t max_payload(const struct frame_spec *s, uint32_t mtu)
 {
-	uint32_t l3 = s->family == AF_INET6 ? F_IP6_HLEN :
-					      F_IP4_HLEN + 4 * s->opt_words;
+	uint32_t l3 = s->family == AF_INET6 ? F_IP6_HLEN
+					    : F_IP4_HLEN + 4 * s->opt_words;
 
 	return mtu - l3 - F_UDP_HLEN;
 }
@@ -283,9 +284,10 @@ static void test_reverse_replies(void **state)
 				for (c = 0; c < 4; c++) {
 					s.csum = csums[c];
 					for (l = 0; l <= 10; l++) {
-						s.plen = l < 10 ?
-								 lens[l] :
-								 max_payload(&s, 1500);
+						s.plen = l < 10 ? lens[l]
+								: max_payload(
+									  &s,
+									  1500);
 						roundtrip(&s, "reverse", 2048,
 							  1500);
 					}
@@ -325,8 +327,9 @@ static void test_echo_replies(void **state)
 static void test_checksum_zero_sent_as_ffff(void **state)
 {
 	uint8_t payload[2] = { 0, 0 };
-	struct frame_spec s = { .sport = 1000, .dport = 7, .payload = payload,
-				.plen = 2 };
+	struct frame_spec s = {
+		.sport = 1000, .dport = 7, .payload = payload, .plen = 2
+	};
 	struct frame_layout lay;
 	uint8_t buf[256], *ip, *udp;
 	uint16_t word;
@@ -342,18 +345,20 @@ static void test_checksum_zero_sent_as_ffff(void **state)
 		/* Sum of the reply with a zero payload (swaps do not change
 		 * it); the payload word then makes it 0xffff. */
 		word = (uint16_t)(0xffff -
-				  ref_fold(ref_sum(udp, 6,
-						   ref_pseudo(ip, s.family, 10))));
+				  ref_fold(ref_sum(
+					  udp, 6,
+					  ref_pseudo(ip, s.family, 10))));
 		payload[0] = (uint8_t)(word >> 8);
 		payload[1] = (uint8_t)word;
 		build_frame(buf, sizeof(buf), &s, &lay);
 		snprintf(where, sizeof(where), "zero checksum %s",
 			 spec_name(&s));
-		ret = rr_process(buf, lay.len, sizeof(buf), 1500, fn("echo"),
-				 0, 0);
+		ret = rr_process(buf, lay.len, sizeof(buf), 1500, fn("echo"), 0,
+				 0);
 		CHECK_EQ(ret, lay.len);
 		CHECK_EQ(f_get16(udp + 6), 0xffff);
-		CHECK_EQ(ref_fold(ref_sum(udp, 10, ref_pseudo(ip, s.family, 10))),
+		CHECK_EQ(ref_fold(ref_sum(udp, 10,
+					  ref_pseudo(ip, s.family, 10))),
 			 0xffff);
 	}
 }
@@ -361,8 +366,9 @@ static void test_checksum_zero_sent_as_ffff(void **state)
 /* The function sees the request as the client sent it. */
 static void test_function_sees_request(void **state)
 {
-	struct frame_spec s = { .sport = 54321, .dport = PORT_RECORD,
-				.plen = 33, .vlans = 1 };
+	struct frame_spec s = {
+		.sport = 54321, .dport = PORT_RECORD, .plen = 33, .vlans = 1
+	};
 	struct frame_layout lay;
 	uint8_t buf[2048];
 	int ret;
@@ -406,7 +412,8 @@ static void test_function_sees_request(void **state)
 /* Replies longer than the request: lengths and checksums follow. */
 static void test_longer_reply(void **state)
 {
-	struct frame_spec s = { .sport = 4444, .dport = PORT_GROW,
+	struct frame_spec s = { .sport = 4444,
+				.dport = PORT_GROW,
 				.csum = CSUM_PARTIAL };
 	struct frame_layout lay;
 	uint8_t *buf, *req, *want;
@@ -420,9 +427,11 @@ static void test_longer_reply(void **state)
 		s.opt_words = i == 2 ? 2 : 0;
 		for (k = 0; k < 3; k++) {
 			/* small, odd, and exactly half of the MTU's room */
-			s.plen = k == 0 ? 10 : k == 1 ? 333 :
-						 max_payload(&s, 1500) / 2;
-			snprintf(where, sizeof(where), "grow %s", spec_name(&s));
+			s.plen = k == 0	  ? 10
+				 : k == 1 ? 333
+					  : max_payload(&s, 1500) / 2;
+			snprintf(where, sizeof(where), "grow %s",
+				 spec_name(&s));
 			buf = make(&s, 2048, &lay, &req);
 			ret = rr_process(buf, lay.len, 2048, 1500,
 					 fn("rrtest_grow"), 0, 0);
@@ -502,8 +511,9 @@ static void test_reply_limits(void **state)
 		{ AF_INET, 0, 70000, 65535, 65535 - 28 },
 		{ AF_INET, 0, 70000, 100000, 65535 - 28 },
 	};
-	struct frame_spec s = { .sport = 1, .dport = PORT_FILL, .plen = 50,
-				.csum = CSUM_GARBAGE };
+	struct frame_spec s = {
+		.sport = 1, .dport = PORT_FILL, .plen = 50, .csum = CSUM_GARBAGE
+	};
 	const struct limit_case *c;
 	struct frame_layout lay;
 	uint8_t *buf, *req, *want;
@@ -539,7 +549,8 @@ static void test_reply_limits(void **state)
 /* A request that is itself larger than the MTU allows cannot be echoed. */
 static void test_request_over_mtu(void **state)
 {
-	struct frame_spec s = { .sport = 2, .dport = PORT_RECORD,
+	struct frame_spec s = { .sport = 2,
+				.dport = PORT_RECORD,
 				.plen = 1473 };
 	struct frame_layout lay;
 	uint8_t buf[2048];
@@ -549,8 +560,8 @@ static void test_request_over_mtu(void **state)
 	snprintf(where, sizeof(where), "request over the MTU");
 	build_frame(buf, sizeof(buf), &s, &lay);
 	memset(&seen, 0, sizeof(seen));
-	ret = rr_process(buf, lay.len, sizeof(buf), 1500,
-			 fn("rrtest_record"), 0, 0);
+	ret = rr_process(buf, lay.len, sizeof(buf), 1500, fn("rrtest_record"),
+			 0, 0);
 	CHECK_EQ(ret, -RR_DROP_REPLY_TOO_BIG);
 	CHECK_EQ(seen.calls, 0);
 }
@@ -558,8 +569,9 @@ static void test_request_over_mtu(void **state)
 /* A reply shorter than the request: the old payload's tail is not sent. */
 static void test_shorter_reply(void **state)
 {
-	struct frame_spec s = { .sport = 3, .dport = PORT_SHRINK, .plen = 99,
-				.opt_words = 3 };
+	struct frame_spec s = {
+		.sport = 3, .dport = PORT_SHRINK, .plen = 99, .opt_words = 3
+	};
 	struct frame_layout lay;
 	uint8_t *buf, *req;
 	int fam, ret;
@@ -585,7 +597,8 @@ static void test_shorter_reply(void **state)
  */
 static void test_padding_ignored(void **state)
 {
-	struct frame_spec s = { .sport = 5, .dport = 1232,
+	struct frame_spec s = { .sport = 5,
+				.dport = 1232,
 				.csum = CSUM_PARTIAL };
 	uint32_t i, hdr;
 
@@ -608,8 +621,9 @@ static void test_padding_ignored(void **state)
 /* A UDP datagram shorter than its IP payload: only the datagram counts. */
 static void test_udp_shorter_than_ip(void **state)
 {
-	struct frame_spec s = { .sport = 6, .dport = 1232, .plen = 10,
-				.pad = 4 };
+	struct frame_spec s = {
+		.sport = 6, .dport = 1232, .plen = 10, .pad = 4
+	};
 	struct frame_layout lay;
 	uint8_t *buf, *req, want[10];
 	int ret, fam;
@@ -686,8 +700,14 @@ struct bad_case {
 	struct frame_spec s;
 };
 
-#define V4(...) { .family = AF_INET, .plen = 12, __VA_ARGS__ }
-#define V6(...) { .family = AF_INET6, .plen = 12, __VA_ARGS__ }
+#define V4(...)                                            \
+	{                                                  \
+		.family = AF_INET, .plen = 12, __VA_ARGS__ \
+	}
+#define V6(...)                                             \
+	{                                                   \
+		.family = AF_INET6, .plen = 12, __VA_ARGS__ \
+	}
 
 static const struct bad_case bad_cases[] = {
 	{ "IHL 0", V4(.ihl = SET(0)) },
