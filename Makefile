@@ -70,7 +70,8 @@ help:
 	@echo 'make            build build/reqrouter, the tools and BPF objects'
 	@echo 'make demo       install packages, build, serve real requests on a'
 	@echo '                two-namespace test bed and tear it down'
-	@echo 'make test       install packages, build and run every test tier'
+	@echo 'make test       install packages, build and run every test tier,'
+	@echo '                then the unit and invoker tests again under ASan/UBSan'
 	@echo 'make deps       install missing Debian packages (apt-get)'
 	@echo 'make bench      short benchmark run (tools/bench)'
 	@echo 'make format     reformat C sources with clang-format'
@@ -124,9 +125,11 @@ $(BUILD)/bpf $(BUILD)/skel $(BUILD)/tests:
 tests-build: all $(TESTS)
 .PHONY: tests-build
 
+# Every tier against the normal build, then again under ASan/UBSan.
 test: deps
 	$(Q)$(MAKE) --no-print-directory tests-build
-	$(Q)SAN=$(SAN) BUILD=$(BUILD) tests/run.sh
+	$(Q)$(MAKE) --no-print-directory SAN=1 tests-build
+	$(Q)BUILD=build SAN_BUILD=build/san tests/run.sh
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Runs every test tier and prints one closing line, "N passed, N failed,
-# N skipped". A test is an executable in $BUILD/tests/ (cmocka unit tests
+# N skipped". With SAN_BUILD set (a build made with SAN=1), the unit tests
+# and the reqrouter integration tests run a second time against it. A test is an executable in $BUILD/tests/ (cmocka unit tests
 # and BPF program tests) or a script in tests/integration/. Exit status 0
 # is a pass, 77 a skip (the test prints why), anything else a failure.
 # Each test gets a time limit, so a hang is a failure, not a stuck CI.
 set -u
+shopt -s extglob
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 export BUILD
@@ -46,17 +48,28 @@ run_one() { # name limit cmd...
 	esac
 }
 
-echo "== unit and BPF program tests ($BUILD/tests)"
-for t in "$BUILD"/tests/*; do
-	[ -x "$t" ] && [ -f "$t" ] || continue
-	run_one "tests/$(basename "$t")" "$UNIT_LIMIT" "$t"
-done
+run_pass() { # build-dir label integration-glob
+	local build=$1 label=$2 glob=$3 t
+	echo "== unit and BPF program tests ($build/tests)$label"
+	for t in "$build"/tests/*; do
+		[ -x "$t" ] && [ -f "$t" ] || continue
+		BUILD=$build run_one "tests/$(basename "$t")$label" \
+			"$UNIT_LIMIT" "$t"
+	done
+	echo "== integration tests (tests/integration)$label"
+	for t in tests/integration/$glob; do
+		[ -f "$t" ] || continue
+		BUILD=$build run_one "$t$label" "$INTEGRATION_LIMIT" bash "$t"
+	done
+}
 
-echo "== integration tests (tests/integration)"
-for t in tests/integration/*.sh; do
-	[ -f "$t" ] || continue
-	run_one "$t" "$INTEGRATION_LIMIT" bash "$t"
-done
+run_pass "$BUILD" "" "*.sh"
+# The sanitizer pass (make test builds it into build/san): the unit tests
+# and the tests that drive reqrouter itself. The fuzz targets carry their
+# own sanitizers and the tools have their own smoke test.
+if [ -n "${SAN_BUILD:-}" ]; then
+	run_pass "$SAN_BUILD" " [san]" "@(invoker|hardening)_*.sh"
+fi
 
 [ ${#failed[@]} -gt 0 ] && printf 'failed: %s\n' "${failed[*]}"
 echo "$pass passed, $fail failed, $skip skipped"
