@@ -27,8 +27,10 @@
 #include <linux/bpf.h>
 
 #include "../unit/frames.h"
+#include "config.h"
 #include "reqrouter.skel.h"
 #include "rr_shared.h"
+#include "xdp.h"
 
 #define SKIP 77
 #define DUMMY_QUEUES 66 /* beyond RR_MAX_QUEUES, to see the range check */
@@ -67,6 +69,11 @@ static const struct {
 	{ 1232, { .slot = 0, .nsocks = 3 } },
 	{ 4000, { .slot = 5, .nsocks = 20 } }, /* over RR_MAX_THREADS */
 	{ 65535, { .slot = 31, .nsocks = 1 } },
+	/* with allow-lists, set up by run_allow_lists() */
+	{ 5000, { .slot = 6, .nsocks = 2, .flags = RR_PORT_ALLOWLIST } },
+	{ 5001, { .slot = 7, .nsocks = 2, .flags = RR_PORT_ALLOWLIST } },
+	{ 5002, { .slot = 8, .nsocks = 2, .flags = RR_PORT_ALLOWLIST } },
+	{ 5003, { .slot = 9, .nsocks = 2, .flags = RR_PORT_ALLOWLIST } },
 	/* present but unusable: must behave as "no function" */
 	{ 9, { .slot = 4, .nsocks = 0 } },
 	{ 100, { .slot = RR_MAX_PORTS, .nsocks = 1 } },
@@ -147,9 +154,10 @@ static int run(const uint8_t *frame, uint32_t len, int ifindex, uint32_t queue,
 }
 
 /*
- * Runs @frame and checks: XDP_PASS, counter @stat (or @alt) of @queue's
- * row up by one and nothing else counted, only the cursor of @slot on
- * @queue moved (slot -1: none), as it must with several sockets. Returns the new cursor value.
+ * Runs @frame and checks: XDP_PASS (XDP_DROP for a source not allowed),
+ * counter @stat (or @alt) of @queue's row up by one and nothing else
+ * counted, only the cursor of @slot on @queue moved (slot -1: none), as
+ * it must with several sockets. Returns the new cursor value.
  */
 static uint32_t expect(const uint8_t *frame, uint32_t len, int ifindex,
 		       uint32_t queue, int stat, int alt, int slot)
@@ -157,6 +165,9 @@ static uint32_t expect(const uint8_t *frame, uint32_t len, int ifindex,
 	static struct snap before, after;
 	uint32_t row = queue < RR_MAX_QUEUES ? queue : RR_MAX_QUEUES;
 	uint32_t retval = 0, k, want_key, cur_key = 0, moved = 0;
+	/* Only a source outside an allow-list is dropped. */
+	uint32_t want_act =
+		stat == RR_XDP_DROP_NOT_ALLOWED ? XDP_DROP : XDP_PASS;
 	int ret;
 
 	if (take_snap(&before)) {
@@ -168,8 +179,9 @@ static uint32_t expect(const uint8_t *frame, uint32_t len, int ifindex,
 		fail("test run refused: %s", strerror(-ret));
 		return 0;
 	}
-	if (retval != XDP_PASS)
-		fail("verdict %u, expected XDP_PASS", retval);
+	if (retval != want_act)
+		fail("verdict %u, expected %s", retval,
+		     want_act == XDP_DROP ? "XDP_DROP" : "XDP_PASS");
 	if (take_snap(&after)) {
 		fail("cannot read the maps: %s", strerror(errno));
 		return 0;
@@ -365,9 +377,104 @@ static const struct bpf_case cases[] = {
 	  U4(.vlans = 2, .udp_len = SET(8 + 17)), 0, RR_XDP_PASS_MALFORMED,
 	  NO_ALT },
 };
+
+/*
+ * Allow-lists, written the way reqrouter writes them: parsed from the
+ * config syntax by rr_parse_cidrs() and added by rr_xdp_allow().
+ */
+static const struct {
+	uint32_t slot;
+	const char *allow;
+} allow_lists[] = {
+	{ 6, "10.0.0.0/24, 192.0.2.7, fd00::/64" },
+	{ 7, "198.51.100.0/24" }, /* IPv4 only: IPv6 is shut out */
+	{ 8, "0.0.0.0/0" },
+	{ 9, "2001:db8:aa00::/40 ::1" },
+};
+
+static const uint8_t a4_in[4] = { 10, 0, 0, 200 };
+static const uint8_t a4_next_net[4] = { 10, 0, 1, 1 };
+static const uint8_t a4_host[4] = { 192, 0, 2, 7 };
+static const uint8_t a4_host_next[4] = { 192, 0, 2, 8 };
+static const uint8_t a4_other[4] = { 198, 51, 100, 9 };
+static const uint8_t a6_in[16] = { 0xfd, 0,    0, 0, 0, 0, 0, 0,
+				   0xff, 0xff, 0, 0, 0, 0, 0, 0x99 };
+static const uint8_t a6_next_net[16] = { 0xfd, 0, 0, 0, 0, 0, 0, 1,
+					 0,    0, 0, 0, 0, 0, 0, 1 };
+static const uint8_t a6_40[16] = { 0x20, 0x01, 0x0d, 0xb8, 0xaa, 0xff, 0 };
+static const uint8_t a6_41[16] = { 0x20, 0x01, 0x0d, 0xb8, 0xab, 0 };
+static const uint8_t a6_lo[16] = { [15] = 1 };
+
+static const struct bpf_case allow_cases[] = {
+	{ "allowed /24", U4(.dport = 5000, .saddr = a4_in), 0,
+	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	{ "next /24", U4(.dport = 5000, .saddr = a4_next_net), 0,
+	  RR_XDP_DROP_NOT_ALLOWED, NO_ALT },
+	{ "allowed host", U4(.dport = 5000, .saddr = a4_host), 0,
+	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	{ "the host next to it", U4(.dport = 5000, .saddr = a4_host_next), 0,
+	  RR_XDP_DROP_NOT_ALLOWED, NO_ALT },
+	{ "allowed through QinQ", U4(.dport = 5000, .saddr = a4_in, .vlans = 2),
+	  0, RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	{ "not allowed through QinQ",
+	  U4(.dport = 5000, .saddr = a4_next_net, .vlans = 2), 0,
+	  RR_XDP_DROP_NOT_ALLOWED, NO_ALT },
+	{ "allowed with IPv4 options",
+	  U4(.dport = 5000, .saddr = a4_in, .opt_words = 3), 0,
+	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	{ "not allowed with IPv4 options",
+	  U4(.dport = 5000, .saddr = a4_other, .opt_words = 3), 0,
+	  RR_XDP_DROP_NOT_ALLOWED, NO_ALT },
+	{ "allowed /64", U6(.dport = 5000, .saddr = a6_in), 0,
+	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	{ "allowed /64 through 802.1Q",
+	  U6(.dport = 5000, .saddr = a6_in, .vlans = 1), 0,
+	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	{ "next /64", U6(.dport = 5000, .saddr = a6_next_net), 0,
+	  RR_XDP_DROP_NOT_ALLOWED, NO_ALT },
+	{ "next /64 through QinQ",
+	  U6(.dport = 5000, .saddr = a6_next_net, .vlans = 2), 0,
+	  RR_XDP_DROP_NOT_ALLOWED, NO_ALT },
+	/* one function's list does not open another's */
+	{ "allowed for another function", U4(.dport = 5001, .saddr = a4_in), 0,
+	  RR_XDP_DROP_NOT_ALLOWED, NO_ALT },
+	{ "allowed here, not there", U4(.dport = 5000, .saddr = a4_other), 0,
+	  RR_XDP_DROP_NOT_ALLOWED, NO_ALT },
+	{ "IPv4-only list", U4(.dport = 5001, .saddr = a4_other), 0,
+	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	{ "IPv6 against an IPv4-only list", U6(.dport = 5001, .saddr = a6_in),
+	  0, RR_XDP_DROP_NOT_ALLOWED, NO_ALT },
+	{ "0.0.0.0/0", U4(.dport = 5002, .saddr = a4_other), 0,
+	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	{ "IPv6 against 0.0.0.0/0", U6(.dport = 5002), 0,
+	  RR_XDP_DROP_NOT_ALLOWED, NO_ALT },
+	{ "inside a /40", U6(.dport = 5003, .saddr = a6_40), 0,
+	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	{ "just outside a /40", U6(.dport = 5003, .saddr = a6_41), 0,
+	  RR_XDP_DROP_NOT_ALLOWED, NO_ALT },
+	{ "::1 listed alone", U6(.dport = 5003, .saddr = a6_lo), 0,
+	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	{ "IPv4 against an IPv6-only list", U4(.dport = 5003), 0,
+	  RR_XDP_DROP_NOT_ALLOWED, NO_ALT },
+	/* ports without a list do not look at the source */
+	{ "no list on the port", U4(.dport = 1232, .saddr = a4_next_net), 0,
+	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	{ "no list on the port, IPv6", U6(.dport = 7, .saddr = a6_next_net), 0,
+	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	/* the host's own traffic to those ports is not the list's business */
+	{ "TCP to a listed port",
+	  U4(.dport = 5000, .saddr = a4_other, .proto = SET(6)), 0,
+	  RR_XDP_PASS_NOT_UDP, NO_ALT },
+	{ "fragment to a listed port",
+	  U4(.dport = 5000, .saddr = a4_other, .frag = SET(F_IP_MF)), 0,
+	  RR_XDP_PASS_FRAGMENT, NO_ALT },
+	{ "malformed to a listed port",
+	  U4(.dport = 5000, .saddr = a4_other, .udp_len = SET(7)), 0,
+	  RR_XDP_PASS_MALFORMED, NO_ALT },
+};
 #pragma GCC diagnostic pop
 
-static void run_table(void)
+static void run_table(const struct bpf_case *table, size_t n)
 {
 	uint8_t frame[4096];
 	struct frame_layout lay;
@@ -376,8 +483,8 @@ static void run_table(void)
 	size_t i;
 	int slot;
 
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		c = &cases[i];
+	for (i = 0; i < n; i++) {
+		c = &table[i];
 		where = c->what;
 		len = build_frame(frame, sizeof(frame), &c->s, &lay);
 		if (!len) {
@@ -487,6 +594,30 @@ static void run_queues(void)
 	check_round_robin(7, 2, ifindex, 63);
 }
 
+static int setup_allow_lists(void)
+{
+	struct rr_xdp x = { .skel = skel };
+	struct rr_cidr cidrs[16];
+	char err[RR_ERRLEN];
+	uint32_t n, i, j;
+
+	where = "allow-list set-up";
+	for (i = 0; i < sizeof(allow_lists) / sizeof(allow_lists[0]); i++) {
+		if (rr_parse_cidrs(allow_lists[i].allow, cidrs, 16, &n, err,
+				   sizeof(err))) {
+			fail("'%s': %s", allow_lists[i].allow, err);
+			return -1;
+		}
+		for (j = 0; j < n; j++) {
+			if (rr_xdp_allow(&x, allow_lists[i].slot, &cidrs[j])) {
+				fail("rr_xdp_allow failed");
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
 static int print_quiet(enum libbpf_print_level level, const char *fmt,
 		       va_list ap)
 {
@@ -551,7 +682,10 @@ int main(void)
 		reqrouter__destroy(skel);
 		return ret;
 	}
-	run_table();
+	run_table(cases, sizeof(cases) / sizeof(cases[0]));
+	if (!setup_allow_lists())
+		run_table(allow_cases,
+			  sizeof(allow_cases) / sizeof(allow_cases[0]));
 	check_round_robin(1232, 3, 0, 0);
 	check_round_robin(7, 2, 0, 0);
 	check_round_robin(1, 1, 0, 0);
@@ -564,6 +698,7 @@ int main(void)
 		return 1;
 	}
 	printf("%zu frames and the round robin checked\n",
-	       sizeof(cases) / sizeof(cases[0]));
+	       sizeof(cases) / sizeof(cases[0]) +
+		       sizeof(allow_cases) / sizeof(allow_cases[0]));
 	return 0;
 }

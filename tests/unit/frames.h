@@ -53,7 +53,8 @@ struct frame_spec {
 	uint32_t udp_len;   /* SET(): UDP length */
 	uint32_t version;   /* SET(): IP version nibble */
 	uint16_t sport, dport;
-	const void *payload; /* NULL: a byte pattern */
+	const uint8_t *saddr; /* 4 or 16 bytes; NULL: f_src_ip4/f_src_ip6 */
+	const void *payload;  /* NULL: a byte pattern */
 	uint32_t plen;
 	uint32_t pad; /* Ethernet padding after the IP packet */
 	enum frame_csum csum;
@@ -190,7 +191,7 @@ static inline uint32_t build_frame(uint8_t *buf, uint32_t size,
 		f_put16(ip + 4, iplen);
 		ip[6] = proto;
 		ip[7] = F_REQ_TTL;
-		memcpy(ip + 8, f_src_ip6, 16);
+		memcpy(ip + 8, s->saddr ? s->saddr : f_src_ip6, 16);
 		memcpy(ip + 24, f_dst_ip6, 16);
 	} else {
 		uint32_t field_ihl = IS_SET(s->ihl) ? SET_VAL(s->ihl) : ihl;
@@ -205,7 +206,7 @@ static inline uint32_t build_frame(uint8_t *buf, uint32_t size,
 		f_put16(ip + 6, IS_SET(s->frag) ? SET_VAL(s->frag) : F_IP_DF);
 		ip[8] = F_REQ_TTL;
 		ip[9] = proto;
-		memcpy(ip + 12, f_src_ip4, 4);
+		memcpy(ip + 12, s->saddr ? s->saddr : f_src_ip4, 4);
 		memcpy(ip + 16, f_dst_ip4, 4);
 		for (i = 0; i < s->opt_words; i++) {
 			uint8_t *o = ip + F_IP4_HLEN + 4 * i;
