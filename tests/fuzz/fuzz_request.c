@@ -11,9 +11,12 @@
  *
  * Input: byte 0 picks the MTU (low 3 bits) and the buffer room (high 5
  * bits: 4096 down to 128 in steps of 128, as a frame's offset in a UMEM
- * chunk would); the rest is the frame, cut to the room.
+ * chunk would); byte 1 the amplification limit (low 3 bits; 0 calls
+ * rr_process(), which has none, anything else rr_serve() as the worker
+ * does); the rest is the frame, cut to the room.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +38,8 @@
 static const uint32_t mtus[8] = {
 	68, 576, 1280, 1499, 1500, 3000, 9000, 65535
 };
+/* Amplification factors; 3 is the default, 1000 the largest allowed. */
+static const uint32_t amps[8] = { 0, 1, 2, 3, 3, 4, 10, 1000 };
 
 #define fail(...)                                                             \
 	do {                                                                  \
@@ -256,9 +261,11 @@ static int fn_is(const struct rr_function *fn, const char *name)
 }
 
 static void run_one(const struct rr_function *fn, const uint8_t *req,
-		    uint32_t len, uint32_t room, uint32_t mtu)
+		    uint32_t len, uint32_t room, uint32_t mtu, uint32_t amp)
 {
 	uint32_t max_frame, reply_room, i;
+	uint64_t amp_cap = UINT64_MAX, req_ip;
+	int amp_limited = 0;
 	int parsed, ret, want = 0;
 	struct rr_pkt p;
 	uint8_t *buf;
@@ -272,7 +279,12 @@ static void run_one(const struct rr_function *fn, const uint8_t *req,
 	memset(&weird, 0, sizeof(weird));
 
 	parsed = rr_parse(req, len, &p) == 0;
-	ret = rr_process(buf, len, room, mtu, fn, TEST_QUEUE, TEST_THREAD);
+	if (amp)
+		ret = rr_serve(buf, len, room, mtu, amp, fn, TEST_QUEUE,
+			       TEST_THREAD);
+	else
+		ret = rr_process(buf, len, room, mtu, fn, TEST_QUEUE,
+				 TEST_THREAD);
 
 	check(ret != 0, "%s: neither a reply nor a drop", fn->name);
 	check(ret > -RR_DROP_MAX, "%s: unknown drop %d", fn->name, ret);
@@ -287,12 +299,22 @@ static void run_one(const struct rr_function *fn, const uint8_t *req,
 
 	max_frame = min_u32(room, min_u32(p.l3_off + mtu, p.l3_off + 0xffff));
 	reply_room = max_frame > p.payload_off ? max_frame - p.payload_off : 0;
+	/* The reply's IP packet may be amp times the request's, at most. */
+	req_ip = p.payload_off - p.l3_off + p.payload_len;
+	if (amp) {
+		amp_cap = amp * req_ip - (p.payload_off - p.l3_off);
+		amp_limited = amp_cap < reply_room;
+	}
 	if (ret > 0) {
 		check((uint32_t)ret <= room, "%s: reply of %d bytes, room %u",
 		      fn->name, ret, room);
 		check((uint32_t)ret <= max_frame,
 		      "%s: reply of %d bytes over MTU %u (l3 at %u)", fn->name,
 		      ret, mtu, p.l3_off);
+		check(!amp || ret - p.l3_off <= amp * req_ip,
+		      "%s: reply IP packet of %u bytes, %u x %" PRIu64
+		      " allowed",
+		      fn->name, ret - p.l3_off, amp, req_ip);
 		check_reply(buf, (uint32_t)ret, req, &p);
 	}
 
@@ -319,6 +341,9 @@ static void run_one(const struct rr_function *fn, const uint8_t *req,
 		check(weird.room <= max_frame - p.payload_off,
 		      "room %zu overstates the buffer or MTU (%u)", weird.room,
 		      max_frame - p.payload_off);
+		check(weird.room <= amp_cap,
+		      "room %zu over the amplification limit %" PRIu64,
+		      weird.room, amp_cap);
 		check(weird.req.family == p.family &&
 			      weird.req.src_port == be16(req + p.l4_off) &&
 			      weird.req.dst_port == be16(req + p.l4_off + 2) &&
@@ -335,7 +360,8 @@ static void run_one(const struct rr_function *fn, const uint8_t *req,
 		      "request addresses");
 		if (weird.ret == -EMSGSIZE ||
 		    (weird.ret > 0 && (size_t)weird.ret > weird.room))
-			want = -RR_DROP_REPLY_TOO_BIG;
+			want = amp_limited ? -RR_DROP_AMPLIFICATION
+					   : -RR_DROP_REPLY_TOO_BIG;
 		else if (weird.ret < 0)
 			want = -RR_DROP_FUNCTION_ERROR;
 		else
@@ -373,15 +399,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	uint32_t mtu, room, len;
+	uint32_t mtu, room, len, amp;
 	size_t i, n = rr_registry_count();
 
-	if (size < 1)
+	if (size < 2)
 		return 0;
 	mtu = mtus[data[0] & 7];
 	room = FRAME_ROOM - (uint32_t)(data[0] >> 3) * ROOM_STEP;
-	len = size - 1 > room ? room : (uint32_t)(size - 1);
+	amp = amps[data[1] & 7];
+	len = size - 2 > room ? room : (uint32_t)(size - 2);
 	for (i = 0; i < n; i++)
-		run_one(rr_registry_at(i), data + 1, len, room, mtu);
+		run_one(rr_registry_at(i), data + 2, len, room, mtu, amp);
 	return 0;
 }

@@ -4,12 +4,15 @@
  * mutations of valid UDP requests (IPv4 with options, IPv6, VLAN, QinQ) go
  * through the loaded program one run each, with a few ports configured in
  * port_map and no sockets in xsks_map. Checked for every frame:
- *   - the run succeeds and returns XDP_PASS (redirects fall back to it),
- *     with the frame unchanged;
+ *   - the run succeeds with the frame unchanged and returns XDP_PASS
+ *     (redirects fall back to it), or XDP_DROP for a source that a port's
+ *     allow-list leaves out;
  *   - exactly one counter of the frame's queue moves by exactly one;
  *   - the program steers the frame to a socket (counted as redirect or
- *     no_socket) exactly when user space's rr_parse() accepts it and its
- *     port has a function: the kernel and user-space parsers agree;
+ *     no_socket) exactly when user space's rr_parse() accepts it, its
+ *     port has a function and the source is allowed: the kernel and
+ *     user-space parsers agree; and it drops exactly the requests from
+ *     sources that are not allowed;
  * and at the end the sum of all counters equals the number of frames.
  *
  * With -i IFNAME (run it inside a network namespace that has the device)
@@ -44,6 +47,10 @@
 #define MAX_REPORTS 5
 #define FULL_SUM_EVERY 65536
 
+#define ALLOW RR_PORT_ALLOWLIST
+#define SLOT_ACL 5   /* an allow-list port's slot */
+#define SLOT_OPEN 30 /* a slot every source may call, and no port uses */
+
 static const struct {
 	uint16_t port;
 	struct rr_port_conf conf;
@@ -51,12 +58,38 @@ static const struct {
 } ports[] = {
 	{ 7, { .slot = 0, .nsocks = 1 }, 1 },
 	{ 1232, { .slot = 1, .nsocks = 4 }, 1 },
-	{ 53, { .slot = RR_MAX_PORTS - 1, .nsocks = RR_MAX_THREADS }, 1 },
 	{ 65535, { .slot = 2, .nsocks = 100 }, 1 }, /* more than threads */
 	{ 0, { .slot = 3, .nsocks = 1 }, 1 },
 	{ 8080, { .slot = 4, .nsocks = 0 }, 0 },	    /* no function */
 	{ 9999, { .slot = RR_MAX_PORTS, .nsocks = 2 }, 0 }, /* bad slot */
+	{ 53, { .slot = SLOT_ACL, .nsocks = 2, .flags = ALLOW }, 1 },
+	/* Allow-listed, no entry for its slot: nobody may call it. */
+	{ 5353,
+	  { .slot = RR_MAX_PORTS - 1,
+	    .nsocks = RR_MAX_THREADS,
+	    .flags = ALLOW },
+	  1 },
 };
+
+/* Allow-list entries; the frame builder's sources are 10.0.0.2, fd00::2. */
+static const struct allow {
+	int family;
+	uint32_t slot;
+	uint32_t len; /* prefix length of the address */
+	uint8_t addr[16];
+} allows[] = {
+	{ AF_INET, SLOT_ACL, 24, { 10, 0, 0, 0 } },
+	{ AF_INET, SLOT_ACL, 32, { 192, 168, 1, 1 } },
+	{ AF_INET6, SLOT_ACL, 120, { 0xfd } },
+	{ AF_INET, SLOT_OPEN, 0, { 0 } },
+	{ AF_INET6, SLOT_OPEN, 0, { 0 } },
+};
+
+/* Sources the mutator picks from, in and just out of the entries. */
+static const uint8_t src4[][4] = { { 10, 0, 0, 200 },  { 10, 0, 1, 2 },
+				   { 192, 168, 1, 1 }, { 192, 168, 1, 0 },
+				   { 11, 0, 0, 2 },    { 0, 0, 0, 0 } };
+static const uint8_t src6_last[] = { 0x02, 0xff, 0x00 }; /* fd00::/120 */
 
 static const uint16_t ethertypes[] = { 0x0800, 0x86dd, 0x8100, 0x88a8,
 				       0x0806, 0x9100, 0x0000, 0xffff };
@@ -115,7 +148,7 @@ static void mutate(uint8_t *f, uint32_t *len, const struct fz_layout *lay,
 	uint32_t n = *len, l3 = lay->l3_off, l4 = lay->l4_off, off, k;
 	uint32_t hdr_end = l4 + FZ_UDP_HLEN < n ? l4 + FZ_UDP_HLEN : n;
 
-	switch (below(11)) {
+	switch (below(12)) {
 	case 0: /* a bit, mostly in the headers */
 		off = below(4) ? below(hdr_end) : below(n);
 		f[off] ^= (uint8_t)(1u << below(8));
@@ -162,6 +195,14 @@ static void mutate(uint8_t *f, uint32_t *len, const struct fz_layout *lay,
 			put16(f, n, l3 + 6,
 			      below(2) ? 0x2000u << below(2) | below(2)
 				       : below(0x10000));
+		break;
+	case 10: /* the source address */
+		if (family == AF_INET && l3 + 16 <= n)
+			memcpy(f + l3 + 12, src4[below(sizeof(src4) / 4)], 4);
+		else if (family == AF_INET6 && l3 + 24 <= n && below(2))
+			f[l3 + 23] = src6_last[below(sizeof(src6_last))];
+		else if (family == AF_INET6 && l3 + 24 <= n)
+			f[l3 + 8 + below(15)] ^= (uint8_t)(1u << below(8));
 		break;
 	default: /* the destination port */
 		put16(f, n, l4 + 2,
@@ -241,15 +282,20 @@ static int stat_read(struct stats *st, uint32_t key, uint64_t *sum)
 	return 0;
 }
 
+struct delta {
+	uint64_t total;	  /* every counter of the row */
+	uint64_t steered; /* redirect + no_socket: sent towards a socket */
+	uint64_t dropped; /* source_not_allowed */
+};
+
 /* Adds up what the counters of one queue row gained since last read. */
-static int row_delta(struct stats *st, uint32_t row, uint64_t *total,
-		     uint64_t *steered)
+static int row_delta(struct stats *st, uint32_t row, struct delta *dl)
 {
 	uint64_t v, d;
 	uint32_t s, key;
 	int ret;
 
-	*total = *steered = 0;
+	memset(dl, 0, sizeof(*dl));
 	for (s = 0; s < RR_XDP_STAT_MAX; s++) {
 		key = row * RR_XDP_STAT_MAX + s;
 		ret = stat_read(st, key, &v);
@@ -257,9 +303,11 @@ static int row_delta(struct stats *st, uint32_t row, uint64_t *total,
 			return ret;
 		d = v - st->seen[key];
 		st->seen[key] = v;
-		*total += d;
+		dl->total += d;
 		if (s == RR_XDP_REDIRECT || s == RR_XDP_PASS_NO_SOCKET)
-			*steered += d;
+			dl->steered += d;
+		if (s == RR_XDP_DROP_NOT_ALLOWED)
+			dl->dropped += d;
 	}
 	return 0;
 }
@@ -299,24 +347,99 @@ static void print_mix(const struct stats *st)
 	printf("\n");
 }
 
-static int port_has_function(uint16_t port)
+static int prefix_match(const uint8_t *a, const uint8_t *b, uint32_t bits)
+{
+	uint32_t i;
+
+	for (i = 0; i < bits; i++)
+		if ((a[i / 8] ^ b[i / 8]) & (0x80 >> (i % 8)))
+			return 0;
+	return 1;
+}
+
+static int source_allowed(int family, const uint8_t *src, uint32_t slot)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(ports) / sizeof(ports[0]); i++)
-		if (ports[i].port == port)
-			return ports[i].has_function;
+	for (i = 0; i < sizeof(allows) / sizeof(allows[0]); i++)
+		if (allows[i].family == family && allows[i].slot == slot &&
+		    prefix_match(allows[i].addr, src, allows[i].len))
+			return 1;
 	return 0;
 }
 
-/* What user space would serve: rr_parse() accepts it, the port is live. */
-static int expect_steered(const uint8_t *f, uint32_t len, uint32_t queue)
+enum expect { EXPECT_PASS, EXPECT_STEER, EXPECT_DROP };
+
+/*
+ * What the program should do: steer what user space would serve (rr_parse()
+ * accepts it, the port has a function) unless the port's allow-list leaves
+ * the source out, which is dropped; pass everything else.
+ */
+static enum expect expect_verdict(const uint8_t *f, uint32_t len,
+				  uint32_t queue)
 {
 	struct rr_pkt p;
+	uint16_t port;
+	size_t i;
 
 	if (queue >= RR_MAX_QUEUES || rr_parse(f, len, &p))
-		return 0;
-	return port_has_function(get16(f, len, p.l4_off + 2));
+		return EXPECT_PASS;
+	port = get16(f, len, p.l4_off + 2);
+	for (i = 0; i < sizeof(ports) / sizeof(ports[0]); i++) {
+		if (ports[i].port != port)
+			continue;
+		if (!ports[i].has_function)
+			return EXPECT_PASS;
+		if (!(ports[i].conf.flags & ALLOW) ||
+		    source_allowed(p.family,
+				   f + p.l3_off +
+					   (p.family == AF_INET ? 12 : 8),
+				   ports[i].conf.slot))
+			return EXPECT_STEER;
+		return EXPECT_DROP;
+	}
+	return EXPECT_PASS;
+}
+
+static int configure(struct reqrouter *skel)
+{
+	struct rr_allow_v4 k4;
+	struct rr_allow_v6 k6;
+	uint8_t one = 1;
+	uint32_t key;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < sizeof(ports) / sizeof(ports[0]); i++) {
+		key = ports[i].port;
+		ret = bpf_map__update_elem(skel->maps.port_map, &key,
+					   sizeof(key), &ports[i].conf,
+					   sizeof(ports[i].conf), BPF_ANY);
+		if (ret)
+			return ret;
+	}
+	for (i = 0; i < sizeof(allows) / sizeof(allows[0]); i++) {
+		if (allows[i].family == AF_INET) {
+			memset(&k4, 0, sizeof(k4));
+			k4.prefixlen = 32 + allows[i].len;
+			k4.slot = allows[i].slot;
+			memcpy(k4.addr, allows[i].addr, sizeof(k4.addr));
+			ret = bpf_map__update_elem(skel->maps.acl_v4, &k4,
+						   sizeof(k4), &one,
+						   sizeof(one), BPF_ANY);
+		} else {
+			memset(&k6, 0, sizeof(k6));
+			k6.prefixlen = 32 + allows[i].len;
+			k6.slot = allows[i].slot;
+			memcpy(k6.addr, allows[i].addr, sizeof(k6.addr));
+			ret = bpf_map__update_elem(skel->maps.acl_v6, &k6,
+						   sizeof(k6), &one,
+						   sizeof(one), BPF_ANY);
+		}
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 static void hexdump(const uint8_t *f, uint32_t len)
@@ -369,17 +492,19 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	uint64_t frames = 200000, seed, i, done = 0, total, steered;
+	uint64_t frames = 200000, seed, i, done = 0;
 	uint64_t sum = 0, fails = 0;
 	uint8_t in[MAX_FRAME], out[MAX_FRAME];
 	struct xdp_md ctx = { 0 };
 	struct reqrouter *skel;
 	struct stats st = { 0 };
 	const char *ifname = NULL;
-	int opt, prog_fd, nq = 1, ret, want;
+	int opt, prog_fd, nq = 1, ret;
 	uint32_t len, queue, key;
 	struct timespec t0, t1;
-	size_t p;
+	uint32_t want_act;
+	enum expect want;
+	struct delta dl;
 
 	seed = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
 	while ((opt = getopt(argc, argv, "n:s:i:vh")) != -1) {
@@ -436,16 +561,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	prog_fd = bpf_program__fd(skel->progs.reqrouter_xdp);
-	for (p = 0; p < sizeof(ports) / sizeof(ports[0]); p++) {
-		key = ports[p].port;
-		if (bpf_map__update_elem(skel->maps.port_map, &key, sizeof(key),
-					 &ports[p].conf, sizeof(ports[p].conf),
-					 BPF_ANY)) {
-			fprintf(stderr, "fuzz_xdp: port_map: %s\n",
-				strerror(errno));
-			ret = 1;
-			goto out;
-		}
+	ret = configure(skel);
+	if (ret) {
+		fprintf(stderr, "fuzz_xdp: cannot configure ports: %s\n",
+			strerror(-ret));
+		ret = 1;
+		goto out;
 	}
 
 	st.fd = bpf_map__fd(skel->maps.xdp_stats);
@@ -483,7 +604,8 @@ int main(int argc, char **argv)
 			topts.ctx_in = &ctx;
 			topts.ctx_size_in = sizeof(ctx);
 		}
-		want = expect_steered(in, len, queue);
+		want = expect_verdict(in, len, queue);
+		want_act = want == EXPECT_DROP ? XDP_DROP : XDP_PASS;
 
 		ret = bpf_prog_test_run_opts(prog_fd, &topts);
 		if (ret) {
@@ -496,23 +618,28 @@ int main(int argc, char **argv)
 		}
 		ret = row_delta(&st,
 				queue < RR_MAX_QUEUES ? queue : RR_MAX_QUEUES,
-				&total, &steered);
+				&dl);
 		if (ret) {
 			fprintf(stderr, "fuzz_xdp: xdp_stats: %s\n",
 				strerror(-ret));
 			ret = 1;
 			goto out;
 		}
-		if (topts.retval != XDP_PASS)
-			why = "verdict is not XDP_PASS";
+		if (topts.retval != want_act)
+			why = want == EXPECT_DROP
+				      ? "a source not allowed passed"
+				      : "verdict is not XDP_PASS";
 		else if (topts.data_size_out != len || memcmp(in, out, len))
 			why = "the frame was changed";
-		else if (total != 1)
+		else if (dl.total != 1)
 			why = "not counted exactly once on its queue";
-		else if (steered != (uint64_t)want)
-			why = want ? "user space accepts it, XDP did not steer "
-				     "it"
-				   : "XDP steered it, user space refuses it";
+		else if (dl.steered != (want == EXPECT_STEER))
+			why = want == EXPECT_STEER ? "user space serves it, "
+						     "XDP did not steer it"
+						   : "XDP steered it, user "
+						     "space would not serve it";
+		else if (dl.dropped != (want == EXPECT_DROP))
+			why = "counted as source_not_allowed wrongly";
 		if (why) {
 			if (fails++ < MAX_REPORTS) {
 				fprintf(stderr,
@@ -520,8 +647,8 @@ int main(int argc, char **argv)
 					" (%u bytes, queue %u): %s (verdict %u,"
 					" counted %" PRIu64 ", steered %" PRIu64
 					")\n",
-					i, len, queue, why, topts.retval, total,
-					steered);
+					i, len, queue, why, topts.retval,
+					dl.total, dl.steered);
 				hexdump(in, len);
 			}
 		}

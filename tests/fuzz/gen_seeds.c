@@ -2,7 +2,8 @@
 /*
  * Writes the seed corpus of fuzz_request into a directory: valid requests
  * over IPv4 (with and without options), IPv6, one VLAN tag and QinQ, each
- * behind the fuzzer's one knob byte (MTU and buffer room). Generated at
+ * behind the fuzzer's two knob bytes (MTU and buffer room; amplification
+ * limit). Generated at
  * build time so no binary frames live in git.
  *
  *   gen_seeds DIR
@@ -16,9 +17,12 @@
 
 #define KNOB_MTU_1500 4 /* see mtus[] in fuzz_request.c; room 4096 */
 #define KNOB_MTU_1280_ROOM_2048 (2 | 16 << 3)
+/* Byte 1, see amps[] in fuzz_request.c. */
+#define AMP_NONE 0
+#define AMP_DEFAULT 3
 
 static int write_seed(const char *dir, const char *name, uint8_t knob,
-		      const struct fz_frame_spec *s)
+		      uint8_t amp, const struct fz_frame_spec *s)
 {
 	uint8_t buf[4096];
 	struct fz_layout lay;
@@ -26,19 +30,20 @@ static int write_seed(const char *dir, const char *name, uint8_t knob,
 	uint32_t len;
 	FILE *f;
 
-	len = fz_build_frame(buf + 1, sizeof(buf) - 1, s, &lay);
+	len = fz_build_frame(buf + 2, sizeof(buf) - 2, s, &lay);
 	if (!len) {
 		fprintf(stderr, "gen_seeds: %s does not fit\n", name);
 		return -EINVAL;
 	}
 	buf[0] = knob;
+	buf[1] = amp;
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	f = fopen(path, "wb");
 	if (!f) {
 		fprintf(stderr, "gen_seeds: %s: %s\n", path, strerror(errno));
 		return -errno;
 	}
-	if (fwrite(buf, 1, len + 1, f) != len + 1 || fclose(f)) {
+	if (fwrite(buf, 1, len + 2, f) != len + 2 || fclose(f)) {
 		fprintf(stderr, "gen_seeds: cannot write %s\n", path);
 		return -EIO;
 	}
@@ -73,7 +78,8 @@ int main(int argc, char **argv)
 			s.payload_len = 16;
 			snprintf(name, sizeof(name), "%s-vlan%d",
 				 fam_names[fam], vlans);
-			ret |= write_seed(argv[1], name, KNOB_MTU_1500, &s);
+			ret |= write_seed(argv[1], name, KNOB_MTU_1500,
+					  AMP_DEFAULT, &s);
 		}
 	}
 
@@ -82,18 +88,20 @@ int main(int argc, char **argv)
 	s.family = AF_INET;
 	s.sport = 1;
 	s.dport = 7;
-	ret |= write_seed(argv[1], "ip4-empty", KNOB_MTU_1500, &s);
+	ret |= write_seed(argv[1], "ip4-empty", KNOB_MTU_1500, AMP_DEFAULT, &s);
 	s.family = AF_INET6;
 	s.payload = payload;
 	s.payload_len = 1500 - FZ_IP6_HLEN - FZ_UDP_HLEN;
-	ret |= write_seed(argv[1], "ip6-mtu", KNOB_MTU_1500, &s);
+	ret |= write_seed(argv[1], "ip6-mtu", KNOB_MTU_1500, AMP_DEFAULT, &s);
 	s.payload_len = 1300;
-	ret |= write_seed(argv[1], "ip6-over-mtu", KNOB_MTU_1280_ROOM_2048, &s);
+	ret |= write_seed(argv[1], "ip6-over-mtu", KNOB_MTU_1280_ROOM_2048,
+			  AMP_NONE, &s);
 	s.family = AF_INET;
 	s.ip_opts = 40;
 	s.vlans = 2;
 	s.payload_len = 100;
-	ret |= write_seed(argv[1], "ip4opt40-qinq", KNOB_MTU_1500, &s);
+	ret |= write_seed(argv[1], "ip4opt40-qinq", KNOB_MTU_1500, AMP_DEFAULT,
+			  &s);
 
 	/* fuzz_weird's modes: the first payload byte. */
 	for (mode = 0; mode < 12; mode++) {
@@ -107,7 +115,8 @@ int main(int argc, char **argv)
 		s.payload = payload;
 		s.payload_len = 64;
 		snprintf(name, sizeof(name), "weird-mode%u", mode);
-		ret |= write_seed(argv[1], name, KNOB_MTU_1500, &s);
+		ret |= write_seed(argv[1], name, KNOB_MTU_1500,
+				  mode % 3 ? AMP_DEFAULT : AMP_NONE, &s);
 	}
 	return ret ? 1 : 0;
 }
