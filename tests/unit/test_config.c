@@ -446,6 +446,145 @@ static void test_example_config(void **state)
 		fail_msg("the example config does not load: %s", err);
 }
 
+/* Abuse limits: who may call a function and how much larger its reply
+ * may be, and the user to run as. */
+static void test_abuse_limits(void **state)
+{
+	static const uint8_t net4[4] = { 198, 18, 0, 0 };
+	static const uint8_t net6[16] = { 0xfd, 0, 0x72, 0x72 };
+	char *path;
+	uint32_t i;
+
+	(void)state;
+	/* defaults: no allow-list, replies up to 3 times the request */
+	assert_int_equal(PARSE("-i", "eth0"), RR_OPTS_RUN);
+	for (i = 0; i < cfg.nservices; i++) {
+		assert_int_equal(cfg.services[i].max_amplification, 3);
+		assert_int_equal(cfg.services[i].nallow, 0);
+	}
+	assert_string_equal(cfg.user, "");
+
+	path = write_conf("[reqrouter]\n"
+			  "user = nobody\n"
+			  "[function reverse]\n"
+			  "allow = 198.18.0.0/15, fd00:7272::/64\n"
+			  "max_amplification = 0\n"
+			  "[function echo]\n"
+			  "max_amplification = 1000\n");
+	assert_int_equal(PARSE("-i", "eth0", "-c", path), RR_OPTS_RUN);
+	assert_string_equal(cfg.user, "nobody");
+	assert_int_equal(service("reverse")->max_amplification, 0);
+	assert_int_equal(service("echo")->max_amplification, 1000);
+	assert_int_equal(service("echo")->nallow, 0);
+	assert_int_equal(service("reverse")->nallow, 2);
+	assert_int_equal(service("reverse")->allow[0].family, AF_INET);
+	assert_int_equal(service("reverse")->allow[0].len, 15);
+	assert_memory_equal(service("reverse")->allow[0].addr, net4, 4);
+	assert_int_equal(service("reverse")->allow[1].family, AF_INET6);
+	assert_int_equal(service("reverse")->allow[1].len, 64);
+	assert_memory_equal(service("reverse")->allow[1].addr, net6, 16);
+	/* --user wins over the file */
+	assert_int_equal(PARSE("-i", "eth0", "-c", path, "--user", "daemon"),
+			 RR_OPTS_RUN);
+	assert_string_equal(cfg.user, "daemon");
+	unlink(path);
+
+	EXPECT_ERROR("user", "-i", "eth0", "--user", "");
+	path = write_conf("[function echo]\nmax_amplification = 1001\n");
+	EXPECT_ERROR(":2:", "-i", "eth0", "-c", path);
+	check_err("max_amplification");
+	unlink(path);
+	path = write_conf("[function echo]\nmax_amplification = -1\n");
+	EXPECT_ERROR("max_amplification", "-i", "eth0", "-c", path);
+	unlink(path);
+	path = write_conf("[function echo]\n\nallow = 10.0.0.1/8\n");
+	EXPECT_ERROR(":3:", "-i", "eth0", "-c", path);
+	check_err("10.0.0.1/8");
+	unlink(path);
+	path = write_conf("[function echo]\nallow = localhost\n");
+	EXPECT_ERROR("localhost", "-i", "eth0", "-c", path);
+	unlink(path);
+}
+
+static void test_parse_cidrs(void **state)
+{
+	static const uint8_t host[4] = { 192, 0, 2, 7 };
+	static const uint8_t v6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0xaa };
+	struct rr_cidr c[RR_MAX_ALLOW_PER_FN + 1];
+	char many[RR_MAX_ALLOW_PER_FN * 16 + 32];
+	uint32_t n = 0, i;
+
+	(void)state;
+	/* commas and blanks both separate */
+	assert_int_equal(rr_parse_cidrs("192.0.2.7,2001:db8:aa00::/40 ::1\t"
+					"0.0.0.0/0, ::/0",
+					c, RR_MAX_ALLOW_PER_FN, &n, err,
+					sizeof(err)),
+			 0);
+	assert_int_equal(n, 5);
+	assert_int_equal(c[0].family, AF_INET);
+	assert_int_equal(c[0].len, 32); /* a bare address is one host */
+	assert_memory_equal(c[0].addr, host, 4);
+	assert_int_equal(c[1].family, AF_INET6);
+	assert_int_equal(c[1].len, 40);
+	assert_memory_equal(c[1].addr, v6, 16);
+	assert_int_equal(c[2].family, AF_INET6);
+	assert_int_equal(c[2].len, 128);
+	assert_int_equal(c[2].addr[15], 1);
+	assert_int_equal(c[3].family, AF_INET);
+	assert_int_equal(c[3].len, 0);
+	assert_int_equal(c[4].family, AF_INET6);
+	assert_int_equal(c[4].len, 0);
+
+	n = 99;
+	assert_int_equal(
+		rr_parse_cidrs("10.0.0.1/24", c, 8, &n, err, sizeof(err)),
+		-EINVAL);
+	check_err("host bits");
+	assert_int_equal(
+		rr_parse_cidrs("2001:db8::1/64", c, 8, &n, err, sizeof(err)),
+		-EINVAL);
+	check_err("host bits");
+	assert_int_equal(
+		rr_parse_cidrs("10.0.0.0/33", c, 8, &n, err, sizeof(err)),
+		-EINVAL);
+	assert_int_equal(rr_parse_cidrs("::/129", c, 8, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(
+		rr_parse_cidrs("10.0.0.0/", c, 8, &n, err, sizeof(err)),
+		-EINVAL);
+	assert_int_equal(rr_parse_cidrs("10.0.0/8", c, 8, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(
+		rr_parse_cidrs("10.0.0.256", c, 8, &n, err, sizeof(err)),
+		-EINVAL);
+	assert_int_equal(
+		rr_parse_cidrs("example.com", c, 8, &n, err, sizeof(err)),
+		-EINVAL);
+	check_err("example.com");
+	assert_int_equal(rr_parse_cidrs("", c, 8, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(rr_parse_cidrs(" , ", c, 8, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(n, 99);
+
+	/* RR_MAX_ALLOW_PER_FN prefixes fit, one more does not */
+	many[0] = '\0';
+	for (i = 0; i < RR_MAX_ALLOW_PER_FN; i++)
+		snprintf(many + strlen(many), sizeof(many) - strlen(many),
+			 "%s10.0.%u.0/24", i ? "," : "", i);
+	assert_int_equal(rr_parse_cidrs(many, c, RR_MAX_ALLOW_PER_FN, &n, err,
+					sizeof(err)),
+			 0);
+	assert_int_equal(n, RR_MAX_ALLOW_PER_FN);
+	assert_int_equal(c[RR_MAX_ALLOW_PER_FN - 1].addr[2],
+			 RR_MAX_ALLOW_PER_FN - 1);
+	strcat(many, ",10.1.0.0/16");
+	assert_int_equal(rr_parse_cidrs(many, c, RR_MAX_ALLOW_PER_FN, &n, err,
+					sizeof(err)),
+			 -EINVAL);
+}
+
 static void test_parse_cpus(void **state)
 {
 	int cpus[RR_MAX_CPUS];
@@ -652,6 +791,8 @@ int main(void)
 		cmocka_unit_test(test_port_clash),
 		cmocka_unit_test(test_nothing_to_serve),
 		cmocka_unit_test(test_example_config),
+		cmocka_unit_test(test_abuse_limits),
+		cmocka_unit_test(test_parse_cidrs),
 		cmocka_unit_test(test_parse_cpus),
 		cmocka_unit_test(test_parse_values),
 		cmocka_unit_test(test_registry),

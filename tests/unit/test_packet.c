@@ -791,6 +791,135 @@ static void test_not_fragments(void **state)
 	roundtrip(&s, "reverse", 2048, 1500);
 }
 
+struct amp_case {
+	int family, vlans;
+	uint32_t opt_words, plen, factor;
+	uint32_t want_room; /* offered to the function */
+};
+
+/*
+ * A reply's IP packet may be at most max_amplification times the
+ * request's: the function is offered just that much room, and using all
+ * of it gives a reply of exactly that size. The MTU and the buffer still
+ * apply when they are tighter; 0 means no limit.
+ */
+static void test_amplification_room(void **state)
+{
+	static const struct amp_case cases[] = {
+		/* IPv4: request IP packet 20 + 8 + 10 = 38, reply <= 114 */
+		{ AF_INET, 0, 0, 10, 3, 114 - 28 },
+		{ AF_INET, 2, 0, 10, 3, 114 - 28 }, /* tags are not IP */
+		/* options count on both sides: request 32 + 8 + 10 = 50 */
+		{ AF_INET, 0, 3, 10, 3, 150 - 40 },
+		/* IPv6: 40 + 8 + 10 = 58, reply <= 174 */
+		{ AF_INET6, 0, 0, 10, 3, 174 - 48 },
+		{ AF_INET6, 1, 0, 10, 3, 174 - 48 },
+		{ AF_INET, 0, 0, 0, 3, 84 - 28 }, /* empty request */
+		{ AF_INET, 0, 0, 10, 1, 10 }, /* no larger than the request */
+		{ AF_INET6, 0, 0, 0, 1, 0 },
+		/* the MTU is tighter */
+		{ AF_INET, 0, 0, 1000, 3, 1500 - 28 },
+		{ AF_INET6, 0, 0, 500, 3, 1500 - 48 },
+		/* no limit, and limits too large to compute in 32 bits */
+		{ AF_INET, 0, 0, 10, 0, 1500 - 28 },
+		{ AF_INET, 0, 0, 10, 1000, 1500 - 28 },
+		{ AF_INET6, 0, 0, 1400, 1000, 1500 - 48 },
+		{ AF_INET, 0, 0, 10, UINT32_MAX, 1500 - 28 },
+	};
+	struct frame_spec s = { .sport = 1,
+				.dport = PORT_FILL,
+				.csum = CSUM_PARTIAL };
+	const struct amp_case *c;
+	struct frame_layout lay;
+	uint8_t *buf, *req, *want;
+	uint32_t i, j;
+	int ret;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		c = &cases[i];
+		s.family = c->family;
+		s.vlans = c->vlans;
+		s.opt_words = c->opt_words;
+		s.plen = c->plen;
+		snprintf(where, sizeof(where), "amplification #%u %s factor %u",
+			 i, spec_name(&s), c->factor);
+		buf = make(&s, 2048, &lay, &req);
+		memset(&seen, 0, sizeof(seen));
+		ret = rr_serve(buf, lay.len, 2048, 1500, c->factor,
+			       fn("rrtest_fill"), 0, 0);
+		CHECK_EQ(seen.calls, 1);
+		CHECK_EQ(seen.room, c->want_room);
+		want = malloc(c->want_room + 1);
+		assert_non_null(want);
+		for (j = 0; j < c->want_room; j++)
+			want[j] = (uint8_t)(0xa5 ^ j);
+		check_reply(req, &lay, s.family, buf, ret, want, c->want_room,
+			    1500);
+		free(want);
+		free(req);
+		free(buf);
+	}
+}
+
+/* Over the cap: dropped and counted as amplification, not as too big. */
+static void test_amplification_drops(void **state)
+{
+	struct frame_spec s = { .sport = 1, .plen = 10 };
+	struct frame_layout lay;
+	uint8_t buf[2048];
+	int fam, ret;
+
+	(void)state;
+	for (fam = 0; fam < 2; fam++) {
+		s.family = fam ? AF_INET6 : AF_INET;
+		snprintf(where, sizeof(where), "amplification drops %s",
+			 spec_name(&s));
+
+		/* twice the payload is more than a factor of 1 allows */
+		build_frame(buf, sizeof(buf), &s, &lay);
+		ret = rr_serve(buf, lay.len, sizeof(buf), 1500, 1,
+			       fn("rrtest_grow"), 0, 0);
+		CHECK_EQ(ret, -RR_DROP_AMPLIFICATION);
+		build_frame(buf, sizeof(buf), &s, &lay);
+		ret = rr_serve(buf, lay.len, sizeof(buf), 1500, 3,
+			       fn("rrtest_grow"), 0, 0);
+		CHECK(ret > 0);
+		build_frame(buf, sizeof(buf), &s, &lay);
+		ret = rr_serve(buf, lay.len, sizeof(buf), 1500, 3,
+			       fn("rrtest_overclaim"), 0, 0);
+		CHECK_EQ(ret, -RR_DROP_AMPLIFICATION);
+		/* a reply as long as the request is always fine */
+		build_frame(buf, sizeof(buf), &s, &lay);
+		ret = rr_serve(buf, lay.len, sizeof(buf), 1500, 1,
+			       fn("reverse"), 0, 0);
+		CHECK_EQ(ret, lay.len);
+		/* other failures keep their own names */
+		build_frame(buf, sizeof(buf), &s, &lay);
+		ret = rr_serve(buf, lay.len, sizeof(buf), 1500, 1,
+			       fn("rrtest_fail"), 0, 0);
+		CHECK_EQ(ret, -RR_DROP_FUNCTION_ERROR);
+		build_frame(buf, sizeof(buf), &s, &lay);
+		f_put16(buf + lay.l4_off + 4, 7); /* UDP length 7 */
+		ret = rr_serve(buf, lay.len, sizeof(buf), 1500, 3,
+			       fn("reverse"), 0, 0);
+		CHECK_EQ(ret, -RR_DROP_MALFORMED);
+	}
+
+	/* When the MTU is the tighter limit, it is the MTU's drop. */
+	s.family = AF_INET;
+	s.plen = 1000;
+	snprintf(where, sizeof(where), "MTU tighter than the cap");
+	build_frame(buf, sizeof(buf), &s, &lay);
+	ret = rr_serve(buf, lay.len, sizeof(buf), 1500, 3,
+		       fn("rrtest_overclaim"), 0, 0);
+	CHECK_EQ(ret, -RR_DROP_REPLY_TOO_BIG);
+	build_frame(buf, sizeof(buf), &s, &lay);
+	ret = rr_serve(buf, lay.len, sizeof(buf), 1500, 3, fn("rrtest_grow"), 0,
+		       0);
+	CHECK_EQ(ret, -RR_DROP_REPLY_TOO_BIG);
+}
+
 /* The drop labels are metric labels users alert on. */
 static void test_drop_labels(void **state)
 {
@@ -800,6 +929,8 @@ static void test_drop_labels(void **state)
 			    "function_error");
 	assert_string_equal(rr_drop_label(RR_DROP_REPLY_TOO_BIG),
 			    "reply_too_big");
+	assert_string_equal(rr_drop_label(RR_DROP_AMPLIFICATION),
+			    "amplification");
 	assert_string_equal(rr_drop_label(RR_DROP_MAX), "unknown");
 	assert_string_equal(rr_drop_label((enum rr_drop)1000), "unknown");
 }
@@ -821,6 +952,8 @@ int main(void)
 		cmocka_unit_test(test_truncated_everywhere),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_not_fragments),
+		cmocka_unit_test(test_amplification_room),
+		cmocka_unit_test(test_amplification_drops),
 		cmocka_unit_test(test_drop_labels),
 	};
 
