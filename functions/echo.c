@@ -2,8 +2,8 @@
 /* echo: RFC 862, the reply is the request unchanged. */
 #include "rr_function.h"
 
-static int echo_handler(const struct rr_request *req, uint8_t *buf,
-			size_t len, size_t room)
+static int echo_handler(const struct rr_request *req, uint8_t *buf, size_t len,
+			size_t room)
 {
 	(void)req;
 	(void)buf;

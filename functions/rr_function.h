@@ -35,7 +35,7 @@ struct rr_request {
 	} src, dst;
 	uint16_t src_port;
 	uint16_t dst_port;
-	uint32_t queue; /* RX queue the request arrived on */
+	uint32_t queue;	 /* RX queue the request arrived on */
 	uint32_t thread; /* worker index within that queue */
 };
 
@@ -55,15 +55,15 @@ struct rr_function {
  * structs themselves keep the section a dense array whatever padding or
  * sanitizer redzones the compiler adds to the structs.
  */
-#define RR_FUNCTION(_name, _port, _desc, _handler)                          \
-	static const struct rr_function rr_function_##_name = {             \
-		.name = #_name,                                             \
-		.description = _desc,                                       \
-		.handler = _handler,                                        \
-		.port = _port,                                              \
-	};                                                                  \
-	static const struct rr_function *const rr_function_ptr_##_name      \
-		__attribute__((used, section("rr_functions"))) =            \
+#define RR_FUNCTION(_name, _port, _desc, _handler)                     \
+	static const struct rr_function rr_function_##_name = {        \
+		.name = #_name,                                        \
+		.description = _desc,                                  \
+		.handler = _handler,                                   \
+		.port = _port,                                         \
+	};                                                             \
+	static const struct rr_function *const rr_function_ptr_##_name \
+		__attribute__((used, section("rr_functions"))) =       \
 			&rr_function_##_name
 
 #endif /* RR_FUNCTION_H */

@@ -49,7 +49,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
 	__type(value, __u32);
-	__uint(max_entries, RR_MAX_QUEUES * RR_MAX_PORTS);
+	__uint(max_entries, RR_MAX_QUEUES *RR_MAX_PORTS);
 } rr_cursor SEC(".maps");
 
 /* Allowed source prefixes per function slot, for ports with
@@ -130,7 +130,8 @@ static __always_inline int source_allowed(void *l3, void *end, int ipv6,
 {
 	if (ipv6) {
 		struct ipv6hdr *ip6h = l3;
-		struct rr_allow_v6 key = { .prefixlen = 32 + 128, .slot = slot };
+		struct rr_allow_v6 key = { .prefixlen = 32 + 128,
+					   .slot = slot };
 
 		if ((void *)(ip6h + 1) > end)
 			return 0;

@@ -11,23 +11,23 @@
 
 #define RR_XDP_PROG_NAME "reqrouter_xdp" /* how a stale program is known */
 
-#define RR_MAX_QUEUES 64 /* RX queues served */
-#define RR_MAX_PORTS 32 /* functions served at once */
+#define RR_MAX_QUEUES 64  /* RX queues served */
+#define RR_MAX_PORTS 32	  /* functions served at once */
 #define RR_MAX_THREADS 16 /* workers per queue */
 #define RR_XSKMAP_SIZE (RR_MAX_QUEUES * RR_MAX_PORTS * RR_MAX_THREADS)
 
 /* Key of the socket of worker @thread for function slot @slot on @queue. */
 #define RR_XSK_KEY(queue, slot, thread) \
-	(((queue) * RR_MAX_PORTS + (slot)) * RR_MAX_THREADS + (thread))
+	(((queue)*RR_MAX_PORTS + (slot)) * RR_MAX_THREADS + (thread))
 
 /*
  * One entry per UDP destination port (host byte order), the only lookup the
  * program needs to decide; nsocks == 0 means no function on that port.
  */
 struct rr_port_conf {
-	__u32 slot; /* function slot, 0..RR_MAX_PORTS-1 */
+	__u32 slot;   /* function slot, 0..RR_MAX_PORTS-1 */
 	__u32 nsocks; /* sockets per queue for this port (= workers) */
-	__u32 flags; /* RR_PORT_* */
+	__u32 flags;  /* RR_PORT_* */
 };
 
 /* Only sources in the allow-lists (acl_v4/acl_v6) reach this function. */
@@ -56,16 +56,16 @@ struct rr_allow_v6 {
  * gives the enum here and the metric labels in user space from one list:
  * X(enum suffix, verdict label, reason label).
  */
-#define RR_XDP_STATS(X)                                     \
-	X(REDIRECT, "redirect", "function")                 \
-	X(PASS_NO_SOCKET, "pass", "no_socket")              \
-	X(PASS_NO_FUNCTION, "pass", "no_function")          \
-	X(PASS_NOT_IP, "pass", "not_ip")                    \
-	X(PASS_NOT_UDP, "pass", "not_udp")                  \
-	X(PASS_FRAGMENT, "pass", "fragment")                \
-	X(PASS_IPV6_EXT, "pass", "ipv6_ext_header")         \
-	X(PASS_MALFORMED, "pass", "malformed")              \
-	X(PASS_QUEUE_RANGE, "pass", "queue_out_of_range")  \
+#define RR_XDP_STATS(X)                                   \
+	X(REDIRECT, "redirect", "function")               \
+	X(PASS_NO_SOCKET, "pass", "no_socket")            \
+	X(PASS_NO_FUNCTION, "pass", "no_function")        \
+	X(PASS_NOT_IP, "pass", "not_ip")                  \
+	X(PASS_NOT_UDP, "pass", "not_udp")                \
+	X(PASS_FRAGMENT, "pass", "fragment")              \
+	X(PASS_IPV6_EXT, "pass", "ipv6_ext_header")       \
+	X(PASS_MALFORMED, "pass", "malformed")            \
+	X(PASS_QUEUE_RANGE, "pass", "queue_out_of_range") \
 	X(DROP_NOT_ALLOWED, "drop", "source_not_allowed")
 
 #define RR_XDP_STAT_ENUM(name, verdict, reason) RR_XDP_##name,

@@ -81,9 +81,10 @@ int rr_parse_cpus(const char *s, int *cpus, uint32_t *ncpus, char *err,
 		for (c = lo; c <= hi; c++) {
 			for (i = 0; i < n; i++) {
 				if (cpus[i] == (int)c) {
-					snprintf(err, errlen,
-						 "CPU %u is listed twice in '%s'",
-						 c, s);
+					snprintf(
+						err, errlen,
+						"CPU %u is listed twice in '%s'",
+						c, s);
 					return -EINVAL;
 				}
 			}
@@ -115,8 +116,8 @@ int rr_parse_ports(const char *s, uint16_t *ports, uint32_t max,
 			return -EINVAL;
 		for (i = 0; i < n; i++) {
 			if (ports[i] == port) {
-				snprintf(err, errlen,
-					 "port %u is listed twice", port);
+				snprintf(err, errlen, "port %u is listed twice",
+					 port);
 				return -EINVAL;
 			}
 		}
@@ -190,13 +191,14 @@ int rr_parse_cidrs(const char *s, struct rr_cidr *out, uint32_t max,
 		/* Host bits set would never match as written: refuse them. */
 		for (i = 0; i < 16; i++) {
 			int keep = (int)len - i * 8;
-			uint8_t mask = keep >= 8 ? 0xff :
-				       keep <= 0 ? 0 :
-						   (uint8_t)(0xff << (8 - keep));
+			uint8_t mask = keep >= 8 ? 0xff
+				       : keep <= 0
+					       ? 0
+					       : (uint8_t)(0xff << (8 - keep));
 
 			if (c.addr[i] & ~mask) {
-				snprintf(err, errlen,
-					 "%s/%u has host bits set", tok, len);
+				snprintf(err, errlen, "%s/%u has host bits set",
+					 tok, len);
 				return -EINVAL;
 			}
 		}
@@ -252,8 +254,7 @@ int rr_config_init(struct rr_config *cfg, char *err, size_t errlen)
 	return 0;
 }
 
-static struct rr_service *find_service(struct rr_config *cfg,
-				       const char *name)
+static struct rr_service *find_service(struct rr_config *cfg, const char *name)
 {
 	uint32_t i;
 
@@ -382,7 +383,8 @@ int rr_config_load(struct rr_config *cfg, const char *path, char *err,
 		return -ENOENT;
 	}
 	if (line) {
-		snprintf(msg, sizeof(msg), "%s", c.failed ? err : "syntax error");
+		snprintf(msg, sizeof(msg), "%s",
+			 c.failed ? err : "syntax error");
 		snprintf(err, errlen, "%s:%d: %s", path, line, msg);
 		return -EINVAL;
 	}
@@ -400,9 +402,10 @@ int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen)
 			if (cfg->services[j].port == cfg->only_ports[i])
 				found = true;
 		if (!found) {
-			snprintf(err, errlen,
-				 "no function is registered on port %u (see --list)",
-				 cfg->only_ports[i]);
+			snprintf(
+				err, errlen,
+				"no function is registered on port %u (see --list)",
+				cfg->only_ports[i]);
 			return -EINVAL;
 		}
 	}
@@ -420,10 +423,11 @@ int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen)
 		for (j = 0; j < i; j++) {
 			if (cfg->services[j].enabled &&
 			    cfg->services[j].port == svc->port) {
-				snprintf(err, errlen,
-					 "functions '%s' and '%s' are both on port %u",
-					 cfg->services[j].fn->name,
-					 svc->fn->name, svc->port);
+				snprintf(
+					err, errlen,
+					"functions '%s' and '%s' are both on port %u",
+					cfg->services[j].fn->name,
+					svc->fn->name, svc->port);
 				return -EINVAL;
 			}
 		}

@@ -222,8 +222,8 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 		return ret;
 
 	nsocks = inv->nqueues * inv->nthreads * inv->nports;
-	inv->umems = aligned_alloc(RR_CACHELINE,
-				   sizeof(*inv->umems) * inv->nqueues);
+	inv->umems =
+		aligned_alloc(RR_CACHELINE, sizeof(*inv->umems) * inv->nqueues);
 	inv->workers = aligned_alloc(RR_CACHELINE, sizeof(*inv->workers) *
 							   inv->nqueues *
 							   inv->nthreads);
@@ -354,8 +354,8 @@ int rr_invoker_start(struct rr_invoker *inv)
 					q, t, w->cpu, strerror(-ret));
 				goto out;
 			}
-			pr_debug("worker queue %u thread %u on CPU %d\n", q,
-				 t, w->cpu);
+			pr_debug("worker queue %u thread %u on CPU %d\n", q, t,
+				 w->cpu);
 		}
 	}
 	pr_info("%u worker%s started (%s)\n", i, i == 1 ? "" : "s",

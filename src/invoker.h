@@ -33,7 +33,7 @@ struct rr_sock_stats {
 	uint64_t tx;
 	uint64_t drops[RR_DROP_MAX];
 	uint64_t tx_ring_full; /* batches held back: TX had no room */
-	uint64_t kick_errors; /* sendto() failures other than backpressure */
+	uint64_t kick_errors;  /* sendto() failures other than backpressure */
 };
 
 struct rr_sock {
@@ -88,9 +88,9 @@ struct rr_invoker {
 	uint32_t nthreads;
 	uint32_t nports;
 	const struct rr_service *services[RR_MAX_PORTS]; /* by slot */
-	struct rr_umem *umems; /* [nqueues] */
+	struct rr_umem *umems;				 /* [nqueues] */
 	struct rr_worker *workers; /* [nqueues * nthreads] */
-	struct rr_sock *socks; /* [nqueues][nthreads][nports] */
+	struct rr_sock *socks;	   /* [nqueues][nthreads][nports] */
 	bool zerocopy;
 	bool ready; /* set-up completed: every socket exists */
 	volatile int stop;
@@ -98,12 +98,12 @@ struct rr_invoker {
 
 /* Where a queue's UMEM frames are; they add up to RR_NUM_FRAMES. */
 struct rr_frames {
-	uint32_t fill; /* on the fill ring, waiting for a packet */
-	uint32_t rx; /* received, on the sockets' RX rings */
-	uint32_t worker; /* in a worker's hands */
-	uint32_t tx; /* on the sockets' TX rings */
+	uint32_t fill;	     /* on the fill ring, waiting for a packet */
+	uint32_t rx;	     /* received, on the sockets' RX rings */
+	uint32_t worker;     /* in a worker's hands */
+	uint32_t tx;	     /* on the sockets' TX rings */
 	uint32_t completion; /* sent, on the completion ring */
-	uint32_t kernel; /* between rings inside the kernel */
+	uint32_t kernel;     /* between rings inside the kernel */
 };
 
 void rr_invoker_frames(struct rr_invoker *inv, uint32_t queue,

@@ -39,8 +39,7 @@ static void list_functions(const struct rr_config *cfg)
 	printf("%-16s %-6s %s\n", "function", "port", "description");
 	for (i = 0; i < cfg->nservices; i++)
 		printf("%-16s %-6u %s%s\n", cfg->services[i].fn->name,
-		       cfg->services[i].port,
-		       cfg->services[i].fn->description,
+		       cfg->services[i].port, cfg->services[i].fn->description,
 		       cfg->services[i].enabled ? "" : " (disabled)");
 }
 

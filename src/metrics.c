@@ -5,6 +5,7 @@
  * over it, so a reader never sees half a file.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,8 @@ static const char *const xdp_reason[] = { RR_XDP_STATS(RR_XDP_STAT_REASON) };
 
 /* The kernel's per-socket XDP_STATISTICS, in struct order. */
 static const char *const xsk_stat_names[] = {
-	"rx_dropped",	     "rx_invalid_descs",	 "tx_invalid_descs",
-	"rx_ring_full",	     "rx_fill_ring_empty_descs", "tx_ring_empty_descs",
+	"rx_dropped",	"rx_invalid_descs",	    "tx_invalid_descs",
+	"rx_ring_full", "rx_fill_ring_empty_descs", "tx_ring_empty_descs",
 };
 #define N_XSK_STATS (sizeof(xsk_stat_names) / sizeof(xsk_stat_names[0]))
 
@@ -52,13 +53,38 @@ static void header(FILE *out, const char *name, const char *type,
 #define SOCK_LABELS "port=\"%u\",function=\"%s\",queue=\"%u\",thread=\"%u\""
 #define SOCK_ARGS(s, q, t) (s)->svc->port, (s)->svc->fn->name, q, t
 
-/* Calls fn for every socket with its queue and thread. */
-#define for_each_sock(inv, s, q, t, p)                          \
-	for (q = 0; q < (inv)->nqueues; q++)                    \
-		for (t = 0; t < (inv)->nthreads; t++)           \
-			for (p = 0; p < (inv)->nports &&        \
+/* Every socket, with its queue, thread and port slot. */
+#define for_each_sock(inv, s, q, t, p)                                \
+	for (q = 0; q < (inv)->nqueues; q++)                          \
+		for (t = 0; t < (inv)->nthreads; t++)                 \
+			for (p = 0; p < (inv)->nports &&              \
 				    ((s) = rr_sock_at(inv, q, t, p)); \
 			     p++)
+
+/* The per-socket counters of struct rr_sock_stats, by name. */
+static const struct {
+	const char *name;
+	const char *help;
+	size_t offset;
+} sock_counters[] = {
+	{ "reqrouter_rx_packets_total",
+	  "Requests taken off a socket's RX ring.",
+	  offsetof(struct rr_sock_stats, rx) },
+	{ "reqrouter_tx_packets_total", "Replies put on a socket's TX ring.",
+	  offsetof(struct rr_sock_stats, tx) },
+	{ "reqrouter_tx_ring_full_total",
+	  "Rounds in which a full TX ring held requests back in RX.",
+	  offsetof(struct rr_sock_stats, tx_ring_full) },
+	{ "reqrouter_kick_errors_total",
+	  "TX kicks (sendto) that failed other than by backpressure.",
+	  offsetof(struct rr_sock_stats, kick_errors) },
+};
+
+static uint64_t sock_counter(const struct rr_sock *s, size_t offset)
+{
+	return rr_stat_read(
+		(const uint64_t *)((const char *)&s->stats + offset));
+}
 
 int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 {
@@ -67,42 +93,32 @@ int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 	struct rr_sock *s;
 	char name[96];
 
-	header(out, "reqrouter_rx_packets_total", "counter",
-	       "Requests taken off a socket's RX ring.");
-	for_each_sock(inv, s, q, t, p)
-		fprintf(out, "reqrouter_rx_packets_total{" SOCK_LABELS "} %lu\n",
-			SOCK_ARGS(s, q, t), rr_stat_read(&s->stats.rx));
-	header(out, "reqrouter_tx_packets_total", "counter",
-	       "Replies put on a socket's TX ring.");
-	for_each_sock(inv, s, q, t, p)
-		fprintf(out, "reqrouter_tx_packets_total{" SOCK_LABELS "} %lu\n",
-			SOCK_ARGS(s, q, t), rr_stat_read(&s->stats.tx));
+	for (i = 0; i < sizeof(sock_counters) / sizeof(sock_counters[0]); i++) {
+		header(out, sock_counters[i].name, "counter",
+		       sock_counters[i].help);
+		for_each_sock (inv, s, q, t, p) {
+			fprintf(out, "%s{" SOCK_LABELS "} %lu\n",
+				sock_counters[i].name, SOCK_ARGS(s, q, t),
+				sock_counter(s, sock_counters[i].offset));
+		}
+	}
 	header(out, "reqrouter_dropped_packets_total", "counter",
 	       "Requests recycled without a reply, by reason.");
-	for_each_sock(inv, s, q, t, p)
+	for_each_sock (inv, s, q, t, p) {
 		for (d = 1; d < RR_DROP_MAX; d++)
 			fprintf(out,
 				"reqrouter_dropped_packets_total{" SOCK_LABELS
 				",reason=\"%s\"} %lu\n",
 				SOCK_ARGS(s, q, t), rr_drop_label(d),
 				rr_stat_read(&s->stats.drops[d]));
-	header(out, "reqrouter_tx_ring_full_total", "counter",
-	       "Rounds in which a full TX ring held requests back in RX.");
-	for_each_sock(inv, s, q, t, p)
-		fprintf(out, "reqrouter_tx_ring_full_total{" SOCK_LABELS "} %lu\n",
-			SOCK_ARGS(s, q, t), rr_stat_read(&s->stats.tx_ring_full));
-	header(out, "reqrouter_kick_errors_total", "counter",
-	       "TX kicks (sendto) that failed other than by backpressure.");
-	for_each_sock(inv, s, q, t, p)
-		fprintf(out, "reqrouter_kick_errors_total{" SOCK_LABELS "} %lu\n",
-			SOCK_ARGS(s, q, t), rr_stat_read(&s->stats.kick_errors));
+	}
 
 	for (i = 0; i < N_XSK_STATS; i++) {
 		snprintf(name, sizeof(name), "reqrouter_xsk_%s_total",
 			 xsk_stat_names[i]);
 		header(out, name, "counter",
 		       "The kernel's XDP_STATISTICS for the socket.");
-		for_each_sock(inv, s, q, t, p) {
+		for_each_sock (inv, s, q, t, p) {
 			xsk_stats(s->fd, xs);
 			fprintf(out, "%s{" SOCK_LABELS "} %lu\n", name,
 				SOCK_ARGS(s, q, t), xs[i]);
@@ -115,15 +131,24 @@ int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 		struct rr_frames f;
 
 		rr_invoker_frames(inv, q, &f);
-		fprintf(out,
-			"reqrouter_umem_frames{queue=\"%u\",state=\"fill\"} %u\n"
-			"reqrouter_umem_frames{queue=\"%u\",state=\"rx\"} %u\n"
-			"reqrouter_umem_frames{queue=\"%u\",state=\"worker\"} %u\n"
-			"reqrouter_umem_frames{queue=\"%u\",state=\"tx\"} %u\n"
-			"reqrouter_umem_frames{queue=\"%u\",state=\"completion\"} %u\n"
-			"reqrouter_umem_frames{queue=\"%u\",state=\"kernel\"} %u\n",
-			q, f.fill, q, f.rx, q, f.worker, q, f.tx, q,
-			f.completion, q, f.kernel);
+		{
+			const struct {
+				const char *state;
+				uint32_t n;
+			} where[] = {
+				{ "fill", f.fill },
+				{ "rx", f.rx },
+				{ "worker", f.worker },
+				{ "tx", f.tx },
+				{ "completion", f.completion },
+				{ "kernel", f.kernel },
+			};
+
+			for (i = 0; i < sizeof(where) / sizeof(where[0]); i++)
+				fprintf(out,
+					"reqrouter_umem_frames{queue=\"%u\",state=\"%s\"} %u\n",
+					q, where[i].state, where[i].n);
+		}
 	}
 
 	if (!rr_xdp_read_stats(&inv->xdp, xdp, inv->nqueues)) {
@@ -167,9 +192,9 @@ void rr_metrics_summary(struct rr_invoker *inv, FILE *out)
 	uint32_t q, t, p, d, i;
 	struct rr_sock *s;
 
-	fprintf(out, "%-8s %-12s %5s %6s %12s %12s %10s\n", "port",
-		"function", "queue", "thread", "rx", "tx", "dropped");
-	for_each_sock(inv, s, q, t, p) {
+	fprintf(out, "%-8s %-12s %5s %6s %12s %12s %10s\n", "port", "function",
+		"queue", "thread", "rx", "tx", "dropped");
+	for_each_sock (inv, s, q, t, p) {
 		drops = 0;
 		for (d = 1; d < RR_DROP_MAX; d++)
 			drops += rr_stat_read(&s->stats.drops[d]);
@@ -185,7 +210,7 @@ void rr_metrics_summary(struct rr_invoker *inv, FILE *out)
 		all_drops);
 	for (d = 1; d < RR_DROP_MAX; d++) {
 		drops = 0;
-		for_each_sock(inv, s, q, t, p)
+		for_each_sock (inv, s, q, t, p)
 			drops += rr_stat_read(&s->stats.drops[d]);
 		if (drops)
 			fprintf(out, " %s=%lu", rr_drop_label(d), drops);

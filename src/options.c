@@ -58,8 +58,8 @@ static void build_getopt(char *shortopts, struct option *longopts)
 		const struct rr_option *o = &rr_options[i];
 
 		longopts[i] = (struct option){ o->name,
-					       o->arg ? required_argument :
-							no_argument,
+					       o->arg ? required_argument
+						      : no_argument,
 					       NULL, o->key };
 		if (o->key < 256) {
 			*p++ = (char)o->key;
@@ -76,8 +76,9 @@ void rr_options_usage(FILE *out)
 	char left[64];
 	size_t i;
 
-	fprintf(out, "Usage: reqrouter -i IFACE [options]\n"
-		     "Serve the registered UDP functions on IFACE over AF_XDP.\n\n");
+	fprintf(out,
+		"Usage: reqrouter -i IFACE [options]\n"
+		"Serve the registered UDP functions on IFACE over AF_XDP.\n\n");
 	for (i = 0; i < N_OPTIONS; i++) {
 		const struct rr_option *o = &rr_options[i];
 
@@ -167,10 +168,12 @@ int rr_options_parse(int argc, char **argv, struct rr_config *cfg, char *err,
 	/* Pass 1: syntax, --help and the config file. */
 	opterr = 0;
 	optind = 0;
-	while ((key = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+	while ((key = getopt_long(argc, argv, shortopts, longopts, NULL)) !=
+	       -1) {
 		if (key == '?' || key == ':') {
 			if (key == ':')
-				snprintf(err, errlen, "option '%s' needs a value",
+				snprintf(err, errlen,
+					 "option '%s' needs a value",
 					 argv[optind - 1]);
 			else if (optopt && optopt < 256)
 				snprintf(err, errlen, "unknown option '-%c'",
@@ -207,7 +210,8 @@ int rr_options_parse(int argc, char **argv, struct rr_config *cfg, char *err,
 
 	/* Pass 2: the flags, over the file. */
 	optind = 0;
-	while ((key = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+	while ((key = getopt_long(argc, argv, shortopts, longopts, NULL)) !=
+	       -1) {
 		ret = apply(cfg, key, optarg, err, errlen);
 		if (ret)
 			return ret;

@@ -23,10 +23,8 @@
 #define MAX_VLANS 2
 
 #define RR_DROP_LABEL(name, label) [RR_DROP_##name] = label,
-static const char *const drop_labels[RR_DROP_MAX] = {
-	[RR_DROP_NONE] = "none",
-	RR_DROPS(RR_DROP_LABEL)
-};
+static const char *const drop_labels[RR_DROP_MAX] = { [RR_DROP_NONE] = "none",
+						      RR_DROPS(RR_DROP_LABEL) };
 #undef RR_DROP_LABEL
 
 const char *rr_drop_label(enum rr_drop drop)
@@ -241,8 +239,8 @@ int rr_serve(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 	max_frame = room < pkt.l3_off + mtu ? room : pkt.l3_off + mtu;
 	if (max_frame > pkt.l3_off + 0xffff)
 		max_frame = pkt.l3_off + 0xffff;
-	reply_room = max_frame > pkt.payload_off ?
-			     max_frame - pkt.payload_off : 0;
+	reply_room =
+		max_frame > pkt.payload_off ? max_frame - pkt.payload_off : 0;
 	if (pkt.payload_len > reply_room)
 		return -RR_DROP_REPLY_TOO_BIG;
 
@@ -261,8 +259,8 @@ int rr_serve(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 	ret = fn->handler(&req, frame + pkt.payload_off, pkt.payload_len,
 			  reply_room);
 	if (ret == -EMSGSIZE || ret > (int)reply_room)
-		return reply_room == amp_room ? -RR_DROP_AMPLIFICATION :
-						-RR_DROP_REPLY_TOO_BIG;
+		return reply_room == amp_room ? -RR_DROP_AMPLIFICATION
+					      : -RR_DROP_REPLY_TOO_BIG;
 	if (ret < 0)
 		return -RR_DROP_FUNCTION_ERROR;
 	return (int)rr_build_reply(frame, &pkt, (uint32_t)ret);

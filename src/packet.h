@@ -14,10 +14,10 @@
 #define RR_REPLY_TTL 64
 
 /* Why a frame was recycled instead of answered: X(enum suffix, label). */
-#define RR_DROPS(X)                              \
-	X(MALFORMED, "malformed")                \
-	X(FUNCTION_ERROR, "function_error")      \
-	X(REPLY_TOO_BIG, "reply_too_big")        \
+#define RR_DROPS(X)                         \
+	X(MALFORMED, "malformed")           \
+	X(FUNCTION_ERROR, "function_error") \
+	X(REPLY_TOO_BIG, "reply_too_big")   \
 	X(AMPLIFICATION, "amplification")
 
 #define RR_DROP_ENUM(name, label) RR_DROP_##name,
@@ -32,8 +32,8 @@ struct rr_pkt {
 	uint32_t l4_off; /* UDP header */
 	uint32_t payload_off;
 	uint32_t payload_len; /* from the UDP length, not the frame length */
-	int family; /* AF_INET or AF_INET6 */
-	int vlans; /* 0..2 tags kept on the reply */
+	int family;	      /* AF_INET or AF_INET6 */
+	int vlans;	      /* 0..2 tags kept on the reply */
 };
 
 /* Validates a UDP request frame; returns 0 or -RR_DROP_MALFORMED. */

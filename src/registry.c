@@ -67,27 +67,31 @@ int rr_registry_check(char *err, size_t errlen)
 	for (i = 0; i < n; i++) {
 		f = __start_rr_functions[i];
 		if (!name_ok(f->name)) {
-			snprintf(err, errlen, "function #%zu has a bad name", i);
+			snprintf(err, errlen, "function #%zu has a bad name",
+				 i);
 			return -EINVAL;
 		}
 		if (!f->handler || !f->port) {
-			snprintf(err, errlen,
-				 "function '%s' needs a handler and a port 1-65535",
-				 f->name);
+			snprintf(
+				err, errlen,
+				"function '%s' needs a handler and a port 1-65535",
+				f->name);
 			return -EINVAL;
 		}
 		for (j = 0; j < i; j++) {
 			g = __start_rr_functions[j];
 			if (!strcmp(f->name, g->name)) {
-				snprintf(err, errlen,
-					 "function name '%s' is registered twice",
-					 f->name);
+				snprintf(
+					err, errlen,
+					"function name '%s' is registered twice",
+					f->name);
 				return -EINVAL;
 			}
 			if (f->port == g->port) {
-				snprintf(err, errlen,
-					 "functions '%s' and '%s' both register port %u",
-					 g->name, f->name, f->port);
+				snprintf(
+					err, errlen,
+					"functions '%s' and '%s' both register port %u",
+					g->name, f->name, f->port);
 				return -EINVAL;
 			}
 		}

@@ -14,7 +14,7 @@
 #include "invoker.h"
 #include "log.h"
 
-#define SLEEP_MS 100 /* bounds how long a stop request waits */
+#define SLEEP_MS 100	      /* bounds how long a stop request waits */
 #define SLEEP_MS_TX_PENDING 1 /* completions due: come back soon */
 /* Copy-mode sendto() transmits at most 32 frames and says EAGAIN if more
  * are waiting. */
@@ -149,9 +149,9 @@ static void wait_for_work(struct rr_worker *w)
 		pfd[i].fd = w->socks[i].fd;
 		pfd[i].events = POLLIN;
 	}
-	timeout = __atomic_load_n(&w->umem->tx_outstanding, __ATOMIC_RELAXED) ?
-			  SLEEP_MS_TX_PENDING :
-			  SLEEP_MS;
+	timeout = __atomic_load_n(&w->umem->tx_outstanding, __ATOMIC_RELAXED)
+			  ? SLEEP_MS_TX_PENDING
+			  : SLEEP_MS;
 	poll(pfd, w->nsocks, timeout);
 }
 

@@ -38,8 +38,9 @@ int rr_xdp_load(struct rr_xdp *x)
 	if (ret) {
 		libbpf_strerror(ret, buf, sizeof(buf));
 		pr_warn("cannot load the XDP program: %s%s\n", buf,
-			ret == -EPERM ? " (run as root or with CAP_BPF and CAP_NET_ADMIN)" :
-					" (-v shows the verifier log)");
+			ret == -EPERM
+				? " (run as root or with CAP_BPF and CAP_NET_ADMIN)"
+				: " (-v shows the verifier log)");
 		reqrouter__destroy(x->skel);
 		x->skel = NULL;
 		return ret;
@@ -132,9 +133,9 @@ int rr_xdp_attach(struct rr_xdp *x, int ifindex, enum rr_xdp_mode mode)
 	if (ret)
 		return ret;
 
-	x->flags = XDP_FLAGS_UPDATE_IF_NOEXIST |
-		   (mode == RR_MODE_SKB ? XDP_FLAGS_SKB_MODE :
-					  XDP_FLAGS_DRV_MODE);
+	x->flags =
+		XDP_FLAGS_UPDATE_IF_NOEXIST |
+		(mode == RR_MODE_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
 	ret = bpf_xdp_attach(ifindex, fd, x->flags, NULL);
 	if (ret && mode == RR_MODE_AUTO) {
 		pr_warn("native XDP is not available on %s (%s); falling back to SKB mode\n",
@@ -144,7 +145,8 @@ int rr_xdp_attach(struct rr_xdp *x, int ifindex, enum rr_xdp_mode mode)
 	}
 	if (ret) {
 		pr_warn("cannot attach the XDP program to %s in %s mode: %s\n",
-			ifname, x->flags & XDP_FLAGS_SKB_MODE ? "SKB" : "native",
+			ifname,
+			x->flags & XDP_FLAGS_SKB_MODE ? "SKB" : "native",
 			strerror(-ret));
 		return ret;
 	}
