@@ -825,6 +825,8 @@ static void test_amplification_room(void **state)
 		{ AF_INET, 0, 0, 10, 1000, 1500 - 28 },
 		{ AF_INET6, 0, 0, 1400, 1000, 1500 - 48 },
 		{ AF_INET, 0, 0, 10, UINT32_MAX, 1500 - 28 },
+		/* 113025456 * 38 wraps to 32 in 32-bit arithmetic */
+		{ AF_INET, 0, 0, 10, 113025456, 1500 - 28 },
 	};
 	struct frame_spec s = { .sport = 1,
 				.dport = PORT_FILL,
