@@ -922,6 +922,68 @@ static void test_amplification_drops(void **state)
 	CHECK_EQ(ret, -RR_DROP_REPLY_TOO_BIG);
 }
 
+/*
+ * KNOWN BUG (reported, not fixed yet): a request sent to a broadcast or
+ * multicast address is answered from that address. Addresses are swapped
+ * blindly, so the reply's source MAC has the group bit set and its source
+ * IP is 255.255.255.255, 224.0.0.1 or ff02::1, which RFC 1122 (3.2.1.3)
+ * forbids and which receivers drop as martian. A request to a group
+ * address must either not be answered or be answered from a unicast
+ * address; this checks the outcome, whichever fix is chosen.
+ */
+static void test_BUG_reply_from_group_address(void **state)
+{
+	static const struct {
+		int family;
+		uint8_t mac[6];
+		uint8_t ip[16];
+	} groups[] = {
+		{ AF_INET,
+		  { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+		  { 255, 255, 255, 255 } },
+		{ AF_INET, { 0x01, 0x00, 0x5e, 0, 0, 1 }, { 224, 0, 0, 1 } },
+		{ AF_INET6,
+		  { 0x33, 0x33, 0, 0, 0, 1 },
+		  { 0xff, 0x02, [15] = 1 } },
+	};
+	struct frame_spec s = { .sport = 40000, .dport = 7, .plen = 4 };
+	struct frame_layout lay;
+	uint8_t buf[256], *src_ip;
+	size_t i;
+	int ret;
+
+	(void)state;
+	for (i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
+		s.family = groups[i].family;
+		build_frame(buf, sizeof(buf), &s, &lay);
+		memcpy(buf, groups[i].mac, 6);
+		if (s.family == AF_INET) {
+			memcpy(buf + lay.l3_off + 16, groups[i].ip, 4);
+			f_put16(buf + lay.l3_off + 10, 0);
+			f_put16(buf + lay.l3_off + 10,
+				(uint16_t)~ref_fold(
+					ref_sum(buf + lay.l3_off, 20, 0)));
+		} else {
+			memcpy(buf + lay.l3_off + 24, groups[i].ip, 16);
+		}
+		snprintf(where, sizeof(where),
+			 "request to a group address #%zu", i);
+		ret = rr_process(buf, lay.len, sizeof(buf), 1500, fn("echo"), 0,
+				 0);
+		if (ret < 0)
+			continue; /* not answered: fine */
+		src_ip = buf + lay.l3_off + (s.family == AF_INET ? 12 : 8);
+		if (buf[6] & 1)
+			fail_msg("KNOWN BUG: %s: the reply's source MAC "
+				 "%02x:%02x:%02x:%02x:%02x:%02x is a group "
+				 "address",
+				 where, buf[6], buf[7], buf[8], buf[9], buf[10],
+				 buf[11]);
+		CHECK(memcmp(src_ip, groups[i].ip,
+			     s.family == AF_INET ? 4 : 16));
+	}
+}
+
 /* The drop labels are metric labels users alert on. */
 static void test_drop_labels(void **state)
 {
@@ -957,6 +1019,7 @@ int main(void)
 		cmocka_unit_test(test_amplification_room),
 		cmocka_unit_test(test_amplification_drops),
 		cmocka_unit_test(test_drop_labels),
+		cmocka_unit_test(test_BUG_reply_from_group_address),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
