@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rrload's max-rate engine, kernel side.
+ *
+ * "gen" is never attached: user space runs it with bpf_prog_test_run_opts
+ * and BPF_F_TEST_XDP_LIVE_FRAMES on the client's interface, so every run
+ * turns a page-pool frame into a request sent with XDP_TX, at 1+ Mpps from
+ * one core. Live frames come back from the pool as the last user left
+ * them (a reflector reverses and swaps them in place), so each run
+ * rewrites the headers and the payload's first and last bytes; the
+ * payload's middle is a palindrome, which reversing leaves unchanged, so
+ * the precomputed UDP checksum stays right.
+ *
+ * "count" is attached to the same interface and takes the replies: UDP
+ * from the server port to our port, checked for the expected length and
+ * the expected first and last bytes (the socket engine checks every byte;
+ * this one has to keep up with a million a second). Replies are dropped
+ * here, so the client's stack never sees them.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include "rrload_gen.h"
+
+/* The request frame's headers and payload edges, and what the reply's
+ * edges must be; filled in by user space before load. */
+const volatile __u32 frame_len;
+const volatile __u32 hdr_len; /* Ethernet + IP + UDP */
+const volatile __u32 edge_len; /* bytes rewritten/checked at each end */
+const volatile __u32 reply_len; /* expected reply frame length */
+const volatile __u16 srv_port; /* network byte order */
+const volatile __u16 cli_port; /* network byte order */
+const volatile __u8 head[GEN_HDR_MAX + GEN_EDGE];
+const volatile __u8 tail[GEN_EDGE];
+const volatile __u8 reply_head[GEN_EDGE];
+const volatile __u8 reply_tail[GEN_EDGE];
+const volatile __u64 interval_ns; /* -r pacing: ns between frames, 0 = none */
+
+/* Written by the generator only (one CPU at a time): frames it may still
+ * send, and when the next one is due. */
+__u64 budget = ~0ull;
+__u64 next_ns;
+__u64 stop_ns = ~0ull; /* -d: nothing is sent after this */
+
+/* Per-CPU counters, indexed by enum gen_stat. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, GEN_STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} gen_stats SEC(".maps");
+
+static __always_inline void bump(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&gen_stats, &idx);
+
+	if (v)
+		*v += 1;
+}
+
+SEC("xdp")
+int gen(struct xdp_md *ctx)
+{
+	__u32 n = hdr_len + edge_len;
+	__u64 now;
+
+	/* Pacing here rather than in user space: a test run costs far more
+	 * to start than a frame, so small paced runs would not keep up,
+	 * while a dropped frame costs tens of nanoseconds. */
+	if (!budget)
+		return XDP_DROP;
+	if (interval_ns) {
+		now = bpf_ktime_get_ns();
+		if (now < next_ns || now >= stop_ns)
+			return XDP_DROP;
+		/* After a stall, go on from now rather than burst. */
+		next_ns = next_ns + 1000000 < now ? now + interval_ns :
+						    next_ns + interval_ns;
+	}
+	if (n > sizeof(head) || !edge_len || edge_len > GEN_EDGE ||
+	    frame_len < edge_len ||
+	    bpf_xdp_store_bytes(ctx, 0, (void *)head, n) ||
+	    bpf_xdp_store_bytes(ctx, frame_len - edge_len, (void *)tail,
+				edge_len))
+		return XDP_ABORTED;
+	budget--;
+	bump(GEN_STAT_SENT);
+	return XDP_TX;
+}
+
+/* Returns the UDP header of a frame from the server's port to ours. */
+static __always_inline struct udphdr *our_reply(void *data, void *end)
+{
+	struct ethhdr *eth = data;
+	struct udphdr *udp;
+	struct ipv6hdr *ip6;
+	struct iphdr *ip4;
+
+	if ((void *)(eth + 1) > end)
+		return NULL;
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		ip4 = (void *)(eth + 1);
+		if ((void *)(ip4 + 1) > end || ip4->protocol != IPPROTO_UDP)
+			return NULL;
+		udp = (void *)ip4 + ip4->ihl * 4;
+	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		ip6 = (void *)(eth + 1);
+		if ((void *)(ip6 + 1) > end || ip6->nexthdr != IPPROTO_UDP)
+			return NULL;
+		udp = (void *)(ip6 + 1);
+	} else {
+		return NULL;
+	}
+	if ((void *)(udp + 1) > end || udp->source != srv_port ||
+	    udp->dest != cli_port)
+		return NULL;
+	return udp;
+}
+
+SEC("xdp")
+int count(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	__u8 *p;
+	__u32 i;
+
+	if (!our_reply(data, end))
+		return XDP_PASS;
+	if (data + reply_len != end || reply_len < hdr_len + edge_len ||
+	    reply_len > GEN_FRAME_MAX || edge_len > GEN_EDGE) {
+		bump(GEN_STAT_WRONG);
+		return XDP_DROP;
+	}
+	p = data;
+	for (i = 0; i < GEN_EDGE; i++) {
+		if (i >= edge_len)
+			break;
+		if ((void *)(p + hdr_len + i + 1) > end ||
+		    (void *)(p + reply_len - edge_len + i + 1) > end ||
+		    p[hdr_len + i] != reply_head[i] ||
+		    p[reply_len - edge_len + i] != reply_tail[i]) {
+			bump(GEN_STAT_WRONG);
+			return XDP_DROP;
+		}
+	}
+	bump(GEN_STAT_ANSWERED);
+	return XDP_DROP;
+}
+
+char LICENSE[] SEC("license") = "GPL";
