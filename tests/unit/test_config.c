@@ -414,6 +414,81 @@ static void test_BUG_config_directory(void **state)
 	check_err(dir);
 }
 
+/*
+ * KNOWN BUG (reported, not fixed yet): an allow-list may hold 64 prefixes
+ * (RR_MAX_ALLOW_PER_FN), but libinih reads lines of at most 200 bytes
+ * (INI_MAX_LINE), so a longer "allow =" line fails with an error about a
+ * cut-off address or a line that is not in the file. Its multi-line form
+ * (indented continuation lines) is no way out: each continuation line
+ * replaces the prefixes before it, silently.
+ */
+static void test_BUG_long_allow_list(void **state)
+{
+	char text[2048], *path;
+	uint32_t i;
+	int ret;
+
+	(void)state;
+	/* 40 prefixes on one line, 548 bytes */
+	strcpy(text, "[function reverse]\nallow = ");
+	for (i = 0; i < 40; i++)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+			 "%s10.0.%u.0/24", i ? ", " : "", i);
+	strcat(text, "\n");
+	path = write_conf(text);
+	ret = PARSE("-i", "eth0", "-c", path);
+	unlink(path);
+	if (ret != RR_OPTS_RUN)
+		fail_msg("KNOWN BUG: a 40-prefix allow line is refused: %s",
+			 err);
+	assert_int_equal(service("reverse")->nallow, 40);
+}
+
+static void test_BUG_allow_continuation_lines(void **state)
+{
+	char *path;
+	int ret;
+
+	(void)state;
+	path = write_conf("[function reverse]\n"
+			  "allow = 10.0.0.0/24, 10.0.1.0/24\n"
+			  "        192.0.2.0/24\n"
+			  "        fd00::/64\n");
+	ret = PARSE("-i", "eth0", "-c", path);
+	unlink(path);
+	assert_int_equal(ret, RR_OPTS_RUN);
+	if (service("reverse")->nallow != 4)
+		fail_msg(
+			"KNOWN BUG: an allow-list over 3 lines keeps %u of its "
+			"4 prefixes",
+			service("reverse")->nallow);
+}
+
+/*
+ * KNOWN BUG (reported, not fixed yet): rr_parse_cpus() copies the list
+ * into a 256-byte buffer and calls any longer list "bad", though up to
+ * RR_MAX_CPUS CPUs are allowed: every other CPU of a 256-CPU machine,
+ * "0,2,4,...,254" (456 bytes), is refused as "bad CPU list".
+ */
+static void test_BUG_long_cpu_list(void **state)
+{
+	char list[1024];
+	int cpus[RR_MAX_CPUS];
+	uint32_t n = 0, i;
+
+	(void)state;
+	list[0] = '\0';
+	for (i = 0; i < 256; i += 2)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list),
+			 "%s%u", i ? "," : "", i);
+	if (rr_parse_cpus(list, cpus, &n, err, sizeof(err)))
+		fail_msg("KNOWN BUG: a valid list of 128 CPUs (%zu bytes) is "
+			 "refused: %.60s...",
+			 strlen(list), err);
+	assert_int_equal(n, 128);
+	assert_int_equal(cpus[127], 254);
+}
+
 /* Two functions on one port is refused, unless one of them is off. */
 static void test_port_clash(void **state)
 {
@@ -821,6 +896,9 @@ int main(void)
 		cmocka_unit_test(test_parse_values),
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_BUG_config_directory),
+		cmocka_unit_test(test_BUG_long_allow_list),
+		cmocka_unit_test(test_BUG_allow_continuation_lines),
+		cmocka_unit_test(test_BUG_long_cpu_list),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
