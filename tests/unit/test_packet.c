@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unit tests of the request path in user space (src/packet.c): a crafted
- * request frame goes through rr_process() with a real function, and the
+ * request frame goes through rr_process()/rr_serve() with a function, and the
  * reply frame is checked field by field against what a client would
  * accept: addresses and ports swapped, tags kept, lengths and both
  * checksums right (checked with the independent sum in frames.h), the
@@ -157,7 +157,7 @@ static const char *spec_name(const struct frame_spec *s)
 
 /*
  * Checks @reply (@ret from rr_process) as the answer to @req, whose
- * function wrote @payload (@plen bytes). @room and @mtu were the limits.
+ * function wrote @payload (@plen bytes); @mtu was the limit.
  */
 static void check_reply(const uint8_t *req, const struct frame_layout *lay,
 			int family, const uint8_t *reply, int ret,
