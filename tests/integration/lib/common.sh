@@ -109,7 +109,26 @@ rr_bed() {
 	rr_prereqs
 	RR_TMP=$(mktemp -d /tmp/rr-it.XXXXXX)
 	chmod 755 "$RR_TMP"
-	tb_setup "${1:-4}" || die "tb_setup failed"
+	# tools/testbed.sh tags the bed with the last 8 characters of
+	# printf '%x%04x' $$ RANDOM; for $$ < 0x1000 that string has only 7,
+	# ${tag: -8} expands to nothing, and every such run is named rr--srv /
+	# rr--cli, so concurrent runs delete each other's namespaces. Until the
+	# library pads it, pad the PID for tb_setup's printf only (inert once
+	# the format changes).
+	printf() {
+		if [ "$1" = '%x%04x' ]; then
+			shift
+			builtin printf '%05x%04x' "$@"
+		else
+			builtin printf "$@"
+		fi
+	}
+	tb_setup "${1:-4}"
+	local rc=$?
+	unset -f printf
+	[ $rc -eq 0 ] || die "tb_setup failed"
+	[[ $TB_NS_SRV =~ ^rr-[0-9a-f]{8}-srv$ ]] ||
+		die "test bed names without a unique tag: $TB_NS_SRV"
 	trap 'rr_cleanup' EXIT
 	trap 'rr_cleanup; exit 130' INT TERM
 	say "test bed: $TB_NS_SRV/$TB_IF_SRV <-> $TB_NS_CLI/$TB_IF_CLI"

@@ -1,0 +1,676 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The bad-input battery: malformed and unusual frames against reqrouter.
+
+Each class in CLASSES is one kind of frame, built byte by byte and sent
+with AF_PACKET from the client namespace on the client's veth, with the
+outcome reqrouter must produce for it:
+
+  pass:REASON   the XDP program hands the frame to the kernel and counts
+                reqrouter_xdp_packets_total{verdict="pass",reason=REASON}
+  drop:REASON   the frame reaches a worker, which recycles it without a
+                reply and counts reqrouter_dropped_packets_total{reason=...}
+  answered      a valid but unusual request: every frame gets a correct
+                reply (checked field by field, checksums recomputed here)
+
+For each class the battery sends COUNT frames, then one ordinary request on
+each of 8 kernel UDP sockets (IPv4 and IPv6), which must all be answered;
+then it waits for the metrics file and checks that the class's counter
+moved by exactly COUNT, that the port's rx/tx/drop counters moved by exactly
+what was sent, that no other XDP reason or drop reason moved, and that no
+reply came back for a frame that should not get one. Together these say
+that no frame was lost or answered twice.
+
+  hardening_frames.py list
+  hardening_frames.py battery --ifname IF --src-mac M --dst-mac M
+      --src4 A --dst4 A --src6 A --dst6 A --metrics FILE [--count N]
+      [--only NAME,...] [--port 1232]
+
+Background traffic to other ports may run meanwhile: port-labelled
+counters are compared for the battery's port only, and the XDP redirect
+counter only from below.
+"""
+import argparse
+import ipaddress
+import os
+import random
+import select
+import socket
+import struct
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rawframes import (  # noqa: E402
+    csum16, mac_bytes, mac_str, open_packet_socket, parse_frame,
+    udp_checksum, recv_frame)
+
+ETH_P_IP, ETH_P_IPV6, ETH_P_ARP = 0x0800, 0x86DD, 0x0806
+Q, AD = 0x8100, 0x88A8
+XDP_REASONS = ("function", "no_socket", "no_function", "not_ip", "not_udp",
+               "fragment", "ipv6_ext_header", "malformed",
+               "queue_out_of_range", "source_not_allowed")
+DROP_REASONS = ("malformed", "function_error", "reply_too_big",
+                "amplification")
+
+
+class Ctx:
+    """Addresses and the port the frames of one class are built with."""
+
+    def __init__(self, a, sport):
+        self.smac = mac_bytes(a.src_mac)
+        self.dmac = mac_bytes(a.dst_mac)
+        self.src4 = ipaddress.ip_address(a.src4)
+        self.dst4 = ipaddress.ip_address(a.dst4)
+        self.src6 = ipaddress.ip_address(a.src6)
+        self.dst6 = ipaddress.ip_address(a.dst6)
+        self.port = a.port
+        self.sport = sport
+
+
+def eth(k, ethertype, body, tags=(), dmac=None):
+    f = (dmac or k.dmac) + k.smac
+    for tpid, tci in tags:
+        f += struct.pack("!HH", tpid, tci)
+    return f + struct.pack("!H", ethertype) + body
+
+
+def udp_hdr(k, payload, src, dst, ulen=None, csum="full", dport=None):
+    """A UDP header and payload; the checksum covers the first ULEN bytes
+    (or all, when ULEN claims more than there is)."""
+    ulen = 8 + len(payload) if ulen is None else ulen
+    u = struct.pack("!HHHH", k.sport, dport or k.port, ulen, 0) + payload
+    if csum in ("full", "bad"):
+        covered = u[:ulen] if 8 <= ulen <= len(u) else u
+        c = udp_checksum(src, dst, covered)
+        if csum == "bad":
+            c = (c + 0x1111) & 0xFFFF or 0x1111
+        u = u[:6] + struct.pack("!H", c) + u[8:]
+    return u
+
+
+def ip4(k, l4, ihl=5, opts=b"", tot=None, ttl=64, frag=0x4000, proto=17,
+        version=4, hcsum="good", src=None, dst=None):
+    src, dst = src or k.src4, dst or k.dst4
+    tot = ihl * 4 + len(l4) if tot is None else tot
+    h = struct.pack("!BBHHHBBH4s4s", version << 4 | ihl, 0, tot,
+                    random.getrandbits(16), frag, ttl, proto, 0, src.packed,
+                    dst.packed) + opts
+    c = 0xFFFF - csum16(h[:max(ihl * 4, 20)])
+    if hcsum == "bad":
+        c = (c + 0x0101) & 0xFFFF
+    return h[:10] + struct.pack("!H", c) + h[12:] + l4
+
+
+def ip6(k, l4, nexthdr=17, plen=None, hlim=64, version=6, ext=b"",
+        src=None, dst=None):
+    src, dst = src or k.src6, dst or k.dst6
+    body = ext + l4
+    plen = len(body) if plen is None else plen
+    return struct.pack("!IHBB16s16s", version << 28, plen, nexthdr, hlim,
+                       src.packed, dst.packed) + body
+
+
+def udp4(k, payload, csum="full", ulen=None, dport=None, src=None, dst=None,
+         **ipkw):
+    u = udp_hdr(k, payload, src or k.src4, dst or k.dst4, ulen, csum, dport)
+    return ip4(k, u, src=src, dst=dst, **ipkw)
+
+
+def udp6(k, payload, csum="full", ulen=None, **ipkw):
+    return ip6(k, udp_hdr(k, payload, k.src6, k.dst6, ulen, csum), **ipkw)
+
+
+def v4(k, payload, tags=(), dmac=None, **kw):
+    return eth(k, ETH_P_IP, udp4(k, payload, **kw), tags, dmac)
+
+
+def v6(k, payload, tags=(), dmac=None, **kw):
+    return eth(k, ETH_P_IPV6, udp6(k, payload, **kw), tags, dmac)
+
+
+def ext6(nexthdr, body):
+    """An IPv6 extension header (hop-by-hop, routing, destination options)
+    padded to a multiple of 8 bytes."""
+    body += b"\0" * (-(len(body) + 2) % 8)
+    return struct.pack("!BB", nexthdr, (len(body) + 2) // 8 - 1) + body
+
+
+def frag6(nexthdr, offset, more):
+    return struct.pack("!BBHI", nexthdr, 0, offset << 3 | more,
+                       random.getrandbits(32))
+
+
+def pl(n=24):
+    return random.randbytes(n)
+
+
+def truncated_udp4(k, p):
+    """IPv4 whose total length leaves 4 bytes for UDP, and the frame ends
+    there too."""
+    u = udp_hdr(k, b"", k.src4, k.dst4)[:4]
+    return eth(k, ETH_P_IP, ip4(k, u))
+
+
+def arp_request(k, p):
+    body = struct.pack("!HHBBH6s4s6s4s", 1, ETH_P_IP, 6, 4, 1, k.smac,
+                       k.src4.packed, b"\0" * 6, k.dst4.packed)
+    return eth(k, ETH_P_ARP, body)
+
+
+def tcp_syn(k, p):
+    tcp = struct.pack("!HHIIBBHHH", k.sport, k.port, 1, 0, 5 << 4, 0x02,
+                      1024, 0, 0)
+    return eth(k, ETH_P_IP, ip4(k, tcp, proto=6))
+
+
+def padded(k, p):
+    """Ethernet padding after a consistent IPv4 packet (as short frames on
+    a real wire have): answered, the padding not echoed."""
+    return v4(k, p) + b"\xa5" * 30
+
+
+def udp_shorter_than_ip(k, p):
+    """UDP length < IP payload: the datagram is the first ULEN bytes."""
+    u = udp_hdr(k, p, k.src4, k.dst4, ulen=8 + len(p) - 10)
+    return eth(k, ETH_P_IP, ip4(k, u))
+
+
+BCAST = b"\xff" * 6
+MCAST = bytes.fromhex("01005e000001")
+OTHER = bytes.fromhex("020000c0ffee")
+OVER = 1476  # a payload making a 1504-byte IPv4 packet: 4 over the MTU
+
+# name, expected outcome, builder(ctx, payload) -> frame, request payload
+# the reply must answer (answered classes; None: the payload given), note.
+CLASSES = [
+    # Ethernet and VLAN headers cut short
+    ("eth_header_only_ipv4", "pass:malformed",
+     lambda k, p: eth(k, ETH_P_IP, b""), None, ""),
+    ("eth_header_only_ipv6", "pass:malformed",
+     lambda k, p: eth(k, ETH_P_IPV6, b""), None, ""),
+    ("vlan_tag_truncated", "pass:malformed",
+     lambda k, p: k.dmac + k.smac + struct.pack("!HH", Q, 100), None, ""),
+    ("vlan_tag_no_l3", "pass:malformed",
+     lambda k, p: eth(k, ETH_P_IP, b"", tags=[(Q, 100)]), None, ""),
+    ("qinq_inner_tag_truncated", "pass:malformed",
+     lambda k, p: k.dmac + k.smac + struct.pack("!HHH", AD, 200, Q) + b"\0",
+     None, ""),
+    ("three_vlan_tags", "pass:not_ip",
+     lambda k, p: v4(k, p, tags=[(AD, 300), (Q, 200), (Q, 100)]), None, ""),
+    # IPv4 header
+    ("ipv4_header_truncated", "pass:malformed",
+     lambda k, p: eth(k, ETH_P_IP, udp4(k, p)[:12]), None, ""),
+    ("ipv4_ihl_0", "pass:malformed", lambda k, p: v4(k, p, ihl=0), None, ""),
+    ("ipv4_ihl_4", "pass:malformed", lambda k, p: v4(k, p, ihl=4), None, ""),
+    ("ipv4_ihl_15_beyond_total_length", "pass:malformed",
+     lambda k, p: v4(k, b"", ihl=15, tot=28), None, ""),
+    ("ipv4_ihl_15_beyond_frame", "pass:malformed",
+     lambda k, p: v4(k, b"", ihl=15, tot=68), None, ""),
+    ("ipv4_version_6", "pass:malformed",
+     lambda k, p: v4(k, p, version=6), None, ""),
+    ("ipv4_total_length_beyond_frame", "pass:malformed",
+     lambda k, p: v4(k, p, tot=20 + 8 + len(p) + 200), None, ""),
+    ("ipv4_total_length_65535_jumbo", "pass:malformed",
+     lambda k, p: v4(k, p, tot=65535), None, ""),
+    ("ipv4_total_length_below_ihl", "pass:malformed",
+     lambda k, p: v4(k, p, tot=12), None, ""),
+    ("ipv4_total_length_below_udp_length", "pass:malformed",
+     lambda k, p: v4(k, p, tot=20 + 8 + len(p) - 10), None, ""),
+    ("ipv4_fragment_first", "pass:fragment",
+     lambda k, p: v4(k, p, frag=0x2000), None, ""),
+    ("ipv4_fragment_later", "pass:fragment",
+     lambda k, p: v4(k, p, frag=0x2000 | 185), None, ""),
+    ("ipv4_fragment_last", "pass:fragment",
+     lambda k, p: v4(k, p, frag=185), None, ""),
+    ("ipv4_protocol_253", "pass:not_udp",
+     lambda k, p: eth(k, ETH_P_IP, ip4(k, p, proto=253)), None, ""),
+    ("tcp_syn_to_function_port", "pass:not_udp", tcp_syn, None, ""),
+    # UDP header
+    ("udp_header_truncated", "pass:malformed", truncated_udp4, None, ""),
+    ("udp_length_0", "pass:malformed", lambda k, p: v4(k, p, ulen=0),
+     None, ""),
+    ("udp_length_7", "pass:malformed", lambda k, p: v4(k, p, ulen=7),
+     None, ""),
+    ("udp_length_beyond_ip_payload", "pass:malformed",
+     lambda k, p: v4(k, p, ulen=8 + len(p) + 100), None, ""),
+    ("udp_port_without_function", "pass:no_function",
+     lambda k, p: v4(k, p, dport=9), None, ""),
+    # other EtherTypes
+    ("ethertype_unknown_88b5", "pass:not_ip",
+     lambda k, p: eth(k, 0x88B5, p), None, ""),
+    ("ethertype_802_3_length", "pass:not_ip",
+     lambda k, p: eth(k, len(p) + 3, b"\x42\x42\x03" + p), None, ""),
+    ("arp_request", "pass:not_ip", arp_request, None, ""),
+    # IPv6
+    ("ipv6_header_truncated", "pass:malformed",
+     lambda k, p: eth(k, ETH_P_IPV6, udp6(k, p)[:20]), None, ""),
+    ("ipv6_version_4", "pass:malformed", lambda k, p: v6(k, p, version=4),
+     None, ""),
+    ("ipv6_payload_length_beyond_frame", "pass:malformed",
+     lambda k, p: v6(k, p, plen=8 + len(p) + 100), None, ""),
+    ("ipv6_udp_header_truncated", "pass:malformed",
+     lambda k, p: v6(k, p, plen=4), None, ""),
+    ("ipv6_udp_length_0", "pass:malformed", lambda k, p: v6(k, p, ulen=0),
+     None, ""),
+    ("ipv6_udp_length_beyond_payload", "pass:malformed",
+     lambda k, p: v6(k, p, ulen=8 + len(p) + 100), None, ""),
+    ("ipv6_hop_by_hop", "pass:ipv6_ext_header",
+     lambda k, p: v6(k, p, nexthdr=0, ext=ext6(17, b"\x01\x02\0\0")),
+     None, ""),
+    ("ipv6_routing_header", "pass:ipv6_ext_header",
+     lambda k, p: v6(k, p, nexthdr=43,
+                     ext=ext6(17, b"\x04\0\0\0\0\0")), None, ""),
+    ("ipv6_destination_options", "pass:ipv6_ext_header",
+     lambda k, p: v6(k, p, nexthdr=60, ext=ext6(17, b"\x01\x02\0\0")),
+     None, ""),
+    ("ipv6_fragment_first", "pass:ipv6_ext_header",
+     lambda k, p: v6(k, p, nexthdr=44, ext=frag6(17, 0, 1)), None, ""),
+    ("ipv6_fragment_later", "pass:ipv6_ext_header",
+     lambda k, p: v6(k, p, nexthdr=44, ext=frag6(17, 64, 0)), None, ""),
+    ("ipv6_jumbogram_payload_length_0", "pass:ipv6_ext_header",
+     lambda k, p: v6(k, p, nexthdr=0, plen=0,
+                     ext=ext6(17, struct.pack("!BBI", 0xC2, 4,
+                                              8 + 8 + len(p)))), None, ""),
+    ("ipv6_no_next_header", "pass:not_udp",
+     lambda k, p: eth(k, ETH_P_IPV6, ip6(k, p, nexthdr=59)), None, ""),
+    # larger than the MTU allows a reply to be (needs the client's MTU
+    # raised to 1504: veth takes MTU + 4 bytes, room for one VLAN tag)
+    ("request_over_mtu_ipv4", "drop:reply_too_big",
+     lambda k, p: v4(k, random.randbytes(OVER)), None, ""),
+    ("request_over_mtu_ipv6", "drop:reply_too_big",
+     lambda k, p: v6(k, random.randbytes(OVER - 20)), None, ""),
+    # valid but unusual: answered
+    ("zero_payload_ipv4", "answered", lambda k, p: v4(k, b""), b"", ""),
+    ("zero_payload_ipv6", "answered", lambda k, p: v6(k, b""), b"", ""),
+    ("ipv4_ttl_0", "answered", lambda k, p: v4(k, p, ttl=0), None, ""),
+    ("ipv6_hop_limit_0", "answered", lambda k, p: v6(k, p, hlim=0), None,
+     ""),
+    ("ipv4_options_ihl_6", "answered",
+     lambda k, p: v4(k, p, ihl=6, opts=b"\x01\x01\x01\x00"), None, ""),
+    ("ipv4_options_ihl_15", "answered",
+     lambda k, p: v4(k, p, ihl=15, opts=b"\x01" * 40), None, ""),
+    ("ethernet_padding_after_ip", "answered", padded, None, ""),
+    ("udp_length_below_ip_payload", "answered", udp_shorter_than_ip,
+     "short", ""),
+    ("udp_checksum_bad_ipv4", "answered",
+     lambda k, p: v4(k, p, csum="bad"), None, ""),
+    ("udp_checksum_bad_ipv6", "answered",
+     lambda k, p: v6(k, p, csum="bad"), None, ""),
+    ("udp_checksum_zero_ipv4", "answered",
+     lambda k, p: v4(k, p, csum="zero"), None, ""),
+    ("udp_checksum_zero_ipv6", "answered",
+     lambda k, p: v6(k, p, csum="zero"), None,
+     "RFC 8200 forbids a zero UDP checksum over IPv6; the kernel drops it"),
+    ("ipv4_header_checksum_bad", "answered",
+     lambda k, p: v4(k, p, hcsum="bad"), None,
+     "the kernel drops a bad IPv4 header checksum; reqrouter answers"),
+    ("dst_mac_broadcast", "answered", lambda k, p: v4(k, p, dmac=BCAST),
+     None, "reply source MAC is the request's destination MAC"),
+    ("dst_mac_multicast", "answered", lambda k, p: v4(k, p, dmac=MCAST),
+     None, "reply source MAC is the request's destination MAC"),
+    ("dst_mac_other_host", "answered", lambda k, p: v4(k, p, dmac=OTHER),
+     None, "a frame for another MAC is answered too"),
+    ("dst_ip_subnet_broadcast", "answered",
+     lambda k, p: v4(k, p, dst=ipaddress.ip_address("198.18.0.255"),
+                     dmac=BCAST),
+     None, "the reply's source address is the broadcast address"),
+    ("dst_ip_multicast", "answered",
+     lambda k, p: v4(k, p, dst=ipaddress.ip_address("224.0.0.1"),
+                     dmac=MCAST),
+     None, "the reply's source address is a multicast group"),
+    ("src_ip_limited_broadcast", "answered",
+     lambda k, p: v4(k, p, src=ipaddress.ip_address("255.255.255.255")),
+     None, "the kernel drops a broadcast source as martian; reqrouter "
+     "replies to 255.255.255.255"),
+    ("vlan_8021q", "answered", lambda k, p: v4(k, p, tags=[(Q, 100)]),
+     None, ""),
+    ("vlan_8021ad_single", "answered",
+     lambda k, p: v6(k, p, tags=[(AD, 100)]), None, ""),
+    ("qinq_8021ad_8021q", "answered",
+     lambda k, p: v4(k, p, tags=[(AD, 200), (Q, 100)]), None, ""),
+    ("qinq_8021q_8021q", "answered",
+     lambda k, p: v6(k, p, tags=[(Q, 200), (Q, 100)]), None, ""),
+    ("vlan_full_mtu_ipv4", "answered",
+     lambda k, p: v4(k, random.randbytes(1472), tags=[(Q, 100)]), None,
+     ""),
+    ("full_mtu_ipv6", "answered", lambda k, p: v6(k, random.randbytes(1452)),
+     None, ""),
+]
+
+
+def request_payload(frame, want):
+    """The UDP payload the reply must answer, from the request frame."""
+    p = parse_frame(frame, None)
+    if p is None:
+        return None
+    return p.payload[:p.ulen - 8] if want == "short" else p.payload
+
+
+class Metrics:
+    """Prometheus text from reqrouter's --metrics-file."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def read(self):
+        try:
+            with open(self.path) as f:
+                text = f.read()
+        except FileNotFoundError:
+            return {}
+        out = {}
+        for line in text.splitlines():
+            if not line or line[0] == "#":
+                continue
+            key, _, val = line.rpartition(" ")
+            try:
+                out[key] = int(float(val))
+            except ValueError:
+                pass
+        return out
+
+
+def msum(snap, name, *subs):
+    return sum(v for k, v in snap.items()
+               if (k.startswith(name + "{") or k == name)
+               and all(s in k for s in subs))
+
+
+def delta(a, b, name, *subs):
+    return msum(b, name, *subs) - msum(a, name, *subs)
+
+
+class Normal:
+    """Ordinary requests over kernel UDP sockets: 4 IPv4 and 4 IPv6, so
+    the kernel checks each reply's checksum and several RX queues see
+    traffic."""
+
+    def __init__(self, a):
+        self.socks = []
+        for fam, addr in ((socket.AF_INET, a.dst4), (socket.AF_INET6,
+                                                      a.dst6)):
+            for _ in range(4):
+                s = socket.socket(fam, socket.SOCK_DGRAM)
+                s.setblocking(False)
+                self.socks.append((s, addr))
+        self.port = a.port
+
+    def round(self, timeout):
+        """Returns the number of correct replies (of len(self.socks))."""
+        want = {}
+        for s, addr in self.socks:
+            p = random.randbytes(random.randint(1, 200))
+            s.sendto(p, (addr, self.port))
+            want[s.fileno()] = (s, p[::-1])
+        good = 0
+        end = time.monotonic() + timeout
+        while want and time.monotonic() < end:
+            r, _, _ = select.select([w[0] for w in want.values()], [], [],
+                                    max(0, end - time.monotonic()))
+            for s in r:
+                try:
+                    data = s.recv(65536)
+                except BlockingIOError:
+                    continue
+                _, exp = want.pop(s.fileno())
+                good += data == exp
+        # A late reply would be taken for the next round's: drain.
+        for s, _ in self.socks:
+            try:
+                while True:
+                    s.recv(65536)
+            except BlockingIOError:
+                pass
+        return good
+
+
+class Battery:
+    def __init__(self, a):
+        self.a = a
+        self.metrics = Metrics(a.metrics)
+        self.raw = open_packet_socket(a.ifname)
+        self.normal = Normal(a)
+        self.fails = 0
+        self.replies = {}  # our source port -> [frames]
+        self.sink = []
+        self.notes = []
+
+    def say(self, ok, msg):
+        print(("ok    " if ok else "FAIL  ") + msg, flush=True)
+        if not ok:
+            self.fails += 1
+
+    def bind_sink(self, sport):
+        """Hold the port on the client so the kernel does not answer the
+        replies to our raw requests with ICMP (the server would count it
+        as not_udp)."""
+        for fam, addr in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET6,
+                                                         "::")):
+            s = socket.socket(fam, socket.SOCK_DGRAM)
+            if fam == socket.AF_INET6:
+                s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            s.bind((addr, sport))
+            self.sink.append(s)
+
+    def pump(self, until):
+        """Collect replies from the function port until the deadline."""
+        while True:
+            got = recv_frame(self.raw, max(0.0, until - time.monotonic()))
+            if got is None:
+                return
+            p = parse_frame(*got)
+            if p and p.sport == self.a.port:
+                self.replies.setdefault(p.dport, []).append((got[0], p))
+
+    def settle(self):
+        """Wait until the XDP counters stand still (the client kernel's
+        early IPv6 chatter is over): at most 10 s."""
+        last, still = None, 0
+        end = time.monotonic() + 10
+        while time.monotonic() < end:
+            snap = self.metrics.read()
+            cur = {k: v for k, v in snap.items()
+                   if k.startswith("reqrouter_xdp_packets_total")}
+            if cur and cur == last:
+                still += 1
+                if still >= 15:
+                    return snap
+            else:
+                still = 0
+            last = cur
+            time.sleep(0.1)
+        return self.metrics.read()
+
+    def wait_counts(self, base, want, limit):
+        """The first metrics snapshot in which every (name, subs, n) in
+        WANT has moved by at least n since BASE, or the last one."""
+        end = time.monotonic() + limit
+        while True:
+            snap = self.metrics.read()
+            if all(delta(base, snap, n, *s) >= c for n, s, c in want):
+                return snap, True
+            if time.monotonic() >= end:
+                return snap, False
+            self.pump(time.monotonic() + 0.1)
+
+    def check_reply(self, k, frame, p, payload):
+        errs = []
+        req = parse_frame(frame, None)
+        if p.tags != (req.tags if req else []):
+            errs.append("tags %s" % p.tags)
+        if p.dst_mac != frame[6:12] or p.src_mac != frame[0:6]:
+            errs.append("MACs %s -> %s" % (mac_str(p.src_mac),
+                                           mac_str(p.dst_mac)))
+        if req and (p.src != req.dst or p.dst != req.src):
+            errs.append("addresses %s -> %s" % (p.src, p.dst))
+        if not (p.ip_hdr_ok and p.ip_len_ok and p.udp_len_ok):
+            errs.append("bad IP header checksum or lengths")
+        if not p.udp_csum_ok:
+            errs.append("bad UDP checksum 0x%04x" % p.ucsum)
+        if p.payload != payload[::-1]:
+            errs.append("payload %d bytes, want %d reversed" % (
+                len(p.payload), len(payload)))
+        return errs
+
+    def run_class(self, idx, cls, base):
+        name, expect, build, want, note = cls
+        a = self.a
+        n = a.count
+        sport = 41000 + idx
+        k = Ctx(a, sport)
+        self.bind_sink(sport)
+        sent = []
+        for _ in range(n):
+            f = build(k, pl())
+            try:
+                self.raw.send(f)
+            except OSError as e:
+                self.say(False, "%s: cannot send a %d-byte frame: %s"
+                         % (name, len(f), e))
+                return base
+            sent.append(f)
+        good = self.normal.round(3.0)
+        kind, _, reason = expect.partition(":")
+        redirected = n if kind in ("answered", "drop") else 0
+        want_counts = [("reqrouter_rx_packets_total",
+                        ('port="%d"' % a.port,), redirected + good),
+                       ("reqrouter_tx_packets_total",
+                        ('port="%d"' % a.port,),
+                        good + (n if kind == "answered" else 0))]
+        if kind == "pass":
+            want_counts.append(("reqrouter_xdp_packets_total",
+                                ('reason="%s"' % reason,), n))
+        elif kind == "drop":
+            want_counts.append(("reqrouter_dropped_packets_total",
+                                ('port="%d"' % a.port,
+                                 'reason="%s"' % reason), n))
+        snap, reached = self.wait_counts(base, want_counts, a.wait)
+        self.pump(time.monotonic() + 0.05)
+        errs = []
+        if good != len(self.normal.socks):
+            errs.append("only %d of %d ordinary requests answered after it"
+                        % (good, len(self.normal.socks)))
+        # XDP: exactly the expected reason moved (redirects may also come
+        # from background traffic to other ports).
+        for r in XDP_REASONS:
+            d = delta(base, snap, "reqrouter_xdp_packets_total",
+                      'reason="%s"' % r)
+            exp = n if kind == "pass" and r == reason else 0
+            if r == "function":
+                if d < redirected + good:
+                    errs.append("xdp redirect +%d, want >= %d"
+                                % (d, redirected + good))
+            elif d != exp:
+                errs.append("xdp %s +%d, want +%d" % (r, d, exp))
+        pf = 'port="%d"' % a.port
+        for r in DROP_REASONS:
+            d = delta(base, snap, "reqrouter_dropped_packets_total", pf,
+                      'reason="%s"' % r)
+            exp = n if kind == "drop" and r == reason else 0
+            if d != exp:
+                errs.append("dropped %s +%d, want +%d" % (r, d, exp))
+        rx = delta(base, snap, "reqrouter_rx_packets_total", pf)
+        tx = delta(base, snap, "reqrouter_tx_packets_total", pf)
+        if rx != redirected + good:
+            errs.append("rx +%d, want +%d" % (rx, redirected + good))
+        want_tx = good + (n if kind == "answered" else 0)
+        if tx != want_tx:
+            errs.append("tx +%d, want +%d" % (tx, want_tx))
+        for m in ("reqrouter_kick_errors_total",
+                  "reqrouter_xsk_rx_invalid_descs_total",
+                  "reqrouter_xsk_tx_invalid_descs_total"):
+            d = delta(base, snap, m)
+            if d:
+                errs.append("%s +%d" % (m, d))
+        # Replies, matched to requests by payload.
+        replies = self.replies.pop(sport, [])
+        if kind == "answered":
+            pending = []
+            for f in sent:
+                pay = want if isinstance(want, bytes) else \
+                    request_payload(f, want)
+                pending.append((f, pay))
+            bad = []
+            for rf, p in replies:
+                for i, (f, pay) in enumerate(pending):
+                    if pay is not None and p.payload == pay[::-1]:
+                        e = self.check_reply(k, f, p, pay)
+                        if e:
+                            bad.append("; ".join(e))
+                        del pending[i]
+                        break
+                else:
+                    bad.append("an unmatched or duplicate reply (%d bytes)"
+                               % len(p.payload))
+            if pending:
+                errs.append("%d of %d frames got no reply" % (len(pending),
+                                                              n))
+            errs += sorted(set(bad))[:3]
+            detail = "%d replies checked" % (len(replies) - len(bad))
+        else:
+            if replies:
+                errs.append("%d replies to frames that must get none"
+                            % len(replies))
+            detail = ("xdp pass/%s +%d" % (reason, n) if kind == "pass"
+                      else "dropped %s +%d" % (reason, n))
+        if not reached and not errs:
+            errs.append("the metrics never caught up")
+        self.say(not errs, "%-36s %-20s %s%s" % (
+            name, expect, "; ".join(errs) if errs else detail,
+            "" if errs else ", %d/%d ordinary answered" % (
+                good, len(self.normal.socks))))
+        if note and not errs:
+            self.notes.append("%s: %s" % (name, note))
+        if name.startswith("dst_mac_") and replies and not errs:
+            src = replies[0][1].src_mac
+            if src[0] & 1:
+                self.notes.append("%s: reply sent with group source MAC %s"
+                                  % (name, mac_str(src)))
+        return snap
+
+    def run(self, classes):
+        base = self.settle()
+        if not base:
+            self.say(False, "no metrics at %s" % self.a.metrics)
+            return 1
+        for idx, cls in classes:
+            base = self.run_class(idx, cls, base)
+        for n in self.notes:
+            print("note  " + n)
+        print("battery: %d classes, %d frames each, %d failed"
+              % (len(classes), self.a.count, self.fails))
+        return 1 if self.fails else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("list")
+    b = sub.add_parser("battery")
+    for opt in ("ifname", "src-mac", "dst-mac", "src4", "dst4", "src6",
+                "dst6", "metrics"):
+        b.add_argument("--" + opt, required=True)
+    b.add_argument("--port", type=int, default=1232,
+                   help="the reverse function's port")
+    b.add_argument("--count", type=int, default=16)
+    b.add_argument("--wait", type=float, default=6.0,
+                   help="seconds to wait for the metrics per class")
+    b.add_argument("--only", default="")
+    a = ap.parse_args()
+    if a.cmd == "list":
+        for name, expect, _, _, note in CLASSES:
+            print("%-36s %s" % (name, expect))
+        print("%d classes" % len(CLASSES))
+        return 0
+    only = set(filter(None, a.only.split(",")))
+    classes = [(i, c) for i, c in enumerate(CLASSES)
+               if not only or c[0] in only]
+    if only and len(classes) != len(only):
+        print("unknown class in --only")
+        return 2
+    return Battery(a).run(classes)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
