@@ -19,18 +19,19 @@ M=$RR_TMP/metrics.prom
 rr_start main -i "$TB_IF_SRV" -q 4 --metrics-file "$M" ||
 	die "reqrouter -i $TB_IF_SRV -q 4 did not start"
 
-exchange() { # label ip-version port func tags
-	local s d
+exchange() { # label ip-version port func tags [rawframes options...]
+	local s d what=$1 ipv=$2 port=$3 func=$4 tags=$5
 	if [ "$2" = 4 ]; then
 		s=$TB_IP4_CLI d=$TB_IP4_SRV
 	else
 		s=$TB_IP6_CLI d=$TB_IP6_SRV
 	fi
-	check "$1" tb_cli python3 $RR_LIB/rawframes.py exchange \
+	shift 5
+	check "$what" tb_cli python3 $RR_LIB/rawframes.py exchange \
 		--ifname "$TB_IF_CLI" --src-mac "$TB_MAC_CLI" \
 		--dst-mac "$TB_MAC_SRV" --src-ip "$s" --dst-ip "$d" \
-		--dport "$3" --func "$4" --tags "$5" --count $COUNT \
-		--min-size 0 --max-size 1400 --timeout 2
+		--dport "$port" --func "$func" --tags "$tags" --count $COUNT \
+		--min-size 0 --max-size 1400 --timeout 2 "$@"
 }
 
 sent=0
@@ -48,6 +49,26 @@ for ipv in 4 6; do
 		$ipv 7 echo 88a8:0x0007,8100:0x0bb8
 	sent=$((sent + 5 * COUNT))
 done
+
+# IPv4 options move the UDP header: the reply must keep them and still
+# carry valid checksums.
+exchange "IPv4 with 8 bytes of options: reverse replies correct" 4 1232 reverse ""  --ip-options 2
+exchange "IPv4 with 40 bytes of options, QinQ: echo replies correct" 4 7 echo \
+	88a8:0x00c8,8100:0x0064 --ip-options 10
+sent=$((sent + 2 * COUNT))
+
+# Three tags are more than the XDP program parses: such frames go to the
+# kernel (which drops them here), never to a function.
+sleep 1.1
+pass0=$(metric "$M" reqrouter_xdp_packets_total 'verdict="pass"')
+check "three VLAN tags: not answered" tb_cli python3 $RR_LIB/rawframes.py \
+	exchange --ifname "$TB_IF_CLI" --src-mac "$TB_MAC_CLI" \
+	--dst-mac "$TB_MAC_SRV" --src-ip "$TB_IP4_CLI" --dst-ip "$TB_IP4_SRV" \
+	--dport 1232 --tags 88a8:5,8100:6,8100:7 --count 5 --timeout 0.5 \
+	--expect-none
+pass=$(($(wait_metric "$M" 5 reqrouter_xdp_packets_total 'verdict="pass"' -- \
+	$((pass0 + 5))) - pass0))
+check "three VLAN tags: XDP passed them (pass +$pass >= 5)" test "$pass" -ge 5
 
 rx=$(wait_metric "$M" 5 reqrouter_rx_packets_total -- $sent)
 check_eq "metrics: requests received" "$sent" "$rx"

@@ -70,9 +70,11 @@ def udp_checksum_ok(src, dst, udp):
     return csum16(pseudo_header(src, dst, len(udp)) + udp) == 0xFFFF
 
 
-def build_udp_ip(src, dst, sport, dport, payload, csum="full", ident=0):
+def build_udp_ip(src, dst, sport, dport, payload, csum="full", ident=0,
+                 opt_words=0):
     """An IPv4 or IPv6 packet carrying one UDP datagram. csum: full, zero
-    (IPv4 only) or bad (deliberately wrong)."""
+    (IPv4 only) or bad (deliberately wrong). opt_words: IPv4 options, that
+    many 4-byte words of NOPs."""
     ulen = 8 + len(payload)
     udp = struct.pack("!HHHH", sport, dport, ulen, 0) + payload
     if csum in ("full", "bad"):
@@ -81,8 +83,10 @@ def build_udp_ip(src, dst, sport, dport, payload, csum="full", ident=0):
             c = (c + 0x1111) & 0xFFFF or 0x1111
         udp = udp[:6] + struct.pack("!H", c) + udp[8:]
     if src.version == 4:
-        hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + ulen, ident, 0x4000,
-                          64, IPPROTO_UDP, 0, src.packed, dst.packed)
+        hlen = 20 + 4 * opt_words
+        hdr = struct.pack("!BBHHHBBH4s4s", 0x40 | hlen // 4, 0, hlen + ulen,
+                          ident, 0x4000, 64, IPPROTO_UDP, 0, src.packed,
+                          dst.packed) + b"\x01" * (4 * opt_words)
         hdr = hdr[:10] + struct.pack("!H", 0xFFFF - csum16(hdr)) + hdr[12:]
         return hdr + udp
     hdr = struct.pack("!IHBB16s16s", 6 << 28, ulen, IPPROTO_UDP, 64,
@@ -266,7 +270,8 @@ def cmd_exchange(args):
         payload = rng.randbytes(size)
         csum = "zero" if (args.udp_csum == "mixed" and i % 2) or \
             args.udp_csum == "zero" else "full"
-        ip = build_udp_ip(src, dst, sport, args.dport, payload, csum, ident=i)
+        ip = build_udp_ip(src, dst, sport, args.dport, payload, csum, ident=i,
+                          opt_words=args.ip_options)
         s.send(build_frame(dmac, smac, tags, ip))
         want = payload[::-1] if args.func == "reverse" else payload
         end = time.monotonic() + args.timeout
@@ -279,6 +284,12 @@ def cmd_exchange(args):
             if p and p.src == dst and p.dst == src and \
                     p.sport == args.dport and p.dport == sport:
                 reply = p
+        if args.expect_none:
+            if reply is None:
+                ok += 1
+            else:
+                fail(i, "got a reply, expected none")
+            continue
         if reply is None:
             fail(i, "no reply within %.1fs (%d-byte payload, udp csum %s)"
                  % (args.timeout, size, csum))
@@ -312,6 +323,11 @@ def cmd_exchange(args):
             fail(i, "; ".join(errs))
         else:
             ok += 1
+    if args.expect_none:
+        print("rawframes %s tags [%s] -> %s:%d: %d requests, %d unanswered "
+              "as expected" % (args.ifname, fmt_tags(tags), dst, args.dport,
+                               args.count, ok))
+        return 0 if ok == args.count else 1
     print("rawframes %s tags [%s] -> %s:%d: %d requests, %d correct replies, "
           "%d bad, %d with UDP checksum 0, %d with the outer tag in "
           "PACKET_AUXDATA"
@@ -336,6 +352,10 @@ def main():
                     default="mixed",
                     help="request UDP checksums (zero: IPv4 only)")
     ex.add_argument("--timeout", type=float, default=2.0)
+    ex.add_argument("--ip-options", type=int, default=0, metavar="WORDS",
+                    help="IPv4 options: WORDS 4-byte words of NOPs")
+    ex.add_argument("--expect-none", action="store_true",
+                    help="the requests must go unanswered (for TIMEOUT)")
     ex.add_argument("--seed", type=int,
                     default=int.from_bytes(os.urandom(4), "little"))
     bc = sub.add_parser("bad-csum")

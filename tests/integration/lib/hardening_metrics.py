@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Frame accounting from reqrouter's metrics file, for the hardening tests.
+
+  hardening_metrics.py at-rest FILE [--timeout S] [--max-kernel N]
+
+Waits (at most S seconds) until every queue's UMEM frames are back where an
+idle invoker keeps them: reqrouter_umem_frames says rx, worker, tx and
+completion are 0, fill + kernel is the UMEM size (4096) and kernel is at
+most N (default 0: every frame in the fill ring). Only a metrics write
+made after the call started counts, so the picture is a fresh one. Prints
+one line per queue; exit status 0 if every queue was at rest.
+
+  hardening_metrics.py get FILE NAME [SUBSTRING...]
+
+Prints the sum of NAME's samples whose labels contain every SUBSTRING.
+"""
+import argparse
+import os
+import re
+import sys
+import time
+
+UMEM_FRAMES = 4096
+STATES = ("fill", "rx", "worker", "tx", "completion", "kernel")
+SAMPLE = re.compile(r'^reqrouter_umem_frames\{queue="(\d+)",state="(\w+)"\}'
+                    r' (\d+)$')
+
+
+def read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+
+
+def frames(text):
+    """{queue: {state: count}} from the metrics text."""
+    out = {}
+    for line in text.splitlines():
+        m = SAMPLE.match(line)
+        if m:
+            out.setdefault(int(m.group(1)), {})[m.group(2)] = int(m.group(3))
+    return out
+
+
+def problems(q, st, max_kernel):
+    errs = []
+    if set(st) != set(STATES):
+        return ["states %s" % sorted(st)]
+    for s in ("rx", "worker", "tx", "completion"):
+        if st[s]:
+            errs.append("%s=%d" % (s, st[s]))
+    if sum(st.values()) != UMEM_FRAMES:
+        errs.append("states add up to %d" % sum(st.values()))
+    if st["fill"] + st["kernel"] != UMEM_FRAMES:
+        errs.append("fill+kernel=%d" % (st["fill"] + st["kernel"]))
+    if st["kernel"] > max_kernel:
+        errs.append("kernel=%d > %d" % (st["kernel"], max_kernel))
+    return errs
+
+
+def at_rest(a):
+    start = time.time()
+    end = time.monotonic() + a.timeout
+    last = None
+    while True:
+        try:
+            fresh = os.stat(a.file).st_mtime > start
+        except FileNotFoundError:
+            fresh = False
+        if fresh:
+            last = frames(read(a.file))
+            if last and not any(problems(q, st, a.max_kernel)
+                                for q, st in last.items()):
+                break
+        if time.monotonic() >= end:
+            break
+        time.sleep(0.2)
+    if not last:
+        print("no reqrouter_umem_frames in %s" % a.file)
+        return 1
+    bad = 0
+    for q in sorted(last):
+        st = last[q]
+        errs = problems(q, st, a.max_kernel)
+        bad += bool(errs)
+        print("queue %d: %s%s" % (q, " ".join("%s=%d" % (s, st.get(s, -1))
+                                              for s in STATES),
+                                  "  <- " + ", ".join(errs) if errs else ""))
+    return 1 if bad else 0
+
+
+def get(a):
+    total = 0
+    for line in read(a.file).splitlines():
+        if line.startswith(a.name + "{") or line.startswith(a.name + " "):
+            if all(s in line for s in a.subs):
+                total += int(float(line.rpartition(" ")[2]))
+    print(total)
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("at-rest")
+    r.add_argument("file")
+    r.add_argument("--timeout", type=float, default=10)
+    r.add_argument("--max-kernel", type=int, default=0)
+    g = sub.add_parser("get")
+    g.add_argument("file")
+    g.add_argument("name")
+    g.add_argument("subs", nargs="*")
+    a = ap.parse_args()
+    return at_rest(a) if a.cmd == "at-rest" else get(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
