@@ -9,6 +9,8 @@
 # rawframes.py checks each reply: both tags back with the same TCI (PCP
 # bits included), MACs, addresses and ports swapped, lengths, the IPv4
 # header checksum and the UDP checksum (recomputed in python), payload.
+# IPv4 requests with options (tagged or not) must be answered likewise;
+# frames with three tags (more than the XDP program parses) go to the kernel.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 
