@@ -46,7 +46,11 @@ start_srv() {
 stop_srv() {
 	kill "$SRV_PID" 2>/dev/null
 	wait "$SRV_PID" 2>/dev/null
-	PIDS=("${PIDS[@]/$SRV_PID/}")
+	local keep=() p
+	for p in "${PIDS[@]}"; do
+		[ "$p" = "$SRV_PID" ] || keep+=("$p")
+	done
+	PIDS=("${keep[@]}")
 }
 
 # The system python starts in milliseconds; a pyenv shim takes ~0.5 s.

@@ -36,7 +36,11 @@
 #include "rrload_gen.h"
 #include "rrload_gen.skel.h"
 
-#define GEN_CLIENT_PORT 40123 /* the generated requests' source port */
+/* The requests' source port: one per run, so replies a slow server still
+ * sends to an earlier run are not counted (as wrong) by this one. */
+#define GEN_PORT_BASE 40000
+#define GEN_PORT_SPAN 20000
+static uint16_t gen_port;
 #define GEN_FIRST_CHUNK 65536 /* frames (or paced drops) in the first run */
 #define GEN_RUN_NS 1000000000ull /* how long later runs should take */
 
@@ -176,6 +180,7 @@ static int build_frame(const struct rl_config *cfg, struct rr_request *req,
 	uint16_t be;
 	int err;
 
+	gen_port = (uint16_t)(GEN_PORT_BASE + getpid() % GEN_PORT_SPAN);
 	hlen = sizeof(*eth) + sizeof(*udp) +
 	       (cfg->family == AF_INET ? sizeof(*ip4) : sizeof(*ip6));
 	if (hlen + plen > GEN_FRAME_MAX) {
@@ -186,7 +191,7 @@ static int build_frame(const struct rl_config *cfg, struct rr_request *req,
 	memset(f, 0, sizeof(gen.frame));
 	memset(req, 0, sizeof(*req));
 	req->family = cfg->family;
-	req->src_port = GEN_CLIENT_PORT;
+	req->src_port = gen_port;
 	req->dst_port = cfg->ports[0];
 	dst = cfg->family == AF_INET ?
 		      (const void *)&((struct sockaddr_in *)&cfg->addr)->sin_addr :
@@ -243,7 +248,7 @@ static int build_frame(const struct rl_config *cfg, struct rr_request *req,
 			cfg->family == AF_INET ? "IPv4" : "IPv6");
 		return err;
 	}
-	udp->source = htons(GEN_CLIENT_PORT);
+	udp->source = htons(gen_port);
 	udp->dest = htons(cfg->ports[0]);
 	udp->len = htons((uint16_t)(sizeof(*udp) + plen));
 
@@ -332,7 +337,7 @@ int xdp_engine_init(struct rl_config *cfg, struct rl_thread *th)
 	gen.skel->rodata->edge_len = edge;
 	gen.skel->rodata->reply_len = hlen + (uint32_t)r;
 	gen.skel->rodata->srv_port = htons(cfg->ports[0]);
-	gen.skel->rodata->cli_port = htons(GEN_CLIENT_PORT);
+	gen.skel->rodata->cli_port = htons(gen_port);
 	gen.skel->rodata->interval_ns =
 		cfg->rate > 0 ? (uint64_t)(1e9 / cfg->rate) : 0;
 	if (cfg->rate > 1e9)
