@@ -58,6 +58,16 @@ for mode in on off; do
 	check_eq "IPv6 tx $mode: client Udp6InCsumErrors unchanged" "$c6" "$(udp6_csum_errors)"
 done
 
+# Payloads up to the MTU (1500 - 28 for IPv4, 1500 - 48 for IPv6): the
+# largest requests there are must be answered too.
+check "IPv4 payloads 1400-1472 (up to the MTU): correct replies" \
+	tb_cli python3 $RR_LIB/udpclient.py "$TB_IP4_SRV" 1232:reverse,7:echo \
+	-n 200 -s $SOCKS --min-size 1400 --max-size 1472 -q
+check "IPv6 payloads 1400-1452 (up to the MTU): correct replies" \
+	tb_cli python3 $RR_LIB/udpclient.py "$TB_IP6_SRV" 1232:reverse,7:echo \
+	-n 200 -s $SOCKS --min-size 1400 --max-size 1452 -q
+sent=$((sent + 400))
+
 # The metrics file is rewritten every second: wait for the last requests.
 rx=$(wait_metric "$M" 5 reqrouter_rx_packets_total -- $sent)
 check_eq "metrics: requests received (rx total)" "$sent" "$rx"
