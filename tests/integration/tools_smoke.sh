@@ -34,13 +34,29 @@ cleanup() {
 	rm -rf "$TMP"
 }
 
-# start_srv CMD...: run CMD in the server namespace in the background.
-# ip netns exec execs the command, so $! is the server's own PID.
+# wait_log FILE WORD PID: until the process says WORD (10 s at most); a
+# loaded machine can take a while to load a BPF program.
+wait_log() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$3" 2>/dev/null || break
+		sleep 0.1
+	done
+	bad "$(basename "$4") did not get ready: $(tail -n 2 "$1")"
+	return 1
+}
+
+# start_srv CMD...: run CMD in the server namespace in the background and
+# wait until it is ready. ip netns exec execs the command, so $! is the
+# server's own PID.
 start_srv() {
-	ip netns exec "$TB_NS_SRV" "$@" >>"$TMP/server.log" 2>&1 &
+	: >"$TMP/start.log"
+	ip netns exec "$TB_NS_SRV" "$@" >"$TMP/start.log" 2>&1 &
 	SRV_PID=$!
 	PIDS+=("$SRV_PID")
-	sleep 0.3
+	wait_log "$TMP/start.log" ready "$SRV_PID" "$1"
+	cat "$TMP/start.log" >>"$TMP/server.log"
 }
 
 stop_srv() {
@@ -166,10 +182,10 @@ stop_srv
 if [ -x "$BUILD/reflector" ]; then
 	start_srv "$BUILD/reflector" -i "$TB_IF_SRV"
 	ip netns exec "$TB_NS_CLI" "$BUILD/reflector" --pass \
-		-i "$TB_IF_CLI" >>"$TMP/server.log" 2>&1 &
+		-i "$TB_IF_CLI" >"$TMP/pass.log" 2>&1 &
 	pass_pid=$!
 	PIDS+=("$pass_pid")
-	sleep 0.5
+	wait_log "$TMP/pass.log" XDP_PASS "$pass_pid" reflector-pass
 	tb_cli timeout 20 "$BUILD/rrload" -s "$TB_IP4_SRV" -p 1232,7 -c 4 \
 		-n 4000 -l 1-1400 -q --json "$TMP/f.json" >/dev/null
 	expect_all "$TMP/f.json" 4000 "XDP reflector IPv4, reverse and echo"

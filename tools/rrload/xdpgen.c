@@ -43,6 +43,7 @@
 static uint16_t gen_port;
 #define GEN_FIRST_CHUNK 65536 /* frames (or paced drops) in the first run */
 #define GEN_RUN_NS 1000000000ull /* how long later runs should take */
+#define GEN_STALL_NS 10000000000ull /* give up after this long sending nothing */
 
 static struct {
 	struct rrload_gen *skel;
@@ -407,7 +408,7 @@ void *xdp_engine_run(void *arg)
 	const struct rl_config *cfg = th->cfg;
 	struct xdp_md ctx = { .data_end = gen.flen,
 			      .ingress_ifindex = (__u32)gen.ifindex };
-	uint64_t start, end_send, sent = 0, t0, t1, left;
+	uint64_t start, end_send, sent = 0, t0, t1, left, last_progress;
 	double per_frame = 0;
 	int fd = bpf_program__fd(gen.skel->progs.gen), err;
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = gen.frame,
@@ -421,6 +422,7 @@ void *xdp_engine_run(void *arg)
 		gen.skel->data->budget = th->budget;
 	start = rl_now_ns();
 	th->t_start = start;
+	last_progress = start;
 	gen.skel->bss->next_ns = 0;
 	end_send = cfg->duration > 0 ? start + (uint64_t)(cfg->duration * 1e9) :
 				       UINT64_MAX;
@@ -448,8 +450,18 @@ void *xdp_engine_run(void *arg)
 		}
 		t1 = rl_now_ns();
 		per_frame = (double)(t1 - t0) / opts.repeat;
+		if (gen_sent() > sent)
+			last_progress = t1;
 		sent = gen_sent();
 		__atomic_store_n(&th->c.sent, sent, __ATOMIC_RELAXED);
+		/* -n alone has no deadline: never spin on a generator that
+		 * cannot send (every frame aborted). */
+		if (t1 - last_progress > GEN_STALL_NS) {
+			fprintf(stderr, "rrload: the generator sent nothing for %llu s\n",
+				GEN_STALL_NS / 1000000000ull);
+			th->err = -EIO;
+			break;
+		}
 	}
 	th->t_send_end = rl_now_ns();
 	/* Let the last replies come in; nothing tracks them one by one. */
