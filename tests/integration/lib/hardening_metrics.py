@@ -11,6 +11,12 @@ most N (default 0: every frame in the fill ring). Only a metrics write
 made after the call started counts, so the picture is a fresh one. Prints
 one line per queue; exit status 0 if every queue was at rest.
 
+  hardening_metrics.py watch FILE --seconds S
+
+Reads every metrics write for S seconds (say, under load) and checks each
+queue's frame states add up to the UMEM size in every one; prints the
+largest count seen in each state. Exit status 0 if they always did.
+
   hardening_metrics.py get FILE NAME [SUBSTRING...]
 
 Prints the sum of NAME's samples whose labels contain every SUBSTRING.
@@ -92,6 +98,36 @@ def at_rest(a):
     return 1 if bad else 0
 
 
+def watch(a):
+    end = time.monotonic() + a.seconds
+    seen = {s: 0 for s in STATES}
+    mtime, writes, bad = 0, 0, 0
+    while time.monotonic() < end:
+        try:
+            m = os.stat(a.file).st_mtime
+        except FileNotFoundError:
+            m = 0
+        if m and m != mtime:
+            mtime = m
+            fr = frames(read(a.file))
+            if fr:
+                writes += 1
+            for q, st in fr.items():
+                for s in STATES:
+                    seen[s] = max(seen[s], st.get(s, 0))
+                if set(st) != set(STATES) or \
+                        sum(st.values()) != UMEM_FRAMES:
+                    bad += 1
+                    print("queue %d: states add up to %d, not %d: %s" % (
+                        q, sum(st.values()), UMEM_FRAMES,
+                        " ".join("%s=%d" % (s, st.get(s, -1))
+                                 for s in STATES)))
+        time.sleep(0.05)
+    print("%d metrics writes, most frames seen in each state: %s" % (
+        writes, " ".join("%s=%d" % (s, seen[s]) for s in STATES)))
+    return 1 if bad or not writes else 0
+
+
 def get(a):
     total = 0
     for line in read(a.file).splitlines():
@@ -109,12 +145,15 @@ def main():
     r.add_argument("file")
     r.add_argument("--timeout", type=float, default=10)
     r.add_argument("--max-kernel", type=int, default=0)
+    w = sub.add_parser("watch")
+    w.add_argument("file")
+    w.add_argument("--seconds", type=float, required=True)
     g = sub.add_parser("get")
     g.add_argument("file")
     g.add_argument("name")
     g.add_argument("subs", nargs="*")
     a = ap.parse_args()
-    return at_rest(a) if a.cmd == "at-rest" else get(a)
+    return {"at-rest": at_rest, "watch": watch, "get": get}[a.cmd](a)
 
 
 if __name__ == "__main__":
