@@ -53,6 +53,29 @@ for sig in TERM INT; do
 		grep -q '^total: 100 requests, 100 replies, 0 dropped' "$RR_OUT"
 done
 
+say "== SIGTERM while requests keep coming"
+rr_start busy -i "$TB_IF_SRV" -q 4 -t 2 || die "reqrouter did not start"
+tb_cli_bg python3 $RR_LIB/udpclient.py "$TB_IP4_SRV" 1232:reverse,7:echo \
+	-n 4000 -s 64 --rate 1000 --timeout 2 -q >"$RR_TMP/busy-client.out" 2>&1
+client=$TB_PID
+RR_BG_PIDS+=("$client")
+srv_tx() { tb_srv ip -s link show dev "$TB_IF_SRV" | awk '/TX:/ { getline; print $2 }'; }
+n0=$(srv_tx)
+for ((i = 0; i < 100; i++)); do # until reqrouter has sent 100 replies
+	sleep 0.1
+	[ $(($(srv_tx) - n0)) -gt 100 ] && break
+done
+rr_kill_wait TERM 2
+check_eq "under traffic: SIGTERM exit status within 2 s (took ${RR_ELAPSED_MS} ms)" 0 "$RR_RC"
+[ "$RR_RC" = running ] && rr_kill_wait KILL 2
+check "under traffic: no XDP program left" eval '! xdp_on_srv'
+tot=$(grep '^total:' "$RR_OUT")
+say "    $tot"
+check "under traffic: the summary adds up (requests = replies + dropped)" \
+	awk '{ exit !($2 > 0 && $2 == $4 + $6) }' <<<"$tot"
+kill -TERM "$client" 2>/dev/null
+wait "$client" 2>/dev/null
+
 say "== kill -9, then start again"
 rr_start kill9 -i "$TB_IF_SRV" -q 4 || die "reqrouter did not start"
 rr_kill_wait KILL 2
