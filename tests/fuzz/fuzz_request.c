@@ -288,6 +288,9 @@ static void run_one(const struct rr_function *fn, const uint8_t *req,
 
 	check(ret != 0, "%s: neither a reply nor a drop", fn->name);
 	check(ret > -RR_DROP_MAX, "%s: unknown drop %d", fn->name, ret);
+	/* Metrics name each drop by its label. */
+	check(ret > 0 || strcmp(rr_drop_label((enum rr_drop)(-ret)), "unknown"),
+	      "%s: drop %d has no label", fn->name, ret);
 	check(parsed || ret == -RR_DROP_MALFORMED,
 	      "%s: a frame rr_parse() refuses gave %d", fn->name, ret);
 	check(!parsed || ret != -RR_DROP_MALFORMED,
