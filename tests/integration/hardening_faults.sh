@@ -10,11 +10,18 @@
 # afterwards, and every UMEM frame comes back (reqrouter_umem_frames:
 # the states always add up to 4096 and, at rest, all are in the fill ring
 # or, after the kernel's copy-mode RX dropped frames, a few in its pool).
-# Finally SIGTERM stops it with exit 0 and nothing attached.
+# Finally SIGTERM stops it with exit 0 and nothing attached; and a new one
+# whose interface is deleted under it exits non-zero, saying so.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 
 rr_bed 1
+# The load generators are not under test: in the sanitizer pass
+# (BUILD=build/san) take them from the plain build when there is one.
+RRLOAD=$BUILD/rrload
+case $BUILD in
+*/san) [ -x "${BUILD%/san}/rrload" ] && RRLOAD=${BUILD%/san}/rrload ;;
+esac
 M=$RR_TMP/metrics.prom
 HM=$RR_LIB/hardening_metrics.py
 
@@ -68,11 +75,11 @@ m() { metric "$M" "$@"; }
 check "before: 100 IPv4 + 100 IPv6 requests answered" serves 100
 
 say "== overload: rrload 64 sockets x 64 in flight x 1400 B, plus the XDP engine's flood, 5 s"
-tb_cli_bg "$BUILD/rrload" -s "$TB_IP4_SRV" -p 1232 -c 64 -w 64 -l 1400 \
+tb_cli_bg "$RRLOAD" -s "$TB_IP4_SRV" -p 1232 -c 64 -w 64 -l 1400 \
 	-d 5 -q --json "$RR_TMP/sock.json" >"$RR_TMP/sock.out" 2>&1
 SOCK_PID=$TB_PID
 RR_BG_PIDS+=("$SOCK_PID")
-tb_cli_bg "$BUILD/rrload" --engine xdp -i "$TB_IF_CLI" -s "$TB_IP4_SRV" \
+tb_cli_bg "$RRLOAD" --engine xdp -i "$TB_IF_CLI" -s "$TB_IP4_SRV" \
 	-p 1232 -l 64 -d 5 -q --json "$RR_TMP/xdp.json" >"$RR_TMP/xdp.out" 2>&1
 XDP_PID=$TB_PID
 RR_BG_PIDS+=("$XDP_PID")
@@ -124,7 +131,7 @@ for side in server client; do
 		ns=$TB_NS_CLI dev=$TB_IF_CLI
 	fi
 	say "== the $side's link ($dev) down for 1 s and up again, under load"
-	tb_cli_bg "$BUILD/rrload" -s "$TB_IP4_SRV" -p 1232,7 -c 16 -w 4 \
+	tb_cli_bg "$RRLOAD" -s "$TB_IP4_SRV" -p 1232,7 -c 16 -w 4 \
 		-l 1-1400 -d 4 -q --timeout 500 --json "$RR_TMP/link.json" \
 		>"$RR_TMP/link.out" 2>&1
 	LINK_PID=$TB_PID
@@ -156,4 +163,19 @@ check_eq "SIGTERM: exit status" 0 "$RR_RC"
 check "SIGTERM: no XDP program left" eval '! xdp_on_srv'
 check "SIGTERM: summary printed" grep -q '^total: ' "$RR_OUT"
 sed -n 's/^total: /    total: /p' "$RR_OUT"
+
+# Last, because it takes the test bed apart: the interface itself goes
+# away under a running reqrouter. It cannot recover; it must notice,
+# say so and exit non-zero rather than hang or crash.
+say "== the server's interface deleted while reqrouter runs"
+rr_start gone -i "$TB_IF_SRV" -q 1 || die "reqrouter did not start again"
+check "serves before the interface goes" serves 50
+ip -n "$TB_NS_SRV" link del dev "$TB_IF_SRV"
+rr_wait_exit 5
+check "interface deleted: exits within 5 s with a non-zero status ($RR_RC)" \
+	test "$RR_RC" != running -a "$RR_RC" != 0
+[ "$RR_RC" = running ] && rr_kill_wait KILL 2
+sed 's/^/    stderr: /' "$RR_ERR" | tail -n 1
+check "interface deleted: the last line names the interface" \
+	eval "tail -n 1 '$RR_ERR' | grep -q '$TB_IF_SRV'"
 rr_finish
