@@ -283,25 +283,29 @@ static unsigned int make_request(const struct rl_config *cfg,
 	return len;
 }
 
+static uint64_t ring_room(const struct rl_conn *c)
+{
+	return c->mask + 1 - (c->head - c->tail);
+}
+
 /*
- * Sends up to @n requests on @c; open loop passes when the first was due
- * (@t0) and the interval, closed loop passes @step 0 and now. Returns how
- * many the kernel took; the rest count as send errors.
+ * Sends @n (<= SEND_BATCH) requests on @c; open loop passes when the first
+ * was due (@t0) and the interval, closed loop passes @step 0 and now.
+ * Whatever the kernel does not take, or the ring has no slot for, counts
+ * as a send error. Returns @n: they are used up either way.
  */
 static unsigned int send_batch(struct rl_thread *th, struct rl_bufs *b,
 			       struct rl_conn *c, unsigned int n, uint64_t t0,
 			       double step)
 {
 	const struct rl_config *cfg = th->cfg;
-	uint64_t room = c->mask + 1 - (c->head - c->tail);
+	uint64_t room = ring_room(c);
 	unsigned int i, want = n;
 	struct rl_slot *s;
 	int r;
 
 	if (n > room)
 		n = (unsigned int)room;
-	if (n > SEND_BATCH)
-		n = SEND_BATCH;
 	for (i = 0; i < n; i++) {
 		s = &c->ring[(c->head + i) & c->mask];
 		b->siov[i].iov_base = b->sbuf + (size_t)i * cfg->len_max;
@@ -570,10 +574,20 @@ void *sock_engine_run(void *arg)
 				c = &th->conns[k];
 				if (c->out >= cfg->inflight)
 					continue;
+				/* One batch per socket per round; deeper
+				 * windows fill over the next rounds. */
 				n = cfg->inflight - c->out;
 				if (n > budget)
 					n = (unsigned int)budget;
-				n = send_batch(th, &b, c, n, rl_now_ns(), 0);
+				if (n > SEND_BATCH)
+					n = SEND_BATCH;
+				/* Out-of-order answers can leave the ring
+				 * full: wait for them. */
+				if (n > ring_room(c))
+					n = (unsigned int)ring_room(c);
+				if (!n)
+					continue;
+				send_batch(th, &b, c, n, rl_now_ns(), 0);
 				budget -= n;
 				progress += n;
 			}

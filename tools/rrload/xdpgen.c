@@ -49,7 +49,10 @@ static struct {
 	struct rrload_gen *skel;
 	int ifindex;
 	bool attached;
-	uint8_t frame[GEN_FRAME_MAX];
+	/* Two bytes in, so the IP header after the 14-byte Ethernet header
+	 * is 4-byte aligned for the header structs. */
+	uint8_t buf[GEN_FRAME_MAX + 2] __attribute__((aligned(8)));
+	uint8_t *frame;
 	uint32_t flen;
 } gen;
 
@@ -169,8 +172,8 @@ static int build_frame(const struct rl_config *cfg, struct rr_request *req,
 		       uint8_t *payload_out, uint32_t *plen_out,
 		       uint32_t *hlen_out)
 {
-	uint8_t *f = gen.frame, *pl;
-	struct ethhdr *eth = (struct ethhdr *)f;
+	uint8_t *f, *pl;
+	struct ethhdr *eth;
 	uint32_t hlen, plen = cfg->len_min, i, edge, sum;
 	char addr[INET6_ADDRSTRLEN];
 	uint64_t rnd = 0x8badf00ddeadbeefull;
@@ -182,6 +185,9 @@ static int build_frame(const struct rl_config *cfg, struct rr_request *req,
 	int err;
 
 	gen_port = (uint16_t)(GEN_PORT_BASE + getpid() % GEN_PORT_SPAN);
+	gen.frame = gen.buf + 2;
+	f = gen.frame;
+	eth = (struct ethhdr *)f;
 	hlen = sizeof(*eth) + sizeof(*udp) +
 	       (cfg->family == AF_INET ? sizeof(*ip4) : sizeof(*ip6));
 	if (hlen + plen > GEN_FRAME_MAX) {
@@ -189,7 +195,7 @@ static int build_frame(const struct rl_config *cfg, struct rr_request *req,
 			GEN_FRAME_MAX - hlen);
 		return -EMSGSIZE;
 	}
-	memset(f, 0, sizeof(gen.frame));
+	memset(f, 0, GEN_FRAME_MAX);
 	memset(req, 0, sizeof(*req));
 	req->family = cfg->family;
 	req->src_port = gen_port;
