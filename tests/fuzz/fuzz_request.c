@@ -214,6 +214,23 @@ static void check_reply(const uint8_t *r, uint32_t rlen, const uint8_t *req,
 	uint32_t src = rp->family == AF_INET ? 12 : 8;
 	uint32_t dst = src + alen;
 
+	/*
+	 * The reply goes where the request came from: a request from a
+	 * broadcast or multicast source must not be answered, or one forged
+	 * request gets a reply to a whole group (RFC 1122 3.2.1.3: discard
+	 * it; the kernel does, as a martian).
+	 */
+	check(!(r[0] & 1), "reply to a group MAC address %02x:%02x:...", r[0],
+	      r[1]);
+	if (rp->family == AF_INET)
+		check((r[l3 + 16] & 0xf0) != 0xe0 &&
+			      (r[l3 + 16] & r[l3 + 17] & r[l3 + 18] &
+			       r[l3 + 19]) != 0xff,
+		      "reply to IPv4 group address %u.%u.%u.%u", r[l3 + 16],
+		      r[l3 + 17], r[l3 + 18], r[l3 + 19]);
+	else
+		check(r[l3 + 24] != 0xff,
+		      "reply to IPv6 multicast ff%02x::", r[l3 + 25]);
 	check(rr_parse(r, rlen, &p) == 0, "the reply does not parse");
 	check(p.l3_off == rp->l3_off && p.l4_off == rp->l4_off &&
 		      p.family == rp->family && p.vlans == rp->vlans,
@@ -266,7 +283,7 @@ static void run_one(const struct rr_function *fn, const uint8_t *req,
 	uint32_t max_frame, reply_room, i;
 	uint64_t amp_cap = UINT64_MAX, req_ip;
 	int amp_limited = 0;
-	int parsed, ret, want = 0;
+	int parse_err, ret, want = 0;
 	struct rr_pkt p;
 	uint8_t *buf;
 
@@ -278,7 +295,7 @@ static void run_one(const struct rr_function *fn, const uint8_t *req,
 	memset(buf + len, FILL_BYTE, room - len);
 	memset(&weird, 0, sizeof(weird));
 
-	parsed = rr_parse(req, len, &p) == 0;
+	parse_err = rr_parse(req, len, &p);
 	if (amp)
 		ret = rr_serve(buf, len, room, mtu, amp, fn, TEST_QUEUE,
 			       TEST_THREAD);
@@ -291,12 +308,14 @@ static void run_one(const struct rr_function *fn, const uint8_t *req,
 	/* Metrics name each drop by its label. */
 	check(ret > 0 || strcmp(rr_drop_label((enum rr_drop)(-ret)), "unknown"),
 	      "%s: drop %d has no label", fn->name, ret);
-	check(parsed || ret == -RR_DROP_MALFORMED,
-	      "%s: a frame rr_parse() refuses gave %d", fn->name, ret);
-	check(!parsed || ret != -RR_DROP_MALFORMED,
+	/* A frame rr_parse() refuses is dropped for the reason it gives. */
+	check(!parse_err || ret == parse_err,
+	      "%s: rr_parse() says %d, the request path %d", fn->name,
+	      parse_err, ret);
+	check(parse_err || ret != -RR_DROP_MALFORMED,
 	      "%s: a frame rr_parse() accepts was dropped as malformed",
 	      fn->name);
-	if (!parsed)
+	if (parse_err)
 		goto out;
 	check_parse(req, len, &p);
 

@@ -85,11 +85,19 @@ static const struct allow {
 	{ AF_INET6, SLOT_OPEN, 0, { 0 } },
 };
 
-/* Sources the mutator picks from, in and just out of the entries. */
-static const uint8_t src4[][4] = { { 10, 0, 0, 200 },  { 10, 0, 1, 2 },
-				   { 192, 168, 1, 1 }, { 192, 168, 1, 0 },
-				   { 11, 0, 0, 2 },    { 0, 0, 0, 0 } };
-static const uint8_t src6_last[] = { 0x02, 0xff, 0x00 }; /* fd00::/120 */
+/* Addresses the mutator picks from: in and just out of the allow-list
+ * entries, and group addresses. */
+static const uint8_t addrs4[][4] = {
+	{ 10, 0, 0, 200 },  { 10, 0, 1, 2 },	    { 192, 168, 1, 1 },
+	{ 192, 168, 1, 0 }, { 11, 0, 0, 2 },	    { 0, 0, 0, 0 },
+	{ 224, 0, 0, 1 },   { 255, 255, 255, 255 }, { 239, 255, 255, 250 },
+};
+static const uint8_t addr6_last[] = { 0x02, 0xff, 0x00 }; /* fd00::/120 */
+
+/* Source ports a request might come from: services that answer anything
+ * (the loop risk), ports with functions, and ordinary ones. */
+static const uint16_t sports[] = { 0,	 7,    13,   19,   37,	  53,
+				   1232, 5353, 8080, 9999, 40000, 65535 };
 
 static const uint16_t ethertypes[] = { 0x0800, 0x86dd, 0x8100, 0x88a8,
 				       0x0806, 0x9100, 0x0000, 0xffff };
@@ -148,7 +156,7 @@ static void mutate(uint8_t *f, uint32_t *len, const struct fz_layout *lay,
 	uint32_t n = *len, l3 = lay->l3_off, l4 = lay->l4_off, off, k;
 	uint32_t hdr_end = l4 + FZ_UDP_HLEN < n ? l4 + FZ_UDP_HLEN : n;
 
-	switch (below(12)) {
+	switch (below(14)) {
 	case 0: /* a bit, mostly in the headers */
 		off = below(4) ? below(hdr_end) : below(n);
 		f[off] ^= (uint8_t)(1u << below(8));
@@ -196,13 +204,25 @@ static void mutate(uint8_t *f, uint32_t *len, const struct fz_layout *lay,
 			      below(2) ? 0x2000u << below(2) | below(2)
 				       : below(0x10000));
 		break;
-	case 10: /* the source address */
-		if (family == AF_INET && l3 + 16 <= n)
-			memcpy(f + l3 + 12, src4[below(sizeof(src4) / 4)], 4);
-		else if (family == AF_INET6 && l3 + 24 <= n && below(2))
-			f[l3 + 23] = src6_last[below(sizeof(src6_last))];
-		else if (family == AF_INET6 && l3 + 24 <= n)
-			f[l3 + 8 + below(15)] ^= (uint8_t)(1u << below(8));
+	case 10: /* an IP address: source or destination */
+		k = below(2);
+		off = l3 + (family == AF_INET ? 12 + 4 * k : 8 + 16 * k);
+		if (family == AF_INET && off + 4 <= n)
+			memcpy(f + off, addrs4[below(sizeof(addrs4) / 4)], 4);
+		else if (family == AF_INET6 && off + 16 <= n && below(2))
+			f[off + 15] = addr6_last[below(sizeof(addr6_last))];
+		else if (family == AF_INET6 && off + 16 <= n && below(2))
+			f[off] = below(2) ? 0xff : 0xfd; /* multicast or not */
+		else if (family == AF_INET6 && off + 16 <= n)
+			f[off + below(16)] ^= (uint8_t)(1u << below(8));
+		break;
+	case 11: /* the source port */
+		put16(f, n, l4,
+		      below(4) ? sports[below(sizeof(sports) / 2)]
+			       : below(0x10000));
+		break;
+	case 12: /* the group bit of the destination or source MAC */
+		f[below(2) * 6] ^= 1;
 		break;
 	default: /* the destination port */
 		put16(f, n, l4 + 2,
@@ -282,10 +302,19 @@ static int stat_read(struct stats *st, uint32_t key, uint64_t *sum)
 	return 0;
 }
 
+#define STAT_LABEL(name, verdict, reason) [RR_XDP_##name] = reason,
+static const char *const stat_labels[RR_XDP_STAT_MAX] = { RR_XDP_STATS(
+	STAT_LABEL) };
+#undef STAT_LABEL
+#define STAT_VERDICT(name, verdict, reason) [RR_XDP_##name] = verdict,
+static const char *const stat_verdicts[RR_XDP_STAT_MAX] = { RR_XDP_STATS(
+	STAT_VERDICT) };
+#undef STAT_VERDICT
+
 struct delta {
 	uint64_t total;	  /* every counter of the row */
 	uint64_t steered; /* redirect + no_socket: sent towards a socket */
-	uint64_t dropped; /* source_not_allowed */
+	uint64_t dropped; /* counters whose verdict is "drop" */
 };
 
 /* Adds up what the counters of one queue row gained since last read. */
@@ -306,7 +335,7 @@ static int row_delta(struct stats *st, uint32_t row, struct delta *dl)
 		dl->total += d;
 		if (s == RR_XDP_REDIRECT || s == RR_XDP_PASS_NO_SOCKET)
 			dl->steered += d;
-		if (s == RR_XDP_DROP_NOT_ALLOWED)
+		if (!strcmp(stat_verdicts[s], "drop"))
 			dl->dropped += d;
 	}
 	return 0;
@@ -327,11 +356,6 @@ static int full_sum(struct stats *st, uint64_t *sum)
 	}
 	return 0;
 }
-
-#define STAT_LABEL(name, verdict, reason) [RR_XDP_##name] = reason,
-static const char *const stat_labels[RR_XDP_STAT_MAX] = { RR_XDP_STATS(
-	STAT_LABEL) };
-#undef STAT_LABEL
 
 /* One line of what the frames turned out to be, to show the mix is good. */
 static void print_mix(const struct stats *st)
@@ -371,12 +395,41 @@ static int source_allowed(int family, const uint8_t *src, uint32_t slot)
 enum expect { EXPECT_PASS, EXPECT_STEER, EXPECT_DROP };
 
 /*
+ * Whether the program drops requests from ports that could make two
+ * servers answer each other forever: it does if it has the counter.
+ */
+static int has_loop_rule(void)
+{
+	int s;
+
+	for (s = 0; s < RR_XDP_STAT_MAX; s++)
+		if (!strcmp(stat_labels[s], "loop_source_port"))
+			return 1;
+	return 0;
+}
+
+/* Port 0, services that answer anything (echo, daytime, chargen, time)
+ * and any port that has sockets. */
+static int loop_port(uint16_t port)
+{
+	size_t i;
+
+	if (port == 0 || port == 7 || port == 13 || port == 19 || port == 37)
+		return 1;
+	for (i = 0; i < sizeof(ports) / sizeof(ports[0]); i++)
+		if (ports[i].port == port && ports[i].conf.nsocks)
+			return 1;
+	return 0;
+}
+
+/*
  * What the program should do: steer what user space would serve (rr_parse()
- * accepts it, the port has a function) unless the port's allow-list leaves
- * the source out, which is dropped; pass everything else.
+ * accepts it, the port has a function) unless it comes from a loop port
+ * or the port's allow-list leaves the source out, which is dropped; pass
+ * everything else.
  */
 static enum expect expect_verdict(const uint8_t *f, uint32_t len,
-				  uint32_t queue)
+				  uint32_t queue, int loop_rule)
 {
 	struct rr_pkt p;
 	uint16_t port;
@@ -390,6 +443,8 @@ static enum expect expect_verdict(const uint8_t *f, uint32_t len,
 			continue;
 		if (!ports[i].has_function)
 			return EXPECT_PASS;
+		if (loop_rule && loop_port(get16(f, len, p.l4_off)))
+			return EXPECT_DROP;
 		if (!(ports[i].conf.flags & ALLOW) ||
 		    source_allowed(p.family,
 				   f + p.l3_off +
@@ -499,7 +554,7 @@ int main(int argc, char **argv)
 	struct reqrouter *skel;
 	struct stats st = { 0 };
 	const char *ifname = NULL;
-	int opt, prog_fd, nq = 1, ret;
+	int opt, prog_fd, nq = 1, ret, loop_rule = has_loop_rule();
 	uint32_t len, queue, key;
 	struct timespec t0, t1;
 	uint32_t want_act;
@@ -541,8 +596,8 @@ int main(int argc, char **argv)
 	}
 	rr_log_route_libraries();
 	rng_state = seed;
-	printf("fuzz_xdp: seed %" PRIu64 ", %" PRIu64 " frames\n", seed,
-	       frames);
+	printf("fuzz_xdp: seed %" PRIu64 ", %" PRIu64 " frames%s\n", seed,
+	       frames, loop_rule ? ", loop source ports dropped" : "");
 
 	if (ifname) {
 		ctx.ingress_ifindex = if_nametoindex(ifname);
@@ -604,7 +659,7 @@ int main(int argc, char **argv)
 			topts.ctx_in = &ctx;
 			topts.ctx_size_in = sizeof(ctx);
 		}
-		want = expect_verdict(in, len, queue);
+		want = expect_verdict(in, len, queue, loop_rule);
 		want_act = want == EXPECT_DROP ? XDP_DROP : XDP_PASS;
 
 		ret = bpf_prog_test_run_opts(prog_fd, &topts);
@@ -626,9 +681,8 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		if (topts.retval != want_act)
-			why = want == EXPECT_DROP
-				      ? "a source not allowed passed"
-				      : "verdict is not XDP_PASS";
+			why = want == EXPECT_DROP ? "a request to drop passed"
+						  : "verdict is not XDP_PASS";
 		else if (topts.data_size_out != len || memcmp(in, out, len))
 			why = "the frame was changed";
 		else if (dl.total != 1)
@@ -639,7 +693,7 @@ int main(int argc, char **argv)
 						   : "XDP steered it, user "
 						     "space would not serve it";
 		else if (dl.dropped != (want == EXPECT_DROP))
-			why = "counted as source_not_allowed wrongly";
+			why = "counted as a drop wrongly";
 		if (why) {
 			if (fails++ < MAX_REPORTS) {
 				fprintf(stderr,
