@@ -536,14 +536,16 @@ class Battery:
                 self.replies.setdefault(p.dport, []).append((got[0], p))
 
     def settle(self):
-        """Wait until the XDP counters stand still (the client kernel's
-        early IPv6 chatter is over): at most 10 s."""
+        """Wait until the XDP counters other than redirects (background
+        traffic) stand still, so the client kernel's early IPv6 chatter
+        is over: at most 10 s."""
         last, still = None, 0
         end = time.monotonic() + 10
         while time.monotonic() < end:
             snap = self.metrics.read()
             cur = {k: v for k, v in snap.items()
-                   if k.startswith("reqrouter_xdp_packets_total")}
+                   if k.startswith("reqrouter_xdp_packets_total") and
+                   'reason="function"' not in k}
             if cur and cur == last:
                 still += 1
                 if still >= 15:
