@@ -3,7 +3,9 @@
 #
 # Faults under one reqrouter process (-q 1 -t 1, a batch of 4): overload
 # from 64 sockets with 64 requests each in flight plus the XDP engine's
-# flood, so RX rings overflow and the fill ring runs dry; then the
+# flood, so the RX ring overflows (the fill ring holds every frame and
+# cannot run dry first, and with a batch of 4 the TX ring never fills:
+# those counters are reported, not required to move); then the
 # server's link, and then the client's, go down and up while requests are
 # being sent. Each time: the process survives, backpressure is counted and
 # never an error, no reply is wrong, ordinary requests are answered again
