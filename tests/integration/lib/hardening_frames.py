@@ -46,6 +46,7 @@ import struct
 import sys
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ left in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rawframes import (  # noqa: E402
     csum16, mac_bytes, mac_str, open_packet_socket, parse_frame,
