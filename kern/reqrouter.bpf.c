@@ -93,8 +93,9 @@ static __always_inline int count(__u32 queue, enum rr_xdp_stat stat, int act)
 	return act;
 }
 
-/* Returns the EtherType after the Ethernet header and up to two tags. */
-static __always_inline int parse_eth(struct cursor *c)
+/* Returns the EtherType after the Ethernet header and up to two tags;
+ * *group says whether either address is broadcast or multicast. */
+static __always_inline int parse_eth(struct cursor *c, int *group)
 {
 	struct ethhdr *eth = c->pos;
 	struct vlan_hdr *vlan;
@@ -104,6 +105,7 @@ static __always_inline int parse_eth(struct cursor *c)
 	if ((void *)(eth + 1) > c->end)
 		return -1;
 	proto = eth->h_proto;
+	*group = (eth->h_dest[0] | eth->h_source[0]) & 1;
 	c->pos = eth + 1;
 #pragma unroll
 	for (i = 0; i < 2; i++) {
@@ -148,6 +150,26 @@ static __always_inline int source_allowed(void *l3, void *end, int ipv6,
 	}
 }
 
+/*
+ * Whether an address may be either end of a reply (which swaps them): not
+ * multicast or broadcast, not 0/8, not loopback. Such requests go to the
+ * kernel, which knows what to do with them.
+ */
+static __always_inline int ipv4_unicast(__be32 addr)
+{
+	__u8 first = bpf_ntohl(addr) >> 24;
+
+	return first < 224 && first != 0 && first != 127;
+}
+
+static __always_inline int ipv6_unicast(struct in6_addr *a)
+{
+	/* not ff00::/8, ::, ::1 */
+	return a->in6_u.u6_addr8[0] != 0xff &&
+	       (a->in6_u.u6_addr32[0] || a->in6_u.u6_addr32[1] ||
+		a->in6_u.u6_addr32[2] || bpf_ntohl(a->in6_u.u6_addr32[3]) > 1);
+}
+
 /* Returns the L4 protocol, or a negative rr_xdp_stat to pass for. */
 static __always_inline int parse_ipv4(struct cursor *c, __u32 *l4_len)
 {
@@ -163,6 +185,8 @@ static __always_inline int parse_ipv4(struct cursor *c, __u32 *l4_len)
 		return -RR_XDP_PASS_MALFORMED;
 	if (iph->frag_off & bpf_htons(IP_MF | IP_OFFSET))
 		return -RR_XDP_PASS_FRAGMENT;
+	if (!ipv4_unicast(iph->saddr) || !ipv4_unicast(iph->daddr))
+		return -RR_XDP_PASS_NOT_UNICAST;
 	*l4_len = tot - hlen;
 	c->pos += hlen;
 	return iph->protocol;
@@ -188,6 +212,8 @@ static __always_inline int parse_ipv6(struct cursor *c, __u32 *l4_len)
 	case IPPROTO_MH:
 		return -RR_XDP_PASS_IPV6_EXT;
 	}
+	if (!ipv6_unicast(&ip6h->saddr) || !ipv6_unicast(&ip6h->daddr))
+		return -RR_XDP_PASS_NOT_UNICAST;
 	*l4_len = plen;
 	c->pos = ip6h + 1;
 	return ip6h->nexthdr;
@@ -201,16 +227,20 @@ int reqrouter_xdp(struct xdp_md *ctx)
 		.end = (void *)(long)ctx->data_end,
 	};
 	__u32 queue = ctx->rx_queue_index;
-	struct rr_port_conf *conf;
+	struct rr_port_conf *conf, *sconf;
 	__u32 l4_len = 0, key, *rr;
 	struct udphdr *udph;
-	int proto, act, ipv6;
+	int proto, act, ipv6, group = 0;
 	void *l3;
 
 	if (queue >= RR_MAX_QUEUES)
 		return count(RR_MAX_QUEUES, RR_XDP_PASS_QUEUE_RANGE, XDP_PASS);
 
-	proto = parse_eth(&c);
+	proto = parse_eth(&c, &group);
+	/* Broadcast and multicast are the kernel's: answering a group
+	 * address would be a reply from it, and a reflector. */
+	if (proto >= 0 && group)
+		return count(queue, RR_XDP_PASS_NOT_UNICAST, XDP_PASS);
 	l3 = c.pos;
 	ipv6 = proto == ETH_P_IPV6;
 	if (proto == ETH_P_IP)
@@ -239,6 +269,18 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	conf = bpf_map_lookup_elem(&port_map, &key);
 	if (!conf || !conf->nsocks || conf->slot >= RR_MAX_PORTS)
 		return count(queue, RR_XDP_PASS_NO_FUNCTION, XDP_PASS);
+	/*
+	 * A reply to port 0 is meaningless, and one to a service that answers
+	 * anything (echo, daytime, chargen, time, or a function of ours, here
+	 * or on a peer) can bounce between two servers forever: drop them, as
+	 * inetd did.
+	 */
+	key = bpf_ntohs(udph->source);
+	if (key == 0 || key == 7 || key == 13 || key == 19 || key == 37)
+		return count(queue, RR_XDP_DROP_LOOP_PORT, XDP_DROP);
+	sconf = bpf_map_lookup_elem(&port_map, &key);
+	if (sconf && sconf->nsocks)
+		return count(queue, RR_XDP_DROP_LOOP_PORT, XDP_DROP);
 	/* Unwanted sources cost one lookup and go no further. */
 	if (conf->flags & RR_PORT_ALLOWLIST &&
 	    !source_allowed(l3, c.end, ipv6, conf->slot))

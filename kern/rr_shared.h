@@ -66,7 +66,9 @@ struct rr_allow_v6 {
 	X(PASS_IPV6_EXT, "pass", "ipv6_ext_header")       \
 	X(PASS_MALFORMED, "pass", "malformed")            \
 	X(PASS_QUEUE_RANGE, "pass", "queue_out_of_range") \
-	X(DROP_NOT_ALLOWED, "drop", "source_not_allowed")
+	X(PASS_NOT_UNICAST, "pass", "not_unicast")        \
+	X(DROP_NOT_ALLOWED, "drop", "source_not_allowed") \
+	X(DROP_LOOP_PORT, "drop", "loop_source_port")
 
 #define RR_XDP_STAT_ENUM(name, verdict, reason) RR_XDP_##name,
 enum rr_xdp_stat { RR_XDP_STATS(RR_XDP_STAT_ENUM) RR_XDP_STAT_MAX };

@@ -16,6 +16,7 @@
 /* Why a frame was recycled instead of answered: X(enum suffix, label). */
 #define RR_DROPS(X)                         \
 	X(MALFORMED, "malformed")           \
+	X(NOT_UNICAST, "not_unicast")       \
 	X(FUNCTION_ERROR, "function_error") \
 	X(REPLY_TOO_BIG, "reply_too_big")   \
 	X(AMPLIFICATION, "amplification")
@@ -36,7 +37,10 @@ struct rr_pkt {
 	int vlans;	      /* 0..2 tags kept on the reply */
 };
 
-/* Validates a UDP request frame; returns 0 or -RR_DROP_MALFORMED. */
+/* Validates a UDP request frame; returns 0, -RR_DROP_MALFORMED, or
+ * -RR_DROP_NOT_UNICAST when either end is broadcast, multicast, 0/8,
+ * loopback, :: or ::1 (the XDP program passes those to the kernel; this is
+ * the second line). */
 int rr_parse(const uint8_t *frame, uint32_t len, struct rr_pkt *pkt);
 
 /* Fills the function's read-only view of a parsed request. */

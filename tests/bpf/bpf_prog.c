@@ -154,7 +154,7 @@ static int run(const uint8_t *frame, uint32_t len, int ifindex, uint32_t queue,
 }
 
 /*
- * Runs @frame and checks: XDP_PASS (XDP_DROP for a source not allowed),
+ * Runs @frame and checks: XDP_PASS (XDP_DROP for a drop_* counter),
  * counter @stat (or @alt) of @queue's row up by one and nothing else
  * counted, only the cursor of @slot on @queue moved (slot -1: none), as
  * it must with several sockets. Returns the new cursor value.
@@ -167,7 +167,9 @@ static uint32_t expect(const uint8_t *frame, uint32_t len, int ifindex,
 	uint32_t retval = 0, k, want_key, cur_key = 0, moved = 0;
 	/* Only a source outside an allow-list is dropped. */
 	uint32_t want_act =
-		stat == RR_XDP_DROP_NOT_ALLOWED ? XDP_DROP : XDP_PASS;
+		stat == RR_XDP_DROP_NOT_ALLOWED || stat == RR_XDP_DROP_LOOP_PORT
+			? XDP_DROP
+			: XDP_PASS;
 	int ret;
 
 	if (take_snap(&before)) {
@@ -232,16 +234,19 @@ struct bpf_case {
 };
 
 #define NO_ALT .alt = -1
+#define F_SPORT 40000 /* an ephemeral client port */
 /* U4()/U6() give defaults that a case then overrides, on purpose. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Woverride-init"
-#define U4(...)                                                           \
-	{                                                                 \
-		.family = AF_INET, .plen = 16, .dport = 1232, __VA_ARGS__ \
+#define U4(...)                                                  \
+	{                                                        \
+		.family = AF_INET, .plen = 16, .sport = F_SPORT, \
+		.dport = 1232, __VA_ARGS__                       \
 	}
-#define U6(...)                                                            \
-	{                                                                  \
-		.family = AF_INET6, .plen = 16, .dport = 1232, __VA_ARGS__ \
+#define U6(...)                                                   \
+	{                                                         \
+		.family = AF_INET6, .plen = 16, .sport = F_SPORT, \
+		.dport = 1232, __VA_ARGS__                        \
 	}
 
 static const struct bpf_case cases[] = {
@@ -287,6 +292,23 @@ static const struct bpf_case cases[] = {
 	  NO_ALT },
 	{ "port 1232 as source only", U4(.sport = 1232, .dport = 53), 0,
 	  RR_XDP_PASS_NO_FUNCTION, NO_ALT },
+	/* Replies that could bounce between two servers forever. */
+	{ "source port 0", U4(.sport = 0), 0, RR_XDP_DROP_LOOP_PORT, NO_ALT },
+	{ "source port 7 (echo)", U4(.sport = 7), 0, RR_XDP_DROP_LOOP_PORT,
+	  NO_ALT },
+	{ "source port 19 (chargen), IPv6", U6(.sport = 19), 0,
+	  RR_XDP_DROP_LOOP_PORT, NO_ALT },
+	{ "source port with a function of ours", U4(.sport = 1232), 0,
+	  RR_XDP_DROP_LOOP_PORT, NO_ALT },
+	/* Group destinations are the kernel's. */
+	{ "broadcast MAC", U4(.dst_mac = f_bcast_mac), 0,
+	  RR_XDP_PASS_NOT_UNICAST, NO_ALT },
+	{ "IPv4 limited broadcast", U4(.daddr = f_bcast_ip4), 0,
+	  RR_XDP_PASS_NOT_UNICAST, NO_ALT },
+	{ "IPv4 multicast, VLAN", U4(.daddr = f_mcast_ip4, .vlans = 1), 0,
+	  RR_XDP_PASS_NOT_UNICAST, NO_ALT },
+	{ "IPv6 multicast", U6(.daddr = f_mcast_ip6), 0,
+	  RR_XDP_PASS_NOT_UNICAST, NO_ALT },
 	{ "port with 0 sockets", U4(.dport = 9), 0, RR_XDP_PASS_NO_FUNCTION,
 	  NO_ALT },
 	{ "port with a slot out of range", U4(.dport = 100), 0,
@@ -452,8 +474,9 @@ static const struct bpf_case allow_cases[] = {
 	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
 	{ "just outside a /40", U6(.dport = 5003, .saddr = a6_41), 0,
 	  RR_XDP_DROP_NOT_ALLOWED, NO_ALT },
-	{ "::1 listed alone", U6(.dport = 5003, .saddr = a6_lo), 0,
-	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	{ "::1 listed alone: a martian source all the same",
+	  U6(.dport = 5003, .saddr = a6_lo), 0, RR_XDP_PASS_NOT_UNICAST,
+	  NO_ALT },
 	{ "IPv4 against an IPv6-only list", U4(.dport = 5003), 0,
 	  RR_XDP_DROP_NOT_ALLOWED, NO_ALT },
 	/* ports without a list do not look at the source */
@@ -506,6 +529,7 @@ static void check_round_robin(uint32_t port, uint32_t nsocks, int ifindex,
 {
 	static char what[96];
 	struct frame_spec s = { .family = AF_INET,
+				.sport = F_SPORT,
 				.dport = (uint16_t)port,
 				.plen = 8 };
 	uint32_t n = nsocks < RR_MAX_THREADS ? nsocks : RR_MAX_THREADS;
@@ -558,9 +582,11 @@ static int make_queues(char *why, size_t whylen)
 
 static void run_queues(void)
 {
-	struct frame_spec s = {
-		.family = AF_INET6, .dport = 1232, .plen = 8, .vlans = 1
-	};
+	struct frame_spec s = { .family = AF_INET6,
+				.sport = F_SPORT,
+				.dport = 1232,
+				.plen = 8,
+				.vlans = 1 };
 	uint8_t frame[128];
 	uint32_t len = build_frame(frame, sizeof(frame), &s, NULL);
 	char why[160];
@@ -603,6 +629,7 @@ static int setup_allow_lists(void)
 
 	where = "allow-list set-up";
 	for (i = 0; i < sizeof(allow_lists) / sizeof(allow_lists[0]); i++) {
+		n = 0; /* rr_parse_cidrs() appends */
 		if (rr_parse_cidrs(allow_lists[i].allow, cidrs, 16, &n, err,
 				   sizeof(err))) {
 			fail("'%s': %s", allow_lists[i].allow, err);

@@ -53,8 +53,10 @@ struct frame_spec {
 	uint32_t udp_len;   /* SET(): UDP length */
 	uint32_t version;   /* SET(): IP version nibble */
 	uint16_t sport, dport;
-	const uint8_t *saddr; /* 4 or 16 bytes; NULL: f_src_ip4/f_src_ip6 */
-	const void *payload;  /* NULL: a byte pattern */
+	const uint8_t *saddr;	/* 4 or 16 bytes; NULL: f_src_ip4/f_src_ip6 */
+	const uint8_t *daddr;	/* likewise; NULL: f_dst_ip4/f_dst_ip6 */
+	const uint8_t *dst_mac; /* NULL: f_dst_mac */
+	const void *payload;	/* NULL: a byte pattern */
 	uint32_t plen;
 	uint32_t pad; /* Ethernet padding after the IP packet */
 	enum frame_csum csum;
@@ -73,6 +75,10 @@ static const uint8_t f_src_ip6[16] = { 0xfd, 0, 0, 0, 0, 0, 0, 0,
 				       0,    0, 0, 0, 0, 0, 0, 1 };
 static const uint8_t f_dst_ip6[16] = { 0xfd, 0, 0, 0, 0, 0, 0, 0,
 				       0xab, 0, 0, 0, 0, 0, 0, 2 };
+static const uint8_t f_bcast_mac[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+static const uint8_t f_mcast_ip4[4] = { 224, 0, 0, 1 };
+static const uint8_t f_bcast_ip4[4] = { 255, 255, 255, 255 };
+static const uint8_t f_mcast_ip6[16] = { 0xff, 0x02, [15] = 1 };
 #define F_TCI_OUTER 0x2064 /* PCP 1, VID 100 */
 #define F_TCI_INNER 0x00c8 /* VID 200 */
 
@@ -160,7 +166,7 @@ static inline uint32_t build_frame(uint8_t *buf, uint32_t size,
 		return 0;
 	memset(buf, 0, len);
 
-	memcpy(buf, f_dst_mac, 6);
+	memcpy(buf, s->dst_mac ? s->dst_mac : f_dst_mac, 6);
 	memcpy(buf + 6, f_src_mac, 6);
 	if (IS_SET(s->ethertype))
 		ethertype = (uint16_t)SET_VAL(s->ethertype);
@@ -192,7 +198,7 @@ static inline uint32_t build_frame(uint8_t *buf, uint32_t size,
 		ip[6] = proto;
 		ip[7] = F_REQ_TTL;
 		memcpy(ip + 8, s->saddr ? s->saddr : f_src_ip6, 16);
-		memcpy(ip + 24, f_dst_ip6, 16);
+		memcpy(ip + 24, s->daddr ? s->daddr : f_dst_ip6, 16);
 	} else {
 		uint32_t field_ihl = IS_SET(s->ihl) ? SET_VAL(s->ihl) : ihl;
 
@@ -207,7 +213,7 @@ static inline uint32_t build_frame(uint8_t *buf, uint32_t size,
 		ip[8] = F_REQ_TTL;
 		ip[9] = proto;
 		memcpy(ip + 12, s->saddr ? s->saddr : f_src_ip4, 4);
-		memcpy(ip + 16, f_dst_ip4, 4);
+		memcpy(ip + 16, s->daddr ? s->daddr : f_dst_ip4, 4);
 		for (i = 0; i < s->opt_words; i++) {
 			uint8_t *o = ip + F_IP4_HLEN + 4 * i;
 
