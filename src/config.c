@@ -11,6 +11,7 @@
 
 #include <arpa/inet.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <ini.h>
 
@@ -58,14 +59,19 @@ int rr_parse_bool(const char *s, bool *out, const char *what, char *err,
 int rr_parse_cpus(const char *s, int *cpus, uint32_t *ncpus, char *err,
 		  size_t errlen)
 {
-	char buf[256], *tok, *save, *dash;
+	char *buf, *tok, *save, *dash;
 	uint32_t lo, hi, c, n = 0, i;
+	int ret = -EINVAL;
 
-	if (strlen(s) >= sizeof(buf) || !*s) {
-		snprintf(err, errlen, "bad CPU list '%s'", s);
+	if (!*s) {
+		snprintf(err, errlen, "empty CPU list");
 		return -EINVAL;
 	}
-	strcpy(buf, s);
+	buf = strdup(s);
+	if (!buf) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
 	for (tok = strtok_r(buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		dash = strchr(tok, '-');
@@ -73,19 +79,17 @@ int rr_parse_cpus(const char *s, int *cpus, uint32_t *ncpus, char *err,
 			*dash = '\0';
 		if (rr_parse_u32(tok, 0, RR_MAX_CPUS - 1, &lo, "a CPU", err,
 				 errlen))
-			return -EINVAL;
+			goto out;
 		hi = lo;
 		if (dash && rr_parse_u32(dash + 1, lo, RR_MAX_CPUS - 1, &hi,
 					 "a CPU range's end", err, errlen))
-			return -EINVAL;
+			goto out;
 		for (c = lo; c <= hi; c++) {
 			for (i = 0; i < n; i++) {
 				if (cpus[i] == (int)c) {
-					snprintf(
-						err, errlen,
-						"CPU %u is listed twice in '%s'",
-						c, s);
-					return -EINVAL;
+					snprintf(err, errlen,
+						 "CPU %u is listed twice", c);
+					goto out;
 				}
 			}
 			cpus[n++] = (int)c;
@@ -93,10 +97,13 @@ int rr_parse_cpus(const char *s, int *cpus, uint32_t *ncpus, char *err,
 	}
 	if (!n) {
 		snprintf(err, errlen, "bad CPU list '%s'", s);
-		return -EINVAL;
+		goto out;
 	}
 	*ncpus = n;
-	return 0;
+	ret = 0;
+out:
+	free(buf);
+	return ret;
 }
 
 int rr_parse_ports(const char *s, uint16_t *ports, uint32_t max,
@@ -157,7 +164,7 @@ int rr_parse_cidrs(const char *s, struct rr_cidr *out, uint32_t max,
 		   uint32_t *n, char *err, size_t errlen)
 {
 	char buf[4096], *tok, *save, *slash;
-	uint32_t len, count = 0, maxlen;
+	uint32_t len, count = *n, maxlen;
 	struct rr_cidr c;
 	int i;
 
@@ -202,14 +209,14 @@ int rr_parse_cidrs(const char *s, struct rr_cidr *out, uint32_t max,
 				return -EINVAL;
 			}
 		}
-		if (count == max) {
+		if (count >= max) {
 			snprintf(err, errlen,
 				 "at most %u prefixes per allow-list", max);
 			return -EINVAL;
 		}
 		out[count++] = c;
 	}
-	if (!count) {
+	if (count == *n) {
 		snprintf(err, errlen, "empty allow-list");
 		return -EINVAL;
 	}
@@ -369,19 +376,59 @@ static int on_ini_line(void *user, const char *section, const char *key,
 	return !ret;
 }
 
+/*
+ * libinih reads lines of at most INI_MAX_LINE - 2 characters and would cut
+ * a longer one in two without a word; say so, with the line, instead.
+ */
+static int check_lines(FILE *f, const char *path, char *err, size_t errlen)
+{
+	size_t len = 0, lineno = 1;
+	int c;
+
+	while ((c = getc(f)) != EOF) {
+		if (c == '\n') {
+			lineno++;
+			len = 0;
+		} else if (++len > INI_MAX_LINE - 2) {
+			snprintf(
+				err, errlen,
+				"%s:%zu: line longer than %d characters; split it (an allow-list may take several 'allow =' lines)",
+				path, lineno, INI_MAX_LINE - 2);
+			return -EINVAL;
+		}
+	}
+	rewind(f);
+	return 0;
+}
+
 int rr_config_load(struct rr_config *cfg, const char *path, char *err,
 		   size_t errlen)
 {
 	struct ini_ctx c = { cfg, path, err, errlen, 0 };
 	char msg[RR_ERRLEN];
-	int line;
+	struct stat st;
+	int line, ret;
+	FILE *f;
 
-	line = ini_parse(path, on_ini_line, &c);
-	if (line == -1) {
+	f = fopen(path, "r");
+	if (!f) {
 		snprintf(err, errlen, "cannot open config file %s: %s", path,
 			 strerror(errno));
 		return -ENOENT;
 	}
+	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "config file %s is not a regular file",
+			 path);
+		fclose(f);
+		return -EINVAL;
+	}
+	ret = check_lines(f, path, err, errlen);
+	if (ret) {
+		fclose(f);
+		return ret;
+	}
+	line = ini_parse_file(f, on_ini_line, &c);
+	fclose(f);
 	if (line) {
 		snprintf(msg, sizeof(msg), "%s",
 			 c.failed ? err : "syntax error");
@@ -393,18 +440,20 @@ int rr_config_load(struct rr_config *cfg, const char *path, char *err,
 
 int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen)
 {
-	uint32_t i, j, served = 0;
+	uint32_t i, j, served = 0, allow4 = 0, allow6 = 0;
 	bool found;
 
+	/* -p picks among the enabled functions; it never revives one. */
 	for (i = 0; i < cfg->n_only_ports; i++) {
 		found = false;
 		for (j = 0; j < cfg->nservices; j++)
-			if (cfg->services[j].port == cfg->only_ports[i])
+			if (cfg->services[j].enabled &&
+			    cfg->services[j].port == cfg->only_ports[i])
 				found = true;
 		if (!found) {
 			snprintf(
 				err, errlen,
-				"no function is registered on port %u (see --list)",
+				"no enabled function is on port %u (see --list)",
 				cfg->only_ports[i]);
 			return -EINVAL;
 		}
@@ -412,7 +461,7 @@ int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen)
 	for (i = 0; i < cfg->nservices; i++) {
 		struct rr_service *svc = &cfg->services[i];
 
-		if (cfg->n_only_ports) {
+		if (svc->enabled && cfg->n_only_ports) {
 			svc->enabled = false;
 			for (j = 0; j < cfg->n_only_ports; j++)
 				if (svc->port == cfg->only_ports[j])
@@ -431,6 +480,12 @@ int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen)
 				return -EINVAL;
 			}
 		}
+		for (j = 0; j < svc->nallow; j++) {
+			if (svc->allow[j].family == AF_INET)
+				allow4++;
+			else
+				allow6++;
+		}
 		served++;
 	}
 	if (!served) {
@@ -440,6 +495,13 @@ int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen)
 	if (served > RR_MAX_PORTS) {
 		snprintf(err, errlen, "at most %u functions can be served",
 			 RR_MAX_PORTS);
+		return -EINVAL;
+	}
+	if (allow4 > RR_MAX_ALLOW || allow6 > RR_MAX_ALLOW) {
+		snprintf(
+			err, errlen,
+			"the allow-lists hold %u IPv4 and %u IPv6 prefixes; at most %u of each fit",
+			allow4, allow6, RR_MAX_ALLOW);
 		return -EINVAL;
 	}
 	return 0;

@@ -96,8 +96,9 @@ int rr_parse_ports(const char *s, uint16_t *ports, uint32_t max,
 		   uint32_t *nports, char *err, size_t errlen);
 int rr_parse_mode(const char *s, enum rr_xdp_mode *mode, char *err,
 		  size_t errlen);
-/* "198.51.100.0/24, 2001:db8::/32": IPv4 and IPv6 prefixes; a bare
- * address is a full-length prefix. */
+/* "198.51.100.0/24, 2001:db8::/32": IPv4 and IPv6 prefixes, appended to
+ * the *n already in out (repeated and continued 'allow' lines add up); a
+ * bare address is a full-length prefix. On error *n is unchanged. */
 int rr_parse_cidrs(const char *s, struct rr_cidr *out, uint32_t max,
 		   uint32_t *n, char *err, size_t errlen);
 int rr_set_ifname(struct rr_config *cfg, const char *s, char *err,

@@ -390,13 +390,9 @@ static void test_missing_config_file(void **state)
 	check_err(path);
 }
 
-/*
- * KNOWN BUG (reported, not fixed yet): a directory given as the config
- * file is read as an empty file, so "-c /etc/reqrouter" by mistake runs
- * with the defaults and no word of warning. fopen() succeeds on a
- * directory and inih takes the EISDIR read error for the end of the file.
- */
-static void test_BUG_config_directory(void **state)
+/* A directory is not a config file (fopen() would open it, and inih would
+ * read nothing and report success). */
+static void test_config_directory(void **state)
 {
 	char dir[] = "/tmp/rr-test-dir.XXXXXX";
 	int ret;
@@ -408,23 +404,19 @@ static void test_BUG_config_directory(void **state)
 	ret = rr_config_load(&cfg, dir, err, sizeof(err));
 	rmdir(dir);
 	if (ret >= 0)
-		fail_msg("KNOWN BUG: the directory %s was accepted as an empty "
-			 "config file",
-			 dir);
+		fail_msg("the directory %s was accepted as a config file", dir);
 	check_err(dir);
 }
 
 /*
- * KNOWN BUG (reported, not fixed yet): an allow-list may hold 64 prefixes
- * (RR_MAX_ALLOW_PER_FN), but libinih reads lines of at most 200 bytes
- * (INI_MAX_LINE), so a longer "allow =" line fails with an error about a
- * cut-off address or a line that is not in the file. Its multi-line form
- * (indented continuation lines) is no way out: each continuation line
- * replaces the prefixes before it, silently.
+ * An allow-list may hold 64 prefixes (RR_MAX_ALLOW_PER_FN), but libinih
+ * reads lines of at most 198 characters. A longer line is refused with an
+ * error that names the line and says how to split it; the same prefixes
+ * over several 'allow =' lines all count.
  */
-static void test_BUG_long_allow_list(void **state)
+static void test_long_allow_list(void **state)
 {
-	char text[2048], *path;
+	char text[4096], *path;
 	uint32_t i;
 	int ret;
 
@@ -438,13 +430,25 @@ static void test_BUG_long_allow_list(void **state)
 	path = write_conf(text);
 	ret = PARSE("-i", "eth0", "-c", path);
 	unlink(path);
-	if (ret != RR_OPTS_RUN)
-		fail_msg("KNOWN BUG: a 40-prefix allow line is refused: %s",
-			 err);
+	assert_int_equal(ret, -EINVAL);
+	check_err(":2:");
+	check_err("split");
+
+	/* the same 40, eight to a line */
+	strcpy(text, "[function reverse]\n");
+	for (i = 0; i < 40; i++)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+			 "%s10.0.%u.0/24%s", i % 8 ? ", " : "allow = ", i,
+			 i % 8 == 7 ? "\n" : "");
+	path = write_conf(text);
+	ret = PARSE("-i", "eth0", "-c", path);
+	unlink(path);
+	assert_int_equal(ret, RR_OPTS_RUN);
 	assert_int_equal(service("reverse")->nallow, 40);
+	assert_int_equal(service("reverse")->allow[39].addr[2], 39);
 }
 
-static void test_BUG_allow_continuation_lines(void **state)
+static void test_allow_continuation_lines(void **state)
 {
 	char *path;
 	int ret;
@@ -459,18 +463,13 @@ static void test_BUG_allow_continuation_lines(void **state)
 	assert_int_equal(ret, RR_OPTS_RUN);
 	if (service("reverse")->nallow != 4)
 		fail_msg(
-			"KNOWN BUG: an allow-list over 3 lines keeps %u of its "
-			"4 prefixes",
+			"an allow-list over 3 lines keeps %u of its 4 prefixes",
 			service("reverse")->nallow);
 }
 
-/*
- * KNOWN BUG (reported, not fixed yet): rr_parse_cpus() copies the list
- * into a 256-byte buffer and calls any longer list "bad", though up to
- * RR_MAX_CPUS CPUs are allowed: every other CPU of a 256-CPU machine,
- * "0,2,4,...,254" (456 bytes), is refused as "bad CPU list".
- */
-static void test_BUG_long_cpu_list(void **state)
+/* Up to RR_MAX_CPUS CPUs may be listed, however long the list gets:
+ * every other CPU of a 256-CPU machine is 456 bytes. */
+static void test_long_cpu_list(void **state)
 {
 	char list[1024];
 	int cpus[RR_MAX_CPUS];
@@ -482,9 +481,9 @@ static void test_BUG_long_cpu_list(void **state)
 		snprintf(list + strlen(list), sizeof(list) - strlen(list),
 			 "%s%u", i ? "," : "", i);
 	if (rr_parse_cpus(list, cpus, &n, err, sizeof(err)))
-		fail_msg("KNOWN BUG: a valid list of 128 CPUs (%zu bytes) is "
-			 "refused: %.60s...",
-			 strlen(list), err);
+		fail_msg(
+			"a valid list of 128 CPUs (%zu bytes) is refused: %.60s",
+			strlen(list), err);
 	assert_int_equal(n, 128);
 	assert_int_equal(cpus[127], 254);
 }
@@ -667,7 +666,19 @@ static void test_parse_cidrs(void **state)
 			 -EINVAL);
 	assert_int_equal(n, 99);
 
+	/* a second list is appended to the first */
+	n = 0;
+	assert_int_equal(
+		rr_parse_cidrs("10.0.0.0/8", c, 8, &n, err, sizeof(err)), 0);
+	assert_int_equal(rr_parse_cidrs("fd00::/8, 192.0.2.0/24", c, 8, &n, err,
+					sizeof(err)),
+			 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(c[0].addr[0], 10);
+	assert_int_equal(c[2].addr[0], 192);
+
 	/* RR_MAX_ALLOW_PER_FN prefixes fit, one more does not */
+	n = 0;
 	many[0] = '\0';
 	for (i = 0; i < RR_MAX_ALLOW_PER_FN; i++)
 		snprintf(many + strlen(many), sizeof(many) - strlen(many),
@@ -679,9 +690,16 @@ static void test_parse_cidrs(void **state)
 	assert_int_equal(c[RR_MAX_ALLOW_PER_FN - 1].addr[2],
 			 RR_MAX_ALLOW_PER_FN - 1);
 	strcat(many, ",10.1.0.0/16");
+	n = 0;
 	assert_int_equal(rr_parse_cidrs(many, c, RR_MAX_ALLOW_PER_FN, &n, err,
 					sizeof(err)),
 			 -EINVAL);
+	/* a full list takes no more */
+	n = RR_MAX_ALLOW_PER_FN;
+	assert_int_equal(rr_parse_cidrs("10.2.0.0/16", c, RR_MAX_ALLOW_PER_FN,
+					&n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(n, RR_MAX_ALLOW_PER_FN);
 }
 
 static void test_parse_cpus(void **state)
@@ -895,10 +913,10 @@ int main(void)
 		cmocka_unit_test(test_parse_cpus),
 		cmocka_unit_test(test_parse_values),
 		cmocka_unit_test(test_registry),
-		cmocka_unit_test(test_BUG_config_directory),
-		cmocka_unit_test(test_BUG_long_allow_list),
-		cmocka_unit_test(test_BUG_allow_continuation_lines),
-		cmocka_unit_test(test_BUG_long_cpu_list),
+		cmocka_unit_test(test_config_directory),
+		cmocka_unit_test(test_long_allow_list),
+		cmocka_unit_test(test_allow_continuation_lines),
+		cmocka_unit_test(test_long_cpu_list),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
