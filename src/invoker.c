@@ -74,6 +74,7 @@ static int check_interface(struct rr_invoker *inv, const struct rr_config *cfg)
 		pr_warn("cannot count the RX queues of %s\n", cfg->ifname);
 		return nrx ? nrx : -ENODEV;
 	}
+	inv->nrxqueues = (uint32_t)nrx;
 	inv->nqueues = cfg->queues ? cfg->queues : (uint32_t)nrx;
 	if (inv->nqueues > (uint32_t)nrx) {
 		pr_warn("%s has %d RX queue%s; -q %u asks for more\n",
@@ -360,6 +361,9 @@ int rr_invoker_start(struct rr_invoker *inv)
 	}
 	pr_info("%u worker%s started (%s)\n", i, i == 1 ? "" : "s",
 		inv->cfg->busy_poll ? "busy-polling" : "sleeping in poll()");
+	if (inv->cfg->busy_poll && i > (uint32_t)ncpus)
+		pr_warn("%u busy-polling workers share %d CPU%s: they take turns, and latency suffers; use fewer queues or threads, or more CPUs\n",
+			i, ncpus, ncpus == 1 ? "" : "s");
 out:
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return ret;

@@ -84,7 +84,8 @@ struct rr_invoker {
 	struct rr_xdp xdp;
 	int ifindex;
 	uint32_t mtu;
-	uint32_t nqueues;
+	uint32_t nqueues;   /* served: 0..nqueues-1 */
+	uint32_t nrxqueues; /* the interface's; the XDP program sees them all */
 	uint32_t nthreads;
 	uint32_t nports;
 	const struct rr_service *services[RR_MAX_PORTS]; /* by slot */

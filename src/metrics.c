@@ -88,7 +88,8 @@ static uint64_t sock_counter(const struct rr_sock *s, size_t offset)
 
 int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 {
-	uint64_t xdp[RR_MAX_QUEUES * RR_XDP_STAT_MAX], xs[N_XSK_STATS];
+	uint64_t xdp[RR_STATS_SIZE], xs[N_XSK_STATS];
+	uint32_t rows = rr_xdp_stat_rows(inv->nrxqueues);
 	uint32_t q, t, p, i, d;
 	struct rr_sock *s;
 	char name[96];
@@ -151,15 +152,24 @@ int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 		}
 	}
 
-	if (!rr_xdp_read_stats(&inv->xdp, xdp, inv->nqueues)) {
+	/* Every queue the interface has, served or not: on the others the
+	 * program passes everything to the kernel, and says so here. */
+	if (!rr_xdp_read_stats(&inv->xdp, xdp, rows)) {
 		header(out, "reqrouter_xdp_packets_total", "counter",
 		       "Packets seen by the XDP program, by queue and verdict.");
-		for (q = 0; q < inv->nqueues; q++)
+		for (q = 0; q < rows; q++) {
+			char queue[16];
+
+			if (q == RR_MAX_QUEUES)
+				snprintf(queue, sizeof(queue), "%u+", q);
+			else
+				snprintf(queue, sizeof(queue), "%u", q);
 			for (i = 0; i < RR_XDP_STAT_MAX; i++)
 				fprintf(out,
-					"reqrouter_xdp_packets_total{queue=\"%u\",verdict=\"%s\",reason=\"%s\"} %lu\n",
-					q, xdp_verdict[i], xdp_reason[i],
+					"reqrouter_xdp_packets_total{queue=\"%s\",verdict=\"%s\",reason=\"%s\"} %lu\n",
+					queue, xdp_verdict[i], xdp_reason[i],
 					xdp[q * RR_XDP_STAT_MAX + i]);
+		}
 	}
 	return ferror(out) ? -EIO : 0;
 }
@@ -187,7 +197,8 @@ int rr_metrics_write_file(struct rr_invoker *inv, const char *path)
 
 void rr_metrics_summary(struct rr_invoker *inv, FILE *out)
 {
-	uint64_t xdp[RR_MAX_QUEUES * RR_XDP_STAT_MAX];
+	uint64_t xdp[RR_STATS_SIZE];
+	uint32_t rows = rr_xdp_stat_rows(inv->nrxqueues);
 	uint64_t rx = 0, tx = 0, drops, all_drops = 0;
 	uint32_t q, t, p, d, i;
 	struct rr_sock *s;
@@ -216,13 +227,13 @@ void rr_metrics_summary(struct rr_invoker *inv, FILE *out)
 			fprintf(out, " %s=%lu", rr_drop_label(d), drops);
 	}
 	fputc('\n', out);
-	if (rr_xdp_read_stats(&inv->xdp, xdp, inv->nqueues))
+	if (rr_xdp_read_stats(&inv->xdp, xdp, rows))
 		return;
 	fprintf(out, "xdp:");
 	for (i = 0; i < RR_XDP_STAT_MAX; i++) {
 		uint64_t sum = 0;
 
-		for (q = 0; q < inv->nqueues; q++)
+		for (q = 0; q < rows; q++)
 			sum += xdp[q * RR_XDP_STAT_MAX + i];
 		fprintf(out, " %s/%s=%lu", xdp_verdict[i], xdp_reason[i], sum);
 	}

@@ -178,6 +178,10 @@ void *rr_worker_run(void *arg)
 			if (xsk_ring_prod__needs_wakeup(&w->umem->fill))
 				recvfrom(w->socks[0].fd, NULL, 0, MSG_DONTWAIT,
 					 NULL, NULL);
+			/* An idle round lets whoever shares the CPU run:
+			 * softirq threads, the client, a sibling worker. */
+			if (!work)
+				sched_yield();
 		} else if (!work) {
 			wait_for_work(w);
 		}

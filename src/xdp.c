@@ -248,7 +248,12 @@ int rr_xdp_allow(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c)
 	return ret;
 }
 
-int rr_xdp_read_stats(struct rr_xdp *x, uint64_t *out, uint32_t nqueues)
+uint32_t rr_xdp_stat_rows(uint32_t nrxqueues)
+{
+	return nrxqueues > RR_MAX_QUEUES ? RR_MAX_QUEUES + 1 : nrxqueues;
+}
+
+int rr_xdp_read_stats(struct rr_xdp *x, uint64_t *out, uint32_t nrows)
 {
 	int ncpus = libbpf_num_possible_cpus();
 	uint32_t key, i;
@@ -260,7 +265,7 @@ int rr_xdp_read_stats(struct rr_xdp *x, uint64_t *out, uint32_t nqueues)
 	vals = calloc((size_t)ncpus, sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
-	for (i = 0; i < nqueues * RR_XDP_STAT_MAX; i++) {
+	for (i = 0; i < nrows * RR_XDP_STAT_MAX; i++) {
 		key = i;
 		ret = bpf_map__lookup_elem(x->skel->maps.xdp_stats, &key,
 					   sizeof(key), vals,

@@ -36,7 +36,12 @@ int rr_xdp_set_port(struct rr_xdp *x, uint16_t port, uint32_t slot,
 		    uint32_t nsocks, uint32_t flags);
 /* Adds a prefix to the allow-list of function @slot. */
 int rr_xdp_allow(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c);
-/* Sums the per-CPU counters: out[q * RR_XDP_STAT_MAX + stat]. */
-int rr_xdp_read_stats(struct rr_xdp *x, uint64_t *out, uint32_t nqueues);
+/*
+ * Sums the per-CPU counters: out[row * RR_XDP_STAT_MAX + stat] for rows
+ * 0..nrows-1; row q is RX queue q, row RR_MAX_QUEUES every queue beyond.
+ */
+int rr_xdp_read_stats(struct rr_xdp *x, uint64_t *out, uint32_t nrows);
+/* The rows an interface with nrxqueues RX queues can have counted. */
+uint32_t rr_xdp_stat_rows(uint32_t nrxqueues);
 
 #endif /* RR_XDP_H */
