@@ -204,6 +204,16 @@ static void check_parse(const uint8_t *f, uint32_t len, const struct rr_pkt *p)
 	check(p->payload_off + p->payload_len <= len, "payload past the frame");
 }
 
+/* Not multicast, broadcast, 0/8, loopback, :: or ::1. */
+static int unicast(const uint8_t *a, int family)
+{
+	static const uint8_t zero[15];
+
+	if (family == AF_INET)
+		return a[0] != 0 && a[0] != 127 && a[0] < 224;
+	return a[0] != 0xff && (memcmp(a, zero, sizeof(zero)) || a[15] > 1);
+}
+
 /* The reply: built from @req (a copy of the request) and @rp, its parse. */
 static void check_reply(const uint8_t *r, uint32_t rlen, const uint8_t *req,
 			const struct rr_pkt *rp)
@@ -216,21 +226,15 @@ static void check_reply(const uint8_t *r, uint32_t rlen, const uint8_t *req,
 
 	/*
 	 * The reply goes where the request came from: a request from a
-	 * broadcast or multicast source must not be answered, or one forged
-	 * request gets a reply to a whole group (RFC 1122 3.2.1.3: discard
-	 * it; the kernel does, as a martian).
+	 * broadcast, multicast or martian source must not be answered, or one
+	 * forged request gets a reply to a whole group or to the host itself
+	 * (RFC 1122 3.2.1.3: discard it; the kernel does). Nor may a reply
+	 * come from such an address.
 	 */
-	check(!(r[0] & 1), "reply to a group MAC address %02x:%02x:...", r[0],
-	      r[1]);
-	if (rp->family == AF_INET)
-		check((r[l3 + 16] & 0xf0) != 0xe0 &&
-			      (r[l3 + 16] & r[l3 + 17] & r[l3 + 18] &
-			       r[l3 + 19]) != 0xff,
-		      "reply to IPv4 group address %u.%u.%u.%u", r[l3 + 16],
-		      r[l3 + 17], r[l3 + 18], r[l3 + 19]);
-	else
-		check(r[l3 + 24] != 0xff,
-		      "reply to IPv6 multicast ff%02x::", r[l3 + 25]);
+	check(!((r[0] | r[6]) & 1), "reply between group MAC addresses");
+	check(unicast(r + l3 + src, rp->family) &&
+		      unicast(r + l3 + dst, rp->family),
+	      "reply from or to a group or martian address");
 	check(rr_parse(r, rlen, &p) == 0, "the reply does not parse");
 	check(p.l3_off == rp->l3_off && p.l4_off == rp->l4_off &&
 		      p.family == rp->family && p.vlans == rp->vlans,

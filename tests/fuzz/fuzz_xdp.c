@@ -88,9 +88,11 @@ static const struct allow {
 /* Addresses the mutator picks from: in and just out of the allow-list
  * entries, and group addresses. */
 static const uint8_t addrs4[][4] = {
-	{ 10, 0, 0, 200 },  { 10, 0, 1, 2 },	    { 192, 168, 1, 1 },
-	{ 192, 168, 1, 0 }, { 11, 0, 0, 2 },	    { 0, 0, 0, 0 },
-	{ 224, 0, 0, 1 },   { 255, 255, 255, 255 }, { 239, 255, 255, 250 },
+	{ 10, 0, 0, 200 },	{ 10, 0, 1, 2 },	{ 192, 168, 1, 1 },
+	{ 192, 168, 1, 0 },	{ 11, 0, 0, 2 },	{ 0, 0, 0, 0 },
+	{ 224, 0, 0, 1 },	{ 255, 255, 255, 255 }, { 239, 255, 255, 250 },
+	{ 127, 0, 0, 1 },	{ 0, 1, 2, 3 },		{ 240, 0, 0, 1 },
+	{ 223, 255, 255, 255 },
 };
 static const uint8_t addr6_last[] = { 0x02, 0xff, 0x00 }; /* fd00::/120 */
 
@@ -213,7 +215,10 @@ static void mutate(uint8_t *f, uint32_t *len, const struct fz_layout *lay,
 			f[off + 15] = addr6_last[below(sizeof(addr6_last))];
 		else if (family == AF_INET6 && off + 16 <= n && below(2))
 			f[off] = below(2) ? 0xff : 0xfd; /* multicast or not */
-		else if (family == AF_INET6 && off + 16 <= n)
+		else if (family == AF_INET6 && off + 16 <= n && below(2)) {
+			memset(f + off, 0, 15); /* ::, ::1 or ::2 */
+			f[off + 15] = (uint8_t)below(3);
+		} else if (family == AF_INET6 && off + 16 <= n)
 			f[off + below(16)] ^= (uint8_t)(1u << below(8));
 		break;
 	case 11: /* the source port */
