@@ -20,6 +20,13 @@
 #define IP_MF 0x2000
 #define IP_OFFSET 0x1fff
 
+/*
+ * The interface's MAC, set before load: frames for another host (a
+ * promiscuous interface, a bridge port) are the kernel's to drop. All
+ * zeros turns the check off (the BPF tests load the program bare).
+ */
+const volatile __u8 if_mac[ETH_ALEN] = {};
+
 struct vlan_hdr {
 	__be16 tci;
 	__be16 encap_proto;
@@ -94,8 +101,9 @@ static __always_inline int count(__u32 queue, enum rr_xdp_stat stat, int act)
 }
 
 /* Returns the EtherType after the Ethernet header and up to two tags;
- * *group says whether either address is broadcast or multicast. */
-static __always_inline int parse_eth(struct cursor *c, int *group)
+ * *stat says why the frame is not ours (a group address at either end,
+ * another host's destination), or stays 0. */
+static __always_inline int parse_eth(struct cursor *c, int *stat)
 {
 	struct ethhdr *eth = c->pos;
 	struct vlan_hdr *vlan;
@@ -105,7 +113,14 @@ static __always_inline int parse_eth(struct cursor *c, int *group)
 	if ((void *)(eth + 1) > c->end)
 		return -1;
 	proto = eth->h_proto;
-	*group = (eth->h_dest[0] | eth->h_source[0]) & 1;
+	if ((eth->h_dest[0] | eth->h_source[0]) & 1)
+		*stat = RR_XDP_PASS_NOT_UNICAST;
+	else if ((if_mac[0] | if_mac[1] | if_mac[2] | if_mac[3] | if_mac[4] |
+		  if_mac[5]) &&
+		 (eth->h_dest[0] != if_mac[0] || eth->h_dest[1] != if_mac[1] ||
+		  eth->h_dest[2] != if_mac[2] || eth->h_dest[3] != if_mac[3] ||
+		  eth->h_dest[4] != if_mac[4] || eth->h_dest[5] != if_mac[5]))
+		*stat = RR_XDP_PASS_OTHER_HOST;
 	c->pos = eth + 1;
 #pragma unroll
 	for (i = 0; i < 2; i++) {
@@ -230,17 +245,17 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	struct rr_port_conf *conf, *sconf;
 	__u32 l4_len = 0, key, *rr;
 	struct udphdr *udph;
-	int proto, act, ipv6, group = 0;
+	int proto, act, ipv6, not_ours = 0;
 	void *l3;
 
 	if (queue >= RR_MAX_QUEUES)
 		return count(RR_MAX_QUEUES, RR_XDP_PASS_QUEUE_RANGE, XDP_PASS);
 
-	proto = parse_eth(&c, &group);
+	proto = parse_eth(&c, &not_ours);
 	/* Broadcast and multicast are the kernel's: answering a group
 	 * address would be a reply from it, and a reflector. */
-	if (proto >= 0 && group)
-		return count(queue, RR_XDP_PASS_NOT_UNICAST, XDP_PASS);
+	if (proto >= 0 && not_ours)
+		return count(queue, not_ours, XDP_PASS);
 	l3 = c.pos;
 	ipv6 = proto == ETH_P_IPV6;
 	if (proto == ETH_P_IP)

@@ -67,6 +67,7 @@ struct rr_allow_v6 {
 	X(PASS_MALFORMED, "pass", "malformed")            \
 	X(PASS_QUEUE_RANGE, "pass", "queue_out_of_range") \
 	X(PASS_NOT_UNICAST, "pass", "not_unicast")        \
+	X(PASS_OTHER_HOST, "pass", "other_host")          \
 	X(DROP_NOT_ALLOWED, "drop", "source_not_allowed") \
 	X(DROP_LOOP_PORT, "drop", "loop_source_port")
 

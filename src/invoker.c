@@ -41,6 +41,27 @@ static int count_rx_queues(const char *ifname)
 	return n;
 }
 
+static int read_mac(const char *ifname, uint8_t *mac)
+{
+	unsigned int b[6];
+	char path[PATH_MAX];
+	FILE *f;
+	int i, ok;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/address", ifname);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	ok = fscanf(f, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4],
+		    &b[5]) == 6;
+	fclose(f);
+	if (!ok)
+		return -EINVAL;
+	for (i = 0; i < 6; i++)
+		mac[i] = (uint8_t)b[i];
+	return 0;
+}
+
 static int read_mtu(const char *ifname, uint32_t *mtu)
 {
 	char path[PATH_MAX];
@@ -87,8 +108,11 @@ static int check_interface(struct rr_invoker *inv, const struct rr_config *cfg)
 		inv->nqueues = RR_MAX_QUEUES;
 	}
 	ret = read_mtu(cfg->ifname, &inv->mtu);
+	if (!ret)
+		ret = read_mac(cfg->ifname, inv->mac);
 	if (ret) {
-		pr_warn("cannot read the MTU of %s\n", cfg->ifname);
+		pr_warn("cannot read the MTU and MAC address of %s\n",
+			cfg->ifname);
 		return ret;
 	}
 	return 0;
@@ -236,7 +260,7 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	       sizeof(*inv->workers) * inv->nqueues * inv->nthreads);
 	memset(inv->socks, 0, sizeof(*inv->socks) * nsocks);
 
-	ret = rr_xdp_load(&inv->xdp);
+	ret = rr_xdp_load(&inv->xdp, inv->mac);
 	if (ret)
 		return ret;
 	ret = rr_xdp_attach(&inv->xdp, inv->ifindex, cfg->mode);
@@ -283,8 +307,12 @@ static int allowed_cpus(const struct rr_config *cfg, int *cpus)
 	return n;
 }
 
-/* Entries on a ring: the producer's count less the consumer's. Both are
- * read without the lock, so the picture is a moment's, not exact. */
+/*
+ * Entries on a ring: the producer's count less the consumer's. Under load
+ * the picture is a moment's: the kernel publishes how far it consumed a
+ * ring lazily, so a frame it took from the fill ring can already be on an
+ * RX ring. At rest it is exact.
+ */
 static uint32_t ring_used(const uint32_t *producer, const uint32_t *consumer)
 {
 	return __atomic_load_n(producer, __ATOMIC_ACQUIRE) -
@@ -299,8 +327,11 @@ void rr_invoker_frames(struct rr_invoker *inv, uint32_t queue,
 	struct rr_sock *s;
 
 	memset(f, 0, sizeof(*f));
+	/* Workers move frames from completion to fill under this lock. */
+	pthread_spin_lock(&u->lock);
 	f->fill = ring_used(u->fill.producer, u->fill.consumer);
 	f->completion = ring_used(u->comp.producer, u->comp.consumer);
+	pthread_spin_unlock(&u->lock);
 	for (t = 0; t < inv->nthreads; t++) {
 		f->worker += (uint32_t)rr_stat_read(
 			&inv->workers[queue * inv->nthreads + t].frames_held);

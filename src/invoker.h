@@ -83,6 +83,7 @@ struct rr_invoker {
 	const struct rr_config *cfg;
 	struct rr_xdp xdp;
 	int ifindex;
+	uint8_t mac[6];
 	uint32_t mtu;
 	uint32_t nqueues;   /* served: 0..nqueues-1 */
 	uint32_t nrxqueues; /* the interface's; the XDP program sees them all */
@@ -97,7 +98,12 @@ struct rr_invoker {
 	volatile int stop;
 };
 
-/* Where a queue's UMEM frames are; they add up to RR_NUM_FRAMES. */
+/*
+ * Where a queue's UMEM frames are. At rest they add up to RR_NUM_FRAMES
+ * and all are on the fill ring; under load a frame the kernel moved but
+ * has not yet said it consumed can show in two places (see
+ * rr_invoker_frames), and "kernel" is what is left, never negative.
+ */
 struct rr_frames {
 	uint32_t fill;	     /* on the fill ring, waiting for a packet */
 	uint32_t rx;	     /* received, on the sockets' RX rings */

@@ -14,6 +14,8 @@
 #include <grp.h>
 #include <pwd.h>
 
+#include <net/if.h>
+
 #include <cap-ng.h>
 #include <linux/capability.h>
 
@@ -50,21 +52,14 @@ static void list_functions(const struct rr_config *cfg)
  * unprivileged on sockets that already exist. Runs before the workers are
  * started, so they are born without privileges.
  */
-static int drop_privileges(const char *user)
+static int drop_privileges(const char *user, uid_t uid, gid_t gid)
 {
-	struct passwd *pw;
 	int ret;
 
-	errno = 0;
-	pw = getpwnam(user);
-	if (!pw) {
-		pr_warn("--user: no user named '%s'\n", user);
-		return -ENOENT;
-	}
 	capng_clear(CAPNG_SELECT_BOTH);
 	capng_updatev(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED,
 		      CAP_NET_ADMIN, CAP_BPF, -1);
-	ret = capng_change_id((int)pw->pw_uid, (int)pw->pw_gid,
+	ret = capng_change_id((int)uid, (int)gid,
 			      CAPNG_DROP_SUPP_GRP | CAPNG_CLEAR_BOUNDING);
 	if (ret) {
 		pr_warn("--user: cannot change to user '%s' (libcap-ng error %d)\n",
@@ -72,11 +67,12 @@ static int drop_privileges(const char *user)
 		return -EPERM;
 	}
 	pr_info("running as user %s (uid %u) with CAP_NET_ADMIN and CAP_BPF only\n",
-		user, (unsigned int)pw->pw_uid);
+		user, (unsigned int)uid);
 	return 0;
 }
 
-static int serve(struct rr_invoker *inv, const struct rr_config *cfg)
+static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
+		 const struct passwd *pw)
 {
 	struct timespec tick = { 0, TICK_MS * 1000000L };
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -87,8 +83,8 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	if (cfg->user[0]) {
-		ret = drop_privileges(cfg->user);
+	if (pw) {
+		ret = drop_privileges(cfg->user, pw->pw_uid, pw->pw_gid);
 		if (ret)
 			return ret;
 	}
@@ -109,6 +105,12 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg)
 					cfg->user[0] ? " by --user" : "");
 			metrics_failing = ret != 0;
 		}
+		if (!if_nametoindex(cfg->ifname)) {
+			pr_warn("interface %s is gone; stopping\n",
+				cfg->ifname);
+			inv->xdp.attached = false;
+			return -ENODEV;
+		}
 		if (!rr_xdp_still_attached(&inv->xdp)) {
 			pr_warn("the XDP program was removed from %s by someone else; stopping\n",
 				cfg->ifname);
@@ -124,6 +126,7 @@ int main(int argc, char **argv)
 {
 	static struct rr_invoker inv;
 	static struct rr_config cfg;
+	struct passwd *pw = NULL, user;
 	char err[RR_ERRLEN];
 	int ret;
 
@@ -138,12 +141,25 @@ int main(int argc, char **argv)
 		list_functions(&cfg);
 		return 0;
 	}
+	/* A user that does not exist is a mistake to report before any
+	 * set-up, not after. */
+	if (cfg.user[0]) {
+		pw = getpwnam(cfg.user);
+		if (!pw) {
+			fprintf(stderr,
+				"reqrouter: --user: no user named '%s'\n",
+				cfg.user);
+			return 2;
+		}
+		user = *pw; /* getpwnam()'s storage is reused by later calls */
+		pw = &user;
+	}
 	rr_log_set_level(cfg.verbose ? RR_LOG_DEBUG : RR_LOG_INFO);
 	rr_log_route_libraries();
 
 	ret = rr_invoker_setup(&inv, &cfg);
 	if (!ret)
-		ret = serve(&inv, &cfg);
+		ret = serve(&inv, &cfg, pw);
 	rr_invoker_stop(&inv);
 	if (inv.ready) {
 		if (cfg.metrics_file[0])

@@ -105,6 +105,9 @@ int rr_parse(const uint8_t *frame, uint32_t len, struct rr_pkt *pkt)
 			return -RR_DROP_MALFORMED;
 		if (!ipv4_unicast(ip + 12) || !ipv4_unicast(ip + 16))
 			return -RR_DROP_NOT_UNICAST;
+		/* The kernel drops a bad header checksum; so do we. */
+		if (rr_csum_fold(rr_csum_partial(ip, hlen, 0)))
+			return -RR_DROP_MALFORMED;
 		pkt->family = AF_INET;
 		l4_len = tot - hlen;
 		off += hlen;
@@ -129,6 +132,9 @@ int rr_parse(const uint8_t *frame, uint32_t len, struct rr_pkt *pkt)
 		return -RR_DROP_MALFORMED;
 	ulen = get_be16(frame + off + 4);
 	if (ulen < sizeof(struct udphdr) || ulen > l4_len)
+		return -RR_DROP_MALFORMED;
+	/* RFC 8200 8.1: over IPv6 a zero UDP checksum is not allowed. */
+	if (pkt->family == AF_INET6 && !frame[off + 6] && !frame[off + 7])
 		return -RR_DROP_MALFORMED;
 	pkt->l4_off = off;
 	pkt->payload_off = off + sizeof(struct udphdr);

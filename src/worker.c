@@ -60,7 +60,6 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 	n = xsk_ring_cons__peek(&s->rx, n, &idx_rx);
 	if (!n)
 		return 0;
-	rr_stat_add(&w->frames_held, n);
 
 	for (i = 0; i < n; i++) {
 		rxd = xsk_ring_cons__rx_desc(&s->rx, idx_rx + i);
@@ -78,7 +77,10 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 		w->tx[ntx].addr = addr;
 		w->tx[ntx++].len = (uint32_t)ret;
 	}
+	/* Counted as the worker's only once off RX, and no longer once on TX
+	 * or fill: a snapshot may miss a frame in passing, never see it twice. */
 	xsk_ring_cons__release(&s->rx, n);
+	rr_stat_add(&w->frames_held, n);
 
 	/* ntx <= n <= free TX slots, so this reservation cannot fail; if it
 	 * ever did, the frames go back to the fill ring rather than astray. */
@@ -94,10 +96,10 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 			txd = xsk_ring_prod__tx_desc(&s->tx, idx_tx + i);
 			*txd = w->tx[i];
 		}
+		rr_stat_add(&w->frames_held, -(uint64_t)ntx);
 		xsk_ring_prod__submit(&s->tx, ntx);
 		__atomic_add_fetch(&w->umem->tx_outstanding, ntx,
 				   __ATOMIC_RELAXED);
-		rr_stat_add(&w->frames_held, -(uint64_t)ntx);
 	}
 	rr_stat_add(&s->stats.rx, n);
 	rr_stat_add(&s->stats.tx, ntx);
@@ -127,9 +129,9 @@ static void recycle_frames(struct rr_worker *w, uint32_t nrecycle)
 		for (i = 0; i < nrecycle; i++)
 			*xsk_ring_prod__fill_addr(&u->fill, idx_fill++) =
 				w->recycle[i];
+		rr_stat_add(&w->frames_held, -(uint64_t)nrecycle);
 		xsk_ring_prod__submit(&u->fill, ncomp + nrecycle);
 		xsk_ring_cons__release(&u->comp, ncomp);
-		rr_stat_add(&w->frames_held, -(uint64_t)nrecycle);
 	} else if (ncomp) {
 		xsk_ring_cons__cancel(&u->comp, ncomp);
 		ncomp = 0;

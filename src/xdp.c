@@ -22,7 +22,7 @@
 #include "reqrouter.skel.h"
 #include "xdp.h"
 
-int rr_xdp_load(struct rr_xdp *x)
+int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac)
 {
 	char buf[128];
 	int ret;
@@ -34,6 +34,7 @@ int rr_xdp_load(struct rr_xdp *x)
 		pr_warn("cannot open the XDP program: %s\n", strerror(-ret));
 		return ret;
 	}
+	memcpy((void *)x->skel->rodata->if_mac, mac, 6);
 	ret = reqrouter__load(x->skel);
 	if (ret) {
 		libbpf_strerror(ret, buf, sizeof(buf));

@@ -18,7 +18,8 @@ struct rr_xdp {
 	bool attached;
 };
 
-int rr_xdp_load(struct rr_xdp *x);
+/* Loads the program; frames not for @mac (6 bytes) go to the kernel. */
+int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac);
 /* Attaches to ifindex in the given mode, replacing a stale program of
  * ours; a foreign program is an error. */
 int rr_xdp_attach(struct rr_xdp *x, int ifindex, enum rr_xdp_mode mode);

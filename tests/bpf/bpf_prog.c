@@ -400,6 +400,20 @@ static const struct bpf_case cases[] = {
 	  NO_ALT },
 };
 
+/* With the interface's MAC (f_dst_mac) set, as reqrouter loads it. */
+static const uint8_t other_mac[6] = { 0x02, 0, 0, 0, 0, 0x99 };
+static const struct bpf_case mac_cases[] = {
+	{ "our MAC", U4(), 0, RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	{ "our MAC, QinQ, IPv6", U6(.vlans = 2), 0, RR_XDP_PASS_NO_SOCKET,
+	  NO_ALT },
+	{ "another host's MAC", U4(.dst_mac = other_mac), 0,
+	  RR_XDP_PASS_OTHER_HOST, NO_ALT },
+	{ "another host's MAC, IPv6", U6(.dst_mac = other_mac), 0,
+	  RR_XDP_PASS_OTHER_HOST, NO_ALT },
+	{ "broadcast still counts as not_unicast", U4(.dst_mac = f_bcast_mac),
+	  0, RR_XDP_PASS_NOT_UNICAST, NO_ALT },
+};
+
 /*
  * Allow-lists, written the way reqrouter writes them: parsed from the
  * config syntax by rr_parse_cidrs() and added by rr_xdp_allow().
@@ -653,7 +667,8 @@ static int print_quiet(enum libbpf_print_level level, const char *fmt,
 	return vfprintf(stderr, fmt, ap);
 }
 
-static int setup(void)
+/* Loads the program; with @mac, as reqrouter does for an interface. */
+static int setup(const uint8_t *mac)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mopts);
 	size_t i;
@@ -678,7 +693,13 @@ static int setup(void)
 		fprintf(stderr, "cannot count CPUs: %s\n", strerror(-ncpus));
 		return 1;
 	}
-	skel = reqrouter__open_and_load();
+	skel = reqrouter__open();
+	if (skel && mac)
+		memcpy((void *)skel->rodata->if_mac, mac, 6);
+	if (skel && reqrouter__load(skel)) {
+		reqrouter__destroy(skel);
+		skel = NULL;
+	}
 	if (!skel) {
 		fprintf(stderr, "FAIL: the XDP program does not load: %s\n",
 			strerror(errno));
@@ -704,7 +725,7 @@ int main(void)
 	int ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	ret = setup();
+	ret = setup(NULL);
 	if (ret) {
 		reqrouter__destroy(skel);
 		return ret;
@@ -720,12 +741,22 @@ int main(void)
 	run_queues();
 	reqrouter__destroy(skel);
 
+	/* Loaded for an interface: frames for another MAC are not ours. */
+	ret = setup(f_dst_mac);
+	if (ret) {
+		reqrouter__destroy(skel);
+		return ret;
+	}
+	run_table(mac_cases, sizeof(mac_cases) / sizeof(mac_cases[0]));
+	reqrouter__destroy(skel);
+
 	if (failures) {
 		fprintf(stderr, "%d check(s) failed\n", failures);
 		return 1;
 	}
 	printf("%zu frames and the round robin checked\n",
 	       sizeof(cases) / sizeof(cases[0]) +
-		       sizeof(allow_cases) / sizeof(allow_cases[0]));
+		       sizeof(allow_cases) / sizeof(allow_cases[0]) +
+		       sizeof(mac_cases) / sizeof(mac_cases[0]));
 	return 0;
 }

@@ -100,7 +100,14 @@ rc=$?
 sed 's/^/    /' "$RR_TMP/rest.out"
 check "every UMEM frame back in the fill ring (rx, worker, tx, completion, kernel all 0)" \
 	test $rc -eq 0
-check_eq "dropped: only reply_too_big, 32 (the two over-MTU classes)" 32 \
+check_eq "dropped as reply_too_big: 32 (the two over-MTU classes)" 32 \
+	"$(metric "$M" reqrouter_dropped_packets_total 'reason="reply_too_big"')"
+# The two the kernel would drop too: a bad IPv4 header checksum and a zero
+# UDP checksum over IPv6 (RFC 8200); everything else malformed never got
+# past the XDP program.
+check_eq "dropped as malformed: 32 (bad IPv4 header checksum, zero IPv6 UDP checksum)" 32 \
+	"$(metric "$M" reqrouter_dropped_packets_total 'reason="malformed"')"
+check_eq "dropped in all: those 64" 64 \
 	"$(metric "$M" reqrouter_dropped_packets_total)"
 check_eq "xsk: no invalid descriptors" 0 \
 	"$(($(metric "$M" reqrouter_xsk_rx_invalid_descs_total) + $(metric "$M" reqrouter_xsk_tx_invalid_descs_total)))"

@@ -264,7 +264,22 @@ static uint32_t max_payload(const struct frame_spec *s, uint32_t mtu)
 	return mtu - l3 - F_UDP_HLEN;
 }
 
-/* Every encapsulation, payload size and incoming checksum state. */
+/* RFC 8200 8.1: a zero UDP checksum over IPv6 is dropped, not answered. */
+static void refused_ipv6_zero_csum(const struct frame_spec *s)
+{
+	struct frame_layout lay;
+	uint8_t *buf, *req;
+
+	snprintf(where, sizeof(where), "reverse on %s", spec_name(s));
+	buf = make(s, 2048, &lay, &req);
+	CHECK_EQ(rr_process(buf, lay.len, 2048, 1500, fn("reverse"), 0, 0),
+		 -RR_DROP_MALFORMED);
+	free(req);
+	free(buf);
+}
+
+/* Every encapsulation, payload size and incoming checksum state (a zero
+ * one over IPv6 is refused). */
 static void test_reverse_replies(void **state)
 {
 	static const uint32_t lens[] = { 0, 1, 2, 3, 4, 5, 17, 64, 255, 1001 };
@@ -288,8 +303,12 @@ static void test_reverse_replies(void **state)
 								: max_payload(
 									  &s,
 									  1500);
-						roundtrip(&s, "reverse", 2048,
-							  1500);
+						if (fam && s.csum == CSUM_ZERO)
+							refused_ipv6_zero_csum(
+								&s);
+						else
+							roundtrip(&s, "reverse",
+								  2048, 1500);
 					}
 				}
 			}
@@ -922,6 +941,28 @@ static void test_amplification_drops(void **state)
 	CHECK_EQ(ret, -RR_DROP_REPLY_TOO_BIG);
 }
 
+/* A bad IPv4 header checksum is dropped, as the kernel would. */
+static void test_bad_ip_header_csum_dropped(void **state)
+{
+	struct frame_spec s = { .family = AF_INET,
+				.sport = 40000,
+				.dport = 7,
+				.plen = 8,
+				.opt_words = 1 };
+	struct frame_layout lay;
+	uint8_t buf[256];
+
+	(void)state;
+	snprintf(where, sizeof(where), "IPv4 header checksum");
+	build_frame(buf, sizeof(buf), &s, &lay);
+	CHECK(rr_process(buf, lay.len, sizeof(buf), 1500, fn("echo"), 0, 0) >
+	      0);
+	build_frame(buf, sizeof(buf), &s, &lay);
+	buf[lay.l3_off + 10] ^= 0x01;
+	CHECK_EQ(rr_process(buf, lay.len, sizeof(buf), 1500, fn("echo"), 0, 0),
+		 -RR_DROP_MALFORMED);
+}
+
 /*
  * Nor is a request from a group or martian address: its reply would go to
  * a group, or come from the host's loopback. Both ends are checked, since
@@ -1076,6 +1117,7 @@ int main(void)
 		cmocka_unit_test(test_drop_labels),
 		cmocka_unit_test(test_group_destination_not_answered),
 		cmocka_unit_test(test_martian_ends_not_answered),
+		cmocka_unit_test(test_bad_ip_header_csum_dropped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
