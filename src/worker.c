@@ -44,7 +44,7 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 	const struct rr_function *fn = s->svc->fn;
 	uint32_t batch = w->inv->cfg->batch, mtu = w->inv->mtu;
 	uint32_t amp = s->svc->max_amplification;
-	uint32_t idx_rx, idx_tx, n, i, ntx = 0, room;
+	uint32_t idx_rx, idx_tx, n, i, ntx = 0, room, limit;
 	const struct xdp_desc *rxd;
 	struct xdp_desc *txd;
 	uint64_t addr, base;
@@ -52,12 +52,13 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 	int ret;
 
 	/* Take no more than TX can hold: the rest waits in RX. */
-	n = xsk_prod_nb_free(&s->tx, batch);
-	if (n < batch)
+	limit = xsk_prod_nb_free(&s->tx, batch);
+	if (limit > batch)
+		limit = batch;
+	n = xsk_ring_cons__peek(&s->rx, limit, &idx_rx);
+	/* Counted only when requests were really left waiting. */
+	if (limit < batch && xsk_cons_nb_avail(&s->rx, 1))
 		rr_stat_add(&s->stats.tx_ring_full, 1);
-	if (n > batch)
-		n = batch;
-	n = xsk_ring_cons__peek(&s->rx, n, &idx_rx);
 	if (!n)
 		return 0;
 
