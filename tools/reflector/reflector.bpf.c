@@ -118,8 +118,7 @@ __attribute__((noinline)) int reverse_payload(struct xdp_md *ctx, __u64 off,
  * kernel's csum helpers keep it) of @len bytes at @off: the UDP header
  * and payload. -1 if the frame is shorter than that.
  */
-__attribute__((noinline)) int sum_udp(struct xdp_md *ctx, __u64 off,
-				      __u64 len)
+__attribute__((noinline)) int sum_udp(struct xdp_md *ctx, __u64 off, __u64 len)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;

@@ -36,7 +36,7 @@ static const struct toolopt opts[] = {
 };
 
 #define SYNOPSIS "reflector -i IFACE [--pass] [-r PORT] [-e PORT]"
-#define ABOUT                                                            \
+#define ABOUT                                                                 \
 	"Answers UDP reverse/echo requests in XDP with XDP_TX until SIGINT\n" \
 	"or SIGTERM, then detaches and prints its counters."
 
@@ -124,8 +124,8 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc || !ifname) {
 		fprintf(stderr, "reflector: %s\n",
-			ifname ? "unexpected argument" :
-				 "-i IFACE is required (see --help)");
+			ifname ? "unexpected argument"
+			       : "-i IFACE is required (see --help)");
 		return 2;
 	}
 	ifindex = (int)if_nametoindex(ifname);
@@ -149,10 +149,10 @@ int main(int argc, char **argv)
 			strerror(-err));
 		goto out;
 	}
-	prog_fd = bpf_program__fd(pass_only ? skel->progs.pass :
-					      skel->progs.reflect);
-	err = bpf_xdp_attach(ifindex, prog_fd, flags | XDP_FLAGS_UPDATE_IF_NOEXIST,
-			     NULL);
+	prog_fd = bpf_program__fd(pass_only ? skel->progs.pass
+					    : skel->progs.reflect);
+	err = bpf_xdp_attach(ifindex, prog_fd,
+			     flags | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
 	if (err) {
 		fprintf(stderr, "reflector: cannot attach to %s: %s\n", ifname,
 			strerror(-err));

@@ -62,6 +62,6 @@ uint64_t hist_quantile(const struct hist *h, double q)
 	if (i >= HIST_BUCKETS)
 		i = HIST_BUCKETS - 1;
 	/* The exact maximum is known; never report above it. */
-	return h->max && hist_bucket_top(i) > h->max ? h->max :
-						       hist_bucket_top(i);
+	return h->max && hist_bucket_top(i) > h->max ? h->max
+						     : hist_bucket_top(i);
 }

@@ -37,7 +37,8 @@ static const struct toolopt opts[] = {
 	{ "function", 'f', "NAME",
 	  "verify replies as NAME (default: the function on each port)" },
 	{ "conns", 'c', "N", "sockets (default 1)" },
-	{ "threads", 'j', "N", "threads, sockets spread over them (default 1)" },
+	{ "threads", 'j', "N",
+	  "threads, sockets spread over them (default 1)" },
 	{ "size", 'l', "SIZE|MIN-MAX", "payload bytes (default 64)" },
 	{ "duration", 'd', "SECONDS", "send for this long (default 5)" },
 	{ "count", 'n', "COUNT", "send this many requests in total" },
@@ -60,13 +61,13 @@ static const struct toolopt opts[] = {
 	{ NULL, 0, NULL, NULL },
 };
 
-#define SYNOPSIS                                                          \
-	"rrload -s ADDR [-p PORT[,PORT...]] [-c CONNS] [-j THREADS]\n"    \
+#define SYNOPSIS                                                              \
+	"rrload -s ADDR [-p PORT[,PORT...]] [-c CONNS] [-j THREADS]\n"        \
 	"              [-l SIZE|MIN-MAX] [-d SECONDS | -n COUNT] [-r RATE]\n" \
 	"              [-w INFLIGHT] [--timeout MS] [--busy] [--json FILE] [-q]"
-#define ABOUT                                                             \
+#define ABOUT                                                                \
 	"Sends UDP requests, matches and verifies every reply against the\n" \
-	"function linked into the client, and reports rates and latency.\n" \
+	"function linked into the client, and reports rates and latency.\n"  \
 	"Exit status: 1 if any reply was wrong, 2 usage, 3 setup failed."
 
 volatile sig_atomic_t rl_stop;
@@ -102,7 +103,8 @@ static int parse_uint(const char *s, unsigned long min, unsigned long max,
 		      unsigned long *v, const char *what)
 {
 	if (toolopt_ulong(s, min, max, v)) {
-		fprintf(stderr, "rrload: %s must be a number in %lu..%lu, not '%s'\n",
+		fprintf(stderr,
+			"rrload: %s must be a number in %lu..%lu, not '%s'\n",
 			what, min, max, s);
 		return -EINVAL;
 	}
@@ -123,8 +125,8 @@ static int parse_size(struct rl_config *cfg, const char *s)
 	if (parse_uint(buf, 1, RL_MAX_PAYLOAD, &a, "-l size"))
 		return -EINVAL;
 	b = a;
-	if (dash && parse_uint(dash + 1, a, RL_MAX_PAYLOAD, &b,
-			       "-l maximum size"))
+	if (dash &&
+	    parse_uint(dash + 1, a, RL_MAX_PAYLOAD, &b, "-l maximum size"))
 		return -EINVAL;
 	cfg->len_min = (unsigned int)a;
 	cfg->len_max = (unsigned int)b;
@@ -333,8 +335,7 @@ static void print_summary(const struct rl_config *cfg, struct rl_total *t)
 	       t->elapsed);
 	printf("  wrong %llu  timeouts %llu  late %llu  duplicates %llu  send errors %llu  in flight %llu\n",
 	       (unsigned long long)t->c.wrong,
-	       (unsigned long long)t->c.timeouts,
-	       (unsigned long long)t->c.late,
+	       (unsigned long long)t->c.timeouts, (unsigned long long)t->c.late,
 	       (unsigned long long)t->c.duplicates,
 	       (unsigned long long)t->c.send_errors,
 	       (unsigned long long)t->c.in_flight);
@@ -364,9 +365,11 @@ static int write_json(const struct rl_config *cfg, struct rl_total *t)
 			strerror(errno));
 		return -errno;
 	}
-	a = cfg->family == AF_INET ?
-		    (const void *)&((struct sockaddr_in *)&cfg->addr)->sin_addr :
-		    (const void *)&((struct sockaddr_in6 *)&cfg->addr)->sin6_addr;
+	a = cfg->family == AF_INET
+		    ? (const void *)&((struct sockaddr_in *)&cfg->addr)
+			      ->sin_addr
+		    : (const void *)&((struct sockaddr_in6 *)&cfg->addr)
+			      ->sin6_addr;
 	inet_ntop(cfg->family, a, addr, sizeof(addr));
 	fprintf(f, "{\n  \"engine\": \"%s\",\n  \"server\": \"%s\",\n",
 		cfg->engine_xdp ? "xdp" : "sock", addr);
@@ -375,18 +378,21 @@ static int write_json(const struct rl_config *cfg, struct rl_total *t)
 		fprintf(f, "%s%u", i ? ", " : "", cfg->ports[i]);
 	fprintf(f, "],\n  \"mode\": \"%s\",\n",
 		cfg->rate > 0 ? "open" : "closed");
-	fprintf(f, "  \"conns\": %u,\n  \"threads\": %u,\n  \"inflight\": %u,\n",
+	fprintf(f,
+		"  \"conns\": %u,\n  \"threads\": %u,\n  \"inflight\": %u,\n",
 		cfg->conns, cfg->threads, cfg->inflight);
-	fprintf(f, "  \"size_min\": %u,\n  \"size_max\": %u,\n"
-		   "  \"rate_target\": %.0f,\n  \"busy\": %s,\n",
+	fprintf(f,
+		"  \"size_min\": %u,\n  \"size_max\": %u,\n"
+		"  \"rate_target\": %.0f,\n  \"busy\": %s,\n",
 		cfg->len_min, cfg->len_max, cfg->rate,
 		cfg->busy ? "true" : "false");
 	fprintf(f, "  \"elapsed_s\": %.6f,\n", t->elapsed);
-	fprintf(f, "  \"sent\": %llu,\n  \"answered\": %llu,\n"
-		   "  \"wrong\": %llu,\n  \"timeouts\": %llu,\n"
-		   "  \"late\": %llu,\n  \"duplicates\": %llu,\n"
-		   "  \"send_errors\": %llu,\n  \"in_flight\": %llu,\n"
-		   "  \"refused\": %llu,\n",
+	fprintf(f,
+		"  \"sent\": %llu,\n  \"answered\": %llu,\n"
+		"  \"wrong\": %llu,\n  \"timeouts\": %llu,\n"
+		"  \"late\": %llu,\n  \"duplicates\": %llu,\n"
+		"  \"send_errors\": %llu,\n  \"in_flight\": %llu,\n"
+		"  \"refused\": %llu,\n",
 		(unsigned long long)t->c.sent,
 		(unsigned long long)t->c.answered,
 		(unsigned long long)t->c.wrong,
@@ -398,9 +404,10 @@ static int write_json(const struct rl_config *cfg, struct rl_total *t)
 		(unsigned long long)t->c.refused);
 	fprintf(f, "  \"sent_per_s\": %.1f,\n  \"answered_per_s\": %.1f,\n",
 		(double)t->c.sent / el, (double)t->c.answered / el);
-	fprintf(f, "  \"latency_us\": {\"samples\": %llu, \"p50\": %.3f, "
-		   "\"p90\": %.3f, \"p99\": %.3f, \"p99_9\": %.3f, "
-		   "\"max\": %.3f, \"mean\": %.3f}\n}\n",
+	fprintf(f,
+		"  \"latency_us\": {\"samples\": %llu, \"p50\": %.3f, "
+		"\"p90\": %.3f, \"p99\": %.3f, \"p99_9\": %.3f, "
+		"\"max\": %.3f, \"mean\": %.3f}\n}\n",
 		(unsigned long long)h->count, us(hist_quantile(h, 0.5)),
 		us(hist_quantile(h, 0.9)), us(hist_quantile(h, 0.99)),
 		us(hist_quantile(h, 0.999)), us(h->max),
@@ -427,8 +434,7 @@ static bool all_done(const struct rl_config *cfg, struct rl_thread *th,
 
 /* Waits for the threads, printing one line a second: the rates, errors
  * and the p99 of that second alone (a snapshot difference). */
-static void watch(struct rl_config *cfg, struct rl_thread *th,
-		  unsigned int nth)
+static void watch(struct rl_config *cfg, struct rl_thread *th, unsigned int nth)
 {
 	struct rl_total *prev, *cur;
 	struct hist *sec;
@@ -504,24 +510,24 @@ int main(int argc, char **argv)
 	for (i = 0; i < nth; i++) {
 		th[i].idx = i;
 		th[i].cfg = &cfg;
-		th[i].budget = cfg.count ? cfg.count / nth +
-						   (i < cfg.count % nth) :
-					   UINT64_MAX;
+		th[i].budget = cfg.count
+				       ? cfg.count / nth + (i < cfg.count % nth)
+				       : UINT64_MAX;
 		th[i].rate = cfg.rate / nth;
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
-	r = cfg.engine_xdp ? xdp_engine_init(&cfg, th) :
-			     sock_engine_init(&cfg, th);
+	r = cfg.engine_xdp ? xdp_engine_init(&cfg, th)
+			   : sock_engine_init(&cfg, th);
 	if (r) {
 		fprintf(stderr, "rrload: setup failed: %s\n", strerror(-r));
 		goto fini;
 	}
 	for (i = 0; i < nth; i++) {
 		r = pthread_create(&th[i].tid, NULL,
-				   cfg.engine_xdp ? xdp_engine_run :
-						    sock_engine_run,
+				   cfg.engine_xdp ? xdp_engine_run
+						  : sock_engine_run,
 				   &th[i]);
 		if (r) {
 			fprintf(stderr, "rrload: cannot start a thread: %s\n",

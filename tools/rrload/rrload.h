@@ -34,9 +34,9 @@ struct rl_config {
 	unsigned int conns;
 	unsigned int threads;
 	unsigned int len_min, len_max;
-	double duration; /* seconds, 0 = until count */
-	uint64_t count; /* requests, 0 = until duration */
-	double rate; /* requests/s in total, 0 = closed loop */
+	double duration;       /* seconds, 0 = until count */
+	uint64_t count;	       /* requests, 0 = until duration */
+	double rate;	       /* requests/s in total, 0 = closed loop */
 	unsigned int inflight; /* per connection */
 	uint64_t timeout_ns;
 	bool busy;
@@ -60,7 +60,7 @@ struct rl_counters {
 	uint64_t duplicates;
 	uint64_t send_errors;
 	uint64_t in_flight; /* set at the end: still out when interrupted */
-	uint64_t refused; /* ICMP port unreachable: nothing listens */
+	uint64_t refused;   /* ICMP port unreachable: nothing listens */
 };
 
 struct rl_conn;
@@ -71,8 +71,8 @@ struct rl_thread {
 	const struct rl_config *cfg;
 	struct rl_conn *conns;
 	unsigned int nconns;
-	uint64_t budget; /* requests this thread may send (-n), or ~0 */
-	double rate; /* this thread's share of -r */
+	uint64_t budget;      /* requests this thread may send (-n), or ~0 */
+	double rate;	      /* this thread's share of -r */
 	struct rl_counters c; /* owner stores relaxed, main loads relaxed */
 	struct hist hist;
 	uint64_t t_start, t_send_end; /* the sending phase, for rates */

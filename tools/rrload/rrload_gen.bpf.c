@@ -31,11 +31,11 @@
 /* The request frame's headers and payload edges, and what the reply's
  * edges must be; filled in by user space before load. */
 const volatile __u32 frame_len;
-const volatile __u32 hdr_len; /* Ethernet + IP + UDP */
-const volatile __u32 edge_len; /* bytes rewritten/checked at each end */
+const volatile __u32 hdr_len;	/* Ethernet + IP + UDP */
+const volatile __u32 edge_len;	/* bytes rewritten/checked at each end */
 const volatile __u32 reply_len; /* expected reply frame length */
-const volatile __u16 srv_port; /* network byte order */
-const volatile __u16 cli_port; /* network byte order */
+const volatile __u16 srv_port;	/* network byte order */
+const volatile __u16 cli_port;	/* network byte order */
 const volatile __u8 head[GEN_HDR_MAX + GEN_EDGE];
 const volatile __u8 tail[GEN_EDGE];
 const volatile __u8 reply_head[GEN_EDGE];
@@ -80,8 +80,8 @@ int gen(struct xdp_md *ctx)
 		if (now < next_ns || now >= stop_ns)
 			return XDP_DROP;
 		/* After a stall, go on from now rather than burst. */
-		next_ns = next_ns + 1000000 < now ? now + interval_ns :
-						    next_ns + interval_ns;
+		next_ns = next_ns + 1000000 < now ? now + interval_ns
+						  : next_ns + interval_ns;
 	}
 	if (n > sizeof(head) || !edge_len || edge_len > GEN_EDGE ||
 	    frame_len < edge_len ||

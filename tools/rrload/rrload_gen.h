@@ -4,7 +4,7 @@
 #define RRLOAD_GEN_H
 
 #define GEN_HDR_MAX 62 /* Ethernet + IPv6 + UDP */
-#define GEN_EDGE 16 /* payload bytes rewritten and checked at each end */
+#define GEN_EDGE 16    /* payload bytes rewritten and checked at each end */
 #define GEN_FRAME_MAX 1514
 
 enum gen_stat {

@@ -46,7 +46,7 @@ enum slot_state { SLOT_FREE, SLOT_OUT, SLOT_DONE, SLOT_EXPIRED, SLOT_LATE };
 struct rl_slot {
 	uint64_t t_ns; /* when sent (closed loop) or due (open loop) */
 	uint64_t hash; /* of the expected reply */
-	uint32_t len; /* of the expected reply; UINT32_MAX: none expected */
+	uint32_t len;  /* of the expected reply; UINT32_MAX: none expected */
 	uint32_t state;
 };
 
@@ -59,7 +59,7 @@ struct rl_conn {
 	uint64_t mask;
 	uint64_t head; /* next sequence number */
 	uint64_t tail; /* oldest request not yet answered or given up */
-	uint32_t out; /* requests outstanding */
+	uint32_t out;  /* requests outstanding */
 };
 
 /* Per-thread buffers, allocated by the thread itself (its NUMA node). */
@@ -124,8 +124,7 @@ static int conn_open(const struct rl_config *cfg, struct rl_conn *c,
 
 	c->id = id;
 	c->fd = -1;
-	c->fn = cfg->fn_override ? cfg->fn_override :
-				   rr_registry_by_port(port);
+	c->fn = cfg->fn_override ? cfg->fn_override : rr_registry_by_port(port);
 	if (!c->fn) {
 		fprintf(stderr,
 			"rrload: no function registered on port %u (use -f NAME)\n",
@@ -157,7 +156,8 @@ static int conn_open(const struct rl_config *cfg, struct rl_conn *c,
 	if (cfg->family == AF_INET) {
 		c->req.src.v4 = ((struct sockaddr_in *)&local)->sin_addr;
 		c->req.dst.v4 = ((struct sockaddr_in *)&ss)->sin_addr;
-		c->req.src_port = ntohs(((struct sockaddr_in *)&local)->sin_port);
+		c->req.src_port =
+			ntohs(((struct sockaddr_in *)&local)->sin_port);
 	} else {
 		c->req.src.v6 = ((struct sockaddr_in6 *)&local)->sin6_addr;
 		c->req.dst.v6 = ((struct sockaddr_in6 *)&ss)->sin6_addr;
@@ -200,7 +200,8 @@ int sock_engine_init(struct rl_config *cfg, struct rl_thread *th)
 	ring = 4ull * cfg->inflight;
 	if (cfg->rate > 0) {
 		per_conn = (uint64_t)(cfg->rate / cfg->conns *
-				      (double)cfg->timeout_ns / 1e9 * 2) + 1;
+				      (double)cfg->timeout_ns / 1e9 * 2) +
+			   1;
 		if (per_conn > ring)
 			ring = per_conn;
 	}
@@ -249,15 +250,14 @@ static unsigned int pick_len(const struct rl_config *cfg, struct rl_bufs *b)
 {
 	if (cfg->len_min == cfg->len_max)
 		return cfg->len_min;
-	return cfg->len_min +
-	       (unsigned int)(xorshift(&b->rnd) %
-			      (cfg->len_max - cfg->len_min + 1));
+	return cfg->len_min + (unsigned int)(xorshift(&b->rnd) %
+					     (cfg->len_max - cfg->len_min + 1));
 }
 
 /* Builds request @seq of @c in @buf and records what to expect in @s. */
-static unsigned int make_request(const struct rl_config *cfg,
-				 struct rl_bufs *b, struct rl_conn *c,
-				 uint64_t seq, uint8_t *buf, struct rl_slot *s)
+static unsigned int make_request(const struct rl_config *cfg, struct rl_bufs *b,
+				 struct rl_conn *c, uint64_t seq, uint8_t *buf,
+				 struct rl_slot *s)
 {
 	unsigned int len = pick_len(cfg, b);
 	uint8_t hdr[HDR_LEN];
@@ -407,8 +407,7 @@ static unsigned int recv_conn(struct rl_thread *th, struct rl_bufs *b,
 			if (b->rmsg[i].msg_hdr.msg_flags & MSG_TRUNC)
 				rl_inc(&th->c.wrong, 1);
 			else
-				on_reply(th, c,
-					 b->rbuf + (size_t)i * b->rsize,
+				on_reply(th, c, b->rbuf + (size_t)i * b->rsize,
 					 b->rmsg[i].msg_len, now);
 			b->rmsg[i].msg_hdr.msg_flags = 0;
 		}
@@ -495,8 +494,8 @@ static int epoll_setup(struct rl_thread *th)
 }
 
 /* Reads the sockets epoll reports ready, waiting up to @wait_ns. */
-static unsigned int recv_ready(struct rl_thread *th, struct rl_bufs *b,
-			       int ep, uint64_t wait_ns)
+static unsigned int recv_ready(struct rl_thread *th, struct rl_bufs *b, int ep,
+			       uint64_t wait_ns)
 {
 	struct timespec ts = { .tv_sec = (time_t)(wait_ns / 1000000000ull),
 			       .tv_nsec = (long)(wait_ns % 1000000000ull) };
@@ -535,8 +534,8 @@ void *sock_engine_run(void *arg)
 
 	start = rl_now_ns();
 	th->t_start = start;
-	end_send = cfg->duration > 0 ? start + (uint64_t)(cfg->duration * 1e9) :
-				       UINT64_MAX;
+	end_send = cfg->duration > 0 ? start + (uint64_t)(cfg->duration * 1e9)
+				     : UINT64_MAX;
 	while (!rl_stop) {
 		now = rl_now_ns();
 		if (sending && (now >= end_send || !budget)) {
@@ -558,12 +557,13 @@ void *sock_engine_run(void *arg)
 			while (due) {
 				c = &th->conns[rr];
 				rr = (rr + 1) % th->nconns;
-				n = due < SEND_BATCH ? (unsigned int)due :
-						       SEND_BATCH;
-				n = send_batch(th, &b, c, n,
-					       start + (uint64_t)(step *
-								  (double)sched),
-					       step);
+				n = due < SEND_BATCH ? (unsigned int)due
+						     : SEND_BATCH;
+				n = send_batch(
+					th, &b, c, n,
+					start + (uint64_t)(step *
+							   (double)sched),
+					step);
 				sched += n;
 				due -= n;
 				budget -= n;

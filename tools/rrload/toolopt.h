@@ -34,8 +34,8 @@ static inline void toolopt_build(const struct toolopt *t, char *shortopts,
 	*shortopts++ = ':'; /* report a missing argument apart */
 	for (; t->name; t++, n++) {
 		longopts[n] = (struct option){ t->name,
-					       t->arg ? required_argument :
-							no_argument,
+					       t->arg ? required_argument
+						      : no_argument,
 					       NULL, t->key };
 		if (t->key < 256) {
 			*shortopts++ = (char)t->key;
@@ -72,8 +72,9 @@ static inline void toolopt_bad(const char *prog, int c, int optopt_,
 	const char *word = argv[optind_ - 1];
 
 	if (c == ':')
-		fprintf(stderr, "%s: option %s needs an argument (see --help)\n",
-			prog, word);
+		fprintf(stderr,
+			"%s: option %s needs an argument (see --help)\n", prog,
+			word);
 	else if (optopt_ && optopt_ < 256)
 		fprintf(stderr, "%s: unknown option -%c (see --help)\n", prog,
 			optopt_);

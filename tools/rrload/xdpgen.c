@@ -41,9 +41,10 @@
 #define GEN_PORT_BASE 40000
 #define GEN_PORT_SPAN 20000
 static uint16_t gen_port;
-#define GEN_FIRST_CHUNK 65536 /* frames (or paced drops) in the first run */
+#define GEN_FIRST_CHUNK 65536	 /* frames (or paced drops) in the first run */
 #define GEN_RUN_NS 1000000000ull /* how long later runs should take */
-#define GEN_STALL_NS 10000000000ull /* give up after this long sending nothing */
+#define GEN_STALL_NS \
+	10000000000ull /* give up after this long sending nothing */
 
 static struct {
 	struct rrload_gen *skel;
@@ -133,7 +134,8 @@ static int own_addr(const struct rl_config *cfg, void *out)
 		    i->ifa_addr->sa_family != cfg->family)
 			continue;
 		if (cfg->family == AF_INET) {
-			memcpy(out, &((struct sockaddr_in *)i->ifa_addr)->sin_addr,
+			memcpy(out,
+			       &((struct sockaddr_in *)i->ifa_addr)->sin_addr,
 			       4);
 			err = 0;
 		} else {
@@ -191,7 +193,8 @@ static int build_frame(const struct rl_config *cfg, struct rr_request *req,
 	hlen = sizeof(*eth) + sizeof(*udp) +
 	       (cfg->family == AF_INET ? sizeof(*ip4) : sizeof(*ip6));
 	if (hlen + plen > GEN_FRAME_MAX) {
-		fprintf(stderr, "rrload: the xdp engine sends at most %u payload bytes here\n",
+		fprintf(stderr,
+			"rrload: the xdp engine sends at most %u payload bytes here\n",
 			GEN_FRAME_MAX - hlen);
 		return -EMSGSIZE;
 	}
@@ -200,9 +203,11 @@ static int build_frame(const struct rl_config *cfg, struct rr_request *req,
 	req->family = cfg->family;
 	req->src_port = gen_port;
 	req->dst_port = cfg->ports[0];
-	dst = cfg->family == AF_INET ?
-		      (const void *)&((struct sockaddr_in *)&cfg->addr)->sin_addr :
-		      (const void *)&((struct sockaddr_in6 *)&cfg->addr)->sin6_addr;
+	dst = cfg->family == AF_INET
+		      ? (const void *)&((struct sockaddr_in *)&cfg->addr)
+				->sin_addr
+		      : (const void *)&((struct sockaddr_in6 *)&cfg->addr)
+				->sin6_addr;
 	inet_ntop(cfg->family, dst, addr, sizeof(addr));
 
 	err = own_mac(cfg->ifname, eth->h_source);
@@ -211,12 +216,13 @@ static int build_frame(const struct rl_config *cfg, struct rr_request *req,
 			cfg->ifname);
 		return err;
 	}
-	err = cfg->dst_mac ? parse_mac(cfg->dst_mac, eth->h_dest) :
-			     neigh_mac(cfg, addr, eth->h_dest);
+	err = cfg->dst_mac ? parse_mac(cfg->dst_mac, eth->h_dest)
+			   : neigh_mac(cfg, addr, eth->h_dest);
 	if (err) {
-		fprintf(stderr, cfg->dst_mac ?
-				"rrload: --dst-mac needs aa:bb:cc:dd:ee:ff\n" :
-				"rrload: no neighbour entry for the server; give --dst-mac\n");
+		fprintf(stderr,
+			cfg->dst_mac
+				? "rrload: --dst-mac needs aa:bb:cc:dd:ee:ff\n"
+				: "rrload: no neighbour entry for the server; give --dst-mac\n");
 		return err;
 	}
 
@@ -231,8 +237,8 @@ static int build_frame(const struct rl_config *cfg, struct rr_request *req,
 		ip4->ttl = 64;
 		ip4->protocol = IPPROTO_UDP;
 		ip4->frag_off = htons(0x4000); /* DF */
-		ip4->tot_len = htons((uint16_t)(sizeof(*ip4) + sizeof(*udp) +
-						plen));
+		ip4->tot_len =
+			htons((uint16_t)(sizeof(*ip4) + sizeof(*udp) + plen));
 		ip4->check = htons(csum_fold(csum_add(0, ip4, sizeof(*ip4))));
 		memcpy(&req->src.v4, &ip4->saddr, 4);
 		memcpy(&req->dst.v4, &ip4->daddr, 4);
@@ -297,14 +303,15 @@ int xdp_engine_init(struct rl_config *cfg, struct rl_thread *th)
 
 	(void)th;
 	if (cfg->len_min != cfg->len_max) {
-		fprintf(stderr, "rrload: the xdp engine sends one size: give -l SIZE\n");
+		fprintf(stderr,
+			"rrload: the xdp engine sends one size: give -l SIZE\n");
 		return -EINVAL;
 	}
 	if (cfg->nports > 1)
 		fprintf(stderr, "rrload: the xdp engine uses port %u only\n",
 			cfg->ports[0]);
-	fn = cfg->fn_override ? cfg->fn_override :
-				rr_registry_by_port(cfg->ports[0]);
+	fn = cfg->fn_override ? cfg->fn_override
+			      : rr_registry_by_port(cfg->ports[0]);
 	if (!fn) {
 		fprintf(stderr,
 			"rrload: no function registered on port %u (use -f NAME)\n",
@@ -331,7 +338,8 @@ int xdp_engine_init(struct rl_config *cfg, struct rl_thread *th)
 	if ((uint32_t)r < edge)
 		edge = (uint32_t)r;
 	if (!edge) {
-		fprintf(stderr, "rrload: the xdp engine needs a payload and a reply\n");
+		fprintf(stderr,
+			"rrload: the xdp engine needs a payload and a reply\n");
 		return -EINVAL;
 	}
 
@@ -362,15 +370,16 @@ int xdp_engine_init(struct rl_config *cfg, struct rl_thread *th)
 			strerror(-err));
 		return err;
 	}
-	err = bpf_xdp_attach(gen.ifindex,
-			     bpf_program__fd(gen.skel->progs.count),
-			     XDP_FLAGS_DRV_MODE | XDP_FLAGS_UPDATE_IF_NOEXIST,
-			     NULL);
+	err = bpf_xdp_attach(
+		gen.ifindex, bpf_program__fd(gen.skel->progs.count),
+		XDP_FLAGS_DRV_MODE | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
 	if (err) {
-		fprintf(stderr, "rrload: cannot attach the reply counter to %s: %s%s\n",
+		fprintf(stderr,
+			"rrload: cannot attach the reply counter to %s: %s%s\n",
 			cfg->ifname, strerror(-err),
-			err == -EBUSY || err == -EEXIST ?
-				" (it already has an XDP program)" : "");
+			err == -EBUSY || err == -EEXIST
+				? " (it already has an XDP program)"
+				: "");
 		return err;
 	}
 	gen.attached = true;
@@ -430,8 +439,8 @@ void *xdp_engine_run(void *arg)
 	th->t_start = start;
 	last_progress = start;
 	gen.skel->bss->next_ns = 0;
-	end_send = cfg->duration > 0 ? start + (uint64_t)(cfg->duration * 1e9) :
-				       UINT64_MAX;
+	end_send = cfg->duration > 0 ? start + (uint64_t)(cfg->duration * 1e9)
+				     : UINT64_MAX;
 	gen.skel->data->stop_ns = end_send;
 	/*
 	 * Starting a test run costs tens of milliseconds here (the frame
@@ -445,8 +454,8 @@ void *xdp_engine_run(void *arg)
 		if (t0 >= end_send)
 			break;
 		if (per_frame > 0) {
-			left = end_send - t0 < GEN_RUN_NS ? end_send - t0 :
-							    GEN_RUN_NS;
+			left = end_send - t0 < GEN_RUN_NS ? end_send - t0
+							  : GEN_RUN_NS;
 			opts.repeat = (__u32)((double)left / per_frame) + 1;
 		}
 		err = bpf_prog_test_run_opts(fd, &opts);
@@ -463,7 +472,8 @@ void *xdp_engine_run(void *arg)
 		/* -n alone has no deadline: never spin on a generator that
 		 * cannot send (every frame aborted). */
 		if (t1 - last_progress > GEN_STALL_NS) {
-			fprintf(stderr, "rrload: the generator sent nothing for %llu s\n",
+			fprintf(stderr,
+				"rrload: the generator sent nothing for %llu s\n",
 				GEN_STALL_NS / 1000000000ull);
 			th->err = -EIO;
 			break;
@@ -503,9 +513,9 @@ void xdp_engine_poll(struct rl_config *cfg, struct rl_thread *th)
 	/* Once sending is over, what never came back counts as timed out. */
 	if (__atomic_load_n(&th->done, __ATOMIC_ACQUIRE)) {
 		done_sent = th->c.sent;
-		th->c.timeouts = done_sent > sum[0] + sum[1] ?
-					 done_sent - sum[0] - sum[1] :
-					 0;
+		th->c.timeouts = done_sent > sum[0] + sum[1]
+					 ? done_sent - sum[0] - sum[1]
+					 : 0;
 	}
 }
 

@@ -40,7 +40,8 @@ static const struct toolopt opts[] = {
 	{ "port", 'p', "PORT[,PORT...]",
 	  "serve the function registered on each port (default 1232)" },
 	{ "function", 'f', "NAME", "serve NAME on every port given instead" },
-	{ "threads", 't', "N", "threads, one socket per port each (default 1)" },
+	{ "threads", 't', "N",
+	  "threads, one socket per port each (default 1)" },
 	{ "batch", 'b', "N", "datagrams per recvmmsg/sendmmsg (default 64)" },
 	{ "simple", OPT_SIMPLE, NULL,
 	  "recvfrom/sendto on one socket per port, one thread" },
@@ -53,7 +54,7 @@ static const struct toolopt opts[] = {
 
 #define SYNOPSIS \
 	"sockserver -p PORT[,PORT...] [-t THREADS] [--simple] [--cpus LIST]"
-#define ABOUT                                                            \
+#define ABOUT                                                                \
 	"UDP request/response server on kernel sockets over the functions\n" \
 	"registry: the baseline for reqrouter. Stops on SIGINT/SIGTERM."
 
@@ -211,8 +212,7 @@ struct batch {
 };
 
 /* Receives a batch on socket @i, answers it with one sendmmsg. */
-static int serve_batch(struct srv_thread *th, struct batch *b, int i,
-		       int flags)
+static int serve_batch(struct srv_thread *th, struct batch *b, int i, int flags)
 {
 	const struct srv_config *cfg = th->cfg;
 	unsigned int k, ns = 0;
@@ -398,9 +398,9 @@ static int parse_args(int argc, char **argv, struct srv_config *cfg)
 	if (cfg->simple && cfg->threads > 1)
 		return usage_error("%s", "--simple runs one thread; drop -t");
 	for (i = 0; i < cfg->nports; i++) {
-		cfg->fns[i] = cfg->fn_override ?
-				      cfg->fn_override :
-				      rr_registry_by_port(cfg->ports[i]);
+		cfg->fns[i] = cfg->fn_override
+				      ? cfg->fn_override
+				      : rr_registry_by_port(cfg->ports[i]);
 		if (!cfg->fns[i]) {
 			fprintf(stderr,
 				"sockserver: no function registered on port %u (use -f NAME)\n",
@@ -459,7 +459,8 @@ int main(int argc, char **argv)
 		r = pthread_create(&th[t].tid, NULL,
 				   cfg.simple ? simple_run : batch_run, &th[t]);
 		if (r) {
-			fprintf(stderr, "sockserver: cannot start a thread: %s\n",
+			fprintf(stderr,
+				"sockserver: cannot start a thread: %s\n",
 				strerror(r));
 			stop = 1;
 			break;
@@ -467,8 +468,8 @@ int main(int argc, char **argv)
 		started++;
 	}
 	fprintf(stderr, "sockserver: %s, %u thread(s), %d port(s), ready\n",
-		cfg.simple ? "simple recvfrom/sendto" :
-			     "recvmmsg/sendmmsg with SO_REUSEPORT",
+		cfg.simple ? "simple recvfrom/sendto"
+			   : "recvmmsg/sendmmsg with SO_REUSEPORT",
 		cfg.threads, cfg.nports);
 	while (!stop) {
 		sleep(1);
