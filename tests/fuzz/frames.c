@@ -5,7 +5,7 @@
 
 #include "frames.h"
 
-static const uint8_t mac_dst[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+const uint8_t fz_server_mac[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
 static const uint8_t mac_src[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x02 };
 static const uint8_t ip4_src[4] = { 10, 0, 0, 2 };
 static const uint8_t ip4_dst[4] = { 10, 0, 0, 1 };
@@ -69,7 +69,7 @@ uint32_t fz_build_frame(uint8_t *buf, uint32_t cap,
 	    ulen > 0xffff || FZ_ETH_HLEN + 2 * FZ_VLAN_HLEN + hlen + ulen > cap)
 		return 0;
 
-	memcpy(buf, mac_dst, 6);
+	memcpy(buf, fz_server_mac, 6);
 	memcpy(buf + 6, mac_src, 6);
 	for (i = 0; i < (uint32_t)s->vlans; i++) {
 		/* QinQ: the outer tag is 802.1ad, the inner 802.1Q. */

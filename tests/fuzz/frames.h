@@ -16,6 +16,9 @@
 #define FZ_IP6_HLEN 40
 #define FZ_UDP_HLEN 8
 
+/* The destination MAC of every built frame: the server's interface. */
+extern const uint8_t fz_server_mac[6];
+
 struct fz_frame_spec {
 	int family;	  /* AF_INET or AF_INET6 */
 	int vlans;	  /* 0..2 tags, 802.1ad outside 802.1Q when 2 */
