@@ -56,6 +56,34 @@ uint16_t fz_udp_check(const uint8_t *frame, int family, uint32_t l3_off,
 	return fz_fold(fz_sum16(frame + l4_off, udp_len, sum));
 }
 
+static uint16_t get16(const uint8_t *f, uint32_t len, uint32_t off)
+{
+	return off + 2 <= len ? (uint16_t)(f[off] << 8 | f[off + 1]) : 0;
+}
+
+void fz_fix_checksums(uint8_t *f, uint32_t len)
+{
+	uint32_t off = FZ_ETH_HLEN, hlen;
+	uint16_t proto = get16(f, len, 12);
+	int tags;
+
+	for (tags = 0; tags < 2 && (proto == 0x8100 || proto == 0x88a8);
+	     tags++) {
+		proto = get16(f, len, off + 2);
+		off += FZ_VLAN_HLEN;
+	}
+	if (proto == 0x0800 && off + FZ_IP4_HLEN <= len) {
+		hlen = (f[off] & 0xfu) * 4;
+		if (hlen < FZ_IP4_HLEN || off + hlen > len)
+			return;
+		put16(f + off + 10, 0);
+		put16(f + off + 10, fz_fold(fz_sum16(f + off, hlen, 0)));
+	} else if (proto == 0x86dd && off + FZ_IP6_HLEN + FZ_UDP_HLEN <= len &&
+		   !get16(f, len, off + FZ_IP6_HLEN + 6)) {
+		put16(f + off + FZ_IP6_HLEN + 6, 0xffff);
+	}
+}
+
 uint32_t fz_build_frame(uint8_t *buf, uint32_t cap,
 			const struct fz_frame_spec *s, struct fz_layout *lay)
 {

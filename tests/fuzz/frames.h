@@ -44,6 +44,13 @@ struct fz_layout {
 uint32_t fz_build_frame(uint8_t *buf, uint32_t cap,
 			const struct fz_frame_spec *s, struct fz_layout *lay);
 
+/*
+ * Puts right the checksums rr_parse() checks, wherever the frame has them:
+ * the IPv4 header checksum, and a zero UDP checksum over IPv6 (made
+ * 0xffff). Lets a fuzzer's mutations reach past those checks.
+ */
+void fz_fix_checksums(uint8_t *f, uint32_t len);
+
 /* RFC 1071 one's-complement sum of big-endian 16-bit words, unfolded. */
 uint32_t fz_sum16(const uint8_t *p, uint32_t len, uint32_t sum);
 /* Folds a sum and complements it: 0 over data that includes a valid

@@ -13,7 +13,8 @@
  * bits: 4096 down to 128 in steps of 128, as a frame's offset in a UMEM
  * chunk would); byte 1 the amplification limit (low 3 bits; 0 calls
  * rr_process(), which has none, anything else rr_serve() as the worker
- * does); the rest is the frame, cut to the room.
+ * does) and, with bit 3, puts right the checksums rr_parse() checks so
+ * mutations get past them; the rest is the frame, cut to the room.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -33,6 +34,7 @@
 #define FILL_BYTE 0xa5 /* the buffer past the frame, as a reused chunk */
 #define TEST_QUEUE 3
 #define TEST_THREAD 1
+#define FIX_CHECKSUMS 0x08 /* in byte 1 */
 
 /* Ethernet's minimum MTU is 68, so every header of a reply fits it. */
 static const uint32_t mtus[8] = {
@@ -425,6 +427,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static uint8_t frame[FRAME_ROOM];
 	uint32_t mtu, room, len, amp;
 	size_t i, n = rr_registry_count();
 
@@ -434,7 +437,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	room = FRAME_ROOM - (uint32_t)(data[0] >> 3) * ROOM_STEP;
 	amp = amps[data[1] & 7];
 	len = size - 2 > room ? room : (uint32_t)(size - 2);
+	memcpy(frame, data + 2, len);
+	if (data[1] & FIX_CHECKSUMS)
+		fz_fix_checksums(frame, len);
 	for (i = 0; i < n; i++)
-		run_one(rr_registry_at(i), data + 2, len, room, mtu, amp);
+		run_one(rr_registry_at(i), frame, len, room, mtu, amp);
 	return 0;
 }

@@ -436,34 +436,6 @@ static int loop_port(uint16_t port)
  * or the port's allow-list leaves the source out, which is dropped; pass
  * everything else.
  */
-/*
- * Puts right the checksums rr_parse() checks (IPv4 header; IPv6 UDP
- * checksum not zero), wherever they are: the XDP program leaves checksums
- * to user space, so both are compared on the frame without that fault.
- */
-static void fix_checksums(uint8_t *f, uint32_t len)
-{
-	uint32_t off = FZ_ETH_HLEN, hlen;
-	uint16_t proto = get16(f, len, 12);
-	int tags;
-
-	for (tags = 0; tags < 2 && (proto == 0x8100 || proto == 0x88a8);
-	     tags++) {
-		proto = get16(f, len, off + 2);
-		off += FZ_VLAN_HLEN;
-	}
-	if (proto == 0x0800 && off + FZ_IP4_HLEN <= len) {
-		hlen = (f[off] & 0xfu) * 4;
-		if (hlen < FZ_IP4_HLEN || off + hlen > len)
-			return;
-		put16(f, len, off + 10, 0);
-		put16(f, len, off + 10, fz_fold(fz_sum16(f + off, hlen, 0)));
-	} else if (proto == 0x86dd && off + FZ_IP6_HLEN + FZ_UDP_HLEN <= len &&
-		   !get16(f, len, off + FZ_IP6_HLEN + 6)) {
-		put16(f, len, off + FZ_IP6_HLEN + 6, 0xffff);
-	}
-}
-
 static enum expect expect_verdict(const uint8_t *frame, uint32_t len,
 				  uint32_t queue, int loop_rule)
 {
@@ -475,7 +447,7 @@ static enum expect expect_verdict(const uint8_t *frame, uint32_t len,
 	if (queue >= RR_MAX_QUEUES || memcmp(frame, fz_server_mac, 6))
 		return EXPECT_PASS;
 	memcpy(f, frame, len);
-	fix_checksums(f, len);
+	fz_fix_checksums(f, len);
 	if (rr_parse(f, len, &p))
 		return EXPECT_PASS;
 	port = get16(f, len, p.l4_off + 2);

@@ -20,6 +20,7 @@
 /* Byte 1, see amps[] in fuzz_request.c. */
 #define AMP_NONE 0
 #define AMP_DEFAULT 3
+#define FIX_CHECKSUMS 0x08 /* same byte: mutations keep checksums right */
 
 static int write_seed(const char *dir, const char *name, uint8_t knob,
 		      uint8_t amp, const struct fz_frame_spec *s)
@@ -79,7 +80,7 @@ int main(int argc, char **argv)
 			snprintf(name, sizeof(name), "%s-vlan%d",
 				 fam_names[fam], vlans);
 			ret |= write_seed(argv[1], name, KNOB_MTU_1500,
-					  AMP_DEFAULT, &s);
+					  AMP_DEFAULT | FIX_CHECKSUMS, &s);
 		}
 	}
 
@@ -88,11 +89,13 @@ int main(int argc, char **argv)
 	s.family = AF_INET;
 	s.sport = 1;
 	s.dport = 7;
-	ret |= write_seed(argv[1], "ip4-empty", KNOB_MTU_1500, AMP_DEFAULT, &s);
+	ret |= write_seed(argv[1], "ip4-empty", KNOB_MTU_1500,
+			  AMP_DEFAULT | FIX_CHECKSUMS, &s);
 	s.family = AF_INET6;
 	s.payload = payload;
 	s.payload_len = 1500 - FZ_IP6_HLEN - FZ_UDP_HLEN;
-	ret |= write_seed(argv[1], "ip6-mtu", KNOB_MTU_1500, AMP_DEFAULT, &s);
+	ret |= write_seed(argv[1], "ip6-mtu", KNOB_MTU_1500,
+			  AMP_DEFAULT | FIX_CHECKSUMS, &s);
 	s.payload_len = 1300;
 	ret |= write_seed(argv[1], "ip6-over-mtu", KNOB_MTU_1280_ROOM_2048,
 			  AMP_NONE, &s);
@@ -115,8 +118,9 @@ int main(int argc, char **argv)
 		s.payload = payload;
 		s.payload_len = 64;
 		snprintf(name, sizeof(name), "weird-mode%u", mode);
-		ret |= write_seed(argv[1], name, KNOB_MTU_1500,
-				  mode % 3 ? AMP_DEFAULT : AMP_NONE, &s);
+		ret |= write_seed(
+			argv[1], name, KNOB_MTU_1500,
+			mode % 3 ? AMP_DEFAULT | FIX_CHECKSUMS : AMP_NONE, &s);
 	}
 	return ret ? 1 : 0;
 }
