@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "options.h"
+#include "opttable.h"
 
 enum {
 	OPT_CPUS = 256,
@@ -17,14 +18,7 @@ enum {
 	OPT_USER,
 };
 
-struct rr_option {
-	const char *name;
-	int key; /* the short flag, or an OPT_ value for long-only options */
-	const char *arg; /* metavariable, NULL for a switch */
-	const char *help;
-};
-
-static const struct rr_option rr_options[] = {
+static const struct rr_opt rr_options[] = {
 	{ "interface", 'i', "IFACE", "network interface to serve (required)" },
 	{ "queues", 'q', "N",
 	  "serve RX queues 0..N-1 (default: all the interface has)" },
@@ -45,55 +39,16 @@ static const struct rr_option rr_options[] = {
 	{ "list", OPT_LIST, NULL, "list the registered functions and exit" },
 	{ "verbose", 'v', NULL, "log more (library messages included)" },
 	{ "help", 'h', NULL, "show this help and exit" },
+	{ 0 },
 };
 
-#define N_OPTIONS (sizeof(rr_options) / sizeof(rr_options[0]))
-
-static void build_getopt(char *shortopts, struct option *longopts)
-{
-	size_t i;
-	char *p = shortopts;
-
-	for (i = 0; i < N_OPTIONS; i++) {
-		const struct rr_option *o = &rr_options[i];
-
-		longopts[i] = (struct option){ o->name,
-					       o->arg ? required_argument
-						      : no_argument,
-					       NULL, o->key };
-		if (o->key < 256) {
-			*p++ = (char)o->key;
-			if (o->arg)
-				*p++ = ':';
-		}
-	}
-	*p = '\0';
-	longopts[N_OPTIONS] = (struct option){ 0 };
-}
+#define N_OPTIONS (sizeof(rr_options) / sizeof(rr_options[0]) - 1)
 
 void rr_options_usage(FILE *out)
 {
-	char left[64];
-	size_t i;
-
-	fprintf(out,
-		"Usage: reqrouter -i IFACE [options]\n"
-		"Serve the registered UDP functions on IFACE over AF_XDP.\n\n");
-	for (i = 0; i < N_OPTIONS; i++) {
-		const struct rr_option *o = &rr_options[i];
-
-		if (o->key < 256)
-			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->key,
-				 o->name, o->arg ? " " : "",
-				 o->arg ? o->arg : "");
-		else
-			snprintf(left, sizeof(left), "    --%s%s%s", o->name,
-				 o->arg ? " " : "", o->arg ? o->arg : "");
-		if (strlen(left) > 26)
-			fprintf(out, "  %s\n  %-26s  %s\n", left, "", o->help);
-		else
-			fprintf(out, "  %-26s  %s\n", left, o->help);
-	}
+	rr_opt_usage(out, "reqrouter -i IFACE [options]",
+		     "Serve the registered UDP functions on IFACE over AF_XDP.",
+		     rr_options);
 }
 
 static int apply(struct rr_config *cfg, int key, const char *arg, char *err,
@@ -155,15 +110,14 @@ int rr_options_parse(int argc, char **argv, struct rr_config *cfg, char *err,
 		     size_t errlen)
 {
 	struct option longopts[N_OPTIONS + 1];
-	char shortopts[2 * N_OPTIONS + 2];
+	char shortopts[RR_OPT_SHORT_LEN(N_OPTIONS)];
 	const char *config_file = NULL;
 	int key, ret, help = 0, native = 0, skb = 0;
 
 	ret = rr_config_init(cfg, err, errlen);
 	if (ret)
 		return ret;
-	build_getopt(shortopts + 1, longopts);
-	shortopts[0] = ':'; /* report a missing argument as ':' */
+	rr_opt_build(rr_options, shortopts, longopts);
 
 	/* Pass 1: syntax, --help and the config file. */
 	opterr = 0;
@@ -171,16 +125,7 @@ int rr_options_parse(int argc, char **argv, struct rr_config *cfg, char *err,
 	while ((key = getopt_long(argc, argv, shortopts, longopts, NULL)) !=
 	       -1) {
 		if (key == '?' || key == ':') {
-			if (key == ':')
-				snprintf(err, errlen,
-					 "option '%s' needs a value",
-					 argv[optind - 1]);
-			else if (optopt && optopt < 256)
-				snprintf(err, errlen, "unknown option '-%c'",
-					 optopt);
-			else
-				snprintf(err, errlen, "unknown option '%s'",
-					 argv[optind - 1]);
+			rr_opt_error(key, argv, err, errlen);
 			return -EINVAL;
 		}
 		if (key == 'h')

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Option tables: getopt strings, long options and --help from one table. */
+#include <string.h>
+
+#include "opttable.h"
+
+#define HELP_COLUMN 26
+
+void rr_opt_build(const struct rr_opt *t, char *shortopts,
+		  struct option *longopts)
+{
+	int n = 0;
+
+	*shortopts++ = ':';
+	for (; t->name; t++, n++) {
+		longopts[n] = (struct option){ t->name,
+					       t->arg ? required_argument
+						      : no_argument,
+					       NULL, t->key };
+		if (t->key < 256) {
+			*shortopts++ = (char)t->key;
+			if (t->arg)
+				*shortopts++ = ':';
+		}
+	}
+	*shortopts = '\0';
+	longopts[n] = (struct option){ NULL, 0, NULL, 0 };
+}
+
+void rr_opt_usage(FILE *f, const char *synopsis, const char *about,
+		  const struct rr_opt *t)
+{
+	char left[64];
+
+	fprintf(f, "Usage: %s\n%s\n\nOptions:\n", synopsis, about);
+	for (; t->name; t++) {
+		if (t->key < 256)
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", t->key,
+				 t->name, t->arg ? " " : "",
+				 t->arg ? t->arg : "");
+		else
+			snprintf(left, sizeof(left), "    --%s%s%s", t->name,
+				 t->arg ? " " : "", t->arg ? t->arg : "");
+		/* A long left column gets the help on a line of its own. */
+		if (strlen(left) > HELP_COLUMN)
+			fprintf(f, "  %s\n  %-*s  %s\n", left, HELP_COLUMN, "",
+				t->help);
+		else
+			fprintf(f, "  %-*s  %s\n", HELP_COLUMN, left, t->help);
+	}
+}
+
+void rr_opt_error(int key, char *const argv[], char *err, size_t errlen)
+{
+	const char *word = optind > 0 ? argv[optind - 1] : "?";
+
+	if (key == ':')
+		snprintf(err, errlen, "option '%s' needs a value", word);
+	else if (optopt && optopt < 256)
+		snprintf(err, errlen, "unknown option '-%c'", optopt);
+	else
+		snprintf(err, errlen, "unknown option '%s'", word);
+}

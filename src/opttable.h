@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Option tables: one table per program yields its getopt string, its long
+ * options and its --help text, so a flag cannot be documented and missing
+ * (or the reverse). Used by reqrouter and by every tool.
+ */
+#ifndef RR_OPTTABLE_H
+#define RR_OPTTABLE_H
+
+#include <getopt.h>
+#include <stddef.h>
+#include <stdio.h>
+
+struct rr_opt {
+	const char *name; /* long name */
+	int key; /* short letter, or a value >= 256 for long-only options */
+	const char *arg; /* metavariable, NULL for a switch */
+	const char *help;
+};
+
+/* Room rr_opt_build() needs for a table of n options. */
+#define RR_OPT_SHORT_LEN(n) (3 * (n) + 2)
+
+/*
+ * Fills @shortopts (RR_OPT_SHORT_LEN(n) bytes; it starts with ':' so a
+ * missing value is reported apart) and @longopts (n + 1 entries) from
+ * @t, a table that ends with a zero entry.
+ */
+void rr_opt_build(const struct rr_opt *t, char *shortopts,
+		  struct option *longopts);
+
+/* "Usage: SYNOPSIS", ABOUT, then one aligned line per option. */
+void rr_opt_usage(FILE *f, const char *synopsis, const char *about,
+		  const struct rr_opt *t);
+
+/* The one sentence for what getopt_long() refused (it returned @key, '?'
+ * or ':'); reads optopt and optind. */
+void rr_opt_error(int key, char *const argv[], char *err, size_t errlen);
+
+#endif /* RR_OPTTABLE_H */
