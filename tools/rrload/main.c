@@ -74,8 +74,8 @@ volatile sig_atomic_t rl_stop;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	rl_stop = 1;
+	if (sig != SIGUSR1)
+		rl_stop = 1;
 }
 
 void rl_pin(const struct rl_config *cfg, unsigned int idx)
@@ -441,12 +441,19 @@ static void watch(struct rl_config *cfg, struct rl_thread *th, unsigned int nth)
 	uint64_t start = rl_now_ns(), next = start + 1000000000ull, now;
 	unsigned long long err;
 	struct timespec ts = { 0, 20000000 };
+	bool kicked = false;
 
 	prev = calloc(1, sizeof(*prev));
 	cur = calloc(1, sizeof(*cur));
 	sec = calloc(1, sizeof(*sec));
 	while (!all_done(cfg, th, nth)) {
 		nanosleep(&ts, NULL);
+		/* A test run lasts up to a second and only a signal to its
+		 * own thread ends it early. */
+		if (rl_stop && cfg->engine_xdp && !kicked) {
+			pthread_kill(th[0].tid, SIGUSR1);
+			kicked = true;
+		}
 		if (cfg->engine_xdp)
 			xdp_engine_poll(cfg, th);
 		now = rl_now_ns();
@@ -517,6 +524,8 @@ int main(int argc, char **argv)
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_flags = 0;
+	sigaction(SIGUSR1, &sa, NULL);
 
 	r = cfg.engine_xdp ? xdp_engine_init(&cfg, th)
 			   : sock_engine_init(&cfg, th);

@@ -510,12 +510,17 @@ void xdp_engine_poll(struct rl_config *cfg, struct rl_thread *th)
 	__atomic_store_n(&th->c.answered, sum[GEN_STAT_ANSWERED],
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&th->c.wrong, sum[GEN_STAT_WRONG], __ATOMIC_RELAXED);
-	/* Once sending is over, what never came back counts as timed out. */
+	/* Once sending is over, what never came back counts as timed out
+	 * (after the 100 ms grace), or as in flight when interrupted. */
 	if (__atomic_load_n(&th->done, __ATOMIC_ACQUIRE)) {
 		done_sent = th->c.sent;
-		th->c.timeouts = done_sent > sum[0] + sum[1]
-					 ? done_sent - sum[0] - sum[1]
-					 : 0;
+		done_sent = done_sent > sum[0] + sum[1]
+				    ? done_sent - sum[0] - sum[1]
+				    : 0;
+		if (rl_stop)
+			th->c.in_flight = done_sent;
+		else
+			th->c.timeouts = done_sent;
 	}
 }
 
