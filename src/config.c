@@ -18,24 +18,37 @@
 #include "config.h"
 #include "registry.h"
 
-int rr_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out,
-		 const char *what, char *err, size_t errlen)
+int rr_parse_ulong(const char *s, unsigned long min, unsigned long max,
+		   unsigned long *out)
 {
 	unsigned long v;
 	char *end;
 
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
 	errno = 0;
-	if (!s || !*s || *s == '-' || *s == '+')
-		goto bad;
 	v = strtoul(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		goto bad;
+	if (*end)
+		return -EINVAL;
+	if (errno == ERANGE || v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int rr_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out,
+		 const char *what, char *err, size_t errlen)
+{
+	unsigned long v;
+
+	if (rr_parse_ulong(s, min, max, &v)) {
+		snprintf(err, errlen,
+			 "%s must be a number from %u to %u, not '%s'", what,
+			 min, max, s ? s : "");
+		return -EINVAL;
+	}
 	*out = (uint32_t)v;
 	return 0;
-bad:
-	snprintf(err, errlen, "%s must be a number from %u to %u, not '%s'",
-		 what, min, max, s ? s : "");
-	return -EINVAL;
 }
 
 int rr_parse_bool(const char *s, bool *out, const char *what, char *err,

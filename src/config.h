@@ -84,6 +84,11 @@ int rr_config_load(struct rr_config *cfg, const char *path, char *err,
  */
 int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen);
 
+/* strtoul with an end check and a range: 0, -EINVAL (not a number) or
+ * -ERANGE (outside min..max). The one number parser, tools included. */
+int rr_parse_ulong(const char *s, unsigned long min, unsigned long max,
+		   unsigned long *out);
+
 /* Value parsers shared by the file and the flags. @what names the setting
  * in the error sentence. */
 int rr_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out,

@@ -61,3 +61,11 @@ void rr_opt_error(int key, char *const argv[], char *err, size_t errlen)
 	else
 		snprintf(err, errlen, "unknown option '%s'", word);
 }
+
+void rr_opt_complain(const char *prog, int key, char *const argv[])
+{
+	char err[160];
+
+	rr_opt_error(key, argv, err, sizeof(err));
+	fprintf(stderr, "%s: %s (see --help)\n", prog, err);
+}

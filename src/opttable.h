@@ -37,4 +37,7 @@ void rr_opt_usage(FILE *f, const char *synopsis, const char *about,
  * or ':'); reads optopt and optind. */
 void rr_opt_error(int key, char *const argv[], char *err, size_t errlen);
 
+/* The same, as the one line a tool prints: "PROG: sentence (see --help)". */
+void rr_opt_complain(const char *prog, int key, char *const argv[]);
+
 #endif /* RR_OPTTABLE_H */

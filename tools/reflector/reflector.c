@@ -20,11 +20,12 @@
 #include <bpf/libbpf.h>
 
 #include "reflector.skel.h"
-#include "../rrload/toolopt.h"
+#include "config.h"
+#include "opttable.h"
 
 enum { OPT_PASS = 256, OPT_SKB };
 
-static const struct toolopt opts[] = {
+static const struct rr_opt opts[] = {
 	{ "iface", 'i', "IFACE", "interface to attach to (required)" },
 	{ "reverse-port", 'r', "PORT", "port answered with reverse (1232)" },
 	{ "echo-port", 'e', "PORT", "port answered with echo (7)" },
@@ -77,8 +78,8 @@ static int read_stat(struct reflector *skel, __u32 idx, unsigned long long *v)
 
 int main(int argc, char **argv)
 {
-	char shortopts[3 * TOOLOPT_MAX + 2];
-	struct option longopts[TOOLOPT_MAX + 1];
+	char shortopts[RR_OPT_SHORT_LEN(sizeof(opts) / sizeof(opts[0]))];
+	struct option longopts[sizeof(opts) / sizeof(opts[0])];
 	struct sigaction sa = { .sa_handler = on_signal };
 	unsigned long v, rport = 1232, eport = 7;
 	unsigned long long refl = 0, passed = 0;
@@ -88,7 +89,7 @@ int main(int argc, char **argv)
 	bool pass_only = false;
 	int c, ifindex, err, prog_fd, ret = 1;
 
-	toolopt_build(opts, shortopts, longopts);
+	rr_opt_build(opts, shortopts, longopts);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (c) {
@@ -97,7 +98,7 @@ int main(int argc, char **argv)
 			break;
 		case 'r':
 		case 'e':
-			if (toolopt_ulong(optarg, 1, 65535, &v)) {
+			if (rr_parse_ulong(optarg, 1, 65535, &v)) {
 				fprintf(stderr,
 					"reflector: -%c needs a port 1-65535, not '%s'\n",
 					c, optarg);
@@ -115,10 +116,10 @@ int main(int argc, char **argv)
 			flags = XDP_FLAGS_SKB_MODE;
 			break;
 		case 'h':
-			toolopt_usage(stdout, SYNOPSIS, ABOUT, opts);
+			rr_opt_usage(stdout, SYNOPSIS, ABOUT, opts);
 			return 0;
 		default:
-			toolopt_bad("reflector", c, optopt, argv, optind);
+			rr_opt_complain("reflector", c, argv);
 			return 2;
 		}
 	}

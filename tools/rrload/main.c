@@ -19,7 +19,8 @@
 
 #include "registry.h"
 #include "rrload.h"
-#include "toolopt.h"
+#include "config.h"
+#include "opttable.h"
 
 enum {
 	OPT_TIMEOUT = 256,
@@ -30,7 +31,7 @@ enum {
 	OPT_CPUS,
 };
 
-static const struct toolopt opts[] = {
+static const struct rr_opt opts[] = {
 	{ "server", 's', "ADDR", "server IPv4 or IPv6 address (required)" },
 	{ "port", 'p', "PORT[,PORT...]",
 	  "UDP ports, spread over the sockets (default 1232)" },
@@ -102,7 +103,7 @@ static int usage_error(const char *fmt, const char *arg)
 static int parse_uint(const char *s, unsigned long min, unsigned long max,
 		      unsigned long *v, const char *what)
 {
-	if (toolopt_ulong(s, min, max, v)) {
+	if (rr_parse_ulong(s, min, max, v)) {
 		fprintf(stderr,
 			"rrload: %s must be a number in %lu..%lu, not '%s'\n",
 			what, min, max, s);
@@ -156,13 +157,16 @@ static int parse_server(struct rl_config *cfg, const char *s)
 
 static int parse_args(int argc, char **argv, struct rl_config *cfg)
 {
-	char shortopts[3 * TOOLOPT_MAX + 2];
-	struct option longopts[TOOLOPT_MAX + 1];
-	unsigned long v, ports[RL_MAX_PORTS];
+	char shortopts[RR_OPT_SHORT_LEN(sizeof(opts) / sizeof(opts[0]))];
+	struct option longopts[sizeof(opts) / sizeof(opts[0])];
+	char err[RR_ERRLEN];
+	int cpus[RR_MAX_CPUS];
 	bool have_server = false;
-	int c, n, i;
+	unsigned long v;
+	uint32_t nlist;
+	int c, i;
 
-	toolopt_build(opts, shortopts, longopts);
+	rr_opt_build(opts, shortopts, longopts);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (c) {
@@ -174,17 +178,10 @@ static int parse_args(int argc, char **argv, struct rl_config *cfg)
 			have_server = true;
 			break;
 		case 'p':
-			n = toolopt_list(optarg, 65535, ports, RL_MAX_PORTS);
-			for (i = 0; i < n; i++)
-				if (!ports[i])
-					n = -EINVAL;
-			if (n < 0)
-				return usage_error(
-					"-p needs ports 1-65535 separated by commas, not '%s'",
-					optarg);
-			for (i = 0; i < n; i++)
-				cfg->ports[i] = (uint16_t)ports[i];
-			cfg->nports = n;
+			if (rr_parse_ports(optarg, cfg->ports, RL_MAX_PORTS,
+					   &nlist, err, sizeof(err)))
+				return usage_error("-p: %s", err);
+			cfg->nports = (int)nlist;
 			break;
 		case 'f':
 			cfg->fn_override = rr_registry_find(optarg);
@@ -242,13 +239,17 @@ static int parse_args(int argc, char **argv, struct rl_config *cfg)
 			cfg->quiet = true;
 			break;
 		case OPT_CPUS:
-			n = toolopt_list(optarg, CPU_SETSIZE - 1, cfg->cpus,
+			if (rr_parse_cpus(optarg, cpus, &nlist, err,
+					  sizeof(err)))
+				return usage_error("--cpus: %s", err);
+			if (nlist > RL_MAX_THREADS) {
+				snprintf(err, sizeof(err), "at most %d CPUs",
 					 RL_MAX_THREADS);
-			if (n < 0)
-				return usage_error(
-					"--cpus needs a CPU list like 0,2-3, not '%s'",
-					optarg);
-			cfg->ncpus = n;
+				return usage_error("--cpus: %s", err);
+			}
+			for (i = 0; i < (int)nlist; i++)
+				cfg->cpus[i] = (unsigned long)cpus[i];
+			cfg->ncpus = (int)nlist;
 			break;
 		case OPT_ENGINE:
 			if (!strcmp(optarg, "xdp"))
@@ -265,10 +266,10 @@ static int parse_args(int argc, char **argv, struct rl_config *cfg)
 			cfg->dst_mac = optarg;
 			break;
 		case 'h':
-			toolopt_usage(stdout, SYNOPSIS, ABOUT, opts);
+			rr_opt_usage(stdout, SYNOPSIS, ABOUT, opts);
 			exit(0);
 		default:
-			toolopt_bad("rrload", c, optopt, argv, optind);
+			rr_opt_complain("rrload", c, argv);
 			return 2;
 		}
 	}

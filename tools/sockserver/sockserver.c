@@ -27,7 +27,8 @@
 #include <sys/socket.h>
 
 #include "registry.h"
-#include "../rrload/toolopt.h"
+#include "config.h"
+#include "opttable.h"
 
 #define MAX_PORTS 32
 #define MAX_THREADS 64
@@ -36,7 +37,7 @@
 
 enum { OPT_SIMPLE = 256, OPT_CPUS, OPT_BUSY };
 
-static const struct toolopt opts[] = {
+static const struct rr_opt opts[] = {
 	{ "port", 'p', "PORT[,PORT...]",
 	  "serve the function registered on each port (default 1232)" },
 	{ "function", 'f', "NAME", "serve NAME on every port given instead" },
@@ -329,27 +330,23 @@ static int usage_error(const char *fmt, const char *arg)
 
 static int parse_args(int argc, char **argv, struct srv_config *cfg)
 {
-	char shortopts[3 * TOOLOPT_MAX + 2];
-	struct option longopts[TOOLOPT_MAX + 1];
-	unsigned long v, ports[MAX_PORTS];
-	int c, n, i;
+	char shortopts[RR_OPT_SHORT_LEN(sizeof(opts) / sizeof(opts[0]))];
+	struct option longopts[sizeof(opts) / sizeof(opts[0])];
+	char err[RR_ERRLEN];
+	int cpus[RR_MAX_CPUS];
+	unsigned long v;
+	uint32_t nlist;
+	int c, i;
 
-	toolopt_build(opts, shortopts, longopts);
+	rr_opt_build(opts, shortopts, longopts);
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			n = toolopt_list(optarg, 65535, ports, MAX_PORTS);
-			for (i = 0; i < n; i++)
-				if (!ports[i])
-					n = -EINVAL;
-			if (n < 0)
-				return usage_error(
-					"-p needs ports 1-65535 separated by commas, not '%s'",
-					optarg);
-			for (i = 0; i < n; i++)
-				cfg->ports[i] = (uint16_t)ports[i];
-			cfg->nports = n;
+			if (rr_parse_ports(optarg, cfg->ports, MAX_PORTS,
+					   &nlist, err, sizeof(err)))
+				return usage_error("-p: %s", err);
+			cfg->nports = (int)nlist;
 			break;
 		case 'f':
 			cfg->fn_override = rr_registry_find(optarg);
@@ -359,14 +356,14 @@ static int parse_args(int argc, char **argv, struct srv_config *cfg)
 					optarg);
 			break;
 		case 't':
-			if (toolopt_ulong(optarg, 1, MAX_THREADS, &v))
+			if (rr_parse_ulong(optarg, 1, MAX_THREADS, &v))
 				return usage_error(
 					"-t must be a number in 1..64, not '%s'",
 					optarg);
 			cfg->threads = (unsigned int)v;
 			break;
 		case 'b':
-			if (toolopt_ulong(optarg, 1, MAX_BATCH, &v))
+			if (rr_parse_ulong(optarg, 1, MAX_BATCH, &v))
 				return usage_error(
 					"-b must be a number in 1..256, not '%s'",
 					optarg);
@@ -376,13 +373,17 @@ static int parse_args(int argc, char **argv, struct srv_config *cfg)
 			cfg->simple = true;
 			break;
 		case OPT_CPUS:
-			n = toolopt_list(optarg, CPU_SETSIZE - 1, cfg->cpus,
+			if (rr_parse_cpus(optarg, cpus, &nlist, err,
+					  sizeof(err)))
+				return usage_error("--cpus: %s", err);
+			if (nlist > MAX_THREADS) {
+				snprintf(err, sizeof(err), "at most %d CPUs",
 					 MAX_THREADS);
-			if (n < 0)
-				return usage_error(
-					"--cpus needs a CPU list like 0,2-3, not '%s'",
-					optarg);
-			cfg->ncpus = n;
+				return usage_error("--cpus: %s", err);
+			}
+			for (i = 0; i < (int)nlist; i++)
+				cfg->cpus[i] = (unsigned long)cpus[i];
+			cfg->ncpus = (int)nlist;
 			break;
 		case OPT_BUSY:
 			cfg->busy = true;
@@ -391,10 +392,10 @@ static int parse_args(int argc, char **argv, struct srv_config *cfg)
 			cfg->verbose = true;
 			break;
 		case 'h':
-			toolopt_usage(stdout, SYNOPSIS, ABOUT, opts);
+			rr_opt_usage(stdout, SYNOPSIS, ABOUT, opts);
 			exit(0);
 		default:
-			toolopt_bad("sockserver", c, optopt, argv, optind);
+			rr_opt_complain("sockserver", c, argv);
 			return 2;
 		}
 	}
