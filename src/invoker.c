@@ -102,6 +102,9 @@ static int check_interface(struct rr_invoker *inv, const struct rr_config *cfg)
 			cfg->ifname, nrx, nrx == 1 ? "" : "s", inv->nqueues);
 		return -EINVAL;
 	}
+	if (inv->nqueues < (uint32_t)nrx)
+		pr_warn("serving %u of %s's %d RX queues: requests arriving on the others go to the kernel\n",
+			inv->nqueues, cfg->ifname, nrx);
 	if (inv->nqueues > RR_MAX_QUEUES) {
 		pr_warn("%s has %u RX queues; serving the first %u\n",
 			cfg->ifname, inv->nqueues, RR_MAX_QUEUES);
