@@ -39,7 +39,7 @@ tb_cli python3 tools/lib/ask.py "$TB_IP4_SRV" 7 "echo me"
 tb_cli python3 tools/lib/ask.py "$TB_IP6_SRV" 1232 "over IPv6"
 
 if [ -x "$BUILD/rrload" ]; then
-	echo "== load: rrload, 64 sockets, 2 s per function, every reply verified"
+	echo "== load: rrload, 64 sockets, 2 s over both functions, every reply verified"
 	tb_cli "$BUILD/rrload" -s "$TB_IP4_SRV" -p 1232,7 -c 64 -l 1-1400 \
 		-d 2 -q || echo "demo: rrload reported a problem" >&2
 fi
