@@ -23,7 +23,7 @@
 #include "invoker.h"
 #include "log.h"
 
-static int count_rx_queues(const char *ifname)
+int rr_count_rx_queues(const char *ifname)
 {
 	char path[PATH_MAX];
 	struct dirent *de;
@@ -90,7 +90,7 @@ static int check_interface(struct rr_invoker *inv, const struct rr_config *cfg)
 		pr_warn("no network interface named '%s'\n", cfg->ifname);
 		return -ENODEV;
 	}
-	nrx = count_rx_queues(cfg->ifname);
+	nrx = rr_count_rx_queues(cfg->ifname);
 	if (nrx <= 0) {
 		pr_warn("cannot count the RX queues of %s\n", cfg->ifname);
 		return nrx ? nrx : -ENODEV;

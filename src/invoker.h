@@ -122,6 +122,9 @@ static inline struct rr_sock *rr_sock_at(struct rr_invoker *inv, uint32_t q,
 	return &inv->socks[(q * inv->nthreads + t) * inv->nports + slot];
 }
 
+/* The interface's RX queue count (from sysfs), or -errno. */
+int rr_count_rx_queues(const char *ifname);
+
 /* Loads, attaches and creates every UMEM and socket; -errno on failure
  * with the reason logged. */
 int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg);

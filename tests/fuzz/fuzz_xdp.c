@@ -43,6 +43,7 @@
 #include "frames.h"
 #include "log.h"
 #include "packet.h"
+#include "invoker.h"
 #include "reqrouter.skel.h"
 #include "rr_shared.h"
 
@@ -520,23 +521,6 @@ static void hexdump(const uint8_t *f, uint32_t len)
 		fputc('\n', stderr);
 }
 
-static int count_rx_queues(const char *ifname)
-{
-	char path[128];
-	struct dirent *de;
-	int n = 0;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", ifname);
-	d = opendir(path);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d)))
-		n += !strncmp(de->d_name, "rx-", 3);
-	closedir(d);
-	return n;
-}
-
 static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 {
 	char *end;
@@ -614,7 +598,7 @@ int main(int argc, char **argv)
 
 	if (ifname) {
 		ctx.ingress_ifindex = if_nametoindex(ifname);
-		nq = count_rx_queues(ifname);
+		nq = rr_count_rx_queues(ifname);
 		if (!ctx.ingress_ifindex || nq <= 0) {
 			fprintf(stderr, "fuzz_xdp: no device '%s'\n", ifname);
 			return 1;

@@ -86,10 +86,10 @@ void rl_pin(const struct rl_config *cfg, unsigned int idx)
 	if (!cfg->ncpus)
 		return;
 	CPU_ZERO(&set);
-	CPU_SET(cfg->cpus[idx % (unsigned int)cfg->ncpus], &set);
+	CPU_SET(cfg->cpus[idx % cfg->ncpus], &set);
 	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
-		fprintf(stderr, "rrload: cannot pin thread %u to CPU %lu\n",
-			idx, cfg->cpus[idx % (unsigned int)cfg->ncpus]);
+		fprintf(stderr, "rrload: cannot pin thread %u to CPU %d\n", idx,
+			cfg->cpus[idx % cfg->ncpus]);
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -160,11 +160,10 @@ static int parse_args(int argc, char **argv, struct rl_config *cfg)
 	char shortopts[RR_OPT_SHORT_LEN(sizeof(opts) / sizeof(opts[0]))];
 	struct option longopts[sizeof(opts) / sizeof(opts[0])];
 	char err[RR_ERRLEN];
-	int cpus[RR_MAX_CPUS];
 	bool have_server = false;
 	unsigned long v;
 	uint32_t nlist;
-	int c, i;
+	int c;
 
 	rr_opt_build(opts, shortopts, longopts);
 	opterr = 0;
@@ -239,17 +238,9 @@ static int parse_args(int argc, char **argv, struct rl_config *cfg)
 			cfg->quiet = true;
 			break;
 		case OPT_CPUS:
-			if (rr_parse_cpus(optarg, cpus, &nlist, err,
+			if (rr_parse_cpus(optarg, cfg->cpus, &cfg->ncpus, err,
 					  sizeof(err)))
 				return usage_error("--cpus: %s", err);
-			if (nlist > RL_MAX_THREADS) {
-				snprintf(err, sizeof(err), "at most %d CPUs",
-					 RL_MAX_THREADS);
-				return usage_error("--cpus: %s", err);
-			}
-			for (i = 0; i < (int)nlist; i++)
-				cfg->cpus[i] = (unsigned long)cpus[i];
-			cfg->ncpus = (int)nlist;
 			break;
 		case OPT_ENGINE:
 			if (!strcmp(optarg, "xdp"))

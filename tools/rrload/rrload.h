@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 
 #include "hist.h"
+#include "config.h"
 #include "rr_function.h"
 
 #define RL_MAX_PORTS 32
@@ -42,8 +43,8 @@ struct rl_config {
 	bool busy;
 	bool quiet;
 	const char *json;
-	unsigned long cpus[RL_MAX_THREADS];
-	int ncpus;
+	int cpus[RR_MAX_CPUS]; /* --cpus, as rr_parse_cpus() gives it */
+	uint32_t ncpus;
 	/* XDP engine */
 	bool engine_xdp;
 	const char *ifname;

@@ -69,8 +69,8 @@ struct srv_config {
 	bool simple;
 	bool busy;
 	bool verbose;
-	unsigned long cpus[MAX_THREADS];
-	int ncpus;
+	int cpus[RR_MAX_CPUS]; /* --cpus, as rr_parse_cpus() gives it */
+	uint32_t ncpus;
 };
 
 struct srv_thread {
@@ -155,7 +155,7 @@ static void pin(const struct srv_config *cfg, unsigned int idx)
 	if (!cfg->ncpus)
 		return;
 	CPU_ZERO(&set);
-	CPU_SET(cfg->cpus[idx % (unsigned int)cfg->ncpus], &set);
+	CPU_SET(cfg->cpus[idx % cfg->ncpus], &set);
 	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
 		fprintf(stderr, "sockserver: cannot pin thread %u\n", idx);
 }
@@ -333,7 +333,6 @@ static int parse_args(int argc, char **argv, struct srv_config *cfg)
 	char shortopts[RR_OPT_SHORT_LEN(sizeof(opts) / sizeof(opts[0]))];
 	struct option longopts[sizeof(opts) / sizeof(opts[0])];
 	char err[RR_ERRLEN];
-	int cpus[RR_MAX_CPUS];
 	unsigned long v;
 	uint32_t nlist;
 	int c, i;
@@ -373,17 +372,9 @@ static int parse_args(int argc, char **argv, struct srv_config *cfg)
 			cfg->simple = true;
 			break;
 		case OPT_CPUS:
-			if (rr_parse_cpus(optarg, cpus, &nlist, err,
+			if (rr_parse_cpus(optarg, cfg->cpus, &cfg->ncpus, err,
 					  sizeof(err)))
 				return usage_error("--cpus: %s", err);
-			if (nlist > MAX_THREADS) {
-				snprintf(err, sizeof(err), "at most %d CPUs",
-					 MAX_THREADS);
-				return usage_error("--cpus: %s", err);
-			}
-			for (i = 0; i < (int)nlist; i++)
-				cfg->cpus[i] = (unsigned long)cpus[i];
-			cfg->ncpus = (int)nlist;
 			break;
 		case OPT_BUSY:
 			cfg->busy = true;
