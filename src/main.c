@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <grp.h>
 #include <pwd.h>
 
 #include <net/if.h>
