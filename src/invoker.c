@@ -41,43 +41,42 @@ int rr_count_rx_queues(const char *ifname)
 	return n;
 }
 
-static int read_mac(const char *ifname, uint8_t *mac)
-{
-	unsigned int b[6];
-	char path[PATH_MAX];
-	FILE *f;
-	int i, ok;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/address", ifname);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	ok = fscanf(f, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4],
-		    &b[5]) == 6;
-	fclose(f);
-	if (!ok)
-		return -EINVAL;
-	for (i = 0; i < 6; i++)
-		mac[i] = (uint8_t)b[i];
-	return 0;
-}
-
-static int read_mtu(const char *ifname, uint32_t *mtu)
+/* Reads /sys/class/net/IFNAME/ATTR into buf, without the newline. */
+static int read_sysfs(const char *ifname, const char *attr, char *buf,
+		      size_t len)
 {
 	char path[PATH_MAX];
-	unsigned int v;
 	FILE *f;
 	int ok;
 
-	snprintf(path, sizeof(path), "/sys/class/net/%s/mtu", ifname);
+	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", ifname, attr);
 	f = fopen(path, "r");
 	if (!f)
 		return -errno;
-	ok = fscanf(f, "%u", &v) == 1;
+	ok = fgets(buf, (int)len, f) != NULL;
 	fclose(f);
 	if (!ok)
 		return -EINVAL;
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+static int read_mac_mtu(const char *ifname, uint8_t *mac, uint32_t *mtu)
+{
+	unsigned int b[6], v;
+	char buf[64];
+	int i;
+
+	if (read_sysfs(ifname, "mtu", buf, sizeof(buf)) ||
+	    sscanf(buf, "%u", &v) != 1)
+		return -EINVAL;
 	*mtu = v;
+	if (read_sysfs(ifname, "address", buf, sizeof(buf)) ||
+	    sscanf(buf, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4],
+		   &b[5]) != 6)
+		return -EINVAL;
+	for (i = 0; i < 6; i++)
+		mac[i] = (uint8_t)b[i];
 	return 0;
 }
 
@@ -110,9 +109,7 @@ static int check_interface(struct rr_invoker *inv, const struct rr_config *cfg)
 			cfg->ifname, inv->nqueues, RR_MAX_QUEUES);
 		inv->nqueues = RR_MAX_QUEUES;
 	}
-	ret = read_mtu(cfg->ifname, &inv->mtu);
-	if (!ret)
-		ret = read_mac(cfg->ifname, inv->mac);
+	ret = read_mac_mtu(cfg->ifname, inv->mac, &inv->mtu);
 	if (ret) {
 		pr_warn("cannot read the MTU and MAC address of %s\n",
 			cfg->ifname);
@@ -233,6 +230,18 @@ static int create_sockets(struct rr_invoker *inv)
 	return 0;
 }
 
+/* Zeroed, cache-line aligned: per-queue and per-worker state. The size is
+ * a multiple of RR_CACHELINE, as aligned_alloc() wants, since the structs
+ * are cache-line aligned. */
+static void *zalloc_aligned(size_t size)
+{
+	void *p = aligned_alloc(RR_CACHELINE, size);
+
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
+
 int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 {
 	uint32_t i, p, nsocks;
@@ -250,18 +259,12 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 		return ret;
 
 	nsocks = inv->nqueues * inv->nthreads * inv->nports;
-	inv->umems =
-		aligned_alloc(RR_CACHELINE, sizeof(*inv->umems) * inv->nqueues);
-	inv->workers = aligned_alloc(RR_CACHELINE, sizeof(*inv->workers) *
-							   inv->nqueues *
-							   inv->nthreads);
-	inv->socks = aligned_alloc(RR_CACHELINE, sizeof(*inv->socks) * nsocks);
+	inv->umems = zalloc_aligned(sizeof(*inv->umems) * inv->nqueues);
+	inv->workers = zalloc_aligned(sizeof(*inv->workers) * inv->nqueues *
+				      inv->nthreads);
+	inv->socks = zalloc_aligned(sizeof(*inv->socks) * nsocks);
 	if (!inv->umems || !inv->workers || !inv->socks)
 		return -ENOMEM;
-	memset(inv->umems, 0, sizeof(*inv->umems) * inv->nqueues);
-	memset(inv->workers, 0,
-	       sizeof(*inv->workers) * inv->nqueues * inv->nthreads);
-	memset(inv->socks, 0, sizeof(*inv->socks) * nsocks);
 
 	ret = rr_xdp_load(&inv->xdp, inv->mac);
 	if (ret)
