@@ -41,17 +41,6 @@ from() {
 	return $rc
 }
 
-serves() { # N: N requests over 16 sockets, IPv4 and IPv6, all answered
-	local out=$RR_TMP/serves.out rc=0
-	tb_cli python3 $RR_LIB/udpclient.py "$TB_IP4_SRV" 1232:reverse,7:echo \
-		-n "$1" -s 16 -q >"$out" 2>&1 || rc=1
-	tail -n 1 "$out" | sed 's/^/    /'
-	tb_cli python3 $RR_LIB/udpclient.py "$TB_IP6_SRV" 1232:reverse,7:echo \
-		-n "$1" -s 16 -q >"$out" 2>&1 || rc=1
-	tail -n 1 "$out" | sed 's/^/    /'
-	return $rc
-}
-
 stop_rr() { # LABEL: SIGTERM, exit 0, nothing attached
 	rr_kill_wait TERM 5
 	check_eq "$1: SIGTERM exit status" 0 "$RR_RC"

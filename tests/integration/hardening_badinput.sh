@@ -39,17 +39,6 @@ rr_start main -i "$TB_IF_SRV" -q 4 --metrics-file "$M" ||
 	die "reqrouter -i $TB_IF_SRV -q 4 did not start"
 tb_wait_file "$M" 5 || die "no metrics file at $M"
 
-serves() { # N: N requests over 16 sockets, IPv4 and IPv6, all answered
-	local out=$RR_TMP/serves.out rc=0
-	tb_cli python3 $RR_LIB/udpclient.py "$TB_IP4_SRV" 1232:reverse,7:echo \
-		-n "$1" -s 16 -q >"$out" 2>&1 || rc=1
-	tail -n 1 "$out" | sed 's/^/    /'
-	tb_cli python3 $RR_LIB/udpclient.py "$TB_IP6_SRV" 1232:reverse,7:echo \
-		-n "$1" -s 16 -q >"$out" 2>&1 || rc=1
-	tail -n 1 "$out" | sed 's/^/    /'
-	return $rc
-}
-
 check "before the battery: 200 IPv4 + 200 IPv6 requests answered" serves 200
 
 say "== background: rrload, 200 requests/s to echo (port 7) on 16 sockets"

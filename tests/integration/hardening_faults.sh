@@ -41,26 +41,15 @@ rr_start main -i "$TB_IF_SRV" -q 1 -t 1 -b 4 --metrics-file "$M" ||
 	die "reqrouter -q 1 -t 1 -b 4 did not start"
 tb_wait_file "$M" 5 || die "no metrics file at $M"
 
-serves() { # N: N requests over 16 sockets, IPv4 then IPv6, all answered
-	local out=$RR_TMP/serves.out rc=0
-	tb_cli python3 $RR_LIB/udpclient.py "$TB_IP4_SRV" 1232:reverse,7:echo \
-		-n "$1" -s 16 -q --timeout 3 >"$out" 2>&1 || rc=1
-	tail -n 1 "$out" | sed 's/^/    /'
-	tb_cli python3 $RR_LIB/udpclient.py "$TB_IP6_SRV" 1232:reverse,7:echo \
-		-n "$1" -s 16 -q --timeout 3 >"$out" 2>&1 || rc=1
-	tail -n 1 "$out" | sed 's/^/    /'
-	return $rc
-}
-
 # serves_again N SECONDS: after a fault, retry until N requests per family
 # are all answered (ARP and ND may have to run again first).
 serves_again() {
 	local end=$((SECONDS + $2))
 	while [ $SECONDS -lt $end ]; do
-		serves "$1" >/dev/null 2>&1 && { serves "$1"; return; }
+		serves "$1" --timeout 3 >/dev/null 2>&1 && { serves "$1" --timeout 3; return; }
 		sleep 0.5
 	done
-	serves "$1"
+	serves "$1" --timeout 3
 }
 
 at_rest() { # WHAT MAX_KERNEL
@@ -75,7 +64,7 @@ at_rest() { # WHAT MAX_KERNEL
 
 m() { metric "$M" "$@"; }
 
-check "before: 100 IPv4 + 100 IPv6 requests answered" serves 100
+check "before: 100 IPv4 + 100 IPv6 requests answered" serves 100 --timeout 3
 
 say "== overload: rrload 64 sockets x 64 in flight x 1400 B, plus the XDP engine's flood, 5 s"
 tb_cli_bg "$RRLOAD" -s "$TB_IP4_SRV" -p 1232 -c 64 -w 64 -l 1400 \
@@ -175,7 +164,7 @@ sed -n 's/^total: /    total: /p' "$RR_OUT"
 # say so and exit non-zero rather than hang or crash.
 say "== the server's interface deleted while reqrouter runs"
 rr_start gone -i "$TB_IF_SRV" -q 1 || die "reqrouter did not start again"
-check "serves before the interface goes" serves 50
+check "serves before the interface goes" serves 50 --timeout 3
 ip -n "$TB_NS_SRV" link del dev "$TB_IF_SRV"
 rr_wait_exit 5
 check "interface deleted: exits within 5 s with a non-zero status ($RR_RC)" \

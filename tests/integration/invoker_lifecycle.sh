@@ -30,7 +30,7 @@ xdp_prog() { # the attached program as "name id", or nothing
 			print nm, id }'
 }
 
-serves() { # N: N requests over 16 sockets all answered correctly
+serves_v4() { # N: N IPv4 requests over 16 sockets all answered correctly
 	tb_cli python3 $RR_LIB/udpclient.py "$TB_IP4_SRV" 1232:reverse,7:echo \
 		-n "$1" -s 16 -q >"$RR_TMP/serves.out" 2>&1
 	local rc=$?
@@ -42,7 +42,7 @@ for sig in TERM INT; do
 	say "== SIG$sig"
 	rr_start "sig$sig" -i "$TB_IF_SRV" -q 4 || die "reqrouter did not start"
 	check "attached: program '$(xdp_prog)'" xdp_on_srv
-	check "serves 100 requests" serves 100
+	check "serves 100 requests" serves_v4 100
 	rr_kill_wait "$sig" 2
 	check_eq "SIG$sig: exit status within 2 s (took ${RR_ELAPSED_MS} ms)" 0 "$RR_RC"
 	[ "$RR_RC" = running ] && rr_kill_wait KILL 2
@@ -86,7 +86,7 @@ if rr_start restart -i "$TB_IF_SRV" -q 4 -t 2; then
 	ok "restart over the stale program: ready"
 	check "restart: logs 'replacing a stale' program" \
 		grep -q 'replacing a stale' "$RR_ERR"
-	check "restart: serves 500 requests" serves 500
+	check "restart: serves 500 requests" serves_v4 500
 	now=$(xdp_prog)
 	check "restart: a new program is attached ($stale -> $now)" \
 		test -n "$now" -a "$now" != "$stale"
@@ -131,6 +131,6 @@ check "detached: no XDP program on $TB_IF_SRV" eval '! xdp_on_srv'
 
 say "== and it starts cleanly afterwards"
 rr_start after -i "$TB_IF_SRV" -q 4 || bad "restart after the detach: not ready"
-[ -n "$RR_PID" ] && check "after the detach: serves 100 requests" serves 100
+[ -n "$RR_PID" ] && check "after the detach: serves 100 requests" serves_v4 100
 [ -n "$RR_PID" ] && rr_kill_wait TERM 2
 rr_finish

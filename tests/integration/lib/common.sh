@@ -275,3 +275,16 @@ udp_csum_errors() {
 udp6_csum_errors() {
 	tb_cli awk '$1 == "Udp6InCsumErrors" { print $2 }' /proc/net/snmp6
 }
+
+# serves N [UDPCLIENT-ARGS...]: N requests over 16 sockets to reverse and
+# echo, over IPv4 and then IPv6; true if every one was answered correctly.
+serves() {
+	local n=$1 out=$RR_TMP/serves.out rc=0 addr
+	shift
+	for addr in "$TB_IP4_SRV" "$TB_IP6_SRV"; do
+		tb_cli python3 $RR_LIB/udpclient.py "$addr" 1232:reverse,7:echo \
+			-n "$n" -s 16 -q "$@" >"$out" 2>&1 || rc=1
+		tail -n 1 "$out" | sed 's/^/    /'
+	done
+	return $rc
+}
