@@ -21,6 +21,15 @@ TB_IP6_SRV=fd00:7272::1
 TB_IP6_CLI=fd00:7272::2
 
 tb_srv() { ip netns exec "$TB_NS_SRV" "$@"; }
+# tb_sysctl NS KEY VALUE: set a sysctl (net.ipv6.conf.IF.x) inside NS by
+# writing /proc/sys, so the bed needs no procps; a knob that cannot be set
+# fails the set-up instead of leaving a noisier bed than the tests expect.
+tb_sysctl() {
+	ip netns exec "$1" sh -c 'printf "%s\n" "$2" >"$1"' _ \
+		"/proc/sys/${2//.//}" "$3" && return 0
+	echo "testbed: cannot set $2=$3 in $1" >&2
+	return 1
+}
 tb_cli() { ip netns exec "$TB_NS_CLI" "$@"; }
 # Background variants: the command's own PID lands in TB_PID (a backgrounded
 # function would give the PID of a subshell, which a signal would not reach).
@@ -62,6 +71,21 @@ tb_setup() {
 		numrxqueues "$queues" type veth peer name "$TB_IF_CLI" \
 		netns "$TB_NS_CLI" numtxqueues "$queues" \
 		numrxqueues "$queues" || { tb_teardown; return 1; }
+	# A silent bed: the kernels send nothing of their own over the veth
+	# once it is up (no router solicitations, no DAD probes; addresses
+	# stay on link down), so a test can count every frame it sent. MLD
+	# reports for the addresses' groups still go out in the first second
+	# or two after the link comes up.
+	local ns dev knob
+	for ns in "$TB_NS_SRV:$TB_IF_SRV" "$TB_NS_CLI:$TB_IF_CLI"; do
+		dev=${ns#*:}
+		ns=${ns%%:*}
+		for knob in router_solicitations=0 accept_ra=0 dad_transmits=0 \
+			keep_addr_on_down=1; do
+			tb_sysctl "$ns" "net.ipv6.conf.$dev.${knob%=*}" \
+				"${knob#*=}" || { tb_teardown; return 1; }
+		done
+	done
 	tb_srv ip link set lo up
 	tb_cli ip link set lo up
 	tb_srv ip addr add "$TB_IP4_SRV/24" dev "$TB_IF_SRV"

@@ -27,9 +27,6 @@ case $BUILD in
 */san) [ -x "${BUILD%/san}/rrload" ] && RRLOAD=${BUILD%/san}/rrload ;;
 esac
 
-# The client kernel's router solicitations would land in not_udp while the
-# battery counts it.
-tb_cli sysctl -qw "net.ipv6.conf.$TB_IF_CLI.router_solicitations=0"
 # veth accepts MTU + 4 bytes (room for one VLAN tag): a client MTU of 1504
 # lets an untagged request be 4 bytes over the server's MTU, too big for
 # any reply. The server keeps 1500.

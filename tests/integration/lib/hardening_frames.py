@@ -50,7 +50,7 @@ sys.dont_write_bytecode = True  # no __pycache__ left in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rawframes import (  # noqa: E402
     csum16, mac_bytes, mac_str, open_packet_socket, parse_frame,
-    udp_checksum, recv_frame)
+    udp_checksum, recv_frame, describe_frame)
 
 ETH_P_IP, ETH_P_IPV6, ETH_P_ARP = 0x0800, 0x86DD, 0x0806
 Q, AD = 0x8100, 0x88A8
@@ -508,6 +508,11 @@ class Battery:
         self.replies = {}  # our source port -> [(frame, parsed)]
         self.sink = []
         self.notes = []
+        # Frames the client's kernel sent that the test did not ask for
+        # (IPv6 chatter: MLD, router or neighbour solicitations). The bed
+        # is made silent; these are watched so a round is never judged on
+        # a frame the test did not send.
+        self.foreign = []
 
     def say(self, ok, msg):
         print(("ok    " if ok else "FAIL  ") + msg, flush=True)
@@ -529,17 +534,30 @@ class Battery:
     def pump(self, until):
         """Collect replies from the function port until the deadline."""
         while True:
-            got = recv_frame(self.raw, max(0.0, until - time.monotonic()))
+            got = recv_frame(self.raw, max(0.0, until - time.monotonic()),
+                             self.outgoing)
             if got is None:
                 return
             p = parse_frame(*got)
             if p and p.sport == self.a.port:
                 self.replies.setdefault(p.dport, []).append((got[0], p))
 
+    def outgoing(self, data):
+        """The client's own traffic to the server is UDP between the two
+        addresses (the ordinary requests and the background load); any
+        other frame its kernel sends is chatter the test did not send."""
+        p = parse_frame(data, None)
+        ours = {ipaddress.ip_address(a) for a in (
+            self.a.src4, self.a.dst4, self.a.src6, self.a.dst6)}
+        if p and p.src in ours and p.dst in ours:
+            return
+        self.foreign.append(describe_frame(data))
+
     def settle(self):
         """Wait until the XDP counters other than redirects (background
-        traffic) stand still, so the client kernel's early IPv6 chatter
-        is over: at most 10 s."""
+        traffic) stand still and the client kernel has sent nothing of
+        its own for 1.5 s, so its early IPv6 chatter (MLD reports after
+        the link came up) is over: at most 10 s."""
         last, still = None, 0
         end = time.monotonic() + 10
         while time.monotonic() < end:
@@ -547,14 +565,15 @@ class Battery:
             cur = {k: v for k, v in snap.items()
                    if k.startswith("reqrouter_xdp_packets_total") and
                    'reason="function"' not in k}
-            if cur and cur == last:
+            cur["foreign"] = len(self.foreign)
+            if len(cur) > 1 and cur == last:
                 still += 1
                 if still >= 15:
                     return snap
             else:
                 still = 0
             last = cur
-            time.sleep(0.1)
+            self.pump(time.monotonic() + 0.1)
         return self.metrics.read()
 
     def check_reply(self, k, frame, p, payload):
@@ -726,6 +745,7 @@ class Battery:
         socket after each, then wait until the metrics and the replies
         add up exactly (or the time is up)."""
         sent, send_errs, goods = {}, {}, []
+        foreign_before = len(self.foreign)
         for idx, cls in rnd:
             k, frames, err = self.send_class(idx, cls)
             sent[idx] = (k, frames)
@@ -776,6 +796,12 @@ class Battery:
         if shared:
             self.say(False, "round [%s]: %s" % (
                 " ".join(c[0] for _, c in rnd), "; ".join(shared)))
+        chatter = self.foreign[foreign_before:]
+        if chatter:
+            self.say(False, "round [%s]: the client kernel sent %d frame(s) "
+                     "of its own meanwhile, so the counts above may include "
+                     "them: %s" % (" ".join(c[0] for _, c in rnd),
+                                   len(chatter), "; ".join(chatter[:4])))
         return snap
 
     def run(self, classes):
@@ -783,8 +809,12 @@ class Battery:
         if not base:
             self.say(False, "no metrics at %s" % self.a.metrics)
             return 1
+        quiet_from = len(self.foreign)  # chatter while settling is fine
         for rnd in rounds(classes):
             base = self.run_round(rnd, base)
+        chatter = len(self.foreign) - quiet_from
+        self.say(not chatter, "the bed stayed silent: the client kernel sent "
+                 "%d frame(s) of its own during the rounds" % chatter)
         for n in self.notes:
             print("note  " + n)
         print("battery: %d classes, %d frames each, %d failed"

@@ -127,9 +127,11 @@ def open_packet_socket(ifname):
     return s
 
 
-def recv_frame(s, timeout):
+def recv_frame(s, timeout, on_outgoing=None):
     """One incoming frame: (bytes, outer tag (tpid, tci) or None), or None
-    after TIMEOUT seconds. Our own outgoing frames are skipped."""
+    after TIMEOUT seconds. Outgoing frames (the host's own; a packet
+    socket never sees what it sent itself) are skipped, after being handed
+    to ON_OUTGOING when given."""
     end = time.monotonic() + timeout
     while True:
         left = end - time.monotonic()
@@ -141,6 +143,8 @@ def recv_frame(s, timeout):
         except socket.timeout:
             return None
         if addr[2] == PACKET_OUTGOING:
+            if on_outgoing:
+                on_outgoing(data)
             continue
         outer = None
         for level, typ, cdata in anc:
@@ -157,6 +161,25 @@ def recv_frame(s, timeout):
 
 class Parsed:
     pass
+
+
+def describe_frame(data):
+    """A few words on a frame: EtherType, protocol, addresses, ICMPv6 type."""
+    if len(data) < 14:
+        return "runt frame of %d bytes" % len(data)
+    et = struct.unpack_from("!H", data, 12)[0]
+    if et == ETH_P_IPV6 and len(data) >= 54:
+        src = ipaddress.ip_address(data[22:38])
+        dst = ipaddress.ip_address(data[38:54])
+        what = "IPv6 next header %d" % data[20]
+        if data[20] == 58 and len(data) > 54:
+            what = "ICMPv6 type %d" % data[54]
+        return "%s %s > %s" % (what, src, dst)
+    if et == ETH_P_IP and len(data) >= 34:
+        return "IPv4 protocol %d %s > %s" % (
+            data[23], ipaddress.ip_address(data[26:30]),
+            ipaddress.ip_address(data[30:34]))
+    return "EtherType 0x%04x" % et
 
 
 def parse_frame(data, outer):
