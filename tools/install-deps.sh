@@ -1,14 +1,26 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# Installs the Debian packages reqrouter needs to build, test and demo, and
-# only those that are missing, so a second run costs a dpkg query.
+# Installs the Debian packages reqrouter needs to build, test, demo and
+# benchmark, and only those that are missing, so a second run costs a dpkg
+# query. Extra package names on the command line are installed the same way
+# (tools/test-fresh asks for debootstrap).
+#
+# A program that a script calls belongs here even where Debian images
+# usually have it: `make test-fresh` runs everything on a minimal root and
+# fails on whatever this list forgot.
 set -eu
 
-PKGS="make gcc clang llvm libbpf-dev libxdp-dev xdp-tools libelf-dev
-zlib1g-dev libcmocka-dev libinih-dev libcap-ng-dev bpftool ethtool iproute2
-iputils-ping netcat-openbsd python3 gnuplot-nox clang-format"
-# Compiler runtime for `make test SAN=1` and the libFuzzer targets.
-PKGS="$PKGS libclang-rt-14-dev"
+# The build: compilers, BPF tooling, libraries.
+PKGS="make gcc clang llvm bpftool libbpf-dev libxdp-dev libelf-dev zlib1g-dev
+libinih-dev libcap-ng-dev"
+# Compiler runtime for `make test SAN=1` and the libFuzzer targets; cmocka.
+PKGS="$PKGS libclang-rt-14-dev libcmocka-dev"
+# Programs the tests, the demo and the tools call: ip, ethtool, ping, nc,
+# python3 (clients and analysis), xdp-tools, gnuplot (bench plots),
+# procps (sysctl, free, ps), git (bench records the commit), clang-format.
+PKGS="$PKGS iproute2 ethtool iputils-ping netcat-openbsd python3 xdp-tools
+gnuplot-nox procps git clang-format"
+PKGS="$PKGS $*"
 
 missing=""
 for p in $PKGS; do
