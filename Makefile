@@ -62,7 +62,7 @@ ALL_OBJS := $(call obj,$(SRC_MAIN) $(SRC_LIB) $(FN_SRCS) \
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(SKELS) $(BPF_OBJS)
-.PHONY: all clean test demo deps bench fuzz help format format-check
+.PHONY: all clean test test-fresh demo deps bench fuzz help format format-check
 
 all: $(BUILD)/reqrouter $(TOOLS) $(BPF_OBJS)
 
@@ -72,6 +72,8 @@ help:
 	@echo '                two-namespace test bed and tear it down'
 	@echo 'make test       install packages, build and run every test tier,'
 	@echo '                then the unit and invoker tests again under ASan/UBSan'
+	@echo 'make test-fresh make demo and make test on a minimal Debian 12'
+	@echo '                root made with debootstrap (tools/test-fresh)'
 	@echo 'make deps       install missing Debian packages (apt-get)'
 	@echo 'make bench      short benchmark run (tools/bench)'
 	@echo 'make format     reformat C sources with clang-format'
@@ -130,6 +132,11 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory tests-build
 	$(Q)$(MAKE) --no-print-directory SAN=1 tests-build
 	$(Q)BUILD=build SAN_BUILD=build/san tests/run.sh
+
+# The README's set-up on a minimal Debian 12 root: catches a missing
+# install step that this machine's own packages would hide.
+test-fresh:
+	$(Q)tools/test-fresh
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
