@@ -11,4 +11,5 @@ static int echo_handler(const struct rr_request *req, uint8_t *buf, size_t len,
 	return (int)len;
 }
 
-RR_FUNCTION(echo, 7, "echo the payload back (RFC 862)", echo_handler);
+RR_FUNCTION_FLAGS(echo, 7, "echo the payload back (RFC 862)", echo_handler,
+		  RR_FN_PURE);

@@ -20,4 +20,5 @@ static int reverse_handler(const struct rr_request *req, uint8_t *buf,
 	return (int)len;
 }
 
-RR_FUNCTION(reverse, 1232, "reverse the payload", reverse_handler);
+RR_FUNCTION_FLAGS(reverse, 1232, "reverse the payload", reverse_handler,
+		  RR_FN_PURE);

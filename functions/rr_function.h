@@ -16,8 +16,14 @@
  *
  *	RR_FUNCTION(reverse, 1232, "reverse the payload", reverse_handler);
  *
+ * or, for a pure function (see RR_FN_PURE):
+ *
+ *	RR_FUNCTION_FLAGS(reverse, 1232, "reverse the payload",
+ *			  reverse_handler, RR_FN_PURE);
+ *
  * The build links every .c file of functions/ into reqrouter and the tools, so
- * dropping a file here is all it takes.
+ * dropping a file here is all it takes. A function may also ship an XDP
+ * implementation in functions/NAME.bpf.c (see rr_xdp.h).
  */
 #ifndef RR_FUNCTION_H
 #define RR_FUNCTION_H
@@ -46,8 +52,16 @@ struct rr_function {
 	const char *name;
 	const char *description;
 	rr_handler_t handler;
-	uint16_t port; /* default port; the config may move it */
+	uint16_t port;	/* default port; the config may move it */
+	uint32_t flags; /* RR_FN_* */
 };
+
+/*
+ * The function is pure: the same request payload always gets the same
+ * reply, whoever sends it and whenever. Its replies may then be answered
+ * from a cache inside the XDP program (config: cache, cache_ttl).
+ */
+#define RR_FN_PURE (1U << 0)
 
 /*
  * Registration collects pointers in the "rr_functions" section; the linker
@@ -55,15 +69,19 @@ struct rr_function {
  * structs themselves keep the section a dense array whatever padding or
  * sanitizer redzones the compiler adds to the structs.
  */
-#define RR_FUNCTION(_name, _port, _desc, _handler)                     \
+#define RR_FUNCTION_FLAGS(_name, _port, _desc, _handler, _flags)       \
 	static const struct rr_function rr_function_##_name = {        \
 		.name = #_name,                                        \
 		.description = _desc,                                  \
 		.handler = _handler,                                   \
 		.port = _port,                                         \
+		.flags = _flags,                                       \
 	};                                                             \
 	static const struct rr_function *const rr_function_ptr_##_name \
 		__attribute__((used, section("rr_functions"))) =       \
 			&rr_function_##_name
+
+#define RR_FUNCTION(_name, _port, _desc, _handler) \
+	RR_FUNCTION_FLAGS(_name, _port, _desc, _handler, 0)
 
 #endif /* RR_FUNCTION_H */

@@ -16,6 +16,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "rr_shared.h"
+#include "rr_xdp.h"
 
 #define IP_MF 0x2000
 #define IP_OFFSET 0x1fff
@@ -26,6 +27,9 @@
  * zeros turns the check off (the BPF tests load the program bare).
  */
 const volatile __u8 if_mac[ETH_ALEN] = {};
+/* The interface's MTU, set before load: the longest reply the in-kernel
+ * tier may send, as user space computes it. */
+const volatile __u32 if_mtu = 1500;
 
 struct vlan_hdr {
 	__be16 tci;
@@ -39,25 +43,6 @@ struct {
 	__type(value, struct rr_port_conf);
 	__uint(max_entries, 65536);
 } port_map SEC(".maps");
-
-/* AF_XDP sockets, keyed by RR_XSK_KEY(queue, slot, thread). */
-struct {
-	__uint(type, BPF_MAP_TYPE_XSKMAP);
-	__type(key, __u32);
-	__type(value, __u32);
-	__uint(max_entries, RR_XSKMAP_SIZE);
-} xsks_map SEC(".maps");
-
-/*
- * Round-robin cursor per (queue, slot). A queue is processed by one NAPI
- * context at a time, so plain increments do not race.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, __u32);
-	__uint(max_entries, RR_MAX_QUEUES *RR_MAX_PORTS);
-} rr_cursor SEC(".maps");
 
 /* Allowed source prefixes per function slot, for ports with
  * RR_PORT_ALLOWLIST set. */
@@ -77,28 +62,41 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } acl_v6 SEC(".maps");
 
-/* Packets per (queue, enum rr_xdp_stat), per CPU. */
+/* The functions' XDP programs, by slot, for ports with RR_PORT_XDP. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, RR_MAX_PORTS);
+} fn_progs SEC(".maps");
+
+/* The reply cache (struct rr_cache_entry), mapped into user space, which
+ * fills it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct rr_cache_entry);
+	__uint(max_entries, RR_CACHE_ENTRIES);
+	__uint(map_flags, BPF_F_MMAPABLE);
+} reply_cache SEC(".maps");
+
+/* A request's and a cached reply's bytes while one is checked. */
+struct cache_scratch {
+	__u64 req[RR_CACHE_WORDS];
+	__u64 reply[RR_CACHE_WORDS];
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
-	__type(value, __u64);
-	__uint(max_entries, RR_STATS_SIZE);
-} xdp_stats SEC(".maps");
+	__type(value, struct cache_scratch);
+	__uint(max_entries, 1);
+} cache_scratch SEC(".maps");
 
 struct cursor {
 	void *pos;
 	void *end;
 };
-
-static __always_inline int count(__u32 queue, enum rr_xdp_stat stat, int act)
-{
-	__u32 key = queue * RR_XDP_STAT_MAX + stat;
-	__u64 *cnt = bpf_map_lookup_elem(&xdp_stats, &key);
-
-	if (cnt)
-		*cnt += 1;
-	return act;
-}
 
 /* Returns the EtherType after the Ethernet header and up to two tags;
  * *stat says why the frame is not ours (a group address at either end,
@@ -234,6 +232,184 @@ static __always_inline int parse_ipv6(struct cursor *c, __u32 *l4_len)
 	return ip6h->nexthdr;
 }
 
+/*
+ * Describes the request for the in-kernel tier, as user space's rr_serve()
+ * would see it, and applies its checks: a bad IPv4 header checksum or a
+ * zero UDP checksum over IPv6 is malformed, and the request must leave
+ * room for a reply of its own size under the MTU (and the amplification
+ * limit, which only narrows the room). Returns 0, or -enum rr_drop.
+ */
+static __always_inline int describe(struct xdp_md *ctx, struct rr_xdp_req *req,
+				    const struct rr_port_conf *conf, void *l3,
+				    struct udphdr *udp, int ipv6)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	__u32 room, hdr, l3_off = l3 - data, l4_off = (void *)udp - data;
+	__u64 cap;
+
+	if ((void *)(udp + 1) > end)
+		return -RR_DROP_MALFORMED;
+	req->l3_off = l3_off;
+	req->l4_off = l4_off;
+	req->payload_off = l4_off + sizeof(*udp);
+	req->payload_len = bpf_ntohs(udp->len) - sizeof(*udp);
+	req->src_port = bpf_ntohs(udp->source);
+	req->dst_port = bpf_ntohs(udp->dest);
+	req->family = ipv6 ? AF_INET6 : AF_INET;
+	if (ipv6 && !udp->check)
+		return -RR_DROP_MALFORMED; /* RFC 8200 8.1 */
+	if (!ipv6) {
+		struct iphdr *ip = l3;
+
+		if ((void *)(ip + 1) > end)
+			return -RR_DROP_MALFORMED;
+		if (rr_fold16(rr_xdp_csum(ctx, l3_off, ip->ihl * 4)) != 0xffff)
+			return -RR_DROP_MALFORMED;
+	}
+
+	room = l3_off + if_mtu;
+	if (room > l3_off + 0xffff)
+		room = l3_off + 0xffff;
+	room = room > req->payload_off ? room - req->payload_off : 0;
+	if (req->payload_len > room)
+		return -RR_DROP_REPLY_TOO_BIG;
+	req->amp_limited = 0;
+	if (conf->max_amplification) {
+		hdr = req->payload_off - l3_off;
+		cap = (__u64)conf->max_amplification *
+			      (hdr + req->payload_len) -
+		      hdr;
+		if (cap < room) {
+			room = cap;
+			req->amp_limited = 1;
+		}
+	}
+	req->room = room > 0xffff ? 0xffff : room;
+	return 0;
+}
+
+/*
+ * Answers a repeated request of a pure function from the reply cache.
+ * The request's bytes are compared in full, not only its hash, and the
+ * entry is read between two looks at its sequence count (atomic reads,
+ * which order the loads between them), so an entry a worker is
+ * rewriting answers nothing. Returns XDP_TX, or -1 on a miss with the
+ * frame untouched.
+ */
+static __always_inline int cache_answer(struct xdp_md *ctx,
+					struct rr_xdp_req *req,
+					const struct rr_port_conf *conf)
+{
+	__u32 len = req->payload_len, zero = 0, key, rlen, i;
+	struct cache_scratch *sc;
+	struct rr_cache_entry *e;
+	__u64 h, s1, s2, diff = 0;
+
+	if (len > conf->cache_max_payload || len > RR_CACHE_MAX_PAYLOAD)
+		return -1;
+	sc = bpf_map_lookup_elem(&cache_scratch, &zero);
+	if (!sc)
+		return -1;
+#pragma unroll
+	for (i = 0; i < RR_CACHE_WORDS; i++)
+		sc->req[i] = 0;
+	if (len && bpf_xdp_load_bytes(ctx, req->payload_off, sc->req, len))
+		return -1;
+	h = rr_cache_hash(sc->req, (len + 7) / 8, req->dst_port, len);
+	key = h & (RR_CACHE_ENTRIES - 1);
+	e = bpf_map_lookup_elem(&reply_cache, &key);
+	if (!e)
+		return -1;
+	s1 = __sync_fetch_and_add(&e->seq, 0);
+	if (s1 & 1 || e->hash != h || e->port != req->dst_port ||
+	    e->req_len != len || e->gen != conf->cache_gen)
+		return -1;
+	if (e->expires_ns && bpf_ktime_get_ns() > e->expires_ns)
+		return -1;
+	rlen = e->reply_len;
+	if (rlen > RR_CACHE_MAX_PAYLOAD || rlen > req->room)
+		return -1;
+#pragma unroll
+	for (i = 0; i < RR_CACHE_WORDS; i++) {
+		diff |= e->req[i] ^ sc->req[i];
+		sc->reply[i] = e->reply[i];
+	}
+	s2 = __sync_fetch_and_add(&e->seq, 0);
+	if (diff || s1 != s2)
+		return -1;
+
+	/* From here the frame changes: a failure can no longer punt. */
+	if (rr_xdp_resize(ctx, req, rlen))
+		return -1;
+	if (rlen && bpf_xdp_store_bytes(ctx, req->payload_off, sc->reply, rlen))
+		return -2;
+	if (rr_xdp_build_reply(ctx, req, rlen))
+		return -2;
+	rr_fn_count(req, RR_FN_CACHE_HIT);
+	return rr_count(req->queue, RR_XDP_TX_CACHE, XDP_TX);
+}
+
+/*
+ * The in-kernel tier: the reply cache for a pure function, or a tail call
+ * into the function's own XDP program. Returns the action when the
+ * request was dealt with here, -1 when it goes on to the AF_XDP sockets.
+ */
+static __always_inline int in_kernel(struct xdp_md *ctx,
+				     const struct rr_port_conf *conf, void *l3,
+				     struct udphdr *udp, int ipv6, __u32 queue)
+{
+	struct rr_xdp_req *req;
+	__u32 zero = 0;
+	int ret;
+
+	req = bpf_map_lookup_elem(&rr_req, &zero);
+	if (!req)
+		return -1;
+	req->queue = queue;
+	req->slot = conf->slot;
+	req->nsocks = conf->nsocks;
+	ret = describe(ctx, req, conf, l3, udp, ipv6);
+
+	if (conf->flags & RR_PORT_CACHE) {
+		/* User space judges what the cache cannot answer. */
+		if (ret)
+			return -1;
+		ret = cache_answer(ctx, req, conf);
+		if (ret == -2) {
+			rr_fn_count(req,
+				    RR_FN_XDP_DROP + RR_DROP_FUNCTION_ERROR);
+			return rr_count(queue, RR_XDP_DROP_FUNCTION, XDP_DROP);
+		}
+		if (ret < 0)
+			rr_fn_count(req, RR_FN_CACHE_MISS);
+		return ret;
+	}
+
+	/* Too long for the in-kernel tier (or for what the operator lets it
+	 * take): the C implementation answers. */
+	if (!ret &&
+	    (req->payload_len > conf->xdp_max_payload ||
+	     req->payload_len > RR_XDP_MAX_PAYLOAD ||
+	     (long)ctx->data_end - (long)ctx->data > RR_XDP_MAX_FRAME)) {
+		rr_fn_count(req, RR_FN_XDP_RX);
+		rr_fn_count(req, RR_FN_XDP_PUNT);
+		ret = rr_redirect(queue, req->slot, req->nsocks);
+		return rr_count(queue,
+				ret == XDP_REDIRECT ? RR_XDP_REDIRECT_PUNT
+						    : RR_XDP_PASS_NO_SOCKET,
+				ret);
+	}
+	if (ret) {
+		rr_fn_count(req, RR_FN_XDP_RX);
+		rr_fn_count(req, RR_FN_XDP_DROP - ret);
+		return rr_count(queue, RR_XDP_DROP_FUNCTION, XDP_DROP);
+	}
+	bpf_tail_call(ctx, &fn_progs, conf->slot);
+	/* No program in the slot (being replaced): user space answers. */
+	return -1;
+}
+
 SEC("xdp")
 int reqrouter_xdp(struct xdp_md *ctx)
 {
@@ -243,19 +419,20 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	};
 	__u32 queue = ctx->rx_queue_index;
 	struct rr_port_conf *conf, *sconf;
-	__u32 l4_len = 0, key, *rr;
+	__u32 l4_len = 0, key;
 	struct udphdr *udph;
 	int proto, act, ipv6, not_ours = 0;
 	void *l3;
 
 	if (queue >= RR_MAX_QUEUES)
-		return count(RR_MAX_QUEUES, RR_XDP_PASS_QUEUE_RANGE, XDP_PASS);
+		return rr_count(RR_MAX_QUEUES, RR_XDP_PASS_QUEUE_RANGE,
+				XDP_PASS);
 
 	proto = parse_eth(&c, &not_ours);
 	/* Broadcast and multicast are the kernel's: answering a group
 	 * address would be a reply from it, and a reflector. */
 	if (proto >= 0 && not_ours)
-		return count(queue, not_ours, XDP_PASS);
+		return rr_count(queue, not_ours, XDP_PASS);
 	l3 = c.pos;
 	ipv6 = proto == ETH_P_IPV6;
 	if (proto == ETH_P_IP)
@@ -263,27 +440,27 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	else if (proto == ETH_P_IPV6)
 		proto = parse_ipv6(&c, &l4_len);
 	else if (proto < 0)
-		return count(queue, RR_XDP_PASS_MALFORMED, XDP_PASS);
+		return rr_count(queue, RR_XDP_PASS_MALFORMED, XDP_PASS);
 	else
-		return count(queue, RR_XDP_PASS_NOT_IP, XDP_PASS);
+		return rr_count(queue, RR_XDP_PASS_NOT_IP, XDP_PASS);
 
 	if (proto < 0)
-		return count(queue, -proto, XDP_PASS);
+		return rr_count(queue, -proto, XDP_PASS);
 	if (proto != IPPROTO_UDP)
-		return count(queue, RR_XDP_PASS_NOT_UDP, XDP_PASS);
+		return rr_count(queue, RR_XDP_PASS_NOT_UDP, XDP_PASS);
 
 	udph = c.pos;
 	if ((void *)(udph + 1) > c.end)
-		return count(queue, RR_XDP_PASS_MALFORMED, XDP_PASS);
+		return rr_count(queue, RR_XDP_PASS_MALFORMED, XDP_PASS);
 	/* A datagram must fit the IP payload; the kernel drops it otherwise. */
 	if (bpf_ntohs(udph->len) < sizeof(*udph) ||
 	    bpf_ntohs(udph->len) > l4_len)
-		return count(queue, RR_XDP_PASS_MALFORMED, XDP_PASS);
+		return rr_count(queue, RR_XDP_PASS_MALFORMED, XDP_PASS);
 
 	key = bpf_ntohs(udph->dest);
 	conf = bpf_map_lookup_elem(&port_map, &key);
 	if (!conf || !conf->nsocks || conf->slot >= RR_MAX_PORTS)
-		return count(queue, RR_XDP_PASS_NO_FUNCTION, XDP_PASS);
+		return rr_count(queue, RR_XDP_PASS_NO_FUNCTION, XDP_PASS);
 	/*
 	 * A reply to port 0 is meaningless, and one to a service that answers
 	 * anything (echo, daytime, chargen, time, or a function of ours, here
@@ -292,29 +469,25 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	 */
 	key = bpf_ntohs(udph->source);
 	if (key == 0 || key == 7 || key == 13 || key == 19 || key == 37)
-		return count(queue, RR_XDP_DROP_LOOP_PORT, XDP_DROP);
+		return rr_count(queue, RR_XDP_DROP_LOOP_PORT, XDP_DROP);
 	sconf = bpf_map_lookup_elem(&port_map, &key);
 	if (sconf && sconf->nsocks)
-		return count(queue, RR_XDP_DROP_LOOP_PORT, XDP_DROP);
+		return rr_count(queue, RR_XDP_DROP_LOOP_PORT, XDP_DROP);
 	/* Unwanted sources cost one lookup and go no further. */
 	if (conf->flags & RR_PORT_ALLOWLIST &&
 	    !source_allowed(l3, c.end, ipv6, conf->slot))
-		return count(queue, RR_XDP_DROP_NOT_ALLOWED, XDP_DROP);
+		return rr_count(queue, RR_XDP_DROP_NOT_ALLOWED, XDP_DROP);
 
-	key = queue * RR_MAX_PORTS + conf->slot;
-	rr = bpf_map_lookup_elem(&rr_cursor, &key);
-	if (!rr)
-		return count(queue, RR_XDP_PASS_NO_SOCKET, XDP_PASS);
-	if (*rr >= conf->nsocks || *rr >= RR_MAX_THREADS)
-		*rr = 0;
-	key = RR_XSK_KEY(queue, conf->slot, *rr);
-	*rr += 1;
+	if (conf->flags & (RR_PORT_XDP | RR_PORT_CACHE)) {
+		act = in_kernel(ctx, conf, l3, udph, ipv6, queue);
+		if (act >= 0)
+			return act;
+	}
 
-	/* XDP_PASS as the fallback: a missing socket never drops silently. */
-	act = bpf_redirect_map(&xsks_map, key, XDP_PASS);
+	act = rr_redirect(queue, conf->slot, conf->nsocks);
 	if (act != XDP_REDIRECT)
-		return count(queue, RR_XDP_PASS_NO_SOCKET, act);
-	return count(queue, RR_XDP_REDIRECT, act);
+		return rr_count(queue, RR_XDP_PASS_NO_SOCKET, act);
+	return rr_count(queue, RR_XDP_REDIRECT, act);
 }
 
 char _license[] SEC("license") = "GPL";

@@ -28,10 +28,112 @@ struct rr_port_conf {
 	__u32 slot;   /* function slot, 0..RR_MAX_PORTS-1 */
 	__u32 nsocks; /* sockets per queue for this port (= workers) */
 	__u32 flags;  /* RR_PORT_* */
+	/* A reply's IP packet may be at most this many times the request's;
+	 * 0: no limit. The XDP tier and the cache apply it as user space does. */
+	__u32 max_amplification;
+	/* Cached replies written under another generation are stale: bumped
+	 * whenever the function's settings change. */
+	__u32 cache_gen;
+	__u32 cache_max_payload; /* cache requests up to this many bytes */
+	__u32 xdp_max_payload;	 /* longer requests skip the XDP program */
 };
+
+/*
+ * The largest frame the in-kernel tier handles: a veth (or any driver
+ * without multi-buffer XDP) caps the MTU near 3.5 KB for a program like
+ * ours; longer requests go to user space.
+ */
+#define RR_XDP_MAX_FRAME 3584
+#define RR_XDP_MAX_PAYLOAD (RR_XDP_MAX_FRAME - 22 - 48)
 
 /* Only sources in the allow-lists (acl_v4/acl_v6) reach this function. */
 #define RR_PORT_ALLOWLIST (1U << 0)
+/* The function's XDP program (fn_progs[slot]) sees requests first. */
+#define RR_PORT_XDP (1U << 1)
+/* A pure function served in user space: repeated requests are answered
+ * from the reply cache. */
+#define RR_PORT_CACHE (1U << 2)
+
+/*
+ * Why a request got no reply, the same in both tiers: X(enum suffix, label).
+ * User space counts them per socket, the XDP tier per (queue, function).
+ */
+#define RR_DROPS(X)                         \
+	X(MALFORMED, "malformed")           \
+	X(NOT_UNICAST, "not_unicast")       \
+	X(FUNCTION_ERROR, "function_error") \
+	X(REPLY_TOO_BIG, "reply_too_big")   \
+	X(AMPLIFICATION, "amplification")
+
+#define RR_DROP_ENUM(name, label) RR_DROP_##name,
+enum rr_drop { RR_DROP_NONE, RR_DROPS(RR_DROP_ENUM) RR_DROP_MAX };
+#undef RR_DROP_ENUM
+
+/*
+ * What the in-kernel tier did with a function's requests, per (queue,
+ * function slot), per CPU: the XDP program's answers and punts, the reply
+ * cache's hits and misses, and one drop counter per enum rr_drop.
+ */
+#define RR_FN_STATS(X)                                              \
+	X(XDP_RX, "xdp_rx")	    /* given to the XDP program */  \
+	X(XDP_TX, "xdp_tx")	    /* answered by it (XDP_TX) */   \
+	X(XDP_PUNT, "xdp_punt")	    /* handed on to user space */   \
+	X(CACHE_HIT, "cache_hit")   /* answered from the cache */   \
+	X(CACHE_MISS, "cache_miss") /* looked up, not answerable */ \
+	X(XDP_DROP, "xdp_drop")	    /* first of RR_DROP_MAX drop counters */
+
+#define RR_FN_STAT_ENUM(name, label) RR_FN_##name,
+enum rr_fn_stat { RR_FN_STATS(RR_FN_STAT_ENUM) };
+#undef RR_FN_STAT_ENUM
+#define RR_FN_STAT_MAX (RR_FN_XDP_DROP + RR_DROP_MAX)
+#define RR_FN_STATS_KEY(queue, slot, stat) \
+	(((queue)*RR_MAX_PORTS + (slot)) * RR_FN_STAT_MAX + (stat))
+#define RR_FN_STATS_SIZE (RR_MAX_QUEUES * RR_MAX_PORTS * RR_FN_STAT_MAX)
+
+/*
+ * The reply cache: a direct-mapped table in an mmapable array that user
+ * space fills (AF_XDP replies bypass TC egress, so no BPF program sees
+ * them) and the XDP program reads. An entry answers a request only if
+ * port, generation, length and every request byte match, and it has not
+ * expired. @seq is a sequence lock: odd while a worker rewrites the entry,
+ * so a reader that sees it change in between answers nothing.
+ */
+#define RR_CACHE_MAX_PAYLOAD 256 /* request and reply bytes per entry */
+#define RR_CACHE_WORDS (RR_CACHE_MAX_PAYLOAD / 8)
+#define RR_CACHE_ENTRIES 8192 /* a power of two */
+
+struct rr_cache_entry {
+	__u64 seq;
+	__u64 hash;
+	__u64 expires_ns; /* CLOCK_MONOTONIC, as bpf_ktime_get_ns(); 0: never */
+	__u32 gen;
+	__u16 port;
+	__u16 req_len;
+	__u16 reply_len;
+	__u16 pad[3];
+	__u64 req[RR_CACHE_WORDS]; /* zero beyond req_len */
+	__u64 reply[RR_CACHE_WORDS];
+};
+
+/*
+ * The entry's hash over the zero-padded request words; the same code runs
+ * in the XDP program and in user space. @nwords covers the request.
+ */
+static __inline __u64 rr_cache_hash(const __u64 *w, __u32 nwords, __u32 port,
+				    __u32 len)
+{
+	__u64 h = 0x9e3779b97f4a7c15ULL ^ ((__u64)port << 32 | len);
+	__u32 i;
+
+	for (i = 0; i < RR_CACHE_WORDS; i++) {
+		if (i >= nwords)
+			break;
+		h ^= w[i];
+		h *= 0xff51afd7ed558ccdULL;
+		h ^= h >> 29;
+	}
+	return h;
+}
 
 #define RR_MAX_ALLOW 1024 /* allow-list entries per address family */
 
@@ -69,7 +171,11 @@ struct rr_allow_v6 {
 	X(PASS_NOT_UNICAST, "pass", "not_unicast")        \
 	X(PASS_OTHER_HOST, "pass", "other_host")          \
 	X(DROP_NOT_ALLOWED, "drop", "source_not_allowed") \
-	X(DROP_LOOP_PORT, "drop", "loop_source_port")
+	X(DROP_LOOP_PORT, "drop", "loop_source_port")     \
+	X(TX_FUNCTION, "tx", "function")                  \
+	X(TX_CACHE, "tx", "cache")                        \
+	X(REDIRECT_PUNT, "redirect", "punted")            \
+	X(DROP_FUNCTION, "drop", "function")
 
 #define RR_XDP_STAT_ENUM(name, verdict, reason) RR_XDP_##name,
 enum rr_xdp_stat { RR_XDP_STATS(RR_XDP_STAT_ENUM) RR_XDP_STAT_MAX };

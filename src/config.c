@@ -173,6 +173,30 @@ int rr_parse_mode(const char *s, enum rr_xdp_mode *mode, char *err,
 	return 0;
 }
 
+static const char *const tier_names[] = {
+	[RR_TIER_AUTO] = "auto",
+	[RR_TIER_XDP] = "xdp",
+	[RR_TIER_USER] = "user",
+};
+
+const char *rr_tier_name(enum rr_tier tier)
+{
+	return tier <= RR_TIER_USER ? tier_names[tier] : "?";
+}
+
+int rr_parse_tier(const char *s, enum rr_tier *tier, char *err, size_t errlen)
+{
+	uint32_t i;
+
+	for (i = 0; i <= RR_TIER_USER; i++)
+		if (!strcmp(s, tier_names[i])) {
+			*tier = i;
+			return 0;
+		}
+	snprintf(err, errlen, "tier must be auto, xdp or user, not '%s'", s);
+	return -EINVAL;
+}
+
 int rr_parse_cidrs(const char *s, struct rr_cidr *out, uint32_t max,
 		   uint32_t *n, char *err, size_t errlen)
 {
@@ -269,6 +293,12 @@ int rr_config_init(struct rr_config *cfg, char *err, size_t errlen)
 		cfg->services[i].port = cfg->services[i].fn->port;
 		cfg->services[i].enabled = true;
 		cfg->services[i].max_amplification = RR_DEFAULT_AMPLIFICATION;
+		cfg->services[i].tier = RR_TIER_AUTO;
+		cfg->services[i].cache =
+			cfg->services[i].fn->flags & RR_FN_PURE;
+		cfg->services[i].cache_ttl = RR_DEFAULT_CACHE_TTL;
+		cfg->services[i].cache_max_payload = RR_CACHE_MAX_PAYLOAD;
+		cfg->services[i].xdp_max_payload = RR_XDP_MAX_PAYLOAD;
 	}
 	cfg->nservices = (uint32_t)n;
 	return 0;
@@ -362,6 +392,31 @@ static int function_key(struct ini_ctx *c, const char *name, const char *key,
 	if (!strcmp(key, "allow"))
 		return rr_parse_cidrs(val, svc->allow, RR_MAX_ALLOW_PER_FN,
 				      &svc->nallow, err, errlen);
+	if (!strcmp(key, "tier"))
+		return rr_parse_tier(val, &svc->tier, err, errlen);
+	if (!strcmp(key, "cache")) {
+		if (rr_parse_bool(val, &svc->cache, "cache", err, errlen))
+			return -EINVAL;
+		if (svc->cache && !(svc->fn->flags & RR_FN_PURE)) {
+			snprintf(
+				err, errlen,
+				"function '%s' is not declared pure (RR_FN_PURE): its replies cannot be cached",
+				name);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!strcmp(key, "cache_ttl"))
+		return rr_parse_u32(val, 0, RR_MAX_CACHE_TTL, &svc->cache_ttl,
+				    "cache_ttl (seconds)", err, errlen);
+	if (!strcmp(key, "xdp_max_payload"))
+		return rr_parse_u32(val, 0, RR_XDP_MAX_PAYLOAD,
+				    &svc->xdp_max_payload,
+				    "xdp_max_payload (bytes)", err, errlen);
+	if (!strcmp(key, "cache_max_payload"))
+		return rr_parse_u32(val, 1, RR_CACHE_MAX_PAYLOAD,
+				    &svc->cache_max_payload,
+				    "cache_max_payload (bytes)", err, errlen);
 	snprintf(err, errlen, "unknown key '%s' in [function %s]", key, name);
 	return -EINVAL;
 }
@@ -482,6 +537,18 @@ int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen)
 		}
 		if (!svc->enabled)
 			continue;
+		if (cfg->tier_set)
+			svc->tier = cfg->tier;
+		if (cfg->no_cache)
+			svc->cache = false;
+		if (svc->tier == RR_TIER_XDP &&
+		    !rr_registry_xdp(svc->fn->name)) {
+			snprintf(
+				err, errlen,
+				"function '%s' has no XDP implementation (functions/%s.bpf.c), so tier = xdp cannot serve it",
+				svc->fn->name, svc->fn->name);
+			return -EINVAL;
+		}
 		for (j = 0; j < i; j++) {
 			if (cfg->services[j].enabled &&
 			    cfg->services[j].port == svc->port) {

@@ -30,6 +30,16 @@ enum rr_xdp_mode {
 #define RR_MAX_AMPLIFICATION 1000
 #define RR_MAX_ALLOW_PER_FN 64
 
+/* Where a function's requests are answered. */
+enum rr_tier {
+	RR_TIER_AUTO, /* in XDP where the function has an implementation */
+	RR_TIER_XDP,  /* in XDP, or refuse to start */
+	RR_TIER_USER, /* always by the C function, in user space */
+};
+
+#define RR_DEFAULT_CACHE_TTL 60 /* seconds a cached reply answers */
+#define RR_MAX_CACHE_TTL 86400
+
 /* An address prefix of an allow-list. */
 struct rr_cidr {
 	int family; /* AF_INET or AF_INET6 */
@@ -48,6 +58,15 @@ struct rr_service {
 	/* Sources allowed to call it; none listed: every source. */
 	struct rr_cidr allow[RR_MAX_ALLOW_PER_FN];
 	uint32_t nallow;
+	enum rr_tier tier;
+	/* A pure function's replies answer repeated requests from the
+	 * in-kernel cache: for requests up to cache_max_payload bytes, for
+	 * cache_ttl seconds (0: until the function's settings change). */
+	bool cache;
+	uint32_t cache_ttl;
+	uint32_t cache_max_payload;
+	/* Requests with longer payloads skip the XDP implementation. */
+	uint32_t xdp_max_payload;
 };
 
 struct rr_config {
@@ -57,6 +76,9 @@ struct rr_config {
 	uint32_t batch;
 	enum rr_xdp_mode mode;
 	bool busy_poll;
+	bool tier_set; /* --tier: every function's tier */
+	enum rr_tier tier;
+	bool no_cache; /* --no-cache: no function's replies are cached */
 	int cpus[RR_MAX_CPUS];
 	uint32_t ncpus; /* 0: every CPU the process may run on */
 	char metrics_file[PATH_MAX];
@@ -101,6 +123,8 @@ int rr_parse_ports(const char *s, uint16_t *ports, uint32_t max,
 		   uint32_t *nports, char *err, size_t errlen);
 int rr_parse_mode(const char *s, enum rr_xdp_mode *mode, char *err,
 		  size_t errlen);
+int rr_parse_tier(const char *s, enum rr_tier *tier, char *err, size_t errlen);
+const char *rr_tier_name(enum rr_tier tier);
 /* "198.51.100.0/24, 2001:db8::/32": IPv4 and IPv6 prefixes, appended to
  * the *n already in out (repeated and continued 'allow' lines add up); a
  * bare address is a full-length prefix. On error *n is unchanged. */

@@ -12,16 +12,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <linux/ethtool.h>
 #include <linux/if_link.h>
 #include <linux/if_xdp.h>
+#include <linux/sockios.h>
 #include <net/if.h>
 #include <xdp/libxdp.h>
 
 #include "invoker.h"
 #include "log.h"
+#include "registry.h"
 
 int rr_count_rx_queues(const char *ifname)
 {
@@ -242,6 +246,80 @@ static void *zalloc_aligned(size_t size)
 	return p;
 }
 
+/*
+ * A veth hands its peer XDP_TX frames only while the peer runs an XDP
+ * program of its own; without one, every reply sent from XDP is lost.
+ * We cannot see the peer (it may live in another namespace), so say it.
+ */
+static void warn_veth_peer(const struct rr_invoker *inv)
+{
+	struct ethtool_drvinfo info = { .cmd = ETHTOOL_GDRVINFO };
+	struct ifreq ifr = { 0 };
+	bool in_kernel = false;
+	uint32_t p;
+	int fd;
+
+	for (p = 0; p < inv->nports; p++)
+		in_kernel |= inv->tier_xdp[p] || inv->cached[p];
+	if (!in_kernel)
+		return;
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0)
+		return;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", inv->cfg->ifname);
+	ifr.ifr_data = (void *)&info;
+	if (!ioctl(fd, SIOCETHTOOL, &ifr) && !strcmp(info.driver, "veth"))
+		pr_warn("%s is a veth: replies sent from XDP reach its peer only while an XDP program runs there (any, even one that passes everything); --tier user avoids XDP_TX\n",
+			inv->cfg->ifname);
+	close(fd);
+}
+
+/*
+ * Where function @slot is answered: its XDP program when it has one and
+ * the tier allows (auto falls back to user space with a warning if the
+ * kernel refuses the program; xdp stops the start-up), and for a pure
+ * function served in user space, the reply cache.
+ */
+static int choose_tier(struct rr_invoker *inv, uint32_t slot,
+		       struct rr_port_conf *conf)
+{
+	const struct rr_service *svc = inv->services[slot];
+	const struct rr_xdp_impl *impl = rr_registry_xdp(svc->fn->name);
+	char why[RR_ERRLEN];
+	int ret;
+
+	if (impl && svc->tier != RR_TIER_USER) {
+		ret = rr_xdp_load_function(&inv->xdp, slot, impl, why,
+					   sizeof(why));
+		if (!ret) {
+			inv->tier_xdp[slot] = true;
+			conf->flags |= RR_PORT_XDP;
+			return 0;
+		}
+		if (svc->tier == RR_TIER_XDP) {
+			pr_warn("cannot load the XDP implementation of '%s': %s\n",
+				svc->fn->name, why);
+			return ret;
+		}
+		pr_warn("the XDP implementation of '%s' is not used (%s); its C implementation answers\n",
+			svc->fn->name, why);
+	}
+	if (svc->cache && svc->fn->flags & RR_FN_PURE) {
+		ret = rr_xdp_map_cache(&inv->xdp);
+		if (ret) {
+			pr_warn("cannot map the reply cache: %s; '%s' is served uncached\n",
+				strerror(-ret), svc->fn->name);
+			return 0;
+		}
+		/* Entries of an earlier configuration never match. */
+		inv->cache_gen[slot] += 1;
+		conf->cache_gen = inv->cache_gen[slot];
+		inv->cached[slot] = true;
+		conf->flags |= RR_PORT_CACHE;
+	}
+	return 0;
+}
+
 int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 {
 	uint32_t i, p, nsocks;
@@ -266,7 +344,7 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	if (!inv->umems || !inv->workers || !inv->socks)
 		return -ENOMEM;
 
-	ret = rr_xdp_load(&inv->xdp, inv->mac);
+	ret = rr_xdp_load(&inv->xdp, inv->mac, inv->mtu);
 	if (ret)
 		return ret;
 	ret = rr_xdp_attach(&inv->xdp, inv->ifindex, cfg->mode);
@@ -278,20 +356,34 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	/* Ports last: until now every packet went to the kernel. */
 	for (p = 0; p < inv->nports; p++) {
 		const struct rr_service *svc = inv->services[p];
+		struct rr_port_conf conf = {
+			.slot = p,
+			.nsocks = inv->nthreads,
+			.flags = svc->nallow ? RR_PORT_ALLOWLIST : 0,
+			.max_amplification = svc->max_amplification,
+			.cache_max_payload = svc->cache_max_payload,
+			.xdp_max_payload = svc->xdp_max_payload,
+		};
 
 		for (i = 0; i < svc->nallow; i++) {
 			ret = rr_xdp_allow(&inv->xdp, p, &svc->allow[i]);
 			if (ret)
 				return ret;
 		}
-		ret = rr_xdp_set_port(&inv->xdp, svc->port, p, inv->nthreads,
-				      svc->nallow ? RR_PORT_ALLOWLIST : 0);
+		ret = choose_tier(inv, p, &conf);
 		if (ret)
 			return ret;
-		pr_info("serving '%s' on UDP port %u%s\n", svc->fn->name,
+		ret = rr_xdp_set_port(&inv->xdp, svc->port, &conf);
+		if (ret)
+			return ret;
+		pr_info("serving '%s' on UDP port %u%s, %s%s\n", svc->fn->name,
 			svc->port,
-			svc->nallow ? " to the sources in its allow-list" : "");
+			svc->nallow ? " to the sources in its allow-list" : "",
+			inv->tier_xdp[p] ? "in XDP first (tier xdp)"
+					 : "in user space (tier user)",
+			inv->cached[p] ? ", replies cached in XDP" : "");
 	}
+	warn_veth_peer(inv);
 	inv->ready = true;
 	return 0;
 }

@@ -32,8 +32,10 @@ struct rr_sock_stats {
 	uint64_t rx;
 	uint64_t tx;
 	uint64_t drops[RR_DROP_MAX];
-	uint64_t tx_ring_full; /* batches held back: TX had no room */
-	uint64_t kick_errors;  /* sendto() failures other than backpressure */
+	uint64_t tx_ring_full;	/* batches held back: TX had no room */
+	uint64_t kick_errors;	/* sendto() failures other than backpressure */
+	uint64_t cache_inserts; /* replies stored in the reply cache */
+	uint64_t cache_evictions; /* ... over a live entry of another request */
 };
 
 struct rr_sock {
@@ -75,6 +77,7 @@ struct rr_worker {
 	bool started;
 	uint64_t frames_held; /* taken off RX, not yet on TX or fill */
 	/* Scratch for one round over the sockets. */
+	struct rr_keep keep; /* a request's payload, for the reply cache */
 	struct xdp_desc tx[RR_MAX_BATCH];
 	uint64_t recycle[RR_MAX_BATCH * RR_MAX_PORTS];
 } __attribute__((aligned(RR_CACHELINE)));
@@ -90,7 +93,12 @@ struct rr_invoker {
 	uint32_t nthreads;
 	uint32_t nports;
 	const struct rr_service *services[RR_MAX_PORTS]; /* by slot */
-	struct rr_umem *umems;				 /* [nqueues] */
+	/* By slot: answered in XDP first; replies cached (in the XDP
+	 * program's reply_cache, mapped at xdp.cache) under cache_gen. */
+	bool tier_xdp[RR_MAX_PORTS];
+	bool cached[RR_MAX_PORTS];
+	uint32_t cache_gen[RR_MAX_PORTS];
+	struct rr_umem *umems;	   /* [nqueues] */
 	struct rr_worker *workers; /* [nqueues * nthreads] */
 	struct rr_sock *socks;	   /* [nqueues][nthreads][nports] */
 	bool zerocopy;

@@ -37,11 +37,16 @@ static void list_functions(const struct rr_config *cfg)
 {
 	uint32_t i;
 
-	printf("%-16s %-6s %s\n", "function", "port", "description");
-	for (i = 0; i < cfg->nservices; i++)
-		printf("%-16s %-6u %s%s\n", cfg->services[i].fn->name,
-		       cfg->services[i].port, cfg->services[i].fn->description,
-		       cfg->services[i].enabled ? "" : " (disabled)");
+	printf("%-16s %-6s %-9s %-5s %s\n", "function", "port", "tiers", "pure",
+	       "description");
+	for (i = 0; i < cfg->nservices; i++) {
+		const struct rr_service *svc = &cfg->services[i];
+
+		printf("%-16s %-6u %-9s %-5s %s%s\n", svc->fn->name, svc->port,
+		       rr_registry_xdp(svc->fn->name) ? "xdp,user" : "user",
+		       svc->fn->flags & RR_FN_PURE ? "yes" : "no",
+		       svc->fn->description, svc->enabled ? "" : " (disabled)");
+	}
 }
 
 /*

@@ -5,6 +5,7 @@
  * over it, so a reader never sees half a file.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,8 +51,12 @@ static void header(FILE *out, const char *name, const char *type,
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-#define SOCK_LABELS "port=\"%u\",function=\"%s\",queue=\"%u\",thread=\"%u\""
+#define SOCK_LABELS \
+	"port=\"%u\",function=\"%s\",queue=\"%u\",thread=\"%u\",tier=\"user\""
 #define SOCK_ARGS(s, q, t) (s)->svc->port, (s)->svc->fn->name, q, t
+/* The in-kernel tier counts per (queue, function), not per thread. */
+#define FN_LABELS "port=\"%u\",function=\"%s\",queue=\"%u\""
+#define FN_ARGS(svc, q) (svc)->port, (svc)->fn->name, q
 
 /* Every socket, with its queue, thread and port slot. */
 #define for_each_sock(inv, s, q, t, p)                                \
@@ -78,7 +83,76 @@ static const struct {
 	{ "reqrouter_kick_errors_total",
 	  "TX kicks (sendto) that failed other than by backpressure.",
 	  offsetof(struct rr_sock_stats, kick_errors) },
+	{ "reqrouter_cache_insertions_total",
+	  "Replies a worker stored in the reply cache.",
+	  offsetof(struct rr_sock_stats, cache_inserts) },
+	{ "reqrouter_cache_evictions_total",
+	  "Cache insertions that replaced a live entry of another request.",
+	  offsetof(struct rr_sock_stats, cache_evictions) },
 };
+
+/* The in-kernel tier's counters (enum rr_fn_stat) as metrics: rx, tx and
+ * drops share the user tier's names with tier="xdp". */
+static const struct {
+	const char *name;
+	const char *help;
+	uint32_t stat;
+	bool xdp_tier; /* only for functions answered in XDP */
+} fn_counters[] = {
+	{ "reqrouter_rx_packets_total", NULL, RR_FN_XDP_RX, true },
+	{ "reqrouter_tx_packets_total", NULL, RR_FN_XDP_TX, true },
+	{ "reqrouter_punted_packets_total",
+	  "Requests the in-kernel tier handed on to user space.",
+	  RR_FN_XDP_PUNT, true },
+	{ "reqrouter_cache_hits_total",
+	  "Requests answered from the reply cache inside XDP.", RR_FN_CACHE_HIT,
+	  false },
+	{ "reqrouter_cache_misses_total",
+	  "Requests of a cached function the cache could not answer.",
+	  RR_FN_CACHE_MISS, false },
+};
+
+/* Reads the in-kernel counters of every served (queue, slot) once:
+ * out[(q * nports + p) * RR_FN_STAT_MAX + stat]. */
+static uint64_t *read_fn_stats(struct rr_invoker *inv)
+{
+	uint64_t *out = calloc((size_t)inv->nqueues * inv->nports,
+			       sizeof(uint64_t) * RR_FN_STAT_MAX);
+	uint32_t q, p;
+
+	if (!out)
+		return NULL;
+	for (q = 0; q < inv->nqueues; q++)
+		for (p = 0; p < inv->nports; p++)
+			if ((inv->tier_xdp[p] || inv->cached[p]) &&
+			    rr_xdp_read_fn_stats(
+				    &inv->xdp, q, p,
+				    out + ((size_t)q * inv->nports + p) *
+						    RR_FN_STAT_MAX)) {
+				free(out);
+				return NULL;
+			}
+	return out;
+}
+
+static void write_fn_counters(struct rr_invoker *inv, FILE *out,
+			      const uint64_t *fs, const char *name,
+			      uint32_t stat, bool xdp_tier)
+{
+	const uint64_t *row;
+	uint32_t q, p;
+
+	for (q = 0; q < inv->nqueues; q++)
+		for (p = 0; p < inv->nports; p++) {
+			if (xdp_tier ? !inv->tier_xdp[p] : !inv->cached[p])
+				continue;
+			row = fs +
+			      ((size_t)q * inv->nports + p) * RR_FN_STAT_MAX;
+			fprintf(out, "%s{" FN_LABELS "%s} %lu\n", name,
+				FN_ARGS(inv->services[p], q),
+				xdp_tier ? ",tier=\"xdp\"" : "", row[stat]);
+		}
+}
 
 static uint64_t sock_counter(const struct rr_sock *s, size_t offset)
 {
@@ -88,12 +162,13 @@ static uint64_t sock_counter(const struct rr_sock *s, size_t offset)
 
 int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 {
-	uint64_t xdp[RR_STATS_SIZE], xs[N_XSK_STATS];
+	uint64_t xdp[RR_STATS_SIZE], xs[N_XSK_STATS], *fs;
 	uint32_t rows = rr_xdp_stat_rows(inv->nrxqueues);
-	uint32_t q, t, p, i, d;
+	uint32_t q, t, p, i, j, d;
 	struct rr_sock *s;
 	char name[96];
 
+	fs = read_fn_stats(inv);
 	for (i = 0; i < sizeof(sock_counters) / sizeof(sock_counters[0]); i++) {
 		header(out, sock_counters[i].name, "counter",
 		       sock_counters[i].help);
@@ -102,6 +177,23 @@ int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 				sock_counters[i].name, SOCK_ARGS(s, q, t),
 				sock_counter(s, sock_counters[i].offset));
 		}
+		for (j = 0;
+		     fs && j < sizeof(fn_counters) / sizeof(fn_counters[0]);
+		     j++)
+			if (!strcmp(fn_counters[j].name, sock_counters[i].name))
+				write_fn_counters(inv, out, fs,
+						  fn_counters[j].name,
+						  fn_counters[j].stat,
+						  fn_counters[j].xdp_tier);
+	}
+	for (j = 0; fs && j < sizeof(fn_counters) / sizeof(fn_counters[0]);
+	     j++) {
+		if (!fn_counters[j].help)
+			continue; /* written beside the user tier's above */
+		header(out, fn_counters[j].name, "counter",
+		       fn_counters[j].help);
+		write_fn_counters(inv, out, fs, fn_counters[j].name,
+				  fn_counters[j].stat, fn_counters[j].xdp_tier);
 	}
 	header(out, "reqrouter_dropped_packets_total", "counter",
 	       "Requests recycled without a reply, by reason.");
@@ -113,6 +205,21 @@ int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 				SOCK_ARGS(s, q, t), rr_drop_label(d),
 				rr_stat_read(&s->stats.drops[d]));
 	}
+	for (q = 0; fs && q < inv->nqueues; q++)
+		for (p = 0; p < inv->nports; p++) {
+			if (!inv->tier_xdp[p])
+				continue;
+			for (d = 1; d < RR_DROP_MAX; d++)
+				fprintf(out,
+					"reqrouter_dropped_packets_total{" FN_LABELS
+					",tier=\"xdp\",reason=\"%s\"} %lu\n",
+					FN_ARGS(inv->services[p], q),
+					rr_drop_label(d),
+					fs[((size_t)q * inv->nports + p) *
+						   RR_FN_STAT_MAX +
+					   RR_FN_XDP_DROP + d]);
+		}
+	free(fs);
 
 	for (i = 0; i < N_XSK_STATS; i++) {
 		snprintf(name, sizeof(name), "reqrouter_xsk_%s_total",
@@ -195,6 +302,37 @@ int rr_metrics_write_file(struct rr_invoker *inv, const char *path)
 	return ret;
 }
 
+/* One line per function served (at least partly) inside XDP. */
+static void summary_in_kernel(struct rr_invoker *inv, FILE *out)
+{
+	uint64_t *fs = read_fn_stats(inv), sum[RR_FN_STAT_MAX], drops;
+	uint32_t q, p, i;
+
+	for (p = 0; fs && p < inv->nports; p++) {
+		if (!inv->tier_xdp[p] && !inv->cached[p])
+			continue;
+		memset(sum, 0, sizeof(sum));
+		for (q = 0; q < inv->nqueues; q++)
+			for (i = 0; i < RR_FN_STAT_MAX; i++)
+				sum[i] += fs[((size_t)q * inv->nports + p) *
+						     RR_FN_STAT_MAX +
+					     i];
+		drops = 0;
+		for (i = 1; i < RR_DROP_MAX; i++)
+			drops += sum[RR_FN_XDP_DROP + i];
+		if (inv->tier_xdp[p])
+			fprintf(out,
+				"in XDP: %s: %lu requests, %lu replies, %lu punted to user space, %lu dropped\n",
+				inv->services[p]->fn->name, sum[RR_FN_XDP_RX],
+				sum[RR_FN_XDP_TX], sum[RR_FN_XDP_PUNT], drops);
+		else
+			fprintf(out, "reply cache: %s: %lu hits, %lu misses\n",
+				inv->services[p]->fn->name,
+				sum[RR_FN_CACHE_HIT], sum[RR_FN_CACHE_MISS]);
+	}
+	free(fs);
+}
+
 void rr_metrics_summary(struct rr_invoker *inv, FILE *out)
 {
 	uint64_t xdp[RR_STATS_SIZE];
@@ -227,6 +365,7 @@ void rr_metrics_summary(struct rr_invoker *inv, FILE *out)
 			fprintf(out, " %s=%lu", rr_drop_label(d), drops);
 	}
 	fputc('\n', out);
+	summary_in_kernel(inv, out);
 	if (rr_xdp_read_stats(&inv->xdp, xdp, rows))
 		return;
 	fprintf(out, "xdp:");

@@ -16,6 +16,8 @@ enum {
 	OPT_METRICS,
 	OPT_LIST,
 	OPT_USER,
+	OPT_TIER,
+	OPT_NO_CACHE,
 };
 
 static const struct rr_opt rr_options[] = {
@@ -29,6 +31,10 @@ static const struct rr_opt rr_options[] = {
 	{ "native", 'N', NULL, "require native (driver) XDP" },
 	{ "skb", 'S', NULL, "use SKB (generic) XDP and copy mode" },
 	{ "busy-poll", 'B', NULL, "busy-poll the rings instead of sleeping" },
+	{ "tier", OPT_TIER, "TIER",
+	  "answer every function in auto, xdp or user tier (default: each function's own, auto)" },
+	{ "no-cache", OPT_NO_CACHE, NULL,
+	  "never answer from the reply cache, whatever the functions' settings" },
 	{ "batch", 'b', "N", "descriptors per batch, 1-256 (default: 64)" },
 	{ "cpus", OPT_CPUS, "LIST",
 	  "pin workers to these CPUs, e.g. 0-3,6 (default: all allowed)" },
@@ -74,6 +80,12 @@ static int apply(struct rr_config *cfg, int key, const char *arg, char *err,
 		return 0;
 	case 'B':
 		cfg->busy_poll = true;
+		return 0;
+	case OPT_TIER:
+		cfg->tier_set = true;
+		return rr_parse_tier(arg, &cfg->tier, err, errlen);
+	case OPT_NO_CACHE:
+		cfg->no_cache = true;
 		return 0;
 	case 'b':
 		return rr_parse_u32(arg, 1, RR_MAX_BATCH, &cfg->batch,

@@ -257,6 +257,14 @@ int rr_serve(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 	     uint32_t max_amplification, const struct rr_function *fn,
 	     uint32_t queue, uint32_t thread)
 {
+	return rr_serve_keep(frame, len, room, mtu, max_amplification, fn,
+			     queue, thread, NULL);
+}
+
+int rr_serve_keep(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
+		  uint32_t max_amplification, const struct rr_function *fn,
+		  uint32_t queue, uint32_t thread, struct rr_keep *keep)
+{
 	uint32_t max_frame, reply_room, hdr, amp_room = UINT32_MAX;
 	struct rr_request req;
 	struct rr_pkt pkt;
@@ -286,6 +294,16 @@ int rr_serve(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 			amp_room = reply_room = (uint32_t)cap;
 	}
 
+	if (keep) {
+		keep->len = UINT32_MAX;
+		keep->reply_off = pkt.payload_off;
+		if (pkt.payload_len <= keep->max &&
+		    pkt.payload_len <= sizeof(keep->req)) {
+			memcpy(keep->req, frame + pkt.payload_off,
+			       pkt.payload_len);
+			keep->len = pkt.payload_len;
+		}
+	}
 	rr_request_init(&req, frame, &pkt, queue, thread);
 	ret = fn->handler(&req, frame + pkt.payload_off, pkt.payload_len,
 			  reply_room);

@@ -10,21 +10,12 @@
 #include <stdint.h>
 
 #include "rr_function.h"
+#include "rr_shared.h"
 
 #define RR_REPLY_TTL 64
 
-/* Why a frame was recycled instead of answered: X(enum suffix, label). */
-#define RR_DROPS(X)                         \
-	X(MALFORMED, "malformed")           \
-	X(NOT_UNICAST, "not_unicast")       \
-	X(FUNCTION_ERROR, "function_error") \
-	X(REPLY_TOO_BIG, "reply_too_big")   \
-	X(AMPLIFICATION, "amplification")
-
-#define RR_DROP_ENUM(name, label) RR_DROP_##name,
-enum rr_drop { RR_DROP_NONE, RR_DROPS(RR_DROP_ENUM) RR_DROP_MAX };
-#undef RR_DROP_ENUM
-
+/* Why a frame was recycled instead of answered: enum rr_drop, shared with
+ * the XDP tier (rr_shared.h). */
 const char *rr_drop_label(enum rr_drop drop);
 
 /* Offsets into a parsed request frame. */
@@ -67,6 +58,22 @@ uint32_t rr_build_reply(uint8_t *frame, const struct rr_pkt *pkt,
 int rr_serve(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 	     uint32_t max_amplification, const struct rr_function *fn,
 	     uint32_t queue, uint32_t thread);
+
+/*
+ * What the reply cache needs from one request: rr_serve_keep() copies a
+ * payload of up to @max bytes before the function overwrites it.
+ */
+struct rr_keep {
+	uint32_t max;	    /* in: keep payloads up to this long */
+	uint32_t len;	    /* out: the payload's length, or UINT32_MAX */
+	uint32_t reply_off; /* out: where the reply's payload starts */
+	uint8_t req[RR_CACHE_MAX_PAYLOAD];
+};
+
+/* rr_serve(), keeping the request's payload in @keep when it is short. */
+int rr_serve_keep(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
+		  uint32_t max_amplification, const struct rr_function *fn,
+		  uint32_t queue, uint32_t thread, struct rr_keep *keep);
 
 /* rr_serve() without an amplification limit. */
 int rr_process(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,

@@ -16,6 +16,23 @@ extern const struct rr_function *const __start_rr_functions[]
 extern const struct rr_function *const __stop_rr_functions[]
 	__attribute__((weak));
 
+extern const struct rr_xdp_impl *const __start_rr_xdp_impls[]
+	__attribute__((weak));
+extern const struct rr_xdp_impl *const __stop_rr_xdp_impls[]
+	__attribute__((weak));
+
+const struct rr_xdp_impl *rr_registry_xdp(const char *name)
+{
+	const struct rr_xdp_impl *const *p;
+
+	if (!__start_rr_xdp_impls || !__stop_rr_xdp_impls || !name)
+		return NULL;
+	for (p = __start_rr_xdp_impls; p < __stop_rr_xdp_impls; p++)
+		if (!strcmp((*p)->name, name))
+			return *p;
+	return NULL;
+}
+
 size_t rr_registry_count(void)
 {
 	if (!__start_rr_functions || !__stop_rr_functions)
@@ -64,6 +81,18 @@ int rr_registry_check(char *err, size_t errlen)
 	size_t i, j, n = rr_registry_count();
 	const struct rr_function *f, *g;
 
+	if (__start_rr_xdp_impls && __stop_rr_xdp_impls) {
+		const struct rr_xdp_impl *const *p;
+
+		for (p = __start_rr_xdp_impls; p < __stop_rr_xdp_impls; p++)
+			if (!rr_registry_find((*p)->name)) {
+				snprintf(
+					err, errlen,
+					"functions/%s.bpf.c implements no registered function (RR_FUNCTION(%s, ...) is missing)",
+					(*p)->name, (*p)->name);
+				return -EINVAL;
+			}
+	}
 	for (i = 0; i < n; i++) {
 		f = __start_rr_functions[i];
 		if (!name_ok(f->name)) {

@@ -8,10 +8,32 @@
 
 #include "rr_function.h"
 
+/*
+ * An in-kernel implementation: the BPF object built from
+ * functions/NAME.bpf.c, embedded through its skeleton. The Makefile
+ * generates one RR_XDP_IMPL(NAME) line per such file.
+ */
+struct rr_xdp_impl {
+	const char *name; /* the function it implements */
+	const void *(*elf_bytes)(size_t *size);
+};
+
+#define RR_XDP_IMPL(_name)                                             \
+	static const struct rr_xdp_impl rr_xdp_impl_##_name = {        \
+		.name = #_name,                                        \
+		.elf_bytes = _name##__elf_bytes,                       \
+	};                                                             \
+	static const struct rr_xdp_impl *const rr_xdp_impl_ptr_##_name \
+		__attribute__((used, section("rr_xdp_impls"))) =       \
+			&rr_xdp_impl_##_name
+
 size_t rr_registry_count(void);
 const struct rr_function *rr_registry_at(size_t i);
 const struct rr_function *rr_registry_find(const char *name);
 const struct rr_function *rr_registry_by_port(uint16_t port);
+
+/* The in-kernel implementation of function @name, or NULL. */
+const struct rr_xdp_impl *rr_registry_xdp(const char *name);
 
 /*
  * Checks what the linker collected: names set, unique and printable, a

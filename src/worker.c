@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <sys/socket.h>
 
+#include "cache.h"
 #include "invoker.h"
 #include "log.h"
 
@@ -37,6 +38,31 @@ static void kick_tx(struct rr_sock *s)
 	rr_stat_add(&s->stats.kick_errors, 1);
 }
 
+/* Stores a pure function's reply; a few stores, no system call. */
+static void cache_reply(struct rr_worker *w, struct rr_sock *s,
+			const uint8_t *frame, uint32_t frame_len)
+{
+	const struct rr_keep *k = &w->keep;
+	uint64_t expires = 0;
+
+	if (s->svc->cache_ttl)
+		expires = rr_cache_now_ns() +
+			  (uint64_t)s->svc->cache_ttl * 1000000000ULL;
+	switch (rr_cache_insert(w->inv->xdp.cache, s->svc->port,
+				w->inv->cache_gen[s->slot], expires, k->req,
+				k->len, frame + k->reply_off,
+				frame_len - k->reply_off)) {
+	case RR_CACHE_EVICTED:
+		rr_stat_add(&s->stats.cache_evictions, 1);
+		/* fall through */
+	case RR_CACHE_INSERTED:
+		rr_stat_add(&s->stats.cache_inserts, 1);
+		break;
+	case RR_CACHE_SKIPPED:
+		break;
+	}
+}
+
 /* One batch from one socket; returns the number of requests taken. */
 static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 			    uint32_t *nrecycle)
@@ -44,6 +70,7 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 	const struct rr_function *fn = s->svc->fn;
 	uint32_t batch = w->inv->cfg->batch, mtu = w->inv->mtu;
 	uint32_t amp = s->svc->max_amplification;
+	struct rr_keep *keep = NULL;
 	uint32_t idx_rx, idx_tx, n, i, ntx = 0, room, limit;
 	const struct xdp_desc *rxd;
 	struct xdp_desc *txd;
@@ -61,6 +88,10 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 		rr_stat_add(&s->stats.tx_ring_full, 1);
 	if (!n)
 		return 0;
+	if (w->inv->cached[s->slot]) {
+		keep = &w->keep;
+		keep->max = s->svc->cache_max_payload;
+	}
 
 	for (i = 0; i < n; i++) {
 		rxd = xsk_ring_cons__rx_desc(&s->rx, idx_rx + i);
@@ -68,13 +99,15 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 		base = addr & ~(uint64_t)(RR_FRAME_SIZE - 1);
 		room = RR_FRAME_SIZE - (uint32_t)(addr - base);
 		data = xsk_umem__get_data(w->umem->area, addr);
-		ret = rr_serve(data, rxd->len, room, mtu, amp, fn, w->queue,
-			       w->thread);
+		ret = rr_serve_keep(data, rxd->len, room, mtu, amp, fn,
+				    w->queue, w->thread, keep);
 		if (ret < 0) {
 			rr_stat_add(&s->stats.drops[-ret], 1);
 			w->recycle[(*nrecycle)++] = base;
 			continue;
 		}
+		if (keep && keep->len != UINT32_MAX)
+			cache_reply(w, s, data, (uint32_t)ret);
 		w->tx[ntx].addr = addr;
 		w->tx[ntx++].len = (uint32_t)ret;
 	}

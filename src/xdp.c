@@ -13,21 +13,46 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/utsname.h>
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/if_link.h>
-#include <sys/socket.h>
 
 #include "log.h"
+#include "registry.h"
 #include "reqrouter.skel.h"
 #include "xdp.h"
 
-int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac)
+int rr_xdp_check_kernel(char *why, size_t len)
 {
-	char buf[128];
+	unsigned int major = 0, minor = 0;
+	struct utsname u;
+
+	if (uname(&u) || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+		return 0; /* unknown: let the verifier decide */
+	if (major > 5 || (major == 5 && minor >= 18))
+		return 0;
+	snprintf(
+		why, len,
+		"reqrouter needs Linux %s or newer for its XDP program (bpf_xdp_load_bytes); this kernel is %s",
+		RR_MIN_KERNEL, u.release);
+	return -ENOTSUP;
+}
+
+int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu)
+{
+	char buf[RR_ERRLEN];
 	int ret;
 
 	memset(x, 0, sizeof(*x));
+	ret = rr_xdp_check_kernel(buf, sizeof(buf));
+	if (ret) {
+		pr_warn("%s\n", buf);
+		return ret;
+	}
 	x->skel = reqrouter__open();
 	if (!x->skel) {
 		ret = -errno;
@@ -35,6 +60,7 @@ int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac)
 		return ret;
 	}
 	memcpy((void *)x->skel->rodata->if_mac, mac, 6);
+	x->skel->rodata->if_mtu = mtu;
 	ret = reqrouter__load(x->skel);
 	if (ret) {
 		libbpf_strerror(ret, buf, sizeof(buf));
@@ -188,11 +214,101 @@ void rr_xdp_detach(struct rr_xdp *x)
 
 void rr_xdp_destroy(struct rr_xdp *x)
 {
+	uint32_t i;
+
 	if (!x || !x->skel)
 		return;
 	rr_xdp_detach(x);
+	if (x->cache)
+		munmap(x->cache, x->cache_size);
+	x->cache = NULL;
+	for (i = 0; i < RR_MAX_PORTS; i++) {
+		bpf_object__close(x->fn_objs[i]);
+		x->fn_objs[i] = NULL;
+	}
 	reqrouter__destroy(x->skel);
 	x->skel = NULL;
+}
+
+int rr_xdp_load_function(struct rr_xdp *x, uint32_t slot,
+			 const struct rr_xdp_impl *impl, char *why, size_t len)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = impl->name);
+	struct bpf_program *prog;
+	struct bpf_object *obj;
+	struct bpf_map *m, *ours;
+	const void *bytes;
+	size_t size;
+	int ret, fd;
+
+	if (slot >= RR_MAX_PORTS)
+		return -EINVAL;
+	bytes = impl->elf_bytes(&size);
+	obj = bpf_object__open_mem(bytes, size, &opts);
+	if (!obj) {
+		ret = -errno;
+		snprintf(why, len, "cannot open its object: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	/* Every map the steering program has too is the steering
+	 * program's: the request, the sockets, the counters. */
+	bpf_object__for_each_map(m, obj)
+	{
+		ours = bpf_object__find_map_by_name(x->skel->obj,
+						    bpf_map__name(m));
+		if (!ours)
+			continue;
+		ret = bpf_map__reuse_fd(m, bpf_map__fd(ours));
+		if (ret) {
+			snprintf(why, len, "cannot share map %s: %s",
+				 bpf_map__name(m), strerror(-ret));
+			goto err;
+		}
+	}
+	prog = bpf_object__next_program(obj, NULL);
+	if (!prog || bpf_object__next_program(obj, prog)) {
+		snprintf(why, len, "its object must hold exactly one program");
+		ret = -EINVAL;
+		goto err;
+	}
+	ret = bpf_object__load(obj);
+	if (ret) {
+		snprintf(why, len, "the kernel refused it: %s%s",
+			 strerror(-ret), " (-v shows the verifier log)");
+		goto err;
+	}
+	fd = bpf_program__fd(prog);
+	ret = bpf_map__update_elem(x->skel->maps.fn_progs, &slot, sizeof(slot),
+				   &fd, sizeof(fd), 0);
+	if (ret) {
+		snprintf(why, len, "cannot install it: %s", strerror(-ret));
+		goto err;
+	}
+	bpf_object__close(x->fn_objs[slot]);
+	x->fn_objs[slot] = obj;
+	return 0;
+err:
+	bpf_object__close(obj);
+	return ret;
+}
+
+int rr_xdp_map_cache(struct rr_xdp *x)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t size = sizeof(struct rr_cache_entry) * RR_CACHE_ENTRIES;
+	void *p;
+
+	if (x->cache)
+		return 0;
+	size = (size + (size_t)page - 1) & ~((size_t)page - 1);
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 bpf_map__fd(x->skel->maps.reply_cache), 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	x->cache = p;
+	x->cache_size = size;
+	return 0;
 }
 
 int rr_xdp_set_socket(struct rr_xdp *x, uint32_t queue, uint32_t slot,
@@ -209,19 +325,14 @@ int rr_xdp_set_socket(struct rr_xdp *x, uint32_t queue, uint32_t slot,
 	return ret;
 }
 
-int rr_xdp_set_port(struct rr_xdp *x, uint16_t port, uint32_t slot,
-		    uint32_t nsocks, uint32_t flags)
+int rr_xdp_set_port(struct rr_xdp *x, uint16_t port,
+		    const struct rr_port_conf *conf)
 {
-	struct rr_port_conf conf = {
-		.slot = slot,
-		.nsocks = nsocks,
-		.flags = flags,
-	};
 	uint32_t key = port;
 	int ret;
 
 	ret = bpf_map__update_elem(x->skel->maps.port_map, &key, sizeof(key),
-				   &conf, sizeof(conf), 0);
+				   conf, sizeof(*conf), 0);
 	if (ret)
 		pr_warn("cannot configure port %u: %s\n", port, strerror(-ret));
 	return ret;
@@ -246,6 +357,34 @@ int rr_xdp_allow(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c)
 	if (ret)
 		pr_warn("cannot add to the allow-list: %s%s\n", strerror(-ret),
 			ret == -ENOSPC ? " (too many prefixes)" : "");
+	return ret;
+}
+
+int rr_xdp_read_fn_stats(struct rr_xdp *x, uint32_t queue, uint32_t slot,
+			 uint64_t *out)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	uint32_t key, i;
+	uint64_t *vals;
+	int c, ret = 0;
+
+	if (ncpus <= 0 || queue >= RR_MAX_QUEUES || slot >= RR_MAX_PORTS)
+		return -EINVAL;
+	vals = calloc((size_t)ncpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (i = 0; i < RR_FN_STAT_MAX; i++) {
+		key = RR_FN_STATS_KEY(queue, slot, i);
+		ret = bpf_map__lookup_elem(x->skel->maps.fn_stats, &key,
+					   sizeof(key), vals,
+					   sizeof(*vals) * (size_t)ncpus, 0);
+		if (ret)
+			break;
+		out[i] = 0;
+		for (c = 0; c < ncpus; c++)
+			out[i] += vals[c];
+	}
+	free(vals);
 	return ret;
 }
 

@@ -10,16 +10,40 @@
 
 struct reqrouter;
 
+struct bpf_object;
+struct rr_xdp_impl;
+
 struct rr_xdp {
 	struct reqrouter *skel;
 	int ifindex;
 	uint32_t flags; /* XDP_FLAGS_* it was attached with */
 	uint32_t prog_id;
 	bool attached;
+	/* The functions' XDP programs, by slot, once loaded. */
+	struct bpf_object *fn_objs[RR_MAX_PORTS];
+	/* The reply cache, mapped (RR_CACHE_ENTRIES entries). */
+	struct rr_cache_entry *cache;
+	size_t cache_size;
 };
 
-/* Loads the program; frames not for @mac (6 bytes) go to the kernel. */
-int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac);
+/* The oldest kernel the XDP program loads on: bpf_xdp_load_bytes() and
+ * bpf_xdp_store_bytes() came in 5.18. */
+#define RR_MIN_KERNEL "5.18"
+/* 0 if the running kernel is new enough, else -ENOTSUP with a line in why. */
+int rr_xdp_check_kernel(char *why, size_t len);
+
+/* Loads the program; frames not for @mac (6 bytes) go to the kernel, and
+ * the in-kernel tier's replies fit @mtu. */
+int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu);
+/*
+ * Loads a function's XDP implementation, sharing the steering program's
+ * maps, and puts it in slot @slot of fn_progs. -errno with the reason in
+ * @why (the verifier's refusal, usually).
+ */
+int rr_xdp_load_function(struct rr_xdp *x, uint32_t slot,
+			 const struct rr_xdp_impl *impl, char *why, size_t len);
+/* Maps the reply cache into this process; 0 or -errno. */
+int rr_xdp_map_cache(struct rr_xdp *x);
 /* Attaches to ifindex in the given mode, replacing a stale program of
  * ours; a foreign program is an error. */
 int rr_xdp_attach(struct rr_xdp *x, int ifindex, enum rr_xdp_mode mode);
@@ -33,8 +57,8 @@ const char *rr_xdp_mode_name(const struct rr_xdp *x);
 
 int rr_xdp_set_socket(struct rr_xdp *x, uint32_t queue, uint32_t slot,
 		      uint32_t thread, int fd);
-int rr_xdp_set_port(struct rr_xdp *x, uint16_t port, uint32_t slot,
-		    uint32_t nsocks, uint32_t flags);
+int rr_xdp_set_port(struct rr_xdp *x, uint16_t port,
+		    const struct rr_port_conf *conf);
 /* Adds a prefix to the allow-list of function @slot. */
 int rr_xdp_allow(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c);
 /*
@@ -42,6 +66,10 @@ int rr_xdp_allow(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c);
  * 0..nrows-1; row q is RX queue q, row RR_MAX_QUEUES every queue beyond.
  */
 int rr_xdp_read_stats(struct rr_xdp *x, uint64_t *out, uint32_t nrows);
+/* Sums the in-kernel tier's per-CPU counters of (queue, slot):
+ * out[enum rr_fn_stat], RR_FN_STAT_MAX of them. */
+int rr_xdp_read_fn_stats(struct rr_xdp *x, uint32_t queue, uint32_t slot,
+			 uint64_t *out);
 /* The rows an interface with nrxqueues RX queues can have counted. */
 uint32_t rr_xdp_stat_rows(uint32_t nrxqueues);
 

@@ -5,7 +5,9 @@
 # veth pair with N queues on both ends. Source this file, then:
 #
 #   tb_setup [QUEUES]   create it (default 4 queues); sets the TB_* names below
-#                       and arms a trap that tears it down on exit
+#                       and arms a trap that tears it down on exit. The client
+#                       end gets an XDP_PASS program (unless TB_PEER_XDP=0),
+#                       without which a veth drops its peer's XDP_TX frames
 #   tb_srv CMD...       run CMD in the server namespace
 #   tb_cli CMD...       run CMD in the client namespace
 #   tb_srv_bg CMD...    run CMD in the server namespace in the background;
@@ -92,6 +94,16 @@ tb_setup() {
 	tb_cli ip addr add "$TB_IP4_CLI/24" dev "$TB_IF_CLI"
 	tb_srv ip -6 addr add "$TB_IP6_SRV/64" dev "$TB_IF_SRV" nodad
 	tb_cli ip -6 addr add "$TB_IP6_CLI/64" dev "$TB_IF_CLI" nodad
+	# The client's end takes the server's XDP_TX replies (the in-kernel
+	# tier) only with an XDP program on it; TB_PEER_XDP=0 leaves it bare.
+	if [ "${TB_PEER_XDP:-1}" = 1 ]; then
+		tb_cli ip link set dev "$TB_IF_CLI" xdpdrv object \
+			"${BUILD:-build}/bpf/peer_pass.bpf.o" program peer_pass || {
+			echo "testbed: cannot attach ${BUILD:-build}/bpf/peer_pass.bpf.o to the client end (run make first)" >&2
+			tb_teardown
+			return 1
+		}
+	fi
 	tb_srv ip link set "$TB_IF_SRV" up
 	tb_cli ip link set "$TB_IF_CLI" up
 	TB_MAC_SRV=$(tb_srv cat "/sys/class/net/$TB_IF_SRV/address")

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The reply cache, user-space side: workers insert the replies of pure
+ * functions into the table the XDP program answers repeated requests
+ * from (struct rr_cache_entry in rr_shared.h). An insert is a few stores
+ * into shared memory, never a system call.
+ */
+#ifndef RR_CACHE_H
+#define RR_CACHE_H
+
+#include <stdint.h>
+
+#include "rr_shared.h"
+
+enum rr_cache_insert {
+	RR_CACHE_SKIPPED,  /* another worker was writing that entry */
+	RR_CACHE_INSERTED, /* into a free, stale or expired entry */
+	RR_CACHE_EVICTED,  /* over a live entry for another request */
+};
+
+/* CLOCK_MONOTONIC in ns, the clock of bpf_ktime_get_ns(). */
+uint64_t rr_cache_now_ns(void);
+
+/*
+ * Stores @reply as the answer to @req on @port under generation @gen,
+ * valid until @expires_ns (0: no expiry). Lengths up to
+ * RR_CACHE_MAX_PAYLOAD; anything longer is skipped.
+ */
+enum rr_cache_insert rr_cache_insert(struct rr_cache_entry *table,
+				     uint16_t port, uint32_t gen,
+				     uint64_t expires_ns, const uint8_t *req,
+				     uint32_t req_len, const uint8_t *reply,
+				     uint32_t reply_len);
+
+#endif /* RR_CACHE_H */
