@@ -28,6 +28,8 @@ trap 'exit 130' INT TERM
 tb_setup 4
 echo "== test bed: $TB_NS_CLI ($TB_IP4_CLI) <-> $TB_NS_SRV ($TB_IP4_SRV), veth with 4 queues"
 echo "== starting: reqrouter -i $TB_IF_SRV -q 4 -t 2"
+echo "   (echo and reverse have XDP implementations: they are answered inside"
+echo "   XDP, and what XDP cannot take goes to the AF_XDP workers)"
 tb_srv_bg "$BUILD/reqrouter" -i "$TB_IF_SRV" -q 4 -t 2 \
 	--metrics-file "$METRICS"
 RR_PID=$TB_PID
@@ -45,9 +47,9 @@ if [ -x "$BUILD/rrload" ]; then
 fi
 
 sleep 1.2 # one more metrics write
-echo "== requests received per socket (from $METRICS)"
-grep '^reqrouter_rx_packets_total' "$METRICS" |
-	sed -E 's/reqrouter_rx_packets_total\{port="([0-9]+)",function="([^"]+)",queue="([0-9]+)",thread="([0-9]+)"\} /  \2 port \1 queue \3 thread \4: /'
+echo "== requests answered per function, tier and queue (from $METRICS)"
+grep -E '^reqrouter_(rx|tx)_packets_total' "$METRICS" | grep -v ' 0$' |
+	sed -E 's/^reqrouter_(rx|tx)_packets_total\{port="([0-9]+)",function="([^"]+)",queue="([0-9]+)",(thread="([0-9]+)",)?tier="([a-z]+)"\} /  \1 \3 port \2 queue \4 tier \7 thread \6: /; s/ thread : /: /'
 echo "== stopping (SIGTERM); reqrouter's totals:"
 kill -TERM "$RR_PID"
 wait "$RR_PID" || true

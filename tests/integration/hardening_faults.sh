@@ -17,6 +17,8 @@
 # whose interface is deleted under it exits non-zero, saying so.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
+# rrload's XDP engine attaches its own program to the client end.
+TB_PEER_XDP=0
 
 rr_bed 1
 # The load generators are not under test: in the sanitizer pass

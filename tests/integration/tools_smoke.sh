@@ -10,6 +10,9 @@
 set -u
 BUILD=${BUILD:-build}
 source tools/testbed.sh
+# The XDP engine and the reflector's pass mode attach their own programs
+# to the client end.
+TB_PEER_XDP=0
 
 FAILS=0
 PIDS=()

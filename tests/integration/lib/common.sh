@@ -16,6 +16,11 @@ RR=$BUILD/reqrouter
 RR_LIB=tests/integration/lib
 source tools/testbed.sh
 
+# The invoker and hardening tests drive the AF_XDP path, so they pin the
+# user tier with no reply cache; the in-kernel tests (tier_*.sh) set
+# RR_TIER=auto or xdp, and RR_CACHE=yes.
+RR_TIER=${RR_TIER:-user}
+RR_CACHE=${RR_CACHE:-no}
 RR_FAILS=0
 RR_CHECKS=0
 RR_PID=
@@ -143,7 +148,9 @@ rr_start() {
 	shift
 	RR_OUT=$RR_TMP/$name.out
 	RR_ERR=$RR_TMP/$name.err
-	tb_srv_bg "$RR" "$@" >"$RR_OUT" 2>"$RR_ERR"
+	local tier=(--tier "$RR_TIER")
+	[ "$RR_CACHE" = no ] && tier+=(--no-cache)
+	tb_srv_bg "$RR" "${tier[@]}" "$@" >"$RR_OUT" 2>"$RR_ERR"
 	RR_PID=$TB_PID
 	for ((i = 0; i < 150; i++)); do
 		grep -q 'ready on' "$RR_ERR" 2>/dev/null && return 0

@@ -72,6 +72,9 @@ def main():
                     help="seconds for the whole run")
     ap.add_argument("--rate", type=float, default=0,
                     help="at most this many requests a second (0: no limit)")
+    ap.add_argument("--distinct", type=int, default=0,
+                    help="send only this many different payloads, over and "
+                    "over (0: every payload new), to exercise a reply cache")
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("-q", "--quiet", action="store_true",
                     help="do not print each bad reply")
@@ -92,6 +95,8 @@ def main():
     # spread of sizes only if sizes and ports do not line up, so shuffle.
     plan = [(ports[i % len(ports)], sizes[i]) for i in range(args.count)]
     rng.shuffle(plan)
+    pool = ([rng.randbytes(rng.randint(args.min_size, args.max_size))
+             for _ in range(args.distinct)] if args.distinct > 0 else None)
 
     socks = []
     for _ in range(args.sockets):
@@ -132,7 +137,8 @@ def main():
             s = idle.pop()
             (port, func), size = plan[nxt]
             nxt += 1
-            payload = rng.randbytes(size)
+            payload = (pool[nxt % len(pool)] if pool
+                       else rng.randbytes(size))
             try:
                 s.sendto(payload, (args.addr, port))
             except OSError as e:
