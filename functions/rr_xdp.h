@@ -40,6 +40,10 @@
  * call passes nothing but the context.
  *
  * Needs kernel 5.18 (bpf_xdp_load_bytes/store_bytes); reqrouter checks.
+ *
+ * With RR_XDP_STANDALONE defined, only the packet helpers are included
+ * (no maps, no entry point): the reflector tool uses them so that it does
+ * exactly the reply work of the in-kernel tier, with nothing else.
  */
 #ifndef RR_XDP_H
 #define RR_XDP_H
@@ -83,6 +87,7 @@ struct rr_xdp_req {
 	__u8 amp_limited; /* room was cut by the amplification limit */
 };
 
+#ifndef RR_XDP_STANDALONE
 /* The maps every in-kernel function shares with the steering program;
  * reqrouter hands each function object the steering program's maps. */
 
@@ -167,6 +172,8 @@ static __always_inline int rr_redirect(__u32 queue, __u32 slot, __u32 nsocks)
 	*rr += 1;
 	return bpf_redirect_map(&xsks_map, key, XDP_PASS);
 }
+
+#endif /* RR_XDP_STANDALONE */
 
 /* A pointer to @n (a constant) payload bytes at @off, or NULL past the
  * end of the frame. */
@@ -394,11 +401,20 @@ static __always_inline int rr_xdp_build_reply(struct xdp_md *ctx,
 	eth = data;
 	l3 = req->l3_off;
 	l4 = req->l4_off;
+	/* Where clang can prove the offsets small (the reflector's fixed
+	 * headers) it drops the checks below but still reads them back from
+	 * memory, where the verifier cannot: keep the checks. */
+	rr_opaque(l3);
+	rr_opaque(l4);
 	if (l3 > RR_XDP_MAX_L3_OFF || l4 > RR_XDP_MAX_L3_OFF + 60 ||
 	    (void *)(eth + 1) > end)
 		return -1;
 	rr_swap(eth->h_dest, eth->h_source, ETH_ALEN);
 	udp = data + l4;
+	/* One register for the pointer, checked once: clang would otherwise
+	 * recompute it for a later store, unchecked as far as the verifier
+	 * knows. */
+	rr_opaque(udp);
 	if ((void *)(udp + 1) > end)
 		return -1;
 	rr_swap(&udp->source, &udp->dest, 2);
@@ -451,6 +467,7 @@ static __always_inline int rr_xdp_build_reply(struct xdp_md *ctx,
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
 	l4 = req->l4_off;
+	rr_opaque(l4);
 	if (l4 > RR_XDP_MAX_L3_OFF + 60)
 		return -1;
 	udp = data + l4;
@@ -460,6 +477,7 @@ static __always_inline int rr_xdp_build_reply(struct xdp_md *ctx,
 	return 0;
 }
 
+#ifndef RR_XDP_STANDALONE
 /* What the entry point does with a handler's verdict. */
 static __always_inline int rr_xdp_finish(struct xdp_md *ctx,
 					 struct rr_xdp_req *req, int ret)
@@ -502,5 +520,7 @@ static __always_inline int rr_xdp_finish(struct xdp_md *ctx,
 		return rr_xdp_finish(ctx, req, _handler(ctx, req)); \
 	}                                                           \
 	char _license[] SEC("license") = "GPL"
+
+#endif /* RR_XDP_STANDALONE */
 
 #endif /* RR_XDP_H */
