@@ -1,0 +1,529 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The in-kernel tier against the user-space path, byte for byte: the
+ * steering program and the bundled functions' XDP programs are loaded the
+ * way reqrouter loads them (src/xdp.c), and every request frame runs both
+ * through bpf_prog_test_run_opts() and through rr_serve(). Where user space
+ * answers, XDP must answer with XDP_TX and the very same frame; where user
+ * space drops, XDP must drop and count the same reason. Edge cases (0, 1
+ * and odd payload lengths, MTU-size and one byte over, IPv4 options, one
+ * and two VLAN tags, IPv6, partial and garbage incoming checksums, padding,
+ * a bad IPv4 header checksum, a zero UDP checksum over IPv6) and seeded
+ * random frames. Then punts (xdp_max_payload) and the reply cache: a hit
+ * equals user space's reply; a changed byte, another generation, an
+ * expired entry or one being written answer nothing and leave the frame
+ * untouched.
+ *
+ * Needs root and a kernel with BPF; exits 77 (skip) otherwise.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+
+#include "../unit/frames.h"
+#include "cache.h"
+#include "config.h"
+#include "packet.h"
+#include "registry.h"
+#include "reqrouter.skel.h"
+#include "rr_shared.h"
+#include "xdp.h"
+
+#define SKIP 77
+#define MTU 1500
+#define ROOM 4096 /* a UMEM frame: the user path's room */
+
+static struct rr_xdp x;
+static int prog_fd, failures, checks;
+static char where[160];
+
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "FAIL %s: ", where);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	failures++;
+}
+
+/* The ports under test, each a slot of its own. */
+enum {
+	SLOT_ECHO,
+	SLOT_REVERSE,
+	SLOT_CACHED, /* reverse, served in user space, replies cached */
+	SLOT_PUNTY,  /* reverse with xdp_max_payload = 100 */
+	SLOT_AMP1,   /* echo with max_amplification = 1 */
+	NSLOTS
+};
+
+static const struct {
+	uint16_t port;
+	const char *fn;
+	struct rr_port_conf conf;
+} ports[NSLOTS] = {
+	[SLOT_ECHO] = { 7,
+			"echo",
+			{ .flags = RR_PORT_XDP,
+			  .max_amplification = 3,
+			  .xdp_max_payload = RR_XDP_MAX_PAYLOAD } },
+	[SLOT_REVERSE] = { 1232,
+			   "reverse",
+			   { .flags = RR_PORT_XDP,
+			     .max_amplification = 3,
+			     .xdp_max_payload = RR_XDP_MAX_PAYLOAD } },
+	[SLOT_CACHED] = { 2232,
+			  "reverse",
+			  { .flags = RR_PORT_CACHE,
+			    .max_amplification = 3,
+			    .cache_gen = 1,
+			    .cache_max_payload = RR_CACHE_MAX_PAYLOAD } },
+	[SLOT_PUNTY] = { 3232,
+			 "reverse",
+			 { .flags = RR_PORT_XDP,
+			   .max_amplification = 3,
+			   .xdp_max_payload = 100 } },
+	[SLOT_AMP1] = { 4232,
+			"echo",
+			{ .flags = RR_PORT_XDP,
+			  .max_amplification = 1,
+			  .xdp_max_payload = RR_XDP_MAX_PAYLOAD } },
+};
+
+static int setup(void)
+{
+	char why[RR_ERRLEN];
+	uint32_t s;
+	int ret;
+
+	ret = rr_xdp_load(&x, f_dst_mac, MTU);
+	if (ret)
+		return ret;
+	prog_fd = bpf_program__fd(x.skel->progs.reqrouter_xdp);
+	for (s = 0; s < NSLOTS; s++) {
+		struct rr_port_conf conf = ports[s].conf;
+
+		conf.slot = s;
+		conf.nsocks = 1;
+		if (conf.flags & RR_PORT_XDP) {
+			ret = rr_xdp_load_function(&x, s,
+						   rr_registry_xdp(ports[s].fn),
+						   why, sizeof(why));
+			if (ret) {
+				fprintf(stderr, "cannot load %s: %s\n",
+					ports[s].fn, why);
+				return ret;
+			}
+		}
+		ret = rr_xdp_set_port(&x, ports[s].port, &conf);
+		if (ret)
+			return ret;
+	}
+	return rr_xdp_map_cache(&x);
+}
+
+static uint64_t fn_stat(uint32_t slot, uint32_t stat)
+{
+	uint64_t out[RR_FN_STAT_MAX];
+
+	if (rr_xdp_read_fn_stats(&x, 0, slot, out))
+		return UINT64_MAX;
+	return out[stat];
+}
+
+/* Runs the steering program once; the frame it leaves is in out. */
+static int run(const uint8_t *frame, uint32_t len, uint8_t *out,
+	       uint32_t *out_len, uint32_t *retval)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame,
+		    .data_size_in = len, .data_out = out, .data_size_out = ROOM,
+		    .repeat = 1);
+
+	if (bpf_prog_test_run_opts(prog_fd, &opts))
+		return -errno;
+	*retval = opts.retval;
+	*out_len = opts.data_size_out;
+	return 0;
+}
+
+static const struct rr_function *function(uint32_t slot)
+{
+	return rr_registry_find(ports[slot].fn);
+}
+
+/*
+ * One frame through both paths: the same reply, or the same drop reason.
+ * Returns what user space did (reply length or -enum rr_drop).
+ */
+static int differ(uint32_t slot, const uint8_t *frame, uint32_t len)
+{
+	uint8_t user[ROOM], out[ROOM];
+	uint32_t retval, out_len, reason;
+	uint64_t before, after;
+	int ret;
+
+	checks++;
+	memcpy(user, frame, len);
+	ret = rr_serve(user, len, ROOM, MTU, ports[slot].conf.max_amplification,
+		       function(slot), 0, 0);
+	reason = ret < 0 ? (uint32_t)-ret : 0;
+	before = fn_stat(slot, RR_FN_XDP_DROP + reason);
+	if (run(frame, len, out, &out_len, &retval)) {
+		fail("test run refused: %s", strerror(errno));
+		return ret;
+	}
+	after = fn_stat(slot, RR_FN_XDP_DROP + reason);
+	if (ret >= 0) {
+		if (retval != XDP_TX)
+			fail("user space answers (%d bytes), XDP gave verdict %u",
+			     ret, retval);
+		else if (out_len != (uint32_t)ret)
+			fail("reply of %u bytes, user space's is %d", out_len,
+			     ret);
+		else if (memcmp(out, user, out_len)) {
+			uint32_t i = 0;
+
+			while (out[i] == user[i])
+				i++;
+			fail("replies differ from byte %u of %u (xdp %02x, user %02x)",
+			     i, out_len, out[i], user[i]);
+		}
+	} else if (retval != XDP_DROP || after != before + 1) {
+		fail("user space drops (%s), XDP gave verdict %u and counted %lu",
+		     rr_drop_label(reason), retval,
+		     (unsigned long)(after - before));
+	}
+	return ret;
+}
+
+static uint32_t frame_for(uint8_t *buf, uint32_t slot, int family, int vlans,
+			  uint32_t opt_words, uint32_t plen,
+			  enum frame_csum csum, uint32_t pad,
+			  const uint8_t *payload)
+{
+	struct frame_spec s = {
+		.family = family,
+		.vlans = vlans,
+		.opt_words = opt_words,
+		.sport = 40000,
+		.dport = ports[slot].port,
+		.payload = payload,
+		.plen = plen,
+		.pad = pad,
+		.csum = csum,
+	};
+	struct frame_layout lay;
+
+	return build_frame(buf, ROOM, &s, &lay);
+}
+
+static void edge_cases(void)
+{
+	static const uint32_t lens[] = { 0,    1,    2,	   3,	 7,    8,
+					 15,   16,   17,   31,	 32,   33,
+					 63,   64,   65,   100,	 255,  256,
+					 257,  511,  512,  513,	 799,  800,
+					 1000, 1400, 1452, 1453, 1472, 1473 };
+	static const enum frame_csum csums[] = { CSUM_PARTIAL, CSUM_VALID,
+						 CSUM_GARBAGE };
+	static const uint32_t slots[] = { SLOT_ECHO, SLOT_REVERSE };
+	uint8_t frame[ROOM];
+	uint32_t len, li, si, ci;
+	int fam, vlans, opts, pad;
+
+	for (si = 0; si < 2; si++)
+		for (fam = 0; fam < 2; fam++)
+			for (vlans = 0; vlans <= 2; vlans++)
+				for (opts = 0; opts <= (fam ? 0 : 1); opts++)
+					for (li = 0; li < sizeof(lens) / 4;
+					     li++)
+						for (ci = 0; ci < 3; ci++)
+							for (pad = 0; pad <= 1;
+							     pad++) {
+								len = frame_for(
+									frame,
+									slots[si],
+									fam ? AF_INET6
+									    : AF_INET,
+									vlans,
+									opts ? 10
+									     : 0,
+									lens[li],
+									csums[ci],
+									pad ? 6
+									    : 0,
+									NULL);
+								snprintf(
+									where,
+									sizeof(where),
+									"%s %s vlans %d opts %d payload %u csum %u pad %d",
+									ports[slots[si]]
+										.fn,
+									fam ? "IPv6"
+									    : "IPv4",
+									vlans,
+									opts ? 10
+									     : 0,
+									lens[li],
+									ci,
+									pad);
+								differ(slots[si],
+								       frame,
+								       len);
+							}
+}
+
+static void bad_headers(void)
+{
+	uint8_t frame[ROOM];
+	uint32_t len;
+	int ret;
+
+	snprintf(where, sizeof(where), "IPv4 header checksum wrong");
+	len = frame_for(frame, SLOT_REVERSE, AF_INET, 0, 0, 40, CSUM_VALID, 0,
+			NULL);
+	frame[F_ETH_HLEN + 10] ^= 0x5a;
+	ret = differ(SLOT_REVERSE, frame, len);
+	if (ret != -RR_DROP_MALFORMED)
+		fail("user space did not call it malformed (%d)", ret);
+
+	snprintf(where, sizeof(where), "IPv6 UDP checksum zero");
+	len = frame_for(frame, SLOT_ECHO, AF_INET6, 1, 0, 40, CSUM_VALID, 0,
+			NULL);
+	frame[F_ETH_HLEN + F_VLAN_HLEN + F_IP6_HLEN + 6] = 0;
+	frame[F_ETH_HLEN + F_VLAN_HLEN + F_IP6_HLEN + 7] = 0;
+	ret = differ(SLOT_ECHO, frame, len);
+	if (ret != -RR_DROP_MALFORMED)
+		fail("user space did not call it malformed (%d)", ret);
+
+	snprintf(where, sizeof(where), "amplification 1, same-size reply");
+	len = frame_for(frame, SLOT_AMP1, AF_INET, 0, 0, 300, CSUM_PARTIAL, 0,
+			NULL);
+	if (differ(SLOT_AMP1, frame, len) < 0)
+		fail("a same-size reply must pass the limit");
+}
+
+static void random_frames(unsigned int seed, int n)
+{
+	uint8_t frame[ROOM], payload[1500];
+	uint32_t len, plen, slot, i;
+	int fam, vlans, k;
+
+	srandom(seed);
+	for (k = 0; k < n; k++) {
+		fam = random() & 1 ? AF_INET6 : AF_INET;
+		vlans = (int)(random() % 3);
+		plen = (uint32_t)(random() % 1460);
+		slot = random() & 1 ? SLOT_REVERSE : SLOT_ECHO;
+		for (i = 0; i < plen; i++)
+			payload[i] = (uint8_t)random();
+		len = frame_for(frame, slot, fam, vlans,
+				fam == AF_INET ? (uint32_t)(random() % 3) : 0,
+				plen, (enum frame_csum)(random() % 3),
+				random() & 1 ? (uint32_t)(random() % 20) : 0,
+				payload);
+		snprintf(where, sizeof(where), "random frame %d (seed %u)", k,
+			 seed);
+		differ(slot, frame, len);
+	}
+}
+
+/* Requests past xdp_max_payload go on to user space, untouched. */
+static void punts(void)
+{
+	uint8_t frame[ROOM], out[ROOM];
+	uint32_t len, out_len, retval, plen;
+	uint64_t before;
+
+	for (plen = 99; plen <= 102; plen++) {
+		snprintf(where, sizeof(where), "punt test, payload %u", plen);
+		len = frame_for(frame, SLOT_PUNTY, AF_INET, 0, 0, plen,
+				CSUM_PARTIAL, 0, NULL);
+		before = fn_stat(SLOT_PUNTY, RR_FN_XDP_PUNT);
+		checks++;
+		if (run(frame, len, out, &out_len, &retval)) {
+			fail("test run refused");
+			continue;
+		}
+		if (plen <= 100) {
+			if (retval != XDP_TX)
+				fail("verdict %u, want XDP_TX", retval);
+			continue;
+		}
+		/* No socket here: the redirect falls back to XDP_PASS. */
+		if (retval != XDP_PASS || out_len != len ||
+		    memcmp(out, frame, len))
+			fail("a punted request must reach the sockets unchanged (verdict %u)",
+			     retval);
+		if (fn_stat(SLOT_PUNTY, RR_FN_XDP_PUNT) != before + 1)
+			fail("punt not counted");
+	}
+}
+
+/* Expect the cache to answer exactly as user space, or not at all. */
+static void cache_case(const char *what, const uint8_t *frame, uint32_t len,
+		       bool hit)
+{
+	uint8_t user[ROOM], out[ROOM];
+	uint32_t out_len, retval;
+	uint64_t hits = fn_stat(SLOT_CACHED, RR_FN_CACHE_HIT);
+	int ret;
+
+	snprintf(where, sizeof(where), "cache: %s", what);
+	checks++;
+	memcpy(user, frame, len);
+	ret = rr_serve(user, len, ROOM, MTU, 3, function(SLOT_CACHED), 0, 0);
+	if (run(frame, len, out, &out_len, &retval)) {
+		fail("test run refused");
+		return;
+	}
+	if (hit) {
+		if (retval != XDP_TX || (int)out_len != ret ||
+		    memcmp(out, user, out_len))
+			fail("a hit must give user space's reply (verdict %u, %u bytes, user %d)",
+			     retval, out_len, ret);
+		if (fn_stat(SLOT_CACHED, RR_FN_CACHE_HIT) != hits + 1)
+			fail("hit not counted");
+	} else if (retval != XDP_PASS || out_len != len ||
+		   memcmp(out, frame, len)) {
+		fail("a miss must leave the frame to user space, untouched (verdict %u)",
+		     retval);
+	}
+}
+
+/* What a worker stores after answering @frame. */
+static void cache_fill(const uint8_t *frame, uint32_t len, uint32_t gen,
+		       uint64_t expires)
+{
+	static struct rr_keep keep = { .max = RR_CACHE_MAX_PAYLOAD };
+	uint8_t user[ROOM];
+	int ret;
+
+	memcpy(user, frame, len);
+	ret = rr_serve_keep(user, len, ROOM, MTU, 3, function(SLOT_CACHED), 0,
+			    0, &keep);
+	if (ret < 0 || keep.len == UINT32_MAX) {
+		fail("cannot make a reply to cache (%d)", ret);
+		return;
+	}
+	if (rr_cache_insert(x.cache, ports[SLOT_CACHED].port, gen, expires,
+			    keep.req, keep.len, user + keep.reply_off,
+			    (uint32_t)ret - keep.reply_off) == RR_CACHE_SKIPPED)
+		fail("insert skipped");
+}
+
+static void cache(void)
+{
+	uint8_t a[ROOM], b[ROOM], payload[RR_CACHE_MAX_PAYLOAD + 1];
+	struct rr_cache_entry *e;
+	uint32_t la, lb, i, plen;
+	int fam, vlans;
+
+	for (i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)(i * 7 + 3);
+	la = frame_for(a, SLOT_CACHED, AF_INET, 0, 0, 50, CSUM_PARTIAL, 0,
+		       payload);
+	cache_case("empty cache", a, la, false);
+	cache_fill(a, la, 1, 0);
+	cache_case("the same request", a, la, true);
+	cache_case("the same request again", a, la, true);
+
+	memcpy(b, a, la);
+	lb = la;
+	b[lb - 1] ^= 1;
+	cache_case("last payload byte changed", b, lb, false);
+	memcpy(b, a, la);
+	b[F_ETH_HLEN + F_IP4_HLEN + F_UDP_HLEN] ^= 0x80;
+	cache_case("first payload byte changed", b, lb, false);
+
+	/* Other headers, same payload: a pure function's reply fits. */
+	for (fam = 0; fam < 2; fam++)
+		for (vlans = 0; vlans <= 2; vlans++) {
+			lb = frame_for(b, SLOT_CACHED, fam ? AF_INET6 : AF_INET,
+				       vlans, fam ? 0 : 2, 50, CSUM_VALID, 4,
+				       payload);
+			cache_case("same payload, other headers", b, lb, true);
+		}
+
+	/* Every length a cached entry can have, 0 and the limit included;
+	 * one past it is never cached. */
+	for (plen = 0; plen <= RR_CACHE_MAX_PAYLOAD + 1; plen += 1) {
+		if (plen > 20 && plen < RR_CACHE_MAX_PAYLOAD - 20 && plen % 17)
+			continue;
+		lb = frame_for(b, SLOT_CACHED, AF_INET6, 1, 0, plen,
+			       CSUM_PARTIAL, 0, payload);
+		if (plen > RR_CACHE_MAX_PAYLOAD) {
+			cache_case("over the size limit", b, lb, false);
+			continue;
+		}
+		cache_fill(b, lb, 1, 0);
+		cache_case("payload length sweep", b, lb, true);
+	}
+
+	la = frame_for(a, SLOT_CACHED, AF_INET, 0, 0, 77, CSUM_PARTIAL, 0,
+		       payload + 1);
+	cache_fill(a, la, 2, 0);
+	cache_case("entry of another generation", a, la, false);
+	cache_fill(a, la, 1, rr_cache_now_ns() - 1);
+	cache_case("expired entry", a, la, false);
+	cache_fill(a, la, 1, rr_cache_now_ns() + 60000000000ULL);
+	cache_case("entry within its TTL", a, la, true);
+
+	/* An entry a worker is rewriting (odd sequence) answers nothing. */
+	for (i = 0; i < RR_CACHE_ENTRIES; i++) {
+		e = &x.cache[i];
+		if (e->port == ports[SLOT_CACHED].port && e->req_len == 77)
+			break;
+	}
+	if (i == RR_CACHE_ENTRIES) {
+		fail("cannot find the entry just written");
+		return;
+	}
+	__atomic_add_fetch(&e->seq, 1, __ATOMIC_SEQ_CST);
+	cache_case("entry being written", a, la, false);
+	__atomic_add_fetch(&e->seq, 1, __ATOMIC_SEQ_CST);
+	cache_case("entry written", a, la, true);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int seed = argc > 1 ? (unsigned int)strtoul(argv[1], NULL, 0)
+				     : (unsigned int)getpid();
+	char why[RR_ERRLEN];
+	int ret;
+
+	if (geteuid()) {
+		printf("SKIP: needs root (BPF)\n");
+		return SKIP;
+	}
+	if (rr_xdp_check_kernel(why, sizeof(why))) {
+		printf("SKIP: %s\n", why);
+		return SKIP;
+	}
+	ret = setup();
+	if (ret) {
+		fprintf(stderr, "FAIL cannot load the programs: %s\n",
+			strerror(-ret));
+		rr_xdp_destroy(&x);
+		return 1;
+	}
+	edge_cases();
+	bad_headers();
+	random_frames(seed, 3000);
+	punts();
+	cache();
+	rr_xdp_destroy(&x);
+	printf("%d frames compared, %d failures (seed %u)\n", checks, failures,
+	       seed);
+	return failures ? 1 : 0;
+}
