@@ -846,6 +846,78 @@ static void test_parse_values(void **state)
 }
 
 /* The functions linked in are found by name and by port. */
+/* Tiers and the reply cache: defaults, file keys, the flags that
+ * override them, and one-line errors. */
+static void test_tiers(void **state)
+{
+	char *path;
+	uint32_t i;
+
+	(void)state;
+	assert_int_equal(PARSE("-i", "eth0"), RR_OPTS_RUN);
+	for (i = 0; i < cfg.nservices; i++) {
+		const struct rr_service *svc = &cfg.services[i];
+
+		assert_int_equal(svc->tier, RR_TIER_AUTO);
+		assert_int_equal(svc->cache, !!(svc->fn->flags & RR_FN_PURE));
+		assert_int_equal(svc->cache_ttl, RR_DEFAULT_CACHE_TTL);
+		assert_int_equal(svc->cache_max_payload, RR_CACHE_MAX_PAYLOAD);
+		assert_int_equal(svc->xdp_max_payload, RR_XDP_MAX_PAYLOAD);
+	}
+	/* the bundled functions are pure and have XDP implementations */
+	assert_true(service("reverse")->fn->flags & RR_FN_PURE);
+	assert_true(service("echo")->fn->flags & RR_FN_PURE);
+	assert_non_null(rr_registry_xdp("reverse"));
+	assert_non_null(rr_registry_xdp("echo"));
+	assert_null(rr_registry_xdp("nosuch"));
+
+	path = write_conf("[function reverse]\n"
+			  "tier = user\n"
+			  "cache = no\n"
+			  "cache_ttl = 0\n"
+			  "cache_max_payload = 64\n"
+			  "xdp_max_payload = 100\n"
+			  "[function echo]\n"
+			  "tier = xdp\n");
+	assert_int_equal(PARSE("-i", "eth0", "-c", path), RR_OPTS_RUN);
+	assert_int_equal(service("reverse")->tier, RR_TIER_USER);
+	assert_false(service("reverse")->cache);
+	assert_int_equal(service("reverse")->cache_ttl, 0);
+	assert_int_equal(service("reverse")->cache_max_payload, 64);
+	assert_int_equal(service("reverse")->xdp_max_payload, 100);
+	assert_int_equal(service("echo")->tier, RR_TIER_XDP);
+	assert_true(service("echo")->cache);
+	/* --tier and --no-cache win over every function's own setting */
+	assert_int_equal(PARSE("-i", "eth0", "-c", path, "--tier", "user",
+			       "--no-cache"),
+			 RR_OPTS_RUN);
+	assert_int_equal(service("echo")->tier, RR_TIER_USER);
+	assert_false(service("echo")->cache);
+	unlink(path);
+
+	EXPECT_ERROR("tier must be auto, xdp or user", "-i", "eth0", "--tier",
+		     "fast");
+	path = write_conf("[function echo]\ntier = kernel\n");
+	EXPECT_ERROR(":2:", "-i", "eth0", "-c", path);
+	check_err("'kernel'");
+	unlink(path);
+	path = write_conf("[function echo]\ncache_max_payload = 257\n");
+	EXPECT_ERROR("cache_max_payload", "-i", "eth0", "-c", path);
+	unlink(path);
+	path = write_conf("[function echo]\ncache_max_payload = 0\n");
+	EXPECT_ERROR("cache_max_payload", "-i", "eth0", "-c", path);
+	unlink(path);
+	path = write_conf("[function echo]\ncache_ttl = 86401\n");
+	EXPECT_ERROR("cache_ttl", "-i", "eth0", "-c", path);
+	unlink(path);
+	path = write_conf("[function echo]\nxdp_max_payload = 100000\n");
+	EXPECT_ERROR("xdp_max_payload", "-i", "eth0", "-c", path);
+	unlink(path);
+	path = write_conf("[function echo]\ncache = maybe\n");
+	EXPECT_ERROR("cache", "-i", "eth0", "-c", path);
+	unlink(path);
+}
+
 static void test_registry(void **state)
 {
 	const struct rr_function *rev, *echo, *f;
@@ -913,6 +985,7 @@ int main(void)
 		cmocka_unit_test(test_parse_cpus),
 		cmocka_unit_test(test_parse_values),
 		cmocka_unit_test(test_registry),
+		cmocka_unit_test(test_tiers),
 		cmocka_unit_test(test_config_directory),
 		cmocka_unit_test(test_long_allow_list),
 		cmocka_unit_test(test_allow_continuation_lines),
