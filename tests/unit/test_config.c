@@ -888,9 +888,9 @@ static void test_tiers(void **state)
 	assert_int_equal(service("echo")->tier, RR_TIER_XDP);
 	assert_true(service("echo")->cache);
 	/* --tier and --no-cache win over every function's own setting */
-	assert_int_equal(PARSE("-i", "eth0", "-c", path, "--tier", "user",
-			       "--no-cache"),
-			 RR_OPTS_RUN);
+	assert_int_equal(
+		PARSE("-i", "eth0", "-c", path, "--tier", "user", "--no-cache"),
+		RR_OPTS_RUN);
 	assert_int_equal(service("echo")->tier, RR_TIER_USER);
 	assert_false(service("echo")->cache);
 	unlink(path);
