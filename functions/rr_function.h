@@ -58,8 +58,11 @@ struct rr_function {
 
 /*
  * The function is pure: the same request payload always gets the same
- * reply, whoever sends it and whenever. Its replies may then be answered
- * from a cache inside the XDP program (config: cache, cache_ttl).
+ * reply, whoever sends it, whenever, and whatever room it is offered (a
+ * function that shortens its reply to fit room is not pure). Its replies
+ * may then be answered from a cache inside the XDP program (config:
+ * cache, cache_ttl); the cache sends a stored reply only where it fits the
+ * new request's room.
  */
 #define RR_FN_PURE (1U << 0)
 
