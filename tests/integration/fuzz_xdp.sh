@@ -14,7 +14,10 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 san=${SAN:-0}
 [ "$BUILD" = build/san ] && san=1
-if ! out=$(make -s --no-print-directory SAN="$san" fuzz-xdp-build 2>&1); then
+# BUILD on the command line: the Makefile sets its own, which the
+# environment would not override, and run-xdp.sh runs $BUILD's binary.
+if ! out=$(make -s --no-print-directory SAN="$san" BUILD="$BUILD" \
+	fuzz-xdp-build 2>&1); then
 	echo "$out"
 	echo "FAIL: cannot build the XDP fuzzer"
 	exit 1
