@@ -4,7 +4,8 @@
 #   $(BUILD)/fuzz/fuzz_request  libFuzzer + ASan/UBSan over rr_process(); its
 #                               sources are built here with clang, apart
 #                               from the gcc-built library
-#   $(BUILD)/fuzz/fuzz_xdp      the XDP program under bpf_prog_test_run_opts
+#   $(BUILD)/fuzz/fuzz_xdp      the XDP program under bpf_prog_test_run_opts,
+#                               its in-kernel tier against rr_serve()
 #   $(BUILD)/fuzz/seeds/        seed corpus written by gen_seeds
 # make fuzz-build builds them, make fuzz-short runs the make-test versions,
 # make fuzz (= fuzz-long) the long ones.
@@ -45,8 +46,10 @@ $(FUZZ_DIR)/host/%.o: tests/fuzz/%.c | $(SKELS)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(CPPFLAGS) -Itests/fuzz $(CFLAGS) -c -o $@ $<
 
+# The functions (and their generated XDP registrations) are objects, not
+# archive members, so the linker keeps the registry's sections.
 $(FUZZ_DIR)/fuzz_xdp: $(FUZZ_DIR)/host/fuzz_xdp.o $(FUZZ_DIR)/host/frames.o \
-	$(LIB)
+	$(FN_OBJS) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LDLIBS)
 

@@ -6,7 +6,10 @@
 # network namespace of its own, so queue rows past RR_MAX_QUEUES (64) are
 # covered; if no namespace can be made, everything runs on queue 0.
 #
-#   run-xdp.sh [-n FRAMES] [-s SEED]
+#   run-xdp.sh [-n FRAMES] [-s SEED] [-x PERCENT]
+#
+# -x: the share of frames also compared between the in-kernel tier and
+# user space (fuzz_xdp's default: all of them).
 #
 # Run from the repository root as root; BUILD as in the Makefile. Exits 77
 # (skip) only when not root.
@@ -15,11 +18,13 @@ BUILD=${BUILD:-build}
 FZ=$BUILD/fuzz/fuzz_xdp
 frames=200000
 seed=
+tier=
 
-while getopts n:s: opt; do
+while getopts n:s:x: opt; do
 	case $opt in
 	n) frames=$OPTARG ;;
 	s) seed=$OPTARG ;;
+	x) tier=$OPTARG ;;
 	*) exit 2 ;;
 	esac
 done
@@ -34,6 +39,7 @@ if [ ! -x "$FZ" ]; then
 fi
 args=(-n "$frames")
 [ -n "$seed" ] && args+=(-s "$seed")
+[ -n "$tier" ] && args+=(-x "$tier")
 
 ns=rrfz-$$
 if ip netns add "$ns" 2>/dev/null; then
