@@ -22,6 +22,7 @@
 
 #include "invoker.h"
 #include "log.h"
+#include "xsk_txmd.h"
 
 int rr_count_rx_queues(const char *ifname)
 {
@@ -127,7 +128,6 @@ static int umem_create(struct rr_umem *u)
 		.frame_headroom = 0,
 		.flags = 0,
 	};
-	uint32_t idx, i;
 	int ret;
 
 	u->size = (size_t)RR_NUM_FRAMES * RR_FRAME_SIZE;
@@ -144,7 +144,14 @@ static int umem_create(struct rr_umem *u)
 	if (ret)
 		return ret;
 	pthread_spin_init(&u->lock, PTHREAD_PROCESS_PRIVATE);
-	/* Every frame starts in the fill ring, which can hold them all. */
+	return 0;
+}
+
+/* Every frame starts in the fill ring, which can hold them all. */
+static int umem_fill_all(struct rr_umem *u)
+{
+	uint32_t idx, i;
+
 	if (xsk_ring_prod__reserve(&u->fill, RR_NUM_FRAMES, &idx) !=
 	    RR_NUM_FRAMES)
 		return -ENOSPC;
@@ -153,6 +160,104 @@ static int umem_create(struct rr_umem *u)
 			(uint64_t)i * RR_FRAME_SIZE;
 	xsk_ring_prod__submit(&u->fill, RR_NUM_FRAMES);
 	return 0;
+}
+
+/*
+ * Registers the UMEM again, with RR_TX_META_LEN bytes of TX metadata in
+ * front of each frame's data, on an AF_XDP socket of our own; gives that
+ * socket fill and completion rings and puts it in place of libxdp's under
+ * the same fd number. Called before any socket is bound to the UMEM.
+ *
+ * libxdp 1.3.1 registers a UMEM itself and cannot ask for tx_metadata_len.
+ * libxdp >= 1.5 can (xsk_umem__create_opts() with .tx_metadata_len and
+ * XDP_UMEM_TX_METADATA_LEN in .flags) and replaces this function. All that
+ * libxdp keeps about the UMEM stays true: the area, the sizes, its fd
+ * number and the ring structs it was given, which now describe rings of the
+ * same sizes on our socket; it unmaps them with the sizes it knows.
+ *
+ * -EINVAL: the kernel refused the registration (no TX metadata before 6.8,
+ * no XDP_UMEM_TX_METADATA_LEN before 6.11); libxdp's UMEM is then as it
+ * was.
+ */
+static int umem_add_tx_metadata(struct rr_umem *u)
+{
+	struct rr_xdp_umem_reg reg = {
+		.addr = (uintptr_t)u->area,
+		.len = u->size,
+		.chunk_size = RR_FRAME_SIZE,
+		.headroom = 0,
+		.flags = XDP_UMEM_TX_METADATA_LEN,
+		.tx_metadata_len = RR_TX_META_LEN,
+	};
+	uint32_t nfill = RR_FILL_SIZE, ncomp = RR_COMP_SIZE;
+	size_t fill_len, comp_len;
+	struct xdp_mmap_offsets off;
+	socklen_t optlen = sizeof(off);
+	char *fill, *comp;
+	int fd, ret;
+
+	fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_XDP, XDP_UMEM_REG, &reg, sizeof(reg)) ||
+	    setsockopt(fd, SOL_XDP, XDP_UMEM_FILL_RING, &nfill,
+		       sizeof(nfill)) ||
+	    setsockopt(fd, SOL_XDP, XDP_UMEM_COMPLETION_RING, &ncomp,
+		       sizeof(ncomp)) ||
+	    getsockopt(fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &optlen)) {
+		ret = -errno;
+		goto err_close;
+	}
+	fill_len = off.fr.desc + nfill * sizeof(uint64_t);
+	comp_len = off.cr.desc + ncomp * sizeof(uint64_t);
+	fill = mmap(NULL, fill_len, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_POPULATE, fd, XDP_UMEM_PGOFF_FILL_RING);
+	if (fill == MAP_FAILED) {
+		ret = -errno;
+		goto err_close;
+	}
+	comp = mmap(NULL, comp_len, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_POPULATE, fd,
+		    XDP_UMEM_PGOFF_COMPLETION_RING);
+	if (comp == MAP_FAILED) {
+		ret = -errno;
+		goto err_unmap_fill;
+	}
+	/* libxdp's socket goes once its fd number is ours and its rings
+	 * are unmapped. */
+	if (dup2(fd, xsk_umem__fd(u->umem)) < 0) {
+		ret = -errno;
+		munmap(comp, comp_len);
+		goto err_unmap_fill;
+	}
+	close(fd);
+	munmap((char *)u->fill.ring - off.fr.desc, fill_len);
+	munmap((char *)u->comp.ring - off.cr.desc, comp_len);
+
+	/* As libxdp sets up the rings it maps itself. */
+	memset(&u->fill, 0, sizeof(u->fill));
+	u->fill.mask = nfill - 1;
+	u->fill.size = nfill;
+	u->fill.producer = (uint32_t *)(fill + off.fr.producer);
+	u->fill.consumer = (uint32_t *)(fill + off.fr.consumer);
+	u->fill.flags = (uint32_t *)(fill + off.fr.flags);
+	u->fill.ring = fill + off.fr.desc;
+	u->fill.cached_cons = nfill;
+	memset(&u->comp, 0, sizeof(u->comp));
+	u->comp.mask = ncomp - 1;
+	u->comp.size = ncomp;
+	u->comp.producer = (uint32_t *)(comp + off.cr.producer);
+	u->comp.consumer = (uint32_t *)(comp + off.cr.consumer);
+	u->comp.flags = (uint32_t *)(comp + off.cr.flags);
+	u->comp.ring = comp + off.cr.desc;
+	u->tx_metadata = true;
+	return 0;
+
+err_unmap_fill:
+	munmap(fill, fill_len);
+err_close:
+	close(fd);
+	return ret;
 }
 
 static int sock_create(struct rr_invoker *inv, struct rr_sock *s,
@@ -189,20 +294,80 @@ static bool sock_zerocopy(int fd)
 	return opts.flags & XDP_OPTIONS_ZEROCOPY;
 }
 
+/*
+ * One queue's UMEM: with room for TX metadata when *tx_metadata, which is
+ * cleared, with the reason in @why, if the kernel refuses it on the first
+ * queue (it then refuses it on all).
+ */
+static int create_umem(struct rr_invoker *inv, uint32_t q, bool *tx_metadata,
+		       const char **why)
+{
+	struct rr_umem *u = &inv->umems[q];
+	int ret;
+
+	ret = umem_create(u);
+	if (ret) {
+		pr_warn("cannot create the UMEM for queue %u: %s\n", q,
+			strerror(-ret));
+		return ret;
+	}
+	if (*tx_metadata) {
+		ret = umem_add_tx_metadata(u);
+		if (ret == -EINVAL && !q) {
+			*tx_metadata = false;
+			*why = "the kernel refused TX metadata in the UMEM registration (Linux 6.11 or later has it)";
+		} else if (ret) {
+			pr_warn("cannot register the UMEM of queue %u with TX metadata: %s\n",
+				q, strerror(-ret));
+			return ret;
+		}
+	}
+	return umem_fill_all(u);
+}
+
+/*
+ * Decides who computes the replies' UDP checksums, once the sockets are
+ * bound, and says so in one line. Offload needs the UMEMs registered with
+ * TX metadata; in copy mode the kernel then fills the checksum (as
+ * CHECKSUM_PARTIAL on the skb, completed by the device or by
+ * skb_checksum_help()). A zero-copy driver may ignore the request without
+ * a word, and whether it honours it is not checked here: auto stays with
+ * software there.
+ */
+static int choose_tx_csum(struct rr_invoker *inv, bool tx_metadata,
+			  const char *why)
+{
+	enum rr_tx_csum mode = inv->cfg->tx_csum;
+
+	if (tx_metadata && inv->zerocopy && mode == RR_TX_CSUM_AUTO) {
+		tx_metadata = false;
+		why = "zero-copy mode: the driver's TX metadata support is not probed; --tx-csum offload forces it";
+	}
+	if (mode == RR_TX_CSUM_OFFLOAD && !tx_metadata) {
+		pr_warn("--tx-csum offload: %s\n", why);
+		return -EOPNOTSUPP;
+	}
+	inv->tx_csum_offload = tx_metadata;
+	if (tx_metadata)
+		pr_info("TX checksum: offloaded (AF_XDP TX metadata)\n");
+	else
+		pr_info("TX checksum: software (%s)\n", why);
+	return 0;
+}
+
 static int create_sockets(struct rr_invoker *inv)
 {
+	bool tx_metadata = inv->cfg->tx_csum != RR_TX_CSUM_SOFT;
+	const char *why = "--tx-csum soft";
 	char buf[128];
 	uint32_t q, t, p;
 	struct rr_sock *s;
 	int ret;
 
 	for (q = 0; q < inv->nqueues; q++) {
-		ret = umem_create(&inv->umems[q]);
-		if (ret) {
-			pr_warn("cannot create the UMEM for queue %u: %s\n", q,
-				strerror(-ret));
+		ret = create_umem(inv, q, &tx_metadata, &why);
+		if (ret)
 			return ret;
-		}
 		for (t = 0; t < inv->nthreads; t++) {
 			for (p = 0; p < inv->nports; p++) {
 				s = rr_sock_at(inv, q, t, p);
@@ -227,7 +392,7 @@ static int create_sockets(struct rr_invoker *inv)
 		inv->nqueues * inv->nthreads * inv->nports, inv->nqueues,
 		inv->nqueues == 1 ? "" : "s",
 		inv->zerocopy ? "zero-copy" : "copy");
-	return 0;
+	return choose_tx_csum(inv, tx_metadata, why);
 }
 
 /* Zeroed, cache-line aligned: per-queue and per-worker state. The size is

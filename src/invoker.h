@@ -26,6 +26,13 @@
 #define RR_COMP_SIZE RR_NUM_FRAMES
 #define RR_RX_SIZE 2048
 #define RR_TX_SIZE 2048
+/*
+ * Bytes in front of each TX frame's data for a struct xsk_tx_metadata (24
+ * bytes since 6.14, 16 before; a multiple of 8 below 256, as the kernel
+ * wants). RX data lands XDP_PACKET_HEADROOM (256) bytes into a frame and
+ * replies are built in place, so the room is always there.
+ */
+#define RR_TX_META_LEN 24
 
 /* Written by the owning worker only, read by the main thread. */
 struct rr_sock_stats {
@@ -59,6 +66,7 @@ struct rr_umem {
 	size_t size;
 	pthread_spinlock_t lock;
 	uint64_t tx_outstanding; /* submitted to TX, not yet completed */
+	bool tx_metadata; /* registered with RR_TX_META_LEN bytes of it */
 } __attribute__((aligned(RR_CACHELINE)));
 
 struct rr_invoker;
@@ -94,6 +102,9 @@ struct rr_invoker {
 	struct rr_worker *workers; /* [nqueues * nthreads] */
 	struct rr_sock *socks;	   /* [nqueues][nthreads][nports] */
 	bool zerocopy;
+	/* Replies leave with a partial UDP checksum and a TX metadata request
+	 * for the kernel (or NIC) to complete it. */
+	bool tx_csum_offload;
 	bool ready; /* set-up completed: every socket exists */
 	volatile int stop;
 };

@@ -13,6 +13,7 @@
 
 #include "invoker.h"
 #include "log.h"
+#include "xsk_txmd.h"
 
 #define SLEEP_MS 100	      /* bounds how long a stop request waits */
 #define SLEEP_MS_TX_PENDING 1 /* completions due: come back soon */
@@ -44,7 +45,9 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 	const struct rr_function *fn = s->svc->fn;
 	uint32_t batch = w->inv->cfg->batch, mtu = w->inv->mtu;
 	uint32_t amp = s->svc->max_amplification;
-	uint32_t idx_rx, idx_tx, n, i, ntx = 0, room, limit;
+	bool offload = w->inv->tx_csum_offload;
+	uint32_t idx_rx, idx_tx, n, i, ntx = 0, room, limit, csum_start;
+	struct xsk_tx_metadata *meta;
 	const struct xdp_desc *rxd;
 	struct xdp_desc *txd;
 	uint64_t addr, base;
@@ -68,15 +71,31 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 		base = addr & ~(uint64_t)(RR_FRAME_SIZE - 1);
 		room = RR_FRAME_SIZE - (uint32_t)(addr - base);
 		data = xsk_umem__get_data(w->umem->area, addr);
-		ret = rr_serve(data, rxd->len, room, mtu, amp, fn, w->queue,
-			       w->thread);
+		if (offload)
+			ret = rr_serve_partial(data, rxd->len, room, mtu, amp,
+					       fn, w->queue, w->thread,
+					       &csum_start);
+		else
+			ret = rr_serve(data, rxd->len, room, mtu, amp, fn,
+				       w->queue, w->thread);
 		if (ret < 0) {
 			rr_stat_add(&s->stats.drops[-ret], 1);
 			w->recycle[(*nrecycle)++] = base;
 			continue;
 		}
 		w->tx[ntx].addr = addr;
-		w->tx[ntx++].len = (uint32_t)ret;
+		w->tx[ntx].len = (uint32_t)ret;
+		w->tx[ntx++].options = offload ? XDP_TX_METADATA : 0;
+		if (!offload)
+			continue;
+		/* In the headroom, which RX left at least 256 bytes of
+		 * (RR_TX_META_LEN); the kernel looks for it right before
+		 * addr. It sums from the UDP header, field included, and
+		 * stores the result 6 bytes in (struct udphdr's check). */
+		meta = (struct xsk_tx_metadata *)(data - RR_TX_META_LEN);
+		meta->flags = XDP_TXMD_FLAGS_CHECKSUM;
+		meta->request.csum_start = (uint16_t)csum_start;
+		meta->request.csum_offset = 6;
 	}
 	/* Counted as the worker's only once off RX, and no longer once on TX
 	 * or fill: a snapshot may miss a frame in passing, never see it twice. */
