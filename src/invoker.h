@@ -87,6 +87,19 @@ struct rr_worker {
 	uint64_t recycle[RR_MAX_BATCH * RR_MAX_PORTS];
 } __attribute__((aligned(RR_CACHELINE)));
 
+/*
+ * One of the interface's NAPI settings in sysfs, changed for preferred busy
+ * polling. The file stays open so that the old value can be written back
+ * even after --user took away the right to open it (the write itself
+ * needs CAP_NET_ADMIN, which is kept).
+ */
+struct rr_sysfs_knob {
+	const char *attr;
+	char old[32];
+	int fd;
+	bool changed;
+};
+
 struct rr_invoker {
 	const struct rr_config *cfg;
 	struct rr_xdp xdp;
@@ -105,6 +118,13 @@ struct rr_invoker {
 	/* Replies leave with a partial UDP checksum and a TX metadata request
 	 * for the kernel (or NIC) to complete it. */
 	bool tx_csum_offload;
+	/* -B with SO_PREFER_BUSY_POLL on every socket: the workers drive
+	 * NAPI themselves, the interface's IRQs stay deferred. Cleared by
+	 * the main thread if the sockets turn out to have no NAPI to poll. */
+	bool prefer_busy_poll;
+	uint64_t napi_checked; /* bit q: queue q's sockets have a NAPI ID */
+	struct rr_sysfs_knob napi_defer_hard_irqs;
+	struct rr_sysfs_knob gro_flush_timeout;
 	bool ready; /* set-up completed: every socket exists */
 	volatile int stop;
 };
@@ -140,6 +160,10 @@ int rr_count_rx_queues(const char *ifname);
  * with the reason logged. */
 int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg);
 int rr_invoker_start(struct rr_invoker *inv);
+/* Preferred busy polling only works once the sockets know their queue's
+ * NAPI; the main thread calls this every tick to check, and falls back to
+ * plain spinning if they never will. */
+void rr_invoker_check_busy_poll(struct rr_invoker *inv);
 /* Stops and joins the workers. */
 void rr_invoker_stop(struct rr_invoker *inv);
 /* NULL-safe, and safe after a failed setup: frees what exists. */

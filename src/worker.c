@@ -180,11 +180,14 @@ static void wait_for_work(struct rr_worker *w)
 void *rr_worker_run(void *arg)
 {
 	struct rr_worker *w = arg;
-	bool busy = w->inv->cfg->busy_poll;
+	bool busy = w->inv->cfg->busy_poll, prefer;
 	uint32_t i, work, nrecycle, taken;
 	struct rr_sock *s;
 
 	while (!__atomic_load_n(&w->inv->stop, __ATOMIC_RELAXED)) {
+		/* The main thread may fall back to plain spinning. */
+		prefer = __atomic_load_n(&w->inv->prefer_busy_poll,
+					 __ATOMIC_RELAXED);
 		work = 0;
 		nrecycle = 0;
 		for (i = 0; i < w->nsocks; i++) {
@@ -194,10 +197,18 @@ void *rr_worker_run(void *arg)
 			if (xsk_ring_prod__needs_wakeup(&s->tx) &&
 			    xsk_prod_nb_free(&s->tx, RR_TX_SIZE) < RR_TX_SIZE)
 				kick_tx(s);
+			/* Preferred busy polling: NAPI runs when we ask, so
+			 * an empty RX ring is our cue (as in xdpsock). A
+			 * socket that never received has no NAPI to run yet;
+			 * its siblings on the queue do. */
+			if (prefer && !taken)
+				recvfrom(s->fd, NULL, 0, MSG_DONTWAIT, NULL,
+					 NULL);
 		}
 		recycle_frames(w, nrecycle);
 		if (busy) {
-			if (xsk_ring_prod__needs_wakeup(&w->umem->fill))
+			if (!prefer &&
+			    xsk_ring_prod__needs_wakeup(&w->umem->fill))
 				recvfrom(w->socks[0].fd, NULL, 0, MSG_DONTWAIT,
 					 NULL, NULL);
 			/* An idle round lets whoever shares the CPU run:
