@@ -164,26 +164,37 @@ void rr_request_init(struct rr_request *req, const uint8_t *frame,
 }
 
 /*
- * 32-bit words into a 64-bit accumulator: no carry is lost for any length a
- * frame can have, and one fold at the end gives the RFC 1071 sum. Bytes are
- * summed in memory order, so the result is stored back unswapped.
+ * 64-bit words with an end-around carry, then the tail: ones' complement
+ * addition does not care about word width or order, so folding the
+ * accumulator at the end gives the RFC 1071 sum, as 16-bit words would,
+ * in half the steps of 32-bit ones. Bytes are summed in memory order, so
+ * the result is stored back unswapped.
  */
 uint32_t rr_csum_partial(const void *data, uint32_t len, uint32_t sum)
 {
 	const uint8_t *p = data;
-	uint64_t acc = sum;
-	uint32_t w = 0;
+	uint64_t acc = sum, w;
+	uint32_t w32 = 0;
 	uint16_t h = 0;
 
-	while (len >= 4) {
-		memcpy(&w, p, 4);
+	while (len >= 8) {
+		memcpy(&w, p, 8);
 		acc += w;
+		acc += acc < w; /* the carry out of bit 63 goes back in */
+		p += 8;
+		len -= 8;
+	}
+	if (len >= 4) {
+		memcpy(&w32, p, 4);
+		acc += w32;
+		acc += acc < w32;
 		p += 4;
 		len -= 4;
 	}
 	if (len >= 2) {
 		memcpy(&h, p, 2);
 		acc += h;
+		acc += acc < h;
 		p += 2;
 		len -= 2;
 	}
@@ -191,6 +202,7 @@ uint32_t rr_csum_partial(const void *data, uint32_t len, uint32_t sum)
 		h = 0;
 		memcpy(&h, p, 1); /* the pad byte is zero */
 		acc += h;
+		acc += acc < h;
 	}
 	acc = (acc & 0xffffffff) + (acc >> 32);
 	acc = (acc & 0xffffffff) + (acc >> 32);
