@@ -508,15 +508,6 @@ plain:
 		sock_busy_poll(inv->socks[i].fd, false, 0);
 }
 
-/*
- * An AF_XDP socket learns its queue's NAPI ID from the first packet it
- * receives (from the driver's xdp_rxq_info). If that ID is 0, recvfrom()
- * has nothing to poll, and the deferred interrupts only hold packets back
- * until gro_flush_timeout fires: veth on 6.18 registers its queues before
- * their NAPI has an ID, which made every request wait 200 us. So the
- * first socket of each queue to receive anything is asked, and one without
- * an ID undoes preferred busy polling for all.
- */
 /* The NAPI ID that the first socket of queue @q to receive anything got
  * (0: none); false while none has received anything. */
 static bool queue_napi_id(struct rr_invoker *inv, uint32_t q, unsigned int *id)
@@ -539,6 +530,16 @@ static bool queue_napi_id(struct rr_invoker *inv, uint32_t q, unsigned int *id)
 	return false;
 }
 
+/*
+ * An AF_XDP socket learns its queue's NAPI ID from the first packet it
+ * receives (from the driver's xdp_rxq_info). If that ID is 0, recvfrom()
+ * has nothing to poll, and the deferred interrupts only hold packets back
+ * until gro_flush_timeout fires: on veth under 6.18 the sockets get no ID
+ * (veth seems to register its queues before their NAPI has one), and every
+ * request waited 200 us. So the first socket of each queue to receive
+ * anything is asked, and one without an ID undoes preferred busy polling
+ * for all.
+ */
 void rr_invoker_check_busy_poll(struct rr_invoker *inv)
 {
 	uint64_t all = inv->nqueues < 64 ? (1ULL << inv->nqueues) - 1 : ~0ULL;
