@@ -12,7 +12,8 @@
 # gives them none (veth on 6.18) has nothing to busy-poll, and the deferred
 # interrupts would only delay every packet by gro_flush_timeout, so
 # reqrouter must say so, fall back to plain spinning and put the values back
-# at once. Either outcome passes, as long as log and sysfs agree.
+# at once. Either outcome passes, as long as log and sysfs agree. Where
+# the settings cannot be written at all, -B spins plainly from the start.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 
@@ -89,6 +90,39 @@ if getent passwd nobody >/dev/null; then
 		eval "! grep -q 'cannot put' '$RR_ERR'"
 else
 	say "no user 'nobody': --user case left out"
+fi
+
+# Where the interface settings cannot be written (here: /sys mounted
+# read-only for reqrouter alone), -B says so in one line and spins as
+# before, with nothing changed.
+RR_OUT=$RR_TMP/rosys.out
+RR_ERR=$RR_TMP/rosys.err
+tb_srv_bg unshare -m sh -c 'mount --bind /sys /sys &&
+	mount -o remount,bind,ro /sys && exec "$@"' sh \
+	"$RR" -i "$TB_IF_SRV" -B -q $QUEUES >"$RR_OUT" 2>"$RR_ERR"
+RR_PID=$TB_PID
+for ((i = 0; i < 150; i++)); do
+	grep -q 'ready on' "$RR_ERR" 2>/dev/null && break
+	kill -0 "$RR_PID" 2>/dev/null || break
+	sleep 0.1
+done
+if grep -q 'ready on' "$RR_ERR"; then
+	sed -n '/busy/p' "$RR_ERR" | sed 's/^/    /'
+	check "read-only /sys: one line, plain spinning, and why" \
+		test "$(grep -c 'busy polling' "$RR_ERR")" = 1 -a \
+		"$(grep -c 'busy polling: plain spinning on the rings (napi_defer_hard_irqs refused: Read-only file system)' "$RR_ERR")" = 1
+	check "read-only /sys: the workers spin plainly" \
+		grep -qF "workers started (busy-polling, plain spinning)" \
+		"$RR_ERR"
+	check_eq "read-only /sys: nothing changed" "$OLD_DEFER $OLD_GRO" \
+		"$(knobs)"
+	check "read-only /sys: every request got a correct reply" serves 200
+	rr_kill_wait TERM 3
+	check_eq "read-only /sys: SIGTERM: exit status" 0 "$RR_RC"
+else
+	sed 's/^/    /' "$RR_ERR"
+	rr_kill_wait KILL 3
+	bad "reqrouter -B under a read-only /sys did not start"
 fi
 
 # Without -B nothing is touched.
