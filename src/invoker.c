@@ -317,7 +317,7 @@ static int create_umem(struct rr_invoker *inv, uint32_t q, bool *tx_metadata,
 		ret = umem_add_tx_metadata(u);
 		if (ret == -EINVAL && !q) {
 			*tx_metadata = false;
-			*why = "the kernel refused TX metadata in the UMEM registration (Linux 6.11 or later has it)";
+			*why = "the kernel refused TX metadata in the UMEM registration; Linux 6.11 and later have it";
 		} else if (ret) {
 			pr_warn("cannot register the UMEM of queue %u with TX metadata: %s\n",
 				q, strerror(-ret));
