@@ -88,10 +88,11 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 		w->tx[ntx++].options = offload ? XDP_TX_METADATA : 0;
 		if (!offload)
 			continue;
-		/* In the headroom, which RX left at least 256 bytes of
-		 * (RR_TX_META_LEN); the kernel looks for it right before
-		 * addr. It sums from the UDP header, field included, and
-		 * stores the result 6 bytes in (struct udphdr's check). */
+		/* The checksum request goes in the RR_TX_META_LEN bytes
+		 * right before addr, where the kernel looks for it: RX put
+		 * the frame 256 bytes into its chunk. The kernel sums from
+		 * the UDP header on, field included, and stores the result
+		 * in the field, 6 bytes in. */
 		meta = (struct xsk_tx_metadata *)(data - RR_TX_META_LEN);
 		meta->flags = XDP_TXMD_FLAGS_CHECKSUM;
 		meta->request.csum_start = (uint16_t)csum_start;
