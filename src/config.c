@@ -197,6 +197,23 @@ int rr_parse_tier(const char *s, enum rr_tier *tier, char *err, size_t errlen)
 	return -EINVAL;
 }
 
+int rr_parse_tx_csum(const char *s, enum rr_tx_csum *csum, char *err,
+		     size_t errlen)
+{
+	if (!strcmp(s, "auto"))
+		*csum = RR_TX_CSUM_AUTO;
+	else if (!strcmp(s, "soft"))
+		*csum = RR_TX_CSUM_SOFT;
+	else if (!strcmp(s, "offload"))
+		*csum = RR_TX_CSUM_OFFLOAD;
+	else {
+		snprintf(err, errlen,
+			 "tx-csum must be auto, soft or offload, not '%s'", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int rr_parse_cidrs(const char *s, struct rr_cidr *out, uint32_t max,
 		   uint32_t *n, char *err, size_t errlen)
 {
@@ -342,6 +359,8 @@ static int main_key(struct ini_ctx *c, const char *key, const char *val,
 		return rr_parse_cpus(val, cfg->cpus, &cfg->ncpus, err, errlen);
 	if (!strcmp(key, "mode"))
 		return rr_parse_mode(val, &cfg->mode, err, errlen);
+	if (!strcmp(key, "tx_csum"))
+		return rr_parse_tx_csum(val, &cfg->tx_csum, err, errlen);
 	if (!strcmp(key, "busy_poll"))
 		return rr_parse_bool(val, &cfg->busy_poll, "busy_poll", err,
 				     errlen);

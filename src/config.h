@@ -26,6 +26,13 @@ enum rr_xdp_mode {
 	RR_MODE_SKB,
 };
 
+/* Who computes the replies' UDP checksum. */
+enum rr_tx_csum {
+	RR_TX_CSUM_AUTO,    /* the kernel if it can (TX metadata), else we */
+	RR_TX_CSUM_SOFT,    /* always we, in software */
+	RR_TX_CSUM_OFFLOAD, /* the kernel, or no start */
+};
+
 #define RR_DEFAULT_AMPLIFICATION 3 /* QUIC's anti-amplification factor */
 #define RR_MAX_AMPLIFICATION 1000
 #define RR_MAX_ALLOW_PER_FN 64
@@ -79,6 +86,7 @@ struct rr_config {
 	bool tier_set; /* --tier: every function's tier */
 	enum rr_tier tier;
 	bool no_cache; /* --no-cache: no function's replies are cached */
+	enum rr_tx_csum tx_csum;
 	int cpus[RR_MAX_CPUS];
 	uint32_t ncpus; /* 0: every CPU the process may run on */
 	char metrics_file[PATH_MAX];
@@ -125,6 +133,8 @@ int rr_parse_mode(const char *s, enum rr_xdp_mode *mode, char *err,
 		  size_t errlen);
 int rr_parse_tier(const char *s, enum rr_tier *tier, char *err, size_t errlen);
 const char *rr_tier_name(enum rr_tier tier);
+int rr_parse_tx_csum(const char *s, enum rr_tx_csum *csum, char *err,
+		     size_t errlen);
 /* "198.51.100.0/24, 2001:db8::/32": IPv4 and IPv6 prefixes, appended to
  * the *n already in out (repeated and continued 'allow' lines add up); a
  * bare address is a full-length prefix. On error *n is unchanged. */

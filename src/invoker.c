@@ -8,12 +8,14 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <linux/ethtool.h>
@@ -26,6 +28,7 @@
 #include "invoker.h"
 #include "log.h"
 #include "registry.h"
+#include "xsk_txmd.h"
 
 int rr_count_rx_queues(const char *ifname)
 {
@@ -131,7 +134,6 @@ static int umem_create(struct rr_umem *u)
 		.frame_headroom = 0,
 		.flags = 0,
 	};
-	uint32_t idx, i;
 	int ret;
 
 	u->size = (size_t)RR_NUM_FRAMES * RR_FRAME_SIZE;
@@ -148,7 +150,14 @@ static int umem_create(struct rr_umem *u)
 	if (ret)
 		return ret;
 	pthread_spin_init(&u->lock, PTHREAD_PROCESS_PRIVATE);
-	/* Every frame starts in the fill ring, which can hold them all. */
+	return 0;
+}
+
+/* Every frame starts in the fill ring, which can hold them all. */
+static int umem_fill_all(struct rr_umem *u)
+{
+	uint32_t idx, i;
+
 	if (xsk_ring_prod__reserve(&u->fill, RR_NUM_FRAMES, &idx) !=
 	    RR_NUM_FRAMES)
 		return -ENOSPC;
@@ -157,6 +166,104 @@ static int umem_create(struct rr_umem *u)
 			(uint64_t)i * RR_FRAME_SIZE;
 	xsk_ring_prod__submit(&u->fill, RR_NUM_FRAMES);
 	return 0;
+}
+
+/*
+ * Registers the UMEM again, with RR_TX_META_LEN bytes of TX metadata in
+ * front of each frame's data, on an AF_XDP socket of our own; gives that
+ * socket fill and completion rings and puts it in place of libxdp's under
+ * the same fd number. Called before any socket is bound to the UMEM.
+ *
+ * libxdp 1.3.1 registers a UMEM itself and cannot ask for tx_metadata_len.
+ * libxdp >= 1.5 can (xsk_umem__create_opts() with .tx_metadata_len and
+ * XDP_UMEM_TX_METADATA_LEN in .flags) and replaces this function. All that
+ * libxdp keeps about the UMEM stays true: the area, the sizes, its fd
+ * number and the ring structs it was given, which now describe rings of the
+ * same sizes on our socket; it unmaps them with the sizes it knows.
+ *
+ * -EINVAL: the kernel refused the registration (no TX metadata before 6.8,
+ * no XDP_UMEM_TX_METADATA_LEN before 6.11); libxdp's UMEM is then as it
+ * was.
+ */
+static int umem_add_tx_metadata(struct rr_umem *u)
+{
+	struct rr_xdp_umem_reg reg = {
+		.addr = (uintptr_t)u->area,
+		.len = u->size,
+		.chunk_size = RR_FRAME_SIZE,
+		.headroom = 0,
+		.flags = XDP_UMEM_TX_METADATA_LEN,
+		.tx_metadata_len = RR_TX_META_LEN,
+	};
+	uint32_t nfill = RR_FILL_SIZE, ncomp = RR_COMP_SIZE;
+	size_t fill_len, comp_len;
+	struct xdp_mmap_offsets off;
+	socklen_t optlen = sizeof(off);
+	char *fill, *comp;
+	int fd, ret;
+
+	fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_XDP, XDP_UMEM_REG, &reg, sizeof(reg)) ||
+	    setsockopt(fd, SOL_XDP, XDP_UMEM_FILL_RING, &nfill,
+		       sizeof(nfill)) ||
+	    setsockopt(fd, SOL_XDP, XDP_UMEM_COMPLETION_RING, &ncomp,
+		       sizeof(ncomp)) ||
+	    getsockopt(fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &optlen)) {
+		ret = -errno;
+		goto err_close;
+	}
+	fill_len = off.fr.desc + nfill * sizeof(uint64_t);
+	comp_len = off.cr.desc + ncomp * sizeof(uint64_t);
+	fill = mmap(NULL, fill_len, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_POPULATE, fd, XDP_UMEM_PGOFF_FILL_RING);
+	if (fill == MAP_FAILED) {
+		ret = -errno;
+		goto err_close;
+	}
+	comp = mmap(NULL, comp_len, PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_POPULATE, fd,
+		    XDP_UMEM_PGOFF_COMPLETION_RING);
+	if (comp == MAP_FAILED) {
+		ret = -errno;
+		goto err_unmap_fill;
+	}
+	/* libxdp's socket goes once its fd number is ours and its rings
+	 * are unmapped. */
+	if (dup2(fd, xsk_umem__fd(u->umem)) < 0) {
+		ret = -errno;
+		munmap(comp, comp_len);
+		goto err_unmap_fill;
+	}
+	close(fd);
+	munmap((char *)u->fill.ring - off.fr.desc, fill_len);
+	munmap((char *)u->comp.ring - off.cr.desc, comp_len);
+
+	/* As libxdp sets up the rings it maps itself. */
+	memset(&u->fill, 0, sizeof(u->fill));
+	u->fill.mask = nfill - 1;
+	u->fill.size = nfill;
+	u->fill.producer = (uint32_t *)(fill + off.fr.producer);
+	u->fill.consumer = (uint32_t *)(fill + off.fr.consumer);
+	u->fill.flags = (uint32_t *)(fill + off.fr.flags);
+	u->fill.ring = fill + off.fr.desc;
+	u->fill.cached_cons = nfill;
+	memset(&u->comp, 0, sizeof(u->comp));
+	u->comp.mask = ncomp - 1;
+	u->comp.size = ncomp;
+	u->comp.producer = (uint32_t *)(comp + off.cr.producer);
+	u->comp.consumer = (uint32_t *)(comp + off.cr.consumer);
+	u->comp.flags = (uint32_t *)(comp + off.cr.flags);
+	u->comp.ring = comp + off.cr.desc;
+	u->tx_metadata = true;
+	return 0;
+
+err_unmap_fill:
+	munmap(fill, fill_len);
+err_close:
+	close(fd);
+	return ret;
 }
 
 static int sock_create(struct rr_invoker *inv, struct rr_sock *s,
@@ -193,20 +300,80 @@ static bool sock_zerocopy(int fd)
 	return opts.flags & XDP_OPTIONS_ZEROCOPY;
 }
 
+/*
+ * One queue's UMEM: with room for TX metadata when *tx_metadata, which is
+ * cleared, with the reason in @why, if the kernel refuses it on the first
+ * queue (it then refuses it on all).
+ */
+static int create_umem(struct rr_invoker *inv, uint32_t q, bool *tx_metadata,
+		       const char **why)
+{
+	struct rr_umem *u = &inv->umems[q];
+	int ret;
+
+	ret = umem_create(u);
+	if (ret) {
+		pr_warn("cannot create the UMEM for queue %u: %s\n", q,
+			strerror(-ret));
+		return ret;
+	}
+	if (*tx_metadata) {
+		ret = umem_add_tx_metadata(u);
+		if (ret == -EINVAL && !q) {
+			*tx_metadata = false;
+			*why = "the kernel refused TX metadata in the UMEM registration; Linux 6.11 and later have it";
+		} else if (ret) {
+			pr_warn("cannot register the UMEM of queue %u with TX metadata: %s\n",
+				q, strerror(-ret));
+			return ret;
+		}
+	}
+	return umem_fill_all(u);
+}
+
+/*
+ * Decides who computes the replies' UDP checksums, once the sockets are
+ * bound, and says so in one line. Offload needs the UMEMs registered with
+ * TX metadata; in copy mode the kernel then fills the checksum (as
+ * CHECKSUM_PARTIAL on the skb, completed by the device or by
+ * skb_checksum_help()). A zero-copy driver may ignore the request without
+ * a word, and whether it honours it is not checked here: auto stays with
+ * software there.
+ */
+static int choose_tx_csum(struct rr_invoker *inv, bool tx_metadata,
+			  const char *why)
+{
+	enum rr_tx_csum mode = inv->cfg->tx_csum;
+
+	if (tx_metadata && inv->zerocopy && mode == RR_TX_CSUM_AUTO) {
+		tx_metadata = false;
+		why = "zero-copy mode: the driver's TX metadata support is not probed; --tx-csum offload forces it";
+	}
+	if (mode == RR_TX_CSUM_OFFLOAD && !tx_metadata) {
+		pr_warn("--tx-csum offload: %s\n", why);
+		return -EOPNOTSUPP;
+	}
+	inv->tx_csum_offload = tx_metadata;
+	if (tx_metadata)
+		pr_info("TX checksum: offloaded (AF_XDP TX metadata)\n");
+	else
+		pr_info("TX checksum: software (%s)\n", why);
+	return 0;
+}
+
 static int create_sockets(struct rr_invoker *inv)
 {
+	bool tx_metadata = inv->cfg->tx_csum != RR_TX_CSUM_SOFT;
+	const char *why = "--tx-csum soft";
 	char buf[128];
 	uint32_t q, t, p;
 	struct rr_sock *s;
 	int ret;
 
 	for (q = 0; q < inv->nqueues; q++) {
-		ret = umem_create(&inv->umems[q]);
-		if (ret) {
-			pr_warn("cannot create the UMEM for queue %u: %s\n", q,
-				strerror(-ret));
+		ret = create_umem(inv, q, &tx_metadata, &why);
+		if (ret)
 			return ret;
-		}
 		for (t = 0; t < inv->nthreads; t++) {
 			for (p = 0; p < inv->nports; p++) {
 				s = rr_sock_at(inv, q, t, p);
@@ -231,7 +398,179 @@ static int create_sockets(struct rr_invoker *inv)
 		inv->nqueues * inv->nthreads * inv->nports, inv->nqueues,
 		inv->nqueues == 1 ? "" : "s",
 		inv->zerocopy ? "zero-copy" : "copy");
+	return choose_tx_csum(inv, tx_metadata, why);
+}
+
+/*
+ * Preferred busy polling (napi.rst): the socket options make a worker's
+ * recvfrom()/sendto() run the queue's NAPI poll, and keep it to the worker
+ * once it has; napi_defer_hard_irqs with gro_flush_timeout holds the
+ * device's interrupts (on veth: the sender's softirq) back meanwhile, so
+ * the receive work moves to the worker's CPU instead of interrupting it.
+ */
+#define RR_BUSY_POLL_USECS 20
+#define RR_NAPI_DEFER_HARD_IRQS "2"
+#define RR_GRO_FLUSH_TIMEOUT_NS "200000"
+
+static int knob_set(const char *ifname, struct rr_sysfs_knob *k,
+		    const char *val)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", ifname, k->attr);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, k->old, sizeof(k->old) - 1, 0);
+	if (n <= 0) {
+		ret = n ? -errno : -EIO;
+		goto err;
+	}
+	k->old[n] = '\0';
+	k->old[strcspn(k->old, "\n")] = '\0';
+	if (pwrite(fd, val, strlen(val), 0) < 0) {
+		ret = -errno;
+		goto err;
+	}
+	k->fd = fd;
+	k->changed = true;
 	return 0;
+err:
+	close(fd);
+	return ret;
+}
+
+static void knob_restore(const char *ifname, struct rr_sysfs_knob *k)
+{
+	if (!k->changed)
+		return;
+	if (pwrite(k->fd, k->old, strlen(k->old), 0) < 0)
+		pr_warn("cannot put %s of %s back to %s: %s\n", k->attr, ifname,
+			k->old, strerror(errno));
+	close(k->fd);
+	k->changed = false;
+}
+
+static int sock_busy_poll(int fd, bool on, uint32_t budget)
+{
+	int prefer = on, usecs = on ? RR_BUSY_POLL_USECS : 0;
+	int nb = on ? (int)budget : 0;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &prefer,
+		       sizeof(prefer)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &usecs, sizeof(usecs)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &nb, sizeof(nb)))
+		return -errno;
+	return 0;
+}
+
+/*
+ * -B: preferred busy polling where the kernel allows it, else today's
+ * plain spinning on the rings; one line says which. A refusal is not an
+ * error: what was changed is undone and the workers spin as before.
+ */
+static void setup_busy_poll(struct rr_invoker *inv)
+{
+	const char *ifname = inv->cfg->ifname, *what;
+	uint32_t i, n = inv->nqueues * inv->nthreads * inv->nports;
+	int ret;
+
+	inv->napi_defer_hard_irqs.attr = "napi_defer_hard_irqs";
+	inv->gro_flush_timeout.attr = "gro_flush_timeout";
+	if (!inv->cfg->busy_poll)
+		return;
+	for (i = 0; i < n; i++) {
+		ret = sock_busy_poll(inv->socks[i].fd, true, inv->cfg->batch);
+		if (ret) {
+			what = "SO_PREFER_BUSY_POLL, SO_BUSY_POLL or SO_BUSY_POLL_BUDGET";
+			goto plain;
+		}
+	}
+	what = inv->napi_defer_hard_irqs.attr;
+	ret = knob_set(ifname, &inv->napi_defer_hard_irqs,
+		       RR_NAPI_DEFER_HARD_IRQS);
+	if (ret)
+		goto plain;
+	what = inv->gro_flush_timeout.attr;
+	ret = knob_set(ifname, &inv->gro_flush_timeout,
+		       RR_GRO_FLUSH_TIMEOUT_NS);
+	if (ret)
+		goto plain;
+	inv->prefer_busy_poll = true;
+	pr_info("busy polling: preferred (SO_PREFER_BUSY_POLL, %u us, budget %u; %s napi_defer_hard_irqs %s (was %s), gro_flush_timeout %s ns (was %s) until exit)\n",
+		RR_BUSY_POLL_USECS, inv->cfg->batch, ifname,
+		RR_NAPI_DEFER_HARD_IRQS, inv->napi_defer_hard_irqs.old,
+		RR_GRO_FLUSH_TIMEOUT_NS, inv->gro_flush_timeout.old);
+	return;
+plain:
+	pr_warn("busy polling: plain spinning on the rings (%s refused: %s)\n",
+		what, strerror(-ret));
+	knob_restore(ifname, &inv->napi_defer_hard_irqs);
+	while (i--)
+		sock_busy_poll(inv->socks[i].fd, false, 0);
+}
+
+/* The NAPI ID that the first socket of queue @q to receive anything got
+ * (0: none); false while none has received anything. */
+static bool queue_napi_id(struct rr_invoker *inv, uint32_t q, unsigned int *id)
+{
+	socklen_t len = sizeof(*id);
+	struct rr_sock *s;
+	uint32_t t, p;
+
+	for (t = 0; t < inv->nthreads; t++) {
+		for (p = 0; p < inv->nports; p++) {
+			s = rr_sock_at(inv, q, t, p);
+			if (!rr_stat_read(&s->stats.rx))
+				continue;
+			if (getsockopt(s->fd, SOL_SOCKET, SO_INCOMING_NAPI_ID,
+				       id, &len))
+				*id = 0;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * An AF_XDP socket learns its queue's NAPI ID from the first packet it
+ * receives (from the driver's xdp_rxq_info). If that ID is 0, recvfrom()
+ * has nothing to poll, and the deferred interrupts only hold packets back
+ * until gro_flush_timeout fires: on veth under 6.18 the sockets get no ID
+ * (veth seems to register its queues before their NAPI has one), and every
+ * request waited 200 us. So the first socket of each queue to receive
+ * anything is asked, and one without an ID undoes preferred busy polling
+ * for all.
+ */
+void rr_invoker_check_busy_poll(struct rr_invoker *inv)
+{
+	uint64_t all = inv->nqueues < 64 ? (1ULL << inv->nqueues) - 1 : ~0ULL;
+	uint32_t q, n = inv->nqueues * inv->nthreads * inv->nports;
+	unsigned int id;
+
+	if (!inv->prefer_busy_poll || inv->napi_checked == all)
+		return;
+	for (q = 0; q < inv->nqueues; q++) {
+		if (inv->napi_checked & (1ULL << q) ||
+		    !queue_napi_id(inv, q, &id))
+			continue;
+		if (!id)
+			goto plain;
+		inv->napi_checked |= 1ULL << q;
+		pr_debug("queue %u: NAPI ID %u\n", q, id);
+	}
+	return;
+plain:
+	pr_warn("busy polling: plain spinning after all: the kernel gave queue %u's sockets no NAPI to poll; %s's napi_defer_hard_irqs and gro_flush_timeout are back to %s and %s\n",
+		q, inv->cfg->ifname, inv->napi_defer_hard_irqs.old,
+		inv->gro_flush_timeout.old);
+	__atomic_store_n(&inv->prefer_busy_poll, false, __ATOMIC_RELAXED);
+	knob_restore(inv->cfg->ifname, &inv->gro_flush_timeout);
+	knob_restore(inv->cfg->ifname, &inv->napi_defer_hard_irqs);
+	for (q = 0; q < n; q++)
+		sock_busy_poll(inv->socks[q].fd, false, 0);
 }
 
 /* Zeroed, cache-line aligned: per-queue and per-worker state. The size is
@@ -353,6 +692,7 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	ret = create_sockets(inv);
 	if (ret)
 		return ret;
+	setup_busy_poll(inv);
 	/* Ports last: until now every packet went to the kernel. */
 	for (p = 0; p < inv->nports; p++) {
 		const struct rr_service *svc = inv->services[p];
@@ -489,7 +829,9 @@ int rr_invoker_start(struct rr_invoker *inv)
 		}
 	}
 	pr_info("%u worker%s started (%s)\n", i, i == 1 ? "" : "s",
-		inv->cfg->busy_poll ? "busy-polling" : "sleeping in poll()");
+		!inv->cfg->busy_poll	? "sleeping in poll()"
+		: inv->prefer_busy_poll ? "busy-polling, preferred"
+					: "busy-polling, plain spinning");
 	if (inv->cfg->busy_poll && i > (uint32_t)ncpus)
 		pr_warn("%u busy-polling workers share %d CPU%s: they take turns, and latency suffers; use fewer queues or threads, or more CPUs\n",
 			i, ncpus, ncpus == 1 ? "" : "s");
@@ -521,6 +863,10 @@ void rr_invoker_destroy(struct rr_invoker *inv)
 	rr_invoker_stop(inv);
 	/* No new packets for sockets that are about to go. */
 	rr_xdp_detach(&inv->xdp);
+	if (inv->cfg) {
+		knob_restore(inv->cfg->ifname, &inv->gro_flush_timeout);
+		knob_restore(inv->cfg->ifname, &inv->napi_defer_hard_irqs);
+	}
 	nsocks = inv->nqueues * inv->nthreads * inv->nports;
 	for (i = 0; inv->socks && i < nsocks; i++)
 		if (inv->socks[i].xsk)

@@ -26,6 +26,13 @@
 #define RR_COMP_SIZE RR_NUM_FRAMES
 #define RR_RX_SIZE 2048
 #define RR_TX_SIZE 2048
+/*
+ * Bytes in front of each TX frame's data for a struct xsk_tx_metadata (24
+ * bytes since 6.14, 16 before; a multiple of 8 below 256, as the kernel
+ * wants). RX data lands XDP_PACKET_HEADROOM (256) bytes into a frame and
+ * replies are built in place, so the room is always there.
+ */
+#define RR_TX_META_LEN 24
 
 /* Written by the owning worker only, read by the main thread. */
 struct rr_sock_stats {
@@ -61,6 +68,7 @@ struct rr_umem {
 	size_t size;
 	pthread_spinlock_t lock;
 	uint64_t tx_outstanding; /* submitted to TX, not yet completed */
+	bool tx_metadata; /* registered with RR_TX_META_LEN bytes of it */
 } __attribute__((aligned(RR_CACHELINE)));
 
 struct rr_invoker;
@@ -82,6 +90,19 @@ struct rr_worker {
 	uint64_t recycle[RR_MAX_BATCH * RR_MAX_PORTS];
 } __attribute__((aligned(RR_CACHELINE)));
 
+/*
+ * One of the interface's NAPI settings in sysfs, changed for preferred busy
+ * polling. The file stays open so that the old value can be written back
+ * even after --user took away the right to open it (the write itself
+ * needs CAP_NET_ADMIN, which is kept).
+ */
+struct rr_sysfs_knob {
+	const char *attr;
+	char old[32];
+	int fd;
+	bool changed;
+};
+
 struct rr_invoker {
 	const struct rr_config *cfg;
 	struct rr_xdp xdp;
@@ -102,6 +123,16 @@ struct rr_invoker {
 	struct rr_worker *workers; /* [nqueues * nthreads] */
 	struct rr_sock *socks;	   /* [nqueues][nthreads][nports] */
 	bool zerocopy;
+	/* Replies leave with a partial UDP checksum and a TX metadata request
+	 * for the kernel (or NIC) to complete it. */
+	bool tx_csum_offload;
+	/* -B with SO_PREFER_BUSY_POLL on every socket: the workers drive
+	 * NAPI themselves, the interface's IRQs stay deferred. Cleared by
+	 * the main thread if the sockets turn out to have no NAPI to poll. */
+	bool prefer_busy_poll;
+	uint64_t napi_checked; /* bit q: queue q's sockets have a NAPI ID */
+	struct rr_sysfs_knob napi_defer_hard_irqs;
+	struct rr_sysfs_knob gro_flush_timeout;
 	bool ready; /* set-up completed: every socket exists */
 	volatile int stop;
 };
@@ -137,6 +168,10 @@ int rr_count_rx_queues(const char *ifname);
  * with the reason logged. */
 int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg);
 int rr_invoker_start(struct rr_invoker *inv);
+/* Preferred busy polling only works once the sockets know their queue's
+ * NAPI; the main thread calls this every tick to check, and falls back to
+ * plain spinning if they never will. */
+void rr_invoker_check_busy_poll(struct rr_invoker *inv);
 /* Stops and joins the workers. */
 void rr_invoker_stop(struct rr_invoker *inv);
 /* NULL-safe, and safe after a failed setup: frees what exists. */

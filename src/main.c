@@ -98,6 +98,7 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 	pr_info("ready on %s; SIGINT or SIGTERM stops\n", cfg->ifname);
 	while (!stop_signal) {
 		nanosleep(&tick, NULL);
+		rr_invoker_check_busy_poll(inv);
 		if (++ticks % (1000 / TICK_MS))
 			continue;
 		if (cfg->metrics_file[0]) {

@@ -18,6 +18,7 @@ enum {
 	OPT_USER,
 	OPT_TIER,
 	OPT_NO_CACHE,
+	OPT_TX_CSUM,
 };
 
 static const struct rr_opt rr_options[] = {
@@ -36,6 +37,8 @@ static const struct rr_opt rr_options[] = {
 	{ "no-cache", OPT_NO_CACHE, NULL,
 	  "never answer from the reply cache, whatever the functions' settings" },
 	{ "batch", 'b', "N", "descriptors per batch, 1-256 (default: 64)" },
+	{ "tx-csum", OPT_TX_CSUM, "MODE",
+	  "reply UDP checksums: offload, soft or auto (default: auto)" },
 	{ "cpus", OPT_CPUS, "LIST",
 	  "pin workers to these CPUs, e.g. 0-3,6 (default: all allowed)" },
 	{ "metrics-file", OPT_METRICS, "FILE",
@@ -90,6 +93,8 @@ static int apply(struct rr_config *cfg, int key, const char *arg, char *err,
 	case 'b':
 		return rr_parse_u32(arg, 1, RR_MAX_BATCH, &cfg->batch,
 				    "-b (batch)", err, errlen);
+	case OPT_TX_CSUM:
+		return rr_parse_tx_csum(arg, &cfg->tx_csum, err, errlen);
 	case OPT_CPUS:
 		return rr_parse_cpus(arg, cfg->cpus, &cfg->ncpus, err, errlen);
 	case OPT_METRICS:

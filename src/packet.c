@@ -164,26 +164,37 @@ void rr_request_init(struct rr_request *req, const uint8_t *frame,
 }
 
 /*
- * 32-bit words into a 64-bit accumulator: no carry is lost for any length a
- * frame can have, and one fold at the end gives the RFC 1071 sum. Bytes are
- * summed in memory order, so the result is stored back unswapped.
+ * 64-bit words with an end-around carry, then the tail: ones' complement
+ * addition does not care about word width or order, so folding the
+ * accumulator at the end gives the RFC 1071 sum, as 16-bit words would,
+ * in half the steps of 32-bit ones. Bytes are summed in memory order, so
+ * the result is stored back unswapped.
  */
 uint32_t rr_csum_partial(const void *data, uint32_t len, uint32_t sum)
 {
 	const uint8_t *p = data;
-	uint64_t acc = sum;
-	uint32_t w = 0;
+	uint64_t acc = sum, w;
+	uint32_t w32 = 0;
 	uint16_t h = 0;
 
-	while (len >= 4) {
-		memcpy(&w, p, 4);
+	while (len >= 8) {
+		memcpy(&w, p, 8);
 		acc += w;
+		acc += acc < w; /* the carry out of bit 63 goes back in */
+		p += 8;
+		len -= 8;
+	}
+	if (len >= 4) {
+		memcpy(&w32, p, 4);
+		acc += w32;
+		acc += acc < w32;
 		p += 4;
 		len -= 4;
 	}
 	if (len >= 2) {
 		memcpy(&h, p, 2);
 		acc += h;
+		acc += acc < h;
 		p += 2;
 		len -= 2;
 	}
@@ -191,6 +202,7 @@ uint32_t rr_csum_partial(const void *data, uint32_t len, uint32_t sum)
 		h = 0;
 		memcpy(&h, p, 1); /* the pad byte is zero */
 		acc += h;
+		acc += acc < h;
 	}
 	acc = (acc & 0xffffffff) + (acc >> 32);
 	acc = (acc & 0xffffffff) + (acc >> 32);
@@ -204,11 +216,11 @@ uint16_t rr_csum_fold(uint32_t sum)
 	return (uint16_t)~sum;
 }
 
-uint16_t rr_udp_csum(const uint8_t *frame, const struct rr_pkt *pkt)
+/* The pseudo-header's sum: addresses, protocol, the UDP length field. */
+static uint32_t udp_pseudo_sum(const uint8_t *frame, const struct rr_pkt *pkt)
 {
 	const uint8_t *ip = frame + pkt->l3_off;
 	const uint8_t *udp = frame + pkt->l4_off;
-	uint16_t ulen = get_be16(udp + 4);
 	uint8_t pseudo[4] = { 0, IPPROTO_UDP, udp[4], udp[5] };
 	uint32_t sum;
 
@@ -216,12 +228,25 @@ uint16_t rr_udp_csum(const uint8_t *frame, const struct rr_pkt *pkt)
 		sum = rr_csum_partial(ip + 12, 8, 0);
 	else
 		sum = rr_csum_partial(ip + 8, 32, 0);
-	sum = rr_csum_partial(pseudo, sizeof(pseudo), sum);
-	return rr_csum_fold(rr_csum_partial(udp, ulen, sum));
+	return rr_csum_partial(pseudo, sizeof(pseudo), sum);
 }
 
-uint32_t rr_build_reply(uint8_t *frame, const struct rr_pkt *pkt,
-			uint32_t reply_len)
+uint16_t rr_udp_csum(const uint8_t *frame, const struct rr_pkt *pkt)
+{
+	const uint8_t *udp = frame + pkt->l4_off;
+
+	return rr_csum_fold(rr_csum_partial(udp, get_be16(udp + 4),
+					    udp_pseudo_sum(frame, pkt)));
+}
+
+uint16_t rr_udp_pseudo_csum(const uint8_t *frame, const struct rr_pkt *pkt)
+{
+	return (uint16_t)~rr_csum_fold(udp_pseudo_sum(frame, pkt));
+}
+
+/* Everything but the UDP checksum; the field is left zero. */
+static uint32_t build_headers(uint8_t *frame, const struct rr_pkt *pkt,
+			      uint32_t reply_len)
 {
 	uint8_t *ip = frame + pkt->l3_off;
 	uint8_t *udp = frame + pkt->l4_off;
@@ -246,24 +271,40 @@ uint32_t rr_build_reply(uint8_t *frame, const struct rr_pkt *pkt,
 	swap_bytes(udp, udp + 2, 2);
 	put_be16(udp + 4, (uint16_t)ulen);
 	udp[6] = udp[7] = 0;
-	csum = rr_udp_csum(frame, pkt);
-	if (!csum)
-		csum = 0xffff; /* 0 means "no checksum" on the wire */
-	memcpy(udp + 6, &csum, 2);
 	return pkt->l4_off + ulen;
 }
 
-int rr_serve(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
-	     uint32_t max_amplification, const struct rr_function *fn,
-	     uint32_t queue, uint32_t thread)
+uint32_t rr_build_reply(uint8_t *frame, const struct rr_pkt *pkt,
+			uint32_t reply_len)
 {
-	return rr_serve_keep(frame, len, room, mtu, max_amplification, fn,
-			     queue, thread, NULL);
+	uint32_t len = build_headers(frame, pkt, reply_len);
+	uint16_t csum = rr_udp_csum(frame, pkt);
+
+	if (!csum)
+		csum = 0xffff; /* 0 means "no checksum" on the wire */
+	memcpy(frame + pkt->l4_off + 6, &csum, 2);
+	return len;
 }
 
+uint32_t rr_build_reply_partial(uint8_t *frame, const struct rr_pkt *pkt,
+				uint32_t reply_len)
+{
+	uint32_t len = build_headers(frame, pkt, reply_len);
+	uint16_t csum = rr_udp_pseudo_csum(frame, pkt);
+
+	memcpy(frame + pkt->l4_off + 6, &csum, 2);
+	return len;
+}
+
+/*
+ * The whole path. With @keep, a short request's payload is copied there
+ * before the function overwrites it (the reply cache); with @csum_start,
+ * the reply's UDP checksum is left for the transmitter.
+ */
 int rr_serve_keep(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 		  uint32_t max_amplification, const struct rr_function *fn,
-		  uint32_t queue, uint32_t thread, struct rr_keep *keep)
+		  uint32_t queue, uint32_t thread, struct rr_keep *keep,
+		  uint32_t *csum_start)
 {
 	uint32_t max_frame, reply_room, hdr, amp_room = UINT32_MAX;
 	struct rr_request req;
@@ -312,7 +353,26 @@ int rr_serve_keep(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 					      : -RR_DROP_REPLY_TOO_BIG;
 	if (ret < 0)
 		return -RR_DROP_FUNCTION_ERROR;
-	return (int)rr_build_reply(frame, &pkt, (uint32_t)ret);
+	if (!csum_start)
+		return (int)rr_build_reply(frame, &pkt, (uint32_t)ret);
+	*csum_start = pkt.l4_off;
+	return (int)rr_build_reply_partial(frame, &pkt, (uint32_t)ret);
+}
+
+int rr_serve(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
+	     uint32_t max_amplification, const struct rr_function *fn,
+	     uint32_t queue, uint32_t thread)
+{
+	return rr_serve_keep(frame, len, room, mtu, max_amplification, fn,
+			     queue, thread, NULL, NULL);
+}
+
+int rr_serve_partial(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
+		     uint32_t max_amplification, const struct rr_function *fn,
+		     uint32_t queue, uint32_t thread, uint32_t *csum_start)
+{
+	return rr_serve_keep(frame, len, room, mtu, max_amplification, fn,
+			     queue, thread, NULL, csum_start);
 }
 
 int rr_process(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,

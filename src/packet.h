@@ -49,6 +49,17 @@ uint32_t rr_build_reply(uint8_t *frame, const struct rr_pkt *pkt,
 			uint32_t reply_len);
 
 /*
+ * rr_build_reply() for a transmitter that completes the UDP checksum (AF_XDP
+ * TX metadata with XDP_TXMD_FLAGS_CHECKSUM: the skb's CHECKSUM_PARTIAL in
+ * copy mode, the NIC in zero-copy). The field carries only the
+ * pseudo-header sum, folded but not complemented, as the kernel leaves it
+ * for CHECKSUM_PARTIAL; summing from the UDP header to the end then gives
+ * the checksum rr_build_reply() would have written.
+ */
+uint32_t rr_build_reply_partial(uint8_t *frame, const struct rr_pkt *pkt,
+				uint32_t reply_len);
+
+/*
  * The whole path: parse, call fn in place, build the reply. @room is the
  * buffer size from @frame, @mtu the interface MTU (the reply's IP packet
  * must fit it). A reply's IP packet may be at most @max_amplification
@@ -70,10 +81,18 @@ struct rr_keep {
 	uint8_t req[RR_CACHE_MAX_PAYLOAD];
 };
 
-/* rr_serve(), keeping the request's payload in @keep when it is short. */
+/* rr_serve(), keeping the request's payload in @keep (if not NULL) when it
+ * is short, and with @csum_start (if not NULL) as rr_serve_partial(). */
 int rr_serve_keep(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 		  uint32_t max_amplification, const struct rr_function *fn,
-		  uint32_t queue, uint32_t thread, struct rr_keep *keep);
+		  uint32_t queue, uint32_t thread, struct rr_keep *keep,
+		  uint32_t *csum_start);
+/* rr_serve() with rr_build_reply_partial(); *csum_start is where the
+ * transmitter's checksumming starts (the UDP header), the field being 6
+ * bytes further. */
+int rr_serve_partial(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
+		     uint32_t max_amplification, const struct rr_function *fn,
+		     uint32_t queue, uint32_t thread, uint32_t *csum_start);
 
 /* rr_serve() without an amplification limit. */
 int rr_process(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
@@ -85,5 +104,8 @@ uint16_t rr_csum_fold(uint32_t sum);
 /* The UDP checksum of a parsed frame as it stands (field included): 0 when
  * valid, and for the reply's field 0 is encoded as 0xffff. */
 uint16_t rr_udp_csum(const uint8_t *frame, const struct rr_pkt *pkt);
+/* The UDP pseudo-header sum, folded, not complemented: what a partial
+ * checksum field holds. */
+uint16_t rr_udp_pseudo_csum(const uint8_t *frame, const struct rr_pkt *pkt);
 
 #endif /* RR_PACKET_H */

@@ -14,6 +14,7 @@
 #include "cache.h"
 #include "invoker.h"
 #include "log.h"
+#include "xsk_txmd.h"
 
 #define SLEEP_MS 100	      /* bounds how long a stop request waits */
 #define SLEEP_MS_TX_PENDING 1 /* completions due: come back soon */
@@ -70,8 +71,10 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 	const struct rr_function *fn = s->svc->fn;
 	uint32_t batch = w->inv->cfg->batch, mtu = w->inv->mtu;
 	uint32_t amp = s->svc->max_amplification;
+	bool offload = w->inv->tx_csum_offload;
+	uint32_t idx_rx, idx_tx, n, i, ntx = 0, room, limit, csum_start = 0;
+	struct xsk_tx_metadata *meta;
 	struct rr_keep *keep = NULL;
-	uint32_t idx_rx, idx_tx, n, i, ntx = 0, room, limit;
 	const struct xdp_desc *rxd;
 	struct xdp_desc *txd;
 	uint64_t addr, base;
@@ -100,7 +103,8 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 		room = RR_FRAME_SIZE - (uint32_t)(addr - base);
 		data = xsk_umem__get_data(w->umem->area, addr);
 		ret = rr_serve_keep(data, rxd->len, room, mtu, amp, fn,
-				    w->queue, w->thread, keep);
+				    w->queue, w->thread, keep,
+				    offload ? &csum_start : NULL);
 		if (ret < 0) {
 			rr_stat_add(&s->stats.drops[-ret], 1);
 			w->recycle[(*nrecycle)++] = base;
@@ -109,7 +113,19 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 		if (keep && keep->len != UINT32_MAX)
 			cache_reply(w, s, data, (uint32_t)ret);
 		w->tx[ntx].addr = addr;
-		w->tx[ntx++].len = (uint32_t)ret;
+		w->tx[ntx].len = (uint32_t)ret;
+		w->tx[ntx++].options = offload ? XDP_TX_METADATA : 0;
+		if (!offload)
+			continue;
+		/* The checksum request goes in the RR_TX_META_LEN bytes
+		 * right before addr, where the kernel looks for it: RX put
+		 * the frame 256 bytes into its chunk. The kernel sums from
+		 * the UDP header on, field included, and stores the result
+		 * in the field, 6 bytes in. */
+		meta = (struct xsk_tx_metadata *)(data - RR_TX_META_LEN);
+		meta->flags = XDP_TXMD_FLAGS_CHECKSUM;
+		meta->request.csum_start = (uint16_t)csum_start;
+		meta->request.csum_offset = 6;
 	}
 	/* Counted as the worker's only once off RX, and no longer once on TX
 	 * or fill: a snapshot may miss a frame in passing, never see it twice. */
@@ -194,11 +210,14 @@ static void wait_for_work(struct rr_worker *w)
 void *rr_worker_run(void *arg)
 {
 	struct rr_worker *w = arg;
-	bool busy = w->inv->cfg->busy_poll;
+	bool busy = w->inv->cfg->busy_poll, prefer;
 	uint32_t i, work, nrecycle, taken;
 	struct rr_sock *s;
 
 	while (!__atomic_load_n(&w->inv->stop, __ATOMIC_RELAXED)) {
+		/* The main thread may fall back to plain spinning. */
+		prefer = __atomic_load_n(&w->inv->prefer_busy_poll,
+					 __ATOMIC_RELAXED);
 		work = 0;
 		nrecycle = 0;
 		for (i = 0; i < w->nsocks; i++) {
@@ -208,10 +227,18 @@ void *rr_worker_run(void *arg)
 			if (xsk_ring_prod__needs_wakeup(&s->tx) &&
 			    xsk_prod_nb_free(&s->tx, RR_TX_SIZE) < RR_TX_SIZE)
 				kick_tx(s);
+			/* Preferred busy polling: NAPI runs when we ask, so
+			 * an empty RX ring is our cue (as in xdpsock). A
+			 * socket that never received has no NAPI to run yet;
+			 * its siblings on the queue do. */
+			if (prefer && !taken)
+				recvfrom(s->fd, NULL, 0, MSG_DONTWAIT, NULL,
+					 NULL);
 		}
 		recycle_frames(w, nrecycle);
 		if (busy) {
-			if (xsk_ring_prod__needs_wakeup(&w->umem->fill))
+			if (!prefer &&
+			    xsk_ring_prod__needs_wakeup(&w->umem->fill))
 				recvfrom(w->socks[0].fd, NULL, 0, MSG_DONTWAIT,
 					 NULL, NULL);
 			/* An idle round lets whoever shares the CPU run:

@@ -411,7 +411,7 @@ static void cache_fill(const uint8_t *frame, uint32_t len, uint32_t gen,
 
 	memcpy(user, frame, len);
 	ret = rr_serve_keep(user, len, ROOM, MTU, 3, function(SLOT_CACHED), 0,
-			    0, &keep);
+			    0, &keep, NULL);
 	if (ret < 0 || keep.len == UINT32_MAX) {
 		fail("cannot make a reply to cache (%d)", ret);
 		return;

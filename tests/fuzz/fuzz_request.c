@@ -278,6 +278,44 @@ static void check_reply(const uint8_t *r, uint32_t rlen, const uint8_t *req,
 	}
 }
 
+/*
+ * The offload path (rr_serve_partial) on the same request must build the
+ * same reply as @soft but for the UDP checksum, which it leaves partial,
+ * and which summed from csum_start as a transmitter would must be the one
+ * rr_serve() wrote.
+ */
+static void check_partial(const struct rr_function *fn, const uint8_t *req,
+			  uint32_t len, uint32_t room, uint32_t mtu,
+			  uint32_t amp, const uint8_t *soft, int ret,
+			  const struct rr_pkt *p)
+{
+	uint32_t start = 0, ulen = (uint32_t)ret - p->l4_off;
+	uint16_t done;
+	uint8_t *buf;
+	int ret2;
+
+	buf = malloc(room);
+	if (!buf)
+		abort();
+	memcpy(buf, req, len);
+	memset(buf + len, FILL_BYTE, room - len);
+	ret2 = rr_serve_partial(buf, len, room, mtu, amp, fn, TEST_QUEUE,
+				TEST_THREAD, &start);
+	check(ret2 == ret, "%s: partial path returned %d, software %d",
+	      fn->name, ret2, ret);
+	check(start == p->l4_off, "%s: csum_start %u, UDP header at %u",
+	      fn->name, start, p->l4_off);
+	check(!memcmp(buf, soft, start + 6) &&
+		      !memcmp(buf + start + 8, soft + start + 8,
+			      (uint32_t)ret - start - 8),
+	      "%s: partial reply differs beyond the checksum", fn->name);
+	done = fz_fold(fz_sum16(buf + start, ulen, 0));
+	check((done ? done : 0xffff) == be16(soft + start + 6),
+	      "%s: partial checksum completes to %#x, software wrote %#x",
+	      fn->name, done, be16(soft + start + 6));
+	free(buf);
+}
+
 static int fn_is(const struct rr_function *fn, const char *name)
 {
 	return !strcmp(fn->name, name);
@@ -344,6 +382,9 @@ static void run_one(const struct rr_function *fn, const uint8_t *req,
 		      " allowed",
 		      fn->name, ret - p.l3_off, amp, req_ip);
 		check_reply(buf, (uint32_t)ret, req, &p);
+		if (amp && (fn_is(fn, "echo") || fn_is(fn, "reverse")))
+			check_partial(fn, req, len, room, mtu, amp, buf, ret,
+				      &p);
 	}
 
 	if (fn_is(fn, "echo") || fn_is(fn, "reverse")) {

@@ -101,6 +101,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg.batch, 64);
 	assert_int_equal(cfg.mode, RR_MODE_AUTO);
 	assert_false(cfg.busy_poll);
+	assert_int_equal(cfg.tx_csum, RR_TX_CSUM_AUTO);
 	assert_int_equal(cfg.ncpus, 0);
 	assert_string_equal(cfg.metrics_file, "");
 	assert_false(cfg.list);
@@ -150,6 +151,11 @@ static void test_each_flag(void **state)
 
 	assert_int_equal(PARSE("-i", "eth0", "-S"), RR_OPTS_RUN);
 	assert_int_equal(cfg.mode, RR_MODE_SKB);
+
+	assert_int_equal(PARSE("-i", "eth0", "--tx-csum", "soft"), RR_OPTS_RUN);
+	assert_int_equal(cfg.tx_csum, RR_TX_CSUM_SOFT);
+	assert_int_equal(PARSE("-i", "eth0", "--tx-csum=offload"), RR_OPTS_RUN);
+	assert_int_equal(cfg.tx_csum, RR_TX_CSUM_OFFLOAD);
 }
 
 /* -p serves only the functions on the ports listed. */
@@ -253,6 +259,7 @@ static const char full_conf[] = "; a comment\n"
 				"cpus = 0-1,3\n"
 				"mode = skb\n"
 				"busy_poll = yes\n"
+				"tx_csum = soft\n"
 				"metrics_file = /tmp/rr.prom\n"
 				"\n"
 				"[function reverse]\n"
@@ -275,6 +282,7 @@ static void test_config_file(void **state)
 	assert_int_equal(cfg.cpus[2], 3);
 	assert_int_equal(cfg.mode, RR_MODE_SKB);
 	assert_true(cfg.busy_poll);
+	assert_int_equal(cfg.tx_csum, RR_TX_CSUM_SOFT);
 	assert_string_equal(cfg.metrics_file, "/tmp/rr.prom");
 	assert_int_equal(service("reverse")->port, 9000);
 	assert_true(service("reverse")->enabled);
@@ -307,6 +315,7 @@ static void test_flags_override_file(void **state)
 	assert_string_equal(cfg.metrics_file, "/tmp/o");
 	/* what no flag set still comes from the file */
 	assert_int_equal(cfg.queues, 2);
+	assert_int_equal(cfg.tx_csum, RR_TX_CSUM_SOFT);
 	assert_true(cfg.busy_poll);
 	assert_int_equal(service("reverse")->port, 9000);
 
@@ -348,6 +357,7 @@ static const struct bad_conf bad_confs[] = {
 	{ "[reqrouter]\ncpus = 4-2\n", 2, "CPU" },
 	{ "[reqrouter]\nmode = turbo\n", 2, "turbo" },
 	{ "[reqrouter]\nbusy_poll = often\n", 2, "often" },
+	{ "[reqrouter]\ntx_csum = hardware\n", 2, "hardware" },
 	{ "[reqrouter]\ninterface = a/b\n", 2, "a/b" },
 	{ "[reqrouter]\nthis line is not a setting\n", 2, "" },
 	/* the first mistake is the one reported */
@@ -769,6 +779,7 @@ static void test_parse_values(void **state)
 	uint32_t v = 0, n = 0, i;
 	bool b = false;
 	enum rr_xdp_mode mode = RR_MODE_AUTO;
+	enum rr_tx_csum csum = RR_TX_CSUM_AUTO;
 
 	(void)state;
 	assert_int_equal(rr_parse_u32("007", 1, 10, &v, "x", err, sizeof(err)),
@@ -821,6 +832,18 @@ static void test_parse_values(void **state)
 	assert_int_equal(mode, RR_MODE_AUTO);
 	assert_int_equal(rr_parse_mode("xdp", &mode, err, sizeof(err)),
 			 -EINVAL);
+
+	assert_int_equal(rr_parse_tx_csum("offload", &csum, err, sizeof(err)),
+			 0);
+	assert_int_equal(csum, RR_TX_CSUM_OFFLOAD);
+	assert_int_equal(rr_parse_tx_csum("soft", &csum, err, sizeof(err)), 0);
+	assert_int_equal(csum, RR_TX_CSUM_SOFT);
+	assert_int_equal(rr_parse_tx_csum("auto", &csum, err, sizeof(err)), 0);
+	assert_int_equal(csum, RR_TX_CSUM_AUTO);
+	assert_int_equal(rr_parse_tx_csum("Soft", &csum, err, sizeof(err)),
+			 -EINVAL);
+	check_err("auto, soft or offload");
+	assert_int_equal(csum, RR_TX_CSUM_AUTO);
 
 	assert_int_equal(rr_parse_ports("1,65535,1232", ports, RR_MAX_PORTS, &n,
 					err, sizeof(err)),

@@ -36,6 +36,7 @@ VLAN_TPIDS = (0x8100, 0x88A8)
 SOL_PACKET = 263
 PACKET_AUXDATA = 8
 PACKET_OUTGOING = 4
+TP_STATUS_CSUMNOTREADY = 1 << 3
 TP_STATUS_VLAN_VALID = 1 << 4
 TP_STATUS_VLAN_TPID_VALID = 1 << 6
 AUXDATA = struct.Struct("=IIIHHHH")  # struct tpacket_auxdata
@@ -68,6 +69,15 @@ def udp_checksum(src, dst, udp):
 
 def udp_checksum_ok(src, dst, udp):
     return csum16(pseudo_header(src, dst, len(udp)) + udp) == 0xFFFF
+
+
+def udp_partial_ok(src, dst, udp):
+    """A checksum left for the receiver to trust (CHECKSUM_PARTIAL, which
+    veth hands over as it is): the field must hold the pseudo-header sum,
+    folded, not inverted, so that summing from the UDP header on would
+    complete it."""
+    return struct.unpack_from("!H", udp, 6)[0] == csum16(
+        pseudo_header(src, dst, len(udp)))
 
 
 def build_udp_ip(src, dst, sport, dport, payload, csum="full", ident=0,
@@ -128,10 +138,11 @@ def open_packet_socket(ifname):
 
 
 def recv_frame(s, timeout, on_outgoing=None):
-    """One incoming frame: (bytes, outer tag (tpid, tci) or None), or None
-    after TIMEOUT seconds. Outgoing frames (the host's own; a packet
-    socket never sees what it sent itself) are skipped, after being handed
-    to ON_OUTGOING when given."""
+    """One incoming frame: (bytes, outer tag (tpid, tci) or None, whether
+    its L4 checksum is partial (TP_STATUS_CSUMNOTREADY)), or None after
+    TIMEOUT seconds. Outgoing frames (the host's own; a packet socket never
+    sees what it sent itself) are skipped, after being handed to
+    ON_OUTGOING when given."""
     end = time.monotonic() + timeout
     while True:
         left = end - time.monotonic()
@@ -147,16 +158,18 @@ def recv_frame(s, timeout, on_outgoing=None):
                 on_outgoing(data)
             continue
         outer = None
+        partial = False
         for level, typ, cdata in anc:
             if level == SOL_PACKET and typ == PACKET_AUXDATA and \
                     len(cdata) >= AUXDATA.size:
                 status, _, _, _, _, tci, tpid = AUXDATA.unpack(
                     cdata[:AUXDATA.size])
+                partial = bool(status & TP_STATUS_CSUMNOTREADY)
                 if status & TP_STATUS_VLAN_VALID:
                     if not status & TP_STATUS_VLAN_TPID_VALID:
                         tpid = 0x8100
                     outer = (tpid, tci)
-        return data, outer
+        return data, outer, partial
 
 
 class Parsed:
@@ -182,9 +195,12 @@ def describe_frame(data):
     return "EtherType 0x%04x" % et
 
 
-def parse_frame(data, outer):
-    """Split a received frame; None if it is not UDP over IPv4/IPv6."""
+def parse_frame(data, outer, partial=False):
+    """Split a received frame; None if it is not UDP over IPv4/IPv6.
+    PARTIAL: the sender left the UDP checksum for the device to complete
+    (TX checksum offload) and the frame came over veth as it was."""
     p = Parsed()
+    p.csum_partial = partial
     p.dst_mac, p.src_mac = data[0:6], data[6:12]
     p.tags = [outer] if outer else []
     p.aux_tag = outer is not None
@@ -231,6 +247,8 @@ def parse_frame(data, outer):
     p.payload = l4[8:p.ulen]
     if p.ucsum == 0:
         p.udp_csum_ok = p.src.version == 4  # "no checksum", IPv4 only
+    elif partial:
+        p.udp_csum_ok = udp_partial_ok(p.src, p.dst, p.udp)
     else:
         p.udp_csum_ok = udp_checksum_ok(p.src, p.dst, p.udp)
     return p
@@ -275,6 +293,7 @@ def cmd_exchange(args):
     sport = args.sport or rng.randint(20000, 60000)
     fails = 0
     zero_csums = 0
+    partial_csums = 0
     aux_tags = 0
     ok = 0
 
@@ -334,12 +353,15 @@ def cmd_exchange(args):
         if not reply.ip_len_ok or not reply.udp_len_ok:
             errs.append("IP/UDP length fields inconsistent")
         if not reply.udp_csum_ok:
-            errs.append("bad UDP checksum 0x%04x" % reply.ucsum)
+            errs.append("bad %sUDP checksum 0x%04x" % (
+                "partial " if reply.csum_partial else "", reply.ucsum))
         if reply.payload != want:
             errs.append("payload wrong: %d bytes, want %d (%s)" % (
                 len(reply.payload), len(want), args.func))
         if reply.ucsum == 0:
             zero_csums += 1
+        if reply.csum_partial:
+            partial_csums += 1
         if reply.aux_tag:
             aux_tags += 1
         if errs:
@@ -352,10 +374,10 @@ def cmd_exchange(args):
                                args.count, ok))
         return 0 if ok == args.count else 1
     print("rawframes %s tags [%s] -> %s:%d: %d requests, %d correct replies, "
-          "%d bad, %d with UDP checksum 0, %d with the outer tag in "
-          "PACKET_AUXDATA"
+          "%d bad, %d with UDP checksum 0, %d with a partial UDP checksum, "
+          "%d with the outer tag in PACKET_AUXDATA"
           % (args.ifname, fmt_tags(tags), dst, args.dport, args.count, ok,
-             fails, zero_csums, aux_tags))
+             fails, zero_csums, partial_csums, aux_tags))
     return 0 if ok == args.count else 1
 
 
