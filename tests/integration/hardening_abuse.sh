@@ -81,6 +81,10 @@ check_eq "reverse: every request that reached a worker was answered (rx = tx)" \
 	"$rx" "$(metric "$M" reqrouter_tx_packets_total 'port="1232"')"
 check_eq "no request dropped in user space" 0 \
 	"$(metric "$M" reqrouter_dropped_packets_total)"
+if [ "$RR_TIER" != user ]; then
+	check "tier $RR_TIER: the XDP programs answered the allowed sources" \
+		test "$(metric "$M" reqrouter_tx_packets_total 'tier="xdp"')" -gt 0
+fi
 python3 $HM at-rest "$M" --timeout 8 >"$RR_TMP/rest.out"
 rc=$?
 sed 's/^/    /' "$RR_TMP/rest.out"
