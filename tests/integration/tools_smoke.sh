@@ -5,7 +5,8 @@
 # both modes answers rrload over the test bed (IPv4 and IPv6, closed and
 # open loop) with every reply verified; rrload fails when the server
 # answers wrongly; the XDP reflector answers correctly; the XDP engine
-# offers frames and counts replies. Runs as root from the repository root
+# offers frames and counts replies; xskfloor answers over IPv4 and IPv6.
+# Runs as root from the repository root
 # with $BUILD pointing at the binaries. Exit 0 pass, 77 skip, else fail.
 set -u
 BUILD=${BUILD:-build}
@@ -236,6 +237,32 @@ if [ -x "$BUILD/reflector" ]; then
 	fi
 else
 	bad "$BUILD/reflector is not built"
+fi
+
+# The AF_XDP floor: echo-like replies, checksums right over IPv4 (none)
+# and IPv6 (full), then detached.
+if [ -x "$BUILD/xskfloor" ]; then
+	start_srv "$BUILD/xskfloor" -i "$TB_IF_SRV" -q 2 -p 7
+	tb_cli timeout 20 "$BUILD/rrload" -s "$TB_IP4_SRV" -p 7 -c 4 \
+		-n 3000 -l 1-1400 -q --json "$TMP/j.json" >/dev/null
+	expect_all "$TMP/j.json" 3000 "xskfloor IPv4"
+	tb_cli timeout 20 "$BUILD/rrload" -s "$TB_IP6_SRV" -p 7 -c 4 \
+		-n 2000 -l 1-1400 -q --json "$TMP/k.json" >/dev/null
+	expect_all "$TMP/k.json" 2000 "xskfloor IPv6"
+	stop_srv
+	if ip netns exec "$TB_NS_SRV" ip link show "$TB_IF_SRV" |
+		grep -q xdp; then
+		bad "xskfloor left its XDP program attached"
+	else
+		ok "xskfloor detached on SIGTERM"
+	fi
+	if tb_cli "$BUILD/xskfloor" -i "$TB_IF_CLI" -q 65 >/dev/null 2>&1; then
+		bad "xskfloor -q 65 was accepted"
+	else
+		ok "xskfloor refuses a queue out of range"
+	fi
+else
+	bad "$BUILD/xskfloor is not built"
 fi
 
 if [ $FAILS -gt 0 ]; then
