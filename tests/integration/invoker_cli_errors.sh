@@ -83,6 +83,10 @@ check_eq "--list: exit status" 0 "$?"
 sed 's/^/    /' "$RR_TMP/list.out"
 check "--list: reverse on port 1232" grep -qE '^reverse +1232( |$)' "$RR_TMP/list.out"
 check "--list: echo on port 7" grep -qE '^echo +7( |$)' "$RR_TMP/list.out"
+check "--list: reverse answers in XDP and user space, and is pure" \
+	grep -qE '^reverse +1232 +xdp,user +yes ' "$RR_TMP/list.out"
+check "--list: echo answers in XDP and user space, and is pure" \
+	grep -qE '^echo +7 +xdp,user +yes ' "$RR_TMP/list.out"
 check "--list: nothing on stderr" test ! -s "$RR_TMP/list.err"
 
 say "== --help, -h"
