@@ -54,7 +54,7 @@ static int write_seed(const char *dir, const char *name, uint8_t knob,
 int main(int argc, char **argv)
 {
 	static const char *const fam_names[] = { "ip4", "ip4opt", "ip6" };
-	uint8_t payload[1400], mode;
+	uint8_t payload[1500], mode; /* room for an MTU-size IPv6 payload */
 	struct fz_frame_spec s;
 	char name[64];
 	int fam, vlans, ret = 0;
