@@ -112,6 +112,13 @@ static const struct {
 	  RR_FN_CACHE_MISS, false },
 };
 
+/* Where the counters of (queue q, slot p) start in what read_fn_stats()
+ * returns. */
+static size_t fn_row(const struct rr_invoker *inv, uint32_t q, uint32_t p)
+{
+	return ((size_t)q * inv->nports + p) * RR_FN_STAT_MAX;
+}
+
 /* Reads the in-kernel counters of every served (queue, slot) once:
  * out[(q * nports + p) * RR_FN_STAT_MAX + stat]. */
 static uint64_t *read_fn_stats(struct rr_invoker *inv)
@@ -125,10 +132,8 @@ static uint64_t *read_fn_stats(struct rr_invoker *inv)
 	for (q = 0; q < inv->nqueues; q++)
 		for (p = 0; p < inv->nports; p++)
 			if ((inv->tier_xdp[p] || inv->cached[p]) &&
-			    rr_xdp_read_fn_stats(
-				    &inv->xdp, q, p,
-				    out + ((size_t)q * inv->nports + p) *
-						    RR_FN_STAT_MAX)) {
+			    rr_xdp_read_fn_stats(&inv->xdp, q, p,
+						 out + fn_row(inv, q, p))) {
 				free(out);
 				return NULL;
 			}
@@ -146,8 +151,7 @@ static void write_fn_counters(struct rr_invoker *inv, FILE *out,
 		for (p = 0; p < inv->nports; p++) {
 			if (xdp_tier ? !inv->tier_xdp[p] : !inv->cached[p])
 				continue;
-			row = fs +
-			      ((size_t)q * inv->nports + p) * RR_FN_STAT_MAX;
+			row = fs + fn_row(inv, q, p);
 			fprintf(out, "%s{" FN_LABELS "%s} %lu\n", name,
 				FN_ARGS(inv->services[p], q),
 				xdp_tier ? ",tier=\"xdp\"" : "", row[stat]);
@@ -215,9 +219,8 @@ int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 					",tier=\"xdp\",reason=\"%s\"} %lu\n",
 					FN_ARGS(inv->services[p], q),
 					rr_drop_label(d),
-					fs[((size_t)q * inv->nports + p) *
-						   RR_FN_STAT_MAX +
-					   RR_FN_XDP_DROP + d]);
+					fs[fn_row(inv, q, p) + RR_FN_XDP_DROP +
+					   d]);
 		}
 	free(fs);
 
@@ -314,9 +317,7 @@ static void summary_in_kernel(struct rr_invoker *inv, FILE *out)
 		memset(sum, 0, sizeof(sum));
 		for (q = 0; q < inv->nqueues; q++)
 			for (i = 0; i < RR_FN_STAT_MAX; i++)
-				sum[i] += fs[((size_t)q * inv->nports + p) *
-						     RR_FN_STAT_MAX +
-					     i];
+				sum[i] += fs[fn_row(inv, q, p) + i];
 		drops = 0;
 		for (i = 1; i < RR_DROP_MAX; i++)
 			drops += sum[RR_FN_XDP_DROP + i];
