@@ -393,12 +393,7 @@ static __always_inline int in_kernel(struct xdp_md *ctx,
 	     req->payload_len > RR_XDP_MAX_PAYLOAD ||
 	     (long)ctx->data_end - (long)ctx->data > RR_XDP_MAX_FRAME)) {
 		rr_fn_count(req, RR_FN_XDP_RX);
-		rr_fn_count(req, RR_FN_XDP_PUNT);
-		ret = rr_redirect(queue, req->slot, req->nsocks);
-		return rr_count(queue,
-				ret == XDP_REDIRECT ? RR_XDP_REDIRECT_PUNT
-						    : RR_XDP_PASS_NO_SOCKET,
-				ret);
+		return rr_xdp_finish(ctx, req, RR_XDP_PUNT);
 	}
 	if (ret) {
 		rr_fn_count(req, RR_FN_XDP_RX);
