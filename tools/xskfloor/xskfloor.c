@@ -90,8 +90,8 @@ static void swap(uint8_t *a, uint8_t *b, size_t n)
  */
 static int reflect(uint8_t *f, uint32_t len)
 {
-	uint8_t pseudo[4] = { 0, IPPROTO_UDP };
-	uint32_t l4, ulen, sum;
+	struct rr_pkt pkt = { .l3_off = 14, .l4_off = 54, .family = AF_INET6 };
+	uint32_t ulen;
 	uint16_t csum;
 
 	if (len < 14 + 20 + 8)
@@ -105,21 +105,16 @@ static int reflect(uint8_t *f, uint32_t len)
 	}
 	if (len < 14 + 40 + 8)
 		return -1;
-	swap(f + 22, f + 38, 16);
-	l4 = 54;
-	swap(f + l4, f + l4 + 2, 2);
-	ulen = (uint32_t)f[l4 + 4] << 8 | f[l4 + 5];
-	if (ulen < 8 || l4 + ulen > len)
+	ulen = (uint32_t)f[58] << 8 | f[59];
+	if (ulen < 8 || pkt.l4_off + ulen > len)
 		return -1;
-	pseudo[2] = f[l4 + 4];
-	pseudo[3] = f[l4 + 5];
-	f[l4 + 6] = f[l4 + 7] = 0;
-	sum = rr_csum_partial(f + 22, 32, 0);
-	sum = rr_csum_partial(pseudo, sizeof(pseudo), sum);
-	csum = rr_csum_fold(rr_csum_partial(f + l4, ulen, sum));
+	swap(f + 22, f + 38, 16);
+	swap(f + 54, f + 56, 2);
+	f[60] = f[61] = 0;
+	csum = rr_udp_csum(f, &pkt);
 	if (!csum)
 		csum = 0xffff;
-	memcpy(f + l4 + 6, &csum, 2);
+	memcpy(f + 60, &csum, 2);
 	return 0;
 }
 
