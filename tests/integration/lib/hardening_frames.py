@@ -597,7 +597,9 @@ class Battery:
 
     def send_class(self, idx, cls):
         """Send one class's frames; returns (ctx, frames sent, error)."""
-        k = Ctx(self.a, cls[5] if len(cls) > 5 else 41000 + idx)
+        # Below the ephemeral range (32768-60999): the background load's
+        # and the ordinary requests' sockets never hold these ports.
+        k = Ctx(self.a, cls[5] if len(cls) > 5 else 21000 + idx)
         self.bind_sink(k.sport)
         sent = []
         for _ in range(self.a.count):
