@@ -68,7 +68,7 @@ SEC("xdp")
 int gen(struct xdp_md *ctx)
 {
 	__u32 n = hdr_len + edge_len;
-	__u64 now;
+	__u64 now, gap;
 
 	/* Pacing here rather than in user space: a test run costs far more
 	 * to start than a frame, so small paced runs would not keep up,
@@ -79,9 +79,14 @@ int gen(struct xdp_md *ctx)
 		now = bpf_ktime_get_ns();
 		if (now < next_ns || now >= stop_ns)
 			return XDP_DROP;
-		/* After a stall, go on from now rather than burst. */
-		next_ns = next_ns + 1000000 < now ? now + interval_ns
-						  : next_ns + interval_ns;
+		/* After a stall, go on from now rather than burst. Gaps are
+		 * drawn uniformly from 0.5 to 1.5 intervals (the mean stays
+		 * -r): evenly spaced frames lock to the phase of the
+		 * receiver's timer tick, and the kernel's tick-sampled CPU
+		 * accounting then reads 0 % or 100 % busy depending on that
+		 * phase alone. */
+		gap = interval_ns / 2 + bpf_get_prandom_u32() % interval_ns;
+		next_ns = next_ns + 1000000 < now ? now + gap : next_ns + gap;
 	}
 	if (n > sizeof(head) || !edge_len || edge_len > GEN_EDGE ||
 	    frame_len < edge_len ||
