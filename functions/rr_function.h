@@ -5,12 +5,13 @@
  * A function answers one UDP request. It is handed the request payload in
  * the frame the request arrived in and writes its reply over it, in place:
  * buf holds len bytes of request and has room for at most room bytes of
- * reply. It returns the reply length (0..room) or a negative errno, in
- * which case nothing is sent and the drop is counted.
+ * reply. It returns the reply length (0..room), RR_NO_REPLY to answer
+ * nothing on purpose, or a negative errno, in which case nothing is sent
+ * and the drop is counted.
  *
- * Functions are called concurrently from several worker threads and must
- * not keep unsynchronised state. They must not block: a worker serves a
- * whole batch of requests between two system calls.
+ * Handlers are called concurrently from several worker threads. They must
+ * not block: a worker serves a whole batch of requests between two system
+ * calls.
  *
  * A file registers its function with one line:
  *
@@ -20,6 +21,13 @@
  *
  *	RR_FUNCTION_FLAGS(reverse, 1232, "reverse the payload",
  *			  reverse_handler, RR_FN_PURE);
+ *
+ * A function with settings and state of its own (API version 2) names its
+ * lifecycle hooks; every one is optional:
+ *
+ *	RR_FUNCTION_DEF(kv, 6379, "look keys up in a table",
+ *			.handler = kv_handler, .init = kv_init,
+ *			.fini = kv_fini, .flags = RR_FN_OPT_IN);
  *
  * The build links every .c file of functions/ into reqrouter and the tools, so
  * dropping a file here is all it takes. A function may also ship an XDP
@@ -32,7 +40,19 @@
 #include <stdint.h>
 #include <netinet/in.h>
 
-/* Read-only context of one request; ports in host byte order. */
+/* The version of this API; struct rr_function records the one a function
+ * was built against. */
+#define RR_FUNCTION_API 2
+
+/* A handler's return value: the request gets no reply, on purpose (a
+ * protocol that ignores some messages); counted as "no_reply", not as an
+ * error. Outside the range of -errno. */
+#define RR_NO_REPLY (-65536)
+
+/* Counters a function may register (rr_fn_counter()). */
+#define RR_FN_MAX_COUNTERS 16
+
+/* Context of one request; ports in host byte order. */
 struct rr_request {
 	int family; /* AF_INET or AF_INET6 */
 	union {
@@ -43,17 +63,71 @@ struct rr_request {
 	uint16_t dst_port;
 	uint32_t queue;	 /* RX queue the request arrived on */
 	uint32_t thread; /* worker index within that queue */
+	/* API 2. What init() made (NULL without init), and what
+	 * init_worker() made for the calling worker (NULL without it):
+	 * nobody else uses it while the handler runs, so no lock. */
+	void *state;
+	void *worker_state;
+	/* The calling worker's copy of the function's counters, indexed by
+	 * what rr_fn_counter() returned; see rr_fn_count(). */
+	uint64_t *counters;
 };
 
 typedef int (*rr_handler_t)(const struct rr_request *req, uint8_t *buf,
 			    size_t len, size_t room);
 
+/* One "key = value" line of the function's [function NAME] section that
+ * is not one of reqrouter's own keys (port, enabled, tier, ...). */
+struct rr_fn_setting {
+	const char *key;
+	const char *value;
+	const char *file; /* the config file it came from */
+	unsigned int line;
+};
+
+struct rr_fn_env; /* reqrouter's side of an init() call */
+
+/* What init() is given. */
+struct rr_fn_config {
+	const char *name; /* the function's name */
+	uint16_t port;	  /* the port it is served on */
+	/* Every setting of its section, in file order. init() must refuse a
+	 * key it does not know (rr_fn_error()), as reqrouter does for its
+	 * own sections. */
+	const struct rr_fn_setting *settings;
+	size_t nsettings;
+	uint32_t workers; /* worker threads that will call the handler */
+	struct rr_fn_env *env;
+};
+
+/*
+ * The lifecycle of a function with state, all optional, all called from
+ * reqrouter's main thread, never concurrently with each other:
+ *
+ * init(cfg, &state) runs before the first request, and again on every
+ * reload (SIGHUP) into a new state while the old one keeps serving; it
+ * returns 0 or a negative errno after saying why with rr_fn_error(). A
+ * failing init stops start-up; a failing reload keeps the old state.
+ *
+ * init_worker(state, worker, &worker_state) runs once per worker for
+ * each new state (worker 0..cfg->workers-1): per-worker scratch that the
+ * handler may use without locks.
+ *
+ * fini_worker() and fini() free them, once no worker can still be inside
+ * the handler with that state: at exit, or after every worker has moved
+ * on to the state a reload made.
+ */
 struct rr_function {
 	const char *name;
 	const char *description;
 	rr_handler_t handler;
 	uint16_t port;	/* default port; the config may move it */
 	uint32_t flags; /* RR_FN_* */
+	uint32_t api;	/* RR_FUNCTION_API it was built against */
+	int (*init)(const struct rr_fn_config *cfg, void **state);
+	void (*fini)(void *state);
+	int (*init_worker)(void *state, uint32_t worker, void **worker_state);
+	void (*fini_worker)(void *state, void *worker_state);
 };
 
 /*
@@ -62,27 +136,66 @@ struct rr_function {
  * function that shortens its reply to fit room is not pure). Its replies
  * may then be answered from a cache inside the XDP program (config:
  * cache, cache_ttl); the cache sends a stored reply only where it fits the
- * new request's room.
+ * new request's room. A function whose replies depend on its settings is
+ * pure only between reloads; a reload empties its cache entries.
  */
 #define RR_FN_PURE (1U << 0)
+/* Served only where the config has a [function NAME] section for it (a
+ * function that cannot work without settings, such as a zone file). */
+#define RR_FN_OPT_IN (1U << 1)
 
 /*
- * Registration collects pointers in the "rr_functions" section; the linker
+ * For init(): says why it failed, as one line that names the function and,
+ * when @s is given, the file and line of that setting. Returns -EINVAL, so
+ * that "return rr_fn_error(cfg, s, ...);" reads naturally.
+ */
+int rr_fn_error(const struct rr_fn_config *cfg, const struct rr_fn_setting *s,
+		const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/*
+ * For init(): registers a counter, exported as
+ * reqrouter_function_NAME_total{function="FUNCTION",...} (@name: lower
+ * case letters, digits and '_'). Returns its index for rr_fn_count(), or
+ * -errno with the reason said. Registering the same name again (on a
+ * reload) returns the same index, so the count goes on.
+ */
+int rr_fn_counter(const struct rr_fn_config *cfg, const char *name,
+		  const char *help);
+
+/* For the handler: adds @n to counter @idx; the worker's own copy, so a
+ * plain add. */
+static inline void rr_fn_count(const struct rr_request *req, int idx,
+			       uint64_t n)
+{
+	uint64_t *c;
+
+	if (idx < 0 || idx >= RR_FN_MAX_COUNTERS)
+		return;
+	/* Read by the metrics thread: a relaxed store is a plain move. */
+	c = &req->counters[idx];
+	__atomic_store_n(c, *c + n, __ATOMIC_RELAXED);
+}
+
+/* Registration collects pointers in the "rr_functions" section; the linker
  * provides __start_/__stop_ symbols around it. Pointers rather than the
  * structs themselves keep the section a dense array whatever padding or
- * sanitizer redzones the compiler adds to the structs.
- */
-#define RR_FUNCTION_FLAGS(_name, _port, _desc, _handler, _flags)       \
+ * sanitizer redzones the compiler adds to the structs. The variadic part
+ * is designated initializers of struct rr_function. */
+#define RR_FUNCTION_DEF(_name, _port, _desc, ...)                      \
 	static const struct rr_function rr_function_##_name = {        \
 		.name = #_name,                                        \
 		.description = _desc,                                  \
-		.handler = _handler,                                   \
 		.port = _port,                                         \
-		.flags = _flags,                                       \
+		.api = RR_FUNCTION_API,                                \
+		__VA_ARGS__                                            \
 	};                                                             \
 	static const struct rr_function *const rr_function_ptr_##_name \
 		__attribute__((used, section("rr_functions"))) =       \
 			&rr_function_##_name
+
+#define RR_FUNCTION_FLAGS(_name, _port, _desc, _handler, _flags)  \
+	RR_FUNCTION_DEF(_name, _port, _desc, .handler = _handler, \
+			.flags = _flags)
 
 #define RR_FUNCTION(_name, _port, _desc, _handler) \
 	RR_FUNCTION_FLAGS(_name, _port, _desc, _handler, 0)

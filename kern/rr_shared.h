@@ -63,7 +63,8 @@ struct rr_port_conf {
 	X(NOT_UNICAST, "not_unicast")       \
 	X(FUNCTION_ERROR, "function_error") \
 	X(REPLY_TOO_BIG, "reply_too_big")   \
-	X(AMPLIFICATION, "amplification")
+	X(AMPLIFICATION, "amplification")   \
+	X(NO_REPLY, "no_reply") /* the function chose not to answer */
 
 #define RR_DROP_ENUM(name, label) RR_DROP_##name,
 enum rr_drop { RR_DROP_NONE, RR_DROPS(RR_DROP_ENUM) RR_DROP_MAX };

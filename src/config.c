@@ -337,7 +337,60 @@ struct ini_ctx {
 	char *err;
 	size_t errlen;
 	int failed;
+	FILE *f;
+	unsigned int line; /* of the line inih last read */
 };
+
+/* inih's reader, counting lines: a function's settings carry theirs. */
+static char *read_line(char *buf, int size, void *user)
+{
+	struct ini_ctx *c = user;
+
+	if (!fgets(buf, size, c->f))
+		return NULL;
+	c->line++;
+	return buf;
+}
+
+/* A key of a function's own (API 2), kept for its init(). */
+static int add_setting(struct ini_ctx *c, struct rr_service *svc,
+		       const char *key, const char *val, char *err,
+		       size_t errlen)
+{
+	struct rr_fn_setting *s;
+
+	if (svc->nsettings == RR_MAX_FN_SETTINGS) {
+		snprintf(err, errlen, "more than %d settings in [function %s]",
+			 RR_MAX_FN_SETTINGS, svc->fn->name);
+		return -EINVAL;
+	}
+	s = &svc->settings[svc->nsettings];
+	s->key = strdup(key);
+	s->value = strdup(val);
+	s->file = c->path;
+	s->line = c->line;
+	if (!s->key || !s->value) {
+		free((char *)s->key);
+		free((char *)s->value);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	svc->nsettings++;
+	return 0;
+}
+
+void rr_config_free(struct rr_config *cfg)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < cfg->nservices; i++) {
+		for (j = 0; j < cfg->services[i].nsettings; j++) {
+			free((char *)cfg->services[i].settings[j].key);
+			free((char *)cfg->services[i].settings[j].value);
+		}
+		cfg->services[i].nsettings = 0;
+	}
+}
 
 static int main_key(struct ini_ctx *c, const char *key, const char *val,
 		    char *err, size_t errlen)
@@ -395,6 +448,7 @@ static int function_key(struct ini_ctx *c, const char *name, const char *key,
 			 name);
 		return -EINVAL;
 	}
+	svc->configured = true;
 	if (!strcmp(key, "port")) {
 		if (rr_parse_u32(val, 1, 65535, &port, "port", err, errlen))
 			return -EINVAL;
@@ -436,6 +490,9 @@ static int function_key(struct ini_ctx *c, const char *name, const char *key,
 		return rr_parse_u32(val, 1, RR_CACHE_MAX_PAYLOAD,
 				    &svc->cache_max_payload,
 				    "cache_max_payload (bytes)", err, errlen);
+	/* Any other key is the function's own, if it takes settings. */
+	if (svc->fn->init)
+		return add_setting(c, svc, key, val, err, errlen);
 	snprintf(err, errlen, "unknown key '%s' in [function %s]", key, name);
 	return -EINVAL;
 }
@@ -491,7 +548,7 @@ static int check_lines(FILE *f, const char *path, char *err, size_t errlen)
 int rr_config_load(struct rr_config *cfg, const char *path, char *err,
 		   size_t errlen)
 {
-	struct ini_ctx c = { cfg, path, err, errlen, 0 };
+	struct ini_ctx c = { cfg, path, err, errlen, 0, NULL, 0 };
 	char msg[RR_ERRLEN];
 	struct stat st;
 	int line, ret;
@@ -514,7 +571,13 @@ int rr_config_load(struct rr_config *cfg, const char *path, char *err,
 		fclose(f);
 		return ret;
 	}
-	line = ini_parse_file(f, on_ini_line, &c);
+	if (path != cfg->config_file)
+		snprintf(cfg->config_file, sizeof(cfg->config_file), "%s",
+			 path);
+	/* The settings point at the path: use the copy that lives on. */
+	c.path = cfg->config_file;
+	c.f = f;
+	line = ini_parse_stream(read_line, &c, on_ini_line, &c);
 	fclose(f);
 	if (line) {
 		snprintf(msg, sizeof(msg), "%s",
@@ -530,6 +593,11 @@ int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen)
 	uint32_t i, j, served = 0, allow4 = 0, allow6 = 0;
 	bool found;
 
+	/* A function that needs settings is served only with them. */
+	for (i = 0; i < cfg->nservices; i++)
+		if ((cfg->services[i].fn->flags & RR_FN_OPT_IN) &&
+		    !cfg->services[i].configured)
+			cfg->services[i].enabled = false;
 	/* -p picks among the enabled functions; it never revives one. */
 	for (i = 0; i < cfg->n_only_ports; i++) {
 		found = false;

@@ -36,6 +36,7 @@ enum rr_tx_csum {
 #define RR_DEFAULT_AMPLIFICATION 3 /* QUIC's anti-amplification factor */
 #define RR_MAX_AMPLIFICATION 1000
 #define RR_MAX_ALLOW_PER_FN 64
+#define RR_MAX_FN_SETTINGS 64
 
 /* Where a function's requests are answered. */
 enum rr_tier {
@@ -74,6 +75,13 @@ struct rr_service {
 	uint32_t cache_max_payload;
 	/* Requests with longer payloads skip the XDP implementation. */
 	uint32_t xdp_max_payload;
+	/* The config has a [function NAME] section (an RR_FN_OPT_IN
+	 * function is served only then). */
+	bool configured;
+	/* The section's keys that are not reqrouter's, for the function's
+	 * init() (API 2); strings owned here, see rr_config_free(). */
+	struct rr_fn_setting settings[RR_MAX_FN_SETTINGS];
+	uint32_t nsettings;
 };
 
 struct rr_config {
@@ -96,7 +104,8 @@ struct rr_config {
 	/* -p: serve only these ports (0 entries: all enabled services). */
 	uint16_t only_ports[RR_MAX_PORTS];
 	uint32_t n_only_ports;
-	char user[64]; /* --user: drop to this user after set-up */
+	char user[64];		    /* --user: drop to this user after set-up */
+	char config_file[PATH_MAX]; /* -c, re-read on a reload; "" if none */
 	bool list;
 	int verbose;
 };
@@ -107,6 +116,9 @@ int rr_config_init(struct rr_config *cfg, char *err, size_t errlen);
 /* Reads an INI file over cfg (see configs/reqrouter.conf). */
 int rr_config_load(struct rr_config *cfg, const char *path, char *err,
 		   size_t errlen);
+
+/* Frees what loading allocated (the functions' settings). */
+void rr_config_free(struct rr_config *cfg);
 
 /*
  * Applies -p and checks the result: services exist, fit RR_MAX_PORTS, no

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <time.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -659,6 +660,118 @@ static int choose_tier(struct rr_invoker *inv, uint32_t slot,
 	return 0;
 }
 
+/* Every served function's init(), before anything else is set up: a
+ * function that cannot start stops reqrouter with its one line. */
+static int create_instances(struct rr_invoker *inv)
+{
+	uint32_t p, nworkers = inv->nqueues * inv->nthreads;
+	char err[RR_ERRLEN];
+	int ret;
+
+	for (p = 0; p < inv->nports; p++) {
+		const struct rr_service *svc = inv->services[p];
+
+		ret = rr_fn_instance_new(svc->fn, svc->port, svc->settings,
+					 svc->nsettings, nworkers,
+					 &inv->fn_ctrs[p], &inv->inst[p], err,
+					 sizeof(err));
+		if (ret) {
+			pr_warn("%s\n", err);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Until every running worker has started a round in epoch @e, or ~5 s;
+ * false if one has not (it is stuck inside a function). */
+static bool wait_workers(struct rr_invoker *inv, uint64_t e)
+{
+	struct timespec ms = { 0, 1000000L };
+	uint32_t i, n = inv->nqueues * inv->nthreads, tries;
+
+	for (tries = 0; tries < 5000; tries++) {
+		for (i = 0; i < n; i++)
+			if (inv->workers[i].started &&
+			    __atomic_load_n(&inv->workers[i].seen_epoch,
+					    __ATOMIC_ACQUIRE) < e)
+				break;
+		if (i == n)
+			return true;
+		nanosleep(&ms, NULL);
+	}
+	return false;
+}
+
+static const struct rr_service *find_in(const struct rr_config *cfg,
+					const struct rr_function *fn)
+{
+	uint32_t i;
+
+	for (i = 0; i < cfg->nservices; i++)
+		if (cfg->services[i].fn == fn)
+			return &cfg->services[i];
+	return NULL;
+}
+
+int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next)
+{
+	struct rr_fn_instance *old[RR_MAX_PORTS] = { 0 }, *fresh;
+	uint32_t p, nworkers = inv->nqueues * inv->nthreads;
+	uint32_t failed = 0, swapped = 0;
+	const struct rr_service *svc;
+	char err[RR_ERRLEN];
+	uint64_t e;
+	int ret;
+
+	for (p = 0; p < inv->nports; p++) {
+		if (!inv->services[p]->fn->init)
+			continue;
+		svc = find_in(next, inv->services[p]->fn);
+		ret = rr_fn_instance_new(
+			inv->services[p]->fn, inv->services[p]->port,
+			svc ? svc->settings : NULL, svc ? svc->nsettings : 0,
+			nworkers, &inv->fn_ctrs[p], &fresh, err, sizeof(err));
+		if (ret) {
+			pr_warn("reload: %s; the old state keeps serving\n",
+				err);
+			failed++;
+			continue;
+		}
+		old[p] = inv->inst[p];
+		__atomic_store_n(&inv->inst[p], fresh, __ATOMIC_RELEASE);
+		swapped++;
+	}
+	if (!swapped)
+		return (int)failed;
+	e = __atomic_add_fetch(&inv->epoch, 1, __ATOMIC_SEQ_CST);
+	if (!wait_workers(inv, e)) {
+		/* Freeing state a worker may be using is worse than
+		 * keeping it: this one is leaked, and said so. */
+		pr_warn("reload: a worker has not come back from a function for 5 s; the old state is kept in memory\n");
+		return (int)failed;
+	}
+	for (p = 0; p < inv->nports; p++) {
+		if (!old[p])
+			continue;
+		rr_fn_instance_free(old[p]);
+		/* Cached replies of the old state must no longer answer;
+		 * workers now insert only new-state replies. */
+		if (inv->cached[p]) {
+			__atomic_add_fetch(&inv->cache_gen[p], 1,
+					   __ATOMIC_RELAXED);
+			inv->port_conf[p].cache_gen = inv->cache_gen[p];
+			if (rr_xdp_set_port(&inv->xdp, inv->services[p]->port,
+					    &inv->port_conf[p]))
+				pr_warn("reload: cannot renew the reply cache of '%s'\n",
+					inv->services[p]->fn->name);
+		}
+	}
+	pr_info("reload: %u function%s re-initialised%s\n", swapped,
+		swapped == 1 ? "" : "s", failed ? ", some failed" : "");
+	return (int)failed;
+}
+
 int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 {
 	uint32_t i, p, nsocks;
@@ -672,6 +785,9 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 			inv->services[inv->nports++] = &cfg->services[i];
 
 	ret = check_interface(inv, cfg);
+	if (ret)
+		return ret;
+	ret = create_instances(inv);
 	if (ret)
 		return ret;
 
@@ -716,6 +832,7 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 		ret = rr_xdp_set_port(&inv->xdp, svc->port, &conf);
 		if (ret)
 			return ret;
+		inv->port_conf[p] = conf;
 		pr_info("serving '%s' on UDP port %u%s, %s%s\n", svc->fn->name,
 			svc->port,
 			svc->nallow ? " to the sources in its allow-list" : "",
@@ -807,6 +924,7 @@ int rr_invoker_start(struct rr_invoker *inv)
 			w->nsocks = inv->nports;
 			w->queue = q;
 			w->thread = t;
+			w->index = i;
 			w->cpu = cpus[i % (uint32_t)ncpus];
 			ret = -pthread_create(&w->tid, NULL, rr_worker_run, w);
 			if (ret) {
@@ -880,6 +998,10 @@ void rr_invoker_destroy(struct rr_invoker *inv)
 			munmap(inv->umems[i].area, inv->umems[i].size);
 	}
 	rr_xdp_destroy(&inv->xdp);
+	for (i = 0; i < RR_MAX_PORTS; i++) {
+		rr_fn_instance_free(inv->inst[i]);
+		inv->inst[i] = NULL;
+	}
 	free(inv->socks);
 	free(inv->workers);
 	free(inv->umems);

@@ -14,6 +14,7 @@
 #include <xdp/xsk.h>
 
 #include "config.h"
+#include "function.h"
 #include "packet.h"
 #include "xdp.h"
 
@@ -84,6 +85,12 @@ struct rr_worker {
 	pthread_t tid;
 	bool started;
 	uint64_t frames_held; /* taken off RX, not yet on TX or fill */
+	uint32_t index;	      /* among all workers: queue * threads + thread */
+	/* The reload epoch this worker had seen when it last started a
+	 * round: it holds no function state older than that epoch. */
+	uint64_t seen_epoch;
+	/* Its copies of the functions' own counters, by slot. */
+	uint64_t fn_counters[RR_MAX_PORTS][RR_FN_MAX_COUNTERS];
 	/* Scratch for one round over the sockets. */
 	struct rr_keep keep; /* a request's payload, for the reply cache */
 	struct xdp_desc tx[RR_MAX_BATCH];
@@ -119,6 +126,13 @@ struct rr_invoker {
 	bool tier_xdp[RR_MAX_PORTS];
 	bool cached[RR_MAX_PORTS];
 	uint32_t cache_gen[RR_MAX_PORTS];
+	struct rr_port_conf port_conf[RR_MAX_PORTS]; /* as in the XDP map */
+	/* By slot: the function's state (API 2), swapped by a reload while
+	 * the workers run; an old one is freed once every worker has
+	 * started a round after the swap (the epoch went up past it). */
+	struct rr_fn_instance *inst[RR_MAX_PORTS];
+	struct rr_fn_counters fn_ctrs[RR_MAX_PORTS];
+	uint64_t epoch;
 	struct rr_umem *umems;	   /* [nqueues] */
 	struct rr_worker *workers; /* [nqueues * nthreads] */
 	struct rr_sock *socks;	   /* [nqueues][nthreads][nports] */
@@ -172,6 +186,14 @@ int rr_invoker_start(struct rr_invoker *inv);
  * NAPI; the main thread calls this every tick to check, and falls back to
  * plain spinning if they never will. */
 void rr_invoker_check_busy_poll(struct rr_invoker *inv);
+/*
+ * Re-runs init() of every served function that has one, with the
+ * settings in @next (a freshly loaded config), into new state; the
+ * workers move to it between batches and the old state is freed once
+ * none can still use it. A function whose init fails keeps its old
+ * state. Returns how many functions failed; each failure is logged.
+ */
+int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next);
 /* Stops and joins the workers. */
 void rr_invoker_stop(struct rr_invoker *inv);
 /* NULL-safe, and safe after a failed setup: frees what exists. */

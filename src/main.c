@@ -26,11 +26,35 @@
 
 #define TICK_MS 100
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, reload_signal;
 
 static void on_signal(int sig)
 {
-	stop_signal = sig;
+	if (sig == SIGHUP)
+		reload_signal = 1;
+	else
+		stop_signal = sig;
+}
+
+/*
+ * SIGHUP: the config file is read again and every function with state
+ * re-initialised from its section. reqrouter's own settings (interface,
+ * queues, ports, tiers) take a restart; the reload leaves them be.
+ */
+static void reload(struct rr_invoker *inv, const struct rr_config *cfg)
+{
+	static struct rr_config next;
+	char err[RR_ERRLEN];
+	int ret;
+
+	ret = rr_config_init(&next, err, sizeof(err));
+	if (!ret && cfg->config_file[0])
+		ret = rr_config_load(&next, cfg->config_file, err, sizeof(err));
+	if (ret)
+		pr_warn("reload: %s; nothing changed\n", err);
+	else
+		rr_invoker_reload(inv, &next);
+	rr_config_free(&next);
 }
 
 static void list_functions(const struct rr_config *cfg)
@@ -45,7 +69,11 @@ static void list_functions(const struct rr_config *cfg)
 		printf("%-16s %-6u %-9s %-5s %s%s\n", svc->fn->name, svc->port,
 		       rr_registry_xdp(svc->fn->name) ? "xdp,user" : "user",
 		       svc->fn->flags & RR_FN_PURE ? "yes" : "no",
-		       svc->fn->description, svc->enabled ? "" : " (disabled)");
+		       svc->fn->description,
+		       svc->enabled ? ""
+		       : (svc->fn->flags & RR_FN_OPT_IN) && !svc->configured
+			       ? " (served once configured)"
+			       : " (disabled)");
 	}
 }
 
@@ -86,6 +114,7 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 
 	if (pw) {
 		ret = drop_privileges(cfg->user, pw->pw_uid, pw->pw_gid);
@@ -95,9 +124,14 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 	ret = rr_invoker_start(inv);
 	if (ret)
 		return ret;
-	pr_info("ready on %s; SIGINT or SIGTERM stops\n", cfg->ifname);
+	pr_info("ready on %s; SIGINT or SIGTERM stops, SIGHUP reloads\n",
+		cfg->ifname);
 	while (!stop_signal) {
 		nanosleep(&tick, NULL);
+		if (reload_signal) {
+			reload_signal = 0;
+			reload(inv, cfg);
+		}
 		rr_invoker_check_busy_poll(inv);
 		if (++ticks % (1000 / TICK_MS))
 			continue;
@@ -172,5 +206,6 @@ int main(int argc, char **argv)
 		rr_metrics_summary(&inv, stdout);
 	}
 	rr_invoker_destroy(&inv);
+	rr_config_free(&cfg);
 	return ret ? 1 : 0;
 }

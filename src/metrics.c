@@ -158,6 +158,56 @@ static void write_fn_counters(struct rr_invoker *inv, FILE *out,
 		}
 }
 
+/* Counter @c of function slot @p, summed over the workers. */
+static uint64_t fn_counter_sum(struct rr_invoker *inv, uint32_t p, uint32_t c)
+{
+	uint32_t i, n = inv->nqueues * inv->nthreads;
+	uint64_t sum = 0;
+
+	for (i = 0; inv->workers && i < n; i++)
+		sum += rr_stat_read(&inv->workers[i].fn_counters[p][c]);
+	return sum;
+}
+
+/* The counters functions registered (rr_fn_counter()), one family per
+ * name even where two functions chose the same one. */
+static void write_function_counters(struct rr_invoker *inv, FILE *out)
+{
+	uint32_t p, c, p2, c2;
+	char name[96];
+	bool seen;
+
+	for (p = 0; p < inv->nports; p++)
+		for (c = 0; c < inv->fn_ctrs[p].n; c++) {
+			seen = false;
+			for (p2 = 0; p2 <= p && !seen; p2++)
+				for (c2 = 0; c2 < inv->fn_ctrs[p2].n &&
+					     !(p2 == p && c2 >= c);
+				     c2++)
+					seen |= !strcmp(
+						inv->fn_ctrs[p2].name[c2],
+						inv->fn_ctrs[p].name[c]);
+			if (seen)
+				continue;
+			snprintf(name, sizeof(name),
+				 "reqrouter_function_%s_total",
+				 inv->fn_ctrs[p].name[c]);
+			header(out, name, "counter", inv->fn_ctrs[p].help[c]);
+			for (p2 = p; p2 < inv->nports; p2++)
+				for (c2 = 0; c2 < inv->fn_ctrs[p2].n; c2++)
+					if (!strcmp(inv->fn_ctrs[p2].name[c2],
+						    inv->fn_ctrs[p].name[c]))
+						fprintf(out,
+							"%s{port=\"%u\",function=\"%s\"} %lu\n",
+							name,
+							inv->services[p2]->port,
+							inv->services[p2]
+								->fn->name,
+							fn_counter_sum(inv, p2,
+								       c2));
+		}
+}
+
 static uint64_t sock_counter(const struct rr_sock *s, size_t offset)
 {
 	return rr_stat_read(
@@ -223,6 +273,7 @@ int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 					   d]);
 		}
 	free(fs);
+	write_function_counters(inv, out);
 
 	for (i = 0; i < N_XSK_STATS; i++) {
 		snprintf(name, sizeof(name), "reqrouter_xsk_%s_total",
@@ -338,8 +389,8 @@ void rr_metrics_summary(struct rr_invoker *inv, FILE *out)
 {
 	uint64_t xdp[RR_STATS_SIZE];
 	uint32_t rows = rr_xdp_stat_rows(inv->nrxqueues);
-	uint64_t rx = 0, tx = 0, drops, all_drops = 0;
-	uint32_t q, t, p, d, i;
+	uint64_t rx = 0, tx = 0, drops, all_drops = 0, silent = 0;
+	uint32_t q, t, p, d, i, c;
 	struct rr_sock *s;
 
 	fprintf(out, "%-8s %-12s %5s %6s %12s %12s %10s\n", "port", "function",
@@ -347,7 +398,9 @@ void rr_metrics_summary(struct rr_invoker *inv, FILE *out)
 	for_each_sock (inv, s, q, t, p) {
 		drops = 0;
 		for (d = 1; d < RR_DROP_MAX; d++)
-			drops += rr_stat_read(&s->stats.drops[d]);
+			if (d != RR_DROP_NO_REPLY)
+				drops += rr_stat_read(&s->stats.drops[d]);
+		silent += rr_stat_read(&s->stats.drops[RR_DROP_NO_REPLY]);
 		fprintf(out, "%-8u %-12s %5u %6u %12lu %12lu %10lu\n",
 			s->svc->port, s->svc->fn->name, q, t,
 			rr_stat_read(&s->stats.rx), rr_stat_read(&s->stats.tx),
@@ -358,7 +411,11 @@ void rr_metrics_summary(struct rr_invoker *inv, FILE *out)
 	}
 	fprintf(out, "total: %lu requests, %lu replies, %lu dropped", rx, tx,
 		all_drops);
+	if (silent)
+		fprintf(out, ", %lu left unanswered by their function", silent);
 	for (d = 1; d < RR_DROP_MAX; d++) {
+		if (d == RR_DROP_NO_REPLY)
+			continue;
 		drops = 0;
 		for_each_sock (inv, s, q, t, p)
 			drops += rr_stat_read(&s->stats.drops[d]);
@@ -366,6 +423,15 @@ void rr_metrics_summary(struct rr_invoker *inv, FILE *out)
 			fprintf(out, " %s=%lu", rr_drop_label(d), drops);
 	}
 	fputc('\n', out);
+	for (p = 0; p < inv->nports; p++) {
+		if (!inv->fn_ctrs[p].n)
+			continue;
+		fprintf(out, "function %s:", inv->services[p]->fn->name);
+		for (c = 0; c < inv->fn_ctrs[p].n; c++)
+			fprintf(out, " %s=%lu", inv->fn_ctrs[p].name[c],
+				fn_counter_sum(inv, p, c));
+		fputc('\n', out);
+	}
 	summary_in_kernel(inv, out);
 	if (rr_xdp_read_stats(&inv->xdp, xdp, rows))
 		return;

@@ -15,6 +15,7 @@
 #include <linux/udp.h>
 #include <netinet/in.h>
 
+#include "function.h"
 #include "packet.h"
 
 #define IP_MF 0x2000
@@ -161,6 +162,7 @@ void rr_request_init(struct rr_request *req, const uint8_t *frame,
 	req->dst_port = get_be16(udp + 2);
 	req->queue = queue;
 	req->thread = thread;
+	rr_fn_request_bind(req, NULL, 0, NULL);
 }
 
 /*
@@ -303,7 +305,7 @@ uint32_t rr_build_reply_partial(uint8_t *frame, const struct rr_pkt *pkt,
  */
 int rr_serve_keep(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 		  uint32_t max_amplification, const struct rr_function *fn,
-		  uint32_t queue, uint32_t thread, struct rr_keep *keep,
+		  const struct rr_request *ctx, struct rr_keep *keep,
 		  uint32_t *csum_start)
 {
 	uint32_t max_frame, reply_room, hdr, amp_room = UINT32_MAX;
@@ -345,9 +347,14 @@ int rr_serve_keep(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 			keep->len = pkt.payload_len;
 		}
 	}
-	rr_request_init(&req, frame, &pkt, queue, thread);
+	rr_request_init(&req, frame, &pkt, ctx->queue, ctx->thread);
+	req.state = ctx->state;
+	req.worker_state = ctx->worker_state;
+	req.counters = ctx->counters;
 	ret = fn->handler(&req, frame + pkt.payload_off, pkt.payload_len,
 			  reply_room);
+	if (ret == RR_NO_REPLY)
+		return -RR_DROP_NO_REPLY;
 	if (ret == -EMSGSIZE || ret > (int)reply_room)
 		return reply_room == amp_room ? -RR_DROP_AMPLIFICATION
 					      : -RR_DROP_REPLY_TOO_BIG;
@@ -359,20 +366,36 @@ int rr_serve_keep(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 	return (int)rr_build_reply_partial(frame, &pkt, (uint32_t)ret);
 }
 
+/* The context of a caller that runs stateless functions: no state, and
+ * counters (if any) in a per-thread scratch array. */
+static void plain_ctx(struct rr_request *ctx, uint32_t queue, uint32_t thread)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->queue = queue;
+	ctx->thread = thread;
+	rr_fn_request_bind(ctx, NULL, 0, NULL);
+}
+
 int rr_serve(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 	     uint32_t max_amplification, const struct rr_function *fn,
 	     uint32_t queue, uint32_t thread)
 {
-	return rr_serve_keep(frame, len, room, mtu, max_amplification, fn,
-			     queue, thread, NULL, NULL);
+	struct rr_request ctx;
+
+	plain_ctx(&ctx, queue, thread);
+	return rr_serve_keep(frame, len, room, mtu, max_amplification, fn, &ctx,
+			     NULL, NULL);
 }
 
 int rr_serve_partial(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 		     uint32_t max_amplification, const struct rr_function *fn,
 		     uint32_t queue, uint32_t thread, uint32_t *csum_start)
 {
-	return rr_serve_keep(frame, len, room, mtu, max_amplification, fn,
-			     queue, thread, NULL, csum_start);
+	struct rr_request ctx;
+
+	plain_ctx(&ctx, queue, thread);
+	return rr_serve_keep(frame, len, room, mtu, max_amplification, fn, &ctx,
+			     NULL, csum_start);
 }
 
 int rr_process(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,

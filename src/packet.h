@@ -81,11 +81,13 @@ struct rr_keep {
 	uint8_t req[RR_CACHE_MAX_PAYLOAD];
 };
 
-/* rr_serve(), keeping the request's payload in @keep (if not NULL) when it
- * is short, and with @csum_start (if not NULL) as rr_serve_partial(). */
+/* rr_serve(), with the queue, thread, state and counters the function
+ * sees taken from @ctx (its addresses and ports are ignored), keeping the
+ * request's payload in @keep (if not NULL) when it is short, and with
+ * @csum_start (if not NULL) as rr_serve_partial(). */
 int rr_serve_keep(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 		  uint32_t max_amplification, const struct rr_function *fn,
-		  uint32_t queue, uint32_t thread, struct rr_keep *keep,
+		  const struct rr_request *ctx, struct rr_keep *keep,
 		  uint32_t *csum_start);
 /* rr_serve() with rr_build_reply_partial(); *csum_start is where the
  * transmitter's checksumming starts (the UDP header), the field being 6

@@ -100,6 +100,13 @@ int rr_registry_check(char *err, size_t errlen)
 				 i);
 			return -EINVAL;
 		}
+		if (f->api < 1 || f->api > RR_FUNCTION_API) {
+			snprintf(
+				err, errlen,
+				"function '%s' was built against function API %u; this reqrouter has API %d",
+				f->name, f->api, RR_FUNCTION_API);
+			return -EINVAL;
+		}
 		if (!f->handler || !f->port) {
 			snprintf(
 				err, errlen,

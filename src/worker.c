@@ -49,10 +49,11 @@ static void cache_reply(struct rr_worker *w, struct rr_sock *s,
 	if (s->svc->cache_ttl)
 		expires = rr_cache_now_ns() +
 			  (uint64_t)s->svc->cache_ttl * 1000000000ULL;
-	switch (rr_cache_insert(w->inv->xdp.cache, s->svc->port,
-				w->inv->cache_gen[s->slot], expires, k->req,
-				k->len, frame + k->reply_off,
-				frame_len - k->reply_off)) {
+	switch (rr_cache_insert(
+		w->inv->xdp.cache, s->svc->port,
+		__atomic_load_n(&w->inv->cache_gen[s->slot], __ATOMIC_RELAXED),
+		expires, k->req, k->len, frame + k->reply_off,
+		frame_len - k->reply_off)) {
 	case RR_CACHE_EVICTED:
 		rr_stat_add(&s->stats.cache_evictions, 1);
 		/* fall through */
@@ -73,6 +74,7 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 	uint32_t amp = s->svc->max_amplification;
 	bool offload = w->inv->tx_csum_offload;
 	uint32_t idx_rx, idx_tx, n, i, ntx = 0, room, limit, csum_start = 0;
+	struct rr_request ctx = { .queue = w->queue, .thread = w->thread };
 	struct xsk_tx_metadata *meta;
 	struct rr_keep *keep = NULL;
 	const struct xdp_desc *rxd;
@@ -95,6 +97,11 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 		keep = &w->keep;
 		keep->max = s->svc->cache_max_payload;
 	}
+	/* The function's state as of this batch (a reload may swap it; the
+	 * old one lives until this worker's next round). */
+	rr_fn_request_bind(
+		&ctx, __atomic_load_n(&w->inv->inst[s->slot], __ATOMIC_ACQUIRE),
+		w->index, w->fn_counters[s->slot]);
 
 	for (i = 0; i < n; i++) {
 		rxd = xsk_ring_cons__rx_desc(&s->rx, idx_rx + i);
@@ -102,9 +109,8 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 		base = addr & ~(uint64_t)(RR_FRAME_SIZE - 1);
 		room = RR_FRAME_SIZE - (uint32_t)(addr - base);
 		data = xsk_umem__get_data(w->umem->area, addr);
-		ret = rr_serve_keep(data, rxd->len, room, mtu, amp, fn,
-				    w->queue, w->thread, keep,
-				    offload ? &csum_start : NULL);
+		ret = rr_serve_keep(data, rxd->len, room, mtu, amp, fn, &ctx,
+				    keep, offload ? &csum_start : NULL);
 		if (ret < 0) {
 			rr_stat_add(&s->stats.drops[-ret], 1);
 			w->recycle[(*nrecycle)++] = base;
@@ -215,6 +221,11 @@ void *rr_worker_run(void *arg)
 	struct rr_sock *s;
 
 	while (!__atomic_load_n(&w->inv->stop, __ATOMIC_RELAXED)) {
+		/* A quiescent point: nothing of the last round is held. */
+		__atomic_store_n(
+			&w->seen_epoch,
+			__atomic_load_n(&w->inv->epoch, __ATOMIC_SEQ_CST),
+			__ATOMIC_RELEASE);
 		/* The main thread may fall back to plain spinning. */
 		prefer = __atomic_load_n(&w->inv->prefer_busy_poll,
 					 __ATOMIC_RELAXED);

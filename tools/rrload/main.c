@@ -29,6 +29,8 @@ enum {
 	OPT_ENGINE,
 	OPT_DST_MAC,
 	OPT_CPUS,
+	OPT_FN_CONFIG,
+	OPT_PAYLOADS,
 };
 
 static const struct rr_opt opts[] = {
@@ -37,6 +39,10 @@ static const struct rr_opt opts[] = {
 	  "UDP ports, spread over the sockets (default 1232)" },
 	{ "function", 'f', "NAME",
 	  "verify replies as NAME (default: the function on each port)" },
+	{ "fn-config", OPT_FN_CONFIG, "FILE",
+	  "functions' settings, from reqrouter's config FILE (needed to verify functions with state)" },
+	{ "payloads", OPT_PAYLOADS, "FILE",
+	  "send these requests in turn: one per line, as text, or as hex after '0x'" },
 	{ "conns", 'c', "N", "sockets (default 1)" },
 	{ "threads", 'j', "N",
 	  "threads, sockets spread over them (default 1)" },
@@ -72,6 +78,56 @@ static const struct rr_opt opts[] = {
 	"Exit status: 1 if any reply was wrong, 2 usage, 3 setup failed."
 
 volatile sig_atomic_t rl_stop;
+
+/* One instance per function this run checks replies of. */
+static struct {
+	const struct rr_function *fn;
+	struct rr_fn_instance *inst;
+} instances[RL_MAX_PORTS + 1];
+static unsigned int ninstances;
+
+const struct rr_fn_instance *rl_fn_instance(const struct rr_function *fn)
+{
+	unsigned int i;
+
+	for (i = 0; i < ninstances; i++)
+		if (instances[i].fn == fn)
+			return instances[i].inst;
+	return NULL;
+}
+
+/* Runs init() of every function the run's ports (or -f) verify with, as
+ * reqrouter would with the same config. */
+static int make_instances(const struct rl_config *cfg)
+{
+	const struct rr_function *fn;
+	char err[256];
+	int i;
+
+	for (i = 0; i < cfg->nports; i++) {
+		fn = cfg->fn_override ? cfg->fn_override
+				      : rr_registry_by_port(cfg->ports[i]);
+		if (!fn || rl_fn_instance(fn) || !fn->init)
+			continue; /* the engines report a missing one */
+		if (rr_fn_instance_from_file(
+			    fn, cfg->ports[i], cfg->fn_config, cfg->threads,
+			    &instances[ninstances].inst, err, sizeof(err))) {
+			fprintf(stderr, "rrload: %s%s\n", err,
+				cfg->fn_config
+					? ""
+					: " (give its settings with --fn-config FILE)");
+			return -EINVAL;
+		}
+		instances[ninstances++].fn = fn;
+	}
+	return 0;
+}
+
+static void free_instances(void)
+{
+	while (ninstances)
+		rr_fn_instance_free(instances[--ninstances].inst);
+}
 
 static void on_signal(int sig)
 {
@@ -189,6 +245,12 @@ static int parse_args(int argc, char **argv, struct rl_config *cfg)
 					"no function '%s' is linked in",
 					optarg);
 			break;
+		case OPT_FN_CONFIG:
+			cfg->fn_config = optarg;
+			break;
+		case OPT_PAYLOADS:
+			cfg->payloads_file = optarg;
+			break;
 		case 'c':
 			if (parse_uint(optarg, 1, RL_MAX_CONNS, &v, "-c"))
 				return 2;
@@ -280,7 +342,116 @@ static int parse_args(int argc, char **argv, struct rl_config *cfg)
 	}
 	if (!cfg->duration && !cfg->count)
 		cfg->duration = 5;
+	if (cfg->payloads_file && cfg->engine_xdp)
+		return usage_error("%s",
+				   "--payloads works with the socket engine");
 	return 0;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* One line of --payloads into @p: text as it is, or hex after "0x". */
+static int parse_payload(const char *line, size_t len, struct rl_payload *p)
+{
+	size_t i, n = len;
+	int hi, lo;
+
+	if (len >= 2 && line[0] == '0' && line[1] == 'x') {
+		line += 2;
+		len -= 2;
+		if (len % 2)
+			return -EINVAL;
+		n = len / 2;
+	}
+	if (n > RL_MAX_PAYLOAD)
+		return -EMSGSIZE;
+	p->data = malloc(n ? n : 1);
+	if (!p->data)
+		return -ENOMEM;
+	p->len = (uint32_t)n;
+	if (n == len) {
+		memcpy(p->data, line, n);
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		hi = hexval(line[2 * i]);
+		lo = hexval(line[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return -EINVAL;
+		p->data[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+static int load_payloads(struct rl_config *cfg)
+{
+	unsigned int lineno = 0, cap = 0;
+	struct rl_payload *more;
+	char *line = NULL;
+	size_t size = 0;
+	ssize_t len;
+	FILE *f;
+	int err = 0;
+
+	f = fopen(cfg->payloads_file, "r");
+	if (!f) {
+		fprintf(stderr, "rrload: cannot open %s: %s\n",
+			cfg->payloads_file, strerror(errno));
+		return -errno;
+	}
+	while (!err && (len = getline(&line, &size, f)) >= 0) {
+		lineno++;
+		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			len--;
+		if (!len)
+			continue;
+		if (cfg->npayloads == cap) {
+			cap = cap ? cap * 2 : 64;
+			more = realloc(cfg->payloads, cap * sizeof(*more));
+			if (!more) {
+				err = -ENOMEM;
+				break;
+			}
+			cfg->payloads = more;
+		}
+		err = parse_payload(line, (size_t)len,
+				    &cfg->payloads[cfg->npayloads]);
+		if (err)
+			fprintf(stderr, "rrload: %s:%u: %s\n",
+				cfg->payloads_file, lineno,
+				err == -EMSGSIZE ? "payload too long"
+						 : "bad hex after 0x");
+		else
+			cfg->npayloads++;
+	}
+	/* The engines size their buffers from -l: make it cover them. */
+	for (lineno = 0; lineno < cfg->npayloads; lineno++) {
+		uint32_t n = cfg->payloads[lineno].len;
+
+		if (!lineno || n < cfg->len_min)
+			cfg->len_min = n;
+		if (!lineno || n > cfg->len_max)
+			cfg->len_max = n;
+	}
+	if (cfg->len_max == 0)
+		cfg->len_max = 1; /* a buffer of 0 bytes is no buffer */
+	free(line);
+	fclose(f);
+	if (!err && !cfg->npayloads) {
+		fprintf(stderr, "rrload: %s holds no payload\n",
+			cfg->payloads_file);
+		err = -EINVAL;
+	}
+	return err;
 }
 
 struct rl_total {
@@ -498,6 +669,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rrload: %s\n", err);
 		return 3;
 	}
+	if (make_instances(&cfg))
+		return 3;
+	if (cfg.payloads_file && load_payloads(&cfg))
+		return 2;
 	nth = cfg.engine_xdp ? 1 : cfg.threads;
 	th = aligned_alloc(64, sizeof(*th) * RL_MAX_THREADS);
 	tot = calloc(1, sizeof(*tot));
@@ -569,5 +744,9 @@ fini:
 out:
 	free(th);
 	free(tot);
+	free_instances();
+	for (i = 0; i < cfg.npayloads; i++)
+		free(cfg.payloads[i].data);
+	free(cfg.payloads);
 	return ret;
 }

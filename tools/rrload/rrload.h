@@ -17,6 +17,7 @@
 
 #include "hist.h"
 #include "config.h"
+#include "function.h"
 #include "rr_function.h"
 
 #define RL_MAX_PORTS 32
@@ -25,6 +26,11 @@
 #define RL_MAX_PAYLOAD 65507 /* largest IPv4 UDP payload */
 #define RL_ROOM 1472 /* reply room assumed for functions (MTU 1500, IPv4) */
 
+struct rl_payload {
+	uint8_t *data;
+	uint32_t len;
+};
+
 struct rl_config {
 	struct sockaddr_storage addr; /* server, port filled per connection */
 	socklen_t addrlen;
@@ -32,6 +38,12 @@ struct rl_config {
 	uint16_t ports[RL_MAX_PORTS];
 	int nports;
 	const struct rr_function *fn_override; /* -f: verify as this function */
+	const char *fn_config; /* the functions' settings (reqrouter's) */
+	/* --payloads: requests to send, cycled through, instead of -l's
+	 * numbered pattern. */
+	const char *payloads_file;
+	struct rl_payload *payloads;
+	unsigned int npayloads;
 	unsigned int conns;
 	unsigned int threads;
 	unsigned int len_min, len_max;
@@ -101,5 +113,9 @@ int xdp_engine_init(struct rl_config *cfg, struct rl_thread *th);
 void *xdp_engine_run(void *arg);
 void xdp_engine_poll(struct rl_config *cfg, struct rl_thread *th);
 void xdp_engine_fini(struct rl_config *cfg, struct rl_thread *th);
+
+/* The instance (state) of @fn this run verifies with, made in main()
+ * from -C; NULL for a function without init(). */
+const struct rr_fn_instance *rl_fn_instance(const struct rr_function *fn);
 
 #endif /* RRLOAD_H */

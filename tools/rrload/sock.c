@@ -60,6 +60,7 @@ struct rl_conn {
 	uint64_t head; /* next sequence number */
 	uint64_t tail; /* oldest request not yet answered or given up */
 	uint32_t out;  /* requests outstanding */
+	uint64_t fn_counters[RR_FN_MAX_COUNTERS]; /* the function's, unread */
 };
 
 /* Per-thread buffers, allocated by the thread itself (its NUMA node). */
@@ -116,7 +117,8 @@ static uint64_t xorshift(uint64_t *s)
 }
 
 static int conn_open(const struct rl_config *cfg, struct rl_conn *c,
-		     uint32_t id, uint16_t port, uint64_t ring_size)
+		     uint32_t id, uint16_t port, uint64_t ring_size,
+		     unsigned int thread)
 {
 	struct sockaddr_storage ss = cfg->addr, local;
 	socklen_t ll = sizeof(local);
@@ -164,6 +166,9 @@ static int conn_open(const struct rl_config *cfg, struct rl_conn *c,
 		c->req.src_port =
 			ntohs(((struct sockaddr_in6 *)&local)->sin6_port);
 	}
+	/* The state this thread's replies are checked with. */
+	rr_fn_request_bind(&c->req, rl_fn_instance(c->fn), thread,
+			   c->fn_counters);
 	c->ring = calloc(ring_size, sizeof(*c->ring));
 	if (!c->ring) {
 		close(fd);
@@ -220,7 +225,7 @@ int sock_engine_init(struct rl_config *cfg, struct rl_thread *th)
 		for (k = 0; k < th[t].nconns; k++) {
 			th[t].conns[k].fd = -1;
 			err = conn_open(cfg, &th[t].conns[k], id,
-					cfg->ports[id % cfg->nports], ring);
+					cfg->ports[id % cfg->nports], ring, t);
 			if (err)
 				return err;
 			id++;
@@ -259,15 +264,26 @@ static unsigned int make_request(const struct rl_config *cfg, struct rl_bufs *b,
 				 struct rl_conn *c, uint64_t seq, uint8_t *buf,
 				 struct rl_slot *s)
 {
-	unsigned int len = pick_len(cfg, b);
+	unsigned int len;
 	uint8_t hdr[HDR_LEN];
 	int r;
 
-	memcpy(buf, pattern + ((seq * 64 + c->id * 8) & (PATTERN_LEN - 1)),
-	       len);
-	memcpy(hdr, &c->id, 4);
-	memcpy(hdr + 4, &seq, 8);
-	memcpy(buf, hdr, len < HDR_LEN ? len : HDR_LEN);
+	if (cfg->npayloads) {
+		/* Given requests, in turn, the connections out of step. */
+		const struct rl_payload *p =
+			&cfg->payloads[(seq + c->id) % cfg->npayloads];
+
+		len = p->len;
+		memcpy(buf, p->data, len);
+	} else {
+		len = pick_len(cfg, b);
+		memcpy(buf,
+		       pattern + ((seq * 64 + c->id * 8) & (PATTERN_LEN - 1)),
+		       len);
+		memcpy(hdr, &c->id, 4);
+		memcpy(hdr + 4, &seq, 8);
+		memcpy(buf, hdr, len < HDR_LEN ? len : HDR_LEN);
+	}
 
 	memcpy(b->scratch, buf, len);
 	r = c->fn->handler(&c->req, b->scratch, len,

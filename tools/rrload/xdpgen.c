@@ -326,6 +326,7 @@ int xdp_engine_init(struct rl_config *cfg, struct rl_thread *th)
 	err = build_frame(cfg, &req, payload, &plen, &hlen);
 	if (err)
 		return err;
+	rr_fn_request_bind(&req, rl_fn_instance(fn), 0, NULL);
 	r = fn->handler(&req, payload, plen, sizeof(payload));
 	if (r < 0) {
 		fprintf(stderr, "rrload: %s refuses the request (%s)\n",

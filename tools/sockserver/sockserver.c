@@ -26,6 +26,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "function.h"
 #include "registry.h"
 #include "config.h"
 #include "opttable.h"
@@ -35,7 +36,7 @@
 #define MAX_BATCH 256
 #define BUF_SIZE 2048 /* one MTU-sized datagram and room for the reply */
 
-enum { OPT_SIMPLE = 256, OPT_CPUS, OPT_BUSY };
+enum { OPT_SIMPLE = 256, OPT_CPUS, OPT_BUSY, OPT_FN_CONFIG };
 
 static const struct rr_opt opts[] = {
 	{ "port", 'p', "PORT[,PORT...]",
@@ -48,6 +49,8 @@ static const struct rr_opt opts[] = {
 	  "recvfrom/sendto on one socket per port, one thread" },
 	{ "cpus", OPT_CPUS, "LIST", "pin thread i to the i-th CPU of LIST" },
 	{ "busy", OPT_BUSY, NULL, "spin on non-blocking receives" },
+	{ "fn-config", OPT_FN_CONFIG, "FILE",
+	  "functions' settings, from reqrouter's config FILE (for functions with state)" },
 	{ "verbose", 'v', NULL, "print the counters each second" },
 	{ "help", 'h', NULL, "show this help" },
 	{ NULL, 0, NULL, NULL },
@@ -64,6 +67,8 @@ struct srv_config {
 	const struct rr_function *fns[MAX_PORTS];
 	int nports;
 	const struct rr_function *fn_override;
+	const char *fn_config;
+	struct rr_fn_instance *insts[MAX_PORTS]; /* by port, as fns */
 	unsigned int threads;
 	unsigned int batch;
 	bool simple;
@@ -82,6 +87,7 @@ struct srv_thread {
 	uint64_t replies;
 	uint64_t fn_errors;
 	uint64_t send_errors;
+	uint64_t fn_counters[RR_FN_MAX_COUNTERS]; /* the functions', unread */
 	int err;
 } __attribute__((aligned(64)));
 
@@ -133,8 +139,11 @@ fail:
  * bundled function reads it.
  */
 static void fill_request(struct rr_request *req, const struct sockaddr_in6 *a,
-			 uint16_t port, unsigned int thread)
+			 struct srv_thread *th, int i)
 {
+	uint16_t port = th->cfg->ports[i];
+	unsigned int thread = th->idx;
+
 	memset(req, 0, sizeof(*req));
 	if (IN6_IS_ADDR_V4MAPPED(&a->sin6_addr)) {
 		req->family = AF_INET;
@@ -146,6 +155,7 @@ static void fill_request(struct rr_request *req, const struct sockaddr_in6 *a,
 	req->src_port = ntohs(a->sin6_port);
 	req->dst_port = port;
 	req->thread = thread;
+	rr_fn_request_bind(req, th->cfg->insts[i], thread, th->fn_counters);
 }
 
 static void pin(const struct srv_config *cfg, unsigned int idx)
@@ -191,7 +201,7 @@ static void *simple_run(void *arg)
 			if (n < 0)
 				continue;
 			inc(&th->requests, 1);
-			fill_request(&req, &a, cfg->ports[i], th->idx);
+			fill_request(&req, &a, th, i);
 			r = cfg->fns[i]->handler(&req, buf, (size_t)n,
 						 sizeof(buf));
 			if (r < 0 || r > (int)sizeof(buf)) {
@@ -234,7 +244,7 @@ static int serve_batch(struct srv_thread *th, struct batch *b, int i, int flags)
 		return 0;
 	inc(&th->requests, (uint64_t)n);
 	for (k = 0; k < (unsigned int)n; k++) {
-		fill_request(&req, &b->addr[k], cfg->ports[i], th->idx);
+		fill_request(&req, &b->addr[k], th, i);
 		r = cfg->fns[i]->handler(&req, b->buf[k], b->rmsg[k].msg_len,
 					 BUF_SIZE);
 		if (r < 0 || r > BUF_SIZE) {
@@ -379,6 +389,9 @@ static int parse_args(int argc, char **argv, struct srv_config *cfg)
 		case OPT_BUSY:
 			cfg->busy = true;
 			break;
+		case OPT_FN_CONFIG:
+			cfg->fn_config = optarg;
+			break;
 		case 'v':
 			cfg->verbose = true;
 			break;
@@ -429,6 +442,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sockserver: %s\n", err);
 		return 1;
 	}
+	/* Each port's function with its state, as reqrouter would make it. */
+	for (i = 0; i < cfg.nports; i++)
+		if (rr_fn_instance_from_file(cfg.fns[i], cfg.ports[i],
+					     cfg.fn_config, cfg.threads,
+					     &cfg.insts[i], err, sizeof(err))) {
+			fprintf(stderr, "sockserver: %s\n", err);
+			goto out_fns;
+		}
 	th = aligned_alloc(64, sizeof(*th) * cfg.threads);
 	if (!th)
 		return 1;
@@ -483,5 +504,8 @@ out:
 			if (th[t].fds[i] >= 0)
 				close(th[t].fds[i]);
 	free(th);
+out_fns:
+	for (i = 0; i < cfg.nports; i++)
+		rr_fn_instance_free(cfg.insts[i]);
 	return ret;
 }

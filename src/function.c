@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The reqrouter side of the function API's lifecycle: rr_fn_error() and
+ * rr_fn_counter() for init(), and instances (init + init_worker, undone in
+ * reverse).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "function.h"
+
+/* What an init() call writes back through cfg->env. */
+struct rr_fn_env {
+	char *err;
+	size_t errlen;
+	int said; /* rr_fn_error() was called */
+	struct rr_fn_counters *ctrs;
+};
+
+int rr_fn_error(const struct rr_fn_config *cfg, const struct rr_fn_setting *s,
+		const char *fmt, ...)
+{
+	struct rr_fn_env *env = cfg->env;
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!env || env->said)
+		return -EINVAL; /* the first reason is the one reported */
+	if (s)
+		snprintf(env->err, env->errlen, "%s:%u: function %s: %s",
+			 s->file, s->line, cfg->name, msg);
+	else
+		snprintf(env->err, env->errlen, "function %s: %s", cfg->name,
+			 msg);
+	env->said = 1;
+	return -EINVAL;
+}
+
+static int counter_name_ok(const char *name)
+{
+	size_t n = 0;
+
+	for (; name && *name; name++, n++)
+		if (!((*name >= 'a' && *name <= 'z') ||
+		      (*name >= '0' && *name <= '9') || *name == '_'))
+			return 0;
+	return n > 0 && n < RR_FN_COUNTER_NAME;
+}
+
+int rr_fn_counter(const struct rr_fn_config *cfg, const char *name,
+		  const char *help)
+{
+	struct rr_fn_counters *c = cfg->env ? cfg->env->ctrs : NULL;
+	uint32_t i;
+
+	if (!counter_name_ok(name)) {
+		rr_fn_error(
+			cfg, NULL,
+			"counter name '%s' must be 1-%d characters of a-z, 0-9 and _",
+			name ? name : "(null)", RR_FN_COUNTER_NAME - 1);
+		return -EINVAL;
+	}
+	if (!c) /* a caller that keeps no counts: any index will do */
+		return 0;
+	for (i = 0; i < c->n; i++)
+		if (!strcmp(c->name[i], name))
+			return (int)i;
+	if (c->n == RR_FN_MAX_COUNTERS) {
+		rr_fn_error(cfg, NULL, "more than %d counters",
+			    RR_FN_MAX_COUNTERS);
+		return -ENOSPC;
+	}
+	snprintf(c->name[c->n], RR_FN_COUNTER_NAME, "%s", name);
+	snprintf(c->help[c->n], RR_FN_COUNTER_HELP, "%s",
+		 help && *help ? help : name);
+	return (int)c->n++;
+}
+
+void rr_fn_instance_free(struct rr_fn_instance *inst)
+{
+	uint32_t i;
+
+	if (!inst)
+		return;
+	if (inst->worker_state && inst->fn->fini_worker)
+		for (i = inst->nworkers; i-- > 0;)
+			inst->fn->fini_worker(inst->state,
+					      inst->worker_state[i]);
+	if (inst->fn->init && inst->fn->fini)
+		inst->fn->fini(inst->state);
+	free(inst->worker_state);
+	free(inst);
+}
+
+int rr_fn_instance_new(const struct rr_function *fn, uint16_t port,
+		       const struct rr_fn_setting *settings, size_t nsettings,
+		       uint32_t nworkers, struct rr_fn_counters *ctrs,
+		       struct rr_fn_instance **out, char *err, size_t errlen)
+{
+	struct rr_fn_env env = { err, errlen, 0, ctrs };
+	struct rr_fn_config cfg = {
+		.name = fn->name,
+		.port = port,
+		.settings = settings,
+		.nsettings = nsettings,
+		.workers = nworkers,
+		.env = &env,
+	};
+	struct rr_fn_instance *inst;
+	uint32_t i;
+	int ret;
+
+	*out = NULL;
+	inst = calloc(1, sizeof(*inst));
+	if (!inst) {
+		snprintf(err, errlen, "function %s: out of memory", fn->name);
+		return -ENOMEM;
+	}
+	inst->fn = fn;
+	if (fn->init) {
+		ret = fn->init(&cfg, &inst->state);
+		if (ret) {
+			if (!env.said)
+				snprintf(err, errlen,
+					 "function %s: init failed: %s",
+					 fn->name,
+					 strerror(ret < 0 ? -ret : ret));
+			free(inst);
+			return ret < 0 ? ret : -EINVAL;
+		}
+	}
+	inst->worker_state = calloc(nworkers ? nworkers : 1, sizeof(void *));
+	if (!inst->worker_state) {
+		snprintf(err, errlen, "function %s: out of memory", fn->name);
+		rr_fn_instance_free(inst);
+		return -ENOMEM;
+	}
+	if (!fn->init_worker) {
+		inst->nworkers = nworkers;
+		*out = inst;
+		return 0;
+	}
+	for (i = 0; i < nworkers; i++) {
+		ret = fn->init_worker(inst->state, i, &inst->worker_state[i]);
+		if (ret) {
+			snprintf(err, errlen,
+				 "function %s: init_worker(%u) failed: %s",
+				 fn->name, i, strerror(ret < 0 ? -ret : ret));
+			inst->nworkers = i; /* only those made are undone */
+			rr_fn_instance_free(inst);
+			return ret < 0 ? ret : -EINVAL;
+		}
+	}
+	inst->nworkers = nworkers;
+	*out = inst;
+	return 0;
+}
+
+static __thread uint64_t scratch_counters[RR_FN_MAX_COUNTERS];
+
+void rr_fn_request_bind(struct rr_request *req,
+			const struct rr_fn_instance *inst, uint32_t worker,
+			uint64_t *counters)
+{
+	req->state = inst ? inst->state : NULL;
+	req->worker_state = inst && worker < inst->nworkers
+				    ? inst->worker_state[worker]
+				    : NULL;
+	req->counters = counters ? counters : scratch_counters;
+}
+
+int rr_fn_instance_from_file(const struct rr_function *fn, uint16_t port,
+			     const char *config_file, uint32_t nworkers,
+			     struct rr_fn_instance **out, char *err,
+			     size_t errlen)
+{
+	const struct rr_service *svc = NULL;
+	struct rr_config *cfg;
+	uint32_t i;
+	int ret;
+
+	*out = NULL;
+	if (!fn->init || !config_file)
+		return rr_fn_instance_new(fn, port, NULL, 0, nworkers, NULL,
+					  out, err, errlen);
+	cfg = calloc(1, sizeof(*cfg));
+	if (!cfg) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = rr_config_init(cfg, err, errlen);
+	if (!ret)
+		ret = rr_config_load(cfg, config_file, err, errlen);
+	for (i = 0; !ret && i < cfg->nservices; i++)
+		if (cfg->services[i].fn == fn)
+			svc = &cfg->services[i];
+	if (!ret)
+		ret = rr_fn_instance_new(fn, port, svc ? svc->settings : NULL,
+					 svc ? svc->nsettings : 0, nworkers,
+					 NULL, out, err, errlen);
+	rr_config_free(cfg);
+	free(cfg);
+	return ret;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A function's life with state (API 2): its counters, and an instance =
+ * one init() and its per-worker states. The invoker swaps instances on a
+ * reload; the tools make one to run a function the way reqrouter does.
+ */
+#ifndef RR_FUNCTION_LIFE_H
+#define RR_FUNCTION_LIFE_H
+
+#include <stdint.h>
+
+#include "rr_function.h"
+
+#define RR_FN_COUNTER_NAME 48
+#define RR_FN_COUNTER_HELP 160
+
+/* The counters a function registered: names outlive instances, so a
+ * reload that registers the same names keeps counting in the same slots. */
+struct rr_fn_counters {
+	uint32_t n;
+	char name[RR_FN_MAX_COUNTERS][RR_FN_COUNTER_NAME];
+	char help[RR_FN_MAX_COUNTERS][RR_FN_COUNTER_HELP];
+};
+
+struct rr_fn_instance {
+	const struct rr_function *fn;
+	void *state;
+	void **worker_state; /* [nworkers] */
+	uint32_t nworkers;
+};
+
+/*
+ * Runs fn's init() with @settings and init_worker() for @nworkers
+ * workers (a function without them gets an instance with NULL states).
+ * @ctrs (may be NULL: counters then registered nowhere) collects its
+ * counters. Returns 0, or -errno with one line in @err that names the
+ * function; whatever init made is freed again.
+ */
+int rr_fn_instance_new(const struct rr_function *fn, uint16_t port,
+		       const struct rr_fn_setting *settings, size_t nsettings,
+		       uint32_t nworkers, struct rr_fn_counters *ctrs,
+		       struct rr_fn_instance **out, char *err, size_t errlen);
+
+/* fini_worker() for every worker, fini(), free. NULL-safe. The caller
+ * guarantees that no worker is inside the handler with it. */
+void rr_fn_instance_free(struct rr_fn_instance *inst);
+
+/* Points @req at @inst's state for @worker, and at @counters (NULL: a
+ * per-thread scratch array, for callers that do not keep counts). */
+void rr_fn_request_bind(struct rr_request *req,
+			const struct rr_fn_instance *inst, uint32_t worker,
+			uint64_t *counters);
+
+/*
+ * For the tools, which run functions to answer (sockserver) or to check
+ * answers (rrload): an instance of @fn made as reqrouter makes it, with
+ * the settings of its [function NAME] section in @config_file (NULL: no
+ * settings). A function without init() needs no file.
+ */
+int rr_fn_instance_from_file(const struct rr_function *fn, uint16_t port,
+			     const char *config_file, uint32_t nworkers,
+			     struct rr_fn_instance **out, char *err,
+			     size_t errlen);
+
+#endif /* RR_FUNCTION_LIFE_H */
