@@ -20,6 +20,10 @@ PKGS="$PKGS libclang-rt-14-dev libcmocka-dev"
 # procps (sysctl, free, ps), git (bench records the commit), clang-format.
 PKGS="$PKGS iproute2 ethtool iputils-ping netcat-openbsd python3 xdp-tools
 gnuplot-nox procps git clang-format"
+# The dns function parses zone files with Knot's libzscanner; its tests
+# compare it with Knot DNS itself (knotd, kdig) and load it with the
+# standard DNS and UDP tools (kxdpgun, dnsperf, sockperf).
+PKGS="$PKGS libknot-dev knot knot-dnsutils dnsperf sockperf"
 PKGS="$PKGS $*"
 
 missing=""
