@@ -35,7 +35,9 @@ ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine)
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	  -D_GNU_SOURCE -pthread
-CPPFLAGS += -Isrc -Ifunctions -Ikern -I$(BUILD)/skel -MMD -MP
+RR_VERSION := $(shell cat VERSION)
+CPPFLAGS += -Isrc -Ifunctions -Ikern -I$(BUILD)/skel -MMD -MP \
+	    -DRR_VERSION='"$(RR_VERSION)"'
 LDLIBS += -lxdp -lbpf -lelf -lz -linih -lcap-ng -lpthread
 ifeq ($(SAN),1)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
@@ -62,14 +64,16 @@ BPF_OBJS := $(patsubst %.bpf.c,$(BUILD)/bpf/%.bpf.o,$(notdir $(BPF_SRCS)))
 SKELS := $(patsubst %.bpf.c,$(BUILD)/skel/%.skel.h,$(notdir $(BPF_SRCS)))
 LIB := $(BUILD)/libreqrouter.a
 FN_OBJS := $(call obj,$(FN_SRCS) $(XDPFN_GEN))
+# src/ctl/: reqrouterctl, the control client (no functions linked in).
+CTL_SRCS := $(wildcard src/ctl/*.c)
 ALL_OBJS := $(call obj,$(SRC_MAIN) $(SRC_LIB) $(FN_SRCS) $(XDPFN_GEN) \
-	$(filter-out %.bpf.c,$(wildcard tools/*/*.c)) $(TEST_SRCS))
+	$(filter-out %.bpf.c,$(wildcard tools/*/*.c)) $(TEST_SRCS) $(CTL_SRCS))
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(SKELS) $(BPF_OBJS)
 .PHONY: all clean test test-fresh demo deps bench fuzz help format format-check
 
-all: $(BUILD)/reqrouter $(TOOLS) $(BPF_OBJS)
+all: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(TOOLS) $(BPF_OBJS)
 
 help:
 	@echo 'make            build build/reqrouter, the tools and BPF objects'
@@ -91,6 +95,10 @@ deps:
 $(BUILD)/reqrouter: $(call obj,$(SRC_MAIN)) $(LIB) $(FN_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(call obj,$(SRC_MAIN)) $(FN_OBJS) $(LIB) $(LDLIBS)
+
+$(BUILD)/reqrouterctl: $(call obj,$(CTL_SRCS)) $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(call obj,$(CTL_SRCS)) $(LIB)
 
 $(LIB): $(call obj,$(SRC_LIB))
 	$(call msg,AR,$@)

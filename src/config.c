@@ -289,6 +289,32 @@ int rr_set_ifname(struct rr_config *cfg, const char *s, char *err,
 	return 0;
 }
 
+int rr_set_control(struct rr_config *cfg, const char *s, char *err,
+		   size_t errlen)
+{
+	if (!*s || strlen(s) >= sizeof(cfg->control) ||
+	    (strcmp(s, "none") && s[0] != '/')) {
+		snprintf(
+			err, errlen,
+			"control socket '%s' must be an absolute path shorter than %zu bytes, or none",
+			s, sizeof(cfg->control));
+		return -EINVAL;
+	}
+	strcpy(cfg->control, s);
+	return 0;
+}
+
+int rr_set_control_group(struct rr_config *cfg, const char *s, char *err,
+			 size_t errlen)
+{
+	if (!*s || strlen(s) >= sizeof(cfg->control_group)) {
+		snprintf(err, errlen, "bad control group '%s'", s);
+		return -EINVAL;
+	}
+	strcpy(cfg->control_group, s);
+	return 0;
+}
+
 int rr_config_init(struct rr_config *cfg, char *err, size_t errlen)
 {
 	size_t i, n = rr_registry_count();
@@ -425,6 +451,10 @@ static int main_key(struct ini_ctx *c, const char *key, const char *val,
 		strcpy(cfg->user, val);
 		return 0;
 	}
+	if (!strcmp(key, "control"))
+		return rr_set_control(cfg, val, err, errlen);
+	if (!strcmp(key, "control_group"))
+		return rr_set_control_group(cfg, val, err, errlen);
 	if (!strcmp(key, "metrics_file")) {
 		if (strlen(val) >= sizeof(cfg->metrics_file)) {
 			snprintf(err, errlen, "metrics_file is too long");

@@ -106,6 +106,9 @@ struct rr_config {
 	uint32_t n_only_ports;
 	char user[64];		    /* --user: drop to this user after set-up */
 	char config_file[PATH_MAX]; /* -c, re-read on a reload; "" if none */
+	/* The control socket: "" for the default path, "none" for none. */
+	char control[108];
+	char control_group[64];
 	bool list;
 	int verbose;
 };
@@ -154,5 +157,10 @@ int rr_parse_cidrs(const char *s, struct rr_cidr *out, uint32_t max,
 		   uint32_t *n, char *err, size_t errlen);
 int rr_set_ifname(struct rr_config *cfg, const char *s, char *err,
 		  size_t errlen);
+/* An absolute socket path or "none"; a group name. */
+int rr_set_control(struct rr_config *cfg, const char *s, char *err,
+		   size_t errlen);
+int rr_set_control_group(struct rr_config *cfg, const char *s, char *err,
+			 size_t errlen);
 
 #endif /* RR_CONFIG_H */

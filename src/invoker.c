@@ -714,7 +714,8 @@ static const struct rr_service *find_in(const struct rr_config *cfg,
 	return NULL;
 }
 
-int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next)
+int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
+		      char *msg, size_t msglen)
 {
 	struct rr_fn_instance *old[RR_MAX_PORTS] = { 0 }, *fresh;
 	uint32_t p, nworkers = inv->nqueues * inv->nthreads;
@@ -735,13 +736,19 @@ int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next)
 		if (ret) {
 			pr_warn("reload: %s; the old state keeps serving\n",
 				err);
-			failed++;
+			if (!failed++)
+				snprintf(msg, msglen,
+					 "%s; the old state keeps serving",
+					 err);
 			continue;
 		}
 		old[p] = inv->inst[p];
 		__atomic_store_n(&inv->inst[p], fresh, __ATOMIC_RELEASE);
 		swapped++;
 	}
+	if (!failed)
+		snprintf(msg, msglen, "%u function%s re-initialised", swapped,
+			 swapped == 1 ? "" : "s");
 	if (!swapped)
 		return (int)failed;
 	e = __atomic_add_fetch(&inv->epoch, 1, __ATOMIC_SEQ_CST);
@@ -749,7 +756,7 @@ int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next)
 		/* Freeing state a worker may be using is worse than
 		 * keeping it: this one is leaked, and said so. */
 		pr_warn("reload: a worker has not come back from a function for 5 s; the old state is kept in memory\n");
-		return (int)failed;
+		return (int)failed + 1;
 	}
 	for (p = 0; p < inv->nports; p++) {
 		if (!old[p])

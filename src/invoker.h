@@ -191,9 +191,11 @@ void rr_invoker_check_busy_poll(struct rr_invoker *inv);
  * settings in @next (a freshly loaded config), into new state; the
  * workers move to it between batches and the old state is freed once
  * none can still use it. A function whose init fails keeps its old
- * state. Returns how many functions failed; each failure is logged.
+ * state. Returns how many functions failed; each failure is logged, and
+ * @msg gets the first one (or a summary when none failed).
  */
-int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next);
+int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
+		      char *msg, size_t msglen);
 /* Stops and joins the workers. */
 void rr_invoker_stop(struct rr_invoker *inv);
 /* NULL-safe, and safe after a failed setup: frees what exists. */

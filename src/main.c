@@ -6,6 +6,7 @@
  * workers, detaches the program and prints the totals.
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <cap-ng.h>
 #include <linux/capability.h>
 
+#include "control.h"
 #include "invoker.h"
 #include "log.h"
 #include "metrics.h"
@@ -36,25 +38,12 @@ static void on_signal(int sig)
 		stop_signal = sig;
 }
 
-/*
- * SIGHUP: the config file is read again and every function with state
- * re-initialised from its section. reqrouter's own settings (interface,
- * queues, ports, tiers) take a restart; the reload leaves them be.
- */
+/* SIGHUP: see rr_reload(). */
 static void reload(struct rr_invoker *inv, const struct rr_config *cfg)
 {
-	static struct rr_config next;
-	char err[RR_ERRLEN];
-	int ret;
+	char msg[RR_ERRLEN * 2];
 
-	ret = rr_config_init(&next, err, sizeof(err));
-	if (!ret && cfg->config_file[0])
-		ret = rr_config_load(&next, cfg->config_file, err, sizeof(err));
-	if (ret)
-		pr_warn("reload: %s; nothing changed\n", err);
-	else
-		rr_invoker_reload(inv, &next);
-	rr_config_free(&next);
+	rr_reload(inv, cfg, msg, sizeof(msg));
 }
 
 static void list_functions(const struct rr_config *cfg)
@@ -103,13 +92,52 @@ static int drop_privileges(const char *user, uid_t uid, gid_t gid)
 	return 0;
 }
 
-static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
-		 const struct passwd *pw)
+static uint64_t now_ms(void)
 {
-	struct timespec tick = { 0, TICK_MS * 1000000L };
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * The control socket. One asked for by path or group must work, and one
+ * in use means another instance serves this interface: both stop the
+ * start-up. The default one is a convenience: if it cannot be made, @why
+ * says so and serve() warns once the rest is up.
+ */
+static int open_control(struct rr_control *ctl, const struct rr_config *cfg,
+			char *why, size_t whylen)
+{
+	char path[sizeof(ctl->path)];
+	int ret;
+
+	ctl->fd = -1;
+	why[0] = '\0';
+	if (!strcmp(cfg->control, "none"))
+		return 0;
+	if (cfg->control[0])
+		snprintf(path, sizeof(path), "%s", cfg->control);
+	else
+		rr_control_default_path(cfg->ifname, path, sizeof(path));
+	ret = rr_control_open(ctl, path, cfg->control_group, why, whylen);
+	if (ret &&
+	    (cfg->control[0] || cfg->control_group[0] || ret == -EADDRINUSE)) {
+		pr_warn("%s\n", why);
+		return ret;
+	}
+	return 0;
+}
+
+static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
+		 const struct passwd *pw, struct rr_control *ctl,
+		 const char *ctl_why)
+{
 	struct sigaction sa = { .sa_handler = on_signal };
 	bool metrics_failing = false;
-	int ret, ticks = 0;
+	uint64_t next_second;
+	struct pollfd pfd;
+	int ret;
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -124,17 +152,29 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 	ret = rr_invoker_start(inv);
 	if (ret)
 		return ret;
+	if (ctl->fd >= 0)
+		pr_info("control socket %s (%s)\n", ctl->path,
+			ctl->group ? "root and its group" : "root only");
+	else if (ctl_why[0])
+		pr_warn("no control socket: %s\n", ctl_why);
 	pr_info("ready on %s; SIGINT or SIGTERM stops, SIGHUP reloads\n",
 		cfg->ifname);
+	next_second = now_ms() + 1000;
 	while (!stop_signal) {
-		nanosleep(&tick, NULL);
+		/* Sleeps a tick, or less when a control client calls. */
+		pfd.fd = ctl->fd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, TICK_MS) > 0 && pfd.revents & POLLIN)
+			rr_control_serve(ctl, inv, cfg);
 		if (reload_signal) {
 			reload_signal = 0;
 			reload(inv, cfg);
 		}
 		rr_invoker_check_busy_poll(inv);
-		if (++ticks % (1000 / TICK_MS))
+		if (now_ms() < next_second)
 			continue;
+		next_second += 1000;
 		if (cfg->metrics_file[0]) {
 			ret = rr_metrics_write_file(inv, cfg->metrics_file);
 			/* Say it once, not every second. */
@@ -165,6 +205,8 @@ int main(int argc, char **argv)
 {
 	static struct rr_invoker inv;
 	static struct rr_config cfg;
+	struct rr_control ctl = { .fd = -1 };
+	char ctl_why[RR_ERRLEN];
 	struct passwd *pw = NULL, user;
 	char err[RR_ERRLEN];
 	int ret;
@@ -196,10 +238,15 @@ int main(int argc, char **argv)
 	rr_log_set_level(cfg.verbose ? RR_LOG_DEBUG : RR_LOG_INFO);
 	rr_log_route_libraries();
 
-	ret = rr_invoker_setup(&inv, &cfg);
+	/* Before any set-up: a second instance on the same socket is told
+	 * so before it touches the interface. */
+	ret = open_control(&ctl, &cfg, ctl_why, sizeof(ctl_why));
 	if (!ret)
-		ret = serve(&inv, &cfg, pw);
+		ret = rr_invoker_setup(&inv, &cfg);
+	if (!ret)
+		ret = serve(&inv, &cfg, pw, &ctl, ctl_why);
 	rr_invoker_stop(&inv);
+	rr_control_close(&ctl);
 	if (inv.ready) {
 		if (cfg.metrics_file[0])
 			rr_metrics_write_file(&inv, cfg.metrics_file);

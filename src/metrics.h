@@ -13,5 +13,9 @@ int rr_metrics_write(struct rr_invoker *inv, FILE *out);
 int rr_metrics_write_file(struct rr_invoker *inv, const char *path);
 /* The totals, one line per socket and per XDP verdict, for humans. */
 void rr_metrics_summary(struct rr_invoker *inv, FILE *out);
+/* The same totals as one JSON object, per function (reqrouterctl stats). */
+void rr_metrics_json(struct rr_invoker *inv, FILE *out);
+/* @s as a JSON string: quoted, with what JSON forbids raw escaped. */
+void rr_json_str(FILE *f, const char *s);
 
 #endif /* RR_METRICS_H */

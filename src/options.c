@@ -10,6 +10,7 @@
 
 #include "options.h"
 #include "opttable.h"
+#include "version.h"
 
 enum {
 	OPT_CPUS = 256,
@@ -19,6 +20,9 @@ enum {
 	OPT_TIER,
 	OPT_NO_CACHE,
 	OPT_TX_CSUM,
+	OPT_CONTROL,
+	OPT_CONTROL_GROUP,
+	OPT_VERSION,
 };
 
 static const struct rr_opt rr_options[] = {
@@ -43,10 +47,15 @@ static const struct rr_opt rr_options[] = {
 	  "pin workers to these CPUs, e.g. 0-3,6 (default: all allowed)" },
 	{ "metrics-file", OPT_METRICS, "FILE",
 	  "rewrite FILE every second in Prometheus text format" },
+	{ "control", OPT_CONTROL, "PATH",
+	  "control socket for reqrouterctl, or none (default: /run/reqrouter/IFACE.sock)" },
+	{ "control-group", OPT_CONTROL_GROUP, "GROUP",
+	  "let GROUP use the control socket too (default: root only)" },
 	{ "user", OPT_USER, "USER",
 	  "after set-up, run as USER with only the capabilities still needed" },
 	{ "list", OPT_LIST, NULL, "list the registered functions and exit" },
 	{ "verbose", 'v', NULL, "log more (library messages included)" },
+	{ "version", OPT_VERSION, NULL, "show the version and exit" },
 	{ "help", 'h', NULL, "show this help and exit" },
 	{ 0 },
 };
@@ -104,6 +113,10 @@ static int apply(struct rr_config *cfg, int key, const char *arg, char *err,
 		}
 		strcpy(cfg->metrics_file, arg);
 		return 0;
+	case OPT_CONTROL:
+		return rr_set_control(cfg, arg, err, errlen);
+	case OPT_CONTROL_GROUP:
+		return rr_set_control_group(cfg, arg, err, errlen);
 	case OPT_USER:
 		if (!*arg || strlen(arg) >= sizeof(cfg->user)) {
 			snprintf(err, errlen, "bad --user '%s'", arg);
@@ -147,13 +160,19 @@ int rr_options_parse(int argc, char **argv, struct rr_config *cfg, char *err,
 		}
 		if (key == 'h')
 			help = 1;
+		if (key == OPT_VERSION && !help)
+			help = 2;
 		native |= key == 'N';
 		skb |= key == 'S';
 		if (key == 'c')
 			config_file = optarg;
 	}
-	if (help) {
+	if (help == 1) {
 		rr_options_usage(stdout);
+		return RR_OPTS_EXIT;
+	}
+	if (help == 2) {
+		printf("reqrouter %s\n", RR_VERSION);
 		return RR_OPTS_EXIT;
 	}
 	if (native && skb) {

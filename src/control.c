@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The control socket (see control.h). Everything here runs on the main
+ * thread between its ticks: a command never races the workers except
+ * through what they already share (counters, the reload's epoch).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/if_link.h>
+
+#include "control.h"
+#include "log.h"
+#include "metrics.h"
+#include "version.h"
+
+#define CLIENT_TIMEOUT_MS 1000 /* a client that says nothing is dropped */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void rr_control_default_path(const char *ifname, char *path, size_t len)
+{
+	snprintf(path, len, "%s/%s.sock", RR_CONTROL_DIR, ifname);
+}
+
+/* A socket file that still answers belongs to a running instance. */
+static bool in_use(const struct sockaddr_un *sa)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool used;
+
+	if (fd < 0)
+		return false;
+	used = !connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+	close(fd);
+	return used;
+}
+
+int rr_control_open(struct rr_control *c, const char *path, const char *group,
+		    char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct group *gr = NULL;
+	char dir[sizeof(sa.sun_path)], *slash;
+	int ret;
+
+	c->fd = -1;
+	c->path[0] = '\0';
+	c->started_ns = now_ns();
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen,
+			 "control socket path %s is longer than %zu bytes",
+			 path, sizeof(sa.sun_path) - 1);
+		return -ENAMETOOLONG;
+	}
+	if (group && *group) {
+		gr = getgrnam(group);
+		if (!gr) {
+			snprintf(err, errlen,
+				 "--control-group: no group named '%s'", group);
+			return -ENOENT;
+		}
+	}
+	strcpy(sa.sun_path, path);
+	strcpy(dir, path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		/* Only our own default directory is made; any other must
+		 * exist, as for every other path we are given. */
+		if (!strcmp(dir, RR_CONTROL_DIR) && mkdir(dir, 0755) &&
+		    errno != EEXIST) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot make %s: %s", dir,
+				 strerror(-ret));
+			return ret;
+		}
+	}
+	if (in_use(&sa)) {
+		snprintf(
+			err, errlen,
+			"control socket %s is in use by another instance (reqrouterctl --control %s status)",
+			path, path);
+		return -EADDRINUSE;
+	}
+	unlink(path); /* left by an instance that died */
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot create the control socket: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	/* No window in which the socket is reachable with looser rights. */
+	if (bind(c->fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    chmod(path, gr ? 0660 : 0600) ||
+	    (gr && chown(path, (uid_t)-1, gr->gr_gid)) || listen(c->fd, 16)) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot set up control socket %s: %s",
+			 path, strerror(-ret));
+		close(c->fd);
+		c->fd = -1;
+		unlink(path);
+		return ret;
+	}
+	strcpy(c->path, path);
+	c->group = gr != NULL;
+	return 0;
+}
+
+void rr_control_close(struct rr_control *c)
+{
+	if (c->fd < 0)
+		return;
+	close(c->fd);
+	c->fd = -1;
+	unlink(c->path);
+}
+
+int rr_reload(struct rr_invoker *inv, const struct rr_config *cfg, char *msg,
+	      size_t msglen)
+{
+	static struct rr_config next;
+	char err[RR_ERRLEN];
+	int ret;
+
+	ret = rr_config_init(&next, err, sizeof(err));
+	if (!ret && cfg->config_file[0])
+		ret = rr_config_load(&next, cfg->config_file, err, sizeof(err));
+	if (ret) {
+		pr_warn("reload: %s; nothing changed\n", err);
+		snprintf(msg, msglen, "%s; nothing changed", err);
+	} else {
+		ret = rr_invoker_reload(inv, &next, msg, msglen);
+	}
+	rr_config_free(&next);
+	return ret;
+}
+
+/* Why the instance is not ready to serve, or NULL if it is. */
+static const char *not_ready(struct rr_invoker *inv)
+{
+	uint32_t i;
+
+	if (!inv->ready)
+		return "starting";
+	if (__atomic_load_n(&inv->stop, __ATOMIC_RELAXED))
+		return "stopping";
+	if (!inv->xdp.attached)
+		return "the XDP program is not attached";
+	for (i = 0; i < inv->nqueues * inv->nthreads; i++)
+		if (!inv->workers[i].started)
+			return "a worker is not running";
+	return NULL;
+}
+
+static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
+		       const struct rr_config *cfg, FILE *f)
+{
+	const char *why = not_ready(inv);
+	uint32_t p;
+
+	fprintf(f, "{\"ok\":true,\"version\":");
+	rr_json_str(f, RR_VERSION);
+	fprintf(f, ",\"pid\":%d,\"interface\":", (int)getpid());
+	rr_json_str(f, cfg->ifname);
+	fprintf(f,
+		",\"ifindex\":%d,\"xdp_mode\":\"%s\",\"zerocopy\":%s,\"queues\":%u,\"threads\":%u,\"busy_poll\":%s,\"tx_csum\":\"%s\",\"uptime_s\":%.1f,\"ready\":%s",
+		inv->ifindex,
+		inv->xdp.flags & XDP_FLAGS_DRV_MODE ? "native" : "skb",
+		inv->zerocopy ? "true" : "false", inv->nqueues, inv->nthreads,
+		cfg->busy_poll ? "true" : "false",
+		inv->tx_csum_offload ? "offload" : "soft",
+		(double)(now_ns() - c->started_ns) / 1e9,
+		why ? "false" : "true");
+	if (why) {
+		fprintf(f, ",\"why\":");
+		rr_json_str(f, why);
+	}
+	fprintf(f, ",\"functions\":[");
+	for (p = 0; p < inv->nports; p++) {
+		const struct rr_service *svc = inv->services[p];
+
+		fprintf(f, "%s{\"name\":", p ? "," : "");
+		rr_json_str(f, svc->fn->name);
+		fprintf(f,
+			",\"port\":%u,\"tier\":\"%s\",\"cached\":%s,\"pure\":%s,\"stateful\":%s}",
+			svc->port, inv->tier_xdp[p] ? "xdp" : "user",
+			inv->cached[p] ? "true" : "false",
+			svc->fn->flags & RR_FN_PURE ? "true" : "false",
+			svc->fn->init ? "true" : "false");
+	}
+	fprintf(f, "]}\n");
+}
+
+static void cmd_health(struct rr_invoker *inv, FILE *f)
+{
+	const char *why = not_ready(inv);
+
+	if (!why) {
+		fprintf(f, "{\"ok\":true,\"ready\":true}\n");
+		return;
+	}
+	fprintf(f, "{\"ok\":true,\"ready\":false,\"why\":");
+	rr_json_str(f, why);
+	fprintf(f, "}\n");
+}
+
+static void cmd_reload(struct rr_invoker *inv, const struct rr_config *cfg,
+		       FILE *f)
+{
+	char msg[RR_ERRLEN * 2] = "";
+	int ret = rr_reload(inv, cfg, msg, sizeof(msg));
+
+	fprintf(f, "{\"ok\":%s,\"message\":", ret ? "false" : "true");
+	rr_json_str(f, msg);
+	fprintf(f, "}\n");
+}
+
+static void reply_error(FILE *f, const char *fmt, const char *arg)
+{
+	char msg[RR_CONTROL_MAX_LINE + 64];
+
+	snprintf(msg, sizeof(msg), fmt, arg);
+	fprintf(f, "{\"ok\":false,\"message\":");
+	rr_json_str(f, msg);
+	fprintf(f, "}\n");
+}
+
+/* Reads one line (at most RR_CONTROL_MAX_LINE bytes) within the timeout. */
+static int read_line(int fd, char *line, size_t len)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	size_t n = 0;
+	ssize_t r;
+
+	while (n < len - 1) {
+		if (poll(&pfd, 1, CLIENT_TIMEOUT_MS) <= 0)
+			return -ETIMEDOUT;
+		r = read(fd, line + n, len - 1 - n);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		if (memchr(line, '\n', n))
+			break;
+	}
+	line[n] = '\0';
+	line[strcspn(line, "\r\n")] = '\0';
+	return n ? 0 : -ENODATA;
+}
+
+static void write_all(int fd, const char *buf, size_t len)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+	ssize_t r;
+
+	while (len) {
+		r = write(fd, buf, len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno == EAGAIN &&
+		    poll(&pfd, 1, CLIENT_TIMEOUT_MS) > 0)
+			continue;
+		if (r <= 0)
+			return; /* the client went away */
+		buf += r;
+		len -= (size_t)r;
+	}
+}
+
+static void serve_one(struct rr_control *c, int fd, struct rr_invoker *inv,
+		      const struct rr_config *cfg)
+{
+	char line[RR_CONTROL_MAX_LINE + 1], *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (read_line(fd, line, sizeof(line)))
+		return;
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return;
+	if (!strcmp(line, "status"))
+		cmd_status(c, inv, cfg, f);
+	else if (!strcmp(line, "stats"))
+		rr_metrics_json(inv, f);
+	else if (!strcmp(line, "health"))
+		cmd_health(inv, f);
+	else if (!strcmp(line, "reload"))
+		cmd_reload(inv, cfg, f);
+	else
+		reply_error(
+			f,
+			"unknown command '%.64s' (status, stats, health, reload)",
+			line);
+	if (!fclose(f))
+		write_all(fd, buf, len);
+	free(buf);
+}
+
+void rr_control_serve(struct rr_control *c, struct rr_invoker *inv,
+		      const struct rr_config *cfg)
+{
+	int fd;
+
+	if (c->fd < 0)
+		return;
+	while ((fd = accept4(c->fd, NULL, NULL,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+		serve_one(c, fd, inv, cfg);
+		close(fd);
+	}
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The control socket: a unix stream socket that the main thread polls.
+ * A client (reqrouterctl) connects, sends one command line, reads one
+ * JSON object and the connection closes. Commands: status, stats, health,
+ * reload. Only root, or the group given with --control-group, may connect
+ * (the socket's mode); the directory is made if missing.
+ */
+#ifndef RR_CONTROL_H
+#define RR_CONTROL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/un.h>
+
+#include "invoker.h"
+
+#define RR_CONTROL_DIR "/run/reqrouter"
+#define RR_CONTROL_MAX_LINE 256
+
+struct rr_control {
+	int fd; /* -1: no control socket */
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	uint64_t started_ns; /* CLOCK_MONOTONIC, for uptime */
+	bool group;	     /* open to a group besides root */
+};
+
+/* The default socket of the instance serving @ifname. */
+void rr_control_default_path(const char *ifname, char *path, size_t len);
+
+/*
+ * Creates the socket at @path, mode 0600, or 0660 with group @group (may
+ * be empty). A socket file left by an instance that died is replaced; one
+ * that answers belongs to a running instance and is an error
+ * (-EADDRINUSE). Returns 0 or -errno with one line in @err.
+ */
+int rr_control_open(struct rr_control *c, const char *path, const char *group,
+		    char *err, size_t errlen);
+
+/* Serves every connection waiting on the socket (call when it polls
+ * readable). */
+void rr_control_serve(struct rr_control *c, struct rr_invoker *inv,
+		      const struct rr_config *cfg);
+
+/* Closes and removes the socket. Safe on one never opened. */
+void rr_control_close(struct rr_control *c);
+
+/*
+ * Re-reads cfg's config file and re-initialises the functions with state
+ * (what SIGHUP and "reload" do). Returns the number of functions whose
+ * reload failed, or -errno if the file could not be read; @msg gets one
+ * line about it.
+ */
+int rr_reload(struct rr_invoker *inv, const struct rr_config *cfg, char *msg,
+	      size_t msglen);
+
+#endif /* RR_CONTROL_H */

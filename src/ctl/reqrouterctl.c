@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * reqrouterctl: talks to a running reqrouter through its control socket.
+ * Sends one command, prints the JSON answer as it is (--json) or as a
+ * few lines for a human. Exit status: 0 done (health: ready), 1 the
+ * instance refused or is not ready, 2 usage, 3 no instance to talk to.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "opttable.h"
+#include "version.h"
+
+#define REPLY_MAX (1 << 20)
+#define TIMEOUT_MS 10000 /* a reload may wait for workers */
+
+enum { OPT_JSON = 256, OPT_VERSION };
+
+static const struct rr_opt opts[] = {
+	{ "control", 'c', "PATH",
+	  "the instance's control socket (default: the only one in " RR_CONTROL_DIR
+	  ")" },
+	{ "json", OPT_JSON, NULL, "print the instance's JSON answer as it is" },
+	{ "version", OPT_VERSION, NULL, "show the version and exit" },
+	{ "help", 'h', NULL, "show this help and exit" },
+	{ 0 },
+};
+
+#define SYNOPSIS "reqrouterctl [--control PATH] [--json] COMMAND"
+#define ABOUT                                                                  \
+	"Commands: status (interface, mode, queues, workers, functions),\n"    \
+	"stats (the counters, per function), health (exit 0 only while ready),\n" \
+	"reload (re-read the config and re-initialise functions with state)."
+
+static const char *const commands[] = { "status", "stats", "health", "reload",
+					NULL };
+
+/* The one socket in the default directory, or why there is none. */
+static int find_socket(char *path, size_t len)
+{
+	struct dirent *e;
+	int found = 0;
+	DIR *d;
+
+	d = opendir(RR_CONTROL_DIR);
+	if (!d) {
+		fprintf(stderr,
+			"reqrouterctl: no reqrouter is running here (%s: %s)\n",
+			RR_CONTROL_DIR, strerror(errno));
+		return -ENOENT;
+	}
+	while ((e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+
+		if (n < 6 || strcmp(e->d_name + n - 5, ".sock"))
+			continue;
+		if (found++)
+			break;
+		snprintf(path, len, "%s/%s", RR_CONTROL_DIR, e->d_name);
+	}
+	closedir(d);
+	if (found == 1)
+		return 0;
+	fprintf(stderr, found ? "reqrouterctl: several instances run here; say which with --control %s/IFACE.sock\n"
+			      : "reqrouterctl: no reqrouter is running here (no socket in %s)\n",
+		RR_CONTROL_DIR);
+	return -ENOENT;
+}
+
+/* Sends @cmd to @path; the reply (NUL-terminated) in *out. */
+static int ask(const char *path, const char *cmd, char **out)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct pollfd pfd = { .events = POLLIN };
+	size_t n = 0;
+	char *buf;
+	ssize_t r;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "reqrouterctl: socket path too long: %s\n",
+			path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		int err = errno;
+
+		fprintf(stderr, "reqrouterctl: cannot reach %s: %s%s\n", path,
+			strerror(err),
+			err == ENOENT || err == ECONNREFUSED
+				? " (is reqrouter running on that interface?)"
+			: err == EACCES ? " (root or the control group only)"
+					: "");
+		if (fd >= 0)
+			close(fd);
+		return -err;
+	}
+	if (dprintf(fd, "%s\n", cmd) < 0) {
+		fprintf(stderr, "reqrouterctl: cannot send to %s: %s\n", path,
+			strerror(errno));
+		close(fd);
+		return -EIO;
+	}
+	buf = malloc(REPLY_MAX + 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	pfd.fd = fd;
+	while (n < REPLY_MAX) {
+		if (poll(&pfd, 1, TIMEOUT_MS) <= 0) {
+			fprintf(stderr,
+				"reqrouterctl: %s did not answer within %d s\n",
+				path, TIMEOUT_MS / 1000);
+			free(buf);
+			close(fd);
+			return -ETIMEDOUT;
+		}
+		r = read(fd, buf + n, REPLY_MAX - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	if (!n) {
+		fprintf(stderr, "reqrouterctl: %s closed without an answer\n",
+			path);
+		free(buf);
+		return -EIO;
+	}
+	*out = buf;
+	return 0;
+}
+
+/*
+ * The value of "key" in a flat stretch of the reply, as text (a string's
+ * contents unescaped only for \" and \\, a number or true/false as is).
+ * Good enough for our own replies; --json is the interface for programs.
+ */
+static bool field(const char *json, const char *key, char *val, size_t len)
+{
+	char pat[64];
+	const char *p;
+	size_t i = 0;
+
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	p = strstr(json, pat);
+	if (!p)
+		return false;
+	p += strlen(pat);
+	if (*p == '"') {
+		for (p++; *p && *p != '"' && i + 1 < len; p++) {
+			if (*p == '\\' && p[1])
+				p++;
+			val[i++] = *p;
+		}
+	} else {
+		while (*p && !strchr(",}]", *p) && i + 1 < len)
+			val[i++] = *p++;
+	}
+	val[i] = '\0';
+	return true;
+}
+
+static void print_status(const char *json)
+{
+	static const char *const keys[] = { "interface", "ready",    "why",
+					    "xdp_mode",	 "zerocopy", "queues",
+					    "threads",	 "busy_poll", "tx_csum",
+					    "uptime_s",	 "pid",	     "version",
+					    NULL };
+	const char *p = strstr(json, "\"functions\":[");
+	char val[256];
+	int i;
+
+	for (i = 0; keys[i]; i++)
+		if (field(json, keys[i], val, sizeof(val)))
+			printf("%-10s %s\n", keys[i], val);
+	printf("%-16s %-6s %-5s %-7s %-5s %s\n", "function", "port", "tier",
+	       "cached", "pure", "stateful");
+	while (p && (p = strstr(p, "{\"name\":"))) {
+		char name[64], port[8], tier[8], cached[8], pure[8], st[8];
+
+		field(p, "name", name, sizeof(name));
+		field(p, "port", port, sizeof(port));
+		field(p, "tier", tier, sizeof(tier));
+		field(p, "cached", cached, sizeof(cached));
+		field(p, "pure", pure, sizeof(pure));
+		field(p, "stateful", st, sizeof(st));
+		printf("%-16s %-6s %-5s %-7s %-5s %s\n", name, port, tier,
+		       cached, pure, st);
+		p++;
+	}
+}
+
+static void print_stats(const char *json)
+{
+	const char *p = json;
+
+	while ((p = strstr(p, "{\"name\":"))) {
+		const char *end = strstr(p, "\"counters\":");
+		char name[64], port[8], rx[24], tx[24], v[24];
+
+		field(p, "name", name, sizeof(name));
+		field(p, "port", port, sizeof(port));
+		field(p, "rx", rx, sizeof(rx));
+		field(p, "tx", tx, sizeof(tx));
+		printf("%s (port %s): user space rx %s tx %s", name, port, rx,
+		       tx);
+		if (end && strstr(p, "\"xdp\":{") &&
+		    strstr(p, "\"xdp\":{") < end) {
+			const char *x = strstr(p, "\"xdp\":{");
+
+			field(x, "rx", rx, sizeof(rx));
+			field(x, "tx", tx, sizeof(tx));
+			field(x, "punted", v, sizeof(v));
+			printf(", in XDP rx %s tx %s punted %s", rx, tx, v);
+		}
+		if (end && strstr(p, "\"cache\":{") &&
+		    strstr(p, "\"cache\":{") < end) {
+			const char *c = strstr(p, "\"cache\":{");
+
+			field(c, "hits", rx, sizeof(rx));
+			field(c, "misses", tx, sizeof(tx));
+			printf(", cache hits %s misses %s", rx, tx);
+		}
+		putchar('\n');
+		p++;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	char shortopts[RR_OPT_SHORT_LEN(sizeof(opts) / sizeof(opts[0]))];
+	struct option longopts[sizeof(opts) / sizeof(opts[0])];
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)] = "";
+	char why[256], *reply = NULL;
+	const char *cmd;
+	bool json = false, ok;
+	int key, i, ret;
+
+	rr_opt_build(opts, shortopts, longopts);
+	opterr = 0;
+	while ((key = getopt_long(argc, argv, shortopts, longopts, NULL)) !=
+	       -1) {
+		switch (key) {
+		case 'c':
+			snprintf(path, sizeof(path), "%s", optarg);
+			break;
+		case OPT_JSON:
+			json = true;
+			break;
+		case OPT_VERSION:
+			printf("reqrouterctl %s\n", RR_VERSION);
+			return 0;
+		case 'h':
+			rr_opt_usage(stdout, SYNOPSIS, ABOUT, opts);
+			return 0;
+		default:
+			rr_opt_complain("reqrouterctl", key, argv);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "reqrouterctl: %s (see --help)\n",
+			optind >= argc ? "no command given"
+				       : "one command at a time");
+		return 2;
+	}
+	cmd = argv[optind];
+	for (i = 0; commands[i] && strcmp(commands[i], cmd); i++)
+		;
+	if (!commands[i]) {
+		fprintf(stderr,
+			"reqrouterctl: unknown command '%s' (status, stats, health, reload)\n",
+			cmd);
+		return 2;
+	}
+	if (!path[0] && find_socket(path, sizeof(path)))
+		return 3;
+	ret = ask(path, cmd, &reply);
+	if (ret) {
+		/* health: an instance that is gone is simply not ready. */
+		if (!strcmp(cmd, "health") && json)
+			printf("{\"ok\":false,\"ready\":false,\"why\":\"not running\"}\n");
+		return 3;
+	}
+	ok = strstr(reply, "\"ok\":true") != NULL;
+	if (json) {
+		fputs(reply, stdout);
+	} else if (!ok) {
+		if (!field(reply, "message", why, sizeof(why)))
+			snprintf(why, sizeof(why), "%s", reply);
+		fprintf(stderr, "reqrouterctl: %s: %s\n", cmd, why);
+	} else if (!strcmp(cmd, "status")) {
+		print_status(reply);
+	} else if (!strcmp(cmd, "stats")) {
+		print_stats(reply);
+	} else if (!strcmp(cmd, "health")) {
+		if (strstr(reply, "\"ready\":true"))
+			printf("ready\n");
+		else if (field(reply, "why", why, sizeof(why)))
+			printf("not ready: %s\n", why);
+	} else if (field(reply, "message", why, sizeof(why))) {
+		printf("%s\n", why);
+	}
+	if (ok && !strcmp(cmd, "health") && !strstr(reply, "\"ready\":true"))
+		ok = false;
+	free(reply);
+	return ok ? 0 : 1;
+}
