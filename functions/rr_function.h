@@ -71,7 +71,15 @@ struct rr_request {
 	/* The calling worker's copy of the function's counters, indexed by
 	 * what rr_fn_counter() returned; see rr_fn_count(). */
 	uint64_t *counters;
+	/* Where the handler says more about this reply: RR_REPLY_* bits
+	 * (see rr_fn_no_cache()). */
+	uint32_t *reply_flags;
 };
+
+/* This reply must not be cached although the function is pure: it was
+ * shaped by the room offered (a truncated DNS answer), not by the request
+ * alone. */
+#define RR_REPLY_NO_CACHE (1U << 0)
 
 typedef int (*rr_handler_t)(const struct rr_request *req, uint8_t *buf,
 			    size_t len, size_t room);
@@ -124,6 +132,12 @@ struct rr_function {
 	uint16_t port;	/* default port; the config may move it */
 	uint32_t flags; /* RR_FN_* */
 	uint32_t api;	/* RR_FUNCTION_API it was built against */
+	/* A pure function's requests start with this many bytes (0-8) of
+	 * transaction ID, which its reply echoes at the same place and which
+	 * change nothing else in it (a DNS message ID: 2). The reply cache
+	 * then answers a request that differs from a cached one only there,
+	 * with the new ID in the reply. */
+	uint8_t id_bytes;
 	int (*init)(const struct rr_fn_config *cfg, void **state);
 	void (*fini)(void *state);
 	int (*init_worker)(void *state, uint32_t worker, void **worker_state);
@@ -174,6 +188,13 @@ static inline void rr_fn_count(const struct rr_request *req, int idx,
 	/* Read by the metrics thread: a relaxed store is a plain move. */
 	c = &req->counters[idx];
 	__atomic_store_n(c, *c + n, __ATOMIC_RELAXED);
+}
+
+/* For the handler: keep this reply out of the reply cache. */
+static inline void rr_fn_no_cache(const struct rr_request *req)
+{
+	if (req->reply_flags)
+		*req->reply_flags |= RR_REPLY_NO_CACHE;
 }
 
 /* Registration collects pointers in the "rr_functions" section; the linker

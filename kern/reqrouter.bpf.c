@@ -302,9 +302,10 @@ static __always_inline int cache_answer(struct xdp_md *ctx,
 					const struct rr_port_conf *conf)
 {
 	__u32 len = req->payload_len, zero = 0, key, rlen, i;
+	__u32 idb = conf->cache_id_bytes;
 	struct cache_scratch *sc;
 	struct rr_cache_entry *e;
-	__u64 h, s1, s2, diff = 0;
+	__u64 h, s1, s2, diff = 0, idmask = 0, id;
 
 	if (len > conf->cache_max_payload || len > RR_CACHE_MAX_PAYLOAD)
 		return -1;
@@ -316,6 +317,15 @@ static __always_inline int cache_answer(struct xdp_md *ctx,
 		sc->req[i] = 0;
 	if (len && bpf_xdp_load_bytes(ctx, req->payload_off, sc->req, len))
 		return -1;
+	/* A transaction ID is no part of the key; the reply gets this one.
+	 * Words are little-endian in memory order: the first bytes are the
+	 * low ones. */
+	if (idb > 8 || len < idb)
+		return -1;
+	if (idb)
+		idmask = idb == 8 ? ~0ULL : (1ULL << (8 * idb)) - 1;
+	id = sc->req[0] & idmask;
+	sc->req[0] &= ~idmask;
 	h = rr_cache_hash(sc->req, (len + 7) / 8, req->dst_port, len);
 	key = h & (RR_CACHE_ENTRIES - 1);
 	e = bpf_map_lookup_elem(&reply_cache, &key);
@@ -328,7 +338,7 @@ static __always_inline int cache_answer(struct xdp_md *ctx,
 	if (e->expires_ns && bpf_ktime_get_ns() > e->expires_ns)
 		return -1;
 	rlen = e->reply_len;
-	if (rlen > RR_CACHE_MAX_PAYLOAD || rlen > req->room)
+	if (rlen > RR_CACHE_MAX_PAYLOAD || rlen > req->room || rlen < idb)
 		return -1;
 #pragma unroll
 	for (i = 0; i < RR_CACHE_WORDS; i++) {
@@ -338,6 +348,7 @@ static __always_inline int cache_answer(struct xdp_md *ctx,
 	s2 = __sync_fetch_and_add(&e->seq, 0);
 	if (diff || s1 != s2)
 		return -1;
+	sc->reply[0] = (sc->reply[0] & ~idmask) | id;
 
 	/* From here the frame changes: a failure can no longer punt. */
 	if (rr_xdp_resize(ctx, req, rlen))

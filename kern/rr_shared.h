@@ -35,7 +35,10 @@ struct rr_port_conf {
 	 * whenever the function's settings change. */
 	__u32 cache_gen;
 	__u32 cache_max_payload; /* cache requests up to this many bytes */
-	__u32 xdp_max_payload;	 /* longer requests skip the XDP program */
+	/* Leading payload bytes the cache ignores in a request and copies
+	 * into the reply (rr_function.id_bytes), 0-8. */
+	__u32 cache_id_bytes;
+	__u32 xdp_max_payload; /* longer requests skip the XDP program */
 };
 
 /*

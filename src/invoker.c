@@ -654,6 +654,7 @@ static int choose_tier(struct rr_invoker *inv, uint32_t slot,
 		/* Entries of an earlier configuration never match. */
 		inv->cache_gen[slot] += 1;
 		conf->cache_gen = inv->cache_gen[slot];
+		conf->cache_id_bytes = svc->fn->id_bytes;
 		inv->cached[slot] = true;
 		conf->flags |= RR_PORT_CACHE;
 	}

@@ -309,6 +309,7 @@ int rr_serve_keep(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 		  uint32_t *csum_start)
 {
 	uint32_t max_frame, reply_room, hdr, amp_room = UINT32_MAX;
+	uint32_t reply_flags = 0;
 	struct rr_request req;
 	struct rr_pkt pkt;
 	int ret;
@@ -351,8 +352,11 @@ int rr_serve_keep(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 	req.state = ctx->state;
 	req.worker_state = ctx->worker_state;
 	req.counters = ctx->counters;
+	req.reply_flags = &reply_flags;
 	ret = fn->handler(&req, frame + pkt.payload_off, pkt.payload_len,
 			  reply_room);
+	if (keep && reply_flags & RR_REPLY_NO_CACHE)
+		keep->len = UINT32_MAX;
 	if (ret == RR_NO_REPLY)
 		return -RR_DROP_NO_REPLY;
 	if (ret == -EMSGSIZE || ret > (int)reply_room)

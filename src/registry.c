@@ -107,6 +107,14 @@ int rr_registry_check(char *err, size_t errlen)
 				f->name, f->api, RR_FUNCTION_API);
 			return -EINVAL;
 		}
+		if (f->id_bytes > 8 ||
+		    (f->id_bytes && !(f->flags & RR_FN_PURE))) {
+			snprintf(
+				err, errlen,
+				"function '%s': id_bytes is for pure functions, at most 8",
+				f->name);
+			return -EINVAL;
+		}
 		if (!f->handler || !f->port) {
 			snprintf(
 				err, errlen,

@@ -53,7 +53,7 @@ static void cache_reply(struct rr_worker *w, struct rr_sock *s,
 		w->inv->xdp.cache, s->svc->port,
 		__atomic_load_n(&w->inv->cache_gen[s->slot], __ATOMIC_RELAXED),
 		expires, k->req, k->len, frame + k->reply_off,
-		frame_len - k->reply_off)) {
+		frame_len - k->reply_off, s->svc->fn->id_bytes)) {
 	case RR_CACHE_EVICTED:
 		rr_stat_add(&s->stats.cache_evictions, 1);
 		/* fall through */

@@ -30,6 +30,7 @@
 
 #include "../unit/frames.h"
 #include "cache.h"
+#include "function.h"
 #include "config.h"
 #include "packet.h"
 #include "registry.h"
@@ -61,9 +62,10 @@ static void fail(const char *fmt, ...)
 enum {
 	SLOT_ECHO,
 	SLOT_REVERSE,
-	SLOT_CACHED, /* reverse, served in user space, replies cached */
-	SLOT_PUNTY,  /* reverse with xdp_max_payload = 100 */
-	SLOT_AMP1,   /* echo with max_amplification = 1 */
+	SLOT_CACHED,  /* reverse, served in user space, replies cached */
+	SLOT_PUNTY,   /* reverse with xdp_max_payload = 100 */
+	SLOT_AMP1,    /* echo with max_amplification = 1 */
+	SLOT_IDCACHE, /* rrtest_idrev (a 2-byte ID), replies cached */
 	NSLOTS
 };
 
@@ -98,6 +100,13 @@ static const struct {
 			{ .flags = RR_PORT_XDP,
 			  .max_amplification = 1,
 			  .xdp_max_payload = RR_XDP_MAX_PAYLOAD } },
+	[SLOT_IDCACHE] = { 5232,
+			   "rrtest_idrev",
+			   { .flags = RR_PORT_CACHE,
+			     .max_amplification = 3,
+			     .cache_gen = 1,
+			     .cache_max_payload = RR_CACHE_MAX_PAYLOAD,
+			     .cache_id_bytes = 2 } },
 };
 
 static int setup(void)
@@ -371,18 +380,18 @@ static void punts(void)
 }
 
 /* Expect the cache to answer exactly as user space, or not at all. */
-static void cache_case(const char *what, const uint8_t *frame, uint32_t len,
-		       bool hit)
+static void cache_case_at(uint32_t slot, const char *what, const uint8_t *frame,
+			  uint32_t len, bool hit)
 {
 	uint8_t user[ROOM], out[ROOM];
 	uint32_t out_len, retval;
-	uint64_t hits = fn_stat(SLOT_CACHED, RR_FN_CACHE_HIT);
+	uint64_t hits = fn_stat(slot, RR_FN_CACHE_HIT);
 	int ret;
 
 	snprintf(where, sizeof(where), "cache: %s", what);
 	checks++;
 	memcpy(user, frame, len);
-	ret = rr_serve(user, len, ROOM, MTU, 3, function(SLOT_CACHED), 0, 0);
+	ret = rr_serve(user, len, ROOM, MTU, 3, function(slot), 0, 0);
 	if (run(frame, len, out, &out_len, &retval)) {
 		fail("test run refused");
 		return;
@@ -392,7 +401,7 @@ static void cache_case(const char *what, const uint8_t *frame, uint32_t len,
 		    memcmp(out, user, out_len))
 			fail("a hit must give user space's reply (verdict %u, %u bytes, user %d)",
 			     retval, out_len, ret);
-		if (fn_stat(SLOT_CACHED, RR_FN_CACHE_HIT) != hits + 1)
+		if (fn_stat(slot, RR_FN_CACHE_HIT) != hits + 1)
 			fail("hit not counted");
 	} else if (retval != XDP_PASS || out_len != len ||
 		   memcmp(out, frame, len)) {
@@ -401,25 +410,101 @@ static void cache_case(const char *what, const uint8_t *frame, uint32_t len,
 	}
 }
 
+static void cache_case(const char *what, const uint8_t *frame, uint32_t len,
+		       bool hit)
+{
+	cache_case_at(SLOT_CACHED, what, frame, len, hit);
+}
+
 /* What a worker stores after answering @frame. */
-static void cache_fill(const uint8_t *frame, uint32_t len, uint32_t gen,
-		       uint64_t expires)
+static void cache_fill_at(uint32_t slot, const uint8_t *frame, uint32_t len,
+			  uint32_t gen, uint64_t expires)
 {
 	static struct rr_keep keep = { .max = RR_CACHE_MAX_PAYLOAD };
+	struct rr_request ctx = { 0 };
 	uint8_t user[ROOM];
 	int ret;
 
 	memcpy(user, frame, len);
-	ret = rr_serve_keep(user, len, ROOM, MTU, 3, function(SLOT_CACHED), 0,
-			    0, &keep, NULL);
+	rr_fn_request_bind(&ctx, NULL, 0, NULL);
+	ret = rr_serve_keep(user, len, ROOM, MTU, 3, function(slot), &ctx,
+			    &keep, NULL);
 	if (ret < 0 || keep.len == UINT32_MAX) {
 		fail("cannot make a reply to cache (%d)", ret);
 		return;
 	}
-	if (rr_cache_insert(x.cache, ports[SLOT_CACHED].port, gen, expires,
-			    keep.req, keep.len, user + keep.reply_off,
-			    (uint32_t)ret - keep.reply_off) == RR_CACHE_SKIPPED)
+	if (rr_cache_insert(x.cache, ports[slot].port, gen, expires, keep.req,
+			    keep.len, user + keep.reply_off,
+			    (uint32_t)ret - keep.reply_off,
+			    function(slot)->id_bytes) == RR_CACHE_SKIPPED)
 		fail("insert skipped");
+}
+
+static void cache_fill(const uint8_t *frame, uint32_t len, uint32_t gen,
+		       uint64_t expires)
+{
+	cache_fill_at(SLOT_CACHED, frame, len, gen, expires);
+}
+
+/*
+ * A function whose requests start with a 2-byte transaction ID (as DNS
+ * messages do): the reply echoes it and reverses the rest.
+ */
+static int id_reverse(const struct rr_request *req, uint8_t *buf, size_t len,
+		      size_t room)
+{
+	size_t i, j;
+	uint8_t t;
+
+	(void)req;
+	(void)room;
+	if (len < 2)
+		return -EINVAL;
+	for (i = 2, j = len - 1; i < j; i++, j--) {
+		t = buf[i];
+		buf[i] = buf[j];
+		buf[j] = t;
+	}
+	return (int)len;
+}
+
+RR_FUNCTION_DEF(rrtest_idrev, 5232, "test: a 2-byte ID, then reversed",
+		.handler = id_reverse, .flags = RR_FN_PURE, .id_bytes = 2);
+
+/* The cache of a function with a transaction ID: the ID is not part of
+ * the key, and a hit carries the new request's ID. */
+static void cache_ids(void)
+{
+	uint8_t a[ROOM], b[ROOM], payload[64];
+	uint32_t la, po = F_ETH_HLEN + F_IP4_HLEN + F_UDP_HLEN, i;
+
+	for (i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)(i * 5 + 1);
+	la = frame_for(a, SLOT_IDCACHE, AF_INET, 0, 0, 40, CSUM_PARTIAL, 0,
+		       payload);
+	cache_case_at(SLOT_IDCACHE, "id: empty cache", a, la, false);
+	cache_fill_at(SLOT_IDCACHE, a, la, 1, 0);
+	cache_case_at(SLOT_IDCACHE, "id: the same request", a, la, true);
+	memcpy(b, a, la);
+	b[po] ^= 0x5a; /* another ID: a hit, with that ID in the reply */
+	b[po + 1] ^= 0xa5;
+	cache_case_at(SLOT_IDCACHE, "id: another ID", b, la, true);
+	memcpy(b, a, la);
+	b[po + 2] ^= 1; /* the first byte after the ID is key */
+	cache_case_at(SLOT_IDCACHE, "id: byte after the ID changed", b, la,
+		      false);
+	/* Payloads shorter than the ID are never answered from the cache. */
+	la = frame_for(a, SLOT_IDCACHE, AF_INET, 0, 0, 1, CSUM_PARTIAL, 0,
+		       payload);
+	cache_case_at(SLOT_IDCACHE, "id: shorter than the ID", a, la, false);
+	/* A reply that does not echo the ID is refused by the insert. */
+	checks++;
+	snprintf(where, sizeof(where), "id: insert without the ID echoed");
+	if (rr_cache_insert(x.cache, ports[SLOT_IDCACHE].port, 1, 0,
+			    (const uint8_t *)"ab-request", 10,
+			    (const uint8_t *)"xy-reply", 8,
+			    2) != RR_CACHE_SKIPPED)
+		fail("a reply without the request's ID was cached");
 }
 
 static void cache(void)
@@ -522,6 +607,7 @@ int main(int argc, char **argv)
 	random_frames(seed, 3000);
 	punts();
 	cache();
+	cache_ids();
 	rr_xdp_destroy(&x);
 	printf("%d frames compared, %d failures (seed %u)\n", checks, failures,
 	       seed);

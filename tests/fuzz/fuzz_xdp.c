@@ -1161,8 +1161,8 @@ static void tier_check(struct tier *t, uint64_t no, const uint8_t *f,
 	if (rr_cache_insert(t->x.cache, p->port, p->conf.cache_gen, 0,
 			    f + pkt.payload_off, pkt.payload_len,
 			    c.reply + pkt.payload_off,
-			    (uint32_t)c.user - pkt.payload_off) ==
-	    RR_CACHE_SKIPPED) {
+			    (uint32_t)c.user - pkt.payload_off,
+			    0) == RR_CACHE_SKIPPED) {
 		tier_report(t, no, &c, "cache insert skipped");
 		return;
 	}

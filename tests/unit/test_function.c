@@ -407,6 +407,61 @@ static void test_kv(void **state)
 	unlink(table);
 }
 
+/* A pure function that keeps one kind of reply out of the cache. */
+static int picky(const struct rr_request *req, uint8_t *buf, size_t len,
+		 size_t room)
+{
+	(void)room;
+	if (len && buf[0] == 'T')
+		rr_fn_no_cache(req);
+	return (int)len;
+}
+
+RR_FUNCTION_FLAGS(rrtest_picky, 40003, "test: some replies uncacheable", picky,
+		  RR_FN_PURE);
+
+static void test_no_cache(void **state)
+{
+	const struct rr_function *fn = rr_registry_find("rrtest_picky");
+	static struct rr_keep keep = { .max = RR_CACHE_MAX_PAYLOAD };
+	const char *payloads[2] = { "cache me", "Truncated" };
+	uint8_t frame[128] = { 0 };
+	struct rr_request ctx = { 0 };
+	int i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		size_t plen = strlen(payloads[i]);
+		uint8_t *ip = frame + 14, *udp = ip + 20;
+		uint16_t c;
+
+		memset(frame, 0, sizeof(frame));
+		frame[12] = 0x08;
+		ip[0] = 0x45;
+		ip[3] = (uint8_t)(28 + plen);
+		ip[8] = 64;
+		ip[9] = 17;
+		memcpy(ip + 12, "\x0a\x00\x00\x02\x0a\x00\x00\x01", 8);
+		udp[0] = 0x15;
+		udp[1] = 0xb3;
+		udp[2] = 0x9c;
+		udp[3] = 0x43; /* 40003 */
+		udp[5] = (uint8_t)(8 + plen);
+		memcpy(udp + 8, payloads[i], plen);
+		c = rr_csum_fold(rr_csum_partial(ip, 20, 0));
+		memcpy(ip + 10, &c, 2);
+		rr_fn_request_bind(&ctx, NULL, 0, NULL);
+		assert_true(rr_serve_keep(frame, (uint32_t)(42 + plen),
+					  sizeof(frame), 1500, 0, fn, &ctx,
+					  &keep, NULL) > 0);
+		if (i == 0)
+			assert_int_equal(keep.len,
+					 plen); /* kept for the cache */
+		else
+			assert_int_equal(keep.len, UINT32_MAX); /* not kept */
+	}
+}
+
 static void test_counter_names(void **state)
 {
 	struct rr_fn_counters ctrs = { 0 };
@@ -442,6 +497,7 @@ int main(void)
 		cmocka_unit_test(test_opt_in),
 		cmocka_unit_test(test_kv),
 		cmocka_unit_test(test_counter_names),
+		cmocka_unit_test(test_no_cache),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
