@@ -225,6 +225,32 @@ if [ -x "$BUILD/reflector" ]; then
 	else
 		bad "XDP engine against a wrong server: exit $rc wrong=$wrong"
 	fi
+	# Given requests (--payloads): each carries its number in its first
+	# two bytes, and every reply is checked in full against the function
+	# (echo repeats them; checked as reverse, none is right).
+	printf 'ab one\nab a longer second request\n0x0000ff00ee\nxyz\n' \
+		>"$TMP/payloads.txt"
+	tb_cli timeout 20 "$BUILD/rrload" --engine xdp -i "$TB_IF_CLI" \
+		-s "$TB_IP4_SRV" -p 7 --payloads "$TMP/payloads.txt" -n 4000 \
+		-r 20000 -q --json "$TMP/k.json" >/dev/null 2>"$TMP/k.err"
+	rc=$?
+	ans=$(json "$TMP/k.json" answered)
+	wrong=$(json "$TMP/k.json" wrong)
+	if [ $rc = 0 ] && [ "${ans:-0}" -ge 3900 ] && [ "$wrong" = 0 ]; then
+		ok "XDP engine --payloads: $ans of 4000 replies matched by number and checked"
+	else
+		bad "XDP engine --payloads: exit $rc answered=$ans wrong=$wrong: $(head -c 300 "$TMP/k.err")"
+	fi
+	tb_cli timeout 20 "$BUILD/rrload" --engine xdp -i "$TB_IF_CLI" \
+		-s "$TB_IP4_SRV" -p 7 -f reverse --payloads "$TMP/payloads.txt" \
+		-n 400 -r 20000 -q --json "$TMP/l.json" >/dev/null 2>&1
+	rc=$?
+	wrong=$(json "$TMP/l.json" wrong)
+	if [ $rc = 1 ] && [ "${wrong:-0}" -gt 300 ]; then
+		ok "XDP engine --payloads counts $wrong wrong replies"
+	else
+		bad "XDP engine --payloads against a wrong server: exit $rc wrong=$wrong"
+	fi
 	if tb_cli ip link show "$TB_IF_CLI" | grep -q xdp; then
 		bad "rrload left its XDP counter attached"
 	fi

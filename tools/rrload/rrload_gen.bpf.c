@@ -42,10 +42,27 @@ const volatile __u8 reply_head[GEN_EDGE];
 const volatile __u8 reply_tail[GEN_EDGE];
 const volatile __u64 interval_ns; /* -r pacing: ns between frames, 0 = none */
 
+const volatile __u32 nreqs; /* --payloads: frames in reqs; 0: head/tail */
+
 /* Written by the generator only (one CPU at a time): frames it may still
- * send, and when the next one is due. */
+ * send, when the next one is due, and which of reqs goes next. */
 __u64 budget = ~0ull;
 __u64 next_ns;
+__u32 next_req;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, GEN_MAX_REQS);
+	__type(key, __u32);
+	__type(value, struct gen_req);
+} reqs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, GEN_MAX_REQS);
+	__type(key, __u32);
+	__type(value, struct gen_reply);
+} replies SEC(".maps");
 __u64 stop_ns = ~0ull; /* -d: nothing is sent after this */
 
 /* Per-CPU counters, indexed by enum gen_stat. */
@@ -62,6 +79,29 @@ static __always_inline void bump(__u32 idx)
 
 	if (v)
 		*v += 1;
+}
+
+/* --payloads: the next of the given request frames, whole. */
+static __always_inline int send_next(struct xdp_md *ctx)
+{
+	__u32 idx = next_req, len;
+	struct gen_req *r;
+	long cur;
+
+	next_req = idx + 1 >= nreqs ? 0 : idx + 1;
+	r = bpf_map_lookup_elem(&reqs, &idx);
+	if (!r)
+		return XDP_ABORTED;
+	len = r->len;
+	if (len < 14 || len > GEN_REQ_FRAME_MAX)
+		return XDP_ABORTED;
+	cur = (long)bpf_xdp_get_buff_len(ctx);
+	if (bpf_xdp_adjust_tail(ctx, (int)len - (int)cur) ||
+	    bpf_xdp_store_bytes(ctx, 0, r->frame, len))
+		return XDP_ABORTED;
+	budget--;
+	bump(GEN_STAT_SENT);
+	return XDP_TX;
 }
 
 SEC("xdp")
@@ -88,6 +128,8 @@ int gen(struct xdp_md *ctx)
 		gap = interval_ns / 2 + bpf_get_prandom_u32() % interval_ns;
 		next_ns = next_ns + 1000000 < now ? now + gap : next_ns + gap;
 	}
+	if (nreqs)
+		return send_next(ctx);
 	if (n > sizeof(head) || !edge_len || edge_len > GEN_EDGE ||
 	    frame_len < edge_len ||
 	    bpf_xdp_store_bytes(ctx, 0, (void *)head, n) ||
@@ -128,16 +170,50 @@ static __always_inline struct udphdr *our_reply(void *data, void *end)
 	return udp;
 }
 
+/* --payloads: the reply whose first two bytes name request idx must be,
+ * byte for byte, what the function gave for it. */
+static __always_inline int check_indexed(__u8 *p, void *end)
+{
+	struct gen_reply *e;
+	__u32 idx, len, i;
+
+	if ((void *)(p + 2) > end)
+		return -1;
+	idx = (__u32)p[0] << 8 | p[1];
+	if (idx >= nreqs)
+		return -1;
+	e = bpf_map_lookup_elem(&replies, &idx);
+	if (!e)
+		return -1;
+	len = e->len;
+	if (len > GEN_REPLY_MAX || (long)end - (long)p != len)
+		return -1;
+	for (i = 0; i < GEN_REPLY_MAX; i++) {
+		if (i >= len)
+			break;
+		if ((void *)(p + i + 1) > end || p[i] != e->payload[i])
+			return -1;
+	}
+	return 0;
+}
+
 SEC("xdp")
 int count(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
+	struct udphdr *udp;
 	__u8 *p;
 	__u32 i;
 
-	if (!our_reply(data, end))
+	udp = our_reply(data, end);
+	if (!udp)
 		return XDP_PASS;
+	if (nreqs) {
+		bump(check_indexed((__u8 *)(udp + 1), end) ? GEN_STAT_WRONG
+							   : GEN_STAT_ANSWERED);
+		return XDP_DROP;
+	}
 	if (data + reply_len != end || reply_len < hdr_len + edge_len ||
 	    reply_len > GEN_FRAME_MAX || edge_len > GEN_EDGE) {
 		bump(GEN_STAT_WRONG);

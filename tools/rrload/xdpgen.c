@@ -293,6 +293,108 @@ static int build_frame(const struct rl_config *cfg, struct rr_request *req,
 	return 0;
 }
 
+/*
+ * --payloads: request frame i is the one build_frame() made, with payload
+ * i behind its headers and i in the payload's first two bytes; the reply
+ * expected for it is what @fn answers. The largest frame becomes the
+ * test run's input, so the generator only ever shrinks frames.
+ */
+static struct gen_req *req_frames;
+static struct gen_reply *req_replies;
+
+static int indexed_requests(const struct rl_config *cfg,
+			    const struct rr_function *fn,
+			    struct rr_request *req, uint32_t hlen)
+{
+	uint32_t i, plen, sum, room = GEN_FRAME_MAX - hlen, big = 0;
+	uint8_t *f, *pl, *hdr = gen.frame;
+	struct udphdr *udp;
+	uint16_t be;
+	int r;
+
+	if (cfg->npayloads > GEN_MAX_REQS) {
+		fprintf(stderr,
+			"rrload: the xdp engine takes at most %d payloads\n",
+			GEN_MAX_REQS);
+		return -E2BIG;
+	}
+	req_frames = calloc(cfg->npayloads, sizeof(*req_frames));
+	req_replies = calloc(cfg->npayloads, sizeof(*req_replies));
+	if (!req_frames || !req_replies)
+		return -ENOMEM;
+	for (i = 0; i < cfg->npayloads; i++) {
+		plen = cfg->payloads[i].len;
+		if (plen < 2 || hlen + plen > GEN_REQ_FRAME_MAX) {
+			fprintf(stderr,
+				"rrload: payload %u: the xdp engine sends 2-%u bytes (the first two carry the request's number)\n",
+				i + 1, GEN_REQ_FRAME_MAX - hlen);
+			return -EMSGSIZE;
+		}
+		f = req_frames[i].frame;
+		memcpy(f, hdr, hlen);
+		pl = f + hlen;
+		memcpy(pl, cfg->payloads[i].data, plen);
+		pl[0] = (uint8_t)(i >> 8);
+		pl[1] = (uint8_t)i;
+		udp = (struct udphdr *)(f + hlen - sizeof(*udp));
+		udp->len = htons((uint16_t)(sizeof(*udp) + plen));
+		udp->check = 0;
+		if (cfg->family == AF_INET) {
+			struct iphdr *ip4 = (struct iphdr *)(f + ETH_HLEN);
+
+			ip4->tot_len = htons(
+				(uint16_t)(sizeof(*ip4) + sizeof(*udp) + plen));
+			ip4->check = 0;
+			ip4->check = htons(
+				csum_fold(csum_add(0, ip4, sizeof(*ip4))));
+			sum = csum_add(0, &ip4->saddr, 8);
+		} else {
+			struct ipv6hdr *ip6 = (struct ipv6hdr *)(f + ETH_HLEN);
+
+			ip6->payload_len =
+				htons((uint16_t)(sizeof(*udp) + plen));
+			sum = csum_add(0, &ip6->saddr, 32);
+		}
+		be = htons(IPPROTO_UDP);
+		sum = csum_add(sum, &be, 2);
+		sum = csum_add(sum, &udp->len, 2);
+		sum = csum_add(sum, udp, sizeof(*udp) + plen);
+		udp->check = htons(csum_fold(sum));
+		if (!udp->check)
+			udp->check = 0xffff;
+		req_frames[i].len = hlen + plen;
+
+		memcpy(req_replies[i].payload, pl, plen);
+		r = fn->handler(req, req_replies[i].payload, plen,
+				room < GEN_REPLY_MAX ? room : GEN_REPLY_MAX);
+		if (r < 2) {
+			fprintf(stderr,
+				"rrload: %s gives payload %u no reply of at least 2 bytes (%d)\n",
+				fn->name, i + 1, r);
+			return -EINVAL;
+		}
+		req_replies[i].len = (uint32_t)r;
+		if (req_frames[i].len > req_frames[big].len)
+			big = i;
+	}
+	memcpy(gen.frame, req_frames[big].frame, req_frames[big].len);
+	gen.flen = req_frames[big].len;
+	return 0;
+}
+
+static int load_indexed(uint32_t n)
+{
+	uint32_t i;
+	int err = 0;
+
+	for (i = 0; !err && i < n; i++)
+		err = bpf_map_update_elem(bpf_map__fd(gen.skel->maps.reqs), &i,
+					  &req_frames[i], BPF_ANY) ||
+		      bpf_map_update_elem(bpf_map__fd(gen.skel->maps.replies),
+					  &i, &req_replies[i], BPF_ANY);
+	return err ? -errno : 0;
+}
+
 int xdp_engine_init(struct rl_config *cfg, struct rl_thread *th)
 {
 	const struct rr_function *fn;
@@ -302,7 +404,7 @@ int xdp_engine_init(struct rl_config *cfg, struct rl_thread *th)
 	int r, err;
 
 	(void)th;
-	if (cfg->len_min != cfg->len_max) {
+	if (cfg->len_min != cfg->len_max && !cfg->npayloads) {
 		fprintf(stderr,
 			"rrload: the xdp engine sends one size: give -l SIZE\n");
 		return -EINVAL;
@@ -327,7 +429,16 @@ int xdp_engine_init(struct rl_config *cfg, struct rl_thread *th)
 	if (err)
 		return err;
 	rr_fn_request_bind(&req, rl_fn_instance(fn), 0, NULL);
-	r = fn->handler(&req, payload, plen, sizeof(payload));
+	if (cfg->npayloads) {
+		err = indexed_requests(cfg, fn, &req, hlen);
+		if (err)
+			return err;
+		/* Head and tail below are unused: whole frames are sent. */
+		plen = 2;
+		r = 2;
+	} else {
+		r = fn->handler(&req, payload, plen, sizeof(payload));
+	}
 	if (r < 0) {
 		fprintf(stderr, "rrload: %s refuses the request (%s)\n",
 			fn->name, strerror(-r));
@@ -354,6 +465,7 @@ int xdp_engine_init(struct rl_config *cfg, struct rl_thread *th)
 	gen.skel->rodata->reply_len = hlen + (uint32_t)r;
 	gen.skel->rodata->srv_port = htons(cfg->ports[0]);
 	gen.skel->rodata->cli_port = htons(gen_port);
+	gen.skel->rodata->nreqs = cfg->npayloads;
 	gen.skel->rodata->interval_ns =
 		cfg->rate > 0 ? (uint64_t)(1e9 / cfg->rate) : 0;
 	if (cfg->rate > 1e9)
@@ -368,6 +480,12 @@ int xdp_engine_init(struct rl_config *cfg, struct rl_thread *th)
 	err = rrload_gen__load(gen.skel);
 	if (err) {
 		fprintf(stderr, "rrload: cannot load the XDP engine: %s\n",
+			strerror(-err));
+		return err;
+	}
+	err = load_indexed(cfg->npayloads);
+	if (err) {
+		fprintf(stderr, "rrload: cannot fill the request table: %s\n",
 			strerror(-err));
 		return err;
 	}
@@ -534,4 +652,8 @@ void xdp_engine_fini(struct rl_config *cfg, struct rl_thread *th)
 	gen.attached = false;
 	rrload_gen__destroy(gen.skel);
 	gen.skel = NULL;
+	free(req_frames);
+	free(req_replies);
+	req_frames = NULL;
+	req_replies = NULL;
 }
