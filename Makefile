@@ -38,7 +38,7 @@ CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 RR_VERSION := $(shell cat VERSION)
 CPPFLAGS += -Isrc -Ifunctions -Ikern -I$(BUILD)/skel -MMD -MP \
 	    -DRR_VERSION='"$(RR_VERSION)"'
-LDLIBS += -lxdp -lbpf -lelf -lz -linih -lcap-ng -lpthread
+LDLIBS += -lxdp -lbpf -lelf -lz -linih -lcap-ng -lpthread -ldl
 ifeq ($(SAN),1)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
 	  -fno-sanitize-recover=undefined
@@ -64,6 +64,10 @@ BPF_OBJS := $(patsubst %.bpf.c,$(BUILD)/bpf/%.bpf.o,$(notdir $(BPF_SRCS)))
 SKELS := $(patsubst %.bpf.c,$(BUILD)/skel/%.skel.h,$(notdir $(BPF_SRCS)))
 LIB := $(BUILD)/libreqrouter.a
 FN_OBJS := $(call obj,$(FN_SRCS) $(XDPFN_GEN))
+# Every functions/NAME.c also as a module (see the rules below).
+MODULES := $(patsubst functions/%.c,$(BUILD)/functions/%.so,$(FN_SRCS))
+TEST_MODULES := $(patsubst tests/modules/%.c,$(BUILD)/tests/modules/%.so,\
+	$(wildcard tests/modules/*.c))
 # src/ctl/: reqrouterctl, the control client (no functions linked in).
 CTL_SRCS := $(wildcard src/ctl/*.c)
 ALL_OBJS := $(call obj,$(SRC_MAIN) $(SRC_LIB) $(FN_SRCS) $(XDPFN_GEN) \
@@ -73,7 +77,8 @@ ALL_OBJS := $(call obj,$(SRC_MAIN) $(SRC_LIB) $(FN_SRCS) $(XDPFN_GEN) \
 .SECONDARY: $(SKELS) $(BPF_OBJS)
 .PHONY: all clean test test-fresh demo deps bench fuzz help format format-check
 
-all: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(TOOLS) $(BPF_OBJS)
+all: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(TOOLS) $(BPF_OBJS) \
+	$(MODULES) $(TEST_MODULES)
 
 help:
 	@echo 'make            build build/reqrouter, the tools and BPF objects'
@@ -92,9 +97,24 @@ help:
 deps:
 	$(Q)tools/install-deps.sh
 
+# -rdynamic: function modules call the API (rr_fn_error, ...) in here.
 $(BUILD)/reqrouter: $(call obj,$(SRC_MAIN)) $(LIB) $(FN_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(call obj,$(SRC_MAIN)) $(FN_OBJS) $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -rdynamic -o $@ $(call obj,$(SRC_MAIN)) \
+		-Wl,--whole-archive $(LIB) -Wl,--no-whole-archive $(FN_OBJS) \
+		$(LDLIBS)
+
+# Every functions/NAME.c also as a module, build/functions/NAME.so, with
+# the entry point reqrouter looks up (src/module/entry.c); tests/modules/
+# holds modules only the tests load.
+$(BUILD)/functions/%.so: functions/%.c src/module/entry.c
+	@mkdir -p $(@D)
+	$(call msg,MODULE,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -o $@ $^
+$(BUILD)/tests/modules/%.so: tests/modules/%.c src/module/entry.c
+	@mkdir -p $(@D)
+	$(call msg,MODULE,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -o $@ $^
 
 $(BUILD)/reqrouterctl: $(call obj,$(CTL_SRCS)) $(LIB)
 	$(call msg,LINK,$@)

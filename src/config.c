@@ -453,6 +453,14 @@ static int main_key(struct ini_ctx *c, const char *key, const char *val,
 	}
 	if (!strcmp(key, "control"))
 		return rr_set_control(cfg, val, err, errlen);
+	if (!strcmp(key, "functions_dir")) {
+		if (!*val || strlen(val) >= sizeof(cfg->functions_dir)) {
+			snprintf(err, errlen, "bad functions_dir '%s'", val);
+			return -EINVAL;
+		}
+		strcpy(cfg->functions_dir, val);
+		return 0;
+	}
 	if (!strcmp(key, "control_group"))
 		return rr_set_control_group(cfg, val, err, errlen);
 	if (!strcmp(key, "metrics_file")) {

@@ -106,6 +106,7 @@ struct rr_config {
 	uint32_t n_only_ports;
 	char user[64];		    /* --user: drop to this user after set-up */
 	char config_file[PATH_MAX]; /* -c, re-read on a reload; "" if none */
+	char functions_dir[PATH_MAX]; /* function modules loaded at start */
 	/* The control socket: "" for the default path, "none" for none. */
 	char control[108];
 	char control_group[64];

@@ -6,8 +6,13 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
+#include <ini.h>
+
+#include "module.h"
 #include "options.h"
 #include "opttable.h"
 #include "version.h"
@@ -23,6 +28,7 @@ enum {
 	OPT_CONTROL,
 	OPT_CONTROL_GROUP,
 	OPT_VERSION,
+	OPT_FUNCTIONS_DIR,
 };
 
 static const struct rr_opt rr_options[] = {
@@ -53,6 +59,8 @@ static const struct rr_opt rr_options[] = {
 	  "let GROUP use the control socket too (default: root only)" },
 	{ "user", OPT_USER, "USER",
 	  "after set-up, run as USER with only the capabilities still needed" },
+	{ "functions-dir", OPT_FUNCTIONS_DIR, "DIR",
+	  "load the function modules (*.so) in DIR; they replace built-in functions of the same name" },
 	{ "list", OPT_LIST, NULL, "list the registered functions and exit" },
 	{ "verbose", 'v', NULL, "log more (library messages included)" },
 	{ "version", OPT_VERSION, NULL, "show the version and exit" },
@@ -115,6 +123,10 @@ static int apply(struct rr_config *cfg, int key, const char *arg, char *err,
 		return 0;
 	case OPT_CONTROL:
 		return rr_set_control(cfg, arg, err, errlen);
+	case OPT_FUNCTIONS_DIR:
+		snprintf(cfg->functions_dir, sizeof(cfg->functions_dir), "%s",
+			 arg);
+		return 0;
 	case OPT_CONTROL_GROUP:
 		return rr_set_control_group(cfg, arg, err, errlen);
 	case OPT_USER:
@@ -136,17 +148,46 @@ static int apply(struct rr_config *cfg, int key, const char *arg, char *err,
 	return -EINVAL;
 }
 
+/* functions_dir from the config file, read ahead of the rest. */
+static int peek_key(void *user, const char *section, const char *key,
+		    const char *val)
+{
+	char *dir = user;
+
+	if (!strcmp(section, "reqrouter") && !strcmp(key, "functions_dir"))
+		snprintf(dir, PATH_MAX, "%s", val);
+	return 1;
+}
+
+/*
+ * Modules come first: the config's [function NAME] sections and -p may
+ * name their functions. The flag wins over the file; a directory is
+ * loaded once per process.
+ */
+static int load_modules(const char *flag_dir, const char *config_file,
+			char *err, size_t errlen)
+{
+	static char loaded[PATH_MAX];
+	char dir[PATH_MAX] = "";
+
+	if (flag_dir)
+		snprintf(dir, sizeof(dir), "%s", flag_dir);
+	else if (config_file)
+		ini_parse(config_file, peek_key, dir); /* errors: later */
+	if (!dir[0] || !strcmp(dir, loaded))
+		return 0;
+	snprintf(loaded, sizeof(loaded), "%s", dir);
+	return rr_modules_load_dir(dir, err, errlen);
+}
+
 int rr_options_parse(int argc, char **argv, struct rr_config *cfg, char *err,
 		     size_t errlen)
 {
 	struct option longopts[N_OPTIONS + 1];
 	char shortopts[RR_OPT_SHORT_LEN(N_OPTIONS)];
-	const char *config_file = NULL;
+	const char *config_file = NULL, *functions_dir = NULL;
 	int key, ret, help = 0, native = 0, skb = 0;
 
-	ret = rr_config_init(cfg, err, errlen);
-	if (ret)
-		return ret;
 	rr_opt_build(rr_options, shortopts, longopts);
 
 	/* Pass 1: syntax, --help and the config file. */
@@ -166,6 +207,8 @@ int rr_options_parse(int argc, char **argv, struct rr_config *cfg, char *err,
 		skb |= key == 'S';
 		if (key == 'c')
 			config_file = optarg;
+		if (key == OPT_FUNCTIONS_DIR)
+			functions_dir = optarg;
 	}
 	if (help == 1) {
 		rr_options_usage(stdout);
@@ -183,6 +226,11 @@ int rr_options_parse(int argc, char **argv, struct rr_config *cfg, char *err,
 		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
 		return -EINVAL;
 	}
+	ret = load_modules(functions_dir, config_file, err, errlen);
+	if (!ret)
+		ret = rr_config_init(cfg, err, errlen);
+	if (ret)
+		return ret;
 	if (config_file) {
 		ret = rr_config_load(cfg, config_file, err, errlen);
 		if (ret)

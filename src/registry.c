@@ -6,9 +6,11 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "module.h"
 #include "registry.h"
 
 extern const struct rr_function *const __start_rr_functions[]
@@ -27,22 +29,52 @@ const struct rr_xdp_impl *rr_registry_xdp(const char *name)
 
 	if (!__start_rr_xdp_impls || !__stop_rr_xdp_impls || !name)
 		return NULL;
+	/* A module replaced the function: the built-in XDP program would
+	 * answer for code that is no longer there. */
+	if (rr_registry_module_of(rr_registry_find(name)))
+		return NULL;
 	for (p = __start_rr_xdp_impls; p < __stop_rr_xdp_impls; p++)
 		if (!strcmp((*p)->name, name))
 			return *p;
 	return NULL;
 }
 
+/*
+ * The functions served: the compiled-in ones (the "rr_functions" section),
+ * where a module's function of the same name replaces its entry, then the
+ * modules' new ones. Main thread only.
+ */
+static struct {
+	const struct rr_function *fn;
+	struct rr_module *mod; /* NULL: compiled in */
+} view[RR_MAX_FUNCTIONS];
+static size_t nview;
+static bool built;
+static struct rr_module modules[RR_MAX_MODULES];
+
+static void build(void)
+{
+	const struct rr_function *const *p;
+
+	if (built)
+		return;
+	built = true;
+	if (!__start_rr_functions || !__stop_rr_functions)
+		return;
+	for (p = __start_rr_functions;
+	     p < __stop_rr_functions && nview < RR_MAX_FUNCTIONS; p++)
+		view[nview++].fn = *p;
+}
+
 size_t rr_registry_count(void)
 {
-	if (!__start_rr_functions || !__stop_rr_functions)
-		return 0;
-	return (size_t)(__stop_rr_functions - __start_rr_functions);
+	build();
+	return nview;
 }
 
 const struct rr_function *rr_registry_at(size_t i)
 {
-	return i < rr_registry_count() ? __start_rr_functions[i] : NULL;
+	return i < rr_registry_count() ? view[i].fn : NULL;
 }
 
 const struct rr_function *rr_registry_find(const char *name)
@@ -50,8 +82,8 @@ const struct rr_function *rr_registry_find(const char *name)
 	size_t i, n = rr_registry_count();
 
 	for (i = 0; name && i < n; i++)
-		if (!strcmp(__start_rr_functions[i]->name, name))
-			return __start_rr_functions[i];
+		if (!strcmp(view[i].fn->name, name))
+			return view[i].fn;
 	return NULL;
 }
 
@@ -60,9 +92,89 @@ const struct rr_function *rr_registry_by_port(uint16_t port)
 	size_t i, n = rr_registry_count();
 
 	for (i = 0; port && i < n; i++)
-		if (__start_rr_functions[i]->port == port)
-			return __start_rr_functions[i];
+		if (view[i].fn->port == port)
+			return view[i].fn;
 	return NULL;
+}
+
+struct rr_module *rr_registry_module_of(const struct rr_function *fn)
+{
+	size_t i, n = rr_registry_count();
+
+	for (i = 0; i < n; i++)
+		if (view[i].fn == fn)
+			return view[i].mod;
+	for (i = 0; i < RR_MAX_MODULES; i++) {
+		size_t j;
+
+		for (j = 0; modules[i].handle && j < modules[i].nfns; j++)
+			if (modules[i].fns[j] == fn)
+				return &modules[i];
+	}
+	return NULL;
+}
+
+int rr_registry_load_module(const char *path, struct rr_module **out, char *err,
+			    size_t errlen)
+{
+	struct rr_module *m = NULL;
+	size_t i, j, k, n;
+	int ret;
+
+	build();
+	for (i = 0; i < RR_MAX_MODULES && !m; i++)
+		if (!modules[i].handle)
+			m = &modules[i];
+	if (!m) {
+		snprintf(err, errlen, "more than %d modules loaded",
+			 RR_MAX_MODULES);
+		return -E2BIG;
+	}
+	ret = rr_module_open(m, path, err, errlen);
+	if (ret)
+		return ret;
+	/* Check everything before changing anything. */
+	n = nview;
+	for (j = 0; j < m->nfns; j++) {
+		const struct rr_function *f = m->fns[j];
+
+		for (k = 0; k < j; k++)
+			if (!strcmp(m->fns[k]->name, f->name))
+				goto dup;
+		for (i = 0; i < nview; i++)
+			if (strcmp(view[i].fn->name, f->name) &&
+			    view[i].fn->port == f->port) {
+				snprintf(
+					err, errlen,
+					"module %s: function '%s' wants port %u, which '%s' has",
+					path, f->name, f->port,
+					view[i].fn->name);
+				goto fail;
+			}
+		if (!rr_registry_find(f->name) && ++n > RR_MAX_FUNCTIONS) {
+			snprintf(err, errlen, "more than %d functions",
+				 RR_MAX_FUNCTIONS);
+			goto fail;
+		}
+	}
+	for (j = 0; j < m->nfns; j++) {
+		for (i = 0; i < nview; i++)
+			if (!strcmp(view[i].fn->name, m->fns[j]->name))
+				break;
+		if (i == nview)
+			nview++;
+		view[i].fn = m->fns[j];
+		view[i].mod = m;
+	}
+	if (out)
+		*out = m;
+	return 0;
+dup:
+	snprintf(err, errlen, "module %s registers '%s' twice", path,
+		 m->fns[j]->name);
+fail:
+	rr_module_close(m);
+	return -EINVAL;
 }
 
 static int name_ok(const char *name)
@@ -74,6 +186,35 @@ static int name_ok(const char *name)
 		    *name != '-')
 			return 0;
 	return 1;
+}
+
+int rr_registry_check_one(const struct rr_function *f, char *err, size_t errlen)
+{
+	if (!name_ok(f->name)) {
+		snprintf(err, errlen, "a function has a bad name");
+		return -EINVAL;
+	}
+	if (f->api < 1 || f->api > RR_FUNCTION_API) {
+		snprintf(
+			err, errlen,
+			"function '%s' was built against function API %u; this reqrouter has API %d",
+			f->name, f->api, RR_FUNCTION_API);
+		return -EINVAL;
+	}
+	if (f->id_bytes > 8 || (f->id_bytes && !(f->flags & RR_FN_PURE))) {
+		snprintf(
+			err, errlen,
+			"function '%s': id_bytes is for pure functions, at most 8",
+			f->name);
+		return -EINVAL;
+	}
+	if (!f->handler || !f->port) {
+		snprintf(err, errlen,
+			 "function '%s' needs a handler and a port 1-65535",
+			 f->name);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int rr_registry_check(char *err, size_t errlen)
@@ -94,36 +235,11 @@ int rr_registry_check(char *err, size_t errlen)
 			}
 	}
 	for (i = 0; i < n; i++) {
-		f = __start_rr_functions[i];
-		if (!name_ok(f->name)) {
-			snprintf(err, errlen, "function #%zu has a bad name",
-				 i);
+		f = view[i].fn;
+		if (rr_registry_check_one(f, err, errlen))
 			return -EINVAL;
-		}
-		if (f->api < 1 || f->api > RR_FUNCTION_API) {
-			snprintf(
-				err, errlen,
-				"function '%s' was built against function API %u; this reqrouter has API %d",
-				f->name, f->api, RR_FUNCTION_API);
-			return -EINVAL;
-		}
-		if (f->id_bytes > 8 ||
-		    (f->id_bytes && !(f->flags & RR_FN_PURE))) {
-			snprintf(
-				err, errlen,
-				"function '%s': id_bytes is for pure functions, at most 8",
-				f->name);
-			return -EINVAL;
-		}
-		if (!f->handler || !f->port) {
-			snprintf(
-				err, errlen,
-				"function '%s' needs a handler and a port 1-65535",
-				f->name);
-			return -EINVAL;
-		}
 		for (j = 0; j < i; j++) {
-			g = __start_rr_functions[j];
+			g = view[j].fn;
 			if (!strcmp(f->name, g->name)) {
 				snprintf(
 					err, errlen,

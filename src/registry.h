@@ -27,12 +27,17 @@ struct rr_xdp_impl {
 		__attribute__((used, section("rr_xdp_impls"))) =       \
 			&rr_xdp_impl_##_name
 
+#define RR_MAX_FUNCTIONS 128
+
+struct rr_module;
+
 size_t rr_registry_count(void);
 const struct rr_function *rr_registry_at(size_t i);
 const struct rr_function *rr_registry_find(const char *name);
 const struct rr_function *rr_registry_by_port(uint16_t port);
 
-/* The in-kernel implementation of function @name, or NULL. */
+/* The in-kernel implementation of function @name, or NULL (also when a
+ * module replaced the function). */
 const struct rr_xdp_impl *rr_registry_xdp(const char *name);
 
 /*
@@ -41,5 +46,19 @@ const struct rr_xdp_impl *rr_registry_xdp(const char *name);
  * Returns 0, or -EINVAL with the first problem written to err.
  */
 int rr_registry_check(char *err, size_t errlen);
+/* The checks of one function, as for a module's. */
+int rr_registry_check_one(const struct rr_function *f, char *err,
+			  size_t errlen);
+
+/*
+ * Loads the function module at @path (module.h): each of its functions
+ * replaces the registered one of the same name or is added. Returns 0
+ * (the module in *out if not NULL) or -errno with one line in @err, and
+ * then nothing changed.
+ */
+int rr_registry_load_module(const char *path, struct rr_module **out, char *err,
+			    size_t errlen);
+/* The module @fn came from, or NULL for a compiled-in function. */
+struct rr_module *rr_registry_module_of(const struct rr_function *fn);
 
 #endif /* RR_REGISTRY_H */

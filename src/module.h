@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Function modules: functions built as shared objects
+ * (build/functions/NAME.so, from the same functions/NAME.c) and loaded at
+ * start (--functions-dir) or while serving (reqrouterctl deploy). A module
+ * of a function reqrouter already has replaces it.
+ */
+#ifndef RR_MODULE_H
+#define RR_MODULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rr_function.h"
+
+#define RR_MODULE_SYMBOL "rr_module_functions"
+#define RR_MAX_MODULES 64
+
+/* What a module exports (src/module/entry.c): its functions, and the API
+ * it was built against. */
+typedef const struct rr_function *const *(*rr_module_list_t)(size_t *n,
+							     uint32_t *api);
+const struct rr_function *const *rr_module_functions(size_t *n, uint32_t *api);
+
+struct rr_module {
+	void *handle; /* dlopen()'s */
+	char path[256];
+	const struct rr_function *const *fns;
+	size_t nfns;
+	unsigned int users; /* instances of its functions alive */
+};
+
+/*
+ * dlopen()s @path and checks it: its API, at least one function, each
+ * valid (as the registry checks compiled-in ones). Returns 0, or -errno
+ * with one line in @err; nothing stays loaded on failure.
+ */
+int rr_module_open(struct rr_module *m, const char *path, char *err,
+		   size_t errlen);
+/* dlclose(); the caller makes sure no function of it can run. */
+void rr_module_close(struct rr_module *m);
+
+/* Loads every DIR/ *.so into the registry, in name order; stops at the
+ * first failure (-errno, one line in @err). */
+int rr_modules_load_dir(const char *dir, char *err, size_t errlen);
+
+#endif /* RR_MODULE_H */
