@@ -21,6 +21,8 @@
 #include "control.h"
 #include "log.h"
 #include "metrics.h"
+#include "module.h"
+#include "registry.h"
 #include "version.h"
 
 #define CLIENT_TIMEOUT_MS 1000 /* a client that says nothing is dropped */
@@ -173,6 +175,7 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 		       const struct rr_config *cfg, FILE *f)
 {
 	const char *why = not_ready(inv);
+	struct rr_module *mod;
 	uint32_t p;
 
 	fprintf(f, "{\"ok\":true,\"version\":");
@@ -199,11 +202,18 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 		fprintf(f, "%s{\"name\":", p ? "," : "");
 		rr_json_str(f, svc->fn->name);
 		fprintf(f,
-			",\"port\":%u,\"tier\":\"%s\",\"cached\":%s,\"pure\":%s,\"stateful\":%s}",
+			",\"port\":%u,\"tier\":\"%s\",\"cached\":%s,\"pure\":%s,\"stateful\":%s,\"removed\":%s,\"module\":",
 			svc->port, inv->tier_xdp[p] ? "xdp" : "user",
 			inv->cached[p] ? "true" : "false",
 			svc->fn->flags & RR_FN_PURE ? "true" : "false",
-			svc->fn->init ? "true" : "false");
+			svc->fn->init ? "true" : "false",
+			inv->removed[p] ? "true" : "false");
+		mod = rr_registry_module_of(svc->fn);
+		if (mod)
+			rr_json_str(f, mod->path);
+		else
+			fprintf(f, "null");
+		fprintf(f, "}");
 	}
 	fprintf(f, "]}\n");
 }
@@ -227,6 +237,26 @@ static void cmd_reload(struct rr_invoker *inv, const struct rr_config *cfg,
 	char msg[RR_ERRLEN * 2] = "";
 	int ret = rr_reload(inv, cfg, msg, sizeof(msg));
 
+	fprintf(f, "{\"ok\":%s,\"message\":", ret ? "false" : "true");
+	rr_json_str(f, msg);
+	fprintf(f, "}\n");
+}
+
+/* deploy PATH, remove NAME: the answer is the outcome, in one line. */
+static void cmd_change(struct rr_invoker *inv, const char *cmd, const char *arg,
+		       FILE *f)
+{
+	char msg[RR_ERRLEN * 2] = "";
+	int ret;
+
+	if (!*arg) {
+		snprintf(msg, sizeof(msg), "%s needs an argument", cmd);
+		ret = -EINVAL;
+	} else if (!strcmp(cmd, "deploy")) {
+		ret = rr_invoker_deploy(inv, arg, msg, sizeof(msg));
+	} else {
+		ret = rr_invoker_remove(inv, arg, msg, sizeof(msg));
+	}
 	fprintf(f, "{\"ok\":%s,\"message\":", ret ? "false" : "true");
 	rr_json_str(f, msg);
 	fprintf(f, "}\n");
@@ -305,10 +335,14 @@ static void serve_one(struct rr_control *c, int fd, struct rr_invoker *inv,
 		cmd_health(inv, f);
 	else if (!strcmp(line, "reload"))
 		cmd_reload(inv, cfg, f);
+	else if (!strncmp(line, "deploy ", 7))
+		cmd_change(inv, "deploy", line + 7, f);
+	else if (!strncmp(line, "remove ", 7))
+		cmd_change(inv, "remove", line + 7, f);
 	else
 		reply_error(
 			f,
-			"unknown command '%.64s' (status, stats, health, reload)",
+			"unknown command '%.64s' (status, stats, health, reload, deploy, remove)",
 			line);
 	if (!fclose(f))
 		write_all(fd, buf, len);

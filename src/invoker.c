@@ -28,6 +28,7 @@
 
 #include "invoker.h"
 #include "log.h"
+#include "module.h"
 #include "registry.h"
 #include "xsk_txmd.h"
 
@@ -661,6 +662,29 @@ static int choose_tier(struct rr_invoker *inv, uint32_t slot,
 	return 0;
 }
 
+/* A module stays loaded while an instance of one of its functions lives. */
+static void hold_module(const struct rr_fn_instance *inst)
+{
+	struct rr_module *m = rr_registry_module_of(inst->fn);
+
+	if (m)
+		m->users++;
+}
+
+static void free_instance(struct rr_fn_instance *inst)
+{
+	struct rr_module *m;
+
+	if (!inst)
+		return;
+	m = rr_registry_module_of(inst->fn);
+	rr_fn_instance_free(inst);
+	if (m) {
+		m->users--;
+		rr_registry_release(m);
+	}
+}
+
 /* Every served function's init(), before anything else is set up: a
  * function that cannot start stops reqrouter with its one line. */
 static int create_instances(struct rr_invoker *inv)
@@ -680,6 +704,7 @@ static int create_instances(struct rr_invoker *inv)
 			pr_warn("%s\n", err);
 			return ret;
 		}
+		hold_module(inv->inst[p]);
 	}
 	return 0;
 }
@@ -743,6 +768,7 @@ int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
 					 err);
 			continue;
 		}
+		hold_module(fresh);
 		old[p] = inv->inst[p];
 		__atomic_store_n(&inv->inst[p], fresh, __ATOMIC_RELEASE);
 		swapped++;
@@ -762,7 +788,7 @@ int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
 	for (p = 0; p < inv->nports; p++) {
 		if (!old[p])
 			continue;
-		rr_fn_instance_free(old[p]);
+		free_instance(old[p]);
 		/* Cached replies of the old state must no longer answer;
 		 * workers now insert only new-state replies. */
 		if (inv->cached[p]) {
@@ -778,6 +804,138 @@ int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
 	pr_info("reload: %u function%s re-initialised%s\n", swapped,
 		swapped == 1 ? "" : "s", failed ? ", some failed" : "");
 	return (int)failed;
+}
+
+static int slot_of(const struct rr_invoker *inv, const char *name)
+{
+	uint32_t p;
+
+	for (p = 0; p < inv->nports; p++)
+		if (!strcmp(inv->services[p]->fn->name, name))
+			return (int)p;
+	return -1;
+}
+
+/* Slot @p is answered only by its sockets from now on: a function that
+ * came in by deploy has no XDP program here, and the replies cached for
+ * the old code must not answer. */
+static void user_tier_only(struct rr_invoker *inv, uint32_t p)
+{
+	struct rr_port_conf conf = inv->port_conf[p];
+
+	if (!inv->tier_xdp[p] && !inv->cached[p])
+		return;
+	conf.flags &= ~(RR_PORT_XDP | RR_PORT_CACHE);
+	if (!inv->removed[p] &&
+	    rr_xdp_set_port(&inv->xdp, inv->services[p]->port, &conf))
+		return;
+	inv->port_conf[p] = conf;
+	inv->tier_xdp[p] = false;
+	inv->cached[p] = false;
+}
+
+int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
+		      size_t msglen)
+{
+	struct rr_fn_instance *fresh[RR_MAX_PORTS] = { 0 };
+	struct rr_fn_instance *old[RR_MAX_PORTS] = { 0 };
+	uint32_t nworkers = inv->nqueues * inv->nthreads, p, n = 0;
+	struct rr_service *svc;
+	struct rr_module *m;
+	char err[RR_ERRLEN];
+	size_t j;
+	int ret, slot;
+
+	ret = rr_registry_open_module(path, &m, msg, msglen);
+	if (ret)
+		return ret;
+	/* Every function first, so a failure changes nothing. */
+	for (j = 0; j < m->nfns; j++) {
+		slot = slot_of(inv, m->fns[j]->name);
+		if (slot < 0) {
+			snprintf(
+				msg, msglen,
+				"%s: function '%s' is not served here (a new function takes a restart)",
+				path, m->fns[j]->name);
+			ret = -ENOENT;
+			goto undo;
+		}
+		svc = (struct rr_service *)inv->services[slot];
+		ret = rr_fn_instance_new(m->fns[j], svc->port, svc->settings,
+					 svc->nsettings, nworkers,
+					 &inv->fn_ctrs[slot], &fresh[slot], err,
+					 sizeof(err));
+		if (ret) {
+			snprintf(msg, msglen, "%s: %s", path, err);
+			goto undo;
+		}
+	}
+	rr_registry_adopt(m);
+	for (p = 0; p < inv->nports; p++) {
+		if (!fresh[p])
+			continue;
+		user_tier_only(inv, p);
+		hold_module(fresh[p]);
+		old[p] = inv->inst[p];
+		__atomic_store_n(&inv->inst[p], fresh[p], __ATOMIC_RELEASE);
+		/* The main thread's view; workers read the instance. */
+		svc = (struct rr_service *)inv->services[p];
+		svc->fn = fresh[p]->fn;
+		if (inv->removed[p]) {
+			inv->removed[p] = false;
+			rr_xdp_set_port(&inv->xdp, svc->port,
+					&inv->port_conf[p]);
+		}
+		n++;
+	}
+	if (!wait_workers(inv, __atomic_add_fetch(&inv->epoch, 1,
+						  __ATOMIC_SEQ_CST))) {
+		snprintf(
+			msg, msglen,
+			"deployed %s, but a worker has not come back from a function for 5 s: the old code stays loaded",
+			path);
+		pr_warn("%s\n", msg);
+		return 0;
+	}
+	for (p = 0; p < inv->nports; p++)
+		free_instance(old[p]);
+	snprintf(msg, msglen, "deployed %s: %u function%s replaced", path, n,
+		 n == 1 ? "" : "s");
+	pr_info("%s\n", msg);
+	return 0;
+undo:
+	for (p = 0; p < RR_MAX_PORTS; p++)
+		rr_fn_instance_free(fresh[p]);
+	rr_module_close(m);
+	pr_warn("deploy: %s\n", msg);
+	return ret;
+}
+
+int rr_invoker_remove(struct rr_invoker *inv, const char *name, char *msg,
+		      size_t msglen)
+{
+	int p = slot_of(inv, name);
+
+	if (p < 0 || inv->removed[p]) {
+		snprintf(msg, msglen, "no function '%s' is served", name);
+		return -ENOENT;
+	}
+	/* Its port first: new requests go to the kernel, never into a
+	 * socket nobody answers; what is queued already still gets its
+	 * reply from the code that is there. */
+	if (rr_xdp_del_port(&inv->xdp, inv->services[p]->port)) {
+		snprintf(msg, msglen, "cannot take port %u out",
+			 inv->services[p]->port);
+		return -EIO;
+	}
+	inv->removed[p] = true;
+	user_tier_only(inv, p);
+	snprintf(
+		msg, msglen,
+		"removed '%s': port %u goes to the kernel (reqrouterctl deploy brings it back)",
+		name, inv->services[p]->port);
+	pr_info("%s\n", msg);
+	return 0;
 }
 
 int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
@@ -1007,7 +1165,7 @@ void rr_invoker_destroy(struct rr_invoker *inv)
 	}
 	rr_xdp_destroy(&inv->xdp);
 	for (i = 0; i < RR_MAX_PORTS; i++) {
-		rr_fn_instance_free(inv->inst[i]);
+		free_instance(inv->inst[i]);
 		inv->inst[i] = NULL;
 	}
 	free(inv->socks);

@@ -133,6 +133,8 @@ struct rr_invoker {
 	struct rr_fn_instance *inst[RR_MAX_PORTS];
 	struct rr_fn_counters fn_ctrs[RR_MAX_PORTS];
 	uint64_t epoch;
+	/* By slot: taken out by reqrouterctl remove (its port passes). */
+	bool removed[RR_MAX_PORTS];
 	struct rr_umem *umems;	   /* [nqueues] */
 	struct rr_worker *workers; /* [nqueues * nthreads] */
 	struct rr_sock *socks;	   /* [nqueues][nthreads][nports] */
@@ -196,6 +198,19 @@ void rr_invoker_check_busy_poll(struct rr_invoker *inv);
  */
 int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
 		      char *msg, size_t msglen);
+/*
+ * Loads the function module at @path and has its functions replace the
+ * served ones of the same names while serving: each gets a new instance,
+ * the workers move to it between batches, and the old code is unloaded
+ * once none can be in it. A function not served here is refused (new
+ * ports take a restart). Returns 0 or -errno; @msg says what happened.
+ */
+int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
+		      size_t msglen);
+/* Takes function @name's port out of the XDP program (its packets go to
+ * the kernel); a later deploy of it puts it back. */
+int rr_invoker_remove(struct rr_invoker *inv, const char *name, char *msg,
+		      size_t msglen);
 /* Stops and joins the workers. */
 void rr_invoker_stop(struct rr_invoker *inv);
 /* NULL-safe, and safe after a failed setup: frees what exists. */

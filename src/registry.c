@@ -114,7 +114,7 @@ struct rr_module *rr_registry_module_of(const struct rr_function *fn)
 	return NULL;
 }
 
-int rr_registry_load_module(const char *path, struct rr_module **out, char *err,
+int rr_registry_open_module(const char *path, struct rr_module **out, char *err,
 			    size_t errlen)
 {
 	struct rr_module *m = NULL;
@@ -133,7 +133,6 @@ int rr_registry_load_module(const char *path, struct rr_module **out, char *err,
 	ret = rr_module_open(m, path, err, errlen);
 	if (ret)
 		return ret;
-	/* Check everything before changing anything. */
 	n = nview;
 	for (j = 0; j < m->nfns; j++) {
 		const struct rr_function *f = m->fns[j];
@@ -157,6 +156,20 @@ int rr_registry_load_module(const char *path, struct rr_module **out, char *err,
 			goto fail;
 		}
 	}
+	*out = m;
+	return 0;
+dup:
+	snprintf(err, errlen, "module %s registers '%s' twice", path,
+		 m->fns[j]->name);
+fail:
+	rr_module_close(m);
+	return -EINVAL;
+}
+
+void rr_registry_adopt(struct rr_module *m)
+{
+	size_t i, j;
+
 	for (j = 0; j < m->nfns; j++) {
 		for (i = 0; i < nview; i++)
 			if (!strcmp(view[i].fn->name, m->fns[j]->name))
@@ -166,15 +179,33 @@ int rr_registry_load_module(const char *path, struct rr_module **out, char *err,
 		view[i].fn = m->fns[j];
 		view[i].mod = m;
 	}
+}
+
+int rr_registry_load_module(const char *path, struct rr_module **out, char *err,
+			    size_t errlen)
+{
+	struct rr_module *m;
+	int ret;
+
+	ret = rr_registry_open_module(path, &m, err, errlen);
+	if (ret)
+		return ret;
+	rr_registry_adopt(m);
 	if (out)
 		*out = m;
 	return 0;
-dup:
-	snprintf(err, errlen, "module %s registers '%s' twice", path,
-		 m->fns[j]->name);
-fail:
+}
+
+void rr_registry_release(struct rr_module *m)
+{
+	size_t i;
+
+	if (!m || m->users)
+		return;
+	for (i = 0; i < nview; i++)
+		if (view[i].mod == m)
+			return; /* still what the registry serves */
 	rr_module_close(m);
-	return -EINVAL;
 }
 
 static int name_ok(const char *name)

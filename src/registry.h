@@ -58,6 +58,15 @@ int rr_registry_check_one(const struct rr_function *f, char *err,
  */
 int rr_registry_load_module(const char *path, struct rr_module **out, char *err,
 			    size_t errlen);
+/* rr_registry_load_module() in two steps, for a caller that prepares
+ * the functions in between: open and check (nothing registered yet), then
+ * adopt into the registry, or rr_module_close() to give up. */
+int rr_registry_open_module(const char *path, struct rr_module **out, char *err,
+			    size_t errlen);
+void rr_registry_adopt(struct rr_module *m);
+/* Unloads @m once no instance uses it and the registry serves another
+ * version of all its functions. */
+void rr_registry_release(struct rr_module *m);
 /* The module @fn came from, or NULL for a compiled-in function. */
 struct rr_module *rr_registry_module_of(const struct rr_function *fn);
 

@@ -41,7 +41,8 @@ static void kick_tx(struct rr_sock *s)
 
 /* Stores a pure function's reply; a few stores, no system call. */
 static void cache_reply(struct rr_worker *w, struct rr_sock *s,
-			const uint8_t *frame, uint32_t frame_len)
+			const struct rr_function *fn, const uint8_t *frame,
+			uint32_t frame_len)
 {
 	const struct rr_keep *k = &w->keep;
 	uint64_t expires = 0;
@@ -53,7 +54,7 @@ static void cache_reply(struct rr_worker *w, struct rr_sock *s,
 		w->inv->xdp.cache, s->svc->port,
 		__atomic_load_n(&w->inv->cache_gen[s->slot], __ATOMIC_RELAXED),
 		expires, k->req, k->len, frame + k->reply_off,
-		frame_len - k->reply_off, s->svc->fn->id_bytes)) {
+		frame_len - k->reply_off, fn->id_bytes)) {
 	case RR_CACHE_EVICTED:
 		rr_stat_add(&s->stats.cache_evictions, 1);
 		/* fall through */
@@ -69,7 +70,8 @@ static void cache_reply(struct rr_worker *w, struct rr_sock *s,
 static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 			    uint32_t *nrecycle)
 {
-	const struct rr_function *fn = s->svc->fn;
+	const struct rr_fn_instance *inst;
+	const struct rr_function *fn;
 	uint32_t batch = w->inv->cfg->batch, mtu = w->inv->mtu;
 	uint32_t amp = s->svc->max_amplification;
 	bool offload = w->inv->tx_csum_offload;
@@ -97,11 +99,11 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 		keep = &w->keep;
 		keep->max = s->svc->cache_max_payload;
 	}
-	/* The function's state as of this batch (a reload may swap it; the
-	 * old one lives until this worker's next round). */
-	rr_fn_request_bind(
-		&ctx, __atomic_load_n(&w->inv->inst[s->slot], __ATOMIC_ACQUIRE),
-		w->index, w->fn_counters[s->slot]);
+	/* The function and its state as of this batch (a reload or a deploy
+	 * may swap them; the old ones live until this worker's next round). */
+	inst = __atomic_load_n(&w->inv->inst[s->slot], __ATOMIC_ACQUIRE);
+	fn = inst->fn;
+	rr_fn_request_bind(&ctx, inst, w->index, w->fn_counters[s->slot]);
 
 	for (i = 0; i < n; i++) {
 		rxd = xsk_ring_cons__rx_desc(&s->rx, idx_rx + i);
@@ -117,7 +119,7 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 			continue;
 		}
 		if (keep && keep->len != UINT32_MAX)
-			cache_reply(w, s, data, (uint32_t)ret);
+			cache_reply(w, s, fn, data, (uint32_t)ret);
 		w->tx[ntx].addr = addr;
 		w->tx[ntx].len = (uint32_t)ret;
 		w->tx[ntx++].options = offload ? XDP_TX_METADATA : 0;

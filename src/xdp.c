@@ -338,6 +338,14 @@ int rr_xdp_set_port(struct rr_xdp *x, uint16_t port,
 	return ret;
 }
 
+int rr_xdp_del_port(struct rr_xdp *x, uint16_t port)
+{
+	/* An array entry cannot go; one with no sockets passes everything. */
+	struct rr_port_conf none = { 0 };
+
+	return rr_xdp_set_port(x, port, &none);
+}
+
 int rr_xdp_allow(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c)
 {
 	struct rr_allow_v4 k4 = { .prefixlen = 32 + c->len, .slot = slot };

@@ -60,6 +60,8 @@ int rr_xdp_set_socket(struct rr_xdp *x, uint32_t queue, uint32_t slot,
 int rr_xdp_set_port(struct rr_xdp *x, uint16_t port,
 		    const struct rr_port_conf *conf);
 /* Adds a prefix to the allow-list of function @slot. */
+/* Takes @port out: its packets go to the kernel again. */
+int rr_xdp_del_port(struct rr_xdp *x, uint16_t port);
 int rr_xdp_allow(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c);
 /*
  * Sums the per-CPU counters: out[row * RR_XDP_STAT_MAX + stat] for rows

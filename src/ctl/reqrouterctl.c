@@ -35,14 +35,16 @@ static const struct rr_opt opts[] = {
 	{ 0 },
 };
 
-#define SYNOPSIS "reqrouterctl [--control PATH] [--json] COMMAND"
+#define SYNOPSIS "reqrouterctl [--control PATH] [--json] COMMAND [ARG]"
 #define ABOUT                                                                  \
 	"Commands: status (interface, mode, queues, workers, functions),\n"    \
 	"stats (the counters, per function), health (exit 0 only while ready),\n" \
-	"reload (re-read the config and re-initialise functions with state)."
+	"reload (re-read the config and re-initialise functions with state),\n" \
+	"deploy FILE.so (replace functions by a module's, while serving),\n"   \
+	"remove NAME (the function's port goes to the kernel)."
 
-static const char *const commands[] = { "status", "stats", "health", "reload",
-					NULL };
+static const char *const commands[] = { "status", "stats",  "health", "reload",
+					"deploy", "remove", NULL };
 
 /* The one socket in the default directory, or why there is none. */
 static int find_socket(char *path, size_t len)
@@ -190,10 +192,11 @@ static void print_status(const char *json)
 	for (i = 0; keys[i]; i++)
 		if (field(json, keys[i], val, sizeof(val)))
 			printf("%-10s %s\n", keys[i], val);
-	printf("%-16s %-6s %-5s %-7s %-5s %s\n", "function", "port", "tier",
-	       "cached", "pure", "stateful");
+	printf("%-16s %-6s %-5s %-7s %-5s %-9s %s\n", "function", "port",
+	       "tier", "cached", "pure", "stateful", "from");
 	while (p && (p = strstr(p, "{\"name\":"))) {
 		char name[64], port[8], tier[8], cached[8], pure[8], st[8];
+		char mod[256], removed[8];
 
 		field(p, "name", name, sizeof(name));
 		field(p, "port", port, sizeof(port));
@@ -201,8 +204,13 @@ static void print_status(const char *json)
 		field(p, "cached", cached, sizeof(cached));
 		field(p, "pure", pure, sizeof(pure));
 		field(p, "stateful", st, sizeof(st));
-		printf("%-16s %-6s %-5s %-7s %-5s %s\n", name, port, tier,
-		       cached, pure, st);
+		if (!field(p, "module", mod, sizeof(mod)) ||
+		    !strcmp(mod, "null"))
+			strcpy(mod, "built in");
+		field(p, "removed", removed, sizeof(removed));
+		printf("%-16s %-6s %-5s %-7s %-5s %-9s %s%s\n", name, port,
+		       tier, cached, pure, st, mod,
+		       strcmp(removed, "true") ? "" : " (removed)");
 		p++;
 	}
 }
@@ -250,7 +258,8 @@ int main(int argc, char **argv)
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)] = "";
 	char why[256], *reply = NULL;
 	const char *cmd;
-	bool json = false, ok;
+	char full[PATH_MAX], line[PATH_MAX + 16];
+	bool json = false, ok, takes_arg;
 	int key, i, ret;
 
 	rr_opt_build(opts, shortopts, longopts);
@@ -275,13 +284,18 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "reqrouterctl: %s (see --help)\n",
-			optind >= argc ? "no command given"
-				       : "one command at a time");
+	if (optind >= argc) {
+		fprintf(stderr, "reqrouterctl: no command given (see --help)\n");
 		return 2;
 	}
 	cmd = argv[optind];
+	takes_arg = !strcmp(cmd, "deploy") || !strcmp(cmd, "remove");
+	if (argc - optind != 1 + takes_arg) {
+		fprintf(stderr, "reqrouterctl: %s\n",
+			takes_arg ? "deploy takes FILE.so, remove takes NAME"
+				  : "one command at a time (see --help)");
+		return 2;
+	}
 	for (i = 0; commands[i] && strcmp(commands[i], cmd); i++)
 		;
 	if (!commands[i]) {
@@ -292,7 +306,20 @@ int main(int argc, char **argv)
 	}
 	if (!path[0] && find_socket(path, sizeof(path)))
 		return 3;
-	ret = ask(path, cmd, &reply);
+	if (!strcmp(cmd, "deploy")) {
+		/* The instance runs elsewhere: give it the whole path. */
+		if (!realpath(argv[optind + 1], full)) {
+			fprintf(stderr, "reqrouterctl: deploy: %s: %s\n",
+				argv[optind + 1], strerror(errno));
+			return 2;
+		}
+		snprintf(line, sizeof(line), "deploy %s", full);
+	} else if (takes_arg) {
+		snprintf(line, sizeof(line), "%s %s", cmd, argv[optind + 1]);
+	} else {
+		snprintf(line, sizeof(line), "%s", cmd);
+	}
+	ret = ask(path, line, &reply);
 	if (ret) {
 		/* health: an instance that is gone is simply not ready. */
 		if (!strcmp(cmd, "health") && json)

@@ -6,7 +6,9 @@
 # A module of a function reqrouter has replaces it on the same port (the
 # test module "shout" is an upper-casing echo), and drops the built-in XDP
 # implementation, which would answer for code no longer there. Served from
-# the real modules, reverse answers rrload's checked requests. A module
+# the real modules, reverse answers rrload's checked requests. While
+# serving, reqrouterctl deploy replaces functions and remove takes one's
+# port out; 100 replacements under 20000 requests/s lose nothing. A module
 # built against another API, or a file that is no module, is refused in
 # one line before anything is set up.
 cd "$(dirname "$0")/../.." || exit 1
@@ -17,7 +19,7 @@ TMODS=$BUILD/tests/modules
 [ -f "$MODS/reverse.so" ] && [ -f "$TMODS/shout.so" ] ||
 	die "no modules in $MODS and $TMODS (run make first)"
 
-rr_bed 1
+rr_bed 2
 
 # ask PORT TEXT: the reply to TEXT from an ordinary socket.
 ask() {
@@ -38,7 +40,7 @@ check "--list: the module's echo has no XDP tier" grep -Eq '^echo +7 +user ' <<<
 
 # Tier auto: the built-in echo would be answered in XDP; the module's not.
 RR_TIER=auto
-rr_start shout -i "$TB_IF_SRV" -q 1 --functions-dir "$TMODS" ||
+rr_start shout -i "$TB_IF_SRV" -q 2 --functions-dir "$TMODS" ||
 	die "reqrouter with the test module did not start"
 check_eq "the module answers on echo's port" "HELLO MODULES" "$(ask 7 'hello modules')"
 check_eq "the built-in reverse still answers" "olleh" "$(ask 1232 hello)"
@@ -49,13 +51,86 @@ check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 RR_TIER=user
 
 # Every function from its module, checked by rrload.
-rr_start all -i "$TB_IF_SRV" -q 1 --functions-dir "$MODS" ||
+rr_start all -i "$TB_IF_SRV" -q 2 --functions-dir "$MODS" ||
 	die "reqrouter with build/functions did not start"
 tb_cli "$BUILD/rrload" -s "$TB_IP4_SRV" -p 1232,7 -c 8 -w 4 -n 4000 \
 	-l 1-1400 -q --json "$RR_TMP/all.json" >/dev/null
 check_eq "reverse and echo from their modules: 4000 checked replies" \
 	"4000 0 0" "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["answered"], d["wrong"], d["timeouts"])' "$RR_TMP/all.json")"
 rr_kill_wait TERM 10
+
+# While serving: a module replaces a function, the next replaces it
+# again, remove takes the port out, deploy brings it back.
+CTL=$BUILD/reqrouterctl
+SOCK=/run/reqrouter/$TB_IF_SRV.sock
+# func_field NAME KEY: KEY of function NAME in reqrouterctl status --json.
+func_field() {
+	"$CTL" --control "$SOCK" --json status | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print([f for f in d["functions"] if f["name"] == sys.argv[1]][0][sys.argv[2]])' "$1" "$2"
+}
+rr_start live -i "$TB_IF_SRV" -q 2 -t 2 || die "reqrouter -q 2 -t 2 did not start"
+check_eq "built-in echo first" "hello" "$(ask 7 hello)"
+out=$("$CTL" --control "$SOCK" deploy "$TMODS/shout.so")
+check_eq "deploy shout.so: exit 0" 0 $?
+say "    $out"
+check_eq "echo's port now answers with the module" "HELLO" "$(ask 7 hello)"
+check_eq "status names the module" "$(realpath "$TMODS/shout.so")" "$(func_field echo module)"
+"$CTL" --control "$SOCK" deploy "$MODS/echo.so" >/dev/null
+check_eq "deploy echo.so: echo again" "hello" "$(ask 7 hello)"
+check "the replaced test module is unloaded" \
+	bash -c "! grep -q shout.so /proc/$RR_PID/maps"
+"$CTL" --control "$SOCK" remove echo >/dev/null
+check_eq "remove echo: exit 0" 0 $?
+check_eq "a removed function's port goes to the kernel (no reply)" "<none>" "$(ask 7 hello)"
+check_eq "status: echo removed" True "$(func_field echo removed)"
+check_eq "reverse keeps answering" "olleh" "$(ask 1232 hello)"
+"$CTL" --control "$SOCK" remove echo >/dev/null 2>&1
+check_eq "remove twice: exit 1" 1 $?
+"$CTL" --control "$SOCK" deploy "$MODS/echo.so" >/dev/null
+check_eq "deploy brings it back" "hello" "$(ask 7 hello)"
+out=$("$CTL" --control "$SOCK" deploy "$MODS/kv.so" 2>&1)
+check_eq "deploying a function not served: exit 1" 1 $?
+check "... says a new function takes a restart" grep -q "not served here" <<<"$out"
+echo junk >"$RR_TMP/junk.so"
+out=$("$CTL" --control "$SOCK" deploy "$RR_TMP/junk.so" 2>&1)
+check_eq "deploying junk: exit 1, one line" "1 1" "$? $(wc -l <<<"$out")"
+check_eq "still serving after the refusals" "olleh" "$(ask 1232 hello)"
+
+# 100 replacements under open-loop load: two copies of reverse.so take
+# turns (different files, so each deploy really loads and unloads code).
+mkdir -p "$RR_TMP/a" "$RR_TMP/b"
+cp "$MODS/reverse.so" "$RR_TMP/a/reverse.so"
+cp "$MODS/reverse.so" "$RR_TMP/b/reverse.so"
+tb_cli_bg "$BUILD/rrload" -s "$TB_IP4_SRV" -p 1232 -c 16 -r 20000 -d 12 \
+	-l 1-1400 --timeout 1000 -q --json "$RR_TMP/replace.json"
+LOAD=$TB_PID
+RR_BG_PIDS+=("$LOAD")
+sleep 0.5
+deployed=0
+for ((i = 0; i < 100; i++)); do
+	d=$RR_TMP/a
+	((i % 2)) && d=$RR_TMP/b
+	"$CTL" --control "$SOCK" deploy "$d/reverse.so" >/dev/null &&
+		deployed=$((deployed + 1))
+	sleep 0.05
+done
+check_eq "100 deploys of reverse under load succeed" 100 "$deployed"
+wait "$LOAD"
+check_eq "rrload during the deploys: exit 0" 0 $?
+read -r sent ans wrong tmo < <(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["sent"], d["answered"], d["wrong"], d["timeouts"])' "$RR_TMP/replace.json")
+say "    sent $sent answered $ans wrong $wrong timeouts $tmo"
+check "during the deploys: at least 150000 requests" [ "$sent" -ge 150000 ]
+check_eq "during the deploys: every request answered" "$sent" "$ans"
+check_eq "during the deploys: no wrong reply, no timeout" "0 0" "$wrong $tmo"
+check_eq "only the last copy stays mapped" 1 \
+	"$(grep -E "$RR_TMP/[ab]/reverse.so" /proc/$RR_PID/maps | awk '{print $6}' | sort -u | wc -l)"
+"$CTL" --control "$SOCK" --json stats >"$RR_TMP/stats.json"
+check_eq "no UMEM frame held at rest" 0 \
+	"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(q["worker"] + q["rx"] + q["tx"] for q in d["umem_frames"]))' "$RR_TMP/stats.json")"
+rr_kill_wait TERM 10
+check_eq "SIGTERM after the deploys: exit 0" 0 "$RR_RC"
 
 # Refusals: one line, before any set-up.
 mkdir -p "$RR_TMP/bad"
