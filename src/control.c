@@ -157,7 +157,7 @@ int rr_reload(struct rr_invoker *inv, const struct rr_config *cfg, char *msg,
 /* Why the instance is not ready to serve, or NULL if it is. */
 static const char *not_ready(struct rr_invoker *inv)
 {
-	uint32_t i;
+	uint32_t q, t;
 
 	if (!inv->ready)
 		return "starting";
@@ -165,9 +165,10 @@ static const char *not_ready(struct rr_invoker *inv)
 		return "stopping";
 	if (!inv->xdp.attached)
 		return "the XDP program is not attached";
-	for (i = 0; i < inv->nqueues * inv->nthreads; i++)
-		if (!inv->workers[i].started)
-			return "a worker is not running";
+	for (q = 0; q < inv->nqueues; q++)
+		for (t = 0; t < inv->nthreads; t++)
+			if (!rr_worker_at(inv, q, t)->started)
+				return "a worker is not running";
 	return NULL;
 }
 
@@ -252,6 +253,17 @@ static void cmd_change(struct rr_invoker *inv, const char *cmd, const char *arg,
 	if (!*arg) {
 		snprintf(msg, sizeof(msg), "%s needs an argument", cmd);
 		ret = -EINVAL;
+	} else if (!strcmp(cmd, "threads")) {
+		unsigned long n;
+
+		ret = rr_parse_ulong(arg, 1, RR_MAX_THREADS, &n);
+		if (ret)
+			snprintf(msg, sizeof(msg),
+				 "threads takes a number 1-%d, not '%.32s'",
+				 RR_MAX_THREADS, arg);
+		else
+			ret = rr_invoker_set_threads(inv, (uint32_t)n, msg,
+						     sizeof(msg));
 	} else if (!strcmp(cmd, "deploy")) {
 		ret = rr_invoker_deploy(inv, arg, msg, sizeof(msg));
 	} else {
@@ -339,10 +351,12 @@ static void serve_one(struct rr_control *c, int fd, struct rr_invoker *inv,
 		cmd_change(inv, "deploy", line + 7, f);
 	else if (!strncmp(line, "remove ", 7))
 		cmd_change(inv, "remove", line + 7, f);
+	else if (!strncmp(line, "threads ", 8))
+		cmd_change(inv, "threads", line + 8, f);
 	else
 		reply_error(
 			f,
-			"unknown command '%.64s' (status, stats, health, reload, deploy, remove)",
+			"unknown command '%.64s' (status, stats, health, reload, deploy, remove, threads)",
 			line);
 	if (!fclose(f))
 		write_all(fd, buf, len);

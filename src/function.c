@@ -89,13 +89,15 @@ void rr_fn_instance_free(struct rr_fn_instance *inst)
 
 	if (!inst)
 		return;
-	if (inst->worker_state && inst->fn->fini_worker)
+	if (inst->worker_state && inst->live && inst->fn->fini_worker)
 		for (i = inst->nworkers; i-- > 0;)
-			inst->fn->fini_worker(inst->state,
-					      inst->worker_state[i]);
+			if (inst->live[i])
+				inst->fn->fini_worker(inst->state,
+						      inst->worker_state[i]);
 	if (inst->fn->init && inst->fn->fini)
 		inst->fn->fini(inst->state);
 	free(inst->worker_state);
+	free(inst->live);
 	free(inst);
 }
 
@@ -103,6 +105,17 @@ int rr_fn_instance_new(const struct rr_function *fn, uint16_t port,
 		       const struct rr_fn_setting *settings, size_t nsettings,
 		       uint32_t nworkers, struct rr_fn_counters *ctrs,
 		       struct rr_fn_instance **out, char *err, size_t errlen)
+{
+	return rr_fn_instance_new_for(fn, port, settings, nsettings, nworkers,
+				      NULL, ctrs, out, err, errlen);
+}
+
+int rr_fn_instance_new_for(const struct rr_function *fn, uint16_t port,
+			   const struct rr_fn_setting *settings,
+			   size_t nsettings, uint32_t nworkers,
+			   const bool *active, struct rr_fn_counters *ctrs,
+			   struct rr_fn_instance **out, char *err,
+			   size_t errlen)
 {
 	struct rr_fn_env env = { err, errlen, 0, ctrs };
 	struct rr_fn_config cfg = {
@@ -118,6 +131,9 @@ int rr_fn_instance_new(const struct rr_function *fn, uint16_t port,
 	int ret;
 
 	*out = NULL;
+	cfg.workers = 0;
+	for (i = 0; i < nworkers; i++)
+		cfg.workers += !active || active[i];
 	inst = calloc(1, sizeof(*inst));
 	if (!inst) {
 		snprintf(err, errlen, "function %s: out of memory", fn->name);
@@ -137,7 +153,8 @@ int rr_fn_instance_new(const struct rr_function *fn, uint16_t port,
 		}
 	}
 	inst->worker_state = calloc(nworkers ? nworkers : 1, sizeof(void *));
-	if (!inst->worker_state) {
+	inst->live = calloc(nworkers ? nworkers : 1, 1);
+	if (!inst->worker_state || !inst->live) {
 		snprintf(err, errlen, "function %s: out of memory", fn->name);
 		rr_fn_instance_free(inst);
 		return -ENOMEM;
@@ -147,16 +164,19 @@ int rr_fn_instance_new(const struct rr_function *fn, uint16_t port,
 		*out = inst;
 		return 0;
 	}
+	inst->nworkers = nworkers;
 	for (i = 0; i < nworkers; i++) {
+		if (active && !active[i])
+			continue;
 		ret = fn->init_worker(inst->state, i, &inst->worker_state[i]);
 		if (ret) {
 			snprintf(err, errlen,
 				 "function %s: init_worker(%u) failed: %s",
 				 fn->name, i, strerror(ret < 0 ? -ret : ret));
-			inst->nworkers = i; /* only those made are undone */
-			rr_fn_instance_free(inst);
+			rr_fn_instance_free(inst); /* undoes those made */
 			return ret < 0 ? ret : -EINVAL;
 		}
+		inst->live[i] = 1;
 	}
 	inst->nworkers = nworkers;
 	*out = inst;

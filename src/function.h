@@ -7,6 +7,7 @@
 #ifndef RR_FUNCTION_LIFE_H
 #define RR_FUNCTION_LIFE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "rr_function.h"
@@ -26,6 +27,7 @@ struct rr_fn_instance {
 	const struct rr_function *fn;
 	void *state;
 	void **worker_state; /* [nworkers] */
+	uint8_t *live;	     /* [nworkers]: init_worker() ran for it */
 	uint32_t nworkers;
 };
 
@@ -40,6 +42,18 @@ int rr_fn_instance_new(const struct rr_function *fn, uint16_t port,
 		       const struct rr_fn_setting *settings, size_t nsettings,
 		       uint32_t nworkers, struct rr_fn_counters *ctrs,
 		       struct rr_fn_instance **out, char *err, size_t errlen);
+
+/*
+ * The same for worker slots 0..nslots-1 of which only those with
+ * @active[i] set run (NULL: all): init_worker() runs for those alone, and
+ * cfg->workers counts them.
+ */
+int rr_fn_instance_new_for(const struct rr_function *fn, uint16_t port,
+			   const struct rr_fn_setting *settings,
+			   size_t nsettings, uint32_t nslots,
+			   const bool *active, struct rr_fn_counters *ctrs,
+			   struct rr_fn_instance **out, char *err,
+			   size_t errlen);
 
 /* fini_worker() for every worker, fini(), free. NULL-safe. The caller
  * guarantees that no worker is inside the handler with it. */

@@ -395,7 +395,8 @@ static int create_sockets(struct rr_invoker *inv)
 			}
 		}
 	}
-	inv->zerocopy = sock_zerocopy(inv->socks[0].fd);
+	inv->threads_made = inv->nthreads;
+	inv->zerocopy = sock_zerocopy(rr_sock_at(inv, 0, 0, 0)->fd);
 	pr_info("%u AF_XDP sockets on %u queue%s, %s mode (the kernel's choice)\n",
 		inv->nqueues * inv->nthreads * inv->nports, inv->nqueues,
 		inv->nqueues == 1 ? "" : "s",
@@ -473,10 +474,24 @@ static int sock_busy_poll(int fd, bool on, uint32_t budget)
  * plain spinning on the rings; one line says which. A refusal is not an
  * error: what was changed is undone and the workers spin as before.
  */
+/* Socket @i of those made, in (queue, thread, slot) order. */
+static struct rr_sock *made_sock(struct rr_invoker *inv, uint32_t i)
+{
+	uint32_t per_queue = inv->threads_made * inv->nports;
+
+	return rr_sock_at(inv, i / per_queue, i % per_queue / inv->nports,
+			  i % inv->nports);
+}
+
+static uint32_t socks_made(const struct rr_invoker *inv)
+{
+	return inv->nqueues * inv->threads_made * inv->nports;
+}
+
 static void setup_busy_poll(struct rr_invoker *inv)
 {
 	const char *ifname = inv->cfg->ifname, *what;
-	uint32_t i, n = inv->nqueues * inv->nthreads * inv->nports;
+	uint32_t i, n = socks_made(inv);
 	int ret;
 
 	inv->napi_defer_hard_irqs.attr = "napi_defer_hard_irqs";
@@ -484,7 +499,8 @@ static void setup_busy_poll(struct rr_invoker *inv)
 	if (!inv->cfg->busy_poll)
 		return;
 	for (i = 0; i < n; i++) {
-		ret = sock_busy_poll(inv->socks[i].fd, true, inv->cfg->batch);
+		ret = sock_busy_poll(made_sock(inv, i)->fd, true,
+				     inv->cfg->batch);
 		if (ret) {
 			what = "SO_PREFER_BUSY_POLL, SO_BUSY_POLL or SO_BUSY_POLL_BUDGET";
 			goto plain;
@@ -511,7 +527,7 @@ plain:
 		what, strerror(-ret));
 	knob_restore(ifname, &inv->napi_defer_hard_irqs);
 	while (i--)
-		sock_busy_poll(inv->socks[i].fd, false, 0);
+		sock_busy_poll(made_sock(inv, i)->fd, false, 0);
 }
 
 /* The NAPI ID that the first socket of queue @q to receive anything got
@@ -549,7 +565,7 @@ static bool queue_napi_id(struct rr_invoker *inv, uint32_t q, unsigned int *id)
 void rr_invoker_check_busy_poll(struct rr_invoker *inv)
 {
 	uint64_t all = inv->nqueues < 64 ? (1ULL << inv->nqueues) - 1 : ~0ULL;
-	uint32_t q, n = inv->nqueues * inv->nthreads * inv->nports;
+	uint32_t q, n = socks_made(inv);
 	unsigned int id;
 
 	if (!inv->prefer_busy_poll || inv->napi_checked == all)
@@ -572,7 +588,7 @@ plain:
 	knob_restore(inv->cfg->ifname, &inv->gro_flush_timeout);
 	knob_restore(inv->cfg->ifname, &inv->napi_defer_hard_irqs);
 	for (q = 0; q < n; q++)
-		sock_busy_poll(inv->socks[q].fd, false, 0);
+		sock_busy_poll(made_sock(inv, q)->fd, false, 0);
 }
 
 /* Zeroed, cache-line aligned: per-queue and per-worker state. The size is
@@ -685,21 +701,33 @@ static void free_instance(struct rr_fn_instance *inst)
 	}
 }
 
+/* Which worker slots run: thread < nthreads on every served queue. */
+static void active_workers(const struct rr_invoker *inv, bool *active)
+{
+	uint32_t q, t;
+
+	for (q = 0; q < inv->nqueues; q++)
+		for (t = 0; t < RR_MAX_THREADS; t++)
+			active[q * RR_MAX_THREADS + t] = t < inv->nthreads;
+}
+
 /* Every served function's init(), before anything else is set up: a
  * function that cannot start stops reqrouter with its one line. */
 static int create_instances(struct rr_invoker *inv)
 {
-	uint32_t p, nworkers = inv->nqueues * inv->nthreads;
+	bool active[RR_MAX_QUEUES * RR_MAX_THREADS];
 	char err[RR_ERRLEN];
+	uint32_t p;
 	int ret;
 
+	active_workers(inv, active);
 	for (p = 0; p < inv->nports; p++) {
 		const struct rr_service *svc = inv->services[p];
 
-		ret = rr_fn_instance_new(svc->fn, svc->port, svc->settings,
-					 svc->nsettings, nworkers,
-					 &inv->fn_ctrs[p], &inv->inst[p], err,
-					 sizeof(err));
+		ret = rr_fn_instance_new_for(
+			svc->fn, svc->port, svc->settings, svc->nsettings,
+			RR_WORKER_SLOTS(inv), active, &inv->fn_ctrs[p],
+			&inv->inst[p], err, sizeof(err));
 		if (ret) {
 			pr_warn("%s\n", err);
 			return ret;
@@ -714,11 +742,12 @@ static int create_instances(struct rr_invoker *inv)
 static bool wait_workers(struct rr_invoker *inv, uint64_t e)
 {
 	struct timespec ms = { 0, 1000000L };
-	uint32_t i, n = inv->nqueues * inv->nthreads, tries;
+	uint32_t i, n = RR_WORKER_SLOTS(inv), tries;
 
 	for (tries = 0; tries < 5000; tries++) {
 		for (i = 0; i < n; i++)
-			if (inv->workers[i].started &&
+			if (__atomic_load_n(&inv->workers[i].started,
+					    __ATOMIC_ACQUIRE) &&
 			    __atomic_load_n(&inv->workers[i].seen_epoch,
 					    __ATOMIC_ACQUIRE) < e)
 				break;
@@ -744,8 +773,8 @@ int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
 		      char *msg, size_t msglen)
 {
 	struct rr_fn_instance *old[RR_MAX_PORTS] = { 0 }, *fresh;
-	uint32_t p, nworkers = inv->nqueues * inv->nthreads;
-	uint32_t failed = 0, swapped = 0;
+	bool active[RR_MAX_QUEUES * RR_MAX_THREADS];
+	uint32_t failed = 0, swapped = 0, p;
 	const struct rr_service *svc;
 	char err[RR_ERRLEN];
 	uint64_t e;
@@ -755,10 +784,12 @@ int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
 		if (!inv->services[p]->fn->init)
 			continue;
 		svc = find_in(next, inv->services[p]->fn);
-		ret = rr_fn_instance_new(
+		active_workers(inv, active);
+		ret = rr_fn_instance_new_for(
 			inv->services[p]->fn, inv->services[p]->port,
 			svc ? svc->settings : NULL, svc ? svc->nsettings : 0,
-			nworkers, &inv->fn_ctrs[p], &fresh, err, sizeof(err));
+			RR_WORKER_SLOTS(inv), active, &inv->fn_ctrs[p], &fresh,
+			err, sizeof(err));
 		if (ret) {
 			pr_warn("reload: %s; the old state keeps serving\n",
 				err);
@@ -839,7 +870,8 @@ int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 {
 	struct rr_fn_instance *fresh[RR_MAX_PORTS] = { 0 };
 	struct rr_fn_instance *old[RR_MAX_PORTS] = { 0 };
-	uint32_t nworkers = inv->nqueues * inv->nthreads, p, n = 0;
+	bool active[RR_MAX_QUEUES * RR_MAX_THREADS];
+	uint32_t p, n = 0;
 	struct rr_service *svc;
 	struct rr_module *m;
 	char err[RR_ERRLEN];
@@ -861,10 +893,11 @@ int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 			goto undo;
 		}
 		svc = (struct rr_service *)inv->services[slot];
-		ret = rr_fn_instance_new(m->fns[j], svc->port, svc->settings,
-					 svc->nsettings, nworkers,
-					 &inv->fn_ctrs[slot], &fresh[slot], err,
-					 sizeof(err));
+		active_workers(inv, active);
+		ret = rr_fn_instance_new_for(
+			m->fns[j], svc->port, svc->settings, svc->nsettings,
+			RR_WORKER_SLOTS(inv), active, &inv->fn_ctrs[slot],
+			&fresh[slot], err, sizeof(err));
 		if (ret) {
 			snprintf(msg, msglen, "%s: %s", path, err);
 			goto undo;
@@ -957,10 +990,10 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	if (ret)
 		return ret;
 
-	nsocks = inv->nqueues * inv->nthreads * inv->nports;
+	nsocks = RR_WORKER_SLOTS(inv) * inv->nports;
 	inv->umems = zalloc_aligned(sizeof(*inv->umems) * inv->nqueues);
-	inv->workers = zalloc_aligned(sizeof(*inv->workers) * inv->nqueues *
-				      inv->nthreads);
+	inv->workers =
+		zalloc_aligned(sizeof(*inv->workers) * RR_WORKER_SLOTS(inv));
 	inv->socks = zalloc_aligned(sizeof(*inv->socks) * nsocks);
 	if (!inv->umems || !inv->workers || !inv->socks)
 		return -ENOMEM;
@@ -1053,9 +1086,9 @@ void rr_invoker_frames(struct rr_invoker *inv, uint32_t queue,
 	f->fill = ring_used(u->fill.producer, u->fill.consumer);
 	f->completion = ring_used(u->comp.producer, u->comp.consumer);
 	pthread_spin_unlock(&u->lock);
-	for (t = 0; t < inv->nthreads; t++) {
+	for (t = 0; t < inv->threads_made; t++) {
 		f->worker += (uint32_t)rr_stat_read(
-			&inv->workers[queue * inv->nthreads + t].frames_held);
+			&rr_worker_at(inv, queue, t)->frames_held);
 		for (p = 0; p < inv->nports; p++) {
 			s = rr_sock_at(inv, queue, t, p);
 			f->rx += ring_used(s->rx.producer, s->rx.consumer);
@@ -1066,13 +1099,47 @@ void rr_invoker_frames(struct rr_invoker *inv, uint32_t queue,
 	f->kernel = known < RR_NUM_FRAMES ? RR_NUM_FRAMES - known : 0;
 }
 
+/* Starts worker (q, t) pinned to @cpu; signals blocked by the caller. */
+static int start_worker(struct rr_invoker *inv, uint32_t q, uint32_t t, int cpu)
+{
+	struct rr_worker *w = rr_worker_at(inv, q, t);
+	cpu_set_t set;
+	int ret;
+
+	w->inv = inv;
+	w->umem = &inv->umems[q];
+	w->socks = rr_sock_at(inv, q, t, 0);
+	w->nsocks = inv->nports;
+	w->queue = q;
+	w->thread = t;
+	w->index = q * RR_MAX_THREADS + t;
+	w->cpu = cpu;
+	w->retire = false;
+	/* It starts its first round in the current epoch. */
+	w->seen_epoch = __atomic_load_n(&inv->epoch, __ATOMIC_SEQ_CST);
+	ret = -pthread_create(&w->tid, NULL, rr_worker_run, w);
+	if (ret) {
+		pr_warn("cannot start a worker: %s\n", strerror(-ret));
+		return ret;
+	}
+	__atomic_store_n(&w->started, true, __ATOMIC_RELEASE);
+	CPU_ZERO(&set);
+	CPU_SET(w->cpu, &set);
+	ret = -pthread_setaffinity_np(w->tid, sizeof(set), &set);
+	if (ret) {
+		pr_warn("cannot pin worker %u/%u to CPU %d: %s\n", q, t, w->cpu,
+			strerror(-ret));
+		return ret;
+	}
+	pr_debug("worker queue %u thread %u on CPU %d\n", q, t, w->cpu);
+	return 0;
+}
+
 int rr_invoker_start(struct rr_invoker *inv)
 {
 	int cpus[RR_MAX_CPUS], ncpus;
 	uint32_t q, t, i = 0;
 	sigset_t all, old;
-	cpu_set_t set;
-	struct rr_worker *w;
 	int ret = 0;
 
 	ncpus = allowed_cpus(inv->cfg, cpus);
@@ -1083,33 +1150,10 @@ int rr_invoker_start(struct rr_invoker *inv)
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (q = 0; q < inv->nqueues; q++) {
 		for (t = 0; t < inv->nthreads; t++, i++) {
-			w = &inv->workers[i];
-			w->inv = inv;
-			w->umem = &inv->umems[q];
-			w->socks = rr_sock_at(inv, q, t, 0);
-			w->nsocks = inv->nports;
-			w->queue = q;
-			w->thread = t;
-			w->index = i;
-			w->cpu = cpus[i % (uint32_t)ncpus];
-			ret = -pthread_create(&w->tid, NULL, rr_worker_run, w);
-			if (ret) {
-				pr_warn("cannot start a worker: %s\n",
-					strerror(-ret));
+			ret = start_worker(inv, q, t,
+					   cpus[i % (uint32_t)ncpus]);
+			if (ret)
 				goto out;
-			}
-			w->started = true;
-			CPU_ZERO(&set);
-			CPU_SET(w->cpu, &set);
-			ret = -pthread_setaffinity_np(w->tid, sizeof(set),
-						      &set);
-			if (ret) {
-				pr_warn("cannot pin worker %u/%u to CPU %d: %s\n",
-					q, t, w->cpu, strerror(-ret));
-				goto out;
-			}
-			pr_debug("worker queue %u thread %u on CPU %d\n", q, t,
-				 w->cpu);
 		}
 	}
 	pr_info("%u worker%s started (%s)\n", i, i == 1 ? "" : "s",
@@ -1124,6 +1168,216 @@ out:
 	return ret;
 }
 
+/* Every port's round-robin over @n sockets per queue. */
+static int set_nsocks(struct rr_invoker *inv, uint32_t n)
+{
+	uint32_t p;
+	int ret;
+
+	for (p = 0; p < inv->nports; p++) {
+		inv->port_conf[p].nsocks = n;
+		if (inv->removed[p])
+			continue;
+		ret = rr_xdp_set_port(&inv->xdp, inv->services[p]->port,
+				      &inv->port_conf[p]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Sockets, and XSKMAP entries, for threads nthreads..n-1 of every queue;
+ * those made before (and left when threads went down) are reused. */
+static int more_sockets(struct rr_invoker *inv, uint32_t n, char *msg,
+			size_t msglen)
+{
+	uint32_t q, t, p;
+	struct rr_sock *s;
+	char buf[128];
+	int ret;
+
+	for (t = inv->threads_made; t < n; t++) {
+		for (q = 0; q < inv->nqueues; q++)
+			for (p = 0; p < inv->nports; p++) {
+				s = rr_sock_at(inv, q, t, p);
+				s->svc = inv->services[p];
+				s->slot = p;
+				ret = sock_create(inv, s, &inv->umems[q], q);
+				if (ret) {
+					libxdp_strerror(ret, buf, sizeof(buf));
+					snprintf(
+						msg, msglen,
+						"cannot create an AF_XDP socket on queue %u: %s",
+						q, buf);
+					return ret;
+				}
+				if (inv->prefer_busy_poll)
+					sock_busy_poll(s->fd, true,
+						       inv->cfg->batch);
+			}
+		inv->threads_made = t + 1; /* whole threads only */
+	}
+	for (t = inv->nthreads; t < n; t++)
+		for (q = 0; q < inv->nqueues; q++)
+			for (p = 0; p < inv->nports; p++) {
+				ret = rr_xdp_set_socket(
+					&inv->xdp, q, p, t,
+					rr_sock_at(inv, q, t, p)->fd);
+				if (ret) {
+					snprintf(
+						msg, msglen,
+						"cannot put a socket into the XSKMAP: %s",
+						strerror(-ret));
+					return ret;
+				}
+			}
+	return 0;
+}
+
+/*
+ * New states for the functions that keep one per worker (init_worker):
+ * every worker that will run needs its own. Those without keep theirs.
+ */
+static int renew_worker_states(struct rr_invoker *inv, char *msg, size_t msglen)
+{
+	struct rr_fn_instance *old[RR_MAX_PORTS] = { 0 }, *fresh;
+	bool active[RR_MAX_QUEUES * RR_MAX_THREADS];
+	const struct rr_service *svc;
+	char err[RR_ERRLEN];
+	uint32_t p;
+	int ret;
+
+	active_workers(inv, active);
+	for (p = 0; p < inv->nports; p++) {
+		if (!inv->inst[p]->fn->init_worker)
+			continue;
+		svc = inv->services[p];
+		ret = rr_fn_instance_new_for(
+			inv->inst[p]->fn, svc->port, svc->settings,
+			svc->nsettings, RR_WORKER_SLOTS(inv), active,
+			&inv->fn_ctrs[p], &fresh, err, sizeof(err));
+		if (ret) {
+			snprintf(msg, msglen, "%s", err);
+			goto undo;
+		}
+		hold_module(fresh);
+		old[p] = inv->inst[p];
+		__atomic_store_n(&inv->inst[p], fresh, __ATOMIC_RELEASE);
+	}
+	if (wait_workers(inv,
+			 __atomic_add_fetch(&inv->epoch, 1, __ATOMIC_SEQ_CST)))
+		for (p = 0; p < inv->nports; p++)
+			free_instance(old[p]);
+	return 0;
+undo:
+	/* Put back what was swapped; nothing ran on the new ones yet that
+	 * the old ones cannot take over. */
+	for (p = 0; p < inv->nports; p++)
+		if (old[p]) {
+			fresh = inv->inst[p];
+			__atomic_store_n(&inv->inst[p], old[p],
+					 __ATOMIC_RELEASE);
+			old[p] = fresh;
+		}
+	if (wait_workers(inv,
+			 __atomic_add_fetch(&inv->epoch, 1, __ATOMIC_SEQ_CST)))
+		for (p = 0; p < inv->nports; p++)
+			free_instance(old[p]);
+	return ret;
+}
+
+int rr_invoker_set_threads(struct rr_invoker *inv, uint32_t n, char *msg,
+			   size_t msglen)
+{
+	int cpus[RR_MAX_CPUS], ncpus, ret = 0;
+	uint32_t q, t, p, was = inv->nthreads;
+	struct timespec grace = { 0, 50000000L };
+	sigset_t all, old;
+
+	if (n < 1 || n > RR_MAX_THREADS) {
+		snprintf(msg, msglen, "threads must be 1-%d, not %u",
+			 RR_MAX_THREADS, n);
+		return -EINVAL;
+	}
+	if (n == was) {
+		snprintf(msg, msglen, "%u thread%s per queue already", n,
+			 n == 1 ? "" : "s");
+		return 0;
+	}
+	if (n < was) {
+		/* Out of the rotation first, then out of the map: nothing
+		 * new reaches the retiring sockets. Programs still running
+		 * with the old entries finish within the grace period; then
+		 * each retiring worker empties its rings and exits. */
+		ret = set_nsocks(inv, n);
+		for (t = n; !ret && t < was; t++)
+			for (q = 0; q < inv->nqueues; q++)
+				for (p = 0; p < inv->nports; p++)
+					rr_xdp_clear_socket(&inv->xdp, q, p, t);
+		if (ret) {
+			snprintf(msg, msglen, "cannot update the XDP map: %s",
+				 strerror(-ret));
+			return ret;
+		}
+		nanosleep(&grace, NULL);
+		for (t = n; t < was; t++)
+			for (q = 0; q < inv->nqueues; q++)
+				__atomic_store_n(
+					&rr_worker_at(inv, q, t)->retire, true,
+					__ATOMIC_RELEASE);
+		for (t = n; t < was; t++)
+			for (q = 0; q < inv->nqueues; q++) {
+				struct rr_worker *w = rr_worker_at(inv, q, t);
+
+				pthread_join(w->tid, NULL);
+				__atomic_store_n(&w->started, false,
+						 __ATOMIC_RELEASE);
+			}
+		inv->nthreads = n;
+		goto done;
+	}
+
+	ret = more_sockets(inv, n, msg, msglen);
+	if (ret)
+		return ret;
+	inv->nthreads = n;
+	ret = renew_worker_states(inv, msg, msglen);
+	if (ret) {
+		inv->nthreads = was;
+		return ret;
+	}
+	ncpus = allowed_cpus(inv->cfg, cpus);
+	if (ncpus <= 0) {
+		snprintf(msg, msglen, "no CPU to run workers on");
+		inv->nthreads = was;
+		return -EINVAL;
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	for (q = 0; q < inv->nqueues && !ret; q++)
+		for (t = was; t < n && !ret; t++)
+			ret = start_worker(inv, q, t,
+					   cpus[(q * n + t) % (uint32_t)ncpus]);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret) {
+		snprintf(msg, msglen, "cannot start a worker: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	/* Into the rotation last: every new socket has its worker. */
+	ret = set_nsocks(inv, n);
+	if (ret) {
+		snprintf(msg, msglen, "cannot update the XDP map: %s",
+			 strerror(-ret));
+		return ret;
+	}
+done:
+	snprintf(msg, msglen, "%u thread%s per queue (was %u)", n,
+		 n == 1 ? "" : "s", was);
+	pr_info("%s\n", msg);
+	return 0;
+}
+
 void rr_invoker_stop(struct rr_invoker *inv)
 {
 	uint32_t i;
@@ -1131,7 +1385,7 @@ void rr_invoker_stop(struct rr_invoker *inv)
 	__atomic_store_n(&inv->stop, 1, __ATOMIC_RELAXED);
 	if (!inv->workers)
 		return;
-	for (i = 0; i < inv->nqueues * inv->nthreads; i++) {
+	for (i = 0; i < RR_WORKER_SLOTS(inv); i++) {
 		if (inv->workers[i].started)
 			pthread_join(inv->workers[i].tid, NULL);
 		inv->workers[i].started = false;
@@ -1151,7 +1405,7 @@ void rr_invoker_destroy(struct rr_invoker *inv)
 		knob_restore(inv->cfg->ifname, &inv->gro_flush_timeout);
 		knob_restore(inv->cfg->ifname, &inv->napi_defer_hard_irqs);
 	}
-	nsocks = inv->nqueues * inv->nthreads * inv->nports;
+	nsocks = RR_WORKER_SLOTS(inv) * inv->nports;
 	for (i = 0; inv->socks && i < nsocks; i++)
 		if (inv->socks[i].xsk)
 			xsk_socket__delete(inv->socks[i].xsk);

@@ -81,11 +81,12 @@ struct rr_worker {
 	uint32_t nsocks;
 	uint32_t queue;
 	uint32_t thread; /* index within the queue, 0..threads-1 */
+	bool retire;	 /* reqrouterctl threads: finish what is queued, exit */
 	int cpu;
 	pthread_t tid;
 	bool started;
 	uint64_t frames_held; /* taken off RX, not yet on TX or fill */
-	uint32_t index;	      /* among all workers: queue * threads + thread */
+	uint32_t index;	      /* queue * RR_MAX_THREADS + thread */
 	/* The reload epoch this worker had seen when it last started a
 	 * round: it holds no function state older than that epoch. */
 	uint64_t seen_epoch;
@@ -118,7 +119,8 @@ struct rr_invoker {
 	uint32_t mtu;
 	uint32_t nqueues;   /* served: 0..nqueues-1 */
 	uint32_t nrxqueues; /* the interface's; the XDP program sees them all */
-	uint32_t nthreads;
+	uint32_t nthreads;  /* workers per queue, running now */
+	uint32_t threads_made; /* sockets exist for threads 0..threads_made-1 */
 	uint32_t nports;
 	const struct rr_service *services[RR_MAX_PORTS]; /* by slot */
 	/* By slot: answered in XDP first; replies cached (in the XDP
@@ -135,9 +137,11 @@ struct rr_invoker {
 	uint64_t epoch;
 	/* By slot: taken out by reqrouterctl remove (its port passes). */
 	bool removed[RR_MAX_PORTS];
-	struct rr_umem *umems;	   /* [nqueues] */
-	struct rr_worker *workers; /* [nqueues * nthreads] */
-	struct rr_sock *socks;	   /* [nqueues][nthreads][nports] */
+	struct rr_umem *umems; /* [nqueues] */
+	/* Laid out for RR_MAX_THREADS per queue, so threads come and go
+	 * (reqrouterctl threads N) without anything moving. */
+	struct rr_worker *workers; /* [nqueues][RR_MAX_THREADS] */
+	struct rr_sock *socks;	   /* [nqueues][RR_MAX_THREADS][nports] */
 	bool zerocopy;
 	/* Replies leave with a partial UDP checksum and a TX metadata request
 	 * for the kernel (or NIC) to complete it. */
@@ -174,8 +178,17 @@ void rr_invoker_frames(struct rr_invoker *inv, uint32_t queue,
 static inline struct rr_sock *rr_sock_at(struct rr_invoker *inv, uint32_t q,
 					 uint32_t t, uint32_t slot)
 {
-	return &inv->socks[(q * inv->nthreads + t) * inv->nports + slot];
+	return &inv->socks[(q * RR_MAX_THREADS + t) * inv->nports + slot];
 }
+
+static inline struct rr_worker *rr_worker_at(struct rr_invoker *inv, uint32_t q,
+					     uint32_t t)
+{
+	return &inv->workers[q * RR_MAX_THREADS + t];
+}
+
+/* Function instances hold a state per possible worker (worker->index). */
+#define RR_WORKER_SLOTS(inv) ((inv)->nqueues * RR_MAX_THREADS)
 
 /* The interface's RX queue count (from sysfs), or -errno. */
 int rr_count_rx_queues(const char *ifname);
@@ -211,6 +224,16 @@ int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
  * the kernel); a later deploy of it puts it back. */
 int rr_invoker_remove(struct rr_invoker *inv, const char *name, char *msg,
 		      size_t msglen);
+/*
+ * Changes the workers (and so the sockets) per queue to @n while serving.
+ * Up: sockets made on the queues' UMEMs and put into the XSKMAP, workers
+ * started, then the round-robin widened. Down: the round-robin narrowed
+ * and the sockets taken out of the XSKMAP first, then each retiring worker
+ * empties its rings and exits; its sockets stay for a later increase.
+ * Returns 0 or -errno; @msg says what happened.
+ */
+int rr_invoker_set_threads(struct rr_invoker *inv, uint32_t n, char *msg,
+			   size_t msglen);
 /* Stops and joins the workers. */
 void rr_invoker_stop(struct rr_invoker *inv);
 /* NULL-safe, and safe after a failed setup: frees what exists. */

@@ -61,7 +61,7 @@ static void header(FILE *out, const char *name, const char *type,
 /* Every socket, with its queue, thread and port slot. */
 #define for_each_sock(inv, s, q, t, p)                                \
 	for (q = 0; q < (inv)->nqueues; q++)                          \
-		for (t = 0; t < (inv)->nthreads; t++)                 \
+		for (t = 0; t < (inv)->threads_made; t++)             \
 			for (p = 0; p < (inv)->nports &&              \
 				    ((s) = rr_sock_at(inv, q, t, p)); \
 			     p++)
@@ -161,11 +161,13 @@ static void write_fn_counters(struct rr_invoker *inv, FILE *out,
 /* Counter @c of function slot @p, summed over the workers. */
 static uint64_t fn_counter_sum(struct rr_invoker *inv, uint32_t p, uint32_t c)
 {
-	uint32_t i, n = inv->nqueues * inv->nthreads;
 	uint64_t sum = 0;
+	uint32_t q, t;
 
-	for (i = 0; inv->workers && i < n; i++)
-		sum += rr_stat_read(&inv->workers[i].fn_counters[p][c]);
+	for (q = 0; inv->workers && q < inv->nqueues; q++)
+		for (t = 0; t < inv->threads_made; t++)
+			sum += rr_stat_read(
+				&rr_worker_at(inv, q, t)->fn_counters[p][c]);
 	return sum;
 }
 
@@ -473,7 +475,7 @@ static void json_function(struct rr_invoker *inv, uint32_t p,
 	struct rr_sock *s;
 
 	for (q = 0; q < inv->nqueues; q++)
-		for (t = 0; t < inv->nthreads; t++) {
+		for (t = 0; t < inv->threads_made; t++) {
 			s = rr_sock_at(inv, q, t, p);
 			rx += rr_stat_read(&s->stats.rx);
 			tx += rr_stat_read(&s->stats.tx);

@@ -199,6 +199,27 @@ static void recycle_frames(struct rr_worker *w, uint32_t nrecycle)
 		__atomic_sub_fetch(&u->tx_outstanding, ncomp, __ATOMIC_RELAXED);
 }
 
+/* Nothing left on any of the worker's RX and TX rings (what it sent was
+ * taken by the kernel; completions come back on the queue's shared ring,
+ * which the queue's other workers keep recycling). */
+static bool rings_empty(struct rr_worker *w)
+{
+	struct rr_sock *s;
+	uint32_t i;
+
+	for (i = 0; i < w->nsocks; i++) {
+		s = &w->socks[i];
+		if (__atomic_load_n(s->rx.producer, __ATOMIC_ACQUIRE) !=
+			    __atomic_load_n(s->rx.consumer, __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(s->tx.producer, __ATOMIC_ACQUIRE) !=
+			    __atomic_load_n(s->tx.consumer, __ATOMIC_ACQUIRE)) {
+			kick_tx(s);
+			return false;
+		}
+	}
+	return true;
+}
+
 static void wait_for_work(struct rr_worker *w)
 {
 	struct pollfd pfd[RR_MAX_PORTS];
@@ -249,6 +270,11 @@ void *rr_worker_run(void *arg)
 					 NULL);
 		}
 		recycle_frames(w, nrecycle);
+		/* Retiring (fewer threads): out of the XDP map already, so
+		 * once its rings are empty nothing more can come. */
+		if (__atomic_load_n(&w->retire, __ATOMIC_ACQUIRE) && !work &&
+		    rings_empty(w))
+			break;
 		if (busy) {
 			if (!prefer &&
 			    xsk_ring_prod__needs_wakeup(&w->umem->fill))

@@ -325,6 +325,20 @@ int rr_xdp_set_socket(struct rr_xdp *x, uint32_t queue, uint32_t slot,
 	return ret;
 }
 
+int rr_xdp_clear_socket(struct rr_xdp *x, uint32_t queue, uint32_t slot,
+			uint32_t thread)
+{
+	uint32_t key = RR_XSK_KEY(queue, slot, thread);
+	int ret;
+
+	ret = bpf_map__delete_elem(x->skel->maps.xsks_map, &key, sizeof(key),
+				   0);
+	if (ret && ret != -ENOENT)
+		pr_warn("cannot take socket xsks_map[%u] out: %s\n", key,
+			strerror(-ret));
+	return ret == -ENOENT ? 0 : ret;
+}
+
 int rr_xdp_set_port(struct rr_xdp *x, uint16_t port,
 		    const struct rr_port_conf *conf)
 {

@@ -57,6 +57,9 @@ const char *rr_xdp_mode_name(const struct rr_xdp *x);
 
 int rr_xdp_set_socket(struct rr_xdp *x, uint32_t queue, uint32_t slot,
 		      uint32_t thread, int fd);
+/* The XSKMAP entry of (queue, slot, thread) out again. */
+int rr_xdp_clear_socket(struct rr_xdp *x, uint32_t queue, uint32_t slot,
+			uint32_t thread);
 int rr_xdp_set_port(struct rr_xdp *x, uint16_t port,
 		    const struct rr_port_conf *conf);
 /* Adds a prefix to the allow-list of function @slot. */

@@ -41,10 +41,11 @@ static const struct rr_opt opts[] = {
 	"stats (the counters, per function), health (exit 0 only while ready),\n" \
 	"reload (re-read the config and re-initialise functions with state),\n" \
 	"deploy FILE.so (replace functions by a module's, while serving),\n"   \
-	"remove NAME (the function's port goes to the kernel)."
+	"remove NAME (the function's port goes to the kernel),\n"           \
+	"threads N (workers per queue, changed while serving)."
 
 static const char *const commands[] = { "status", "stats",  "health", "reload",
-					"deploy", "remove", NULL };
+					"deploy", "remove", "threads", NULL };
 
 /* The one socket in the default directory, or why there is none. */
 static int find_socket(char *path, size_t len)
@@ -289,10 +290,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	cmd = argv[optind];
-	takes_arg = !strcmp(cmd, "deploy") || !strcmp(cmd, "remove");
+	takes_arg = !strcmp(cmd, "deploy") || !strcmp(cmd, "remove") ||
+		    !strcmp(cmd, "threads");
 	if (argc - optind != 1 + takes_arg) {
 		fprintf(stderr, "reqrouterctl: %s\n",
-			takes_arg ? "deploy takes FILE.so, remove takes NAME"
+			takes_arg ? "deploy takes FILE.so, remove NAME, threads N"
 				  : "one command at a time (see --help)");
 		return 2;
 	}
