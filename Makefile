@@ -118,7 +118,7 @@ $(BUILD)/tests/modules/%.so: tests/modules/%.c src/module/entry.c
 
 $(BUILD)/reqrouterctl: $(call obj,$(CTL_SRCS)) $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(call obj,$(CTL_SRCS)) $(LIB)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(call obj,$(CTL_SRCS)) $(LIB) $(LDLIBS)
 
 $(LIB): $(call obj,$(SRC_LIB))
 	$(call msg,AR,$@)

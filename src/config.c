@@ -440,6 +440,9 @@ static int main_key(struct ini_ctx *c, const char *key, const char *val,
 		return rr_parse_mode(val, &cfg->mode, err, errlen);
 	if (!strcmp(key, "tx_csum"))
 		return rr_parse_tx_csum(val, &cfg->tx_csum, err, errlen);
+	if (!strcmp(key, "drain_on_term"))
+		return rr_parse_bool(val, &cfg->drain_on_term, "drain_on_term",
+				     err, errlen);
 	if (!strcmp(key, "busy_poll"))
 		return rr_parse_bool(val, &cfg->busy_poll, "busy_poll", err,
 				     errlen);

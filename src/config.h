@@ -45,6 +45,8 @@ enum rr_tier {
 	RR_TIER_USER, /* always by the C function, in user space */
 };
 
+#define RR_DRAIN_TIMEOUT_S 30	/* a drain ends after this at the latest */
+#define RR_DRAIN_QUIET_S 2	/* ... or after this long without requests */
 #define RR_DEFAULT_CACHE_TTL 60 /* seconds a cached reply answers */
 #define RR_MAX_CACHE_TTL 86400
 
@@ -104,8 +106,9 @@ struct rr_config {
 	/* -p: serve only these ports (0 entries: all enabled services). */
 	uint16_t only_ports[RR_MAX_PORTS];
 	uint32_t n_only_ports;
-	char user[64];		    /* --user: drop to this user after set-up */
-	char config_file[PATH_MAX]; /* -c, re-read on a reload; "" if none */
+	char user[64];	    /* --user: drop to this user after set-up */
+	bool drain_on_term; /* SIGTERM drains first (see reqrouterctl drain) */
+	char config_file[PATH_MAX];   /* -c, re-read on a reload; "" if none */
 	char functions_dir[PATH_MAX]; /* function modules loaded at start */
 	/* The control socket: "" for the default path, "none" for none. */
 	char control[108];

@@ -161,6 +161,8 @@ static const char *not_ready(struct rr_invoker *inv)
 
 	if (!inv->ready)
 		return "starting";
+	if (inv->draining)
+		return "draining";
 	if (__atomic_load_n(&inv->stop, __ATOMIC_RELAXED))
 		return "stopping";
 	if (!inv->xdp.attached)
@@ -253,6 +255,26 @@ static void cmd_change(struct rr_invoker *inv, const char *cmd, const char *arg,
 	if (!*arg) {
 		snprintf(msg, sizeof(msg), "%s needs an argument", cmd);
 		ret = -EINVAL;
+	} else if (!strcmp(cmd, "drain")) {
+		unsigned int timeout = 30, quiet = 2;
+
+		if (sscanf(arg, "%u %u", &timeout, &quiet) != 2 || !timeout ||
+		    !quiet || quiet > timeout || timeout > 3600) {
+			snprintf(
+				msg, sizeof(msg),
+				"drain takes TIMEOUT QUIET in seconds, 1 <= QUIET <= TIMEOUT <= 3600");
+			ret = -EINVAL;
+		} else {
+			inv->drain_timeout_ms = timeout * 1000;
+			inv->drain_quiet_ms = quiet * 1000;
+			inv->draining = true;
+			snprintf(
+				msg, sizeof(msg),
+				"draining: health fails now; exit once no request came for %u s, or after %u s",
+				quiet, timeout);
+			pr_info("%s\n", msg);
+			ret = 0;
+		}
 	} else if (!strcmp(cmd, "threads")) {
 		unsigned long n;
 
@@ -353,10 +375,12 @@ static void serve_one(struct rr_control *c, int fd, struct rr_invoker *inv,
 		cmd_change(inv, "remove", line + 7, f);
 	else if (!strncmp(line, "threads ", 8))
 		cmd_change(inv, "threads", line + 8, f);
+	else if (!strncmp(line, "drain ", 6))
+		cmd_change(inv, "drain", line + 6, f);
 	else
 		reply_error(
 			f,
-			"unknown command '%.64s' (status, stats, health, reload, deploy, remove, threads)",
+			"unknown command '%.64s' (status, stats, health, reload, deploy, remove, threads, drain)",
 			line);
 	if (!fclose(f))
 		write_all(fd, buf, len);

@@ -154,6 +154,13 @@ struct rr_invoker {
 	struct rr_sysfs_knob napi_defer_hard_irqs;
 	struct rr_sysfs_knob gro_flush_timeout;
 	bool ready; /* set-up completed: every socket exists */
+	/* Draining (reqrouterctl drain, or SIGTERM with drain_on_term):
+	 * health fails so that routers move traffic away, requests are
+	 * still answered, and the main loop exits once none has come for
+	 * drain_quiet_ms or drain_timeout_ms have passed. */
+	bool draining;
+	uint32_t drain_quiet_ms;
+	uint32_t drain_timeout_ms;
 	volatile int stop;
 };
 

@@ -131,10 +131,42 @@ static int open_control(struct rr_control *ctl, const struct rr_config *cfg,
 	return 0;
 }
 
+/*
+ * While draining: true once no request has come for the quiet period, or
+ * the timeout has passed. @seen and @since track the last change.
+ */
+static bool drained(struct rr_invoker *inv, uint64_t now, uint64_t *seen,
+		    uint64_t *since, uint64_t *started)
+{
+	uint64_t n = rr_metrics_requests(inv);
+
+	if (!*started) {
+		*started = now;
+		*since = now;
+		*seen = n;
+	}
+	if (n != *seen) {
+		*seen = n;
+		*since = now;
+	}
+	if (now - *since >= inv->drain_quiet_ms) {
+		pr_info("drained: no request for %u ms; stopping\n",
+			inv->drain_quiet_ms);
+		return true;
+	}
+	if (now - *started >= inv->drain_timeout_ms) {
+		pr_info("drain timeout (%u ms): stopping with requests still coming\n",
+			inv->drain_timeout_ms);
+		return true;
+	}
+	return false;
+}
+
 static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 		 const struct passwd *pw, struct rr_control *ctl,
 		 const char *ctl_why)
 {
+	uint64_t drain_seen = 0, drain_since = 0, drain_start = 0;
 	struct sigaction sa = { .sa_handler = on_signal };
 	bool metrics_failing = false;
 	uint64_t next_second;
@@ -162,7 +194,22 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 	pr_info("ready on %s; SIGINT or SIGTERM stops, SIGHUP reloads\n",
 		cfg->ifname);
 	next_second = now_ms() + 1000;
-	while (!stop_signal) {
+	for (;;) {
+		if (stop_signal && cfg->drain_on_term && !inv->draining &&
+		    stop_signal == SIGTERM) {
+			/* The first SIGTERM drains; another one stops. */
+			stop_signal = 0;
+			inv->drain_timeout_ms = RR_DRAIN_TIMEOUT_S * 1000;
+			inv->drain_quiet_ms = RR_DRAIN_QUIET_S * 1000;
+			inv->draining = true;
+			pr_info("SIGTERM: draining (health fails; exit after %d s without a request, or %d s)\n",
+				RR_DRAIN_QUIET_S, RR_DRAIN_TIMEOUT_S);
+		}
+		if (stop_signal)
+			break;
+		if (inv->draining && drained(inv, now_ms(), &drain_seen,
+					     &drain_since, &drain_start))
+			return 0;
 		/* Sleeps a tick, or less when a control client calls. */
 		pfd.fd = ctl->fd;
 		pfd.events = POLLIN;

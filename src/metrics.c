@@ -553,3 +553,17 @@ void rr_metrics_json(struct rr_invoker *inv, FILE *out)
 	}
 	fprintf(out, "]}\n");
 }
+
+uint64_t rr_metrics_requests(struct rr_invoker *inv)
+{
+	uint32_t rows = rr_xdp_stat_rows(inv->nrxqueues), q, i;
+	uint64_t xdp[RR_STATS_SIZE], sum = 0;
+
+	if (rr_xdp_read_stats(&inv->xdp, xdp, rows))
+		return 0;
+	for (q = 0; q < rows; q++)
+		for (i = 0; i < RR_XDP_STAT_MAX; i++)
+			if (strcmp(xdp_verdict[i], "pass"))
+				sum += xdp[q * RR_XDP_STAT_MAX + i];
+	return sum;
+}

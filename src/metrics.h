@@ -15,6 +15,9 @@ int rr_metrics_write_file(struct rr_invoker *inv, const char *path);
 void rr_metrics_summary(struct rr_invoker *inv, FILE *out);
 /* The same totals as one JSON object, per function (reqrouterctl stats). */
 void rr_metrics_json(struct rr_invoker *inv, FILE *out);
+/* Requests that reached the XDP program for one of our ports so far,
+ * whatever became of them (answered in either tier, or dropped). */
+uint64_t rr_metrics_requests(struct rr_invoker *inv);
 /* @s as a JSON string: quoted, with what JSON forbids raw escaped. */
 void rr_json_str(FILE *f, const char *s);
 

@@ -29,6 +29,7 @@ enum {
 	OPT_CONTROL_GROUP,
 	OPT_VERSION,
 	OPT_FUNCTIONS_DIR,
+	OPT_DRAIN_ON_TERM,
 };
 
 static const struct rr_opt rr_options[] = {
@@ -57,6 +58,8 @@ static const struct rr_opt rr_options[] = {
 	  "control socket for reqrouterctl, or none (default: /run/reqrouter/IFACE.sock)" },
 	{ "control-group", OPT_CONTROL_GROUP, "GROUP",
 	  "let GROUP use the control socket too (default: root only)" },
+	{ "drain-on-term", OPT_DRAIN_ON_TERM, NULL,
+	  "SIGTERM drains first: health fails, requests are answered until none came for 2 s (30 s at most)" },
 	{ "user", OPT_USER, "USER",
 	  "after set-up, run as USER with only the capabilities still needed" },
 	{ "functions-dir", OPT_FUNCTIONS_DIR, "DIR",
@@ -123,6 +126,9 @@ static int apply(struct rr_config *cfg, int key, const char *arg, char *err,
 		return 0;
 	case OPT_CONTROL:
 		return rr_set_control(cfg, arg, err, errlen);
+	case OPT_DRAIN_ON_TERM:
+		cfg->drain_on_term = true;
+		return 0;
 	case OPT_FUNCTIONS_DIR:
 		snprintf(cfg->functions_dir, sizeof(cfg->functions_dir), "%s",
 			 arg);

@@ -14,8 +14,10 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "control.h"
 #include "opttable.h"
 #include "version.h"
@@ -23,13 +25,17 @@
 #define REPLY_MAX (1 << 20)
 #define TIMEOUT_MS 10000 /* a reload may wait for workers */
 
-enum { OPT_JSON = 256, OPT_VERSION };
+enum { OPT_JSON = 256, OPT_VERSION, OPT_TIMEOUT, OPT_QUIET };
 
 static const struct rr_opt opts[] = {
 	{ "control", 'c', "PATH",
 	  "the instance's control socket (default: the only one in " RR_CONTROL_DIR
 	  ")" },
 	{ "json", OPT_JSON, NULL, "print the instance's JSON answer as it is" },
+	{ "timeout", OPT_TIMEOUT, "SECS",
+	  "drain: stop after SECS at the latest (default 30)" },
+	{ "quiet", OPT_QUIET, "SECS",
+	  "drain: stop once no request came for SECS (default 2)" },
 	{ "version", OPT_VERSION, NULL, "show the version and exit" },
 	{ "help", 'h', NULL, "show this help and exit" },
 	{ 0 },
@@ -42,10 +48,13 @@ static const struct rr_opt opts[] = {
 	"reload (re-read the config and re-initialise functions with state),\n" \
 	"deploy FILE.so (replace functions by a module's, while serving),\n"   \
 	"remove NAME (the function's port goes to the kernel),\n"           \
-	"threads N (workers per queue, changed while serving)."
+	"threads N (workers per queue, changed while serving),\n"            \
+	"drain (health fails at once, requests are still answered, and the\n" \
+	"instance exits once they stop; waits for that)."
 
 static const char *const commands[] = { "status", "stats",  "health", "reload",
-					"deploy", "remove", "threads", NULL };
+					"deploy", "remove", "threads", "drain",
+					NULL };
 
 /* The one socket in the default directory, or why there is none. */
 static int find_socket(char *path, size_t len)
@@ -147,6 +156,40 @@ static int ask(const char *path, const char *cmd, char **out)
 	}
 	*out = buf;
 	return 0;
+}
+
+/* True once nothing answers at @path any more. */
+static bool gone(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool up;
+
+	if (fd < 0)
+		return false;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	up = !connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	close(fd);
+	return !up;
+}
+
+/* After "drain": until the instance has exited, or a little past its own
+ * timeout. */
+static int wait_gone(const char *path, unsigned long timeout)
+{
+	struct timespec tick = { 0, 100000000L };
+	unsigned long i;
+
+	for (i = 0; i < (timeout + 5) * 10; i++) {
+		if (gone(path)) {
+			printf("drained and stopped\n");
+			return 0;
+		}
+		nanosleep(&tick, NULL);
+	}
+	fprintf(stderr, "reqrouterctl: drain: the instance is still running after %lu s\n",
+		timeout + 5);
+	return 1;
 }
 
 /*
@@ -260,6 +303,7 @@ int main(int argc, char **argv)
 	char why[256], *reply = NULL;
 	const char *cmd;
 	char full[PATH_MAX], line[PATH_MAX + 16];
+	unsigned long timeout = 30, quiet = 2;
 	bool json = false, ok, takes_arg;
 	int key, i, ret;
 
@@ -273,6 +317,18 @@ int main(int argc, char **argv)
 			break;
 		case OPT_JSON:
 			json = true;
+			break;
+		case OPT_TIMEOUT:
+		case OPT_QUIET:
+			if (rr_parse_ulong(optarg, 1, 3600,
+					   key == OPT_TIMEOUT ? &timeout
+							      : &quiet)) {
+				fprintf(stderr,
+					"reqrouterctl: --%s takes seconds, 1-3600, not '%s'\n",
+					key == OPT_TIMEOUT ? "timeout" : "quiet",
+					optarg);
+				return 2;
+			}
 			break;
 		case OPT_VERSION:
 			printf("reqrouterctl %s\n", RR_VERSION);
@@ -316,6 +372,13 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		snprintf(line, sizeof(line), "deploy %s", full);
+	} else if (!strcmp(cmd, "drain")) {
+		if (quiet > timeout) {
+			fprintf(stderr,
+				"reqrouterctl: drain: --quiet cannot exceed --timeout\n");
+			return 2;
+		}
+		snprintf(line, sizeof(line), "drain %lu %lu", timeout, quiet);
 	} else if (takes_arg) {
 		snprintf(line, sizeof(line), "%s %s", cmd, argv[optind + 1]);
 	} else {
@@ -350,5 +413,7 @@ int main(int argc, char **argv)
 	if (ok && !strcmp(cmd, "health") && !strstr(reply, "\"ready\":true"))
 		ok = false;
 	free(reply);
+	if (ok && !strcmp(cmd, "drain"))
+		return wait_gone(path, timeout);
 	return ok ? 0 : 1;
 }
