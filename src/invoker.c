@@ -990,7 +990,7 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	if (ret)
 		return ret;
 
-	nsocks = RR_WORKER_SLOTS(inv) * inv->nports;
+	nsocks = RR_WORKER_SLOTS(inv) * RR_MAX_PORTS;
 	inv->umems = zalloc_aligned(sizeof(*inv->umems) * inv->nqueues);
 	inv->workers =
 		zalloc_aligned(sizeof(*inv->workers) * RR_WORKER_SLOTS(inv));
@@ -1405,7 +1405,7 @@ void rr_invoker_destroy(struct rr_invoker *inv)
 		knob_restore(inv->cfg->ifname, &inv->gro_flush_timeout);
 		knob_restore(inv->cfg->ifname, &inv->napi_defer_hard_irqs);
 	}
-	nsocks = RR_WORKER_SLOTS(inv) * inv->nports;
+	nsocks = RR_WORKER_SLOTS(inv) * RR_MAX_PORTS;
 	for (i = 0; inv->socks && i < nsocks; i++)
 		if (inv->socks[i].xsk)
 			xsk_socket__delete(inv->socks[i].xsk);

@@ -78,7 +78,7 @@ struct rr_worker {
 	struct rr_invoker *inv;
 	struct rr_umem *umem;
 	struct rr_sock *socks; /* one per served port */
-	uint32_t nsocks;
+	uint32_t nsocks;       /* grows when a function is deployed */
 	uint32_t queue;
 	uint32_t thread; /* index within the queue, 0..threads-1 */
 	bool retire;	 /* reqrouterctl threads: finish what is queued, exit */
@@ -141,7 +141,7 @@ struct rr_invoker {
 	/* Laid out for RR_MAX_THREADS per queue, so threads come and go
 	 * (reqrouterctl threads N) without anything moving. */
 	struct rr_worker *workers; /* [nqueues][RR_MAX_THREADS] */
-	struct rr_sock *socks;	   /* [nqueues][RR_MAX_THREADS][nports] */
+	struct rr_sock *socks;	   /* [nqueues][RR_MAX_THREADS][RR_MAX_PORTS] */
 	bool zerocopy;
 	/* Replies leave with a partial UDP checksum and a TX metadata request
 	 * for the kernel (or NIC) to complete it. */
@@ -185,7 +185,7 @@ void rr_invoker_frames(struct rr_invoker *inv, uint32_t queue,
 static inline struct rr_sock *rr_sock_at(struct rr_invoker *inv, uint32_t q,
 					 uint32_t t, uint32_t slot)
 {
-	return &inv->socks[(q * RR_MAX_THREADS + t) * inv->nports + slot];
+	return &inv->socks[(q * RR_MAX_THREADS + t) * RR_MAX_PORTS + slot];
 }
 
 static inline struct rr_worker *rr_worker_at(struct rr_invoker *inv, uint32_t q,

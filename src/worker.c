@@ -207,7 +207,7 @@ static bool rings_empty(struct rr_worker *w)
 	struct rr_sock *s;
 	uint32_t i;
 
-	for (i = 0; i < w->nsocks; i++) {
+	for (i = 0; i < __atomic_load_n(&w->nsocks, __ATOMIC_ACQUIRE); i++) {
 		s = &w->socks[i];
 		if (__atomic_load_n(s->rx.producer, __ATOMIC_ACQUIRE) !=
 			    __atomic_load_n(s->rx.consumer, __ATOMIC_ACQUIRE) ||
@@ -222,25 +222,25 @@ static bool rings_empty(struct rr_worker *w)
 
 static void wait_for_work(struct rr_worker *w)
 {
+	uint32_t i, n = __atomic_load_n(&w->nsocks, __ATOMIC_ACQUIRE);
 	struct pollfd pfd[RR_MAX_PORTS];
-	uint32_t i;
 	int timeout;
 
-	for (i = 0; i < w->nsocks; i++) {
+	for (i = 0; i < n; i++) {
 		pfd[i].fd = w->socks[i].fd;
 		pfd[i].events = POLLIN;
 	}
 	timeout = __atomic_load_n(&w->umem->tx_outstanding, __ATOMIC_RELAXED)
 			  ? SLEEP_MS_TX_PENDING
 			  : SLEEP_MS;
-	poll(pfd, w->nsocks, timeout);
+	poll(pfd, n, timeout);
 }
 
 void *rr_worker_run(void *arg)
 {
 	struct rr_worker *w = arg;
 	bool busy = w->inv->cfg->busy_poll, prefer;
-	uint32_t i, work, nrecycle, taken;
+	uint32_t i, work, nrecycle, taken, nsocks;
 	struct rr_sock *s;
 
 	while (!__atomic_load_n(&w->inv->stop, __ATOMIC_RELAXED)) {
@@ -254,7 +254,9 @@ void *rr_worker_run(void *arg)
 					 __ATOMIC_RELAXED);
 		work = 0;
 		nrecycle = 0;
-		for (i = 0; i < w->nsocks; i++) {
+		/* A deployed function adds a socket between two rounds. */
+		nsocks = __atomic_load_n(&w->nsocks, __ATOMIC_ACQUIRE);
+		for (i = 0; i < nsocks; i++) {
 			s = &w->socks[i];
 			taken = serve_batch(w, s, &nrecycle);
 			work += taken;
