@@ -152,27 +152,10 @@ int rr_reload(struct rr_invoker *inv, const struct rr_config *cfg, char *msg,
 	return ret;
 }
 
-/* Why the instance is not ready to serve, or NULL if it is. */
-static const char *not_ready(struct rr_invoker *inv)
-{
-	uint32_t i;
-
-	if (!inv->ready)
-		return "starting";
-	if (__atomic_load_n(&inv->stop, __ATOMIC_RELAXED))
-		return "stopping";
-	if (!inv->xdp.attached)
-		return "the XDP program is not attached";
-	for (i = 0; i < inv->nqueues * inv->nthreads; i++)
-		if (!inv->workers[i].started)
-			return "a worker is not running";
-	return NULL;
-}
-
 static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 		       const struct rr_config *cfg, FILE *f)
 {
-	const char *why = not_ready(inv);
+	const char *why = rr_invoker_not_ready(inv);
 	uint32_t p;
 
 	fprintf(f, "{\"ok\":true,\"version\":");
@@ -210,7 +193,7 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 
 static void cmd_health(struct rr_invoker *inv, FILE *f)
 {
-	const char *why = not_ready(inv);
+	const char *why = rr_invoker_not_ready(inv);
 
 	if (!why) {
 		fprintf(f, "{\"ok\":true,\"ready\":true}\n");

@@ -965,6 +965,22 @@ out:
 	return ret;
 }
 
+const char *rr_invoker_not_ready(struct rr_invoker *inv)
+{
+	uint32_t i;
+
+	if (!inv->ready)
+		return "starting";
+	if (__atomic_load_n(&inv->stop, __ATOMIC_RELAXED))
+		return "stopping";
+	if (!inv->xdp.attached)
+		return "the XDP program is not attached";
+	for (i = 0; i < inv->nqueues * inv->nthreads; i++)
+		if (!inv->workers[i].started)
+			return "a worker is not running";
+	return NULL;
+}
+
 void rr_invoker_stop(struct rr_invoker *inv)
 {
 	uint32_t i;

@@ -196,6 +196,13 @@ void rr_invoker_check_busy_poll(struct rr_invoker *inv);
  */
 int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
 		      char *msg, size_t msglen);
+/*
+ * Why the instance is not ready to serve ("starting", "stopping", ...), or
+ * NULL while it is: set up, its program attached, every worker running.
+ * The one readiness test behind reqrouterctl health, /healthz and the
+ * systemd watchdog.
+ */
+const char *rr_invoker_not_ready(struct rr_invoker *inv);
 /* Stops and joins the workers. */
 void rr_invoker_stop(struct rr_invoker *inv);
 /* NULL-safe, and safe after a failed setup: frees what exists. */
