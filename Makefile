@@ -39,6 +39,8 @@ RR_VERSION := $(shell cat VERSION)
 CPPFLAGS += -Isrc -Ifunctions -Ikern -I$(BUILD)/skel -MMD -MP \
 	    -DRR_VERSION='"$(RR_VERSION)"'
 LDLIBS += -lxdp -lbpf -lelf -lz -linih -lcap-ng -lpthread
+# Only reqrouter itself talks to systemd and serves HTTP.
+RR_LDLIBS := -lsystemd
 ifeq ($(SAN),1)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
 	  -fno-sanitize-recover=undefined
@@ -94,7 +96,8 @@ deps:
 
 $(BUILD)/reqrouter: $(call obj,$(SRC_MAIN)) $(LIB) $(FN_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(call obj,$(SRC_MAIN)) $(FN_OBJS) $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(call obj,$(SRC_MAIN)) $(FN_OBJS) $(LIB) $(LDLIBS) \
+		$(RR_LDLIBS)
 
 $(BUILD)/reqrouterctl: $(call obj,$(CTL_SRCS)) $(LIB)
 	$(call msg,LINK,$@)

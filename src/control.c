@@ -21,6 +21,7 @@
 #include "control.h"
 #include "log.h"
 #include "metrics.h"
+#include "service.h"
 #include "version.h"
 
 #define CLIENT_TIMEOUT_MS 1000 /* a client that says nothing is dropped */
@@ -148,6 +149,7 @@ int rr_reload(struct rr_invoker *inv, const struct rr_config *cfg, char *msg,
 	} else {
 		ret = rr_invoker_reload(inv, &next, msg, msglen);
 	}
+	rr_service_status("reload: %s", msg);
 	rr_config_free(&next);
 	return ret;
 }

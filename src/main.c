@@ -25,6 +25,7 @@
 #include "metrics.h"
 #include "options.h"
 #include "registry.h"
+#include "service.h"
 
 #define TICK_MS 100
 
@@ -159,6 +160,7 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 		pr_warn("no control socket: %s\n", ctl_why);
 	pr_info("ready on %s; SIGINT or SIGTERM stops, SIGHUP reloads\n",
 		cfg->ifname);
+	rr_service_ready(inv, cfg);
 	next_second = now_ms() + 1000;
 	while (!stop_signal) {
 		/* Sleeps a tick, or less when a control client calls. */
@@ -172,6 +174,7 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 			reload(inv, cfg);
 		}
 		rr_invoker_check_busy_poll(inv);
+		rr_service_tick(inv);
 		if (now_ms() < next_second)
 			continue;
 		next_second += 1000;
@@ -245,6 +248,7 @@ int main(int argc, char **argv)
 		ret = rr_invoker_setup(&inv, &cfg);
 	if (!ret)
 		ret = serve(&inv, &cfg, pw, &ctl, ctl_why);
+	rr_service_stopping();
 	rr_invoker_stop(&inv);
 	rr_control_close(&ctl);
 	if (inv.ready) {

@@ -24,6 +24,12 @@ gnuplot-nox procps git clang-format"
 # compare it with Knot DNS itself (knotd, kdig) and load it with the
 # standard DNS and UDP tools (kxdpgun, dnsperf, sockperf).
 PKGS="$PKGS libknot-dev knot knot-dnsutils dnsperf sockperf"
+# Running as a service: sd_notify (libsystemd), the /metrics endpoint
+# (libmicrohttpd), man pages (help2man), and what the install and service
+# tests call: systemd-analyze (systemd), capsh (libcap2-bin), a real
+# Prometheus server and promtool (prometheus).
+PKGS="$PKGS libsystemd-dev libmicrohttpd-dev help2man systemd libcap2-bin
+prometheus"
 PKGS="$PKGS $*"
 
 missing=""
