@@ -40,7 +40,7 @@ CPPFLAGS += -Isrc -Ifunctions -Ikern -I$(BUILD)/skel -MMD -MP \
 	    -DRR_VERSION='"$(RR_VERSION)"'
 LDLIBS += -lxdp -lbpf -lelf -lz -linih -lcap-ng -lpthread
 # Only reqrouter itself talks to systemd and serves HTTP.
-RR_LDLIBS := -lsystemd
+RR_LDLIBS := -lsystemd -lmicrohttpd
 ifeq ($(SAN),1)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
 	  -fno-sanitize-recover=undefined
