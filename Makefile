@@ -71,9 +71,16 @@ CTL_SRCS := $(wildcard src/ctl/*.c)
 ALL_OBJS := $(call obj,$(SRC_MAIN) $(SRC_LIB) $(FN_SRCS) $(XDPFN_GEN) \
 	$(filter-out %.bpf.c,$(wildcard tools/*/*.c)) $(TEST_SRCS) $(CTL_SRCS))
 
+# Man pages: help2man turns each program's --help and --version (made from
+# its option table) into roff, with the extra sections in man/NAME.h2m, so
+# a page cannot document an option the program lacks or miss one it has.
+MAN_PAGES := $(BUILD)/man/reqrouter.8 $(BUILD)/man/reqrouterctl.8 \
+	$(BUILD)/man/rrload.1
+
 .DELETE_ON_ERROR:
 .SECONDARY: $(SKELS) $(BPF_OBJS)
-.PHONY: all clean test test-fresh demo deps bench fuzz help format format-check
+.PHONY: all clean test test-fresh demo deps bench fuzz help format format-check \
+	man
 
 all: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(TOOLS) $(BPF_OBJS)
 
@@ -86,6 +93,7 @@ help:
 	@echo 'make test-fresh make demo and make test on a minimal Debian 12'
 	@echo '                root made with debootstrap (tools/test-fresh)'
 	@echo 'make deps       install missing Debian packages (apt-get)'
+	@echo 'make man        man pages into $(BUILD)/man (help2man)'
 	@echo 'make bench      short benchmark run (tools/bench)'
 	@echo 'make format     reformat C sources with clang-format'
 	@echo 'make clean      remove build/'
@@ -143,10 +151,20 @@ $(XDPFN_GEN): $(BUILD)/gen/xdpfn_%.c: | $(BUILD)/gen
 		'#include "registry.h"' '#include "$*.skel.h"' \
 		'RR_XDP_IMPL($*);' > $@
 
-$(BUILD)/bpf $(BUILD)/skel $(BUILD)/tests $(BUILD)/gen:
+man: $(MAN_PAGES)
+
+$(BUILD)/man/%.8: $(BUILD)/% man/%.h2m | $(BUILD)/man
+	$(call msg,MAN,$@)
+	$(Q)help2man -N -s 8 --include man/$*.h2m -o $@ ./$<
+
+$(BUILD)/man/%.1: $(BUILD)/% man/%.h2m | $(BUILD)/man
+	$(call msg,MAN,$@)
+	$(Q)help2man -N -s 1 --include man/$*.h2m -o $@ ./$<
+
+$(BUILD)/bpf $(BUILD)/skel $(BUILD)/tests $(BUILD)/gen $(BUILD)/man:
 	$(Q)mkdir -p $@
 
-tests-build: all $(TESTS)
+tests-build: all $(TESTS) man
 .PHONY: tests-build
 
 # Every tier against the normal build, then again under ASan/UBSan.
