@@ -85,6 +85,9 @@ struct rr_service {
 	uint32_t nsettings;
 };
 
+/* Where the control sockets and the XDP program records live. */
+#define RR_RUN_DIR "/run/reqrouter"
+
 struct rr_config {
 	char ifname[IF_NAMESIZE];
 	uint32_t queues; /* 0: all of the interface's RX queues */
