@@ -77,10 +77,33 @@ ALL_OBJS := $(call obj,$(SRC_MAIN) $(SRC_LIB) $(FN_SRCS) $(XDPFN_GEN) \
 MAN_PAGES := $(BUILD)/man/reqrouter.8 $(BUILD)/man/reqrouterctl.8 \
 	$(BUILD)/man/rrload.1
 
+# make install: PREFIX (default /usr/local) and DESTDIR as usual. The
+# configuration directory is /etc whatever the prefix, because the unit
+# reads its configuration there. The BPF programs are inside the binaries
+# (skeletons), so no .o file is installed.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/reqrouter
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+SYSCONFDIR ?= /etc
+EXAMPLES := configs/reqrouter.conf configs/kv.txt configs/reqrouter.rules.yml
+ETC_CONF := $(DESTDIR)$(SYSCONFDIR)/reqrouter/reqrouter.conf
+# Every file install writes but the /etc one (kept while changed).
+INSTALLED := $(addprefix $(DESTDIR),$(SBINDIR)/reqrouter \
+	$(SBINDIR)/reqrouterctl $(BINDIR)/rrload \
+	$(MANDIR)/man8/reqrouter.8 $(MANDIR)/man8/reqrouterctl.8 \
+	$(MANDIR)/man1/rrload.1 $(UNITDIR)/reqrouter@.service \
+	$(BASHCOMPDIR)/reqrouter $(BASHCOMPDIR)/reqrouterctl \
+	$(DOCDIR)/README.md $(DOCDIR)/LICENSE \
+	$(addprefix $(DOCDIR)/examples/,$(notdir $(EXAMPLES))))
+
 .DELETE_ON_ERROR:
 .SECONDARY: $(SKELS) $(BPF_OBJS)
 .PHONY: all clean test test-fresh demo deps bench fuzz help format format-check \
-	man
+	man install uninstall
 
 all: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(TOOLS) $(BPF_OBJS)
 
@@ -96,8 +119,13 @@ help:
 	@echo 'make man        man pages into $(BUILD)/man (help2man)'
 	@echo 'make bench      short benchmark run (tools/bench)'
 	@echo 'make format     reformat C sources with clang-format'
+	@echo 'make install    install into $$(DESTDIR)$$(PREFIX) (default /usr/local):'
+	@echo '                binaries, man pages, systemd unit, bash completion'
+	@echo 'make uninstall  remove what make install put there'
 	@echo 'make clean      remove build/'
-	@echo 'Variables: V=1 (show commands), SAN=1 (ASan/UBSan build)'
+	@echo 'Variables: V=1 (show commands), SAN=1 (ASan/UBSan build),'
+	@echo '           PREFIX, DESTDIR, SYSCONFDIR (default /etc)'
+
 
 deps:
 	$(Q)tools/install-deps.sh
@@ -160,6 +188,45 @@ $(BUILD)/man/%.8: $(BUILD)/% man/%.h2m | $(BUILD)/man
 $(BUILD)/man/%.1: $(BUILD)/% man/%.h2m | $(BUILD)/man
 	$(call msg,MAN,$@)
 	$(Q)help2man -N -s 1 --include man/$*.h2m -o $@ ./$<
+
+install: all man
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(BASHCOMPDIR) \
+		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(SYSCONFDIR)/reqrouter
+	$(Q)install -m 0755 $(BUILD)/reqrouter $(BUILD)/reqrouterctl \
+		$(DESTDIR)$(SBINDIR)/
+	$(Q)install -m 0755 $(BUILD)/rrload $(DESTDIR)$(BINDIR)/
+	$(Q)install -m 0644 $(BUILD)/man/reqrouter.8 $(BUILD)/man/reqrouterctl.8 \
+		$(DESTDIR)$(MANDIR)/man8/
+	$(Q)install -m 0644 $(BUILD)/man/rrload.1 $(DESTDIR)$(MANDIR)/man1/
+	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		configs/reqrouter@.service.in >$(DESTDIR)$(UNITDIR)/reqrouter@.service
+	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/reqrouter@.service
+	$(Q)install -m 0644 configs/reqrouter.bash-completion \
+		$(DESTDIR)$(BASHCOMPDIR)/reqrouter
+	$(Q)install -m 0644 configs/reqrouter.bash-completion \
+		$(DESTDIR)$(BASHCOMPDIR)/reqrouterctl
+	$(Q)install -m 0644 README.md LICENSE $(DESTDIR)$(DOCDIR)/
+	$(Q)install -m 0644 $(EXAMPLES) $(DESTDIR)$(DOCDIR)/examples/
+	$(Q)if [ -e $(ETC_CONF) ]; then \
+		echo "  KEEP     $(ETC_CONF) (exists)"; \
+	else \
+		install -m 0644 configs/service.conf $(ETC_CONF); \
+	fi
+
+# Removes what install put, and the /etc file only while it is unchanged.
+uninstall:
+	$(call msg,UNINST,$(DESTDIR)$(PREFIX))
+	$(Q)rm -f $(INSTALLED)
+	$(Q)if cmp -s configs/service.conf $(ETC_CONF); then \
+		rm -f $(ETC_CONF); \
+	elif [ -e $(ETC_CONF) ]; then \
+		echo "  KEEP     $(ETC_CONF) (changed since install)"; \
+	fi
+	$(Q)rmdir --ignore-fail-on-non-empty $(DESTDIR)$(DOCDIR)/examples \
+		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/reqrouter
 
 $(BUILD)/bpf $(BUILD)/skel $(BUILD)/tests $(BUILD)/gen $(BUILD)/man:
 	$(Q)mkdir -p $@
