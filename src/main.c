@@ -2,8 +2,10 @@
 /*
  * reqrouter: serve registered C functions over UDP through AF_XDP.
  * main() parses the options, sets the invoker up, then sleeps, writing
- * metrics once a second, until SIGINT or SIGTERM; then it stops the
- * workers, detaches the program and prints the totals.
+ * metrics once a second and answering reqrouterctl and HTTP scrapes
+ * between ticks, until SIGINT or SIGTERM; then it stops the workers,
+ * detaches the program, removes the metrics file and prints the totals.
+ * systemd hears about each step through src/service.c.
  */
 #include <errno.h>
 #include <poll.h>
