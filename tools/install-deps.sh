@@ -26,10 +26,12 @@ gnuplot-nox procps git clang-format"
 PKGS="$PKGS libknot-dev knot knot-dnsutils dnsperf sockperf"
 # Running as a service: sd_notify (libsystemd), the /metrics endpoint
 # (libmicrohttpd), man pages (help2man), and what the install and service
-# tests call: systemd-analyze (systemd), capsh (libcap2-bin), a real
-# Prometheus server and promtool (prometheus).
-PKGS="$PKGS libsystemd-dev libmicrohttpd-dev help2man systemd libcap2-bin
-prometheus"
+# tests call: systemd-analyze (systemd), setpriv and unshare (util-linux,
+# always there), a real Prometheus server and promtool (prometheus). The
+# tests run their own Prometheus; on a machine booted with systemd, Debian's
+# package also enables and starts its system service (port 9090):
+# `systemctl disable --now prometheus` if that is not wanted.
+PKGS="$PKGS libsystemd-dev libmicrohttpd-dev help2man systemd prometheus"
 PKGS="$PKGS $*"
 
 missing=""
