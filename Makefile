@@ -39,6 +39,8 @@ RR_VERSION := $(shell cat VERSION)
 CPPFLAGS += -Isrc -Ifunctions -Ikern -I$(BUILD)/skel -MMD -MP \
 	    -DRR_VERSION='"$(RR_VERSION)"'
 LDLIBS += -lxdp -lbpf -lelf -lz -linih -lcap-ng -lpthread -ldl
+# Only reqrouter itself talks to systemd and serves HTTP.
+RR_LDLIBS := -lsystemd -lmicrohttpd
 ifeq ($(SAN),1)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
 	  -fno-sanitize-recover=undefined
@@ -73,9 +75,42 @@ CTL_SRCS := $(wildcard src/ctl/*.c)
 ALL_OBJS := $(call obj,$(SRC_MAIN) $(SRC_LIB) $(FN_SRCS) $(XDPFN_GEN) \
 	$(filter-out %.bpf.c,$(wildcard tools/*/*.c)) $(TEST_SRCS) $(CTL_SRCS))
 
+# Man pages: help2man turns each program's --help and --version (made from
+# its option table) into roff, with the extra sections in man/NAME.h2m, so
+# a page cannot document an option the program lacks or miss one it has.
+MAN_PAGES := $(BUILD)/man/reqrouter.8 $(BUILD)/man/reqrouterctl.8 \
+	$(BUILD)/man/rrload.1
+
+# make install: PREFIX (default /usr/local) and DESTDIR as usual. The
+# configuration directory is /etc whatever the prefix, because the unit
+# reads its configuration there. The BPF programs are inside the binaries
+# (skeletons), so no .o file is installed.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/reqrouter
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+# The function modules, for reqrouterctl deploy and --functions-dir.
+MODDIR ?= $(PREFIX)/lib/reqrouter/functions
+SYSCONFDIR ?= /etc
+EXAMPLES := configs/reqrouter.conf configs/kv.txt configs/reqrouter.rules.yml
+ETC_CONF := $(DESTDIR)$(SYSCONFDIR)/reqrouter/reqrouter.conf
+# Every file install writes but the /etc one (kept while changed).
+INSTALLED := $(addprefix $(DESTDIR),$(SBINDIR)/reqrouter \
+	$(SBINDIR)/reqrouterctl $(BINDIR)/rrload \
+	$(MANDIR)/man8/reqrouter.8 $(MANDIR)/man8/reqrouterctl.8 \
+	$(MANDIR)/man1/rrload.1 $(UNITDIR)/reqrouter@.service \
+	$(BASHCOMPDIR)/reqrouter $(BASHCOMPDIR)/reqrouterctl \
+	$(DOCDIR)/README.md $(DOCDIR)/LICENSE \
+	$(addprefix $(MODDIR)/,$(notdir $(MODULES))) \
+	$(addprefix $(DOCDIR)/examples/,$(notdir $(EXAMPLES))))
+
 .DELETE_ON_ERROR:
 .SECONDARY: $(SKELS) $(BPF_OBJS)
-.PHONY: all clean test test-fresh demo deps bench fuzz help format format-check
+.PHONY: all clean test test-fresh demo deps bench fuzz help format format-check \
+	man install uninstall
 
 all: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(TOOLS) $(BPF_OBJS) \
 	$(MODULES) $(TEST_MODULES)
@@ -89,10 +124,16 @@ help:
 	@echo 'make test-fresh make demo and make test on a minimal Debian 12'
 	@echo '                root made with debootstrap (tools/test-fresh)'
 	@echo 'make deps       install missing Debian packages (apt-get)'
+	@echo 'make man        man pages into $(BUILD)/man (help2man)'
 	@echo 'make bench      short benchmark run (tools/bench)'
 	@echo 'make format     reformat C sources with clang-format'
+	@echo 'make install    install into $$(DESTDIR)$$(PREFIX) (default /usr/local):'
+	@echo '                binaries, man pages, systemd unit, bash completion'
+	@echo 'make uninstall  remove what make install put there'
 	@echo 'make clean      remove build/'
-	@echo 'Variables: V=1 (show commands), SAN=1 (ASan/UBSan build)'
+	@echo 'Variables: V=1 (show commands), SAN=1 (ASan/UBSan build),'
+	@echo '           PREFIX, DESTDIR, SYSCONFDIR (default /etc)'
+
 
 deps:
 	$(Q)tools/install-deps.sh
@@ -102,7 +143,7 @@ $(BUILD)/reqrouter: $(call obj,$(SRC_MAIN)) $(LIB) $(FN_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -rdynamic -o $@ $(call obj,$(SRC_MAIN)) \
 		-Wl,--whole-archive $(LIB) -Wl,--no-whole-archive $(FN_OBJS) \
-		$(LDLIBS)
+		$(LDLIBS) $(RR_LDLIBS)
 
 # Every functions/NAME.c also as a module, build/functions/NAME.so, with
 # the entry point reqrouter looks up (src/module/entry.c); tests/modules/
@@ -160,10 +201,62 @@ $(XDPFN_GEN): $(BUILD)/gen/xdpfn_%.c: | $(BUILD)/gen
 		'#include "registry.h"' '#include "$*.skel.h"' \
 		'RR_XDP_IMPL($*);' > $@
 
-$(BUILD)/bpf $(BUILD)/skel $(BUILD)/tests $(BUILD)/gen:
+man: $(MAN_PAGES)
+
+$(BUILD)/man/%.8: $(BUILD)/% man/%.h2m | $(BUILD)/man
+	$(call msg,MAN,$@)
+	$(Q)help2man -N -s 8 --include man/$*.h2m -o $@ ./$<
+
+$(BUILD)/man/%.1: $(BUILD)/% man/%.h2m | $(BUILD)/man
+	$(call msg,MAN,$@)
+	$(Q)help2man -N -s 1 --include man/$*.h2m -o $@ ./$<
+
+install: all man
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(BASHCOMPDIR) \
+		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(SYSCONFDIR)/reqrouter \
+		$(DESTDIR)$(MODDIR)
+	$(Q)install -m 0644 $(MODULES) $(DESTDIR)$(MODDIR)/
+	$(Q)install -m 0755 $(BUILD)/reqrouter $(BUILD)/reqrouterctl \
+		$(DESTDIR)$(SBINDIR)/
+	$(Q)install -m 0755 $(BUILD)/rrload $(DESTDIR)$(BINDIR)/
+	$(Q)install -m 0644 $(BUILD)/man/reqrouter.8 $(BUILD)/man/reqrouterctl.8 \
+		$(DESTDIR)$(MANDIR)/man8/
+	$(Q)install -m 0644 $(BUILD)/man/rrload.1 $(DESTDIR)$(MANDIR)/man1/
+	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		configs/reqrouter@.service.in >$(DESTDIR)$(UNITDIR)/reqrouter@.service
+	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/reqrouter@.service
+	$(Q)install -m 0644 configs/reqrouter.bash-completion \
+		$(DESTDIR)$(BASHCOMPDIR)/reqrouter
+	$(Q)install -m 0644 configs/reqrouter.bash-completion \
+		$(DESTDIR)$(BASHCOMPDIR)/reqrouterctl
+	$(Q)install -m 0644 README.md LICENSE $(DESTDIR)$(DOCDIR)/
+	$(Q)install -m 0644 $(EXAMPLES) $(DESTDIR)$(DOCDIR)/examples/
+	$(Q)if [ -e $(ETC_CONF) ]; then \
+		echo "  KEEP     $(ETC_CONF) (exists)"; \
+	else \
+		install -m 0644 configs/service.conf $(ETC_CONF); \
+	fi
+
+# Removes what install put, and the /etc file only while it is unchanged.
+uninstall:
+	$(call msg,UNINST,$(DESTDIR)$(PREFIX))
+	$(Q)rm -f $(INSTALLED)
+	$(Q)if cmp -s configs/service.conf $(ETC_CONF); then \
+		rm -f $(ETC_CONF); \
+	elif [ -e $(ETC_CONF) ]; then \
+		echo "  KEEP     $(ETC_CONF) (changed since install)"; \
+	fi
+	$(Q)rmdir --ignore-fail-on-non-empty $(DESTDIR)$(DOCDIR)/examples \
+		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/reqrouter \
+		$(DESTDIR)$(MODDIR) $(DESTDIR)$(dir $(MODDIR))
+
+$(BUILD)/bpf $(BUILD)/skel $(BUILD)/tests $(BUILD)/gen $(BUILD)/man:
 	$(Q)mkdir -p $@
 
-tests-build: all $(TESTS)
+tests-build: all $(TESTS) man
 .PHONY: tests-build
 
 # Every tier against the normal build, then again under ASan/UBSan.

@@ -304,6 +304,64 @@ int rr_set_control(struct rr_config *cfg, const char *s, char *err,
 	return 0;
 }
 
+int rr_parse_listen(const char *s, struct sockaddr_storage *sa,
+		    socklen_t *salen, char *err, size_t errlen)
+{
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)sa;
+	struct sockaddr_in *in = (struct sockaddr_in *)sa;
+	const char *colon = strrchr(s, ':');
+	char addr[INET6_ADDRSTRLEN + 2];
+	unsigned long port;
+	size_t alen;
+
+	memset(sa, 0, sizeof(*sa));
+	if (!colon || rr_parse_ulong(colon + 1, 1, 65535, &port))
+		goto bad;
+	alen = (size_t)(colon - s);
+	if (alen >= sizeof(addr))
+		goto bad;
+	memcpy(addr, s, alen);
+	addr[alen] = '\0';
+	if (alen > 2 && addr[0] == '[' && addr[alen - 1] == ']') {
+		addr[alen - 1] = '\0';
+		if (inet_pton(AF_INET6, addr + 1, &in6->sin6_addr) != 1)
+			goto bad;
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		*salen = sizeof(*in6);
+		return 0;
+	}
+	if (inet_pton(AF_INET, addr, &in->sin_addr) != 1)
+		goto bad;
+	in->sin_family = AF_INET;
+	in->sin_port = htons((uint16_t)port);
+	*salen = sizeof(*in);
+	return 0;
+bad:
+	snprintf(
+		err, errlen,
+		"bad metrics listen address '%s': want IPv4:PORT or [IPv6]:PORT, e.g. 127.0.0.1:9464",
+		s);
+	return -EINVAL;
+}
+
+int rr_set_metrics_listen(struct rr_config *cfg, const char *s, char *err,
+			  size_t errlen)
+{
+	struct sockaddr_storage sa;
+	socklen_t salen;
+
+	if (rr_parse_listen(s, &sa, &salen, err, errlen))
+		return -EINVAL;
+	if (strlen(s) >= sizeof(cfg->metrics_listen)) {
+		snprintf(err, errlen, "metrics listen address '%s' is too long",
+			 s);
+		return -EINVAL;
+	}
+	strcpy(cfg->metrics_listen, s);
+	return 0;
+}
+
 int rr_set_control_group(struct rr_config *cfg, const char *s, char *err,
 			 size_t errlen)
 {
@@ -466,6 +524,8 @@ static int main_key(struct ini_ctx *c, const char *key, const char *val,
 	}
 	if (!strcmp(key, "control_group"))
 		return rr_set_control_group(cfg, val, err, errlen);
+	if (!strcmp(key, "metrics_listen"))
+		return rr_set_metrics_listen(cfg, val, err, errlen);
 	if (!strcmp(key, "metrics_file")) {
 		if (strlen(val) >= sizeof(cfg->metrics_file)) {
 			snprintf(err, errlen, "metrics_file is too long");

@@ -8,6 +8,7 @@
 
 #include <limits.h>
 #include <net/if.h>
+#include <sys/socket.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -86,6 +87,9 @@ struct rr_service {
 	uint32_t nsettings;
 };
 
+/* Where the control sockets and the XDP program records live. */
+#define RR_RUN_DIR "/run/reqrouter"
+
 struct rr_config {
 	char ifname[IF_NAMESIZE];
 	uint32_t queues; /* 0: all of the interface's RX queues */
@@ -100,6 +104,8 @@ struct rr_config {
 	int cpus[RR_MAX_CPUS];
 	uint32_t ncpus; /* 0: every CPU the process may run on */
 	char metrics_file[PATH_MAX];
+	/* --metrics-listen: "ADDR:PORT" for GET /metrics and /healthz, or "" */
+	char metrics_listen[64];
 	/* One entry per registered function, in registry order. */
 	struct rr_service services[RR_MAX_PORTS * 4];
 	uint32_t nservices;
@@ -161,6 +167,15 @@ int rr_parse_cidrs(const char *s, struct rr_cidr *out, uint32_t max,
 		   uint32_t *n, char *err, size_t errlen);
 int rr_set_ifname(struct rr_config *cfg, const char *s, char *err,
 		  size_t errlen);
+/*
+ * "198.51.100.7:9464" or "[2001:db8::7]:9464": a literal address (no
+ * names to resolve at start-up) and a port, 1-65535. Fills @sa (a struct
+ * sockaddr_in or sockaddr_in6) and @salen.
+ */
+int rr_parse_listen(const char *s, struct sockaddr_storage *sa,
+		    socklen_t *salen, char *err, size_t errlen);
+int rr_set_metrics_listen(struct rr_config *cfg, const char *s, char *err,
+			  size_t errlen);
 /* An absolute socket path or "none"; a group name. */
 int rr_set_control(struct rr_config *cfg, const char *s, char *err,
 		   size_t errlen);

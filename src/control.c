@@ -23,6 +23,7 @@
 #include "metrics.h"
 #include "module.h"
 #include "registry.h"
+#include "service.h"
 #include "version.h"
 
 #define CLIENT_TIMEOUT_MS 1000 /* a client that says nothing is dropped */
@@ -150,34 +151,15 @@ int rr_reload(struct rr_invoker *inv, const struct rr_config *cfg, char *msg,
 	} else {
 		ret = rr_invoker_reload(inv, &next, msg, msglen);
 	}
+	rr_service_status("reload: %s", msg);
 	rr_config_free(&next);
 	return ret;
-}
-
-/* Why the instance is not ready to serve, or NULL if it is. */
-static const char *not_ready(struct rr_invoker *inv)
-{
-	uint32_t q, t;
-
-	if (!inv->ready)
-		return "starting";
-	if (inv->draining)
-		return "draining";
-	if (__atomic_load_n(&inv->stop, __ATOMIC_RELAXED))
-		return "stopping";
-	if (!inv->xdp.attached)
-		return "the XDP program is not attached";
-	for (q = 0; q < inv->nqueues; q++)
-		for (t = 0; t < inv->nthreads; t++)
-			if (!rr_worker_at(inv, q, t)->started)
-				return "a worker is not running";
-	return NULL;
 }
 
 static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 		       const struct rr_config *cfg, FILE *f)
 {
-	const char *why = not_ready(inv);
+	const char *why = rr_invoker_not_ready(inv);
 	struct rr_module *mod;
 	uint32_t p;
 
@@ -223,7 +205,7 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 
 static void cmd_health(struct rr_invoker *inv, FILE *f)
 {
-	const char *why = not_ready(inv);
+	const char *why = rr_invoker_not_ready(inv);
 
 	if (!why) {
 		fprintf(f, "{\"ok\":true,\"ready\":true}\n");

@@ -15,7 +15,7 @@
 
 #include "invoker.h"
 
-#define RR_CONTROL_DIR "/run/reqrouter"
+#define RR_CONTROL_DIR RR_RUN_DIR
 #define RR_CONTROL_MAX_LINE 256
 
 struct rr_control {

@@ -1378,6 +1378,25 @@ done:
 	return 0;
 }
 
+const char *rr_invoker_not_ready(struct rr_invoker *inv)
+{
+	uint32_t q, t;
+
+	if (!inv->ready)
+		return "starting";
+	if (inv->draining)
+		return "draining";
+	if (__atomic_load_n(&inv->stop, __ATOMIC_RELAXED))
+		return "stopping";
+	if (!inv->xdp.attached)
+		return "the XDP program is not attached";
+	for (q = 0; q < inv->nqueues; q++)
+		for (t = 0; t < inv->nthreads; t++)
+			if (!rr_worker_at(inv, q, t)->started)
+				return "a worker is not running";
+	return NULL;
+}
+
 void rr_invoker_stop(struct rr_invoker *inv)
 {
 	uint32_t i;

@@ -241,6 +241,13 @@ int rr_invoker_remove(struct rr_invoker *inv, const char *name, char *msg,
  */
 int rr_invoker_set_threads(struct rr_invoker *inv, uint32_t n, char *msg,
 			   size_t msglen);
+/*
+ * Why the instance is not ready to serve ("starting", "stopping", ...), or
+ * NULL while it is: set up, its program attached, every worker running.
+ * The one readiness test behind reqrouterctl health, /healthz and the
+ * systemd watchdog.
+ */
+const char *rr_invoker_not_ready(struct rr_invoker *inv);
 /* Stops and joins the workers. */
 void rr_invoker_stop(struct rr_invoker *inv);
 /* NULL-safe, and safe after a failed setup: frees what exists. */

@@ -2,8 +2,10 @@
 /*
  * reqrouter: serve registered C functions over UDP through AF_XDP.
  * main() parses the options, sets the invoker up, then sleeps, writing
- * metrics once a second, until SIGINT or SIGTERM; then it stops the
- * workers, detaches the program and prints the totals.
+ * metrics once a second and answering reqrouterctl and HTTP scrapes
+ * between ticks, until SIGINT or SIGTERM; then it stops the workers,
+ * detaches the program, removes the metrics file and prints the totals.
+ * systemd hears about each step through src/service.c.
  */
 #include <errno.h>
 #include <poll.h>
@@ -13,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include <pwd.h>
+#include <unistd.h>
 
 #include <net/if.h>
 
@@ -20,11 +23,13 @@
 #include <linux/capability.h>
 
 #include "control.h"
+#include "http.h"
 #include "invoker.h"
 #include "log.h"
 #include "metrics.h"
 #include "options.h"
 #include "registry.h"
+#include "service.h"
 
 #define TICK_MS 100
 
@@ -164,13 +169,13 @@ static bool drained(struct rr_invoker *inv, uint64_t now, uint64_t *seen,
 
 static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 		 const struct passwd *pw, struct rr_control *ctl,
-		 const char *ctl_why)
+		 const char *ctl_why, struct rr_http *http)
 {
 	uint64_t drain_seen = 0, drain_since = 0, drain_start = 0;
 	struct sigaction sa = { .sa_handler = on_signal };
 	bool metrics_failing = false;
 	uint64_t next_second;
-	struct pollfd pfd;
+	struct pollfd pfd[2];
 	int ret;
 
 	sigemptyset(&sa.sa_mask);
@@ -193,6 +198,7 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 		pr_warn("no control socket: %s\n", ctl_why);
 	pr_info("ready on %s; SIGINT or SIGTERM stops, SIGHUP reloads\n",
 		cfg->ifname);
+	rr_service_ready(inv, cfg);
 	next_second = now_ms() + 1000;
 	for (;;) {
 		if (stop_signal && cfg->drain_on_term && !inv->draining &&
@@ -210,17 +216,19 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 		if (inv->draining && drained(inv, now_ms(), &drain_seen,
 					     &drain_since, &drain_start))
 			return 0;
-		/* Sleeps a tick, or less when a control client calls. */
-		pfd.fd = ctl->fd;
-		pfd.events = POLLIN;
-		pfd.revents = 0;
-		if (poll(&pfd, 1, TICK_MS) > 0 && pfd.revents & POLLIN)
+		/* Sleeps a tick, or less when a control or HTTP client
+		 * calls; both are served here, on the main thread. */
+		pfd[0] = (struct pollfd){ .fd = ctl->fd, .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = http->fd, .events = POLLIN };
+		if (poll(pfd, 2, TICK_MS) > 0 && pfd[0].revents & POLLIN)
 			rr_control_serve(ctl, inv, cfg);
+		rr_http_serve(http, inv);
 		if (reload_signal) {
 			reload_signal = 0;
 			reload(inv, cfg);
 		}
 		rr_invoker_check_busy_poll(inv);
+		rr_service_tick(inv);
 		if (now_ms() < next_second)
 			continue;
 		next_second += 1000;
@@ -255,6 +263,7 @@ int main(int argc, char **argv)
 	static struct rr_invoker inv;
 	static struct rr_config cfg;
 	struct rr_control ctl = { .fd = -1 };
+	struct rr_http http = { .fd = -1 };
 	char ctl_why[RR_ERRLEN];
 	struct passwd *pw = NULL, user;
 	char err[RR_ERRLEN];
@@ -291,14 +300,20 @@ int main(int argc, char **argv)
 	 * so before it touches the interface. */
 	ret = open_control(&ctl, &cfg, ctl_why, sizeof(ctl_why));
 	if (!ret)
+		ret = rr_http_open(&http, &cfg);
+	if (!ret)
 		ret = rr_invoker_setup(&inv, &cfg);
 	if (!ret)
-		ret = serve(&inv, &cfg, pw, &ctl, ctl_why);
+		ret = serve(&inv, &cfg, pw, &ctl, ctl_why, &http);
+	rr_service_stopping();
+	rr_http_close(&http);
 	rr_invoker_stop(&inv);
 	rr_control_close(&ctl);
 	if (inv.ready) {
+		/* Frozen counters left behind would look like a live instance
+		 * that serves nothing: the totals go to stdout instead. */
 		if (cfg.metrics_file[0])
-			rr_metrics_write_file(&inv, cfg.metrics_file);
+			unlink(cfg.metrics_file);
 		rr_metrics_summary(&inv, stdout);
 	}
 	rr_invoker_destroy(&inv);

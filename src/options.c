@@ -20,6 +20,7 @@
 enum {
 	OPT_CPUS = 256,
 	OPT_METRICS,
+	OPT_METRICS_LISTEN,
 	OPT_LIST,
 	OPT_USER,
 	OPT_TIER,
@@ -54,6 +55,8 @@ static const struct rr_opt rr_options[] = {
 	  "pin workers to these CPUs, e.g. 0-3,6 (default: all allowed)" },
 	{ "metrics-file", OPT_METRICS, "FILE",
 	  "rewrite FILE every second in Prometheus text format" },
+	{ "metrics-listen", OPT_METRICS_LISTEN, "ADDR:PORT",
+	  "serve GET /metrics and /healthz over HTTP on ADDR:PORT" },
 	{ "control", OPT_CONTROL, "PATH",
 	  "control socket for reqrouterctl, or none (default: /run/reqrouter/IFACE.sock)" },
 	{ "control-group", OPT_CONTROL_GROUP, "GROUP",
@@ -124,6 +127,8 @@ static int apply(struct rr_config *cfg, int key, const char *arg, char *err,
 		}
 		strcpy(cfg->metrics_file, arg);
 		return 0;
+	case OPT_METRICS_LISTEN:
+		return rr_set_metrics_listen(cfg, arg, err, errlen);
 	case OPT_CONTROL:
 		return rr_set_control(cfg, arg, err, errlen);
 	case OPT_DRAIN_ON_TERM:

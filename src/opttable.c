@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "opttable.h"
+#include "version.h"
 
 #define HELP_COLUMN 26
 
@@ -68,4 +69,9 @@ void rr_opt_complain(const char *prog, int key, char *const argv[])
 
 	rr_opt_error(key, argv, err, sizeof(err));
 	fprintf(stderr, "%s: %s (see --help)\n", prog, err);
+}
+
+void rr_opt_version(const char *prog)
+{
+	printf("%s %s\n", prog, RR_VERSION);
 }

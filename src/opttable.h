@@ -18,6 +18,20 @@ struct rr_opt {
 	const char *help;
 };
 
+/*
+ * The --version entry every program's table carries: a key above any
+ * program's own long-only keys, and one output line, "PROG VERSION", which
+ * is also what help2man reads for the man pages.
+ */
+#define RR_OPT_VERSION 0x7fff
+#define RR_OPT_VERSION_ENTRY                                                 \
+	{                                                                    \
+		"version", RR_OPT_VERSION, NULL, "show the version and exit" \
+	}
+
+/* Prints "PROG VERSION" on stdout. */
+void rr_opt_version(const char *prog);
+
 /* Room rr_opt_build() needs for a table of n options. */
 #define RR_OPT_SHORT_LEN(n) (3 * (n) + 2)
 

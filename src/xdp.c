@@ -6,7 +6,12 @@
  * We attach through the kernel's netlink interface (libbpf), not libxdp's
  * dispatcher: reqrouter owns the interface's XDP hook while it runs, and a
  * foreign program already there is an error, not something to chain after.
- * A program of ours left by a killed run is recognised by name and replaced.
+ * A program of ours left by a killed run is recognised and replaced: by
+ * its name, which only CAP_SYS_ADMIN may read (BPF_PROG_GET_FD_BY_ID), or
+ * by the id that run recorded in RR_RUN_DIR/IFACE.xdp when it attached,
+ * which needs no privilege to read and lets a service restart after a
+ * crash without CAP_SYS_ADMIN. Program ids are not reused before the
+ * counter wraps at 2^31, and the record is gone at the next boot.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,6 +19,7 @@
 #include <unistd.h>
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/utsname.h>
 
@@ -92,6 +98,47 @@ static int prog_name_by_id(uint32_t id, char *name, size_t len)
 	return 0;
 }
 
+static void record_path(const char *ifname, char *path, size_t len)
+{
+	snprintf(path, len, "%s/%s.xdp", RR_RUN_DIR, ifname);
+}
+
+/* The program id our last run on @ifname recorded, or 0. */
+static uint32_t recorded_id(const char *ifname)
+{
+	char path[sizeof(RR_RUN_DIR) + IF_NAMESIZE + 8];
+	unsigned int id = 0;
+	FILE *f;
+
+	record_path(ifname, path, sizeof(path));
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%u", &id) != 1)
+		id = 0;
+	fclose(f);
+	return id;
+}
+
+/* Best effort: without the record a restart needs CAP_SYS_ADMIN. */
+static void record_id(const char *ifname, uint32_t id)
+{
+	char path[sizeof(RR_RUN_DIR) + IF_NAMESIZE + 8];
+	FILE *f;
+
+	if (mkdir(RR_RUN_DIR, 0755) && errno != EEXIST)
+		return;
+	record_path(ifname, path, sizeof(path));
+	f = fopen(path, "w");
+	if (!f) {
+		pr_debug("cannot record the program id in %s: %s\n", path,
+			 strerror(errno));
+		return;
+	}
+	fprintf(f, "%u\n", id);
+	fclose(f);
+}
+
 /* Removes a program of ours that a killed run left on the interface;
  * refuses anybody else's. */
 static int clear_stale(int ifindex, const char *ifname)
@@ -119,7 +166,14 @@ static int clear_stale(int ifindex, const char *ifname)
 	for (i = 0; i < 3; i++) {
 		if (!ids[i].id)
 			continue;
-		if (prog_name_by_id(ids[i].id, name, sizeof(name)))
+		ret = prog_name_by_id(ids[i].id, name, sizeof(name));
+		if (ret && ids[i].id == recorded_id(ifname))
+			snprintf(name, sizeof(name), "%s", RR_XDP_PROG_NAME);
+		else if (ret == -EPERM) {
+			pr_warn("%s already has XDP program id %u attached, not one this host's reqrouter recorded, and without CAP_SYS_ADMIN its name cannot be read; remove it first (ip link set dev %s xdp off)\n",
+				ifname, ids[i].id, ifname);
+			return -EBUSY;
+		} else if (ret)
 			snprintf(name, sizeof(name), "?");
 		if (strcmp(name, RR_XDP_PROG_NAME)) {
 			pr_warn("%s already has XDP program '%s' (id %u) attached; remove it first (ip link set dev %s xdp off)\n",
@@ -181,6 +235,8 @@ int rr_xdp_attach(struct rr_xdp *x, int ifindex, enum rr_xdp_mode mode)
 		x->prog_id = info.id;
 	x->ifindex = ifindex;
 	x->attached = true;
+	snprintf(x->ifname, sizeof(x->ifname), "%s", ifname);
+	record_id(ifname, x->prog_id);
 	pr_info("XDP program attached to %s in %s mode (id %u)\n", ifname,
 		rr_xdp_mode_name(x), x->prog_id);
 	return 0;
@@ -210,6 +266,12 @@ void rr_xdp_detach(struct rr_xdp *x)
 	ret = bpf_xdp_attach(x->ifindex, -1, mode | XDP_FLAGS_REPLACE, &opts);
 	if (ret && ret != -EEXIST && ret != -ENODEV)
 		pr_warn("cannot detach the XDP program: %s\n", strerror(-ret));
+	else if (recorded_id(x->ifname) == x->prog_id) {
+		char path[sizeof(RR_RUN_DIR) + IF_NAMESIZE + 8];
+
+		record_path(x->ifname, path, sizeof(path));
+		unlink(path); /* fails harmlessly after --user */
+	}
 }
 
 void rr_xdp_destroy(struct rr_xdp *x)

@@ -4,6 +4,7 @@
 #define RR_XDP_H
 
 #include <stdbool.h>
+#include <net/if.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -19,6 +20,7 @@ struct rr_xdp {
 	uint32_t flags; /* XDP_FLAGS_* it was attached with */
 	uint32_t prog_id;
 	bool attached;
+	char ifname[IF_NAMESIZE]; /* names the record of prog_id, see xdp.c */
 	/* The functions' XDP programs, by slot, once loaded. */
 	struct bpf_object *fn_objs[RR_MAX_PORTS];
 	/* The reply cache, mapped (RR_CACHE_ENTRIES entries). */

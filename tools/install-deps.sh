@@ -24,6 +24,14 @@ gnuplot-nox procps git clang-format"
 # compare it with Knot DNS itself (knotd, kdig) and load it with the
 # standard DNS and UDP tools (kxdpgun, dnsperf, sockperf).
 PKGS="$PKGS libknot-dev knot knot-dnsutils dnsperf sockperf"
+# Running as a service: sd_notify (libsystemd), the /metrics endpoint
+# (libmicrohttpd), man pages (help2man), and what the install and service
+# tests call: systemd-analyze (systemd), setpriv and unshare (util-linux,
+# always there), a real Prometheus server and promtool (prometheus). The
+# tests run their own Prometheus; on a machine booted with systemd, Debian's
+# package also enables and starts its system service (port 9090):
+# `systemctl disable --now prometheus` if that is not wanted.
+PKGS="$PKGS libsystemd-dev libmicrohttpd-dev help2man systemd prometheus"
 PKGS="$PKGS $*"
 
 missing=""

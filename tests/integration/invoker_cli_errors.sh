@@ -6,7 +6,8 @@
 # stdout, and no XDP program left on the interface. Covered: unknown flags,
 # bad numbers, unknown interface, more queues than the veth has, a port
 # without a function, missing and broken config files, -N with -S, and
-# running without privileges. --list and --help succeed.
+# running without privileges. --list and --help succeed, and every binary
+# answers --version with "NAME VERSION".
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 
@@ -95,5 +96,15 @@ for h in --help -h; do
 	check_eq "$h: exit status" 0 "$?"
 	check "$h: usage on stdout" grep -q '^Usage: reqrouter' "$RR_TMP/help.out"
 	check "$h: nothing on stderr" test ! -s "$RR_TMP/help.err"
+done
+
+say "== --version on every binary"
+want_version=$(cat VERSION)
+for b in reqrouter reqrouterctl rrload sockserver reflector xskfloor; do
+	out=$("$BUILD/$b" --version 2>&1)
+	check_eq "$b --version: exit 0 and 'NAME VERSION'" "0 $b $want_version" \
+		"$? $out"
+	check "$b --help lists --version" \
+		grep -q -- '--version' <("$BUILD/$b" --help 2>&1)
 done
 rr_finish

@@ -32,7 +32,8 @@ static const struct rr_opt opts[] = {
 	{ "pass", OPT_PASS, NULL, "attach the XDP_PASS program instead" },
 	{ "skb", OPT_SKB, NULL, "generic (skb) mode instead of native" },
 	{ "verbose", 'v', NULL, "show libbpf's messages (the verifier log)" },
-	{ "help", 'h', NULL, "show this help" },
+	RR_OPT_VERSION_ENTRY,
+	{ "help", 'h', NULL, "show this help and exit" },
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -117,6 +118,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			rr_opt_usage(stdout, SYNOPSIS, ABOUT, opts);
+			return 0;
+		case RR_OPT_VERSION:
+			rr_opt_version("reflector");
 			return 0;
 		default:
 			rr_opt_complain("reflector", c, argv);

@@ -64,7 +64,8 @@ static const struct rr_opt opts[] = {
 	{ "iface", 'i', "IFACE", "xdp engine: the client's interface" },
 	{ "dst-mac", OPT_DST_MAC, "MAC",
 	  "xdp engine: server MAC (default: neighbour table)" },
-	{ "help", 'h', NULL, "show this help" },
+	RR_OPT_VERSION_ENTRY,
+	{ "help", 'h', NULL, "show this help and exit" },
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -320,6 +321,9 @@ static int parse_args(int argc, char **argv, struct rl_config *cfg)
 			break;
 		case 'h':
 			rr_opt_usage(stdout, SYNOPSIS, ABOUT, opts);
+			exit(0);
+		case RR_OPT_VERSION:
+			rr_opt_version("rrload");
 			exit(0);
 		default:
 			rr_opt_complain("rrload", c, argv);

@@ -52,7 +52,8 @@ static const struct rr_opt opts[] = {
 	{ "fn-config", OPT_FN_CONFIG, "FILE",
 	  "functions' settings, from reqrouter's config FILE (for functions with state)" },
 	{ "verbose", 'v', NULL, "print the counters each second" },
-	{ "help", 'h', NULL, "show this help" },
+	RR_OPT_VERSION_ENTRY,
+	{ "help", 'h', NULL, "show this help and exit" },
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -397,6 +398,9 @@ static int parse_args(int argc, char **argv, struct srv_config *cfg)
 			break;
 		case 'h':
 			rr_opt_usage(stdout, SYNOPSIS, ABOUT, opts);
+			exit(0);
+		case RR_OPT_VERSION:
+			rr_opt_version("sockserver");
 			exit(0);
 		default:
 			rr_opt_complain("sockserver", c, argv);

@@ -54,7 +54,8 @@ static const struct rr_opt opts[] = {
 	{ "batch", 'b', "N", "descriptors per batch, 1-256 (default 64)" },
 	{ "cpu", OPT_CPU, "CPU", "pin to this CPU" },
 	{ "busy-poll", 'B', NULL, "spin instead of sleeping in poll()" },
-	{ "help", 'h', NULL, "show this help" },
+	RR_OPT_VERSION_ENTRY,
+	{ "help", 'h', NULL, "show this help and exit" },
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -315,6 +316,9 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			rr_opt_usage(stdout, SYNOPSIS, ABOUT, opts);
+			return 0;
+		case RR_OPT_VERSION:
+			rr_opt_version("xskfloor");
 			return 0;
 		default:
 			rr_opt_complain("xskfloor", c, argv);
