@@ -865,13 +865,132 @@ static void user_tier_only(struct rr_invoker *inv, uint32_t p)
 	inv->cached[p] = false;
 }
 
+static int open_port(struct rr_invoker *inv, uint32_t p);
+
+/*
+ * A deployed function with no slot yet: its service, as the config file
+ * (read again, the module now registered) describes it, with the command
+ * line's --tier and --no-cache applied. Appended to the config reqrouter
+ * runs with; returns it, or NULL with @msg set.
+ */
+static struct rr_service *new_service(struct rr_invoker *inv,
+				      const struct rr_function *fn, char *msg,
+				      size_t msglen)
+{
+	struct rr_config *cfg = (struct rr_config *)inv->cfg, *tmp;
+	struct rr_service *svc = NULL, *t;
+	char err[RR_ERRLEN];
+	uint32_t p;
+
+	if (cfg->nservices ==
+	    sizeof(cfg->services) / sizeof(cfg->services[0])) {
+		snprintf(msg, msglen, "no room for another function");
+		return NULL;
+	}
+	tmp = calloc(1, sizeof(*tmp));
+	if (!tmp) {
+		snprintf(msg, msglen, "out of memory");
+		return NULL;
+	}
+	if (rr_config_init(tmp, err, sizeof(err)) ||
+	    (cfg->config_file[0] &&
+	     rr_config_load(tmp, cfg->config_file, err, sizeof(err)))) {
+		snprintf(msg, msglen, "%s", err);
+		goto out;
+	}
+	t = (struct rr_service *)find_in(tmp, fn);
+	if (!t || !t->enabled ||
+	    ((fn->flags & RR_FN_OPT_IN) && !t->configured)) {
+		snprintf(
+			msg, msglen,
+			"function '%s' is off in the config (or needs its [function %s] section)",
+			fn->name, fn->name);
+		goto out;
+	}
+	for (p = 0; p < inv->nports; p++)
+		if (inv->services[p]->port == t->port) {
+			snprintf(msg, msglen, "port %u is '%s''s", t->port,
+				 inv->services[p]->fn->name);
+			goto out;
+		}
+	if (cfg->no_cache)
+		t->cache = false;
+	if (cfg->tier_set)
+		t->tier = cfg->tier;
+	svc = &cfg->services[cfg->nservices++];
+	*svc = *t;
+	t->nsettings = 0; /* the strings are svc's now */
+out:
+	rr_config_free(tmp);
+	free(tmp);
+	return svc;
+}
+
+/* Sockets (for every thread made), XSKMAP entries (for the running ones),
+ * workers told, then the port: slot inv->nports comes to life. */
+static int add_slot(struct rr_invoker *inv, struct rr_service *svc,
+		    struct rr_fn_instance *inst, char *msg, size_t msglen)
+{
+	uint32_t p = inv->nports, q, t;
+	struct rr_sock *s;
+	char buf[128];
+	int ret;
+
+	inv->services[p] = svc; /* its counters were registered by init */
+	hold_module(inst);
+	__atomic_store_n(&inv->inst[p], inst, __ATOMIC_RELEASE);
+	for (q = 0; q < inv->nqueues; q++)
+		for (t = 0; t < inv->threads_made; t++) {
+			s = rr_sock_at(inv, q, t, p);
+			memset(&s->stats, 0, sizeof(s->stats));
+			s->svc = svc;
+			s->slot = p;
+			ret = sock_create(inv, s, &inv->umems[q], q);
+			if (ret) {
+				libxdp_strerror(ret, buf, sizeof(buf));
+				snprintf(
+					msg, msglen,
+					"cannot create an AF_XDP socket on queue %u: %s",
+					q, buf);
+				return ret;
+			}
+			if (inv->prefer_busy_poll)
+				sock_busy_poll(s->fd, true, inv->cfg->batch);
+			if (t < inv->nthreads) {
+				ret = rr_xdp_set_socket(&inv->xdp, q, p, t,
+							s->fd);
+				if (ret) {
+					snprintf(
+						msg, msglen,
+						"cannot put a socket into the XSKMAP: %s",
+						strerror(-ret));
+					return ret;
+				}
+			}
+		}
+	inv->nports = p + 1;
+	for (q = 0; q < inv->nqueues; q++)
+		for (t = 0; t < RR_MAX_THREADS; t++)
+			__atomic_store_n(&rr_worker_at(inv, q, t)->nsocks,
+					 inv->nports, __ATOMIC_RELEASE);
+	ret = open_port(inv, p);
+	if (ret)
+		snprintf(msg, msglen, "cannot open port %u: %s", svc->port,
+			 strerror(-ret));
+	return ret;
+}
+
 int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 		      size_t msglen)
 {
 	struct rr_fn_instance *fresh[RR_MAX_PORTS] = { 0 };
 	struct rr_fn_instance *old[RR_MAX_PORTS] = { 0 };
+	struct rr_fn_instance *added[RR_MAX_PORTS] = { 0 };
+	struct rr_service *addsvc[RR_MAX_PORTS] = { 0 };
+	struct rr_config *cfg = (struct rr_config *)inv->cfg;
 	bool active[RR_MAX_QUEUES * RR_MAX_THREADS];
-	uint32_t p, n = 0;
+	struct rr_registry_snapshot *snap = NULL;
+	uint32_t p, n = 0, nnew = 0, nserv = cfg->nservices, k;
 	struct rr_service *svc;
 	struct rr_module *m;
 	char err[RR_ERRLEN];
@@ -881,29 +1000,61 @@ int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 	ret = rr_registry_open_module(path, &m, msg, msglen);
 	if (ret)
 		return ret;
-	/* Every function first, so a failure changes nothing. */
-	for (j = 0; j < m->nfns; j++) {
-		slot = slot_of(inv, m->fns[j]->name);
-		if (slot < 0) {
-			snprintf(
-				msg, msglen,
-				"%s: function '%s' is not served here (a new function takes a restart)",
-				path, m->fns[j]->name);
-			ret = -ENOENT;
+	active_workers(inv, active);
+	/* New functions are read from the config with the module in the
+	 * registry; until all is known to work, that can be undone. */
+	for (j = 0; j < m->nfns; j++)
+		nnew += slot_of(inv, m->fns[j]->name) < 0;
+	if (nnew) {
+		if (inv->nports + nnew > RR_MAX_PORTS) {
+			snprintf(msg, msglen, "%s: more than %d functions",
+				 path, RR_MAX_PORTS);
+			ret = -E2BIG;
 			goto undo;
 		}
-		svc = (struct rr_service *)inv->services[slot];
-		active_workers(inv, active);
-		ret = rr_fn_instance_new_for(
-			m->fns[j], svc->port, svc->settings, svc->nsettings,
-			RR_WORKER_SLOTS(inv), active, &inv->fn_ctrs[slot],
-			&fresh[slot], err, sizeof(err));
+		snap = rr_registry_save();
+		if (!snap) {
+			ret = -ENOMEM;
+			snprintf(msg, msglen, "out of memory");
+			goto undo;
+		}
+		rr_registry_adopt(m);
+	}
+	/* Every function first, so a failure changes nothing. */
+	for (j = 0, k = 0; j < m->nfns; j++) {
+		slot = slot_of(inv, m->fns[j]->name);
+		if (slot < 0) {
+			svc = new_service(inv, m->fns[j], err, sizeof(err));
+			if (!svc) {
+				snprintf(msg, msglen, "%s: %s", path, err);
+				ret = -EINVAL;
+				goto undo;
+			}
+			addsvc[k] = svc;
+			ret = rr_fn_instance_new_for(
+				m->fns[j], svc->port, svc->settings,
+				svc->nsettings, RR_WORKER_SLOTS(inv), active,
+				&inv->fn_ctrs[inv->nports + k], &added[k], err,
+				sizeof(err));
+			k++;
+		} else {
+			svc = (struct rr_service *)inv->services[slot];
+			ret = rr_fn_instance_new_for(
+				m->fns[j], svc->port, svc->settings,
+				svc->nsettings, RR_WORKER_SLOTS(inv), active,
+				&inv->fn_ctrs[slot], &fresh[slot], err,
+				sizeof(err));
+		}
 		if (ret) {
 			snprintf(msg, msglen, "%s: %s", path, err);
 			goto undo;
 		}
 	}
-	rr_registry_adopt(m);
+	if (snap)
+		free(snap); /* kept: the module is in for good */
+	else
+		rr_registry_adopt(m);
+	snap = NULL;
 	for (p = 0; p < inv->nports; p++) {
 		if (!fresh[p])
 			continue;
@@ -921,6 +1072,13 @@ int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 		}
 		n++;
 	}
+	for (k = 0; k < nnew; k++) {
+		ret = add_slot(inv, addsvc[k], added[k], msg, msglen);
+		if (ret) {
+			pr_warn("deploy: %s\n", msg);
+			return ret;
+		}
+	}
 	if (!wait_workers(inv, __atomic_add_fetch(&inv->epoch, 1,
 						  __ATOMIC_SEQ_CST))) {
 		snprintf(
@@ -932,13 +1090,26 @@ int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 	}
 	for (p = 0; p < inv->nports; p++)
 		free_instance(old[p]);
-	snprintf(msg, msglen, "deployed %s: %u function%s replaced", path, n,
-		 n == 1 ? "" : "s");
+	snprintf(msg, msglen, "deployed %s: %u function%s replaced, %u added",
+		 path, n, n == 1 ? "" : "s", nnew);
 	pr_info("%s\n", msg);
 	return 0;
 undo:
-	for (p = 0; p < RR_MAX_PORTS; p++)
+	for (p = 0; p < RR_MAX_PORTS; p++) {
 		rr_fn_instance_free(fresh[p]);
+		rr_fn_instance_free(added[p]);
+	}
+	/* Services appended for new functions go again. */
+	while (cfg->nservices > nserv) {
+		svc = &cfg->services[--cfg->nservices];
+		for (j = 0; j < svc->nsettings; j++) {
+			free((char *)svc->settings[j].key);
+			free((char *)svc->settings[j].value);
+		}
+		svc->nsettings = 0;
+	}
+	if (snap)
+		rr_registry_restore(snap);
 	rr_module_close(m);
 	pr_warn("deploy: %s\n", msg);
 	return ret;
@@ -968,6 +1139,42 @@ int rr_invoker_remove(struct rr_invoker *inv, const char *name, char *msg,
 		"removed '%s': port %u goes to the kernel (reqrouterctl deploy brings it back)",
 		name, inv->services[p]->port);
 	pr_info("%s\n", msg);
+	return 0;
+}
+
+/* Slot @p's port into the XDP map: from now on its requests reach us. */
+static int open_port(struct rr_invoker *inv, uint32_t p)
+{
+	const struct rr_service *svc = inv->services[p];
+	struct rr_port_conf conf = {
+		.slot = p,
+		.nsocks = inv->nthreads,
+		.flags = svc->nallow ? RR_PORT_ALLOWLIST : 0,
+		.max_amplification = svc->max_amplification,
+		.cache_max_payload = svc->cache_max_payload,
+		.xdp_max_payload = svc->xdp_max_payload,
+	};
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < svc->nallow; i++) {
+		ret = rr_xdp_allow(&inv->xdp, p, &svc->allow[i]);
+		if (ret)
+			return ret;
+	}
+	ret = choose_tier(inv, p, &conf);
+	if (ret)
+		return ret;
+	ret = rr_xdp_set_port(&inv->xdp, svc->port, &conf);
+	if (ret)
+		return ret;
+	inv->port_conf[p] = conf;
+	pr_info("serving '%s' on UDP port %u%s, %s%s\n", svc->fn->name,
+		svc->port,
+		svc->nallow ? " to the sources in its allow-list" : "",
+		inv->tier_xdp[p] ? "in XDP first (tier xdp)"
+				 : "in user space (tier user)",
+		inv->cached[p] ? ", replies cached in XDP" : "");
 	return 0;
 }
 
@@ -1010,34 +1217,9 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	setup_busy_poll(inv);
 	/* Ports last: until now every packet went to the kernel. */
 	for (p = 0; p < inv->nports; p++) {
-		const struct rr_service *svc = inv->services[p];
-		struct rr_port_conf conf = {
-			.slot = p,
-			.nsocks = inv->nthreads,
-			.flags = svc->nallow ? RR_PORT_ALLOWLIST : 0,
-			.max_amplification = svc->max_amplification,
-			.cache_max_payload = svc->cache_max_payload,
-			.xdp_max_payload = svc->xdp_max_payload,
-		};
-
-		for (i = 0; i < svc->nallow; i++) {
-			ret = rr_xdp_allow(&inv->xdp, p, &svc->allow[i]);
-			if (ret)
-				return ret;
-		}
-		ret = choose_tier(inv, p, &conf);
+		ret = open_port(inv, p);
 		if (ret)
 			return ret;
-		ret = rr_xdp_set_port(&inv->xdp, svc->port, &conf);
-		if (ret)
-			return ret;
-		inv->port_conf[p] = conf;
-		pr_info("serving '%s' on UDP port %u%s, %s%s\n", svc->fn->name,
-			svc->port,
-			svc->nallow ? " to the sources in its allow-list" : "",
-			inv->tier_xdp[p] ? "in XDP first (tier xdp)"
-					 : "in user space (tier user)",
-			inv->cached[p] ? ", replies cached in XDP" : "");
 	}
 	warn_veth_peer(inv);
 	inv->ready = true;

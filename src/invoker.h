@@ -222,8 +222,10 @@ int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
  * Loads the function module at @path and has its functions replace the
  * served ones of the same names while serving: each gets a new instance,
  * the workers move to it between batches, and the old code is unloaded
- * once none can be in it. A function not served here is refused (new
- * ports take a restart). Returns 0 or -errno; @msg says what happened.
+ * once none can be in it. A function not served yet is added: its
+ * service read from the config file again, its sockets made and taken
+ * into the workers' rounds, then its port opened. Returns 0 or -errno;
+ * @msg says what happened.
  */
 int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 		      size_t msglen);

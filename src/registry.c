@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "module.h"
@@ -194,6 +195,30 @@ int rr_registry_load_module(const char *path, struct rr_module **out, char *err,
 	if (out)
 		*out = m;
 	return 0;
+}
+
+struct rr_registry_snapshot {
+	size_t n;
+	__typeof__(view) view;
+};
+
+struct rr_registry_snapshot *rr_registry_save(void)
+{
+	struct rr_registry_snapshot *s = malloc(sizeof(*s));
+
+	build();
+	if (s) {
+		s->n = nview;
+		memcpy(s->view, view, sizeof(view));
+	}
+	return s;
+}
+
+void rr_registry_restore(struct rr_registry_snapshot *s)
+{
+	nview = s->n;
+	memcpy(view, s->view, sizeof(view));
+	free(s);
 }
 
 void rr_registry_release(struct rr_module *m)

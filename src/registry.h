@@ -64,6 +64,11 @@ int rr_registry_load_module(const char *path, struct rr_module **out, char *err,
 int rr_registry_open_module(const char *path, struct rr_module **out, char *err,
 			    size_t errlen);
 void rr_registry_adopt(struct rr_module *m);
+/* What the registry serves, saved and put back (free()d either way), for
+ * a caller that adopts a module before it knows it can keep it. */
+struct rr_registry_snapshot;
+struct rr_registry_snapshot *rr_registry_save(void);
+void rr_registry_restore(struct rr_registry_snapshot *s);
 /* Unloads @m once no instance uses it and the registry serves another
  * version of all its functions. */
 void rr_registry_release(struct rr_module *m);

@@ -46,7 +46,7 @@ static const struct rr_opt opts[] = {
 	"Commands: status (interface, mode, queues, workers, functions),\n"    \
 	"stats (the counters, per function), health (exit 0 only while ready),\n" \
 	"reload (re-read the config and re-initialise functions with state),\n" \
-	"deploy FILE.so (replace functions by a module's, while serving),\n"   \
+	"deploy FILE.so (add or replace functions from a module, while serving),\n"   \
 	"remove NAME (the function's port goes to the kernel),\n"           \
 	"threads N (workers per queue, changed while serving),\n"            \
 	"drain (health fails at once, requests are still answered, and the\n" \

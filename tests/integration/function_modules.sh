@@ -90,9 +90,22 @@ check_eq "reverse keeps answering" "olleh" "$(ask 1232 hello)"
 check_eq "remove twice: exit 1" 1 $?
 "$CTL" --control "$SOCK" deploy "$MODS/echo.so" >/dev/null
 check_eq "deploy brings it back" "hello" "$(ask 7 hello)"
+# A function reqrouter does not have: a port of its own, while serving.
+check_eq "before: nothing on port 9009" "<none>" "$(ask 9009 hello)"
+out=$("$CTL" --control "$SOCK" deploy "$TMODS/upper.so")
+check_eq "deploy upper.so (a new function): exit 0" 0 $?
+say "    $out"
+check_eq "the new function answers on its port" "HELLO NEW PORT" "$(ask 9009 'hello new port')"
+check_eq "status lists it, from its module" "$(realpath "$TMODS/upper.so")" "$(func_field upper module)"
+check_eq "its own counter is exported" 1 \
+	"$("$CTL" --control "$SOCK" --json stats | python3 -c 'import json,sys; print([f for f in json.load(sys.stdin)["functions"] if f["name"] == "upper"][0]["counters"]["upper_answers"])')"
+check "after threads 1 and 3 it still answers" bash -c \
+	"'$CTL' --control '$SOCK' threads 1 >/dev/null && '$CTL' --control '$SOCK' threads 3 >/dev/null"
+check_eq "... on every thread's socket" "AGAIN" "$(ask 9009 again)"
+"$CTL" --control "$SOCK" threads 2 >/dev/null
 out=$("$CTL" --control "$SOCK" deploy "$MODS/kv.so" 2>&1)
-check_eq "deploying a function not served: exit 1" 1 $?
-check "... says a new function takes a restart" grep -q "not served here" <<<"$out"
+check_eq "deploying an opt-in function without its section: exit 1" 1 $?
+check "... says it needs its section" grep -q "needs its \[function kv\] section" <<<"$out"
 echo junk >"$RR_TMP/junk.so"
 out=$("$CTL" --control "$SOCK" deploy "$RR_TMP/junk.so" 2>&1)
 check_eq "deploying junk: exit 1, one line" "1 1" "$? $(wc -l <<<"$out")"
