@@ -18,7 +18,8 @@ FUZZ_CFLAGS := -O1 -g -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	-D_GNU_SOURCE -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined
 FUZZ_REQ_SRCS := tests/fuzz/fuzz_request.c tests/fuzz/frames.c \
-	src/packet.c src/registry.c $(FN_SRCS)
+	src/packet.c src/registry.c src/function.c src/module.c src/config.c \
+	$(FN_SRCS)
 FUZZ_REQ_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_REQ_SRCS))
 FUZZ_HOST_OBJS := $(patsubst %,$(FUZZ_DIR)/host/%.o,fuzz_xdp gen_seeds frames)
 
@@ -38,7 +39,7 @@ $(FUZZ_DIR)/obj/%.o: %.c
 
 $(FUZZ_DIR)/fuzz_request: $(FUZZ_REQ_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -linih -ldl
 
 # The XDP fuzzer and the seed generator are ordinary programs.
 $(FUZZ_DIR)/host/%.o: tests/fuzz/%.c | $(SKELS)
