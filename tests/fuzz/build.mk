@@ -38,7 +38,7 @@ $(FUZZ_DIR)/obj/%.o: %.c
 
 $(FUZZ_DIR)/fuzz_request: $(FUZZ_REQ_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(FN_PKG_LIBS)
 
 # The XDP fuzzer and the seed generator are ordinary programs.
 $(FUZZ_DIR)/host/%.o: tests/fuzz/%.c | $(SKELS)
