@@ -17,8 +17,12 @@ FUZZ_XDP_FRAMES ?= 10000000
 FUZZ_CFLAGS := -O1 -g -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	-D_GNU_SOURCE -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined
+# The functions and what their init() calls (function API 2: settings,
+# counters; config.c reads --fn-config files).
+FUZZ_FN_SRCS := src/registry.c src/function.c src/config.c $(FN_SRCS)
+FUZZ_FN_LIBS := $(FN_PKG_LIBS) -linih
 FUZZ_REQ_SRCS := tests/fuzz/fuzz_request.c tests/fuzz/frames.c \
-	src/packet.c src/registry.c $(FN_SRCS)
+	src/packet.c $(FUZZ_FN_SRCS)
 FUZZ_REQ_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_REQ_SRCS))
 FUZZ_HOST_OBJS := $(patsubst %,$(FUZZ_DIR)/host/%.o,fuzz_xdp gen_seeds frames)
 
@@ -38,7 +42,7 @@ $(FUZZ_DIR)/obj/%.o: %.c
 
 $(FUZZ_DIR)/fuzz_request: $(FUZZ_REQ_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(FN_PKG_LIBS)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(FUZZ_FN_LIBS)
 
 # The XDP fuzzer and the seed generator are ordinary programs.
 $(FUZZ_DIR)/host/%.o: tests/fuzz/%.c | $(SKELS)
