@@ -24,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "config.h"
 #include "function.h"
 #include "packet.h"
 #include "registry.h"
@@ -1074,6 +1075,47 @@ static void test_init_errors(void **state)
 	load_example();
 }
 
+/* From a config file, as reqrouter reads it: reqrouter's own keys stay
+ * with it, the others reach init() with their lines. */
+static void test_config_file(void **state)
+{
+	static struct rr_config cfg; /* large: not on the stack */
+	const struct rr_service *svc = NULL;
+	char *path = write_file(
+		"[function dns]\nport = 5353\nmax_amplification = 0\n"
+		"zone = example.com " ZONE "\nudp_max_payload = 4096\n");
+	struct reply r;
+	struct q q;
+	uint32_t i;
+
+	(void)state;
+	assert_int_equal(rr_config_init(&cfg, err, sizeof(err)), 0);
+	if (rr_config_load(&cfg, path, err, sizeof(err)))
+		fail_msg("config refused: %s", err);
+	for (i = 0; i < cfg.nservices; i++)
+		if (cfg.services[i].fn == fn)
+			svc = &cfg.services[i];
+	assert_non_null(svc);
+	assert_true(svc->enabled); /* opt-in: the section turns it on */
+	assert_int_equal(svc->port, 5353);
+	assert_int_equal(svc->max_amplification, 0);
+	assert_int_equal(svc->nsettings, 2);
+	assert_string_equal(svc->settings[0].key, "zone");
+	assert_int_equal(svc->settings[1].line, 5);
+	rr_fn_instance_free(inst);
+	assert_int_equal(rr_fn_instance_new(fn, svc->port, svc->settings,
+					    svc->nsettings, 2, &ctrs, &inst,
+					    err, sizeof(err)),
+			 0);
+	query(&q, "huge.example.com", 16, 1, 0);
+	add_opt(&q, 4096, 0, 0, NULL, 0);
+	ask(&q, &r);
+	check_counts(&r, 0, AA, 1, 0, 1);
+	rr_config_free(&cfg);
+	unlink(path);
+	load_example();
+}
+
 /* Without its state (a caller that ran no init), nothing is answered
  * and nothing is touched. */
 static void test_no_state(void **state)
@@ -1104,6 +1146,7 @@ int main(void)
 		cmocka_unit_test(test_truncation),
 		cmocka_unit_test(test_several_zones),
 		cmocka_unit_test(test_init_errors),
+		cmocka_unit_test(test_config_file),
 		cmocka_unit_test(test_no_state),
 	};
 
