@@ -211,7 +211,7 @@ static int put_answer(struct answer *a)
 		rs = dns_node_rrset(n, a->qtype);
 	if (!rs)
 		return 0;
-	return put_rrset(a, rs, a->p->nrr ? 0 : DNS_HDR_LEN, 0);
+	return put_rrset(a, rs, a->p->nrr ? 0 : DNS_HDR_LEN, DNS_PF_ORIGTTL);
 }
 
 /* A DNAME's CNAME for the name being solved (RFC 6672): NULL when the

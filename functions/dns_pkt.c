@@ -295,6 +295,9 @@ static int put_records(struct dns_pkt *p, const struct dns_rrview *rr,
 		if ((flags & DNS_PF_SOAMINTTL) && rr->type == DNS_T_SOA &&
 		    len >= 4 && dns_get32(rd + 2 + len - 4) < ttl)
 			ttl = dns_get32(rd + 2 + len - 4);
+		if ((flags & DNS_PF_ORIGTTL) && rr->type == DNS_T_RRSIG &&
+		    len >= 8)
+			ttl = dns_get32(rd + 2 + 4);
 		dns_put16(dst, rr->type);
 		dns_put16(dst + 2, DNS_C_IN);
 		dns_put32(dst + 4, ttl);
@@ -384,7 +387,7 @@ int dns_pkt_image(const struct dns_rrview *rr, struct dns_image *img)
 	memcpy(wire + DNS_HDR_LEN, rr->owner, qlen);
 	memset(wire + DNS_HDR_LEN + qlen, 0, 4);
 	dns_pkt_init(p, wire, qlen, dns_name_labels(rr->owner), max);
-	if (dns_pkt_put(p, rr, DNS_HDR_LEN, 0, &info))
+	if (dns_pkt_put(p, rr, DNS_HDR_LEN, DNS_PF_ORIGTTL, &info))
 		goto out; /* never fits: no image */
 	img->len = (uint32_t)(p->size - (DNS_HDR_LEN + qlen + 4));
 	img->bytes = malloc(img->len ? img->len : 1);

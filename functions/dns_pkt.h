@@ -56,6 +56,7 @@ enum dns_section {
 #define DNS_PF_NOTRUNC 0x1   /* no room: leave TC alone */
 #define DNS_PF_CHECKDUP 0x2  /* already there: put nothing, succeed */
 #define DNS_PF_SOAMINTTL 0x4 /* SOA TTL: min(TTL, SOA MINIMUM) */
+#define DNS_PF_ORIGTTL 0x8   /* RRSIG TTL: its original TTL field */
 
 struct dns_pkt {
 	uint8_t *wire;
@@ -107,8 +108,9 @@ int dns_pkt_put_image(struct dns_pkt *p, const struct dns_rrview *rr,
 
 /*
  * Makes @img->bytes (malloc()ed, the caller frees it) for @rr, whose owner
- * is in its canonical lower-case form. Returns 0 or -errno; an RRset that
- * can never fit in 64 KiB gets no image (bytes NULL).
+ * is in its canonical lower-case form, put with DNS_PF_ORIGTTL as answers
+ * are. Returns 0 or -errno; an RRset that can never fit in 64 KiB gets no
+ * image (bytes NULL).
  */
 int dns_pkt_image(const struct dns_rrview *rr, struct dns_image *img);
 

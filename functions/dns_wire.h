@@ -214,14 +214,16 @@ struct dns_query {
 	uint8_t edns_expire; /* the OPT asked for EDNS EXPIRE */
 	uint8_t tsig;	     /* a TSIG record was there */
 	uint8_t qlabels;
+	/* From here on, only what the fields above say is there is set
+	 * (the parser clears the fields above only). The QNAME lower-cased,
+	 * and where each label starts in it: */
+	uint8_t lname[DNS_MAX_NAME];
+	uint8_t label_off[DNS_MAX_LABELS];
 	/* The TSIG record, for the one knotd sends back: its owner
 	 * (lower-case), algorithm and time signed. */
 	uint8_t tsig_time[6];
 	uint8_t tsig_owner[DNS_MAX_NAME];
 	uint8_t tsig_alg[DNS_MAX_NAME];
-	/* The QNAME lower-cased, and where each label starts in it. */
-	uint8_t lname[DNS_MAX_NAME];
-	uint8_t label_off[DNS_MAX_LABELS];
 };
 
 /* Reads the message @msg of @len bytes into @q. */

@@ -945,6 +945,55 @@ static void test_several_zones(void **state)
 	unlink(child);
 }
 
+/* What knotd makes of a zone file, and DNAME. */
+static void test_zone_rules(void **state)
+{
+	char *zone = write_file(
+		"$ORIGIN t.\n$TTL 100\n@ SOA ns admin 1 2 3 4 50\n@ NS ns\n"
+		"ns A 192.0.2.1\nsig A 192.0.2.2\n"
+		"sig RRSIG A 8 2 3600 20300101000000 20200101000000 1 t. AAAA\n"
+		"ttl 10 A 192.0.2.3\nttl 20 A 192.0.2.4\n"
+		"dup A 192.0.2.5\ndup A 192.0.2.5\nOut.Of.Zone. A 192.0.2.9\n"
+		"dn DNAME target\ntarget A 192.0.2.6\nx.target A 192.0.2.7\n");
+	const char *kv[] = { "zone", zone };
+	struct reply r;
+	struct q q;
+
+	(void)state;
+	if (load(kv, 1))
+		fail_msg("refused: %s", err);
+	/* An RRSIG answers with its original TTL field. */
+	query(&q, "sig.t", 46, 1, 0);
+	ask(&q, &r);
+	check_counts(&r, 0, AA, 1, 0, 0);
+	check_rr(&r.rr[0], "sig.t.", 46, 3600, NULL);
+	/* An RRset's TTL is its last record's; a record twice is once. */
+	query(&q, "ttl.t", 1, 1, 0);
+	ask(&q, &r);
+	check_counts(&r, 0, AA, 2, 0, 0);
+	check_rr(&r.rr[0], "ttl.t.", 1, 20, "192.0.2.3");
+	check_rr(&r.rr[1], "ttl.t.", 1, 20, "192.0.2.4");
+	query(&q, "dup.t", 1, 1, 0);
+	ask(&q, &r);
+	check_counts(&r, 0, AA, 1, 0, 0);
+	/* What is outside the zone is left out of it. */
+	query(&q, "out.of.zone", 1, 1, 0);
+	ask(&q, &r);
+	check_counts(&r, 5, 0, 0, 0, 0);
+	/* DNAME: the DNAME, a CNAME made for the name, then its target. */
+	query(&q, "X.dn.t", 1, 1, 0);
+	ask(&q, &r);
+	check_counts(&r, 0, AA, 3, 0, 0);
+	check_rr(&r.rr[0], "dn.t.", 39, 100, NULL);
+	check_rr(&r.rr[1], "X.dn.t.", 5, 100, "x.target.t.");
+	check_rr(&r.rr[2], "x.target.t.", 1, 100, "192.0.2.7");
+	query(&q, "y.dn.t", 1, 1, 0);
+	ask(&q, &r);
+	check_counts(&r, 3, AA, 2, 1, 0);
+	unlink(zone);
+	load_example();
+}
+
 static void check_init_error(const char *const *kv, size_t n, const char *what)
 {
 	if (load(kv, n) != -EINVAL)
@@ -1145,6 +1194,7 @@ int main(void)
 		cmocka_unit_test(test_edns),
 		cmocka_unit_test(test_truncation),
 		cmocka_unit_test(test_several_zones),
+		cmocka_unit_test(test_zone_rules),
 		cmocka_unit_test(test_init_errors),
 		cmocka_unit_test(test_config_file),
 		cmocka_unit_test(test_no_state),
