@@ -7,6 +7,8 @@
 #   kern/*.bpf.c, tools/*/*.bpf.c -> build/bpf/NAME.bpf.o + build/skel/NAME.skel.h
 #   tools/NAME/*.c      -> build/NAME
 #   tests/unit/*.c, tests/bpf/*.c -> build/tests/NAME
+#   functions/*.pkgs    -> pkg-config names whose flags every object and
+#                          binary gets (a function's libraries)
 # so a file dropped into functions/ is built with no other edit.
 
 CC ?= gcc
@@ -41,6 +43,20 @@ CPPFLAGS += -Isrc -Ifunctions -Ikern -I$(BUILD)/skel -MMD -MP \
 LDLIBS += -lxdp -lbpf -lelf -lz -linih -lcap-ng -lpthread -ldl
 # Only reqrouter itself talks to systemd and serves HTTP.
 RR_LDLIBS := -lsystemd -lmicrohttpd
+# Libraries the functions need: functions/NAME.pkgs lists pkg-config names
+# (whitespace-separated, '#' comments). Every binary links every function,
+# so their flags go everywhere; FN_PKG_LIBS also reaches the fuzzers'
+# clang links (tests/fuzz/build.mk).
+FN_PKGS := $(sort $(shell sed 's/\#.*//' $(wildcard functions/*.pkgs) /dev/null))
+ifneq ($(FN_PKGS),)
+ifneq ($(shell pkg-config --exists $(FN_PKGS) 2>/dev/null && echo ok),ok)
+$(warning functions need pkg-config packages '$(FN_PKGS)' that pkg-config cannot find: make deps)
+endif
+FN_PKG_CFLAGS := $(shell pkg-config --cflags $(FN_PKGS) 2>/dev/null)
+FN_PKG_LIBS := $(shell pkg-config --libs $(FN_PKGS) 2>/dev/null)
+endif
+CPPFLAGS += $(FN_PKG_CFLAGS)
+LDLIBS += $(FN_PKG_LIBS)
 ifeq ($(SAN),1)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
 	  -fno-sanitize-recover=undefined
@@ -66,8 +82,13 @@ BPF_OBJS := $(patsubst %.bpf.c,$(BUILD)/bpf/%.bpf.o,$(notdir $(BPF_SRCS)))
 SKELS := $(patsubst %.bpf.c,$(BUILD)/skel/%.skel.h,$(notdir $(BPF_SRCS)))
 LIB := $(BUILD)/libreqrouter.a
 FN_OBJS := $(call obj,$(FN_SRCS) $(XDPFN_GEN))
-# Every functions/NAME.c also as a module (see the rules below).
-MODULES := $(patsubst functions/%.c,$(BUILD)/functions/%.so,$(FN_SRCS))
+# Every function also as a module (see the rules below). A file
+# functions/NAME_PART.c beside functions/NAME.c is a part of NAME (dns's
+# parser and zone code), built into NAME's module, not one of its own.
+FN_STEMS := $(patsubst functions/%.c,%,$(FN_SRCS))
+fn_part_of = $(filter $(firstword $(subst _, ,$(1))),$(filter-out $(1),$(FN_STEMS)))
+MODULE_STEMS := $(foreach s,$(FN_STEMS),$(if $(call fn_part_of,$(s)),,$(s)))
+MODULES := $(patsubst %,$(BUILD)/functions/%.so,$(MODULE_STEMS))
 TEST_MODULES := $(patsubst tests/modules/%.c,$(BUILD)/tests/modules/%.so,\
 	$(wildcard tests/modules/*.c))
 # src/ctl/: reqrouterctl, the control client (no functions linked in).
@@ -148,10 +169,12 @@ $(BUILD)/reqrouter: $(call obj,$(SRC_MAIN)) $(LIB) $(FN_OBJS)
 # Every functions/NAME.c also as a module, build/functions/NAME.so, with
 # the entry point reqrouter looks up (src/module/entry.c); tests/modules/
 # holds modules only the tests load.
-$(BUILD)/functions/%.so: functions/%.c src/module/entry.c
+.SECONDEXPANSION:
+$(BUILD)/functions/%.so: functions/%.c $$(wildcard functions/%_*.c) \
+		src/module/entry.c
 	@mkdir -p $(@D)
 	$(call msg,MODULE,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -o $@ $^
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -o $@ $^ $(FN_PKG_LIBS)
 $(BUILD)/tests/modules/%.so: tests/modules/%.c src/module/entry.c
 	@mkdir -p $(@D)
 	$(call msg,MODULE,$@)
