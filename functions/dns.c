@@ -23,6 +23,7 @@
  * of bytes made at load time.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -627,6 +628,7 @@ static int dns_handler(const struct rr_request *req, uint8_t *buf, size_t len,
 	struct dns_opt o;
 	enum qkind kind;
 	enum solve final;
+	bool room_bound;
 	size_t max;
 	int aa;
 
@@ -703,6 +705,10 @@ static int dns_handler(const struct rr_request *req, uint8_t *buf, size_t len,
 	if (q.edns && q.edns_payload > max)
 		max = q.edns_payload < st->udp_max ? q.edns_payload
 						   : st->udp_max;
+	/* A reply cut to the room offered (the MTU, max_amplification)
+	 * depends on more than the query: the reply cache must not answer
+	 * another query with it. */
+	room_bound = max > room;
 	if (max > room)
 		max = room;
 	if (q.edns)
@@ -735,6 +741,8 @@ static int dns_handler(const struct rr_request *req, uint8_t *buf, size_t len,
 	count_rcode(req, st, a.rcode);
 	if (p.tc)
 		rr_fn_count(req, st->counter[C_TRUNCATED], 1);
+	if (room_bound && (p.tc || q.edns))
+		rr_fn_no_cache(req);
 	if (final == S_DELEG)
 		rr_fn_count(req, st->counter[C_REFERRAL], 1);
 	return (int)len;
@@ -861,4 +869,4 @@ static int dns_init(const struct rr_fn_config *cfg, void **state)
 RR_FUNCTION_DEF(dns, 53,
 		"authoritative DNS from zone files (reloaded on SIGHUP)",
 		.handler = dns_handler, .init = dns_init, .fini = dns_free,
-		.flags = RR_FN_OPT_IN);
+		.flags = RR_FN_OPT_IN | RR_FN_PURE, .id_bytes = 2);
