@@ -7,6 +7,8 @@
 #   kern/*.bpf.c, tools/*/*.bpf.c -> build/bpf/NAME.bpf.o + build/skel/NAME.skel.h
 #   tools/NAME/*.c      -> build/NAME
 #   tests/unit/*.c, tests/bpf/*.c -> build/tests/NAME
+#   functions/*.pkgs    -> pkg-config names whose flags every object and
+#                          binary gets (a function's libraries)
 # so a file dropped into functions/ is built with no other edit.
 
 CC ?= gcc
@@ -37,6 +39,20 @@ CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	  -D_GNU_SOURCE -pthread
 CPPFLAGS += -Isrc -Ifunctions -Ikern -I$(BUILD)/skel -MMD -MP
 LDLIBS += -lxdp -lbpf -lelf -lz -linih -lcap-ng -lpthread
+# Libraries the functions need: functions/NAME.pkgs lists pkg-config names
+# (whitespace-separated, '#' comments). Every binary links every function,
+# so their flags go everywhere; FN_PKG_LIBS also reaches the fuzzers'
+# clang links (tests/fuzz/build.mk).
+FN_PKGS := $(sort $(shell sed 's/\#.*//' $(wildcard functions/*.pkgs) /dev/null))
+ifneq ($(FN_PKGS),)
+ifneq ($(shell pkg-config --exists $(FN_PKGS) 2>/dev/null && echo ok),ok)
+$(warning functions need pkg-config packages '$(FN_PKGS)' that pkg-config cannot find: make deps)
+endif
+FN_PKG_CFLAGS := $(shell pkg-config --cflags $(FN_PKGS) 2>/dev/null)
+FN_PKG_LIBS := $(shell pkg-config --libs $(FN_PKGS) 2>/dev/null)
+endif
+CPPFLAGS += $(FN_PKG_CFLAGS)
+LDLIBS += $(FN_PKG_LIBS)
 ifeq ($(SAN),1)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
 	  -fno-sanitize-recover=undefined

@@ -4,9 +4,12 @@
 #   $(BUILD)/fuzz/fuzz_request  libFuzzer + ASan/UBSan over rr_process(); its
 #                               sources are built here with clang, apart
 #                               from the gcc-built library
+#   $(BUILD)/fuzz/fuzz_dns      libFuzzer + ASan/UBSan over the dns
+#                               function's handler, DNS messages in
 #   $(BUILD)/fuzz/fuzz_xdp      the XDP program under bpf_prog_test_run_opts,
 #                               its in-kernel tier against rr_serve()
 #   $(BUILD)/fuzz/seeds/        seed corpus written by gen_seeds
+#   $(BUILD)/fuzz/dns-seeds/    fuzz_dns's, written by gen_dns_seeds
 # make fuzz-build builds them, make fuzz-short runs the make-test versions,
 # make fuzz (= fuzz-long) the long ones.
 
@@ -17,15 +20,23 @@ FUZZ_XDP_FRAMES ?= 10000000
 FUZZ_CFLAGS := -O1 -g -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	-D_GNU_SOURCE -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined
+# The functions and what their init() calls (function API 2: settings,
+# counters; config.c reads --fn-config files).
+FUZZ_FN_SRCS := src/registry.c src/function.c src/config.c $(FN_SRCS)
+FUZZ_FN_LIBS := $(FN_PKG_LIBS) -linih
 FUZZ_REQ_SRCS := tests/fuzz/fuzz_request.c tests/fuzz/frames.c \
-	src/packet.c src/registry.c $(FN_SRCS)
+	src/packet.c $(FUZZ_FN_SRCS)
 FUZZ_REQ_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_REQ_SRCS))
-FUZZ_HOST_OBJS := $(patsubst %,$(FUZZ_DIR)/host/%.o,fuzz_xdp gen_seeds frames)
+FUZZ_DNS_SRCS := tests/fuzz/fuzz_dns.c $(FUZZ_FN_SRCS)
+FUZZ_DNS_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_DNS_SRCS))
+FUZZ_HOST_OBJS := $(patsubst %,$(FUZZ_DIR)/host/%.o,fuzz_xdp gen_seeds \
+	gen_dns_seeds frames)
 
-.PHONY: fuzz-build fuzz-request-build fuzz-xdp-build fuzz-short fuzz-long fuzz-request-long fuzz-xdp-long
+.PHONY: fuzz-build fuzz-request-build fuzz-dns-build fuzz-xdp-build fuzz-short fuzz-long fuzz-request-long fuzz-dns-long fuzz-xdp-long
 
-fuzz-build: fuzz-request-build fuzz-xdp-build
+fuzz-build: fuzz-request-build fuzz-dns-build fuzz-xdp-build
 fuzz-request-build: $(FUZZ_DIR)/fuzz_request $(FUZZ_DIR)/seeds/.stamp
+fuzz-dns-build: $(FUZZ_DIR)/fuzz_dns $(FUZZ_DIR)/dns-seeds/.stamp
 fuzz-xdp-build: $(FUZZ_DIR)/fuzz_xdp
 
 # Instrumented for coverage and sanitizers; libFuzzer's main() comes in at
@@ -38,7 +49,11 @@ $(FUZZ_DIR)/obj/%.o: %.c
 
 $(FUZZ_DIR)/fuzz_request: $(FUZZ_REQ_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(FUZZ_FN_LIBS)
+
+$(FUZZ_DIR)/fuzz_dns: $(FUZZ_DNS_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ $(FUZZ_FN_LIBS)
 
 # The XDP fuzzer and the seed generator are ordinary programs.
 $(FUZZ_DIR)/host/%.o: tests/fuzz/%.c | $(SKELS)
@@ -61,14 +76,26 @@ $(FUZZ_DIR)/seeds/.stamp: $(FUZZ_DIR)/gen_seeds
 	$(call msg,SEEDS,$(@D))
 	$(Q)rm -rf $(@D) && mkdir -p $(@D) && $< $(@D) && touch $@
 
+$(FUZZ_DIR)/gen_dns_seeds: $(FUZZ_DIR)/host/gen_dns_seeds.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^
+
+$(FUZZ_DIR)/dns-seeds/.stamp: $(FUZZ_DIR)/gen_dns_seeds
+	$(call msg,SEEDS,$(@D))
+	$(Q)rm -rf $(@D) && mkdir -p $(@D) && $< $(@D) && touch $@
+
 fuzz-short: fuzz-build
 	$(Q)bash tests/integration/fuzz_request_path.sh
+	$(Q)bash tests/integration/fuzz_dns.sh
 	$(Q)bash tests/integration/fuzz_xdp.sh
 
-fuzz-long: fuzz-request-long fuzz-xdp-long
+fuzz-long: fuzz-request-long fuzz-dns-long fuzz-xdp-long
 
 fuzz-request-long: fuzz-build
 	$(Q)tests/fuzz/run-request.sh -t $(FUZZ_TIME) -c $(FUZZ_DIR)/corpus
+
+fuzz-dns-long: fuzz-build
+	$(Q)tests/fuzz/run-dns.sh -t $(FUZZ_TIME) -c $(FUZZ_DIR)/dns-corpus
 
 # 77: not root, already said why.
 fuzz-xdp-long: fuzz-build
@@ -76,4 +103,4 @@ fuzz-xdp-long: fuzz-build
 
 fuzz: fuzz-long
 
--include $(FUZZ_REQ_OBJS:.o=.d) $(FUZZ_HOST_OBJS:.o=.d)
+-include $(sort $(FUZZ_REQ_OBJS:.o=.d) $(FUZZ_DNS_OBJS:.o=.d)) $(FUZZ_HOST_OBJS:.o=.d)

@@ -11,10 +11,16 @@
 # -r caps the inputs (default: no cap), -t the time; with -m the run fails
 # if fewer than MIN_RUNS inputs were executed. -c keeps new inputs in
 # CORPUS (created if missing); without it they go to a temporary directory.
-# Run from the repository root; BUILD as in the Makefile.
+# Run from the repository root; BUILD as in the Makefile. Another libFuzzer
+# target runs the same way with FUZZ_TARGET, FUZZ_SEEDS, FUZZ_DICT and
+# FUZZ_CRASHES set (run-dns.sh).
 set -u
 BUILD=${BUILD:-build}
-FZ=$BUILD/fuzz/fuzz_request
+target=${FUZZ_TARGET:-fuzz_request}
+FZ=$BUILD/fuzz/$target
+seeds=${FUZZ_SEEDS:-$BUILD/fuzz/seeds}
+dict=${FUZZ_DICT:-tests/fuzz/request.dict}
+crashes=${FUZZ_CRASHES:-tests/fuzz/crashes}
 runs=-1
 secs=600
 min_runs=0
@@ -33,10 +39,10 @@ while getopts r:t:m:c:s: opt; do
 done
 
 if [ ! -x "$FZ" ]; then
-	echo "run-request: $FZ missing (make fuzz-build)"
+	echo "$target: $FZ missing (make fuzz-build)"
 	exit 1
 fi
-tmp=$(mktemp -d /tmp/rr-fuzz-request.XXXXXX)
+tmp=$(mktemp -d "/tmp/rr-$target.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 [ -n "$corpus" ] || corpus=$tmp/corpus
 mkdir -p "$corpus" "$BUILD/fuzz/artifacts"
@@ -46,13 +52,13 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # libFuzzer's own exit codes include 77, the test runner's "skip": every
 # failure is mapped to 1.
 common=(-error_exitcode=1 -timeout_exitcode=1 -timeout=10 -rss_limit_mb=2048
-	-max_len=4097 -dict=tests/fuzz/request.dict
+	-max_len=4097 -dict="$dict"
 	-artifact_prefix="$BUILD/fuzz/artifacts/")
 
 shopt -s nullglob
-saved=(tests/fuzz/crashes/*)
+saved=("$crashes"/*)
 if [ ${#saved[@]} -gt 0 ]; then
-	echo "replaying ${#saved[@]} saved input(s) from tests/fuzz/crashes/"
+	echo "replaying ${#saved[@]} saved input(s) from $crashes/"
 	if ! "$FZ" "${common[@]}" "${saved[@]}" >"$tmp/replay.log" 2>&1; then
 		tail -n 40 "$tmp/replay.log"
 		echo "FAIL: a saved crash input still fails"
@@ -60,11 +66,11 @@ if [ ${#saved[@]} -gt 0 ]; then
 	fi
 fi
 
-echo "fuzz_request: seed $seed, up to ${runs/#-1/unlimited} inputs in ${secs} s"
+echo "$target: seed $seed, up to ${runs/#-1/unlimited} inputs in ${secs} s"
 start=$(date +%s)
 touch "$tmp/start"
 "$FZ" "${common[@]}" -seed="$seed" -runs="$runs" -max_total_time="$secs" \
-	-print_final_stats=1 "$corpus" "$BUILD/fuzz/seeds" >"$tmp/fuzz.log" 2>&1
+	-print_final_stats=1 "$corpus" "$seeds" >"$tmp/fuzz.log" 2>&1
 rc=$?
 took=$(($(date +%s) - start))
 done_runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/fuzz.log")
@@ -76,12 +82,12 @@ if [ $rc -ne 0 ]; then
 		od -An -tx1 -v "$a" | tr -d ' \n' | fold -w 64
 		echo
 	done
-	echo "FAIL: fuzz_request exited $rc after ${took} s (seed $seed);" \
-		"keep the input in tests/fuzz/crashes/"
+	echo "FAIL: $target exited $rc after ${took} s (seed $seed);" \
+		"keep the input in $crashes/"
 	exit 1
 fi
 grep -E '^(Done|stat::)' "$tmp/fuzz.log"
-echo "fuzz_request: ${done_runs:-0} inputs in ${took} s," \
+echo "$target: ${done_runs:-0} inputs in ${took} s," \
 	"corpus $(find "$corpus" -type f | wc -l) new input(s)"
 if [ "${done_runs:-0}" -lt "$min_runs" ]; then
 	echo "FAIL: only ${done_runs:-0} inputs ran, $min_runs wanted"

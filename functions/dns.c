@@ -1,0 +1,864 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dns: an authoritative DNS server over UDP, answering from zone files
+ * loaded at start-up (and again on SIGHUP).
+ *
+ *	[function dns]
+ *	zone = example.com configs/example.zone
+ *	zone = /etc/reqrouter/example.net.zone   ; origin: the SOA's owner
+ *	udp_max_payload = 1232
+ *
+ * It answers as Knot DNS 3.2 answers from the same files with its default
+ * settings, down to the bytes (same records, same order, same name
+ * compression, so the same truncation): the answer logic below follows
+ * knotd's internet.c step by step (CNAME chains of at most 5 inside the
+ * zone, DNAME, wildcards, empty non-terminals, referrals with glue, NS/MX/
+ * SRV targets in the additional section, SOA with the negative TTL in
+ * negative answers, EDNS(0)). The README lists what it leaves out (DNSSEC
+ * records beyond asking for them by type, TSIG, CHAOS TXT, transfers).
+ *
+ * The request path allocates nothing and takes no lock: the zones are
+ * read-only once loaded (dns_zone.h), names are found through one hash
+ * lookup, and the usual answer (the first RRset for the QNAME) is one copy
+ * of bytes made at load time.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dns_pkt.h"
+#include "dns_wire.h"
+#include "dns_zone.h"
+#include "rr_function.h"
+
+#define DNS_CHAIN_MAX 5	     /* knotd's CNAME_CHAIN_MAX */
+#define DNS_UDP_DEFAULT 1232 /* knotd's udp-max-payload */
+#define DNS_UDP_MAX 4096
+
+enum dns_counter {
+	C_NOERROR,
+	C_NXDOMAIN,
+	C_REFERRAL,
+	C_REFUSED,
+	C_FORMERR,
+	C_NOTIMP,
+	C_OTHER,
+	C_TRUNCATED,
+	C_IGNORED,
+	C_COUNT
+};
+
+static const char *const counter_names[C_COUNT][2] = {
+	{ "dns_noerror", "DNS answers with RCODE NOERROR (data or none)." },
+	{ "dns_nxdomain", "DNS answers with RCODE NXDOMAIN." },
+	{ "dns_referral", "DNS answers that refer to a delegated zone." },
+	{ "dns_refused", "DNS queries refused (no zone for the name)." },
+	{ "dns_formerr", "DNS queries answered FORMERR." },
+	{ "dns_notimp", "DNS queries answered NOTIMP." },
+	{ "dns_other_rcode",
+	  "DNS answers with another RCODE (NOTAUTH, BADVERS, YXDOMAIN)." },
+	{ "dns_truncated", "DNS answers truncated (TC) to fit." },
+	{ "dns_ignored",
+	  "DNS messages not answered: responses, or malformed before the question ended." },
+};
+
+struct dns_state {
+	struct dns_zone **zones;
+	size_t nzones;
+	/* Zones by apex: the apex name's hash, and zone index + 1. */
+	struct dns_slot *table;
+	uint32_t mask;
+	uint64_t label_counts[2]; /* bit n: a zone apex has n labels */
+	uint16_t udp_max;
+	int counter[C_COUNT];
+};
+
+static void dns_free(void *state)
+{
+	struct dns_state *st = state;
+	size_t i;
+
+	if (!st)
+		return;
+	for (i = 0; i < st->nzones; i++)
+		dns_zone_free(st->zones[i]);
+	free(st->zones);
+	free(st->table);
+	free(st);
+}
+
+static const struct dns_zone *zone_by_apex(const struct dns_state *st,
+					   const uint8_t *name, size_t len)
+{
+	uint32_t hash = dns_name_hash(name, len), i;
+
+	for (i = hash & st->mask; st->table[i].node; i = (i + 1) & st->mask) {
+		const struct dns_zone *z = st->zones[st->table[i].node - 1];
+
+		if (st->table[i].hash == hash && z->name_len == len &&
+		    !memcmp(z->name, name, len))
+			return z;
+	}
+	return NULL;
+}
+
+/* The zone with the longest apex that @q's QNAME, less @skip labels, is
+ * in. */
+static const struct dns_zone *find_zone(const struct dns_state *st,
+					const struct dns_query *q,
+					unsigned int skip)
+{
+	int k;
+
+	if (skip > q->qlabels)
+		return NULL;
+	for (k = q->qlabels - (int)skip; k >= 0; k--) {
+		const struct dns_zone *z;
+		size_t off;
+
+		if (!(st->label_counts[k >> 6] >> (k & 63) & 1))
+			continue;
+		off = k == q->qlabels ? 0
+		      : k	      ? q->label_off[q->qlabels - k]
+				      : (size_t)q->qname_len - 1;
+		z = zone_by_apex(st, q->lname + off, q->qname_len - off);
+		if (z)
+			return z;
+	}
+	return NULL;
+}
+
+/* The answer to one query, as knotd's internet.c works it out. */
+enum solve {
+	S_BEGIN,
+	S_HIT,
+	S_MISS,
+	S_NODATA,
+	S_DELEG,
+	S_FOLLOW,
+	S_TRUNC,
+};
+
+struct synth {
+	struct dns_rrview v;
+	uint8_t owner[DNS_MAX_NAME];
+	uint8_t rdata[2 + DNS_MAX_NAME];
+};
+
+struct answer {
+	const struct dns_zone *z;
+	struct dns_pkt *p;
+	uint16_t qtype;
+	uint8_t rcode;
+	uint8_t exact;	     /* node is the name's own, not a wildcard's */
+	const uint8_t *name; /* the name being solved, lower-case */
+	const struct dns_node *node, *encloser;
+	int chain;
+	int nsynth;
+	int nvisited;
+	/* Wildcards a CNAME chain went through (knotd's loop check). */
+	const struct dns_node *visited[2 * DNS_CHAIN_MAX + 2];
+	/* Identities of RRsets made for this answer, which knotd never
+	 * finds twice in a message. */
+	uint8_t fresh[4 * DNS_CHAIN_MAX + 4];
+	unsigned int nfresh;
+	struct synth synth[DNS_CHAIN_MAX];
+};
+
+static int is_wildcard(const uint8_t *name)
+{
+	return name[0] == 1 && name[1] == '*';
+}
+
+/* Puts an RRset in the current section, a wildcard's with the owner it
+ * has in answers: the name it answers for. */
+static int put_view(struct answer *a, const struct dns_rrview *v, uint16_t hint,
+		    unsigned int flags)
+{
+	struct dns_rrview exp;
+
+	if (a->p->section == DNS_SEC_ANSWER && !hint && is_wildcard(v->owner)) {
+		/* knotd copies the RRset to give it the name: the copy is
+		 * never a duplicate of anything. */
+		exp = *v;
+		exp.owner = a->name;
+		exp.id = &a->fresh[a->nfresh++ % sizeof(a->fresh)];
+		v = &exp;
+	}
+	return dns_pkt_put(a->p, v, hint, flags, NULL);
+}
+
+static int put_rrset(struct answer *a, const struct dns_rrset *rs,
+		     uint16_t hint, unsigned int flags)
+{
+	/* The first answer, for the QNAME's own node: bytes made at load. */
+	if (hint == DNS_HDR_LEN && a->exact && !a->p->nrr && rs->img.bytes)
+		return dns_pkt_put_image(a->p, &rs->v, &rs->img);
+	return put_view(a, &rs->v, hint, flags);
+}
+
+/* knotd's put_answer(): the RRset the query asks for, or for ANY the
+ * node's first (by type), as knotd gives one RRset to ANY. */
+static int put_answer(struct answer *a)
+{
+	const struct dns_node *n = a->node;
+	const struct dns_rrset *rs;
+
+	if (a->qtype == DNS_T_ANY)
+		rs = n->nrrsets ? &n->rrsets[0] : NULL;
+	else
+		rs = dns_node_rrset(n, a->qtype);
+	if (!rs)
+		return 0;
+	return put_rrset(a, rs, a->p->nrr ? 0 : DNS_HDR_LEN, DNS_PF_ORIGTTL);
+}
+
+/* A DNAME's CNAME for the name being solved (RFC 6672): NULL when the
+ * result would be too long (YXDOMAIN). */
+static const struct dns_rrview *dname_synth(struct answer *a,
+					    const struct dns_rrset *dname)
+{
+	const uint8_t *target = dname->v.rdata + 2;
+	unsigned int nl = dns_name_labels(a->name);
+	unsigned int ol = dns_name_labels(dname->v.owner);
+	unsigned int tl = dns_name_labels(target), i;
+	size_t nlen = dns_name_len(a->name),
+	       olen = dns_name_len(dname->v.owner);
+	size_t tlen = dns_name_len(target), plen;
+	const uint8_t *p = a->name;
+	struct synth *s;
+
+	if (nl - ol + tl > DNS_MAX_LABELS - 1 ||
+	    nlen - olen + tlen > DNS_MAX_NAME || a->nsynth == DNS_CHAIN_MAX)
+		return NULL;
+	for (i = 0; i < nl - ol; i++)
+		p += *p + 1;
+	plen = (size_t)(p - a->name);
+	s = &a->synth[a->nsynth++];
+	memcpy(s->owner, a->name, nlen);
+	dns_put16(s->rdata, (uint16_t)(plen + tlen));
+	memcpy(s->rdata + 2, a->name, plen);
+	memcpy(s->rdata + 2 + plen, target, tlen);
+	s->v.owner = s->owner;
+	s->v.rdata = s->rdata;
+	s->v.id = s;
+	s->v.src = NULL;
+	s->v.ttl = dname->v.ttl;
+	s->v.type = DNS_T_CNAME;
+	s->v.count = 1;
+	return &s->v;
+}
+
+static int visited(const struct answer *a, const struct dns_node *n)
+{
+	int i;
+
+	for (i = 0; i < a->nvisited; i++)
+		if (a->visited[i] == n)
+			return 1;
+	return 0;
+}
+
+static void visit(struct answer *a, const struct dns_node *n)
+{
+	if (!(n->flags & DNS_NODE_NONAUTH) &&
+	    a->nvisited < (int)(sizeof(a->visited) / sizeof(a->visited[0])))
+		a->visited[a->nvisited++] = n;
+}
+
+/* knotd's follow_cname(), for CNAME and DNAME. */
+static enum solve follow(struct answer *a, uint16_t type)
+{
+	const struct dns_node *cname_node = a->node;
+	const struct dns_rrset *rs = dns_node_rrset(a->node, type);
+	uint16_t before = a->p->count[DNS_SEC_ANSWER];
+	const uint8_t *next = rs->v.rdata + 2;
+
+	if (++a->chain > DNS_CHAIN_MAX) {
+		a->node = NULL;
+		return S_HIT;
+	}
+	if (put_view(a, &rs->v, 0, DNS_PF_CHECKDUP))
+		return S_TRUNC;
+	if (type == DNS_T_DNAME) {
+		const struct dns_rrview *cname = dname_synth(a, rs);
+
+		if (!cname) {
+			a->rcode = DNS_R_YXDOMAIN;
+		} else {
+			if (dns_pkt_put(a->p, cname, 0, 0, NULL))
+				return S_TRUNC;
+			if (a->qtype == DNS_T_CNAME)
+				return S_HIT;
+			next = cname->rdata + 2;
+		}
+	}
+	if (a->p->count[DNS_SEC_ANSWER] <= before) {
+		a->node = NULL; /* a loop: the name leads nowhere */
+		return S_HIT;
+	}
+	/* A wildcard's RRset is never a duplicate: a loop through one
+	 * ends the second time round. */
+	if (is_wildcard(cname_node->name)) {
+		if (visited(a, cname_node)) {
+			a->node = NULL;
+			visit(a, cname_node);
+			return S_HIT;
+		}
+		visit(a, cname_node);
+	}
+	a->name = next;
+	return S_FOLLOW;
+}
+
+static enum solve name_found(struct answer *a)
+{
+	const struct dns_node *n = a->node;
+	uint16_t before = a->p->count[DNS_SEC_ANSWER];
+
+	if (((n->flags & DNS_NODE_DELEG) && a->qtype != DNS_T_DS) ||
+	    (n->flags & DNS_NODE_NONAUTH))
+		return S_DELEG;
+	if (a->qtype != DNS_T_CNAME && a->qtype != DNS_T_RRSIG &&
+	    a->qtype != DNS_T_NSEC && a->qtype != DNS_T_ANY &&
+	    dns_node_rrset(n, DNS_T_CNAME))
+		return follow(a, DNS_T_CNAME);
+	if (put_answer(a))
+		return S_TRUNC;
+	return a->p->count[DNS_SEC_ANSWER] == before ? S_NODATA : S_HIT;
+}
+
+static enum solve name_not_found(struct answer *a)
+{
+	const struct dns_node *e = a->encloser, *n;
+
+	if (e->wildcard) {
+		enum solve state;
+
+		a->node = e->wildcard;
+		a->exact = 0;
+		state = name_found(a);
+		if (!visited(a, e->wildcard))
+			visit(a, e->wildcard);
+		return state;
+	}
+	if (!(e->flags & (DNS_NODE_NONAUTH | DNS_NODE_DELEG)) &&
+	    dns_node_rrset(e, DNS_T_DNAME)) {
+		a->node = e;
+		return follow(a, DNS_T_DNAME);
+	}
+	/* The closest encloser with data, past empty non-terminals: a cut
+	 * above the name makes a referral. */
+	for (n = e; n->parent && (!n->nrrsets || (n->flags & DNS_NODE_NONAUTH));
+	     n = n->parent)
+		;
+	if (n->flags & DNS_NODE_DELEG) {
+		a->node = n;
+		return S_DELEG;
+	}
+	return S_MISS;
+}
+
+static enum solve solve_name(struct answer *a, enum solve state)
+{
+	const struct dns_zone *z = a->z;
+	const uint8_t *name = a->name;
+	size_t len = dns_name_len(name);
+	const struct dns_node *n;
+
+	/* A chain leaves the zone: knotd follows it no further. */
+	if (state == S_FOLLOW && dns_name_under(name, z->name) < 0)
+		return S_HIT;
+	n = dns_zone_find(z, name, len, dns_name_hash(name, len));
+	if (n) {
+		a->node = n;
+		a->exact = 1;
+		return name_found(a);
+	}
+	do { /* the apex, at the latest, is there */
+		len -= *name + 1U;
+		name += *name + 1;
+		n = dns_zone_find(z, name, len, dns_name_hash(name, len));
+	} while (!n && *name);
+	if (!n)
+		return S_MISS; /* not reached: the name is in the zone */
+	a->encloser = n;
+	a->node = NULL;
+	return name_not_found(a);
+}
+
+/* Additional records for one answer or authority RRset (knotd's
+ * put_additional(), whose return value it keeps from the last put). */
+static int put_additional(struct answer *a, const struct dns_rrinfo *info,
+			  enum solve state)
+{
+	const struct dns_rrset *rs = info->src;
+	uint16_t types[3] = { DNS_T_A, DNS_T_AAAA, rs->v.type };
+	int ntypes =
+		rs->v.type == DNS_T_SVCB || rs->v.type == DNS_T_HTTPS ? 3 : 2;
+	int ret = 0, k;
+	uint16_t i;
+
+	for (i = 0; i < rs->nglue; i++) {
+		const struct dns_glue *g = &rs->glue[i];
+		unsigned int flags =
+			state != S_DELEG || g->optional ? DNS_PF_NOTRUNC : 0;
+		uint16_t hint = 1U + g->rdata < DNS_HINTS
+					? info->hints[1 + g->rdata]
+					: 0;
+
+		for (k = 0; k < ntypes; k++) {
+			const struct dns_rrset *r =
+				dns_node_rrset(g->node, types[k]);
+
+			if (!r)
+				continue;
+			ret = dns_pkt_put(a->p, &r->v, hint, flags, NULL);
+			if (ret)
+				break;
+		}
+	}
+	return ret;
+}
+
+/* knotd's answer_query(): answer, authority, additional. Returns the
+ * RCODE; the header's AA comes back in *aa. */
+static uint8_t answer_query(struct answer *a, int *aa, enum solve *final)
+{
+	struct dns_pkt *p = a->p;
+	enum solve state;
+	uint16_t i, nrr;
+
+	state = solve_name(a, S_BEGIN);
+	*aa = state != S_DELEG;
+	while (state == S_FOLLOW)
+		state = solve_name(a, S_FOLLOW);
+	*final = state;
+	if (state == S_TRUNC)
+		return a->rcode;
+
+	p->section = DNS_SEC_AUTHORITY;
+	switch (state) {
+	case S_MISS:
+		a->rcode = DNS_R_NXDOMAIN;
+		/* fall through */
+	case S_NODATA:
+		if (dns_pkt_put(p, &a->z->soa->v, 0,
+				DNS_PF_NOTRUNC | DNS_PF_SOAMINTTL, NULL))
+			return a->rcode;
+		break;
+	case S_DELEG: {
+		const struct dns_node *n = a->node;
+
+		while (!(n->flags & DNS_NODE_DELEG) && n->parent)
+			n = n->parent;
+		if (dns_pkt_put(p, &dns_node_rrset(n, DNS_T_NS)->v, 0, 0, NULL))
+			return a->rcode;
+		break;
+	}
+	default:
+		break;
+	}
+
+	p->section = DNS_SEC_ADDITIONAL;
+	nrr = p->nrr;
+	for (i = 0; i < nrr; i++)
+		if (dns_additional_name_off(p->info[i].type) >= 0 &&
+		    p->info[i].src &&
+		    ((const struct dns_rrset *)p->info[i].src)->nglue &&
+		    put_additional(a, &p->info[i], state))
+			break;
+	return a->rcode;
+}
+
+/* What knotd's query_type() calls a query. */
+enum qkind { Q_NORMAL, Q_AXFR, Q_IXFR, Q_NOTIFY, Q_UPDATE, Q_INVALID };
+
+static enum qkind query_kind(const struct dns_query *q)
+{
+	switch (q->opcode) {
+	case DNS_OP_QUERY:
+		switch (q->qtype) {
+		case 0:
+			return Q_INVALID;
+		case DNS_T_AXFR:
+			return Q_AXFR;
+		case DNS_T_IXFR:
+			return Q_IXFR;
+		default:
+			return Q_NORMAL;
+		}
+	case DNS_OP_NOTIFY:
+		return Q_NOTIFY;
+	case DNS_OP_UPDATE:
+		return Q_UPDATE;
+	default:
+		return Q_INVALID;
+	}
+}
+
+static void count_rcode(const struct rr_request *req,
+			const struct dns_state *st, unsigned int rcode)
+{
+	enum dns_counter c;
+
+	switch (rcode) {
+	case DNS_R_NOERROR:
+		c = C_NOERROR;
+		break;
+	case DNS_R_NXDOMAIN:
+		c = C_NXDOMAIN;
+		break;
+	case DNS_R_REFUSED:
+		c = C_REFUSED;
+		break;
+	case DNS_R_FORMERR:
+		c = C_FORMERR;
+		break;
+	case DNS_R_NOTIMP:
+		c = C_NOTIMP;
+		break;
+	default:
+		c = C_OTHER;
+		break;
+	}
+	rr_fn_count(req, st->counter[c], 1);
+}
+
+/* The header of a reply: the query's ID, opcode and RD; QR; AA and TC as
+ * given; CD, AD, RA and Z clear (knot_pkt_init_response()). */
+static void put_header(uint8_t *m, const struct dns_query *q, int aa, int tc,
+		       unsigned int rcode, uint16_t an, uint16_t ns,
+		       uint16_t ar)
+{
+	uint16_t flags = DNS_F_QR | (q->flags & (DNS_F_OPCODE | DNS_F_RD));
+
+	if (aa)
+		flags |= DNS_F_AA;
+	if (tc)
+		flags |= DNS_F_TC;
+	dns_put16(m + 2, flags | (rcode & 0xf));
+	dns_put16(m + 4, q->has_question);
+	dns_put16(m + 6, an);
+	dns_put16(m + 8, ns);
+	dns_put16(m + 10, ar);
+}
+
+/* The SOA's EXPIRE field, which knotd sends in EDNS EXPIRE for a zone it
+ * loaded from a file. */
+static uint32_t soa_expire(const struct dns_zone *z)
+{
+	const uint8_t *rd = z->soa->v.rdata;
+
+	return dns_get32(rd + 2 + dns_get16(rd) - 8);
+}
+
+/* The OPT record of a reply to @q, with what fits of EXPIRE. */
+static void reply_opt(const struct dns_state *st, const struct dns_query *q,
+		      const struct dns_zone *z, unsigned int rcode, size_t left,
+		      struct dns_opt *o)
+{
+	o->payload = st->udp_max;
+	o->flags = q->edns_flags & DNS_EDNS_DO;
+	o->ext_rcode = (uint8_t)(rcode >> 4);
+	o->ede = 0;
+	o->has_expire = q->edns_expire && z && left >= DNS_OPT_EXPIRE_LEN;
+	o->expire = o->has_expire ? soa_expire(z) : 0;
+}
+
+/*
+ * An answer without records (knotd's process_query_err()): the header,
+ * the question if there was one, and an OPT if the query had one and got
+ * as far as EDNS (@opt), with the Extended DNS Error @ede if it fits and
+ * EXPIRE if asked for and a zone @z was found. A query signed with a key
+ * (there are none) gets its TSIG record back with BADKEY (@badkey).
+ */
+static int error_reply(const struct rr_request *req, const struct dns_state *st,
+		       uint8_t *m, size_t room, const struct dns_query *q,
+		       unsigned int rcode, int opt, uint16_t ede,
+		       const struct dns_zone *z, int badkey)
+{
+	size_t len = DNS_HDR_LEN, left;
+	uint16_t ar = 0;
+	struct dns_opt o;
+
+	if (q->has_question)
+		len += q->qname_len + 4U;
+	if (len > room)
+		return -EMSGSIZE; /* not reached: room >= the query */
+	left = room - len;
+	opt = opt && q->edns;
+	if (opt) {
+		if (left < DNS_OPT_LEN)
+			return -EMSGSIZE; /* not reached: the query's OPT */
+		left -= DNS_OPT_LEN;
+		reply_opt(st, q, NULL, rcode, 0, &o);
+		if (ede && left >= DNS_OPT_EDE_LEN) {
+			o.ede = ede;
+			left -= DNS_OPT_EDE_LEN;
+		}
+		o.has_expire =
+			q->edns_expire && z && left >= DNS_OPT_EXPIRE_LEN;
+		o.expire = o.has_expire ? soa_expire(z) : 0;
+		len += dns_pkt_put_opt(m + len, &o);
+		ar++;
+	}
+	if (badkey && q->tsig) {
+		size_t n = dns_put_tsig_badkey(m + len, room - len, q,
+					       dns_get16(m));
+
+		len += n;
+		ar += n > 0;
+	}
+	put_header(m, q, 0, 0, rcode, 0, 0, ar);
+	count_rcode(req, st, rcode);
+	return (int)len;
+}
+
+static int dns_handler(const struct rr_request *req, uint8_t *buf, size_t len,
+		       size_t room)
+{
+	const struct dns_state *st = req->state;
+	const struct dns_zone *z = NULL;
+	struct dns_query q;
+	struct dns_pkt p;
+	struct answer a;
+	struct dns_opt o;
+	enum qkind kind;
+	enum solve final;
+	size_t max;
+	int aa;
+
+	if (!st)
+		return RR_NO_REPLY; /* a caller that made no state */
+	switch (dns_parse_query(buf, len, &q)) {
+	case DNS_IGNORE:
+		rr_fn_count(req, st->counter[C_IGNORED], 1);
+		return RR_NO_REPLY;
+	case DNS_FORMERR:
+		return error_reply(req, st, buf, room, &q, DNS_R_FORMERR, 0, 0,
+				   NULL, 0);
+	case DNS_ANSWER:
+		break;
+	}
+	if (q.edns && q.edns_version != 0)
+		return error_reply(req, st, buf, room, &q, DNS_R_BADVERS, 1, 0,
+				   NULL, 0);
+	if (!q.has_question)
+		return error_reply(req, st, buf, room, &q,
+				   q.opcode == DNS_OP_QUERY ||
+						   q.opcode == DNS_OP_NOTIFY ||
+						   q.opcode == DNS_OP_UPDATE
+					   ? DNS_R_FORMERR
+					   : DNS_R_NOTIMP,
+				   1, 0, NULL, 0);
+
+	/* The zone, as knotd's answer_zone_find(): the longest apex above
+	 * the QNAME, for DS the one above its parent if there is one, and
+	 * for anything but a plain query only the QNAME's own. */
+	kind = query_kind(&q);
+	if (q.qclass == DNS_C_IN || q.qclass == DNS_C_ANY) {
+		if (kind != Q_NORMAL)
+			z = zone_by_apex(st, q.lname, q.qname_len);
+		else if (q.qtype == DNS_T_DS)
+			z = find_zone(st, &q, 1);
+		if (!z && kind == Q_NORMAL)
+			z = find_zone(st, &q, 0);
+	} else if (q.qclass == DNS_C_CH) {
+		return error_reply(req, st, buf, room, &q,
+				   kind == Q_NORMAL ? DNS_R_REFUSED
+						    : DNS_R_NOTIMP,
+				   1, 0, NULL, 0);
+	} else {
+		return error_reply(req, st, buf, room, &q, DNS_R_REFUSED, 1, 0,
+				   NULL, 0);
+	}
+	switch (kind) {
+	case Q_NORMAL:
+		break;
+	case Q_UPDATE:
+		if (q.qtype != DNS_T_SOA)
+			return error_reply(req, st, buf, room, &q,
+					   DNS_R_FORMERR, 1, 0, z, 0);
+		/* fall through */
+	case Q_NOTIFY:
+	case Q_IXFR: /* nobody may transfer, notify or update */
+		return error_reply(req, st, buf, room, &q, DNS_R_NOTAUTH, 1, 0,
+				   z, z != NULL);
+	default: /* AXFR over UDP, opcodes knotd does not know, QTYPE 0 */
+		return error_reply(req, st, buf, room, &q, DNS_R_NOTIMP, 1, 0,
+				   z, 0);
+	}
+	if (!z)
+		return error_reply(req, st, buf, room, &q, DNS_R_REFUSED, 1,
+				   DNS_EDE_NOT_AUTHORITATIVE, NULL, 0);
+	if (q.tsig) /* there are no keys: no signed query passes */
+		return error_reply(req, st, buf, room, &q, DNS_R_NOTAUTH, 1, 0,
+				   z, 1);
+
+	/* 512 bytes, or what EDNS offers up to our own limit; never more
+	 * than the room the reply has. */
+	max = DNS_MIN_UDP;
+	if (q.edns && q.edns_payload > max)
+		max = q.edns_payload < st->udp_max ? q.edns_payload
+						   : st->udp_max;
+	if (max > room)
+		max = room;
+	if (q.edns)
+		max = max > DNS_OPT_LEN ? max - DNS_OPT_LEN : 0;
+	if (max < DNS_HDR_LEN + q.qname_len + 4U)
+		return -EMSGSIZE; /* not reached: room >= the query */
+
+	dns_pkt_init(&p, buf, q.qname_len, q.qlabels, max);
+	a.z = z;
+	a.p = &p;
+	a.qtype = q.qtype;
+	a.rcode = DNS_R_NOERROR;
+	a.exact = 0;
+	a.name = q.lname;
+	a.node = a.encloser = NULL;
+	a.chain = 0;
+	a.nsynth = 0;
+	a.nvisited = 0;
+	a.nfresh = 0;
+	answer_query(&a, &aa, &final);
+
+	len = p.size;
+	if (q.edns) {
+		reply_opt(st, &q, z, a.rcode, p.max - p.size, &o);
+		len += dns_pkt_put_opt(buf + len, &o);
+	}
+	put_header(buf, &q, aa, p.tc, a.rcode, p.count[DNS_SEC_ANSWER],
+		   p.count[DNS_SEC_AUTHORITY],
+		   (uint16_t)(p.count[DNS_SEC_ADDITIONAL] + q.edns));
+	count_rcode(req, st, a.rcode);
+	if (p.tc)
+		rr_fn_count(req, st->counter[C_TRUNCATED], 1);
+	if (final == S_DELEG)
+		rr_fn_count(req, st->counter[C_REFERRAL], 1);
+	return (int)len;
+}
+
+/* "zone = [ORIGIN] FILE" */
+static int add_zone(const struct rr_fn_config *cfg,
+		    const struct rr_fn_setting *s, struct dns_state *st)
+{
+	char *copy = strdup(s->value), *tok[3], *save = NULL, err[512];
+	struct dns_zone *z = NULL, **zones;
+	int n = 0, ret;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok[n] = strtok_r(copy, " \t", &save); tok[n] && n < 2;)
+		tok[++n] = strtok_r(NULL, " \t", &save);
+	if (n < 1 || n > 2 || tok[n]) {
+		free(copy);
+		return rr_fn_error(cfg, s, "zone takes [ORIGIN] FILE, not '%s'",
+				   s->value);
+	}
+	ret = dns_zone_load(n == 2 ? tok[1] : tok[0], n == 2 ? tok[0] : NULL,
+			    &z, err, sizeof(err));
+	free(copy);
+	if (ret)
+		return rr_fn_error(cfg, s, "%s", err);
+	if (zone_by_apex(st, z->name, z->name_len)) {
+		char name[DNS_MAX_NAME * 4 + 2];
+
+		dns_name_str(z->name, name, sizeof(name));
+		dns_zone_free(z);
+		return rr_fn_error(cfg, s, "zone %s is given twice", name);
+	}
+	zones = realloc(st->zones, (st->nzones + 1) * sizeof(*zones));
+	if (!zones) {
+		dns_zone_free(z);
+		return -ENOMEM;
+	}
+	st->zones = zones;
+	st->zones[st->nzones++] = z;
+	st->label_counts[z->labels >> 6] |= 1ULL << (z->labels & 63);
+	return 0;
+}
+
+/* The apex table, rebuilt as zones are added (there are few). */
+static int index_zones(struct dns_state *st)
+{
+	uint32_t mask = 15, i;
+
+	while ((size_t)mask + 1 < 2 * st->nzones + 2)
+		mask = mask * 2 + 1;
+	free(st->table);
+	st->table = calloc((size_t)mask + 1, sizeof(*st->table));
+	if (!st->table)
+		return -ENOMEM;
+	st->mask = mask;
+	for (i = 0; i < st->nzones; i++) {
+		const struct dns_zone *z = st->zones[i];
+		uint32_t h = dns_name_hash(z->name, z->name_len), j;
+
+		for (j = h & mask; st->table[j].node; j = (j + 1) & mask)
+			;
+		st->table[j].hash = h;
+		st->table[j].node = i + 1;
+	}
+	return 0;
+}
+
+static int dns_init(const struct rr_fn_config *cfg, void **state)
+{
+	struct dns_state *st;
+	size_t i;
+	int ret = 0;
+
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	st->udp_max = DNS_UDP_DEFAULT;
+	ret = index_zones(st);
+	for (i = 0; !ret && i < cfg->nsettings; i++) {
+		const struct rr_fn_setting *s = &cfg->settings[i];
+
+		if (!strcmp(s->key, "zone")) {
+			ret = add_zone(cfg, s, st);
+			if (!ret)
+				ret = index_zones(st);
+		} else if (!strcmp(s->key, "udp_max_payload")) {
+			char *end;
+			unsigned long v = strtoul(s->value, &end, 10);
+
+			if (end == s->value || *end || v < DNS_MIN_UDP ||
+			    v > DNS_UDP_MAX)
+				ret = rr_fn_error(
+					cfg, s,
+					"udp_max_payload must be %d-%d bytes, not '%s'",
+					DNS_MIN_UDP, DNS_UDP_MAX, s->value);
+			else
+				st->udp_max = (uint16_t)v;
+		} else {
+			ret = rr_fn_error(
+				cfg, s,
+				"unknown key '%s' (dns takes: zone, udp_max_payload)",
+				s->key);
+		}
+	}
+	if (!ret && !st->nzones)
+		ret = rr_fn_error(cfg, NULL,
+				  "needs at least one 'zone = [ORIGIN] FILE'");
+	for (i = 0; !ret && i < C_COUNT; i++) {
+		st->counter[i] = rr_fn_counter(cfg, counter_names[i][0],
+					       counter_names[i][1]);
+		if (st->counter[i] < 0)
+			ret = st->counter[i];
+	}
+	if (ret) {
+		dns_free(st);
+		return ret;
+	}
+	*state = st;
+	return 0;
+}
+
+RR_FUNCTION_DEF(dns, 53,
+		"authoritative DNS from zone files (reloaded on SIGHUP)",
+		.handler = dns_handler, .init = dns_init, .fini = dns_free,
+		.flags = RR_FN_OPT_IN);
