@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Ask two DNS servers the same questions and compare the answers.
 
-  dnscompare.py A B [--allow FILE] [--only LABEL...] [--list]
+  dnscompare.py A B [--allow FILE] [--only LABEL...] [--list] [--show]
+  dnscompare.py --self-test
 
 A and B are ADDR@PORT (IPv6 addresses as they are). Every case runs against
 both: the kdig cases through kdig (knot-dnsutils) over UDP, the raw cases
@@ -15,15 +16,21 @@ legitimately differ: the message ID, the order of records within an RRset,
 the NSID option (a server's own name), the message size (compression is
 the server's choice). A case that gets no reply from either server agrees.
 
+Equal answers of different sizes are noted, not counted: the size is
+the server's choice of compression and options (NSID).
+
 Every mismatch is printed with both sides. A mismatch whose case label and
 section are on the allow-list (FILE: "LABEL<TAB>SECTION<TAB>why" lines,
 '#' comments) is printed as allowed; any other makes the exit status 1.
 Exit status 2: the harness itself failed (kdig missing, a case broken).
+--self-test checks the comparison on replies built here, with no server:
+what must count as a difference does, what may differ does not.
 
-The cases name records of the test zone that tests/integration/dns_knot.sh
-serves (example.com.); kdig runs with +noidn first, or it would lower-case
-the names it sends, and with +ignore, so a truncated reply is compared as
-it came instead of being retried over TCP.
+The cases name records of configs/example.zone (example.com.), with the
+two CNAMEs tests/integration/dns_knot.sh adds (wcname, dcname). kdig runs
+with +noidn first, or it would lower-case the names it sends; truncation
+cases add +ignore, so a truncated reply is compared as it came instead of
+being retried over TCP. --show prints each case's replies in one line.
 """
 import argparse
 import select
@@ -47,63 +54,69 @@ KDIG_CASES = [
     ("apex TXT", "example.com TXT"),
     ("www A", "www.example.com A"),
     ("www AAAA", "www.example.com AAAA"),
-    ("www TXT", "www.example.com TXT"),
     ("ns1 A", "ns1.example.com A"),
     ("ns1 AAAA", "ns1.example.com AAAA"),
     ("mail A", "mail.example.com A"),
+    ("mail AAAA", "mail.example.com AAAA"),
+    ("SRV", "_sip._udp.example.com SRV"),
+    ("SRV target", "sip.example.com A"),
     # NODATA: the name exists, the type does not.
     ("nodata www MX", "www.example.com MX"),
-    ("nodata mail AAAA", "mail.example.com AAAA"),
+    ("nodata www TXT", "www.example.com TXT"),
     ("nodata apex CNAME", "example.com CNAME"),
-    ("nodata www SRV", "www.example.com SRV"),
+    ("nodata apex SRV", "example.com SRV"),
     ("nodata www PTR", "www.example.com PTR"),
     ("nodata www CAA", "www.example.com CAA"),
     ("nodata apex DNSKEY", "example.com DNSKEY"),
     ("nodata www TYPE65280", "www.example.com TYPE65280"),
-    ("nodata empty non-terminal", "deep.example.com A"),
-    ("nodata empty non-terminal 2", "b.deep.example.com TXT"),
-    ("below empty non-terminal", "a.b.deep.example.com A"),
+    ("nodata empty non-terminal", "b.example.com A"),
+    ("nodata empty non-terminal TXT", "b.example.com TXT"),
+    ("nodata empty non-terminal _udp", "_udp.example.com SRV"),
+    ("below empty non-terminal", "a.b.example.com A"),
     # NXDOMAIN.
     ("nxdomain", "nothere.example.com A"),
     ("nxdomain below a name", "x.www.example.com A"),
+    ("nxdomain below empty non-terminal", "x.b.example.com A"),
     ("nxdomain deep", "a.b.c.d.nothere.example.com AAAA"),
     ("nxdomain MX", "nothere.example.com MX"),
-    # CNAME: the record itself, chains inside the zone, out of it, dangling.
-    ("cname A", "alias.example.com A"),
-    ("cname AAAA", "alias.example.com AAAA"),
-    ("cname TXT", "alias.example.com TXT"),
-    ("cname asked for", "alias.example.com CNAME"),
-    ("cname to nodata", "alias.example.com MX"),
-    ("cname chain A", "chain1.example.com A"),
-    ("cname chain AAAA", "chain1.example.com AAAA"),
-    ("cname chain middle", "chain2.example.com A"),
-    ("cname chain CNAME", "chain1.example.com CNAME"),
-    ("cname out of zone", "ext.example.com A"),
+    # CNAME: the record itself, a chain inside the zone, out of it,
+    # dangling, a loop.
+    ("cname A", "ftp.example.com A"),
+    ("cname AAAA", "ftp.example.com AAAA"),
+    ("cname asked for", "ftp.example.com CNAME"),
+    ("cname to nodata", "ftp.example.com MX"),
+    ("cname chain A", "alias.example.com A"),
+    ("cname chain AAAA", "alias.example.com AAAA"),
+    ("cname chain TXT", "alias.example.com TXT"),
+    ("cname chain CNAME", "alias.example.com CNAME"),
+    ("cname out of zone", "outside.example.com A"),
     ("cname dangling", "dangling.example.com A"),
     ("cname loop", "loop1.example.com A"),
-    ("cname to wildcard", "wcname.example.com A"),
+    ("cname to wildcard", "wcname.example.com TXT"),
     ("cname into delegation", "dcname.example.com A"),
     # Wildcards.
-    ("wildcard A", "x.wild.example.com A"),
     ("wildcard TXT", "x.wild.example.com TXT"),
-    ("wildcard deep", "a.b.wild.example.com A"),
-    ("wildcard nodata", "x.wild.example.com MX"),
-    ("wildcard asked for", "*.wild.example.com A"),
-    ("wildcard parent", "wild.example.com A"),
-    ("case wildcard", "X.WiLd.example.com A"),
+    ("wildcard deep", "a.b.wild.example.com TXT"),
+    ("wildcard nodata", "x.wild.example.com A"),
+    ("wildcard asked for", "*.wild.example.com TXT"),
+    ("wildcard parent", "wild.example.com TXT"),
     # A delegation: a referral, not an answer.
     ("referral", "www.sub.example.com A"),
     ("referral at the cut", "sub.example.com A"),
     ("referral NS", "sub.example.com NS"),
     ("referral DS", "sub.example.com DS"),
     ("referral glue name", "ns.sub.example.com A"),
-    # Case: the question comes back as asked, and so do owner names that
-    # are the question's.
+    # Case: the question comes back as asked, and so do the names written
+    # as pointers to it.
     ("case www", "wWw.ExAmPlE.cOm A"),
     ("case apex NS", "EXAMPLE.COM NS"),
-    ("case cname chain", "ChAiN1.Example.Com A"),
+    ("case apex MX", "Example.Com MX"),
+    ("case cname chain", "AlIaS.Example.Com A"),
     ("case nxdomain", "NoThErE.eXaMpLe.CoM A"),
     ("case nodata", "WWW.EXAMPLE.COM MX"),
+    ("case wildcard", "X.WiLd.example.com TXT"),
+    ("case referral", "WWW.SUB.EXAMPLE.COM A"),
+    ("case SRV", "_SIP._UDP.example.com SRV"),
     ("case refused", "WWW.EXAMPLE.NET A"),
     # EDNS.
     ("edns", "www.example.com A +edns"),
@@ -118,19 +131,25 @@ KDIG_CASES = [
     ("edns version 1", "www.example.com A +edns=1"),
     ("edns nxdomain", "nothere.example.com A +edns"),
     ("edns refused", "www.example.net A +edns"),
+    ("edns referral", "www.sub.example.com A +edns"),
     # Header flags in the query.
     ("flags no RD", "www.example.com A +norecurse"),
     ("flags CD", "www.example.com A +cdflag"),
     ("flags no AD", "www.example.com A +noadflag"),
-    ("flags AA TC RA Z in query", "www.example.com A +aaflag +tcflag +raflag +zflag"),
-    # Truncation: an RRset of about 700 bytes (mid) and of about 2100 (big).
-    ("tc mid no edns", "mid.example.com TXT +noedns +notcp +ignore"),
-    ("tc mid bufsize 1232", "mid.example.com TXT +bufsize=1232 +notcp +ignore"),
-    ("tc mid bufsize 512", "mid.example.com TXT +bufsize=512 +notcp +ignore"),
-    ("tc big no edns", "big.example.com TXT +noedns +notcp +ignore"),
-    ("tc big bufsize 1232", "big.example.com TXT +bufsize=1232 +notcp +ignore"),
-    ("tc big bufsize 4096", "big.example.com TXT +bufsize=4096 +notcp +ignore"),
-    ("tc big via cname", "bigalias.example.com TXT +noedns +notcp +ignore"),
+    ("flags AA TC RA Z in query",
+     "www.example.com A +aaflag +tcflag +raflag +zflag"),
+    # Truncation: an RRset of about 700 bytes (long) and of about 2000
+    # (huge); longalias is a CNAME to long.
+    ("tc long no edns", "long.example.com TXT +noedns +notcp +ignore"),
+    ("tc long bufsize 1232", "long.example.com TXT +bufsize=1232 +notcp +ignore"),
+    ("tc long bufsize 512", "long.example.com TXT +bufsize=512 +notcp +ignore"),
+    ("tc long bufsize 700", "long.example.com TXT +bufsize=700 +notcp +ignore"),
+    ("tc huge no edns", "huge.example.com TXT +noedns +notcp +ignore"),
+    ("tc huge bufsize 1232", "huge.example.com TXT +bufsize=1232 +notcp +ignore"),
+    ("tc huge bufsize 4096", "huge.example.com TXT +bufsize=4096 +notcp +ignore"),
+    ("tc via cname no edns", "longalias.example.com TXT +noedns +notcp +ignore"),
+    ("tc via cname bufsize 1232",
+     "longalias.example.com TXT +bufsize=1232 +notcp +ignore"),
     # Outside the zone, and other classes.
     ("refused other zone", "www.example.net A"),
     ("refused parent", "com NS"),
@@ -360,7 +379,7 @@ def parse_wire(msg):
         "rcode": fl & 0xF,
         "flags": sorted(f for f, bit in FLAG_BITS if fl >> bit & 1),
         "edns": None, "question": [], "answer": [], "authority": [],
-        "additional": [], "warnings": [],
+        "additional": [], "warnings": [], "size": len(msg),
     }
     off = 12
     for _ in range(qd):
@@ -418,7 +437,7 @@ def parse_kdig(text):
     """kdig's default text output, in the same normal form."""
     m = {"opcode": None, "rcode": None, "flags": [], "edns": None,
          "question": [], "answer": [], "authority": [], "additional": [],
-         "warnings": []}
+         "warnings": [], "size": None}
     section = None
     got_header = False
     for line in text.splitlines():
@@ -441,6 +460,8 @@ def parse_kdig(text):
         elif line.startswith(";; Received") or line.startswith(";; Time") \
                 or line.startswith(";; From"):
             section = None
+            if line.startswith(";; Received ") and line.endswith(" B"):
+                m["size"] = int(line.split()[2])
         elif not line.strip():
             continue
         elif section == "edns" and line.startswith(";; "):
@@ -607,10 +628,79 @@ def load_allow(path):
     return allow
 
 
+def self_test():
+    """The comparison itself, on replies built here: what must count as a
+    difference does, what must not does not. Returns the failures."""
+    www = wire_name("www.example.com")
+
+    def reply(flags=0x8500, rcode=0, qname=www, rrs=((60, b"\x01"),
+              (60, b"\x02")), owner=www, edns=None, extra=b""):
+        ar = 1 if edns is not None else 0
+        m = struct.pack(">HHHHHH", 7, flags | rcode, 1, len(rrs), 0, ar)
+        m += qname + struct.pack(">HH", 1, 1)
+        for ttl, last in rrs:
+            m += owner + struct.pack(">HHIH", 1, 1, ttl, 4) + \
+                b"\xc0\x00\x02" + last
+        if edns is not None:
+            m += edns
+        return parse_wire(m + extra)
+
+    base = reply()
+    cases = [
+        ("the same reply", reply(), []),
+        ("another ID only", parse_wire(b"\x12\x34" + reply_bytes(base)),
+         []),
+        ("records of an RRset in another order",
+         reply(rrs=((60, b"\x02"), (60, b"\x01"))), []),
+        ("a flag (TC)", reply(flags=0x8700), ["flags"]),
+        ("AA clear", reply(flags=0x8100), ["flags"]),
+        ("the rcode", reply(rcode=3), ["rcode"]),
+        ("the question's case", reply(qname=wire_name("WWW.example.com")),
+         ["question"]),
+        ("an owner's case", reply(owner=wire_name("www.Example.com")),
+         ["answer"]),
+        ("a TTL", reply(rrs=((60, b"\x01"), (59, b"\x02"))), ["answer"]),
+        ("a record less", reply(rrs=((60, b"\x01"),)), ["answer"]),
+        ("EDNS present", reply(edns=opt()), ["edns"]),
+        ("EDNS DO", (reply(edns=opt()), reply(edns=opt(do=True))),
+         ["edns"]),
+        ("EDNS size", (reply(edns=opt()), reply(edns=opt(size=4096))),
+         ["edns"]),
+        ("NSID only", (reply(edns=opt()), reply(edns=opt(
+            options=struct.pack(">HH", 3, 2) + b"vm"))), []),
+        ("another EDNS option", (reply(edns=opt()), reply(edns=opt(
+            options=struct.pack(">HH", 15, 2) + b"\x00\x14"))),
+         ["edns"]),
+        ("bytes after the last record", reply(extra=b"\x00"),
+         ["warnings"]),
+        ("no reply", None, ["reply"]),
+    ]
+    fails = []
+    for what, other, want in cases:
+        a, b = other if isinstance(other, tuple) else (base, other)
+        got, _, _ = compare(a, b)
+        if got != want:
+            fails.append("%s: differs in %s, expected %s" % (what, got, want))
+    return fails
+
+
+def reply_bytes(m):
+    """Back to the wire, for the self-test's ID case: only what reply()
+    makes (one question, A records)."""
+    out = struct.pack(">HHHHH", 0x8500, 1, len(m["answer"]), 0, 0)
+    out += wire_name("www.example.com") + struct.pack(">HH", 1, 1)
+    for owner, ttl, _, _, rdata in m["answer"]:
+        out += wire_name(owner) + struct.pack(">HHIH", 1, 1, ttl, 4) + \
+            socket.inet_aton(rdata)
+    return out
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("a", help="ADDR@PORT of the reference server")
-    p.add_argument("b", help="ADDR@PORT of the server under test")
+    p.add_argument("a", nargs="?", help="ADDR@PORT of the reference server")
+    p.add_argument("b", nargs="?", help="ADDR@PORT of the server under test")
+    p.add_argument("--self-test", action="store_true",
+                   help="check the comparison on replies built here")
     p.add_argument("--names", default="A,B",
                    help="what to call the two servers in the output")
     p.add_argument("--allow", help="allow-list file")
@@ -623,6 +713,14 @@ def main():
     p.add_argument("--show", action="store_true",
                    help="print a one-line summary of each case's replies")
     o = p.parse_args()
+    if o.self_test:
+        fails = self_test()
+        for f in fails:
+            print("self-test FAILED: " + f)
+        print("self-test: %s" % ("failed" if fails else "passed"))
+        return 1 if fails else 0
+    if not o.b:
+        p.error("two servers, A and B, are needed")
     names = o.names.split(",")
     servers = [split_server(o.a), split_server(o.b)]
     allow = load_allow(o.allow)
@@ -644,7 +742,7 @@ def main():
     for (label, dgram), got in zip(rcases, run_raw(servers, rcases, 1.5)):
         results.append((label, "raw " + dgram.hex(), got))
 
-    bad = allowed = 0
+    bad = allowed = sizes = 0
     used = set()
     for label, what, (ra, rb) in results:
         diff, na, nb = compare(ra, rb)
@@ -668,10 +766,16 @@ def main():
                     print("    %-10s %s" % (side + ":", line))
             if why:
                 print("    allowed: %s" % why)
+        if not diff and na and nb and "size" in na and "size" in nb and \
+                na["size"] != nb["size"]:
+            sizes += 1
+            print("note  %s: the same answer in %s and %s bytes (%s)" % (
+                label, na["size"], nb["size"], what))
     for key in sorted(set(allow) - used):
         print("note  allow-list entry matched nothing: %s / %s" % key)
-    print("%d cases (%d kdig, %d raw): %d mismatches, %d allowed" %
-          (len(results), len(kcases), len(rcases), bad, allowed))
+    print("%d cases (%d kdig, %d raw): %d mismatches, %d allowed; "
+          "%d equal answers of different sizes" %
+          (len(results), len(kcases), len(rcases), bad, allowed, sizes))
     return 1 if bad else 0
 
 
@@ -680,7 +784,7 @@ def show_reply(m):
         return ["(no reply)"]
     if "noreply" in m or "malformed" in m:
         return show("warnings", m)
-    return ["%s %s %s, %d/%d/%d records" % (
+    return ["%s %s %s, %d/%d/%d RRsets" % (
         m["opcode"], m["rcode"], " ".join(m["flags"]), len(m["answer"]),
         len(m["authority"]), len(m["additional"]))]
 
