@@ -169,16 +169,20 @@ $(BUILD)/reqrouter: $(call obj,$(SRC_MAIN)) $(LIB) $(FN_OBJS)
 # Every functions/NAME.c also as a module, build/functions/NAME.so, with
 # the entry point reqrouter looks up (src/module/entry.c); tests/modules/
 # holds modules only the tests load.
+# A module exports its entry point alone and binds its own symbols to
+# its own definitions: a newer dns.so must use its own tables, not the
+# same-named ones compiled into reqrouter (exported by -rdynamic).
+MODULE_FLAGS := -fPIC -shared -fvisibility=hidden -Wl,-Bsymbolic
 .SECONDEXPANSION:
 $(BUILD)/functions/%.so: functions/%.c $$(wildcard functions/%_*.c) \
 		src/module/entry.c
 	@mkdir -p $(@D)
 	$(call msg,MODULE,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -o $@ $^ $(FN_PKG_LIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(MODULE_FLAGS) -o $@ $^ $(FN_PKG_LIBS)
 $(BUILD)/tests/modules/%.so: tests/modules/%.c src/module/entry.c
 	@mkdir -p $(@D)
 	$(call msg,MODULE,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -shared -o $@ $^
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(MODULE_FLAGS) -o $@ $^
 
 $(BUILD)/reqrouterctl: $(call obj,$(CTL_SRCS)) $(LIB)
 	$(call msg,LINK,$@)

@@ -865,6 +865,30 @@ static void user_tier_only(struct rr_invoker *inv, uint32_t p)
 	inv->cached[p] = false;
 }
 
+/* Socket (q, t, p) made while serving (a new thread or function), on the
+ * queue's shared UMEM and as the others were made. */
+static int later_sock(struct rr_invoker *inv, uint32_t q, uint32_t t,
+		      uint32_t p, char *msg, size_t msglen)
+{
+	struct rr_sock *s = rr_sock_at(inv, q, t, p);
+	char buf[128];
+	int ret;
+
+	s->svc = inv->services[p];
+	s->slot = p;
+	ret = sock_create(inv, s, &inv->umems[q], q);
+	if (ret) {
+		libxdp_strerror(ret, buf, sizeof(buf));
+		snprintf(msg, msglen,
+			 "cannot create an AF_XDP socket on queue %u: %s", q,
+			 buf);
+		return ret;
+	}
+	if (inv->prefer_busy_poll)
+		sock_busy_poll(s->fd, true, inv->cfg->batch);
+	return 0;
+}
+
 static int open_port(struct rr_invoker *inv, uint32_t p);
 
 /*
@@ -933,7 +957,6 @@ static int add_slot(struct rr_invoker *inv, struct rr_service *svc,
 {
 	uint32_t p = inv->nports, q, t;
 	struct rr_sock *s;
-	char buf[128];
 	int ret;
 
 	inv->services[p] = svc; /* its counters were registered by init */
@@ -943,19 +966,9 @@ static int add_slot(struct rr_invoker *inv, struct rr_service *svc,
 		for (t = 0; t < inv->threads_made; t++) {
 			s = rr_sock_at(inv, q, t, p);
 			memset(&s->stats, 0, sizeof(s->stats));
-			s->svc = svc;
-			s->slot = p;
-			ret = sock_create(inv, s, &inv->umems[q], q);
-			if (ret) {
-				libxdp_strerror(ret, buf, sizeof(buf));
-				snprintf(
-					msg, msglen,
-					"cannot create an AF_XDP socket on queue %u: %s",
-					q, buf);
+			ret = later_sock(inv, q, t, p, msg, msglen);
+			if (ret)
 				return ret;
-			}
-			if (inv->prefer_busy_poll)
-				sock_busy_poll(s->fd, true, inv->cfg->batch);
 			if (t < inv->nthreads) {
 				ret = rr_xdp_set_socket(&inv->xdp, q, p, t,
 							s->fd);
@@ -1374,28 +1387,14 @@ static int more_sockets(struct rr_invoker *inv, uint32_t n, char *msg,
 			size_t msglen)
 {
 	uint32_t q, t, p;
-	struct rr_sock *s;
-	char buf[128];
 	int ret;
 
 	for (t = inv->threads_made; t < n; t++) {
 		for (q = 0; q < inv->nqueues; q++)
 			for (p = 0; p < inv->nports; p++) {
-				s = rr_sock_at(inv, q, t, p);
-				s->svc = inv->services[p];
-				s->slot = p;
-				ret = sock_create(inv, s, &inv->umems[q], q);
-				if (ret) {
-					libxdp_strerror(ret, buf, sizeof(buf));
-					snprintf(
-						msg, msglen,
-						"cannot create an AF_XDP socket on queue %u: %s",
-						q, buf);
+				ret = later_sock(inv, q, t, p, msg, msglen);
+				if (ret)
 					return ret;
-				}
-				if (inv->prefer_busy_poll)
-					sock_busy_poll(s->fd, true,
-						       inv->cfg->batch);
 			}
 		inv->threads_made = t + 1; /* whole threads only */
 	}

@@ -13,7 +13,8 @@ extern const struct rr_function *const __start_rr_functions[]
 extern const struct rr_function *const __stop_rr_functions[]
 	__attribute__((weak, visibility("hidden")));
 
-const struct rr_function *const *rr_module_functions(size_t *n, uint32_t *api)
+__attribute__((visibility("default"))) const struct rr_function *const *
+rr_module_functions(size_t *n, uint32_t *api)
 {
 	*api = RR_FUNCTION_API;
 	if (!__start_rr_functions || !__stop_rr_functions) {

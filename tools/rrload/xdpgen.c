@@ -169,6 +169,21 @@ static uint16_t csum_fold(uint32_t sum)
 	return (uint16_t)~sum;
 }
 
+/* The UDP checksum of @udp and its @plen payload bytes, from @sum, the
+ * addresses' sum; 0 goes on the wire as 0xffff. */
+static void udp_csum(struct udphdr *udp, uint32_t plen, uint32_t sum)
+{
+	uint16_t be = htons(IPPROTO_UDP);
+
+	udp->check = 0;
+	sum = csum_add(sum, &be, 2);
+	sum = csum_add(sum, &udp->len, 2);
+	sum = csum_add(sum, udp, sizeof(*udp) + plen);
+	udp->check = htons(csum_fold(sum));
+	if (!udp->check)
+		udp->check = 0xffff;
+}
+
 /* Builds the request frame; fills @req as the server's function sees it. */
 static int build_frame(const struct rl_config *cfg, struct rr_request *req,
 		       uint8_t *payload_out, uint32_t *plen_out,
@@ -183,7 +198,6 @@ static int build_frame(const struct rl_config *cfg, struct rr_request *req,
 	struct ipv6hdr *ip6;
 	struct iphdr *ip4;
 	const void *dst;
-	uint16_t be;
 	int err;
 
 	gen_port = (uint16_t)(GEN_PORT_BASE + getpid() % GEN_PORT_SPAN);
@@ -278,13 +292,7 @@ static int build_frame(const struct rl_config *cfg, struct rr_request *req,
 	for (i = edge; i < plen / 2; i++)
 		pl[plen - 1 - i] = pl[i];
 
-	be = htons(IPPROTO_UDP);
-	sum = csum_add(sum, &be, 2);
-	sum = csum_add(sum, &udp->len, 2);
-	sum = csum_add(sum, udp, sizeof(*udp) + plen);
-	udp->check = htons(csum_fold(sum));
-	if (!udp->check)
-		udp->check = 0xffff;
+	udp_csum(udp, plen, sum);
 
 	memcpy(payload_out, pl, plen);
 	*plen_out = plen;
@@ -309,7 +317,6 @@ static int indexed_requests(const struct rl_config *cfg,
 	uint32_t i, plen, sum, room = GEN_FRAME_MAX - hlen, big = 0;
 	uint8_t *f, *pl, *hdr = gen.frame;
 	struct udphdr *udp;
-	uint16_t be;
 	int r;
 
 	if (cfg->npayloads > GEN_MAX_REQS) {
@@ -355,13 +362,7 @@ static int indexed_requests(const struct rl_config *cfg,
 				htons((uint16_t)(sizeof(*udp) + plen));
 			sum = csum_add(0, &ip6->saddr, 32);
 		}
-		be = htons(IPPROTO_UDP);
-		sum = csum_add(sum, &be, 2);
-		sum = csum_add(sum, &udp->len, 2);
-		sum = csum_add(sum, udp, sizeof(*udp) + plen);
-		udp->check = htons(csum_fold(sum));
-		if (!udp->check)
-			udp->check = 0xffff;
+		udp_csum(udp, plen, sum);
 		req_frames[i].len = hlen + plen;
 
 		memcpy(req_replies[i].payload, pl, plen);
