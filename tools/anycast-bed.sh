@@ -23,6 +23,7 @@
 #   ab_rr_start I         reqrouter on host I, waits until it is ready
 #   ab_announce_start I   reqrouter-announce on host I
 #   ab_nexthops 4|6       next hops of the router's route to the service
+#   ab_announced 4|6 I    is host I one of them?
 #   ab_wait_nexthops 4|6 N SECONDS   ... until there are N (AB_SEEN_US)
 #   ab_host I CMD...      run CMD in host I's namespace (ab_cli, ab_rtr)
 #   ab_served I           requests host I's reqrouter has taken (stats)
@@ -272,6 +273,17 @@ ab_nexthops() {
 		/nexthop via/ { n++ }
 		NR == 1 && / via / { one = 1 }
 		END { print n ? n : (one ? 1 : 0) }'
+}
+
+# ab_announced 4|6 I: is host I a next hop of the router's route?
+ab_announced() {
+	local vip=$AB_VIP4/32 via
+	via=$(ab_host4 "$2")
+	if [ "$1" = 6 ]; then
+		vip=$AB_VIP6/128
+		via=$(ab_host6 "$2")
+	fi
+	ab_rtr ip "-$1" route show "$vip" | grep -q "via $via "
 }
 
 # ab_wait_nexthops 4|6 N SECONDS: poll (about every 10 ms) until the

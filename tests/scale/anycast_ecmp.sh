@@ -264,6 +264,27 @@ for fam in 4 6; do
 		"$sent" "$ans"
 done
 
+phase "the announcer's own stop withdraws (what systemd's BindsTo= does)"
+kill -TERM "${AB_ANN_PID[1]}"
+wait "${AB_ANN_PID[1]}"
+rc=$?
+# gone 4|6 I: wait (at most 5 s) until host I is no next hop; true if so.
+gone() {
+	local k
+	for ((k = 0; k < 100; k++)); do
+		ab_announced "$1" "$2" || return 0
+		sleep 0.05
+	done
+	return 1
+}
+check "SIGTERM to host 1's announcer: exit 0 ($rc), host 1 withdrawn" \
+	holds "$rc == 0 && $(gone 4 1 && gone 6 1 && echo 1 || echo 0)"
+"$AB_KIT/reqrouter-announce" --withdraw --bird-socket "$AB_DIR/h2.bird.ctl" \
+	>"$AB_DIR/withdraw.out" 2>&1
+rc=$?
+check "reqrouter-announce --withdraw (ExecStopPost): exit 0 ($rc), host 2 withdrawn" \
+	holds "$rc == 0 && $(gone 4 2 && gone 6 2 && echo 1 || echo 0)"
+
 say "figures: shares (hosts 1/2/3) $SHARES"
 say "figures: drain of host 1 under $RATE4 + $RATE6 requests/s: $DRAIN_LOST of $DRAIN_SENT lost, route withdrawn after $DRAIN_W4 ms (IPv6 $DRAIN_W6 ms), drain done after $drain_ms ms"
 say "figures: kill -9 of host 2's reqrouter under $RATE4 + $RATE6 requests/s: $CRASH"
