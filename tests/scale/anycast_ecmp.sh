@@ -279,6 +279,13 @@ gone() {
 }
 check "SIGTERM to host 1's announcer: exit 0 ($rc), host 1 withdrawn" \
 	holds "$rc == 0 && $(gone 4 1 && gone 6 1 && echo 1 || echo 0)"
+# An announcer killed outright cannot withdraw: the route stays, which
+# is why the unit runs --withdraw after it (ExecStopPost=).
+kill -KILL "${AB_ANN_PID[2]}"
+wait "${AB_ANN_PID[2]}" 2>/dev/null
+sleep 0.5
+check "kill -9 of host 2's announcer leaves host 2 announced" \
+	ab_announced 4 2
 "$AB_KIT/reqrouter-announce" --withdraw --bird-socket "$AB_DIR/h2.bird.ctl" \
 	>"$AB_DIR/withdraw.out" 2>&1
 rc=$?
