@@ -130,8 +130,8 @@ INSTALLED := $(addprefix $(DESTDIR),$(SBINDIR)/reqrouter \
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(SKELS) $(BPF_OBJS)
-.PHONY: all clean test test-fresh demo deps bench fuzz help format format-check \
-	man install uninstall
+.PHONY: all clean test test-fresh test-scale demo anycast-demo deps bench fuzz \
+	help format format-check man install uninstall
 
 all: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(TOOLS) $(BPF_OBJS) \
 	$(MODULES) $(TEST_MODULES)
@@ -144,6 +144,11 @@ help:
 	@echo '                then the unit and invoker tests again under ASan/UBSan'
 	@echo 'make test-fresh make demo and make test on a minimal Debian 12'
 	@echo '                root made with debootstrap (tools/test-fresh)'
+	@echo 'make test-scale three anycast hosts behind a router: BGP, BFD,'
+	@echo '                ECMP, drain and crash (tests/scale/, under a minute)'
+	@echo 'make anycast-demo'
+	@echo '                that bed step by step (tools/anycast-bed.sh; --hold'
+	@echo '                keeps it up to work on by hand)'
 	@echo 'make deps       install missing Debian packages (apt-get)'
 	@echo 'make man        man pages into $(BUILD)/man (help2man)'
 	@echo 'make bench      short benchmark run (tools/bench)'
@@ -300,6 +305,16 @@ test-fresh:
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/demo.sh
+
+# Several hosts behind a router, anycast over BGP and ECMP (tests/scale/,
+# deploy/anycast/): kept out of make test so that it stays short.
+test-scale: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tests/scale/run
+
+anycast-demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/anycast-bed.sh
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all

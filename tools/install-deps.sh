@@ -32,6 +32,11 @@ PKGS="$PKGS libknot-dev knot knot-dnsutils dnsperf sockperf"
 # package also enables and starts its system service (port 9090):
 # `systemctl disable --now prometheus` if that is not wanted.
 PKGS="$PKGS libsystemd-dev libmicrohttpd-dev help2man systemd prometheus"
+# The anycast kit (deploy/anycast/) and its test bed (make test-scale) run
+# BIRD 2: bird -p checks the shipped configs, bird and birdc run the bed
+# (each node with its own config and socket; on a systemd host Debian also
+# starts its own bird.service, with an inert config the bed never uses).
+PKGS="$PKGS bird2"
 PKGS="$PKGS $*"
 
 missing=""

@@ -31,6 +31,7 @@ enum {
 	OPT_CPUS,
 	OPT_FN_CONFIG,
 	OPT_PAYLOADS,
+	OPT_LOST,
 };
 
 static const struct rr_opt opts[] = {
@@ -57,6 +58,8 @@ static const struct rr_opt opts[] = {
 	  "give a request up after MS ms (default 1000)" },
 	{ "busy", OPT_BUSY, NULL, "spin instead of sleeping for replies" },
 	{ "json", OPT_JSON, "FILE", "write the summary as JSON to FILE" },
+	{ "lost", OPT_LOST, "FILE",
+	  "write when each request that timed out was sent (open loop: due), in seconds since the epoch, one a line, in order" },
 	{ "quiet", 'q', NULL, "no progress line" },
 	{ "cpus", OPT_CPUS, "LIST", "pin thread i to the i-th CPU of LIST" },
 	{ "engine", OPT_ENGINE, "sock|xdp",
@@ -297,6 +300,9 @@ static int parse_args(int argc, char **argv, struct rl_config *cfg)
 		case OPT_JSON:
 			cfg->json = optarg;
 			break;
+		case OPT_LOST:
+			cfg->lost_file = optarg;
+			break;
 		case 'q':
 			cfg->quiet = true;
 			break;
@@ -338,6 +344,8 @@ static int parse_args(int argc, char **argv, struct rl_config *cfg)
 		return usage_error("%s", "--engine xdp needs -i IFACE");
 	if (!cfg->engine_xdp && (cfg->ifname || cfg->dst_mac))
 		return usage_error("%s", "-i and --dst-mac need --engine xdp");
+	if (cfg->engine_xdp && cfg->lost_file)
+		return usage_error("%s", "--lost needs the socket engine");
 	if (cfg->threads > cfg->conns) {
 		if (cfg->conns > 1)
 			return usage_error("%s",
@@ -584,6 +592,60 @@ static int write_json(const struct rl_config *cfg, struct rl_total *t)
 	return 0;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* --lost: every thread's given-up requests, oldest first, as wall-clock
+ * times, so that a test can put them beside the moment it broke
+ * something (date +%s.%N). */
+static int write_lost(const struct rl_config *cfg, struct rl_thread *th,
+		      unsigned int nth)
+{
+	struct timespec rt;
+	uint64_t *all, off;
+	size_t n = 0, k;
+	unsigned int i;
+	FILE *f;
+
+	for (i = 0; i < nth; i++)
+		n += th[i].nlost;
+	all = malloc(sizeof(*all) * (n ? n : 1));
+	if (!all) {
+		fprintf(stderr, "rrload: out of memory\n");
+		return -ENOMEM;
+	}
+	for (i = 0, n = 0; i < nth; i++) {
+		memcpy(all + n, th[i].lost, sizeof(*all) * th[i].nlost);
+		n += th[i].nlost;
+	}
+	qsort(all, n, sizeof(*all), cmp_u64);
+	clock_gettime(CLOCK_REALTIME, &rt);
+	off = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec -
+	      rl_now_ns();
+	f = fopen(cfg->lost_file, "w");
+	if (!f) {
+		fprintf(stderr, "rrload: cannot write %s: %s\n", cfg->lost_file,
+			strerror(errno));
+		free(all);
+		return -errno;
+	}
+	for (k = 0; k < n; k++)
+		fprintf(f, "%llu.%09llu\n",
+			(unsigned long long)((all[k] + off) / 1000000000ull),
+			(unsigned long long)((all[k] + off) % 1000000000ull));
+	free(all);
+	if (fclose(f)) {
+		fprintf(stderr, "rrload: cannot write %s: %s\n", cfg->lost_file,
+			strerror(errno));
+		return -EIO;
+	}
+	return 0;
+}
+
 static bool all_done(const struct rl_config *cfg, struct rl_thread *th,
 		     unsigned int n)
 {
@@ -729,6 +791,8 @@ int main(int argc, char **argv)
 	print_summary(&cfg, tot);
 	ret = 0;
 	if (cfg.json && write_json(&cfg, tot))
+		ret = 3;
+	if (cfg.lost_file && write_lost(&cfg, th, started))
 		ret = 3;
 	if (tot->c.wrong) {
 		fprintf(stderr, "rrload: %llu wrong replies\n",

@@ -55,6 +55,7 @@ struct rl_config {
 	bool busy;
 	bool quiet;
 	const char *json;
+	const char *lost_file; /* --lost: when each unanswered request went */
 	int cpus[RR_MAX_CPUS]; /* --cpus, as rr_parse_cpus() gives it */
 	uint32_t ncpus;
 	/* XDP engine */
@@ -88,6 +89,10 @@ struct rl_thread {
 	double rate;	      /* this thread's share of -r */
 	struct rl_counters c; /* owner stores relaxed, main loads relaxed */
 	struct hist hist;
+	/* --lost: send (open loop: due) times of the requests given up,
+	 * CLOCK_MONOTONIC ns; grown only when one is. */
+	uint64_t *lost;
+	size_t nlost, lost_cap;
 	uint64_t t_start, t_send_end; /* the sending phase, for rates */
 	int err;
 	bool done;

@@ -246,6 +246,8 @@ void sock_engine_fini(struct rl_config *cfg, struct rl_thread *th)
 		}
 		free(th[t].conns);
 		th[t].conns = NULL;
+		free(th[t].lost);
+		th[t].lost = NULL;
 	}
 	free(pattern);
 	pattern = NULL;
@@ -432,6 +434,23 @@ static unsigned int recv_conn(struct rl_thread *th, struct rl_bufs *b,
 	return total;
 }
 
+/* Remembers when a request that is given up went out, for --lost. Past
+ * what memory allows, the rest go uncounted there (never in timeouts). */
+static void note_lost(struct rl_thread *th, uint64_t t_ns)
+{
+	size_t cap = th->lost_cap ? th->lost_cap * 2 : 1024;
+	uint64_t *n;
+
+	if (th->nlost == th->lost_cap) {
+		n = realloc(th->lost, sizeof(*n) * cap);
+		if (!n)
+			return;
+		th->lost = n;
+		th->lost_cap = cap;
+	}
+	th->lost[th->nlost++] = t_ns;
+}
+
 static void expire(struct rl_thread *th, struct rl_conn *c, uint64_t now)
 {
 	struct rl_slot *s;
@@ -445,6 +464,8 @@ static void expire(struct rl_thread *th, struct rl_conn *c, uint64_t now)
 			s->state = SLOT_EXPIRED;
 			c->out--;
 			rl_inc(&th->c.timeouts, 1);
+			if (th->cfg->lost_file)
+				note_lost(th, s->t_ns);
 		}
 		c->tail++;
 	}
