@@ -65,7 +65,11 @@ void rr_service_tick(struct rr_invoker *inv)
 	if (!watchdog_us)
 		return;
 	now = now_us();
-	if (now - last_ping_us < watchdog_us / 2 || rr_invoker_not_ready(inv))
+	/* A draining instance is not ready (its health fails on purpose)
+	 * but alive: a drain longer than WatchdogSec must not end in a
+	 * watchdog kill. */
+	if (now - last_ping_us < watchdog_us / 2 ||
+	    (rr_invoker_not_ready(inv) && !inv->draining))
 		return;
 	last_ping_us = now;
 	sd_notify(0, "WATCHDOG=1");

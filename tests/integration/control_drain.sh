@@ -103,7 +103,8 @@ start=$(date +%s)
 "$CTL" --control "$SOCK" --quiet 1 --timeout 2 drain >/dev/null
 check_eq "drain with a timeout: exit 0" 0 $?
 took=$(($(date +%s) - start))
-check "it ended at its timeout (${took}s, requests still coming)" [ "$took" -ge 2 ] && [ "$took" -le 4 ]
+check "it ended at its timeout (${took}s, requests still coming)" \
+	test "$took" -ge 2 -a "$took" -le 4
 rr_wait_exit 3
 check_eq "exit 0 at the timeout" 0 "$RR_RC"
 check "it logged the timeout" grep -q "drain timeout (2000 ms)" "$RR_ERR"

@@ -49,6 +49,19 @@ rr_kill_wait TERM 5
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 check "STOPPING=1 on SIGTERM" wait_for ' STOPPING=1$' 2
 
+say "== a drain keeps the watchdog fed (not ready, but alive)"
+NOTIFY_SOCKET=$SOCK WATCHDOG_USEC=1000000 rr_start drain -i "$TB_IF_SRV" -q 2 \
+	--drain-on-term --control none || die "reqrouter did not start"
+check "READY=1" wait_for ' READY=1$' 3
+kill -TERM "$RR_PID" # with --drain-on-term: drains, exits after 2 s quiet
+w0=$(count WATCHDOG=1)
+sleep 1.6
+w1=$(count WATCHDOG=1)
+check "WATCHDOG=1 goes on while draining (+$((w1 - w0)) in 1.6 s)" \
+	test $((w1 - w0)) -ge 2
+rr_wait_exit 5
+check_eq "the drain ends with exit 0" 0 "$RR_RC"
+
 say "== a watchdog meant for another process"
 : >"$LOG"
 NOTIFY_SOCKET=$SOCK WATCHDOG_USEC=200000 WATCHDOG_PID=1 rr_start other \
