@@ -656,17 +656,18 @@ static int dns_handler(const struct rr_request *req, uint8_t *buf, size_t len,
 					   : DNS_R_NOTIMP,
 				   1, 0, NULL, 0);
 
-	/* The zone, as knotd's answer_zone_find(): the longest apex above
-	 * the QNAME, for DS the one above its parent if there is one, and
-	 * for anything but a plain query only the QNAME's own. */
+	/* The zone, as knotd's answer_zone_find(): for DS (whatever the
+	 * opcode) the longest apex above the QNAME's parent if there is one;
+	 * else the longest above the QNAME, or for anything but a plain
+	 * query only the QNAME's own. */
 	kind = query_kind(&q);
 	if (q.qclass == DNS_C_IN || q.qclass == DNS_C_ANY) {
-		if (kind != Q_NORMAL)
-			z = zone_by_apex(st, q.lname, q.qname_len);
-		else if (q.qtype == DNS_T_DS)
+		if (q.qtype == DNS_T_DS)
 			z = find_zone(st, &q, 1);
-		if (!z && kind == Q_NORMAL)
-			z = find_zone(st, &q, 0);
+		if (!z)
+			z = kind == Q_NORMAL
+				    ? find_zone(st, &q, 0)
+				    : zone_by_apex(st, q.lname, q.qname_len);
 	} else if (q.qclass == DNS_C_CH) {
 		return error_reply(req, st, buf, room, &q,
 				   kind == Q_NORMAL ? DNS_R_REFUSED

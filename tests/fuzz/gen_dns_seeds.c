@@ -125,6 +125,64 @@ int main(int argc, char **argv)
 	m[6] = 1;
 	m[len++] = 0;
 	err |= put(argv[1], &n, m, len);
+	/* EDNS options: EXPIRE, NSID, a cookie; and records after the
+	 * question, so the mutator starts from well-formed ones. */
+	for (i = 0; i < 3; i++) {
+		static const uint8_t opts[3][12] = {
+			{ 0, 9, 0, 0 },
+			{ 0, 3, 0, 0 },
+			{ 0, 10, 0, 8, 1, 2, 3, 4, 5, 6, 7, 8 },
+		};
+		static const uint8_t optlen[3] = { 4, 4, 12 };
+
+		len = query(m, i ? "www.fz" : "del.fz", i ? 1 : 43, 1,
+			    i ? 0 : 4 << 11, 1, 0);
+		m[len - 1] = optlen[i];
+		memcpy(m + len, opts[i], optlen[i]);
+		err |= put(argv[1], &n, m, len + optlen[i]);
+	}
+	{
+		/* TSIG (no key will do), on a query and a NOTIFY. */
+		static const uint8_t tsig[] = {
+			3,   'k', 'e',	'y',  0,   0,	250, 0,	  255, 0,
+			0,   0,	  0,	0,    33,  11,	'h', 'm', 'a', 'c',
+			'-', 's', 'h',	'a',  '2', '5', '6', 0,	  0,   0,
+			0,   0,	  0,	1,    1,   44,	0,   4,	  1,   2,
+			3,   4,	  0x12, 0x34, 0,   0,	0,   0,
+		};
+
+		for (j = 0; j < 2; j++) {
+			len = query(m, "fz", 6, 1, (uint16_t)(j ? 4 << 11 : 0),
+				    0, 0);
+			m[12] = 1;
+			memcpy(m + len, tsig, sizeof(tsig));
+			err |= put(argv[1], &n, m, len + sizeof(tsig));
+		}
+	}
+	{
+		/* IXFR with the SOA in authority; a NAPTR and an A with a
+		 * compressed owner in the answer section. */
+		static const uint8_t soa[] = { 0xc0, 0x0c, 0, 6, 0,  1, 0,
+					       0,    0,	   0, 0, 22, 0, 0 };
+		static const uint8_t naptr[] = { 0xc0, 0x0c, 0, 35,   0,   1,
+						 0,    0,    0, 0,    0,   11,
+						 0,    1,    0, 2,    1,   'u',
+						 1,    's',  0, 0xc0, 0x0c };
+		static const uint8_t a[] = { 1, 'x', 0xc0, 0x0c, 0, 1,
+					     0, 1,   0,	   0,	 0, 1,
+					     0, 4,   192,  0,	 2, 1 };
+
+		len = query(m, "fz", 251, 1, 0, 0, 0);
+		m[10] = 1;
+		memcpy(m + len, soa, sizeof(soa));
+		memset(m + len + sizeof(soa), 0, 20);
+		err |= put(argv[1], &n, m, len + sizeof(soa) + 20);
+		len = query(m, "www.fz", 1, 1, 0, 0, 0);
+		m[8] = 2;
+		memcpy(m + len, naptr, sizeof(naptr));
+		memcpy(m + len + sizeof(naptr), a, sizeof(a));
+		err |= put(argv[1], &n, m, len + sizeof(naptr) + sizeof(a));
+	}
 	/* A response, and a short one. */
 	len = query(m, "www.fz", 1, 1, 0x8000, 0, 0);
 	err |= put(argv[1], &n, m, len);

@@ -846,6 +846,30 @@ static void test_edns(void **state)
 	ask(&q, &r);
 	assert_int_equal(r.rr[2].ttl, 0);
 
+	/* EDNS EXPIRE: the SOA's EXPIRE (1209600), as from a primary. Also
+	 * in a refusal once a zone is found, which for DS is the parent's
+	 * whatever the opcode. */
+	{
+		static const uint8_t expire[] = { 0, 9, 0, 0 };
+		static const uint8_t value[] = { 0, 9, 0, 4, 0, 0x12, 0x75, 0 };
+
+		query(&q, "www.example.com", 1, 1, 0);
+		add_opt(&q, 1232, 0, 0, expire, sizeof(expire));
+		ask(&q, &r);
+		check_counts(&r, 0, AA, 2, 0, 1);
+		assert_memory_equal(r.b + r.len - 8, value, 8);
+		query(&q, "sub.example.com", 43, 1, 4 << 11);
+		add_opt(&q, 1232, 0, 0, expire, sizeof(expire));
+		ask(&q, &r);
+		check_counts(&r, 9, 0, 0, 0, 1);
+		assert_memory_equal(r.b + r.len - 8, value, 8);
+		query(&q, "www.example.org", 1, 1, 0);
+		add_opt(&q, 1232, 0, 0, expire, sizeof(expire));
+		ask(&q, &r);
+		check_counts(&r, 5, 0, 0, 0, 1);
+		assert_int_equal(r.b[r.len - 7], 6); /* the EDE alone */
+	}
+
 	/* EDNS version 1: BADVERS (16: 1 in the OPT, 0 in the header),
 	 * the question and nothing else. */
 	query(&q, "www.example.com", 1, 1, RD);
@@ -854,7 +878,7 @@ static void test_edns(void **state)
 	check_counts(&r, 0, RD, 0, 0, 1);
 	assert_int_equal(r.rr[0].ttl, 0x01008000);
 	assert_string_equal(r.qname, "www.example.com.");
-	assert_int_equal(counter("dns_other_rcode"), 1);
+	assert_int_equal(counter("dns_other_rcode"), 2);
 }
 
 static void test_truncation(void **state)
