@@ -13,7 +13,8 @@
 #include "rr_shared.h"
 
 enum rr_cache_insert {
-	RR_CACHE_SKIPPED,  /* another worker was writing that entry */
+	RR_CACHE_SKIPPED,  /* another worker was writing that entry, or the
+			    * reply is too long or does not echo the ID */
 	RR_CACHE_INSERTED, /* into a free, stale or expired entry */
 	RR_CACHE_EVICTED,  /* over a live entry for another request */
 };

@@ -44,6 +44,7 @@ struct rr_sock_stats {
 	uint64_t kick_errors;	/* sendto() failures other than backpressure */
 	uint64_t cache_inserts; /* replies stored in the reply cache */
 	uint64_t cache_evictions; /* ... over a live entry of another request */
+	uint64_t cache_skips;	  /* not stored: entry busy, or reply unfit */
 };
 
 struct rr_sock {

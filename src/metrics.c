@@ -89,6 +89,9 @@ static const struct {
 	{ "reqrouter_cache_evictions_total",
 	  "Cache insertions that replaced a live entry of another request.",
 	  offsetof(struct rr_sock_stats, cache_evictions) },
+	{ "reqrouter_cache_skips_total",
+	  "Replies of a cached function not stored: another worker was writing the entry, or the reply did not fit.",
+	  offsetof(struct rr_sock_stats, cache_skips) },
 };
 
 /* The in-kernel tier's counters (enum rr_fn_stat) as metrics: rx, tx and

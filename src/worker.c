@@ -62,6 +62,7 @@ static void cache_reply(struct rr_worker *w, struct rr_sock *s,
 		rr_stat_add(&s->stats.cache_inserts, 1);
 		break;
 	case RR_CACHE_SKIPPED:
+		rr_stat_add(&s->stats.cache_skips, 1);
 		break;
 	}
 }
