@@ -32,7 +32,20 @@ else
 BUILD := build
 endif
 export BUILD
-ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine)
+# clang -target bpf needs the host's multiarch include directory
+# (asm/types.h). Its name is not always $(CC) -dumpmachine: clang says
+# x86_64-pc-linux-gnu where Debian's directory is x86_64-linux-gnu. Ask the
+# compilers and dpkg for the multiarch name and take the first that has an
+# asm/ directory; -dumpmachine comes last, for systems without multiarch.
+ARCH_NAMES := $(shell $(CC) -print-multiarch 2>/dev/null; \
+	gcc -print-multiarch 2>/dev/null; \
+	dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null; \
+	$(CC) -dumpmachine 2>/dev/null)
+ARCH_INC := $(patsubst %/asm,%,$(firstword $(wildcard \
+	$(patsubst %,/usr/include/%/asm,$(ARCH_NAMES)))))
+ifeq ($(ARCH_INC),)
+$(warning no /usr/include/NAME/asm for any of '$(ARCH_NAMES)': BPF objects will not find asm/types.h)
+endif
 
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
@@ -228,11 +241,11 @@ man: $(MAN_PAGES)
 
 $(BUILD)/man/%.8: $(BUILD)/% man/%.h2m | $(BUILD)/man
 	$(call msg,MAN,$@)
-	$(Q)help2man -N -s 8 --include man/$*.h2m -o $@ ./$<
+	$(Q)help2man -N -s 8 --include man/$*.h2m -o $@ $(abspath $<)
 
 $(BUILD)/man/%.1: $(BUILD)/% man/%.h2m | $(BUILD)/man
 	$(call msg,MAN,$@)
-	$(Q)help2man -N -s 1 --include man/$*.h2m -o $@ ./$<
+	$(Q)help2man -N -s 1 --include man/$*.h2m -o $@ $(abspath $<)
 
 install: all man
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
