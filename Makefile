@@ -109,6 +109,13 @@ CTL_SRCS := $(wildcard src/ctl/*.c)
 ALL_OBJS := $(call obj,$(SRC_MAIN) $(SRC_LIB) $(FN_SRCS) $(XDPFN_GEN) \
 	$(filter-out %.bpf.c,$(wildcard tools/*/*.c)) $(TEST_SRCS) $(CTL_SRCS))
 
+# Shell scripts, for make shellcheck: by name where they have an
+# extension, by their #! line in tools/ and .ci/, where most have none.
+SH_SCRIPTS := $(sort $(wildcard tests/*.sh tests/*/*.sh tests/*/lib/*.sh \
+	tools/*.sh tools/lib/*.sh configs/*.bash-completion) \
+	$(shell for f in tools/* .ci/*; do [ -f "$$f" ] && \
+		head -n 1 "$$f" | grep -qE '^\#!.*[/ ](ba)?sh$$' && echo "$$f"; done))
+
 # Man pages: help2man turns each program's --help and --version (made from
 # its option table) into roff, with the extra sections in man/NAME.h2m, so
 # a page cannot document an option the program lacks or miss one it has.
@@ -144,7 +151,7 @@ INSTALLED := $(addprefix $(DESTDIR),$(SBINDIR)/reqrouter \
 .DELETE_ON_ERROR:
 .SECONDARY: $(SKELS) $(BPF_OBJS)
 .PHONY: all clean test test-fresh demo deps bench fuzz help format format-check \
-	man install uninstall
+	shellcheck lint man install uninstall
 
 all: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(TOOLS) $(BPF_OBJS) \
 	$(MODULES) $(TEST_MODULES)
@@ -161,6 +168,8 @@ help:
 	@echo 'make man        man pages into $(BUILD)/man (help2man)'
 	@echo 'make bench      short benchmark run (tools/bench)'
 	@echo 'make format     reformat C sources with clang-format'
+	@echo 'make lint       format-check (clang-format) and shellcheck (the'
+	@echo '                shell scripts); make test runs it first'
 	@echo 'make install    install into $$(DESTDIR)$$(PREFIX) (default /usr/local):'
 	@echo '                binaries, man pages, systemd unit, bash completion'
 	@echo 'make uninstall  remove what make install put there'
@@ -295,8 +304,10 @@ $(BUILD)/bpf $(BUILD)/skel $(BUILD)/tests $(BUILD)/gen $(BUILD)/man:
 tests-build: all $(TESTS) man
 .PHONY: tests-build
 
-# Every tier against the normal build, then again under ASan/UBSan.
+# The static checks first (seconds, and a failure needs no build), then
+# every tier against the normal build, then again under ASan/UBSan.
 test: deps
+	$(Q)$(MAKE) --no-print-directory lint
 	$(Q)$(MAKE) --no-print-directory tests-build
 	$(Q)$(MAKE) --no-print-directory SAN=1 tests-build
 	$(Q)BUILD=build SAN_BUILD=build/san tests/run.sh
@@ -321,6 +332,14 @@ format:
 format-check:
 	$(Q)clang-format --dry-run --Werror $(wildcard src/*.[ch] kern/*.[ch] \
 		functions/*.[ch] tools/*/*.[ch] tests/*/*.[ch])
+
+# -x: follow the files the scripts source (tools/testbed.sh, common.sh),
+# run from the top directory as the scripts' source lines expect.
+shellcheck:
+	$(call msg,SHCHECK,$(words $(SH_SCRIPTS)) scripts)
+	$(Q)shellcheck -x $(SH_SCRIPTS)
+
+lint: format-check shellcheck
 
 clean:
 	$(Q)rm -rf $(BUILD)

@@ -25,6 +25,7 @@ bad() {
 	FAILS=$((FAILS + 1))
 }
 
+# shellcheck disable=SC2317 # called by the EXIT trap, which shellcheck does not follow
 cleanup() {
 	local p
 	for p in "${PIDS[@]}"; do
@@ -130,14 +131,20 @@ tb_cli timeout 20 "$BUILD/rrload" -s "$TB_IP4_SRV" -p 1232,7 -c 8 -w 4 \
 rc=$?
 [ $rc = 0 ] || bad "rrload against sockserver exited $rc"
 expect_all "$TMP/a.json" 20000 "sockserver IPv4, closed loop, 1..1400 B"
-"$PY" -c 'import json,sys
+if "$PY" -c 'import json,sys
 d = json.load(open(sys.argv[1]))
 for k in "sent answered wrong timeouts late duplicates send_errors".split():
-    assert isinstance(d[k], int), k' "$TMP/a.json" && ok "JSON has the named counts" ||
+    assert isinstance(d[k], int), k' "$TMP/a.json"; then
+	ok "JSON has the named counts"
+else
 	bad "JSON lacks a count"
-"$PY" -c 'import json,sys; l=json.load(open(sys.argv[1]))["latency_us"]; assert 0 < l["p50"] <= l["p99"] <= l["max"]' \
-	"$TMP/a.json" && ok "JSON percentiles ordered" ||
+fi
+if "$PY" -c 'import json,sys; l=json.load(open(sys.argv[1]))["latency_us"]; assert 0 < l["p50"] <= l["p99"] <= l["max"]' \
+	"$TMP/a.json"; then
+	ok "JSON percentiles ordered"
+else
 	bad "JSON percentiles missing or out of order"
+fi
 
 tb_cli timeout 20 "$BUILD/rrload" -s "$TB_IP6_SRV" -p 1232 -c 4 -w 2 \
 	-n 5000 -l 800 -q --json "$TMP/b.json" >/dev/null
