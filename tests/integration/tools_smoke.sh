@@ -6,24 +6,19 @@
 # open loop) with every reply verified; rrload fails when the server
 # answers wrongly; the XDP reflector answers correctly; the XDP engine
 # offers frames and counts replies; xskfloor answers over IPv4 and IPv6.
-# Runs as root from the repository root
-# with $BUILD pointing at the binaries. Exit 0 pass, 77 skip, else fail.
+# Runs as root with $BUILD pointing at the binaries. Exit 0 pass, 77 skip
+# (no network namespaces or veth here, as in the other tests), else fail.
 set -u
-BUILD=${BUILD:-build}
-source tools/testbed.sh
+cd "$(dirname "$0")/../.." || exit 1
+# say/ok/bad and the prerequisite checks the other tests use; it sources
+# tools/testbed.sh.
+source tests/integration/lib/common.sh
 # The XDP engine and the reflector's pass mode attach their own programs
 # to the client end.
 TB_PEER_XDP=0
 
-FAILS=0
 PIDS=()
-TMP=$(mktemp -d /tmp/rr-smoke.XXXXXX)
-
-ok() { printf 'ok    %s\n' "$*"; }
-bad() {
-	printf 'FAIL  %s\n' "$*"
-	FAILS=$((FAILS + 1))
-}
+TMP=
 
 # shellcheck disable=SC2317 # called by the EXIT trap, which shellcheck does not follow
 cleanup() {
@@ -97,21 +92,14 @@ print(d["sent"], d["answered"], d["wrong"], d["timeouts"])' "$1" 2>/dev/null)
 	fi
 }
 
+# A skip, as in the other tests, where no test bed can be made here.
+rr_netns_prereqs
 for t in rrload sockserver; do
-	if [ ! -x "$BUILD/$t" ]; then
-		echo "FAIL  $BUILD/$t is not built"
-		exit 1
-	fi
+	[ -x "$BUILD/$t" ] || die "$BUILD/$t is not built"
 done
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: needs root for network namespaces"
-	exit 77
-fi
-
-tb_setup 2 || {
-	echo "FAIL  cannot set up the test bed"
-	exit 1
-}
+# tb_setup arms a trap that removes the bed; ours does that and more.
+tb_setup 2 || die "cannot set up the test bed"
+TMP=$(mktemp -d /tmp/rr-smoke.XXXXXX)
 trap cleanup EXIT
 trap 'cleanup; exit 130' INT TERM
 
@@ -298,8 +286,8 @@ else
 	bad "$BUILD/xskfloor is not built"
 fi
 
-if [ $FAILS -gt 0 ]; then
-	echo "$FAILS check(s) failed; server log:"
+if [ "$RR_FAILS" -gt 0 ]; then
+	echo "$RR_FAILS check(s) failed; server log:"
 	tail -n 20 "$TMP/server.log"
 	exit 1
 fi

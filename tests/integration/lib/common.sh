@@ -74,6 +74,13 @@ rr_finish() {
 # rr_prereqs: root, network namespaces, veth and the binary. Anything missing
 # that CI always has (root, netns) is a skip; a missing binary is a failure.
 rr_prereqs() {
+	rr_netns_prereqs
+	[ -x "$RR" ] || die "no binary at $RR (run make first)"
+}
+
+# rr_netns_prereqs: what a test bed needs (root, ip, python3, network
+# namespaces, veth); a skip, saying which, where one is missing.
+rr_netns_prereqs() {
 	local probe
 	[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, XDP)"
 	command -v ip >/dev/null || skip "needs iproute2 (ip)"
@@ -87,7 +94,6 @@ rr_prereqs() {
 		skip "cannot create veth devices here"
 	fi
 	ip netns del "$probe"
-	[ -x "$RR" ] || die "no binary at $RR (run make first)"
 }
 
 rr_cleanup() {
