@@ -241,7 +241,13 @@ xdp_on_srv() {
 }
 
 # metric FILE NAME [SUBSTRING...]: the sum of the samples of metric NAME whose
-# label set contains every SUBSTRING (e.g. 'port="1232"').
+# label set contains every SUBSTRING (e.g. 'port="1232"'), exact for 64-bit
+# counters. awk's numbers are doubles, exact only to 2^53, and mawk's
+# printf "%d" stops at 2^31-1, which a long soak passes: so each value is
+# split into its last 9 digits and the rest, two sums that stay exact
+# for 400000 samples of up to 2^64, put together in the end. A value
+# that is not a plain integer (none of reqrouter's counters is) makes
+# it an ordinary awk sum, truncated.
 metric() {
 	local file=$1 name=$2
 	shift 2
@@ -251,9 +257,27 @@ metric() {
 			for (i = 1; i <= n; i++)
 				if (index($0, f[i]) == 0)
 					next
-			sum += $NF
+			v = $NF
+			if (v !~ /^[0-9]+$/) {
+				other += v
+				odd = 1
+			} else if (length(v) > 9) {
+				hi += substr(v, 1, length(v) - 9)
+				lo += substr(v, length(v) - 8)
+			} else {
+				lo += v
+			}
 		}
-		END { printf "%d\n", sum }' "$file"
+		END {
+			hi += int(lo / 1e9)
+			lo %= 1e9
+			if (odd)
+				printf "%.0f\n", int(hi * 1e9 + lo + other)
+			else if (hi)
+				printf "%.0f%09d\n", hi, lo
+			else
+				printf "%d\n", lo
+		}' "$file"
 }
 
 # metric_lines FILE NAME: the samples of NAME as "labels value" lines.
