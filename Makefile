@@ -32,7 +32,20 @@ else
 BUILD := build
 endif
 export BUILD
-ARCH_INC := /usr/include/$(shell $(CC) -dumpmachine)
+# clang -target bpf needs the host's multiarch include directory
+# (asm/types.h). Its name is not always $(CC) -dumpmachine: clang says
+# x86_64-pc-linux-gnu where Debian's directory is x86_64-linux-gnu. Ask the
+# compilers and dpkg for the multiarch name and take the first that has an
+# asm/ directory; -dumpmachine comes last, for systems without multiarch.
+ARCH_NAMES := $(shell $(CC) -print-multiarch 2>/dev/null; \
+	gcc -print-multiarch 2>/dev/null; \
+	dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null; \
+	$(CC) -dumpmachine 2>/dev/null)
+ARCH_INC := $(patsubst %/asm,%,$(firstword $(wildcard \
+	$(patsubst %,/usr/include/%/asm,$(ARCH_NAMES)))))
+ifeq ($(ARCH_INC),)
+$(warning no /usr/include/NAME/asm for any of '$(ARCH_NAMES)': BPF objects will not find asm/types.h)
+endif
 
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
@@ -96,6 +109,14 @@ CTL_SRCS := $(wildcard src/ctl/*.c)
 ALL_OBJS := $(call obj,$(SRC_MAIN) $(SRC_LIB) $(FN_SRCS) $(XDPFN_GEN) \
 	$(filter-out %.bpf.c,$(wildcard tools/*/*.c)) $(TEST_SRCS) $(CTL_SRCS))
 
+# Shell scripts, for make shellcheck: by name where they have an
+# extension, by their #! line in tools/, .ci/, tests/scale/ and deploy/,
+# where most have none.
+SH_SCRIPTS := $(sort $(wildcard tests/*.sh tests/*/*.sh tests/*/lib/*.sh \
+	tools/*.sh tools/lib/*.sh configs/*.bash-completion) \
+	$(shell for f in tools/* .ci/* tests/scale/* deploy/*/*; do [ -f "$$f" ] && \
+		head -n 1 "$$f" | grep -qE '^\#!.*[/ ](ba)?sh$$' && echo "$$f"; done))
+
 # Man pages: help2man turns each program's --help and --version (made from
 # its option table) into roff, with the extra sections in man/NAME.h2m, so
 # a page cannot document an option the program lacks or miss one it has.
@@ -131,34 +152,52 @@ INSTALLED := $(addprefix $(DESTDIR),$(SBINDIR)/reqrouter \
 .DELETE_ON_ERROR:
 .SECONDARY: $(SKELS) $(BPF_OBJS)
 .PHONY: all clean test test-fresh test-scale demo anycast-demo deps bench fuzz \
-	help format format-check man install uninstall
+	help format format-check shellcheck lint man install uninstall
 
 all: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(TOOLS) $(BPF_OBJS) \
 	$(MODULES) $(TEST_MODULES)
 
 help:
-	@echo 'make            build build/reqrouter, the tools and BPF objects'
-	@echo 'make demo       install packages, build, serve real requests on a'
-	@echo '                two-namespace test bed and tear it down'
-	@echo 'make test       install packages, build and run every test tier,'
-	@echo '                then the unit and invoker tests again under ASan/UBSan'
-	@echo 'make test-fresh make demo and make test on a minimal Debian 12'
-	@echo '                root made with debootstrap (tools/test-fresh)'
-	@echo 'make test-scale three anycast hosts behind a router: BGP, BFD,'
-	@echo '                ECMP, drain and crash (tests/scale/, under a minute)'
-	@echo 'make anycast-demo'
-	@echo '                that bed step by step (tools/anycast-bed.sh; --hold'
-	@echo '                keeps it up to work on by hand)'
-	@echo 'make deps       install missing Debian packages (apt-get)'
-	@echo 'make man        man pages into $(BUILD)/man (help2man)'
-	@echo 'make bench      short benchmark run (tools/bench)'
-	@echo 'make format     reformat C sources with clang-format'
-	@echo 'make install    install into $$(DESTDIR)$$(PREFIX) (default /usr/local):'
-	@echo '                binaries, man pages, systemd unit, bash completion'
-	@echo 'make uninstall  remove what make install put there'
-	@echo 'make clean      remove build/'
-	@echo 'Variables: V=1 (show commands), SAN=1 (ASan/UBSan build),'
-	@echo '           PREFIX, DESTDIR, SYSCONFDIR (default /etc)'
+	@echo 'make, make all           build reqrouter, reqrouterctl, the tools, the function'
+	@echo '                         modules and the BPF objects into $(BUILD)/'
+	@echo 'make demo                install packages, build, serve real requests on a'
+	@echo '                         two-namespace test bed and tear it down'
+	@echo 'make test                install packages, make lint, build, run every test'
+	@echo '                         tier, then the unit and invoker tests again under'
+	@echo '                         ASan/UBSan'
+	@echo 'make tests-build         build what make test runs: all, the tests, man pages'
+	@echo 'make test-fresh          make demo and make test on a minimal Debian 12'
+	@echo '                         root made with debootstrap (tools/test-fresh)'
+	@echo 'make test-scale          three anycast hosts behind a router: BGP, BFD,'
+	@echo '                         ECMP, drain and crash (tests/scale/, under a minute)'
+	@echo 'make anycast-demo        that bed step by step (tools/anycast-bed.sh; --hold'
+	@echo '                         keeps it up to work on by hand)'
+	@echo 'make lint                format-check and shellcheck; make test runs it first'
+	@echo 'make format              reformat the C sources with clang-format'
+	@echo 'make format-check        fail if clang-format would change a C source'
+	@echo 'make shellcheck          check the shell scripts (tools/, tests/, .ci/run)'
+	@echo 'make deps                install missing Debian packages (apt-get)'
+	@echo 'make man                 man pages into $(BUILD)/man (help2man)'
+	@echo 'make bench               short benchmark run (tools/bench)'
+	@echo 'make fuzz                = make fuzz-long (tests/fuzz/README.md)'
+	@echo 'make fuzz-long           the three long fuzz runs: FUZZ_TIME seconds for'
+	@echo '                         each libFuzzer target, FUZZ_XDP_FRAMES frames for XDP'
+	@echo 'make fuzz-request-long   one of them: fuzz_request (rr_process)'
+	@echo 'make fuzz-dns-long       one of them: fuzz_dns (the dns function)'
+	@echo 'make fuzz-xdp-long       one of them: fuzz_xdp (the XDP program)'
+	@echo 'make fuzz-short          the short fuzz runs that make test does'
+	@echo 'make fuzz-build          build the three fuzzers and their seeds'
+	@echo 'make fuzz-request-build  build fuzz_request and its seeds only'
+	@echo 'make fuzz-dns-build      build fuzz_dns and its seeds only'
+	@echo 'make fuzz-xdp-build      build fuzz_xdp only'
+	@echo 'make install             install into $$(DESTDIR)$$(PREFIX) (default /usr/local):'
+	@echo '                         binaries, man pages, systemd unit, bash completion'
+	@echo 'make uninstall           remove what make install put there'
+	@echo 'make clean               remove $(BUILD)/'
+	@echo 'make help                this list'
+	@echo 'Variables: V=1 (show commands), SAN=1 (ASan/UBSan build in build/san),'
+	@echo '           CC, CLANG, BUILD, PREFIX, DESTDIR, SYSCONFDIR (default /etc),'
+	@echo '           FUZZ_TIME (default 600), FUZZ_XDP_FRAMES (default 10000000)'
 
 
 deps:
@@ -237,11 +276,11 @@ man: $(MAN_PAGES)
 
 $(BUILD)/man/%.8: $(BUILD)/% man/%.h2m | $(BUILD)/man
 	$(call msg,MAN,$@)
-	$(Q)help2man -N -s 8 --include man/$*.h2m -o $@ ./$<
+	$(Q)help2man -N -s 8 --include man/$*.h2m -o $@ $(abspath $<)
 
 $(BUILD)/man/%.1: $(BUILD)/% man/%.h2m | $(BUILD)/man
 	$(call msg,MAN,$@)
-	$(Q)help2man -N -s 1 --include man/$*.h2m -o $@ ./$<
+	$(Q)help2man -N -s 1 --include man/$*.h2m -o $@ $(abspath $<)
 
 install: all man
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
@@ -291,8 +330,10 @@ $(BUILD)/bpf $(BUILD)/skel $(BUILD)/tests $(BUILD)/gen $(BUILD)/man:
 tests-build: all $(TESTS) man
 .PHONY: tests-build
 
-# Every tier against the normal build, then again under ASan/UBSan.
+# The static checks first (seconds, and a failure needs no build), then
+# every tier against the normal build, then again under ASan/UBSan.
 test: deps
+	$(Q)$(MAKE) --no-print-directory lint
 	$(Q)$(MAKE) --no-print-directory tests-build
 	$(Q)$(MAKE) --no-print-directory SAN=1 tests-build
 	$(Q)BUILD=build SAN_BUILD=build/san tests/run.sh
@@ -327,6 +368,14 @@ format:
 format-check:
 	$(Q)clang-format --dry-run --Werror $(wildcard src/*.[ch] kern/*.[ch] \
 		functions/*.[ch] tools/*/*.[ch] tests/*/*.[ch])
+
+# -x: follow the files the scripts source (tools/testbed.sh, common.sh),
+# run from the top directory as the scripts' source lines expect.
+shellcheck:
+	$(call msg,SHCHECK,$(words $(SH_SCRIPTS)) scripts)
+	$(Q)shellcheck -x $(SH_SCRIPTS)
+
+lint: format-check shellcheck
 
 clean:
 	$(Q)rm -rf $(BUILD)

@@ -405,12 +405,6 @@ out:
 	return ret;
 }
 
-size_t dns_opt_len(const struct dns_opt *o)
-{
-	return DNS_OPT_LEN + (o->ede ? DNS_OPT_EDE_LEN : 0) +
-	       (o->has_expire ? DNS_OPT_EXPIRE_LEN : 0);
-}
-
 size_t dns_pkt_put_opt(uint8_t *dst, const struct dns_opt *o)
 {
 	size_t len = DNS_OPT_LEN;

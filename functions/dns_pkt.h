@@ -128,9 +128,6 @@ struct dns_opt {
 #define DNS_OPT_EDE_LEN 6    /* one EDE option with no text */
 #define DNS_OPT_EXPIRE_LEN 8 /* EXPIRE with its 4 bytes */
 
-/* Size of the OPT record for @o. */
-size_t dns_opt_len(const struct dns_opt *o);
-
 /* Writes it at @dst (the caller kept the room); returns its size. */
 size_t dns_pkt_put_opt(uint8_t *dst, const struct dns_opt *o);
 

@@ -202,12 +202,6 @@ int dns_type_lowercased(uint16_t type)
 	}
 }
 
-int dns_type_compressed(uint16_t type)
-{
-	return type == DNS_T_NS || type == DNS_T_CNAME || type == DNS_T_SOA ||
-	       type == DNS_T_PTR || type == DNS_T_MINFO || type == DNS_T_MX;
-}
-
 int dns_additional_name_off(uint16_t type)
 {
 	switch (type) {

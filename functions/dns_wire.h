@@ -149,9 +149,6 @@ const int8_t *dns_rdata_blocks(uint16_t type, int obsolete, int *known);
 /* Knot lower-cases the names inside these types' RDATA (RFC 4034 6.2). */
 int dns_type_lowercased(uint16_t type);
 
-/* The answer writer compresses these names (RFC 3597 4). */
-int dns_type_compressed(uint16_t type);
-
 /* Where the name that additional processing follows starts in an RDATA
  * of @type (NS, MX, SRV, SVCB, HTTPS), or -1 for other types. */
 int dns_additional_name_off(uint16_t type);

@@ -179,11 +179,6 @@ static const char *const tier_names[] = {
 	[RR_TIER_USER] = "user",
 };
 
-const char *rr_tier_name(enum rr_tier tier)
-{
-	return tier <= RR_TIER_USER ? tier_names[tier] : "?";
-}
-
 int rr_parse_tier(const char *s, enum rr_tier *tier, char *err, size_t errlen)
 {
 	uint32_t i;

@@ -157,7 +157,6 @@ int rr_parse_ports(const char *s, uint16_t *ports, uint32_t max,
 int rr_parse_mode(const char *s, enum rr_xdp_mode *mode, char *err,
 		  size_t errlen);
 int rr_parse_tier(const char *s, enum rr_tier *tier, char *err, size_t errlen);
-const char *rr_tier_name(enum rr_tier tier);
 int rr_parse_tx_csum(const char *s, enum rr_tx_csum *csum, char *err,
 		     size_t errlen);
 /* "198.51.100.0/24, 2001:db8::/32": IPv4 and IPv6 prefixes, appended to

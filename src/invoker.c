@@ -330,7 +330,11 @@ static int create_umem(struct rr_invoker *inv, uint32_t q, bool *tx_metadata,
 			return ret;
 		}
 	}
-	return umem_fill_all(u);
+	ret = umem_fill_all(u);
+	if (ret)
+		pr_warn("cannot put the %d frames of queue %u's UMEM in its fill ring\n",
+			RR_NUM_FRAMES, q);
+	return ret;
 }
 
 /*
@@ -1215,8 +1219,11 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	inv->workers =
 		zalloc_aligned(sizeof(*inv->workers) * RR_WORKER_SLOTS(inv));
 	inv->socks = zalloc_aligned(sizeof(*inv->socks) * nsocks);
-	if (!inv->umems || !inv->workers || !inv->socks)
+	if (!inv->umems || !inv->workers || !inv->socks) {
+		pr_warn("cannot allocate the queues', workers' and sockets' state: %s\n",
+			strerror(ENOMEM));
 		return -ENOMEM;
+	}
 
 	ret = rr_xdp_load(&inv->xdp, inv->mac, inv->mtu);
 	if (ret)
@@ -1338,8 +1345,12 @@ int rr_invoker_start(struct rr_invoker *inv)
 	int ret = 0;
 
 	ncpus = allowed_cpus(inv->cfg, cpus);
-	if (ncpus <= 0)
+	if (ncpus <= 0) {
+		pr_warn("cannot find a CPU this process may run on: %s\n",
+			ncpus ? strerror(-ncpus)
+			      : "the affinity mask is empty");
 		return ncpus ? ncpus : -EINVAL;
+	}
 	/* Workers leave signals to the main thread. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);

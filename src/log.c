@@ -19,11 +19,6 @@ void rr_log_set_level(enum rr_log_level level)
 	log_level = level;
 }
 
-enum rr_log_level rr_log_get_level(void)
-{
-	return log_level;
-}
-
 static void vlog(enum rr_log_level level, const char *fmt, va_list ap)
 {
 	if (level > log_level)

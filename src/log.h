@@ -10,7 +10,6 @@ enum rr_log_level {
 };
 
 void rr_log_set_level(enum rr_log_level level);
-enum rr_log_level rr_log_get_level(void);
 void rr_log(enum rr_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Sends libbpf's and libxdp's messages through rr_log. */

@@ -9,7 +9,7 @@
 # Each test gets a time limit, so a hang is a failure, not a stuck CI.
 set -u
 shopt -s extglob
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
 export BUILD
 
@@ -52,7 +52,7 @@ run_pass() { # build-dir label integration-glob
 	local build=$1 label=$2 glob=$3 t
 	echo "== unit and BPF program tests ($build/tests)$label"
 	for t in "$build"/tests/*; do
-		[ -x "$t" ] && [ -f "$t" ] || continue
+		{ [ -x "$t" ] && [ -f "$t" ]; } || continue
 		BUILD=$build run_one "tests/$(basename "$t")$label" \
 			"$UNIT_LIMIT" "$t"
 	done

@@ -18,7 +18,9 @@ fi
 METRICS=$(mktemp /tmp/rr-demo.XXXXXX.prom)
 RR_PID=
 cleanup() {
-	[ -n "$RR_PID" ] && kill "$RR_PID" 2>/dev/null && wait "$RR_PID" || true
+	if [ -n "$RR_PID" ] && kill "$RR_PID" 2>/dev/null; then
+		wait "$RR_PID" || true
+	fi
 	tb_teardown
 	rm -f "$METRICS" "$METRICS.tmp"
 }

@@ -17,9 +17,10 @@ libinih-dev libcap-ng-dev pkg-config"
 PKGS="$PKGS libclang-rt-14-dev libcmocka-dev"
 # Programs the tests, the demo and the tools call: ip, ethtool, ping, nc,
 # python3 (clients and analysis), xdp-tools, gnuplot (bench plots),
-# procps (sysctl, free, ps), git (bench records the commit), clang-format.
+# procps (sysctl, free, ps), git (bench records the commit), clang-format
+# and shellcheck (make test checks the C formatting and the shell scripts).
 PKGS="$PKGS iproute2 ethtool iputils-ping netcat-openbsd python3 xdp-tools
-gnuplot-nox procps git clang-format"
+gnuplot-nox procps git clang-format shellcheck"
 # The dns function parses zone files with Knot's libzscanner; its tests
 # compare it with Knot DNS itself (knotd, kdig) and load it with the
 # standard DNS and UDP tools (kxdpgun, dnsperf, sockperf).

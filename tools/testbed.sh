@@ -27,6 +27,7 @@ tb_srv() { ip netns exec "$TB_NS_SRV" "$@"; }
 # writing /proc/sys, so the bed needs no procps; a knob that cannot be set
 # fails the set-up instead of leaving a noisier bed than the tests expect.
 tb_sysctl() {
+	# shellcheck disable=SC2016 # $1 and $2 are the inner sh's arguments
 	ip netns exec "$1" sh -c 'printf "%s\n" "$2" >"$1"' _ \
 		"/proc/sys/${2//.//}" "$3" && return 0
 	echo "testbed: cannot set $2=$3 in $1" >&2
@@ -35,7 +36,9 @@ tb_sysctl() {
 tb_cli() { ip netns exec "$TB_NS_CLI" "$@"; }
 # Background variants: the command's own PID lands in TB_PID (a backgrounded
 # function would give the PID of a subshell, which a signal would not reach).
+# shellcheck disable=SC2034 # TB_PID is for the scripts that source this
 tb_srv_bg() { ip netns exec "$TB_NS_SRV" "$@" & TB_PID=$!; }
+# shellcheck disable=SC2034 # likewise
 tb_cli_bg() { ip netns exec "$TB_NS_CLI" "$@" & TB_PID=$!; }
 
 tb_teardown() {

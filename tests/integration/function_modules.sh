@@ -16,7 +16,7 @@ source tests/integration/lib/common.sh
 
 MODS=$BUILD/functions
 TMODS=$BUILD/tests/modules
-[ -f "$MODS/reverse.so" ] && [ -f "$TMODS/shout.so" ] ||
+{ [ -f "$MODS/reverse.so" ] && [ -f "$TMODS/shout.so" ]; } ||
 	die "no modules in $MODS and $TMODS (run make first)"
 
 rr_bed 2

@@ -33,12 +33,13 @@ tb_cli ip addr add "$CLI4C/24" dev "$TB_IF_CLI"
 tb_cli ip -6 addr add "$CLI6B/64" dev "$TB_IF_CLI" nodad preferred_lft 0
 
 # from SRC DST PORT FUNC N EXPECT: N requests from SRC, all or none answered
+# shellcheck disable=SC2317 # called through check, which shellcheck does not follow
 from() {
-	tb_cli python3 $HA --src "$1" --dst "$2" --port "$3" --func "$4" \
+	tb_cli python3 "$HA" --src "$1" --dst "$2" --port "$3" --func "$4" \
 		-n "$5" --expect "$6" --timeout 2 >"$RR_TMP/from.out" 2>&1
 	local rc=$?
 	sed 's/^/    /' "$RR_TMP/from.out"
-	return $rc
+	return "$rc"
 }
 
 stop_rr() { # LABEL: SIGTERM, exit 0, nothing attached

@@ -41,9 +41,10 @@ tb_wait_file "$M" 5 || die "no metrics file at $M"
 
 # serves_again N SECONDS: after a fault, retry until N requests per family
 # are all answered (ARP and ND may have to run again first).
+# shellcheck disable=SC2317 # called through check, which shellcheck does not follow
 serves_again() {
 	local end=$((SECONDS + $2))
-	while [ $SECONDS -lt $end ]; do
+	while [ "$SECONDS" -lt "$end" ]; do
 		serves "$1" --timeout 3 >/dev/null 2>&1 && { serves "$1" --timeout 3; return; }
 		sleep 0.5
 	done

@@ -11,6 +11,7 @@
 # and uninstall, and uninstall leaves no file behind.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
+# shellcheck disable=SC2317 # called through check, which shellcheck does not follow
 not() { ! "$@"; }
 
 [ -x "$RR" ] || die "no binary at $RR (run make first)"
@@ -58,6 +59,7 @@ check_eq "the binaries are executable by all, the rest read-only" \
 say "== the systemd unit"
 U=$D/usr/lib/systemd/system/reqrouter@.service
 check "no placeholder left" not grep -q '@[A-Z]*@' "$U"
+# shellcheck disable=SC2016 # $REQROUTER_ARGS is the unit's, not ours
 check "ExecStart runs the installed binary with the /etc config" \
 	grep -qx 'ExecStart=/usr/sbin/reqrouter -i %i -c /etc/reqrouter/reqrouter.conf $REQROUTER_ARGS' "$U"
 check "Type=notify" grep -qx 'Type=notify' "$U"

@@ -23,8 +23,8 @@ OLD_GRO=12345
 
 rr_bed $QUEUES
 knobs() {
-	echo "$(tb_srv cat /sys/class/net/$TB_IF_SRV/napi_defer_hard_irqs)" \
-		"$(tb_srv cat /sys/class/net/$TB_IF_SRV/gro_flush_timeout)"
+	echo "$(tb_srv cat "/sys/class/net/$TB_IF_SRV/napi_defer_hard_irqs")" \
+		"$(tb_srv cat "/sys/class/net/$TB_IF_SRV/gro_flush_timeout")"
 }
 tb_srv sh -c "echo $OLD_DEFER >/sys/class/net/$TB_IF_SRV/napi_defer_hard_irqs &&
 	echo $OLD_GRO >/sys/class/net/$TB_IF_SRV/gro_flush_timeout" ||

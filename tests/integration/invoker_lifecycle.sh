@@ -30,12 +30,13 @@ xdp_prog() { # the attached program as "name id", or nothing
 			print nm, id }'
 }
 
+# shellcheck disable=SC2317 # called through check, which shellcheck does not follow
 serves_v4() { # N: N IPv4 requests over 16 sockets all answered correctly
-	tb_cli python3 $RR_LIB/udpclient.py "$TB_IP4_SRV" 1232:reverse,7:echo \
+	tb_cli python3 "$RR_LIB/udpclient.py" "$TB_IP4_SRV" 1232:reverse,7:echo \
 		-n "$1" -s 16 -q >"$RR_TMP/serves.out" 2>&1
 	local rc=$?
 	tail -n 1 "$RR_TMP/serves.out" | sed 's/^/    /'
-	return $rc
+	return "$rc"
 }
 
 for sig in TERM INT; do
@@ -71,6 +72,7 @@ check_eq "under traffic: SIGTERM exit status within 2 s (took ${RR_ELAPSED_MS} m
 check "under traffic: no XDP program left" eval '! xdp_on_srv'
 tot=$(grep '^total:' "$RR_OUT")
 say "    $tot"
+# shellcheck disable=SC2016 # an awk program: $2 is awk's field
 check "under traffic: the summary adds up (requests = replies + dropped)" \
 	awk '{ exit !($2 > 0 && $2 == $4 + $6) }' <<<"$tot"
 kill -TERM "$client" 2>/dev/null

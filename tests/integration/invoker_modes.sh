@@ -28,12 +28,13 @@ xdp_mode() { # xdp, xdpgeneric or nothing
 }
 
 # serve ADDR PORTS N: N requests from 64 sockets, all answered by reqrouter.
+# shellcheck disable=SC2317 # called through check, which shellcheck does not follow
 serve() {
-	tb_cli python3 $RR_LIB/udpclient.py "$1" "$2" -n "$3" -s 64 -q \
+	tb_cli python3 "$RR_LIB/udpclient.py" "$1" "$2" -n "$3" -s 64 -q \
 		>"$RR_TMP/serve.out" 2>&1
 	local rc=$?
 	sed 's/^/    /' "$RR_TMP/serve.out"
-	return $rc
+	return "$rc"
 }
 
 stop() { # label
@@ -48,7 +49,7 @@ for m in S:xdpgeneric N:xdp; do
 	want=${m#*:}
 	say "== $flag"
 	d0=$(decoy)
-	if rr_start "mode$flag" -i "$TB_IF_SRV" $flag -q 4; then
+	if rr_start "mode$flag" -i "$TB_IF_SRV" "$flag" -q 4; then
 		check_eq "$flag: attach mode on $TB_IF_SRV" "$want" "$(xdp_mode)"
 		check "$flag: 500 IPv4 requests answered by reqrouter" \
 			serve "$TB_IP4_SRV" 1232:reverse,7:echo 500

@@ -105,8 +105,8 @@ done
 for m in reqrouter_dropped_packets_total reqrouter_xsk_rx_dropped_total \
 	reqrouter_xsk_rx_ring_full_total reqrouter_xsk_rx_invalid_descs_total \
 	reqrouter_xsk_tx_invalid_descs_total reqrouter_kick_errors_total; do
-	if grep -qE "^$m[{ ]" "$M"; then
-		check_eq "metrics: $m" 0 "$(metric "$M" $m)"
+	if grep -qE "^${m}[{ ]" "$M"; then
+		check_eq "metrics: $m" 0 "$(metric "$M" "$m")"
 	else
 		bad "metrics: $m missing from $M"
 	fi

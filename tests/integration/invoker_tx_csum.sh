@@ -50,15 +50,16 @@ set_tx() { # NAMESPACE-RUNNER IFACE on|off
 # raw_replies ADDR-SRC ADDR-DST PORT FUNC WANT-PARTIAL: RAW requests over an
 # AF_PACKET socket; every reply's checksum checked as it arrived, and the
 # number of partial ones must be WANT-PARTIAL.
+# shellcheck disable=SC2317 # called through check, which shellcheck does not follow
 raw_replies() {
 	local out=$RR_TMP/raw.out partial
-	tb_cli python3 $RR_LIB/rawframes.py exchange --ifname "$TB_IF_CLI" \
+	tb_cli python3 "$RR_LIB/rawframes.py" exchange --ifname "$TB_IF_CLI" \
 		--src-mac "$TB_MAC_CLI" --dst-mac "$TB_MAC_SRV" --src-ip "$1" \
-		--dst-ip "$2" --dport "$3" --func "$4" --count $RAW \
+		--dst-ip "$2" --dport "$3" --func "$4" --count "$RAW" \
 		--min-size 0 --max-size 1400 --timeout 3 >"$out" 2>&1
 	local rc=$?
 	sed 's/^/    /' "$out"
-	[ $rc -eq 0 ] || return 1
+	[ "$rc" -eq 0 ] || return 1
 	partial=$(sed -n 's/.* \([0-9]*\) with a partial UDP checksum.*/\1/p' "$out")
 	[ "$partial" = "$5" ] || {
 		say "    $partial partial checksums, expected $5"

@@ -22,7 +22,7 @@ for page in reqrouter.8 reqrouterctl.8 rrload.1; do
 	# roff writes a hyphen as \-, and fonts as \fB...\fR: read plain text.
 	text=$(sed 's/\\-/-/g; s/\\f[BIRP]//g' "$man")
 	check "$page: its title line names $name $version" \
-		grep -q "^\.TH $(tr a-z A-Z <<<"$name") \"${page#*.}\" .*\"$name $version\"" <<<"$text"
+		grep -q "^\.TH ${name^^} \"${page#*.}\" .*\"$name $version\"" <<<"$text"
 	check "$page: has a NAME line for $name" grep -q "^$name - " <<<"$text"
 	opts=$("$bin" --help | grep -E '^ +-' | grep -oE -- '(^| )--?[A-Za-z][A-Za-z0-9-]*' |
 		tr -d ' ' | sort -u)

@@ -44,6 +44,7 @@ except OSError as e:
 print(code)
 sys.stdout.write(body.decode())' "$1" "$2"
 }
+# shellcheck disable=SC2317 # called through check, which shellcheck does not follow
 not() { ! "$@"; }
 # series FILE: the sample lines without their values, sorted.
 series() { grep -v '^#' "$1" | sed 's/ [^ ]*$//' | sort; }

@@ -19,6 +19,7 @@ for _ in $(seq 50); do [ -S "$SOCK" ] && break; sleep 0.1; done
 [ -S "$SOCK" ] || die "the notification listener did not start"
 
 # wait_for PATTERN SECONDS: until a line of the log matches.
+# shellcheck disable=SC2317 # called through check, which shellcheck does not follow
 wait_for() {
 	local i
 	for ((i = 0; i < $2 * 10; i++)); do

@@ -25,7 +25,7 @@ command -v unshare >/dev/null || die "unshare (util-linux) not found"
 # The unit's bounding set, in setpriv's form: +net_admin,+bpf,...
 unit_caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$UNIT")
 [ -n "$unit_caps" ] || die "no CapabilityBoundingSet= in $UNIT"
-CAPS=$(for c in $unit_caps; do printf '+%s,' "$(tr A-Z a-z <<<"${c#CAP_}")"; done)
+CAPS=$(for c in $unit_caps; do c=${c#CAP_}; printf '+%s,' "${c,,}"; done)
 CAPS=${CAPS%,}
 say "the unit's capabilities: $unit_caps"
 

@@ -6,25 +6,21 @@
 # open loop) with every reply verified; rrload fails when the server
 # answers wrongly; the XDP reflector answers correctly; the XDP engine
 # offers frames and counts replies; xskfloor answers over IPv4 and IPv6.
-# Runs as root from the repository root
-# with $BUILD pointing at the binaries. Exit 0 pass, 77 skip, else fail.
+# Runs as root with $BUILD pointing at the binaries. Exit 0 pass, 77 skip
+# (no network namespaces or veth here, as in the other tests), else fail.
 set -u
-BUILD=${BUILD:-build}
-source tools/testbed.sh
+cd "$(dirname "$0")/../.." || exit 1
+# say/ok/bad and the prerequisite checks the other tests use; it sources
+# tools/testbed.sh.
+source tests/integration/lib/common.sh
 # The XDP engine and the reflector's pass mode attach their own programs
 # to the client end.
 TB_PEER_XDP=0
 
-FAILS=0
 PIDS=()
-TMP=$(mktemp -d /tmp/rr-smoke.XXXXXX)
+TMP=
 
-ok() { printf 'ok    %s\n' "$*"; }
-bad() {
-	printf 'FAIL  %s\n' "$*"
-	FAILS=$((FAILS + 1))
-}
-
+# shellcheck disable=SC2317 # called by the EXIT trap, which shellcheck does not follow
 cleanup() {
 	local p
 	for p in "${PIDS[@]}"; do
@@ -96,21 +92,14 @@ print(d["sent"], d["answered"], d["wrong"], d["timeouts"])' "$1" 2>/dev/null)
 	fi
 }
 
+# A skip, as in the other tests, where no test bed can be made here.
+rr_netns_prereqs
 for t in rrload sockserver; do
-	if [ ! -x "$BUILD/$t" ]; then
-		echo "FAIL  $BUILD/$t is not built"
-		exit 1
-	fi
+	[ -x "$BUILD/$t" ] || die "$BUILD/$t is not built"
 done
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: needs root for network namespaces"
-	exit 77
-fi
-
-tb_setup 2 || {
-	echo "FAIL  cannot set up the test bed"
-	exit 1
-}
+# tb_setup arms a trap that removes the bed; ours does that and more.
+tb_setup 2 || die "cannot set up the test bed"
+TMP=$(mktemp -d /tmp/rr-smoke.XXXXXX)
 trap cleanup EXIT
 trap 'cleanup; exit 130' INT TERM
 
@@ -130,14 +119,20 @@ tb_cli timeout 20 "$BUILD/rrload" -s "$TB_IP4_SRV" -p 1232,7 -c 8 -w 4 \
 rc=$?
 [ $rc = 0 ] || bad "rrload against sockserver exited $rc"
 expect_all "$TMP/a.json" 20000 "sockserver IPv4, closed loop, 1..1400 B"
-"$PY" -c 'import json,sys
+if "$PY" -c 'import json,sys
 d = json.load(open(sys.argv[1]))
 for k in "sent answered wrong timeouts late duplicates send_errors".split():
-    assert isinstance(d[k], int), k' "$TMP/a.json" && ok "JSON has the named counts" ||
+    assert isinstance(d[k], int), k' "$TMP/a.json"; then
+	ok "JSON has the named counts"
+else
 	bad "JSON lacks a count"
-"$PY" -c 'import json,sys; l=json.load(open(sys.argv[1]))["latency_us"]; assert 0 < l["p50"] <= l["p99"] <= l["max"]' \
-	"$TMP/a.json" && ok "JSON percentiles ordered" ||
+fi
+if "$PY" -c 'import json,sys; l=json.load(open(sys.argv[1]))["latency_us"]; assert 0 < l["p50"] <= l["p99"] <= l["max"]' \
+	"$TMP/a.json"; then
+	ok "JSON percentiles ordered"
+else
 	bad "JSON percentiles missing or out of order"
+fi
 
 tb_cli timeout 20 "$BUILD/rrload" -s "$TB_IP6_SRV" -p 1232 -c 4 -w 2 \
 	-n 5000 -l 800 -q --json "$TMP/b.json" >/dev/null
@@ -291,8 +286,8 @@ else
 	bad "$BUILD/xskfloor is not built"
 fi
 
-if [ $FAILS -gt 0 ]; then
-	echo "$FAILS check(s) failed; server log:"
+if [ "$RR_FAILS" -gt 0 ]; then
+	echo "$RR_FAILS check(s) failed; server log:"
 	tail -n 20 "$TMP/server.log"
 	exit 1
 fi

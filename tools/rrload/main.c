@@ -757,12 +757,11 @@ int main(int argc, char **argv)
 	sa.sa_flags = 0;
 	sigaction(SIGUSR1, &sa, NULL);
 
+	/* The engines say what failed, in one line. */
 	r = cfg.engine_xdp ? xdp_engine_init(&cfg, th)
 			   : sock_engine_init(&cfg, th);
-	if (r) {
-		fprintf(stderr, "rrload: setup failed: %s\n", strerror(-r));
+	if (r)
 		goto fini;
-	}
 	for (i = 0; i < nth; i++) {
 		r = pthread_create(&th[i].tid, NULL,
 				   cfg.engine_xdp ? xdp_engine_run

@@ -139,8 +139,12 @@ static int conn_open(const struct rl_config *cfg, struct rl_conn *c,
 		((struct sockaddr_in6 *)&ss)->sin6_port = htons(port);
 
 	fd = socket(cfg->family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		err = -errno;
+		fprintf(stderr, "rrload: cannot open a UDP socket: %s\n",
+			strerror(-err));
+		return err;
+	}
 	/* Open loop bursts; root may exceed rmem_max, others get what
 	 * the system allows. */
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)))
@@ -148,6 +152,9 @@ static int conn_open(const struct rl_config *cfg, struct rl_conn *c,
 	if (connect(fd, (struct sockaddr *)&ss, cfg->addrlen) ||
 	    getsockname(fd, (struct sockaddr *)&local, &ll)) {
 		err = -errno;
+		fprintf(stderr,
+			"rrload: cannot connect a UDP socket to port %u: %s\n",
+			port, strerror(-err));
 		close(fd);
 		return err;
 	}
@@ -171,6 +178,7 @@ static int conn_open(const struct rl_config *cfg, struct rl_conn *c,
 			   c->fn_counters);
 	c->ring = calloc(ring_size, sizeof(*c->ring));
 	if (!c->ring) {
+		fprintf(stderr, "rrload: out of memory\n");
 		close(fd);
 		c->fd = -1;
 		return -ENOMEM;
@@ -195,8 +203,10 @@ int sock_engine_init(struct rl_config *cfg, struct rl_thread *th)
 	int err;
 
 	pattern = malloc(PATTERN_LEN + RL_MAX_PAYLOAD);
-	if (!pattern)
+	if (!pattern) {
+		fprintf(stderr, "rrload: out of memory\n");
 		return -ENOMEM;
+	}
 	for (i = 0; i < PATTERN_LEN + RL_MAX_PAYLOAD; i++)
 		pattern[i] = (uint8_t)(xorshift(&rnd) >> 56);
 
@@ -220,8 +230,10 @@ int sock_engine_init(struct rl_config *cfg, struct rl_thread *th)
 		th[t].nconns = cfg->conns / cfg->threads +
 			       (t < cfg->conns % cfg->threads);
 		th[t].conns = calloc(th[t].nconns, sizeof(struct rl_conn));
-		if (!th[t].conns)
+		if (!th[t].conns) {
+			fprintf(stderr, "rrload: out of memory\n");
 			return -ENOMEM;
+		}
 		for (k = 0; k < th[t].nconns; k++) {
 			th[t].conns[k].fd = -1;
 			err = conn_open(cfg, &th[t].conns[k], id,

@@ -327,8 +327,10 @@ static int indexed_requests(const struct rl_config *cfg,
 	}
 	req_frames = calloc(cfg->npayloads, sizeof(*req_frames));
 	req_replies = calloc(cfg->npayloads, sizeof(*req_replies));
-	if (!req_frames || !req_replies)
+	if (!req_frames || !req_replies) {
+		fprintf(stderr, "rrload: out of memory\n");
 		return -ENOMEM;
+	}
 	for (i = 0; i < cfg->npayloads; i++) {
 		plen = cfg->payloads[i].len;
 		if (plen < 2 || hlen + plen > GEN_REQ_FRAME_MAX) {
@@ -445,8 +447,12 @@ int xdp_engine_init(struct rl_config *cfg, struct rl_thread *th)
 			fn->name, strerror(-r));
 		return r;
 	}
-	if (hlen + (uint32_t)r > GEN_FRAME_MAX)
+	if (hlen + (uint32_t)r > GEN_FRAME_MAX) {
+		fprintf(stderr,
+			"rrload: %s's reply (%d bytes) does not fit the xdp engine's frames (%u payload bytes at most)\n",
+			fn->name, r, GEN_FRAME_MAX - hlen);
 		return -EMSGSIZE;
+	}
 	edge = plen < GEN_EDGE ? plen : GEN_EDGE;
 	if ((uint32_t)r < edge)
 		edge = (uint32_t)r;
@@ -458,8 +464,12 @@ int xdp_engine_init(struct rl_config *cfg, struct rl_thread *th)
 
 	libbpf_set_print(quiet_print);
 	gen.skel = rrload_gen__open();
-	if (!gen.skel)
-		return -errno ? -errno : -ENOMEM;
+	if (!gen.skel) {
+		err = errno ? -errno : -ENOMEM;
+		fprintf(stderr, "rrload: cannot open the XDP engine: %s\n",
+			strerror(-err));
+		return err;
+	}
 	gen.skel->rodata->frame_len = gen.flen;
 	gen.skel->rodata->hdr_len = hlen;
 	gen.skel->rodata->edge_len = edge;

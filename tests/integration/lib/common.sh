@@ -74,6 +74,13 @@ rr_finish() {
 # rr_prereqs: root, network namespaces, veth and the binary. Anything missing
 # that CI always has (root, netns) is a skip; a missing binary is a failure.
 rr_prereqs() {
+	rr_netns_prereqs
+	[ -x "$RR" ] || die "no binary at $RR (run make first)"
+}
+
+# rr_netns_prereqs: what a test bed needs (root, ip, python3, network
+# namespaces, veth); a skip, saying which, where one is missing.
+rr_netns_prereqs() {
 	local probe
 	[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, XDP)"
 	command -v ip >/dev/null || skip "needs iproute2 (ip)"
@@ -87,7 +94,6 @@ rr_prereqs() {
 		skip "cannot create veth devices here"
 	fi
 	ip netns del "$probe"
-	[ -x "$RR" ] || die "no binary at $RR (run make first)"
 }
 
 rr_cleanup() {
@@ -120,11 +126,13 @@ rr_bed() {
 	# rr--cli, so concurrent runs delete each other's namespaces. Until the
 	# library pads it, pad the PID for tb_setup's printf only (inert once
 	# the format changes).
+	# shellcheck disable=SC2317 # called by tb_setup
 	printf() {
 		if [ "$1" = '%x%04x' ]; then
 			shift
 			builtin printf '%05x%04x' "$@"
 		else
+			# shellcheck disable=SC2059 # a wrapper: the caller's format
 			builtin printf "$@"
 		fi
 	}
@@ -205,6 +213,7 @@ rr_kill_wait() {
 	start=$(date +%s%N)
 	kill -"$sig" "$RR_PID" 2>/dev/null
 	rr_wait_exit "$limit"
+	# shellcheck disable=SC2034 # for the scripts that source this
 	RR_ELAPSED_MS=$((($(date +%s%N) - start) / 1000000))
 }
 
@@ -232,7 +241,13 @@ xdp_on_srv() {
 }
 
 # metric FILE NAME [SUBSTRING...]: the sum of the samples of metric NAME whose
-# label set contains every SUBSTRING (e.g. 'port="1232"').
+# label set contains every SUBSTRING (e.g. 'port="1232"'), exact for 64-bit
+# counters. awk's numbers are doubles, exact only to 2^53, and mawk's
+# printf "%d" stops at 2^31-1, which a long soak passes: so each value is
+# split into its last 9 digits and the rest, two sums that stay exact
+# for 400000 samples of up to 2^64, put together in the end. A value
+# that is not a plain integer (none of reqrouter's counters is) makes
+# it an ordinary awk sum, truncated.
 metric() {
 	local file=$1 name=$2
 	shift 2
@@ -242,9 +257,27 @@ metric() {
 			for (i = 1; i <= n; i++)
 				if (index($0, f[i]) == 0)
 					next
-			sum += $NF
+			v = $NF
+			if (v !~ /^[0-9]+$/) {
+				other += v
+				odd = 1
+			} else if (length(v) > 9) {
+				hi += substr(v, 1, length(v) - 9)
+				lo += substr(v, length(v) - 8)
+			} else {
+				lo += v
+			}
 		}
-		END { printf "%d\n", sum }' "$file"
+		END {
+			hi += int(lo / 1e9)
+			lo %= 1e9
+			if (odd)
+				printf "%.0f\n", int(hi * 1e9 + lo + other)
+			else if (hi)
+				printf "%.0f%09d\n", hi, lo
+			else
+				printf "%d\n", lo
+		}' "$file"
 }
 
 # metric_lines FILE NAME: the samples of NAME as "labels value" lines.
@@ -274,13 +307,13 @@ wait_metric() {
 
 # udp_csum_errors: the client namespace's Udp InCsumErrors (and Udp6).
 udp_csum_errors() {
-	tb_cli awk '
+	tb_cli cat /proc/net/snmp | awk '
 		/^Udp: / && !h { for (i = 1; i <= NF; i++) col[$i] = i; h = 1; next }
 		/^Udp: / && h { v4 = $col["InCsumErrors"] }
-		END { print v4 + 0 }' /proc/net/snmp
+		END { print v4 + 0 }'
 }
 udp6_csum_errors() {
-	tb_cli awk '$1 == "Udp6InCsumErrors" { print $2 }' /proc/net/snmp6
+	tb_cli cat /proc/net/snmp6 | awk '$1 == "Udp6InCsumErrors" { print $2 }'
 }
 
 # serves N [UDPCLIENT-ARGS...]: N requests over 16 sockets to reverse and
