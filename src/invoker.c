@@ -893,6 +893,19 @@ static int later_sock(struct rr_invoker *inv, uint32_t q, uint32_t t,
 	return 0;
 }
 
+/* Socket (q, t, p) into the XSKMAP: the XDP program may pick it now. */
+static int map_sock(struct rr_invoker *inv, uint32_t q, uint32_t t, uint32_t p,
+		    char *msg, size_t msglen)
+{
+	int ret = rr_xdp_set_socket(&inv->xdp, q, p, t,
+				    rr_sock_at(inv, q, t, p)->fd);
+
+	if (ret)
+		snprintf(msg, msglen, "cannot put a socket into the XSKMAP: %s",
+			 strerror(-ret));
+	return ret;
+}
+
 static int open_port(struct rr_invoker *inv, uint32_t p);
 
 /*
@@ -974,15 +987,9 @@ static int add_slot(struct rr_invoker *inv, struct rr_service *svc,
 			if (ret)
 				return ret;
 			if (t < inv->nthreads) {
-				ret = rr_xdp_set_socket(&inv->xdp, q, p, t,
-							s->fd);
-				if (ret) {
-					snprintf(
-						msg, msglen,
-						"cannot put a socket into the XSKMAP: %s",
-						strerror(-ret));
+				ret = map_sock(inv, q, t, p, msg, msglen);
+				if (ret)
 					return ret;
-				}
 			}
 		}
 	inv->nports = p + 1;
@@ -1412,16 +1419,9 @@ static int more_sockets(struct rr_invoker *inv, uint32_t n, char *msg,
 	for (t = inv->nthreads; t < n; t++)
 		for (q = 0; q < inv->nqueues; q++)
 			for (p = 0; p < inv->nports; p++) {
-				ret = rr_xdp_set_socket(
-					&inv->xdp, q, p, t,
-					rr_sock_at(inv, q, t, p)->fd);
-				if (ret) {
-					snprintf(
-						msg, msglen,
-						"cannot put a socket into the XSKMAP: %s",
-						strerror(-ret));
+				ret = map_sock(inv, q, t, p, msg, msglen);
+				if (ret)
 					return ret;
-				}
 			}
 	return 0;
 }
