@@ -961,6 +961,9 @@ static struct rr_service *new_service(struct rr_invoker *inv,
 	svc = &cfg->services[cfg->nservices++];
 	*svc = *t;
 	t->nsettings = 0; /* the strings are svc's now */
+	/* Their file name pointed into tmp, which goes: the same file. */
+	for (p = 0; p < svc->nsettings; p++)
+		svc->settings[p].file = cfg->config_file;
 out:
 	rr_config_free(tmp);
 	free(tmp);
