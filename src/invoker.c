@@ -762,6 +762,38 @@ static bool wait_workers(struct rr_invoker *inv, uint64_t e)
 	return false;
 }
 
+/* Puts @fresh in slot @p for the workers' next batch (its module held);
+ * returns the instance it replaces, still in use until retired. */
+static struct rr_fn_instance *swap_instance(struct rr_invoker *inv, uint32_t p,
+					    struct rr_fn_instance *fresh)
+{
+	struct rr_fn_instance *old = inv->inst[p];
+
+	hold_module(fresh);
+	__atomic_store_n(&inv->inst[p], fresh, __ATOMIC_RELEASE);
+	return old;
+}
+
+/*
+ * Frees the swapped-out @old[RR_MAX_PORTS] (NULL entries skipped) once
+ * every worker has passed a quiescent point after the swaps. False if one
+ * has not come back from a function: nothing is freed then, since leaking
+ * state is better than freeing it under a worker. The entries are freed,
+ * not cleared: a caller may still read which slots changed.
+ */
+static bool retire_instances(struct rr_invoker *inv,
+			     struct rr_fn_instance **old)
+{
+	uint32_t p;
+
+	if (!wait_workers(inv,
+			  __atomic_add_fetch(&inv->epoch, 1, __ATOMIC_SEQ_CST)))
+		return false;
+	for (p = 0; p < RR_MAX_PORTS; p++)
+		free_instance(old[p]);
+	return true;
+}
+
 static const struct rr_service *find_in(const struct rr_config *cfg,
 					const struct rr_function *fn)
 {
@@ -781,14 +813,13 @@ int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
 	uint32_t failed = 0, swapped = 0, p;
 	const struct rr_service *svc;
 	char err[RR_ERRLEN];
-	uint64_t e;
 	int ret;
 
+	active_workers(inv, active);
 	for (p = 0; p < inv->nports; p++) {
 		if (!inv->services[p]->fn->init)
 			continue;
 		svc = find_in(next, inv->services[p]->fn);
-		active_workers(inv, active);
 		ret = rr_fn_instance_new_for(
 			inv->services[p]->fn, inv->services[p]->port,
 			svc ? svc->settings : NULL, svc ? svc->nsettings : 0,
@@ -803,9 +834,7 @@ int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
 					 err);
 			continue;
 		}
-		hold_module(fresh);
-		old[p] = inv->inst[p];
-		__atomic_store_n(&inv->inst[p], fresh, __ATOMIC_RELEASE);
+		old[p] = swap_instance(inv, p, fresh);
 		swapped++;
 	}
 	if (!failed)
@@ -813,17 +842,13 @@ int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
 			 swapped == 1 ? "" : "s");
 	if (!swapped)
 		return (int)failed;
-	e = __atomic_add_fetch(&inv->epoch, 1, __ATOMIC_SEQ_CST);
-	if (!wait_workers(inv, e)) {
-		/* Freeing state a worker may be using is worse than
-		 * keeping it: this one is leaked, and said so. */
+	if (!retire_instances(inv, old)) {
 		pr_warn("reload: a worker has not come back from a function for 5 s; the old state is kept in memory\n");
 		return (int)failed + 1;
 	}
 	for (p = 0; p < inv->nports; p++) {
 		if (!old[p])
 			continue;
-		free_instance(old[p]);
 		/* Cached replies of the old state must no longer answer;
 		 * workers now insert only new-state replies. */
 		if (inv->cached[p]) {
@@ -979,9 +1004,8 @@ static int add_slot(struct rr_invoker *inv, struct rr_service *svc,
 	struct rr_sock *s;
 	int ret;
 
-	inv->services[p] = svc; /* its counters were registered by init */
-	hold_module(inst);
-	__atomic_store_n(&inv->inst[p], inst, __ATOMIC_RELEASE);
+	inv->services[p] = svc;	     /* its counters were registered by init */
+	swap_instance(inv, p, inst); /* replaces nothing: a new slot */
 	for (q = 0; q < inv->nqueues; q++)
 		for (t = 0; t < inv->threads_made; t++) {
 			s = rr_sock_at(inv, q, t, p);
@@ -1086,9 +1110,7 @@ int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 		if (!fresh[p])
 			continue;
 		user_tier_only(inv, p);
-		hold_module(fresh[p]);
-		old[p] = inv->inst[p];
-		__atomic_store_n(&inv->inst[p], fresh[p], __ATOMIC_RELEASE);
+		old[p] = swap_instance(inv, p, fresh[p]);
 		/* The main thread's view; workers read the instance. */
 		svc = (struct rr_service *)inv->services[p];
 		svc->fn = fresh[p]->fn;
@@ -1106,8 +1128,7 @@ int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 			return ret;
 		}
 	}
-	if (!wait_workers(inv, __atomic_add_fetch(&inv->epoch, 1,
-						  __ATOMIC_SEQ_CST))) {
+	if (!retire_instances(inv, old)) {
 		snprintf(
 			msg, msglen,
 			"deployed %s, but a worker has not come back from a function for 5 s: the old code stays loaded",
@@ -1115,8 +1136,6 @@ int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 		pr_warn("%s\n", msg);
 		return 0;
 	}
-	for (p = 0; p < inv->nports; p++)
-		free_instance(old[p]);
 	snprintf(msg, msglen, "deployed %s: %u function%s replaced, %u added",
 		 path, n, n == 1 ? "" : "s", nnew);
 	pr_info("%s\n", msg);
@@ -1455,14 +1474,9 @@ static int renew_worker_states(struct rr_invoker *inv, char *msg, size_t msglen)
 			snprintf(msg, msglen, "%s", err);
 			goto undo;
 		}
-		hold_module(fresh);
-		old[p] = inv->inst[p];
-		__atomic_store_n(&inv->inst[p], fresh, __ATOMIC_RELEASE);
+		old[p] = swap_instance(inv, p, fresh);
 	}
-	if (wait_workers(inv,
-			 __atomic_add_fetch(&inv->epoch, 1, __ATOMIC_SEQ_CST)))
-		for (p = 0; p < inv->nports; p++)
-			free_instance(old[p]);
+	retire_instances(inv, old);
 	return 0;
 undo:
 	/* Put back what was swapped; nothing ran on the new ones yet that
@@ -1474,10 +1488,7 @@ undo:
 					 __ATOMIC_RELEASE);
 			old[p] = fresh;
 		}
-	if (wait_workers(inv,
-			 __atomic_add_fetch(&inv->epoch, 1, __ATOMIC_SEQ_CST)))
-		for (p = 0; p < inv->nports; p++)
-			free_instance(old[p]);
+	retire_instances(inv, old);
 	return ret;
 }
 
