@@ -769,3 +769,38 @@ int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen)
 	}
 	return 0;
 }
+
+struct rr_config *rr_config_read(const char *path, char *err, size_t errlen)
+{
+	struct rr_config *cfg = calloc(1, sizeof(*cfg));
+
+	if (!cfg) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (rr_config_init(cfg, err, errlen) ||
+	    (path && *path && rr_config_load(cfg, path, err, errlen))) {
+		rr_config_destroy(cfg);
+		return NULL;
+	}
+	return cfg;
+}
+
+void rr_config_destroy(struct rr_config *cfg)
+{
+	if (!cfg)
+		return;
+	rr_config_free(cfg);
+	free(cfg);
+}
+
+struct rr_service *rr_config_service_of(const struct rr_config *cfg,
+					const struct rr_function *fn)
+{
+	uint32_t i;
+
+	for (i = 0; i < cfg->nservices; i++)
+		if (cfg->services[i].fn == fn)
+			return (struct rr_service *)&cfg->services[i];
+	return NULL;
+}

@@ -134,6 +134,18 @@ int rr_config_load(struct rr_config *cfg, const char *path, char *err,
 void rr_config_free(struct rr_config *cfg);
 
 /*
+ * The config as read again after start-up (a reload, a deploy, a tool's
+ * --fn-config): defaults, then @path unless it is NULL or "". NULL with one
+ * line in @err. rr_config_destroy() frees it.
+ */
+struct rr_config *rr_config_read(const char *path, char *err, size_t errlen);
+void rr_config_destroy(struct rr_config *cfg);
+
+/* The service of function @fn in @cfg, or NULL. */
+struct rr_service *rr_config_service_of(const struct rr_config *cfg,
+					const struct rr_function *fn);
+
+/*
  * Applies -p and checks the result: services exist, fit RR_MAX_PORTS, no
  * port served twice. Called once, after file and flags.
  */

@@ -138,21 +138,20 @@ void rr_control_close(struct rr_control *c)
 int rr_reload(struct rr_invoker *inv, const struct rr_config *cfg, char *msg,
 	      size_t msglen)
 {
-	static struct rr_config next;
+	struct rr_config *next;
 	char err[RR_ERRLEN];
 	int ret;
 
-	ret = rr_config_init(&next, err, sizeof(err));
-	if (!ret && cfg->config_file[0])
-		ret = rr_config_load(&next, cfg->config_file, err, sizeof(err));
-	if (ret) {
+	next = rr_config_read(cfg->config_file, err, sizeof(err));
+	if (!next) {
 		pr_warn("reload: %s; nothing changed\n", err);
 		snprintf(msg, msglen, "%s; nothing changed", err);
+		ret = -EINVAL;
 	} else {
-		ret = rr_invoker_reload(inv, &next, msg, msglen);
+		ret = rr_invoker_reload(inv, next, msg, msglen);
 	}
 	rr_service_status("reload: %s", msg);
-	rr_config_free(&next);
+	rr_config_destroy(next);
 	return ret;
 }
 

@@ -201,31 +201,21 @@ int rr_fn_instance_from_file(const struct rr_function *fn, uint16_t port,
 			     struct rr_fn_instance **out, char *err,
 			     size_t errlen)
 {
-	const struct rr_service *svc = NULL;
+	const struct rr_service *svc;
 	struct rr_config *cfg;
-	uint32_t i;
 	int ret;
 
 	*out = NULL;
 	if (!fn->init || !config_file)
 		return rr_fn_instance_new(fn, port, NULL, 0, nworkers, NULL,
 					  out, err, errlen);
-	cfg = calloc(1, sizeof(*cfg));
-	if (!cfg) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	ret = rr_config_init(cfg, err, errlen);
-	if (!ret)
-		ret = rr_config_load(cfg, config_file, err, errlen);
-	for (i = 0; !ret && i < cfg->nservices; i++)
-		if (cfg->services[i].fn == fn)
-			svc = &cfg->services[i];
-	if (!ret)
-		ret = rr_fn_instance_new(fn, port, svc ? svc->settings : NULL,
-					 svc ? svc->nsettings : 0, nworkers,
-					 NULL, out, err, errlen);
-	rr_config_free(cfg);
-	free(cfg);
+	cfg = rr_config_read(config_file, err, errlen);
+	if (!cfg)
+		return -EINVAL;
+	svc = rr_config_service_of(cfg, fn);
+	ret = rr_fn_instance_new(fn, port, svc ? svc->settings : NULL,
+				 svc ? svc->nsettings : 0, nworkers, NULL, out,
+				 err, errlen);
+	rr_config_destroy(cfg);
 	return ret;
 }

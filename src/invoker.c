@@ -794,17 +794,6 @@ static bool retire_instances(struct rr_invoker *inv,
 	return true;
 }
 
-static const struct rr_service *find_in(const struct rr_config *cfg,
-					const struct rr_function *fn)
-{
-	uint32_t i;
-
-	for (i = 0; i < cfg->nservices; i++)
-		if (cfg->services[i].fn == fn)
-			return &cfg->services[i];
-	return NULL;
-}
-
 int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
 		      char *msg, size_t msglen)
 {
@@ -819,7 +808,7 @@ int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
 	for (p = 0; p < inv->nports; p++) {
 		if (!inv->services[p]->fn->init)
 			continue;
-		svc = find_in(next, inv->services[p]->fn);
+		svc = rr_config_service_of(next, inv->services[p]->fn);
 		ret = rr_fn_instance_new_for(
 			inv->services[p]->fn, inv->services[p]->port,
 			svc ? svc->settings : NULL, svc ? svc->nsettings : 0,
@@ -953,18 +942,12 @@ static struct rr_service *new_service(struct rr_invoker *inv,
 		snprintf(msg, msglen, "no room for another function");
 		return NULL;
 	}
-	tmp = calloc(1, sizeof(*tmp));
+	tmp = rr_config_read(cfg->config_file, err, sizeof(err));
 	if (!tmp) {
-		snprintf(msg, msglen, "out of memory");
+		snprintf(msg, msglen, "%s", err);
 		return NULL;
 	}
-	if (rr_config_init(tmp, err, sizeof(err)) ||
-	    (cfg->config_file[0] &&
-	     rr_config_load(tmp, cfg->config_file, err, sizeof(err)))) {
-		snprintf(msg, msglen, "%s", err);
-		goto out;
-	}
-	t = (struct rr_service *)find_in(tmp, fn);
+	t = rr_config_service_of(tmp, fn);
 	if (!t || !t->enabled ||
 	    ((fn->flags & RR_FN_OPT_IN) && !t->configured)) {
 		snprintf(
@@ -990,8 +973,7 @@ static struct rr_service *new_service(struct rr_invoker *inv,
 	for (p = 0; p < svc->nsettings; p++)
 		svc->settings[p].file = cfg->config_file;
 out:
-	rr_config_free(tmp);
-	free(tmp);
+	rr_config_destroy(tmp);
 	return svc;
 }
 
