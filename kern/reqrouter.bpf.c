@@ -479,6 +479,8 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	sconf = bpf_map_lookup_elem(&port_map, &key);
 	if (sconf && sconf->nsocks)
 		return rr_count(queue, RR_XDP_DROP_LOOP_PORT, XDP_DROP);
+	if (conf->flags & RR_PORT_QUARANTINED)
+		return rr_count(queue, RR_XDP_DROP_QUARANTINED, XDP_DROP);
 	/* Unwanted sources cost one lookup and go no further. */
 	if (conf->flags & RR_PORT_ALLOWLIST &&
 	    !source_allowed(l3, c.end, ipv6, conf->slot))

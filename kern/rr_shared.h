@@ -56,18 +56,23 @@ struct rr_port_conf {
 /* A pure function served in user space: repeated requests are answered
  * from the reply cache. */
 #define RR_PORT_CACHE (1U << 2)
+/* Quarantined (quarantine_action = drop): its requests are dropped here. */
+#define RR_PORT_QUARANTINED (1U << 3)
 
 /*
  * Why a request got no reply, the same in both tiers: X(enum suffix, label).
  * User space counts them per socket, the XDP tier per (queue, function).
  */
-#define RR_DROPS(X)                         \
-	X(MALFORMED, "malformed")           \
-	X(NOT_UNICAST, "not_unicast")       \
-	X(FUNCTION_ERROR, "function_error") \
-	X(REPLY_TOO_BIG, "reply_too_big")   \
-	X(AMPLIFICATION, "amplification")   \
-	X(NO_REPLY, "no_reply") /* the function chose not to answer */
+#define RR_DROPS(X)                                                          \
+	X(MALFORMED, "malformed")                                            \
+	X(NOT_UNICAST, "not_unicast")                                        \
+	X(FUNCTION_ERROR, "function_error")                                  \
+	X(REPLY_TOO_BIG, "reply_too_big")                                    \
+	X(AMPLIFICATION, "amplification")                                    \
+	X(NO_REPLY, "no_reply")	      /* the function chose not to answer */ \
+	X(CRASH, "crash")	      /* its call crashed the cell */        \
+	X(TIMEOUT, "timeout")	      /* its call overran max_run_us */      \
+	X(QUARANTINED, "quarantined") /* queued when quarantined */
 
 #define RR_DROP_ENUM(name, label) RR_DROP_##name,
 enum rr_drop { RR_DROP_NONE, RR_DROPS(RR_DROP_ENUM) RR_DROP_MAX };
@@ -176,6 +181,7 @@ struct rr_allow_v6 {
 	X(PASS_OTHER_HOST, "pass", "other_host")          \
 	X(DROP_NOT_ALLOWED, "drop", "source_not_allowed") \
 	X(DROP_LOOP_PORT, "drop", "loop_source_port")     \
+	X(DROP_QUARANTINED, "drop", "quarantined")        \
 	X(TX_FUNCTION, "tx", "function")                  \
 	X(TX_CACHE, "tx", "cache")                        \
 	X(REDIRECT_PUNT, "redirect", "punted")            \

@@ -192,6 +192,21 @@ int rr_parse_tier(const char *s, enum rr_tier *tier, char *err, size_t errlen)
 	return -EINVAL;
 }
 
+int rr_parse_isolation(const char *s, enum rr_isolation *iso, char *err,
+		       size_t errlen)
+{
+	if (!strcmp(s, "thread"))
+		*iso = RR_ISOLATION_THREAD;
+	else if (!strcmp(s, "cell"))
+		*iso = RR_ISOLATION_CELL;
+	else {
+		snprintf(err, errlen,
+			 "isolation must be thread or cell, not '%s'", s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int rr_parse_tx_csum(const char *s, enum rr_tx_csum *csum, char *err,
 		     size_t errlen)
 {
@@ -395,6 +410,11 @@ int rr_config_init(struct rr_config *cfg, char *err, size_t errlen)
 		cfg->services[i].cache_ttl = RR_DEFAULT_CACHE_TTL;
 		cfg->services[i].cache_max_payload = RR_CACHE_MAX_PAYLOAD;
 		cfg->services[i].xdp_max_payload = RR_XDP_MAX_PAYLOAD;
+		cfg->services[i].max_run_us = RR_DEFAULT_MAX_RUN_US;
+		cfg->services[i].quarantine_faults =
+			RR_DEFAULT_QUARANTINE_FAULTS;
+		cfg->services[i].quarantine_window =
+			RR_DEFAULT_QUARANTINE_WINDOW;
 	}
 	cfg->nservices = (uint32_t)n;
 	return 0;
@@ -499,6 +519,8 @@ static int main_key(struct ini_ctx *c, const char *key, const char *val,
 	if (!strcmp(key, "busy_poll"))
 		return rr_parse_bool(val, &cfg->busy_poll, "busy_poll", err,
 				     errlen);
+	if (!strcmp(key, "isolation"))
+		return rr_parse_isolation(val, &cfg->isolation, err, errlen);
 	if (!strcmp(key, "user")) {
 		if (!*val || strlen(val) >= sizeof(cfg->user)) {
 			snprintf(err, errlen, "bad user '%s'", val);
@@ -586,6 +608,27 @@ static int function_key(struct ini_ctx *c, const char *name, const char *key,
 		return rr_parse_u32(val, 1, RR_CACHE_MAX_PAYLOAD,
 				    &svc->cache_max_payload,
 				    "cache_max_payload (bytes)", err, errlen);
+	if (!strcmp(key, "max_run_us"))
+		return rr_parse_u32(val, 0, RR_MAX_MAX_RUN_US, &svc->max_run_us,
+				    "max_run_us", err, errlen);
+	if (!strcmp(key, "quarantine_faults"))
+		return rr_parse_u32(val, 0, RR_MAX_QUARANTINE_FAULTS,
+				    &svc->quarantine_faults,
+				    "quarantine_faults", err, errlen);
+	if (!strcmp(key, "quarantine_window"))
+		return rr_parse_u32(val, 1, 3600, &svc->quarantine_window,
+				    "quarantine_window (seconds)", err, errlen);
+	if (!strcmp(key, "quarantine_action")) {
+		if (strcmp(val, "drop") && strcmp(val, "pass")) {
+			snprintf(
+				err, errlen,
+				"quarantine_action must be drop or pass, not '%s'",
+				val);
+			return -EINVAL;
+		}
+		svc->quarantine_pass = !strcmp(val, "pass");
+		return 0;
+	}
 	/* Any other key is the function's own, if it takes settings. */
 	if (svc->fn->init)
 		return add_setting(c, svc, key, val, err, errlen);

@@ -59,6 +59,14 @@ struct rr_cidr {
 };
 
 /* A registered function and how it is served. */
+enum rr_isolation { RR_ISOLATION_THREAD, RR_ISOLATION_CELL };
+
+#define RR_DEFAULT_MAX_RUN_US 10000
+#define RR_MAX_MAX_RUN_US 60000000
+#define RR_DEFAULT_QUARANTINE_FAULTS 5
+#define RR_DEFAULT_QUARANTINE_WINDOW 10 /* seconds */
+#define RR_MAX_QUARANTINE_FAULTS 64
+
 struct rr_service {
 	const struct rr_function *fn;
 	uint16_t port;
@@ -78,6 +86,15 @@ struct rr_service {
 	uint32_t cache_max_payload;
 	/* Requests with longer payloads skip the XDP implementation. */
 	uint32_t xdp_max_payload;
+	/* A call may run this long (0: no limit); a cell that overruns it is
+	 * killed and restarted (isolation = cell), a thread only reported. */
+	uint32_t max_run_us;
+	/* quarantine_faults crashes or time-outs within quarantine_window
+	 * seconds quarantine the function (0: never): its port drops its
+	 * requests in XDP, or with quarantine_pass hands them to the kernel. */
+	uint32_t quarantine_faults;
+	uint32_t quarantine_window;
+	bool quarantine_pass;
 	/* The config has a [function NAME] section (an RR_FN_OPT_IN
 	 * function is served only then). */
 	bool configured;
@@ -97,6 +114,9 @@ struct rr_config {
 	uint32_t batch;
 	enum rr_xdp_mode mode;
 	bool busy_poll;
+	/* Workers as threads of this process, or as cells: processes that
+	 * a crash or an overrun function takes down alone. */
+	enum rr_isolation isolation;
 	bool tier_set; /* --tier: every function's tier */
 	enum rr_tier tier;
 	bool no_cache; /* --no-cache: no function's replies are cached */
@@ -169,6 +189,9 @@ int rr_parse_ports(const char *s, uint16_t *ports, uint32_t max,
 int rr_parse_mode(const char *s, enum rr_xdp_mode *mode, char *err,
 		  size_t errlen);
 int rr_parse_tier(const char *s, enum rr_tier *tier, char *err, size_t errlen);
+/* "thread" or "cell". */
+int rr_parse_isolation(const char *s, enum rr_isolation *iso, char *err,
+		       size_t errlen);
 int rr_parse_tx_csum(const char *s, enum rr_tx_csum *csum, char *err,
 		     size_t errlen);
 /* "198.51.100.0/24, 2001:db8::/32": IPv4 and IPv6 prefixes, appended to

@@ -18,6 +18,7 @@
 
 #include <linux/if_link.h>
 
+#include "cell.h"
 #include "control.h"
 #include "log.h"
 #include "metrics.h"
@@ -167,11 +168,12 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 	fprintf(f, ",\"pid\":%d,\"interface\":", (int)getpid());
 	rr_json_str(f, cfg->ifname);
 	fprintf(f,
-		",\"ifindex\":%d,\"xdp_mode\":\"%s\",\"zerocopy\":%s,\"queues\":%u,\"threads\":%u,\"busy_poll\":%s,\"tx_csum\":\"%s\",\"uptime_s\":%.1f,\"ready\":%s",
+		",\"ifindex\":%d,\"xdp_mode\":\"%s\",\"zerocopy\":%s,\"queues\":%u,\"threads\":%u,\"busy_poll\":%s,\"isolation\":\"%s\",\"tx_csum\":\"%s\",\"uptime_s\":%.1f,\"ready\":%s",
 		inv->ifindex,
 		inv->xdp.flags & XDP_FLAGS_DRV_MODE ? "native" : "skb",
 		inv->zerocopy ? "true" : "false", inv->nqueues, inv->nthreads,
 		cfg->busy_poll ? "true" : "false",
+		cfg->isolation == RR_ISOLATION_CELL ? "cell" : "thread",
 		inv->tx_csum_offload ? "offload" : "soft",
 		(double)(now_ns() - c->started_ns) / 1e9,
 		why ? "false" : "true");
@@ -186,12 +188,15 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 		fprintf(f, "%s{\"name\":", p ? "," : "");
 		rr_json_str(f, svc->fn->name);
 		fprintf(f,
-			",\"port\":%u,\"tier\":\"%s\",\"cached\":%s,\"pure\":%s,\"stateful\":%s,\"removed\":%s,\"module\":",
+			",\"port\":%u,\"tier\":\"%s\",\"cached\":%s,\"pure\":%s,\"stateful\":%s,\"removed\":%s,\"quarantined\":%s,\"crashes\":%llu,\"timeouts\":%llu,\"module\":",
 			svc->port, inv->tier_xdp[p] ? "xdp" : "user",
 			inv->cached[p] ? "true" : "false",
 			svc->fn->flags & RR_FN_PURE ? "true" : "false",
 			svc->fn->init ? "true" : "false",
-			inv->removed[p] ? "true" : "false");
+			inv->removed[p] ? "true" : "false",
+			inv->faults[p].quarantined ? "true" : "false",
+			(unsigned long long)inv->faults[p].crashes,
+			(unsigned long long)inv->faults[p].timeouts);
 		mod = rr_registry_module_of(svc->fn);
 		if (mod)
 			rr_json_str(f, mod->path);
@@ -269,6 +274,8 @@ static void cmd_change(struct rr_invoker *inv, const char *cmd, const char *arg,
 						     sizeof(msg));
 	} else if (!strcmp(cmd, "deploy")) {
 		ret = rr_invoker_deploy(inv, arg, msg, sizeof(msg));
+	} else if (!strcmp(cmd, "unquarantine")) {
+		ret = rr_invoker_unquarantine(inv, arg, msg, sizeof(msg));
 	} else {
 		ret = rr_invoker_remove(inv, arg, msg, sizeof(msg));
 	}
@@ -358,10 +365,12 @@ static void serve_one(struct rr_control *c, int fd, struct rr_invoker *inv,
 		cmd_change(inv, "threads", line + 8, f);
 	else if (!strncmp(line, "drain ", 6))
 		cmd_change(inv, "drain", line + 6, f);
+	else if (!strncmp(line, "unquarantine ", 13))
+		cmd_change(inv, "unquarantine", line + 13, f);
 	else
 		reply_error(
 			f,
-			"unknown command '%.64s' (status, stats, health, reload, deploy, remove, threads, drain)",
+			"unknown command '%.64s' (status, stats, health, reload, deploy, remove, threads, drain, unquarantine)",
 			line);
 	if (!fclose(f))
 		write_all(fd, buf, len);

@@ -26,6 +26,7 @@
 #include <net/if.h>
 #include <xdp/libxdp.h>
 
+#include "cell.h"
 #include "invoker.h"
 #include "log.h"
 #include "module.h"
@@ -127,7 +128,10 @@ static int check_interface(struct rr_invoker *inv, const struct rr_config *cfg)
 	return 0;
 }
 
-static int umem_create(struct rr_umem *u)
+/* @shared: the area is mapped shared, for cells forked later to use the
+ * same pages the kernel pinned (a private mapping would be copied on a
+ * cell's first write). */
+static int umem_create(struct rr_umem *u, bool shared)
 {
 	struct xsk_umem_config ucfg = {
 		.fill_size = RR_FILL_SIZE,
@@ -140,7 +144,9 @@ static int umem_create(struct rr_umem *u)
 
 	u->size = (size_t)RR_NUM_FRAMES * RR_FRAME_SIZE;
 	u->area = mmap(NULL, u->size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		       (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS |
+			       MAP_POPULATE,
+		       -1, 0);
 	if (u->area == MAP_FAILED) {
 		u->area = NULL;
 		return -errno;
@@ -151,7 +157,7 @@ static int umem_create(struct rr_umem *u)
 			       &ucfg);
 	if (ret)
 		return ret;
-	pthread_spin_init(&u->lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&u->lock, PTHREAD_PROCESS_SHARED);
 	return 0;
 }
 
@@ -313,7 +319,7 @@ static int create_umem(struct rr_invoker *inv, uint32_t q, bool *tx_metadata,
 	struct rr_umem *u = &inv->umems[q];
 	int ret;
 
-	ret = umem_create(u);
+	ret = umem_create(u, inv->cfg->isolation == RR_ISOLATION_CELL);
 	if (ret) {
 		pr_warn("cannot create the UMEM for queue %u: %s\n", q,
 			strerror(-ret));
@@ -520,7 +526,7 @@ static void setup_busy_poll(struct rr_invoker *inv)
 		       RR_GRO_FLUSH_TIMEOUT_NS);
 	if (ret)
 		goto plain;
-	inv->prefer_busy_poll = true;
+	inv->live->prefer_busy_poll = true;
 	pr_info("busy polling: preferred (SO_PREFER_BUSY_POLL, %u us, budget %u; %s napi_defer_hard_irqs %s (was %s), gro_flush_timeout %s ns (was %s) until exit)\n",
 		RR_BUSY_POLL_USECS, inv->cfg->batch, ifname,
 		RR_NAPI_DEFER_HARD_IRQS, inv->napi_defer_hard_irqs.old,
@@ -572,7 +578,7 @@ void rr_invoker_check_busy_poll(struct rr_invoker *inv)
 	uint32_t q, n = socks_made(inv);
 	unsigned int id;
 
-	if (!inv->prefer_busy_poll || inv->napi_checked == all)
+	if (!inv->live->prefer_busy_poll || inv->napi_checked == all)
 		return;
 	for (q = 0; q < inv->nqueues; q++) {
 		if (inv->napi_checked & (1ULL << q) ||
@@ -588,24 +594,33 @@ plain:
 	pr_warn("busy polling: plain spinning after all: the kernel gave queue %u's sockets no NAPI to poll; %s's napi_defer_hard_irqs and gro_flush_timeout are back to %s and %s\n",
 		q, inv->cfg->ifname, inv->napi_defer_hard_irqs.old,
 		inv->gro_flush_timeout.old);
-	__atomic_store_n(&inv->prefer_busy_poll, false, __ATOMIC_RELAXED);
+	__atomic_store_n(&inv->live->prefer_busy_poll, false, __ATOMIC_RELAXED);
 	knob_restore(inv->cfg->ifname, &inv->gro_flush_timeout);
 	knob_restore(inv->cfg->ifname, &inv->napi_defer_hard_irqs);
 	for (q = 0; q < n; q++)
 		sock_busy_poll(made_sock(inv, q)->fd, false, 0);
 }
 
-/* Zeroed, cache-line aligned: per-queue and per-worker state. The size is
- * a multiple of RR_CACHELINE, as aligned_alloc() wants, since the structs
- * are cache-line aligned. */
-static void *zalloc_aligned(size_t size)
+/* Zeroed, page aligned and shared with cells forked later: the queues',
+ * workers' and sockets' state. */
+static void *zalloc_shared(size_t size)
 {
-	void *p = aligned_alloc(RR_CACHELINE, size);
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
-	if (p)
-		memset(p, 0, size);
-	return p;
+	return p == MAP_FAILED ? NULL : p;
 }
+
+static void free_shared(void *p, size_t size)
+{
+	if (p)
+		munmap(p, size);
+}
+
+#define UMEMS_SIZE(inv) (sizeof(*(inv)->umems) * (inv)->nqueues)
+#define WORKERS_SIZE(inv) (sizeof(*(inv)->workers) * RR_WORKER_SLOTS(inv))
+#define SOCKS_SIZE(inv) \
+	(sizeof(*(inv)->socks) * RR_WORKER_SLOTS(inv) * RR_MAX_PORTS)
 
 /*
  * A veth hands its peer XDP_TX frames only while the peer runs an XDP
@@ -748,6 +763,10 @@ static bool wait_workers(struct rr_invoker *inv, uint64_t e)
 	struct timespec ms = { 0, 1000000L };
 	uint32_t i, n = RR_WORKER_SLOTS(inv), tries;
 
+	/* A cell's copies of the functions are its own: only fresh cells
+	 * see the new ones. */
+	if (inv->cfg->isolation == RR_ISOLATION_CELL)
+		return rr_cells_renew(inv);
 	for (tries = 0; tries < 5000; tries++) {
 		for (i = 0; i < n; i++)
 			if (__atomic_load_n(&inv->workers[i].started,
@@ -804,6 +823,14 @@ int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
 	char err[RR_ERRLEN];
 	int ret;
 
+	/* A reload is also how a quarantined function is given another
+	 * chance without the control socket. */
+	for (p = 0; p < inv->nports; p++)
+		if (inv->faults[p].quarantined) {
+			rr_unquarantine_slot(inv, p);
+			pr_info("reload: function '%s' is out of quarantine\n",
+				inv->services[p]->fn->name);
+		}
 	active_workers(inv, active);
 	for (p = 0; p < inv->nports; p++) {
 		if (!inv->services[p]->fn->init)
@@ -902,7 +929,7 @@ static int later_sock(struct rr_invoker *inv, uint32_t q, uint32_t t,
 			 buf);
 		return ret;
 	}
-	if (inv->prefer_busy_poll)
+	if (inv->live->prefer_busy_poll)
 		sock_busy_poll(s->fd, true, inv->cfg->batch);
 	return 0;
 }
@@ -1118,6 +1145,10 @@ int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 		pr_warn("%s\n", msg);
 		return 0;
 	}
+	/* New code deserves a new chance, once no cell runs the old. */
+	for (p = 0; p < inv->nports; p++)
+		if (old[p])
+			rr_unquarantine_slot(inv, p);
 	snprintf(msg, msglen, "deployed %s: %u function%s replaced, %u added",
 		 path, n, n == 1 ? "" : "s", nnew);
 	pr_info("%s\n", msg);
@@ -1208,7 +1239,7 @@ static int open_port(struct rr_invoker *inv, uint32_t p)
 
 int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 {
-	uint32_t i, p, nsocks;
+	uint32_t i, p;
 	int ret;
 
 	memset(inv, 0, sizeof(*inv));
@@ -1225,12 +1256,11 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	if (ret)
 		return ret;
 
-	nsocks = RR_WORKER_SLOTS(inv) * RR_MAX_PORTS;
-	inv->umems = zalloc_aligned(sizeof(*inv->umems) * inv->nqueues);
-	inv->workers =
-		zalloc_aligned(sizeof(*inv->workers) * RR_WORKER_SLOTS(inv));
-	inv->socks = zalloc_aligned(sizeof(*inv->socks) * nsocks);
-	if (!inv->umems || !inv->workers || !inv->socks) {
+	inv->umems = zalloc_shared(UMEMS_SIZE(inv));
+	inv->workers = zalloc_shared(WORKERS_SIZE(inv));
+	inv->socks = zalloc_shared(SOCKS_SIZE(inv));
+	inv->live = zalloc_shared(sizeof(*inv->live));
+	if (!inv->umems || !inv->workers || !inv->socks || !inv->live) {
 		pr_warn("cannot allocate the queues', workers' and sockets' state: %s\n",
 			strerror(ENOMEM));
 		return -ENOMEM;
@@ -1295,10 +1325,10 @@ void rr_invoker_frames(struct rr_invoker *inv, uint32_t queue,
 
 	memset(f, 0, sizeof(*f));
 	/* Workers move frames from completion to fill under this lock. */
-	pthread_spin_lock(&u->lock);
+	rr_umem_lock(u, RR_LOCK_MAIN);
 	f->fill = ring_used(u->fill.producer, u->fill.consumer);
 	f->completion = ring_used(u->comp.producer, u->comp.consumer);
-	pthread_spin_unlock(&u->lock);
+	rr_umem_unlock(u);
 	for (t = 0; t < inv->threads_made; t++) {
 		f->worker += (uint32_t)rr_stat_read(
 			&rr_worker_at(inv, queue, t)->frames_held);
@@ -1313,6 +1343,19 @@ void rr_invoker_frames(struct rr_invoker *inv, uint32_t queue,
 }
 
 /* Starts worker (q, t) pinned to @cpu; signals blocked by the caller. */
+/* Waits for worker @w to end, once it was told to stop or retire. */
+static void join_worker(struct rr_invoker *inv, struct rr_worker *w)
+{
+	if (!w->started)
+		return;
+	if (inv->cfg->isolation == RR_ISOLATION_CELL) {
+		rr_cell_join(inv, w);
+		return;
+	}
+	pthread_join(w->tid, NULL);
+	__atomic_store_n(&w->started, false, __ATOMIC_RELEASE);
+}
+
 static int start_worker(struct rr_invoker *inv, uint32_t q, uint32_t t, int cpu)
 {
 	struct rr_worker *w = rr_worker_at(inv, q, t);
@@ -1330,6 +1373,9 @@ static int start_worker(struct rr_invoker *inv, uint32_t q, uint32_t t, int cpu)
 	w->retire = false;
 	/* It starts its first round in the current epoch. */
 	w->seen_epoch = __atomic_load_n(&inv->epoch, __ATOMIC_SEQ_CST);
+	w->batch.sock = RR_NO_BATCH;
+	if (inv->cfg->isolation == RR_ISOLATION_CELL)
+		return rr_cell_start(inv, w);
 	ret = -pthread_create(&w->tid, NULL, rr_worker_run, w);
 	if (ret) {
 		pr_warn("cannot start a worker: %s\n", strerror(-ret));
@@ -1373,10 +1419,11 @@ int rr_invoker_start(struct rr_invoker *inv)
 				goto out;
 		}
 	}
-	pr_info("%u worker%s started (%s)\n", i, i == 1 ? "" : "s",
-		!inv->cfg->busy_poll	? "sleeping in poll()"
-		: inv->prefer_busy_poll ? "busy-polling, preferred"
-					: "busy-polling, plain spinning");
+	pr_info("%u worker%s started as %s (%s)\n", i, i == 1 ? "" : "s",
+		inv->cfg->isolation == RR_ISOLATION_CELL ? "cells" : "threads",
+		!inv->cfg->busy_poll	      ? "sleeping in poll()"
+		: inv->live->prefer_busy_poll ? "busy-polling, preferred"
+					      : "busy-polling, plain spinning");
 	if (inv->cfg->busy_poll && i > (uint32_t)ncpus)
 		pr_warn("%u busy-polling workers share %d CPU%s: they take turns, and latency suffers; use fewer queues or threads, or more CPUs\n",
 			i, ncpus, ncpus == 1 ? "" : "s");
@@ -1393,7 +1440,8 @@ static int set_nsocks(struct rr_invoker *inv, uint32_t n)
 
 	for (p = 0; p < inv->nports; p++) {
 		inv->port_conf[p].nsocks = n;
-		if (inv->removed[p])
+		if (inv->removed[p] || (inv->faults[p].quarantined &&
+					inv->services[p]->quarantine_pass))
 			continue;
 		ret = rr_xdp_set_port(&inv->xdp, inv->services[p]->port,
 				      &inv->port_conf[p]);
@@ -1517,9 +1565,7 @@ int rr_invoker_set_threads(struct rr_invoker *inv, uint32_t n, char *msg,
 			for (q = 0; q < inv->nqueues; q++) {
 				struct rr_worker *w = rr_worker_at(inv, q, t);
 
-				pthread_join(w->tid, NULL);
-				__atomic_store_n(&w->started, false,
-						 __ATOMIC_RELEASE);
+				join_worker(inv, w);
 			}
 		inv->nthreads = n;
 		goto done;
@@ -1574,7 +1620,7 @@ const char *rr_invoker_not_ready(struct rr_invoker *inv)
 		return "starting";
 	if (inv->draining)
 		return "draining";
-	if (__atomic_load_n(&inv->stop, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&inv->live->stop, __ATOMIC_RELAXED))
 		return "stopping";
 	if (!inv->xdp.attached)
 		return "the XDP program is not attached";
@@ -1589,14 +1635,11 @@ void rr_invoker_stop(struct rr_invoker *inv)
 {
 	uint32_t i;
 
-	__atomic_store_n(&inv->stop, 1, __ATOMIC_RELAXED);
-	if (!inv->workers)
+	if (!inv->workers || !inv->live)
 		return;
-	for (i = 0; i < RR_WORKER_SLOTS(inv); i++) {
-		if (inv->workers[i].started)
-			pthread_join(inv->workers[i].tid, NULL);
-		inv->workers[i].started = false;
-	}
+	__atomic_store_n(&inv->live->stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < RR_WORKER_SLOTS(inv); i++)
+		join_worker(inv, &inv->workers[i]);
 }
 
 void rr_invoker_destroy(struct rr_invoker *inv)
@@ -1629,10 +1672,12 @@ void rr_invoker_destroy(struct rr_invoker *inv)
 		free_instance(inv->inst[i]);
 		inv->inst[i] = NULL;
 	}
-	free(inv->socks);
-	free(inv->workers);
-	free(inv->umems);
+	free_shared(inv->socks, SOCKS_SIZE(inv));
+	free_shared(inv->workers, WORKERS_SIZE(inv));
+	free_shared(inv->umems, UMEMS_SIZE(inv));
+	free_shared(inv->live, sizeof(*inv->live));
 	inv->socks = NULL;
 	inv->workers = NULL;
 	inv->umems = NULL;
+	inv->live = NULL;
 }

@@ -68,12 +68,52 @@ struct rr_umem {
 	struct xsk_umem *umem;
 	void *area;
 	size_t size;
-	pthread_spinlock_t lock;
+	pthread_spinlock_t lock; /* process-shared: cells take it too */
+	/* The worker index + 1 of the lock's holder, 0 when free: a cell
+	 * that dies holding it is known, and its half-done step undone. */
+	uint32_t lock_owner;
+	uint32_t fill_prod; /* the fill ring's producer when it was taken */
 	uint64_t tx_outstanding; /* submitted to TX, not yet completed */
 	bool tx_metadata; /* registered with RR_TX_META_LEN bytes of it */
 } __attribute__((aligned(RR_CACHELINE)));
 
 struct rr_invoker;
+
+/*
+ * The batch a worker is in, written as it goes so that the supervisor can
+ * account for every frame of a cell that died in it: RX descriptors
+ * rx_cons..rx_cons+n-1 of socks[sock] were taken (the ring's consumer stays
+ * at rx_cons until all are served), the request at cur is the one being
+ * served, and tx[0..ntx-1] hold the replies made so far.
+ */
+struct rr_batch_mark {
+	uint32_t sock; /* index into the worker's socks; RR_NO_BATCH: none */
+	uint32_t rx_cons;
+	uint32_t tx_prod; /* the TX ring's producer before the replies */
+	uint32_t n;
+	uint32_t cur;
+	uint32_t ntx;
+	uint32_t recycle_start; /* recycle[] entries of earlier batches */
+};
+
+#define RR_NO_BATCH UINT32_MAX
+
+/* What the main thread changes while workers run, in memory shared with
+ * the cells (a cell's copy of struct rr_invoker is frozen at its fork). */
+struct rr_live {
+	int stop;
+	bool prefer_busy_poll;
+	bool quarantined[RR_MAX_PORTS]; /* by slot: drop what is queued */
+};
+
+/* A function's faults (crashes and overruns), for quarantine. */
+struct rr_faults {
+	uint64_t crashes;
+	uint64_t timeouts;
+	uint64_t at_ns[RR_MAX_QUARANTINE_FAULTS]; /* the latest, a ring */
+	uint32_t next;
+	bool quarantined;
+};
 
 struct rr_worker {
 	struct rr_invoker *inv;
@@ -86,6 +126,23 @@ struct rr_worker {
 	int cpu;
 	pthread_t tid;
 	bool started;
+	/* Isolation = cell: the process running it, told to end its round
+	 * and exit so that a fresh one (with the main thread's state of now)
+	 * takes over. */
+	pid_t pid;
+	bool restart;
+	/* The functions as this worker sees them, by slot: the invoker's
+	 * table for a thread, a cell's own copy from its fork. */
+	struct rr_fn_instance *const *insts;
+	/* Odd while inside a function: the supervisor's clock for max_run_us
+	 * and how a dead cell's last request is found (batch.cur). */
+	uint64_t call_seq;
+	struct rr_batch_mark batch;
+	uint32_t nrecycle; /* recycle[] entries of this round */
+	/* The supervisor's: the odd call_seq it saw, and since when. */
+	uint64_t sv_seq;
+	uint64_t sv_since_ns;
+	bool sv_warned;
 	uint64_t frames_held; /* taken off RX, not yet on TX or fill */
 	uint32_t index;	      /* queue * RR_MAX_THREADS + thread */
 	/* The reload epoch this worker had seen when it last started a
@@ -136,6 +193,9 @@ struct rr_invoker {
 	struct rr_fn_instance *inst[RR_MAX_PORTS];
 	struct rr_fn_counters fn_ctrs[RR_MAX_PORTS];
 	uint64_t epoch;
+	struct rr_live *live; /* shared: see struct rr_live */
+	struct rr_faults faults[RR_MAX_PORTS];
+	uint64_t cell_restarts; /* cells that died and were forked again */
 	/* By slot: taken out by reqrouterctl remove (its port passes). */
 	bool removed[RR_MAX_PORTS];
 	struct rr_umem *umems; /* [nqueues] */
@@ -148,9 +208,9 @@ struct rr_invoker {
 	 * for the kernel (or NIC) to complete it. */
 	bool tx_csum_offload;
 	/* -B with SO_PREFER_BUSY_POLL on every socket: the workers drive
-	 * NAPI themselves, the interface's IRQs stay deferred. Cleared by
-	 * the main thread if the sockets turn out to have no NAPI to poll. */
-	bool prefer_busy_poll;
+	 * NAPI themselves, the interface's IRQs stay deferred (a flag in
+	 * live: the main thread clears it if the sockets turn out to have no
+	 * NAPI to poll). */
 	uint64_t napi_checked; /* bit q: queue q's sockets have a NAPI ID */
 	struct rr_sysfs_knob napi_defer_hard_irqs;
 	struct rr_sysfs_knob gro_flush_timeout;
@@ -162,7 +222,6 @@ struct rr_invoker {
 	bool draining;
 	uint32_t drain_quiet_ms;
 	uint32_t drain_timeout_ms;
-	volatile int stop;
 };
 
 /*
@@ -256,7 +315,28 @@ void rr_invoker_stop(struct rr_invoker *inv);
 /* NULL-safe, and safe after a failed setup: frees what exists. */
 void rr_invoker_destroy(struct rr_invoker *inv);
 
+/* A worker thread's start routine. */
 void *rr_worker_run(void *arg);
+/* A cell's: serves until told to stop, restart or retire, then returns
+ * (the cell exits). */
+void rr_worker_run_cell(struct rr_worker *w);
+
+/* The queue's fill/completion lock, with its holder recorded: worker
+ * index + 1, or RR_LOCK_MAIN for the main thread. */
+#define RR_LOCK_MAIN UINT32_MAX
+
+static inline void rr_umem_lock(struct rr_umem *u, uint32_t owner)
+{
+	pthread_spin_lock(&u->lock);
+	u->fill_prod = *u->fill.producer;
+	__atomic_store_n(&u->lock_owner, owner, __ATOMIC_RELEASE);
+}
+
+static inline void rr_umem_unlock(struct rr_umem *u)
+{
+	__atomic_store_n(&u->lock_owner, 0, __ATOMIC_RELEASE);
+	pthread_spin_unlock(&u->lock);
+}
 
 /* Single-writer counters: a relaxed store is a plain move on x86, and the
  * main thread's relaxed loads then never see a torn value. */

@@ -22,6 +22,7 @@
 #include <cap-ng.h>
 #include <linux/capability.h>
 
+#include "cell.h"
 #include "control.h"
 #include "http.h"
 #include "invoker.h"
@@ -32,6 +33,7 @@
 #include "service.h"
 
 #define TICK_MS 100
+#define CELL_TICK_MS 1
 
 static volatile sig_atomic_t stop_signal, reload_signal;
 
@@ -176,8 +178,11 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 	bool metrics_failing = false;
 	uint64_t next_second;
 	struct pollfd pfd[2];
-	int ret;
+	int ret, tick;
 
+	/* Cells are watched closely: a dead one is replaced, and a call
+	 * past max_run_us found, within a tick. */
+	tick = cfg->isolation == RR_ISOLATION_CELL ? CELL_TICK_MS : TICK_MS;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -220,7 +225,7 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 		 * calls; both are served here, on the main thread. */
 		pfd[0] = (struct pollfd){ .fd = ctl->fd, .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = http->fd, .events = POLLIN };
-		if (poll(pfd, 2, TICK_MS) > 0 && pfd[0].revents & POLLIN)
+		if (poll(pfd, 2, tick) > 0 && pfd[0].revents & POLLIN)
 			rr_control_serve(ctl, inv, cfg);
 		rr_http_serve(http, inv);
 		if (reload_signal) {
@@ -228,6 +233,7 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 			reload(inv, cfg);
 		}
 		rr_invoker_check_busy_poll(inv);
+		rr_invoker_supervise(inv);
 		rr_service_tick(inv);
 		if (now_ms() < next_second)
 			continue;

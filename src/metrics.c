@@ -219,6 +219,35 @@ static uint64_t sock_counter(const struct rr_sock *s, size_t offset)
 		(const uint64_t *)((const char *)&s->stats + offset));
 }
 
+/* Crashes, overruns and quarantine (isolation = cell; see cell.c). */
+static void write_faults(struct rr_invoker *inv, FILE *out)
+{
+	const struct rr_service *svc;
+	uint32_t p;
+
+	header(out, "reqrouter_function_faults_total", "counter",
+	       "Calls that crashed their cell, or ran past max_run_us and were killed.");
+	for (p = 0; p < inv->nports; p++) {
+		svc = inv->services[p];
+		fprintf(out,
+			"reqrouter_function_faults_total{port=\"%u\",function=\"%s\",kind=\"crash\"} %lu\n",
+			svc->port, svc->fn->name, inv->faults[p].crashes);
+		fprintf(out,
+			"reqrouter_function_faults_total{port=\"%u\",function=\"%s\",kind=\"timeout\"} %lu\n",
+			svc->port, svc->fn->name, inv->faults[p].timeouts);
+	}
+	header(out, "reqrouter_function_quarantined", "gauge",
+	       "1 while the function is quarantined: its port drops or passes its requests.");
+	for (p = 0; p < inv->nports; p++)
+		fprintf(out,
+			"reqrouter_function_quarantined{port=\"%u\",function=\"%s\"} %d\n",
+			inv->services[p]->port, inv->services[p]->fn->name,
+			inv->faults[p].quarantined);
+	header(out, "reqrouter_cell_restarts_total", "counter",
+	       "Cells that died and were forked again.");
+	fprintf(out, "reqrouter_cell_restarts_total %lu\n", inv->cell_restarts);
+}
+
 int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 {
 	uint64_t xdp[RR_STATS_SIZE], xs[N_XSK_STATS], *fs;
@@ -279,6 +308,7 @@ int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 		}
 	free(fs);
 	write_function_counters(inv, out);
+	write_faults(inv, out);
 
 	for (i = 0; i < N_XSK_STATS; i++) {
 		snprintf(name, sizeof(name), "reqrouter_xsk_%s_total",
@@ -437,6 +467,14 @@ void rr_metrics_summary(struct rr_invoker *inv, FILE *out)
 				fn_counter_sum(inv, p, c));
 		fputc('\n', out);
 	}
+	for (p = 0; p < inv->nports; p++)
+		if (inv->faults[p].crashes || inv->faults[p].timeouts)
+			fprintf(out,
+				"function %s: %lu crashes, %lu timeouts%s\n",
+				inv->services[p]->fn->name,
+				inv->faults[p].crashes, inv->faults[p].timeouts,
+				inv->faults[p].quarantined ? ", quarantined"
+							   : "");
 	summary_in_kernel(inv, out);
 	if (rr_xdp_read_stats(&inv->xdp, xdp, rows))
 		return;

@@ -31,6 +31,7 @@ enum {
 	OPT_VERSION,
 	OPT_FUNCTIONS_DIR,
 	OPT_DRAIN_ON_TERM,
+	OPT_ISOLATION,
 };
 
 static const struct rr_opt rr_options[] = {
@@ -61,6 +62,8 @@ static const struct rr_opt rr_options[] = {
 	  "control socket for reqrouterctl, or none (default: /run/reqrouter/IFACE.sock)" },
 	{ "control-group", OPT_CONTROL_GROUP, "GROUP",
 	  "let GROUP use the control socket too (default: root only)" },
+	{ "isolation", OPT_ISOLATION, "MODE",
+	  "workers as threads, or as cells (processes) that contain a function's crash or overrun (default: thread)" },
 	{ "drain-on-term", OPT_DRAIN_ON_TERM, NULL,
 	  "SIGTERM drains first: health fails, requests are answered until none came for 2 s (30 s at most)" },
 	{ "user", OPT_USER, "USER",
@@ -131,6 +134,8 @@ static int apply(struct rr_config *cfg, int key, const char *arg, char *err,
 		return rr_set_metrics_listen(cfg, arg, err, errlen);
 	case OPT_CONTROL:
 		return rr_set_control(cfg, arg, err, errlen);
+	case OPT_ISOLATION:
+		return rr_parse_isolation(arg, &cfg->isolation, err, errlen);
 	case OPT_DRAIN_ON_TERM:
 		cfg->drain_on_term = true;
 		return 0;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
+#include <string.h>
 #include <sys/socket.h>
 
 #include "cache.h"
@@ -67,10 +68,31 @@ static void cache_reply(struct rr_worker *w, struct rr_sock *s,
 	}
 }
 
-/* One batch from one socket; returns the number of requests taken. */
-static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
-			    uint32_t *nrecycle)
+/* A quarantined function's queued requests go back unanswered. */
+static uint32_t drop_batch(struct rr_worker *w, struct rr_sock *s, uint32_t n,
+			   uint32_t idx_rx)
 {
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		w->recycle[w->nrecycle++] =
+			xsk_ring_cons__rx_desc(&s->rx, idx_rx + i)->addr &
+			~(uint64_t)(RR_FRAME_SIZE - 1);
+	xsk_ring_cons__release(&s->rx, n);
+	rr_stat_add(&w->frames_held, n);
+	rr_stat_add(&s->stats.rx, n);
+	rr_stat_add(&s->stats.drops[RR_DROP_QUARANTINED], n);
+	return n;
+}
+
+/*
+ * One batch from socket @si; returns the number of requests taken. While it
+ * runs, w->batch says where it is (struct rr_batch_mark): the supervisor
+ * reads it if the cell dies.
+ */
+static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
+{
+	struct rr_sock *s = &w->socks[si];
 	const struct rr_fn_instance *inst;
 	const struct rr_function *fn;
 	uint32_t batch = w->inv->cfg->batch, mtu = w->inv->mtu;
@@ -78,6 +100,7 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 	bool offload = w->inv->tx_csum_offload;
 	uint32_t idx_rx, idx_tx, n, i, ntx = 0, room, limit, csum_start = 0;
 	struct rr_request ctx = { .queue = w->queue, .thread = w->thread };
+	struct rr_batch_mark *mark = &w->batch;
 	struct xsk_tx_metadata *meta;
 	struct rr_keep *keep = NULL;
 	const struct xdp_desc *rxd;
@@ -96,27 +119,41 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 		rr_stat_add(&s->stats.tx_ring_full, 1);
 	if (!n)
 		return 0;
+	if (__atomic_load_n(&w->inv->live->quarantined[s->slot],
+			    __ATOMIC_RELAXED))
+		return drop_batch(w, s, n, idx_rx);
 	if (w->inv->cached[s->slot]) {
 		keep = &w->keep;
 		keep->max = s->svc->cache_max_payload;
 	}
 	/* The function and its state as of this batch (a reload or a deploy
 	 * may swap them; the old ones live until this worker's next round). */
-	inst = __atomic_load_n(&w->inv->inst[s->slot], __ATOMIC_ACQUIRE);
+	inst = __atomic_load_n(&w->insts[s->slot], __ATOMIC_ACQUIRE);
 	fn = inst->fn;
 	rr_fn_request_bind(&ctx, inst, w->index, w->fn_counters[s->slot]);
 
+	mark->rx_cons = idx_rx;
+	mark->tx_prod = *s->tx.producer;
+	mark->n = n;
+	mark->ntx = 0;
+	mark->recycle_start = w->nrecycle;
+	__atomic_store_n(&mark->sock, si, __ATOMIC_RELEASE);
 	for (i = 0; i < n; i++) {
 		rxd = xsk_ring_cons__rx_desc(&s->rx, idx_rx + i);
 		addr = rxd->addr;
 		base = addr & ~(uint64_t)(RR_FRAME_SIZE - 1);
 		room = RR_FRAME_SIZE - (uint32_t)(addr - base);
 		data = xsk_umem__get_data(w->umem->area, addr);
+		mark->cur = i;
+		__atomic_store_n(&w->call_seq, w->call_seq + 1,
+				 __ATOMIC_RELEASE);
 		ret = rr_serve_keep(data, rxd->len, room, mtu, amp, fn, &ctx,
 				    keep, offload ? &csum_start : NULL);
+		__atomic_store_n(&w->call_seq, w->call_seq + 1,
+				 __ATOMIC_RELEASE);
 		if (ret < 0) {
 			rr_stat_add(&s->stats.drops[-ret], 1);
-			w->recycle[(*nrecycle)++] = base;
+			w->recycle[w->nrecycle++] = base;
 			continue;
 		}
 		if (keep && keep->len != UINT32_MAX)
@@ -124,6 +161,7 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 		w->tx[ntx].addr = addr;
 		w->tx[ntx].len = (uint32_t)ret;
 		w->tx[ntx++].options = offload ? XDP_TX_METADATA : 0;
+		mark->ntx = ntx;
 		if (!offload)
 			continue;
 		/* The checksum request goes in the RR_TX_META_LEN bytes
@@ -136,6 +174,7 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 		meta->request.csum_start = (uint16_t)csum_start;
 		meta->request.csum_offset = 6;
 	}
+	mark->cur = n;
 	/* Counted as the worker's only once off RX, and no longer once on TX
 	 * or fill: a snapshot may miss a frame in passing, never see it twice. */
 	xsk_ring_cons__release(&s->rx, n);
@@ -145,10 +184,11 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 	 * ever did, the frames go back to the fill ring rather than astray. */
 	if (ntx && xsk_ring_prod__reserve(&s->tx, ntx, &idx_tx) != ntx) {
 		for (i = 0; i < ntx; i++)
-			w->recycle[(*nrecycle)++] =
+			w->recycle[w->nrecycle++] =
 				w->tx[i].addr & ~(uint64_t)(RR_FRAME_SIZE - 1);
 		rr_stat_add(&s->stats.tx_ring_full, 1);
 		ntx = 0;
+		mark->ntx = 0;
 	}
 	if (ntx) {
 		for (i = 0; i < ntx; i++) {
@@ -160,6 +200,7 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 		__atomic_add_fetch(&w->umem->tx_outstanding, ntx,
 				   __ATOMIC_RELAXED);
 	}
+	__atomic_store_n(&mark->sock, RR_NO_BATCH, __ATOMIC_RELEASE);
 	rr_stat_add(&s->stats.rx, n);
 	rr_stat_add(&s->stats.tx, ntx);
 	return n;
@@ -168,14 +209,16 @@ static uint32_t serve_batch(struct rr_worker *w, struct rr_sock *s,
 /*
  * Returns the round's dropped frames and every completed transmission to
  * the fill ring. The fill ring can hold all frames of the UMEM, so the
- * reservation always succeeds.
+ * reservation always succeeds. A cell that dies in here is put right by
+ * rr_umem_recover(), which tells from fill_prod whether the fill ring got
+ * the frames.
  */
-static void recycle_frames(struct rr_worker *w, uint32_t nrecycle)
+static void recycle_frames(struct rr_worker *w)
 {
+	uint32_t idx_comp = 0, idx_fill, ncomp, nrecycle = w->nrecycle, i;
 	struct rr_umem *u = w->umem;
-	uint32_t idx_comp = 0, idx_fill, ncomp, i;
 
-	pthread_spin_lock(&u->lock);
+	rr_umem_lock(u, w->index + 1);
 	ncomp = xsk_ring_cons__peek(&u->comp, RR_COMP_SIZE, &idx_comp);
 	if (ncomp + nrecycle &&
 	    xsk_ring_prod__reserve(&u->fill, ncomp + nrecycle, &idx_fill) ==
@@ -188,14 +231,15 @@ static void recycle_frames(struct rr_worker *w, uint32_t nrecycle)
 		for (i = 0; i < nrecycle; i++)
 			*xsk_ring_prod__fill_addr(&u->fill, idx_fill++) =
 				w->recycle[i];
-		rr_stat_add(&w->frames_held, -(uint64_t)nrecycle);
 		xsk_ring_prod__submit(&u->fill, ncomp + nrecycle);
+		w->nrecycle = 0;
+		rr_stat_add(&w->frames_held, -(uint64_t)nrecycle);
 		xsk_ring_cons__release(&u->comp, ncomp);
 	} else if (ncomp) {
 		xsk_ring_cons__cancel(&u->comp, ncomp);
 		ncomp = 0;
 	}
-	pthread_spin_unlock(&u->lock);
+	rr_umem_unlock(u);
 	if (ncomp)
 		__atomic_sub_fetch(&u->tx_outstanding, ncomp, __ATOMIC_RELAXED);
 }
@@ -203,12 +247,12 @@ static void recycle_frames(struct rr_worker *w, uint32_t nrecycle)
 /* Nothing left on any of the worker's RX and TX rings (what it sent was
  * taken by the kernel; completions come back on the queue's shared ring,
  * which the queue's other workers keep recycling). */
-static bool rings_empty(struct rr_worker *w)
+static bool rings_empty(struct rr_worker *w, uint32_t nsocks)
 {
 	struct rr_sock *s;
 	uint32_t i;
 
-	for (i = 0; i < __atomic_load_n(&w->nsocks, __ATOMIC_ACQUIRE); i++) {
+	for (i = 0; i < nsocks; i++) {
 		s = &w->socks[i];
 		if (__atomic_load_n(s->rx.producer, __ATOMIC_ACQUIRE) !=
 			    __atomic_load_n(s->rx.consumer, __ATOMIC_ACQUIRE) ||
@@ -221,9 +265,9 @@ static bool rings_empty(struct rr_worker *w)
 	return true;
 }
 
-static void wait_for_work(struct rr_worker *w)
+static void wait_for_work(struct rr_worker *w, uint32_t n)
 {
-	uint32_t i, n = __atomic_load_n(&w->nsocks, __ATOMIC_ACQUIRE);
+	uint32_t i;
 	struct pollfd pfd[RR_MAX_PORTS];
 	int timeout;
 
@@ -237,29 +281,36 @@ static void wait_for_work(struct rr_worker *w)
 	poll(pfd, n, timeout);
 }
 
-void *rr_worker_run(void *arg)
+/*
+ * A cell sees the sockets that existed when it was forked: a socket added
+ * later (a deploy) has no ring mappings in it, so it keeps its own count
+ * until the main thread replaces it with a fresh cell.
+ */
+static void run(struct rr_worker *w, bool cell)
 {
-	struct rr_worker *w = arg;
 	bool busy = w->inv->cfg->busy_poll, prefer;
-	uint32_t i, work, nrecycle, taken, nsocks;
+	uint32_t i, work, taken, nsocks = w->nsocks;
+	struct rr_live *live = w->inv->live;
 	struct rr_sock *s;
 
-	while (!__atomic_load_n(&w->inv->stop, __ATOMIC_RELAXED)) {
+	while (!__atomic_load_n(&live->stop, __ATOMIC_RELAXED)) {
 		/* A quiescent point: nothing of the last round is held. */
 		__atomic_store_n(
 			&w->seen_epoch,
 			__atomic_load_n(&w->inv->epoch, __ATOMIC_SEQ_CST),
 			__ATOMIC_RELEASE);
+		if (cell && __atomic_load_n(&w->restart, __ATOMIC_ACQUIRE))
+			break;
 		/* The main thread may fall back to plain spinning. */
-		prefer = __atomic_load_n(&w->inv->prefer_busy_poll,
+		prefer = __atomic_load_n(&live->prefer_busy_poll,
 					 __ATOMIC_RELAXED);
 		work = 0;
-		nrecycle = 0;
 		/* A deployed function adds a socket between two rounds. */
-		nsocks = __atomic_load_n(&w->nsocks, __ATOMIC_ACQUIRE);
+		if (!cell)
+			nsocks = __atomic_load_n(&w->nsocks, __ATOMIC_ACQUIRE);
 		for (i = 0; i < nsocks; i++) {
 			s = &w->socks[i];
-			taken = serve_batch(w, s, &nrecycle);
+			taken = serve_batch(w, i);
 			work += taken;
 			if (xsk_ring_prod__needs_wakeup(&s->tx) &&
 			    xsk_prod_nb_free(&s->tx, RR_TX_SIZE) < RR_TX_SIZE)
@@ -272,11 +323,11 @@ void *rr_worker_run(void *arg)
 				recvfrom(s->fd, NULL, 0, MSG_DONTWAIT, NULL,
 					 NULL);
 		}
-		recycle_frames(w, nrecycle);
+		recycle_frames(w);
 		/* Retiring (fewer threads): out of the XDP map already, so
 		 * once its rings are empty nothing more can come. */
 		if (__atomic_load_n(&w->retire, __ATOMIC_ACQUIRE) && !work &&
-		    rings_empty(w))
+		    rings_empty(w, nsocks))
 			break;
 		if (busy) {
 			if (!prefer &&
@@ -288,8 +339,26 @@ void *rr_worker_run(void *arg)
 			if (!work)
 				sched_yield();
 		} else if (!work) {
-			wait_for_work(w);
+			wait_for_work(w, nsocks);
 		}
 	}
+}
+
+void *rr_worker_run(void *arg)
+{
+	struct rr_worker *w = arg;
+
+	w->insts = w->inv->inst;
+	run(w, false);
 	return NULL;
+}
+
+/* Cells' own copy of the instance table, frozen at the fork. */
+static struct rr_fn_instance *cell_insts[RR_MAX_PORTS];
+
+void rr_worker_run_cell(struct rr_worker *w)
+{
+	memcpy(cell_insts, w->inv->inst, sizeof(cell_insts));
+	w->insts = cell_insts;
+	run(w, true);
 }

@@ -49,12 +49,13 @@ static const struct rr_opt opts[] = {
 	"deploy FILE.so (add or replace functions from a module, while serving),\n"   \
 	"remove NAME (the function's port goes to the kernel),\n"           \
 	"threads N (workers per queue, changed while serving),\n"            \
+	"unquarantine NAME (a quarantined function serves again),\n"        \
 	"drain (health fails at once, requests are still answered, and the\n" \
 	"instance exits once they stop; waits for that)."
 
 static const char *const commands[] = { "status", "stats",  "health", "reload",
 					"deploy", "remove", "threads", "drain",
-					NULL };
+					"unquarantine", NULL };
 
 /* The one socket in the default directory, or why there is none. */
 static int find_socket(char *path, size_t len)
@@ -226,7 +227,7 @@ static void print_status(const char *json)
 {
 	static const char *const keys[] = { "interface", "ready",    "why",
 					    "xdp_mode",	 "zerocopy", "queues",
-					    "threads",	 "busy_poll", "tx_csum",
+					    "threads",	 "busy_poll", "isolation", "tx_csum",
 					    "uptime_s",	 "pid",	     "version",
 					    NULL };
 	const char *p = strstr(json, "\"functions\":[");
@@ -240,7 +241,7 @@ static void print_status(const char *json)
 	       "tier", "cached", "pure", "stateful", "from");
 	while (p && (p = strstr(p, "{\"name\":"))) {
 		char name[64], port[8], tier[8], cached[8], pure[8], st[8];
-		char mod[256], removed[8];
+		char mod[256], removed[8], quar[8];
 
 		field(p, "name", name, sizeof(name));
 		field(p, "port", port, sizeof(port));
@@ -252,9 +253,11 @@ static void print_status(const char *json)
 		    !strcmp(mod, "null"))
 			strcpy(mod, "built in");
 		field(p, "removed", removed, sizeof(removed));
-		printf("%-16s %-6s %-5s %-7s %-5s %-9s %s%s\n", name, port,
+		field(p, "quarantined", quar, sizeof(quar));
+		printf("%-16s %-6s %-5s %-7s %-5s %-9s %s%s%s\n", name, port,
 		       tier, cached, pure, st, mod,
-		       strcmp(removed, "true") ? "" : " (removed)");
+		       strcmp(removed, "true") ? "" : " (removed)",
+		       strcmp(quar, "true") ? "" : " (quarantined)");
 		p++;
 	}
 }
@@ -347,10 +350,10 @@ int main(int argc, char **argv)
 	}
 	cmd = argv[optind];
 	takes_arg = !strcmp(cmd, "deploy") || !strcmp(cmd, "remove") ||
-		    !strcmp(cmd, "threads");
+		    !strcmp(cmd, "threads") || !strcmp(cmd, "unquarantine");
 	if (argc - optind != 1 + takes_arg) {
 		fprintf(stderr, "reqrouterctl: %s\n",
-			takes_arg ? "deploy takes FILE.so, remove NAME, threads N"
+			takes_arg ? "deploy takes FILE.so, remove NAME, threads N, unquarantine NAME"
 				  : "one command at a time (see --help)");
 		return 2;
 	}
@@ -358,7 +361,7 @@ int main(int argc, char **argv)
 		;
 	if (!commands[i]) {
 		fprintf(stderr,
-			"reqrouterctl: unknown command '%s' (status, stats, health, reload)\n",
+			"reqrouterctl: unknown command '%s' (see --help)\n",
 			cmd);
 		return 2;
 	}

@@ -1,0 +1,475 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Cells (isolation = cell): each worker runs in a process of its own,
+ * forked by the main thread once everything is set up. The UMEM area, the
+ * rings (libxdp maps them MAP_SHARED), the sockets and the queues', workers'
+ * and sockets' state are shared with it; its copy of everything else is
+ * frozen at the fork, so a change of functions (reload, deploy, threads)
+ * replaces every cell with a fresh fork.
+ *
+ * The main thread supervises the cells every tick: a cell that died is
+ * reaped, the frames it held are put back where they belong (its batch
+ * mark, struct rr_batch_mark, says where each one is), the function it was
+ * in is charged with a fault, and a new cell takes its place. A cell whose
+ * call has run past the function's max_run_us is stopped, checked to be
+ * still in that call, and killed: the same path then. A function with
+ * quarantine_faults faults in quarantine_window seconds is quarantined: its
+ * port drops (or passes) its requests in XDP and the cells drop what was
+ * queued, until reqrouterctl unquarantine, a reload or a deploy of it.
+ *
+ * Threads (isolation = thread) get the overrun check only, as a warning:
+ * a thread stuck in a function cannot be taken back.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cell.h"
+#include "log.h"
+
+#define RENEW_TIMEOUT_MS 5000
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void cell_main(struct rr_worker *w, pid_t parent)
+{
+	struct rlimit nocore = { 0, 0 };
+	struct sigaction ign = { .sa_handler = SIG_IGN };
+	char name[16];
+	cpu_set_t set;
+	sigset_t none;
+
+	/* The main thread stops cells through the shared stop flag; a
+	 * terminal's ^C or a service manager's SIGTERM to the group is the
+	 * main thread's to handle. A dead main thread takes the cells along. */
+	sigaction(SIGINT, &ign, NULL);
+	sigaction(SIGTERM, &ign, NULL);
+	sigaction(SIGHUP, &ign, NULL);
+	sigaction(SIGPIPE, &ign, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(0);
+	/* A crash dump of the shared UMEM would slow the restart. */
+	setrlimit(RLIMIT_CORE, &nocore);
+	snprintf(name, sizeof(name), "rr-cell %u/%u", w->queue, w->thread);
+	prctl(PR_SET_NAME, name);
+	CPU_ZERO(&set);
+	CPU_SET(w->cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	rr_worker_run_cell(w);
+	_exit(0);
+}
+
+int rr_cell_start(struct rr_invoker *inv, struct rr_worker *w)
+{
+	pid_t parent = getpid(), pid;
+
+	(void)inv;
+	w->restart = false;
+	w->call_seq = 0;
+	w->sv_seq = 0;
+	w->batch.sock = RR_NO_BATCH;
+	/* Nothing buffered may be written twice. */
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		pr_warn("cannot fork a cell for queue %u thread %u: %s\n",
+			w->queue, w->thread, strerror(errno));
+		return -errno;
+	}
+	if (!pid)
+		cell_main(w, parent);
+	w->pid = pid;
+	__atomic_store_n(&w->started, true, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* Frames to the fill ring, from the main thread. */
+static void refill(struct rr_umem *u, const uint64_t *addrs, uint32_t n)
+{
+	uint32_t idx, i;
+
+	if (!n)
+		return;
+	rr_umem_lock(u, RR_LOCK_MAIN);
+	/* The fill ring holds every frame of the UMEM: this cannot fail. */
+	if (xsk_ring_prod__reserve(&u->fill, n, &idx) == n) {
+		for (i = 0; i < n; i++)
+			*xsk_ring_prod__fill_addr(&u->fill, idx++) = addrs[i];
+		xsk_ring_prod__submit(&u->fill, n);
+	}
+	rr_umem_unlock(u);
+}
+
+/*
+ * A cell died holding its queue's lock, in recycle_frames(): if the fill
+ * ring's producer moved, the frames got there and the completions it read
+ * are released; otherwise its reservations are undone and its recycle list
+ * stays to be returned.
+ */
+static void recover_lock(struct rr_worker *w)
+{
+	struct rr_umem *u = w->umem;
+
+	if (__atomic_load_n(&u->lock_owner, __ATOMIC_ACQUIRE) != w->index + 1)
+		return;
+	if (*u->fill.producer != u->fill_prod) {
+		w->nrecycle = 0;
+		__atomic_store_n(u->comp.consumer, u->comp.cached_cons,
+				 __ATOMIC_RELEASE);
+	} else {
+		u->fill.cached_prod = *u->fill.producer;
+		u->comp.cached_cons = *u->comp.consumer;
+	}
+	pr_warn("a cell died holding queue %u's ring lock; its step was %s\n",
+		w->queue, w->nrecycle ? "undone" : "completed");
+	rr_umem_unlock(u);
+}
+
+/* Replies made before the cell died, onto its socket's TX ring. */
+static uint32_t send_made(struct rr_worker *w, struct rr_sock *s, uint32_t n)
+{
+	uint32_t idx, i;
+
+	if (!n)
+		return 0;
+	s->tx.cached_prod = *s->tx.producer;
+	if (xsk_ring_prod__reserve(&s->tx, n, &idx) != n) {
+		for (i = 0; i < n; i++)
+			w->recycle[w->nrecycle++] =
+				w->tx[i].addr & ~(uint64_t)(RR_FRAME_SIZE - 1);
+		return 0;
+	}
+	for (i = 0; i < n; i++)
+		*xsk_ring_prod__tx_desc(&s->tx, idx + i) = w->tx[i];
+	xsk_ring_prod__submit(&s->tx, n);
+	__atomic_add_fetch(&w->umem->tx_outstanding, n, __ATOMIC_RELAXED);
+	sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+	return n;
+}
+
+/*
+ * The batch a dead cell was in. Requests before the one it was serving
+ * were answered or dropped (w->tx, w->recycle): the answers are sent. The
+ * one it was serving is dropped as @why. Those after it stay on the RX
+ * ring for the next cell. Returns the slot whose request died, or -1.
+ */
+static int finish_batch(struct rr_worker *w, enum rr_drop why)
+{
+	struct rr_batch_mark *m = &w->batch;
+	struct rr_sock *s;
+	uint32_t done, ntx, sent, left;
+	int slot = -1;
+
+	if (m->sock == RR_NO_BATCH)
+		return -1;
+	s = &w->socks[m->sock];
+	ntx = m->ntx;
+	if (*s->rx.consumer == m->rx_cons) {
+		/* Still on RX: what was accounted for is done. */
+		done = ntx + (w->nrecycle - m->recycle_start);
+		sent = send_made(w, s, ntx);
+		left = done;
+		if (done < m->n) {
+			w->recycle[w->nrecycle++] =
+				xsk_ring_cons__rx_desc(&s->rx,
+						       m->rx_cons + done)
+					->addr &
+				~(uint64_t)(RR_FRAME_SIZE - 1);
+			rr_stat_add(&s->stats.drops[why], 1);
+			slot = (int)s->slot;
+			left = done + 1;
+		}
+		__atomic_store_n(s->rx.consumer, m->rx_cons + left,
+				 __ATOMIC_RELEASE);
+		s->rx.cached_cons = m->rx_cons + left;
+		rr_stat_add(&s->stats.rx, left);
+	} else {
+		/* Off RX, maybe not yet on TX. */
+		sent = *s->tx.producer == m->tx_prod ? send_made(w, s, ntx)
+						     : ntx;
+		rr_stat_add(&s->stats.rx, m->n);
+	}
+	rr_stat_add(&s->stats.tx, sent);
+	m->sock = RR_NO_BATCH;
+	return slot;
+}
+
+static void quarantine(struct rr_invoker *inv, uint32_t slot)
+{
+	const struct rr_service *svc = inv->services[slot];
+	struct rr_faults *f = &inv->faults[slot];
+	int ret;
+
+	f->quarantined = true;
+	__atomic_store_n(&inv->live->quarantined[slot], true, __ATOMIC_RELAXED);
+	if (svc->quarantine_pass) {
+		ret = inv->removed[slot]
+			      ? 0
+			      : rr_xdp_del_port(&inv->xdp, svc->port);
+	} else {
+		inv->port_conf[slot].flags |= RR_PORT_QUARANTINED;
+		ret = inv->removed[slot]
+			      ? 0
+			      : rr_xdp_set_port(&inv->xdp, svc->port,
+						&inv->port_conf[slot]);
+	}
+	pr_warn("function '%s' quarantined after %u faults in %u s: port %u %s its requests (reqrouterctl unquarantine %s brings it back)%s\n",
+		svc->fn->name, svc->quarantine_faults, svc->quarantine_window,
+		svc->port,
+		svc->quarantine_pass ? "passes to the kernel" : "drops",
+		svc->fn->name, ret ? "; the XDP map could not be updated" : "");
+}
+
+/* One more fault of the function in @slot; quarantines it at the limit. */
+static void charge_fault(struct rr_invoker *inv, uint32_t slot, bool timeout,
+			 uint64_t now)
+{
+	const struct rr_service *svc = inv->services[slot];
+	struct rr_faults *f = &inv->faults[slot];
+	uint32_t n = svc->quarantine_faults;
+
+	if (timeout)
+		f->timeouts++;
+	else
+		f->crashes++;
+	if (!n || f->quarantined)
+		return;
+	f->at_ns[f->next % n] = now;
+	f->next++;
+	/* The slot written next holds the fault n faults ago. */
+	if (f->next >= n &&
+	    now - f->at_ns[f->next % n] <=
+		    (uint64_t)svc->quarantine_window * 1000000000ULL)
+		quarantine(inv, slot);
+}
+
+static struct rr_worker *worker_of(struct rr_invoker *inv, pid_t pid)
+{
+	uint32_t i;
+
+	for (i = 0; i < RR_WORKER_SLOTS(inv); i++)
+		if (inv->workers[i].pid == pid)
+			return &inv->workers[i];
+	return NULL;
+}
+
+/*
+ * Cell @w has ended with wait status @st (@overran: killed by us for
+ * max_run_us). Puts its frames back, charges its function, and forks a
+ * new cell unless it was meant to end.
+ */
+static void cell_ended(struct rr_invoker *inv, struct rr_worker *w, int st,
+		       bool overran)
+{
+	bool in_call = w->call_seq & 1, fault, keep;
+	bool clean = WIFEXITED(st) && !WEXITSTATUS(st);
+	enum rr_drop why = overran ? RR_DROP_TIMEOUT : RR_DROP_CRASH;
+	int slot;
+
+	w->pid = 0;
+	__atomic_store_n(&w->started, false, __ATOMIC_RELEASE);
+	recover_lock(w);
+	slot = finish_batch(w, why);
+	refill(w->umem, w->recycle, w->nrecycle);
+	w->nrecycle = 0;
+	w->call_seq = 0;
+	__atomic_store_n(&w->frames_held, 0, __ATOMIC_RELAXED);
+
+	fault = overran || !clean;
+	if (fault && slot >= 0 && in_call) {
+		if (overran)
+			pr_warn("function '%s' ran past max_run_us (%u us) on queue %u, thread %u: its cell was killed and restarts\n",
+				inv->services[slot]->fn->name,
+				inv->services[slot]->max_run_us, w->queue,
+				w->thread);
+		else
+			pr_warn("function '%s' crashed (%s) on queue %u, thread %u: its cell restarts\n",
+				inv->services[slot]->fn->name,
+				WIFSIGNALED(st) ? strsignal(WTERMSIG(st))
+						: "exit",
+				w->queue, w->thread);
+		charge_fault(inv, (uint32_t)slot, overran, now_ns());
+	} else if (fault) {
+		pr_warn("the cell of queue %u, thread %u died outside a function (%s): it restarts\n",
+			w->queue, w->thread,
+			WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "exit");
+	}
+	keep = !__atomic_load_n(&inv->live->stop, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&w->retire, __ATOMIC_ACQUIRE);
+	if (fault)
+		inv->cell_restarts++;
+	if (keep)
+		rr_cell_start(inv, w);
+}
+
+/*
+ * Stops the cell, and if it is still in the call the supervisor saw
+ * overrun, kills it; otherwise lets it go on.
+ */
+static void overrun(struct rr_invoker *inv, struct rr_worker *w, uint64_t seq)
+{
+	pid_t pid = w->pid;
+	int st;
+
+	if (kill(pid, SIGSTOP))
+		return;
+	if (waitpid(pid, &st, WUNTRACED) != pid)
+		return;
+	if (!WIFSTOPPED(st)) {
+		cell_ended(inv, w, st, false);
+		return;
+	}
+	if (__atomic_load_n(&w->call_seq, __ATOMIC_ACQUIRE) != seq) {
+		kill(pid, SIGCONT);
+		return;
+	}
+	kill(pid, SIGKILL);
+	if (waitpid(pid, &st, 0) == pid)
+		cell_ended(inv, w, st, true);
+}
+
+/* Reaps the cells that ended since the last tick. */
+static void reap(struct rr_invoker *inv)
+{
+	struct rr_worker *w;
+	pid_t pid;
+	int st;
+
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		w = worker_of(inv, pid);
+		if (w)
+			cell_ended(inv, w, st, false);
+	}
+}
+
+void rr_invoker_supervise(struct rr_invoker *inv)
+{
+	bool cells = inv->cfg->isolation == RR_ISOLATION_CELL;
+	uint64_t now, seq, limit;
+	const struct rr_service *svc;
+	struct rr_worker *w;
+	uint32_t i, si;
+
+	if (!inv->workers)
+		return;
+	if (cells)
+		reap(inv);
+	now = now_ns();
+	for (i = 0; i < RR_WORKER_SLOTS(inv); i++) {
+		w = &inv->workers[i];
+		if (!__atomic_load_n(&w->started, __ATOMIC_ACQUIRE))
+			continue;
+		seq = __atomic_load_n(&w->call_seq, __ATOMIC_ACQUIRE);
+		if (!(seq & 1))
+			continue;
+		if (seq != w->sv_seq) {
+			w->sv_seq = seq;
+			w->sv_since_ns = now;
+			w->sv_warned = false;
+			continue;
+		}
+		si = __atomic_load_n(&w->batch.sock, __ATOMIC_ACQUIRE);
+		if (si == RR_NO_BATCH)
+			continue;
+		svc = inv->services[w->socks[si].slot];
+		limit = (uint64_t)svc->max_run_us * 1000;
+		if (!limit || now - w->sv_since_ns < limit)
+			continue;
+		if (cells) {
+			overrun(inv, w, seq);
+		} else if (!w->sv_warned) {
+			w->sv_warned = true;
+			pr_warn("function '%s' has run past max_run_us (%u us) on queue %u, thread %u; a thread cannot be taken back (isolation = cell can)\n",
+				svc->fn->name, svc->max_run_us, w->queue,
+				w->thread);
+		}
+	}
+}
+
+bool rr_cells_renew(struct rr_invoker *inv)
+{
+	pid_t old[RR_MAX_QUEUES * RR_MAX_THREADS];
+	struct timespec ms = { 0, 1000000L };
+	uint32_t i, n = RR_WORKER_SLOTS(inv), tries, left;
+
+	for (i = 0; i < n; i++) {
+		old[i] = inv->workers[i].started ? inv->workers[i].pid : 0;
+		if (old[i])
+			__atomic_store_n(&inv->workers[i].restart, true,
+					 __ATOMIC_RELEASE);
+	}
+	for (tries = 0; tries < RENEW_TIMEOUT_MS; tries++) {
+		rr_invoker_supervise(inv);
+		for (i = 0, left = 0; i < n; i++)
+			left += old[i] && inv->workers[i].pid == old[i];
+		if (!left)
+			return true;
+		nanosleep(&ms, NULL);
+	}
+	return false;
+}
+
+void rr_cell_join(struct rr_invoker *inv, struct rr_worker *w)
+{
+	int st;
+
+	if (!w->pid)
+		return;
+	if (waitpid(w->pid, &st, 0) == w->pid)
+		cell_ended(inv, w, st, false);
+}
+
+int rr_invoker_unquarantine(struct rr_invoker *inv, const char *name, char *msg,
+			    size_t msglen)
+{
+	uint32_t p;
+
+	for (p = 0; p < inv->nports; p++)
+		if (!strcmp(inv->services[p]->fn->name, name))
+			break;
+	if (p == inv->nports) {
+		snprintf(msg, msglen, "no function '%s' is served", name);
+		return -ENOENT;
+	}
+	if (!inv->faults[p].quarantined) {
+		snprintf(msg, msglen, "function '%s' is not quarantined", name);
+		return -EALREADY;
+	}
+	rr_unquarantine_slot(inv, p);
+	snprintf(msg, msglen, "function '%s' serves again on port %u", name,
+		 inv->services[p]->port);
+	pr_info("%s\n", msg);
+	return 0;
+}
+
+void rr_unquarantine_slot(struct rr_invoker *inv, uint32_t p)
+{
+	struct rr_faults *f = &inv->faults[p];
+
+	if (!f->quarantined)
+		return;
+	f->quarantined = false;
+	f->next = 0;
+	inv->port_conf[p].flags &= ~RR_PORT_QUARANTINED;
+	if (!inv->removed[p])
+		rr_xdp_set_port(&inv->xdp, inv->services[p]->port,
+				&inv->port_conf[p]);
+	__atomic_store_n(&inv->live->quarantined[p], false, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Containing faulty functions: workers as cells (processes), the main
+ * thread's supervision of them, max_run_us and quarantine. See cell.c.
+ */
+#ifndef RR_CELL_H
+#define RR_CELL_H
+
+#include "invoker.h"
+
+/* Forks the cell that runs worker @w (its fields set); -errno if not. */
+int rr_cell_start(struct rr_invoker *inv, struct rr_worker *w);
+/*
+ * Every tick of the main thread: cells that ended are reaped, their frames
+ * put back, their function charged and a new cell forked; a call past its
+ * max_run_us is killed (cells) or reported once (threads).
+ */
+void rr_invoker_supervise(struct rr_invoker *inv);
+/* Replaces every running cell with a fresh fork of the main thread, each
+ * at the end of a round; false if one did not end within 5 s. */
+bool rr_cells_renew(struct rr_invoker *inv);
+/* Waits for cell @w to end (it was told to stop or retire). */
+void rr_cell_join(struct rr_invoker *inv, struct rr_worker *w);
+/* reqrouterctl unquarantine NAME. */
+int rr_invoker_unquarantine(struct rr_invoker *inv, const char *name, char *msg,
+			    size_t msglen);
+/* Lifts slot @p's quarantine, if it has one. */
+void rr_unquarantine_slot(struct rr_invoker *inv, uint32_t p);
+
+#endif /* RR_CELL_H */

@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Containing faulty functions (isolation = cell), on the 4-queue bed with
+# checked load beside: the test module "faulty" (tests/modules/faulty.c)
+# crashes (SIGSEGV, SIGABRT, SIGFPE) or spins on demand. Each crash costs
+# the one request and a restart of that cell; a spin is killed after the
+# function's max_run_us; each is logged once with the function's name and
+# counted. The fifth fault within the window quarantines the function: its
+# port drops requests in XDP until reqrouterctl unquarantine. Meanwhile
+# reverse, on the same cells, answers every request of rrload, and in the
+# end every UMEM frame is back. Then FAULT_SOAK_S seconds (60; 20 in the
+# sanitizer pass) of faults mixed into normal traffic, quarantine off:
+# the process stays up, the healthy requests are all answered, the frames
+# all come back.
+cd "$(dirname "$0")/../.." || exit 1
+source tests/integration/lib/common.sh
+
+QUEUES=4
+SOAK_S=${FAULT_SOAK_S:-60}
+[ "$BUILD" = build/san ] && SOAK_S=${FAULT_SOAK_S:-20}
+TMODS=$BUILD/tests/modules
+CTL=$BUILD/reqrouterctl
+PORT=7700
+[ -f "$TMODS/faulty.so" ] || die "no $TMODS/faulty.so (run make first)"
+# A sanitizer would turn a crash into a report and an exit: the cells
+# must die of the signal, as they do in production.
+export ASAN_OPTIONS=handle_segv=0:handle_abort=0:handle_sigfpe=0:handle_sigbus=0:detect_leaks=0
+export UBSAN_OPTIONS=handle_segv=0:handle_sigfpe=0
+
+rr_bed $QUEUES
+M=$RR_TMP/metrics.prom
+CONF=$RR_TMP/faults.conf
+SOCK=$RR_TMP/ctl.sock
+
+# ask TEXT: faulty's reply to TEXT ("<none>" if none within 0.5 s).
+ask() {
+	tb_cli python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(0.5)
+s.sendto(sys.argv[1].encode(), (sys.argv[2], int(sys.argv[3])))
+try:
+    print(s.recv(2048).decode())
+except socket.timeout:
+    print("<none>")
+except ConnectionRefusedError:
+    print("<refused>")' "$1" "$TB_IP4_SRV" $PORT
+}
+# answers: faulty's reply to "hello" within 2 s of retries (a cell on
+# another queue may be the one restarting).
+# shellcheck disable=SC2317 # called through check
+answers() {
+	local i r
+	for ((i = 0; i < 8; i++)); do
+		r=$(ask hello)
+		[ "$r" = hello ] && return 0
+	done
+	return 1
+}
+json() {
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
+		"$1" "$2"
+}
+faults() { metric "$M" reqrouter_function_faults_total 'function="faulty"' "$@"; }
+# frames_home: every queue's frames back (rx, worker, tx, completion 0),
+# within 5 s.
+# shellcheck disable=SC2317 # called through check
+frames_home() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		"$CTL" -c "$SOCK" --json stats >"$RR_TMP/stats.json" &&
+			[ "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(q["worker"] + q["rx"] + q["tx"] + q["completion"] for q in d["umem_frames"]))' "$RR_TMP/stats.json")" = 0 ] &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+cat >"$CONF" <<EOF
+[reqrouter]
+isolation = cell
+
+[function faulty]
+max_run_us = 20000
+quarantine_faults = 5
+quarantine_window = 60
+EOF
+
+# Bad settings: one line each, before anything is set up.
+rr_run badiso -i "$TB_IF_SRV" -q 1 --isolation jail
+check_eq "--isolation jail: exit 2" 2 "$RR_RC"
+check "--isolation jail: one line" \
+	grep -qx "reqrouter: isolation must be thread or cell, not 'jail'" "$RR_ERR"
+printf '[function faulty]\nquarantine_action = explode\n' >"$RR_TMP/bad.conf"
+rr_run badaction -i "$TB_IF_SRV" -q 1 -c "$RR_TMP/bad.conf" --functions-dir "$TMODS"
+check_eq "quarantine_action = explode: exit 2" 2 "$RR_RC"
+check "quarantine_action = explode: one line naming the file and line" \
+	grep -q "bad.conf:2: quarantine_action must be drop or pass, not 'explode'" "$RR_ERR"
+
+rr_start cell -i "$TB_IF_SRV" -q $QUEUES -c "$CONF" --functions-dir "$TMODS" \
+	--control "$SOCK" --metrics-file "$M" ||
+	die "reqrouter with isolation = cell did not start"
+check "the log says the workers are cells" \
+	grep -q "$QUEUES workers started as cells" "$RR_ERR"
+check_eq "one process per worker besides the main one" $QUEUES \
+	"$(pgrep -c -P "$RR_PID")"
+check "faulty answers while healthy" answers
+
+say "rrload on reverse at 5000/s for 20 s, while faulty misbehaves"
+tb_cli_bg "$BUILD/rrload" -s "$TB_IP4_SRV" -p 1232 -c 16 -r 5000 -d 20 \
+	--timeout 1000 -q --json "$RR_TMP/load.json"
+LOAD_PID=$TB_PID
+RR_BG_PIDS+=("$LOAD_PID")
+sleep 1
+
+n=0
+for what in crash abort fpe spin; do
+	n=$((n + 1))
+	check_eq "'$what': no reply" "<none>" "$(ask $what)"
+	check "after '$what': faulty answers again" answers
+done
+check_eq "4 faults logged, one line each" 4 \
+	"$(grep -cE "function 'faulty' (crashed|ran past max_run_us)" "$RR_ERR")"
+check "the segfault is logged with the function's name and the signal" \
+	grep -q "function 'faulty' crashed (Segmentation fault) on queue" "$RR_ERR"
+check "the abort is logged" grep -q "function 'faulty' crashed (Aborted)" "$RR_ERR"
+check "the division by zero is logged" \
+	grep -q "function 'faulty' crashed (Floating point exception)" "$RR_ERR"
+check "the spin is logged as past max_run_us (20000 us)" \
+	grep -q "function 'faulty' ran past max_run_us (20000 us)" "$RR_ERR"
+check_eq "metrics: 3 crashes" 3 "$(wait_metric "$M" 5 reqrouter_function_faults_total 'function="faulty"' 'kind="crash"' -- 3)"
+check_eq "metrics: 1 timeout" 1 "$(faults 'kind="timeout"')"
+check_eq "metrics: the spinning request counted as a timeout drop" 1 \
+	"$(metric "$M" reqrouter_dropped_packets_total 'port="7700"' 'reason="timeout"')"
+check_eq "metrics: not quarantined yet" 0 \
+	"$(metric "$M" reqrouter_function_quarantined 'function="faulty"')"
+
+# The fifth fault within the window quarantines it.
+ask crash >/dev/null
+for ((i = 0; i < 50; i++)); do
+	grep -q "function 'faulty' quarantined" "$RR_ERR" && break
+	sleep 0.1
+done
+check "the fifth fault quarantines faulty, logged once" \
+	[ "$(grep -c "function 'faulty' quarantined after 5 faults in 60 s: port 7700 drops" "$RR_ERR")" = 1 ]
+check_eq "quarantined: no reply" "<none>" "$(ask hello)"
+check_eq "metrics: quarantined" 1 \
+	"$(wait_metric "$M" 5 reqrouter_function_quarantined 'function="faulty"' -- 1)"
+check "metrics: the XDP program drops its requests" \
+	[ "$(wait_metric "$M" 5 reqrouter_xdp_packets_total 'reason="quarantined"' -- 1)" -ge 1 ]
+"$CTL" -c "$SOCK" status >"$RR_TMP/status.txt"
+check "reqrouterctl status marks it" grep -Eq '^faulty .*\(quarantined\)' "$RR_TMP/status.txt"
+check "reqrouterctl status: isolation cell" grep -Eq '^isolation +cell' "$RR_TMP/status.txt"
+out=$("$CTL" -c "$SOCK" unquarantine faulty)
+check_eq "reqrouterctl unquarantine faulty: exit 0" 0 "$?"
+say "    $out"
+check "unquarantined: faulty answers again" answers
+out=$("$CTL" -c "$SOCK" unquarantine faulty 2>&1)
+check_eq "unquarantine of a function that is not: exit 1" 1 "$?"
+check "... says so" grep -q "is not quarantined" <<<"$out"
+
+wait "$LOAD_PID"
+check_eq "rrload on reverse exits 0" 0 "$?"
+sent=$(json "$RR_TMP/load.json" sent)
+say "    reverse: sent $sent, answered $(json "$RR_TMP/load.json" answered), timeouts $(json "$RR_TMP/load.json" timeouts), wrong $(json "$RR_TMP/load.json" wrong)"
+check "reverse: at least 90000 requests sent" [ "$sent" -ge 90000 ]
+check_eq "reverse: every request answered across the faults" "$sent" \
+	"$(json "$RR_TMP/load.json" answered)"
+check_eq "reverse: no wrong reply" 0 "$(json "$RR_TMP/load.json" wrong)"
+check "every UMEM frame is back (rx, worker, tx, completion 0)" frames_home
+check "reqrouter is still running" kill -0 "$RR_PID"
+check_eq "still one cell per worker" $QUEUES "$(pgrep -c -P "$RR_PID")"
+mapfile -t cells < <(pgrep -P "$RR_PID")
+rr_kill_wait TERM 10
+check_eq "SIGTERM: exit 0" 0 "$RR_RC"
+check "the exit summary counts faulty's faults" \
+	grep -q '^function faulty: 4 crashes, 1 timeouts' "$RR_OUT"
+left=0
+for c in "${cells[@]}"; do kill -0 "$c" 2>/dev/null && left=$((left + 1)); done
+check_eq "no cell is left behind" 0 "$left"
+
+# The soak: faults mixed into normal traffic, quarantine off.
+printf '[reqrouter]\nisolation = cell\n\n[function faulty]\nmax_run_us = 20000\nquarantine_faults = 0\n' >"$CONF"
+rr_start soak -i "$TB_IF_SRV" -q $QUEUES -c "$CONF" --functions-dir "$TMODS" \
+	--control "$SOCK" --metrics-file "$M" ||
+	die "reqrouter for the soak did not start"
+say "soak: $SOAK_S s of rrload on reverse (5000/s) and faulty (1000/s), a fault every 0.2 s"
+tb_cli_bg "$BUILD/rrload" -s "$TB_IP4_SRV" -p 1232 -c 16 -r 5000 -d "$SOAK_S" \
+	--timeout 1000 -q --json "$RR_TMP/soak.json"
+LOAD_PID=$TB_PID
+RR_BG_PIDS+=("$LOAD_PID")
+printf 'good\nfine\nsome healthy request\n' >"$RR_TMP/healthy.txt"
+tb_cli_bg "$BUILD/rrload" -s "$TB_IP4_SRV" -p $PORT -f echo \
+	--payloads "$RR_TMP/healthy.txt" -c 4 -r 1000 -d "$SOAK_S" \
+	--timeout 1000 -q --json "$RR_TMP/healthy.json" \
+	--lost "$RR_TMP/healthy.lost"
+HEALTHY_PID=$TB_PID
+RR_BG_PIDS+=("$HEALTHY_PID")
+kinds=(crash abort fpe spin)
+end=$((SECONDS + SOAK_S))
+nf=0
+while [ $SECONDS -lt "$end" ]; do
+	tb_cli python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.sendto(sys.argv[1].encode(), (sys.argv[2], int(sys.argv[3])))' \
+		"${kinds[nf % 4]}" "$TB_IP4_SRV" $PORT
+	nf=$((nf + 1))
+	sleep 0.2
+done
+wait "$LOAD_PID"
+check_eq "soak: rrload on reverse exits 0" 0 "$?"
+wait "$HEALTHY_PID"
+sent=$(json "$RR_TMP/soak.json" sent)
+say "    reverse: sent $sent, answered $(json "$RR_TMP/soak.json" answered), timeouts $(json "$RR_TMP/soak.json" timeouts), wrong $(json "$RR_TMP/soak.json" wrong)"
+check_eq "soak: every reverse request answered" "$sent" \
+	"$(json "$RR_TMP/soak.json" answered)"
+check_eq "soak: no wrong reverse reply" 0 "$(json "$RR_TMP/soak.json" wrong)"
+hsent=$(json "$RR_TMP/healthy.json" sent)
+hlost=$(json "$RR_TMP/healthy.json" timeouts)
+say "    faulty's healthy requests: sent $hsent, answered $(json "$RR_TMP/healthy.json" answered), lost $hlost, wrong $(json "$RR_TMP/healthy.json" wrong); $nf faults sent"
+check_eq "soak: no wrong reply from faulty" 0 "$(json "$RR_TMP/healthy.json" wrong)"
+# A healthy request queued behind a faulting one on its cell is answered
+# by the next cell; one in the same batch after a spin waits up to
+# max_run_us. Only the faulting requests themselves may be lost.
+check "soak: faulty's healthy requests all answered" [ "$hlost" = 0 ]
+faults_seen=$(metric "$M" reqrouter_function_faults_total 'function="faulty"')
+say "    faults counted: $faults_seen of $nf sent; logged: $(grep -c "crashed (Segmentation" "$RR_ERR") SIGSEGV, $(grep -c "crashed (Aborted" "$RR_ERR") SIGABRT, $(grep -c "crashed (Floating" "$RR_ERR") SIGFPE, $(grep -c "ran past" "$RR_ERR") overruns, $(grep -c "outside a function" "$RR_ERR") outside"
+check "soak: every fault counted" [ "$faults_seen" -ge $((nf * 9 / 10)) ]
+check "soak: every UMEM frame is back" frames_home
+check "soak: reqrouter is still running" kill -0 "$RR_PID"
+rr_kill_wait TERM 10
+check_eq "soak: SIGTERM: exit 0" 0 "$RR_RC"
+
+rr_finish
