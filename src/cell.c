@@ -20,8 +20,10 @@
  * Threads (isolation = thread) get the overrun check only, as a warning:
  * a thread stuck in a function cannot be taken back.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -44,6 +46,34 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * A cell must not hold the main thread's connections open: a control
+ * client waits for the end of its answer, an HTTP client for its
+ * connection's. Every stream socket goes (the AF_XDP sockets are raw);
+ * a function's own connections could not be shared by several cells
+ * anyway.
+ */
+static void close_streams(void)
+{
+	socklen_t len;
+	struct dirent *e;
+	int fd, type;
+	DIR *d;
+
+	d = opendir("/proc/self/fd");
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		fd = atoi(e->d_name);
+		len = sizeof(type);
+		if (fd > 2 && fd != dirfd(d) &&
+		    !getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) &&
+		    (type == SOCK_STREAM || type == SOCK_SEQPACKET))
+			close(fd);
+	}
+	closedir(d);
+}
+
 static void cell_main(struct rr_worker *w, pid_t parent)
 {
 	struct rlimit nocore = { 0, 0 };
@@ -64,6 +94,7 @@ static void cell_main(struct rr_worker *w, pid_t parent)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(0);
+	close_streams();
 	/* A crash dump of the shared UMEM would slow the restart. */
 	setrlimit(RLIMIT_CORE, &nocore);
 	snprintf(name, sizeof(name), "rr-cell %u/%u", w->queue, w->thread);

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Operating an instance whose workers are cells (isolation = cell): a
+# cell's copy of the functions is frozen at its fork, so a reload, a
+# deploy and a change of threads replace the cells, each at the end of a
+# round. Under open-loop load on reverse and kv (whose state comes from
+# the config), 10 reloads, a deploy that replaces echo, one that adds a
+# function, and threads 1 -> 3 -> 1 must lose no request, answer none
+# wrongly, and leave every UMEM frame where it belongs; a reload's new kv
+# table is served by the new cells.
+cd "$(dirname "$0")/../.." || exit 1
+source tests/integration/lib/common.sh
+
+QUEUES=2
+TMODS=$BUILD/tests/modules
+CTL=$BUILD/reqrouterctl
+[ -f "$TMODS/shout.so" ] && [ -f "$TMODS/faulty.so" ] ||
+	die "no test modules in $TMODS (run make first)"
+rr_bed $QUEUES
+SOCK=$RR_TMP/ctl.sock
+TABLE=$RR_TMP/kv.txt
+CONF=$RR_TMP/cells.conf
+GOOD_CONF=$RR_TMP/good.conf
+
+for ((i = 0; i < 50; i++)); do echo "key$i value $i"; done >"$TABLE"
+cp "$TABLE" "$RR_TMP/kv-good.txt"
+printf '[reqrouter]\nisolation = cell\n\n[function kv]\ntable = %s\n' \
+	"$TABLE" >"$CONF"
+printf '[function kv]\ntable = %s\n' "$RR_TMP/kv-good.txt" >"$GOOD_CONF"
+for ((i = 0; i < 50; i += 7)); do echo "key$i"; done >"$RR_TMP/keys.txt"
+
+# ask PORT TEXT: the reply ("<none>" if none within 1 s).
+ask() {
+	tb_cli python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(1)
+s.sendto(sys.argv[3].encode(), (sys.argv[1], int(sys.argv[2])))
+try:
+    print(s.recv(2048).decode())
+except socket.timeout:
+    print("<none>")' "$TB_IP4_SRV" "$1" "$2"
+}
+json() {
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
+		"$1" "$2"
+}
+cells() { pgrep -P "$RR_PID" | sort | tr '\n' ' '; }
+ctl() { "$CTL" -c "$SOCK" "$@"; }
+
+rr_start cells -i "$TB_IF_SRV" -q $QUEUES -c "$CONF" --control "$SOCK" ||
+	die "reqrouter with isolation = cell did not start"
+check_eq "kv answers from its table" "value 7" "$(ask 7379 key7)"
+check_eq "one cell per worker" $QUEUES "$(pgrep -c -P "$RR_PID")"
+
+say "open loop: reverse at 8000/s and kv at 4000/s for 16 s, while the cells are replaced"
+tb_cli_bg "$BUILD/rrload" -s "$TB_IP4_SRV" -p 1232 -c 8 -r 8000 -d 16 \
+	--timeout 1000 -q --json "$RR_TMP/rev.json"
+REV_PID=$TB_PID
+tb_cli_bg "$BUILD/rrload" -s "$TB_IP4_SRV" -p 7379 -f kv \
+	--fn-config "$GOOD_CONF" --payloads "$RR_TMP/keys.txt" -c 8 -r 4000 \
+	-d 16 --timeout 1000 -q --json "$RR_TMP/kv.json"
+KV_PID=$TB_PID
+RR_BG_PIDS+=("$REV_PID" "$KV_PID")
+sleep 1
+
+before=$(cells)
+n=0
+for ((r = 1; r <= 10; r++)); do
+	ctl reload >/dev/null && n=$((n + 1))
+	sleep 0.2
+done
+check_eq "10 reloads answered ok" 10 "$n"
+after=$(cells)
+check "the reloads replaced the cells ($before-> $after)" [ "$before" != "$after" ]
+check_eq "still one cell per worker" $QUEUES "$(pgrep -c -P "$RR_PID")"
+
+check "deploy shout.so (replaces echo)" ctl deploy "$TMODS/shout.so"
+check_eq "the new cells answer with the new echo" "HELLO" "$(ask 7 hello)"
+check "deploy faulty.so (a new function)" ctl deploy "$TMODS/faulty.so"
+check_eq "the added function answers" "hello" "$(ask 7700 hello)"
+
+check "threads 3" ctl threads 3
+check_eq "three cells per queue" $((QUEUES * 3)) "$(pgrep -c -P "$RR_PID")"
+sleep 2
+check "threads 1" ctl threads 1
+check_eq "one cell per queue again" $QUEUES "$(pgrep -c -P "$RR_PID")"
+
+wait "$REV_PID"
+check_eq "rrload on reverse exits 0" 0 "$?"
+wait "$KV_PID"
+check_eq "rrload on kv exits 0" 0 "$?"
+for f in rev kv; do
+	sent=$(json "$RR_TMP/$f.json" sent)
+	say "    $f: sent $sent, answered $(json "$RR_TMP/$f.json" answered), timeouts $(json "$RR_TMP/$f.json" timeouts), wrong $(json "$RR_TMP/$f.json" wrong)"
+	check "$f: requests sent" [ "$sent" -ge 40000 ]
+	check_eq "$f: every request answered" "$sent" "$(json "$RR_TMP/$f.json" answered)"
+	check_eq "$f: no wrong reply" 0 "$(json "$RR_TMP/$f.json" wrong)"
+done
+
+# A reload's new state reaches the cells.
+sed -i 's/^key7 .*/key7 new value/' "$TABLE"
+check "reload after changing the table" ctl reload
+check_eq "the new cells serve the new table" "new value" "$(ask 7379 key7)"
+
+ctl --json stats >"$RR_TMP/stats.json"
+check_eq "every UMEM frame is back (rx, worker, tx 0)" 0 \
+	"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(q["worker"] + q["rx"] + q["tx"] for q in d["umem_frames"]))' "$RR_TMP/stats.json")"
+check_eq "no cell died" 0 "$(grep -c 'crashed\|died outside' "$RR_ERR")"
+mapfile -t left < <(pgrep -P "$RR_PID")
+rr_kill_wait TERM 10
+check_eq "SIGTERM: exit 0" 0 "$RR_RC"
+gone=0
+for c in "${left[@]}"; do kill -0 "$c" 2>/dev/null || gone=$((gone + 1)); done
+check_eq "every cell ended with it" "${#left[@]}" "$gone"
+
+rr_finish
