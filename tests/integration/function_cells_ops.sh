@@ -15,7 +15,7 @@ source tests/integration/lib/common.sh
 QUEUES=2
 TMODS=$BUILD/tests/modules
 CTL=$BUILD/reqrouterctl
-[ -f "$TMODS/shout.so" ] && [ -f "$TMODS/faulty.so" ] ||
+{ [ -f "$TMODS/shout.so" ] && [ -f "$TMODS/faulty.so" ]; } ||
 	die "no test modules in $TMODS (run make first)"
 rr_bed $QUEUES
 SOCK=$RR_TMP/ctl.sock
