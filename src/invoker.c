@@ -1343,16 +1343,35 @@ void rr_invoker_frames(struct rr_invoker *inv, uint32_t queue,
 }
 
 /* Starts worker (q, t) pinned to @cpu; signals blocked by the caller. */
-/* Waits for worker @w to end, once it was told to stop or retire. */
+/*
+ * Waits for worker @w to end, once it was told to stop or retire. A thread
+ * still inside a function after JOIN_TIMEOUT_S is left behind (a cell
+ * would have been killed long before): inv->stuck keeps its rings and
+ * frames mapped until the process exits.
+ */
+#define JOIN_TIMEOUT_S 3
 static void join_worker(struct rr_invoker *inv, struct rr_worker *w)
 {
+	struct timespec until;
+	uint32_t si;
+
 	if (!w->started)
 		return;
 	if (inv->cfg->isolation == RR_ISOLATION_CELL) {
 		rr_cell_join(inv, w);
 		return;
 	}
-	pthread_join(w->tid, NULL);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += JOIN_TIMEOUT_S;
+	if (pthread_timedjoin_np(w->tid, NULL, &until) == ETIMEDOUT) {
+		si = __atomic_load_n(&w->batch.sock, __ATOMIC_ACQUIRE);
+		pr_warn("the worker of queue %u, thread %u is stuck in function '%s' for %d s: left behind\n",
+			w->queue, w->thread,
+			si == RR_NO_BATCH ? "?" :
+					    w->socks[si].svc->fn->name,
+			JOIN_TIMEOUT_S);
+		inv->stuck = true;
+	}
 	__atomic_store_n(&w->started, false, __ATOMIC_RELEASE);
 }
 
@@ -1655,6 +1674,9 @@ void rr_invoker_destroy(struct rr_invoker *inv)
 		knob_restore(inv->cfg->ifname, &inv->gro_flush_timeout);
 		knob_restore(inv->cfg->ifname, &inv->napi_defer_hard_irqs);
 	}
+	/* A thread left in a function would touch them if it came back. */
+	if (inv->stuck)
+		return;
 	nsocks = RR_WORKER_SLOTS(inv) * RR_MAX_PORTS;
 	for (i = 0; inv->socks && i < nsocks; i++)
 		if (inv->socks[i].xsk)

@@ -215,6 +215,7 @@ struct rr_invoker {
 	struct rr_sysfs_knob napi_defer_hard_irqs;
 	struct rr_sysfs_knob gro_flush_timeout;
 	bool ready; /* set-up completed: every socket exists */
+	bool stuck; /* a worker thread did not come back from a function */
 	/* Draining (reqrouterctl drain, or SIGTERM with drain_on_term):
 	 * health fails so that routers move traffic away, requests are
 	 * still answered, and the main loop exits once none has come for

@@ -63,18 +63,16 @@ json() {
 		"$1" "$2"
 }
 faults() { metric "$M" reqrouter_function_faults_total 'function="faulty"' "$@"; }
-# frames_home: every queue's frames back (rx, worker, tx, completion 0),
-# within 5 s.
+# frames_home: every queue's frames back at rest (rx, worker, tx and
+# completion 0, fill + kernel = 4096, at most 8 in the kernel's pool),
+# within 10 s.
 # shellcheck disable=SC2317 # called through check
 frames_home() {
-	local i
-	for ((i = 0; i < 50; i++)); do
-		"$CTL" -c "$SOCK" --json stats >"$RR_TMP/stats.json" &&
-			[ "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(q["worker"] + q["rx"] + q["tx"] + q["completion"] for q in d["umem_frames"]))' "$RR_TMP/stats.json")" = 0 ] &&
-			return 0
-		sleep 0.1
-	done
-	return 1
+	python3 "$RR_LIB/hardening_metrics.py" at-rest "$M" --timeout 10 \
+		--max-kernel 8 >"$RR_TMP/rest.out"
+	local rc=$?
+	sed 's/^/    /' "$RR_TMP/rest.out"
+	return $rc
 }
 
 cat >"$CONF" <<EOF
@@ -179,6 +177,26 @@ check "the exit summary counts faulty's faults" \
 left=0
 for c in "${cells[@]}"; do kill -0 "$c" 2>/dev/null && left=$((left + 1)); done
 check_eq "no cell is left behind" 0 "$left"
+
+# Threads cannot be taken back from a function: the overrun is reported
+# once, and a stop leaves the stuck thread behind instead of hanging.
+printf '[function faulty]\nmax_run_us = 20000\n' >"$RR_TMP/thread.conf"
+rr_start thread -i "$TB_IF_SRV" -q $QUEUES -c "$RR_TMP/thread.conf" \
+	--functions-dir "$TMODS" ||
+	die "reqrouter with threads did not start"
+check_eq "threads: 'spin' gets no reply" "<none>" "$(ask spin)"
+sleep 0.5
+check_eq "threads: the overrun is reported once, with the function's name" 1 \
+	"$(grep -c "function 'faulty' has run past max_run_us (20000 us) on queue .*isolation = cell can" "$RR_ERR")"
+rr_kill_wait TERM 15
+check_eq "threads: SIGTERM still stops it (exit 0)" 0 "$RR_RC"
+check "threads: the stuck worker is named as left behind" \
+	grep -q "is stuck in function 'faulty' for 3 s: left behind" "$RR_ERR"
+if xdp_on_srv; then
+	bad "threads: the XDP program was left attached"
+else
+	ok "threads: the XDP program is detached"
+fi
 
 # The soak: faults mixed into normal traffic, quarantine off.
 printf '[reqrouter]\nisolation = cell\n\n[function faulty]\nmax_run_us = 20000\nquarantine_faults = 0\n' >"$CONF"
