@@ -1367,8 +1367,7 @@ static void join_worker(struct rr_invoker *inv, struct rr_worker *w)
 		si = __atomic_load_n(&w->batch.sock, __ATOMIC_ACQUIRE);
 		pr_warn("the worker of queue %u, thread %u is stuck in function '%s' for %d s: left behind\n",
 			w->queue, w->thread,
-			si == RR_NO_BATCH ? "?" :
-					    w->socks[si].svc->fn->name,
+			si == RR_NO_BATCH ? "?" : w->socks[si].svc->fn->name,
 			JOIN_TIMEOUT_S);
 		inv->stuck = true;
 	}
