@@ -72,7 +72,7 @@ frames_home() {
 		--max-kernel 8 >"$RR_TMP/rest.out"
 	local rc=$?
 	sed 's/^/    /' "$RR_TMP/rest.out"
-	return $rc
+	return "$rc"
 }
 
 cat >"$CONF" <<EOF
