@@ -291,6 +291,15 @@ static void charge_fault(struct rr_invoker *inv, uint32_t slot, bool timeout,
 		quarantine(inv, slot);
 }
 
+/* How a cell ended, for the log: the signal's name, or the exit status. */
+static const char *ending(int st, char *buf, size_t len)
+{
+	if (WIFSIGNALED(st))
+		return strsignal(WTERMSIG(st));
+	snprintf(buf, len, "exit status %d", WEXITSTATUS(st));
+	return buf;
+}
+
 static struct rr_worker *worker_of(struct rr_invoker *inv, pid_t pid)
 {
 	uint32_t i;
@@ -312,6 +321,7 @@ static void cell_ended(struct rr_invoker *inv, struct rr_worker *w, int st,
 	bool in_call = w->call_seq & 1, fault, keep;
 	bool clean = WIFEXITED(st) && !WEXITSTATUS(st);
 	enum rr_drop why = overran ? RR_DROP_TIMEOUT : RR_DROP_CRASH;
+	char how[32];
 	int slot;
 
 	w->pid = 0;
@@ -339,8 +349,7 @@ static void cell_ended(struct rr_invoker *inv, struct rr_worker *w, int st,
 		charge_fault(inv, (uint32_t)slot, overran, now_ns());
 	} else if (fault) {
 		pr_warn("the cell of queue %u, thread %u died outside a function (%s): it restarts\n",
-			w->queue, w->thread,
-			WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "exit");
+			w->queue, w->thread, ending(st, how, sizeof(how)));
 	}
 	keep = !__atomic_load_n(&inv->live->stop, __ATOMIC_RELAXED) &&
 	       !__atomic_load_n(&w->retire, __ATOMIC_ACQUIRE);

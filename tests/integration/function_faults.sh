@@ -62,7 +62,6 @@ json() {
 	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
 		"$1" "$2"
 }
-faults() { metric "$M" reqrouter_function_faults_total 'function="faulty"' "$@"; }
 # frames_home: every queue's frames back at rest (rx, worker, tx and
 # completion 0, fill + kernel = 4096, at most 8 in the kernel's pool),
 # within 10 s.
@@ -128,9 +127,9 @@ check "the division by zero is logged" \
 check "the spin is logged as past max_run_us (20000 us)" \
 	grep -q "function 'faulty' ran past max_run_us (20000 us)" "$RR_ERR"
 check_eq "metrics: 3 crashes" 3 "$(wait_metric "$M" 5 reqrouter_function_faults_total 'function="faulty"' 'kind="crash"' -- 3)"
-check_eq "metrics: 1 timeout" 1 "$(faults 'kind="timeout"')"
+check_eq "metrics: 1 timeout" 1 "$(wait_metric "$M" 5 reqrouter_function_faults_total 'function="faulty"' 'kind="timeout"' -- 1)"
 check_eq "metrics: the spinning request counted as a timeout drop" 1 \
-	"$(metric "$M" reqrouter_dropped_packets_total 'port="7700"' 'reason="timeout"')"
+	"$(wait_metric "$M" 5 reqrouter_dropped_packets_total 'port="7700"' 'reason="timeout"' -- 1)"
 check_eq "metrics: not quarantined yet" 0 \
 	"$(metric "$M" reqrouter_function_quarantined 'function="faulty"')"
 
