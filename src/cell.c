@@ -261,8 +261,9 @@ static void quarantine(struct rr_invoker *inv, uint32_t slot)
 			      : rr_xdp_set_port(&inv->xdp, svc->port,
 						&inv->port_conf[slot]);
 	}
-	pr_warn("function '%s' quarantined after %u faults in %u s: port %u %s its requests (reqrouterctl unquarantine %s brings it back)%s\n",
-		svc->fn->name, svc->quarantine_faults, svc->quarantine_window,
+	pr_warn("function '%s' quarantined after %u fault%s in %u s: port %u %s its requests (reqrouterctl unquarantine %s brings it back)%s\n",
+		svc->fn->name, svc->quarantine_faults,
+		svc->quarantine_faults == 1 ? "" : "s", svc->quarantine_window,
 		svc->port,
 		svc->quarantine_pass ? "passes to the kernel" : "drops",
 		svc->fn->name, ret ? "; the XDP map could not be updated" : "");

@@ -39,7 +39,8 @@ ask() {
 import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.settimeout(0.5)
-s.sendto(sys.argv[1].encode(), (sys.argv[2], int(sys.argv[3])))
+s.connect((sys.argv[2], int(sys.argv[3])))  # to hear of an ICMP unreachable
+s.send(sys.argv[1].encode())
 try:
     print(s.recv(2048).decode())
 except socket.timeout:
@@ -176,6 +177,31 @@ check "the exit summary counts faulty's faults" \
 left=0
 for c in "${cells[@]}"; do kill -0 "$c" 2>/dev/null && left=$((left + 1)); done
 check_eq "no cell is left behind" 0 "$left"
+
+# quarantine_action = pass: the port goes to the kernel (which has no
+# socket there: an ICMP port unreachable); SIGHUP lifts the quarantine.
+printf '[reqrouter]\nisolation = cell\n\n[function faulty]\nquarantine_faults = 1\nquarantine_action = pass\n' >"$RR_TMP/pass.conf"
+rr_start pass -i "$TB_IF_SRV" -q $QUEUES -c "$RR_TMP/pass.conf" \
+	--functions-dir "$TMODS" ||
+	die "reqrouter with quarantine_action = pass did not start"
+ask crash >/dev/null
+for ((i = 0; i < 50; i++)); do
+	grep -q "function 'faulty' quarantined" "$RR_ERR" && break
+	sleep 0.1
+done
+check "pass: one fault quarantines (quarantine_faults = 1)" \
+	grep -q "function 'faulty' quarantined after 1 fault in 10 s: port 7700 passes to the kernel" "$RR_ERR"
+check_eq "pass: the kernel answers the port (unreachable)" "<refused>" "$(ask hello)"
+kill -HUP "$RR_PID"
+for ((i = 0; i < 50; i++)); do
+	grep -q "reload: function 'faulty' is out of quarantine" "$RR_ERR" && break
+	sleep 0.1
+done
+check "pass: SIGHUP lifts the quarantine" \
+	grep -q "reload: function 'faulty' is out of quarantine" "$RR_ERR"
+check "pass: faulty answers again after SIGHUP" answers
+rr_kill_wait TERM 10
+check_eq "pass: SIGTERM: exit 0" 0 "$RR_RC"
 
 # Threads cannot be taken back from a function: the overrun is reported
 # once, and a stop leaves the stuck thread behind instead of hanging.
