@@ -37,6 +37,7 @@
 #include "log.h"
 
 #define RENEW_TIMEOUT_MS 5000
+#define JOIN_TIMEOUT_MS 3000
 
 static uint64_t now_ns(void)
 {
@@ -469,11 +470,25 @@ bool rr_cells_renew(struct rr_invoker *inv)
 
 void rr_cell_join(struct rr_invoker *inv, struct rr_worker *w)
 {
+	struct timespec ms = { 0, 1000000L };
+	pid_t pid = w->pid;
+	uint32_t tries;
 	int st;
 
-	if (!w->pid)
+	if (!pid)
 		return;
-	if (waitpid(w->pid, &st, 0) == w->pid)
+	for (tries = 0; tries < JOIN_TIMEOUT_MS; tries++) {
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			cell_ended(inv, w, st, false);
+			return;
+		}
+		nanosleep(&ms, NULL);
+	}
+	/* Still in a function, with no time limit to have ended it. */
+	pr_warn("the cell of queue %u, thread %u did not end within %d s: killed\n",
+		w->queue, w->thread, JOIN_TIMEOUT_MS / 1000);
+	kill(pid, SIGKILL);
+	if (waitpid(pid, &st, 0) == pid)
 		cell_ended(inv, w, st, false);
 }
 

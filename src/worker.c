@@ -68,7 +68,8 @@ static void cache_reply(struct rr_worker *w, struct rr_sock *s,
 	}
 }
 
-/* A quarantined function's queued requests go back unanswered. */
+/* A quarantined function's queued requests go back unanswered (the batch
+ * mark is set: each one recycled counts as done). */
 static uint32_t drop_batch(struct rr_worker *w, struct rr_sock *s, uint32_t n,
 			   uint32_t idx_rx)
 {
@@ -80,6 +81,7 @@ static uint32_t drop_batch(struct rr_worker *w, struct rr_sock *s, uint32_t n,
 			~(uint64_t)(RR_FRAME_SIZE - 1);
 	xsk_ring_cons__release(&s->rx, n);
 	rr_stat_add(&w->frames_held, n);
+	__atomic_store_n(&w->batch.sock, RR_NO_BATCH, __ATOMIC_RELEASE);
 	rr_stat_add(&s->stats.rx, n);
 	rr_stat_add(&s->stats.drops[RR_DROP_QUARANTINED], n);
 	return n;
@@ -119,6 +121,12 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 		rr_stat_add(&s->stats.tx_ring_full, 1);
 	if (!n)
 		return 0;
+	mark->rx_cons = idx_rx;
+	mark->tx_prod = *s->tx.producer;
+	mark->n = n;
+	mark->ntx = 0;
+	mark->recycle_start = w->nrecycle;
+	__atomic_store_n(&mark->sock, si, __ATOMIC_RELEASE);
 	if (__atomic_load_n(&w->inv->live->quarantined[s->slot],
 			    __ATOMIC_RELAXED))
 		return drop_batch(w, s, n, idx_rx);
@@ -131,13 +139,6 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	inst = __atomic_load_n(&w->insts[s->slot], __ATOMIC_ACQUIRE);
 	fn = inst->fn;
 	rr_fn_request_bind(&ctx, inst, w->index, w->fn_counters[s->slot]);
-
-	mark->rx_cons = idx_rx;
-	mark->tx_prod = *s->tx.producer;
-	mark->n = n;
-	mark->ntx = 0;
-	mark->recycle_start = w->nrecycle;
-	__atomic_store_n(&mark->sock, si, __ATOMIC_RELEASE);
 	for (i = 0; i < n; i++) {
 		rxd = xsk_ring_cons__rx_desc(&s->rx, idx_rx + i);
 		addr = rxd->addr;
