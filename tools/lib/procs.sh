@@ -10,6 +10,9 @@
 #   procs_add PID           remember a PID started some other way
 #   procs_stop PID          stop one (SIGTERM, reaped) and forget it
 #   procs_stop_all          stop every one (for an EXIT trap)
+#   procs_term PID SECONDS  SIGTERM, SIGKILL if it still runs after
+#                           SECONDS, reaped; for a server that must get
+#                           its chance to clean up
 
 PROCS=()
 
@@ -32,6 +35,19 @@ procs_stop() {
 		[ "$p" = "$1" ] || keep+=("$p")
 	done
 	PROCS=("${keep[@]}")
+}
+
+procs_term() {
+	local p=$1 k
+	kill -0 "$p" 2>/dev/null || return 0
+	kill -TERM "$p" 2>/dev/null
+	for ((k = 0; k < $2 * 20; k++)); do
+		kill -0 "$p" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -KILL "$p" 2>/dev/null
+	wait "$p" 2>/dev/null
+	return 0
 }
 
 procs_stop_all() {

@@ -18,6 +18,7 @@ RR_LIB=tests/integration/lib
 source tools/lib/checks.sh
 source tools/lib/prom.sh
 source tools/lib/json.sh
+source tools/lib/procs.sh
 source tools/testbed.sh
 
 # The invoker and hardening tests drive the AF_XDP path, so they pin the
@@ -38,14 +39,7 @@ rr_prereqs() {
 
 rr_cleanup() {
 	local p
-	if [ -n "$RR_PID" ] && kill -0 "$RR_PID" 2>/dev/null; then
-		kill -TERM "$RR_PID" 2>/dev/null
-		for _ in $(seq 30); do
-			kill -0 "$RR_PID" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$RR_PID" 2>/dev/null
-	fi
+	[ -n "$RR_PID" ] && procs_term "$RR_PID" 3
 	for p in "${RR_BG_PIDS[@]}"; do
 		kill -TERM "$p" 2>/dev/null
 	done
