@@ -28,32 +28,22 @@ set logscale y
 plot %s
 """
 
-BARS_PLOT = """set terminal pngcairo size 900,520
-set output '%s/%s.png'
-set title '%s'
-set style data histograms
-set style histogram clustered gap 1
-set style fill solid 0.8 border -1
-set ylabel '%s'
-set logscale y
-set grid ytics
-set xtics rotate by -25
-set key top left
-plot %s
-"""
 
-SCALING_PLOT = """set terminal pngcairo size 900,520
-set output '%s/scaling.png'
-set title 'reqrouter queues x threads, all workers on CPU 1, 64 B'
-set style data histograms
-set style histogram clustered gap 1
-set style fill solid 0.8 border -1
-set ylabel 'replies/s (thousands)'
-set yrange [0:*]
-set grid ytics
-set xtics rotate by -25
-plot '%s' using 2:xtic(1) title 'XDP engine', '' using 3 title 'socket client (64 sockets)'
-"""
+def histogram(png, title, ylabel, scale, plot, key=""):
+    """A gnuplot script for clustered bars into PNG; SCALE is the y axis
+    line, KEY an optional legend line."""
+    return ("set terminal pngcairo size 900,520\n"
+            "set output '%s'\n"
+            "set title '%s'\n"
+            "set style data histograms\n"
+            "set style histogram clustered gap 1\n"
+            "set style fill solid 0.8 border -1\n"
+            "set ylabel '%s'\n"
+            "%s\n"
+            "set grid ytics\n"
+            "set xtics rotate by -25\n"
+            "%s"
+            "plot %s\n") % (png, title, ylabel, scale, key, plot)
 
 
 def rate_plot(st, out, dat, servers, sizes):
@@ -91,7 +81,8 @@ def bars(st, out, dat, spec, names):
                                          for v in vals) + "\n")
     cols = ", ".join("'%s' using %d:xtic(1) title '%s'" % (path, i + 2, lab)
                      for i, (_, lab) in enumerate(metrics))
-    gnuplot(BARS_PLOT % (out, fname, title, ylabel, cols))
+    gnuplot(histogram("%s/%s.png" % (out, fname), title, ylabel,
+                      "set logscale y", cols, key="set key top left\n"))
 
 
 def scaling_plot(st, out, dat, scale_names):
@@ -108,7 +99,11 @@ def scaling_plot(st, out, dat, scale_names):
                                     "%f" % (s / 1e3) if s else "NaN"))
     if any(st.med((srv, t, 64), "answered_per_s") for srv in scale_names
            for t in ("rate-xdp", "scale-xdp", "rate-sock", "scale-sock")):
-        gnuplot(SCALING_PLOT % (out, path))
+        gnuplot(histogram("%s/scaling.png" % out, "reqrouter queues x threads,"
+                          " all workers on CPU 1, 64 B",
+                          "replies/s (thousands)", "set yrange [0:*]",
+                          "'%s' using 2:xtic(1) title 'XDP engine', '' using 3"
+                          " title 'socket client (64 sockets)'" % path))
 
 
 def plot_all(st, out, sizes, servers, scale_names, open_rate):

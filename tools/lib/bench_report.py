@@ -8,6 +8,7 @@ import os
 import sys
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ left in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # pylint: disable=wrong-import-position
 from bench_stats import ORDER, Stats, group, load  # noqa: E402
