@@ -7,8 +7,6 @@
 #   metric FILE NAME [SUBSTRING...]   the sum of NAME's samples whose label
 #                                     set holds every SUBSTRING, exact
 #   metric_lines FILE NAME            NAME's samples, one a line
-#   metric_match FILE NAME REGEX      the sum of the samples whose line
-#                                     matches REGEX (grep -E), exact
 #   wait_metric FILE SECONDS NAME SUBSTRING... -- WANT
 #                                     wait until the sum reaches WANT
 #
@@ -61,10 +59,6 @@ metric() {
 					next
 			print
 		}' | prom_sum
-}
-
-metric_match() {
-	metric_lines "$1" "$2" | grep -E -- "$3" | prom_sum
 }
 
 wait_metric() {
