@@ -369,8 +369,8 @@ format-check:
 	$(Q)clang-format --dry-run --Werror $(wildcard src/*.[ch] kern/*.[ch] \
 		functions/*.[ch] tools/*/*.[ch] tests/*/*.[ch])
 
-# -x: follow the files the scripts source (tools/testbed.sh, common.sh),
-# run from the top directory as the scripts' source lines expect.
+# -x: follow the files the scripts source (tools/testbed.sh, tools/lib/*.sh,
+# common.sh), run from the top directory as the scripts' source lines expect.
 shellcheck:
 	$(call msg,SHCHECK,$(words $(SH_SCRIPTS)) scripts)
 	$(Q)shellcheck -x $(SH_SCRIPTS)

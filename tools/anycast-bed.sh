@@ -35,6 +35,10 @@
 # the bed's own directory ($AB_DIR), never /etc/bird or the system's.
 
 BUILD=${BUILD:-build}
+# shellcheck source=tools/testbed.sh
+source "${BASH_SOURCE[0]%/*}/testbed.sh"
+# shellcheck source=tools/lib/procs.sh
+source "${BASH_SOURCE[0]%/*}/lib/procs.sh"
 AB_KIT=${AB_KIT:-deploy/anycast}
 
 # The service address, and the bed's own ranges: RFC 2544 benchmarking
@@ -71,15 +75,6 @@ ab_birdc() { # ab_birdc rtr|hI COMMAND...: birdc on that node's BIRD
 	local node=$1
 	shift
 	birdc -s "$AB_DIR/$node.bird.ctl" "$@"
-}
-
-# ab_sysctl NS KEY VALUE: write /proc/sys inside NS (no procps needed).
-# shellcheck disable=SC2016 # $1 and $2 are the inner shell's
-ab_sysctl() {
-	ip netns exec "$1" sh -c 'printf "%s\n" "$2" >"$1"' _ \
-		"/proc/sys/${2//.//}" "$3" && return 0
-	echo "anycast-bed: cannot set $2=$3 in $1" >&2
-	return 1
 }
 
 # ab_render SRC DST NAME=VALUE...: SRC with each `define NAME = ...;`
@@ -128,7 +123,7 @@ ab_link() {
 		dev=${ns#*:}
 		ns=${ns%%:*}
 		for knob in accept_ra=0 router_solicitations=0 dad_transmits=0; do
-			ab_sysctl "$ns" "net.ipv6.conf.$dev.${knob%=*}" \
+			tb_sysctl "$ns" "net.ipv6.conf.$dev.${knob%=*}" \
 				"${knob#*=}" || return 1
 		done
 		ip -n "$ns" link set "$dev" up || return 1
@@ -175,7 +170,7 @@ ab_setup() {
 	# The router: forwarding, the 5-tuple hash, loose rp_filter, all from
 	# the kit's sysctl file.
 	while read -r kv; do
-		ab_sysctl "$AB_NS_RTR" "${kv%% *}" "${kv##* }" ||
+		tb_sysctl "$AB_NS_RTR" "${kv%% *}" "${kv##* }" ||
 			{ ab_teardown; return 1; }
 	done < <(sed -n 's/^\([a-z0-9_.]*\) *= *\([0-9]*\)$/\1 \2/p' \
 		"$AB_KIT/sysctl-router.conf")
@@ -317,28 +312,14 @@ for f in fns:
 print(n)'
 }
 
-# ab_stop_pid PID SECONDS: SIGTERM, then SIGKILL after SECONDS.
-ab_stop_pid() {
-	local p=$1 k
-	kill -0 "$p" 2>/dev/null || return 0
-	kill -TERM "$p" 2>/dev/null
-	for ((k = 0; k < $2 * 20; k++)); do
-		kill -0 "$p" 2>/dev/null || break
-		sleep 0.05
-	done
-	kill -KILL "$p" 2>/dev/null
-	wait "$p" 2>/dev/null
-	return 0
-}
-
 ab_teardown() {
 	local i p ns
 	# The announcers first (they withdraw), then reqrouter, then BIRD;
 	# only what ab_* started, by PID.
-	for p in "${AB_ANN_PID[@]}"; do ab_stop_pid "$p" 2; done
-	for p in "${AB_RR_PID[@]}"; do ab_stop_pid "$p" 3; done
+	for p in "${AB_ANN_PID[@]}"; do procs_term "$p" 2; done
+	for p in "${AB_RR_PID[@]}"; do procs_term "$p" 3; done
 	for ((i = ${#AB_PIDS[@]} - 1; i >= 0; i--)); do
-		ab_stop_pid "${AB_PIDS[i]}" 2
+		procs_term "${AB_PIDS[i]}" 2
 	done
 	AB_PIDS=()
 	AB_RR_PID=()

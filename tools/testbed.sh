@@ -13,6 +13,9 @@
 #   tb_srv_bg CMD...    run CMD in the server namespace in the background;
 #                       its PID is in TB_PID (likewise tb_cli_bg)
 #   tb_teardown         remove everything tb_setup made (idempotent)
+#   tb_prereqs          skip (exit 77, via skip from tools/lib/checks.sh)
+#                       unless root, ip, python3, netns and veth are there
+#   tb_xdp_on NS IF     is an XDP program attached to IF in NS?
 #
 # Names carry the PID and a random tag so parallel runs never collide;
 # nothing is created in, or sent to, the root namespace.
@@ -123,6 +126,29 @@ tb_setup() {
 		dev "$TB_IF_SRV" nud permanent
 	export TB_NS_SRV TB_NS_CLI TB_IF_SRV TB_IF_CLI TB_MAC_SRV TB_MAC_CLI
 	export TB_IP4_SRV TB_IP4_CLI TB_IP6_SRV TB_IP6_CLI
+}
+
+# tb_prereqs: what a test bed needs (root, ip, python3, network
+# namespaces, veth); a skip, saying which, where one is missing.
+tb_prereqs() {
+	local probe
+	[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, XDP)"
+	command -v ip >/dev/null || skip "needs iproute2 (ip)"
+	command -v python3 >/dev/null || skip "needs python3"
+	probe=rr-probe-$$
+	ip netns add "$probe" 2>/dev/null ||
+		skip "cannot create network namespaces here"
+	if ! ip -n "$probe" link add rrprobe0 type veth peer name rrprobe1 \
+		2>/dev/null; then
+		ip netns del "$probe"
+		skip "cannot create veth devices here"
+	fi
+	ip netns del "$probe"
+}
+
+tb_xdp_on() {
+	ip -n "$1" link show dev "$2" |
+		grep -Eq '(^|[ /])xdp(generic|drv|offload)?( |$)'
 }
 
 # tb_wait_file FILE SECONDS: wait until FILE exists (e.g. a metrics file).

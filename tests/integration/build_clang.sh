@@ -28,4 +28,4 @@ for bin in reqrouter reqrouterctl rrload sockserver tests/test_packet \
 	check "clang build has $bin" test -s "$out/$bin"
 done
 check "the clang-built reqrouter runs" "$out/reqrouter" --version
-rr_finish
+finish

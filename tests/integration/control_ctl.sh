@@ -19,9 +19,7 @@ SOCK=/run/reqrouter/$TB_IF_SRV.sock
 M=$RR_TMP/metrics.prom
 
 # py EXPR FILE: evaluate EXPR over the JSON object in FILE (as d).
-py() {
-	python3 -c 'import json,sys; d = json.load(open(sys.argv[2])); print(eval(sys.argv[1]))' "$@"
-}
+py() { json_eval "$@"; }
 
 rr_start main -i "$TB_IF_SRV" -q 2 -t 1 --metrics-file "$M" ||
 	die "reqrouter did not start"
@@ -112,4 +110,4 @@ rr_run badgroup -i "$TB_IF_SRV" -q 1 --control-group rr-no-such-group
 check_eq "--control-group of a missing group: exit 1" 1 "$RR_RC"
 check "--control-group of a missing group: one line" grep -q "no group named 'rr-no-such-group'" "$RR_ERR"
 
-rr_finish
+finish

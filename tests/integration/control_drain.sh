@@ -28,7 +28,7 @@ load() {
 }
 # lost NAME: "sent answered wrong timeouts" of a finished load.
 result() {
-	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["sent"], d["answered"], d["wrong"], d["timeouts"])' "$RR_TMP/$1.json"
+	json_get "$RR_TMP/$1.json" sent answered wrong timeouts
 }
 
 # The service address first: on lo in the server, routed by the client.
@@ -113,4 +113,4 @@ wait "$LOAD"
 out=$("$CTL" --control "$SOCK" --quiet 5 --timeout 2 drain 2>&1)
 check_eq "--quiet above --timeout: exit 2" 2 $?
 
-rr_finish
+finish

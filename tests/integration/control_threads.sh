@@ -36,14 +36,10 @@ for n in "${STEPS[@]}"; do
 done
 check_eq "${#STEPS[@]} steps, each accepted" ${#STEPS[@]} "$done_ok"
 check_eq "status shows the last count" 1 \
-	"$("$CTL" --control "$SOCK" --json status | python3 -c 'import json,sys; print(json.load(sys.stdin)["threads"])')"
+	"$("$CTL" --control "$SOCK" --json status | json_get - threads)"
 wait "$LOAD"
 check_eq "rrload: exit 0" 0 $?
-read -r sent ans wrong tmo < <(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["sent"], d["answered"], d["wrong"], d["timeouts"])' "$RR_TMP/load.json")
-say "    sent $sent answered $ans wrong $wrong timeouts $tmo"
-check "at least 250000 requests sent" [ "$sent" -ge 250000 ]
-check_eq "every request answered" "$sent" "$ans"
-check_eq "no wrong reply, no timeout" "0 0" "$wrong $tmo"
+rr_load_checks "$RR_TMP/load.json" 250000
 
 # Every thread there ever was got requests on every queue.
 sleep 1.2
@@ -53,7 +49,7 @@ for t in 1 2 3; do
 done
 "$CTL" --control "$SOCK" --json stats >"$RR_TMP/stats.json"
 check_eq "at rest: no frame with a worker or on a ring" 0 \
-	"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(q["worker"] + q["rx"] + q["tx"] for q in d["umem_frames"]))' "$RR_TMP/stats.json")"
+	"$(rr_umem_held "$RR_TMP/stats.json")"
 check "requests still answered with 1 thread" serves 100
 
 for bad in 0 17 many; do
@@ -65,4 +61,4 @@ check "requests answered with 4 threads" serves 100
 rr_kill_wait TERM 10
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 
-rr_finish
+finish

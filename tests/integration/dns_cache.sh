@@ -70,7 +70,7 @@ tb_cli "$BUILD/rrload" --engine xdp -i "$TB_IF_CLI" -s "$TB_IP4_SRV" -p 53 \
 	--fn-config "$RR_TMP/rr.conf" --payloads "$RR_TMP/queries.txt" \
 	-n 20000 -r 20000 -q --json "$RR_TMP/x.json" >/dev/null 2>"$RR_TMP/x.err"
 check_eq "rrload --engine xdp: exit 0" 0 $?
-read -r sent ans wrong < <(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["sent"], d["answered"], d["wrong"])' "$RR_TMP/x.json")
+read -r sent ans wrong < <(json_get "$RR_TMP/x.json" sent answered wrong)
 say "    sent $sent answered $ans wrong $wrong"
 check "rrload: at least 19900 of 20000 answers, each checked ($ans)" [ "$ans" -ge 19900 ]
 check_eq "rrload: no wrong answer" 0 "$wrong"
@@ -96,4 +96,4 @@ wait "$PASS" 2>/dev/null
 rr_kill_wait TERM 10
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 
-rr_finish
+finish

@@ -177,7 +177,7 @@ printf '[function dns]\nzone = example.com %s\nmax_amplification = 0\n' "$ZONE" 
 "$RR" -c "$CONF" --list >"$RR_TMP/list.out" 2>&1
 if ! grep -q '^dns ' "$RR_TMP/list.out"; then
 	bad "this build has no dns function (reqrouter --list)"
-	rr_finish
+	finish
 fi
 M=$RR_TMP/metrics.prom
 rr_start dns -i "$TB_IF_SRV" -q $QUEUES -c "$CONF" -p $DNSPORT \
@@ -214,10 +214,7 @@ KNOT_UDP_MAX=4096 knot_start big "$ZONE" $ALTPORT ||
 BIG_PID=$KNOT_PID
 printf 'udp_max_payload = 4096\n' >>"$CONF"
 kill -HUP "$RR_PID"
-for ((i = 0; i < 100; i++)); do
-	grep -q 'reload: 1 function re-initialised' "$RR_ERR" && break
-	sleep 0.05
-done
+wait_for 5 grep -q 'reload: 1 function re-initialised' "$RR_ERR"
 check "reqrouter reloaded the dns function's settings" \
 	grep -q 'reload: 1 function re-initialised' "$RR_ERR"
 compare dns-4096 "$TB_IP4_SRV@$ALTPORT" "$TB_IP4_SRV@$DNSPORT" \
@@ -280,4 +277,4 @@ rr_kill_wait TERM 10
 check_eq "reqrouter: SIGTERM, exit 0" 0 "$RR_RC"
 knot_stop "$REF_PID" ref
 
-rr_finish
+finish

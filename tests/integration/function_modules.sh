@@ -22,17 +22,7 @@ TMODS=$BUILD/tests/modules
 rr_bed 2
 
 # ask PORT TEXT: the reply to TEXT from an ordinary socket.
-ask() {
-	tb_cli python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.settimeout(1)
-s.sendto(sys.argv[3].encode(), (sys.argv[1], int(sys.argv[2])))
-try:
-    print(s.recv(2048).decode())
-except socket.timeout:
-    print("<none>")' "$TB_IP4_SRV" "$1" "$2"
-}
+ask() { cli_ask 1 "$1" "$2"; }
 
 out=$("$RR" --functions-dir "$TMODS" --list)
 check "--list marks the module's function" grep -Eq '^echo +7 +user .*upper-cased.*\[module\]' <<<"$out"
@@ -56,7 +46,7 @@ rr_start all -i "$TB_IF_SRV" -q 2 --functions-dir "$MODS" ||
 tb_cli "$BUILD/rrload" -s "$TB_IP4_SRV" -p 1232,7 -c 8 -w 4 -n 4000 \
 	-l 1-1400 -q --json "$RR_TMP/all.json" >/dev/null
 check_eq "reverse and echo from their modules: 4000 checked replies" \
-	"4000 0 0" "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["answered"], d["wrong"], d["timeouts"])' "$RR_TMP/all.json")"
+	"4000 0 0" "$(json_get "$RR_TMP/all.json" answered wrong timeouts)"
 rr_kill_wait TERM 10
 
 # While serving: a module replaces a function, the next replaces it
@@ -65,16 +55,20 @@ CTL=$BUILD/reqrouterctl
 SOCK=/run/reqrouter/$TB_IF_SRV.sock
 # func_field NAME KEY: KEY of function NAME in reqrouterctl status --json.
 func_field() {
-	"$CTL" --control "$SOCK" --json status | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-print([f for f in d["functions"] if f["name"] == sys.argv[1]][0][sys.argv[2]])' "$1" "$2"
+	"$CTL" --control "$SOCK" --json status |
+		json_eval "[f for f in d['functions'] if f['name'] == '$1'][0]['$2']" -
+}
+# deploy_ok MODULE [NOTE]: reqrouterctl deploy MODULE succeeds; its answer
+# is shown.
+deploy_ok() {
+	local out
+	out=$("$CTL" --control "$SOCK" deploy "$1")
+	check_eq "deploy $(basename "$1")${2:-}: exit 0" 0 $?
+	say "    $out"
 }
 rr_start live -i "$TB_IF_SRV" -q 2 -t 2 || die "reqrouter -q 2 -t 2 did not start"
 check_eq "built-in echo first" "hello" "$(ask 7 hello)"
-out=$("$CTL" --control "$SOCK" deploy "$TMODS/shout.so")
-check_eq "deploy shout.so: exit 0" 0 $?
-say "    $out"
+deploy_ok "$TMODS/shout.so"
 check_eq "echo's port now answers with the module" "HELLO" "$(ask 7 hello)"
 check_eq "status names the module" "$(realpath "$TMODS/shout.so")" "$(func_field echo module)"
 "$CTL" --control "$SOCK" deploy "$MODS/echo.so" >/dev/null
@@ -92,13 +86,12 @@ check_eq "remove twice: exit 1" 1 $?
 check_eq "deploy brings it back" "hello" "$(ask 7 hello)"
 # A function reqrouter does not have: a port of its own, while serving.
 check_eq "before: nothing on port 9009" "<none>" "$(ask 9009 hello)"
-out=$("$CTL" --control "$SOCK" deploy "$TMODS/upper.so")
-check_eq "deploy upper.so (a new function): exit 0" 0 $?
-say "    $out"
+deploy_ok "$TMODS/upper.so" " (a new function)"
 check_eq "the new function answers on its port" "HELLO NEW PORT" "$(ask 9009 'hello new port')"
 check_eq "status lists it, from its module" "$(realpath "$TMODS/upper.so")" "$(func_field upper module)"
 check_eq "its own counter is exported" 1 \
-	"$("$CTL" --control "$SOCK" --json stats | python3 -c 'import json,sys; print([f for f in json.load(sys.stdin)["functions"] if f["name"] == "upper"][0]["counters"]["upper_answers"])')"
+	"$("$CTL" --control "$SOCK" --json stats |
+		json_eval "[f for f in d['functions'] if f['name'] == 'upper'][0]['counters']['upper_answers']" -)"
 check "after threads 1 and 3 it still answers" bash -c \
 	"'$CTL' --control '$SOCK' threads 1 >/dev/null && '$CTL' --control '$SOCK' threads 3 >/dev/null"
 check_eq "... on every thread's socket" "AGAIN" "$(ask 9009 again)"
@@ -132,16 +125,12 @@ done
 check_eq "100 deploys of reverse under load succeed" 100 "$deployed"
 wait "$LOAD"
 check_eq "rrload during the deploys: exit 0" 0 $?
-read -r sent ans wrong tmo < <(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["sent"], d["answered"], d["wrong"], d["timeouts"])' "$RR_TMP/replace.json")
-say "    sent $sent answered $ans wrong $wrong timeouts $tmo"
-check "during the deploys: at least 150000 requests" [ "$sent" -ge 150000 ]
-check_eq "during the deploys: every request answered" "$sent" "$ans"
-check_eq "during the deploys: no wrong reply, no timeout" "0 0" "$wrong $tmo"
+rr_load_checks "$RR_TMP/replace.json" 150000 "during the deploys: "
 check_eq "only the last copy stays mapped" 1 \
 	"$(grep -E "$RR_TMP/[ab]/reverse.so" /proc/$RR_PID/maps | awk '{print $6}' | sort -u | wc -l)"
 "$CTL" --control "$SOCK" --json stats >"$RR_TMP/stats.json"
 check_eq "no UMEM frame held at rest" 0 \
-	"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(q["worker"] + q["rx"] + q["tx"] for q in d["umem_frames"]))' "$RR_TMP/stats.json")"
+	"$(rr_umem_held "$RR_TMP/stats.json")"
 rr_kill_wait TERM 10
 check_eq "SIGTERM after the deploys: exit 0" 0 "$RR_RC"
 
@@ -177,4 +166,4 @@ else
 	ok "nothing attached after the refusals"
 fi
 
-rr_finish
+finish

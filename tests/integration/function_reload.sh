@@ -48,10 +48,7 @@ rrload() {
 		--fn-config "$GOOD_CONF" --payloads "$PAYLOADS" -q \
 		--json "$RR_TMP/load.json" "$@"
 }
-json() {
-	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
-		"$RR_TMP/load.json" "$1"
-}
+json() { json_get "$RR_TMP/load.json" "$1"; }
 # reloads: how many reloads reqrouter has reported so far.
 reloads() {
 	grep -c 'reload: 1 function re-initialised' "$RR_ERR"
@@ -67,17 +64,7 @@ hup_and_wait() {
 	return 1
 }
 # ask KEY: kv's reply to KEY from an ordinary socket ("<none>" if none).
-ask() {
-	tb_cli python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.settimeout(0.5)
-s.sendto(sys.argv[1].encode(), (sys.argv[2], int(sys.argv[3])))
-try:
-    print(s.recv(2048).decode() or "<empty>")
-except socket.timeout:
-    print("<none>")' "$1" "$TB_IP4_SRV" $PORT
-}
+ask() { cli_ask 0.5 $PORT "$1"; }
 
 rr_start main -i "$TB_IF_SRV" -q $QUEUES -t $THREADS -c "$CONF" \
 	--metrics-file "$M" ||
@@ -127,10 +114,7 @@ check_eq "after the reload: the new value" "changed by the reload" "$(ask key7)"
 # A broken table: one line, and the state before keeps serving.
 echo "key7 twice" >>"$TABLE"
 kill -HUP "$RR_PID"
-for ((i = 0; i < 100; i++)); do
-	grep -q 'old state keeps serving' "$RR_ERR" && break
-	sleep 0.05
-done
+wait_for 5 grep -q 'old state keeps serving' "$RR_ERR"
 line=$(grep 'old state keeps serving' "$RR_ERR")
 say "    $line"
 check_eq "a failing reload is one line" 1 "$(grep -c 'old state keeps serving' "$RR_ERR")"
@@ -176,4 +160,4 @@ else
 	ok "unknown kv key: nothing left attached"
 fi
 
-rr_finish
+finish

@@ -7,13 +7,7 @@
 # sanitizer report or broken invariant (tests/fuzz/fuzz_request.c).
 # `make fuzz` runs the long version.
 set -u
-BUILD=${BUILD:-build}
-san=${SAN:-0}
-[ "$BUILD" = build/san ] && san=1
-if ! out=$(make -s --no-print-directory SAN="$san" fuzz-request-build 2>&1); then
-	echo "$out"
-	echo "FAIL: cannot build the libFuzzer target (clang with" \
-		"libclang-rt-14-dev: make deps)"
-	exit 1
-fi
+cd "$(dirname "$0")/../.." || exit 1
+source tests/integration/lib/common.sh
+rr_fuzz_build fuzz-request-build "libclang-rt-14-dev"
 exec tests/fuzz/run-request.sh -r 200000 -m 100000 -t 50

@@ -49,6 +49,14 @@ stop_rr() { # LABEL: SIGTERM, exit 0, nothing attached
 	check "$1: no XDP program left" eval '! xdp_on_srv'
 }
 
+# start_conf NAME WHAT [CONF]: reqrouter on 4 queues with CONF (default
+# $RR_TMP/NAME.conf) and its metrics file $M, which must appear.
+start_conf() {
+	rr_start "$1" -i "$TB_IF_SRV" -q 4 -c "${3:-$RR_TMP/$1.conf}" \
+		--metrics-file "$M" || die "reqrouter with $2 did not start"
+	tb_wait_file "$M" 5 || die "no metrics file at $M"
+}
+
 notallowed() { metric "$1" reqrouter_xdp_packets_total 'reason="source_not_allowed"'; }
 
 say "== allow-list: reverse only from $TB_IP4_CLI/32 and $TB_IP6_CLI/128"
@@ -57,9 +65,7 @@ cat >"$RR_TMP/allow.conf" <<EOF
 [function reverse]
 allow = $TB_IP4_CLI/32, $TB_IP6_CLI/128
 EOF
-rr_start allow -i "$TB_IF_SRV" -q 4 -c "$RR_TMP/allow.conf" \
-	--metrics-file "$M" || die "reqrouter with an allow-list did not start"
-tb_wait_file "$M" 5 || die "no metrics file at $M"
+start_conf allow "an allow-list"
 check "allowed IPv4 source $TB_IP4_CLI: reverse answers all 50" \
 	from "$TB_IP4_CLI" "$TB_IP4_SRV" 1232 reverse 50 all
 check "allowed IPv6 source $TB_IP6_CLI: reverse answers all 50" \
@@ -98,9 +104,7 @@ say "== allow-list by prefix: 198.18.0.0/30, fd00:7272::/126"
 M=$RR_TMP/allow30.prom
 printf '[function reverse]\nallow = 198.18.0.0/30, fd00:7272::/126\n' \
 	>"$RR_TMP/allow30.conf"
-rr_start allow30 -i "$TB_IF_SRV" -q 4 -c "$RR_TMP/allow30.conf" \
-	--metrics-file "$M" || die "reqrouter with a /30 allow-list did not start"
-tb_wait_file "$M" 5 || die "no metrics file at $M"
+start_conf allow30 "a /30 allow-list"
 check "$TB_IP4_CLI in 198.18.0.0/30: answered" \
 	from "$TB_IP4_CLI" "$TB_IP4_SRV" 1232 reverse 20 all
 check "$CLI4B in 198.18.0.0/30: answered" \
@@ -156,9 +160,7 @@ for v in default 1 0; do
 		printf '[function reverse]\nmax_amplification = %s\n[function echo]\nmax_amplification = %s\n' \
 			$v $v >"$RR_TMP/amp.conf"
 	fi
-	rr_start "amp-$v" -i "$TB_IF_SRV" -q 4 -c "$RR_TMP/amp.conf" \
-		--metrics-file "$M" || die "reqrouter with max_amplification $v did not start"
-	tb_wait_file "$M" 5 || die "no metrics file at $M"
+	start_conf "amp-$v" "max_amplification $v" "$RR_TMP/amp.conf"
 	check "max_amplification $v: same-size replies pass, 0-1400 B (300 + 300)" \
 		serves 300
 	wait_metric "$M" 5 reqrouter_tx_packets_total -- 600 >/dev/null
@@ -250,4 +252,4 @@ check_eq "unknown user: one line on stderr (checked before set-up)" 1 \
 	"$(grep -c . "$RR_ERR")"
 check "unknown user: nothing on stdout (no summary of a server that never ran)" \
 	test ! -s "$RR_OUT"
-rr_finish
+finish

@@ -52,10 +52,10 @@ tb_cli python3 $HF battery --ifname "$TB_IF_CLI" \
 	--metrics "$M" --count 16 >"$RR_TMP/battery.out" 2>&1
 brc=$?
 cat "$RR_TMP/battery.out"
-RR_CHECKS=$((RR_CHECKS + $(grep -c '^ok ' "$RR_TMP/battery.out")))
+CHK_CHECKS=$((CHK_CHECKS + $(grep -c '^ok ' "$RR_TMP/battery.out")))
 nfail=$(grep -c '^FAIL' "$RR_TMP/battery.out")
-RR_CHECKS=$((RR_CHECKS + nfail))
-RR_FAILS=$((RR_FAILS + nfail))
+CHK_CHECKS=$((CHK_CHECKS + nfail))
+CHK_FAILS=$((CHK_FAILS + nfail))
 if [ $brc -ne 0 ] && [ "$nfail" -eq 0 ]; then
 	bad "the battery itself failed (exit $brc)"
 fi
@@ -64,7 +64,7 @@ kill -INT "$LOAD_PID" 2>/dev/null
 for _ in $(seq 50); do kill -0 "$LOAD_PID" 2>/dev/null || break; sleep 0.1; done
 wait "$LOAD_PID" 2>/dev/null
 sed 's/^/    /' "$RR_TMP/load.out" | head -n 2
-json() { sed -n "s/^ *\"$1\": \([0-9]*\).*/\1/p" "$RR_TMP/load.json"; }
+json() { json_get "$RR_TMP/load.json" "$1"; }
 if [ -s "$RR_TMP/load.json" ]; then
 	sent=$(json sent)
 	check "background load: sent some ($sent)" test "${sent:-0}" -gt 1000
@@ -104,4 +104,4 @@ check_eq "SIGTERM: exit status" 0 "$RR_RC"
 check "SIGTERM: no XDP program left" eval '! xdp_on_srv'
 check "summary printed with reply_too_big=32" \
 	grep -q '^total: .* reply_too_big=32' "$RR_OUT"
-rr_finish
+finish

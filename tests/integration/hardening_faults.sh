@@ -87,7 +87,7 @@ check "under load: no frame vanishes and the worker holds at most a batch per so
 	test $wrc -eq 0
 say "    socket engine: $(head -n 2 "$RR_TMP/sock.out" | tr -s ' \n' ' ')"
 say "    xdp engine:    $(head -n 3 "$RR_TMP/xdp.out" | tr -s ' \n' ' ')"
-json() { sed -n "s/^ *\"$2\": \([0-9]*\).*/\1/p" "$RR_TMP/$1.json"; }
+json() { json_get "$RR_TMP/$1.json" "$2"; }
 check "socket engine ran and got answers ($(json sock answered) of $(json sock sent))" \
 	test "$(json sock answered)" -gt 0 2>/dev/null
 check_eq "socket engine: no wrong replies under overload" 0 "$(json sock wrong)"
@@ -165,11 +165,7 @@ say "== the server's interface deleted while reqrouter runs"
 rr_start gone -i "$TB_IF_SRV" -q 1 || die "reqrouter did not start again"
 check "serves before the interface goes" serves 50 --timeout 3
 ip -n "$TB_NS_SRV" link del dev "$TB_IF_SRV"
-rr_wait_exit 5
-check "interface deleted: exits within 5 s with a non-zero status ($RR_RC)" \
-	test "$RR_RC" != running -a "$RR_RC" != 0
-[ "$RR_RC" = running ] && rr_kill_wait KILL 2
-sed 's/^/    stderr: /' "$RR_ERR" | tail -n 1
+rr_exits_on_its_own "interface deleted" 1
 check "interface deleted: the last line names the interface" \
 	eval "tail -n 1 '$RR_ERR' | grep -q '$TB_IF_SRV'"
-rr_finish
+finish

@@ -112,4 +112,4 @@ make --no-print-directory install DESTDIR="$D" PREFIX=/usr >/dev/null 2>&1
 make --no-print-directory uninstall DESTDIR="$D" PREFIX=/usr >/dev/null 2>&1
 check_eq "no file left" "" "$(files)"
 check "no directory of ours left" test ! -e "$D/usr/share/doc/reqrouter" -a ! -e "$D/etc/reqrouter"
-rr_finish
+finish

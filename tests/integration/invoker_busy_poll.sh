@@ -135,4 +135,4 @@ check_eq "without -B: the values are left alone" \
 check "without -B: no busy polling line" \
 	eval "! grep -q 'busy polling' '$RR_ERR'"
 rr_kill_wait TERM 3
-rr_finish
+finish

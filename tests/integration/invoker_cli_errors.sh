@@ -107,4 +107,4 @@ for b in reqrouter reqrouterctl rrload sockserver reflector xskfloor; do
 	check "$b --help lists --version" \
 		grep -q -- '--version' <("$BUILD/$b" --help 2>&1)
 done
-rr_finish
+finish

@@ -98,4 +98,4 @@ rr_kill_wait TERM 3
 check_eq "SIGTERM: exit status" 0 "$RR_RC"
 check "after reqrouter: the kernel socket on 1232 answers again" \
 	tb_cli python3 $RR_LIB/udpclient.py "$TB_IP4_SRV" 1232:any -n 1 -s 1 -q
-rr_finish
+finish

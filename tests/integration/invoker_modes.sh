@@ -159,4 +159,4 @@ if rr_start q2 -i "$TB_IF_SRV" -q 2 --metrics-file "$M"; then
 else
 	bad "-q 2: reqrouter did not start"
 fi
-rr_finish
+finish

@@ -81,4 +81,4 @@ check_eq "metrics: XDP redirected every request" "$sent" \
 
 rr_kill_wait TERM 3
 check_eq "SIGTERM: exit status" 0 "$RR_RC"
-rr_finish
+finish

@@ -25,4 +25,4 @@ if [ -z "$missing" ]; then
 else
 	bad "make help does not name:$missing"
 fi
-rr_finish
+finish

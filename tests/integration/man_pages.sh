@@ -39,4 +39,4 @@ for page in reqrouter.8 reqrouterctl.8 rrload.1; do
 		bad "$page: options of $name --help missing from the page:${missing:- (none found in --help)}"
 	fi
 done
-rr_finish
+finish

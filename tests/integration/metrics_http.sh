@@ -151,4 +151,4 @@ check_eq "Prometheus: up = 0 once it stops" 0 \
 kill -TERM "$PROM_PID" 2>/dev/null
 wait "$PROM_PID" 2>/dev/null
 check "Prometheus logged no error" not grep -q 'level=error' "$RR_TMP/prometheus.log"
-rr_finish
+finish

@@ -79,4 +79,4 @@ check "serves without a notification socket" serves 10
 rr_kill_wait TERM 5
 check_eq "exit 0" 0 "$RR_RC"
 check_eq "nothing sent" 0 "$(grep -c . "$LOG")"
-rr_finish
+finish

@@ -125,4 +125,4 @@ check_eq "foreign program: exit 1" 1 "$RR_RC"
 check "it asks for the program to be removed first" grep -q 'remove it first' "$RR_ERR"
 check_eq "the foreign program is untouched" "$foreign" "$(xdp_id)"
 tb_srv ip link set dev "$TB_IF_SRV" xdpdrv off
-rr_finish
+finish

@@ -187,4 +187,4 @@ check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 check "the exit summary lists sockperf's counters" \
 	grep -q '^function sockperf: sockperf_silent=' "$RR_OUT"
 
-rr_finish
+finish

@@ -23,13 +23,6 @@ rr_bed $QUEUES
 command -v ethtool >/dev/null || die "ethtool is needed to switch TX checksumming"
 M=$RR_TMP/metrics.prom
 
-# sum_metric NAME FILTER: the sum of NAME's samples whose labels match
-# FILTER (a regular expression), 0 if none.
-sum_metric() {
-	metric_lines "$M" "$1" | grep -E -- "$2" |
-		awk '{ s += $NF } END { printf "%.0f\n", s }'
-}
-
 # One client run; every reply checked by udpclient.py.
 ask() { # WHAT ADDR ARGS...
 	local what=$1 addr=$2
@@ -62,17 +55,17 @@ for mode in on off; do
 done
 sleep 1.2 # the next metrics write
 check_eq "metrics: every request answered in the xdp tier" "$sent" \
-	"$(sum_metric reqrouter_tx_packets_total 'tier="xdp"')"
+	"$(metric "$M" reqrouter_tx_packets_total 'tier="xdp"')"
 check_eq "metrics: the xdp tier saw every request" "$sent" \
-	"$(sum_metric reqrouter_rx_packets_total 'tier="xdp"')"
+	"$(metric "$M" reqrouter_rx_packets_total 'tier="xdp"')"
 check_eq "metrics: nothing reached the AF_XDP sockets" 0 \
-	"$(sum_metric reqrouter_rx_packets_total 'tier="user"')"
+	"$(metric "$M" reqrouter_rx_packets_total 'tier="user"')"
 check_eq "metrics: nothing punted" 0 \
-	"$(sum_metric reqrouter_punted_packets_total .)"
+	"$(metric "$M" reqrouter_punted_packets_total)"
 check_eq "metrics: no drops in the xdp tier" 0 \
-	"$(sum_metric reqrouter_dropped_packets_total 'tier="xdp"')"
+	"$(metric "$M" reqrouter_dropped_packets_total 'tier="xdp"')"
 check_eq "XDP counters: tx/function per queue add up" "$sent" \
-	"$(sum_metric reqrouter_xdp_packets_total 'verdict="tx",reason="function"')"
+	"$(metric "$M" reqrouter_xdp_packets_total 'verdict="tx",reason="function"')"
 check "XDP counters: more than one queue answered" test \
 	"$(metric_lines "$M" reqrouter_xdp_packets_total |
 		grep 'verdict="tx",reason="function"' | grep -vc ' 0$')" -gt 1
@@ -93,15 +86,15 @@ rr_start punt -c "$RR_TMP/punt.conf" -i "$TB_IF_SRV" -q $QUEUES -t 2 \
 ask "punts: short ones in XDP, long ones in user space" "$TB_IP4_SRV" \
 	1232:reverse,7:echo -n 600 -s 32 --min-size 0 --max-size 400
 sleep 1.2
-xdp_tx=$(sum_metric reqrouter_tx_packets_total 'tier="xdp"')
-user_tx=$(sum_metric reqrouter_tx_packets_total 'tier="user"')
-punted=$(sum_metric reqrouter_punted_packets_total .)
+xdp_tx=$(metric "$M" reqrouter_tx_packets_total 'tier="xdp"')
+user_tx=$(metric "$M" reqrouter_tx_packets_total 'tier="user"')
+punted=$(metric "$M" reqrouter_punted_packets_total)
 check "punts: some answered in XDP ($xdp_tx)" test "$xdp_tx" -gt 0
 check "punts: some answered by the workers ($user_tx)" test "$user_tx" -gt 0
 check_eq "punts: every punted request answered in user space" "$punted" "$user_tx"
 check_eq "punts: all 600 answered" 600 $((xdp_tx + user_tx))
 check_eq "punts: redirect/punted per queue add up" "$punted" \
-	"$(sum_metric reqrouter_xdp_packets_total 'verdict="redirect",reason="punted"')"
+	"$(metric "$M" reqrouter_xdp_packets_total 'verdict="redirect",reason="punted"')"
 rr_kill_wait TERM 5
 
 say "== the reply cache (tier user, pure functions)"
@@ -115,12 +108,12 @@ check "log: reverse's replies are cached" \
 ask "cache: 400 requests over 20 payloads, all correct" "$TB_IP4_SRV" \
 	1232:reverse -n 400 -s 8 --min-size 1 --max-size 200 --distinct 20
 sleep 1.2
-hits=$(sum_metric reqrouter_cache_hits_total .)
-inserts=$(sum_metric reqrouter_cache_insertions_total .)
+hits=$(metric "$M" reqrouter_cache_hits_total)
+inserts=$(metric "$M" reqrouter_cache_insertions_total)
 # Two workers that answer the same payload at once race for its entry:
 # the loser skips its insert (counted), which is not a lost reply.
-skips=$(sum_metric reqrouter_cache_skips_total .)
-user_rx=$(sum_metric reqrouter_rx_packets_total 'tier="user"')
+skips=$(metric "$M" reqrouter_cache_skips_total)
+user_rx=$(metric "$M" reqrouter_rx_packets_total 'tier="user"')
 check "cache: most requests answered from the cache ($hits of 400)" \
 	test "$hits" -ge 300
 check_eq "cache: every request answered once, by a worker or the cache" \
@@ -128,7 +121,7 @@ check_eq "cache: every request answered once, by a worker or the cache" \
 check_eq "cache: every worker reply was stored or its skip counted" \
 	"$user_rx" "$((inserts + skips))"
 check_eq "cache: tx/cache per queue add up" "$hits" \
-	"$(sum_metric reqrouter_xdp_packets_total 'verdict="tx",reason="cache"')"
+	"$(metric "$M" reqrouter_xdp_packets_total 'verdict="tx",reason="cache"')"
 # Fresh payloads of the same lengths: the cache holds none of them, and a
 # wrong reply (one for another payload) would fail the client.
 before=$hits
@@ -136,7 +129,7 @@ ask "cache: 400 distinct payloads, all correct" "$TB_IP4_SRV" \
 	1232:reverse -n 400 -s 8 --min-size 1 --max-size 200
 sleep 1.2
 check_eq "cache: no distinct payload answered from the cache" "$before" \
-	"$(sum_metric reqrouter_cache_hits_total .)"
+	"$(metric "$M" reqrouter_cache_hits_total)"
 ask "cache over IPv6, repeated payloads" "$TB_IP6_SRV" \
 	1232:reverse,7:echo -n 200 -s 8 --min-size 1 --max-size 200 --distinct 10
 rr_kill_wait TERM 5
@@ -152,9 +145,9 @@ rr_start nocache -c "$RR_TMP/nocache.conf" -i "$TB_IF_SRV" -q $QUEUES \
 ask "cache = no: repeated payloads answered by the workers" "$TB_IP4_SRV" \
 	1232:reverse -n 200 -s 8 --min-size 1 --max-size 200 --distinct 5
 sleep 1.2
-check_eq "cache = no: no cache hits" 0 "$(sum_metric reqrouter_cache_hits_total 'function="reverse"')"
+check_eq "cache = no: no cache hits" 0 "$(metric "$M" reqrouter_cache_hits_total 'function="reverse"')"
 check_eq "cache = no: all 200 answered by the workers" 200 \
-	"$(sum_metric reqrouter_tx_packets_total 'function="reverse".*tier="user"')"
+	"$(metric "$M" reqrouter_tx_packets_total 'function="reverse"' 'tier="user"')"
 rr_kill_wait TERM 5
 rr_check_sanitizers
-rr_finish
+finish

@@ -13,23 +13,16 @@ cd "$(dirname "$0")/../.." || exit 1
 # say/ok/bad and the prerequisite checks the other tests use; it sources
 # tools/testbed.sh.
 source tests/integration/lib/common.sh
+source tools/lib/procs.sh
 # The XDP engine and the reflector's pass mode attach their own programs
 # to the client end.
 TB_PEER_XDP=0
 
-PIDS=()
 TMP=
 
 # shellcheck disable=SC2317 # called by the EXIT trap, which shellcheck does not follow
 cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do
-		kill "$p" 2>/dev/null
-	done
-	for p in "${PIDS[@]}"; do
-		wait "$p" 2>/dev/null
-	done
-	PIDS=()
+	procs_stop_all
 	tb_teardown
 	rm -rf "$TMP"
 }
@@ -52,39 +45,21 @@ wait_log() {
 # server's own PID.
 start_srv() {
 	: >"$TMP/start.log"
-	ip netns exec "$TB_NS_SRV" "$@" >"$TMP/start.log" 2>&1 &
-	SRV_PID=$!
-	PIDS+=("$SRV_PID")
+	procs_bg "$TB_NS_SRV" "$TMP/start.log" "$@"
+	SRV_PID=$BG
 	wait_log "$TMP/start.log" ready "$SRV_PID" "$1"
 	cat "$TMP/start.log" >>"$TMP/server.log"
 }
 
-stop_srv() {
-	kill "$SRV_PID" 2>/dev/null
-	wait "$SRV_PID" 2>/dev/null
-	local keep=() p
-	for p in "${PIDS[@]}"; do
-		[ "$p" = "$SRV_PID" ] || keep+=("$p")
-	done
-	PIDS=("${keep[@]}")
-}
-
-# The system python starts in milliseconds; a pyenv shim takes ~0.5 s.
-PY=/usr/bin/python3
-[ -x "$PY" ] || PY=python3
+stop_srv() { procs_stop "$SRV_PID"; }
 
 # json FILE KEY: one value out of rrload's JSON summary.
-json() {
-	"$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
-		"$1" "$2" 2>/dev/null
-}
+json() { json_get "$1" "$2"; }
 
 # expect_all FILE N WHAT: N requests, all answered and verified.
 expect_all() {
 	local got
-	got=$("$PY" -c 'import json,sys
-d = json.load(open(sys.argv[1]))
-print(d["sent"], d["answered"], d["wrong"], d["timeouts"])' "$1" 2>/dev/null)
+	got=$(json_get "$1" sent answered wrong timeouts)
 	if [ "$got" = "$2 $2 0 0" ]; then
 		ok "$3: $2/$2 answered and verified"
 	else
@@ -92,8 +67,20 @@ print(d["sent"], d["answered"], d["wrong"], d["timeouts"])' "$1" 2>/dev/null)
 	fi
 }
 
+# expect_wrong RC FILE MORE-THAN WHAT: rrload against a server that answers
+# with another function exits 1 and counts more than MORE-THAN wrong replies.
+expect_wrong() {
+	local wrong
+	wrong=$(json "$2" wrong)
+	if [ "$1" = 1 ] && [ "${wrong:-0}" -gt "$3" ]; then
+		ok "$4 counts $wrong wrong replies and exits 1"
+	else
+		bad "$4 against a wrong server: exit $1 wrong=$wrong"
+	fi
+}
+
 # A skip, as in the other tests, where no test bed can be made here.
-rr_netns_prereqs
+tb_prereqs
 for t in rrload sockserver; do
 	[ -x "$BUILD/$t" ] || die "$BUILD/$t is not built"
 done
@@ -119,7 +106,7 @@ tb_cli timeout 20 "$BUILD/rrload" -s "$TB_IP4_SRV" -p 1232,7 -c 8 -w 4 \
 rc=$?
 [ $rc = 0 ] || bad "rrload against sockserver exited $rc"
 expect_all "$TMP/a.json" 20000 "sockserver IPv4, closed loop, 1..1400 B"
-if "$PY" -c 'import json,sys
+if "$RR_PY" -c 'import json,sys
 d = json.load(open(sys.argv[1]))
 for k in "sent answered wrong timeouts late duplicates send_errors".split():
     assert isinstance(d[k], int), k' "$TMP/a.json"; then
@@ -127,7 +114,7 @@ for k in "sent answered wrong timeouts late duplicates send_errors".split():
 else
 	bad "JSON lacks a count"
 fi
-if "$PY" -c 'import json,sys; l=json.load(open(sys.argv[1]))["latency_us"]; assert 0 < l["p50"] <= l["p99"] <= l["max"]' \
+if "$RR_PY" -c 'import json,sys; l=json.load(open(sys.argv[1]))["latency_us"]; assert 0 < l["p50"] <= l["p99"] <= l["max"]' \
 	"$TMP/a.json"; then
 	ok "JSON percentiles ordered"
 else
@@ -164,7 +151,7 @@ expect_all "$TMP/e.json" 3000 "sockserver --simple"
 ip netns exec "$TB_NS_CLI" "$BUILD/rrload" -s "$TB_IP4_SRV" -d 30 -q \
 	>"$TMP/int.out" 2>&1 &
 cli=$!
-PIDS+=("$cli")
+procs_add "$cli"
 sleep 1
 kill -INT "$cli"
 wait "$cli"
@@ -183,7 +170,7 @@ if [ -x "$BUILD/reflector" ]; then
 	ip netns exec "$TB_NS_CLI" "$BUILD/reflector" --pass \
 		-i "$TB_IF_CLI" >"$TMP/pass.log" 2>&1 &
 	pass_pid=$!
-	PIDS+=("$pass_pid")
+	procs_add "$pass_pid"
 	wait_log "$TMP/pass.log" XDP_PASS "$pass_pid" reflector-pass
 	tb_cli timeout 20 "$BUILD/rrload" -s "$TB_IP4_SRV" -p 1232,7 -c 4 \
 		-n 4000 -l 1-1400 -q --json "$TMP/f.json" >/dev/null
@@ -213,13 +200,7 @@ if [ -x "$BUILD/reflector" ]; then
 	tb_cli timeout 20 "$BUILD/rrload" --engine xdp -i "$TB_IF_CLI" \
 		-s "$TB_IP4_SRV" -p 7 -f reverse -l 64 -n 1000 -q \
 		--json "$TMP/i.json" >/dev/null 2>&1
-	rc=$?
-	wrong=$(json "$TMP/i.json" wrong)
-	if [ $rc = 1 ] && [ "${wrong:-0}" -gt 0 ]; then
-		ok "XDP engine counts $wrong wrong replies and exits 1"
-	else
-		bad "XDP engine against a wrong server: exit $rc wrong=$wrong"
-	fi
+	expect_wrong $? "$TMP/i.json" 0 "XDP engine"
 	# Given requests (--payloads): each carries its number in its first
 	# two bytes, and every reply is checked in full against the function
 	# (echo repeats them; checked as reverse, none is right).
@@ -239,13 +220,7 @@ if [ -x "$BUILD/reflector" ]; then
 	tb_cli timeout 20 "$BUILD/rrload" --engine xdp -i "$TB_IF_CLI" \
 		-s "$TB_IP4_SRV" -p 7 -f reverse --payloads "$TMP/payloads.txt" \
 		-n 400 -r 20000 -q --json "$TMP/l.json" >/dev/null 2>&1
-	rc=$?
-	wrong=$(json "$TMP/l.json" wrong)
-	if [ $rc = 1 ] && [ "${wrong:-0}" -gt 300 ]; then
-		ok "XDP engine --payloads counts $wrong wrong replies"
-	else
-		bad "XDP engine --payloads against a wrong server: exit $rc wrong=$wrong"
-	fi
+	expect_wrong $? "$TMP/l.json" 300 "XDP engine --payloads"
 	if tb_cli ip link show "$TB_IF_CLI" | grep -q xdp; then
 		bad "rrload left its XDP counter attached"
 	fi
@@ -286,8 +261,8 @@ else
 	bad "$BUILD/xskfloor is not built"
 fi
 
-if [ "$RR_FAILS" -gt 0 ]; then
-	echo "$RR_FAILS check(s) failed; server log:"
+if [ "$CHK_FAILS" -gt 0 ]; then
+	echo "$CHK_FAILS check(s) failed; server log:"
 	tail -n 20 "$TMP/server.log"
 	exit 1
 fi

@@ -53,10 +53,7 @@ for i in 1 2 3; do
 done
 
 # json NAME FIELD...: fields of rrload's summary $AB_DIR/NAME.json.
-json() {
-	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(*(d[k] for k in sys.argv[2:]))' \
-		"$AB_DIR/$1.json" "${@:2}"
-}
+json() { json_get "$AB_DIR/$1.json" "${@:2}"; }
 # since_ms US: milliseconds from T_START to US (microseconds, epoch).
 since_ms() { echo $((($1 - T_START) / 1000)); }
 # phase WHAT: a heading, with the time since the start.
@@ -72,7 +69,7 @@ for fam in 4 6; do
 	else
 		bad "IPv$fam: the router has $(ab_nexthops "$fam") next hops after 30 s, not 3"
 		ab_birdc rtr show protocols | sed 's/^/    /'
-		rr_finish
+		finish
 	fi
 done
 n=$(ab_birdc rtr show protocols | grep -cE '^host[46]_[0-9]+ +BGP .* up .*Established')
@@ -306,4 +303,4 @@ say "figures: drain of host 1 under $RATE4 + $RATE6 requests/s: $DRAIN_LOST of $
 say "figures: kill -9 of host 2's reqrouter under $RATE4 + $RATE6 requests/s: $CRASH"
 say "figures: host 3's BIRD frozen: withdrawn by BFD after $BFD_W4 ms (IPv6 $BFD_W6 ms)"
 say "figures: test ran $(since_ms "${EPOCHREALTIME/./}") ms"
-rr_finish
+finish

@@ -1,19 +1,24 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 #
-# Shared by the invoker_*.sh integration tests: prerequisite checks (skip
-# only when a capability is truly missing), pass/fail bookkeeping that keeps
-# going after a failed check so one run reports every problem, starting and
-# stopping reqrouter in the test bed's server namespace, and reading its
-# Prometheus metrics file.
+# The integration-test layer: prerequisite checks (skip only when a
+# capability is truly missing), starting and stopping reqrouter in the test
+# bed's server namespace, and what several tests ask of a running one. The
+# pass/fail bookkeeping (ok, bad, check, finish...) is tools/lib/checks.sh,
+# the Prometheus reader (metric, wait_metric) tools/lib/prom.sh, the bed
+# tools/testbed.sh.
 #
 # Source it from the repository root after setting nothing; it sources
-# tools/testbed.sh itself. Every process it starts is remembered by PID and
+# those three itself. Every process it starts is remembered by PID and
 # only those are stopped on exit.
 
 BUILD=${BUILD:-build}
 RR=$BUILD/reqrouter
 RR_LIB=tests/integration/lib
+source tools/lib/checks.sh
+source tools/lib/prom.sh
+source tools/lib/json.sh
+source tools/lib/procs.sh
 source tools/testbed.sh
 
 # The invoker and hardening tests drive the AF_XDP path, so they pin the
@@ -21,91 +26,20 @@ source tools/testbed.sh
 # RR_TIER=auto or xdp, and RR_CACHE=yes.
 RR_TIER=${RR_TIER:-user}
 RR_CACHE=${RR_CACHE:-no}
-RR_FAILS=0
-RR_CHECKS=0
 RR_PID=
 RR_BG_PIDS=()
 RR_TMP=
 
-say() { printf '%s\n' "$*"; }
-ok() {
-	RR_CHECKS=$((RR_CHECKS + 1))
-	printf 'ok    %s\n' "$*"
-}
-bad() {
-	RR_CHECKS=$((RR_CHECKS + 1))
-	RR_FAILS=$((RR_FAILS + 1))
-	printf 'FAIL  %s\n' "$*"
-}
-# check DESCRIPTION CMD...: run CMD, ok if it succeeds.
-check() {
-	local what=$1
-	shift
-	if "$@"; then ok "$what"; else bad "$what"; fi
-}
-# check_eq DESCRIPTION EXPECTED ACTUAL
-check_eq() {
-	if [ "$2" = "$3" ]; then
-		ok "$1 ($3)"
-	else
-		bad "$1: expected '$2', got '$3'"
-	fi
-}
-skip() {
-	echo "SKIP: $*"
-	exit 77
-}
-die() {
-	bad "$*"
-	rr_finish
-}
-
-# rr_finish: the script's last word; exit 1 if any check failed.
-rr_finish() {
-	echo "---"
-	if [ "$RR_FAILS" -gt 0 ]; then
-		echo "$RR_FAILS of $RR_CHECKS checks failed"
-		exit 1
-	fi
-	echo "all $RR_CHECKS checks passed"
-	exit 0
-}
-
 # rr_prereqs: root, network namespaces, veth and the binary. Anything missing
 # that CI always has (root, netns) is a skip; a missing binary is a failure.
 rr_prereqs() {
-	rr_netns_prereqs
+	tb_prereqs
 	[ -x "$RR" ] || die "no binary at $RR (run make first)"
-}
-
-# rr_netns_prereqs: what a test bed needs (root, ip, python3, network
-# namespaces, veth); a skip, saying which, where one is missing.
-rr_netns_prereqs() {
-	local probe
-	[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, XDP)"
-	command -v ip >/dev/null || skip "needs iproute2 (ip)"
-	command -v python3 >/dev/null || skip "needs python3"
-	probe=rr-probe-$$
-	ip netns add "$probe" 2>/dev/null ||
-		skip "cannot create network namespaces here"
-	if ! ip -n "$probe" link add rrprobe0 type veth peer name rrprobe1 \
-		2>/dev/null; then
-		ip netns del "$probe"
-		skip "cannot create veth devices here"
-	fi
-	ip netns del "$probe"
 }
 
 rr_cleanup() {
 	local p
-	if [ -n "$RR_PID" ] && kill -0 "$RR_PID" 2>/dev/null; then
-		kill -TERM "$RR_PID" 2>/dev/null
-		for _ in $(seq 30); do
-			kill -0 "$RR_PID" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$RR_PID" 2>/dev/null
-	fi
+	[ -n "$RR_PID" ] && procs_term "$RR_PID" 3
 	for p in "${RR_BG_PIDS[@]}"; do
 		kill -TERM "$p" 2>/dev/null
 	done
@@ -120,26 +54,7 @@ rr_bed() {
 	rr_prereqs
 	RR_TMP=$(mktemp -d /tmp/rr-it.XXXXXX)
 	chmod 755 "$RR_TMP"
-	# tools/testbed.sh tags the bed with the last 8 characters of
-	# printf '%x%04x' $$ RANDOM; for $$ < 0x1000 that string has only 7,
-	# ${tag: -8} expands to nothing, and every such run is named rr--srv /
-	# rr--cli, so concurrent runs delete each other's namespaces. Until the
-	# library pads it, pad the PID for tb_setup's printf only (inert once
-	# the format changes).
-	# shellcheck disable=SC2317 # called by tb_setup
-	printf() {
-		if [ "$1" = '%x%04x' ]; then
-			shift
-			builtin printf '%05x%04x' "$@"
-		else
-			# shellcheck disable=SC2059 # a wrapper: the caller's format
-			builtin printf "$@"
-		fi
-	}
-	tb_setup "${1:-4}"
-	local rc=$?
-	unset -f printf
-	[ $rc -eq 0 ] || die "tb_setup failed"
+	tb_setup "${1:-4}" || die "tb_setup failed"
 	[[ $TB_NS_SRV =~ ^rr-[0-9a-f]{8}-srv$ ]] ||
 		die "test bed names without a unique tag: $TB_NS_SRV"
 	trap 'rr_cleanup' EXIT
@@ -235,75 +150,7 @@ rr_wait_exit() {
 }
 
 # xdp_on_srv: is any XDP program attached to the server's interface?
-xdp_on_srv() {
-	ip -n "$TB_NS_SRV" link show dev "$TB_IF_SRV" |
-		grep -Eq '(^|[ /])xdp(generic|drv|offload)?( |$)'
-}
-
-# metric FILE NAME [SUBSTRING...]: the sum of the samples of metric NAME whose
-# label set contains every SUBSTRING (e.g. 'port="1232"'), exact for 64-bit
-# counters. awk's numbers are doubles, exact only to 2^53, and mawk's
-# printf "%d" stops at 2^31-1, which a long soak passes: so each value is
-# split into its last 9 digits and the rest, two sums that stay exact
-# for 400000 samples of up to 2^64, put together in the end. A value
-# that is not a plain integer (none of reqrouter's counters is) makes
-# it an ordinary awk sum, truncated.
-metric() {
-	local file=$1 name=$2
-	shift 2
-	awk -v name="$name" -v filters="$*" '
-		BEGIN { n = split(filters, f, " ") }
-		$0 ~ "^" name "[{ ]" {
-			for (i = 1; i <= n; i++)
-				if (index($0, f[i]) == 0)
-					next
-			v = $NF
-			if (v !~ /^[0-9]+$/) {
-				other += v
-				odd = 1
-			} else if (length(v) > 9) {
-				hi += substr(v, 1, length(v) - 9)
-				lo += substr(v, length(v) - 8)
-			} else {
-				lo += v
-			}
-		}
-		END {
-			hi += int(lo / 1e9)
-			lo %= 1e9
-			if (odd)
-				printf "%.0f\n", int(hi * 1e9 + lo + other)
-			else if (hi)
-				printf "%.0f%09d\n", hi, lo
-			else
-				printf "%d\n", lo
-		}' "$file"
-}
-
-# metric_lines FILE NAME: the samples of NAME as "labels value" lines.
-metric_lines() {
-	grep -E "^$2[{ ]" "$1"
-}
-
-# wait_metric FILE SECONDS NAME FILTER... -- WANT: wait until the metric
-# sum reaches WANT (the file is rewritten every second). Prints the last sum.
-wait_metric() {
-	local file=$1 limit=$2 name=$3 want i v args=()
-	shift 3
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do
-		args+=("$1")
-		shift
-	done
-	want=$2
-	for ((i = 0; i < limit * 10; i++)); do
-		if [ -s "$file" ]; then
-			v=$(metric "$file" "$name" "${args[@]}")
-			[ "$v" -ge "$want" ] && break
-		fi
-		sleep 0.1
-	done
-	echo "${v:-0}"
-}
+xdp_on_srv() { tb_xdp_on "$TB_NS_SRV" "$TB_IF_SRV"; }
 
 # udp_csum_errors: the client namespace's Udp InCsumErrors (and Udp6).
 udp_csum_errors() {
@@ -314,6 +161,67 @@ udp_csum_errors() {
 }
 udp6_csum_errors() {
 	tb_cli cat /proc/net/snmp6 | awk '$1 == "Udp6InCsumErrors" { print $2 }'
+}
+
+# cli_ask TIMEOUT PORT TEXT: the reply to TEXT from an ordinary socket in
+# the client namespace to the server's IPv4 address; "<empty>" for an empty
+# reply, "<none>" for none within TIMEOUT seconds.
+cli_ask() {
+	tb_cli python3 tools/lib/ask.py --reply --timeout "$1" "$TB_IP4_SRV" \
+		"$2" "$3"
+}
+
+# rr_umem_held FILE: UMEM frames held by workers or in rx/tx rings, from
+# reqrouterctl --json stats saved in FILE (0 at rest).
+rr_umem_held() {
+	json_eval 'sum(q["worker"] + q["rx"] + q["tx"] for q in d["umem_frames"])' "$1"
+}
+
+# rr_csum_probe: the client's kernel verifies the UDP checksums of what
+# arrives on its veth (three bad ones sent from the server namespace raise
+# its InCsumErrors by 3), so an InCsumErrors that stays put means something.
+rr_csum_probe() {
+	local before
+	before=$(udp_csum_errors)
+	tb_srv python3 $RR_LIB/rawframes.py bad-csum --ifname "$TB_IF_SRV" \
+		--src-mac "$TB_MAC_SRV" --dst-mac "$TB_MAC_CLI" \
+		--src-ip "$TB_IP4_SRV" --dst-ip "$TB_IP4_CLI" --dport 5999 --count 3
+	check_eq "client kernel counts bad UDP checksums (InCsumErrors grows by 3)" \
+		$((before + 3)) "$(udp_csum_errors)"
+}
+
+# rr_load_checks FILE MIN [PREFIX]: a finished rrload run (its --json FILE)
+# sent at least MIN requests, all answered, none wrong or timed out.
+rr_load_checks() {
+	local sent ans wrong tmo
+	read -r sent ans wrong tmo < <(json_get "$1" sent answered wrong timeouts)
+	say "    sent $sent answered $ans wrong $wrong timeouts $tmo"
+	check "${3:-}at least $2 requests sent" [ "${sent:-0}" -ge "$2" ]
+	check_eq "${3:-}every request answered" "$sent" "$ans"
+	check_eq "${3:-}no wrong reply, no timeout" "0 0" "$wrong $tmo"
+}
+
+# rr_exits_on_its_own WHAT LINES: after something took reqrouter's ground
+# away, it exits within 5 s with a non-zero status; the last LINES of its
+# stderr are shown.
+rr_exits_on_its_own() {
+	rr_wait_exit 5
+	check "$1: reqrouter exits within 5 s with a non-zero status ($RR_RC)" \
+		test "$RR_RC" != running -a "$RR_RC" != 0
+	[ "$RR_RC" = running ] && rr_kill_wait KILL 2
+	sed 's/^/    stderr: /' "$RR_ERR" | tail -n "$2"
+}
+
+# rr_fuzz_build TARGET DEPS: build a libFuzzer make target (with the
+# sanitizer build's settings when BUILD is build/san); a failure says what
+# the target needs (DEPS) and exits 1.
+rr_fuzz_build() {
+	local san=${SAN:-0} out
+	[ "$BUILD" = build/san ] && san=1
+	out=$(make -s --no-print-directory SAN="$san" "$1" 2>&1) && return 0
+	echo "$out"
+	echo "FAIL: cannot build the libFuzzer target (clang with $2: make deps)"
+	exit 1
 }
 
 # serves N [UDPCLIENT-ARGS...]: N requests over 16 sockets to reverse and

@@ -31,18 +31,17 @@ import re
 import sys
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ left in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "tools", "lib"))
+# pylint: disable=wrong-import-position
+from promtext import msum, samples  # noqa: E402
+from promtext import read_text as read  # noqa: E402
+
 UMEM_FRAMES = 4096
 STATES = ("fill", "rx", "worker", "tx", "completion", "kernel")
 SAMPLE = re.compile(r'^reqrouter_umem_frames\{queue="(\d+)",state="(\w+)"\}'
                     r' (\d+)$')
-
-
-def read(path):
-    try:
-        with open(path) as f:
-            return f.read()
-    except FileNotFoundError:
-        return ""
 
 
 def frames(text):
@@ -137,12 +136,8 @@ def watch(a):
 
 
 def get(a):
-    total = 0
-    for line in read(a.file).splitlines():
-        if line.startswith(a.name + "{") or line.startswith(a.name + " "):
-            if all(s in line for s in a.subs):
-                total += int(float(line.rpartition(" ")[2]))
-    print(total)
+    """Print the exact sum of a metric's samples."""
+    print(msum(samples(read(a.file)), a.name, *a.subs))
     return 0
 
 

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""tools/bench-dns's Python side: the queries it sends, one result row per
+generator run, and the closing table.
+
+bench_dns.py queries HEX-FILE TEXT-FILE  the queries, for rrload (hex) and
+                                         for kxdpgun and dnsperf (text)
+bench_dns.py rrload JSON TEST BUSY       a row from rrload's --json summary
+bench_dns.py kxdpgun OUTPUT SECONDS      a row from kxdpgun's output
+bench_dns.py dnsperf OUTPUT              a row from dnsperf's output
+bench_dns.py report CSV CLK-TCK          medians, CPU per answer, ratios
+
+A row is "generator,offered/s,answered/s,wrong,busy ticks,answered".
+"""
+import csv
+import json
+import re
+import statistics
+import struct
+import sys
+
+QUERIES = [("www", 1), ("www", 28), ("mail", 1), ("", 15), ("ns1", 28),
+           ("nothere", 1), ("", 2), ("ftp", 1)]
+TYPES = {1: "A", 28: "AAAA", 15: "MX", 2: "NS"}
+SERVERS = ["knot-udp", "knot-xdp", "rr-dns", "rr-dns-cache"]
+
+
+def queries(hex_path, txt_path):
+    """Names and types both servers answer the same way."""
+    with open(hex_path, "w", encoding="utf-8") as hexf, \
+            open(txt_path, "w", encoding="utf-8") as txt:
+        for name, qtype in QUERIES:
+            q = struct.pack(">HHHHHH", 0, 0x0100, 1, 0, 0, 0)
+            labels = ([name] if name else []) + ["example", "com"]
+            for label in labels:
+                q += bytes([len(label)]) + label.encode()
+            q += b"\0" + struct.pack(">HH", qtype, 1)
+            hexf.write("0x" + q.hex() + "\n")
+            txt.write("%s %s\n" % (".".join(labels), TYPES[qtype]))
+
+
+def rrload_row(path, test, busy):
+    """rrload's XDP engine: every answer checked against the function."""
+    with open(path, encoding="utf-8") as f:
+        d = json.load(f)
+    print("%s,%.0f,%.0f,%d,%s,%d" % (test, d["sent_per_s"],
+                                     d["answered_per_s"], d["wrong"], busy,
+                                     d["answered"]))
+
+
+def read(path):
+    """A generator's whole output."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
+def kxdpgun_row(path, seconds):
+    """Knot's AF_XDP generator: totals over the run."""
+    t = read(path)
+    sent = re.search(r"total queries:\s+(\d+)", t)
+    ans = re.search(r"total replies:\s+(\d+)", t)
+    d = float(seconds)
+    if not sent or not ans:
+        sys.stderr.write("bench-dns: kxdpgun said: %s\n" % t[-300:])
+        return
+    print("kxdpgun,%.0f,%.0f,,," % (int(sent.group(1)) / d,
+                                    int(ans.group(1)) / d))
+
+
+def dnsperf_row(path):
+    """dnsperf: kernel sockets, the classic benchmark client."""
+    t = read(path)
+    sent = re.search(r"Queries sent:\s+(\d+)", t)
+    qps = re.search(r"Queries per second:\s+([\d.]+)", t)
+    rt = re.search(r"Run time \(s\):\s+([\d.]+)", t)
+    if not sent or not qps:
+        sys.stderr.write("bench-dns: dnsperf said: %s\n" % t[-300:])
+        return
+    print("dnsperf,%.0f,%.0f,,," % (int(sent.group(1)) / float(rt.group(1)),
+                                    float(qps.group(1))))
+
+
+def med(v):
+    """The median, NaN for none."""
+    return statistics.median(v) if v else float("nan")
+
+
+def span(v):
+    """A rate in thousands with its spread."""
+    if not v:
+        return "-"
+    return "%.0f k [%.0f-%.0f]" % (med(v) / 1e3, min(v) / 1e3, max(v) / 1e3)
+
+
+def report(path, clk_tck):
+    """The table of medians and the ratios between the servers."""
+    with open(path, encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    hz = float(clk_tck)
+
+    def cells(s, g, key):
+        return [float(r[key]) for r in rows
+                if r["server"] == s and r["generator"] == g and r[key]]
+
+    def ratio(a, b, g):
+        x = med(cells(a, g, "answered_per_s"))
+        y = med(cells(b, g, "answered_per_s"))
+        return x / y if y else float("nan")
+
+    print("\n| server | rrload XDP engine, answered/s | kxdpgun | dnsperf |"
+          " CPU us/answer at 50k/s | wrong |")
+    print("|---|---|---|---|---|---|")
+    for s in SERVERS:
+        cpu = [float(r["srv_busy_ticks"]) / hz * 1e6 / float(r["answered"])
+               for r in rows if r["server"] == s and
+               r["generator"] == "rrload-cpu" and
+               float(r["answered"] or 0) > 0]
+        wrong = sum(int(r["wrong"] or 0) for r in rows
+                    if r["server"] == s and r["wrong"])
+        print("| %s | %s | %s | %s | %s | %d |" % (
+            s, span(cells(s, "rrload", "answered_per_s")),
+            span(cells(s, "kxdpgun", "answered_per_s")),
+            span(cells(s, "dnsperf", "answered_per_s")),
+            "%.2f [%.2f-%.2f]" % (med(cpu), min(cpu), max(cpu))
+            if cpu else "-", wrong))
+    print("\nrr-dns / knot-xdp (rrload): %.2fx; rr-dns-cache / knot-xdp:"
+          " %.2fx; rr-dns / knot-udp: %.2fx"
+          % (ratio("rr-dns", "knot-xdp", "rrload"),
+             ratio("rr-dns-cache", "knot-xdp", "rrload"),
+             ratio("rr-dns", "knot-udp", "rrload")))
+    print("rr-dns / knot-xdp (kxdpgun): %.2fx; rr-dns-cache / knot-xdp"
+          " (kxdpgun): %.2fx"
+          % (ratio("rr-dns", "knot-xdp", "kxdpgun"),
+             ratio("rr-dns-cache", "knot-xdp", "kxdpgun")))
+
+
+COMMANDS = {"queries": (queries, 2), "rrload": (rrload_row, 3),
+            "kxdpgun": (kxdpgun_row, 2), "dnsperf": (dnsperf_row, 1),
+            "report": (report, 2)}
+
+if __name__ == "__main__":
+    cmd = COMMANDS.get(sys.argv[1] if len(sys.argv) > 1 else "")
+    if not cmd or len(sys.argv) != cmd[1] + 2:
+        sys.exit(__doc__.strip())
+    cmd[0](*sys.argv[2:])
