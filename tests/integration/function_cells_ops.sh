@@ -30,28 +30,12 @@ printf '[reqrouter]\nisolation = cell\n\n[function kv]\ntable = %s\n' \
 printf '[function kv]\ntable = %s\n' "$RR_TMP/kv-good.txt" >"$GOOD_CONF"
 for ((i = 0; i < 50; i += 7)); do echo "key$i"; done >"$RR_TMP/keys.txt"
 
-# ask PORT TEXT: the reply ("<none>" if none within 1 s).
-ask() {
-	tb_cli python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.settimeout(1)
-s.sendto(sys.argv[3].encode(), (sys.argv[1], int(sys.argv[2])))
-try:
-    print(s.recv(2048).decode())
-except socket.timeout:
-    print("<none>")' "$TB_IP4_SRV" "$1" "$2"
-}
-json() {
-	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
-		"$1" "$2"
-}
 cells() { pgrep -P "$RR_PID" | sort | tr '\n' ' '; }
 ctl() { "$CTL" -c "$SOCK" "$@"; }
 
 rr_start cells -i "$TB_IF_SRV" -q $QUEUES -c "$CONF" --control "$SOCK" ||
 	die "reqrouter with isolation = cell did not start"
-check_eq "kv answers from its table" "value 7" "$(ask 7379 key7)"
+check_eq "kv answers from its table" "value 7" "$(cli_ask 1 7379 key7)"
 check_eq "one cell per worker" $QUEUES "$(pgrep -c -P "$RR_PID")"
 
 say "open loop: reverse at 8000/s and kv at 4000/s for 16 s, while the cells are replaced"
@@ -77,9 +61,9 @@ check "the reloads replaced the cells ($before-> $after)" [ "$before" != "$after
 check_eq "still one cell per worker" $QUEUES "$(pgrep -c -P "$RR_PID")"
 
 check "deploy shout.so (replaces echo)" ctl deploy "$TMODS/shout.so"
-check_eq "the new cells answer with the new echo" "HELLO" "$(ask 7 hello)"
+check_eq "the new cells answer with the new echo" "HELLO" "$(cli_ask 1 7 hello)"
 check "deploy faulty.so (a new function)" ctl deploy "$TMODS/faulty.so"
-check_eq "the added function answers" "hello" "$(ask 7700 hello)"
+check_eq "the added function answers" "hello" "$(cli_ask 1 7700 hello)"
 
 check "threads 3" ctl threads 3
 check_eq "three cells per queue" $((QUEUES * 3)) "$(pgrep -c -P "$RR_PID")"
@@ -92,21 +76,21 @@ check_eq "rrload on reverse exits 0" 0 "$?"
 wait "$KV_PID"
 check_eq "rrload on kv exits 0" 0 "$?"
 for f in rev kv; do
-	sent=$(json "$RR_TMP/$f.json" sent)
-	say "    $f: sent $sent, answered $(json "$RR_TMP/$f.json" answered), timeouts $(json "$RR_TMP/$f.json" timeouts), wrong $(json "$RR_TMP/$f.json" wrong)"
+	sent=$(json_get "$RR_TMP/$f.json" sent)
+	say "    $f: sent $sent, answered $(json_get "$RR_TMP/$f.json" answered), timeouts $(json_get "$RR_TMP/$f.json" timeouts), wrong $(json_get "$RR_TMP/$f.json" wrong)"
 	check "$f: requests sent" [ "$sent" -ge 40000 ]
-	check_eq "$f: every request answered" "$sent" "$(json "$RR_TMP/$f.json" answered)"
-	check_eq "$f: no wrong reply" 0 "$(json "$RR_TMP/$f.json" wrong)"
+	check_eq "$f: every request answered" "$sent" "$(json_get "$RR_TMP/$f.json" answered)"
+	check_eq "$f: no wrong reply" 0 "$(json_get "$RR_TMP/$f.json" wrong)"
 done
 
 # A reload's new state reaches the cells.
 sed -i 's/^key7 .*/key7 new value/' "$TABLE"
 check "reload after changing the table" ctl reload
-check_eq "the new cells serve the new table" "new value" "$(ask 7379 key7)"
+check_eq "the new cells serve the new table" "new value" "$(cli_ask 1 7379 key7)"
 
 ctl --json stats >"$RR_TMP/stats.json"
 check_eq "every UMEM frame is back (rx, worker, tx 0)" 0 \
-	"$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(q["worker"] + q["rx"] + q["tx"] for q in d["umem_frames"]))' "$RR_TMP/stats.json")"
+	"$(rr_umem_held "$RR_TMP/stats.json")"
 check_eq "no cell died" 0 "$(grep -c 'crashed\|died outside' "$RR_ERR")"
 mapfile -t left < <(pgrep -P "$RR_PID")
 rr_kill_wait TERM 10
@@ -115,4 +99,4 @@ gone=0
 for c in "${left[@]}"; do kill -0 "$c" 2>/dev/null || gone=$((gone + 1)); done
 check_eq "every cell ended with it" "${#left[@]}" "$gone"
 
-rr_finish
+finish

@@ -34,20 +34,7 @@ CONF=$RR_TMP/faults.conf
 SOCK=$RR_TMP/ctl.sock
 
 # ask TEXT: faulty's reply to TEXT ("<none>" if none within 0.5 s).
-ask() {
-	tb_cli python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.settimeout(0.5)
-s.connect((sys.argv[2], int(sys.argv[3])))  # to hear of an ICMP unreachable
-s.send(sys.argv[1].encode())
-try:
-    print(s.recv(2048).decode())
-except socket.timeout:
-    print("<none>")
-except ConnectionRefusedError:
-    print("<refused>")' "$1" "$TB_IP4_SRV" $PORT
-}
+ask() { cli_ask 0.5 $PORT "$1"; }
 # answers: faulty's reply to "hello" within 2 s of retries (a cell on
 # another queue may be the one restarting).
 # shellcheck disable=SC2317 # called through check
@@ -58,10 +45,6 @@ answers() {
 		[ "$r" = hello ] && return 0
 	done
 	return 1
-}
-json() {
-	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \
-		"$1" "$2"
 }
 # frames_home: every queue's frames back at rest (rx, worker, tx and
 # completion 0, fill + kernel = 4096, at most 8 in the kernel's pool),
@@ -160,12 +143,12 @@ check "... says so" grep -q "is not quarantined" <<<"$out"
 
 wait "$LOAD_PID"
 check_eq "rrload on reverse exits 0" 0 "$?"
-sent=$(json "$RR_TMP/load.json" sent)
-say "    reverse: sent $sent, answered $(json "$RR_TMP/load.json" answered), timeouts $(json "$RR_TMP/load.json" timeouts), wrong $(json "$RR_TMP/load.json" wrong)"
+sent=$(json_get "$RR_TMP/load.json" sent)
+say "    reverse: sent $sent, answered $(json_get "$RR_TMP/load.json" answered), timeouts $(json_get "$RR_TMP/load.json" timeouts), wrong $(json_get "$RR_TMP/load.json" wrong)"
 check "reverse: at least 90000 requests sent" [ "$sent" -ge 90000 ]
 check_eq "reverse: every request answered across the faults" "$sent" \
-	"$(json "$RR_TMP/load.json" answered)"
-check_eq "reverse: no wrong reply" 0 "$(json "$RR_TMP/load.json" wrong)"
+	"$(json_get "$RR_TMP/load.json" answered)"
+check_eq "reverse: no wrong reply" 0 "$(json_get "$RR_TMP/load.json" wrong)"
 check "every UMEM frame is back (rx, worker, tx, completion 0)" frames_home
 check "reqrouter is still running" kill -0 "$RR_PID"
 check_eq "still one cell per worker" $QUEUES "$(pgrep -c -P "$RR_PID")"
@@ -244,26 +227,22 @@ kinds=(crash abort fpe spin)
 end=$((SECONDS + SOAK_S))
 nf=0
 while [ $SECONDS -lt "$end" ]; do
-	tb_cli python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.sendto(sys.argv[1].encode(), (sys.argv[2], int(sys.argv[3])))' \
-		"${kinds[nf % 4]}" "$TB_IP4_SRV" $PORT
+	cli_ask 0.01 $PORT "${kinds[nf % 4]}" >/dev/null
 	nf=$((nf + 1))
 	sleep 0.2
 done
 wait "$LOAD_PID"
 check_eq "soak: rrload on reverse exits 0" 0 "$?"
 wait "$HEALTHY_PID"
-sent=$(json "$RR_TMP/soak.json" sent)
-say "    reverse: sent $sent, answered $(json "$RR_TMP/soak.json" answered), timeouts $(json "$RR_TMP/soak.json" timeouts), wrong $(json "$RR_TMP/soak.json" wrong)"
+sent=$(json_get "$RR_TMP/soak.json" sent)
+say "    reverse: sent $sent, answered $(json_get "$RR_TMP/soak.json" answered), timeouts $(json_get "$RR_TMP/soak.json" timeouts), wrong $(json_get "$RR_TMP/soak.json" wrong)"
 check_eq "soak: every reverse request answered" "$sent" \
-	"$(json "$RR_TMP/soak.json" answered)"
-check_eq "soak: no wrong reverse reply" 0 "$(json "$RR_TMP/soak.json" wrong)"
-hsent=$(json "$RR_TMP/healthy.json" sent)
-hlost=$(json "$RR_TMP/healthy.json" timeouts)
-say "    faulty's healthy requests: sent $hsent, answered $(json "$RR_TMP/healthy.json" answered), lost $hlost, wrong $(json "$RR_TMP/healthy.json" wrong); $nf faults sent"
-check_eq "soak: no wrong reply from faulty" 0 "$(json "$RR_TMP/healthy.json" wrong)"
+	"$(json_get "$RR_TMP/soak.json" answered)"
+check_eq "soak: no wrong reverse reply" 0 "$(json_get "$RR_TMP/soak.json" wrong)"
+hsent=$(json_get "$RR_TMP/healthy.json" sent)
+hlost=$(json_get "$RR_TMP/healthy.json" timeouts)
+say "    faulty's healthy requests: sent $hsent, answered $(json_get "$RR_TMP/healthy.json" answered), lost $hlost, wrong $(json_get "$RR_TMP/healthy.json" wrong); $nf faults sent"
+check_eq "soak: no wrong reply from faulty" 0 "$(json_get "$RR_TMP/healthy.json" wrong)"
 # A healthy request queued behind a faulting one on its cell is answered
 # by the next cell; one in the same batch after a spin waits up to
 # max_run_us. Only the faulting requests themselves may be lost.
@@ -276,4 +255,4 @@ check "soak: reqrouter is still running" kill -0 "$RR_PID"
 rr_kill_wait TERM 10
 check_eq "soak: SIGTERM: exit 0" 0 "$RR_RC"
 
-rr_finish
+finish

@@ -5,22 +5,29 @@
 ask.py ADDR PORT TEXT                    a line for people (tools/demo.sh)
 ask.py --reply [--timeout S] ADDR PORT TEXT
                                          the reply alone, "<empty>" for an
-                                         empty one, "<none>" for none (tests)
+                                         empty one, "<none>" for none,
+                                         "<refused>" for an ICMP port
+                                         unreachable (tests)
 """
 import socket
 import sys
 
 
 def ask(addr, port, text, timeout):
-    """The reply to TEXT as a string, or None if none came in time."""
+    """The reply to TEXT as a string, None if none came in time, or
+    ConnectionRefusedError if the host said no socket is there (the
+    socket is connected to hear of that)."""
     family = socket.AF_INET6 if ":" in addr else socket.AF_INET
     with socket.socket(family, socket.SOCK_DGRAM) as s:
         s.settimeout(timeout)
-        s.sendto(text.encode(), (addr, port))
+        s.connect((addr, port))
+        s.send(text.encode())
         try:
             return s.recv(65535).decode(errors="replace")
         except socket.timeout:
             return None
+        except ConnectionRefusedError as e:
+            return e
 
 
 def main(argv):
@@ -37,6 +44,11 @@ def main(argv):
         return 2
     addr, port, text = argv[0], int(argv[1]), argv[2]
     reply = ask(addr, port, text, timeout)
+    if isinstance(reply, ConnectionRefusedError):
+        if raw:
+            print("<refused>")
+            return 0
+        reply = None
     if raw:
         print("<none>" if reply is None else reply or "<empty>")
         return 0
