@@ -119,10 +119,7 @@ check_eq "metrics: not quarantined yet" 0 \
 
 # The fifth fault within the window quarantines it.
 ask crash >/dev/null
-for ((i = 0; i < 50; i++)); do
-	grep -q "function 'faulty' quarantined" "$RR_ERR" && break
-	sleep 0.1
-done
+wait_for 5 grep -q "function 'faulty' quarantined" "$RR_ERR"
 check "the fifth fault quarantines faulty, logged once" \
 	[ "$(grep -c "function 'faulty' quarantined after 5 faults in 60 s: port 7700 drops" "$RR_ERR")" = 1 ]
 check_eq "quarantined: no reply" "<none>" "$(ask hello)"
@@ -168,18 +165,12 @@ rr_start pass -i "$TB_IF_SRV" -q $QUEUES -c "$RR_TMP/pass.conf" \
 	--functions-dir "$TMODS" ||
 	die "reqrouter with quarantine_action = pass did not start"
 ask crash >/dev/null
-for ((i = 0; i < 50; i++)); do
-	grep -q "function 'faulty' quarantined" "$RR_ERR" && break
-	sleep 0.1
-done
+wait_for 5 grep -q "function 'faulty' quarantined" "$RR_ERR"
 check "pass: one fault quarantines (quarantine_faults = 1)" \
 	grep -q "function 'faulty' quarantined after 1 fault in 10 s: port 7700 passes to the kernel" "$RR_ERR"
 check_eq "pass: the kernel answers the port (unreachable)" "<refused>" "$(ask hello)"
 kill -HUP "$RR_PID"
-for ((i = 0; i < 50; i++)); do
-	grep -q "reload: function 'faulty' is out of quarantine" "$RR_ERR" && break
-	sleep 0.1
-done
+wait_for 5 grep -q "reload: function 'faulty' is out of quarantine" "$RR_ERR"
 check "pass: SIGHUP lifts the quarantine" \
 	grep -q "reload: function 'faulty' is out of quarantine" "$RR_ERR"
 check "pass: faulty answers again after SIGHUP" answers
