@@ -238,9 +238,9 @@ check_eq "soak: no wrong reply from faulty" 0 "$(json_get "$RR_TMP/healthy.json"
 # by the next cell; one in the same batch after a spin waits up to
 # max_run_us. Only the faulting requests themselves may be lost.
 check "soak: faulty's healthy requests all answered" [ "$hlost" = 0 ]
-faults_seen=$(metric "$M" reqrouter_function_faults_total 'function="faulty"')
+faults_seen=$(wait_metric "$M" 5 reqrouter_function_faults_total 'function="faulty"' -- "$nf")
 say "    faults counted: $faults_seen of $nf sent; logged: $(grep -c "crashed (Segmentation" "$RR_ERR") SIGSEGV, $(grep -c "crashed (Aborted" "$RR_ERR") SIGABRT, $(grep -c "crashed (Floating" "$RR_ERR") SIGFPE, $(grep -c "ran past" "$RR_ERR") overruns, $(grep -c "outside a function" "$RR_ERR") outside"
-check "soak: every fault counted" [ "$faults_seen" -ge $((nf * 9 / 10)) ]
+check_eq "soak: every fault counted" "$nf" "$faults_seen"
 check "soak: every UMEM frame is back" frames_home
 check "soak: reqrouter is still running" kill -0 "$RR_PID"
 rr_kill_wait TERM 10
