@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Metrics, in the Prometheus text format that node_exporter's textfile
- * collector reads. The file is written beside its final name and renamed
- * over it, so a reader never sees half a file.
+ * collector reads (and /metrics serves), and the exit summary. The file is
+ * written beside its final name and renamed over it, so a reader never
+ * sees half a file. The same counters as JSON: metrics_json.c.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -15,12 +16,12 @@
 
 #include <linux/if_xdp.h>
 
-#include "metrics.h"
+#include "metrics_internal.h"
 
 #define RR_XDP_STAT_VERDICT(name, verdict, reason) verdict,
-static const char *const xdp_verdict[] = { RR_XDP_STATS(RR_XDP_STAT_VERDICT) };
+const char *const rr_xdp_verdict[] = { RR_XDP_STATS(RR_XDP_STAT_VERDICT) };
 #define RR_XDP_STAT_REASON(name, verdict, reason) reason,
-static const char *const xdp_reason[] = { RR_XDP_STATS(RR_XDP_STAT_REASON) };
+const char *const rr_xdp_reason[] = { RR_XDP_STATS(RR_XDP_STAT_REASON) };
 
 /* The kernel's per-socket XDP_STATISTICS, in struct order. */
 static const char *const xsk_stat_names[] = {
@@ -115,16 +116,16 @@ static const struct {
 	  RR_FN_CACHE_MISS, false },
 };
 
-/* Where the counters of (queue q, slot p) start in what read_fn_stats()
+/* Where the counters of (queue q, slot p) start in what rr_read_fn_stats()
  * returns. */
-static size_t fn_row(const struct rr_invoker *inv, uint32_t q, uint32_t p)
+size_t rr_fn_row(const struct rr_invoker *inv, uint32_t q, uint32_t p)
 {
 	return ((size_t)q * inv->nports + p) * RR_FN_STAT_MAX;
 }
 
 /* Reads the in-kernel counters of every served (queue, slot) once:
  * out[(q * nports + p) * RR_FN_STAT_MAX + stat]. */
-static uint64_t *read_fn_stats(struct rr_invoker *inv)
+uint64_t *rr_read_fn_stats(struct rr_invoker *inv)
 {
 	uint64_t *out = calloc((size_t)inv->nqueues * inv->nports,
 			       sizeof(uint64_t) * RR_FN_STAT_MAX);
@@ -136,7 +137,7 @@ static uint64_t *read_fn_stats(struct rr_invoker *inv)
 		for (p = 0; p < inv->nports; p++)
 			if ((inv->tier_xdp[p] || inv->cached[p]) &&
 			    rr_xdp_read_fn_stats(&inv->xdp, q, p,
-						 out + fn_row(inv, q, p))) {
+						 out + rr_fn_row(inv, q, p))) {
 				free(out);
 				return NULL;
 			}
@@ -154,7 +155,7 @@ static void write_fn_counters(struct rr_invoker *inv, FILE *out,
 		for (p = 0; p < inv->nports; p++) {
 			if (xdp_tier ? !inv->tier_xdp[p] : !inv->cached[p])
 				continue;
-			row = fs + fn_row(inv, q, p);
+			row = fs + rr_fn_row(inv, q, p);
 			fprintf(out, "%s{" FN_LABELS "%s} %lu\n", name,
 				FN_ARGS(inv->services[p], q),
 				xdp_tier ? ",tier=\"xdp\"" : "", row[stat]);
@@ -162,7 +163,7 @@ static void write_fn_counters(struct rr_invoker *inv, FILE *out,
 }
 
 /* Counter @c of function slot @p, summed over the workers. */
-static uint64_t fn_counter_sum(struct rr_invoker *inv, uint32_t p, uint32_t c)
+uint64_t rr_fn_counter_sum(struct rr_invoker *inv, uint32_t p, uint32_t c)
 {
 	uint64_t sum = 0;
 	uint32_t q, t;
@@ -208,8 +209,8 @@ static void write_function_counters(struct rr_invoker *inv, FILE *out)
 							inv->services[p2]->port,
 							inv->services[p2]
 								->fn->name,
-							fn_counter_sum(inv, p2,
-								       c2));
+							rr_fn_counter_sum(
+								inv, p2, c2));
 		}
 }
 
@@ -256,7 +257,7 @@ int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 	struct rr_sock *s;
 	char name[96];
 
-	fs = read_fn_stats(inv);
+	fs = rr_read_fn_stats(inv);
 	for (i = 0; i < sizeof(sock_counters) / sizeof(sock_counters[0]); i++) {
 		header(out, sock_counters[i].name, "counter",
 		       sock_counters[i].help);
@@ -303,8 +304,8 @@ int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 					",tier=\"xdp\",reason=\"%s\"} %lu\n",
 					FN_ARGS(inv->services[p], q),
 					rr_drop_label(d),
-					fs[fn_row(inv, q, p) + RR_FN_XDP_DROP +
-					   d]);
+					fs[rr_fn_row(inv, q, p) +
+					   RR_FN_XDP_DROP + d]);
 		}
 	free(fs);
 	write_function_counters(inv, out);
@@ -363,7 +364,8 @@ int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 			for (i = 0; i < RR_XDP_STAT_MAX; i++)
 				fprintf(out,
 					"reqrouter_xdp_packets_total{queue=\"%s\",verdict=\"%s\",reason=\"%s\"} %lu\n",
-					queue, xdp_verdict[i], xdp_reason[i],
+					queue, rr_xdp_verdict[i],
+					rr_xdp_reason[i],
 					xdp[q * RR_XDP_STAT_MAX + i]);
 		}
 	}
@@ -394,7 +396,7 @@ int rr_metrics_write_file(struct rr_invoker *inv, const char *path)
 /* One line per function served (at least partly) inside XDP. */
 static void summary_in_kernel(struct rr_invoker *inv, FILE *out)
 {
-	uint64_t *fs = read_fn_stats(inv), sum[RR_FN_STAT_MAX], drops;
+	uint64_t *fs = rr_read_fn_stats(inv), sum[RR_FN_STAT_MAX], drops;
 	uint32_t q, p, i;
 
 	for (p = 0; fs && p < inv->nports; p++) {
@@ -403,7 +405,7 @@ static void summary_in_kernel(struct rr_invoker *inv, FILE *out)
 		memset(sum, 0, sizeof(sum));
 		for (q = 0; q < inv->nqueues; q++)
 			for (i = 0; i < RR_FN_STAT_MAX; i++)
-				sum[i] += fs[fn_row(inv, q, p) + i];
+				sum[i] += fs[rr_fn_row(inv, q, p) + i];
 		drops = 0;
 		for (i = 1; i < RR_DROP_MAX; i++)
 			drops += sum[RR_FN_XDP_DROP + i];
@@ -464,7 +466,7 @@ void rr_metrics_summary(struct rr_invoker *inv, FILE *out)
 		fprintf(out, "function %s:", inv->services[p]->fn->name);
 		for (c = 0; c < inv->fn_ctrs[p].n; c++)
 			fprintf(out, " %s=%lu", inv->fn_ctrs[p].name[c],
-				fn_counter_sum(inv, p, c));
+				rr_fn_counter_sum(inv, p, c));
 		fputc('\n', out);
 	}
 	for (p = 0; p < inv->nports; p++)
@@ -484,127 +486,8 @@ void rr_metrics_summary(struct rr_invoker *inv, FILE *out)
 
 		for (q = 0; q < rows; q++)
 			sum += xdp[q * RR_XDP_STAT_MAX + i];
-		fprintf(out, " %s/%s=%lu", xdp_verdict[i], xdp_reason[i], sum);
+		fprintf(out, " %s/%s=%lu", rr_xdp_verdict[i], rr_xdp_reason[i],
+			sum);
 	}
 	fputc('\n', out);
-}
-
-void rr_json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
-/* One function's totals over every queue and thread, both tiers. */
-static void json_function(struct rr_invoker *inv, uint32_t p,
-			  const uint64_t *fs, FILE *out)
-{
-	const struct rr_service *svc = inv->services[p];
-	uint64_t rx = 0, tx = 0, drops[RR_DROP_MAX] = { 0 };
-	uint64_t sum[RR_FN_STAT_MAX] = { 0 };
-	uint32_t q, t, d, i, c;
-	struct rr_sock *s;
-
-	for (q = 0; q < inv->nqueues; q++)
-		for (t = 0; t < inv->threads_made; t++) {
-			s = rr_sock_at(inv, q, t, p);
-			rx += rr_stat_read(&s->stats.rx);
-			tx += rr_stat_read(&s->stats.tx);
-			for (d = 1; d < RR_DROP_MAX; d++)
-				drops[d] += rr_stat_read(&s->stats.drops[d]);
-		}
-	for (q = 0; fs && q < inv->nqueues; q++)
-		for (i = 0; i < RR_FN_STAT_MAX; i++)
-			sum[i] += fs[fn_row(inv, q, p) + i];
-	fprintf(out, "{\"name\":");
-	rr_json_str(out, svc->fn->name);
-	fprintf(out,
-		",\"port\":%u,\"user\":{\"rx\":%lu,\"tx\":%lu,\"dropped\":{",
-		svc->port, rx, tx);
-	for (d = 1; d < RR_DROP_MAX; d++)
-		fprintf(out, "%s\"%s\":%lu", d > 1 ? "," : "", rr_drop_label(d),
-			drops[d]);
-	fprintf(out, "}}");
-	if (inv->tier_xdp[p]) {
-		fprintf(out,
-			",\"xdp\":{\"rx\":%lu,\"tx\":%lu,\"punted\":%lu,\"dropped\":{",
-			sum[RR_FN_XDP_RX], sum[RR_FN_XDP_TX],
-			sum[RR_FN_XDP_PUNT]);
-		for (d = 1; d < RR_DROP_MAX; d++)
-			fprintf(out, "%s\"%s\":%lu", d > 1 ? "," : "",
-				rr_drop_label(d), sum[RR_FN_XDP_DROP + d]);
-		fprintf(out, "}}");
-	}
-	if (inv->cached[p])
-		fprintf(out, ",\"cache\":{\"hits\":%lu,\"misses\":%lu}",
-			sum[RR_FN_CACHE_HIT], sum[RR_FN_CACHE_MISS]);
-	fprintf(out, ",\"counters\":{");
-	for (c = 0; c < inv->fn_ctrs[p].n; c++) {
-		fprintf(out, "%s", c ? "," : "");
-		rr_json_str(out, inv->fn_ctrs[p].name[c]);
-		fprintf(out, ":%lu", fn_counter_sum(inv, p, c));
-	}
-	fprintf(out, "}}");
-}
-
-void rr_metrics_json(struct rr_invoker *inv, FILE *out)
-{
-	uint32_t rows = rr_xdp_stat_rows(inv->nrxqueues);
-	uint64_t xdp[RR_STATS_SIZE], *fs = read_fn_stats(inv);
-	uint32_t p, q, i;
-
-	fprintf(out, "{\"ok\":true,\"functions\":[");
-	for (p = 0; p < inv->nports; p++) {
-		fprintf(out, "%s", p ? "," : "");
-		json_function(inv, p, fs, out);
-	}
-	fprintf(out, "]");
-	free(fs);
-	if (!rr_xdp_read_stats(&inv->xdp, xdp, rows)) {
-		fprintf(out, ",\"xdp\":{");
-		for (i = 0; i < RR_XDP_STAT_MAX; i++) {
-			uint64_t sum = 0;
-
-			for (q = 0; q < rows; q++)
-				sum += xdp[q * RR_XDP_STAT_MAX + i];
-			fprintf(out, "%s\"%s/%s\":%lu", i ? "," : "",
-				xdp_verdict[i], xdp_reason[i], sum);
-		}
-		fprintf(out, "}");
-	}
-	fprintf(out, ",\"umem_frames\":[");
-	for (q = 0; q < inv->nqueues; q++) {
-		struct rr_frames f;
-
-		rr_invoker_frames(inv, q, &f);
-		fprintf(out,
-			"%s{\"queue\":%u,\"fill\":%u,\"rx\":%u,\"worker\":%u,\"tx\":%u,\"completion\":%u,\"kernel\":%u}",
-			q ? "," : "", q, f.fill, f.rx, f.worker, f.tx,
-			f.completion, f.kernel);
-	}
-	fprintf(out, "]}\n");
-}
-
-uint64_t rr_metrics_requests(struct rr_invoker *inv)
-{
-	uint32_t rows = rr_xdp_stat_rows(inv->nrxqueues), q, i;
-	uint64_t xdp[RR_STATS_SIZE], sum = 0;
-
-	if (rr_xdp_read_stats(&inv->xdp, xdp, rows))
-		return 0;
-	for (q = 0; q < rows; q++)
-		for (i = 0; i < RR_XDP_STAT_MAX; i++)
-			if (strcmp(xdp_verdict[i], "pass"))
-				sum += xdp[q * RR_XDP_STAT_MAX + i];
-	return sum;
 }

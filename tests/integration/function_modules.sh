@@ -77,7 +77,7 @@ check "the replaced test module is unloaded" \
 	bash -c "! grep -q shout.so /proc/$RR_PID/maps"
 "$CTL" --control "$SOCK" remove echo >/dev/null
 check_eq "remove echo: exit 0" 0 $?
-check_eq "a removed function's port goes to the kernel (no reply)" "<none>" "$(ask 7 hello)"
+check_eq "a removed function's port goes to the kernel (port unreachable)" "<refused>" "$(ask 7 hello)"
 check_eq "status: echo removed" True "$(func_field echo removed)"
 check_eq "reverse keeps answering" "olleh" "$(ask 1232 hello)"
 "$CTL" --control "$SOCK" remove echo >/dev/null 2>&1
@@ -85,7 +85,7 @@ check_eq "remove twice: exit 1" 1 $?
 "$CTL" --control "$SOCK" deploy "$MODS/echo.so" >/dev/null
 check_eq "deploy brings it back" "hello" "$(ask 7 hello)"
 # A function reqrouter does not have: a port of its own, while serving.
-check_eq "before: nothing on port 9009" "<none>" "$(ask 9009 hello)"
+check_eq "before: nothing on port 9009 (port unreachable)" "<refused>" "$(ask 9009 hello)"
 deploy_ok "$TMODS/upper.so" " (a new function)"
 check_eq "the new function answers on its port" "HELLO NEW PORT" "$(ask 9009 'hello new port')"
 check_eq "status lists it, from its module" "$(realpath "$TMODS/upper.so")" "$(func_field upper module)"

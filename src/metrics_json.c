@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The counters as JSON, for reqrouterctl stats (over the control socket):
+ * per function both tiers' totals, its faults and its own counters; the
+ * XDP program's verdicts; where each queue's UMEM frames are.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics_internal.h"
+
+void rr_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+/* One function's totals over every queue and thread, both tiers. */
+static void json_function(struct rr_invoker *inv, uint32_t p,
+			  const uint64_t *fs, FILE *out)
+{
+	const struct rr_service *svc = inv->services[p];
+	uint64_t rx = 0, tx = 0, drops[RR_DROP_MAX] = { 0 };
+	uint64_t sum[RR_FN_STAT_MAX] = { 0 };
+	uint32_t q, t, d, i, c;
+	struct rr_sock *s;
+
+	for (q = 0; q < inv->nqueues; q++)
+		for (t = 0; t < inv->threads_made; t++) {
+			s = rr_sock_at(inv, q, t, p);
+			rx += rr_stat_read(&s->stats.rx);
+			tx += rr_stat_read(&s->stats.tx);
+			for (d = 1; d < RR_DROP_MAX; d++)
+				drops[d] += rr_stat_read(&s->stats.drops[d]);
+		}
+	for (q = 0; fs && q < inv->nqueues; q++)
+		for (i = 0; i < RR_FN_STAT_MAX; i++)
+			sum[i] += fs[rr_fn_row(inv, q, p) + i];
+	fprintf(out, "{\"name\":");
+	rr_json_str(out, svc->fn->name);
+	fprintf(out,
+		",\"port\":%u,\"user\":{\"rx\":%lu,\"tx\":%lu,\"dropped\":{",
+		svc->port, rx, tx);
+	for (d = 1; d < RR_DROP_MAX; d++)
+		fprintf(out, "%s\"%s\":%lu", d > 1 ? "," : "", rr_drop_label(d),
+			drops[d]);
+	fprintf(out, "}}");
+	if (inv->tier_xdp[p]) {
+		fprintf(out,
+			",\"xdp\":{\"rx\":%lu,\"tx\":%lu,\"punted\":%lu,\"dropped\":{",
+			sum[RR_FN_XDP_RX], sum[RR_FN_XDP_TX],
+			sum[RR_FN_XDP_PUNT]);
+		for (d = 1; d < RR_DROP_MAX; d++)
+			fprintf(out, "%s\"%s\":%lu", d > 1 ? "," : "",
+				rr_drop_label(d), sum[RR_FN_XDP_DROP + d]);
+		fprintf(out, "}}");
+	}
+	if (inv->cached[p])
+		fprintf(out, ",\"cache\":{\"hits\":%lu,\"misses\":%lu}",
+			sum[RR_FN_CACHE_HIT], sum[RR_FN_CACHE_MISS]);
+	fprintf(out,
+		",\"faults\":{\"crash\":%lu,\"timeout\":%lu},\"quarantined\":%s",
+		inv->faults[p].crashes, inv->faults[p].timeouts,
+		inv->faults[p].quarantined ? "true" : "false");
+	fprintf(out, ",\"counters\":{");
+	for (c = 0; c < inv->fn_ctrs[p].n; c++) {
+		fprintf(out, "%s", c ? "," : "");
+		rr_json_str(out, inv->fn_ctrs[p].name[c]);
+		fprintf(out, ":%lu", rr_fn_counter_sum(inv, p, c));
+	}
+	fprintf(out, "}}");
+}
+
+void rr_metrics_json(struct rr_invoker *inv, FILE *out)
+{
+	uint32_t rows = rr_xdp_stat_rows(inv->nrxqueues);
+	uint64_t xdp[RR_STATS_SIZE], *fs = rr_read_fn_stats(inv);
+	uint32_t p, q, i;
+
+	fprintf(out, "{\"ok\":true,\"functions\":[");
+	for (p = 0; p < inv->nports; p++) {
+		fprintf(out, "%s", p ? "," : "");
+		json_function(inv, p, fs, out);
+	}
+	fprintf(out, "]");
+	free(fs);
+	if (!rr_xdp_read_stats(&inv->xdp, xdp, rows)) {
+		fprintf(out, ",\"xdp\":{");
+		for (i = 0; i < RR_XDP_STAT_MAX; i++) {
+			uint64_t sum = 0;
+
+			for (q = 0; q < rows; q++)
+				sum += xdp[q * RR_XDP_STAT_MAX + i];
+			fprintf(out, "%s\"%s/%s\":%lu", i ? "," : "",
+				rr_xdp_verdict[i], rr_xdp_reason[i], sum);
+		}
+		fprintf(out, "}");
+	}
+	fprintf(out, ",\"umem_frames\":[");
+	for (q = 0; q < inv->nqueues; q++) {
+		struct rr_frames f;
+
+		rr_invoker_frames(inv, q, &f);
+		fprintf(out,
+			"%s{\"queue\":%u,\"fill\":%u,\"rx\":%u,\"worker\":%u,\"tx\":%u,\"completion\":%u,\"kernel\":%u}",
+			q ? "," : "", q, f.fill, f.rx, f.worker, f.tx,
+			f.completion, f.kernel);
+	}
+	fprintf(out, "]}\n");
+}
+
+uint64_t rr_metrics_requests(struct rr_invoker *inv)
+{
+	uint32_t rows = rr_xdp_stat_rows(inv->nrxqueues), q, i;
+	uint64_t xdp[RR_STATS_SIZE], sum = 0;
+
+	if (rr_xdp_read_stats(&inv->xdp, xdp, rows))
+		return 0;
+	for (q = 0; q < rows; q++)
+		for (i = 0; i < RR_XDP_STAT_MAX; i++)
+			if (strcmp(rr_xdp_verdict[i], "pass"))
+				sum += xdp[q * RR_XDP_STAT_MAX + i];
+	return sum;
+}

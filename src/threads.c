@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * reqrouterctl threads N: workers per queue changed while serving. Up:
+ * sockets made and mapped, workers started, the round-robin widened last.
+ * Down: the round-robin narrowed and the sockets unmapped first, then each
+ * retiring worker empties its rings and ends.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "invoker_internal.h"
+#include "log.h"
+
+/* Every port's round-robin over @n sockets per queue. */
+static int set_nsocks(struct rr_invoker *inv, uint32_t n)
+{
+	uint32_t p;
+	int ret;
+
+	for (p = 0; p < inv->nports; p++) {
+		inv->port_conf[p].nsocks = n;
+		if (inv->removed[p] || (inv->faults[p].quarantined &&
+					inv->services[p]->quarantine_pass))
+			continue;
+		ret = rr_xdp_set_port(&inv->xdp, inv->services[p]->port,
+				      &inv->port_conf[p]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Sockets, and XSKMAP entries, for threads nthreads..n-1 of every queue;
+ * those made before (and left when threads went down) are reused. */
+static int more_sockets(struct rr_invoker *inv, uint32_t n, char *msg,
+			size_t msglen)
+{
+	uint32_t q, t, p;
+	int ret;
+
+	for (t = inv->threads_made; t < n; t++) {
+		for (q = 0; q < inv->nqueues; q++)
+			for (p = 0; p < inv->nports; p++) {
+				ret = rr_xsk_later(inv, q, t, p, msg, msglen);
+				if (ret)
+					return ret;
+			}
+		inv->threads_made = t + 1; /* whole threads only */
+	}
+	for (t = inv->nthreads; t < n; t++)
+		for (q = 0; q < inv->nqueues; q++)
+			for (p = 0; p < inv->nports; p++) {
+				ret = rr_xsk_map(inv, q, t, p, msg, msglen);
+				if (ret)
+					return ret;
+			}
+	return 0;
+}
+
+/*
+ * New states for the functions that keep one per worker (init_worker):
+ * every worker that will run needs its own. Those without keep theirs.
+ */
+static int renew_worker_states(struct rr_invoker *inv, char *msg, size_t msglen)
+{
+	struct rr_fn_instance *old[RR_MAX_PORTS] = { 0 }, *fresh;
+	bool active[RR_MAX_QUEUES * RR_MAX_THREADS];
+	const struct rr_service *svc;
+	char err[RR_ERRLEN];
+	uint32_t p;
+	int ret;
+
+	rr_active_workers(inv, active);
+	for (p = 0; p < inv->nports; p++) {
+		if (!inv->inst[p]->fn->init_worker)
+			continue;
+		svc = inv->services[p];
+		ret = rr_fn_instance_new_for(
+			inv->inst[p]->fn, svc->port, svc->settings,
+			svc->nsettings, RR_WORKER_SLOTS(inv), active,
+			&inv->fn_ctrs[p], &fresh, err, sizeof(err));
+		if (ret) {
+			snprintf(msg, msglen, "%s", err);
+			goto undo;
+		}
+		old[p] = rr_swap_instance(inv, p, fresh);
+	}
+	rr_retire_instances(inv, old);
+	return 0;
+undo:
+	/* Put back what was swapped; nothing ran on the new ones yet that
+	 * the old ones cannot take over. */
+	for (p = 0; p < inv->nports; p++)
+		if (old[p]) {
+			fresh = inv->inst[p];
+			__atomic_store_n(&inv->inst[p], old[p],
+					 __ATOMIC_RELEASE);
+			old[p] = fresh;
+		}
+	rr_retire_instances(inv, old);
+	return ret;
+}
+
+int rr_invoker_set_threads(struct rr_invoker *inv, uint32_t n, char *msg,
+			   size_t msglen)
+{
+	int cpus[RR_MAX_CPUS], ncpus, ret = 0;
+	uint32_t q, t, p, was = inv->nthreads;
+	struct timespec grace = { 0, 50000000L };
+	sigset_t all, old;
+
+	if (n < 1 || n > RR_MAX_THREADS) {
+		snprintf(msg, msglen, "threads must be 1-%d, not %u",
+			 RR_MAX_THREADS, n);
+		return -EINVAL;
+	}
+	if (n == was) {
+		snprintf(msg, msglen, "%u thread%s per queue already", n,
+			 n == 1 ? "" : "s");
+		return 0;
+	}
+	if (n < was) {
+		/* Out of the rotation first, then out of the map: nothing
+		 * new reaches the retiring sockets. Programs still running
+		 * with the old entries finish within the grace period; then
+		 * each retiring worker empties its rings and exits. */
+		ret = set_nsocks(inv, n);
+		for (t = n; !ret && t < was; t++)
+			for (q = 0; q < inv->nqueues; q++)
+				for (p = 0; p < inv->nports; p++)
+					rr_xdp_clear_socket(&inv->xdp, q, p, t);
+		if (ret) {
+			snprintf(msg, msglen, "cannot update the XDP map: %s",
+				 strerror(-ret));
+			return ret;
+		}
+		nanosleep(&grace, NULL);
+		for (t = n; t < was; t++)
+			for (q = 0; q < inv->nqueues; q++)
+				__atomic_store_n(
+					&rr_worker_at(inv, q, t)->retire, true,
+					__ATOMIC_RELEASE);
+		for (t = n; t < was; t++)
+			for (q = 0; q < inv->nqueues; q++) {
+				struct rr_worker *w = rr_worker_at(inv, q, t);
+
+				rr_join_worker(inv, w);
+			}
+		inv->nthreads = n;
+		goto done;
+	}
+
+	ret = more_sockets(inv, n, msg, msglen);
+	if (ret)
+		return ret;
+	inv->nthreads = n;
+	ret = renew_worker_states(inv, msg, msglen);
+	if (ret) {
+		inv->nthreads = was;
+		return ret;
+	}
+	ncpus = rr_allowed_cpus(inv->cfg, cpus);
+	if (ncpus <= 0) {
+		snprintf(msg, msglen, "no CPU to run workers on");
+		inv->nthreads = was;
+		return -EINVAL;
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	for (q = 0; q < inv->nqueues && !ret; q++)
+		for (t = was; t < n && !ret; t++)
+			ret = rr_start_worker(
+				inv, q, t, cpus[(q * n + t) % (uint32_t)ncpus]);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret) {
+		snprintf(msg, msglen, "cannot start a worker: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	/* Into the rotation last: every new socket has its worker. */
+	ret = set_nsocks(inv, n);
+	if (ret) {
+		snprintf(msg, msglen, "cannot update the XDP map: %s",
+			 strerror(-ret));
+		return ret;
+	}
+done:
+	snprintf(msg, msglen, "%u thread%s per queue (was %u)", n,
+		 n == 1 ? "" : "s", was);
+	pr_info("%s\n", msg);
+	return 0;
+}
