@@ -48,8 +48,8 @@ def report(E, rows, st, sizes, servers, scale_names):
       " `sockserver` = recvmmsg/sendmmsg, one SO_REUSEPORT socket per pinned"
       " thread, sleeping; `sockserver-busy` = the same, spinning on"
       " non-blocking receives; `rr-qQtT` = `reqrouter -q Q -t T` sleeping in"
-      " poll(), `-busy` with `-B` (both `--tier user --no-cache`: the AF_XDP"
-      " path); `xskfloor` = one AF_XDP socket that only swaps addresses and"
+      " poll(), `-busy` with `-B`, `-cell` with `--isolation cell` (all"
+      " `--tier user --no-cache`: the AF_XDP path); `xskfloor` = one AF_XDP socket that only swaps addresses and"
       " ports (an echo, measured on port 7): the floor of the AF_XDP path,"
       " what the kernel costs (on veth, copy mode); `rr-xdp` = `reqrouter -q 1 -t 1`, reverse answered by its XDP"
       " implementation; `rr-cache` = `--tier user` with the reply cache, which"
@@ -192,6 +192,16 @@ def report(E, rows, st, sizes, servers, scale_names):
             label, ratio(n, d), fmt % n if n else "—", fmt % d if d else "—",
             unit, met))
 
+
+    # What a cell costs against a thread (isolation = cell, issue 11).
+    for size in (64, 800):
+        target("max rate %d B: rr-q1t1-cell >= 0.9x rr-q1t1 (threads)" % size,
+               med(("rr-q1t1-cell", "rate-xdp", size), "answered_per_s"),
+               med(("rr-q1t1", "rate-xdp", size), "answered_per_s"), 0.9)
+        target("CPU per reply %d B: rr-q1t1-cell <= 1.1x rr-q1t1" % size,
+               med(("rr-q1t1-cell", "cpu", size), "cpu_us"),
+               med(("rr-q1t1", "cpu", size), "cpu_us"), 1.1, unit="us",
+               higher=False, fmt="%.2f")
 
     # CPU per reply (the user-space path's targets).
     for size in (64, 800):

@@ -9,7 +9,7 @@ import statistics
 from collections import defaultdict
 
 ORDER = ["sockserver-simple", "sockserver", "sockserver-busy", "rr-q1t1",
-         "rr-q1t1-busy", "xskfloor", "rr-xdp", "rr-cache", "reflector"]
+         "rr-q1t1-busy", "rr-q1t1-cell", "xskfloor", "rr-xdp", "rr-cache", "reflector"]
 NUMS = ["sent_per_s", "answered_per_s", "wrong", "timeouts", "p50_us",
         "p90_us", "p99_us", "p999_us", "max_us", "cpu_us"]
 
