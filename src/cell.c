@@ -401,6 +401,23 @@ static void reap(struct rr_invoker *inv)
 	}
 }
 
+/* A cell that could not be forked again (fork() failed) is retried every
+ * tick: until then its queue's share of requests waits on its rings. */
+static void refork(struct rr_invoker *inv)
+{
+	struct rr_worker *w;
+	uint32_t q, t;
+
+	if (__atomic_load_n(&inv->live->stop, __ATOMIC_RELAXED))
+		return;
+	for (q = 0; q < inv->nqueues; q++)
+		for (t = 0; t < inv->nthreads; t++) {
+			w = rr_worker_at(inv, q, t);
+			if (w->inv && !w->started && !w->retire)
+				rr_cell_start(inv, w);
+		}
+}
+
 void rr_invoker_supervise(struct rr_invoker *inv)
 {
 	bool cells = inv->cfg->isolation == RR_ISOLATION_CELL;
@@ -411,8 +428,10 @@ void rr_invoker_supervise(struct rr_invoker *inv)
 
 	if (!inv->workers)
 		return;
-	if (cells)
+	if (cells) {
 		reap(inv);
+		refork(inv);
+	}
 	now = now_ns();
 	for (i = 0; i < RR_WORKER_SLOTS(inv); i++) {
 		w = &inv->workers[i];
