@@ -31,6 +31,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "packet.h"
 #include "registry.h"
 #include "rrload.h"
 #include "rrload_gen.h"
@@ -150,38 +151,31 @@ static int own_addr(const struct rl_config *cfg, void *out)
 	return err;
 }
 
-static uint32_t csum_add(uint32_t sum, const void *p, size_t len)
+/*
+ * The IPv4 header checksum (if any) and the UDP checksum of the frame @f
+ * whose lengths are set, computed by src/packet.c as the server does;
+ * a UDP checksum of 0 goes on the wire as 0xffff.
+ */
+static void frame_csums(uint8_t *f, int family)
 {
-	const uint8_t *b = p;
-	size_t i;
+	struct rr_pkt pkt = { .l3_off = ETH_HLEN, .family = family };
+	struct udphdr *udp;
+	uint16_t csum;
 
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)(b[i] << 8 | b[i + 1]);
-	if (len & 1)
-		sum += (uint32_t)b[len - 1] << 8;
-	return sum;
-}
+	if (family == AF_INET) {
+		struct iphdr *ip4 = (struct iphdr *)(f + ETH_HLEN);
 
-static uint16_t csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
-/* The UDP checksum of @udp and its @plen payload bytes, from @sum, the
- * addresses' sum; 0 goes on the wire as 0xffff. */
-static void udp_csum(struct udphdr *udp, uint32_t plen, uint32_t sum)
-{
-	uint16_t be = htons(IPPROTO_UDP);
-
+		ip4->check = 0;
+		csum = rr_csum_fold(rr_csum_partial(ip4, sizeof(*ip4), 0));
+		memcpy(&ip4->check, &csum, 2);
+		pkt.l4_off = ETH_HLEN + sizeof(*ip4);
+	} else {
+		pkt.l4_off = ETH_HLEN + sizeof(struct ipv6hdr);
+	}
+	udp = (struct udphdr *)(f + pkt.l4_off);
 	udp->check = 0;
-	sum = csum_add(sum, &be, 2);
-	sum = csum_add(sum, &udp->len, 2);
-	sum = csum_add(sum, udp, sizeof(*udp) + plen);
-	udp->check = htons(csum_fold(sum));
-	if (!udp->check)
-		udp->check = 0xffff;
+	csum = rr_udp_csum(f, &pkt);
+	udp->check = csum ? csum : 0xffff;
 }
 
 /* Builds the request frame; fills @req as the server's function sees it. */
@@ -191,7 +185,7 @@ static int build_frame(const struct rl_config *cfg, struct rr_request *req,
 {
 	uint8_t *f, *pl;
 	struct ethhdr *eth;
-	uint32_t hlen, plen = cfg->len_min, i, edge, sum;
+	uint32_t hlen, plen = cfg->len_min, i, edge;
 	char addr[INET6_ADDRSTRLEN];
 	uint64_t rnd = 0x8badf00ddeadbeefull;
 	struct udphdr *udp;
@@ -253,10 +247,8 @@ static int build_frame(const struct rl_config *cfg, struct rr_request *req,
 		ip4->frag_off = htons(0x4000); /* DF */
 		ip4->tot_len =
 			htons((uint16_t)(sizeof(*ip4) + sizeof(*udp) + plen));
-		ip4->check = htons(csum_fold(csum_add(0, ip4, sizeof(*ip4))));
 		memcpy(&req->src.v4, &ip4->saddr, 4);
 		memcpy(&req->dst.v4, &ip4->daddr, 4);
-		sum = csum_add(0, &ip4->saddr, 8);
 	} else {
 		eth->h_proto = htons(ETH_P_IPV6);
 		ip6 = (struct ipv6hdr *)(eth + 1);
@@ -268,7 +260,6 @@ static int build_frame(const struct rl_config *cfg, struct rr_request *req,
 		ip6->payload_len = htons((uint16_t)(sizeof(*udp) + plen));
 		memcpy(&req->src.v6, &ip6->saddr, 16);
 		memcpy(&req->dst.v6, &ip6->daddr, 16);
-		sum = csum_add(0, &ip6->saddr, 32);
 	}
 	if (err) {
 		fprintf(stderr, "rrload: %s has no %s address\n", cfg->ifname,
@@ -292,7 +283,7 @@ static int build_frame(const struct rl_config *cfg, struct rr_request *req,
 	for (i = edge; i < plen / 2; i++)
 		pl[plen - 1 - i] = pl[i];
 
-	udp_csum(udp, plen, sum);
+	frame_csums(f, cfg->family);
 
 	memcpy(payload_out, pl, plen);
 	*plen_out = plen;
@@ -314,7 +305,7 @@ static int indexed_requests(const struct rl_config *cfg,
 			    const struct rr_function *fn,
 			    struct rr_request *req, uint32_t hlen)
 {
-	uint32_t i, plen, sum, room = GEN_FRAME_MAX - hlen, big = 0;
+	uint32_t i, plen, room = GEN_FRAME_MAX - hlen, big = 0;
 	uint8_t *f, *pl, *hdr = gen.frame;
 	struct udphdr *udp;
 	int r;
@@ -347,24 +338,14 @@ static int indexed_requests(const struct rl_config *cfg,
 		pl[1] = (uint8_t)i;
 		udp = (struct udphdr *)(f + hlen - sizeof(*udp));
 		udp->len = htons((uint16_t)(sizeof(*udp) + plen));
-		udp->check = 0;
-		if (cfg->family == AF_INET) {
-			struct iphdr *ip4 = (struct iphdr *)(f + ETH_HLEN);
-
-			ip4->tot_len = htons(
-				(uint16_t)(sizeof(*ip4) + sizeof(*udp) + plen));
-			ip4->check = 0;
-			ip4->check = htons(
-				csum_fold(csum_add(0, ip4, sizeof(*ip4))));
-			sum = csum_add(0, &ip4->saddr, 8);
-		} else {
-			struct ipv6hdr *ip6 = (struct ipv6hdr *)(f + ETH_HLEN);
-
-			ip6->payload_len =
+		if (cfg->family == AF_INET)
+			((struct iphdr *)(f + ETH_HLEN))->tot_len =
+				htons((uint16_t)(sizeof(struct iphdr) +
+						 sizeof(*udp) + plen));
+		else
+			((struct ipv6hdr *)(f + ETH_HLEN))->payload_len =
 				htons((uint16_t)(sizeof(*udp) + plen));
-			sum = csum_add(0, &ip6->saddr, 32);
-		}
-		udp_csum(udp, plen, sum);
+		frame_csums(f, cfg->family);
 		req_frames[i].len = hlen + plen;
 
 		memcpy(req_replies[i].payload, pl, plen);
