@@ -16,57 +16,8 @@
 #include <ini.h>
 
 #include "config.h"
+#include "parse.h"
 #include "registry.h"
-
-int rr_parse_ulong(const char *s, unsigned long min, unsigned long max,
-		   unsigned long *out)
-{
-	unsigned long v;
-	char *end;
-
-	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (*end)
-		return -EINVAL;
-	if (errno == ERANGE || v < min || v > max)
-		return -ERANGE;
-	*out = v;
-	return 0;
-}
-
-int rr_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out,
-		 const char *what, char *err, size_t errlen)
-{
-	unsigned long v;
-
-	if (rr_parse_ulong(s, min, max, &v)) {
-		snprintf(err, errlen,
-			 "%s must be a number from %u to %u, not '%s'", what,
-			 min, max, s ? s : "");
-		return -EINVAL;
-	}
-	*out = (uint32_t)v;
-	return 0;
-}
-
-int rr_parse_bool(const char *s, bool *out, const char *what, char *err,
-		  size_t errlen)
-{
-	static const char *const yes[] = { "1", "yes", "true", "on" };
-	static const char *const no[] = { "0", "no", "false", "off" };
-	size_t i;
-
-	for (i = 0; i < 4; i++) {
-		if (!strcasecmp(s, yes[i]) || !strcasecmp(s, no[i])) {
-			*out = !strcasecmp(s, yes[i]);
-			return 0;
-		}
-	}
-	snprintf(err, errlen, "%s must be yes or no, not '%s'", what, s);
-	return -EINVAL;
-}
 
 /* "0-3,6": ranges and single CPUs, each below RR_MAX_CPUS, no repeats. */
 int rr_parse_cpus(const char *s, int *cpus, uint32_t *ncpus, char *err,
@@ -76,10 +27,8 @@ int rr_parse_cpus(const char *s, int *cpus, uint32_t *ncpus, char *err,
 	uint32_t lo, hi, c, n = 0, i;
 	int ret = -EINVAL;
 
-	if (!*s) {
-		snprintf(err, errlen, "empty CPU list");
-		return -EINVAL;
-	}
+	if (!*s)
+		return rr_errf(err, errlen, "empty CPU list");
 	buf = strdup(s);
 	if (!buf) {
 		snprintf(err, errlen, "out of memory");
@@ -100,8 +49,8 @@ int rr_parse_cpus(const char *s, int *cpus, uint32_t *ncpus, char *err,
 		for (c = lo; c <= hi; c++) {
 			for (i = 0; i < n; i++) {
 				if (cpus[i] == (int)c) {
-					snprintf(err, errlen,
-						 "CPU %u is listed twice", c);
+					rr_errf(err, errlen,
+						"CPU %u is listed twice", c);
 					goto out;
 				}
 			}
@@ -109,7 +58,7 @@ int rr_parse_cpus(const char *s, int *cpus, uint32_t *ncpus, char *err,
 		}
 	}
 	if (!n) {
-		snprintf(err, errlen, "bad CPU list '%s'", s);
+		rr_errf(err, errlen, "bad CPU list '%s'", s);
 		goto out;
 	}
 	*ncpus = n;
@@ -125,33 +74,25 @@ int rr_parse_ports(const char *s, uint16_t *ports, uint32_t max,
 	char buf[512], *tok, *save;
 	uint32_t port, n = 0, i;
 
-	if (strlen(s) >= sizeof(buf) || !*s) {
-		snprintf(err, errlen, "bad port list '%s'", s);
-		return -EINVAL;
-	}
+	if (strlen(s) >= sizeof(buf) || !*s)
+		return rr_errf(err, errlen, "bad port list '%s'", s);
 	strcpy(buf, s);
 	for (tok = strtok_r(buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		if (rr_parse_u32(tok, 1, 65535, &port, "a port", err, errlen))
 			return -EINVAL;
 		for (i = 0; i < n; i++) {
-			if (ports[i] == port) {
-				snprintf(err, errlen, "port %u is listed twice",
-					 port);
-				return -EINVAL;
-			}
+			if (ports[i] == port)
+				return rr_errf(err, errlen,
+					       "port %u is listed twice", port);
 		}
-		if (n == max) {
-			snprintf(err, errlen, "at most %u ports may be listed",
-				 max);
-			return -EINVAL;
-		}
+		if (n == max)
+			return rr_errf(err, errlen,
+				       "at most %u ports may be listed", max);
 		ports[n++] = (uint16_t)port;
 	}
-	if (!n) {
-		snprintf(err, errlen, "bad port list '%s'", s);
-		return -EINVAL;
-	}
+	if (!n)
+		return rr_errf(err, errlen, "bad port list '%s'", s);
 	*nports = n;
 	return 0;
 }
@@ -165,11 +106,9 @@ int rr_parse_mode(const char *s, enum rr_xdp_mode *mode, char *err,
 		*mode = RR_MODE_NATIVE;
 	else if (!strcmp(s, "skb"))
 		*mode = RR_MODE_SKB;
-	else {
-		snprintf(err, errlen,
-			 "mode must be auto, native or skb, not '%s'", s);
-		return -EINVAL;
-	}
+	else
+		return rr_errf(err, errlen,
+			       "mode must be auto, native or skb, not '%s'", s);
 	return 0;
 }
 
@@ -188,8 +127,8 @@ int rr_parse_tier(const char *s, enum rr_tier *tier, char *err, size_t errlen)
 			*tier = i;
 			return 0;
 		}
-	snprintf(err, errlen, "tier must be auto, xdp or user, not '%s'", s);
-	return -EINVAL;
+	return rr_errf(err, errlen, "tier must be auto, xdp or user, not '%s'",
+		       s);
 }
 
 int rr_parse_tx_csum(const char *s, enum rr_tx_csum *csum, char *err,
@@ -201,11 +140,10 @@ int rr_parse_tx_csum(const char *s, enum rr_tx_csum *csum, char *err,
 		*csum = RR_TX_CSUM_SOFT;
 	else if (!strcmp(s, "offload"))
 		*csum = RR_TX_CSUM_OFFLOAD;
-	else {
-		snprintf(err, errlen,
-			 "tx-csum must be auto, soft or offload, not '%s'", s);
-		return -EINVAL;
-	}
+	else
+		return rr_errf(
+			err, errlen,
+			"tx-csum must be auto, soft or offload, not '%s'", s);
 	return 0;
 }
 
@@ -217,10 +155,8 @@ int rr_parse_cidrs(const char *s, struct rr_cidr *out, uint32_t max,
 	struct rr_cidr c;
 	int i;
 
-	if (strlen(s) >= sizeof(buf)) {
-		snprintf(err, errlen, "allow-list is too long");
-		return -EINVAL;
-	}
+	if (strlen(s) >= sizeof(buf))
+		return rr_errf(err, errlen, "allow-list is too long");
 	strcpy(buf, s);
 	for (tok = strtok_r(buf, ", \t", &save); tok;
 	     tok = strtok_r(NULL, ", \t", &save)) {
@@ -235,9 +171,9 @@ int rr_parse_cidrs(const char *s, struct rr_cidr *out, uint32_t max,
 			c.family = AF_INET6;
 			maxlen = 128;
 		} else {
-			snprintf(err, errlen,
-				 "'%s' is not an IPv4 or IPv6 address", tok);
-			return -EINVAL;
+			return rr_errf(err, errlen,
+				       "'%s' is not an IPv4 or IPv6 address",
+				       tok);
 		}
 		len = maxlen;
 		if (slash && rr_parse_u32(slash + 1, 0, maxlen, &len,
@@ -252,23 +188,19 @@ int rr_parse_cidrs(const char *s, struct rr_cidr *out, uint32_t max,
 					       ? 0
 					       : (uint8_t)(0xff << (8 - keep));
 
-			if (c.addr[i] & ~mask) {
-				snprintf(err, errlen, "%s/%u has host bits set",
-					 tok, len);
-				return -EINVAL;
-			}
+			if (c.addr[i] & ~mask)
+				return rr_errf(err, errlen,
+					       "%s/%u has host bits set", tok,
+					       len);
 		}
-		if (count >= max) {
-			snprintf(err, errlen,
-				 "at most %u prefixes per allow-list", max);
-			return -EINVAL;
-		}
+		if (count >= max)
+			return rr_errf(err, errlen,
+				       "at most %u prefixes per allow-list",
+				       max);
 		out[count++] = c;
 	}
-	if (count == *n) {
-		snprintf(err, errlen, "empty allow-list");
-		return -EINVAL;
-	}
+	if (count == *n)
+		return rr_errf(err, errlen, "empty allow-list");
 	*n = count;
 	return 0;
 }
@@ -276,10 +208,9 @@ int rr_parse_cidrs(const char *s, struct rr_cidr *out, uint32_t max,
 int rr_set_ifname(struct rr_config *cfg, const char *s, char *err,
 		  size_t errlen)
 {
-	if (!*s || strlen(s) >= sizeof(cfg->ifname) || strchr(s, '/')) {
-		snprintf(err, errlen, "'%s' is not a valid interface name", s);
-		return -EINVAL;
-	}
+	if (!*s || strlen(s) >= sizeof(cfg->ifname) || strchr(s, '/'))
+		return rr_errf(err, errlen,
+			       "'%s' is not a valid interface name", s);
 	strcpy(cfg->ifname, s);
 	return 0;
 }
@@ -288,13 +219,11 @@ int rr_set_control(struct rr_config *cfg, const char *s, char *err,
 		   size_t errlen)
 {
 	if (!*s || strlen(s) >= sizeof(cfg->control) ||
-	    (strcmp(s, "none") && s[0] != '/')) {
-		snprintf(
+	    (strcmp(s, "none") && s[0] != '/'))
+		return rr_errf(
 			err, errlen,
 			"control socket '%s' must be an absolute path shorter than %zu bytes, or none",
 			s, sizeof(cfg->control));
-		return -EINVAL;
-	}
 	strcpy(cfg->control, s);
 	return 0;
 }
@@ -333,11 +262,10 @@ int rr_parse_listen(const char *s, struct sockaddr_storage *sa,
 	*salen = sizeof(*in);
 	return 0;
 bad:
-	snprintf(
+	return rr_errf(
 		err, errlen,
 		"bad metrics listen address '%s': want IPv4:PORT or [IPv6]:PORT, e.g. 127.0.0.1:9464",
 		s);
-	return -EINVAL;
 }
 
 int rr_set_metrics_listen(struct rr_config *cfg, const char *s, char *err,
@@ -348,11 +276,9 @@ int rr_set_metrics_listen(struct rr_config *cfg, const char *s, char *err,
 
 	if (rr_parse_listen(s, &sa, &salen, err, errlen))
 		return -EINVAL;
-	if (strlen(s) >= sizeof(cfg->metrics_listen)) {
-		snprintf(err, errlen, "metrics listen address '%s' is too long",
-			 s);
-		return -EINVAL;
-	}
+	if (strlen(s) >= sizeof(cfg->metrics_listen))
+		return rr_errf(err, errlen,
+			       "metrics listen address '%s' is too long", s);
 	strcpy(cfg->metrics_listen, s);
 	return 0;
 }
@@ -360,10 +286,8 @@ int rr_set_metrics_listen(struct rr_config *cfg, const char *s, char *err,
 int rr_set_control_group(struct rr_config *cfg, const char *s, char *err,
 			 size_t errlen)
 {
-	if (!*s || strlen(s) >= sizeof(cfg->control_group)) {
-		snprintf(err, errlen, "bad control group '%s'", s);
-		return -EINVAL;
-	}
+	if (!*s || strlen(s) >= sizeof(cfg->control_group))
+		return rr_errf(err, errlen, "bad control group '%s'", s);
 	strcpy(cfg->control_group, s);
 	return 0;
 }
@@ -380,10 +304,9 @@ int rr_config_init(struct rr_config *cfg, char *err, size_t errlen)
 	ret = rr_registry_check(err, errlen);
 	if (ret)
 		return ret;
-	if (n > sizeof(cfg->services) / sizeof(cfg->services[0])) {
-		snprintf(err, errlen, "too many registered functions (%zu)", n);
-		return -EINVAL;
-	}
+	if (n > sizeof(cfg->services) / sizeof(cfg->services[0]))
+		return rr_errf(err, errlen,
+			       "too many registered functions (%zu)", n);
 	for (i = 0; i < n; i++) {
 		cfg->services[i].fn = rr_registry_at(i);
 		cfg->services[i].port = cfg->services[i].fn->port;
@@ -438,11 +361,10 @@ static int add_setting(struct ini_ctx *c, struct rr_service *svc,
 {
 	struct rr_fn_setting *s;
 
-	if (svc->nsettings == RR_MAX_FN_SETTINGS) {
-		snprintf(err, errlen, "more than %d settings in [function %s]",
-			 RR_MAX_FN_SETTINGS, svc->fn->name);
-		return -EINVAL;
-	}
+	if (svc->nsettings == RR_MAX_FN_SETTINGS)
+		return rr_errf(err, errlen,
+			       "more than %d settings in [function %s]",
+			       RR_MAX_FN_SETTINGS, svc->fn->name);
 	s = &svc->settings[svc->nsettings];
 	s->key = strdup(key);
 	s->value = strdup(val);
@@ -500,20 +422,17 @@ static int main_key(struct ini_ctx *c, const char *key, const char *val,
 		return rr_parse_bool(val, &cfg->busy_poll, "busy_poll", err,
 				     errlen);
 	if (!strcmp(key, "user")) {
-		if (!*val || strlen(val) >= sizeof(cfg->user)) {
-			snprintf(err, errlen, "bad user '%s'", val);
-			return -EINVAL;
-		}
+		if (!*val || strlen(val) >= sizeof(cfg->user))
+			return rr_errf(err, errlen, "bad user '%s'", val);
 		strcpy(cfg->user, val);
 		return 0;
 	}
 	if (!strcmp(key, "control"))
 		return rr_set_control(cfg, val, err, errlen);
 	if (!strcmp(key, "functions_dir")) {
-		if (!*val || strlen(val) >= sizeof(cfg->functions_dir)) {
-			snprintf(err, errlen, "bad functions_dir '%s'", val);
-			return -EINVAL;
-		}
+		if (!*val || strlen(val) >= sizeof(cfg->functions_dir))
+			return rr_errf(err, errlen, "bad functions_dir '%s'",
+				       val);
 		strcpy(cfg->functions_dir, val);
 		return 0;
 	}
@@ -522,15 +441,12 @@ static int main_key(struct ini_ctx *c, const char *key, const char *val,
 	if (!strcmp(key, "metrics_listen"))
 		return rr_set_metrics_listen(cfg, val, err, errlen);
 	if (!strcmp(key, "metrics_file")) {
-		if (strlen(val) >= sizeof(cfg->metrics_file)) {
-			snprintf(err, errlen, "metrics_file is too long");
-			return -EINVAL;
-		}
+		if (strlen(val) >= sizeof(cfg->metrics_file))
+			return rr_errf(err, errlen, "metrics_file is too long");
 		strcpy(cfg->metrics_file, val);
 		return 0;
 	}
-	snprintf(err, errlen, "unknown key '%s' in [reqrouter]", key);
-	return -EINVAL;
+	return rr_errf(err, errlen, "unknown key '%s' in [reqrouter]", key);
 }
 
 static int function_key(struct ini_ctx *c, const char *name, const char *key,
@@ -539,11 +455,9 @@ static int function_key(struct ini_ctx *c, const char *name, const char *key,
 	struct rr_service *svc = find_service(c->cfg, name);
 	uint32_t port;
 
-	if (!svc) {
-		snprintf(err, errlen, "no function named '%s' is registered",
-			 name);
-		return -EINVAL;
-	}
+	if (!svc)
+		return rr_errf(err, errlen,
+			       "no function named '%s' is registered", name);
 	svc->configured = true;
 	if (!strcmp(key, "port")) {
 		if (rr_parse_u32(val, 1, 65535, &port, "port", err, errlen))
@@ -566,13 +480,11 @@ static int function_key(struct ini_ctx *c, const char *name, const char *key,
 	if (!strcmp(key, "cache")) {
 		if (rr_parse_bool(val, &svc->cache, "cache", err, errlen))
 			return -EINVAL;
-		if (svc->cache && !(svc->fn->flags & RR_FN_PURE)) {
-			snprintf(
+		if (svc->cache && !(svc->fn->flags & RR_FN_PURE))
+			return rr_errf(
 				err, errlen,
 				"function '%s' is not declared pure (RR_FN_PURE): its replies cannot be cached",
 				name);
-			return -EINVAL;
-		}
 		return 0;
 	}
 	if (!strcmp(key, "cache_ttl"))
@@ -589,8 +501,8 @@ static int function_key(struct ini_ctx *c, const char *name, const char *key,
 	/* Any other key is the function's own, if it takes settings. */
 	if (svc->fn->init)
 		return add_setting(c, svc, key, val, err, errlen);
-	snprintf(err, errlen, "unknown key '%s' in [function %s]", key, name);
-	return -EINVAL;
+	return rr_errf(err, errlen, "unknown key '%s' in [function %s]", key,
+		       name);
 }
 
 static int on_ini_line(void *user, const char *section, const char *key,
@@ -605,8 +517,8 @@ static int on_ini_line(void *user, const char *section, const char *key,
 	else if (!strncmp(section, "function ", 9))
 		ret = function_key(c, section + 9, key, val, msg, sizeof(msg));
 	else {
-		snprintf(msg, sizeof(msg), "unknown section [%s]", section);
-		ret = -EINVAL;
+		ret = rr_errf(msg, sizeof(msg), "unknown section [%s]",
+			      section);
 	}
 	if (ret && !c->failed) {
 		/* inih reports the line; keep our sentence for it. */
@@ -630,11 +542,10 @@ static int check_lines(FILE *f, const char *path, char *err, size_t errlen)
 			lineno++;
 			len = 0;
 		} else if (++len > INI_MAX_LINE - 2) {
-			snprintf(
+			return rr_errf(
 				err, errlen,
 				"%s:%zu: line longer than %d characters; split it (an allow-list may take several 'allow =' lines)",
 				path, lineno, INI_MAX_LINE - 2);
-			return -EINVAL;
 		}
 	}
 	rewind(f);
@@ -657,10 +568,9 @@ int rr_config_load(struct rr_config *cfg, const char *path, char *err,
 		return -ENOENT;
 	}
 	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "config file %s is not a regular file",
-			 path);
 		fclose(f);
-		return -EINVAL;
+		return rr_errf(err, errlen,
+			       "config file %s is not a regular file", path);
 	}
 	ret = check_lines(f, path, err, errlen);
 	if (ret) {
@@ -678,8 +588,7 @@ int rr_config_load(struct rr_config *cfg, const char *path, char *err,
 	if (line) {
 		snprintf(msg, sizeof(msg), "%s",
 			 c.failed ? err : "syntax error");
-		snprintf(err, errlen, "%s:%d: %s", path, line, msg);
-		return -EINVAL;
+		return rr_errf(err, errlen, "%s:%d: %s", path, line, msg);
 	}
 	return 0;
 }
@@ -701,13 +610,11 @@ int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen)
 			if (cfg->services[j].enabled &&
 			    cfg->services[j].port == cfg->only_ports[i])
 				found = true;
-		if (!found) {
-			snprintf(
+		if (!found)
+			return rr_errf(
 				err, errlen,
 				"no enabled function is on port %u (see --list)",
 				cfg->only_ports[i]);
-			return -EINVAL;
-		}
 	}
 	for (i = 0; i < cfg->nservices; i++) {
 		struct rr_service *svc = &cfg->services[i];
@@ -724,24 +631,19 @@ int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen)
 			svc->tier = cfg->tier;
 		if (cfg->no_cache)
 			svc->cache = false;
-		if (svc->tier == RR_TIER_XDP &&
-		    !rr_registry_xdp(svc->fn->name)) {
-			snprintf(
+		if (svc->tier == RR_TIER_XDP && !rr_registry_xdp(svc->fn->name))
+			return rr_errf(
 				err, errlen,
 				"function '%s' has no XDP implementation (functions/%s.bpf.c), so tier = xdp cannot serve it",
 				svc->fn->name, svc->fn->name);
-			return -EINVAL;
-		}
 		for (j = 0; j < i; j++) {
 			if (cfg->services[j].enabled &&
-			    cfg->services[j].port == svc->port) {
-				snprintf(
+			    cfg->services[j].port == svc->port)
+				return rr_errf(
 					err, errlen,
 					"functions '%s' and '%s' are both on port %u",
 					cfg->services[j].fn->name,
 					svc->fn->name, svc->port);
-				return -EINVAL;
-			}
 		}
 		for (j = 0; j < svc->nallow; j++) {
 			if (svc->allow[j].family == AF_INET)
@@ -751,22 +653,17 @@ int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen)
 		}
 		served++;
 	}
-	if (!served) {
-		snprintf(err, errlen, "no function to serve");
-		return -EINVAL;
-	}
-	if (served > RR_MAX_PORTS) {
-		snprintf(err, errlen, "at most %u functions can be served",
-			 RR_MAX_PORTS);
-		return -EINVAL;
-	}
-	if (allow4 > RR_MAX_ALLOW || allow6 > RR_MAX_ALLOW) {
-		snprintf(
+	if (!served)
+		return rr_errf(err, errlen, "no function to serve");
+	if (served > RR_MAX_PORTS)
+		return rr_errf(err, errlen,
+			       "at most %u functions can be served",
+			       RR_MAX_PORTS);
+	if (allow4 > RR_MAX_ALLOW || allow6 > RR_MAX_ALLOW)
+		return rr_errf(
 			err, errlen,
 			"the allow-lists hold %u IPv4 and %u IPv6 prefixes; at most %u of each fit",
 			allow4, allow6, RR_MAX_ALLOW);
-		return -EINVAL;
-	}
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 
 #include "module.h"
 #include "options.h"
+#include "parse.h"
 #include "opttable.h"
 #include "version.h"
 
@@ -121,10 +122,9 @@ static int apply(struct rr_config *cfg, int key, const char *arg, char *err,
 	case OPT_CPUS:
 		return rr_parse_cpus(arg, cfg->cpus, &cfg->ncpus, err, errlen);
 	case OPT_METRICS:
-		if (!*arg || strlen(arg) >= sizeof(cfg->metrics_file)) {
-			snprintf(err, errlen, "bad --metrics-file '%s'", arg);
-			return -EINVAL;
-		}
+		if (!*arg || strlen(arg) >= sizeof(cfg->metrics_file))
+			return rr_errf(err, errlen, "bad --metrics-file '%s'",
+				       arg);
 		strcpy(cfg->metrics_file, arg);
 		return 0;
 	case OPT_METRICS_LISTEN:
@@ -141,10 +141,8 @@ static int apply(struct rr_config *cfg, int key, const char *arg, char *err,
 	case OPT_CONTROL_GROUP:
 		return rr_set_control_group(cfg, arg, err, errlen);
 	case OPT_USER:
-		if (!*arg || strlen(arg) >= sizeof(cfg->user)) {
-			snprintf(err, errlen, "bad --user '%s'", arg);
-			return -EINVAL;
-		}
+		if (!*arg || strlen(arg) >= sizeof(cfg->user))
+			return rr_errf(err, errlen, "bad --user '%s'", arg);
 		strcpy(cfg->user, arg);
 		return 0;
 	case OPT_LIST:
@@ -229,14 +227,11 @@ int rr_options_parse(int argc, char **argv, struct rr_config *cfg, char *err,
 		printf("reqrouter %s\n", RR_VERSION);
 		return RR_OPTS_EXIT;
 	}
-	if (native && skb) {
-		snprintf(err, errlen, "-N and -S exclude each other");
-		return -EINVAL;
-	}
-	if (optind < argc) {
-		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
-		return -EINVAL;
-	}
+	if (native && skb)
+		return rr_errf(err, errlen, "-N and -S exclude each other");
+	if (optind < argc)
+		return rr_errf(err, errlen, "unexpected argument '%s'",
+			       argv[optind]);
 	ret = load_modules(functions_dir, config_file, err, errlen);
 	if (!ret)
 		ret = rr_config_init(cfg, err, errlen);
@@ -257,11 +252,9 @@ int rr_options_parse(int argc, char **argv, struct rr_config *cfg, char *err,
 			return ret;
 	}
 
-	if (!cfg->list && !cfg->ifname[0]) {
-		snprintf(err, errlen,
-			 "no interface given: use -i IFACE (see --help)");
-		return -EINVAL;
-	}
+	if (!cfg->list && !cfg->ifname[0])
+		return rr_errf(err, errlen,
+			       "no interface given: use -i IFACE (see --help)");
 	ret = rr_config_finish(cfg, err, errlen);
 	return ret ? ret : RR_OPTS_RUN;
 }

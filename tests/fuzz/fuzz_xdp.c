@@ -72,6 +72,7 @@
 #include "invoker.h"
 #include "log.h"
 #include "packet.h"
+#include "parse.h"
 #include "registry.h"
 #include "reqrouter.skel.h"
 #include "rr_shared.h"
@@ -1220,12 +1221,11 @@ static int tier_fn_leftovers(struct tier *t)
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 {
-	char *end;
+	unsigned long long v;
 
-	errno = 0;
-	*out = strtoull(s, &end, 0);
-	if (errno || end == s || *end || *out > max)
+	if (rr_parse_ull(s, 0, 0, max, &v))
 		return -EINVAL;
+	*out = v;
 	return 0;
 }
 
