@@ -7,6 +7,7 @@
 #   kern/*.bpf.c, tools/*/*.bpf.c -> build/bpf/NAME.bpf.o + build/skel/NAME.skel.h
 #   tools/NAME/*.c      -> build/NAME
 #   tests/unit/*.c, tests/bpf/*.c -> build/tests/NAME
+#   tests/lib/*.c       -> build/libtests.a, linked into every test
 #   functions/*.pkgs    -> pkg-config names whose flags every object and
 #                          binary gets (a function's libraries)
 # so a file dropped into functions/ is built with no other edit.
@@ -88,6 +89,10 @@ BPF_SRCS := $(wildcard kern/*.bpf.c tools/*/*.bpf.c functions/*.bpf.c)
 TOOL_DIRS := $(sort $(dir $(filter-out %.bpf.c,$(wildcard tools/*/*.c))))
 TOOLS := $(patsubst tools/%/,$(BUILD)/%,$(TOOL_DIRS))
 TEST_SRCS := $(wildcard tests/unit/*.c tests/bpf/*.c)
+# tests/lib/: what the C tests share (the frame builder, the reference
+# checksum, helpers), linked into every test program and fuzzer.
+TESTLIB_SRCS := $(wildcard tests/lib/*.c)
+TESTLIB := $(BUILD)/libtests.a
 TESTS := $(patsubst %.c,$(BUILD)/tests/%,$(notdir $(TEST_SRCS)))
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -107,7 +112,8 @@ TEST_MODULES := $(patsubst tests/modules/%.c,$(BUILD)/tests/modules/%.so,\
 # src/ctl/: reqrouterctl, the control client (no functions linked in).
 CTL_SRCS := $(wildcard src/ctl/*.c)
 ALL_OBJS := $(call obj,$(SRC_MAIN) $(SRC_LIB) $(FN_SRCS) $(XDPFN_GEN) \
-	$(filter-out %.bpf.c,$(wildcard tools/*/*.c)) $(TEST_SRCS) $(CTL_SRCS))
+	$(filter-out %.bpf.c,$(wildcard tools/*/*.c)) $(TEST_SRCS) $(CTL_SRCS) \
+	$(TESTLIB_SRCS))
 
 # Shell scripts, for make shellcheck: by name where they have an
 # extension, by their #! line in tools/, .ci/, tests/scale/ and deploy/,
@@ -244,13 +250,21 @@ $(BUILD)/$(1): $(call obj,$(filter-out %.bpf.c,$(wildcard tools/$(1)/*.c))) $(LI
 endef
 $(foreach t,$(patsubst tools/%/,%,$(TOOL_DIRS)),$(eval $(call tool_rule,$(t))))
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB) $(FN_OBJS) | $(BUILD)/tests
-	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(FN_OBJS) $(LIB) $(LDLIBS) -lcmocka
+$(TESTLIB): $(call obj,$(TESTLIB_SRCS))
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(BUILD)/obj/tests/%.o: CPPFLAGS += -Itests/lib
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/bpf/%.o $(LIB) $(FN_OBJS) | $(BUILD)/tests
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TESTLIB) $(LIB) $(FN_OBJS) \
+		| $(BUILD)/tests
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(FN_OBJS) $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(FN_OBJS) $(TESTLIB) $(LIB) $(LDLIBS) \
+		-lcmocka
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/bpf/%.o $(TESTLIB) $(LIB) $(FN_OBJS) \
+		| $(BUILD)/tests
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(FN_OBJS) $(TESTLIB) $(LIB) $(LDLIBS)
 
 $(BUILD)/obj/%.o: %.c | $(SKELS)
 	@mkdir -p $(@D)

@@ -323,13 +323,14 @@ int rr_config_init(struct rr_config *cfg, char *err, size_t errlen)
 	return 0;
 }
 
-static struct rr_service *find_service(struct rr_config *cfg, const char *name)
+struct rr_service *rr_config_service_named(const struct rr_config *cfg,
+					   const char *name)
 {
 	uint32_t i;
 
 	for (i = 0; i < cfg->nservices; i++)
 		if (!strcmp(cfg->services[i].fn->name, name))
-			return &cfg->services[i];
+			return (struct rr_service *)&cfg->services[i];
 	return NULL;
 }
 
@@ -452,7 +453,7 @@ static int main_key(struct ini_ctx *c, const char *key, const char *val,
 static int function_key(struct ini_ctx *c, const char *name, const char *key,
 			const char *val, char *err, size_t errlen)
 {
-	struct rr_service *svc = find_service(c->cfg, name);
+	struct rr_service *svc = rr_config_service_named(c->cfg, name);
 	uint32_t port;
 
 	if (!svc)

@@ -145,6 +145,9 @@ void rr_config_destroy(struct rr_config *cfg);
 /* The service of function @fn in @cfg, or NULL. */
 struct rr_service *rr_config_service_of(const struct rr_config *cfg,
 					const struct rr_function *fn);
+/* The service of the function called @name in @cfg, or NULL. */
+struct rr_service *rr_config_service_named(const struct rr_config *cfg,
+					   const char *name);
 
 /*
  * Applies -p and checks the result: services exist, fit RR_MAX_PORTS, no

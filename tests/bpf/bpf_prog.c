@@ -26,7 +26,8 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
-#include "../unit/frames.h"
+#include "frames.h"
+#include "testutil.h"
 #include "config.h"
 #include "reqrouter.skel.h"
 #include "rr_shared.h"
@@ -38,20 +39,6 @@
 static struct reqrouter *skel;
 static int prog_fd, stats_fd, cursor_fd, port_fd;
 static int ncpus;
-static int failures;
-static const char *where = "";
-
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "FAIL %s: ", where);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	failures++;
-}
 
 static const char *const stat_names[RR_XDP_STAT_MAX] = {
 #define STAT_NAME(name, verdict, reason) [RR_XDP_##name] = #name,
@@ -148,8 +135,8 @@ static int run(const uint8_t *frame, uint32_t len, int ifindex, uint32_t queue,
 	*retval = opts.retval;
 	/* XDP_PASS hands the frame to the kernel: it must be untouched. */
 	if (opts.data_size_out != len || memcmp(out, frame, len))
-		fail("the frame was modified (%u bytes out of %u)",
-		     opts.data_size_out, len);
+		t_fail("the frame was modified (%u bytes out of %u)",
+		       opts.data_size_out, len);
 	return 0;
 }
 
@@ -173,19 +160,19 @@ static uint32_t expect(const uint8_t *frame, uint32_t len, int ifindex,
 	int ret;
 
 	if (take_snap(&before)) {
-		fail("cannot read the maps: %s", strerror(errno));
+		t_fail("cannot read the maps: %s", strerror(errno));
 		return 0;
 	}
 	ret = run(frame, len, ifindex, queue, &retval);
 	if (ret) {
-		fail("test run refused: %s", strerror(-ret));
+		t_fail("test run refused: %s", strerror(-ret));
 		return 0;
 	}
 	if (retval != want_act)
-		fail("verdict %u, expected %s", retval,
-		     want_act == XDP_DROP ? "XDP_DROP" : "XDP_PASS");
+		t_fail("verdict %u, expected %s", retval,
+		       want_act == XDP_DROP ? "XDP_DROP" : "XDP_PASS");
 	if (take_snap(&after)) {
-		fail("cannot read the maps: %s", strerror(errno));
+		t_fail("cannot read the maps: %s", strerror(errno));
 		return 0;
 	}
 
@@ -200,13 +187,13 @@ static uint32_t expect(const uint8_t *frame, uint32_t len, int ifindex,
 		    (k == want_key ||
 		     (alt >= 0 && k == row * RR_XDP_STAT_MAX + (uint32_t)alt)))
 			continue;
-		fail("counter %s of row %u moved by %llu, expected %s",
-		     stat_names[k % RR_XDP_STAT_MAX], k / RR_XDP_STAT_MAX,
-		     (unsigned long long)d, stat_names[stat]);
+		t_fail("counter %s of row %u moved by %llu, expected %s",
+		       stat_names[k % RR_XDP_STAT_MAX], k / RR_XDP_STAT_MAX,
+		       (unsigned long long)d, stat_names[stat]);
 	}
 	if (moved != 1)
-		fail("%u counters moved, expected exactly %s of row %u", moved,
-		     stat_names[stat], row);
+		t_fail("%u counters moved, expected exactly %s of row %u",
+		       moved, stat_names[stat], row);
 
 	if (slot >= 0)
 		cur_key = queue * RR_MAX_PORTS + (uint32_t)slot;
@@ -215,11 +202,11 @@ static uint32_t expect(const uint8_t *frame, uint32_t len, int ifindex,
 
 		if (slot >= 0 && k == cur_key) {
 			if (!changed && slot_nsocks(slot) > 1)
-				fail("cursor of queue %u slot %d did not move",
-				     queue, slot);
+				t_fail("cursor of queue %u slot %d did not move",
+				       queue, slot);
 		} else if (changed) {
-			fail("cursor of queue %u slot %u moved",
-			     k / RR_MAX_PORTS, k % RR_MAX_PORTS);
+			t_fail("cursor of queue %u slot %u moved",
+			       k / RR_MAX_PORTS, k % RR_MAX_PORTS);
 		}
 	}
 	return slot >= 0 ? after.cursor[cur_key] : 0;
@@ -522,10 +509,10 @@ static void run_table(const struct bpf_case *table, size_t n)
 
 	for (i = 0; i < n; i++) {
 		c = &table[i];
-		where = c->what;
+		t_at("%s", c->what);
 		len = build_frame(frame, sizeof(frame), &c->s, &lay);
 		if (!len) {
-			fail("frame does not fit");
+			t_fail("frame does not fit");
 			continue;
 		}
 		if (IS_SET(c->cut))
@@ -554,18 +541,18 @@ static void check_round_robin(uint32_t port, uint32_t nsocks, int ifindex,
 
 	snprintf(what, sizeof(what), "round robin, port %u, queue %u", port,
 		 queue);
-	where = what;
+	t_at("%s", what);
 	key = queue * RR_MAX_PORTS + (uint32_t)slot;
 	if (bpf_map_update_elem(cursor_fd, &key, &zero, BPF_ANY)) {
-		fail("cannot reset the cursor: %s", strerror(errno));
+		t_fail("cannot reset the cursor: %s", strerror(errno));
 		return;
 	}
 	for (i = 0; i < 2 * n + 1; i++) {
 		cur = expect(frame, len, ifindex, queue, RR_XDP_PASS_NO_SOCKET,
 			     -1, slot);
 		if (cur != i % n + 1) {
-			fail("run %u picked socket %u, expected %u", i, cur - 1,
-			     i % n);
+			t_fail("run %u picked socket %u, expected %u", i,
+			       cur - 1, i % n);
 			return;
 		}
 	}
@@ -612,20 +599,20 @@ static void run_queues(void)
 		printf("note: queues other than 0 not tested: %s\n", why);
 		return;
 	}
-	where = "queue 1";
+	t_at("%s", "queue 1");
 	expect(frame, len, ifindex, 1, RR_XDP_PASS_NO_SOCKET, -1, 0);
-	where = "queue 63";
+	t_at("%s", "queue 63");
 	expect(frame, len, ifindex, 63, RR_XDP_PASS_NO_SOCKET, -1, 0);
-	where = "queue 1, no function";
+	t_at("%s", "queue 1, no function");
 	s.dport = 1233;
 	len = build_frame(frame, sizeof(frame), &s, NULL);
 	expect(frame, len, ifindex, 1, RR_XDP_PASS_NO_FUNCTION, -1, -1);
 	/* Beyond the queues served: counted in the extra row, not steered. */
-	where = "queue 64";
+	t_at("%s", "queue 64");
 	s.dport = 1232;
 	len = build_frame(frame, sizeof(frame), &s, NULL);
 	expect(frame, len, ifindex, 64, RR_XDP_PASS_QUEUE_RANGE, -1, -1);
-	where = "queue 65";
+	t_at("%s", "queue 65");
 	expect(frame, len, ifindex, 65, RR_XDP_PASS_QUEUE_RANGE, -1, -1);
 
 	/* Each queue has its own cursor. */
@@ -641,17 +628,17 @@ static int setup_allow_lists(void)
 	char err[RR_ERRLEN];
 	uint32_t n, i, j;
 
-	where = "allow-list set-up";
+	t_at("%s", "allow-list set-up");
 	for (i = 0; i < sizeof(allow_lists) / sizeof(allow_lists[0]); i++) {
 		n = 0; /* rr_parse_cidrs() appends */
 		if (rr_parse_cidrs(allow_lists[i].allow, cidrs, 16, &n, err,
 				   sizeof(err))) {
-			fail("'%s': %s", allow_lists[i].allow, err);
+			t_fail("'%s': %s", allow_lists[i].allow, err);
 			return -1;
 		}
 		for (j = 0; j < n; j++) {
 			if (rr_xdp_allow(&x, allow_lists[i].slot, &cidrs[j])) {
-				fail("rr_xdp_allow failed");
+				t_fail("rr_xdp_allow failed");
 				return -1;
 			}
 		}
@@ -750,8 +737,8 @@ int main(void)
 	run_table(mac_cases, sizeof(mac_cases) / sizeof(mac_cases[0]));
 	reqrouter__destroy(skel);
 
-	if (failures) {
-		fprintf(stderr, "%d check(s) failed\n", failures);
+	if (t_failures) {
+		fprintf(stderr, "%d check(s) failed\n", t_failures);
 		return 1;
 	}
 	printf("%zu frames and the round robin checked\n",

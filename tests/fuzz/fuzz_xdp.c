@@ -301,11 +301,11 @@ static uint32_t bad_length(uint32_t v)
 	}
 }
 
-static void mutate(uint8_t *f, uint32_t *len, const struct fz_layout *lay,
+static void mutate(uint8_t *f, uint32_t *len, const struct frame_layout *lay,
 		   int family)
 {
 	uint32_t n = *len, l3 = lay->l3_off, l4 = lay->l4_off, off, k;
-	uint32_t hdr_end = l4 + FZ_UDP_HLEN < n ? l4 + FZ_UDP_HLEN : n;
+	uint32_t hdr_end = l4 + F_UDP_HLEN < n ? l4 + F_UDP_HLEN : n;
 
 	switch (below(14)) {
 	case 0: /* a bit, mostly in the headers */
@@ -316,8 +316,8 @@ static void mutate(uint8_t *f, uint32_t *len, const struct fz_layout *lay,
 		f[below(n)] = (uint8_t)rnd();
 		break;
 	case 2: /* cut short, often inside the headers */
-		*len = FZ_ETH_HLEN +
-		       below((below(2) ? hdr_end : n) - FZ_ETH_HLEN + 1);
+		*len = F_ETH_HLEN +
+		       below((below(2) ? hdr_end : n) - F_ETH_HLEN + 1);
 		break;
 	case 3: /* trailing bytes: Ethernet padding or junk */
 		k = below(64);
@@ -328,7 +328,7 @@ static void mutate(uint8_t *f, uint32_t *len, const struct fz_layout *lay,
 		*len = n + k;
 		break;
 	case 4: /* the EtherType of any header in the chain */
-		off = 12 + 4 * below((l3 - FZ_ETH_HLEN) / FZ_VLAN_HLEN + 1);
+		off = 12 + 4 * below((l3 - F_ETH_HLEN) / F_VLAN_HLEN + 1);
 		put16(f, n, off, ethertypes[below(sizeof(ethertypes) / 2)]);
 		break;
 	case 5: /* the L4 protocol */
@@ -391,12 +391,12 @@ static void mutate(uint8_t *f, uint32_t *len, const struct fz_layout *lay,
 static uint32_t make_frame(uint8_t *f)
 {
 	static uint8_t payload[MAX_FRAME];
-	struct fz_frame_spec s = { 0 };
-	struct fz_layout lay;
+	struct frame_spec s = { 0 };
+	struct frame_layout lay;
 	uint32_t kind = below(100), len, i, n;
 
 	if (kind < 10) { /* noise with a plausible EtherType */
-		len = FZ_ETH_HLEN + below(below(8) ? 200 : MAX_FRAME - 13);
+		len = F_ETH_HLEN + below(below(8) ? 200 : MAX_FRAME - 13);
 		for (i = 0; i < len; i++)
 			f[i] = (uint8_t)rnd();
 		if (below(2))
@@ -406,31 +406,32 @@ static uint32_t make_frame(uint8_t *f)
 	}
 
 	s.family = below(5) < 3 ? AF_INET : AF_INET6;
+	s.csum = CSUM_VALID;
 	s.vlans = (int)below(3);
-	s.ip_opts = below(3) ? 0 : 4 * below(11);
+	s.opt_words = below(3) ? 0 : below(11);
 	s.sport = (uint16_t)rnd();
 	s.dport = below(4) ? ports[below(sizeof(ports) / sizeof(ports[0]))].port
 			   : (uint16_t)rnd();
 	switch (below(8)) {
 	case 0:
-		s.payload_len = below(MAX_FRAME - 120);
+		s.plen = below(MAX_FRAME - 120);
 		break;
 	case 1:
-		s.payload_len = below(1500);
+		s.plen = below(1500);
 		break;
 	case 2: /* around the longest payload a reply under the MTU takes */
-		s.payload_len = MTU - FZ_UDP_HLEN - 2 + below(5) -
-				(s.family == AF_INET ? FZ_IP4_HLEN + s.ip_opts
-						     : FZ_IP6_HLEN);
+		s.plen = MTU - F_UDP_HLEN - 2 + below(5) -
+			 (s.family == AF_INET ? F_IP4_HLEN + 4 * s.opt_words
+					      : F_IP6_HLEN);
 		break;
 	default:
-		s.payload_len = below(65);
+		s.plen = below(65);
 		break;
 	}
-	for (i = 0; i < s.payload_len; i++)
+	for (i = 0; i < s.plen; i++)
 		payload[i] = (uint8_t)rnd();
 	s.payload = payload;
-	len = fz_build_frame(f, MAX_FRAME, &s, &lay);
+	len = build_frame(f, MAX_FRAME, &s, &lay);
 	if (!len)
 		abort(); /* MAX_FRAME leaves room for every spec above */
 
@@ -454,7 +455,7 @@ static uint32_t tier_variant(uint8_t *f, uint32_t len)
 	uint8_t *ip, *udp;
 
 	if (below(4))
-		fz_fix_checksums(f, len);
+		fix_checksums(f, len);
 	if (rr_parse(f, len, &p))
 		return len;
 	ip = f + p.l3_off;
@@ -470,10 +471,8 @@ static uint32_t tier_variant(uint8_t *f, uint32_t len)
 		udp[6] = udp[7] = 0;
 		break;
 	case 2: /* partial: the pseudo-header's sum, as offload leaves it */
-		sum = p.family == AF_INET ? fz_sum16(ip + 12, 8, 0)
-					  : fz_sum16(ip + 8, 32, 0);
-		sum += 17 + p.payload_len + FZ_UDP_HLEN;
-		sum = (uint16_t)~fz_fold(sum);
+		sum = ref_fold(
+			ref_pseudo(ip, p.family, p.payload_len + F_UDP_HLEN));
 		put16(f, len, p.l4_off + 6, sum);
 		break;
 	case 3: /* garbage */
@@ -680,10 +679,10 @@ static enum expect expect_verdict(const struct port_table *t,
 	size_t i;
 
 	*port = NULL;
-	if (queue >= RR_MAX_QUEUES || memcmp(frame, fz_server_mac, 6))
+	if (queue >= RR_MAX_QUEUES || memcmp(frame, f_dst_mac, 6))
 		return EXPECT_PASS;
 	memcpy(f, frame, len);
-	fz_fix_checksums(f, len);
+	fix_checksums(f, len);
 	if (rr_parse(f, len, &p))
 		return EXPECT_PASS;
 	dport = get16(f, len, p.l4_off + 2);
@@ -826,7 +825,7 @@ static int tier_load(struct tier *t, int ncpus)
 	size_t i;
 	int ret;
 
-	ret = rr_xdp_load(&t->x, fz_server_mac, MTU);
+	ret = rr_xdp_load(&t->x, f_dst_mac, MTU);
 	if (ret)
 		return ret;
 	for (i = 0; i < tier_table.n; i++) {
@@ -1325,7 +1324,7 @@ int main(int argc, char **argv)
 			strerror(errno));
 		return 1;
 	}
-	memcpy((void *)skel->rodata->if_mac, fz_server_mac, 6);
+	memcpy((void *)skel->rodata->if_mac, f_dst_mac, 6);
 	ret = reqrouter__load(skel);
 	if (ret) {
 		fprintf(stderr, "fuzz_xdp: cannot load the XDP program: %s\n",

@@ -22,6 +22,7 @@
 #include "config.h"
 #include "options.h"
 #include "registry.h"
+#include "testutil.h"
 
 #define MAX_ARGS 32
 
@@ -68,27 +69,11 @@ static void check_err(const char *what)
 
 static struct rr_service *service(const char *name)
 {
-	uint32_t i;
+	struct rr_service *svc = rr_config_service_named(&cfg, name);
 
-	for (i = 0; i < cfg.nservices; i++)
-		if (!strcmp(cfg.services[i].fn->name, name))
-			return &cfg.services[i];
-	fail_msg("no service '%s'", name);
-	return NULL;
-}
-
-/* A temporary config file holding @text; the caller unlinks it. */
-static char *write_conf(const char *text)
-{
-	static char path[64];
-	int fd;
-
-	strcpy(path, "/tmp/rr-test-conf.XXXXXX");
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
-	return path;
+	if (!svc)
+		fail_msg("no service '%s'", name);
+	return svc;
 }
 
 static void test_defaults(void **state)
@@ -270,7 +255,7 @@ static const char full_conf[] = "; a comment\n"
 
 static void test_config_file(void **state)
 {
-	char *path = write_conf(full_conf);
+	char *path = t_write_file("/tmp/rr-test-conf", full_conf);
 
 	(void)state;
 	assert_int_equal(PARSE("-c", path), RR_OPTS_RUN);
@@ -300,7 +285,7 @@ static void test_config_file(void **state)
 /* Flags win over the file, wherever they are on the command line. */
 static void test_flags_override_file(void **state)
 {
-	char *path = write_conf(full_conf);
+	char *path = t_write_file("/tmp/rr-test-conf", full_conf);
 
 	(void)state;
 	assert_int_equal(PARSE("-c", path, "-i", "eth1", "-t", "2", "-N", "-b",
@@ -326,7 +311,8 @@ static void test_flags_override_file(void **state)
 
 	/* -N in the file is overridden by -S on the line */
 	unlink(path);
-	path = write_conf("[reqrouter]\ninterface = x\nmode = native\n");
+	path = t_write_file("/tmp/rr-test-conf",
+			    "[reqrouter]\ninterface = x\nmode = native\n");
 	assert_int_equal(PARSE("-c", path, "-S"), RR_OPTS_RUN);
 	assert_int_equal(cfg.mode, RR_MODE_SKB);
 	unlink(path);
@@ -372,7 +358,7 @@ static void test_bad_config_files(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(bad_confs) / sizeof(bad_confs[0]); i++) {
-		path = write_conf(bad_confs[i].text);
+		path = t_write_file("/tmp/rr-test-conf", bad_confs[i].text);
 		assert_int_equal(rr_config_init(&cfg, err, sizeof(err)), 0);
 		err[0] = '\0';
 		ret = rr_config_load(&cfg, path, err, sizeof(err));
@@ -437,7 +423,7 @@ static void test_long_allow_list(void **state)
 		snprintf(text + strlen(text), sizeof(text) - strlen(text),
 			 "%s10.0.%u.0/24", i ? ", " : "", i);
 	strcat(text, "\n");
-	path = write_conf(text);
+	path = t_write_file("/tmp/rr-test-conf", text);
 	ret = PARSE("-i", "eth0", "-c", path);
 	unlink(path);
 	assert_int_equal(ret, -EINVAL);
@@ -450,7 +436,7 @@ static void test_long_allow_list(void **state)
 		snprintf(text + strlen(text), sizeof(text) - strlen(text),
 			 "%s10.0.%u.0/24%s", i % 8 ? ", " : "allow = ", i,
 			 i % 8 == 7 ? "\n" : "");
-	path = write_conf(text);
+	path = t_write_file("/tmp/rr-test-conf", text);
 	ret = PARSE("-i", "eth0", "-c", path);
 	unlink(path);
 	assert_int_equal(ret, RR_OPTS_RUN);
@@ -464,10 +450,11 @@ static void test_allow_continuation_lines(void **state)
 	int ret;
 
 	(void)state;
-	path = write_conf("[function reverse]\n"
-			  "allow = 10.0.0.0/24, 10.0.1.0/24\n"
-			  "        192.0.2.0/24\n"
-			  "        fd00::/64\n");
+	path = t_write_file("/tmp/rr-test-conf",
+			    "[function reverse]\n"
+			    "allow = 10.0.0.0/24, 10.0.1.0/24\n"
+			    "        192.0.2.0/24\n"
+			    "        fd00::/64\n");
 	ret = PARSE("-i", "eth0", "-c", path);
 	unlink(path);
 	assert_int_equal(ret, RR_OPTS_RUN);
@@ -501,7 +488,8 @@ static void test_long_cpu_list(void **state)
 /* Two functions on one port is refused, unless one of them is off. */
 static void test_port_clash(void **state)
 {
-	char *path = write_conf("[function echo]\nport = 1232\n");
+	char *path = t_write_file("/tmp/rr-test-conf",
+				  "[function echo]\nport = 1232\n");
 
 	(void)state;
 	EXPECT_ERROR("1232", "-i", "eth0", "-c", path);
@@ -509,19 +497,22 @@ static void test_port_clash(void **state)
 	check_err("reverse");
 	unlink(path);
 
-	path = write_conf("[function reverse]\nport = 7\n");
+	path = t_write_file("/tmp/rr-test-conf",
+			    "[function reverse]\nport = 7\n");
 	EXPECT_ERROR("port 7", "-i", "eth0", "-c", path);
 	unlink(path);
 
-	path = write_conf("[function echo]\nport = 1232\nenabled = no\n");
+	path = t_write_file("/tmp/rr-test-conf",
+			    "[function echo]\nport = 1232\nenabled = no\n");
 	assert_int_equal(PARSE("-i", "eth0", "-c", path), RR_OPTS_RUN);
 	assert_true(service("reverse")->enabled);
 	assert_false(service("echo")->enabled);
 	unlink(path);
 
 	/* swapping two ports is fine */
-	path = write_conf("[function echo]\nport = 1232\n"
-			  "[function reverse]\nport = 7\n");
+	path = t_write_file("/tmp/rr-test-conf",
+			    "[function echo]\nport = 1232\n"
+			    "[function reverse]\nport = 7\n");
 	assert_int_equal(PARSE("-i", "eth0", "-c", path), RR_OPTS_RUN);
 	assert_int_equal(service("echo")->port, 1232);
 	assert_int_equal(service("reverse")->port, 7);
@@ -530,8 +521,9 @@ static void test_port_clash(void **state)
 
 static void test_nothing_to_serve(void **state)
 {
-	char *path = write_conf("[function echo]\nenabled = off\n"
-				"[function reverse]\nenabled = false\n");
+	char *path = t_write_file("/tmp/rr-test-conf",
+				  "[function echo]\nenabled = off\n"
+				  "[function reverse]\nenabled = false\n");
 
 	(void)state;
 	if (rr_registry_count() == 2)
@@ -572,13 +564,14 @@ static void test_abuse_limits(void **state)
 	}
 	assert_string_equal(cfg.user, "");
 
-	path = write_conf("[reqrouter]\n"
-			  "user = nobody\n"
-			  "[function reverse]\n"
-			  "allow = 198.18.0.0/15, fd00:7272::/64\n"
-			  "max_amplification = 0\n"
-			  "[function echo]\n"
-			  "max_amplification = 1000\n");
+	path = t_write_file("/tmp/rr-test-conf",
+			    "[reqrouter]\n"
+			    "user = nobody\n"
+			    "[function reverse]\n"
+			    "allow = 198.18.0.0/15, fd00:7272::/64\n"
+			    "max_amplification = 0\n"
+			    "[function echo]\n"
+			    "max_amplification = 1000\n");
 	assert_int_equal(PARSE("-i", "eth0", "-c", path), RR_OPTS_RUN);
 	assert_string_equal(cfg.user, "nobody");
 	assert_int_equal(service("reverse")->max_amplification, 0);
@@ -598,18 +591,22 @@ static void test_abuse_limits(void **state)
 	unlink(path);
 
 	EXPECT_ERROR("user", "-i", "eth0", "--user", "");
-	path = write_conf("[function echo]\nmax_amplification = 1001\n");
+	path = t_write_file("/tmp/rr-test-conf",
+			    "[function echo]\nmax_amplification = 1001\n");
 	EXPECT_ERROR(":2:", "-i", "eth0", "-c", path);
 	check_err("max_amplification");
 	unlink(path);
-	path = write_conf("[function echo]\nmax_amplification = -1\n");
+	path = t_write_file("/tmp/rr-test-conf",
+			    "[function echo]\nmax_amplification = -1\n");
 	EXPECT_ERROR("max_amplification", "-i", "eth0", "-c", path);
 	unlink(path);
-	path = write_conf("[function echo]\n\nallow = 10.0.0.1/8\n");
+	path = t_write_file("/tmp/rr-test-conf",
+			    "[function echo]\n\nallow = 10.0.0.1/8\n");
 	EXPECT_ERROR(":3:", "-i", "eth0", "-c", path);
 	check_err("10.0.0.1/8");
 	unlink(path);
-	path = write_conf("[function echo]\nallow = localhost\n");
+	path = t_write_file("/tmp/rr-test-conf",
+			    "[function echo]\nallow = localhost\n");
 	EXPECT_ERROR("localhost", "-i", "eth0", "-c", path);
 	unlink(path);
 }
@@ -894,14 +891,14 @@ static void test_tiers(void **state)
 	assert_non_null(rr_registry_xdp("echo"));
 	assert_null(rr_registry_xdp("nosuch"));
 
-	path = write_conf("[function reverse]\n"
-			  "tier = user\n"
-			  "cache = no\n"
-			  "cache_ttl = 0\n"
-			  "cache_max_payload = 64\n"
-			  "xdp_max_payload = 100\n"
-			  "[function echo]\n"
-			  "tier = xdp\n");
+	path = t_write_file("/tmp/rr-test-conf", "[function reverse]\n"
+						 "tier = user\n"
+						 "cache = no\n"
+						 "cache_ttl = 0\n"
+						 "cache_max_payload = 64\n"
+						 "xdp_max_payload = 100\n"
+						 "[function echo]\n"
+						 "tier = xdp\n");
 	assert_int_equal(PARSE("-i", "eth0", "-c", path), RR_OPTS_RUN);
 	assert_int_equal(service("reverse")->tier, RR_TIER_USER);
 	assert_false(service("reverse")->cache);
@@ -920,23 +917,29 @@ static void test_tiers(void **state)
 
 	EXPECT_ERROR("tier must be auto, xdp or user", "-i", "eth0", "--tier",
 		     "fast");
-	path = write_conf("[function echo]\ntier = kernel\n");
+	path = t_write_file("/tmp/rr-test-conf",
+			    "[function echo]\ntier = kernel\n");
 	EXPECT_ERROR(":2:", "-i", "eth0", "-c", path);
 	check_err("'kernel'");
 	unlink(path);
-	path = write_conf("[function echo]\ncache_max_payload = 257\n");
+	path = t_write_file("/tmp/rr-test-conf",
+			    "[function echo]\ncache_max_payload = 257\n");
 	EXPECT_ERROR("cache_max_payload", "-i", "eth0", "-c", path);
 	unlink(path);
-	path = write_conf("[function echo]\ncache_max_payload = 0\n");
+	path = t_write_file("/tmp/rr-test-conf",
+			    "[function echo]\ncache_max_payload = 0\n");
 	EXPECT_ERROR("cache_max_payload", "-i", "eth0", "-c", path);
 	unlink(path);
-	path = write_conf("[function echo]\ncache_ttl = 86401\n");
+	path = t_write_file("/tmp/rr-test-conf",
+			    "[function echo]\ncache_ttl = 86401\n");
 	EXPECT_ERROR("cache_ttl", "-i", "eth0", "-c", path);
 	unlink(path);
-	path = write_conf("[function echo]\nxdp_max_payload = 100000\n");
+	path = t_write_file("/tmp/rr-test-conf",
+			    "[function echo]\nxdp_max_payload = 100000\n");
 	EXPECT_ERROR("xdp_max_payload", "-i", "eth0", "-c", path);
 	unlink(path);
-	path = write_conf("[function echo]\ncache = maybe\n");
+	path = t_write_file("/tmp/rr-test-conf",
+			    "[function echo]\ncache = maybe\n");
 	EXPECT_ERROR("cache", "-i", "eth0", "-c", path);
 	unlink(path);
 }

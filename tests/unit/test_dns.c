@@ -28,6 +28,7 @@
 #include "function.h"
 #include "packet.h"
 #include "registry.h"
+#include "testutil.h"
 
 #define ZONE "configs/example.zone"
 #define QID 0xbeef
@@ -435,22 +436,6 @@ static int teardown(void **state)
 	rr_fn_instance_free(inst);
 	inst = NULL;
 	return 0;
-}
-
-/* A temporary file holding @text; the caller unlinks it. */
-static char *write_file(const char *text)
-{
-	static char paths[8][64];
-	static int next;
-	char *path = paths[next++ % 8];
-	int fd;
-
-	strcpy(path, "/tmp/rr-test-dns.XXXXXX");
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
-	return path;
 }
 
 /* ---- tests ---- */
@@ -937,7 +922,8 @@ static void test_truncation(void **state)
 
 static void test_several_zones(void **state)
 {
-	char *child = write_file(
+	char *child = t_write_file(
+		"/tmp/rr-test-dns",
 		"$ORIGIN sub.example.com.\n"
 		"@ 600 SOA ns.sub.example.com. h.sub.example.com. 1 2 3 4 60\n"
 		"@ 600 NS ns\nns 600 A 192.0.2.54\nwww 600 A 192.0.2.55\n");
@@ -972,7 +958,8 @@ static void test_several_zones(void **state)
 /* What knotd makes of a zone file, and DNAME. */
 static void test_zone_rules(void **state)
 {
-	char *zone = write_file(
+	char *zone = t_write_file(
+		"/tmp/rr-test-dns",
 		"$ORIGIN t.\n$TTL 100\n@ SOA ns admin 1 2 3 4 50\n@ NS ns\n"
 		"ns A 192.0.2.1\nsig A 192.0.2.2\n"
 		"sig RRSIG A 8 2 3600 20300101000000 20200101000000 1 t. AAAA\n"
@@ -1032,16 +1019,22 @@ static void check_init_error(const char *const *kv, size_t n, const char *what)
 
 static void test_init_errors(void **state)
 {
-	char *bad = write_file("$ORIGIN t.\n@ SOA a. b. 1 2 3 4 5\n"
-			       "@ NS a.\nwww A 192.0.2.300\n");
-	char *nosoa = write_file("$ORIGIN t.\nwww A 192.0.2.1\n");
-	char *cname = write_file("$ORIGIN t.\n@ SOA a. b. 1 2 3 4 5\n"
-				 "@ NS a.\nx CNAME y\nx A 192.0.2.1\n");
-	char *relative = write_file("@ SOA a b 1 2 3 4 5\n@ NS a\n");
-	char *chaos = write_file("$ORIGIN t.\n@ SOA a. b. 1 2 3 4 5\n"
-				 "x CH TXT \"hi\"\n");
-	char *twice = write_file("$ORIGIN t.\n@ SOA a. b. 1 2 3 4 5\n"
-				 "@ SOA a. b. 9 2 3 4 5\n@ NS a.\n");
+	char *bad = t_write_file("/tmp/rr-test-dns",
+				 "$ORIGIN t.\n@ SOA a. b. 1 2 3 4 5\n"
+				 "@ NS a.\nwww A 192.0.2.300\n");
+	char *nosoa = t_write_file("/tmp/rr-test-dns",
+				   "$ORIGIN t.\nwww A 192.0.2.1\n");
+	char *cname = t_write_file("/tmp/rr-test-dns",
+				   "$ORIGIN t.\n@ SOA a. b. 1 2 3 4 5\n"
+				   "@ NS a.\nx CNAME y\nx A 192.0.2.1\n");
+	char *relative = t_write_file("/tmp/rr-test-dns",
+				      "@ SOA a b 1 2 3 4 5\n@ NS a\n");
+	char *chaos = t_write_file("/tmp/rr-test-dns",
+				   "$ORIGIN t.\n@ SOA a. b. 1 2 3 4 5\n"
+				   "x CH TXT \"hi\"\n");
+	char *twice = t_write_file("/tmp/rr-test-dns",
+				   "$ORIGIN t.\n@ SOA a. b. 1 2 3 4 5\n"
+				   "@ SOA a. b. 9 2 3 4 5\n@ NS a.\n");
 	char where[600];
 	struct reply r;
 	struct q q;
@@ -1156,7 +1149,8 @@ static void test_config_file(void **state)
 {
 	static struct rr_config cfg; /* large: not on the stack */
 	const struct rr_service *svc = NULL;
-	char *path = write_file(
+	char *path = t_write_file(
+		"/tmp/rr-test-dns",
 		"[function dns]\nport = 5353\nmax_amplification = 0\n"
 		"zone = example.com " ZONE "\nudp_max_payload = 4096\n");
 	struct reply r;

@@ -24,6 +24,7 @@
 #include "options.h"
 #include "packet.h"
 #include "registry.h"
+#include "testutil.h"
 
 static struct rr_config cfg; /* large: not on the stack */
 static char err[RR_ERRLEN];
@@ -127,36 +128,18 @@ RR_FUNCTION_DEF(rrtest_greet, 40001, "test: a greeting from its settings",
 		.fini = greet_fini, .init_worker = greet_worker_init,
 		.fini_worker = greet_worker_fini);
 
-/* A temporary file holding @text; the caller unlinks it. */
-static char *write_file(const char *text)
-{
-	static char paths[4][64];
-	static int next;
-	char *path = paths[next++ % 4];
-	int fd;
-
-	strcpy(path, "/tmp/rr-test-fn.XXXXXX");
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
-	return path;
-}
-
 static struct rr_service *service(const char *name)
 {
-	uint32_t i;
+	struct rr_service *svc = rr_config_service_named(&cfg, name);
 
-	for (i = 0; i < cfg.nservices; i++)
-		if (!strcmp(cfg.services[i].fn->name, name))
-			return &cfg.services[i];
-	fail_msg("no service '%s'", name);
-	return NULL;
+	if (!svc)
+		fail_msg("no service '%s'", name);
+	return svc;
 }
 
 static void load(const char *text)
 {
-	char *path = write_file(text);
+	char *path = t_write_file("/tmp/rr-test-fn", text);
 
 	assert_int_equal(rr_config_init(&cfg, err, sizeof(err)), 0);
 	if (rr_config_load(&cfg, path, err, sizeof(err)))
@@ -286,7 +269,8 @@ static void test_init_refuses(void **state)
 
 	(void)state;
 	memset(&life, 0, sizeof(life));
-	path = write_file(
+	path = t_write_file(
+		"/tmp/rr-test-fn",
 		"[function rrtest_greet]\ngreeting = hi\ncolour = red\n");
 	assert_int_equal(rr_config_init(&cfg, err, sizeof(err)), 0);
 	assert_int_equal(rr_config_load(&cfg, path, err, sizeof(err)), 0);
@@ -311,7 +295,8 @@ static void test_init_refuses(void **state)
 	unlink(path);
 
 	/* A function without init() keeps refusing unknown keys itself. */
-	path = write_file("[function echo]\ncolour = red\n");
+	path = t_write_file("/tmp/rr-test-fn",
+			    "[function echo]\ncolour = red\n");
 	assert_int_equal(rr_config_init(&cfg, err, sizeof(err)), 0);
 	assert_int_equal(rr_config_load(&cfg, path, err, sizeof(err)), -EINVAL);
 	check_one_line("unknown key 'colour' in [function echo]");
@@ -323,7 +308,8 @@ static void test_opt_in(void **state)
 {
 	char *argv[4] = { (char *)"reqrouter", (char *)"-i", (char *)"lo",
 			  NULL };
-	char *table = write_file("k v\n"), conf[128], *path;
+	char *table = t_write_file("/tmp/rr-test-fn", "k v\n"), conf[128],
+	     *path;
 
 	(void)state;
 	/* kv needs a table: off by default, --list says why. */
@@ -333,7 +319,7 @@ static void test_opt_in(void **state)
 	rr_config_free(&cfg);
 
 	snprintf(conf, sizeof(conf), "[function kv]\ntable = %s\n", table);
-	path = write_file(conf);
+	path = t_write_file("/tmp/rr-test-fn", conf);
 	{
 		char *argv2[6] = {
 			(char *)"reqrouter", (char *)"-i", (char *)"lo",
@@ -352,7 +338,9 @@ static void test_opt_in(void **state)
 static void test_kv(void **state)
 {
 	const struct rr_function *fn = rr_registry_find("kv");
-	char *table = write_file("# a comment\nalpha one\nbeta two words\n\n"),
+	char *table =
+		     t_write_file("/tmp/rr-test-fn",
+				  "# a comment\nalpha one\nbeta two words\n\n"),
 	     conf[128], out[256];
 	struct rr_fn_counters ctrs = { 0 };
 	uint64_t counters[RR_FN_MAX_COUNTERS] = { 0 };
@@ -384,7 +372,7 @@ static void test_kv(void **state)
 
 	/* A duplicate key: one line naming the table's line. */
 	unlink(table);
-	table = write_file("a 1\na 2\n");
+	table = t_write_file("/tmp/rr-test-fn", "a 1\na 2\n");
 	snprintf(conf, sizeof(conf), "[function kv]\ntable = %s\n", table);
 	load(conf);
 	svc = service("kv");
