@@ -29,7 +29,6 @@ enum {
 	OPT_TX_CSUM,
 	OPT_CONTROL,
 	OPT_CONTROL_GROUP,
-	OPT_VERSION,
 	OPT_FUNCTIONS_DIR,
 	OPT_DRAIN_ON_TERM,
 };
@@ -70,8 +69,8 @@ static const struct rr_opt rr_options[] = {
 	  "load the function modules (*.so) in DIR; they replace built-in functions of the same name" },
 	{ "list", OPT_LIST, NULL, "list the registered functions and exit" },
 	{ "verbose", 'v', NULL, "log more (library messages included)" },
-	{ "version", OPT_VERSION, NULL, "show the version and exit" },
-	{ "help", 'h', NULL, "show this help and exit" },
+	RR_OPT_VERSION_ENTRY,
+	RR_OPT_HELP_ENTRY,
 	{ 0 },
 };
 
@@ -210,7 +209,7 @@ int rr_options_parse(int argc, char **argv, struct rr_config *cfg, char *err,
 		}
 		if (key == 'h')
 			help = 1;
-		if (key == OPT_VERSION && !help)
+		if (key == RR_OPT_VERSION && !help)
 			help = 2;
 		native |= key == 'N';
 		skb |= key == 'S';

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Option tables: getopt strings, long options and --help from one table. */
+#include <net/if.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "opttable.h"
@@ -74,4 +76,36 @@ void rr_opt_complain(const char *prog, int key, char *const argv[])
 void rr_opt_version(const char *prog)
 {
 	printf("%s %s\n", prog, RR_VERSION);
+}
+
+int rr_opt_other(const char *prog, int key, char *const argv[],
+		 const char *synopsis, const char *about,
+		 const struct rr_opt *t)
+{
+	if (key == 'h') {
+		rr_opt_usage(stdout, synopsis, about, t);
+		exit(0);
+	}
+	if (key == RR_OPT_VERSION) {
+		rr_opt_version(prog);
+		exit(0);
+	}
+	rr_opt_complain(prog, key, argv);
+	return 2;
+}
+
+int rr_opt_ifindex(const char *prog, const char *ifname, int stray)
+{
+	int ifindex;
+
+	if (stray || !ifname) {
+		fprintf(stderr, "%s: %s\n", prog,
+			ifname ? "unexpected argument"
+			       : "-i IFACE is required (see --help)");
+		return 0;
+	}
+	ifindex = (int)if_nametoindex(ifname);
+	if (!ifindex)
+		fprintf(stderr, "%s: no interface '%s'\n", prog, ifname);
+	return ifindex;
 }

@@ -29,6 +29,12 @@ struct rr_opt {
 		"version", RR_OPT_VERSION, NULL, "show the version and exit" \
 	}
 
+/* The entry for -h, --help, last before the terminator in every table. */
+#define RR_OPT_HELP_ENTRY                                    \
+	{                                                    \
+		"help", 'h', NULL, "show this help and exit" \
+	}
+
 /* Prints "PROG VERSION" on stdout. */
 void rr_opt_version(const char *prog);
 
@@ -53,5 +59,22 @@ void rr_opt_error(int key, char *const argv[], char *err, size_t errlen);
 
 /* The same, as the one line a tool prints: "PROG: sentence (see --help)". */
 void rr_opt_complain(const char *prog, int key, char *const argv[]);
+
+/*
+ * What a tool does with a key its own switch does not handle: -h prints
+ * the help (SYNOPSIS, ABOUT, table @t) and --version the version, each
+ * then exiting 0; anything else is complained about and 2, the usage
+ * exit code, is returned.
+ */
+int rr_opt_other(const char *prog, int key, char *const argv[],
+		 const char *synopsis, const char *about,
+		 const struct rr_opt *t);
+
+/*
+ * The interface of a tool that needs -i: its index, or 0 after saying
+ * why on stderr (no -i, @stray arguments after the options, no such
+ * interface).
+ */
+int rr_opt_ifindex(const char *prog, const char *ifname, int stray);
 
 #endif /* RR_OPTTABLE_H */

@@ -20,12 +20,11 @@
 #include "config.h"
 #include "control.h"
 #include "opttable.h"
-#include "version.h"
 
 #define REPLY_MAX (1 << 20)
 #define TIMEOUT_MS 10000 /* a reload may wait for workers */
 
-enum { OPT_JSON = 256, OPT_VERSION, OPT_TIMEOUT, OPT_QUIET };
+enum { OPT_JSON = 256, OPT_TIMEOUT, OPT_QUIET };
 
 static const struct rr_opt opts[] = {
 	{ "control", 'c', "PATH",
@@ -36,25 +35,25 @@ static const struct rr_opt opts[] = {
 	  "drain: stop after SECS at the latest (default 30)" },
 	{ "quiet", OPT_QUIET, "SECS",
 	  "drain: stop once no request came for SECS (default 2)" },
-	{ "version", OPT_VERSION, NULL, "show the version and exit" },
-	{ "help", 'h', NULL, "show this help and exit" },
+	RR_OPT_VERSION_ENTRY,
+	RR_OPT_HELP_ENTRY,
 	{ 0 },
 };
 
 #define SYNOPSIS "reqrouterctl [--control PATH] [--json] COMMAND [ARG]"
-#define ABOUT                                                                  \
-	"Commands: status (interface, mode, queues, workers, functions),\n"    \
-	"stats (the counters, per function), health (exit 0 only while ready),\n" \
-	"reload (re-read the config and re-initialise functions with state),\n" \
-	"deploy FILE.so (add or replace functions from a module, while serving),\n"   \
-	"remove NAME (the function's port goes to the kernel),\n"           \
-	"threads N (workers per queue, changed while serving),\n"            \
-	"drain (health fails at once, requests are still answered, and the\n" \
+#define ABOUT                                                                       \
+	"Commands: status (interface, mode, queues, workers, functions),\n"         \
+	"stats (the counters, per function), health (exit 0 only while ready),\n"   \
+	"reload (re-read the config and re-initialise functions with state),\n"     \
+	"deploy FILE.so (add or replace functions from a module, while serving),\n" \
+	"remove NAME (the function's port goes to the kernel),\n"                   \
+	"threads N (workers per queue, changed while serving),\n"                   \
+	"drain (health fails at once, requests are still answered, and the\n"       \
 	"instance exits once they stop; waits for that)."
 
-static const char *const commands[] = { "status", "stats",  "health", "reload",
-					"deploy", "remove", "threads", "drain",
-					NULL };
+static const char *const commands[] = { "status",  "stats",  "health",
+					"reload",  "deploy", "remove",
+					"threads", "drain",  NULL };
 
 /* The one socket in the default directory, or why there is none. */
 static int find_socket(char *path, size_t len)
@@ -82,8 +81,9 @@ static int find_socket(char *path, size_t len)
 	closedir(d);
 	if (found == 1)
 		return 0;
-	fprintf(stderr, found ? "reqrouterctl: several instances run here; say which with --control %s/IFACE.sock\n"
-			      : "reqrouterctl: no reqrouter is running here (no socket in %s)\n",
+	fprintf(stderr,
+		found ? "reqrouterctl: several instances run here; say which with --control %s/IFACE.sock\n"
+		      : "reqrouterctl: no reqrouter is running here (no socket in %s)\n",
 		RR_CONTROL_DIR);
 	return -ENOENT;
 }
@@ -187,7 +187,8 @@ static int wait_gone(const char *path, unsigned long timeout)
 		}
 		nanosleep(&tick, NULL);
 	}
-	fprintf(stderr, "reqrouterctl: drain: the instance is still running after %lu s\n",
+	fprintf(stderr,
+		"reqrouterctl: drain: the instance is still running after %lu s\n",
 		timeout + 5);
 	return 1;
 }
@@ -224,10 +225,10 @@ static bool field(const char *json, const char *key, char *val, size_t len)
 
 static void print_status(const char *json)
 {
-	static const char *const keys[] = { "interface", "ready",    "why",
-					    "xdp_mode",	 "zerocopy", "queues",
+	static const char *const keys[] = { "interface", "ready",     "why",
+					    "xdp_mode",	 "zerocopy",  "queues",
 					    "threads",	 "busy_poll", "tx_csum",
-					    "uptime_s",	 "pid",	     "version",
+					    "uptime_s",	 "pid",	      "version",
 					    NULL };
 	const char *p = strstr(json, "\"functions\":[");
 	char val[256];
@@ -325,24 +326,20 @@ int main(int argc, char **argv)
 							      : &quiet)) {
 				fprintf(stderr,
 					"reqrouterctl: --%s takes seconds, 1-3600, not '%s'\n",
-					key == OPT_TIMEOUT ? "timeout" : "quiet",
+					key == OPT_TIMEOUT ? "timeout"
+							   : "quiet",
 					optarg);
 				return 2;
 			}
 			break;
-		case OPT_VERSION:
-			printf("reqrouterctl %s\n", RR_VERSION);
-			return 0;
-		case 'h':
-			rr_opt_usage(stdout, SYNOPSIS, ABOUT, opts);
-			return 0;
 		default:
-			rr_opt_complain("reqrouterctl", key, argv);
-			return 2;
+			return rr_opt_other("reqrouterctl", key, argv, SYNOPSIS,
+					    ABOUT, opts);
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "reqrouterctl: no command given (see --help)\n");
+		fprintf(stderr,
+			"reqrouterctl: no command given (see --help)\n");
 		return 2;
 	}
 	cmd = argv[optind];
@@ -350,8 +347,9 @@ int main(int argc, char **argv)
 		    !strcmp(cmd, "threads");
 	if (argc - optind != 1 + takes_arg) {
 		fprintf(stderr, "reqrouterctl: %s\n",
-			takes_arg ? "deploy takes FILE.so, remove NAME, threads N"
-				  : "one command at a time (see --help)");
+			takes_arg
+				? "deploy takes FILE.so, remove NAME, threads N"
+				: "one command at a time (see --help)");
 		return 2;
 	}
 	for (i = 0; commands[i] && strcmp(commands[i], cmd); i++)

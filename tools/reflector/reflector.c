@@ -33,7 +33,7 @@ static const struct rr_opt opts[] = {
 	{ "skb", OPT_SKB, NULL, "generic (skb) mode instead of native" },
 	{ "verbose", 'v', NULL, "show libbpf's messages (the verifier log)" },
 	RR_OPT_VERSION_ENTRY,
-	{ "help", 'h', NULL, "show this help and exit" },
+	RR_OPT_HELP_ENTRY,
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -116,28 +116,14 @@ int main(int argc, char **argv)
 		case OPT_SKB:
 			flags = XDP_FLAGS_SKB_MODE;
 			break;
-		case 'h':
-			rr_opt_usage(stdout, SYNOPSIS, ABOUT, opts);
-			return 0;
-		case RR_OPT_VERSION:
-			rr_opt_version("reflector");
-			return 0;
 		default:
-			rr_opt_complain("reflector", c, argv);
-			return 2;
+			return rr_opt_other("reflector", c, argv, SYNOPSIS,
+					    ABOUT, opts);
 		}
 	}
-	if (optind < argc || !ifname) {
-		fprintf(stderr, "reflector: %s\n",
-			ifname ? "unexpected argument"
-			       : "-i IFACE is required (see --help)");
+	ifindex = rr_opt_ifindex("reflector", ifname, optind < argc);
+	if (!ifindex)
 		return 2;
-	}
-	ifindex = (int)if_nametoindex(ifname);
-	if (!ifindex) {
-		fprintf(stderr, "reflector: no interface '%s'\n", ifname);
-		return 2;
-	}
 	libbpf_set_print(quiet_print);
 
 	skel = reflector__open();

@@ -68,7 +68,7 @@ static const struct rr_opt opts[] = {
 	{ "dst-mac", OPT_DST_MAC, "MAC",
 	  "xdp engine: server MAC (default: neighbour table)" },
 	RR_OPT_VERSION_ENTRY,
-	{ "help", 'h', NULL, "show this help and exit" },
+	RR_OPT_HELP_ENTRY,
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -325,15 +325,9 @@ static int parse_args(int argc, char **argv, struct rl_config *cfg)
 		case OPT_DST_MAC:
 			cfg->dst_mac = optarg;
 			break;
-		case 'h':
-			rr_opt_usage(stdout, SYNOPSIS, ABOUT, opts);
-			exit(0);
-		case RR_OPT_VERSION:
-			rr_opt_version("rrload");
-			exit(0);
 		default:
-			rr_opt_complain("rrload", c, argv);
-			return 2;
+			return rr_opt_other("rrload", c, argv, SYNOPSIS, ABOUT,
+					    opts);
 		}
 	}
 	if (optind < argc)

@@ -53,7 +53,7 @@ static const struct rr_opt opts[] = {
 	  "functions' settings, from reqrouter's config FILE (for functions with state)" },
 	{ "verbose", 'v', NULL, "print the counters each second" },
 	RR_OPT_VERSION_ENTRY,
-	{ "help", 'h', NULL, "show this help and exit" },
+	RR_OPT_HELP_ENTRY,
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -396,15 +396,9 @@ static int parse_args(int argc, char **argv, struct srv_config *cfg)
 		case 'v':
 			cfg->verbose = true;
 			break;
-		case 'h':
-			rr_opt_usage(stdout, SYNOPSIS, ABOUT, opts);
-			exit(0);
-		case RR_OPT_VERSION:
-			rr_opt_version("sockserver");
-			exit(0);
 		default:
-			rr_opt_complain("sockserver", c, argv);
-			return 2;
+			return rr_opt_other("sockserver", c, argv, SYNOPSIS,
+					    ABOUT, opts);
 		}
 	}
 	if (optind < argc)

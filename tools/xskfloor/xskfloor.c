@@ -55,7 +55,7 @@ static const struct rr_opt opts[] = {
 	{ "cpu", OPT_CPU, "CPU", "pin to this CPU" },
 	{ "busy-poll", 'B', NULL, "spin instead of sleeping in poll()" },
 	RR_OPT_VERSION_ENTRY,
-	{ "help", 'h', NULL, "show this help and exit" },
+	RR_OPT_HELP_ENTRY,
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -314,28 +314,14 @@ int main(int argc, char **argv)
 		case 'B':
 			busy = true;
 			break;
-		case 'h':
-			rr_opt_usage(stdout, SYNOPSIS, ABOUT, opts);
-			return 0;
-		case RR_OPT_VERSION:
-			rr_opt_version("xskfloor");
-			return 0;
 		default:
-			rr_opt_complain("xskfloor", c, argv);
-			return 2;
+			return rr_opt_other("xskfloor", c, argv, SYNOPSIS,
+					    ABOUT, opts);
 		}
 	}
-	if (optind < argc || !ifname) {
-		fprintf(stderr, "xskfloor: %s\n",
-			ifname ? "unexpected argument"
-			       : "-i IFACE is required (see --help)");
+	ifindex = rr_opt_ifindex("xskfloor", ifname, optind < argc);
+	if (!ifindex)
 		return 2;
-	}
-	ifindex = (int)if_nametoindex(ifname);
-	if (!ifindex) {
-		fprintf(stderr, "xskfloor: no interface '%s'\n", ifname);
-		return 2;
-	}
 	if (cpu >= 0) {
 		CPU_ZERO(&set);
 		CPU_SET(cpu, &set);
