@@ -18,6 +18,7 @@
 #include <arpa/inet.h>
 
 #include "registry.h"
+#include "toolargs.h"
 #include "rrload.h"
 #include "config.h"
 #include "opttable.h"
@@ -152,14 +153,6 @@ void rl_pin(const struct rl_config *cfg, unsigned int idx)
 			cfg->cpus[idx % cfg->ncpus]);
 }
 
-static int usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "rrload: ");
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
-	return 2;
-}
-
 static int parse_uint(const char *s, unsigned long min, unsigned long max,
 		      unsigned long *v, const char *what)
 {
@@ -219,10 +212,8 @@ static int parse_args(int argc, char **argv, struct rl_config *cfg)
 {
 	char shortopts[RR_OPT_SHORT_LEN(sizeof(opts) / sizeof(opts[0]))];
 	struct option longopts[sizeof(opts) / sizeof(opts[0])];
-	char err[RR_ERRLEN];
 	bool have_server = false;
 	unsigned long v;
-	uint32_t nlist;
 	int c;
 
 	rr_opt_build(opts, shortopts, longopts);
@@ -231,23 +222,21 @@ static int parse_args(int argc, char **argv, struct rl_config *cfg)
 		switch (c) {
 		case 's':
 			if (parse_server(cfg, optarg))
-				return usage_error(
+				return rr_opt_fail(
+					"rrload",
 					"-s needs an IPv4 or IPv6 address, not '%s'",
 					optarg);
 			have_server = true;
 			break;
 		case 'p':
-			if (rr_parse_ports(optarg, cfg->ports, RL_MAX_PORTS,
-					   &nlist, err, sizeof(err)))
-				return usage_error("-p: %s", err);
-			cfg->nports = (int)nlist;
+			if (rr_opt_ports("rrload", optarg, cfg->ports,
+					 RL_MAX_PORTS, &cfg->nports))
+				return 2;
 			break;
 		case 'f':
-			cfg->fn_override = rr_registry_find(optarg);
-			if (!cfg->fn_override)
-				return usage_error(
-					"no function '%s' is linked in",
-					optarg);
+			if (rr_opt_function("rrload", optarg,
+					    &cfg->fn_override))
+				return 2;
 			break;
 		case OPT_FN_CONFIG:
 			cfg->fn_config = optarg;
@@ -307,15 +296,16 @@ static int parse_args(int argc, char **argv, struct rl_config *cfg)
 			cfg->quiet = true;
 			break;
 		case OPT_CPUS:
-			if (rr_parse_cpus(optarg, cfg->cpus, &cfg->ncpus, err,
-					  sizeof(err)))
-				return usage_error("--cpus: %s", err);
+			if (rr_opt_cpus("rrload", optarg, cfg->cpus,
+					&cfg->ncpus))
+				return 2;
 			break;
 		case OPT_ENGINE:
 			if (!strcmp(optarg, "xdp"))
 				cfg->engine_xdp = true;
 			else if (strcmp(optarg, "sock"))
-				return usage_error(
+				return rr_opt_fail(
+					"rrload",
 					"--engine is sock or xdp, not '%s'",
 					optarg);
 			break;
@@ -331,18 +321,23 @@ static int parse_args(int argc, char **argv, struct rl_config *cfg)
 		}
 	}
 	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
+		return rr_opt_fail("rrload", "unexpected argument '%s'",
+				   argv[optind]);
 	if (!have_server)
-		return usage_error("%s", "-s ADDR is required (see --help)");
+		return rr_opt_fail("rrload", "%s",
+				   "-s ADDR is required (see --help)");
 	if (cfg->engine_xdp && !cfg->ifname)
-		return usage_error("%s", "--engine xdp needs -i IFACE");
+		return rr_opt_fail("rrload", "%s",
+				   "--engine xdp needs -i IFACE");
 	if (!cfg->engine_xdp && (cfg->ifname || cfg->dst_mac))
-		return usage_error("%s", "-i and --dst-mac need --engine xdp");
+		return rr_opt_fail("rrload", "%s",
+				   "-i and --dst-mac need --engine xdp");
 	if (cfg->engine_xdp && cfg->lost_file)
-		return usage_error("%s", "--lost needs the socket engine");
+		return rr_opt_fail("rrload", "%s",
+				   "--lost needs the socket engine");
 	if (cfg->threads > cfg->conns) {
 		if (cfg->conns > 1)
-			return usage_error("%s",
+			return rr_opt_fail("rrload", "%s",
 					   "-j THREADS cannot exceed -c CONNS");
 		cfg->conns = cfg->threads;
 	}

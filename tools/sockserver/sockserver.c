@@ -28,6 +28,7 @@
 
 #include "function.h"
 #include "registry.h"
+#include "toolargs.h"
 #include "config.h"
 #include "opttable.h"
 
@@ -331,21 +332,11 @@ static void print_counters(struct srv_thread *th, unsigned int n)
 		(unsigned long long)fe, (unsigned long long)se);
 }
 
-static int usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "sockserver: ");
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
-	return 2;
-}
-
 static int parse_args(int argc, char **argv, struct srv_config *cfg)
 {
 	char shortopts[RR_OPT_SHORT_LEN(sizeof(opts) / sizeof(opts[0]))];
 	struct option longopts[sizeof(opts) / sizeof(opts[0])];
-	char err[RR_ERRLEN];
 	unsigned long v;
-	uint32_t nlist;
 	int c, i;
 
 	rr_opt_build(opts, shortopts, longopts);
@@ -353,28 +344,27 @@ static int parse_args(int argc, char **argv, struct srv_config *cfg)
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (rr_parse_ports(optarg, cfg->ports, MAX_PORTS,
-					   &nlist, err, sizeof(err)))
-				return usage_error("-p: %s", err);
-			cfg->nports = (int)nlist;
+			if (rr_opt_ports("sockserver", optarg, cfg->ports,
+					 MAX_PORTS, &cfg->nports))
+				return 2;
 			break;
 		case 'f':
-			cfg->fn_override = rr_registry_find(optarg);
-			if (!cfg->fn_override)
-				return usage_error(
-					"no function '%s' is linked in",
-					optarg);
+			if (rr_opt_function("sockserver", optarg,
+					    &cfg->fn_override))
+				return 2;
 			break;
 		case 't':
 			if (rr_parse_ulong(optarg, 1, MAX_THREADS, &v))
-				return usage_error(
+				return rr_opt_fail(
+					"sockserver",
 					"-t must be a number in 1..64, not '%s'",
 					optarg);
 			cfg->threads = (unsigned int)v;
 			break;
 		case 'b':
 			if (rr_parse_ulong(optarg, 1, MAX_BATCH, &v))
-				return usage_error(
+				return rr_opt_fail(
+					"sockserver",
 					"-b must be a number in 1..256, not '%s'",
 					optarg);
 			cfg->batch = (unsigned int)v;
@@ -383,9 +373,9 @@ static int parse_args(int argc, char **argv, struct srv_config *cfg)
 			cfg->simple = true;
 			break;
 		case OPT_CPUS:
-			if (rr_parse_cpus(optarg, cfg->cpus, &cfg->ncpus, err,
-					  sizeof(err)))
-				return usage_error("--cpus: %s", err);
+			if (rr_opt_cpus("sockserver", optarg, cfg->cpus,
+					&cfg->ncpus))
+				return 2;
 			break;
 		case OPT_BUSY:
 			cfg->busy = true;
@@ -402,9 +392,11 @@ static int parse_args(int argc, char **argv, struct srv_config *cfg)
 		}
 	}
 	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
+		return rr_opt_fail("sockserver", "unexpected argument '%s'",
+				   argv[optind]);
 	if (cfg->simple && cfg->threads > 1)
-		return usage_error("%s", "--simple runs one thread; drop -t");
+		return rr_opt_fail("sockserver", "%s",
+				   "--simple runs one thread; drop -t");
 	for (i = 0; i < cfg->nports; i++) {
 		cfg->fns[i] = cfg->fn_override
 				      ? cfg->fn_override
