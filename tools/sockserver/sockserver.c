@@ -411,6 +411,51 @@ static int parse_args(int argc, char **argv, struct srv_config *cfg)
 	return 0;
 }
 
+/* Closes what open_sockets() opened and frees the threads. */
+static void close_sockets(const struct srv_config *cfg, struct srv_thread *th)
+{
+	unsigned int t;
+	int i;
+
+	for (t = 0; t < cfg->threads; t++)
+		for (i = 0; i < cfg->nports; i++)
+			if (th[t].fds[i] >= 0)
+				close(th[t].fds[i]);
+	free(th);
+}
+
+/* The threads' sockets, one per port each; NULL after saying why. */
+static struct srv_thread *open_sockets(struct srv_config *cfg)
+{
+	struct srv_thread *th;
+	unsigned int t;
+	int i, r;
+
+	th = aligned_alloc(64, sizeof(*th) * cfg->threads);
+	if (!th)
+		return NULL;
+	memset(th, 0, sizeof(*th) * cfg->threads);
+	for (t = 0; t < cfg->threads; t++)
+		for (i = 0; i < cfg->nports; i++)
+			th[t].fds[i] = -1;
+	for (t = 0; t < cfg->threads; t++) {
+		th[t].idx = t;
+		th[t].cfg = cfg;
+		for (i = 0; i < cfg->nports; i++) {
+			r = open_socket(cfg->ports[i], !cfg->simple);
+			if (r < 0) {
+				fprintf(stderr,
+					"sockserver: cannot serve port %u: %s\n",
+					cfg->ports[i], strerror(-r));
+				close_sockets(cfg, th);
+				return NULL;
+			}
+			th[t].fds[i] = r;
+		}
+	}
+	return th;
+}
+
 int main(int argc, char **argv)
 {
 	struct srv_config cfg = {
@@ -440,27 +485,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "sockserver: %s\n", err);
 			goto out_fns;
 		}
-	th = aligned_alloc(64, sizeof(*th) * cfg.threads);
+	th = open_sockets(&cfg);
 	if (!th)
-		return 1;
-	memset(th, 0, sizeof(*th) * cfg.threads);
-	for (t = 0; t < cfg.threads; t++)
-		for (i = 0; i < cfg.nports; i++)
-			th[t].fds[i] = -1;
-	for (t = 0; t < cfg.threads; t++) {
-		th[t].idx = t;
-		th[t].cfg = &cfg;
-		for (i = 0; i < cfg.nports; i++) {
-			r = open_socket(cfg.ports[i], !cfg.simple);
-			if (r < 0) {
-				fprintf(stderr,
-					"sockserver: cannot serve port %u: %s\n",
-					cfg.ports[i], strerror(-r));
-				goto out;
-			}
-			th[t].fds[i] = r;
-		}
-	}
+		goto out_fns;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	for (t = 0; t < cfg.threads; t++) {
@@ -488,12 +515,7 @@ int main(int argc, char **argv)
 		pthread_join(th[t].tid, NULL);
 	print_counters(th, cfg.threads);
 	ret = started == cfg.threads ? 0 : 1;
-out:
-	for (t = 0; t < cfg.threads; t++)
-		for (i = 0; i < cfg.nports; i++)
-			if (th[t].fds[i] >= 0)
-				close(th[t].fds[i]);
-	free(th);
+	close_sockets(&cfg, th);
 out_fns:
 	for (i = 0; i < cfg.nports; i++)
 		rr_fn_instance_free(cfg.insts[i]);
