@@ -6,7 +6,8 @@
 #   functions/*.bpf.c   -> the functions' XDP programs, embedded likewise
 #   kern/*.bpf.c, tools/*/*.bpf.c -> build/bpf/NAME.bpf.o + build/skel/NAME.skel.h
 #   tools/NAME/*.c      -> build/NAME
-#   tests/unit/*.c, tests/bpf/*.c -> build/tests/NAME
+#   tests/unit/*.c, tests/bpf/*.c -> build/tests/NAME (DIR/NAME_PART.c:
+#                          a part of test NAME, as in functions/)
 #   tests/lib/*.c       -> build/libtests.a, linked into every test
 #   functions/*.pkgs    -> pkg-config names whose flags every object and
 #                          binary gets (a function's libraries)
@@ -93,7 +94,15 @@ TEST_SRCS := $(wildcard tests/unit/*.c tests/bpf/*.c)
 # checksum, helpers), linked into every test program and fuzzer.
 TESTLIB_SRCS := $(wildcard tests/lib/*.c)
 TESTLIB := $(BUILD)/libtests.a
-TESTS := $(patsubst %.c,$(BUILD)/tests/%,$(notdir $(TEST_SRCS)))
+# A test file DIR/NAME_PART.c beside DIR/NAME.c is a part of test program
+# NAME (as functions/ does it): linked into it, not a program of its own.
+TEST_STEMS := $(patsubst %.c,%,$(TEST_SRCS))
+test_owner = $(firstword $(foreach t,$(filter-out $(1),$(TEST_STEMS)),\
+	$(if $(filter $(t)_%,$(1)),$(t))))
+test_parts = $(call obj,$(addsuffix .c,$(foreach s,$(TEST_STEMS),\
+	$(if $(filter $(1),$(call test_owner,$(s))),$(s)))))
+TEST_MAINS := $(foreach s,$(TEST_STEMS),$(if $(call test_owner,$(s)),,$(s)))
+TESTS := $(patsubst %,$(BUILD)/tests/%,$(notdir $(TEST_MAINS)))
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 BPF_OBJS := $(patsubst %.bpf.c,$(BUILD)/bpf/%.bpf.o,$(notdir $(BPF_SRCS)))
@@ -255,16 +264,19 @@ $(TESTLIB): $(call obj,$(TESTLIB_SRCS))
 	$(Q)rm -f $@ && ar rcs $@ $^
 $(BUILD)/obj/tests/%.o: CPPFLAGS += -Itests/lib
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(TESTLIB) $(LIB) $(FN_OBJS) \
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o \
+		$$(call test_parts,tests/unit/$$*) $(TESTLIB) $(LIB) $(FN_OBJS) \
 		| $(BUILD)/tests
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(FN_OBJS) $(TESTLIB) $(LIB) $(LDLIBS) \
-		-lcmocka
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(call test_parts,tests/unit/$*) \
+		$(FN_OBJS) $(TESTLIB) $(LIB) $(LDLIBS) -lcmocka
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/bpf/%.o $(TESTLIB) $(LIB) $(FN_OBJS) \
+$(BUILD)/tests/%: $(BUILD)/obj/tests/bpf/%.o \
+		$$(call test_parts,tests/bpf/$$*) $(TESTLIB) $(LIB) $(FN_OBJS) \
 		| $(BUILD)/tests
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(FN_OBJS) $(TESTLIB) $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(call test_parts,tests/bpf/$*) \
+		$(FN_OBJS) $(TESTLIB) $(LIB) $(LDLIBS)
 
 $(BUILD)/obj/%.o: %.c | $(SKELS)
 	@mkdir -p $(@D)
