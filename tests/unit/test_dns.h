@@ -81,7 +81,8 @@ uint64_t counter(const char *name);
 int setup(void **state);
 int teardown(void **state);
 
-/* test_dns_zone.c's tests; returns the number that failed. */
-int run_zone_tests(void);
+/* The other parts' tests; each returns the number that failed. */
+int run_proto_tests(void); /* test_dns_proto.c */
+int run_zone_tests(void);  /* test_dns_zone.c */
 
 #endif /* RR_TEST_DNS_H */

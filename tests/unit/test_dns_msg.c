@@ -16,9 +16,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/socket.h>
+
 #include <cmocka.h>
 
 #include "config.h"
+#include "frames.h"
 #include "function.h"
 #include "packet.h"
 #include "registry.h"
@@ -274,30 +277,26 @@ static void parse(struct reply *r)
  */
 void ask_mtu(const struct q *q, uint32_t mtu, struct reply *r)
 {
-	uint8_t frame[4200] = { 0 };
-	uint8_t *ip = frame + 14, *udp = ip + 20;
+	static const uint8_t client[4] = { 10, 0, 0, 2 };
+	static const uint8_t server[4] = { 10, 0, 0, 1 };
+	struct frame_spec s = { .family = AF_INET,
+				.sport = 40000,
+				.dport = 53,
+				.saddr = client,
+				.daddr = server,
+				.payload = q->b,
+				.plen = (uint32_t)q->len,
+				.csum = CSUM_ZERO };
+	uint8_t frame[4200];
 	struct rr_request ctx = { .queue = 0, .thread = 0 };
+	struct frame_layout lay;
 	struct rr_pkt pkt;
 	int ret;
 
-	frame[12] = 0x08;
-	ip[0] = 0x45;
-	put16(ip + 2, (unsigned int)(20 + 8 + q->len));
-	ip[8] = 64;
-	ip[9] = 17;
-	memcpy(ip + 12, "\x0a\x00\x00\x02\x0a\x00\x00\x01", 8);
-	put16(udp, 40000);
-	put16(udp + 2, 53);
-	put16(udp + 4, (unsigned int)(8 + q->len));
-	memcpy(udp + 8, q->b, q->len);
-	{
-		uint16_t c = rr_csum_fold(rr_csum_partial(ip, 20, 0));
-
-		memcpy(ip + 10, &c, 2);
-	}
+	assert_true(build_frame(frame, sizeof(frame), &s, &lay) > 0);
 	rr_fn_request_bind(&ctx, inst, 0, counters);
-	ret = rr_serve_keep(frame, (uint32_t)(14 + 20 + 8 + q->len),
-			    sizeof(frame), mtu, 0, fn, &ctx, NULL, NULL);
+	ret = rr_serve_keep(frame, lay.len, sizeof(frame), mtu, 0, fn, &ctx,
+			    NULL, NULL);
 	memset(r, 0, sizeof(*r));
 	r->len = ret;
 	if (ret < 0)
