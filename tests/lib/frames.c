@@ -199,6 +199,20 @@ uint32_t build_frame(uint8_t *buf, uint32_t size, const struct frame_spec *s,
 	return len;
 }
 
+uint32_t build_request(uint8_t *buf, uint32_t size, uint16_t sport,
+		       uint16_t dport, const void *payload, uint32_t plen,
+		       struct frame_layout *lay)
+{
+	struct frame_spec s = { .family = AF_INET,
+				.sport = sport,
+				.dport = dport,
+				.payload = payload,
+				.plen = plen,
+				.csum = CSUM_VALID };
+
+	return build_frame(buf, size, &s, lay);
+}
+
 uint16_t ref_csum(const uint8_t *p, size_t n, uint64_t sum)
 {
 	return (uint16_t)~ref_fold(ref_sum(p, n, sum));

@@ -115,6 +115,15 @@ uint32_t build_frame(uint8_t *buf, uint32_t size, const struct frame_spec *s,
 		     struct frame_layout *lay);
 
 /*
+ * The usual request: @plen bytes of @payload in UDP from @sport to @dport
+ * over IPv4 between the default addresses, with valid checksums. Returns
+ * the frame's length (0 if it does not fit @size); @lay as build_frame().
+ */
+uint32_t build_request(uint8_t *buf, uint32_t size, uint16_t sport,
+		       uint16_t dport, const void *payload, uint32_t plen,
+		       struct frame_layout *lay);
+
+/*
  * Puts right the checksums rr_parse() checks, wherever the frame has them:
  * the IPv4 header checksum, and a zero UDP checksum over IPv6 (made
  * 0xffff). Lets a fuzzer's mutations reach past those checks.

@@ -277,23 +277,14 @@ static void parse(struct reply *r)
  */
 void ask_mtu(const struct q *q, uint32_t mtu, struct reply *r)
 {
-	static const uint8_t client[4] = { 10, 0, 0, 2 };
-	static const uint8_t server[4] = { 10, 0, 0, 1 };
-	struct frame_spec s = { .family = AF_INET,
-				.sport = 40000,
-				.dport = 53,
-				.saddr = client,
-				.daddr = server,
-				.payload = q->b,
-				.plen = (uint32_t)q->len,
-				.csum = CSUM_ZERO };
 	uint8_t frame[4200];
 	struct rr_request ctx = { .queue = 0, .thread = 0 };
 	struct frame_layout lay;
 	struct rr_pkt pkt;
 	int ret;
 
-	assert_true(build_frame(frame, sizeof(frame), &s, &lay) > 0);
+	assert_true(build_request(frame, sizeof(frame), 40000, 53, q->b,
+				  (uint32_t)q->len, &lay) > 0);
 	rr_fn_request_bind(&ctx, inst, 0, counters);
 	ret = rr_serve_keep(frame, lay.len, sizeof(frame), mtu, 0, fn, &ctx,
 			    NULL, NULL);

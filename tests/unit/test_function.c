@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "frames.h"
 #include "function.h"
 #include "options.h"
 #include "packet.h"
@@ -161,37 +162,17 @@ static int call(const struct rr_function *fn, struct rr_fn_instance *inst,
 		uint32_t worker, uint64_t *counters, const char *payload,
 		char *out, size_t outlen)
 {
-	uint8_t frame[2048] = { 0 };
+	uint8_t frame[2048];
 	struct rr_request ctx = { .queue = 0, .thread = worker };
-	size_t plen = strlen(payload);
-	/* Ethernet + IPv4 + UDP, 10.0.0.2:5555 -> 10.0.0.1:port. */
-	uint8_t *ip = frame + 14, *udp = ip + 20;
+	struct frame_layout lay;
 	struct rr_pkt pkt;
 	int ret;
 
-	frame[12] = 0x08;
-	ip[0] = 0x45;
-	ip[2] = (uint8_t)((20 + 8 + plen) >> 8);
-	ip[3] = (uint8_t)(20 + 8 + plen);
-	ip[8] = 64;
-	ip[9] = 17;
-	memcpy(ip + 12, "\x0a\x00\x00\x02\x0a\x00\x00\x01", 8);
-	udp[0] = 0x15;
-	udp[1] = 0xb3;
-	udp[2] = (uint8_t)(fn->port >> 8);
-	udp[3] = (uint8_t)fn->port;
-	udp[4] = (uint8_t)((8 + plen) >> 8);
-	udp[5] = (uint8_t)(8 + plen);
-	memcpy(udp + 8, payload, plen);
-	{ /* a valid IPv4 header checksum */
-		uint32_t sum = rr_csum_partial(ip, 20, 0);
-		uint16_t c = rr_csum_fold(sum);
-
-		memcpy(ip + 10, &c, 2);
-	}
+	assert_true(build_request(frame, sizeof(frame), 5555, fn->port, payload,
+				  (uint32_t)strlen(payload), &lay) > 0);
 	rr_fn_request_bind(&ctx, inst, worker, counters);
-	ret = rr_serve_keep(frame, (uint32_t)(14 + 20 + 8 + plen),
-			    sizeof(frame), 1500, 0, fn, &ctx, NULL, NULL);
+	ret = rr_serve_keep(frame, lay.len, sizeof(frame), 1500, 0, fn, &ctx,
+			    NULL, NULL);
 	if (ret < 0)
 		return ret;
 	assert_int_equal(rr_parse(frame, (uint32_t)ret, &pkt), 0);
@@ -413,35 +394,21 @@ static void test_no_cache(void **state)
 	const struct rr_function *fn = rr_registry_find("rrtest_picky");
 	static struct rr_keep keep = { .max = RR_CACHE_MAX_PAYLOAD };
 	const char *payloads[2] = { "cache me", "Truncated" };
-	uint8_t frame[128] = { 0 };
+	uint8_t frame[128];
 	struct rr_request ctx = { 0 };
 	int i;
 
 	(void)state;
 	for (i = 0; i < 2; i++) {
 		size_t plen = strlen(payloads[i]);
-		uint8_t *ip = frame + 14, *udp = ip + 20;
-		uint16_t c;
+		struct frame_layout lay;
 
-		memset(frame, 0, sizeof(frame));
-		frame[12] = 0x08;
-		ip[0] = 0x45;
-		ip[3] = (uint8_t)(28 + plen);
-		ip[8] = 64;
-		ip[9] = 17;
-		memcpy(ip + 12, "\x0a\x00\x00\x02\x0a\x00\x00\x01", 8);
-		udp[0] = 0x15;
-		udp[1] = 0xb3;
-		udp[2] = 0x9c;
-		udp[3] = 0x43; /* 40003 */
-		udp[5] = (uint8_t)(8 + plen);
-		memcpy(udp + 8, payloads[i], plen);
-		c = rr_csum_fold(rr_csum_partial(ip, 20, 0));
-		memcpy(ip + 10, &c, 2);
+		assert_true(build_request(frame, sizeof(frame), 5555, 40003,
+					  payloads[i], (uint32_t)plen,
+					  &lay) > 0);
 		rr_fn_request_bind(&ctx, NULL, 0, NULL);
-		assert_true(rr_serve_keep(frame, (uint32_t)(42 + plen),
-					  sizeof(frame), 1500, 0, fn, &ctx,
-					  &keep, NULL) > 0);
+		assert_true(rr_serve_keep(frame, lay.len, sizeof(frame), 1500,
+					  0, fn, &ctx, &keep, NULL) > 0);
 		if (i == 0)
 			assert_int_equal(keep.len,
 					 plen); /* kept for the cache */
