@@ -31,8 +31,11 @@ FUZZ_REQ_SRCS := tests/fuzz/fuzz_request.c tests/lib/frames.c \
 FUZZ_REQ_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_REQ_SRCS))
 FUZZ_DNS_SRCS := tests/fuzz/fuzz_dns.c $(FUZZ_FN_SRCS)
 FUZZ_DNS_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_DNS_SRCS))
-FUZZ_HOST_OBJS := $(patsubst %,$(FUZZ_DIR)/host/%.o,fuzz_xdp gen_seeds \
-	gen_dns_seeds)
+# fuzz_xdp is fuzz_xdp.c and its parts, fuzz_xdp_*.c.
+FUZZ_XDP_OBJS := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/host/%.o,\
+	$(wildcard tests/fuzz/fuzz_xdp*.c))
+FUZZ_HOST_OBJS := $(FUZZ_XDP_OBJS) \
+	$(patsubst %,$(FUZZ_DIR)/host/%.o,gen_seeds gen_dns_seeds)
 
 .PHONY: fuzz-build fuzz-request-build fuzz-dns-build fuzz-xdp-build fuzz-short fuzz-long fuzz-request-long fuzz-dns-long fuzz-xdp-long
 
@@ -65,7 +68,7 @@ $(FUZZ_DIR)/host/%.o: tests/fuzz/%.c | $(SKELS)
 
 # The functions (and their generated XDP registrations) are objects, not
 # archive members, so the linker keeps the registry's sections.
-$(FUZZ_DIR)/fuzz_xdp: $(FUZZ_DIR)/host/fuzz_xdp.o $(FN_OBJS) $(TESTLIB) $(LIB)
+$(FUZZ_DIR)/fuzz_xdp: $(FUZZ_XDP_OBJS) $(FN_OBJS) $(TESTLIB) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(TESTLIB) $(LIB) $(LDLIBS)
 
