@@ -71,6 +71,27 @@ void check_rr(const struct rr *rr, const char *owner, unsigned int type,
 void check_counts(const struct reply *r, unsigned int rcode, unsigned int flags,
 		  unsigned int an, unsigned int ns, unsigned int ar);
 
+/* One query and the reply it must get: the header's RCODE, flags (AA,
+ * TC, RD) and counts, then the first records in order ("owner type ttl
+ * data"; data NULL: any; owner NULL ends them). */
+struct exchange {
+	struct {
+		const char *name;
+		unsigned int type, qclass, flags;
+	} q;
+	struct {
+		unsigned int rcode, flags, an, ns, ar;
+	} want;
+	struct want_rr {
+		const char *owner;
+		unsigned int type;
+		uint32_t ttl;
+		const char *data;
+	} rr[5];
+};
+/* Asks each query of @x in turn and checks its reply. */
+void check_exchanges(const struct exchange *x, size_t n);
+
 /* A new instance with the settings @kv (@n key/value pairs); the
  * function's init() result. */
 int load(const char *const *kv, size_t n);

@@ -325,3 +325,21 @@ void check_counts(const struct reply *r, unsigned int rcode, unsigned int flags,
 			 r->rcode, r->flags & (AA | TC | RD), r->an, r->ns,
 			 r->ar, rcode, flags, an, ns, ar);
 }
+
+void check_exchanges(const struct exchange *x, size_t n)
+{
+	const size_t max = sizeof(x->rr) / sizeof(x->rr[0]);
+	struct reply r;
+	struct q q;
+	size_t i, k;
+
+	for (i = 0; i < n; i++, x++) {
+		query(&q, x->q.name, x->q.type, x->q.qclass, x->q.flags);
+		ask(&q, &r);
+		check_counts(&r, x->want.rcode, x->want.flags, x->want.an,
+			     x->want.ns, x->want.ar);
+		for (k = 0; k < max && x->rr[k].owner; k++)
+			check_rr(&r.rr[k], x->rr[k].owner, x->rr[k].type,
+				 x->rr[k].ttl, x->rr[k].data);
+	}
+}

@@ -25,6 +25,14 @@
 
 static void test_refused_and_classes(void **state)
 {
+	static const struct exchange x1[] = {
+		/* Names that only end like a zone are outside it. */
+		{ { "xexample.com", 1, 1, 0 }, { 5, 0, 0, 0, 0 }, {} },
+	};
+	static const struct exchange x2[] = {
+		{ { "version.bind", 16, 3, 0 }, { 5, 0, 0, 0, 0 }, {} },
+		{ { "www.example.com", 1, 4, 0 }, { 5, 0, 0, 0, 0 }, {} },
+	};
 	static const uint8_t ede[] = { 0, 15, 0, 2, 0, 20 };
 	struct reply r;
 	struct q q;
@@ -43,10 +51,7 @@ static void test_refused_and_classes(void **state)
 	check_counts(&r, 5, RD, 0, 0, 1);
 	assert_int_equal(r.rr[0].type, 41);
 	assert_memory_equal(r.b + r.len - 6, ede, 6);
-	/* Names that only end like a zone are outside it. */
-	query(&q, "xexample.com", 1, 1, 0);
-	ask(&q, &r);
-	check_counts(&r, 5, 0, 0, 0, 0);
+	check_exchanges(x1, sizeof(x1) / sizeof(x1[0]));
 	assert_int_equal(counter("dns_refused"), 3);
 
 	/* Class ANY is answered as IN; CHAOS and others are refused. */
@@ -54,16 +59,18 @@ static void test_refused_and_classes(void **state)
 	ask(&q, &r);
 	check_counts(&r, 0, AA, 2, 0, 0);
 	assert_int_equal(r.rr[0].rclass, 1);
-	query(&q, "version.bind", 16, 3, 0);
-	ask(&q, &r);
-	check_counts(&r, 5, 0, 0, 0, 0);
-	query(&q, "www.example.com", 1, 4, 0);
-	ask(&q, &r);
-	check_counts(&r, 5, 0, 0, 0, 0);
+	check_exchanges(x2, sizeof(x2) / sizeof(x2[0]));
 }
 
 static void test_formerr_notimp(void **state)
 {
+	static const struct exchange xs[] = {
+		{ { "example.com", 6, 1, 4 << 11 }, { 9, 0, 0, 0, 0 }, {} },
+		/* QTYPE 0 and AXFR over UDP: NOTIMP; IXFR: NOTAUTH. */
+		{ { "example.com", 0, 1, 0 }, { 4, 0, 0, 0, 0 }, {} },
+		{ { "example.com", 252, 1, 0 }, { 4, 0, 0, 0, 0 }, {} },
+		{ { "example.com", 251, 1, 0 }, { 9, 0, 0, 0, 0 }, {} },
+	};
 	struct reply r;
 	struct q q;
 
@@ -112,19 +119,7 @@ static void test_formerr_notimp(void **state)
 	ask(&q, &r);
 	check_counts(&r, 4, 0, 0, 0, 0);
 	assert_int_equal((r.flags >> 11) & 0xf, 2);
-	query(&q, "example.com", 6, 1, 4 << 11);
-	ask(&q, &r);
-	check_counts(&r, 9, 0, 0, 0, 0);
-	/* QTYPE 0 and AXFR over UDP: NOTIMP; IXFR: NOTAUTH. */
-	query(&q, "example.com", 0, 1, 0);
-	ask(&q, &r);
-	check_counts(&r, 4, 0, 0, 0, 0);
-	query(&q, "example.com", 252, 1, 0);
-	ask(&q, &r);
-	check_counts(&r, 4, 0, 0, 0, 0);
-	query(&q, "example.com", 251, 1, 0);
-	ask(&q, &r);
-	check_counts(&r, 9, 0, 0, 0, 0);
+	check_exchanges(xs, sizeof(xs) / sizeof(xs[0]));
 	assert_int_equal(counter("dns_notimp"), 3);
 }
 
@@ -239,6 +234,15 @@ static void test_edns(void **state)
 
 static void test_truncation(void **state)
 {
+	static const struct exchange xs[] = {
+		/* knotd keeps the whole RRsets that fit: the CNAME, and TC. */
+		{ { "longalias.example.com", 16, 1, 0 },
+		  { 0, AA | TC, 1, 0, 0 },
+		  {
+			  { "longalias.example.com.", 5, 3600,
+			    "long.example.com." },
+		  } },
+	};
 	const char *kv[] = { "zone", ZONE, "udp_max_payload", "4096" };
 	struct reply r;
 	struct q q;
@@ -269,12 +273,7 @@ static void test_truncation(void **state)
 	check_counts(&r, 0, AA | TC, 0, 0, 1);
 	assert_true(r.len <= 572);
 
-	/* knotd keeps the whole RRsets that fit: the CNAME, and TC. */
-	query(&q, "longalias.example.com", 16, 1, 0);
-	ask(&q, &r);
-	check_counts(&r, 0, AA | TC, 1, 0, 0);
-	check_rr(&r.rr[0], "longalias.example.com.", 5, 3600,
-		 "long.example.com.");
+	check_exchanges(xs, sizeof(xs) / sizeof(xs[0]));
 
 	/* About 2000 bytes: over our 1232 whatever the client offers... */
 	query(&q, "huge.example.com", 16, 1, 0);

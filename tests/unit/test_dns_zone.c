@@ -26,6 +26,33 @@
 /* What knotd makes of a zone file, and DNAME. */
 static void test_zone_rules(void **state)
 {
+	static const struct exchange xs[] = {
+		/* An RRSIG answers with its original TTL field. */
+		{ { "sig.t", 46, 1, 0 },
+		  { 0, AA, 1, 0, 0 },
+		  {
+			  { "sig.t.", 46, 3600, NULL },
+		  } },
+		/* An RRset's TTL is its last record's; a record twice is once. */
+		{ { "ttl.t", 1, 1, 0 },
+		  { 0, AA, 2, 0, 0 },
+		  {
+			  { "ttl.t.", 1, 20, "192.0.2.3" },
+			  { "ttl.t.", 1, 20, "192.0.2.4" },
+		  } },
+		{ { "dup.t", 1, 1, 0 }, { 0, AA, 1, 0, 0 }, {} },
+		/* What is outside the zone is left out of it. */
+		{ { "out.of.zone", 1, 1, 0 }, { 5, 0, 0, 0, 0 }, {} },
+		/* DNAME: the DNAME, a CNAME made for the name, then its target. */
+		{ { "X.dn.t", 1, 1, 0 },
+		  { 0, AA, 3, 0, 0 },
+		  {
+			  { "dn.t.", 39, 100, NULL },
+			  { "X.dn.t.", 5, 100, "x.target.t." },
+			  { "x.target.t.", 1, 100, "192.0.2.7" },
+		  } },
+		{ { "y.dn.t", 1, 1, 0 }, { 3, AA, 2, 1, 0 }, {} },
+	};
 	char *zone = t_write_file(
 		"/tmp/rr-test-dns",
 		"$ORIGIN t.\n$TTL 100\n@ SOA ns admin 1 2 3 4 50\n@ NS ns\n"
@@ -35,40 +62,11 @@ static void test_zone_rules(void **state)
 		"dup A 192.0.2.5\ndup A 192.0.2.5\nOut.Of.Zone. A 192.0.2.9\n"
 		"dn DNAME target\ntarget A 192.0.2.6\nx.target A 192.0.2.7\n");
 	const char *kv[] = { "zone", zone };
-	struct reply r;
-	struct q q;
 
 	(void)state;
 	if (load(kv, 1))
 		fail_msg("refused: %s", err);
-	/* An RRSIG answers with its original TTL field. */
-	query(&q, "sig.t", 46, 1, 0);
-	ask(&q, &r);
-	check_counts(&r, 0, AA, 1, 0, 0);
-	check_rr(&r.rr[0], "sig.t.", 46, 3600, NULL);
-	/* An RRset's TTL is its last record's; a record twice is once. */
-	query(&q, "ttl.t", 1, 1, 0);
-	ask(&q, &r);
-	check_counts(&r, 0, AA, 2, 0, 0);
-	check_rr(&r.rr[0], "ttl.t.", 1, 20, "192.0.2.3");
-	check_rr(&r.rr[1], "ttl.t.", 1, 20, "192.0.2.4");
-	query(&q, "dup.t", 1, 1, 0);
-	ask(&q, &r);
-	check_counts(&r, 0, AA, 1, 0, 0);
-	/* What is outside the zone is left out of it. */
-	query(&q, "out.of.zone", 1, 1, 0);
-	ask(&q, &r);
-	check_counts(&r, 5, 0, 0, 0, 0);
-	/* DNAME: the DNAME, a CNAME made for the name, then its target. */
-	query(&q, "X.dn.t", 1, 1, 0);
-	ask(&q, &r);
-	check_counts(&r, 0, AA, 3, 0, 0);
-	check_rr(&r.rr[0], "dn.t.", 39, 100, NULL);
-	check_rr(&r.rr[1], "X.dn.t.", 5, 100, "x.target.t.");
-	check_rr(&r.rr[2], "x.target.t.", 1, 100, "192.0.2.7");
-	query(&q, "y.dn.t", 1, 1, 0);
-	ask(&q, &r);
-	check_counts(&r, 3, AA, 2, 1, 0);
+	check_exchanges(xs, sizeof(xs) / sizeof(xs[0]));
 	unlink(zone);
 	load_example();
 }
@@ -87,6 +85,9 @@ static void check_init_error(const char *const *kv, size_t n, const char *what)
 
 static void test_init_errors(void **state)
 {
+	static const struct exchange xs[] = {
+		{ { "a.rel.example", 1, 1, 0 }, { 3, AA, 0, 1, 0 }, {} },
+	};
 	char *bad = t_write_file("/tmp/rr-test-dns",
 				 "$ORIGIN t.\n@ SOA a. b. 1 2 3 4 5\n"
 				 "@ NS a.\nwww A 192.0.2.300\n");
@@ -160,9 +161,7 @@ static void test_init_errors(void **state)
 
 		snprintf(where, sizeof(where), "rel.example %s", relative);
 		assert_int_equal(load(kv, 1), 0);
-		query(&q, "a.rel.example", 1, 1, 0);
-		ask(&q, &r);
-		check_counts(&r, 3, AA, 0, 1, 0);
+		check_exchanges(xs, sizeof(xs) / sizeof(xs[0]));
 	}
 	{
 		/* libzscanner reads class IN only. */
