@@ -109,3 +109,33 @@ int rr_opt_ifindex(const char *prog, const char *ifname, int stray)
 		fprintf(stderr, "%s: no interface '%s'\n", prog, ifname);
 	return ifindex;
 }
+
+int rr_opt_parse(const struct rr_opt_prog *p, int argc, char **argv,
+		 int (*apply)(int key, const char *arg, void *ctx), void *ctx)
+{
+	const struct rr_opt *t;
+	size_t n = 1; /* the terminator */
+	int key, ret;
+
+	for (t = p->opts; t->name; t++)
+		n++;
+	{
+		char shortopts[RR_OPT_SHORT_LEN(n)];
+		struct option longopts[n];
+
+		rr_opt_build(p->opts, shortopts, longopts);
+		opterr = 0;
+		while ((key = getopt_long(argc, argv, shortopts, longopts,
+					  NULL)) != -1) {
+			if (key == 'h' || key == RR_OPT_VERSION || key == '?' ||
+			    key == ':')
+				return rr_opt_other(p->name, key, argv,
+						    p->synopsis, p->about,
+						    p->opts);
+			ret = apply(key, optarg, ctx);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}

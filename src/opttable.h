@@ -70,6 +70,24 @@ int rr_opt_other(const char *prog, int key, char *const argv[],
 		 const char *synopsis, const char *about,
 		 const struct rr_opt *t);
 
+/* A program's command line: its name, the help's synopsis and text, and
+ * its option table. */
+struct rr_opt_prog {
+	const char *name;
+	const char *synopsis;
+	const char *about;
+	const struct rr_opt *opts;
+};
+
+/*
+ * getopt_long() over @p's table, handing each option the table names to
+ * @apply(key, argument or NULL, @ctx), which returns 0 or the exit code
+ * after saying why; -h, --version and mistakes go to rr_opt_other().
+ * Returns 0 with optind at the first operand, or the exit code.
+ */
+int rr_opt_parse(const struct rr_opt_prog *p, int argc, char **argv,
+		 int (*apply)(int key, const char *arg, void *ctx), void *ctx);
+
 /*
  * The interface of a tool that needs -i: its index, or 0 after saying
  * why on stderr (no -i, @stray arguments after the options, no such

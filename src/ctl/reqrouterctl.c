@@ -296,47 +296,54 @@ static void print_stats(const char *json)
 	}
 }
 
+/* What the options ask for. */
+struct ctl_opts {
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	unsigned long timeout, quiet; /* drain's */
+	bool json;
+};
+
+/* One option of the table. */
+static int apply(int key, const char *arg, void *ctx)
+{
+	struct ctl_opts *o = ctx;
+
+	switch (key) {
+	case 'c':
+		snprintf(o->path, sizeof(o->path), "%s", arg);
+		break;
+	case OPT_JSON:
+		o->json = true;
+		break;
+	case OPT_TIMEOUT:
+	case OPT_QUIET:
+		if (rr_parse_ulong(arg, 1, 3600,
+				   key == OPT_TIMEOUT ? &o->timeout
+						      : &o->quiet)) {
+			fprintf(stderr,
+				"reqrouterctl: --%s takes seconds, 1-3600, not '%s'\n",
+				key == OPT_TIMEOUT ? "timeout" : "quiet", arg);
+			return 2;
+		}
+		break;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	char shortopts[RR_OPT_SHORT_LEN(sizeof(opts) / sizeof(opts[0]))];
-	struct option longopts[sizeof(opts) / sizeof(opts[0])];
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path)] = "";
+	static const struct rr_opt_prog prog = { "reqrouterctl", SYNOPSIS,
+						 ABOUT, opts };
+	struct ctl_opts o = { .timeout = 30, .quiet = 2 };
 	char why[256], *reply = NULL;
 	const char *cmd;
 	char full[PATH_MAX], line[PATH_MAX + 16];
-	unsigned long timeout = 30, quiet = 2;
-	bool json = false, ok, takes_arg;
-	int key, i, ret;
+	bool ok, takes_arg;
+	int i, ret;
 
-	rr_opt_build(opts, shortopts, longopts);
-	opterr = 0;
-	while ((key = getopt_long(argc, argv, shortopts, longopts, NULL)) !=
-	       -1) {
-		switch (key) {
-		case 'c':
-			snprintf(path, sizeof(path), "%s", optarg);
-			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case OPT_TIMEOUT:
-		case OPT_QUIET:
-			if (rr_parse_ulong(optarg, 1, 3600,
-					   key == OPT_TIMEOUT ? &timeout
-							      : &quiet)) {
-				fprintf(stderr,
-					"reqrouterctl: --%s takes seconds, 1-3600, not '%s'\n",
-					key == OPT_TIMEOUT ? "timeout"
-							   : "quiet",
-					optarg);
-				return 2;
-			}
-			break;
-		default:
-			return rr_opt_other("reqrouterctl", key, argv, SYNOPSIS,
-					    ABOUT, opts);
-		}
-	}
+	ret = rr_opt_parse(&prog, argc, argv, apply, &o);
+	if (ret)
+		return ret;
 	if (optind >= argc) {
 		fprintf(stderr,
 			"reqrouterctl: no command given (see --help)\n");
@@ -360,7 +367,7 @@ int main(int argc, char **argv)
 			cmd);
 		return 2;
 	}
-	if (!path[0] && find_socket(path, sizeof(path)))
+	if (!o.path[0] && find_socket(o.path, sizeof(o.path)))
 		return 3;
 	if (!strcmp(cmd, "deploy")) {
 		/* The instance runs elsewhere: give it the whole path. */
@@ -371,26 +378,27 @@ int main(int argc, char **argv)
 		}
 		snprintf(line, sizeof(line), "deploy %s", full);
 	} else if (!strcmp(cmd, "drain")) {
-		if (quiet > timeout) {
+		if (o.quiet > o.timeout) {
 			fprintf(stderr,
 				"reqrouterctl: drain: --quiet cannot exceed --timeout\n");
 			return 2;
 		}
-		snprintf(line, sizeof(line), "drain %lu %lu", timeout, quiet);
+		snprintf(line, sizeof(line), "drain %lu %lu", o.timeout,
+			 o.quiet);
 	} else if (takes_arg) {
 		snprintf(line, sizeof(line), "%s %s", cmd, argv[optind + 1]);
 	} else {
 		snprintf(line, sizeof(line), "%s", cmd);
 	}
-	ret = ask(path, line, &reply);
+	ret = ask(o.path, line, &reply);
 	if (ret) {
 		/* health: an instance that is gone is simply not ready. */
-		if (!strcmp(cmd, "health") && json)
+		if (!strcmp(cmd, "health") && o.json)
 			printf("{\"ok\":false,\"ready\":false,\"why\":\"not running\"}\n");
 		return 3;
 	}
 	ok = strstr(reply, "\"ok\":true") != NULL;
-	if (json) {
+	if (o.json) {
 		fputs(reply, stdout);
 	} else if (!ok) {
 		if (!field(reply, "message", why, sizeof(why)))
@@ -412,6 +420,6 @@ int main(int argc, char **argv)
 		ok = false;
 	free(reply);
 	if (ok && !strcmp(cmd, "drain"))
-		return wait_gone(path, timeout);
+		return wait_gone(o.path, o.timeout);
 	return ok ? 0 : 1;
 }

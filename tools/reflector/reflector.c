@@ -85,46 +85,47 @@ struct refl_opts {
 	bool pass_only;
 };
 
+/* One option of the table. */
+static int apply(int key, const char *arg, void *ctx)
+{
+	struct refl_opts *o = ctx;
+	unsigned long v;
+
+	switch (key) {
+	case 'i':
+		o->ifname = arg;
+		break;
+	case 'r':
+	case 'e':
+		if (rr_parse_ulong(arg, 1, 65535, &v)) {
+			fprintf(stderr,
+				"reflector: -%c needs a port 1-65535, not '%s'\n",
+				key, arg);
+			return 2;
+		}
+		*(key == 'r' ? &o->rport : &o->eport) = v;
+		break;
+	case OPT_PASS:
+		o->pass_only = true;
+		break;
+	case 'v':
+		verbose = true;
+		break;
+	case OPT_SKB:
+		o->flags = XDP_FLAGS_SKB_MODE;
+		break;
+	}
+	return 0;
+}
+
 /* Returns the interface's index, or 0 after a usage error. */
 static int parse_args(int argc, char **argv, struct refl_opts *o)
 {
-	char shortopts[RR_OPT_SHORT_LEN(sizeof(opts) / sizeof(opts[0]))];
-	struct option longopts[sizeof(opts) / sizeof(opts[0])];
-	unsigned long v;
-	int c;
+	static const struct rr_opt_prog prog = { "reflector", SYNOPSIS, ABOUT,
+						 opts };
 
-	rr_opt_build(opts, shortopts, longopts);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			o->ifname = optarg;
-			break;
-		case 'r':
-		case 'e':
-			if (rr_parse_ulong(optarg, 1, 65535, &v)) {
-				fprintf(stderr,
-					"reflector: -%c needs a port 1-65535, not '%s'\n",
-					c, optarg);
-				return 0;
-			}
-			*(c == 'r' ? &o->rport : &o->eport) = v;
-			break;
-		case OPT_PASS:
-			o->pass_only = true;
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		case OPT_SKB:
-			o->flags = XDP_FLAGS_SKB_MODE;
-			break;
-		default:
-			rr_opt_other("reflector", c, argv, SYNOPSIS, ABOUT,
-				     opts);
-			return 0;
-		}
-	}
+	if (rr_opt_parse(&prog, argc, argv, apply, o))
+		return 0;
 	return rr_opt_ifindex("reflector", o->ifname, optind < argc);
 }
 

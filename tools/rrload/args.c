@@ -190,66 +190,73 @@ static int number_option(struct rl_config *cfg, int key, const char *arg)
 	return 1;
 }
 
-/* One option from getopt_long(): 0, or the exit code after saying why. */
-static int apply(struct rl_config *cfg, int key, char **argv, bool *have_server)
+/* What the options are applied to. */
+struct args {
+	struct rl_config *cfg;
+	bool have_server;
+};
+
+/* One option of the table: 0, or the exit code after saying why. */
+static int apply(int key, const char *arg, void *ctx)
 {
-	int ret = number_option(cfg, key, optarg);
+	struct args *a = ctx;
+	struct rl_config *cfg = a->cfg;
+	int ret = number_option(cfg, key, arg);
 
 	if (ret != 1)
 		return ret;
 	switch (key) {
 	case 's':
-		if (parse_server(cfg, optarg))
+		if (parse_server(cfg, arg))
 			return rr_opt_fail(
 				"rrload",
 				"-s needs an IPv4 or IPv6 address, not '%s'",
-				optarg);
-		*have_server = true;
+				arg);
+		a->have_server = true;
 		return 0;
 	case 'p':
-		return rr_opt_ports("rrload", optarg, cfg->ports, RL_MAX_PORTS,
+		return rr_opt_ports("rrload", arg, cfg->ports, RL_MAX_PORTS,
 				    &cfg->nports);
 	case 'f':
-		return rr_opt_function("rrload", optarg, &cfg->fn_override);
+		return rr_opt_function("rrload", arg, &cfg->fn_override);
 	case OPT_FN_CONFIG:
-		cfg->fn_config = optarg;
+		cfg->fn_config = arg;
 		return 0;
 	case OPT_PAYLOADS:
-		cfg->payloads_file = optarg;
+		cfg->payloads_file = arg;
 		return 0;
 	case 'l':
-		return parse_size(cfg, optarg) ? 2 : 0;
+		return parse_size(cfg, arg) ? 2 : 0;
 	case OPT_BUSY:
 		cfg->busy = true;
 		return 0;
 	case OPT_JSON:
-		cfg->json = optarg;
+		cfg->json = arg;
 		return 0;
 	case OPT_LOST:
-		cfg->lost_file = optarg;
+		cfg->lost_file = arg;
 		return 0;
 	case 'q':
 		cfg->quiet = true;
 		return 0;
 	case OPT_CPUS:
-		return rr_opt_cpus("rrload", optarg, cfg->cpus, &cfg->ncpus);
+		return rr_opt_cpus("rrload", arg, cfg->cpus, &cfg->ncpus);
 	case OPT_ENGINE:
-		if (!strcmp(optarg, "xdp"))
+		if (!strcmp(arg, "xdp"))
 			cfg->engine_xdp = true;
-		else if (strcmp(optarg, "sock"))
+		else if (strcmp(arg, "sock"))
 			return rr_opt_fail("rrload",
 					   "--engine is sock or xdp, not '%s'",
-					   optarg);
+					   arg);
 		return 0;
 	case 'i':
-		cfg->ifname = optarg;
+		cfg->ifname = arg;
 		return 0;
 	case OPT_DST_MAC:
-		cfg->dst_mac = optarg;
+		cfg->dst_mac = arg;
 		return 0;
-	default:
-		return rr_opt_other("rrload", key, argv, SYNOPSIS, ABOUT, opts);
 	}
+	return 0;
 }
 
 /* What the options say together; fills in the defaults that depend on
@@ -281,22 +288,18 @@ static int check_args(struct rl_config *cfg, bool have_server)
 
 int rl_parse_args(int argc, char **argv, struct rl_config *cfg)
 {
-	char shortopts[RR_OPT_SHORT_LEN(sizeof(opts) / sizeof(opts[0]))];
-	struct option longopts[sizeof(opts) / sizeof(opts[0])];
-	bool have_server = false;
-	int c, ret;
+	static const struct rr_opt_prog prog = { "rrload", SYNOPSIS, ABOUT,
+						 opts };
+	struct args a = { .cfg = cfg };
+	int ret;
 
-	rr_opt_build(opts, shortopts, longopts);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		ret = apply(cfg, c, argv, &have_server);
-		if (ret)
-			return ret;
-	}
+	ret = rr_opt_parse(&prog, argc, argv, apply, &a);
+	if (ret)
+		return ret;
 	if (optind < argc)
 		return rr_opt_fail("rrload", "unexpected argument '%s'",
 				   argv[optind]);
-	return check_args(cfg, have_server);
+	return check_args(cfg, a.have_server);
 }
 
 static int hexval(int c)

@@ -332,65 +332,59 @@ static void print_counters(struct srv_thread *th, unsigned int n)
 		(unsigned long long)fe, (unsigned long long)se);
 }
 
+/* One option of the table. */
+static int apply(int key, const char *arg, void *ctx)
+{
+	struct srv_config *cfg = ctx;
+	unsigned long v;
+
+	switch (key) {
+	case 'p':
+		return rr_opt_ports("sockserver", arg, cfg->ports, MAX_PORTS,
+				    &cfg->nports);
+	case 'f':
+		return rr_opt_function("sockserver", arg, &cfg->fn_override);
+	case 't':
+		if (rr_parse_ulong(arg, 1, MAX_THREADS, &v))
+			return rr_opt_fail(
+				"sockserver",
+				"-t must be a number in 1..64, not '%s'", arg);
+		cfg->threads = (unsigned int)v;
+		return 0;
+	case 'b':
+		if (rr_parse_ulong(arg, 1, MAX_BATCH, &v))
+			return rr_opt_fail(
+				"sockserver",
+				"-b must be a number in 1..256, not '%s'", arg);
+		cfg->batch = (unsigned int)v;
+		return 0;
+	case OPT_SIMPLE:
+		cfg->simple = true;
+		return 0;
+	case OPT_CPUS:
+		return rr_opt_cpus("sockserver", arg, cfg->cpus, &cfg->ncpus);
+	case OPT_BUSY:
+		cfg->busy = true;
+		return 0;
+	case OPT_FN_CONFIG:
+		cfg->fn_config = arg;
+		return 0;
+	case 'v':
+		cfg->verbose = true;
+		return 0;
+	}
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct srv_config *cfg)
 {
-	char shortopts[RR_OPT_SHORT_LEN(sizeof(opts) / sizeof(opts[0]))];
-	struct option longopts[sizeof(opts) / sizeof(opts[0])];
-	unsigned long v;
-	int c, i;
+	static const struct rr_opt_prog prog = { "sockserver", SYNOPSIS, ABOUT,
+						 opts };
+	int i, ret;
 
-	rr_opt_build(opts, shortopts, longopts);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (rr_opt_ports("sockserver", optarg, cfg->ports,
-					 MAX_PORTS, &cfg->nports))
-				return 2;
-			break;
-		case 'f':
-			if (rr_opt_function("sockserver", optarg,
-					    &cfg->fn_override))
-				return 2;
-			break;
-		case 't':
-			if (rr_parse_ulong(optarg, 1, MAX_THREADS, &v))
-				return rr_opt_fail(
-					"sockserver",
-					"-t must be a number in 1..64, not '%s'",
-					optarg);
-			cfg->threads = (unsigned int)v;
-			break;
-		case 'b':
-			if (rr_parse_ulong(optarg, 1, MAX_BATCH, &v))
-				return rr_opt_fail(
-					"sockserver",
-					"-b must be a number in 1..256, not '%s'",
-					optarg);
-			cfg->batch = (unsigned int)v;
-			break;
-		case OPT_SIMPLE:
-			cfg->simple = true;
-			break;
-		case OPT_CPUS:
-			if (rr_opt_cpus("sockserver", optarg, cfg->cpus,
-					&cfg->ncpus))
-				return 2;
-			break;
-		case OPT_BUSY:
-			cfg->busy = true;
-			break;
-		case OPT_FN_CONFIG:
-			cfg->fn_config = optarg;
-			break;
-		case 'v':
-			cfg->verbose = true;
-			break;
-		default:
-			return rr_opt_other("sockserver", c, argv, SYNOPSIS,
-					    ABOUT, opts);
-		}
-	}
+	ret = rr_opt_parse(&prog, argc, argv, apply, cfg);
+	if (ret)
+		return ret;
 	if (optind < argc)
 		return rr_opt_fail("sockserver", "unexpected argument '%s'",
 				   argv[optind]);

@@ -296,36 +296,31 @@ static int number_opt(struct floor_opts *o, int c, const char *arg)
 	return 0;
 }
 
+/* One option of the table. */
+static int apply(int key, const char *arg, void *ctx)
+{
+	struct floor_opts *o = ctx;
+
+	switch (key) {
+	case 'i':
+		o->ifname = arg;
+		return 0;
+	case 'B':
+		o->busy = true;
+		return 0;
+	default: /* --queues, --port, --batch, --cpu */
+		return number_opt(o, key, arg);
+	}
+}
+
 /* Returns the interface's index, or 0 after a usage error. */
 static int parse_args(int argc, char **argv, struct floor_opts *o)
 {
-	char shortopts[RR_OPT_SHORT_LEN(sizeof(opts) / sizeof(opts[0]))];
-	struct option longopts[sizeof(opts) / sizeof(opts[0])];
-	int c;
+	static const struct rr_opt_prog prog = { "xskfloor", SYNOPSIS, ABOUT,
+						 opts };
 
-	rr_opt_build(opts, shortopts, longopts);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			o->ifname = optarg;
-			break;
-		case 'q':
-		case 'p':
-		case 'b':
-		case OPT_CPU:
-			if (number_opt(o, c, optarg))
-				return 0;
-			break;
-		case 'B':
-			o->busy = true;
-			break;
-		default:
-			rr_opt_other("xskfloor", c, argv, SYNOPSIS, ABOUT,
-				     opts);
-			return 0;
-		}
-	}
+	if (rr_opt_parse(&prog, argc, argv, apply, o))
+		return 0;
 	return rr_opt_ifindex("xskfloor", o->ifname, optind < argc);
 }
 
