@@ -94,22 +94,6 @@ int rr_opt_other(const char *prog, int key, char *const argv[],
 	return 2;
 }
 
-int rr_opt_ifindex(const char *prog, const char *ifname, int stray)
-{
-	int ifindex;
-
-	if (stray || !ifname) {
-		fprintf(stderr, "%s: %s\n", prog,
-			ifname ? "unexpected argument"
-			       : "-i IFACE is required (see --help)");
-		return 0;
-	}
-	ifindex = (int)if_nametoindex(ifname);
-	if (!ifindex)
-		fprintf(stderr, "%s: no interface '%s'\n", prog, ifname);
-	return ifindex;
-}
-
 int rr_opt_parse(const struct rr_opt_prog *p, int argc, char **argv,
 		 int (*apply)(int key, const char *arg, void *ctx), void *ctx)
 {
@@ -138,4 +122,24 @@ int rr_opt_parse(const struct rr_opt_prog *p, int argc, char **argv,
 		}
 	}
 	return 0;
+}
+
+int rr_opt_parse_iface(const struct rr_opt_prog *p, int argc, char **argv,
+		       int (*apply)(int key, const char *arg, void *ctx),
+		       void *ctx, const char *const *ifname)
+{
+	int ifindex;
+
+	if (rr_opt_parse(p, argc, argv, apply, ctx))
+		return 0;
+	if (optind < argc || !*ifname) {
+		fprintf(stderr, "%s: %s\n", p->name,
+			*ifname ? "unexpected argument"
+				: "-i IFACE is required (see --help)");
+		return 0;
+	}
+	ifindex = (int)if_nametoindex(*ifname);
+	if (!ifindex)
+		fprintf(stderr, "%s: no interface '%s'\n", p->name, *ifname);
+	return ifindex;
 }

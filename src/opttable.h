@@ -89,10 +89,13 @@ int rr_opt_parse(const struct rr_opt_prog *p, int argc, char **argv,
 		 int (*apply)(int key, const char *arg, void *ctx), void *ctx);
 
 /*
- * The interface of a tool that needs -i: its index, or 0 after saying
- * why on stderr (no -i, @stray arguments after the options, no such
+ * rr_opt_parse() for a tool that works on one interface, which @apply
+ * stores in *@ifname (-i), and takes no operands: the interface's index,
+ * or 0 after saying why (a usage error, no -i, a stray argument, no such
  * interface).
  */
-int rr_opt_ifindex(const char *prog, const char *ifname, int stray);
+int rr_opt_parse_iface(const struct rr_opt_prog *p, int argc, char **argv,
+		       int (*apply)(int key, const char *arg, void *ctx),
+		       void *ctx, const char *const *ifname);
 
 #endif /* RR_OPTTABLE_H */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The tools' shared arguments (toolargs.h). */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -47,4 +48,14 @@ int rr_opt_cpus(const char *prog, const char *arg, int *cpus, uint32_t *ncpus)
 	if (rr_parse_cpus(arg, cpus, ncpus, err, sizeof(err)))
 		return rr_opt_fail(prog, "--cpus: %s", err);
 	return 0;
+}
+
+int rr_opt_registry(const char *prog)
+{
+	char err[RR_ERRLEN];
+
+	if (!rr_registry_check(err, sizeof(err)))
+		return 0;
+	fprintf(stderr, "%s: %s\n", prog, err);
+	return -EINVAL;
 }

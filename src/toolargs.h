@@ -28,4 +28,8 @@ int rr_opt_function(const char *prog, const char *arg,
 /* --cpus LIST into @cpus and *@ncpus. Returns 0, or 2 after saying why. */
 int rr_opt_cpus(const char *prog, const char *arg, int *cpus, uint32_t *ncpus);
 
+/* The registry of linked-in functions is sound (rr_registry_check());
+ * else says why and returns -EINVAL. */
+int rr_opt_registry(const char *prog);
+
 #endif /* RR_TOOLARGS_H */

@@ -118,19 +118,10 @@ static int apply(int key, const char *arg, void *ctx)
 	return 0;
 }
 
-/* Returns the interface's index, or 0 after a usage error. */
-static int parse_args(int argc, char **argv, struct refl_opts *o)
+int main(int argc, char **argv)
 {
 	static const struct rr_opt_prog prog = { "reflector", SYNOPSIS, ABOUT,
 						 opts };
-
-	if (rr_opt_parse(&prog, argc, argv, apply, o))
-		return 0;
-	return rr_opt_ifindex("reflector", o->ifname, optind < argc);
-}
-
-int main(int argc, char **argv)
-{
 	struct refl_opts o = { .rport = 1232,
 			       .eport = 7,
 			       .flags = XDP_FLAGS_DRV_MODE };
@@ -139,7 +130,7 @@ int main(int argc, char **argv)
 	struct reflector *skel = NULL;
 	int ifindex, err, prog_fd, ret = 1;
 
-	ifindex = parse_args(argc, argv, &o);
+	ifindex = rr_opt_parse_iface(&prog, argc, argv, apply, &o, &o.ifname);
 	if (!ifindex)
 		return 2;
 	libbpf_set_print(quiet_print);

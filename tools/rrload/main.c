@@ -224,16 +224,13 @@ int main(int argc, char **argv)
 	struct rl_thread *th = NULL;
 	struct rl_total *tot = NULL;
 	unsigned int i, nth, started = 0;
-	char err[256];
 	int ret = 3, r;
 
 	r = rl_parse_args(argc, argv, &cfg);
 	if (r)
 		return r;
-	if (rr_registry_check(err, sizeof(err))) {
-		fprintf(stderr, "rrload: %s\n", err);
+	if (rr_opt_registry("rrload"))
 		return 3;
-	}
 	if (make_instances(&cfg))
 		return 3;
 	if (cfg.payloads_file && rl_load_payloads(&cfg))

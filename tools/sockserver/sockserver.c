@@ -467,10 +467,8 @@ int main(int argc, char **argv)
 	r = parse_args(argc, argv, &cfg);
 	if (r)
 		return r;
-	if (rr_registry_check(err, sizeof(err))) {
-		fprintf(stderr, "sockserver: %s\n", err);
+	if (rr_opt_registry("sockserver"))
 		return 1;
-	}
 	/* Each port's function with its state, as reqrouter would make it. */
 	for (i = 0; i < cfg.nports; i++)
 		if (rr_fn_instance_from_file(cfg.fns[i], cfg.ports[i],

@@ -313,17 +313,6 @@ static int apply(int key, const char *arg, void *ctx)
 	}
 }
 
-/* Returns the interface's index, or 0 after a usage error. */
-static int parse_args(int argc, char **argv, struct floor_opts *o)
-{
-	static const struct rr_opt_prog prog = { "xskfloor", SYNOPSIS, ABOUT,
-						 opts };
-
-	if (rr_opt_parse(&prog, argc, argv, apply, o))
-		return 0;
-	return rr_opt_ifindex("xskfloor", o->ifname, optind < argc);
-}
-
 /* Pins the process to @cpu (if >= 0). */
 static int pin(int cpu)
 {
@@ -343,6 +332,8 @@ static int pin(int cpu)
 
 int main(int argc, char **argv)
 {
+	static const struct rr_opt_prog prog = { "xskfloor", SYNOPSIS, ABOUT,
+						 opts };
 	struct floor_opts o = { .nq = 1, .port = 7, .batch = 64, .cpu = -1 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	uint32_t flags = XDP_FLAGS_DRV_MODE;
@@ -353,7 +344,7 @@ int main(int argc, char **argv)
 	bool attached = false;
 	uint32_t q;
 
-	ifindex = parse_args(argc, argv, &o);
+	ifindex = rr_opt_parse_iface(&prog, argc, argv, apply, &o, &o.ifname);
 	if (!ifindex)
 		return 2;
 	if (pin(o.cpu))
