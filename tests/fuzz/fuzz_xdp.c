@@ -104,58 +104,32 @@ static const struct port ports[] = {
 };
 
 #define XDP_ANY RR_XDP_MAX_PAYLOAD
+/* A tier port whose requests an XDP program answers (kind TIER_XDP or,
+ * with no program in the slot, TIER_EMPTY): amplification @amp (0: no
+ * limit), requests up to @max bytes, @flags beside RR_PORT_XDP. */
+#define XDP_PORT(num, sl, socks, amp, max, more, name, k) \
+	{                                                 \
+		.port = num,                              \
+		.conf = { .slot = sl,                     \
+			  .nsocks = socks,                \
+			  .flags = RR_PORT_XDP | (more),  \
+			  .max_amplification = amp,       \
+			  .xdp_max_payload = max },       \
+		.has_function = 1, .fn = name, .kind = k  \
+	}
 /*
  * The tier instance: the same port numbers, so the mutator's port picks
  * reach it as often, each in a slot of its own.
  */
 static const struct port tier_ports[] = {
-	{ .port = 7,
-	  .conf = { .slot = 0,
-		    .nsocks = 1,
-		    .flags = RR_PORT_XDP,
-		    .max_amplification = 3,
-		    .xdp_max_payload = XDP_ANY },
-	  .has_function = 1,
-	  .fn = "echo",
-	  .kind = TIER_XDP },
-	{ .port = 1232,
-	  .conf = { .slot = 1,
-		    .nsocks = 4,
-		    .flags = RR_PORT_XDP,
-		    .max_amplification = 3,
-		    .xdp_max_payload = XDP_ANY },
-	  .has_function = 1,
-	  .fn = "reverse",
-	  .kind = TIER_XDP },
+	XDP_PORT(7, 0, 1, 3, XDP_ANY, 0, "echo", TIER_XDP),
+	XDP_PORT(1232, 1, 4, 3, XDP_ANY, 0, "reverse", TIER_XDP),
 	/* Longer requests go on to user space. */
-	{ .port = 8080,
-	  .conf = { .slot = 2,
-		    .nsocks = 1,
-		    .flags = RR_PORT_XDP,
-		    .max_amplification = 3,
-		    .xdp_max_payload = 33 },
-	  .has_function = 1,
-	  .fn = "reverse",
-	  .kind = TIER_XDP },
+	XDP_PORT(8080, 2, 1, 3, 33, 0, "reverse", TIER_XDP),
 	/* The tightest amplification limit a same-size reply passes. */
-	{ .port = 9999,
-	  .conf = { .slot = 3,
-		    .nsocks = 2,
-		    .flags = RR_PORT_XDP,
-		    .max_amplification = 1,
-		    .xdp_max_payload = XDP_ANY },
-	  .has_function = 1,
-	  .fn = "echo",
-	  .kind = TIER_XDP },
+	XDP_PORT(9999, 3, 2, 1, XDP_ANY, 0, "echo", TIER_XDP),
 	/* No amplification limit, and an allow-list. */
-	{ .port = 53,
-	  .conf = { .slot = SLOT_ACL,
-		    .nsocks = 2,
-		    .flags = RR_PORT_XDP | ALLOW,
-		    .xdp_max_payload = XDP_ANY },
-	  .has_function = 1,
-	  .fn = "reverse",
-	  .kind = TIER_XDP },
+	XDP_PORT(53, SLOT_ACL, 2, 0, XDP_ANY, ALLOW, "reverse", TIER_XDP),
 	{ .port = 65535,
 	  .conf = { .slot = 6,
 		    .nsocks = 1,
@@ -166,15 +140,7 @@ static const struct port tier_ports[] = {
 	  .has_function = 1,
 	  .fn = "reverse",
 	  .kind = TIER_CACHE },
-	{ .port = 5353,
-	  .conf = { .slot = 7,
-		    .nsocks = 1,
-		    .flags = RR_PORT_XDP,
-		    .max_amplification = 3,
-		    .xdp_max_payload = XDP_ANY },
-	  .has_function = 1,
-	  .fn = "echo",
-	  .kind = TIER_EMPTY },
+	XDP_PORT(5353, 7, 1, 3, XDP_ANY, 0, "echo", TIER_EMPTY),
 	{ .port = 0,
 	  .conf = { .slot = 8, .nsocks = 1, .max_amplification = 3 },
 	  .has_function = 1,

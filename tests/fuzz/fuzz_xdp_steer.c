@@ -230,11 +230,28 @@ enum expect expect_verdict(const struct port_table *t, const uint8_t *frame,
 	return EXPECT_PASS;
 }
 
+/* One allow-list entry into the trie of its family: the key is the slot,
+ * then the address, and the prefix length counts the slot's 32 bits. */
+static int add_allow(struct reqrouter *skel, const struct allow *a)
+{
+	union {
+		struct rr_allow_v4 v4;
+		struct rr_allow_v6 v6;
+	} k;
+	int v4 = a->family == AF_INET;
+	uint8_t one = 1;
+
+	memset(&k, 0, sizeof(k));
+	k.v4.prefixlen = 32 + a->len; /* the same layout in both */
+	k.v4.slot = a->slot;
+	memcpy(v4 ? k.v4.addr : k.v6.addr, a->addr, v4 ? 4 : 16);
+	return bpf_map__update_elem(v4 ? skel->maps.acl_v4 : skel->maps.acl_v6,
+				    &k, v4 ? sizeof(k.v4) : sizeof(k.v6), &one,
+				    sizeof(one), BPF_ANY);
+}
+
 int configure(struct reqrouter *skel, const struct port_table *t)
 {
-	struct rr_allow_v4 k4;
-	struct rr_allow_v6 k6;
-	uint8_t one = 1;
 	uint32_t key;
 	size_t i;
 	int ret;
@@ -248,23 +265,7 @@ int configure(struct reqrouter *skel, const struct port_table *t)
 			return ret;
 	}
 	for (i = 0; i < nallows; i++) {
-		if (allows[i].family == AF_INET) {
-			memset(&k4, 0, sizeof(k4));
-			k4.prefixlen = 32 + allows[i].len;
-			k4.slot = allows[i].slot;
-			memcpy(k4.addr, allows[i].addr, sizeof(k4.addr));
-			ret = bpf_map__update_elem(skel->maps.acl_v4, &k4,
-						   sizeof(k4), &one,
-						   sizeof(one), BPF_ANY);
-		} else {
-			memset(&k6, 0, sizeof(k6));
-			k6.prefixlen = 32 + allows[i].len;
-			k6.slot = allows[i].slot;
-			memcpy(k6.addr, allows[i].addr, sizeof(k6.addr));
-			ret = bpf_map__update_elem(skel->maps.acl_v6, &k6,
-						   sizeof(k6), &one,
-						   sizeof(one), BPF_ANY);
-		}
+		ret = add_allow(skel, &allows[i]);
 		if (ret)
 			return ret;
 	}

@@ -185,43 +185,44 @@ static const char *user_said(const struct tier_case *c, char *buf, size_t n)
 	return buf;
 }
 
+/* What each outcome shows: the action, the xdp_stats counter and the
+ * fn_stats counters that move (-1: none). */
+static const struct shows {
+	uint32_t act;
+	int stat;
+	int fn[2];
+} outcome_shows[] = {
+	[OUT_PASS] = { XDP_PASS, RR_XDP_PASS_NO_SOCKET, { -1, -1 } },
+	[OUT_TX] = { XDP_TX,
+		     RR_XDP_TX_FUNCTION,
+		     { RR_FN_XDP_RX, RR_FN_XDP_TX } },
+	[OUT_HIT] = { XDP_TX, RR_XDP_TX_CACHE, { RR_FN_CACHE_HIT, -1 } },
+	[OUT_MISS] = { XDP_PASS,
+		       RR_XDP_PASS_NO_SOCKET,
+		       { RR_FN_CACHE_MISS, -1 } },
+	[OUT_PUNT] = { XDP_PASS,
+		       RR_XDP_PASS_NO_SOCKET,
+		       { RR_FN_XDP_RX, RR_FN_XDP_PUNT } },
+	[OUT_DROP] = { XDP_DROP, RR_XDP_DROP_FUNCTION, { RR_FN_XDP_RX, -1 } },
+};
+
 /*
  * Compares what the tier instance did with a steered request with user
  * space's answer and c->want; NULL when they agree, else why not.
  */
 static const char *judge_steered(const struct tier_case *c, char *buf, size_t n)
 {
+	const struct shows *w = &outcome_shows[c->want];
 	uint64_t want_fn[RR_FN_STAT_MAX] = { 0 };
-	uint32_t want_act = XDP_PASS, reason = 0, i;
-	int want_stat = RR_XDP_PASS_NO_SOCKET;
+	uint32_t want_act = w->act, reason = 0, i;
+	int want_stat = w->stat;
 	char user[64];
 
-	switch (c->want) {
-	case OUT_TX:
-		want_act = XDP_TX;
-		want_stat = RR_XDP_TX_FUNCTION;
-		want_fn[RR_FN_XDP_RX] = want_fn[RR_FN_XDP_TX] = 1;
-		break;
-	case OUT_HIT:
-		want_act = XDP_TX;
-		want_stat = RR_XDP_TX_CACHE;
-		want_fn[RR_FN_CACHE_HIT] = 1;
-		break;
-	case OUT_MISS:
-		want_fn[RR_FN_CACHE_MISS] = 1;
-		break;
-	case OUT_PUNT:
-		want_fn[RR_FN_XDP_RX] = want_fn[RR_FN_XDP_PUNT] = 1;
-		break;
-	case OUT_DROP:
-		want_act = XDP_DROP;
-		want_stat = RR_XDP_DROP_FUNCTION;
-		want_fn[RR_FN_XDP_RX] = 1;
-		want_fn[RR_FN_XDP_DROP - c->user] = 1;
-		break;
-	case OUT_PASS:
-		break;
-	}
+	for (i = 0; i < 2; i++)
+		if (w->fn[i] >= 0)
+			want_fn[w->fn[i]] = 1;
+	if (c->want == OUT_DROP)
+		want_fn[RR_FN_XDP_DROP - c->user] = 1; /* and its reason */
 	user_said(c, user, sizeof(user));
 
 	/* What a user would notice first: the reply, the drop reason. */
