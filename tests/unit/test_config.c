@@ -67,16 +67,23 @@ struct rr_service *service(const char *name)
 	return svc;
 }
 
+/* The [reqrouter] settings the flags and the file share, as they stand. */
+static void check_main(const char *ifname, uint32_t queues, uint32_t threads,
+		       uint32_t batch, enum rr_xdp_mode mode, bool busy_poll)
+{
+	assert_string_equal(cfg.ifname, ifname);
+	assert_int_equal(cfg.queues, queues);
+	assert_int_equal(cfg.threads, threads);
+	assert_int_equal(cfg.batch, batch);
+	assert_int_equal(cfg.mode, mode);
+	assert_int_equal(cfg.busy_poll, busy_poll);
+}
+
 static void test_defaults(void **state)
 {
 	(void)state;
 	assert_int_equal(PARSE("-i", "eth0"), RR_OPTS_RUN);
-	assert_string_equal(cfg.ifname, "eth0");
-	assert_int_equal(cfg.queues, 0);
-	assert_int_equal(cfg.threads, 1);
-	assert_int_equal(cfg.batch, 64);
-	assert_int_equal(cfg.mode, RR_MODE_AUTO);
-	assert_false(cfg.busy_poll);
+	check_main("eth0", 0, 1, 64, RR_MODE_AUTO, false);
 	assert_int_equal(cfg.tx_csum, RR_TX_CSUM_AUTO);
 	assert_int_equal(cfg.ncpus, 0);
 	assert_string_equal(cfg.metrics_file, "");
@@ -97,12 +104,7 @@ static void test_each_flag(void **state)
 			       "256", "-B", "-N", "--cpus", "0-2,5",
 			       "--metrics-file", "/tmp/m.prom", "-v", "-v"),
 			 RR_OPTS_RUN);
-	assert_string_equal(cfg.ifname, "veth1");
-	assert_int_equal(cfg.queues, 4);
-	assert_int_equal(cfg.threads, 16);
-	assert_int_equal(cfg.batch, 256);
-	assert_true(cfg.busy_poll);
-	assert_int_equal(cfg.mode, RR_MODE_NATIVE);
+	check_main("veth1", 4, 16, 256, RR_MODE_NATIVE, true);
 	assert_int_equal(cfg.ncpus, 4);
 	assert_int_equal(cfg.cpus[0], 0);
 	assert_int_equal(cfg.cpus[2], 2);
@@ -115,12 +117,7 @@ static void test_each_flag(void **state)
 			       "--threads", "1", "--batch=1", "--skb",
 			       "--busy-poll", "--cpus=7", "--verbose"),
 			 RR_OPTS_RUN);
-	assert_string_equal(cfg.ifname, "eth2");
-	assert_int_equal(cfg.queues, 64);
-	assert_int_equal(cfg.threads, 1);
-	assert_int_equal(cfg.batch, 1);
-	assert_int_equal(cfg.mode, RR_MODE_SKB);
-	assert_true(cfg.busy_poll);
+	check_main("eth2", 64, 1, 1, RR_MODE_SKB, true);
 	assert_int_equal(cfg.ncpus, 1);
 	assert_int_equal(cfg.cpus[0], 7);
 	assert_int_equal(cfg.verbose, 1);

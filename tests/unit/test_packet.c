@@ -317,47 +317,47 @@ static void test_echo_replies(void **state)
 /* The function sees the request as the client sent it. */
 static void test_function_sees_request(void **state)
 {
-	struct frame_spec s = {
-		.sport = 54321, .dport = PORT_RECORD, .plen = 33, .vlans = 1
+	static const struct {
+		int family, vlans;
+		uint32_t queue, thread;
+		uint32_t room; /* the MTU less the IP and UDP headers */
+	} views[] = {
+		{ AF_INET, 1, 3, 5, 1500 - 20 - 8 },
+		{ AF_INET6, 2, 0, 1, 1500 - 40 - 8 },
 	};
+	struct frame_spec s = { .sport = 54321,
+				.dport = PORT_RECORD,
+				.plen = 33 };
 	struct frame_layout lay;
 	uint8_t buf[2048];
-	int ret;
+	uint32_t i, alen;
+	int ret, v6;
 
 	(void)state;
-	snprintf(where, sizeof(where), "request view IPv4");
-	build_frame(buf, sizeof(buf), &s, &lay);
-	memset(&seen, 0, sizeof(seen));
-	ret = rr_process(buf, lay.len, sizeof(buf), 1500, fn("rrtest_record"),
-			 3, 5);
-	CHECK_EQ(ret, lay.len);
-	CHECK_EQ(seen.calls, 1);
-	CHECK_EQ(seen.req.family, AF_INET);
-	CHECK(!memcmp(&seen.req.src.v4, f_src_ip4, 4));
-	CHECK(!memcmp(&seen.req.dst.v4, f_dst_ip4, 4));
-	CHECK_EQ(seen.req.src_port, 54321);
-	CHECK_EQ(seen.req.dst_port, PORT_RECORD);
-	CHECK_EQ(seen.req.queue, 3);
-	CHECK_EQ(seen.req.thread, 5);
-	CHECK_EQ(seen.len, 33);
-	CHECK_EQ(seen.room, 1500 - 20 - 8);
-
-	snprintf(where, sizeof(where), "request view IPv6");
-	s.family = AF_INET6;
-	s.vlans = 2;
-	build_frame(buf, sizeof(buf), &s, &lay);
-	memset(&seen, 0, sizeof(seen));
-	ret = rr_process(buf, lay.len, sizeof(buf), 1500, fn("rrtest_record"),
-			 0, 1);
-	CHECK_EQ(ret, lay.len);
-	CHECK_EQ(seen.calls, 1);
-	CHECK_EQ(seen.req.family, AF_INET6);
-	CHECK(!memcmp(&seen.req.src.v6, f_src_ip6, 16));
-	CHECK(!memcmp(&seen.req.dst.v6, f_dst_ip6, 16));
-	CHECK_EQ(seen.req.src_port, 54321);
-	CHECK_EQ(seen.req.dst_port, PORT_RECORD);
-	CHECK_EQ(seen.req.thread, 1);
-	CHECK_EQ(seen.room, 1500 - 40 - 8);
+	for (i = 0; i < sizeof(views) / sizeof(views[0]); i++) {
+		s.family = views[i].family;
+		s.vlans = views[i].vlans;
+		v6 = s.family == AF_INET6;
+		alen = v6 ? 16 : 4;
+		snprintf(where, sizeof(where), "request view %s",
+			 v6 ? "IPv6" : "IPv4");
+		build_frame(buf, sizeof(buf), &s, &lay);
+		memset(&seen, 0, sizeof(seen));
+		ret = rr_process(buf, lay.len, sizeof(buf), 1500,
+				 fn("rrtest_record"), views[i].queue,
+				 views[i].thread);
+		CHECK_EQ(ret, lay.len);
+		CHECK_EQ(seen.calls, 1);
+		CHECK_EQ(seen.req.family, s.family);
+		CHECK(!memcmp(&seen.req.src, v6 ? f_src_ip6 : f_src_ip4, alen));
+		CHECK(!memcmp(&seen.req.dst, v6 ? f_dst_ip6 : f_dst_ip4, alen));
+		CHECK_EQ(seen.req.src_port, 54321);
+		CHECK_EQ(seen.req.dst_port, PORT_RECORD);
+		CHECK_EQ(seen.req.queue, views[i].queue);
+		CHECK_EQ(seen.req.thread, views[i].thread);
+		CHECK_EQ(seen.len, 33);
+		CHECK_EQ(seen.room, views[i].room);
+	}
 }
 
 /* Replies longer than the request: lengths and checksums follow. */

@@ -106,11 +106,34 @@ static void check_fill(const struct frame_spec *s, uint32_t room, uint32_t mtu,
 	free(buf);
 }
 
-struct limit_case {
+/* A request, the limits it is served under (buffer, MTU, amplification
+ * factor) and the room rrtest_fill must be offered. */
+struct room_case {
 	int family, vlans;
-	uint32_t room, mtu;
-	uint32_t want_room; /* what the function is offered */
+	uint32_t opt_words, plen;
+	uint32_t room, mtu, factor;
+	uint32_t want_room;
 };
+
+/* Runs each case through check_fill(), the request's UDP checksum as
+ * @csum. */
+static void check_rooms(const struct room_case *c, size_t n,
+			enum frame_csum csum)
+{
+	struct frame_spec s = { .sport = 1, .dport = PORT_FILL, .csum = csum };
+	size_t i;
+
+	for (i = 0; i < n; i++, c++) {
+		s.family = c->family;
+		s.vlans = c->vlans;
+		s.opt_words = c->opt_words;
+		s.plen = c->plen;
+		snprintf(where, sizeof(where),
+			 "room #%zu %s room %u mtu %u factor %u", i,
+			 spec_name(&s), c->room, c->mtu, c->factor);
+		check_fill(&s, c->room, c->mtu, c->factor, c->want_room);
+	}
+}
 
 /*
  * The room a function is offered: the reply's IP packet fits the MTU, the
@@ -119,35 +142,23 @@ struct limit_case {
  */
 static void test_reply_limits(void **state)
 {
-	static const struct limit_case cases[] = {
-		{ AF_INET, 0, 2048, 1500, 1500 - 28 },
-		{ AF_INET, 2, 2048, 1500, 1500 - 28 },
-		{ AF_INET6, 0, 2048, 1500, 1500 - 48 },
-		{ AF_INET6, 1, 2048, 1500, 1500 - 48 },
-		{ AF_INET, 0, 2048, 576, 576 - 28 },
+	static const struct room_case cases[] = {
+		{ AF_INET, 0, 0, 50, 2048, 1500, 0, 1500 - 28 },
+		{ AF_INET, 2, 0, 50, 2048, 1500, 0, 1500 - 28 },
+		{ AF_INET6, 0, 0, 50, 2048, 1500, 0, 1500 - 48 },
+		{ AF_INET6, 1, 0, 50, 2048, 1500, 0, 1500 - 48 },
+		{ AF_INET, 0, 0, 50, 2048, 576, 0, 576 - 28 },
 		/* the buffer is the limit */
-		{ AF_INET, 0, 4096, 9000, 4096 - 14 - 28 },
-		{ AF_INET6, 2, 4096, 9000, 4096 - 22 - 48 },
-		{ AF_INET, 1, 1000, 1500, 1000 - 18 - 28 },
+		{ AF_INET, 0, 0, 50, 4096, 9000, 0, 4096 - 14 - 28 },
+		{ AF_INET6, 2, 0, 50, 4096, 9000, 0, 4096 - 22 - 48 },
+		{ AF_INET, 1, 0, 50, 1000, 1500, 0, 1000 - 18 - 28 },
 		/* the 16-bit IPv4 total length is the limit */
-		{ AF_INET, 0, 70000, 65535, 65535 - 28 },
-		{ AF_INET, 0, 70000, 100000, 65535 - 28 },
+		{ AF_INET, 0, 0, 50, 70000, 65535, 0, 65535 - 28 },
+		{ AF_INET, 0, 0, 50, 70000, 100000, 0, 65535 - 28 },
 	};
-	struct frame_spec s = {
-		.sport = 1, .dport = PORT_FILL, .plen = 50, .csum = CSUM_GARBAGE
-	};
-	const struct limit_case *c;
-	uint32_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		c = &cases[i];
-		s.family = c->family;
-		s.vlans = c->vlans;
-		snprintf(where, sizeof(where), "limits #%u %s room %u mtu %u",
-			 i, spec_name(&s), c->room, c->mtu);
-		check_fill(&s, c->room, c->mtu, 0, c->want_room);
-	}
+	check_rooms(cases, sizeof(cases) / sizeof(cases[0]), CSUM_GARBAGE);
 }
 
 /* A request that is itself larger than the MTU allows cannot be echoed. */
@@ -170,12 +181,6 @@ static void test_request_over_mtu(void **state)
 	CHECK_EQ(seen.calls, 0);
 }
 
-struct amp_case {
-	int family, vlans;
-	uint32_t opt_words, plen, factor;
-	uint32_t want_room; /* offered to the function */
-};
-
 /*
  * A reply's IP packet may be at most max_amplification times the
  * request's: the function is offered just that much room, and using all
@@ -184,46 +189,35 @@ struct amp_case {
  */
 static void test_amplification_room(void **state)
 {
-	static const struct amp_case cases[] = {
+	static const struct room_case cases[] = {
 		/* IPv4: request IP packet 20 + 8 + 10 = 38, reply <= 114 */
-		{ AF_INET, 0, 0, 10, 3, 114 - 28 },
-		{ AF_INET, 2, 0, 10, 3, 114 - 28 }, /* tags are not IP */
+		{ AF_INET, 0, 0, 10, 2048, 1500, 3, 114 - 28 },
+		/* tags are not IP */
+		{ AF_INET, 2, 0, 10, 2048, 1500, 3, 114 - 28 },
 		/* options count on both sides: request 32 + 8 + 10 = 50 */
-		{ AF_INET, 0, 3, 10, 3, 150 - 40 },
+		{ AF_INET, 0, 3, 10, 2048, 1500, 3, 150 - 40 },
 		/* IPv6: 40 + 8 + 10 = 58, reply <= 174 */
-		{ AF_INET6, 0, 0, 10, 3, 174 - 48 },
-		{ AF_INET6, 1, 0, 10, 3, 174 - 48 },
-		{ AF_INET, 0, 0, 0, 3, 84 - 28 }, /* empty request */
-		{ AF_INET, 0, 0, 10, 1, 10 }, /* no larger than the request */
-		{ AF_INET6, 0, 0, 0, 1, 0 },
+		{ AF_INET6, 0, 0, 10, 2048, 1500, 3, 174 - 48 },
+		{ AF_INET6, 1, 0, 10, 2048, 1500, 3, 174 - 48 },
+		/* empty request */
+		{ AF_INET, 0, 0, 0, 2048, 1500, 3, 84 - 28 },
+		/* no larger than the request */
+		{ AF_INET, 0, 0, 10, 2048, 1500, 1, 10 },
+		{ AF_INET6, 0, 0, 0, 2048, 1500, 1, 0 },
 		/* the MTU is tighter */
-		{ AF_INET, 0, 0, 1000, 3, 1500 - 28 },
-		{ AF_INET6, 0, 0, 500, 3, 1500 - 48 },
+		{ AF_INET, 0, 0, 1000, 2048, 1500, 3, 1500 - 28 },
+		{ AF_INET6, 0, 0, 500, 2048, 1500, 3, 1500 - 48 },
 		/* no limit, and limits too large to compute in 32 bits */
-		{ AF_INET, 0, 0, 10, 0, 1500 - 28 },
-		{ AF_INET, 0, 0, 10, 1000, 1500 - 28 },
-		{ AF_INET6, 0, 0, 1400, 1000, 1500 - 48 },
-		{ AF_INET, 0, 0, 10, UINT32_MAX, 1500 - 28 },
+		{ AF_INET, 0, 0, 10, 2048, 1500, 0, 1500 - 28 },
+		{ AF_INET, 0, 0, 10, 2048, 1500, 1000, 1500 - 28 },
+		{ AF_INET6, 0, 0, 1400, 2048, 1500, 1000, 1500 - 48 },
+		{ AF_INET, 0, 0, 10, 2048, 1500, UINT32_MAX, 1500 - 28 },
 		/* 113025456 * 38 wraps to 32 in 32-bit arithmetic */
-		{ AF_INET, 0, 0, 10, 113025456, 1500 - 28 },
+		{ AF_INET, 0, 0, 10, 2048, 1500, 113025456, 1500 - 28 },
 	};
-	struct frame_spec s = { .sport = 1,
-				.dport = PORT_FILL,
-				.csum = CSUM_PARTIAL };
-	const struct amp_case *c;
-	uint32_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		c = &cases[i];
-		s.family = c->family;
-		s.vlans = c->vlans;
-		s.opt_words = c->opt_words;
-		s.plen = c->plen;
-		snprintf(where, sizeof(where), "amplification #%u %s factor %u",
-			 i, spec_name(&s), c->factor);
-		check_fill(&s, 2048, 1500, c->factor, c->want_room);
-	}
+	check_rooms(cases, sizeof(cases) / sizeof(cases[0]), CSUM_PARTIAL);
 }
 
 /* Over the cap: dropped and counted as amplification, not as too big. */
