@@ -293,6 +293,15 @@ int rl_parse_args(int argc, char **argv, struct rl_config *cfg)
 	struct args a = { .cfg = cfg };
 	int ret;
 
+	/* The defaults the option table's help gives. */
+	*cfg = (struct rl_config){ .ports = { 1232 },
+				   .nports = 1,
+				   .conns = 1,
+				   .threads = 1,
+				   .len_min = 64,
+				   .len_max = 64,
+				   .inflight = 1,
+				   .timeout_ns = 1000000000ull };
 	ret = rr_opt_parse(&prog, argc, argv, apply, &a);
 	if (ret)
 		return ret;

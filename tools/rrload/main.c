@@ -209,16 +209,7 @@ static int report(const struct rl_config *cfg, struct rl_thread *th,
 
 int main(int argc, char **argv)
 {
-	struct rl_config cfg = {
-		.ports = { 1232 },
-		.nports = 1,
-		.conns = 1,
-		.threads = 1,
-		.len_min = 64,
-		.len_max = 64,
-		.inflight = 1,
-		.timeout_ns = 1000000000ull,
-	};
+	struct rl_config cfg; /* rl_parse_args() fills it */
 	struct sigaction sa = { .sa_handler = on_signal,
 				.sa_flags = (int)SA_RESETHAND };
 	struct rl_thread *th = NULL;

@@ -382,6 +382,10 @@ static int parse_args(int argc, char **argv, struct srv_config *cfg)
 						 opts };
 	int i, ret;
 
+	/* The defaults the option table's help gives. */
+	*cfg = (struct srv_config){
+		.ports = { 1232 }, .nports = 1, .threads = 1, .batch = 64
+	};
 	ret = rr_opt_parse(&prog, argc, argv, apply, cfg);
 	if (ret)
 		return ret;
@@ -452,12 +456,7 @@ static struct srv_thread *open_sockets(struct srv_config *cfg)
 
 int main(int argc, char **argv)
 {
-	struct srv_config cfg = {
-		.ports = { 1232 },
-		.nports = 1,
-		.threads = 1,
-		.batch = 64,
-	};
+	struct srv_config cfg; /* parse_args() fills it */
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct srv_thread *th;
 	unsigned int t, started = 0;
