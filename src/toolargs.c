@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The tools' shared arguments (toolargs.h). */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -58,4 +60,18 @@ int rr_opt_registry(const char *prog)
 		return 0;
 	fprintf(stderr, "%s: %s\n", prog, err);
 	return -EINVAL;
+}
+
+void rr_opt_pin_thread(const char *prog, const int *cpus, uint32_t ncpus,
+		       unsigned int idx)
+{
+	cpu_set_t set;
+
+	if (!ncpus)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpus[idx % ncpus], &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+		fprintf(stderr, "%s: cannot pin thread %u to CPU %d\n", prog,
+			idx, cpus[idx % ncpus]);
 }

@@ -28,6 +28,12 @@ int rr_opt_function(const char *prog, const char *arg,
 /* --cpus LIST into @cpus and *@ncpus. Returns 0, or 2 after saying why. */
 int rr_opt_cpus(const char *prog, const char *arg, int *cpus, uint32_t *ncpus);
 
+/* Pins the calling thread, the @idx-th, to the (@idx mod @ncpus)-th CPU
+ * of a --cpus list; without a list, or if that fails (said on stderr),
+ * it runs where it is. */
+void rr_opt_pin_thread(const char *prog, const int *cpus, uint32_t ncpus,
+		       unsigned int idx);
+
 /* The registry of linked-in functions is sound (rr_registry_check());
  * else says why and returns -EINVAL. */
 int rr_opt_registry(const char *prog);

@@ -339,6 +339,22 @@ static void tier_report(struct tier *t, uint64_t no, const struct tier_case *c,
 	}
 }
 
+/* tier_run(), reporting a failed test run or counter read; returns
+ * non-zero when it failed. */
+static int run_checked(struct tier *t, uint64_t no, struct tier_case *c,
+		       struct xdp_md *ctx)
+{
+	char buf[256];
+	int ret = tier_run(t, c, ctx);
+
+	if (ret) {
+		snprintf(buf, sizeof(buf), "test run or counters: %s",
+			 strerror(-ret));
+		tier_report(t, no, c, buf);
+	}
+	return ret;
+}
+
 /*
  * One frame through the tier instance and, when it is steered to a
  * function, through rr_serve() on a copy; a cached port's miss that user
@@ -354,7 +370,7 @@ void tier_check(struct tier *t, uint64_t no, const uint8_t *f, uint32_t len,
 	struct rr_pkt pkt;
 	const char *why;
 	char buf[256];
-	int ret, within;
+	int within;
 
 	t->frames++;
 	want = expect_verdict(&tier_table, f, len, queue, loop_rule, &p);
@@ -363,13 +379,8 @@ void tier_check(struct tier *t, uint64_t no, const uint8_t *f, uint32_t len,
 	c.queue = queue;
 	c.p = p;
 	c.user = 0;
-	ret = tier_run(t, &c, ctx);
-	if (ret) {
-		snprintf(buf, sizeof(buf), "test run or counters: %s",
-			 strerror(-ret));
-		tier_report(t, no, &c, buf);
+	if (run_checked(t, no, &c, ctx))
 		return;
-	}
 	if (want != EXPECT_STEER) {
 		why = judge_other(&c, want);
 		if (why)
@@ -429,13 +440,8 @@ void tier_check(struct tier *t, uint64_t no, const uint8_t *f, uint32_t len,
 	}
 	t->inserts++;
 	c.want = OUT_HIT;
-	ret = tier_run(t, &c, ctx);
-	if (ret) {
-		snprintf(buf, sizeof(buf), "test run or counters: %s",
-			 strerror(-ret));
-		tier_report(t, no, &c, buf);
+	if (run_checked(t, no, &c, ctx))
 		return;
-	}
 	why = judge_steered(&c, buf, sizeof(buf));
 	if (why) {
 		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),

@@ -83,15 +83,7 @@ static void on_signal(int sig)
 
 void rl_pin(const struct rl_config *cfg, unsigned int idx)
 {
-	cpu_set_t set;
-
-	if (!cfg->ncpus)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(cfg->cpus[idx % cfg->ncpus], &set);
-	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
-		fprintf(stderr, "rrload: cannot pin thread %u to CPU %d\n", idx,
-			cfg->cpus[idx % cfg->ncpus]);
+	rr_opt_pin_thread("rrload", cfg->cpus, cfg->ncpus, idx);
 }
 
 static bool all_done(const struct rl_config *cfg, struct rl_thread *th,

@@ -160,18 +160,6 @@ static void fill_request(struct rr_request *req, const struct sockaddr_in6 *a,
 	rr_fn_request_bind(req, th->cfg->insts[i], thread, th->fn_counters);
 }
 
-static void pin(const struct srv_config *cfg, unsigned int idx)
-{
-	cpu_set_t set;
-
-	if (!cfg->ncpus)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(cfg->cpus[idx % cfg->ncpus], &set);
-	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
-		fprintf(stderr, "sockserver: cannot pin thread %u\n", idx);
-}
-
 /* --simple: one datagram per system call each way. */
 static void *simple_run(void *arg)
 {
@@ -185,7 +173,7 @@ static void *simple_run(void *arg)
 	ssize_t n;
 	int i, r;
 
-	pin(cfg, th->idx);
+	rr_opt_pin_thread("sockserver", cfg->cpus, cfg->ncpus, th->idx);
 	for (i = 0; i < cfg->nports; i++) {
 		pfd[i].fd = th->fds[i];
 		pfd[i].events = POLLIN;
@@ -282,7 +270,7 @@ static void *batch_run(void *arg)
 	unsigned int k;
 	int i, flags;
 
-	pin(cfg, th->idx);
+	rr_opt_pin_thread("sockserver", cfg->cpus, cfg->ncpus, th->idx);
 	b = calloc(1, sizeof(*b));
 	if (!b) {
 		th->err = -ENOMEM;
