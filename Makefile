@@ -6,7 +6,9 @@
 #   functions/*.bpf.c   -> the functions' XDP programs, embedded likewise
 #   kern/*.bpf.c, tools/*/*.bpf.c -> build/bpf/NAME.bpf.o + build/skel/NAME.skel.h
 #   tools/NAME/*.c      -> build/NAME
-#   tests/unit/*.c, tests/bpf/*.c -> build/tests/NAME
+#   tests/unit/*.c, tests/bpf/*.c -> build/tests/NAME (DIR/NAME_PART.c:
+#                          a part of test NAME, as in functions/)
+#   tests/lib/*.c       -> build/libtests.a, linked into every test
 #   functions/*.pkgs    -> pkg-config names whose flags every object and
 #                          binary gets (a function's libraries)
 # so a file dropped into functions/ is built with no other edit.
@@ -88,7 +90,19 @@ BPF_SRCS := $(wildcard kern/*.bpf.c tools/*/*.bpf.c functions/*.bpf.c)
 TOOL_DIRS := $(sort $(dir $(filter-out %.bpf.c,$(wildcard tools/*/*.c))))
 TOOLS := $(patsubst tools/%/,$(BUILD)/%,$(TOOL_DIRS))
 TEST_SRCS := $(wildcard tests/unit/*.c tests/bpf/*.c)
-TESTS := $(patsubst %.c,$(BUILD)/tests/%,$(notdir $(TEST_SRCS)))
+# tests/lib/: what the C tests share (the frame builder, the reference
+# checksum, helpers), linked into every test program and fuzzer.
+TESTLIB_SRCS := $(wildcard tests/lib/*.c)
+TESTLIB := $(BUILD)/libtests.a
+# A test file DIR/NAME_PART.c beside DIR/NAME.c is a part of test program
+# NAME (as functions/ does it): linked into it, not a program of its own.
+TEST_STEMS := $(patsubst %.c,%,$(TEST_SRCS))
+test_owner = $(firstword $(foreach t,$(filter-out $(1),$(TEST_STEMS)),\
+	$(if $(filter $(t)_%,$(1)),$(t))))
+test_parts = $(call obj,$(addsuffix .c,$(foreach s,$(TEST_STEMS),\
+	$(if $(filter $(1),$(call test_owner,$(s))),$(s)))))
+TEST_MAINS := $(foreach s,$(TEST_STEMS),$(if $(call test_owner,$(s)),,$(s)))
+TESTS := $(patsubst %,$(BUILD)/tests/%,$(notdir $(TEST_MAINS)))
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 BPF_OBJS := $(patsubst %.bpf.c,$(BUILD)/bpf/%.bpf.o,$(notdir $(BPF_SRCS)))
@@ -107,7 +121,8 @@ TEST_MODULES := $(patsubst tests/modules/%.c,$(BUILD)/tests/modules/%.so,\
 # src/ctl/: reqrouterctl, the control client (no functions linked in).
 CTL_SRCS := $(wildcard src/ctl/*.c)
 ALL_OBJS := $(call obj,$(SRC_MAIN) $(SRC_LIB) $(FN_SRCS) $(XDPFN_GEN) \
-	$(filter-out %.bpf.c,$(wildcard tools/*/*.c)) $(TEST_SRCS) $(CTL_SRCS))
+	$(filter-out %.bpf.c,$(wildcard tools/*/*.c)) $(TEST_SRCS) $(CTL_SRCS) \
+	$(TESTLIB_SRCS))
 
 # Shell scripts, for make shellcheck: by name where they have an
 # extension, by their #! line in tools/, .ci/, tests/scale/ and deploy/,
@@ -244,13 +259,24 @@ $(BUILD)/$(1): $(call obj,$(filter-out %.bpf.c,$(wildcard tools/$(1)/*.c))) $(LI
 endef
 $(foreach t,$(patsubst tools/%/,%,$(TOOL_DIRS)),$(eval $(call tool_rule,$(t))))
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB) $(FN_OBJS) | $(BUILD)/tests
-	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(FN_OBJS) $(LIB) $(LDLIBS) -lcmocka
+$(TESTLIB): $(call obj,$(TESTLIB_SRCS))
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(BUILD)/obj/tests/%.o: CPPFLAGS += -Itests/lib
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/bpf/%.o $(LIB) $(FN_OBJS) | $(BUILD)/tests
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o \
+		$$(call test_parts,tests/unit/$$*) $(TESTLIB) $(LIB) $(FN_OBJS) \
+		| $(BUILD)/tests
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(FN_OBJS) $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(call test_parts,tests/unit/$*) \
+		$(FN_OBJS) $(TESTLIB) $(LIB) $(LDLIBS) -lcmocka
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/bpf/%.o \
+		$$(call test_parts,tests/bpf/$$*) $(TESTLIB) $(LIB) $(FN_OBJS) \
+		| $(BUILD)/tests
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(call test_parts,tests/bpf/$*) \
+		$(FN_OBJS) $(TESTLIB) $(LIB) $(LDLIBS)
 
 $(BUILD)/obj/%.o: %.c | $(SKELS)
 	@mkdir -p $(@D)

@@ -23,43 +23,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-#include <libzscanner/scanner.h>
 
 #include "dns_zone.h"
+#include "dns_zone_file.h"
 
 #define NONE UINT32_MAX
-
-struct rec {
-	uint32_t owner; /* offsets into loader.data */
-	uint32_t rdata;
-	uint32_t rdlen;
-	uint32_t ttl;
-	uint32_t line;
-	uint32_t seq;
-	uint16_t type;
-	uint8_t owner_len;
-};
-
-struct buf {
-	uint8_t *p;
-	size_t len, cap;
-};
-
-struct loader {
-	const char *file;
-	struct buf data;
-	struct rec *recs;
-	size_t nrecs, cap;
-	uint8_t origin[DNS_MAX_NAME];
-	int have_soa;
-	int find_origin; /* only look for the first SOA's owner */
-	int found;
-	int failed;
-	char *err;
-	size_t errlen;
-};
 
 /* A node or RRset while the zone is built: offsets, not pointers, since
  * the blob still moves. */
@@ -98,210 +66,6 @@ struct builder {
 	uint32_t mask;
 	uint32_t apex;
 };
-
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
-/* Appends @len bytes; returns their offset, or -1. */
-static long buf_add(struct buf *b, const void *data, size_t len)
-{
-	size_t off = b->len;
-
-	if (grow((void **)&b->p, &b->cap, b->len + len, 1))
-		return -1;
-	if (len)
-		memcpy(b->p + off, data, len);
-	b->len += len;
-	return (long)off;
-}
-
-static int fail(struct loader *ld, const char *file, uint64_t line,
-		const char *what)
-{
-	if (!ld->failed)
-		snprintf(ld->err, ld->errlen, "%s:%llu: %s", file,
-			 (unsigned long long)line, what);
-	ld->failed = 1;
-	return -EINVAL;
-}
-
-/* Length of the name at @p if it ends before @end, else 0. */
-static size_t name_len_in(const uint8_t *p, const uint8_t *end)
-{
-	const uint8_t *s = p;
-
-	while (p < end && *p)
-		p += *p + 1;
-	return p < end ? (size_t)(p - s) + 1 : 0;
-}
-
-/* Lower-cases the names in one RDATA as Knot's canonical form has them. */
-static void rdata_lower(uint16_t type, uint8_t *rd, size_t len)
-{
-	uint8_t *p = rd, *end = rd + len;
-	const int8_t *b;
-	size_t n;
-	int h;
-
-	if (!dns_type_lowercased(type) || !len)
-		return;
-	for (b = dns_rdata_blocks(type, 1, NULL); *b != DNS_B_END; b++) {
-		switch (*b) {
-		case DNS_B_CNAME:
-		case DNS_B_NAME:
-			n = name_len_in(p, end);
-			if (!n)
-				return;
-			dns_name_lower(p, p, n);
-			p += n;
-			break;
-		case DNS_B_NAPTR_HDR:
-			h = dns_naptr_header_len(p, end);
-			if (h < 0)
-				return;
-			p += h;
-			break;
-		case DNS_B_REST:
-			return;
-		default:
-			if (*b > end - p)
-				return;
-			p += *b;
-			break;
-		}
-	}
-}
-
-static void on_error(zs_scanner_t *s)
-{
-	struct loader *ld = s->process.data;
-
-	fail(ld, s->file.name ? s->file.name : ld->file, s->line_counter,
-	     zs_strerror(s->error.code));
-	s->state = ZS_STATE_STOP;
-}
-
-static void on_record(zs_scanner_t *s)
-{
-	struct loader *ld = s->process.data;
-	const char *file = s->file.name ? s->file.name : ld->file;
-	uint8_t owner[DNS_MAX_NAME];
-	size_t olen = s->r_owner_length;
-	struct rec *r;
-	long off;
-
-	if (ld->failed || olen < 1 || olen > DNS_MAX_NAME) {
-		s->state = ZS_STATE_STOP;
-		return;
-	}
-	dns_name_lower(owner, s->r_owner, olen);
-	if (ld->find_origin) {
-		if (s->r_type == DNS_T_SOA) {
-			memcpy(ld->origin, owner, olen);
-			ld->found = 1;
-			s->state = ZS_STATE_STOP;
-		}
-		return;
-	}
-	if (s->r_class != DNS_C_IN) {
-		char what[64];
-
-		snprintf(what, sizeof(what),
-			 "class %u: only IN records are served", s->r_class);
-		fail(ld, file, s->line_counter, what);
-		s->state = ZS_STATE_STOP;
-		return;
-	}
-	if (dns_name_under(owner, ld->origin) < 0)
-		return; /* out of the zone: knotd leaves it out too */
-	if (s->r_type == DNS_T_SOA) {
-		if (dns_name_under(owner, ld->origin) > 0) {
-			fail(ld, file, s->line_counter,
-			     "SOA record below the zone's apex");
-			s->state = ZS_STATE_STOP;
-			return;
-		}
-		if (ld->have_soa)
-			return; /* knotd ignores a second SOA */
-		ld->have_soa = 1;
-	}
-	if (grow((void **)&ld->recs, &ld->cap, ld->nrecs + 1,
-		 sizeof(*ld->recs)))
-		goto oom;
-	r = &ld->recs[ld->nrecs];
-	off = buf_add(&ld->data, owner, olen);
-	if (off < 0)
-		goto oom;
-	r->owner = (uint32_t)off;
-	r->owner_len = (uint8_t)olen;
-	off = buf_add(&ld->data, s->r_data, s->r_data_length);
-	if (off < 0)
-		goto oom;
-	r->rdata = (uint32_t)off;
-	r->rdlen = s->r_data_length;
-	rdata_lower(s->r_type, ld->data.p + off, r->rdlen);
-	r->type = s->r_type;
-	r->ttl = s->r_ttl;
-	r->line = (uint32_t)s->line_counter;
-	r->seq = (uint32_t)ld->nrecs;
-	ld->nrecs++;
-	return;
-oom:
-	fail(ld, file, s->line_counter, "out of memory");
-	s->state = ZS_STATE_STOP;
-}
-
-/* One pass of libzscanner over the file. */
-static int scan(struct loader *ld, const char *origin_text)
-{
-	zs_scanner_t *s;
-	int ret = 0;
-
-	s = malloc(sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	if (zs_init(s, origin_text, DNS_C_IN, 3600) != 0) {
-		snprintf(ld->err, ld->errlen, "zone origin '%s': %s",
-			 origin_text, zs_strerror(s->error.code));
-		ret = -EINVAL;
-		goto out;
-	}
-	if (!ld->find_origin) /* the origin as libzscanner reads it */
-		dns_name_lower(ld->origin, s->zone_origin,
-			       s->zone_origin_length);
-	if (zs_set_input_file(s, ld->file) != 0) {
-		snprintf(ld->err, ld->errlen, "cannot read zone file %s: %s",
-			 ld->file, zs_strerror(s->error.code));
-		ret = -EINVAL;
-		goto out;
-	}
-	if (zs_set_processing(s, on_record, on_error, ld) != 0) {
-		ret = -EINVAL;
-		goto out;
-	}
-	if (zs_parse_all(s) != 0 && !ld->failed)
-		fail(ld, ld->file, s->line_counter, zs_strerror(s->error.code));
-	if (ld->failed)
-		ret = -EINVAL;
-out:
-	zs_deinit(s);
-	free(s);
-	return ret;
-}
 
 /* Records in one order: owner, type, canonical RDATA, then file order. */
 static int rec_cmp(const void *a, const void *b, void *arg)
@@ -424,10 +188,10 @@ static uint32_t get_node(struct builder *b, const uint8_t *name, size_t len)
 		if (parent == NONE)
 			return NONE;
 	}
-	if (table_grow(b) || grow((void **)&b->nodes, &b->node_cap,
-				  b->nnodes + 1, sizeof(*b->nodes)))
+	if (table_grow(b) || dns_grow((void **)&b->nodes, &b->node_cap,
+				      b->nnodes + 1, sizeof(*b->nodes)))
 		return NONE;
-	off = buf_add(&b->blob, name, len);
+	off = dns_buf_add(&b->blob, name, len);
 	if (off < 0)
 		return NONE;
 	n = &b->nodes[b->nnodes];
@@ -457,8 +221,8 @@ static int add_rrset(struct builder *b, const struct loader *ld, size_t from,
 	size_t i;
 	long off;
 
-	if (grow((void **)&b->rrsets, &b->rrset_cap, b->nrrsets + 1,
-		 sizeof(*b->rrsets)))
+	if (dns_grow((void **)&b->rrsets, &b->rrset_cap, b->nrrsets + 1,
+		     sizeof(*b->rrsets)))
 		return -ENOMEM;
 	rs = &b->rrsets[b->nrrsets];
 	memset(rs, 0, sizeof(*rs));
@@ -483,9 +247,9 @@ static int add_rrset(struct builder *b, const struct loader *ld, size_t from,
 		if (rs->count == UINT16_MAX)
 			return -E2BIG;
 		dns_put16(len, (uint16_t)x->rdlen);
-		off = buf_add(&b->blob, len, 2);
+		off = dns_buf_add(&b->blob, len, 2);
 		if (off < 0 ||
-		    buf_add(&b->blob, ld->data.p + x->rdata, x->rdlen) < 0)
+		    dns_buf_add(&b->blob, ld->data.p + x->rdata, x->rdlen) < 0)
 			return -ENOMEM;
 		rs->count++;
 	}
@@ -634,7 +398,7 @@ static int add_glue(struct builder *b, struct brrset *rs)
 
 			if ((size_t)off >= rdlen)
 				continue;
-			len = name_len_in(rd + 2 + off, rd + 2 + rdlen);
+			len = dns_name_len_in(rd + 2 + off, rd + 2 + rdlen);
 			if (!len)
 				continue;
 			dns_name_lower(target, rd + 2 + off, len);
@@ -651,8 +415,8 @@ static int add_glue(struct builder *b, struct brrset *rs)
 						   owner) >= 0;
 			if (mandatory != !pass)
 				continue;
-			if (grow((void **)&b->glue, &b->glue_cap, b->nglue + 1,
-				 sizeof(*b->glue)))
+			if (dns_grow((void **)&b->glue, &b->glue_cap,
+				     b->nglue + 1, sizeof(*b->glue)))
 				return -ENOMEM;
 			b->glue[b->nglue].node = (const void *)(uintptr_t)g;
 			b->glue[b->nglue].rdata = i;
@@ -760,7 +524,7 @@ static int finish(struct builder *b, struct dns_zone **out)
 	return 0;
 }
 
-static int build(struct loader *ld, struct dns_zone **out)
+int dns_zone_build(struct loader *ld, struct dns_zone **out)
 {
 	struct builder b = { 0 };
 	size_t i, j, k, olen = dns_name_len(ld->origin);
@@ -815,70 +579,5 @@ out:
 			 "zone %s: more than 65535 records in one RRset",
 			 ld->file);
 	builder_free(&b);
-	return ret;
-}
-
-int dns_zone_load(const char *file, const char *origin, struct dns_zone **out,
-		  char *err, size_t errlen)
-{
-	struct loader ld = { 0 };
-	char text[DNS_MAX_NAME * 4 + 2];
-	int ret;
-
-	*out = NULL;
-	ld.file = file;
-	ld.err = err;
-	ld.errlen = errlen;
-	if (access(file, R_OK)) {
-		snprintf(err, errlen, "cannot read zone file %s: %s", file,
-			 strerror(errno));
-		return -EINVAL;
-	}
-	if (!origin) {
-		/* The first SOA's owner, with relative names read from the
-		 * root: so the file must name it in full (or set $ORIGIN). */
-		ld.find_origin = 1;
-		ret = scan(&ld, ".");
-		if (ret)
-			return ret;
-		if (!ld.found) {
-			snprintf(
-				err, errlen,
-				"zone %s has no SOA record to take its origin from",
-				file);
-			return -EINVAL;
-		}
-		if (!ld.origin[0]) {
-			snprintf(
-				err, errlen,
-				"zone %s: its SOA's owner is the root; to serve the root zone, or a file with relative names, say 'zone = ORIGIN %s'",
-				file, file);
-			return -EINVAL;
-		}
-		ld.find_origin = 0;
-		ld.found = 0;
-		dns_name_str(ld.origin, text, sizeof(text));
-	} else {
-		size_t n = strlen(origin);
-
-		snprintf(text, sizeof(text), "%s%s", origin,
-			 n && origin[n - 1] == '.' ? "" : ".");
-	}
-	ret = scan(&ld, text);
-	if (ret)
-		goto out;
-	if (!ld.have_soa) {
-		char name[DNS_MAX_NAME * 4 + 2];
-
-		dns_name_str(ld.origin, name, sizeof(name));
-		snprintf(err, errlen, "zone %s has no SOA record for %s", file,
-			 name);
-		ret = -EINVAL;
-		goto out;
-	}
-	ret = build(&ld, out);
-out:
-	free(ld.data.p);
-	free(ld.recs);
 	return ret;
 }

@@ -16,6 +16,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "rr_shared.h"
+#include "rr_unicast.h"
 #include "rr_xdp.h"
 
 #define IP_MF 0x2000
@@ -111,7 +112,7 @@ static __always_inline int parse_eth(struct cursor *c, int *stat)
 	if ((void *)(eth + 1) > c->end)
 		return -1;
 	proto = eth->h_proto;
-	if ((eth->h_dest[0] | eth->h_source[0]) & 1)
+	if (!rr_mac_unicast(eth->h_dest, eth->h_source))
 		*stat = RR_XDP_PASS_NOT_UNICAST;
 	else if ((if_mac[0] | if_mac[1] | if_mac[2] | if_mac[3] | if_mac[4] |
 		  if_mac[5]) &&
@@ -163,26 +164,6 @@ static __always_inline int source_allowed(void *l3, void *end, int ipv6,
 	}
 }
 
-/*
- * Whether an address may be either end of a reply (which swaps them): not
- * multicast or broadcast, not 0/8, not loopback. Such requests go to the
- * kernel, which knows what to do with them.
- */
-static __always_inline int ipv4_unicast(__be32 addr)
-{
-	__u8 first = bpf_ntohl(addr) >> 24;
-
-	return first < 224 && first != 0 && first != 127;
-}
-
-static __always_inline int ipv6_unicast(struct in6_addr *a)
-{
-	/* not ff00::/8, ::, ::1 */
-	return a->in6_u.u6_addr8[0] != 0xff &&
-	       (a->in6_u.u6_addr32[0] || a->in6_u.u6_addr32[1] ||
-		a->in6_u.u6_addr32[2] || bpf_ntohl(a->in6_u.u6_addr32[3]) > 1);
-}
-
 /* Returns the L4 protocol, or a negative rr_xdp_stat to pass for. */
 static __always_inline int parse_ipv4(struct cursor *c, __u32 *l4_len)
 {
@@ -198,7 +179,8 @@ static __always_inline int parse_ipv4(struct cursor *c, __u32 *l4_len)
 		return -RR_XDP_PASS_MALFORMED;
 	if (iph->frag_off & bpf_htons(IP_MF | IP_OFFSET))
 		return -RR_XDP_PASS_FRAGMENT;
-	if (!ipv4_unicast(iph->saddr) || !ipv4_unicast(iph->daddr))
+	if (!rr_ipv4_unicast((__u8 *)&iph->saddr) ||
+	    !rr_ipv4_unicast((__u8 *)&iph->daddr))
 		return -RR_XDP_PASS_NOT_UNICAST;
 	*l4_len = tot - hlen;
 	c->pos += hlen;
@@ -225,7 +207,8 @@ static __always_inline int parse_ipv6(struct cursor *c, __u32 *l4_len)
 	case IPPROTO_MH:
 		return -RR_XDP_PASS_IPV6_EXT;
 	}
-	if (!ipv6_unicast(&ip6h->saddr) || !ipv6_unicast(&ip6h->daddr))
+	if (!rr_ipv6_unicast(ip6h->saddr.in6_u.u6_addr8) ||
+	    !rr_ipv6_unicast(ip6h->daddr.in6_u.u6_addr8))
 		return -RR_XDP_PASS_NOT_UNICAST;
 	*l4_len = plen;
 	c->pos = ip6h + 1;

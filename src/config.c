@@ -1,387 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The configuration: defaults, the INI file (parsed by libinih) and the
- * value parsers the command line shares with it.
+ * checks once file and flags are in. The values' parsers, which the
+ * command line shares, are in config_values.c.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
-#include <arpa/inet.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <ini.h>
 
 #include "config.h"
+#include "parse.h"
 #include "registry.h"
-
-int rr_parse_ulong(const char *s, unsigned long min, unsigned long max,
-		   unsigned long *out)
-{
-	unsigned long v;
-	char *end;
-
-	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (*end)
-		return -EINVAL;
-	if (errno == ERANGE || v < min || v > max)
-		return -ERANGE;
-	*out = v;
-	return 0;
-}
-
-int rr_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out,
-		 const char *what, char *err, size_t errlen)
-{
-	unsigned long v;
-
-	if (rr_parse_ulong(s, min, max, &v)) {
-		snprintf(err, errlen,
-			 "%s must be a number from %u to %u, not '%s'", what,
-			 min, max, s ? s : "");
-		return -EINVAL;
-	}
-	*out = (uint32_t)v;
-	return 0;
-}
-
-int rr_parse_bool(const char *s, bool *out, const char *what, char *err,
-		  size_t errlen)
-{
-	static const char *const yes[] = { "1", "yes", "true", "on" };
-	static const char *const no[] = { "0", "no", "false", "off" };
-	size_t i;
-
-	for (i = 0; i < 4; i++) {
-		if (!strcasecmp(s, yes[i]) || !strcasecmp(s, no[i])) {
-			*out = !strcasecmp(s, yes[i]);
-			return 0;
-		}
-	}
-	snprintf(err, errlen, "%s must be yes or no, not '%s'", what, s);
-	return -EINVAL;
-}
-
-/* "0-3,6": ranges and single CPUs, each below RR_MAX_CPUS, no repeats. */
-int rr_parse_cpus(const char *s, int *cpus, uint32_t *ncpus, char *err,
-		  size_t errlen)
-{
-	char *buf, *tok, *save, *dash;
-	uint32_t lo, hi, c, n = 0, i;
-	int ret = -EINVAL;
-
-	if (!*s) {
-		snprintf(err, errlen, "empty CPU list");
-		return -EINVAL;
-	}
-	buf = strdup(s);
-	if (!buf) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	for (tok = strtok_r(buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		dash = strchr(tok, '-');
-		if (dash)
-			*dash = '\0';
-		if (rr_parse_u32(tok, 0, RR_MAX_CPUS - 1, &lo, "a CPU", err,
-				 errlen))
-			goto out;
-		hi = lo;
-		if (dash && rr_parse_u32(dash + 1, lo, RR_MAX_CPUS - 1, &hi,
-					 "a CPU range's end", err, errlen))
-			goto out;
-		for (c = lo; c <= hi; c++) {
-			for (i = 0; i < n; i++) {
-				if (cpus[i] == (int)c) {
-					snprintf(err, errlen,
-						 "CPU %u is listed twice", c);
-					goto out;
-				}
-			}
-			cpus[n++] = (int)c;
-		}
-	}
-	if (!n) {
-		snprintf(err, errlen, "bad CPU list '%s'", s);
-		goto out;
-	}
-	*ncpus = n;
-	ret = 0;
-out:
-	free(buf);
-	return ret;
-}
-
-int rr_parse_ports(const char *s, uint16_t *ports, uint32_t max,
-		   uint32_t *nports, char *err, size_t errlen)
-{
-	char buf[512], *tok, *save;
-	uint32_t port, n = 0, i;
-
-	if (strlen(s) >= sizeof(buf) || !*s) {
-		snprintf(err, errlen, "bad port list '%s'", s);
-		return -EINVAL;
-	}
-	strcpy(buf, s);
-	for (tok = strtok_r(buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (rr_parse_u32(tok, 1, 65535, &port, "a port", err, errlen))
-			return -EINVAL;
-		for (i = 0; i < n; i++) {
-			if (ports[i] == port) {
-				snprintf(err, errlen, "port %u is listed twice",
-					 port);
-				return -EINVAL;
-			}
-		}
-		if (n == max) {
-			snprintf(err, errlen, "at most %u ports may be listed",
-				 max);
-			return -EINVAL;
-		}
-		ports[n++] = (uint16_t)port;
-	}
-	if (!n) {
-		snprintf(err, errlen, "bad port list '%s'", s);
-		return -EINVAL;
-	}
-	*nports = n;
-	return 0;
-}
-
-int rr_parse_mode(const char *s, enum rr_xdp_mode *mode, char *err,
-		  size_t errlen)
-{
-	if (!strcmp(s, "auto"))
-		*mode = RR_MODE_AUTO;
-	else if (!strcmp(s, "native"))
-		*mode = RR_MODE_NATIVE;
-	else if (!strcmp(s, "skb"))
-		*mode = RR_MODE_SKB;
-	else {
-		snprintf(err, errlen,
-			 "mode must be auto, native or skb, not '%s'", s);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static const char *const tier_names[] = {
-	[RR_TIER_AUTO] = "auto",
-	[RR_TIER_XDP] = "xdp",
-	[RR_TIER_USER] = "user",
-};
-
-int rr_parse_tier(const char *s, enum rr_tier *tier, char *err, size_t errlen)
-{
-	uint32_t i;
-
-	for (i = 0; i <= RR_TIER_USER; i++)
-		if (!strcmp(s, tier_names[i])) {
-			*tier = i;
-			return 0;
-		}
-	snprintf(err, errlen, "tier must be auto, xdp or user, not '%s'", s);
-	return -EINVAL;
-}
-
-int rr_parse_isolation(const char *s, enum rr_isolation *iso, char *err,
-		       size_t errlen)
-{
-	if (!strcmp(s, "thread"))
-		*iso = RR_ISOLATION_THREAD;
-	else if (!strcmp(s, "cell"))
-		*iso = RR_ISOLATION_CELL;
-	else {
-		snprintf(err, errlen,
-			 "isolation must be thread or cell, not '%s'", s);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-int rr_parse_tx_csum(const char *s, enum rr_tx_csum *csum, char *err,
-		     size_t errlen)
-{
-	if (!strcmp(s, "auto"))
-		*csum = RR_TX_CSUM_AUTO;
-	else if (!strcmp(s, "soft"))
-		*csum = RR_TX_CSUM_SOFT;
-	else if (!strcmp(s, "offload"))
-		*csum = RR_TX_CSUM_OFFLOAD;
-	else {
-		snprintf(err, errlen,
-			 "tx-csum must be auto, soft or offload, not '%s'", s);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-int rr_parse_cidrs(const char *s, struct rr_cidr *out, uint32_t max,
-		   uint32_t *n, char *err, size_t errlen)
-{
-	char buf[4096], *tok, *save, *slash;
-	uint32_t len, count = *n, maxlen;
-	struct rr_cidr c;
-	int i;
-
-	if (strlen(s) >= sizeof(buf)) {
-		snprintf(err, errlen, "allow-list is too long");
-		return -EINVAL;
-	}
-	strcpy(buf, s);
-	for (tok = strtok_r(buf, ", \t", &save); tok;
-	     tok = strtok_r(NULL, ", \t", &save)) {
-		memset(&c, 0, sizeof(c));
-		slash = strchr(tok, '/');
-		if (slash)
-			*slash = '\0';
-		if (inet_pton(AF_INET, tok, c.addr) == 1) {
-			c.family = AF_INET;
-			maxlen = 32;
-		} else if (inet_pton(AF_INET6, tok, c.addr) == 1) {
-			c.family = AF_INET6;
-			maxlen = 128;
-		} else {
-			snprintf(err, errlen,
-				 "'%s' is not an IPv4 or IPv6 address", tok);
-			return -EINVAL;
-		}
-		len = maxlen;
-		if (slash && rr_parse_u32(slash + 1, 0, maxlen, &len,
-					  "a prefix length", err, errlen))
-			return -EINVAL;
-		c.len = (uint8_t)len;
-		/* Host bits set would never match as written: refuse them. */
-		for (i = 0; i < 16; i++) {
-			int keep = (int)len - i * 8;
-			uint8_t mask = keep >= 8 ? 0xff
-				       : keep <= 0
-					       ? 0
-					       : (uint8_t)(0xff << (8 - keep));
-
-			if (c.addr[i] & ~mask) {
-				snprintf(err, errlen, "%s/%u has host bits set",
-					 tok, len);
-				return -EINVAL;
-			}
-		}
-		if (count >= max) {
-			snprintf(err, errlen,
-				 "at most %u prefixes per allow-list", max);
-			return -EINVAL;
-		}
-		out[count++] = c;
-	}
-	if (count == *n) {
-		snprintf(err, errlen, "empty allow-list");
-		return -EINVAL;
-	}
-	*n = count;
-	return 0;
-}
-
-int rr_set_ifname(struct rr_config *cfg, const char *s, char *err,
-		  size_t errlen)
-{
-	if (!*s || strlen(s) >= sizeof(cfg->ifname) || strchr(s, '/')) {
-		snprintf(err, errlen, "'%s' is not a valid interface name", s);
-		return -EINVAL;
-	}
-	strcpy(cfg->ifname, s);
-	return 0;
-}
-
-int rr_set_control(struct rr_config *cfg, const char *s, char *err,
-		   size_t errlen)
-{
-	if (!*s || strlen(s) >= sizeof(cfg->control) ||
-	    (strcmp(s, "none") && s[0] != '/')) {
-		snprintf(
-			err, errlen,
-			"control socket '%s' must be an absolute path shorter than %zu bytes, or none",
-			s, sizeof(cfg->control));
-		return -EINVAL;
-	}
-	strcpy(cfg->control, s);
-	return 0;
-}
-
-int rr_parse_listen(const char *s, struct sockaddr_storage *sa,
-		    socklen_t *salen, char *err, size_t errlen)
-{
-	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)sa;
-	struct sockaddr_in *in = (struct sockaddr_in *)sa;
-	const char *colon = strrchr(s, ':');
-	char addr[INET6_ADDRSTRLEN + 2];
-	unsigned long port;
-	size_t alen;
-
-	memset(sa, 0, sizeof(*sa));
-	if (!colon || rr_parse_ulong(colon + 1, 1, 65535, &port))
-		goto bad;
-	alen = (size_t)(colon - s);
-	if (alen >= sizeof(addr))
-		goto bad;
-	memcpy(addr, s, alen);
-	addr[alen] = '\0';
-	if (alen > 2 && addr[0] == '[' && addr[alen - 1] == ']') {
-		addr[alen - 1] = '\0';
-		if (inet_pton(AF_INET6, addr + 1, &in6->sin6_addr) != 1)
-			goto bad;
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons((uint16_t)port);
-		*salen = sizeof(*in6);
-		return 0;
-	}
-	if (inet_pton(AF_INET, addr, &in->sin_addr) != 1)
-		goto bad;
-	in->sin_family = AF_INET;
-	in->sin_port = htons((uint16_t)port);
-	*salen = sizeof(*in);
-	return 0;
-bad:
-	snprintf(
-		err, errlen,
-		"bad metrics listen address '%s': want IPv4:PORT or [IPv6]:PORT, e.g. 127.0.0.1:9464",
-		s);
-	return -EINVAL;
-}
-
-int rr_set_metrics_listen(struct rr_config *cfg, const char *s, char *err,
-			  size_t errlen)
-{
-	struct sockaddr_storage sa;
-	socklen_t salen;
-
-	if (rr_parse_listen(s, &sa, &salen, err, errlen))
-		return -EINVAL;
-	if (strlen(s) >= sizeof(cfg->metrics_listen)) {
-		snprintf(err, errlen, "metrics listen address '%s' is too long",
-			 s);
-		return -EINVAL;
-	}
-	strcpy(cfg->metrics_listen, s);
-	return 0;
-}
-
-int rr_set_control_group(struct rr_config *cfg, const char *s, char *err,
-			 size_t errlen)
-{
-	if (!*s || strlen(s) >= sizeof(cfg->control_group)) {
-		snprintf(err, errlen, "bad control group '%s'", s);
-		return -EINVAL;
-	}
-	strcpy(cfg->control_group, s);
-	return 0;
-}
 
 int rr_config_init(struct rr_config *cfg, char *err, size_t errlen)
 {
@@ -395,10 +30,9 @@ int rr_config_init(struct rr_config *cfg, char *err, size_t errlen)
 	ret = rr_registry_check(err, errlen);
 	if (ret)
 		return ret;
-	if (n > sizeof(cfg->services) / sizeof(cfg->services[0])) {
-		snprintf(err, errlen, "too many registered functions (%zu)", n);
-		return -EINVAL;
-	}
+	if (n > sizeof(cfg->services) / sizeof(cfg->services[0]))
+		return rr_errf(err, errlen,
+			       "too many registered functions (%zu)", n);
 	for (i = 0; i < n; i++) {
 		cfg->services[i].fn = rr_registry_at(i);
 		cfg->services[i].port = cfg->services[i].fn->port;
@@ -420,13 +54,14 @@ int rr_config_init(struct rr_config *cfg, char *err, size_t errlen)
 	return 0;
 }
 
-static struct rr_service *find_service(struct rr_config *cfg, const char *name)
+struct rr_service *rr_config_service_named(const struct rr_config *cfg,
+					   const char *name)
 {
 	uint32_t i;
 
 	for (i = 0; i < cfg->nservices; i++)
 		if (!strcmp(cfg->services[i].fn->name, name))
-			return &cfg->services[i];
+			return (struct rr_service *)&cfg->services[i];
 	return NULL;
 }
 
@@ -458,11 +93,10 @@ static int add_setting(struct ini_ctx *c, struct rr_service *svc,
 {
 	struct rr_fn_setting *s;
 
-	if (svc->nsettings == RR_MAX_FN_SETTINGS) {
-		snprintf(err, errlen, "more than %d settings in [function %s]",
-			 RR_MAX_FN_SETTINGS, svc->fn->name);
-		return -EINVAL;
-	}
+	if (svc->nsettings == RR_MAX_FN_SETTINGS)
+		return rr_errf(err, errlen,
+			       "more than %d settings in [function %s]",
+			       RR_MAX_FN_SETTINGS, svc->fn->name);
 	s = &svc->settings[svc->nsettings];
 	s->key = strdup(key);
 	s->value = strdup(val);
@@ -522,20 +156,17 @@ static int main_key(struct ini_ctx *c, const char *key, const char *val,
 	if (!strcmp(key, "isolation"))
 		return rr_parse_isolation(val, &cfg->isolation, err, errlen);
 	if (!strcmp(key, "user")) {
-		if (!*val || strlen(val) >= sizeof(cfg->user)) {
-			snprintf(err, errlen, "bad user '%s'", val);
-			return -EINVAL;
-		}
+		if (!*val || strlen(val) >= sizeof(cfg->user))
+			return rr_errf(err, errlen, "bad user '%s'", val);
 		strcpy(cfg->user, val);
 		return 0;
 	}
 	if (!strcmp(key, "control"))
 		return rr_set_control(cfg, val, err, errlen);
 	if (!strcmp(key, "functions_dir")) {
-		if (!*val || strlen(val) >= sizeof(cfg->functions_dir)) {
-			snprintf(err, errlen, "bad functions_dir '%s'", val);
-			return -EINVAL;
-		}
+		if (!*val || strlen(val) >= sizeof(cfg->functions_dir))
+			return rr_errf(err, errlen, "bad functions_dir '%s'",
+				       val);
 		strcpy(cfg->functions_dir, val);
 		return 0;
 	}
@@ -544,28 +175,23 @@ static int main_key(struct ini_ctx *c, const char *key, const char *val,
 	if (!strcmp(key, "metrics_listen"))
 		return rr_set_metrics_listen(cfg, val, err, errlen);
 	if (!strcmp(key, "metrics_file")) {
-		if (strlen(val) >= sizeof(cfg->metrics_file)) {
-			snprintf(err, errlen, "metrics_file is too long");
-			return -EINVAL;
-		}
+		if (strlen(val) >= sizeof(cfg->metrics_file))
+			return rr_errf(err, errlen, "metrics_file is too long");
 		strcpy(cfg->metrics_file, val);
 		return 0;
 	}
-	snprintf(err, errlen, "unknown key '%s' in [reqrouter]", key);
-	return -EINVAL;
+	return rr_errf(err, errlen, "unknown key '%s' in [reqrouter]", key);
 }
 
 static int function_key(struct ini_ctx *c, const char *name, const char *key,
 			const char *val, char *err, size_t errlen)
 {
-	struct rr_service *svc = find_service(c->cfg, name);
+	struct rr_service *svc = rr_config_service_named(c->cfg, name);
 	uint32_t port;
 
-	if (!svc) {
-		snprintf(err, errlen, "no function named '%s' is registered",
-			 name);
-		return -EINVAL;
-	}
+	if (!svc)
+		return rr_errf(err, errlen,
+			       "no function named '%s' is registered", name);
 	svc->configured = true;
 	if (!strcmp(key, "port")) {
 		if (rr_parse_u32(val, 1, 65535, &port, "port", err, errlen))
@@ -588,13 +214,11 @@ static int function_key(struct ini_ctx *c, const char *name, const char *key,
 	if (!strcmp(key, "cache")) {
 		if (rr_parse_bool(val, &svc->cache, "cache", err, errlen))
 			return -EINVAL;
-		if (svc->cache && !(svc->fn->flags & RR_FN_PURE)) {
-			snprintf(
+		if (svc->cache && !(svc->fn->flags & RR_FN_PURE))
+			return rr_errf(
 				err, errlen,
 				"function '%s' is not declared pure (RR_FN_PURE): its replies cannot be cached",
 				name);
-			return -EINVAL;
-		}
 		return 0;
 	}
 	if (!strcmp(key, "cache_ttl"))
@@ -619,21 +243,19 @@ static int function_key(struct ini_ctx *c, const char *name, const char *key,
 		return rr_parse_u32(val, 1, 3600, &svc->quarantine_window,
 				    "quarantine_window (seconds)", err, errlen);
 	if (!strcmp(key, "quarantine_action")) {
-		if (strcmp(val, "drop") && strcmp(val, "pass")) {
-			snprintf(
+		if (strcmp(val, "drop") && strcmp(val, "pass"))
+			return rr_errf(
 				err, errlen,
 				"quarantine_action must be drop or pass, not '%s'",
 				val);
-			return -EINVAL;
-		}
 		svc->quarantine_pass = !strcmp(val, "pass");
 		return 0;
 	}
 	/* Any other key is the function's own, if it takes settings. */
 	if (svc->fn->init)
 		return add_setting(c, svc, key, val, err, errlen);
-	snprintf(err, errlen, "unknown key '%s' in [function %s]", key, name);
-	return -EINVAL;
+	return rr_errf(err, errlen, "unknown key '%s' in [function %s]", key,
+		       name);
 }
 
 static int on_ini_line(void *user, const char *section, const char *key,
@@ -648,8 +270,8 @@ static int on_ini_line(void *user, const char *section, const char *key,
 	else if (!strncmp(section, "function ", 9))
 		ret = function_key(c, section + 9, key, val, msg, sizeof(msg));
 	else {
-		snprintf(msg, sizeof(msg), "unknown section [%s]", section);
-		ret = -EINVAL;
+		ret = rr_errf(msg, sizeof(msg), "unknown section [%s]",
+			      section);
 	}
 	if (ret && !c->failed) {
 		/* inih reports the line; keep our sentence for it. */
@@ -673,11 +295,10 @@ static int check_lines(FILE *f, const char *path, char *err, size_t errlen)
 			lineno++;
 			len = 0;
 		} else if (++len > INI_MAX_LINE - 2) {
-			snprintf(
+			return rr_errf(
 				err, errlen,
 				"%s:%zu: line longer than %d characters; split it (an allow-list may take several 'allow =' lines)",
 				path, lineno, INI_MAX_LINE - 2);
-			return -EINVAL;
 		}
 	}
 	rewind(f);
@@ -700,10 +321,9 @@ int rr_config_load(struct rr_config *cfg, const char *path, char *err,
 		return -ENOENT;
 	}
 	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "config file %s is not a regular file",
-			 path);
 		fclose(f);
-		return -EINVAL;
+		return rr_errf(err, errlen,
+			       "config file %s is not a regular file", path);
 	}
 	ret = check_lines(f, path, err, errlen);
 	if (ret) {
@@ -721,8 +341,7 @@ int rr_config_load(struct rr_config *cfg, const char *path, char *err,
 	if (line) {
 		snprintf(msg, sizeof(msg), "%s",
 			 c.failed ? err : "syntax error");
-		snprintf(err, errlen, "%s:%d: %s", path, line, msg);
-		return -EINVAL;
+		return rr_errf(err, errlen, "%s:%d: %s", path, line, msg);
 	}
 	return 0;
 }
@@ -744,13 +363,11 @@ int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen)
 			if (cfg->services[j].enabled &&
 			    cfg->services[j].port == cfg->only_ports[i])
 				found = true;
-		if (!found) {
-			snprintf(
+		if (!found)
+			return rr_errf(
 				err, errlen,
 				"no enabled function is on port %u (see --list)",
 				cfg->only_ports[i]);
-			return -EINVAL;
-		}
 	}
 	for (i = 0; i < cfg->nservices; i++) {
 		struct rr_service *svc = &cfg->services[i];
@@ -767,24 +384,19 @@ int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen)
 			svc->tier = cfg->tier;
 		if (cfg->no_cache)
 			svc->cache = false;
-		if (svc->tier == RR_TIER_XDP &&
-		    !rr_registry_xdp(svc->fn->name)) {
-			snprintf(
+		if (svc->tier == RR_TIER_XDP && !rr_registry_xdp(svc->fn->name))
+			return rr_errf(
 				err, errlen,
 				"function '%s' has no XDP implementation (functions/%s.bpf.c), so tier = xdp cannot serve it",
 				svc->fn->name, svc->fn->name);
-			return -EINVAL;
-		}
 		for (j = 0; j < i; j++) {
 			if (cfg->services[j].enabled &&
-			    cfg->services[j].port == svc->port) {
-				snprintf(
+			    cfg->services[j].port == svc->port)
+				return rr_errf(
 					err, errlen,
 					"functions '%s' and '%s' are both on port %u",
 					cfg->services[j].fn->name,
 					svc->fn->name, svc->port);
-				return -EINVAL;
-			}
 		}
 		for (j = 0; j < svc->nallow; j++) {
 			if (svc->allow[j].family == AF_INET)
@@ -794,22 +406,17 @@ int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen)
 		}
 		served++;
 	}
-	if (!served) {
-		snprintf(err, errlen, "no function to serve");
-		return -EINVAL;
-	}
-	if (served > RR_MAX_PORTS) {
-		snprintf(err, errlen, "at most %u functions can be served",
-			 RR_MAX_PORTS);
-		return -EINVAL;
-	}
-	if (allow4 > RR_MAX_ALLOW || allow6 > RR_MAX_ALLOW) {
-		snprintf(
+	if (!served)
+		return rr_errf(err, errlen, "no function to serve");
+	if (served > RR_MAX_PORTS)
+		return rr_errf(err, errlen,
+			       "at most %u functions can be served",
+			       RR_MAX_PORTS);
+	if (allow4 > RR_MAX_ALLOW || allow6 > RR_MAX_ALLOW)
+		return rr_errf(
 			err, errlen,
 			"the allow-lists hold %u IPv4 and %u IPv6 prefixes; at most %u of each fit",
 			allow4, allow6, RR_MAX_ALLOW);
-		return -EINVAL;
-	}
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "parse.h"
 #include "rr_function.h"
 #include "rr_shared.h"
 
@@ -164,6 +165,9 @@ void rr_config_destroy(struct rr_config *cfg);
 /* The service of function @fn in @cfg, or NULL. */
 struct rr_service *rr_config_service_of(const struct rr_config *cfg,
 					const struct rr_function *fn);
+/* The service of the function called @name in @cfg, or NULL. */
+struct rr_service *rr_config_service_named(const struct rr_config *cfg,
+					   const char *name);
 
 /*
  * Applies -p and checks the result: services exist, fit RR_MAX_PORTS, no
@@ -171,17 +175,8 @@ struct rr_service *rr_config_service_of(const struct rr_config *cfg,
  */
 int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen);
 
-/* strtoul with an end check and a range: 0, -EINVAL (not a number) or
- * -ERANGE (outside min..max). The one number parser, tools included. */
-int rr_parse_ulong(const char *s, unsigned long min, unsigned long max,
-		   unsigned long *out);
-
-/* Value parsers shared by the file and the flags. @what names the setting
- * in the error sentence. */
-int rr_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out,
-		 const char *what, char *err, size_t errlen);
-int rr_parse_bool(const char *s, bool *out, const char *what, char *err,
-		  size_t errlen);
+/* Value parsers shared by the file and the flags (the generic ones are in
+ * parse.h). */
 int rr_parse_cpus(const char *s, int *cpus, uint32_t *ncpus, char *err,
 		  size_t errlen);
 int rr_parse_ports(const char *s, uint16_t *ports, uint32_t max,

@@ -14,6 +14,7 @@
 
 #include "module.h"
 #include "options.h"
+#include "parse.h"
 #include "opttable.h"
 #include "version.h"
 
@@ -28,7 +29,6 @@ enum {
 	OPT_TX_CSUM,
 	OPT_CONTROL,
 	OPT_CONTROL_GROUP,
-	OPT_VERSION,
 	OPT_FUNCTIONS_DIR,
 	OPT_DRAIN_ON_TERM,
 	OPT_ISOLATION,
@@ -72,8 +72,8 @@ static const struct rr_opt rr_options[] = {
 	  "load the function modules (*.so) in DIR; they replace built-in functions of the same name" },
 	{ "list", OPT_LIST, NULL, "list the registered functions and exit" },
 	{ "verbose", 'v', NULL, "log more (library messages included)" },
-	{ "version", OPT_VERSION, NULL, "show the version and exit" },
-	{ "help", 'h', NULL, "show this help and exit" },
+	RR_OPT_VERSION_ENTRY,
+	RR_OPT_HELP_ENTRY,
 	{ 0 },
 };
 
@@ -124,10 +124,9 @@ static int apply(struct rr_config *cfg, int key, const char *arg, char *err,
 	case OPT_CPUS:
 		return rr_parse_cpus(arg, cfg->cpus, &cfg->ncpus, err, errlen);
 	case OPT_METRICS:
-		if (!*arg || strlen(arg) >= sizeof(cfg->metrics_file)) {
-			snprintf(err, errlen, "bad --metrics-file '%s'", arg);
-			return -EINVAL;
-		}
+		if (!*arg || strlen(arg) >= sizeof(cfg->metrics_file))
+			return rr_errf(err, errlen, "bad --metrics-file '%s'",
+				       arg);
 		strcpy(cfg->metrics_file, arg);
 		return 0;
 	case OPT_METRICS_LISTEN:
@@ -146,10 +145,8 @@ static int apply(struct rr_config *cfg, int key, const char *arg, char *err,
 	case OPT_CONTROL_GROUP:
 		return rr_set_control_group(cfg, arg, err, errlen);
 	case OPT_USER:
-		if (!*arg || strlen(arg) >= sizeof(cfg->user)) {
-			snprintf(err, errlen, "bad --user '%s'", arg);
-			return -EINVAL;
-		}
+		if (!*arg || strlen(arg) >= sizeof(cfg->user))
+			return rr_errf(err, errlen, "bad --user '%s'", arg);
 		strcpy(cfg->user, arg);
 		return 0;
 	case OPT_LIST:
@@ -217,7 +214,7 @@ int rr_options_parse(int argc, char **argv, struct rr_config *cfg, char *err,
 		}
 		if (key == 'h')
 			help = 1;
-		if (key == OPT_VERSION && !help)
+		if (key == RR_OPT_VERSION && !help)
 			help = 2;
 		native |= key == 'N';
 		skb |= key == 'S';
@@ -234,14 +231,11 @@ int rr_options_parse(int argc, char **argv, struct rr_config *cfg, char *err,
 		printf("reqrouter %s\n", RR_VERSION);
 		return RR_OPTS_EXIT;
 	}
-	if (native && skb) {
-		snprintf(err, errlen, "-N and -S exclude each other");
-		return -EINVAL;
-	}
-	if (optind < argc) {
-		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
-		return -EINVAL;
-	}
+	if (native && skb)
+		return rr_errf(err, errlen, "-N and -S exclude each other");
+	if (optind < argc)
+		return rr_errf(err, errlen, "unexpected argument '%s'",
+			       argv[optind]);
 	ret = load_modules(functions_dir, config_file, err, errlen);
 	if (!ret)
 		ret = rr_config_init(cfg, err, errlen);
@@ -262,11 +256,9 @@ int rr_options_parse(int argc, char **argv, struct rr_config *cfg, char *err,
 			return ret;
 	}
 
-	if (!cfg->list && !cfg->ifname[0]) {
-		snprintf(err, errlen,
-			 "no interface given: use -i IFACE (see --help)");
-		return -EINVAL;
-	}
+	if (!cfg->list && !cfg->ifname[0])
+		return rr_errf(err, errlen,
+			       "no interface given: use -i IFACE (see --help)");
 	ret = rr_config_finish(cfg, err, errlen);
 	return ret ? ret : RR_OPTS_RUN;
 }

@@ -17,6 +17,7 @@
 
 #include "function.h"
 #include "packet.h"
+#include "rr_unicast.h"
 
 #define IP_MF 0x2000
 #define IP_OFFSET 0x1fff
@@ -53,24 +54,6 @@ static void swap_bytes(uint8_t *a, uint8_t *b, uint32_t len)
 	memcpy(b, tmp, len);
 }
 
-/*
- * Whether an address may be either end of a reply (which swaps them): not
- * multicast or broadcast, not 0/8, not loopback. A spoofed source can then
- * aim replies neither at a group nor at the host itself.
- */
-static int ipv4_unicast(const uint8_t *a)
-{
-	return a[0] < 224 && a[0] != 0 && a[0] != 127;
-}
-
-static int ipv6_unicast(const uint8_t *a)
-{
-	static const uint8_t zero[15];
-
-	/* not ff00::/8, ::, ::1 */
-	return a[0] != 0xff && (memcmp(a, zero, 15) || a[15] > 1);
-}
-
 int rr_parse(const uint8_t *frame, uint32_t len, struct rr_pkt *pkt)
 {
 	uint32_t off = ETH_HLEN, hlen, tot, l4_len, ulen;
@@ -80,7 +63,7 @@ int rr_parse(const uint8_t *frame, uint32_t len, struct rr_pkt *pkt)
 	if (len < ETH_HLEN)
 		return -RR_DROP_MALFORMED;
 	/* Group bit: a reply to or from broadcast or multicast. */
-	if ((frame[0] | frame[6]) & 1)
+	if (!rr_mac_unicast(frame, frame + ETH_ALEN))
 		return -RR_DROP_NOT_UNICAST;
 	proto = get_be16(frame + 12);
 	while (proto == ETH_P_8021Q || proto == ETH_P_8021AD) {
@@ -104,7 +87,7 @@ int rr_parse(const uint8_t *frame, uint32_t len, struct rr_pkt *pkt)
 		    off + tot > len || ip[9] != IPPROTO_UDP ||
 		    get_be16(ip + 6) & (IP_MF | IP_OFFSET))
 			return -RR_DROP_MALFORMED;
-		if (!ipv4_unicast(ip + 12) || !ipv4_unicast(ip + 16))
+		if (!rr_ipv4_unicast(ip + 12) || !rr_ipv4_unicast(ip + 16))
 			return -RR_DROP_NOT_UNICAST;
 		/* The kernel drops a bad header checksum; so do we. */
 		if (rr_csum_fold(rr_csum_partial(ip, hlen, 0)))
@@ -118,7 +101,7 @@ int rr_parse(const uint8_t *frame, uint32_t len, struct rr_pkt *pkt)
 		if (off + sizeof(struct ipv6hdr) > len || ip6[0] >> 4 != 6 ||
 		    ip6[6] != IPPROTO_UDP)
 			return -RR_DROP_MALFORMED;
-		if (!ipv6_unicast(ip6 + 8) || !ipv6_unicast(ip6 + 24))
+		if (!rr_ipv6_unicast(ip6 + 8) || !rr_ipv6_unicast(ip6 + 24))
 			return -RR_DROP_NOT_UNICAST;
 		l4_len = get_be16(ip6 + 4);
 		off += sizeof(struct ipv6hdr);

@@ -20,12 +20,11 @@
 #include "config.h"
 #include "control.h"
 #include "opttable.h"
-#include "version.h"
 
 #define REPLY_MAX (1 << 20)
 #define TIMEOUT_MS 10000 /* a reload may wait for workers */
 
-enum { OPT_JSON = 256, OPT_VERSION, OPT_TIMEOUT, OPT_QUIET };
+enum { OPT_JSON = 256, OPT_TIMEOUT, OPT_QUIET };
 
 static const struct rr_opt opts[] = {
 	{ "control", 'c', "PATH",
@@ -36,26 +35,27 @@ static const struct rr_opt opts[] = {
 	  "drain: stop after SECS at the latest (default 30)" },
 	{ "quiet", OPT_QUIET, "SECS",
 	  "drain: stop once no request came for SECS (default 2)" },
-	{ "version", OPT_VERSION, NULL, "show the version and exit" },
-	{ "help", 'h', NULL, "show this help and exit" },
+	RR_OPT_VERSION_ENTRY,
+	RR_OPT_HELP_ENTRY,
 	{ 0 },
 };
 
 #define SYNOPSIS "reqrouterctl [--control PATH] [--json] COMMAND [ARG]"
-#define ABOUT                                                                  \
-	"Commands: status (interface, mode, queues, workers, functions),\n"    \
-	"stats (the counters, per function), health (exit 0 only while ready),\n" \
-	"reload (re-read the config and re-initialise functions with state),\n" \
-	"deploy FILE.so (add or replace functions from a module, while serving),\n"   \
-	"remove NAME (the function's port goes to the kernel),\n"           \
-	"threads N (workers per queue, changed while serving),\n"            \
-	"unquarantine NAME (a quarantined function serves again),\n"        \
-	"drain (health fails at once, requests are still answered, and the\n" \
+#define ABOUT                                                                       \
+	"Commands: status (interface, mode, queues, workers, functions),\n"         \
+	"stats (the counters, per function), health (exit 0 only while ready),\n"   \
+	"reload (re-read the config and re-initialise functions with state),\n"     \
+	"deploy FILE.so (add or replace functions from a module, while serving),\n" \
+	"remove NAME (the function's port goes to the kernel),\n"                   \
+	"threads N (workers per queue, changed while serving),\n"                   \
+	"unquarantine NAME (a quarantined function serves again),\n"                \
+	"drain (health fails at once, requests are still answered, and the\n"       \
 	"instance exits once they stop; waits for that)."
 
-static const char *const commands[] = { "status", "stats",  "health", "reload",
-					"deploy", "remove", "threads", "drain",
-					"unquarantine", NULL };
+static const char *const commands[] = { "status",  "stats",  "health",
+					"reload",  "deploy", "remove",
+					"threads", "drain",  "unquarantine",
+					NULL };
 
 /* The one socket in the default directory, or why there is none. */
 static int find_socket(char *path, size_t len)
@@ -83,8 +83,9 @@ static int find_socket(char *path, size_t len)
 	closedir(d);
 	if (found == 1)
 		return 0;
-	fprintf(stderr, found ? "reqrouterctl: several instances run here; say which with --control %s/IFACE.sock\n"
-			      : "reqrouterctl: no reqrouter is running here (no socket in %s)\n",
+	fprintf(stderr,
+		found ? "reqrouterctl: several instances run here; say which with --control %s/IFACE.sock\n"
+		      : "reqrouterctl: no reqrouter is running here (no socket in %s)\n",
 		RR_CONTROL_DIR);
 	return -ENOENT;
 }
@@ -188,7 +189,8 @@ static int wait_gone(const char *path, unsigned long timeout)
 		}
 		nanosleep(&tick, NULL);
 	}
-	fprintf(stderr, "reqrouterctl: drain: the instance is still running after %lu s\n",
+	fprintf(stderr,
+		"reqrouterctl: drain: the instance is still running after %lu s\n",
 		timeout + 5);
 	return 1;
 }
@@ -225,11 +227,11 @@ static bool field(const char *json, const char *key, char *val, size_t len)
 
 static void print_status(const char *json)
 {
-	static const char *const keys[] = { "interface", "ready",    "why",
-					    "xdp_mode",	 "zerocopy", "queues",
-					    "threads",	 "busy_poll", "isolation", "tx_csum",
-					    "uptime_s",	 "pid",	     "version",
-					    NULL };
+	static const char *const keys[] = {
+		"interface", "ready",	"why",	     "xdp_mode",  "zerocopy",
+		"queues",    "threads", "busy_poll", "isolation", "tx_csum",
+		"uptime_s",  "pid",	"version",   NULL
+	};
 	const char *p = strstr(json, "\"functions\":[");
 	char val[256];
 	int i;
@@ -298,54 +300,57 @@ static void print_stats(const char *json)
 	}
 }
 
+/* What the options ask for. */
+struct ctl_opts {
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	unsigned long timeout, quiet; /* drain's */
+	bool json;
+};
+
+/* One option of the table. */
+static int apply(int key, const char *arg, void *ctx)
+{
+	struct ctl_opts *o = ctx;
+
+	switch (key) {
+	case 'c':
+		snprintf(o->path, sizeof(o->path), "%s", arg);
+		break;
+	case OPT_JSON:
+		o->json = true;
+		break;
+	case OPT_TIMEOUT:
+	case OPT_QUIET:
+		if (rr_parse_ulong(arg, 1, 3600,
+				   key == OPT_TIMEOUT ? &o->timeout
+						      : &o->quiet)) {
+			fprintf(stderr,
+				"reqrouterctl: --%s takes seconds, 1-3600, not '%s'\n",
+				key == OPT_TIMEOUT ? "timeout" : "quiet", arg);
+			return 2;
+		}
+		break;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	char shortopts[RR_OPT_SHORT_LEN(sizeof(opts) / sizeof(opts[0]))];
-	struct option longopts[sizeof(opts) / sizeof(opts[0])];
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path)] = "";
+	static const struct rr_opt_prog prog = { "reqrouterctl", SYNOPSIS,
+						 ABOUT, opts };
+	struct ctl_opts o = { .timeout = 30, .quiet = 2 };
 	char why[256], *reply = NULL;
 	const char *cmd;
 	char full[PATH_MAX], line[PATH_MAX + 16];
-	unsigned long timeout = 30, quiet = 2;
-	bool json = false, ok, takes_arg;
-	int key, i, ret;
+	bool ok, takes_arg;
+	int i, ret;
 
-	rr_opt_build(opts, shortopts, longopts);
-	opterr = 0;
-	while ((key = getopt_long(argc, argv, shortopts, longopts, NULL)) !=
-	       -1) {
-		switch (key) {
-		case 'c':
-			snprintf(path, sizeof(path), "%s", optarg);
-			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case OPT_TIMEOUT:
-		case OPT_QUIET:
-			if (rr_parse_ulong(optarg, 1, 3600,
-					   key == OPT_TIMEOUT ? &timeout
-							      : &quiet)) {
-				fprintf(stderr,
-					"reqrouterctl: --%s takes seconds, 1-3600, not '%s'\n",
-					key == OPT_TIMEOUT ? "timeout" : "quiet",
-					optarg);
-				return 2;
-			}
-			break;
-		case OPT_VERSION:
-			printf("reqrouterctl %s\n", RR_VERSION);
-			return 0;
-		case 'h':
-			rr_opt_usage(stdout, SYNOPSIS, ABOUT, opts);
-			return 0;
-		default:
-			rr_opt_complain("reqrouterctl", key, argv);
-			return 2;
-		}
-	}
+	ret = rr_opt_parse(&prog, argc, argv, apply, &o);
+	if (ret)
+		return ret;
 	if (optind >= argc) {
-		fprintf(stderr, "reqrouterctl: no command given (see --help)\n");
+		fprintf(stderr,
+			"reqrouterctl: no command given (see --help)\n");
 		return 2;
 	}
 	cmd = argv[optind];
@@ -353,8 +358,9 @@ int main(int argc, char **argv)
 		    !strcmp(cmd, "threads") || !strcmp(cmd, "unquarantine");
 	if (argc - optind != 1 + takes_arg) {
 		fprintf(stderr, "reqrouterctl: %s\n",
-			takes_arg ? "deploy takes FILE.so, remove NAME, threads N, unquarantine NAME"
-				  : "one command at a time (see --help)");
+			takes_arg
+				? "deploy takes FILE.so, remove NAME, threads N, unquarantine NAME"
+				: "one command at a time (see --help)");
 		return 2;
 	}
 	for (i = 0; commands[i] && strcmp(commands[i], cmd); i++)
@@ -365,7 +371,7 @@ int main(int argc, char **argv)
 			cmd);
 		return 2;
 	}
-	if (!path[0] && find_socket(path, sizeof(path)))
+	if (!o.path[0] && find_socket(o.path, sizeof(o.path)))
 		return 3;
 	if (!strcmp(cmd, "deploy")) {
 		/* The instance runs elsewhere: give it the whole path. */
@@ -376,26 +382,27 @@ int main(int argc, char **argv)
 		}
 		snprintf(line, sizeof(line), "deploy %s", full);
 	} else if (!strcmp(cmd, "drain")) {
-		if (quiet > timeout) {
+		if (o.quiet > o.timeout) {
 			fprintf(stderr,
 				"reqrouterctl: drain: --quiet cannot exceed --timeout\n");
 			return 2;
 		}
-		snprintf(line, sizeof(line), "drain %lu %lu", timeout, quiet);
+		snprintf(line, sizeof(line), "drain %lu %lu", o.timeout,
+			 o.quiet);
 	} else if (takes_arg) {
 		snprintf(line, sizeof(line), "%s %s", cmd, argv[optind + 1]);
 	} else {
 		snprintf(line, sizeof(line), "%s", cmd);
 	}
-	ret = ask(path, line, &reply);
+	ret = ask(o.path, line, &reply);
 	if (ret) {
 		/* health: an instance that is gone is simply not ready. */
-		if (!strcmp(cmd, "health") && json)
+		if (!strcmp(cmd, "health") && o.json)
 			printf("{\"ok\":false,\"ready\":false,\"why\":\"not running\"}\n");
 		return 3;
 	}
 	ok = strstr(reply, "\"ok\":true") != NULL;
-	if (json) {
+	if (o.json) {
 		fputs(reply, stdout);
 	} else if (!ok) {
 		if (!field(reply, "message", why, sizeof(why)))
@@ -417,6 +424,6 @@ int main(int argc, char **argv)
 		ok = false;
 	free(reply);
 	if (ok && !strcmp(cmd, "drain"))
-		return wait_gone(path, timeout);
+		return wait_gone(o.path, o.timeout);
 	return ok ? 0 : 1;
 }

@@ -28,7 +28,8 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
-#include "../unit/frames.h"
+#include "frames.h"
+#include "testutil.h"
 #include "cache.h"
 #include "function.h"
 #include "config.h"
@@ -43,20 +44,7 @@
 #define ROOM 4096 /* a UMEM frame: the user path's room */
 
 static struct rr_xdp x;
-static int prog_fd, failures, checks;
-static char where[160];
-
-static void fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "FAIL %s: ", where);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	failures++;
-}
+static int prog_fd, checks;
 
 /* The ports under test, each a slot of its own. */
 enum {
@@ -188,29 +176,29 @@ static int differ(uint32_t slot, const uint8_t *frame, uint32_t len)
 	reason = ret < 0 ? (uint32_t)-ret : 0;
 	before = fn_stat(slot, RR_FN_XDP_DROP + reason);
 	if (run(frame, len, out, &out_len, &retval)) {
-		fail("test run refused: %s", strerror(errno));
+		t_fail("test run refused: %s", strerror(errno));
 		return ret;
 	}
 	after = fn_stat(slot, RR_FN_XDP_DROP + reason);
 	if (ret >= 0) {
 		if (retval != XDP_TX)
-			fail("user space answers (%d bytes), XDP gave verdict %u",
-			     ret, retval);
+			t_fail("user space answers (%d bytes), XDP gave verdict %u",
+			       ret, retval);
 		else if (out_len != (uint32_t)ret)
-			fail("reply of %u bytes, user space's is %d", out_len,
-			     ret);
+			t_fail("reply of %u bytes, user space's is %d", out_len,
+			       ret);
 		else if (memcmp(out, user, out_len)) {
 			uint32_t i = 0;
 
 			while (out[i] == user[i])
 				i++;
-			fail("replies differ from byte %u of %u (xdp %02x, user %02x)",
-			     i, out_len, out[i], user[i]);
+			t_fail("replies differ from byte %u of %u (xdp %02x, user %02x)",
+			       i, out_len, out[i], user[i]);
 		}
 	} else if (retval != XDP_DROP || after != before + 1) {
-		fail("user space drops (%s), XDP gave verdict %u and counted %lu",
-		     rr_drop_label(reason), retval,
-		     (unsigned long)(after - before));
+		t_fail("user space drops (%s), XDP gave verdict %u and counted %lu",
+		       rr_drop_label(reason), retval,
+		       (unsigned long)(after - before));
 	}
 	return ret;
 }
@@ -236,6 +224,30 @@ static uint32_t frame_for(uint8_t *buf, uint32_t slot, int family, int vlans,
 	return build_frame(buf, ROOM, &s, &lay);
 }
 
+/* One function, family, tag count, option length and payload length,
+ * under each checksum kind, with and without Ethernet padding. */
+static void edge_case(uint32_t slot, int fam, int vlans, int opts,
+		      uint32_t plen)
+{
+	static const enum frame_csum csums[] = { CSUM_PARTIAL, CSUM_VALID,
+						 CSUM_GARBAGE };
+	uint8_t frame[ROOM];
+	uint32_t len, ci;
+	int pad;
+
+	for (ci = 0; ci < 3; ci++) {
+		for (pad = 0; pad <= 1; pad++) {
+			len = frame_for(frame, slot, fam ? AF_INET6 : AF_INET,
+					vlans, opts ? 10 : 0, plen, csums[ci],
+					pad ? 6 : 0, NULL);
+			t_at("%s %s vlans %d opts %d payload %u csum %u pad %d",
+			     ports[slot].fn, fam ? "IPv6" : "IPv4", vlans,
+			     opts ? 10 : 0, plen, ci, pad);
+			differ(slot, frame, len);
+		}
+	}
+}
+
 static void edge_cases(void)
 {
 	static const uint32_t lens[] = { 0,    1,    2,	   3,	 7,    8,
@@ -243,12 +255,9 @@ static void edge_cases(void)
 					 63,   64,   65,   100,	 255,  256,
 					 257,  511,  512,  513,	 799,  800,
 					 1000, 1400, 1452, 1453, 1472, 1473 };
-	static const enum frame_csum csums[] = { CSUM_PARTIAL, CSUM_VALID,
-						 CSUM_GARBAGE };
 	static const uint32_t slots[] = { SLOT_ECHO, SLOT_REVERSE };
-	uint8_t frame[ROOM];
-	uint32_t len, li, si, ci;
-	int fam, vlans, opts, pad;
+	uint32_t li, si;
+	int fam, vlans, opts;
 
 	for (si = 0; si < 2; si++)
 		for (fam = 0; fam < 2; fam++)
@@ -256,40 +265,8 @@ static void edge_cases(void)
 				for (opts = 0; opts <= (fam ? 0 : 1); opts++)
 					for (li = 0; li < sizeof(lens) / 4;
 					     li++)
-						for (ci = 0; ci < 3; ci++)
-							for (pad = 0; pad <= 1;
-							     pad++) {
-								len = frame_for(
-									frame,
-									slots[si],
-									fam ? AF_INET6
-									    : AF_INET,
-									vlans,
-									opts ? 10
-									     : 0,
-									lens[li],
-									csums[ci],
-									pad ? 6
-									    : 0,
-									NULL);
-								snprintf(
-									where,
-									sizeof(where),
-									"%s %s vlans %d opts %d payload %u csum %u pad %d",
-									ports[slots[si]]
-										.fn,
-									fam ? "IPv6"
-									    : "IPv4",
-									vlans,
-									opts ? 10
-									     : 0,
-									lens[li],
-									ci,
-									pad);
-								differ(slots[si],
-								       frame,
-								       len);
-							}
+						edge_case(slots[si], fam, vlans,
+							  opts, lens[li]);
 }
 
 static void bad_headers(void)
@@ -298,28 +275,28 @@ static void bad_headers(void)
 	uint32_t len;
 	int ret;
 
-	snprintf(where, sizeof(where), "IPv4 header checksum wrong");
+	t_at("IPv4 header checksum wrong");
 	len = frame_for(frame, SLOT_REVERSE, AF_INET, 0, 0, 40, CSUM_VALID, 0,
 			NULL);
 	frame[F_ETH_HLEN + 10] ^= 0x5a;
 	ret = differ(SLOT_REVERSE, frame, len);
 	if (ret != -RR_DROP_MALFORMED)
-		fail("user space did not call it malformed (%d)", ret);
+		t_fail("user space did not call it malformed (%d)", ret);
 
-	snprintf(where, sizeof(where), "IPv6 UDP checksum zero");
+	t_at("IPv6 UDP checksum zero");
 	len = frame_for(frame, SLOT_ECHO, AF_INET6, 1, 0, 40, CSUM_VALID, 0,
 			NULL);
 	frame[F_ETH_HLEN + F_VLAN_HLEN + F_IP6_HLEN + 6] = 0;
 	frame[F_ETH_HLEN + F_VLAN_HLEN + F_IP6_HLEN + 7] = 0;
 	ret = differ(SLOT_ECHO, frame, len);
 	if (ret != -RR_DROP_MALFORMED)
-		fail("user space did not call it malformed (%d)", ret);
+		t_fail("user space did not call it malformed (%d)", ret);
 
-	snprintf(where, sizeof(where), "amplification 1, same-size reply");
+	t_at("amplification 1, same-size reply");
 	len = frame_for(frame, SLOT_AMP1, AF_INET, 0, 0, 300, CSUM_PARTIAL, 0,
 			NULL);
 	if (differ(SLOT_AMP1, frame, len) < 0)
-		fail("a same-size reply must pass the limit");
+		t_fail("a same-size reply must pass the limit");
 }
 
 static void random_frames(unsigned int seed, int n)
@@ -341,8 +318,7 @@ static void random_frames(unsigned int seed, int n)
 				plen, (enum frame_csum)(random() % 3),
 				random() & 1 ? (uint32_t)(random() % 20) : 0,
 				payload);
-		snprintf(where, sizeof(where), "random frame %d (seed %u)", k,
-			 seed);
+		t_at("random frame %d (seed %u)", k, seed);
 		differ(slot, frame, len);
 	}
 }
@@ -355,27 +331,27 @@ static void punts(void)
 	uint64_t before;
 
 	for (plen = 99; plen <= 102; plen++) {
-		snprintf(where, sizeof(where), "punt test, payload %u", plen);
+		t_at("punt test, payload %u", plen);
 		len = frame_for(frame, SLOT_PUNTY, AF_INET, 0, 0, plen,
 				CSUM_PARTIAL, 0, NULL);
 		before = fn_stat(SLOT_PUNTY, RR_FN_XDP_PUNT);
 		checks++;
 		if (run(frame, len, out, &out_len, &retval)) {
-			fail("test run refused");
+			t_fail("test run refused");
 			continue;
 		}
 		if (plen <= 100) {
 			if (retval != XDP_TX)
-				fail("verdict %u, want XDP_TX", retval);
+				t_fail("verdict %u, want XDP_TX", retval);
 			continue;
 		}
 		/* No socket here: the redirect falls back to XDP_PASS. */
 		if (retval != XDP_PASS || out_len != len ||
 		    memcmp(out, frame, len))
-			fail("a punted request must reach the sockets unchanged (verdict %u)",
-			     retval);
+			t_fail("a punted request must reach the sockets unchanged (verdict %u)",
+			       retval);
 		if (fn_stat(SLOT_PUNTY, RR_FN_XDP_PUNT) != before + 1)
-			fail("punt not counted");
+			t_fail("punt not counted");
 	}
 }
 
@@ -388,25 +364,25 @@ static void cache_case_at(uint32_t slot, const char *what, const uint8_t *frame,
 	uint64_t hits = fn_stat(slot, RR_FN_CACHE_HIT);
 	int ret;
 
-	snprintf(where, sizeof(where), "cache: %s", what);
+	t_at("cache: %s", what);
 	checks++;
 	memcpy(user, frame, len);
 	ret = rr_serve(user, len, ROOM, MTU, 3, function(slot), 0, 0);
 	if (run(frame, len, out, &out_len, &retval)) {
-		fail("test run refused");
+		t_fail("test run refused");
 		return;
 	}
 	if (hit) {
 		if (retval != XDP_TX || (int)out_len != ret ||
 		    memcmp(out, user, out_len))
-			fail("a hit must give user space's reply (verdict %u, %u bytes, user %d)",
-			     retval, out_len, ret);
+			t_fail("a hit must give user space's reply (verdict %u, %u bytes, user %d)",
+			       retval, out_len, ret);
 		if (fn_stat(slot, RR_FN_CACHE_HIT) != hits + 1)
-			fail("hit not counted");
+			t_fail("hit not counted");
 	} else if (retval != XDP_PASS || out_len != len ||
 		   memcmp(out, frame, len)) {
-		fail("a miss must leave the frame to user space, untouched (verdict %u)",
-		     retval);
+		t_fail("a miss must leave the frame to user space, untouched (verdict %u)",
+		       retval);
 	}
 }
 
@@ -430,14 +406,14 @@ static void cache_fill_at(uint32_t slot, const uint8_t *frame, uint32_t len,
 	ret = rr_serve_keep(user, len, ROOM, MTU, 3, function(slot), &ctx,
 			    &keep, NULL);
 	if (ret < 0 || keep.len == UINT32_MAX) {
-		fail("cannot make a reply to cache (%d)", ret);
+		t_fail("cannot make a reply to cache (%d)", ret);
 		return;
 	}
 	if (rr_cache_insert(x.cache, ports[slot].port, gen, expires, keep.req,
 			    keep.len, user + keep.reply_off,
 			    (uint32_t)ret - keep.reply_off,
 			    function(slot)->id_bytes) == RR_CACHE_SKIPPED)
-		fail("insert skipped");
+		t_fail("insert skipped");
 }
 
 static void cache_fill(const uint8_t *frame, uint32_t len, uint32_t gen,
@@ -499,12 +475,12 @@ static void cache_ids(void)
 	cache_case_at(SLOT_IDCACHE, "id: shorter than the ID", a, la, false);
 	/* A reply that does not echo the ID is refused by the insert. */
 	checks++;
-	snprintf(where, sizeof(where), "id: insert without the ID echoed");
+	t_at("id: insert without the ID echoed");
 	if (rr_cache_insert(x.cache, ports[SLOT_IDCACHE].port, 1, 0,
 			    (const uint8_t *)"ab-request", 10,
 			    (const uint8_t *)"xy-reply", 8,
 			    2) != RR_CACHE_SKIPPED)
-		fail("a reply without the request's ID was cached");
+		t_fail("a reply without the request's ID was cached");
 }
 
 static void cache(void)
@@ -571,7 +547,7 @@ static void cache(void)
 			break;
 	}
 	if (i == RR_CACHE_ENTRIES) {
-		fail("cannot find the entry just written");
+		t_fail("cannot find the entry just written");
 		return;
 	}
 	__atomic_add_fetch(&e->seq, 1, __ATOMIC_SEQ_CST);
@@ -609,7 +585,7 @@ int main(int argc, char **argv)
 	cache();
 	cache_ids();
 	rr_xdp_destroy(&x);
-	printf("%d frames compared, %d failures (seed %u)\n", checks, failures,
-	       seed);
-	return failures ? 1 : 0;
+	printf("%d frames compared, %d failures (seed %u)\n", checks,
+	       t_failures, seed);
+	return t_failures ? 1 : 0;
 }

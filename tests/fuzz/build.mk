@@ -23,15 +23,19 @@ FUZZ_CFLAGS := -O1 -g -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 # The functions and what their init() calls (function API 2: settings,
 # counters; config.c reads --fn-config files).
 FUZZ_FN_SRCS := src/registry.c src/module.c src/function.c src/config.c \
+	src/config_values.c src/parse.c \
 	$(FN_SRCS)
 FUZZ_FN_LIBS := $(FN_PKG_LIBS) -linih -ldl
-FUZZ_REQ_SRCS := tests/fuzz/fuzz_request.c tests/fuzz/frames.c \
+FUZZ_REQ_SRCS := tests/fuzz/fuzz_request.c tests/lib/frames.c \
 	src/packet.c $(FUZZ_FN_SRCS)
 FUZZ_REQ_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_REQ_SRCS))
 FUZZ_DNS_SRCS := tests/fuzz/fuzz_dns.c $(FUZZ_FN_SRCS)
 FUZZ_DNS_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_DNS_SRCS))
-FUZZ_HOST_OBJS := $(patsubst %,$(FUZZ_DIR)/host/%.o,fuzz_xdp gen_seeds \
-	gen_dns_seeds frames)
+# fuzz_xdp is fuzz_xdp.c and its parts, fuzz_xdp_*.c.
+FUZZ_XDP_OBJS := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/host/%.o,\
+	$(wildcard tests/fuzz/fuzz_xdp*.c))
+FUZZ_HOST_OBJS := $(FUZZ_XDP_OBJS) \
+	$(patsubst %,$(FUZZ_DIR)/host/%.o,gen_seeds gen_dns_seeds)
 
 .PHONY: fuzz-build fuzz-request-build fuzz-dns-build fuzz-xdp-build fuzz-short fuzz-long fuzz-request-long fuzz-dns-long fuzz-xdp-long
 
@@ -45,7 +49,7 @@ fuzz-xdp-build: $(FUZZ_DIR)/fuzz_xdp
 $(FUZZ_DIR)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(call msg,FUZZCC,$<)
-	$(Q)$(CLANG) $(CPPFLAGS) -Itests/fuzz $(FUZZ_CFLAGS) \
+	$(Q)$(CLANG) $(CPPFLAGS) -Itests/lib $(FUZZ_CFLAGS) \
 		-fsanitize=fuzzer-no-link -c -o $@ $<
 
 $(FUZZ_DIR)/fuzz_request: $(FUZZ_REQ_OBJS)
@@ -60,16 +64,15 @@ $(FUZZ_DIR)/fuzz_dns: $(FUZZ_DNS_OBJS)
 $(FUZZ_DIR)/host/%.o: tests/fuzz/%.c | $(SKELS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
-	$(Q)$(CC) $(CPPFLAGS) -Itests/fuzz $(CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) -c -o $@ $<
 
 # The functions (and their generated XDP registrations) are objects, not
 # archive members, so the linker keeps the registry's sections.
-$(FUZZ_DIR)/fuzz_xdp: $(FUZZ_DIR)/host/fuzz_xdp.o $(FUZZ_DIR)/host/frames.o \
-	$(FN_OBJS) $(LIB)
+$(FUZZ_DIR)/fuzz_xdp: $(FUZZ_XDP_OBJS) $(FN_OBJS) $(TESTLIB) $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(TESTLIB) $(LIB) $(LDLIBS)
 
-$(FUZZ_DIR)/gen_seeds: $(FUZZ_DIR)/host/gen_seeds.o $(FUZZ_DIR)/host/frames.o
+$(FUZZ_DIR)/gen_seeds: $(FUZZ_DIR)/host/gen_seeds.o $(TESTLIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^
 

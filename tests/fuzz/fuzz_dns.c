@@ -33,22 +33,9 @@
 #include "function.h"
 #include "registry.h"
 #include "rr_function.h"
+#include "testutil.h"
 
 #define LARGE_ROOM 4096
-
-#define fail(...)                                                         \
-	do {                                                              \
-		fprintf(stderr, "fuzz_dns: %s:%d: ", __FILE__, __LINE__); \
-		fprintf(stderr, __VA_ARGS__);                             \
-		fputc('\n', stderr);                                      \
-		abort();                                                  \
-	} while (0)
-
-#define check(cond, ...)                   \
-	do {                               \
-		if (!(cond))               \
-			fail(__VA_ARGS__); \
-	} while (0)
 
 /* The zones: tests/fuzz/gen_dns_seeds.c asks for their names. */
 static const char parent_zone[] =
@@ -111,7 +98,7 @@ static void write_zone(char *path, const char *text)
 	int fd = mkstemp(path);
 
 	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
-		fail("cannot write %s", path);
+		fz_fail("cannot write %s", path);
 	close(fd);
 }
 
@@ -123,28 +110,29 @@ static void check_name(const uint8_t *m, size_t len, size_t *off)
 	int jumped = 0;
 
 	for (;;) {
-		check(p < len, "name past the reply at %zu", p);
+		fz_check(p < len, "name past the reply at %zu", p);
 		if ((m[p] & 0xc0) == 0xc0) {
 			size_t to;
 
-			check(p + 1 < len, "pointer cut at %zu", p);
+			fz_check(p + 1 < len, "pointer cut at %zu", p);
 			to = (size_t)(m[p] & 0x3f) << 8 | m[p + 1];
-			check(to < p && to >= 12,
-			      "pointer at %zu to %zu: not backwards into the "
-			      "message",
-			      p, to);
+			fz_check(
+				to < p && to >= 12,
+				"pointer at %zu to %zu: not backwards into the "
+				"message",
+				p, to);
 			if (!jumped)
 				*off = p + 2;
 			jumped = 1;
 			p = to;
-			check(++hops < 128, "pointer chain");
+			fz_check(++hops < 128, "pointer chain");
 			continue;
 		}
-		check(m[p] <= 63, "label type %#x at %zu", m[p], p);
+		fz_check(m[p] <= 63, "label type %#x at %zu", m[p], p);
 		if (!m[p])
 			break;
 		total += m[p] + 1U;
-		check(total <= 255, "name over 255 bytes");
+		fz_check(total <= 255, "name over 255 bytes");
 		p += m[p] + 1U;
 	}
 	if (!jumped)
@@ -159,20 +147,21 @@ static void check_reply(const uint8_t *q, size_t qlen, const uint8_t *r,
 	unsigned int n, i, an, ns, ar, opt = 0, tsig = 0;
 	size_t off = 12;
 
-	check(rlen >= 12, "reply of %zu bytes", rlen);
+	fz_check(rlen >= 12, "reply of %zu bytes", rlen);
 	rf = be16(r + 2);
-	check(qlen >= 12, "a reply to %zu bytes", qlen);
-	check(!memcmp(r, q, 2), "ID not the query's");
-	check(rf & 0x8000, "QR clear");
-	check((rf & 0x7900) == (qf & 0x7900), "opcode or RD not the query's");
-	check(!(rf & 0x00f0), "RA, Z, AD or CD set: %#x", rf);
-	check(be16(r + 4) <= 1, "QDCOUNT %u", be16(r + 4));
+	fz_check(qlen >= 12, "a reply to %zu bytes", qlen);
+	fz_check(!memcmp(r, q, 2), "ID not the query's");
+	fz_check(rf & 0x8000, "QR clear");
+	fz_check((rf & 0x7900) == (qf & 0x7900),
+		 "opcode or RD not the query's");
+	fz_check(!(rf & 0x00f0), "RA, Z, AD or CD set: %#x", rf);
+	fz_check(be16(r + 4) <= 1, "QDCOUNT %u", be16(r + 4));
 	if (be16(r + 4)) {
 		check_name(r, rlen, &off);
-		check(off + 4 <= rlen, "question cut");
+		fz_check(off + 4 <= rlen, "question cut");
 		off += 4;
-		check(off <= qlen && !memcmp(r + 12, q + 12, off - 12),
-		      "question not the query's");
+		fz_check(off <= qlen && !memcmp(r + 12, q + 12, off - 12),
+			 "question not the query's");
 	}
 	an = be16(r + 6);
 	ns = be16(r + 8);
@@ -183,24 +172,25 @@ static void check_reply(const uint8_t *q, size_t qlen, const uint8_t *r,
 		uint16_t type;
 
 		check_name(r, rlen, &off);
-		check(off + 10 <= rlen, "record %u cut", i);
+		fz_check(off + 10 <= rlen, "record %u cut", i);
 		type = be16(r + off);
 		rdlen = be16(r + off + 8);
-		check(off + 10 + rdlen <= rlen, "RDATA of record %u cut", i);
+		fz_check(off + 10 + rdlen <= rlen, "RDATA of record %u cut", i);
 		if (type == 41) {
-			check(!opt++, "two OPT records");
-			check(i >= an + ns, "OPT outside additional");
-			check(r[start] == 0, "OPT owner not the root");
-			check(be16(r + off + 2) == udp_max[which],
-			      "OPT payload %u", be16(r + off + 2));
-			check(r[off + 5] == 0, "EDNS version %u", r[off + 5]);
+			fz_check(!opt++, "two OPT records");
+			fz_check(i >= an + ns, "OPT outside additional");
+			fz_check(r[start] == 0, "OPT owner not the root");
+			fz_check(be16(r + off + 2) == udp_max[which],
+				 "OPT payload %u", be16(r + off + 2));
+			fz_check(r[off + 5] == 0, "EDNS version %u",
+				 r[off + 5]);
 		} else if (type == 250) {
 			tsig++;
 		}
 		off += 10 + rdlen;
 	}
-	check(off == rlen, "%zu bytes after the last record", rlen - off);
-	check(opt || tsig || rlen <= 512, "%zu bytes without EDNS", rlen);
+	fz_check(off == rlen, "%zu bytes after the last record", rlen - off);
+	fz_check(opt || tsig || rlen <= 512, "%zu bytes without EDNS", rlen);
 }
 
 static uint64_t rcode_total(int which)
@@ -233,10 +223,11 @@ static int run(int which, const uint8_t *msg, size_t len, size_t room,
 	req.family = AF_INET;
 	rr_fn_request_bind(&req, inst[which], 0, counters[which]);
 	ret = fn->handler(&req, buf, len, room);
-	check(ret == RR_NO_REPLY || (ret >= 12 && (size_t)ret <= room),
-	      "handler returned %d with room %zu", ret, room);
-	check(rcode_total(which) == before + 1, "RCODE counters moved by %llu",
-	      (unsigned long long)(rcode_total(which) - before));
+	fz_check(ret == RR_NO_REPLY || (ret >= 12 && (size_t)ret <= room),
+		 "handler returned %d with room %zu", ret, room);
+	fz_check(rcode_total(which) == before + 1,
+		 "RCODE counters moved by %llu",
+		 (unsigned long long)(rcode_total(which) - before));
 	if (ret > 0)
 		memcpy(out, buf, (size_t)ret);
 	free(buf);
@@ -253,10 +244,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	if (rr_registry_check(err, sizeof(err)))
-		fail("registry: %s", err);
+		fz_fail("registry: %s", err);
 	fn = rr_registry_find("dns");
 	if (!fn)
-		fail("no dns function");
+		fz_fail("no dns function");
 	write_zone(parent, parent_zone);
 	write_zone(child, child_zone);
 	snprintf(zone2, sizeof(zone2), "child.fz %s", child);
@@ -269,7 +260,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 		if (rr_fn_instance_new(fn, 53, s, 3, 1, &ctrs[i], &inst[i], err,
 				       sizeof(err)))
-			fail("init: %s", err);
+			fz_fail("init: %s", err);
 	}
 	unlink(parent);
 	unlink(child);
@@ -292,17 +283,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	rl = run(which, data + 1, len, LARGE_ROOM, large);
 	ra = run(which, data + 1, len, LARGE_ROOM, again);
-	check(rl == ra && (rl < 0 || !memcmp(large, again, (size_t)rl)),
-	      "two runs differ: %d and %d bytes", rl, ra);
+	fz_check(rl == ra && (rl < 0 || !memcmp(large, again, (size_t)rl)),
+		 "two runs differ: %d and %d bytes", rl, ra);
 	if (rl > 0)
 		check_reply(data + 1, len, large, (size_t)rl, which);
 	rs = run(which, data + 1, len, room, small);
-	check((rs < 0) == (rl < 0), "a reply with one room, none with another");
+	fz_check((rs < 0) == (rl < 0),
+		 "a reply with one room, none with another");
 	if (rs > 0)
 		check_reply(data + 1, len, small, (size_t)rs, which);
 	if (rl > 0 && (size_t)rl <= room)
-		check(rs == rl && !memcmp(small, large, (size_t)rl),
-		      "a %d-byte reply fits %zu bytes, yet that room got %d",
-		      rl, room, rs);
+		fz_check(rs == rl && !memcmp(small, large, (size_t)rl),
+			 "a %d-byte reply fits %zu bytes, yet that room got %d",
+			 rl, room, rs);
 	return 0;
 }

@@ -28,6 +28,7 @@
 #include "packet.h"
 #include "registry.h"
 #include "rr_function.h"
+#include "testutil.h"
 
 #define FRAME_ROOM 4096
 #define ROOM_STEP 128
@@ -42,20 +43,6 @@ static const uint32_t mtus[8] = {
 };
 /* Amplification factors; 3 is the default, 1000 the largest allowed. */
 static const uint32_t amps[8] = { 0, 1, 2, 3, 3, 4, 10, 1000 };
-
-#define fail(...)                                                             \
-	do {                                                                  \
-		fprintf(stderr, "fuzz_request: %s:%d: ", __FILE__, __LINE__); \
-		fprintf(stderr, __VA_ARGS__);                                 \
-		fputc('\n', stderr);                                          \
-		abort();                                                      \
-	} while (0)
-
-#define check(cond, ...)                   \
-	do {                               \
-		if (!(cond))               \
-			fail(__VA_ARGS__); \
-	} while (0)
 
 /*
  * fuzz_weird: a function that only exists in this binary. The first
@@ -174,36 +161,39 @@ static void check_parse(const uint8_t *f, uint32_t len, const struct rr_pkt *p)
 	uint32_t l3 = p->l3_off, hlen, l4_len, ulen;
 	uint16_t proto = be16(f + 12);
 
-	check(p->vlans >= 0 && p->vlans <= 2, "vlans %d", p->vlans);
-	check(l3 == FZ_ETH_HLEN + (uint32_t)p->vlans * FZ_VLAN_HLEN,
-	      "l3_off %u with %d tags", l3, p->vlans);
+	fz_check(p->vlans >= 0 && p->vlans <= 2, "vlans %d", p->vlans);
+	fz_check(l3 == F_ETH_HLEN + (uint32_t)p->vlans * F_VLAN_HLEN,
+		 "l3_off %u with %d tags", l3, p->vlans);
 	if (p->vlans)
 		proto = be16(f + l3 - 2);
 	if (p->family == AF_INET) {
-		check(proto == 0x0800, "IPv4 under EtherType %#x", proto);
+		fz_check(proto == 0x0800, "IPv4 under EtherType %#x", proto);
 		hlen = (f[l3] & 0xf) * 4u;
-		check(f[l3] >> 4 == 4 && hlen >= FZ_IP4_HLEN, "IPv4 header");
-		check(f[l3 + 9] == 17, "IPv4 protocol %u", f[l3 + 9]);
-		check(!(be16(f + l3 + 6) & 0x3fff), "IPv4 fragment accepted");
-		check(be16(f + l3 + 2) >= hlen && l3 + be16(f + l3 + 2) <= len,
-		      "IPv4 total length %u", be16(f + l3 + 2));
+		fz_check(f[l3] >> 4 == 4 && hlen >= F_IP4_HLEN, "IPv4 header");
+		fz_check(f[l3 + 9] == 17, "IPv4 protocol %u", f[l3 + 9]);
+		fz_check(!(be16(f + l3 + 6) & 0x3fff),
+			 "IPv4 fragment accepted");
+		fz_check(be16(f + l3 + 2) >= hlen &&
+				 l3 + be16(f + l3 + 2) <= len,
+			 "IPv4 total length %u", be16(f + l3 + 2));
 		l4_len = be16(f + l3 + 2) - hlen;
 	} else {
-		check(p->family == AF_INET6, "family %d", p->family);
-		check(proto == 0x86dd, "IPv6 under EtherType %#x", proto);
-		check(f[l3] >> 4 == 6 && f[l3 + 6] == 17, "IPv6 header");
-		hlen = FZ_IP6_HLEN;
+		fz_check(p->family == AF_INET6, "family %d", p->family);
+		fz_check(proto == 0x86dd, "IPv6 under EtherType %#x", proto);
+		fz_check(f[l3] >> 4 == 6 && f[l3 + 6] == 17, "IPv6 header");
+		hlen = F_IP6_HLEN;
 		l4_len = be16(f + l3 + 4);
-		check(l3 + hlen + l4_len <= len, "IPv6 payload length");
+		fz_check(l3 + hlen + l4_len <= len, "IPv6 payload length");
 	}
-	check(p->l4_off == l3 + hlen, "l4_off %u", p->l4_off);
-	check(p->payload_off == p->l4_off + FZ_UDP_HLEN, "payload_off");
-	check(l4_len >= FZ_UDP_HLEN, "UDP header past the IP payload");
+	fz_check(p->l4_off == l3 + hlen, "l4_off %u", p->l4_off);
+	fz_check(p->payload_off == p->l4_off + F_UDP_HLEN, "payload_off");
+	fz_check(l4_len >= F_UDP_HLEN, "UDP header past the IP payload");
 	ulen = be16(f + p->l4_off + 4);
-	check(ulen >= FZ_UDP_HLEN && ulen <= l4_len, "UDP length %u", ulen);
-	check(p->payload_len == ulen - FZ_UDP_HLEN, "payload_len %u",
-	      p->payload_len);
-	check(p->payload_off + p->payload_len <= len, "payload past the frame");
+	fz_check(ulen >= F_UDP_HLEN && ulen <= l4_len, "UDP length %u", ulen);
+	fz_check(p->payload_len == ulen - F_UDP_HLEN, "payload_len %u",
+		 p->payload_len);
+	fz_check(p->payload_off + p->payload_len <= len,
+		 "payload past the frame");
 }
 
 /* Not multicast, broadcast, 0/8, loopback, :: or ::1. */
@@ -233,48 +223,49 @@ static void check_reply(const uint8_t *r, uint32_t rlen, const uint8_t *req,
 	 * (RFC 1122 3.2.1.3: discard it; the kernel does). Nor may a reply
 	 * come from such an address.
 	 */
-	check(!((r[0] | r[6]) & 1), "reply between group MAC addresses");
-	check(unicast(r + l3 + src, rp->family) &&
-		      unicast(r + l3 + dst, rp->family),
-	      "reply from or to a group or martian address");
-	check(rr_parse(r, rlen, &p) == 0, "the reply does not parse");
-	check(p.l3_off == rp->l3_off && p.l4_off == rp->l4_off &&
-		      p.family == rp->family && p.vlans == rp->vlans,
-	      "the reply's headers moved");
+	fz_check(!((r[0] | r[6]) & 1), "reply between group MAC addresses");
+	fz_check(unicast(r + l3 + src, rp->family) &&
+			 unicast(r + l3 + dst, rp->family),
+		 "reply from or to a group or martian address");
+	fz_check(rr_parse(r, rlen, &p) == 0, "the reply does not parse");
+	fz_check(p.l3_off == rp->l3_off && p.l4_off == rp->l4_off &&
+			 p.family == rp->family && p.vlans == rp->vlans,
+		 "the reply's headers moved");
 	ulen = rlen - p.l4_off;
-	check(p.payload_len == ulen - FZ_UDP_HLEN,
-	      "reply of %u bytes with a UDP length of %u", rlen,
-	      p.payload_len + FZ_UDP_HLEN);
-	check(be16(r + p.l4_off + 6) != 0, "UDP checksum left 0");
-	check(fz_udp_check(r, p.family, l3, p.l4_off, ulen) == 0,
-	      "bad UDP checksum %#06x", be16(r + p.l4_off + 6));
-	check(rr_udp_csum(r, &p) == 0, "rr_udp_csum disagrees on the reply");
+	fz_check(p.payload_len == ulen - F_UDP_HLEN,
+		 "reply of %u bytes with a UDP length of %u", rlen,
+		 p.payload_len + F_UDP_HLEN);
+	fz_check(be16(r + p.l4_off + 6) != 0, "UDP checksum left 0");
+	fz_check(ref_udp_check(r, p.family, l3, p.l4_off, ulen) == 0,
+		 "bad UDP checksum %#06x", be16(r + p.l4_off + 6));
+	fz_check(rr_udp_csum(r, &p) == 0, "rr_udp_csum disagrees on the reply");
 
-	check(!memcmp(r, req + 6, 6) && !memcmp(r + 6, req, 6),
-	      "MAC addresses not swapped");
-	check(!memcmp(r + 12, req + 12, l3 - 12), "VLAN tags changed");
-	check(!memcmp(r + l3 + src, req + l3 + dst, alen) &&
-		      !memcmp(r + l3 + dst, req + l3 + src, alen),
-	      "IP addresses not swapped");
-	check(!memcmp(r + p.l4_off, req + p.l4_off + 2, 2) &&
-		      !memcmp(r + p.l4_off + 2, req + p.l4_off, 2),
-	      "UDP ports not swapped");
+	fz_check(!memcmp(r, req + 6, 6) && !memcmp(r + 6, req, 6),
+		 "MAC addresses not swapped");
+	fz_check(!memcmp(r + 12, req + 12, l3 - 12), "VLAN tags changed");
+	fz_check(!memcmp(r + l3 + src, req + l3 + dst, alen) &&
+			 !memcmp(r + l3 + dst, req + l3 + src, alen),
+		 "IP addresses not swapped");
+	fz_check(!memcmp(r + p.l4_off, req + p.l4_off + 2, 2) &&
+			 !memcmp(r + p.l4_off + 2, req + p.l4_off, 2),
+		 "UDP ports not swapped");
 	if (p.family == AF_INET) {
-		check(be16(r + l3 + 2) == hlen + ulen, "IPv4 total length");
-		check(r[l3 + 8] == RR_REPLY_TTL, "TTL %u", r[l3 + 8]);
-		check(fz_fold(fz_sum16(r + l3, hlen, 0)) == 0,
-		      "bad IPv4 header checksum");
+		fz_check(be16(r + l3 + 2) == hlen + ulen, "IPv4 total length");
+		fz_check(r[l3 + 8] == RR_REPLY_TTL, "TTL %u", r[l3 + 8]);
+		fz_check(ref_csum(r + l3, hlen, 0) == 0,
+			 "bad IPv4 header checksum");
 		/* Version to id, fragment field, protocol and options. */
 		for (i = 0; i < hlen; i++)
 			if (i != 2 && i != 3 && i != 8 && i != 10 && i != 11 &&
 			    (i < 12 || i >= 20))
-				check(r[l3 + i] == req[l3 + i],
-				      "IPv4 header byte %u changed", i);
+				fz_check(r[l3 + i] == req[l3 + i],
+					 "IPv4 header byte %u changed", i);
 	} else {
-		check(be16(r + l3 + 4) == ulen, "IPv6 payload length");
-		check(r[l3 + 7] == RR_REPLY_TTL, "hop limit %u", r[l3 + 7]);
-		check(!memcmp(r + l3, req + l3, 4) && r[l3 + 6] == req[l3 + 6],
-		      "IPv6 header fields changed");
+		fz_check(be16(r + l3 + 4) == ulen, "IPv6 payload length");
+		fz_check(r[l3 + 7] == RR_REPLY_TTL, "hop limit %u", r[l3 + 7]);
+		fz_check(!memcmp(r + l3, req + l3, 4) &&
+				 r[l3 + 6] == req[l3 + 6],
+			 "IPv6 header fields changed");
 	}
 }
 
@@ -301,18 +292,18 @@ static void check_partial(const struct rr_function *fn, const uint8_t *req,
 	memset(buf + len, FILL_BYTE, room - len);
 	ret2 = rr_serve_partial(buf, len, room, mtu, amp, fn, TEST_QUEUE,
 				TEST_THREAD, &start);
-	check(ret2 == ret, "%s: partial path returned %d, software %d",
-	      fn->name, ret2, ret);
-	check(start == p->l4_off, "%s: csum_start %u, UDP header at %u",
-	      fn->name, start, p->l4_off);
-	check(!memcmp(buf, soft, start + 6) &&
-		      !memcmp(buf + start + 8, soft + start + 8,
-			      (uint32_t)ret - start - 8),
-	      "%s: partial reply differs beyond the checksum", fn->name);
-	done = fz_fold(fz_sum16(buf + start, ulen, 0));
-	check((done ? done : 0xffff) == be16(soft + start + 6),
-	      "%s: partial checksum completes to %#x, software wrote %#x",
-	      fn->name, done, be16(soft + start + 6));
+	fz_check(ret2 == ret, "%s: partial path returned %d, software %d",
+		 fn->name, ret2, ret);
+	fz_check(start == p->l4_off, "%s: csum_start %u, UDP header at %u",
+		 fn->name, start, p->l4_off);
+	fz_check(!memcmp(buf, soft, start + 6) &&
+			 !memcmp(buf + start + 8, soft + start + 8,
+				 (uint32_t)ret - start - 8),
+		 "%s: partial reply differs beyond the checksum", fn->name);
+	done = ref_csum(buf + start, ulen, 0);
+	fz_check((done ? done : 0xffff) == be16(soft + start + 6),
+		 "%s: partial checksum completes to %#x, software wrote %#x",
+		 fn->name, done, be16(soft + start + 6));
 	free(buf);
 }
 
@@ -347,18 +338,19 @@ static void run_one(const struct rr_function *fn, const uint8_t *req,
 		ret = rr_process(buf, len, room, mtu, fn, TEST_QUEUE,
 				 TEST_THREAD);
 
-	check(ret != 0, "%s: neither a reply nor a drop", fn->name);
-	check(ret > -RR_DROP_MAX, "%s: unknown drop %d", fn->name, ret);
+	fz_check(ret != 0, "%s: neither a reply nor a drop", fn->name);
+	fz_check(ret > -RR_DROP_MAX, "%s: unknown drop %d", fn->name, ret);
 	/* Metrics name each drop by its label. */
-	check(ret > 0 || strcmp(rr_drop_label((enum rr_drop)(-ret)), "unknown"),
-	      "%s: drop %d has no label", fn->name, ret);
+	fz_check(ret > 0 ||
+			 strcmp(rr_drop_label((enum rr_drop)(-ret)), "unknown"),
+		 "%s: drop %d has no label", fn->name, ret);
 	/* A frame rr_parse() refuses is dropped for the reason it gives. */
-	check(!parse_err || ret == parse_err,
-	      "%s: rr_parse() says %d, the request path %d", fn->name,
-	      parse_err, ret);
-	check(parse_err || ret != -RR_DROP_MALFORMED,
-	      "%s: a frame rr_parse() accepts was dropped as malformed",
-	      fn->name);
+	fz_check(!parse_err || ret == parse_err,
+		 "%s: rr_parse() says %d, the request path %d", fn->name,
+		 parse_err, ret);
+	fz_check(parse_err || ret != -RR_DROP_MALFORMED,
+		 "%s: a frame rr_parse() accepts was dropped as malformed",
+		 fn->name);
 	if (parse_err)
 		goto out;
 	check_parse(req, len, &p);
@@ -372,15 +364,15 @@ static void run_one(const struct rr_function *fn, const uint8_t *req,
 		amp_limited = amp_cap < reply_room;
 	}
 	if (ret > 0) {
-		check((uint32_t)ret <= room, "%s: reply of %d bytes, room %u",
-		      fn->name, ret, room);
-		check((uint32_t)ret <= max_frame,
-		      "%s: reply of %d bytes over MTU %u (l3 at %u)", fn->name,
-		      ret, mtu, p.l3_off);
-		check(!amp || ret - p.l3_off <= amp * req_ip,
-		      "%s: reply IP packet of %u bytes, %u x %" PRIu64
-		      " allowed",
-		      fn->name, ret - p.l3_off, amp, req_ip);
+		fz_check((uint32_t)ret <= room,
+			 "%s: reply of %d bytes, room %u", fn->name, ret, room);
+		fz_check((uint32_t)ret <= max_frame,
+			 "%s: reply of %d bytes over MTU %u (l3 at %u)",
+			 fn->name, ret, mtu, p.l3_off);
+		fz_check(!amp || ret - p.l3_off <= amp * req_ip,
+			 "%s: reply IP packet of %u bytes, %u x %" PRIu64
+			 " allowed",
+			 fn->name, ret - p.l3_off, amp, req_ip);
 		check_reply(buf, (uint32_t)ret, req, &p);
 		if (amp && (fn_is(fn, "echo") || fn_is(fn, "reverse")))
 			check_partial(fn, req, len, room, mtu, amp, buf, ret,
@@ -392,41 +384,43 @@ static void run_one(const struct rr_function *fn, const uint8_t *req,
 		want = p.payload_len <= reply_room
 			       ? (int)p.l4_off + 8 + (int)p.payload_len
 			       : -RR_DROP_REPLY_TOO_BIG;
-		check(ret == want, "%s: returned %d, expected %d", fn->name,
-		      ret, want);
+		fz_check(ret == want, "%s: returned %d, expected %d", fn->name,
+			 ret, want);
 		for (i = 0; ret > 0 && i < p.payload_len; i++)
-			check(buf[p.payload_off + i] ==
-				      req[p.payload_off +
-					  (fn_is(fn, "echo")
-						   ? i
-						   : p.payload_len - 1 - i)],
-			      "%s: payload byte %u", fn->name, i);
+			fz_check(buf[p.payload_off + i] ==
+					 req[p.payload_off +
+					     (fn_is(fn, "echo")
+						      ? i
+						      : p.payload_len - 1 - i)],
+				 "%s: payload byte %u", fn->name, i);
 	} else if (fn_is(fn, "fuzz_weird") && weird.called) {
-		check(weird.buf == buf + p.payload_off, "payload pointer");
-		check(weird.len == p.payload_len, "payload length %zu",
-		      weird.len);
-		check(weird.room >= weird.len, "room %zu below length %zu",
-		      weird.room, weird.len);
-		check(weird.room <= max_frame - p.payload_off,
-		      "room %zu overstates the buffer or MTU (%u)", weird.room,
-		      max_frame - p.payload_off);
-		check(weird.room <= amp_cap,
-		      "room %zu over the amplification limit %" PRIu64,
-		      weird.room, amp_cap);
-		check(weird.req.family == p.family &&
-			      weird.req.src_port == be16(req + p.l4_off) &&
-			      weird.req.dst_port == be16(req + p.l4_off + 2) &&
-			      weird.req.queue == TEST_QUEUE &&
-			      weird.req.thread == TEST_THREAD,
-		      "request context");
-		check(!memcmp(&weird.req.src,
-			      req + p.l3_off + (p.family == AF_INET ? 12 : 8),
-			      p.family == AF_INET ? 4 : 16) &&
-			      !memcmp(&weird.req.dst,
-				      req + p.l3_off +
-					      (p.family == AF_INET ? 16 : 24),
-				      p.family == AF_INET ? 4 : 16),
-		      "request addresses");
+		fz_check(weird.buf == buf + p.payload_off, "payload pointer");
+		fz_check(weird.len == p.payload_len, "payload length %zu",
+			 weird.len);
+		fz_check(weird.room >= weird.len, "room %zu below length %zu",
+			 weird.room, weird.len);
+		fz_check(weird.room <= max_frame - p.payload_off,
+			 "room %zu overstates the buffer or MTU (%u)",
+			 weird.room, max_frame - p.payload_off);
+		fz_check(weird.room <= amp_cap,
+			 "room %zu over the amplification limit %" PRIu64,
+			 weird.room, amp_cap);
+		fz_check(weird.req.family == p.family &&
+				 weird.req.src_port == be16(req + p.l4_off) &&
+				 weird.req.dst_port ==
+					 be16(req + p.l4_off + 2) &&
+				 weird.req.queue == TEST_QUEUE &&
+				 weird.req.thread == TEST_THREAD,
+			 "request context");
+		fz_check(
+			!memcmp(&weird.req.src,
+				req + p.l3_off + (p.family == AF_INET ? 12 : 8),
+				p.family == AF_INET ? 4 : 16) &&
+				!memcmp(&weird.req.dst,
+					req + p.l3_off +
+						(p.family == AF_INET ? 16 : 24),
+					p.family == AF_INET ? 4 : 16),
+			"request addresses");
 		if (weird.ret == -EMSGSIZE ||
 		    (weird.ret > 0 && (size_t)weird.ret > weird.room))
 			want = amp_limited ? -RR_DROP_AMPLIFICATION
@@ -435,19 +429,19 @@ static void run_one(const struct rr_function *fn, const uint8_t *req,
 			want = -RR_DROP_FUNCTION_ERROR;
 		else
 			want = (int)p.payload_off + weird.ret;
-		check(ret == want,
-		      "fuzz_weird mode %d returned %d: got %d, "
-		      "expected %d",
-		      weird.mode, weird.ret, ret, want);
+		fz_check(ret == want,
+			 "fuzz_weird mode %d returned %d: got %d, "
+			 "expected %d",
+			 weird.mode, weird.ret, ret, want);
 		for (i = 0; ret > 0 && i < (uint32_t)weird.ret &&
 			    (weird.mode == WEIRD_FILL_ROOM ||
 			     weird.mode == WEIRD_FILL_SOME);
 		     i++)
-			check(buf[p.payload_off + i] == fill_pattern(i),
-			      "fuzz_weird: reply byte %u", i);
+			fz_check(buf[p.payload_off + i] == fill_pattern(i),
+				 "fuzz_weird: reply byte %u", i);
 	} else if (fn_is(fn, "fuzz_weird")) {
-		check(ret == -RR_DROP_REPLY_TOO_BIG,
-		      "fuzz_weird not called, yet %d", ret);
+		fz_check(ret == -RR_DROP_REPLY_TOO_BIG,
+			 "fuzz_weird not called, yet %d", ret);
 	}
 out:
 	free(buf);
@@ -460,9 +454,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	if (rr_registry_check(err, sizeof(err)))
-		fail("registry: %s", err);
+		fz_fail("registry: %s", err);
 	if (!rr_registry_find("fuzz_weird") || !rr_registry_find("echo"))
-		fail("registry lacks fuzz_weird or echo");
+		fz_fail("registry lacks fuzz_weird or echo");
 	return 0;
 }
 
@@ -480,7 +474,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	len = size - 2 > room ? room : (uint32_t)(size - 2);
 	memcpy(frame, data + 2, len);
 	if (data[1] & FIX_CHECKSUMS)
-		fz_fix_checksums(frame, len);
+		fix_checksums(frame, len);
 	for (i = 0; i < n; i++) {
 		const struct rr_function *fn = rr_registry_at(i);
 

@@ -23,15 +23,17 @@
 #define FIX_CHECKSUMS 0x08 /* same byte: mutations keep checksums right */
 
 static int write_seed(const char *dir, const char *name, uint8_t knob,
-		      uint8_t amp, const struct fz_frame_spec *s)
+		      uint8_t amp, const struct frame_spec *s)
 {
+	struct frame_spec valid = *s;
 	uint8_t buf[4096];
-	struct fz_layout lay;
+	struct frame_layout lay;
 	char path[512];
 	uint32_t len;
 	FILE *f;
 
-	len = fz_build_frame(buf + 2, sizeof(buf) - 2, s, &lay);
+	valid.csum = CSUM_VALID;
+	len = build_frame(buf + 2, sizeof(buf) - 2, &valid, &lay);
 	if (!len) {
 		fprintf(stderr, "gen_seeds: %s does not fit\n", name);
 		return -EINVAL;
@@ -55,7 +57,7 @@ int main(int argc, char **argv)
 {
 	static const char *const fam_names[] = { "ip4", "ip4opt", "ip6" };
 	uint8_t payload[1500], mode; /* room for an MTU-size IPv6 payload */
-	struct fz_frame_spec s;
+	struct frame_spec s;
 	char name[64];
 	int fam, vlans, ret = 0;
 	uint32_t i;
@@ -71,12 +73,12 @@ int main(int argc, char **argv)
 		for (vlans = 0; vlans <= 2; vlans++) {
 			memset(&s, 0, sizeof(s));
 			s.family = fam == 2 ? AF_INET6 : AF_INET;
-			s.ip_opts = fam == 1 ? 8 : 0;
+			s.opt_words = fam == 1 ? 2 : 0;
 			s.vlans = vlans;
 			s.sport = 40000;
 			s.dport = 1232;
 			s.payload = (const uint8_t *)"hello, reqrouter";
-			s.payload_len = 16;
+			s.plen = 16;
 			snprintf(name, sizeof(name), "%s-vlan%d",
 				 fam_names[fam], vlans);
 			ret |= write_seed(argv[1], name, KNOB_MTU_1500,
@@ -93,16 +95,16 @@ int main(int argc, char **argv)
 			  AMP_DEFAULT | FIX_CHECKSUMS, &s);
 	s.family = AF_INET6;
 	s.payload = payload;
-	s.payload_len = 1500 - FZ_IP6_HLEN - FZ_UDP_HLEN;
+	s.plen = 1500 - F_IP6_HLEN - F_UDP_HLEN;
 	ret |= write_seed(argv[1], "ip6-mtu", KNOB_MTU_1500,
 			  AMP_DEFAULT | FIX_CHECKSUMS, &s);
-	s.payload_len = 1300;
+	s.plen = 1300;
 	ret |= write_seed(argv[1], "ip6-over-mtu", KNOB_MTU_1280_ROOM_2048,
 			  AMP_NONE, &s);
 	s.family = AF_INET;
-	s.ip_opts = 40;
+	s.opt_words = 10;
 	s.vlans = 2;
-	s.payload_len = 100;
+	s.plen = 100;
 	ret |= write_seed(argv[1], "ip4opt40-qinq", KNOB_MTU_1500, AMP_DEFAULT,
 			  &s);
 
@@ -116,7 +118,7 @@ int main(int argc, char **argv)
 		s.sport = 5353;
 		s.dport = 65000;
 		s.payload = payload;
-		s.payload_len = 64;
+		s.plen = 64;
 		snprintf(name, sizeof(name), "weird-mode%u", mode);
 		ret |= write_seed(
 			argv[1], name, KNOB_MTU_1500,

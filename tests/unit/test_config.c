@@ -5,7 +5,8 @@
  * parsers they share, and the registry of functions the settings refer
  * to. A mistake must come back as an error with one line that names what
  * was wrong (the option, the value, the file and line), never as a
- * silently different configuration.
+ * silently different configuration. test_config_file.c tests the file,
+ * test_config_values.c the value parsers.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -22,14 +23,16 @@
 #include "config.h"
 #include "options.h"
 #include "registry.h"
+#include "test_config.h"
+#include "testutil.h"
 
 #define MAX_ARGS 32
 
-static struct rr_config cfg; /* large: not on the stack */
-static char err[RR_ERRLEN];
+struct rr_config cfg; /* large: not on the stack */
+char err[RR_ERRLEN];
 
 /* Parses a NULL-terminated argument list after "reqrouter". */
-static int parse_args(const char *first, ...)
+int parse_args(const char *first, ...)
 {
 	char *argv[MAX_ARGS + 2];
 	const char *a;
@@ -46,10 +49,8 @@ static int parse_args(const char *first, ...)
 	return rr_options_parse(argc, argv, &cfg, err, sizeof(err));
 }
 
-#define PARSE(...) parse_args(__VA_ARGS__, (const char *)NULL)
-
 /* The error is one line that says @what. */
-static void check_err(const char *what)
+void check_err(const char *what)
 {
 	if (!strstr(err, what))
 		fail_msg("error \"%s\" does not mention \"%s\"", err, what);
@@ -57,50 +58,32 @@ static void check_err(const char *what)
 		fail_msg("error \"%s\" is more than one line", err);
 }
 
-#define EXPECT_ERROR(what, ...)                                            \
-	do {                                                               \
-		int r_ = PARSE(__VA_ARGS__);                               \
-		if (r_ != -EINVAL)                                         \
-			fail_msg("%s: returned %d, expected -EINVAL (%s)", \
-				 #__VA_ARGS__, r_, err);                   \
-		check_err(what);                                           \
-	} while (0)
-
-static struct rr_service *service(const char *name)
+struct rr_service *service(const char *name)
 {
-	uint32_t i;
+	struct rr_service *svc = rr_config_service_named(&cfg, name);
 
-	for (i = 0; i < cfg.nservices; i++)
-		if (!strcmp(cfg.services[i].fn->name, name))
-			return &cfg.services[i];
-	fail_msg("no service '%s'", name);
-	return NULL;
+	if (!svc)
+		fail_msg("no service '%s'", name);
+	return svc;
 }
 
-/* A temporary config file holding @text; the caller unlinks it. */
-static char *write_conf(const char *text)
+/* The [reqrouter] settings the flags and the file share, as they stand. */
+static void check_main(const char *ifname, uint32_t queues, uint32_t threads,
+		       uint32_t batch, enum rr_xdp_mode mode, bool busy_poll)
 {
-	static char path[64];
-	int fd;
-
-	strcpy(path, "/tmp/rr-test-conf.XXXXXX");
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
-	return path;
+	assert_string_equal(cfg.ifname, ifname);
+	assert_int_equal(cfg.queues, queues);
+	assert_int_equal(cfg.threads, threads);
+	assert_int_equal(cfg.batch, batch);
+	assert_int_equal(cfg.mode, mode);
+	assert_int_equal(cfg.busy_poll, busy_poll);
 }
 
 static void test_defaults(void **state)
 {
 	(void)state;
 	assert_int_equal(PARSE("-i", "eth0"), RR_OPTS_RUN);
-	assert_string_equal(cfg.ifname, "eth0");
-	assert_int_equal(cfg.queues, 0);
-	assert_int_equal(cfg.threads, 1);
-	assert_int_equal(cfg.batch, 64);
-	assert_int_equal(cfg.mode, RR_MODE_AUTO);
-	assert_false(cfg.busy_poll);
+	check_main("eth0", 0, 1, 64, RR_MODE_AUTO, false);
 	assert_int_equal(cfg.tx_csum, RR_TX_CSUM_AUTO);
 	assert_int_equal(cfg.ncpus, 0);
 	assert_string_equal(cfg.metrics_file, "");
@@ -121,12 +104,7 @@ static void test_each_flag(void **state)
 			       "256", "-B", "-N", "--cpus", "0-2,5",
 			       "--metrics-file", "/tmp/m.prom", "-v", "-v"),
 			 RR_OPTS_RUN);
-	assert_string_equal(cfg.ifname, "veth1");
-	assert_int_equal(cfg.queues, 4);
-	assert_int_equal(cfg.threads, 16);
-	assert_int_equal(cfg.batch, 256);
-	assert_true(cfg.busy_poll);
-	assert_int_equal(cfg.mode, RR_MODE_NATIVE);
+	check_main("veth1", 4, 16, 256, RR_MODE_NATIVE, true);
 	assert_int_equal(cfg.ncpus, 4);
 	assert_int_equal(cfg.cpus[0], 0);
 	assert_int_equal(cfg.cpus[2], 2);
@@ -139,12 +117,7 @@ static void test_each_flag(void **state)
 			       "--threads", "1", "--batch=1", "--skb",
 			       "--busy-poll", "--cpus=7", "--verbose"),
 			 RR_OPTS_RUN);
-	assert_string_equal(cfg.ifname, "eth2");
-	assert_int_equal(cfg.queues, 64);
-	assert_int_equal(cfg.threads, 1);
-	assert_int_equal(cfg.batch, 1);
-	assert_int_equal(cfg.mode, RR_MODE_SKB);
-	assert_true(cfg.busy_poll);
+	check_main("eth2", 64, 1, 1, RR_MODE_SKB, true);
 	assert_int_equal(cfg.ncpus, 1);
 	assert_int_equal(cfg.cpus[0], 7);
 	assert_int_equal(cfg.verbose, 1);
@@ -250,258 +223,10 @@ static void test_repeatable(void **state)
 	assert_int_equal(cfg.threads, 1);
 }
 
-static const char full_conf[] = "; a comment\n"
-				"[reqrouter]\n"
-				"interface = veth7\n"
-				"queues = 2\n"
-				"threads = 4\n"
-				"batch = 32\n"
-				"cpus = 0-1,3\n"
-				"mode = skb\n"
-				"busy_poll = yes\n"
-				"tx_csum = soft\n"
-				"metrics_file = /tmp/rr.prom\n"
-				"\n"
-				"[function reverse]\n"
-				"port = 9000\n"
-				"\n"
-				"[function echo]\n"
-				"enabled = no\n";
-
-static void test_config_file(void **state)
-{
-	char *path = write_conf(full_conf);
-
-	(void)state;
-	assert_int_equal(PARSE("-c", path), RR_OPTS_RUN);
-	assert_string_equal(cfg.ifname, "veth7");
-	assert_int_equal(cfg.queues, 2);
-	assert_int_equal(cfg.threads, 4);
-	assert_int_equal(cfg.batch, 32);
-	assert_int_equal(cfg.ncpus, 3);
-	assert_int_equal(cfg.cpus[2], 3);
-	assert_int_equal(cfg.mode, RR_MODE_SKB);
-	assert_true(cfg.busy_poll);
-	assert_int_equal(cfg.tx_csum, RR_TX_CSUM_SOFT);
-	assert_string_equal(cfg.metrics_file, "/tmp/rr.prom");
-	assert_int_equal(service("reverse")->port, 9000);
-	assert_true(service("reverse")->enabled);
-	assert_false(service("echo")->enabled);
-
-	/* -p names the port the file moved the function to */
-	assert_int_equal(PARSE("-c", path, "-p", "9000"), RR_OPTS_RUN);
-	assert_true(service("reverse")->enabled);
-	if (!rr_registry_by_port(1232) ||
-	    !strcmp(rr_registry_by_port(1232)->name, "reverse"))
-		EXPECT_ERROR("1232", "-c", path, "-p", "1232");
-	unlink(path);
-}
-
-/* Flags win over the file, wherever they are on the command line. */
-static void test_flags_override_file(void **state)
-{
-	char *path = write_conf(full_conf);
-
-	(void)state;
-	assert_int_equal(PARSE("-c", path, "-i", "eth1", "-t", "2", "-N", "-b",
-			       "16", "--cpus", "1", "--metrics-file", "/tmp/o"),
-			 RR_OPTS_RUN);
-	assert_string_equal(cfg.ifname, "eth1");
-	assert_int_equal(cfg.threads, 2);
-	assert_int_equal(cfg.mode, RR_MODE_NATIVE);
-	assert_int_equal(cfg.batch, 16);
-	assert_int_equal(cfg.ncpus, 1);
-	assert_int_equal(cfg.cpus[0], 1);
-	assert_string_equal(cfg.metrics_file, "/tmp/o");
-	/* what no flag set still comes from the file */
-	assert_int_equal(cfg.queues, 2);
-	assert_int_equal(cfg.tx_csum, RR_TX_CSUM_SOFT);
-	assert_true(cfg.busy_poll);
-	assert_int_equal(service("reverse")->port, 9000);
-
-	assert_int_equal(PARSE("-t", "2", "-q", "1", "-c", path), RR_OPTS_RUN);
-	assert_int_equal(cfg.threads, 2);
-	assert_int_equal(cfg.queues, 1);
-	assert_string_equal(cfg.ifname, "veth7");
-
-	/* -N in the file is overridden by -S on the line */
-	unlink(path);
-	path = write_conf("[reqrouter]\ninterface = x\nmode = native\n");
-	assert_int_equal(PARSE("-c", path, "-S"), RR_OPTS_RUN);
-	assert_int_equal(cfg.mode, RR_MODE_SKB);
-	unlink(path);
-}
-
-struct bad_conf {
-	const char *text;
-	int line;
-	const char *what;
-};
-
-static const struct bad_conf bad_confs[] = {
-	{ "[reqrouter]\ninterface = eth0\ncolour = red\n", 3, "colour" },
-	{ "[reqrouter]\n\n[nonsense]\nthreads = 2\n", 4, "nonsense" },
-	{ "threads = 2\n", 1, "section" },
-	{ "[function nosuch]\nport = 1\n", 2, "nosuch" },
-	{ "[function reverse]\nport = 0\n", 2, "port" },
-	{ "[function reverse]\nport = 65536\n", 2, "65536" },
-	{ "[function reverse]\nport = 12a\n", 2, "12a" },
-	{ "[function reverse]\nenabled = maybe\n", 2, "maybe" },
-	{ "[function reverse]\nweight = 3\n", 2, "weight" },
-	{ "[reqrouter]\nthreads = lots\n", 2, "lots" },
-	{ "[reqrouter]\nthreads = 17\n", 2, "threads" },
-	{ "[reqrouter]\nqueues = 0\n", 2, "queues" },
-	{ "[reqrouter]\nqueues = 65\n", 2, "queues" },
-	{ "[reqrouter]\nbatch = 0\n", 2, "batch" },
-	{ "[reqrouter]\nbatch = 300\n", 2, "batch" },
-	{ "[reqrouter]\ncpus = 4-2\n", 2, "CPU" },
-	{ "[reqrouter]\nmode = turbo\n", 2, "turbo" },
-	{ "[reqrouter]\nbusy_poll = often\n", 2, "often" },
-	{ "[reqrouter]\ntx_csum = hardware\n", 2, "hardware" },
-	{ "[reqrouter]\ninterface = a/b\n", 2, "a/b" },
-	{ "[reqrouter]\nthis line is not a setting\n", 2, "" },
-	/* the first mistake is the one reported */
-	{ "[reqrouter]\nthreads = 2\nbatch = 0\nqueues = 0\n", 3, "batch" },
-};
-
-static void test_bad_config_files(void **state)
-{
-	char want[128], *path;
-	size_t i;
-	int ret;
-
-	(void)state;
-	for (i = 0; i < sizeof(bad_confs) / sizeof(bad_confs[0]); i++) {
-		path = write_conf(bad_confs[i].text);
-		assert_int_equal(rr_config_init(&cfg, err, sizeof(err)), 0);
-		err[0] = '\0';
-		ret = rr_config_load(&cfg, path, err, sizeof(err));
-		if (ret != -EINVAL)
-			fail_msg("config #%zu: returned %d (%s)", i, ret, err);
-		snprintf(want, sizeof(want), "%s:%d:", path, bad_confs[i].line);
-		check_err(want);
-		check_err(bad_confs[i].what);
-
-		/* and through the command line, the same sentence */
-		EXPECT_ERROR(want, "-i", "eth0", "-c", path);
-		unlink(path);
-	}
-}
-
-static void test_missing_config_file(void **state)
-{
-	const char *path = "/nonexistent/rr.conf";
-
-	(void)state;
-	assert_int_equal(rr_config_init(&cfg, err, sizeof(err)), 0);
-	assert_int_equal(rr_config_load(&cfg, path, err, sizeof(err)), -ENOENT);
-	check_err(path);
-	assert_true(PARSE("-i", "eth0", "-c", path) < 0);
-	check_err(path);
-}
-
-/* A directory is not a config file (fopen() would open it, and inih would
- * read nothing and report success). */
-static void test_config_directory(void **state)
-{
-	char dir[] = "/tmp/rr-test-dir.XXXXXX";
-	int ret;
-
-	(void)state;
-	assert_non_null(mkdtemp(dir));
-	assert_int_equal(rr_config_init(&cfg, err, sizeof(err)), 0);
-	err[0] = '\0';
-	ret = rr_config_load(&cfg, dir, err, sizeof(err));
-	rmdir(dir);
-	if (ret >= 0)
-		fail_msg("the directory %s was accepted as a config file", dir);
-	check_err(dir);
-}
-
-/*
- * An allow-list may hold 64 prefixes (RR_MAX_ALLOW_PER_FN), but libinih
- * reads lines of at most 198 characters. A longer line is refused with an
- * error that names the line and says how to split it; the same prefixes
- * over several 'allow =' lines all count.
- */
-static void test_long_allow_list(void **state)
-{
-	char text[4096], *path;
-	uint32_t i;
-	int ret;
-
-	(void)state;
-	/* 40 prefixes on one line, 548 bytes */
-	strcpy(text, "[function reverse]\nallow = ");
-	for (i = 0; i < 40; i++)
-		snprintf(text + strlen(text), sizeof(text) - strlen(text),
-			 "%s10.0.%u.0/24", i ? ", " : "", i);
-	strcat(text, "\n");
-	path = write_conf(text);
-	ret = PARSE("-i", "eth0", "-c", path);
-	unlink(path);
-	assert_int_equal(ret, -EINVAL);
-	check_err(":2:");
-	check_err("split");
-
-	/* the same 40, eight to a line */
-	strcpy(text, "[function reverse]\n");
-	for (i = 0; i < 40; i++)
-		snprintf(text + strlen(text), sizeof(text) - strlen(text),
-			 "%s10.0.%u.0/24%s", i % 8 ? ", " : "allow = ", i,
-			 i % 8 == 7 ? "\n" : "");
-	path = write_conf(text);
-	ret = PARSE("-i", "eth0", "-c", path);
-	unlink(path);
-	assert_int_equal(ret, RR_OPTS_RUN);
-	assert_int_equal(service("reverse")->nallow, 40);
-	assert_int_equal(service("reverse")->allow[39].addr[2], 39);
-}
-
-static void test_allow_continuation_lines(void **state)
-{
-	char *path;
-	int ret;
-
-	(void)state;
-	path = write_conf("[function reverse]\n"
-			  "allow = 10.0.0.0/24, 10.0.1.0/24\n"
-			  "        192.0.2.0/24\n"
-			  "        fd00::/64\n");
-	ret = PARSE("-i", "eth0", "-c", path);
-	unlink(path);
-	assert_int_equal(ret, RR_OPTS_RUN);
-	if (service("reverse")->nallow != 4)
-		fail_msg(
-			"an allow-list over 3 lines keeps %u of its 4 prefixes",
-			service("reverse")->nallow);
-}
-
-/* Up to RR_MAX_CPUS CPUs may be listed, however long the list gets:
- * every other CPU of a 256-CPU machine is 456 bytes. */
-static void test_long_cpu_list(void **state)
-{
-	char list[1024];
-	int cpus[RR_MAX_CPUS];
-	uint32_t n = 0, i;
-
-	(void)state;
-	list[0] = '\0';
-	for (i = 0; i < 256; i += 2)
-		snprintf(list + strlen(list), sizeof(list) - strlen(list),
-			 "%s%u", i ? "," : "", i);
-	if (rr_parse_cpus(list, cpus, &n, err, sizeof(err)))
-		fail_msg(
-			"a valid list of 128 CPUs (%zu bytes) is refused: %.60s",
-			strlen(list), err);
-	assert_int_equal(n, 128);
-	assert_int_equal(cpus[127], 254);
-}
-
-/* Two functions on one port is refused, unless one of them is off. */
 static void test_port_clash(void **state)
 {
-	char *path = write_conf("[function echo]\nport = 1232\n");
+	char *path = t_write_file("/tmp/rr-test-conf",
+				  "[function echo]\nport = 1232\n");
 
 	(void)state;
 	EXPECT_ERROR("1232", "-i", "eth0", "-c", path);
@@ -509,19 +234,22 @@ static void test_port_clash(void **state)
 	check_err("reverse");
 	unlink(path);
 
-	path = write_conf("[function reverse]\nport = 7\n");
+	path = t_write_file("/tmp/rr-test-conf",
+			    "[function reverse]\nport = 7\n");
 	EXPECT_ERROR("port 7", "-i", "eth0", "-c", path);
 	unlink(path);
 
-	path = write_conf("[function echo]\nport = 1232\nenabled = no\n");
+	path = t_write_file("/tmp/rr-test-conf",
+			    "[function echo]\nport = 1232\nenabled = no\n");
 	assert_int_equal(PARSE("-i", "eth0", "-c", path), RR_OPTS_RUN);
 	assert_true(service("reverse")->enabled);
 	assert_false(service("echo")->enabled);
 	unlink(path);
 
 	/* swapping two ports is fine */
-	path = write_conf("[function echo]\nport = 1232\n"
-			  "[function reverse]\nport = 7\n");
+	path = t_write_file("/tmp/rr-test-conf",
+			    "[function echo]\nport = 1232\n"
+			    "[function reverse]\nport = 7\n");
 	assert_int_equal(PARSE("-i", "eth0", "-c", path), RR_OPTS_RUN);
 	assert_int_equal(service("echo")->port, 1232);
 	assert_int_equal(service("reverse")->port, 7);
@@ -530,8 +258,9 @@ static void test_port_clash(void **state)
 
 static void test_nothing_to_serve(void **state)
 {
-	char *path = write_conf("[function echo]\nenabled = off\n"
-				"[function reverse]\nenabled = false\n");
+	char *path = t_write_file("/tmp/rr-test-conf",
+				  "[function echo]\nenabled = off\n"
+				  "[function reverse]\nenabled = false\n");
 
 	(void)state;
 	if (rr_registry_count() == 2)
@@ -572,13 +301,14 @@ static void test_abuse_limits(void **state)
 	}
 	assert_string_equal(cfg.user, "");
 
-	path = write_conf("[reqrouter]\n"
-			  "user = nobody\n"
-			  "[function reverse]\n"
-			  "allow = 198.18.0.0/15, fd00:7272::/64\n"
-			  "max_amplification = 0\n"
-			  "[function echo]\n"
-			  "max_amplification = 1000\n");
+	path = t_write_file("/tmp/rr-test-conf",
+			    "[reqrouter]\n"
+			    "user = nobody\n"
+			    "[function reverse]\n"
+			    "allow = 198.18.0.0/15, fd00:7272::/64\n"
+			    "max_amplification = 0\n"
+			    "[function echo]\n"
+			    "max_amplification = 1000\n");
 	assert_int_equal(PARSE("-i", "eth0", "-c", path), RR_OPTS_RUN);
 	assert_string_equal(cfg.user, "nobody");
 	assert_int_equal(service("reverse")->max_amplification, 0);
@@ -598,279 +328,8 @@ static void test_abuse_limits(void **state)
 	unlink(path);
 
 	EXPECT_ERROR("user", "-i", "eth0", "--user", "");
-	path = write_conf("[function echo]\nmax_amplification = 1001\n");
-	EXPECT_ERROR(":2:", "-i", "eth0", "-c", path);
-	check_err("max_amplification");
-	unlink(path);
-	path = write_conf("[function echo]\nmax_amplification = -1\n");
-	EXPECT_ERROR("max_amplification", "-i", "eth0", "-c", path);
-	unlink(path);
-	path = write_conf("[function echo]\n\nallow = 10.0.0.1/8\n");
-	EXPECT_ERROR(":3:", "-i", "eth0", "-c", path);
-	check_err("10.0.0.1/8");
-	unlink(path);
-	path = write_conf("[function echo]\nallow = localhost\n");
-	EXPECT_ERROR("localhost", "-i", "eth0", "-c", path);
-	unlink(path);
 }
 
-static void test_parse_cidrs(void **state)
-{
-	static const uint8_t host[4] = { 192, 0, 2, 7 };
-	static const uint8_t v6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0xaa };
-	struct rr_cidr c[RR_MAX_ALLOW_PER_FN + 1];
-	char many[RR_MAX_ALLOW_PER_FN * 16 + 32];
-	uint32_t n = 0, i;
-
-	(void)state;
-	/* commas and blanks both separate */
-	assert_int_equal(rr_parse_cidrs("192.0.2.7,2001:db8:aa00::/40 ::1\t"
-					"0.0.0.0/0, ::/0",
-					c, RR_MAX_ALLOW_PER_FN, &n, err,
-					sizeof(err)),
-			 0);
-	assert_int_equal(n, 5);
-	assert_int_equal(c[0].family, AF_INET);
-	assert_int_equal(c[0].len, 32); /* a bare address is one host */
-	assert_memory_equal(c[0].addr, host, 4);
-	assert_int_equal(c[1].family, AF_INET6);
-	assert_int_equal(c[1].len, 40);
-	assert_memory_equal(c[1].addr, v6, 16);
-	assert_int_equal(c[2].family, AF_INET6);
-	assert_int_equal(c[2].len, 128);
-	assert_int_equal(c[2].addr[15], 1);
-	assert_int_equal(c[3].family, AF_INET);
-	assert_int_equal(c[3].len, 0);
-	assert_int_equal(c[4].family, AF_INET6);
-	assert_int_equal(c[4].len, 0);
-
-	n = 99;
-	assert_int_equal(
-		rr_parse_cidrs("10.0.0.1/24", c, 8, &n, err, sizeof(err)),
-		-EINVAL);
-	check_err("host bits");
-	assert_int_equal(
-		rr_parse_cidrs("2001:db8::1/64", c, 8, &n, err, sizeof(err)),
-		-EINVAL);
-	check_err("host bits");
-	assert_int_equal(
-		rr_parse_cidrs("10.0.0.0/33", c, 8, &n, err, sizeof(err)),
-		-EINVAL);
-	assert_int_equal(rr_parse_cidrs("::/129", c, 8, &n, err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(
-		rr_parse_cidrs("10.0.0.0/", c, 8, &n, err, sizeof(err)),
-		-EINVAL);
-	assert_int_equal(rr_parse_cidrs("10.0.0/8", c, 8, &n, err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(
-		rr_parse_cidrs("10.0.0.256", c, 8, &n, err, sizeof(err)),
-		-EINVAL);
-	assert_int_equal(
-		rr_parse_cidrs("example.com", c, 8, &n, err, sizeof(err)),
-		-EINVAL);
-	check_err("example.com");
-	assert_int_equal(rr_parse_cidrs("", c, 8, &n, err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(rr_parse_cidrs(" , ", c, 8, &n, err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(n, 99);
-
-	/* a second list is appended to the first */
-	n = 0;
-	assert_int_equal(
-		rr_parse_cidrs("10.0.0.0/8", c, 8, &n, err, sizeof(err)), 0);
-	assert_int_equal(rr_parse_cidrs("fd00::/8, 192.0.2.0/24", c, 8, &n, err,
-					sizeof(err)),
-			 0);
-	assert_int_equal(n, 3);
-	assert_int_equal(c[0].addr[0], 10);
-	assert_int_equal(c[2].addr[0], 192);
-
-	/* RR_MAX_ALLOW_PER_FN prefixes fit, one more does not */
-	n = 0;
-	many[0] = '\0';
-	for (i = 0; i < RR_MAX_ALLOW_PER_FN; i++)
-		snprintf(many + strlen(many), sizeof(many) - strlen(many),
-			 "%s10.0.%u.0/24", i ? "," : "", i);
-	assert_int_equal(rr_parse_cidrs(many, c, RR_MAX_ALLOW_PER_FN, &n, err,
-					sizeof(err)),
-			 0);
-	assert_int_equal(n, RR_MAX_ALLOW_PER_FN);
-	assert_int_equal(c[RR_MAX_ALLOW_PER_FN - 1].addr[2],
-			 RR_MAX_ALLOW_PER_FN - 1);
-	strcat(many, ",10.1.0.0/16");
-	n = 0;
-	assert_int_equal(rr_parse_cidrs(many, c, RR_MAX_ALLOW_PER_FN, &n, err,
-					sizeof(err)),
-			 -EINVAL);
-	/* a full list takes no more */
-	n = RR_MAX_ALLOW_PER_FN;
-	assert_int_equal(rr_parse_cidrs("10.2.0.0/16", c, RR_MAX_ALLOW_PER_FN,
-					&n, err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(n, RR_MAX_ALLOW_PER_FN);
-}
-
-static void test_parse_cpus(void **state)
-{
-	int cpus[RR_MAX_CPUS];
-	uint32_t n = 0, i;
-
-	(void)state;
-	assert_int_equal(rr_parse_cpus("0", cpus, &n, err, sizeof(err)), 0);
-	assert_int_equal(n, 1);
-	assert_int_equal(cpus[0], 0);
-	assert_int_equal(rr_parse_cpus("0-3,6", cpus, &n, err, sizeof(err)), 0);
-	assert_int_equal(n, 5);
-	assert_int_equal(cpus[3], 3);
-	assert_int_equal(cpus[4], 6);
-	/* the order given is the order workers are pinned in */
-	assert_int_equal(rr_parse_cpus("5,2,9-10", cpus, &n, err, sizeof(err)),
-			 0);
-	assert_int_equal(n, 4);
-	assert_int_equal(cpus[0], 5);
-	assert_int_equal(cpus[1], 2);
-	assert_int_equal(cpus[2], 9);
-	assert_int_equal(cpus[3], 10);
-	assert_int_equal(rr_parse_cpus("4-4", cpus, &n, err, sizeof(err)), 0);
-	assert_int_equal(n, 1);
-	assert_int_equal(cpus[0], 4);
-	assert_int_equal(rr_parse_cpus("0-1023", cpus, &n, err, sizeof(err)),
-			 0);
-	assert_int_equal(n, RR_MAX_CPUS);
-	for (i = 0; i < n; i++)
-		assert_int_equal(cpus[i], (int)i);
-
-	n = 77;
-	assert_int_equal(rr_parse_cpus("3-1", cpus, &n, err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(n, 77); /* untouched on error */
-	assert_int_equal(rr_parse_cpus("1024", cpus, &n, err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(rr_parse_cpus("0-1024", cpus, &n, err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(rr_parse_cpus("2,2", cpus, &n, err, sizeof(err)),
-			 -EINVAL);
-	check_err("twice");
-	assert_int_equal(rr_parse_cpus("0-3,2", cpus, &n, err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(rr_parse_cpus("", cpus, &n, err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(rr_parse_cpus(",", cpus, &n, err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(rr_parse_cpus("1-", cpus, &n, err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(rr_parse_cpus("-1", cpus, &n, err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(rr_parse_cpus("1-2-3", cpus, &n, err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(rr_parse_cpus("a", cpus, &n, err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(rr_parse_cpus("0x1", cpus, &n, err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(n, 77);
-}
-
-static void test_parse_values(void **state)
-{
-	uint16_t ports[RR_MAX_PORTS];
-	char many[256];
-	uint32_t v = 0, n = 0, i;
-	bool b = false;
-	enum rr_xdp_mode mode = RR_MODE_AUTO;
-	enum rr_tx_csum csum = RR_TX_CSUM_AUTO;
-
-	(void)state;
-	assert_int_equal(rr_parse_u32("007", 1, 10, &v, "x", err, sizeof(err)),
-			 0);
-	assert_int_equal(v, 7);
-	assert_int_equal(rr_parse_u32("4294967295", 0, UINT32_MAX, &v, "x", err,
-				      sizeof(err)),
-			 0);
-	assert_int_equal(v, UINT32_MAX);
-	v = 5;
-	assert_int_equal(rr_parse_u32("4294967296", 0, UINT32_MAX, &v, "x", err,
-				      sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(rr_parse_u32("+3", 0, 10, &v, "x", err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(rr_parse_u32("-3", 0, 10, &v, "x", err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(rr_parse_u32("3 ", 0, 10, &v, "x", err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(rr_parse_u32("", 0, 10, &v, "x", err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(
-		rr_parse_u32("11", 0, 10, &v, "the knob", err, sizeof(err)),
-		-EINVAL);
-	check_err("the knob");
-	check_err("0 to 10");
-	assert_int_equal(v, 5);
-
-	assert_int_equal(rr_parse_bool("YES", &b, "x", err, sizeof(err)), 0);
-	assert_true(b);
-	assert_int_equal(rr_parse_bool("off", &b, "x", err, sizeof(err)), 0);
-	assert_false(b);
-	assert_int_equal(rr_parse_bool("true", &b, "x", err, sizeof(err)), 0);
-	assert_true(b);
-	assert_int_equal(rr_parse_bool("0", &b, "x", err, sizeof(err)), 0);
-	assert_false(b);
-	assert_int_equal(rr_parse_bool("1", &b, "x", err, sizeof(err)), 0);
-	assert_true(b);
-	assert_int_equal(rr_parse_bool("no", &b, "x", err, sizeof(err)), 0);
-	assert_false(b);
-	assert_int_equal(rr_parse_bool("y", &b, "x", err, sizeof(err)),
-			 -EINVAL);
-	assert_int_equal(rr_parse_bool("", &b, "x", err, sizeof(err)), -EINVAL);
-
-	assert_int_equal(rr_parse_mode("native", &mode, err, sizeof(err)), 0);
-	assert_int_equal(mode, RR_MODE_NATIVE);
-	assert_int_equal(rr_parse_mode("skb", &mode, err, sizeof(err)), 0);
-	assert_int_equal(mode, RR_MODE_SKB);
-	assert_int_equal(rr_parse_mode("auto", &mode, err, sizeof(err)), 0);
-	assert_int_equal(mode, RR_MODE_AUTO);
-	assert_int_equal(rr_parse_mode("xdp", &mode, err, sizeof(err)),
-			 -EINVAL);
-
-	assert_int_equal(rr_parse_tx_csum("offload", &csum, err, sizeof(err)),
-			 0);
-	assert_int_equal(csum, RR_TX_CSUM_OFFLOAD);
-	assert_int_equal(rr_parse_tx_csum("soft", &csum, err, sizeof(err)), 0);
-	assert_int_equal(csum, RR_TX_CSUM_SOFT);
-	assert_int_equal(rr_parse_tx_csum("auto", &csum, err, sizeof(err)), 0);
-	assert_int_equal(csum, RR_TX_CSUM_AUTO);
-	assert_int_equal(rr_parse_tx_csum("Soft", &csum, err, sizeof(err)),
-			 -EINVAL);
-	check_err("auto, soft or offload");
-	assert_int_equal(csum, RR_TX_CSUM_AUTO);
-
-	assert_int_equal(rr_parse_ports("1,65535,1232", ports, RR_MAX_PORTS, &n,
-					err, sizeof(err)),
-			 0);
-	assert_int_equal(n, 3);
-	assert_int_equal(ports[0], 1);
-	assert_int_equal(ports[1], 65535);
-	assert_int_equal(ports[2], 1232);
-	/* RR_MAX_PORTS ports are fine, one more is not */
-	many[0] = '\0';
-	for (i = 1; i <= RR_MAX_PORTS; i++)
-		snprintf(many + strlen(many), sizeof(many) - strlen(many),
-			 "%s%u", i > 1 ? "," : "", 1000 + i);
-	assert_int_equal(
-		rr_parse_ports(many, ports, RR_MAX_PORTS, &n, err, sizeof(err)),
-		0);
-	assert_int_equal(n, RR_MAX_PORTS);
-	strcat(many, ",2000");
-	assert_int_equal(
-		rr_parse_ports(many, ports, RR_MAX_PORTS, &n, err, sizeof(err)),
-		-EINVAL);
-	check_err("32");
-}
-
-/* The functions linked in are found by name and by port. */
-/* Tiers and the reply cache: defaults, file keys, the flags that
- * override them, and one-line errors. */
 static void test_tiers(void **state)
 {
 	char *path;
@@ -894,14 +353,14 @@ static void test_tiers(void **state)
 	assert_non_null(rr_registry_xdp("echo"));
 	assert_null(rr_registry_xdp("nosuch"));
 
-	path = write_conf("[function reverse]\n"
-			  "tier = user\n"
-			  "cache = no\n"
-			  "cache_ttl = 0\n"
-			  "cache_max_payload = 64\n"
-			  "xdp_max_payload = 100\n"
-			  "[function echo]\n"
-			  "tier = xdp\n");
+	path = t_write_file("/tmp/rr-test-conf", "[function reverse]\n"
+						 "tier = user\n"
+						 "cache = no\n"
+						 "cache_ttl = 0\n"
+						 "cache_max_payload = 64\n"
+						 "xdp_max_payload = 100\n"
+						 "[function echo]\n"
+						 "tier = xdp\n");
 	assert_int_equal(PARSE("-i", "eth0", "-c", path), RR_OPTS_RUN);
 	assert_int_equal(service("reverse")->tier, RR_TIER_USER);
 	assert_false(service("reverse")->cache);
@@ -920,25 +379,6 @@ static void test_tiers(void **state)
 
 	EXPECT_ERROR("tier must be auto, xdp or user", "-i", "eth0", "--tier",
 		     "fast");
-	path = write_conf("[function echo]\ntier = kernel\n");
-	EXPECT_ERROR(":2:", "-i", "eth0", "-c", path);
-	check_err("'kernel'");
-	unlink(path);
-	path = write_conf("[function echo]\ncache_max_payload = 257\n");
-	EXPECT_ERROR("cache_max_payload", "-i", "eth0", "-c", path);
-	unlink(path);
-	path = write_conf("[function echo]\ncache_max_payload = 0\n");
-	EXPECT_ERROR("cache_max_payload", "-i", "eth0", "-c", path);
-	unlink(path);
-	path = write_conf("[function echo]\ncache_ttl = 86401\n");
-	EXPECT_ERROR("cache_ttl", "-i", "eth0", "-c", path);
-	unlink(path);
-	path = write_conf("[function echo]\nxdp_max_payload = 100000\n");
-	EXPECT_ERROR("xdp_max_payload", "-i", "eth0", "-c", path);
-	unlink(path);
-	path = write_conf("[function echo]\ncache = maybe\n");
-	EXPECT_ERROR("cache", "-i", "eth0", "-c", path);
-	unlink(path);
 }
 
 static void test_registry(void **state)
@@ -996,24 +436,14 @@ int main(void)
 		cmocka_unit_test(test_list_and_help),
 		cmocka_unit_test(test_bad_flags),
 		cmocka_unit_test(test_repeatable),
-		cmocka_unit_test(test_config_file),
-		cmocka_unit_test(test_flags_override_file),
-		cmocka_unit_test(test_bad_config_files),
-		cmocka_unit_test(test_missing_config_file),
 		cmocka_unit_test(test_port_clash),
 		cmocka_unit_test(test_nothing_to_serve),
 		cmocka_unit_test(test_example_config),
 		cmocka_unit_test(test_abuse_limits),
-		cmocka_unit_test(test_parse_cidrs),
-		cmocka_unit_test(test_parse_cpus),
-		cmocka_unit_test(test_parse_values),
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_tiers),
-		cmocka_unit_test(test_config_directory),
-		cmocka_unit_test(test_long_allow_list),
-		cmocka_unit_test(test_allow_continuation_lines),
-		cmocka_unit_test(test_long_cpu_list),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests_name("flags", tests, NULL, NULL) |
+	       run_file_tests() | run_value_tests();
 }

@@ -20,10 +20,12 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "frames.h"
 #include "function.h"
 #include "options.h"
 #include "packet.h"
 #include "registry.h"
+#include "testutil.h"
 
 static struct rr_config cfg; /* large: not on the stack */
 static char err[RR_ERRLEN];
@@ -127,36 +129,18 @@ RR_FUNCTION_DEF(rrtest_greet, 40001, "test: a greeting from its settings",
 		.fini = greet_fini, .init_worker = greet_worker_init,
 		.fini_worker = greet_worker_fini);
 
-/* A temporary file holding @text; the caller unlinks it. */
-static char *write_file(const char *text)
-{
-	static char paths[4][64];
-	static int next;
-	char *path = paths[next++ % 4];
-	int fd;
-
-	strcpy(path, "/tmp/rr-test-fn.XXXXXX");
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
-	return path;
-}
-
 static struct rr_service *service(const char *name)
 {
-	uint32_t i;
+	struct rr_service *svc = rr_config_service_named(&cfg, name);
 
-	for (i = 0; i < cfg.nservices; i++)
-		if (!strcmp(cfg.services[i].fn->name, name))
-			return &cfg.services[i];
-	fail_msg("no service '%s'", name);
-	return NULL;
+	if (!svc)
+		fail_msg("no service '%s'", name);
+	return svc;
 }
 
 static void load(const char *text)
 {
-	char *path = write_file(text);
+	char *path = t_write_file("/tmp/rr-test-fn", text);
 
 	assert_int_equal(rr_config_init(&cfg, err, sizeof(err)), 0);
 	if (rr_config_load(&cfg, path, err, sizeof(err)))
@@ -178,37 +162,17 @@ static int call(const struct rr_function *fn, struct rr_fn_instance *inst,
 		uint32_t worker, uint64_t *counters, const char *payload,
 		char *out, size_t outlen)
 {
-	uint8_t frame[2048] = { 0 };
+	uint8_t frame[2048];
 	struct rr_request ctx = { .queue = 0, .thread = worker };
-	size_t plen = strlen(payload);
-	/* Ethernet + IPv4 + UDP, 10.0.0.2:5555 -> 10.0.0.1:port. */
-	uint8_t *ip = frame + 14, *udp = ip + 20;
+	struct frame_layout lay;
 	struct rr_pkt pkt;
 	int ret;
 
-	frame[12] = 0x08;
-	ip[0] = 0x45;
-	ip[2] = (uint8_t)((20 + 8 + plen) >> 8);
-	ip[3] = (uint8_t)(20 + 8 + plen);
-	ip[8] = 64;
-	ip[9] = 17;
-	memcpy(ip + 12, "\x0a\x00\x00\x02\x0a\x00\x00\x01", 8);
-	udp[0] = 0x15;
-	udp[1] = 0xb3;
-	udp[2] = (uint8_t)(fn->port >> 8);
-	udp[3] = (uint8_t)fn->port;
-	udp[4] = (uint8_t)((8 + plen) >> 8);
-	udp[5] = (uint8_t)(8 + plen);
-	memcpy(udp + 8, payload, plen);
-	{ /* a valid IPv4 header checksum */
-		uint32_t sum = rr_csum_partial(ip, 20, 0);
-		uint16_t c = rr_csum_fold(sum);
-
-		memcpy(ip + 10, &c, 2);
-	}
+	assert_true(build_request(frame, sizeof(frame), 5555, fn->port, payload,
+				  (uint32_t)strlen(payload), &lay) > 0);
 	rr_fn_request_bind(&ctx, inst, worker, counters);
-	ret = rr_serve_keep(frame, (uint32_t)(14 + 20 + 8 + plen),
-			    sizeof(frame), 1500, 0, fn, &ctx, NULL, NULL);
+	ret = rr_serve_keep(frame, lay.len, sizeof(frame), 1500, 0, fn, &ctx,
+			    NULL, NULL);
 	if (ret < 0)
 		return ret;
 	assert_int_equal(rr_parse(frame, (uint32_t)ret, &pkt), 0);
@@ -286,7 +250,8 @@ static void test_init_refuses(void **state)
 
 	(void)state;
 	memset(&life, 0, sizeof(life));
-	path = write_file(
+	path = t_write_file(
+		"/tmp/rr-test-fn",
 		"[function rrtest_greet]\ngreeting = hi\ncolour = red\n");
 	assert_int_equal(rr_config_init(&cfg, err, sizeof(err)), 0);
 	assert_int_equal(rr_config_load(&cfg, path, err, sizeof(err)), 0);
@@ -311,7 +276,8 @@ static void test_init_refuses(void **state)
 	unlink(path);
 
 	/* A function without init() keeps refusing unknown keys itself. */
-	path = write_file("[function echo]\ncolour = red\n");
+	path = t_write_file("/tmp/rr-test-fn",
+			    "[function echo]\ncolour = red\n");
 	assert_int_equal(rr_config_init(&cfg, err, sizeof(err)), 0);
 	assert_int_equal(rr_config_load(&cfg, path, err, sizeof(err)), -EINVAL);
 	check_one_line("unknown key 'colour' in [function echo]");
@@ -323,7 +289,8 @@ static void test_opt_in(void **state)
 {
 	char *argv[4] = { (char *)"reqrouter", (char *)"-i", (char *)"lo",
 			  NULL };
-	char *table = write_file("k v\n"), conf[128], *path;
+	char *table = t_write_file("/tmp/rr-test-fn", "k v\n"), conf[128],
+	     *path;
 
 	(void)state;
 	/* kv needs a table: off by default, --list says why. */
@@ -333,7 +300,7 @@ static void test_opt_in(void **state)
 	rr_config_free(&cfg);
 
 	snprintf(conf, sizeof(conf), "[function kv]\ntable = %s\n", table);
-	path = write_file(conf);
+	path = t_write_file("/tmp/rr-test-fn", conf);
 	{
 		char *argv2[6] = {
 			(char *)"reqrouter", (char *)"-i", (char *)"lo",
@@ -352,7 +319,9 @@ static void test_opt_in(void **state)
 static void test_kv(void **state)
 {
 	const struct rr_function *fn = rr_registry_find("kv");
-	char *table = write_file("# a comment\nalpha one\nbeta two words\n\n"),
+	char *table =
+		     t_write_file("/tmp/rr-test-fn",
+				  "# a comment\nalpha one\nbeta two words\n\n"),
 	     conf[128], out[256];
 	struct rr_fn_counters ctrs = { 0 };
 	uint64_t counters[RR_FN_MAX_COUNTERS] = { 0 };
@@ -384,7 +353,7 @@ static void test_kv(void **state)
 
 	/* A duplicate key: one line naming the table's line. */
 	unlink(table);
-	table = write_file("a 1\na 2\n");
+	table = t_write_file("/tmp/rr-test-fn", "a 1\na 2\n");
 	snprintf(conf, sizeof(conf), "[function kv]\ntable = %s\n", table);
 	load(conf);
 	svc = service("kv");
@@ -425,35 +394,21 @@ static void test_no_cache(void **state)
 	const struct rr_function *fn = rr_registry_find("rrtest_picky");
 	static struct rr_keep keep = { .max = RR_CACHE_MAX_PAYLOAD };
 	const char *payloads[2] = { "cache me", "Truncated" };
-	uint8_t frame[128] = { 0 };
+	uint8_t frame[128];
 	struct rr_request ctx = { 0 };
 	int i;
 
 	(void)state;
 	for (i = 0; i < 2; i++) {
 		size_t plen = strlen(payloads[i]);
-		uint8_t *ip = frame + 14, *udp = ip + 20;
-		uint16_t c;
+		struct frame_layout lay;
 
-		memset(frame, 0, sizeof(frame));
-		frame[12] = 0x08;
-		ip[0] = 0x45;
-		ip[3] = (uint8_t)(28 + plen);
-		ip[8] = 64;
-		ip[9] = 17;
-		memcpy(ip + 12, "\x0a\x00\x00\x02\x0a\x00\x00\x01", 8);
-		udp[0] = 0x15;
-		udp[1] = 0xb3;
-		udp[2] = 0x9c;
-		udp[3] = 0x43; /* 40003 */
-		udp[5] = (uint8_t)(8 + plen);
-		memcpy(udp + 8, payloads[i], plen);
-		c = rr_csum_fold(rr_csum_partial(ip, 20, 0));
-		memcpy(ip + 10, &c, 2);
+		assert_true(build_request(frame, sizeof(frame), 5555, 40003,
+					  payloads[i], (uint32_t)plen,
+					  &lay) > 0);
 		rr_fn_request_bind(&ctx, NULL, 0, NULL);
-		assert_true(rr_serve_keep(frame, (uint32_t)(42 + plen),
-					  sizeof(frame), 1500, 0, fn, &ctx,
-					  &keep, NULL) > 0);
+		assert_true(rr_serve_keep(frame, lay.len, sizeof(frame), 1500,
+					  0, fn, &ctx, &keep, NULL) > 0);
 		if (i == 0)
 			assert_int_equal(keep.len,
 					 plen); /* kept for the cache */

@@ -26,6 +26,7 @@
 #include "options.h"
 #include "packet.h"
 #include "registry.h"
+#include "testutil.h"
 
 #include "frames.h"
 
@@ -256,28 +257,13 @@ static void test_frames(void **state)
 			 -RR_DROP_NO_REPLY);
 }
 
-static char *write_file(const char *text)
-{
-	static char path[64];
-	int fd;
-
-	strcpy(path, "/tmp/rr-test-sockperf.XXXXXX");
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
-	return path;
-}
-
 static struct rr_service *service(const char *name)
 {
-	uint32_t i;
+	struct rr_service *svc = rr_config_service_named(&cfg, name);
 
-	for (i = 0; i < cfg.nservices; i++)
-		if (!strcmp(cfg.services[i].fn->name, name))
-			return &cfg.services[i];
-	fail_msg("no service '%s'", name);
-	return NULL;
+	if (!svc)
+		fail_msg("no service '%s'", name);
+	return svc;
 }
 
 /* Off until configured; "enabled = yes" alone turns it on. */
@@ -294,7 +280,8 @@ static void test_config(void **state)
 	assert_false(service("sockperf")->enabled);
 	rr_config_free(&cfg);
 
-	path = write_file("[function sockperf]\nenabled = yes\n");
+	path = t_write_file("/tmp/rr-test-sockperf",
+			    "[function sockperf]\nenabled = yes\n");
 	argv[4] = path;
 	assert_int_equal(rr_options_parse(5, argv, &cfg, err, sizeof(err)), 0);
 	assert_true(service("sockperf")->enabled);
@@ -303,7 +290,8 @@ static void test_config(void **state)
 	unlink(path);
 
 	/* A key it does not take: one line naming file, line, function. */
-	path = write_file("[function sockperf]\nport = 12000\nsize = 64\n");
+	path = t_write_file("/tmp/rr-test-sockperf",
+			    "[function sockperf]\nport = 12000\nsize = 64\n");
 	assert_int_equal(rr_config_init(&cfg, err, sizeof(err)), 0);
 	assert_int_equal(rr_config_load(&cfg, path, err, sizeof(err)), 0);
 	svc = service("sockperf");

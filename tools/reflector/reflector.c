@@ -33,7 +33,7 @@ static const struct rr_opt opts[] = {
 	{ "skb", OPT_SKB, NULL, "generic (skb) mode instead of native" },
 	{ "verbose", 'v', NULL, "show libbpf's messages (the verifier log)" },
 	RR_OPT_VERSION_ENTRY,
-	{ "help", 'h', NULL, "show this help and exit" },
+	RR_OPT_HELP_ENTRY,
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -77,67 +77,62 @@ static int read_stat(struct reflector *skel, __u32 idx, unsigned long long *v)
 	return err ? -errno : 0;
 }
 
-int main(int argc, char **argv)
-{
-	char shortopts[RR_OPT_SHORT_LEN(sizeof(opts) / sizeof(opts[0]))];
-	struct option longopts[sizeof(opts) / sizeof(opts[0])];
-	struct sigaction sa = { .sa_handler = on_signal };
-	unsigned long v, rport = 1232, eport = 7;
-	unsigned long long refl = 0, passed = 0;
-	__u32 flags = XDP_FLAGS_DRV_MODE;
-	struct reflector *skel = NULL;
-	const char *ifname = NULL;
-	bool pass_only = false;
-	int c, ifindex, err, prog_fd, ret = 1;
+/* What the command line asks for. */
+struct refl_opts {
+	const char *ifname;
+	unsigned long rport, eport;
+	__u32 flags;
+	bool pass_only;
+};
 
-	rr_opt_build(opts, shortopts, longopts);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			ifname = optarg;
-			break;
-		case 'r':
-		case 'e':
-			if (rr_parse_ulong(optarg, 1, 65535, &v)) {
-				fprintf(stderr,
-					"reflector: -%c needs a port 1-65535, not '%s'\n",
-					c, optarg);
-				return 2;
-			}
-			*(c == 'r' ? &rport : &eport) = v;
-			break;
-		case OPT_PASS:
-			pass_only = true;
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		case OPT_SKB:
-			flags = XDP_FLAGS_SKB_MODE;
-			break;
-		case 'h':
-			rr_opt_usage(stdout, SYNOPSIS, ABOUT, opts);
-			return 0;
-		case RR_OPT_VERSION:
-			rr_opt_version("reflector");
-			return 0;
-		default:
-			rr_opt_complain("reflector", c, argv);
+/* One option of the table. */
+static int apply(int key, const char *arg, void *ctx)
+{
+	struct refl_opts *o = ctx;
+	unsigned long v;
+
+	switch (key) {
+	case 'i':
+		o->ifname = arg;
+		break;
+	case 'r':
+	case 'e':
+		if (rr_parse_ulong(arg, 1, 65535, &v)) {
+			fprintf(stderr,
+				"reflector: -%c needs a port 1-65535, not '%s'\n",
+				key, arg);
 			return 2;
 		}
+		*(key == 'r' ? &o->rport : &o->eport) = v;
+		break;
+	case OPT_PASS:
+		o->pass_only = true;
+		break;
+	case 'v':
+		verbose = true;
+		break;
+	case OPT_SKB:
+		o->flags = XDP_FLAGS_SKB_MODE;
+		break;
 	}
-	if (optind < argc || !ifname) {
-		fprintf(stderr, "reflector: %s\n",
-			ifname ? "unexpected argument"
-			       : "-i IFACE is required (see --help)");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct rr_opt_prog prog = { "reflector", SYNOPSIS, ABOUT,
+						 opts };
+	struct refl_opts o = { .rport = 1232,
+			       .eport = 7,
+			       .flags = XDP_FLAGS_DRV_MODE };
+	struct sigaction sa = { .sa_handler = on_signal };
+	unsigned long long refl = 0, passed = 0;
+	struct reflector *skel = NULL;
+	int ifindex, err, prog_fd, ret = 1;
+
+	ifindex = rr_opt_parse_iface(&prog, argc, argv, apply, &o, &o.ifname);
+	if (!ifindex)
 		return 2;
-	}
-	ifindex = (int)if_nametoindex(ifname);
-	if (!ifindex) {
-		fprintf(stderr, "reflector: no interface '%s'\n", ifname);
-		return 2;
-	}
 	libbpf_set_print(quiet_print);
 
 	skel = reflector__open();
@@ -145,8 +140,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "reflector: cannot open the BPF object\n");
 		return 1;
 	}
-	skel->rodata->port_reverse = (__u16)rport;
-	skel->rodata->port_echo = (__u16)eport;
+	skel->rodata->port_reverse = (__u16)o.rport;
+	skel->rodata->port_echo = (__u16)o.eport;
 	err = reflector__load(skel);
 	if (err) {
 		fprintf(stderr,
@@ -154,25 +149,25 @@ int main(int argc, char **argv)
 			strerror(-err));
 		goto out;
 	}
-	prog_fd = bpf_program__fd(pass_only ? skel->progs.pass
-					    : skel->progs.reflect);
+	prog_fd = bpf_program__fd(o.pass_only ? skel->progs.pass
+					      : skel->progs.reflect);
 	err = bpf_xdp_attach(ifindex, prog_fd,
-			     flags | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+			     o.flags | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
 	if (err) {
-		fprintf(stderr, "reflector: cannot attach to %s: %s\n", ifname,
-			strerror(-err));
+		fprintf(stderr, "reflector: cannot attach to %s: %s\n",
+			o.ifname, strerror(-err));
 		goto out;
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	fprintf(stderr, "reflector: %s on %s (%s mode)%s\n",
-		pass_only ? "XDP_PASS" : "reverse/echo reflector", ifname,
-		flags == XDP_FLAGS_SKB_MODE ? "skb" : "native",
-		pass_only ? "" : ", ready");
+		o.pass_only ? "XDP_PASS" : "reverse/echo reflector", o.ifname,
+		o.flags == XDP_FLAGS_SKB_MODE ? "skb" : "native",
+		o.pass_only ? "" : ", ready");
 	while (!stop)
 		pause();
-	bpf_xdp_detach(ifindex, flags, NULL);
-	if (!pass_only && !read_stat(skel, 0, &refl) &&
+	bpf_xdp_detach(ifindex, o.flags, NULL);
+	if (!o.pass_only && !read_stat(skel, 0, &refl) &&
 	    !read_stat(skel, 1, &passed))
 		fprintf(stderr, "reflector: reflected %llu, passed %llu\n",
 			refl, passed);

@@ -123,4 +123,28 @@ void xdp_engine_fini(struct rl_config *cfg, struct rl_thread *th);
  * from -C; NULL for a function without init(). */
 const struct rr_fn_instance *rl_fn_instance(const struct rr_function *fn);
 
+/* args.c: the command line, and --payloads. Return 0, or the exit code
+ * after saying why (2: usage). */
+int rl_parse_args(int argc, char **argv, struct rl_config *cfg);
+int rl_load_payloads(struct rl_config *cfg);
+
+/* report.c: what a run adds up to, on stdout, as JSON and as --lost. */
+struct rl_total {
+	struct rl_counters c;
+	struct hist h;
+	double elapsed;
+};
+
+void rl_sum_threads(const struct rl_config *cfg, struct rl_thread *th,
+		    struct rl_total *t);
+void rl_print_summary(const struct rl_config *cfg, struct rl_total *t);
+int rl_write_json(const struct rl_config *cfg, struct rl_total *t);
+int rl_write_lost(const struct rl_config *cfg, struct rl_thread *th,
+		  unsigned int nth);
+
+static inline double rl_us(uint64_t ns)
+{
+	return (double)ns / 1000.0;
+}
+
 #endif /* RRLOAD_H */

@@ -33,51 +33,9 @@
 
 #include "registry.h"
 #include "rrload.h"
+#include "sock.h"
 
-#define SEND_BATCH 32
-#define RECV_BATCH 32
-#define HDR_LEN 12 /* connection id and sequence number */
-#define PATTERN_LEN 4096
-#define EPOLL_EVENTS 64
-#define MIN_SLEEP_NS 50000 /* a sleeping open loop wakes at most this often */
-
-enum slot_state { SLOT_FREE, SLOT_OUT, SLOT_DONE, SLOT_EXPIRED, SLOT_LATE };
-
-struct rl_slot {
-	uint64_t t_ns; /* when sent (closed loop) or due (open loop) */
-	uint64_t hash; /* of the expected reply */
-	uint32_t len;  /* of the expected reply; UINT32_MAX: none expected */
-	uint32_t state;
-};
-
-struct rl_conn {
-	int fd;
-	uint32_t id;
-	const struct rr_function *fn;
-	struct rr_request req; /* what the server's function will see */
-	struct rl_slot *ring;
-	uint64_t mask;
-	uint64_t head; /* next sequence number */
-	uint64_t tail; /* oldest request not yet answered or given up */
-	uint32_t out;  /* requests outstanding */
-	uint64_t fn_counters[RR_FN_MAX_COUNTERS]; /* the function's, unread */
-};
-
-/* Per-thread buffers, allocated by the thread itself (its NUMA node). */
-struct rl_bufs {
-	struct mmsghdr smsg[SEND_BATCH];
-	struct iovec siov[SEND_BATCH];
-	uint8_t *sbuf; /* SEND_BATCH * len_max */
-	struct mmsghdr rmsg[RECV_BATCH];
-	struct iovec riov[RECV_BATCH];
-	uint8_t *rbuf; /* RECV_BATCH * rsize */
-	size_t rsize;
-	uint8_t *scratch; /* where the expected reply is computed */
-	size_t room;
-	uint64_t rnd;
-};
-
-static uint8_t *pattern; /* PATTERN_LEN + RL_MAX_PAYLOAD bytes */
+uint8_t *rl_pattern; /* PATTERN_LEN + RL_MAX_PAYLOAD bytes */
 
 uint64_t rl_now_ns(void)
 {
@@ -85,35 +43,6 @@ uint64_t rl_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Our own 64-bit mixing hash, one multiply per 8 bytes. */
-static uint64_t rl_hash(const uint8_t *p, size_t len)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ len, w;
-	size_t i;
-
-	for (i = 0; i + 8 <= len; i += 8) {
-		memcpy(&w, p + i, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-	}
-	w = 0;
-	memcpy(&w, p + i, len - i);
-	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 29;
-	h *= 0x94d049bb133111ebull;
-	return h ^ (h >> 32);
-}
-
-static uint64_t xorshift(uint64_t *s)
-{
-	uint64_t x = *s;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	return *s = x;
 }
 
 static int conn_open(const struct rl_config *cfg, struct rl_conn *c,
@@ -202,13 +131,13 @@ int sock_engine_init(struct rl_config *cfg, struct rl_thread *th)
 	unsigned int t, i, k, id = 0;
 	int err;
 
-	pattern = malloc(PATTERN_LEN + RL_MAX_PAYLOAD);
-	if (!pattern) {
+	rl_pattern = malloc(PATTERN_LEN + RL_MAX_PAYLOAD);
+	if (!rl_pattern) {
 		fprintf(stderr, "rrload: out of memory\n");
 		return -ENOMEM;
 	}
 	for (i = 0; i < PATTERN_LEN + RL_MAX_PAYLOAD; i++)
-		pattern[i] = (uint8_t)(xorshift(&rnd) >> 56);
+		rl_pattern[i] = (uint8_t)(xorshift(&rnd) >> 56);
 
 	/* The ring holds what is out plus what was given up recently, so a
 	 * late reply is still recognised rather than called wrong. */
@@ -261,230 +190,12 @@ void sock_engine_fini(struct rl_config *cfg, struct rl_thread *th)
 		free(th[t].lost);
 		th[t].lost = NULL;
 	}
-	free(pattern);
-	pattern = NULL;
+	free(rl_pattern);
+	rl_pattern = NULL;
 }
 
-static unsigned int pick_len(const struct rl_config *cfg, struct rl_bufs *b)
-{
-	if (cfg->len_min == cfg->len_max)
-		return cfg->len_min;
-	return cfg->len_min + (unsigned int)(xorshift(&b->rnd) %
-					     (cfg->len_max - cfg->len_min + 1));
-}
-
-/* Builds request @seq of @c in @buf and records what to expect in @s. */
-static unsigned int make_request(const struct rl_config *cfg, struct rl_bufs *b,
-				 struct rl_conn *c, uint64_t seq, uint8_t *buf,
-				 struct rl_slot *s)
-{
-	unsigned int len;
-	uint8_t hdr[HDR_LEN];
-	int r;
-
-	if (cfg->npayloads) {
-		/* Given requests, in turn, the connections out of step. */
-		const struct rl_payload *p =
-			&cfg->payloads[(seq + c->id) % cfg->npayloads];
-
-		len = p->len;
-		memcpy(buf, p->data, len);
-	} else {
-		len = pick_len(cfg, b);
-		memcpy(buf,
-		       pattern + ((seq * 64 + c->id * 8) & (PATTERN_LEN - 1)),
-		       len);
-		memcpy(hdr, &c->id, 4);
-		memcpy(hdr + 4, &seq, 8);
-		memcpy(buf, hdr, len < HDR_LEN ? len : HDR_LEN);
-	}
-
-	memcpy(b->scratch, buf, len);
-	r = c->fn->handler(&c->req, b->scratch, len,
-			   len > b->room ? len : b->room);
-	if (r < 0) {
-		/* The server will drop it; it can only time out. */
-		s->len = UINT32_MAX;
-		s->hash = 0;
-	} else {
-		s->len = (uint32_t)r;
-		s->hash = rl_hash(b->scratch, (size_t)r);
-	}
-	return len;
-}
-
-static uint64_t ring_room(const struct rl_conn *c)
-{
-	return c->mask + 1 - (c->head - c->tail);
-}
-
-/*
- * Sends @n (<= SEND_BATCH) requests on @c; open loop passes when the first
- * was due (@t0) and the interval, closed loop passes @step 0 and now.
- * Whatever the kernel does not take, or the ring has no slot for, counts
- * as a send error. Returns @n: they are used up either way.
- */
-static unsigned int send_batch(struct rl_thread *th, struct rl_bufs *b,
-			       struct rl_conn *c, unsigned int n, uint64_t t0,
-			       double step)
-{
-	const struct rl_config *cfg = th->cfg;
-	uint64_t room = ring_room(c);
-	unsigned int i, want = n;
-	struct rl_slot *s;
-	int r;
-
-	if (n > room)
-		n = (unsigned int)room;
-	for (i = 0; i < n; i++) {
-		s = &c->ring[(c->head + i) & c->mask];
-		b->siov[i].iov_base = b->sbuf + (size_t)i * cfg->len_max;
-		b->siov[i].iov_len = make_request(cfg, b, c, c->head + i,
-						  b->siov[i].iov_base, s);
-		s->t_ns = t0 + (uint64_t)(step * i);
-		s->state = SLOT_OUT;
-	}
-	r = n ? sendmmsg(c->fd, b->smsg, n, MSG_DONTWAIT) : 0;
-	if (r < 0)
-		r = 0;
-	for (i = (unsigned int)r; i < n; i++)
-		c->ring[(c->head + i) & c->mask].state = SLOT_FREE;
-	c->head += (unsigned int)r;
-	c->out += (unsigned int)r;
-	rl_inc(&th->c.sent, (unsigned int)r);
-	if (want > (unsigned int)r)
-		rl_inc(&th->c.send_errors, want - (unsigned int)r);
-	return want;
-}
-
-static void advance_tail(struct rl_conn *c)
-{
-	while (c->tail < c->head &&
-	       c->ring[c->tail & c->mask].state != SLOT_OUT)
-		c->tail++;
-}
-
-static void answer(struct rl_thread *th, struct rl_conn *c, struct rl_slot *s,
-		   uint64_t now)
-{
-	s->state = SLOT_DONE;
-	c->out--;
-	rl_inc(&th->c.answered, 1);
-	hist_add(&th->hist, now > s->t_ns ? now - s->t_ns : 0);
-	advance_tail(c);
-}
-
-static void on_reply(struct rl_thread *th, struct rl_conn *c,
-		     const uint8_t *buf, uint32_t len, uint64_t now)
-{
-	uint64_t h = rl_hash(buf, len), seq, lo;
-	struct rl_slot *s, *alt = NULL;
-
-	if (c->tail < c->head) {
-		s = &c->ring[c->tail & c->mask];
-		if (s->hash == h && s->len == len) {
-			answer(th, c, s, now);
-			return;
-		}
-	}
-	lo = c->head > c->mask + 1 ? c->head - c->mask - 1 : 0;
-	for (seq = lo; seq < c->head; seq++) {
-		s = &c->ring[seq & c->mask];
-		if (s->hash != h || s->len != len || s->state == SLOT_FREE)
-			continue;
-		if (s->state == SLOT_OUT) {
-			answer(th, c, s, now);
-			return;
-		}
-		if (!alt)
-			alt = s;
-	}
-	if (!alt) {
-		/* Blame the oldest request: the server answered something,
-		 * and waiting for its timeout would stall a closed loop. */
-		rl_inc(&th->c.wrong, 1);
-		if (c->tail < c->head) {
-			s = &c->ring[c->tail & c->mask];
-			s->state = SLOT_DONE;
-			c->out--;
-			advance_tail(c);
-		}
-	} else if (alt->state == SLOT_EXPIRED) {
-		alt->state = SLOT_LATE;
-		rl_inc(&th->c.late, 1);
-	} else {
-		rl_inc(&th->c.duplicates, 1);
-	}
-}
-
-static unsigned int recv_conn(struct rl_thread *th, struct rl_bufs *b,
-			      struct rl_conn *c)
-{
-	unsigned int total = 0;
-	uint64_t now;
-	int r, i;
-
-	do {
-		r = recvmmsg(c->fd, b->rmsg, RECV_BATCH, MSG_DONTWAIT, NULL);
-		if (r <= 0) {
-			/* An ICMP port unreachable surfaces here once. */
-			if (r < 0 && errno == ECONNREFUSED)
-				rl_inc(&th->c.refused, 1);
-			break;
-		}
-		now = rl_now_ns();
-		for (i = 0; i < r; i++) {
-			if (b->rmsg[i].msg_hdr.msg_flags & MSG_TRUNC)
-				rl_inc(&th->c.wrong, 1);
-			else
-				on_reply(th, c, b->rbuf + (size_t)i * b->rsize,
-					 b->rmsg[i].msg_len, now);
-			b->rmsg[i].msg_hdr.msg_flags = 0;
-		}
-		total += (unsigned int)r;
-	} while (r == RECV_BATCH && total < 4 * RECV_BATCH);
-	return total;
-}
-
-/* Remembers when a request that is given up went out, for --lost. Past
- * what memory allows, the rest go uncounted there (never in timeouts). */
-static void note_lost(struct rl_thread *th, uint64_t t_ns)
-{
-	size_t cap = th->lost_cap ? th->lost_cap * 2 : 1024;
-	uint64_t *n;
-
-	if (th->nlost == th->lost_cap) {
-		n = realloc(th->lost, sizeof(*n) * cap);
-		if (!n)
-			return;
-		th->lost = n;
-		th->lost_cap = cap;
-	}
-	th->lost[th->nlost++] = t_ns;
-}
-
-static void expire(struct rl_thread *th, struct rl_conn *c, uint64_t now)
-{
-	struct rl_slot *s;
-
-	while (c->tail < c->head) {
-		s = &c->ring[c->tail & c->mask];
-		if (s->state == SLOT_OUT) {
-			if (now - s->t_ns < th->cfg->timeout_ns &&
-			    now >= s->t_ns)
-				break;
-			s->state = SLOT_EXPIRED;
-			c->out--;
-			rl_inc(&th->c.timeouts, 1);
-			if (th->cfg->lost_file)
-				note_lost(th, s->t_ns);
-		}
-		c->tail++;
-	}
-}
-
-static int bufs_init(const struct rl_config *cfg, struct rl_bufs *b,
-		     unsigned int idx)
+int rl_bufs_init(const struct rl_config *cfg, struct rl_bufs *b,
+		 unsigned int idx)
 {
 	unsigned int i;
 
@@ -510,7 +221,7 @@ static int bufs_init(const struct rl_config *cfg, struct rl_bufs *b,
 	return 0;
 }
 
-static void bufs_fini(struct rl_bufs *b)
+void rl_bufs_fini(struct rl_bufs *b)
 {
 	free(b->sbuf);
 	free(b->rbuf);
@@ -523,7 +234,7 @@ static void bufs_fini(struct rl_bufs *b)
  * would cost more than the requests themselves. Busy mode reads every
  * socket each round instead; that is what spinning is for.
  */
-static int epoll_setup(struct rl_thread *th)
+int rl_epoll_setup(struct rl_thread *th)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	unsigned int k;
@@ -543,149 +254,3 @@ static int epoll_setup(struct rl_thread *th)
 }
 
 /* Reads the sockets epoll reports ready, waiting up to @wait_ns. */
-static unsigned int recv_ready(struct rl_thread *th, struct rl_bufs *b, int ep,
-			       uint64_t wait_ns)
-{
-	struct timespec ts = { .tv_sec = (time_t)(wait_ns / 1000000000ull),
-			       .tv_nsec = (long)(wait_ns % 1000000000ull) };
-	struct epoll_event ev[EPOLL_EVENTS];
-	unsigned int got = 0;
-	int n, i;
-
-	n = epoll_pwait2(ep, ev, EPOLL_EVENTS, &ts, NULL);
-	for (i = 0; i < n; i++)
-		got += recv_conn(th, b, ev[i].data.ptr);
-	return got;
-}
-
-void *sock_engine_run(void *arg)
-{
-	struct rl_thread *th = arg;
-	const struct rl_config *cfg = th->cfg;
-	uint64_t start, now, end_send, drain_end = 0, sched = 0, due, out = 0;
-	uint64_t budget = th->budget, next_due, wait, next_expire = 0;
-	double step = th->rate > 0 ? 1e9 / th->rate : 0;
-	unsigned int k, rr = 0, n, progress;
-	struct rl_conn *c;
-	struct rl_bufs b;
-	bool sending = true;
-	int ep = -1;
-
-	rl_pin(cfg, th->idx);
-	th->err = bufs_init(cfg, &b, th->idx);
-	if (!th->err && !cfg->busy) {
-		ep = epoll_setup(th);
-		if (ep < 0)
-			th->err = ep;
-	}
-	if (th->err)
-		goto out;
-
-	start = rl_now_ns();
-	th->t_start = start;
-	end_send = cfg->duration > 0 ? start + (uint64_t)(cfg->duration * 1e9)
-				     : UINT64_MAX;
-	while (!rl_stop) {
-		now = rl_now_ns();
-		if (sending && (now >= end_send || !budget)) {
-			sending = false;
-			th->t_send_end = now;
-			drain_end = now + cfg->timeout_ns;
-			next_expire = 0;
-		}
-		progress = 0;
-		if (sending && step > 0) {
-			due = (uint64_t)((double)(now - start) / step) + 1 -
-			      sched;
-			if (due > budget)
-				due = budget;
-			/* Far behind: catch up in steps, reading replies
-			 * in between, rather than in one burst. */
-			if (due > 8 * SEND_BATCH)
-				due = 8 * SEND_BATCH;
-			while (due) {
-				c = &th->conns[rr];
-				rr = (rr + 1) % th->nconns;
-				n = due < SEND_BATCH ? (unsigned int)due
-						     : SEND_BATCH;
-				n = send_batch(
-					th, &b, c, n,
-					start + (uint64_t)(step *
-							   (double)sched),
-					step);
-				sched += n;
-				due -= n;
-				budget -= n;
-				progress += n;
-			}
-		} else if (sending) {
-			for (k = 0; k < th->nconns && budget; k++) {
-				c = &th->conns[k];
-				if (c->out >= cfg->inflight)
-					continue;
-				/* One batch per socket per round; deeper
-				 * windows fill over the next rounds. */
-				n = cfg->inflight - c->out;
-				if (n > budget)
-					n = (unsigned int)budget;
-				if (n > SEND_BATCH)
-					n = SEND_BATCH;
-				/* Out-of-order answers can leave the ring
-				 * full: wait for them. */
-				if (n > ring_room(c))
-					n = (unsigned int)ring_room(c);
-				if (!n)
-					continue;
-				send_batch(th, &b, c, n, rl_now_ns(), 0);
-				budget -= n;
-				progress += n;
-			}
-		}
-		if (cfg->busy)
-			for (k = 0; k < th->nconns; k++)
-				progress += recv_conn(th, &b, &th->conns[k]);
-		else
-			progress += recv_ready(th, &b, ep, 0);
-
-		/* Timeouts are in milliseconds: look for them (and count
-		 * what is out) once a millisecond, not every round. */
-		now = rl_now_ns();
-		if (now >= next_expire || (!sending && !progress)) {
-			out = 0;
-			for (k = 0; k < th->nconns; k++) {
-				expire(th, &th->conns[k], now);
-				out += th->conns[k].out;
-			}
-			next_expire = now + 1000000;
-			if (!sending && (!out || now >= drain_end))
-				break;
-		}
-		if (progress || cfg->busy)
-			continue;
-		/* Nothing to do: sleep until a reply, the next send or the
-		 * next timeout check. A sleeping open loop sends what fell
-		 * due in the meantime (latency still counts from when each
-		 * was due); use --busy for sub-50 us precision. */
-		wait = next_expire > now ? next_expire - now : 0;
-		if (sending && step > 0) {
-			next_due = start + (uint64_t)(step * (double)sched);
-			wait = next_due > now ? next_due - now : 0;
-			if (wait < MIN_SLEEP_NS)
-				wait = MIN_SLEEP_NS;
-		}
-		if (wait)
-			recv_ready(th, &b, ep, wait);
-	}
-	if (!th->t_send_end)
-		th->t_send_end = rl_now_ns();
-	out = 0;
-	for (k = 0; k < th->nconns; k++)
-		out += th->conns[k].out;
-	__atomic_store_n(&th->c.in_flight, out, __ATOMIC_RELAXED);
-out:
-	if (ep >= 0)
-		close(ep);
-	bufs_fini(&b);
-	__atomic_store_n(&th->done, true, __ATOMIC_RELEASE);
-	return NULL;
-}

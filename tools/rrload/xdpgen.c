@@ -14,7 +14,6 @@
  * engine's job.
  */
 #include <errno.h>
-#include <ifaddrs.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,16 +30,13 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "packet.h"
 #include "registry.h"
 #include "rrload.h"
 #include "rrload_gen.h"
 #include "rrload_gen.skel.h"
+#include "xdpgen.h"
 
-/* The requests' source port: one per run, so replies a slow server still
- * sends to an earlier run are not counted (as wrong) by this one. */
-#define GEN_PORT_BASE 40000
-#define GEN_PORT_SPAN 20000
-static uint16_t gen_port;
 #define GEN_FIRST_CHUNK 65536	 /* frames (or paced drops) in the first run */
 #define GEN_RUN_NS 1000000000ull /* how long later runs should take */
 #define GEN_STALL_NS \
@@ -50,11 +46,7 @@ static struct {
 	struct rrload_gen *skel;
 	int ifindex;
 	bool attached;
-	/* Two bytes in, so the IP header after the 14-byte Ethernet header
-	 * is 4-byte aligned for the header structs. */
-	uint8_t buf[GEN_FRAME_MAX + 2] __attribute__((aligned(8)));
-	uint8_t *frame;
-	uint32_t flen;
+	struct gen_frames f;
 } gen;
 
 static int quiet_print(enum libbpf_print_level level, const char *fmt,
@@ -66,325 +58,6 @@ static int quiet_print(enum libbpf_print_level level, const char *fmt,
 	return 0;
 }
 
-static int parse_mac(const char *s, uint8_t mac[ETH_ALEN])
-{
-	unsigned int b[ETH_ALEN];
-	int i;
-
-	if (sscanf(s, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4],
-		   &b[5]) != ETH_ALEN)
-		return -EINVAL;
-	for (i = 0; i < ETH_ALEN; i++) {
-		if (b[i] > 0xff)
-			return -EINVAL;
-		mac[i] = (uint8_t)b[i];
-	}
-	return 0;
-}
-
-static int own_mac(const char *ifname, uint8_t mac[ETH_ALEN])
-{
-	char path[128], buf[64];
-	FILE *f;
-	int err = -ENOENT;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/address", ifname);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	if (fgets(buf, sizeof(buf), f))
-		err = parse_mac(buf, mac);
-	fclose(f);
-	return err;
-}
-
-/* The server's MAC from the neighbour table (the test bed makes static
- * entries; elsewhere, ping the server once or pass --dst-mac). */
-static int neigh_mac(const struct rl_config *cfg, const char *addr,
-		     uint8_t mac[ETH_ALEN])
-{
-	char cmd[256], line[512], *p;
-	FILE *f;
-	int err = -ENOENT;
-
-	snprintf(cmd, sizeof(cmd), "ip %s neigh show %s dev %s 2>/dev/null",
-		 cfg->family == AF_INET6 ? "-6" : "-4", addr, cfg->ifname);
-	f = popen(cmd, "r");
-	if (!f)
-		return -errno;
-	while (err && fgets(line, sizeof(line), f)) {
-		p = strstr(line, "lladdr ");
-		if (p)
-			err = parse_mac(p + 7, mac);
-	}
-	pclose(f);
-	return err;
-}
-
-static int own_addr(const struct rl_config *cfg, void *out)
-{
-	struct ifaddrs *ifa, *i;
-	int err = -EADDRNOTAVAIL;
-	struct in6_addr *a6;
-
-	if (getifaddrs(&ifa))
-		return -errno;
-	for (i = ifa; i && err; i = i->ifa_next) {
-		if (!i->ifa_addr || strcmp(i->ifa_name, cfg->ifname) ||
-		    i->ifa_addr->sa_family != cfg->family)
-			continue;
-		if (cfg->family == AF_INET) {
-			memcpy(out,
-			       &((struct sockaddr_in *)i->ifa_addr)->sin_addr,
-			       4);
-			err = 0;
-		} else {
-			a6 = &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
-			if (IN6_IS_ADDR_LINKLOCAL(a6))
-				continue;
-			memcpy(out, a6, 16);
-			err = 0;
-		}
-	}
-	freeifaddrs(ifa);
-	return err;
-}
-
-static uint32_t csum_add(uint32_t sum, const void *p, size_t len)
-{
-	const uint8_t *b = p;
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)(b[i] << 8 | b[i + 1]);
-	if (len & 1)
-		sum += (uint32_t)b[len - 1] << 8;
-	return sum;
-}
-
-static uint16_t csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
-/* The UDP checksum of @udp and its @plen payload bytes, from @sum, the
- * addresses' sum; 0 goes on the wire as 0xffff. */
-static void udp_csum(struct udphdr *udp, uint32_t plen, uint32_t sum)
-{
-	uint16_t be = htons(IPPROTO_UDP);
-
-	udp->check = 0;
-	sum = csum_add(sum, &be, 2);
-	sum = csum_add(sum, &udp->len, 2);
-	sum = csum_add(sum, udp, sizeof(*udp) + plen);
-	udp->check = htons(csum_fold(sum));
-	if (!udp->check)
-		udp->check = 0xffff;
-}
-
-/* Builds the request frame; fills @req as the server's function sees it. */
-static int build_frame(const struct rl_config *cfg, struct rr_request *req,
-		       uint8_t *payload_out, uint32_t *plen_out,
-		       uint32_t *hlen_out)
-{
-	uint8_t *f, *pl;
-	struct ethhdr *eth;
-	uint32_t hlen, plen = cfg->len_min, i, edge, sum;
-	char addr[INET6_ADDRSTRLEN];
-	uint64_t rnd = 0x8badf00ddeadbeefull;
-	struct udphdr *udp;
-	struct ipv6hdr *ip6;
-	struct iphdr *ip4;
-	const void *dst;
-	int err;
-
-	gen_port = (uint16_t)(GEN_PORT_BASE + getpid() % GEN_PORT_SPAN);
-	gen.frame = gen.buf + 2;
-	f = gen.frame;
-	eth = (struct ethhdr *)f;
-	hlen = sizeof(*eth) + sizeof(*udp) +
-	       (cfg->family == AF_INET ? sizeof(*ip4) : sizeof(*ip6));
-	if (hlen + plen > GEN_FRAME_MAX) {
-		fprintf(stderr,
-			"rrload: the xdp engine sends at most %u payload bytes here\n",
-			GEN_FRAME_MAX - hlen);
-		return -EMSGSIZE;
-	}
-	memset(f, 0, GEN_FRAME_MAX);
-	memset(req, 0, sizeof(*req));
-	req->family = cfg->family;
-	req->src_port = gen_port;
-	req->dst_port = cfg->ports[0];
-	dst = cfg->family == AF_INET
-		      ? (const void *)&((struct sockaddr_in *)&cfg->addr)
-				->sin_addr
-		      : (const void *)&((struct sockaddr_in6 *)&cfg->addr)
-				->sin6_addr;
-	inet_ntop(cfg->family, dst, addr, sizeof(addr));
-
-	err = own_mac(cfg->ifname, eth->h_source);
-	if (err) {
-		fprintf(stderr, "rrload: cannot read the MAC of %s\n",
-			cfg->ifname);
-		return err;
-	}
-	err = cfg->dst_mac ? parse_mac(cfg->dst_mac, eth->h_dest)
-			   : neigh_mac(cfg, addr, eth->h_dest);
-	if (err) {
-		fprintf(stderr,
-			cfg->dst_mac
-				? "rrload: --dst-mac needs aa:bb:cc:dd:ee:ff\n"
-				: "rrload: no neighbour entry for the server; give --dst-mac\n");
-		return err;
-	}
-
-	udp = (struct udphdr *)(f + hlen - sizeof(*udp));
-	if (cfg->family == AF_INET) {
-		eth->h_proto = htons(ETH_P_IP);
-		ip4 = (struct iphdr *)(eth + 1);
-		err = own_addr(cfg, &ip4->saddr);
-		memcpy(&ip4->daddr, dst, 4);
-		ip4->version = 4;
-		ip4->ihl = 5;
-		ip4->ttl = 64;
-		ip4->protocol = IPPROTO_UDP;
-		ip4->frag_off = htons(0x4000); /* DF */
-		ip4->tot_len =
-			htons((uint16_t)(sizeof(*ip4) + sizeof(*udp) + plen));
-		ip4->check = htons(csum_fold(csum_add(0, ip4, sizeof(*ip4))));
-		memcpy(&req->src.v4, &ip4->saddr, 4);
-		memcpy(&req->dst.v4, &ip4->daddr, 4);
-		sum = csum_add(0, &ip4->saddr, 8);
-	} else {
-		eth->h_proto = htons(ETH_P_IPV6);
-		ip6 = (struct ipv6hdr *)(eth + 1);
-		err = own_addr(cfg, &ip6->saddr);
-		memcpy(&ip6->daddr, dst, 16);
-		ip6->version = 6;
-		ip6->hop_limit = 64;
-		ip6->nexthdr = IPPROTO_UDP;
-		ip6->payload_len = htons((uint16_t)(sizeof(*udp) + plen));
-		memcpy(&req->src.v6, &ip6->saddr, 16);
-		memcpy(&req->dst.v6, &ip6->daddr, 16);
-		sum = csum_add(0, &ip6->saddr, 32);
-	}
-	if (err) {
-		fprintf(stderr, "rrload: %s has no %s address\n", cfg->ifname,
-			cfg->family == AF_INET ? "IPv4" : "IPv6");
-		return err;
-	}
-	udp->source = htons(gen_port);
-	udp->dest = htons(cfg->ports[0]);
-	udp->len = htons((uint16_t)(sizeof(*udp) + plen));
-
-	/* Random edges around a palindrome: reversing the payload in place
-	 * leaves the middle, and so the checksum, as it was. */
-	pl = f + hlen;
-	edge = plen < GEN_EDGE ? plen : GEN_EDGE;
-	for (i = 0; i < plen; i++) {
-		rnd ^= rnd << 13;
-		rnd ^= rnd >> 7;
-		rnd ^= rnd << 17;
-		pl[i] = (uint8_t)rnd;
-	}
-	for (i = edge; i < plen / 2; i++)
-		pl[plen - 1 - i] = pl[i];
-
-	udp_csum(udp, plen, sum);
-
-	memcpy(payload_out, pl, plen);
-	*plen_out = plen;
-	*hlen_out = hlen;
-	gen.flen = hlen + plen;
-	return 0;
-}
-
-/*
- * --payloads: request frame i is the one build_frame() made, with payload
- * i behind its headers and i in the payload's first two bytes; the reply
- * expected for it is what @fn answers. The largest frame becomes the
- * test run's input, so the generator only ever shrinks frames.
- */
-static struct gen_req *req_frames;
-static struct gen_reply *req_replies;
-
-static int indexed_requests(const struct rl_config *cfg,
-			    const struct rr_function *fn,
-			    struct rr_request *req, uint32_t hlen)
-{
-	uint32_t i, plen, sum, room = GEN_FRAME_MAX - hlen, big = 0;
-	uint8_t *f, *pl, *hdr = gen.frame;
-	struct udphdr *udp;
-	int r;
-
-	if (cfg->npayloads > GEN_MAX_REQS) {
-		fprintf(stderr,
-			"rrload: the xdp engine takes at most %d payloads\n",
-			GEN_MAX_REQS);
-		return -E2BIG;
-	}
-	req_frames = calloc(cfg->npayloads, sizeof(*req_frames));
-	req_replies = calloc(cfg->npayloads, sizeof(*req_replies));
-	if (!req_frames || !req_replies) {
-		fprintf(stderr, "rrload: out of memory\n");
-		return -ENOMEM;
-	}
-	for (i = 0; i < cfg->npayloads; i++) {
-		plen = cfg->payloads[i].len;
-		if (plen < 2 || hlen + plen > GEN_REQ_FRAME_MAX) {
-			fprintf(stderr,
-				"rrload: payload %u: the xdp engine sends 2-%u bytes (the first two carry the request's number)\n",
-				i + 1, GEN_REQ_FRAME_MAX - hlen);
-			return -EMSGSIZE;
-		}
-		f = req_frames[i].frame;
-		memcpy(f, hdr, hlen);
-		pl = f + hlen;
-		memcpy(pl, cfg->payloads[i].data, plen);
-		pl[0] = (uint8_t)(i >> 8);
-		pl[1] = (uint8_t)i;
-		udp = (struct udphdr *)(f + hlen - sizeof(*udp));
-		udp->len = htons((uint16_t)(sizeof(*udp) + plen));
-		udp->check = 0;
-		if (cfg->family == AF_INET) {
-			struct iphdr *ip4 = (struct iphdr *)(f + ETH_HLEN);
-
-			ip4->tot_len = htons(
-				(uint16_t)(sizeof(*ip4) + sizeof(*udp) + plen));
-			ip4->check = 0;
-			ip4->check = htons(
-				csum_fold(csum_add(0, ip4, sizeof(*ip4))));
-			sum = csum_add(0, &ip4->saddr, 8);
-		} else {
-			struct ipv6hdr *ip6 = (struct ipv6hdr *)(f + ETH_HLEN);
-
-			ip6->payload_len =
-				htons((uint16_t)(sizeof(*udp) + plen));
-			sum = csum_add(0, &ip6->saddr, 32);
-		}
-		udp_csum(udp, plen, sum);
-		req_frames[i].len = hlen + plen;
-
-		memcpy(req_replies[i].payload, pl, plen);
-		r = fn->handler(req, req_replies[i].payload, plen,
-				room < GEN_REPLY_MAX ? room : GEN_REPLY_MAX);
-		if (r < 2) {
-			fprintf(stderr,
-				"rrload: %s gives payload %u no reply of at least 2 bytes (%d)\n",
-				fn->name, i + 1, r);
-			return -EINVAL;
-		}
-		req_replies[i].len = (uint32_t)r;
-		if (req_frames[i].len > req_frames[big].len)
-			big = i;
-	}
-	memcpy(gen.frame, req_frames[big].frame, req_frames[big].len);
-	gen.flen = req_frames[big].len;
-	return 0;
-}
-
 static int load_indexed(uint32_t n)
 {
 	uint32_t i;
@@ -392,21 +65,17 @@ static int load_indexed(uint32_t n)
 
 	for (i = 0; !err && i < n; i++)
 		err = bpf_map_update_elem(bpf_map__fd(gen.skel->maps.reqs), &i,
-					  &req_frames[i], BPF_ANY) ||
+					  &gen.f.reqs[i], BPF_ANY) ||
 		      bpf_map_update_elem(bpf_map__fd(gen.skel->maps.replies),
-					  &i, &req_replies[i], BPF_ANY);
+					  &i, &gen.f.replies[i], BPF_ANY);
 	return err ? -errno : 0;
 }
 
-int xdp_engine_init(struct rl_config *cfg, struct rl_thread *th)
+/* The function whose replies are checked, and the interface; 0, or
+ * -errno after saying why. */
+static int engine_check(const struct rl_config *cfg,
+			const struct rr_function **fn)
 {
-	const struct rr_function *fn;
-	struct rr_request req;
-	uint8_t payload[GEN_FRAME_MAX * 2];
-	uint32_t plen, hlen, edge, i;
-	int r, err;
-
-	(void)th;
 	if (cfg->len_min != cfg->len_max && !cfg->npayloads) {
 		fprintf(stderr,
 			"rrload: the xdp engine sends one size: give -l SIZE\n");
@@ -415,9 +84,9 @@ int xdp_engine_init(struct rl_config *cfg, struct rl_thread *th)
 	if (cfg->nports > 1)
 		fprintf(stderr, "rrload: the xdp engine uses port %u only\n",
 			cfg->ports[0]);
-	fn = cfg->fn_override ? cfg->fn_override
-			      : rr_registry_by_port(cfg->ports[0]);
-	if (!fn) {
+	*fn = cfg->fn_override ? cfg->fn_override
+			       : rr_registry_by_port(cfg->ports[0]);
+	if (!*fn) {
 		fprintf(stderr,
 			"rrload: no function registered on port %u (use -f NAME)\n",
 			cfg->ports[0]);
@@ -428,39 +97,20 @@ int xdp_engine_init(struct rl_config *cfg, struct rl_thread *th)
 		fprintf(stderr, "rrload: no interface '%s'\n", cfg->ifname);
 		return -ENODEV;
 	}
-	err = build_frame(cfg, &req, payload, &plen, &hlen);
-	if (err)
-		return err;
-	rr_fn_request_bind(&req, rl_fn_instance(fn), 0, NULL);
-	if (cfg->npayloads) {
-		err = indexed_requests(cfg, fn, &req, hlen);
-		if (err)
-			return err;
-		/* Head and tail below are unused: whole frames are sent. */
-		plen = 2;
-		r = 2;
-	} else {
-		r = fn->handler(&req, payload, plen, sizeof(payload));
-	}
-	if (r < 0) {
-		fprintf(stderr, "rrload: %s refuses the request (%s)\n",
-			fn->name, strerror(-r));
-		return r;
-	}
-	if (hlen + (uint32_t)r > GEN_FRAME_MAX) {
-		fprintf(stderr,
-			"rrload: %s's reply (%d bytes) does not fit the xdp engine's frames (%u payload bytes at most)\n",
-			fn->name, r, GEN_FRAME_MAX - hlen);
-		return -EMSGSIZE;
-	}
-	edge = plen < GEN_EDGE ? plen : GEN_EDGE;
-	if ((uint32_t)r < edge)
-		edge = (uint32_t)r;
-	if (!edge) {
-		fprintf(stderr,
-			"rrload: the xdp engine needs a payload and a reply\n");
-		return -EINVAL;
-	}
+	return 0;
+}
+
+/*
+ * Loads the generator and the counter with the frame's first @hlen +
+ * @edge and last @edge bytes and the expected reply's (@payload, @r
+ * bytes) in read-only data, fills the --payloads tables and attaches the
+ * counter to the interface.
+ */
+static int engine_load(const struct rl_config *cfg, uint32_t hlen,
+		       uint32_t edge, const uint8_t *payload, int r)
+{
+	uint32_t i;
+	int err;
 
 	libbpf_set_print(quiet_print);
 	gen.skel = rrload_gen__open();
@@ -470,21 +120,21 @@ int xdp_engine_init(struct rl_config *cfg, struct rl_thread *th)
 			strerror(-err));
 		return err;
 	}
-	gen.skel->rodata->frame_len = gen.flen;
+	gen.skel->rodata->frame_len = gen.f.flen;
 	gen.skel->rodata->hdr_len = hlen;
 	gen.skel->rodata->edge_len = edge;
 	gen.skel->rodata->reply_len = hlen + (uint32_t)r;
 	gen.skel->rodata->srv_port = htons(cfg->ports[0]);
-	gen.skel->rodata->cli_port = htons(gen_port);
+	gen.skel->rodata->cli_port = htons(gen.f.port);
 	gen.skel->rodata->nreqs = cfg->npayloads;
 	gen.skel->rodata->interval_ns =
 		cfg->rate > 0 ? (uint64_t)(1e9 / cfg->rate) : 0;
 	if (cfg->rate > 1e9)
 		gen.skel->rodata->interval_ns = 1;
 	for (i = 0; i < hlen + edge; i++)
-		gen.skel->rodata->head[i] = gen.frame[i];
+		gen.skel->rodata->head[i] = gen.f.frame[i];
 	for (i = 0; i < edge; i++) {
-		gen.skel->rodata->tail[i] = gen.frame[gen.flen - edge + i];
+		gen.skel->rodata->tail[i] = gen.f.frame[gen.f.flen - edge + i];
 		gen.skel->rodata->reply_head[i] = payload[i];
 		gen.skel->rodata->reply_tail[i] = payload[r - edge + i];
 	}
@@ -514,6 +164,55 @@ int xdp_engine_init(struct rl_config *cfg, struct rl_thread *th)
 	}
 	gen.attached = true;
 	return 0;
+}
+
+int xdp_engine_init(struct rl_config *cfg, struct rl_thread *th)
+{
+	const struct rr_function *fn;
+	struct rr_request req;
+	uint8_t payload[GEN_FRAME_MAX * 2];
+	uint32_t plen, hlen, edge;
+	int r, err;
+
+	(void)th;
+	err = engine_check(cfg, &fn);
+	if (err)
+		return err;
+	err = gen_build_frame(cfg, &gen.f, &req, payload, &plen, &hlen);
+	if (err)
+		return err;
+	rr_fn_request_bind(&req, rl_fn_instance(fn), 0, NULL);
+	if (cfg->npayloads) {
+		err = gen_indexed_requests(cfg, &gen.f, fn, &req, hlen);
+		if (err)
+			return err;
+		/* Head and tail below are unused: whole frames are sent. */
+		plen = 2;
+		r = 2;
+	} else {
+		r = fn->handler(&req, payload, plen, sizeof(payload));
+	}
+	if (r < 0) {
+		fprintf(stderr, "rrload: %s refuses the request (%s)\n",
+			fn->name, strerror(-r));
+		return r;
+	}
+	if (hlen + (uint32_t)r > GEN_FRAME_MAX) {
+		fprintf(stderr,
+			"rrload: %s's reply (%d bytes) does not fit the xdp engine's frames (%u payload bytes at most)\n",
+			fn->name, r, GEN_FRAME_MAX - hlen);
+		return -EMSGSIZE;
+	}
+	edge = plen < GEN_EDGE ? plen : GEN_EDGE;
+	if ((uint32_t)r < edge)
+		edge = (uint32_t)r;
+	if (!edge) {
+		fprintf(stderr,
+			"rrload: the xdp engine needs a payload and a reply\n");
+		return -EINVAL;
+	}
+
+	return engine_load(cfg, hlen, edge, payload, r);
 }
 
 static void sleep_until(uint64_t t)
@@ -551,13 +250,13 @@ void *xdp_engine_run(void *arg)
 {
 	struct rl_thread *th = arg;
 	const struct rl_config *cfg = th->cfg;
-	struct xdp_md ctx = { .data_end = gen.flen,
+	struct xdp_md ctx = { .data_end = gen.f.flen,
 			      .ingress_ifindex = (__u32)gen.ifindex };
 	uint64_t start, end_send, sent = 0, t0, t1, left, last_progress;
 	double per_frame = 0;
 	int fd = bpf_program__fd(gen.skel->progs.gen), err;
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = gen.frame,
-		    .data_size_in = gen.flen, .ctx_in = &ctx,
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = gen.f.frame,
+		    .data_size_in = gen.f.flen, .ctx_in = &ctx,
 		    .ctx_size_in = sizeof(ctx),
 		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = 64,
 		    .repeat = GEN_FIRST_CHUNK);
@@ -663,8 +362,8 @@ void xdp_engine_fini(struct rl_config *cfg, struct rl_thread *th)
 	gen.attached = false;
 	rrload_gen__destroy(gen.skel);
 	gen.skel = NULL;
-	free(req_frames);
-	free(req_replies);
-	req_frames = NULL;
-	req_replies = NULL;
+	free(gen.f.reqs);
+	free(gen.f.replies);
+	gen.f.reqs = NULL;
+	gen.f.replies = NULL;
 }

@@ -28,6 +28,7 @@
 
 #include "function.h"
 #include "registry.h"
+#include "toolargs.h"
 #include "config.h"
 #include "opttable.h"
 
@@ -53,7 +54,7 @@ static const struct rr_opt opts[] = {
 	  "functions' settings, from reqrouter's config FILE (for functions with state)" },
 	{ "verbose", 'v', NULL, "print the counters each second" },
 	RR_OPT_VERSION_ENTRY,
-	{ "help", 'h', NULL, "show this help and exit" },
+	RR_OPT_HELP_ENTRY,
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -159,18 +160,6 @@ static void fill_request(struct rr_request *req, const struct sockaddr_in6 *a,
 	rr_fn_request_bind(req, th->cfg->insts[i], thread, th->fn_counters);
 }
 
-static void pin(const struct srv_config *cfg, unsigned int idx)
-{
-	cpu_set_t set;
-
-	if (!cfg->ncpus)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(cfg->cpus[idx % cfg->ncpus], &set);
-	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
-		fprintf(stderr, "sockserver: cannot pin thread %u\n", idx);
-}
-
 /* --simple: one datagram per system call each way. */
 static void *simple_run(void *arg)
 {
@@ -184,7 +173,7 @@ static void *simple_run(void *arg)
 	ssize_t n;
 	int i, r;
 
-	pin(cfg, th->idx);
+	rr_opt_pin_thread("sockserver", cfg->cpus, cfg->ncpus, th->idx);
 	for (i = 0; i < cfg->nports; i++) {
 		pfd[i].fd = th->fds[i];
 		pfd[i].events = POLLIN;
@@ -281,7 +270,7 @@ static void *batch_run(void *arg)
 	unsigned int k;
 	int i, flags;
 
-	pin(cfg, th->idx);
+	rr_opt_pin_thread("sockserver", cfg->cpus, cfg->ncpus, th->idx);
 	b = calloc(1, sizeof(*b));
 	if (!b) {
 		th->err = -ENOMEM;
@@ -331,86 +320,69 @@ static void print_counters(struct srv_thread *th, unsigned int n)
 		(unsigned long long)fe, (unsigned long long)se);
 }
 
-static int usage_error(const char *fmt, const char *arg)
+/* One option of the table. */
+static int apply(int key, const char *arg, void *ctx)
 {
-	fprintf(stderr, "sockserver: ");
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
-	return 2;
+	struct srv_config *cfg = ctx;
+	unsigned long v;
+
+	switch (key) {
+	case 'p':
+		return rr_opt_ports("sockserver", arg, cfg->ports, MAX_PORTS,
+				    &cfg->nports);
+	case 'f':
+		return rr_opt_function("sockserver", arg, &cfg->fn_override);
+	case 't':
+		if (rr_parse_ulong(arg, 1, MAX_THREADS, &v))
+			return rr_opt_fail(
+				"sockserver",
+				"-t must be a number in 1..64, not '%s'", arg);
+		cfg->threads = (unsigned int)v;
+		return 0;
+	case 'b':
+		if (rr_parse_ulong(arg, 1, MAX_BATCH, &v))
+			return rr_opt_fail(
+				"sockserver",
+				"-b must be a number in 1..256, not '%s'", arg);
+		cfg->batch = (unsigned int)v;
+		return 0;
+	case OPT_SIMPLE:
+		cfg->simple = true;
+		return 0;
+	case OPT_CPUS:
+		return rr_opt_cpus("sockserver", arg, cfg->cpus, &cfg->ncpus);
+	case OPT_BUSY:
+		cfg->busy = true;
+		return 0;
+	case OPT_FN_CONFIG:
+		cfg->fn_config = arg;
+		return 0;
+	case 'v':
+		cfg->verbose = true;
+		return 0;
+	}
+	return 0;
 }
 
 static int parse_args(int argc, char **argv, struct srv_config *cfg)
 {
-	char shortopts[RR_OPT_SHORT_LEN(sizeof(opts) / sizeof(opts[0]))];
-	struct option longopts[sizeof(opts) / sizeof(opts[0])];
-	char err[RR_ERRLEN];
-	unsigned long v;
-	uint32_t nlist;
-	int c, i;
+	static const struct rr_opt_prog prog = { "sockserver", SYNOPSIS, ABOUT,
+						 opts };
+	int i, ret;
 
-	rr_opt_build(opts, shortopts, longopts);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (rr_parse_ports(optarg, cfg->ports, MAX_PORTS,
-					   &nlist, err, sizeof(err)))
-				return usage_error("-p: %s", err);
-			cfg->nports = (int)nlist;
-			break;
-		case 'f':
-			cfg->fn_override = rr_registry_find(optarg);
-			if (!cfg->fn_override)
-				return usage_error(
-					"no function '%s' is linked in",
-					optarg);
-			break;
-		case 't':
-			if (rr_parse_ulong(optarg, 1, MAX_THREADS, &v))
-				return usage_error(
-					"-t must be a number in 1..64, not '%s'",
-					optarg);
-			cfg->threads = (unsigned int)v;
-			break;
-		case 'b':
-			if (rr_parse_ulong(optarg, 1, MAX_BATCH, &v))
-				return usage_error(
-					"-b must be a number in 1..256, not '%s'",
-					optarg);
-			cfg->batch = (unsigned int)v;
-			break;
-		case OPT_SIMPLE:
-			cfg->simple = true;
-			break;
-		case OPT_CPUS:
-			if (rr_parse_cpus(optarg, cfg->cpus, &cfg->ncpus, err,
-					  sizeof(err)))
-				return usage_error("--cpus: %s", err);
-			break;
-		case OPT_BUSY:
-			cfg->busy = true;
-			break;
-		case OPT_FN_CONFIG:
-			cfg->fn_config = optarg;
-			break;
-		case 'v':
-			cfg->verbose = true;
-			break;
-		case 'h':
-			rr_opt_usage(stdout, SYNOPSIS, ABOUT, opts);
-			exit(0);
-		case RR_OPT_VERSION:
-			rr_opt_version("sockserver");
-			exit(0);
-		default:
-			rr_opt_complain("sockserver", c, argv);
-			return 2;
-		}
-	}
+	/* The defaults the option table's help gives. */
+	*cfg = (struct srv_config){
+		.ports = { 1232 }, .nports = 1, .threads = 1, .batch = 64
+	};
+	ret = rr_opt_parse(&prog, argc, argv, apply, cfg);
+	if (ret)
+		return ret;
 	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
+		return rr_opt_fail("sockserver", "unexpected argument '%s'",
+				   argv[optind]);
 	if (cfg->simple && cfg->threads > 1)
-		return usage_error("%s", "--simple runs one thread; drop -t");
+		return rr_opt_fail("sockserver", "%s",
+				   "--simple runs one thread; drop -t");
 	for (i = 0; i < cfg->nports; i++) {
 		cfg->fns[i] = cfg->fn_override
 				      ? cfg->fn_override
@@ -425,14 +397,54 @@ static int parse_args(int argc, char **argv, struct srv_config *cfg)
 	return 0;
 }
 
+/* Closes what open_sockets() opened and frees the threads. */
+static void close_sockets(const struct srv_config *cfg, struct srv_thread *th)
+{
+	unsigned int t;
+	int i;
+
+	for (t = 0; t < cfg->threads; t++)
+		for (i = 0; i < cfg->nports; i++)
+			if (th[t].fds[i] >= 0)
+				close(th[t].fds[i]);
+	free(th);
+}
+
+/* The threads' sockets, one per port each; NULL after saying why. */
+static struct srv_thread *open_sockets(struct srv_config *cfg)
+{
+	struct srv_thread *th;
+	unsigned int t;
+	int i, r;
+
+	th = aligned_alloc(64, sizeof(*th) * cfg->threads);
+	if (!th)
+		return NULL;
+	memset(th, 0, sizeof(*th) * cfg->threads);
+	for (t = 0; t < cfg->threads; t++)
+		for (i = 0; i < cfg->nports; i++)
+			th[t].fds[i] = -1;
+	for (t = 0; t < cfg->threads; t++) {
+		th[t].idx = t;
+		th[t].cfg = cfg;
+		for (i = 0; i < cfg->nports; i++) {
+			r = open_socket(cfg->ports[i], !cfg->simple);
+			if (r < 0) {
+				fprintf(stderr,
+					"sockserver: cannot serve port %u: %s\n",
+					cfg->ports[i], strerror(-r));
+				close_sockets(cfg, th);
+				return NULL;
+			}
+			th[t].fds[i] = r;
+		}
+	}
+	return th;
+}
+
 int main(int argc, char **argv)
 {
-	struct srv_config cfg = {
-		.ports = { 1232 },
-		.nports = 1,
-		.threads = 1,
-		.batch = 64,
-	};
+	struct srv_config cfg; /* parse_args() fills it */
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct srv_thread *th;
 	unsigned int t, started = 0;
@@ -442,10 +454,8 @@ int main(int argc, char **argv)
 	r = parse_args(argc, argv, &cfg);
 	if (r)
 		return r;
-	if (rr_registry_check(err, sizeof(err))) {
-		fprintf(stderr, "sockserver: %s\n", err);
+	if (rr_opt_registry("sockserver"))
 		return 1;
-	}
 	/* Each port's function with its state, as reqrouter would make it. */
 	for (i = 0; i < cfg.nports; i++)
 		if (rr_fn_instance_from_file(cfg.fns[i], cfg.ports[i],
@@ -454,27 +464,9 @@ int main(int argc, char **argv)
 			fprintf(stderr, "sockserver: %s\n", err);
 			goto out_fns;
 		}
-	th = aligned_alloc(64, sizeof(*th) * cfg.threads);
+	th = open_sockets(&cfg);
 	if (!th)
-		return 1;
-	memset(th, 0, sizeof(*th) * cfg.threads);
-	for (t = 0; t < cfg.threads; t++)
-		for (i = 0; i < cfg.nports; i++)
-			th[t].fds[i] = -1;
-	for (t = 0; t < cfg.threads; t++) {
-		th[t].idx = t;
-		th[t].cfg = &cfg;
-		for (i = 0; i < cfg.nports; i++) {
-			r = open_socket(cfg.ports[i], !cfg.simple);
-			if (r < 0) {
-				fprintf(stderr,
-					"sockserver: cannot serve port %u: %s\n",
-					cfg.ports[i], strerror(-r));
-				goto out;
-			}
-			th[t].fds[i] = r;
-		}
-	}
+		goto out_fns;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	for (t = 0; t < cfg.threads; t++) {
@@ -502,12 +494,7 @@ int main(int argc, char **argv)
 		pthread_join(th[t].tid, NULL);
 	print_counters(th, cfg.threads);
 	ret = started == cfg.threads ? 0 : 1;
-out:
-	for (t = 0; t < cfg.threads; t++)
-		for (i = 0; i < cfg.nports; i++)
-			if (th[t].fds[i] >= 0)
-				close(th[t].fds[i]);
-	free(th);
+	close_sockets(&cfg, th);
 out_fns:
 	for (i = 0; i < cfg.nports; i++)
 		rr_fn_instance_free(cfg.insts[i]);

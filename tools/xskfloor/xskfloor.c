@@ -55,7 +55,7 @@ static const struct rr_opt opts[] = {
 	{ "cpu", OPT_CPU, "CPU", "pin to this CPU" },
 	{ "busy-poll", 'B', NULL, "spin instead of sleeping in poll()" },
 	RR_OPT_VERSION_ENTRY,
-	{ "help", 'h', NULL, "show this help and exit" },
+	RR_OPT_HELP_ENTRY,
 	{ NULL, 0, NULL, NULL },
 };
 
@@ -258,100 +258,104 @@ static void run(struct floor *fls, uint32_t nq, uint32_t batch, bool busy)
 	}
 }
 
+/* What the command line asks for. */
+struct floor_opts {
+	const char *ifname;
+	unsigned long nq, port, batch;
+	int cpu; /* -1: not pinned */
+	bool busy;
+};
+
+/* A number option: --queues, --port, --batch or --cpu. */
+static int number_opt(struct floor_opts *o, int c, const char *arg)
+{
+	unsigned long lo = c == OPT_CPU ? 0 : 1, v;
+	unsigned long hi = c == 'q'   ? MAX_QUEUES
+			   : c == 'p' ? 65535
+			   : c == 'b' ? MAX_BATCH
+				      : CPU_SETSIZE - 1;
+
+	if (rr_parse_ulong(arg, lo, hi, &v)) {
+		fprintf(stderr,
+			"xskfloor: --%s needs a number %lu-%lu, not '%s'\n",
+			c == 'q'   ? "queues"
+			: c == 'p' ? "port"
+			: c == 'b' ? "batch"
+				   : "cpu",
+			lo, hi, arg);
+		return 2;
+	}
+	if (c == 'q')
+		o->nq = v;
+	else if (c == 'p')
+		o->port = v;
+	else if (c == 'b')
+		o->batch = v;
+	else
+		o->cpu = (int)v;
+	return 0;
+}
+
+/* One option of the table. */
+static int apply(int key, const char *arg, void *ctx)
+{
+	struct floor_opts *o = ctx;
+
+	switch (key) {
+	case 'i':
+		o->ifname = arg;
+		return 0;
+	case 'B':
+		o->busy = true;
+		return 0;
+	default: /* --queues, --port, --batch, --cpu */
+		return number_opt(o, key, arg);
+	}
+}
+
+/* Pins the process to @cpu (if >= 0). */
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		fprintf(stderr, "xskfloor: cannot pin to CPU %d: %s\n", cpu,
+			strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	char shortopts[RR_OPT_SHORT_LEN(sizeof(opts) / sizeof(opts[0]))];
-	struct option longopts[sizeof(opts) / sizeof(opts[0])];
+	static const struct rr_opt_prog prog = { "xskfloor", SYNOPSIS, ABOUT,
+						 opts };
+	struct floor_opts o = { .nq = 1, .port = 7, .batch = 64, .cpu = -1 };
 	struct sigaction sa = { .sa_handler = on_signal };
-	unsigned long v, nq = 1, port = 7, batch = 64;
 	uint32_t flags = XDP_FLAGS_DRV_MODE;
 	struct xskfloor *skel = NULL;
 	static struct floor fls[MAX_QUEUES];
 	uint64_t replies = 0, kicks = 0;
+	int ifindex, err, ret = 1;
+	bool attached = false;
 	uint32_t q;
-	const char *ifname = NULL;
-	int c, ifindex, err, cpu = -1, ret = 1;
-	bool busy = false, attached = false;
-	cpu_set_t set;
 
-	rr_opt_build(opts, shortopts, longopts);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			ifname = optarg;
-			break;
-		case 'q':
-		case 'p':
-		case 'b':
-		case OPT_CPU: {
-			unsigned long lo = c == OPT_CPU ? 0 : 1;
-			unsigned long hi = c == 'q'   ? MAX_QUEUES
-					   : c == 'p' ? 65535
-					   : c == 'b' ? MAX_BATCH
-						      : CPU_SETSIZE - 1;
-
-			if (rr_parse_ulong(optarg, lo, hi, &v)) {
-				fprintf(stderr,
-					"xskfloor: --%s needs a number %lu-%lu, not '%s'\n",
-					c == 'q'   ? "queues"
-					: c == 'p' ? "port"
-					: c == 'b' ? "batch"
-						   : "cpu",
-					lo, hi, optarg);
-				return 2;
-			}
-			if (c == 'q')
-				nq = v;
-			else if (c == 'p')
-				port = v;
-			else if (c == 'b')
-				batch = v;
-			else
-				cpu = (int)v;
-			break;
-		}
-		case 'B':
-			busy = true;
-			break;
-		case 'h':
-			rr_opt_usage(stdout, SYNOPSIS, ABOUT, opts);
-			return 0;
-		case RR_OPT_VERSION:
-			rr_opt_version("xskfloor");
-			return 0;
-		default:
-			rr_opt_complain("xskfloor", c, argv);
-			return 2;
-		}
-	}
-	if (optind < argc || !ifname) {
-		fprintf(stderr, "xskfloor: %s\n",
-			ifname ? "unexpected argument"
-			       : "-i IFACE is required (see --help)");
+	ifindex = rr_opt_parse_iface(&prog, argc, argv, apply, &o, &o.ifname);
+	if (!ifindex)
 		return 2;
-	}
-	ifindex = (int)if_nametoindex(ifname);
-	if (!ifindex) {
-		fprintf(stderr, "xskfloor: no interface '%s'\n", ifname);
-		return 2;
-	}
-	if (cpu >= 0) {
-		CPU_ZERO(&set);
-		CPU_SET(cpu, &set);
-		if (sched_setaffinity(0, sizeof(set), &set)) {
-			fprintf(stderr, "xskfloor: cannot pin to CPU %d: %s\n",
-				cpu, strerror(errno));
-			return 1;
-		}
-	}
+	if (pin(o.cpu))
+		return 1;
 
 	skel = xskfloor__open();
 	if (!skel) {
 		fprintf(stderr, "xskfloor: cannot open the BPF object\n");
 		return 1;
 	}
-	skel->rodata->port = htons((uint16_t)port);
+	skel->rodata->port = htons((uint16_t)o.port);
 	err = xskfloor__load(skel);
 	if (err) {
 		fprintf(stderr, "xskfloor: cannot load the XDP program: %s\n",
@@ -362,13 +366,13 @@ int main(int argc, char **argv)
 			     bpf_program__fd(skel->progs.floor_redirect),
 			     flags | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
 	if (err) {
-		fprintf(stderr, "xskfloor: cannot attach to %s: %s\n", ifname,
+		fprintf(stderr, "xskfloor: cannot attach to %s: %s\n", o.ifname,
 			strerror(-err));
 		goto out;
 	}
 	attached = true;
-	for (q = 0; q < nq; q++) {
-		err = setup(&fls[q], ifname, q, flags,
+	for (q = 0; q < o.nq; q++) {
+		err = setup(&fls[q], o.ifname, q, flags,
 			    bpf_map__fd(skel->maps.xsks));
 		if (err) {
 			fprintf(stderr,
@@ -380,9 +384,10 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	fprintf(stderr, "xskfloor: port %lu on %s queues 0-%lu, %s, ready\n",
-		port, ifname, nq - 1, busy ? "spinning" : "sleeping in poll()");
-	run(fls, (uint32_t)nq, (uint32_t)batch, busy);
-	for (q = 0; q < nq; q++) {
+		o.port, o.ifname, o.nq - 1,
+		o.busy ? "spinning" : "sleeping in poll()");
+	run(fls, (uint32_t)o.nq, (uint32_t)o.batch, o.busy);
+	for (q = 0; q < o.nq; q++) {
 		replies += fls[q].replies;
 		kicks += fls[q].kicks;
 	}
@@ -392,7 +397,7 @@ int main(int argc, char **argv)
 out:
 	if (attached)
 		bpf_xdp_detach(ifindex, flags, NULL);
-	for (q = 0; q < nq; q++) {
+	for (q = 0; q < o.nq; q++) {
 		xsk_socket__delete(fls[q].xsk);
 		xsk_umem__delete(fls[q].umem);
 		if (fls[q].area)

@@ -1,100 +1,39 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+// SPDX-License-Identifier: GPL-2.0
 /*
- * Crafted request frames for the unit tests (rr_process) and the BPF
- * program tests (bpf_prog_test_run_opts), and an RFC 1071 checksum written
- * the plain way, byte pair by byte pair, so replies are checked against
- * something other than the code under test.
+ * The test frame builder and the reference checksum (frames.h), shared by
+ * the unit, BPF and fuzz tests.
  */
-#ifndef RR_TEST_FRAMES_H
-#define RR_TEST_FRAMES_H
-
-#include <stddef.h>
-#include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
 
-#define F_ETH_HLEN 14
-#define F_VLAN_HLEN 4
-#define F_IP4_HLEN 20
-#define F_IP6_HLEN 40
-#define F_UDP_HLEN 8
-#define F_REQ_TTL 17 /* anything but the reply's 64 */
+#include "frames.h"
 
-#define F_ETH_IP 0x0800
-#define F_ETH_IPV6 0x86dd
-#define F_ETH_ARP 0x0806
-#define F_ETH_8021Q 0x8100
-#define F_ETH_8021AD 0x88a8
+const uint8_t f_src_mac[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+const uint8_t f_dst_mac[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x02 };
+const uint8_t f_src_ip4[4] = { 10, 0, 0, 1 };
+const uint8_t f_dst_ip4[4] = { 10, 0, 0, 2 };
+const uint8_t f_src_ip6[16] = { 0xfd, 0, 0, 0, 0, 0, 0, 0,
+				0,    0, 0, 0, 0, 0, 0, 1 };
+const uint8_t f_dst_ip6[16] = { 0xfd, 0, 0, 0, 0, 0, 0, 0,
+				0xab, 0, 0, 0, 0, 0, 0, 2 };
+const uint8_t f_bcast_mac[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+const uint8_t f_mcast_ip4[4] = { 224, 0, 0, 1 };
+const uint8_t f_bcast_ip4[4] = { 255, 255, 255, 255 };
+const uint8_t f_mcast_ip6[16] = { 0xff, 0x02, [15] = 1 };
 
-/* Marks a field as set explicitly, so that 0 can still mean "derive it". */
-#define SET(x) ((uint32_t)(x) | 0x10000u)
-#define IS_SET(f) ((f)&0x10000u)
-#define SET_VAL(f) ((f)&0xffffu)
-
-#define F_IP_DF 0x4000
-#define F_IP_MF 0x2000
-
-enum frame_csum {
-	CSUM_GARBAGE, /* a fixed wrong value */
-	CSUM_PARTIAL, /* pseudo-header sum only, as veth leaves it */
-	CSUM_ZERO,    /* "no checksum" (IPv4) */
-	CSUM_VALID,
-};
-
-struct frame_spec {
-	int family; /* AF_INET (also when 0) or AF_INET6 */
-	int vlans;  /* 0; 1: 802.1Q; 2: 802.1ad + 802.1Q; 3: one more 802.1Q */
-	uint32_t ethertype; /* SET(): overrides the one after the tags */
-	uint32_t ihl;	    /* SET(): IPv4 IHL field; default 5 + opt_words */
-	uint32_t opt_words; /* IPv4 options, in 32-bit words */
-	uint32_t proto;	    /* SET(): IPv4 protocol / IPv6 next header */
-	uint32_t frag;	    /* SET(): IPv4 flags and offset; default DF */
-	uint32_t ip_len;    /* SET(): IPv4 total length / IPv6 payload length */
-	uint32_t udp_len;   /* SET(): UDP length */
-	uint32_t version;   /* SET(): IP version nibble */
-	uint16_t sport, dport;
-	const uint8_t *saddr;	/* 4 or 16 bytes; NULL: f_src_ip4/f_src_ip6 */
-	const uint8_t *daddr;	/* likewise; NULL: f_dst_ip4/f_dst_ip6 */
-	const uint8_t *dst_mac; /* NULL: f_dst_mac */
-	const void *payload;	/* NULL: a byte pattern */
-	uint32_t plen;
-	uint32_t pad; /* Ethernet padding after the IP packet */
-	enum frame_csum csum;
-};
-
-/* Where things are in a frame built from a spec. */
-struct frame_layout {
-	uint32_t l3_off, l4_off, payload_off, len;
-};
-
-static const uint8_t f_src_mac[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
-static const uint8_t f_dst_mac[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x02 };
-static const uint8_t f_src_ip4[4] = { 10, 0, 0, 1 };
-static const uint8_t f_dst_ip4[4] = { 10, 0, 0, 2 };
-static const uint8_t f_src_ip6[16] = { 0xfd, 0, 0, 0, 0, 0, 0, 0,
-				       0,    0, 0, 0, 0, 0, 0, 1 };
-static const uint8_t f_dst_ip6[16] = { 0xfd, 0, 0, 0, 0, 0, 0, 0,
-				       0xab, 0, 0, 0, 0, 0, 0, 2 };
-static const uint8_t f_bcast_mac[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-static const uint8_t f_mcast_ip4[4] = { 224, 0, 0, 1 };
-static const uint8_t f_bcast_ip4[4] = { 255, 255, 255, 255 };
-static const uint8_t f_mcast_ip6[16] = { 0xff, 0x02, [15] = 1 };
-#define F_TCI_OUTER 0x2064 /* PCP 1, VID 100 */
-#define F_TCI_INNER 0x00c8 /* VID 200 */
-
-static inline void f_put16(uint8_t *p, uint32_t v)
+void f_put16(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)(v >> 8);
 	p[1] = (uint8_t)v;
 }
 
-static inline uint16_t f_get16(const uint8_t *p)
+uint16_t f_get16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
 /* The textbook sum: big-endian 16-bit words, an odd byte padded with 0. */
-static inline uint64_t ref_sum(const uint8_t *p, size_t n, uint64_t sum)
+uint64_t ref_sum(const uint8_t *p, size_t n, uint64_t sum)
 {
 	size_t i;
 
@@ -105,7 +44,7 @@ static inline uint64_t ref_sum(const uint8_t *p, size_t n, uint64_t sum)
 	return sum;
 }
 
-static inline uint16_t ref_fold(uint64_t sum)
+uint16_t ref_fold(uint64_t sum)
 {
 	while (sum >> 16)
 		sum = (sum & 0xffff) + (sum >> 16);
@@ -114,7 +53,7 @@ static inline uint16_t ref_fold(uint64_t sum)
 
 /* Pseudo-header sum for a UDP datagram of @ulen bytes; @ip at the IP
  * header of @family. */
-static inline uint64_t ref_pseudo(const uint8_t *ip, int family, uint32_t ulen)
+uint64_t ref_pseudo(const uint8_t *ip, int family, uint32_t ulen)
 {
 	uint64_t sum;
 
@@ -126,8 +65,8 @@ static inline uint64_t ref_pseudo(const uint8_t *ip, int family, uint32_t ulen)
 }
 
 /* The UDP checksum the datagram at @udp should carry, field taken as 0. */
-static inline uint16_t ref_udp_csum(const uint8_t *ip, int family,
-				    const uint8_t *udp, uint32_t ulen)
+uint16_t ref_udp_csum(const uint8_t *ip, int family, const uint8_t *udp,
+		      uint32_t ulen)
 {
 	uint64_t sum = ref_pseudo(ip, family, ulen);
 	uint16_t csum;
@@ -139,7 +78,7 @@ static inline uint16_t ref_udp_csum(const uint8_t *ip, int family,
 	return csum ? csum : 0xffff;
 }
 
-static inline uint8_t f_pattern(uint32_t i)
+uint8_t f_pattern(uint32_t i)
 {
 	return (uint8_t)(i * 7 + 3 + (i >> 8));
 }
@@ -148,9 +87,8 @@ static inline uint8_t f_pattern(uint32_t i)
  * Builds the frame into @buf (@size bytes) and returns its length, or 0
  * if it does not fit. @lay, if set, receives the offsets.
  */
-static inline uint32_t build_frame(uint8_t *buf, uint32_t size,
-				   const struct frame_spec *s,
-				   struct frame_layout *lay)
+uint32_t build_frame(uint8_t *buf, uint32_t size, const struct frame_spec *s,
+		     struct frame_layout *lay)
 {
 	int v6 = s->family == AF_INET6;
 	uint32_t off = F_ETH_HLEN, ihl, l3, l4, iplen, ulen, len, i;
@@ -162,7 +100,7 @@ static inline uint32_t build_frame(uint8_t *buf, uint32_t size,
 	l4 = F_ETH_HLEN + F_VLAN_HLEN * (uint32_t)s->vlans +
 	     (v6 ? F_IP6_HLEN : ihl * 4);
 	len = l4 + F_UDP_HLEN + s->plen + s->pad;
-	if (len > size)
+	if (len > size || F_UDP_HLEN + s->plen > 0xffff)
 		return 0;
 	memset(buf, 0, len);
 
@@ -261,4 +199,58 @@ static inline uint32_t build_frame(uint8_t *buf, uint32_t size,
 	return len;
 }
 
-#endif /* RR_TEST_FRAMES_H */
+uint32_t build_request(uint8_t *buf, uint32_t size, uint16_t sport,
+		       uint16_t dport, const void *payload, uint32_t plen,
+		       struct frame_layout *lay)
+{
+	struct frame_spec s = { .family = AF_INET,
+				.sport = sport,
+				.dport = dport,
+				.payload = payload,
+				.plen = plen,
+				.csum = CSUM_VALID };
+
+	return build_frame(buf, size, &s, lay);
+}
+
+uint16_t ref_csum(const uint8_t *p, size_t n, uint64_t sum)
+{
+	return (uint16_t)~ref_fold(ref_sum(p, n, sum));
+}
+
+uint16_t ref_udp_check(const uint8_t *frame, int family, uint32_t l3_off,
+		       uint32_t l4_off, uint32_t ulen)
+{
+	return ref_csum(frame + l4_off, ulen,
+			ref_pseudo(frame + l3_off, family, ulen));
+}
+
+static uint16_t get16_in(const uint8_t *f, uint32_t len, uint32_t off)
+{
+	return off + 2 <= len ? f_get16(f + off) : 0;
+}
+
+void fix_checksums(uint8_t *f, uint32_t len)
+{
+	uint32_t off = F_ETH_HLEN, hlen;
+	uint16_t proto = get16_in(f, len, 12);
+	int tags;
+
+	for (tags = 0;
+	     tags < 2 && (proto == F_ETH_8021Q || proto == F_ETH_8021AD);
+	     tags++) {
+		proto = get16_in(f, len, off + 2);
+		off += F_VLAN_HLEN;
+	}
+	if (proto == F_ETH_IP && off + F_IP4_HLEN <= len) {
+		hlen = (f[off] & 0xfu) * 4;
+		if (hlen < F_IP4_HLEN || off + hlen > len)
+			return;
+		f_put16(f + off + 10, 0);
+		f_put16(f + off + 10, ref_csum(f + off, hlen, 0));
+	} else if (proto == F_ETH_IPV6 &&
+		   off + F_IP6_HLEN + F_UDP_HLEN <= len &&
+		   !get16_in(f, len, off + F_IP6_HLEN + 6)) {
+		f_put16(f + off + F_IP6_HLEN + 6, 0xffff);
+	}
+}

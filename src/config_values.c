@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The configuration's value parsers, shared by the INI file (config.c)
+ * and the command line (options.c): CPU and port lists, modes, tiers,
+ * allow-lists, names and addresses. Each writes one sentence into the
+ * caller's buffer on error.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include "config.h"
+#include "parse.h"
+
+/* "0-3,6": ranges and single CPUs, each below RR_MAX_CPUS, no repeats. */
+int rr_parse_cpus(const char *s, int *cpus, uint32_t *ncpus, char *err,
+		  size_t errlen)
+{
+	char *buf, *tok, *save, *dash;
+	uint32_t lo, hi, c, n = 0, i;
+	int ret = -EINVAL;
+
+	if (!*s)
+		return rr_errf(err, errlen, "empty CPU list");
+	buf = strdup(s);
+	if (!buf) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		dash = strchr(tok, '-');
+		if (dash)
+			*dash = '\0';
+		if (rr_parse_u32(tok, 0, RR_MAX_CPUS - 1, &lo, "a CPU", err,
+				 errlen))
+			goto out;
+		hi = lo;
+		if (dash && rr_parse_u32(dash + 1, lo, RR_MAX_CPUS - 1, &hi,
+					 "a CPU range's end", err, errlen))
+			goto out;
+		for (c = lo; c <= hi; c++) {
+			for (i = 0; i < n; i++) {
+				if (cpus[i] == (int)c) {
+					rr_errf(err, errlen,
+						"CPU %u is listed twice", c);
+					goto out;
+				}
+			}
+			cpus[n++] = (int)c;
+		}
+	}
+	if (!n) {
+		rr_errf(err, errlen, "bad CPU list '%s'", s);
+		goto out;
+	}
+	*ncpus = n;
+	ret = 0;
+out:
+	free(buf);
+	return ret;
+}
+
+int rr_parse_ports(const char *s, uint16_t *ports, uint32_t max,
+		   uint32_t *nports, char *err, size_t errlen)
+{
+	char buf[512], *tok, *save;
+	uint32_t port, n = 0, i;
+
+	if (strlen(s) >= sizeof(buf) || !*s)
+		return rr_errf(err, errlen, "bad port list '%s'", s);
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (rr_parse_u32(tok, 1, 65535, &port, "a port", err, errlen))
+			return -EINVAL;
+		for (i = 0; i < n; i++) {
+			if (ports[i] == port)
+				return rr_errf(err, errlen,
+					       "port %u is listed twice", port);
+		}
+		if (n == max)
+			return rr_errf(err, errlen,
+				       "at most %u ports may be listed", max);
+		ports[n++] = (uint16_t)port;
+	}
+	if (!n)
+		return rr_errf(err, errlen, "bad port list '%s'", s);
+	*nports = n;
+	return 0;
+}
+
+int rr_parse_mode(const char *s, enum rr_xdp_mode *mode, char *err,
+		  size_t errlen)
+{
+	if (!strcmp(s, "auto"))
+		*mode = RR_MODE_AUTO;
+	else if (!strcmp(s, "native"))
+		*mode = RR_MODE_NATIVE;
+	else if (!strcmp(s, "skb"))
+		*mode = RR_MODE_SKB;
+	else
+		return rr_errf(err, errlen,
+			       "mode must be auto, native or skb, not '%s'", s);
+	return 0;
+}
+
+static const char *const tier_names[] = {
+	[RR_TIER_AUTO] = "auto",
+	[RR_TIER_XDP] = "xdp",
+	[RR_TIER_USER] = "user",
+};
+
+int rr_parse_tier(const char *s, enum rr_tier *tier, char *err, size_t errlen)
+{
+	uint32_t i;
+
+	for (i = 0; i <= RR_TIER_USER; i++)
+		if (!strcmp(s, tier_names[i])) {
+			*tier = i;
+			return 0;
+		}
+	return rr_errf(err, errlen, "tier must be auto, xdp or user, not '%s'",
+		       s);
+}
+
+int rr_parse_tx_csum(const char *s, enum rr_tx_csum *csum, char *err,
+		     size_t errlen)
+{
+	if (!strcmp(s, "auto"))
+		*csum = RR_TX_CSUM_AUTO;
+	else if (!strcmp(s, "soft"))
+		*csum = RR_TX_CSUM_SOFT;
+	else if (!strcmp(s, "offload"))
+		*csum = RR_TX_CSUM_OFFLOAD;
+	else
+		return rr_errf(
+			err, errlen,
+			"tx-csum must be auto, soft or offload, not '%s'", s);
+	return 0;
+}
+
+int rr_parse_isolation(const char *s, enum rr_isolation *iso, char *err,
+		       size_t errlen)
+{
+	if (!strcmp(s, "thread"))
+		*iso = RR_ISOLATION_THREAD;
+	else if (!strcmp(s, "cell"))
+		*iso = RR_ISOLATION_CELL;
+	else
+		return rr_errf(err, errlen,
+			       "isolation must be thread or cell, not '%s'", s);
+	return 0;
+}
+
+int rr_parse_cidrs(const char *s, struct rr_cidr *out, uint32_t max,
+		   uint32_t *n, char *err, size_t errlen)
+{
+	char buf[4096], *tok, *save, *slash;
+	uint32_t len, count = *n, maxlen;
+	struct rr_cidr c;
+	int i;
+
+	if (strlen(s) >= sizeof(buf))
+		return rr_errf(err, errlen, "allow-list is too long");
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ", \t", &save); tok;
+	     tok = strtok_r(NULL, ", \t", &save)) {
+		memset(&c, 0, sizeof(c));
+		slash = strchr(tok, '/');
+		if (slash)
+			*slash = '\0';
+		if (inet_pton(AF_INET, tok, c.addr) == 1) {
+			c.family = AF_INET;
+			maxlen = 32;
+		} else if (inet_pton(AF_INET6, tok, c.addr) == 1) {
+			c.family = AF_INET6;
+			maxlen = 128;
+		} else {
+			return rr_errf(err, errlen,
+				       "'%s' is not an IPv4 or IPv6 address",
+				       tok);
+		}
+		len = maxlen;
+		if (slash && rr_parse_u32(slash + 1, 0, maxlen, &len,
+					  "a prefix length", err, errlen))
+			return -EINVAL;
+		c.len = (uint8_t)len;
+		/* Host bits set would never match as written: refuse them. */
+		for (i = 0; i < 16; i++) {
+			int keep = (int)len - i * 8;
+			uint8_t mask = keep >= 8 ? 0xff
+				       : keep <= 0
+					       ? 0
+					       : (uint8_t)(0xff << (8 - keep));
+
+			if (c.addr[i] & ~mask)
+				return rr_errf(err, errlen,
+					       "%s/%u has host bits set", tok,
+					       len);
+		}
+		if (count >= max)
+			return rr_errf(err, errlen,
+				       "at most %u prefixes per allow-list",
+				       max);
+		out[count++] = c;
+	}
+	if (count == *n)
+		return rr_errf(err, errlen, "empty allow-list");
+	*n = count;
+	return 0;
+}
+
+int rr_set_ifname(struct rr_config *cfg, const char *s, char *err,
+		  size_t errlen)
+{
+	if (!*s || strlen(s) >= sizeof(cfg->ifname) || strchr(s, '/'))
+		return rr_errf(err, errlen,
+			       "'%s' is not a valid interface name", s);
+	strcpy(cfg->ifname, s);
+	return 0;
+}
+
+int rr_set_control(struct rr_config *cfg, const char *s, char *err,
+		   size_t errlen)
+{
+	if (!*s || strlen(s) >= sizeof(cfg->control) ||
+	    (strcmp(s, "none") && s[0] != '/'))
+		return rr_errf(
+			err, errlen,
+			"control socket '%s' must be an absolute path shorter than %zu bytes, or none",
+			s, sizeof(cfg->control));
+	strcpy(cfg->control, s);
+	return 0;
+}
+
+int rr_parse_listen(const char *s, struct sockaddr_storage *sa,
+		    socklen_t *salen, char *err, size_t errlen)
+{
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)sa;
+	struct sockaddr_in *in = (struct sockaddr_in *)sa;
+	const char *colon = strrchr(s, ':');
+	char addr[INET6_ADDRSTRLEN + 2];
+	unsigned long port;
+	size_t alen;
+
+	memset(sa, 0, sizeof(*sa));
+	if (!colon || rr_parse_ulong(colon + 1, 1, 65535, &port))
+		goto bad;
+	alen = (size_t)(colon - s);
+	if (alen >= sizeof(addr))
+		goto bad;
+	memcpy(addr, s, alen);
+	addr[alen] = '\0';
+	if (alen > 2 && addr[0] == '[' && addr[alen - 1] == ']') {
+		addr[alen - 1] = '\0';
+		if (inet_pton(AF_INET6, addr + 1, &in6->sin6_addr) != 1)
+			goto bad;
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		*salen = sizeof(*in6);
+		return 0;
+	}
+	if (inet_pton(AF_INET, addr, &in->sin_addr) != 1)
+		goto bad;
+	in->sin_family = AF_INET;
+	in->sin_port = htons((uint16_t)port);
+	*salen = sizeof(*in);
+	return 0;
+bad:
+	return rr_errf(
+		err, errlen,
+		"bad metrics listen address '%s': want IPv4:PORT or [IPv6]:PORT, e.g. 127.0.0.1:9464",
+		s);
+}
+
+int rr_set_metrics_listen(struct rr_config *cfg, const char *s, char *err,
+			  size_t errlen)
+{
+	struct sockaddr_storage sa;
+	socklen_t salen;
+
+	if (rr_parse_listen(s, &sa, &salen, err, errlen))
+		return -EINVAL;
+	if (strlen(s) >= sizeof(cfg->metrics_listen))
+		return rr_errf(err, errlen,
+			       "metrics listen address '%s' is too long", s);
+	strcpy(cfg->metrics_listen, s);
+	return 0;
+}
+
+int rr_set_control_group(struct rr_config *cfg, const char *s, char *err,
+			 size_t errlen)
+{
+	if (!*s || strlen(s) >= sizeof(cfg->control_group))
+		return rr_errf(err, errlen, "bad control group '%s'", s);
+	strcpy(cfg->control_group, s);
+	return 0;
+}

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Value parsing shared by src/config.c (file and flags), src/options.c,
+ * the control socket, reqrouterctl and the tools: one number parser, one
+ * boolean parser and one way to write an error sentence.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+
+#include "parse.h"
+
+int rr_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+int rr_parse_ull(const char *s, int base, unsigned long long min,
+		 unsigned long long max, unsigned long long *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, base);
+	if (*end)
+		return -EINVAL;
+	if (errno == ERANGE || v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int rr_parse_ulong(const char *s, unsigned long min, unsigned long max,
+		   unsigned long *out)
+{
+	unsigned long long v;
+	int ret;
+
+	ret = rr_parse_ull(s, 10, min, max, &v);
+	if (!ret)
+		*out = (unsigned long)v;
+	return ret;
+}
+
+int rr_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out,
+		 const char *what, char *err, size_t errlen)
+{
+	unsigned long v;
+
+	if (rr_parse_ulong(s, min, max, &v))
+		return rr_errf(err, errlen,
+			       "%s must be a number from %u to %u, not '%s'",
+			       what, min, max, s ? s : "");
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int rr_parse_bool(const char *s, bool *out, const char *what, char *err,
+		  size_t errlen)
+{
+	static const char *const yes[] = { "1", "yes", "true", "on" };
+	static const char *const no[] = { "0", "no", "false", "off" };
+	size_t i;
+
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (!strcasecmp(s, yes[i]) || !strcasecmp(s, no[i])) {
+			*out = !strcasecmp(s, yes[i]);
+			return 0;
+		}
+	}
+	return rr_errf(err, errlen, "%s must be yes or no, not '%s'", what, s);
+}

@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A part of the test_config program (test_config.c): the value parsers
+ * the file and the flags share (src/config_values.c, src/parse.c):
+ * allow-lists, CPU lists, numbers and booleans.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+#include "options.h"
+#include "parse.h"
+#include "registry.h"
+#include "test_config.h"
+#include "testutil.h"
+
+static void test_parse_cidrs(void **state)
+{
+	static const uint8_t host[4] = { 192, 0, 2, 7 };
+	static const uint8_t v6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0xaa };
+	struct rr_cidr c[RR_MAX_ALLOW_PER_FN + 1];
+	char many[RR_MAX_ALLOW_PER_FN * 16 + 32];
+	uint32_t n = 0, i;
+
+	(void)state;
+	/* commas and blanks both separate */
+	assert_int_equal(rr_parse_cidrs("192.0.2.7,2001:db8:aa00::/40 ::1\t"
+					"0.0.0.0/0, ::/0",
+					c, RR_MAX_ALLOW_PER_FN, &n, err,
+					sizeof(err)),
+			 0);
+	assert_int_equal(n, 5);
+	assert_int_equal(c[0].family, AF_INET);
+	assert_int_equal(c[0].len, 32); /* a bare address is one host */
+	assert_memory_equal(c[0].addr, host, 4);
+	assert_int_equal(c[1].family, AF_INET6);
+	assert_int_equal(c[1].len, 40);
+	assert_memory_equal(c[1].addr, v6, 16);
+	assert_int_equal(c[2].family, AF_INET6);
+	assert_int_equal(c[2].len, 128);
+	assert_int_equal(c[2].addr[15], 1);
+	assert_int_equal(c[3].family, AF_INET);
+	assert_int_equal(c[3].len, 0);
+	assert_int_equal(c[4].family, AF_INET6);
+	assert_int_equal(c[4].len, 0);
+
+	n = 99;
+	assert_int_equal(
+		rr_parse_cidrs("10.0.0.1/24", c, 8, &n, err, sizeof(err)),
+		-EINVAL);
+	check_err("host bits");
+	assert_int_equal(
+		rr_parse_cidrs("2001:db8::1/64", c, 8, &n, err, sizeof(err)),
+		-EINVAL);
+	check_err("host bits");
+	assert_int_equal(
+		rr_parse_cidrs("10.0.0.0/33", c, 8, &n, err, sizeof(err)),
+		-EINVAL);
+	assert_int_equal(rr_parse_cidrs("::/129", c, 8, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(
+		rr_parse_cidrs("10.0.0.0/", c, 8, &n, err, sizeof(err)),
+		-EINVAL);
+	assert_int_equal(rr_parse_cidrs("10.0.0/8", c, 8, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(
+		rr_parse_cidrs("10.0.0.256", c, 8, &n, err, sizeof(err)),
+		-EINVAL);
+	assert_int_equal(
+		rr_parse_cidrs("example.com", c, 8, &n, err, sizeof(err)),
+		-EINVAL);
+	check_err("example.com");
+	assert_int_equal(rr_parse_cidrs("", c, 8, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(rr_parse_cidrs(" , ", c, 8, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(n, 99);
+
+	/* a second list is appended to the first */
+	n = 0;
+	assert_int_equal(
+		rr_parse_cidrs("10.0.0.0/8", c, 8, &n, err, sizeof(err)), 0);
+	assert_int_equal(rr_parse_cidrs("fd00::/8, 192.0.2.0/24", c, 8, &n, err,
+					sizeof(err)),
+			 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(c[0].addr[0], 10);
+	assert_int_equal(c[2].addr[0], 192);
+
+	/* RR_MAX_ALLOW_PER_FN prefixes fit, one more does not */
+	n = 0;
+	many[0] = '\0';
+	for (i = 0; i < RR_MAX_ALLOW_PER_FN; i++)
+		snprintf(many + strlen(many), sizeof(many) - strlen(many),
+			 "%s10.0.%u.0/24", i ? "," : "", i);
+	assert_int_equal(rr_parse_cidrs(many, c, RR_MAX_ALLOW_PER_FN, &n, err,
+					sizeof(err)),
+			 0);
+	assert_int_equal(n, RR_MAX_ALLOW_PER_FN);
+	assert_int_equal(c[RR_MAX_ALLOW_PER_FN - 1].addr[2],
+			 RR_MAX_ALLOW_PER_FN - 1);
+	strcat(many, ",10.1.0.0/16");
+	n = 0;
+	assert_int_equal(rr_parse_cidrs(many, c, RR_MAX_ALLOW_PER_FN, &n, err,
+					sizeof(err)),
+			 -EINVAL);
+	/* a full list takes no more */
+	n = RR_MAX_ALLOW_PER_FN;
+	assert_int_equal(rr_parse_cidrs("10.2.0.0/16", c, RR_MAX_ALLOW_PER_FN,
+					&n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(n, RR_MAX_ALLOW_PER_FN);
+}
+
+static void test_parse_cpus(void **state)
+{
+	int cpus[RR_MAX_CPUS];
+	uint32_t n = 0, i;
+
+	(void)state;
+	assert_int_equal(rr_parse_cpus("0", cpus, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(cpus[0], 0);
+	assert_int_equal(rr_parse_cpus("0-3,6", cpus, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 5);
+	assert_int_equal(cpus[3], 3);
+	assert_int_equal(cpus[4], 6);
+	/* the order given is the order workers are pinned in */
+	assert_int_equal(rr_parse_cpus("5,2,9-10", cpus, &n, err, sizeof(err)),
+			 0);
+	assert_int_equal(n, 4);
+	assert_int_equal(cpus[0], 5);
+	assert_int_equal(cpus[1], 2);
+	assert_int_equal(cpus[2], 9);
+	assert_int_equal(cpus[3], 10);
+	assert_int_equal(rr_parse_cpus("4-4", cpus, &n, err, sizeof(err)), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(cpus[0], 4);
+	assert_int_equal(rr_parse_cpus("0-1023", cpus, &n, err, sizeof(err)),
+			 0);
+	assert_int_equal(n, RR_MAX_CPUS);
+	for (i = 0; i < n; i++)
+		assert_int_equal(cpus[i], (int)i);
+
+	n = 77;
+	assert_int_equal(rr_parse_cpus("3-1", cpus, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(n, 77); /* untouched on error */
+	assert_int_equal(rr_parse_cpus("1024", cpus, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(rr_parse_cpus("0-1024", cpus, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(rr_parse_cpus("2,2", cpus, &n, err, sizeof(err)),
+			 -EINVAL);
+	check_err("twice");
+	assert_int_equal(rr_parse_cpus("0-3,2", cpus, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(rr_parse_cpus("", cpus, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(rr_parse_cpus(",", cpus, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(rr_parse_cpus("1-", cpus, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(rr_parse_cpus("-1", cpus, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(rr_parse_cpus("1-2-3", cpus, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(rr_parse_cpus("a", cpus, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(rr_parse_cpus("0x1", cpus, &n, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(n, 77);
+}
+
+static void test_parse_values(void **state)
+{
+	uint16_t ports[RR_MAX_PORTS];
+	char many[256];
+	uint32_t v = 0, n = 0, i;
+	unsigned long long ull = 0;
+	bool b = false;
+	enum rr_xdp_mode mode = RR_MODE_AUTO;
+	enum rr_tx_csum csum = RR_TX_CSUM_AUTO;
+
+	(void)state;
+	/* the one number parser: a base, an end check, a range */
+	assert_int_equal(rr_parse_ull("0x10", 0, 0, 100, &ull), 0);
+	assert_int_equal(ull, 16);
+	assert_int_equal(rr_parse_ull("0x10", 10, 0, 100, &ull), -EINVAL);
+	assert_int_equal(rr_parse_ull("101", 0, 0, 100, &ull), -ERANGE);
+	assert_int_equal(
+		rr_parse_ull("18446744073709551616", 10, 0, ULLONG_MAX, &ull),
+		-ERANGE);
+	assert_int_equal(rr_parse_ull(" 1", 10, 0, 9, &ull), -EINVAL);
+	assert_int_equal(rr_errf(err, sizeof(err), "%s:%d: %s", "f", 3, "x"),
+			 -EINVAL);
+	assert_string_equal(err, "f:3: x");
+	assert_int_equal(rr_parse_u32("007", 1, 10, &v, "x", err, sizeof(err)),
+			 0);
+	assert_int_equal(v, 7);
+	assert_int_equal(rr_parse_u32("4294967295", 0, UINT32_MAX, &v, "x", err,
+				      sizeof(err)),
+			 0);
+	assert_int_equal(v, UINT32_MAX);
+	v = 5;
+	assert_int_equal(rr_parse_u32("4294967296", 0, UINT32_MAX, &v, "x", err,
+				      sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(rr_parse_u32("+3", 0, 10, &v, "x", err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(rr_parse_u32("-3", 0, 10, &v, "x", err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(rr_parse_u32("3 ", 0, 10, &v, "x", err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(rr_parse_u32("", 0, 10, &v, "x", err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(
+		rr_parse_u32("11", 0, 10, &v, "the knob", err, sizeof(err)),
+		-EINVAL);
+	check_err("the knob");
+	check_err("0 to 10");
+	assert_int_equal(v, 5);
+
+	assert_int_equal(rr_parse_bool("YES", &b, "x", err, sizeof(err)), 0);
+	assert_true(b);
+	assert_int_equal(rr_parse_bool("off", &b, "x", err, sizeof(err)), 0);
+	assert_false(b);
+	assert_int_equal(rr_parse_bool("true", &b, "x", err, sizeof(err)), 0);
+	assert_true(b);
+	assert_int_equal(rr_parse_bool("0", &b, "x", err, sizeof(err)), 0);
+	assert_false(b);
+	assert_int_equal(rr_parse_bool("1", &b, "x", err, sizeof(err)), 0);
+	assert_true(b);
+	assert_int_equal(rr_parse_bool("no", &b, "x", err, sizeof(err)), 0);
+	assert_false(b);
+	assert_int_equal(rr_parse_bool("y", &b, "x", err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(rr_parse_bool("", &b, "x", err, sizeof(err)), -EINVAL);
+
+	assert_int_equal(rr_parse_mode("native", &mode, err, sizeof(err)), 0);
+	assert_int_equal(mode, RR_MODE_NATIVE);
+	assert_int_equal(rr_parse_mode("skb", &mode, err, sizeof(err)), 0);
+	assert_int_equal(mode, RR_MODE_SKB);
+	assert_int_equal(rr_parse_mode("auto", &mode, err, sizeof(err)), 0);
+	assert_int_equal(mode, RR_MODE_AUTO);
+	assert_int_equal(rr_parse_mode("xdp", &mode, err, sizeof(err)),
+			 -EINVAL);
+
+	assert_int_equal(rr_parse_tx_csum("offload", &csum, err, sizeof(err)),
+			 0);
+	assert_int_equal(csum, RR_TX_CSUM_OFFLOAD);
+	assert_int_equal(rr_parse_tx_csum("soft", &csum, err, sizeof(err)), 0);
+	assert_int_equal(csum, RR_TX_CSUM_SOFT);
+	assert_int_equal(rr_parse_tx_csum("auto", &csum, err, sizeof(err)), 0);
+	assert_int_equal(csum, RR_TX_CSUM_AUTO);
+	assert_int_equal(rr_parse_tx_csum("Soft", &csum, err, sizeof(err)),
+			 -EINVAL);
+	check_err("auto, soft or offload");
+	assert_int_equal(csum, RR_TX_CSUM_AUTO);
+
+	assert_int_equal(rr_parse_ports("1,65535,1232", ports, RR_MAX_PORTS, &n,
+					err, sizeof(err)),
+			 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(ports[0], 1);
+	assert_int_equal(ports[1], 65535);
+	assert_int_equal(ports[2], 1232);
+	/* RR_MAX_PORTS ports are fine, one more is not */
+	many[0] = '\0';
+	for (i = 1; i <= RR_MAX_PORTS; i++)
+		snprintf(many + strlen(many), sizeof(many) - strlen(many),
+			 "%s%u", i > 1 ? "," : "", 1000 + i);
+	assert_int_equal(
+		rr_parse_ports(many, ports, RR_MAX_PORTS, &n, err, sizeof(err)),
+		0);
+	assert_int_equal(n, RR_MAX_PORTS);
+	strcat(many, ",2000");
+	assert_int_equal(
+		rr_parse_ports(many, ports, RR_MAX_PORTS, &n, err, sizeof(err)),
+		-EINVAL);
+	check_err("32");
+}
+
+/* The functions linked in are found by name and by port. */
+/* Tiers and the reply cache: defaults, file keys, the flags that
+ * override them, and one-line errors. */
+
+int run_value_tests(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_cidrs),
+		cmocka_unit_test(test_parse_cpus),
+		cmocka_unit_test(test_parse_values),
+	};
+
+	return cmocka_run_group_tests_name("values", tests, NULL, NULL);
+}

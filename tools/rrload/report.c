@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What an rrload run adds up to: the threads' counters and histograms
+ * summed, the summary on stdout, --json FILE and --lost FILE.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
+
+#include "rrload.h"
+
+void rl_sum_threads(const struct rl_config *cfg, struct rl_thread *th,
+		    struct rl_total *t)
+{
+	uint64_t start = UINT64_MAX, end = 0, *dst, *src;
+	unsigned int i, k;
+
+	memset(t, 0, sizeof(*t));
+	for (i = 0; i < cfg->threads; i++) {
+		dst = (uint64_t *)&t->c;
+		src = (uint64_t *)&th[i].c;
+		for (k = 0; k < sizeof(t->c) / sizeof(uint64_t); k++)
+			dst[k] += __atomic_load_n(&src[k], __ATOMIC_RELAXED);
+		hist_merge(&t->h, &th[i].hist);
+		if (th[i].t_start && th[i].t_start < start)
+			start = th[i].t_start;
+		if (th[i].t_send_end > end)
+			end = th[i].t_send_end;
+	}
+	if (start != UINT64_MAX && end > start)
+		t->elapsed = (double)(end - start) / 1e9;
+}
+
+void rl_print_summary(const struct rl_config *cfg, struct rl_total *t)
+{
+	const struct hist *h = &t->h;
+	double el = t->elapsed > 0 ? t->elapsed : 1;
+
+	printf("rrload: %llu sent (%.0f/s), %llu answered (%.0f/s) in %.2f s\n",
+	       (unsigned long long)t->c.sent, (double)t->c.sent / el,
+	       (unsigned long long)t->c.answered, (double)t->c.answered / el,
+	       t->elapsed);
+	printf("  wrong %llu  timeouts %llu  late %llu  duplicates %llu  send errors %llu  in flight %llu\n",
+	       (unsigned long long)t->c.wrong,
+	       (unsigned long long)t->c.timeouts, (unsigned long long)t->c.late,
+	       (unsigned long long)t->c.duplicates,
+	       (unsigned long long)t->c.send_errors,
+	       (unsigned long long)t->c.in_flight);
+	if (t->c.refused)
+		printf("  %llu ICMP port unreachable: is the server listening?\n",
+		       (unsigned long long)t->c.refused);
+	if (h->count)
+		printf("  latency us: p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f  mean %.1f\n",
+		       rl_us(hist_quantile(h, 0.5)),
+		       rl_us(hist_quantile(h, 0.9)),
+		       rl_us(hist_quantile(h, 0.99)),
+		       rl_us(hist_quantile(h, 0.999)), rl_us(h->max),
+		       rl_us(h->sum / h->count));
+	(void)cfg;
+}
+
+int rl_write_json(const struct rl_config *cfg, struct rl_total *t)
+{
+	const struct hist *h = &t->h;
+	double el = t->elapsed > 0 ? t->elapsed : 1;
+	char addr[INET6_ADDRSTRLEN];
+	const void *a;
+	FILE *f;
+	int i;
+
+	f = fopen(cfg->json, "w");
+	if (!f) {
+		fprintf(stderr, "rrload: cannot write %s: %s\n", cfg->json,
+			strerror(errno));
+		return -errno;
+	}
+	a = cfg->family == AF_INET
+		    ? (const void *)&((struct sockaddr_in *)&cfg->addr)
+			      ->sin_addr
+		    : (const void *)&((struct sockaddr_in6 *)&cfg->addr)
+			      ->sin6_addr;
+	inet_ntop(cfg->family, a, addr, sizeof(addr));
+	fprintf(f, "{\n  \"engine\": \"%s\",\n  \"server\": \"%s\",\n",
+		cfg->engine_xdp ? "xdp" : "sock", addr);
+	fprintf(f, "  \"ports\": [");
+	for (i = 0; i < cfg->nports; i++)
+		fprintf(f, "%s%u", i ? ", " : "", cfg->ports[i]);
+	fprintf(f, "],\n  \"mode\": \"%s\",\n",
+		cfg->rate > 0 ? "open" : "closed");
+	fprintf(f,
+		"  \"conns\": %u,\n  \"threads\": %u,\n  \"inflight\": %u,\n",
+		cfg->conns, cfg->threads, cfg->inflight);
+	fprintf(f,
+		"  \"size_min\": %u,\n  \"size_max\": %u,\n"
+		"  \"rate_target\": %.0f,\n  \"busy\": %s,\n",
+		cfg->len_min, cfg->len_max, cfg->rate,
+		cfg->busy ? "true" : "false");
+	fprintf(f, "  \"elapsed_s\": %.6f,\n", t->elapsed);
+	fprintf(f,
+		"  \"sent\": %llu,\n  \"answered\": %llu,\n"
+		"  \"wrong\": %llu,\n  \"timeouts\": %llu,\n"
+		"  \"late\": %llu,\n  \"duplicates\": %llu,\n"
+		"  \"send_errors\": %llu,\n  \"in_flight\": %llu,\n"
+		"  \"refused\": %llu,\n",
+		(unsigned long long)t->c.sent,
+		(unsigned long long)t->c.answered,
+		(unsigned long long)t->c.wrong,
+		(unsigned long long)t->c.timeouts,
+		(unsigned long long)t->c.late,
+		(unsigned long long)t->c.duplicates,
+		(unsigned long long)t->c.send_errors,
+		(unsigned long long)t->c.in_flight,
+		(unsigned long long)t->c.refused);
+	fprintf(f, "  \"sent_per_s\": %.1f,\n  \"answered_per_s\": %.1f,\n",
+		(double)t->c.sent / el, (double)t->c.answered / el);
+	fprintf(f,
+		"  \"latency_us\": {\"samples\": %llu, \"p50\": %.3f, "
+		"\"p90\": %.3f, \"p99\": %.3f, \"p99_9\": %.3f, "
+		"\"max\": %.3f, \"mean\": %.3f}\n}\n",
+		(unsigned long long)h->count, rl_us(hist_quantile(h, 0.5)),
+		rl_us(hist_quantile(h, 0.9)), rl_us(hist_quantile(h, 0.99)),
+		rl_us(hist_quantile(h, 0.999)), rl_us(h->max),
+		h->count ? rl_us(h->sum / h->count) : 0.0);
+	if (fclose(f)) {
+		fprintf(stderr, "rrload: cannot write %s: %s\n", cfg->json,
+			strerror(errno));
+		return -EIO;
+	}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* --lost: every thread's given-up requests, oldest first, as wall-clock
+ * times, so that a test can put them beside the moment it broke
+ * something (date +%s.%N). */
+int rl_write_lost(const struct rl_config *cfg, struct rl_thread *th,
+		  unsigned int nth)
+{
+	struct timespec rt;
+	uint64_t *all, off;
+	size_t n = 0, k;
+	unsigned int i;
+	FILE *f;
+
+	for (i = 0; i < nth; i++)
+		n += th[i].nlost;
+	all = malloc(sizeof(*all) * (n ? n : 1));
+	if (!all) {
+		fprintf(stderr, "rrload: out of memory\n");
+		return -ENOMEM;
+	}
+	for (i = 0, n = 0; i < nth; i++) {
+		memcpy(all + n, th[i].lost, sizeof(*all) * th[i].nlost);
+		n += th[i].nlost;
+	}
+	qsort(all, n, sizeof(*all), cmp_u64);
+	clock_gettime(CLOCK_REALTIME, &rt);
+	off = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec -
+	      rl_now_ns();
+	f = fopen(cfg->lost_file, "w");
+	if (!f) {
+		fprintf(stderr, "rrload: cannot write %s: %s\n", cfg->lost_file,
+			strerror(errno));
+		free(all);
+		return -errno;
+	}
+	for (k = 0; k < n; k++)
+		fprintf(f, "%llu.%09llu\n",
+			(unsigned long long)((all[k] + off) / 1000000000ull),
+			(unsigned long long)((all[k] + off) % 1000000000ull));
+	free(all);
+	if (fclose(f)) {
+		fprintf(stderr, "rrload: cannot write %s: %s\n", cfg->lost_file,
+			strerror(errno));
+		return -EIO;
+	}
+	return 0;
+}
