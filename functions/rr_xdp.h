@@ -99,7 +99,7 @@ struct {
 	__uint(max_entries, 1);
 } rr_req SEC(".maps");
 
-/* AF_XDP sockets, keyed by RR_XSK_KEY(queue, slot, thread). */
+/* AF_XDP sockets, keyed by RR_XSK_KEY(queue, thread, slot). */
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
 	__type(key, __u32);
@@ -115,7 +115,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
 	__type(value, __u32);
-	__uint(max_entries, RR_MAX_QUEUES *RR_MAX_PORTS);
+	__uint(max_entries, RR_MAX_QUEUES *RR_MAX_SLOTS);
 } rr_cursor SEC(".maps");
 
 /* Packets per (queue, enum rr_xdp_stat), per CPU. */
@@ -161,14 +161,14 @@ static __always_inline void rr_fn_count(const struct rr_xdp_req *req,
  */
 static __always_inline int rr_redirect(__u32 queue, __u32 slot, __u32 nsocks)
 {
-	__u32 key = queue * RR_MAX_PORTS + slot, *rr;
+	__u32 key = queue * RR_MAX_SLOTS + slot, *rr;
 
 	rr = bpf_map_lookup_elem(&rr_cursor, &key);
 	if (!rr)
 		return XDP_PASS;
 	if (*rr >= nsocks || *rr >= RR_MAX_THREADS)
 		*rr = 0;
-	key = RR_XSK_KEY(queue, slot, *rr);
+	key = RR_XSK_KEY(queue, *rr, slot);
 	*rr += 1;
 	return bpf_redirect_map(&xsks_map, key, XDP_PASS);
 }

@@ -68,7 +68,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
 	__type(key, __u32);
 	__type(value, __u32);
-	__uint(max_entries, RR_MAX_PORTS);
+	__uint(max_entries, RR_MAX_SLOTS);
 } fn_progs SEC(".maps");
 
 /* The reply cache (struct rr_cache_entry), mapped into user space, which
@@ -448,7 +448,7 @@ int reqrouter_xdp(struct xdp_md *ctx)
 
 	key = bpf_ntohs(udph->dest);
 	conf = bpf_map_lookup_elem(&port_map, &key);
-	if (!conf || !conf->nsocks || conf->slot >= RR_MAX_PORTS)
+	if (!conf || !conf->nsocks || conf->slot >= RR_MAX_SLOTS)
 		return rr_count(queue, RR_XDP_PASS_NO_FUNCTION, XDP_PASS);
 	/*
 	 * A reply to port 0 is meaningless, and one to a service that answers

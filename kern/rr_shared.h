@@ -12,20 +12,23 @@
 #define RR_XDP_PROG_NAME "reqrouter_xdp" /* how a stale program is known */
 
 #define RR_MAX_QUEUES 64  /* RX queues served */
-#define RR_MAX_PORTS 32	  /* functions served at once */
+#define RR_MAX_SLOTS 32	  /* functions served at once */
 #define RR_MAX_THREADS 16 /* workers per queue */
-#define RR_XSKMAP_SIZE (RR_MAX_QUEUES * RR_MAX_PORTS * RR_MAX_THREADS)
+#define RR_XSKMAP_SIZE (RR_MAX_QUEUES * RR_MAX_SLOTS * RR_MAX_THREADS)
 
-/* Key of the socket of worker @thread for function slot @slot on @queue. */
-#define RR_XSK_KEY(queue, slot, thread) \
-	(((queue)*RR_MAX_PORTS + (slot)) * RR_MAX_THREADS + (thread))
+/*
+ * Key of the socket of worker @thread of @queue for function slot @slot:
+ * (queue, thread, slot), the order of every per-socket table.
+ */
+#define RR_XSK_KEY(queue, thread, slot) \
+	(((queue)*RR_MAX_THREADS + (thread)) * RR_MAX_SLOTS + (slot))
 
 /*
  * One entry per UDP destination port (host byte order), the only lookup the
  * program needs to decide; nsocks == 0 means no function on that port.
  */
 struct rr_port_conf {
-	__u32 slot;   /* function slot, 0..RR_MAX_PORTS-1 */
+	__u32 slot;   /* function slot, 0..RR_MAX_SLOTS-1 */
 	__u32 nsocks; /* sockets per queue for this port (= workers) */
 	__u32 flags;  /* RR_PORT_* */
 	/* A reply's IP packet may be at most this many times the request's;
@@ -96,8 +99,8 @@ enum rr_fn_stat { RR_FN_STATS(RR_FN_STAT_ENUM) };
 #undef RR_FN_STAT_ENUM
 #define RR_FN_STAT_MAX (RR_FN_XDP_DROP + RR_DROP_MAX)
 #define RR_FN_STATS_KEY(queue, slot, stat) \
-	(((queue)*RR_MAX_PORTS + (slot)) * RR_FN_STAT_MAX + (stat))
-#define RR_FN_STATS_SIZE (RR_MAX_QUEUES * RR_MAX_PORTS * RR_FN_STAT_MAX)
+	(((queue)*RR_MAX_SLOTS + (slot)) * RR_FN_STAT_MAX + (stat))
+#define RR_FN_STATS_SIZE (RR_MAX_QUEUES * RR_MAX_SLOTS * RR_FN_STAT_MAX)
 
 /*
  * The reply cache: a direct-mapped table in an mmapable array that user

@@ -88,15 +88,15 @@ int rr_busy_poll_sock(int fd, bool on, uint32_t budget)
 /* Socket @i of those made, in (queue, thread, slot) order. */
 static struct rr_sock *made_sock(struct rr_invoker *inv, uint32_t i)
 {
-	uint32_t per_queue = inv->threads_made * inv->nports;
+	uint32_t per_queue = inv->threads_made * inv->nslots;
 
-	return rr_sock_at(inv, i / per_queue, i % per_queue / inv->nports,
-			  i % inv->nports);
+	return rr_sock_at(inv, i / per_queue, i % per_queue / inv->nslots,
+			  i % inv->nslots);
 }
 
 static uint32_t socks_made(const struct rr_invoker *inv)
 {
-	return inv->nqueues * inv->threads_made * inv->nports;
+	return inv->nqueues * inv->threads_made * inv->nslots;
 }
 
 void rr_busy_poll_setup(struct rr_invoker *inv)
@@ -150,7 +150,7 @@ static bool queue_napi_id(struct rr_invoker *inv, uint32_t q, unsigned int *id)
 	uint32_t t, p;
 
 	for (t = 0; t < inv->nthreads; t++) {
-		for (p = 0; p < inv->nports; p++) {
+		for (p = 0; p < inv->nslots; p++) {
 			s = rr_sock_at(inv, q, t, p);
 			if (!rr_stat_read(&s->stats.rx))
 				continue;

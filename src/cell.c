@@ -245,7 +245,7 @@ static int finish_batch(struct rr_worker *w, enum rr_drop why)
 
 static void quarantine(struct rr_invoker *inv, uint32_t slot)
 {
-	const struct rr_service *svc = inv->services[slot];
+	const struct rr_service *svc = inv->served[slot];
 	struct rr_faults *f = &inv->faults[slot];
 	int ret;
 
@@ -274,7 +274,7 @@ static void quarantine(struct rr_invoker *inv, uint32_t slot)
 static void charge_fault(struct rr_invoker *inv, uint32_t slot, bool timeout,
 			 uint64_t now)
 {
-	const struct rr_service *svc = inv->services[slot];
+	const struct rr_service *svc = inv->served[slot];
 	struct rr_faults *f = &inv->faults[slot];
 	uint32_t n = svc->quarantine_faults;
 
@@ -339,12 +339,12 @@ static void cell_ended(struct rr_invoker *inv, struct rr_worker *w, int st,
 	if (fault && slot >= 0 && in_call) {
 		if (overran)
 			pr_warn("function '%s' ran past max_run_us (%u us) on queue %u, thread %u: its cell was killed and restarts\n",
-				inv->services[slot]->fn->name,
-				inv->services[slot]->max_run_us, w->queue,
+				inv->served[slot]->fn->name,
+				inv->served[slot]->max_run_us, w->queue,
 				w->thread);
 		else
 			pr_warn("function '%s' crashed (%s) on queue %u, thread %u: its cell restarts\n",
-				inv->services[slot]->fn->name,
+				inv->served[slot]->fn->name,
 				WIFSIGNALED(st) ? strsignal(WTERMSIG(st))
 						: "exit",
 				w->queue, w->thread);
@@ -449,7 +449,7 @@ void rr_invoker_supervise(struct rr_invoker *inv)
 		si = __atomic_load_n(&w->batch.sock, __ATOMIC_ACQUIRE);
 		if (si == RR_NO_BATCH)
 			continue;
-		svc = inv->services[w->socks[si].slot];
+		svc = inv->served[w->socks[si].slot];
 		limit = (uint64_t)svc->max_run_us * 1000;
 		if (!limit || now - w->sv_since_ns < limit)
 			continue;
@@ -516,10 +516,10 @@ int rr_invoker_unquarantine(struct rr_invoker *inv, const char *name, char *msg,
 {
 	uint32_t p;
 
-	for (p = 0; p < inv->nports; p++)
-		if (!strcmp(inv->services[p]->fn->name, name))
+	for (p = 0; p < inv->nslots; p++)
+		if (!strcmp(inv->served[p]->fn->name, name))
 			break;
-	if (p == inv->nports) {
+	if (p == inv->nslots) {
 		snprintf(msg, msglen, "no function '%s' is served", name);
 		return -ENOENT;
 	}
@@ -529,7 +529,7 @@ int rr_invoker_unquarantine(struct rr_invoker *inv, const char *name, char *msg,
 	}
 	rr_unquarantine_slot(inv, p);
 	snprintf(msg, msglen, "function '%s' serves again on port %u", name,
-		 inv->services[p]->port);
+		 inv->served[p]->port);
 	pr_info("%s\n", msg);
 	return 0;
 }
@@ -544,7 +544,7 @@ void rr_unquarantine_slot(struct rr_invoker *inv, uint32_t p)
 	f->next = 0;
 	inv->port_conf[p].flags &= ~RR_PORT_QUARANTINED;
 	if (!inv->removed[p])
-		rr_xdp_set_port(&inv->xdp, inv->services[p]->port,
+		rr_xdp_set_port(&inv->xdp, inv->served[p]->port,
 				&inv->port_conf[p]);
 	__atomic_store_n(&inv->live->quarantined[p], false, __ATOMIC_RELAXED);
 }

@@ -408,10 +408,10 @@ int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen)
 	}
 	if (!served)
 		return rr_errf(err, errlen, "no function to serve");
-	if (served > RR_MAX_PORTS)
+	if (served > RR_MAX_SLOTS)
 		return rr_errf(err, errlen,
 			       "at most %u functions can be served",
-			       RR_MAX_PORTS);
+			       RR_MAX_SLOTS);
 	if (allow4 > RR_MAX_ALLOW || allow6 > RR_MAX_ALLOW)
 		return rr_errf(
 			err, errlen,

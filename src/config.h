@@ -128,10 +128,10 @@ struct rr_config {
 	/* --metrics-listen: "ADDR:PORT" for GET /metrics and /healthz, or "" */
 	char metrics_listen[64];
 	/* One entry per registered function, in registry order. */
-	struct rr_service services[RR_MAX_PORTS * 4];
+	struct rr_service services[RR_MAX_SLOTS * 4];
 	uint32_t nservices;
 	/* -p: serve only these ports (0 entries: all enabled services). */
-	uint16_t only_ports[RR_MAX_PORTS];
+	uint16_t only_ports[RR_MAX_SLOTS];
 	uint32_t n_only_ports;
 	char user[64];	    /* --user: drop to this user after set-up */
 	bool drain_on_term; /* SIGTERM drains first (see reqrouterctl drain) */
@@ -170,7 +170,7 @@ struct rr_service *rr_config_service_named(const struct rr_config *cfg,
 					   const char *name);
 
 /*
- * Applies -p and checks the result: services exist, fit RR_MAX_PORTS, no
+ * Applies -p and checks the result: services exist, fit RR_MAX_SLOTS, no
  * port served twice. Called once, after file and flags.
  */
 int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen);

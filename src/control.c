@@ -182,8 +182,8 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 		rr_json_str(f, why);
 	}
 	fprintf(f, ",\"functions\":[");
-	for (p = 0; p < inv->nports; p++) {
-		const struct rr_service *svc = inv->services[p];
+	for (p = 0; p < inv->nslots; p++) {
+		const struct rr_service *svc = inv->served[p];
 
 		fprintf(f, "%s{\"name\":", p ? "," : "");
 		rr_json_str(f, svc->fn->name);

@@ -50,10 +50,10 @@ static struct rr_service *new_service(struct rr_invoker *inv,
 			fn->name, fn->name);
 		goto out;
 	}
-	for (p = 0; p < inv->nports; p++)
-		if (inv->services[p]->port == t->port) {
+	for (p = 0; p < inv->nslots; p++)
+		if (inv->served[p]->port == t->port) {
 			snprintf(msg, msglen, "port %u is '%s''s", t->port,
-				 inv->services[p]->fn->name);
+				 inv->served[p]->fn->name);
 			goto out;
 		}
 	if (cfg->no_cache)
@@ -72,15 +72,15 @@ out:
 }
 
 /* Sockets (for every thread made), XSKMAP entries (for the running ones),
- * workers told, then the port: slot inv->nports comes to life. */
+ * workers told, then the port: slot inv->nslots comes to life. */
 static int add_slot(struct rr_invoker *inv, struct rr_service *svc,
 		    struct rr_fn_instance *inst, char *msg, size_t msglen)
 {
-	uint32_t p = inv->nports, q, t;
+	uint32_t p = inv->nslots, q, t;
 	struct rr_sock *s;
 	int ret;
 
-	inv->services[p] = svc; /* its counters were registered by init */
+	inv->served[p] = svc; /* its counters were registered by init */
 	rr_swap_instance(inv, p, inst); /* replaces nothing: a new slot */
 	for (q = 0; q < inv->nqueues; q++)
 		for (t = 0; t < inv->threads_made; t++) {
@@ -95,11 +95,11 @@ static int add_slot(struct rr_invoker *inv, struct rr_service *svc,
 					return ret;
 			}
 		}
-	inv->nports = p + 1;
+	inv->nslots = p + 1;
 	for (q = 0; q < inv->nqueues; q++)
 		for (t = 0; t < RR_MAX_THREADS; t++)
 			__atomic_store_n(&rr_worker_at(inv, q, t)->nsocks,
-					 inv->nports, __ATOMIC_RELEASE);
+					 inv->nslots, __ATOMIC_RELEASE);
 	ret = rr_open_port(inv, p);
 	if (ret)
 		snprintf(msg, msglen, "cannot open port %u: %s", svc->port,
@@ -110,10 +110,10 @@ static int add_slot(struct rr_invoker *inv, struct rr_service *svc,
 int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 		      size_t msglen)
 {
-	struct rr_fn_instance *fresh[RR_MAX_PORTS] = { 0 };
-	struct rr_fn_instance *old[RR_MAX_PORTS] = { 0 };
-	struct rr_fn_instance *added[RR_MAX_PORTS] = { 0 };
-	struct rr_service *addsvc[RR_MAX_PORTS] = { 0 };
+	struct rr_fn_instance *fresh[RR_MAX_SLOTS] = { 0 };
+	struct rr_fn_instance *old[RR_MAX_SLOTS] = { 0 };
+	struct rr_fn_instance *added[RR_MAX_SLOTS] = { 0 };
+	struct rr_service *addsvc[RR_MAX_SLOTS] = { 0 };
 	struct rr_config *cfg = (struct rr_config *)inv->cfg;
 	bool active[RR_MAX_QUEUES * RR_MAX_THREADS];
 	struct rr_registry_snapshot *snap = NULL;
@@ -133,9 +133,9 @@ int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 	for (j = 0; j < m->nfns; j++)
 		nnew += rr_slot_of(inv, m->fns[j]->name) < 0;
 	if (nnew) {
-		if (inv->nports + nnew > RR_MAX_PORTS) {
+		if (inv->nslots + nnew > RR_MAX_SLOTS) {
 			snprintf(msg, msglen, "%s: more than %d functions",
-				 path, RR_MAX_PORTS);
+				 path, RR_MAX_SLOTS);
 			ret = -E2BIG;
 			goto undo;
 		}
@@ -161,11 +161,11 @@ int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 			ret = rr_fn_instance_new_for(
 				m->fns[j], svc->port, svc->settings,
 				svc->nsettings, RR_WORKER_SLOTS(inv), active,
-				&inv->fn_ctrs[inv->nports + k], &added[k], err,
+				&inv->fn_ctrs[inv->nslots + k], &added[k], err,
 				sizeof(err));
 			k++;
 		} else {
-			svc = (struct rr_service *)inv->services[slot];
+			svc = (struct rr_service *)inv->served[slot];
 			ret = rr_fn_instance_new_for(
 				m->fns[j], svc->port, svc->settings,
 				svc->nsettings, RR_WORKER_SLOTS(inv), active,
@@ -182,13 +182,13 @@ int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 	else
 		rr_registry_adopt(m);
 	snap = NULL;
-	for (p = 0; p < inv->nports; p++) {
+	for (p = 0; p < inv->nslots; p++) {
 		if (!fresh[p])
 			continue;
 		rr_user_tier_only(inv, p);
 		old[p] = rr_swap_instance(inv, p, fresh[p]);
 		/* The main thread's view; workers read the instance. */
-		svc = (struct rr_service *)inv->services[p];
+		svc = (struct rr_service *)inv->served[p];
 		svc->fn = fresh[p]->fn;
 		if (inv->removed[p]) {
 			inv->removed[p] = false;
@@ -213,7 +213,7 @@ int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 		return 0;
 	}
 	/* New code deserves a new chance, once no cell runs the old. */
-	for (p = 0; p < inv->nports; p++)
+	for (p = 0; p < inv->nslots; p++)
 		if (old[p])
 			rr_unquarantine_slot(inv, p);
 	snprintf(msg, msglen, "deployed %s: %u function%s replaced, %u added",
@@ -221,7 +221,7 @@ int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 	pr_info("%s\n", msg);
 	return 0;
 undo:
-	for (p = 0; p < RR_MAX_PORTS; p++) {
+	for (p = 0; p < RR_MAX_SLOTS; p++) {
 		rr_fn_instance_free(fresh[p]);
 		rr_fn_instance_free(added[p]);
 	}

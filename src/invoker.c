@@ -143,7 +143,7 @@ static void free_shared(void *p, size_t size)
 #define UMEMS_SIZE(inv) (sizeof(*(inv)->umems) * (inv)->nqueues)
 #define WORKERS_SIZE(inv) (sizeof(*(inv)->workers) * RR_WORKER_SLOTS(inv))
 #define SOCKS_SIZE(inv) \
-	(sizeof(*(inv)->socks) * RR_WORKER_SLOTS(inv) * RR_MAX_PORTS)
+	(sizeof(*(inv)->socks) * RR_WORKER_SLOTS(inv) * RR_MAX_SLOTS)
 
 /*
  * A veth hands its peer XDP_TX frames only while the peer runs an XDP
@@ -158,7 +158,7 @@ static void warn_veth_peer(const struct rr_invoker *inv)
 	uint32_t p;
 	int fd;
 
-	for (p = 0; p < inv->nports; p++)
+	for (p = 0; p < inv->nslots; p++)
 		in_kernel |= inv->tier_xdp[p] || inv->cached[p];
 	if (!in_kernel)
 		return;
@@ -183,7 +183,7 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	inv->nthreads = cfg->threads;
 	for (i = 0; i < cfg->nservices; i++)
 		if (cfg->services[i].enabled)
-			inv->services[inv->nports++] = &cfg->services[i];
+			inv->served[inv->nslots++] = &cfg->services[i];
 
 	ret = check_interface(inv, cfg);
 	if (ret)
@@ -213,7 +213,7 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 		return ret;
 	rr_busy_poll_setup(inv);
 	/* Ports last: until now every packet went to the kernel. */
-	for (p = 0; p < inv->nports; p++) {
+	for (p = 0; p < inv->nslots; p++) {
 		ret = rr_open_port(inv, p);
 		if (ret)
 			return ret;
@@ -268,7 +268,7 @@ void rr_invoker_frames(struct rr_invoker *inv, uint32_t queue,
 	for (t = 0; t < inv->threads_made; t++) {
 		f->worker += (uint32_t)rr_stat_read(
 			&rr_worker_at(inv, queue, t)->frames_held);
-		for (p = 0; p < inv->nports; p++) {
+		for (p = 0; p < inv->nslots; p++) {
 			s = rr_sock_at(inv, queue, t, p);
 			f->rx += ring_used(s->rx.producer, s->rx.consumer);
 			f->tx += ring_used(s->tx.producer, s->tx.consumer);
@@ -319,7 +319,7 @@ int rr_start_worker(struct rr_invoker *inv, uint32_t q, uint32_t t, int cpu)
 	w->inv = inv;
 	w->umem = &inv->umems[q];
 	w->socks = rr_sock_at(inv, q, t, 0);
-	w->nsocks = inv->nports;
+	w->nsocks = inv->nslots;
 	w->queue = q;
 	w->thread = t;
 	w->index = q * RR_MAX_THREADS + t;
@@ -430,7 +430,7 @@ void rr_invoker_destroy(struct rr_invoker *inv)
 	/* A thread left in a function would touch them if it came back. */
 	if (inv->stuck)
 		return;
-	nsocks = RR_WORKER_SLOTS(inv) * RR_MAX_PORTS;
+	nsocks = RR_WORKER_SLOTS(inv) * RR_MAX_SLOTS;
 	for (i = 0; inv->socks && i < nsocks; i++)
 		if (inv->socks[i].xsk)
 			xsk_socket__delete(inv->socks[i].xsk);
@@ -443,7 +443,7 @@ void rr_invoker_destroy(struct rr_invoker *inv)
 			munmap(inv->umems[i].area, inv->umems[i].size);
 	}
 	rr_xdp_destroy(&inv->xdp);
-	for (i = 0; i < RR_MAX_PORTS; i++) {
+	for (i = 0; i < RR_MAX_SLOTS; i++) {
 		rr_instance_release(inv->inst[i]);
 		inv->inst[i] = NULL;
 	}

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The invoker's state: per RX queue one UMEM shared by all the queue's
- * sockets, per (queue, thread) one worker, per (queue, port, thread) one
- * AF_XDP socket.
+ * sockets, per (queue, thread) one worker, per (queue, thread, slot) one
+ * AF_XDP socket. A slot is the invoker's number for a function it serves;
+ * function, service, slot, port, worker and cell are defined in
+ * docs/DESIGN.md, with the path of a request through these structs.
  */
 #ifndef RR_INVOKER_H
 #define RR_INVOKER_H
@@ -102,8 +104,11 @@ struct rr_batch_mark {
  * the cells (a cell's copy of struct rr_invoker is frozen at its fork). */
 struct rr_live {
 	int stop;
+	/* -B with SO_PREFER_BUSY_POLL on every socket: the workers drive
+	 * NAPI themselves, the interface's IRQs stay deferred. Cleared by
+	 * the main thread if the sockets have no NAPI to poll after all. */
 	bool prefer_busy_poll;
-	bool quarantined[RR_MAX_PORTS]; /* by slot: drop what is queued */
+	bool quarantined[RR_MAX_SLOTS]; /* by slot: drop what is queued */
 };
 
 /* A function's faults (crashes and overruns), for quarantine. */
@@ -118,7 +123,7 @@ struct rr_faults {
 struct rr_worker {
 	struct rr_invoker *inv;
 	struct rr_umem *umem;
-	struct rr_sock *socks; /* one per served port */
+	struct rr_sock *socks; /* one per slot */
 	uint32_t nsocks;       /* grows when a function is deployed */
 	uint32_t queue;
 	uint32_t thread; /* index within the queue, 0..threads-1 */
@@ -149,11 +154,11 @@ struct rr_worker {
 	 * round: it holds no function state older than that epoch. */
 	uint64_t seen_epoch;
 	/* Its copies of the functions' own counters, by slot. */
-	uint64_t fn_counters[RR_MAX_PORTS][RR_FN_MAX_COUNTERS];
+	uint64_t fn_counters[RR_MAX_SLOTS][RR_FN_MAX_COUNTERS];
 	/* Scratch for one round over the sockets. */
 	struct rr_keep keep; /* a request's payload, for the reply cache */
 	struct xdp_desc tx[RR_MAX_BATCH];
-	uint64_t recycle[RR_MAX_BATCH * RR_MAX_PORTS];
+	uint64_t recycle[RR_MAX_BATCH * RR_MAX_SLOTS];
 } __attribute__((aligned(RR_CACHELINE)));
 
 /*
@@ -179,38 +184,37 @@ struct rr_invoker {
 	uint32_t nrxqueues; /* the interface's; the XDP program sees them all */
 	uint32_t nthreads;  /* workers per queue, running now */
 	uint32_t threads_made; /* sockets exist for threads 0..threads_made-1 */
-	uint32_t nports;
-	const struct rr_service *services[RR_MAX_PORTS]; /* by slot */
+	uint32_t nslots;
+	const struct rr_service
+		*served[RR_MAX_SLOTS]; /* the services served, by slot */
 	/* By slot: answered in XDP first; replies cached (in the XDP
 	 * program's reply_cache, mapped at xdp.cache) under cache_gen. */
-	bool tier_xdp[RR_MAX_PORTS];
-	bool cached[RR_MAX_PORTS];
-	uint32_t cache_gen[RR_MAX_PORTS];
-	struct rr_port_conf port_conf[RR_MAX_PORTS]; /* as in the XDP map */
+	bool tier_xdp[RR_MAX_SLOTS];
+	bool cached[RR_MAX_SLOTS];
+	uint32_t cache_gen[RR_MAX_SLOTS];
+	struct rr_port_conf port_conf[RR_MAX_SLOTS]; /* as in the XDP map */
 	/* By slot: the function's state (API 2), swapped by a reload while
 	 * the workers run; an old one is freed once every worker has
 	 * started a round after the swap (the epoch went up past it). */
-	struct rr_fn_instance *inst[RR_MAX_PORTS];
-	struct rr_fn_counters fn_ctrs[RR_MAX_PORTS];
+	struct rr_fn_instance *inst[RR_MAX_SLOTS];
+	struct rr_fn_counters fn_ctrs[RR_MAX_SLOTS];
 	uint64_t epoch;
 	struct rr_live *live; /* shared: see struct rr_live */
-	struct rr_faults faults[RR_MAX_PORTS];
+	struct rr_faults faults[RR_MAX_SLOTS];
 	uint64_t cell_restarts; /* cells that died and were forked again */
 	/* By slot: taken out by reqrouterctl remove (its port passes). */
-	bool removed[RR_MAX_PORTS];
+	bool removed[RR_MAX_SLOTS];
 	struct rr_umem *umems; /* [nqueues] */
 	/* Laid out for RR_MAX_THREADS per queue, so threads come and go
 	 * (reqrouterctl threads N) without anything moving. */
 	struct rr_worker *workers; /* [nqueues][RR_MAX_THREADS] */
-	struct rr_sock *socks;	   /* [nqueues][RR_MAX_THREADS][RR_MAX_PORTS] */
+	struct rr_sock *socks;	   /* [nqueues][RR_MAX_THREADS][RR_MAX_SLOTS] */
 	bool zerocopy;
 	/* Replies leave with a partial UDP checksum and a TX metadata request
 	 * for the kernel (or NIC) to complete it. */
 	bool tx_csum_offload;
-	/* -B with SO_PREFER_BUSY_POLL on every socket: the workers drive
-	 * NAPI themselves, the interface's IRQs stay deferred (a flag in
-	 * live: the main thread clears it if the sockets turn out to have no
-	 * NAPI to poll). */
+	/* Preferred busy polling (live->prefer_busy_poll) is undone unless
+	 * every queue's sockets turn out to have a NAPI to poll. */
 	uint64_t napi_checked; /* bit q: queue q's sockets have a NAPI ID */
 	struct rr_sysfs_knob napi_defer_hard_irqs;
 	struct rr_sysfs_knob gro_flush_timeout;
@@ -246,7 +250,7 @@ void rr_invoker_frames(struct rr_invoker *inv, uint32_t queue,
 static inline struct rr_sock *rr_sock_at(struct rr_invoker *inv, uint32_t q,
 					 uint32_t t, uint32_t slot)
 {
-	return &inv->socks[(q * RR_MAX_THREADS + t) * RR_MAX_PORTS + slot];
+	return &inv->socks[(q * RR_MAX_THREADS + t) * RR_MAX_SLOTS + slot];
 }
 
 static inline struct rr_worker *rr_worker_at(struct rr_invoker *inv, uint32_t q,

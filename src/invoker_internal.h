@@ -38,7 +38,7 @@ void rr_active_workers(const struct rr_invoker *inv, bool *active);
  * replaces, in use until retired. */
 struct rr_fn_instance *rr_swap_instance(struct rr_invoker *inv, uint32_t p,
 					struct rr_fn_instance *fresh);
-/* Frees the swapped-out @old[RR_MAX_PORTS] once no worker can use them;
+/* Frees the swapped-out @old[RR_MAX_SLOTS] once no worker can use them;
  * false (nothing freed) if a worker did not come back from a function. */
 bool rr_retire_instances(struct rr_invoker *inv, struct rr_fn_instance **old);
 /* The slot serving function @name, or -1. */

@@ -63,7 +63,7 @@ static void header(FILE *out, const char *name, const char *type,
 #define for_each_sock(inv, s, q, t, p)                                \
 	for (q = 0; q < (inv)->nqueues; q++)                          \
 		for (t = 0; t < (inv)->threads_made; t++)             \
-			for (p = 0; p < (inv)->nports &&              \
+			for (p = 0; p < (inv)->nslots &&              \
 				    ((s) = rr_sock_at(inv, q, t, p)); \
 			     p++)
 
@@ -120,21 +120,21 @@ static const struct {
  * returns. */
 size_t rr_fn_row(const struct rr_invoker *inv, uint32_t q, uint32_t p)
 {
-	return ((size_t)q * inv->nports + p) * RR_FN_STAT_MAX;
+	return ((size_t)q * inv->nslots + p) * RR_FN_STAT_MAX;
 }
 
 /* Reads the in-kernel counters of every served (queue, slot) once:
- * out[(q * nports + p) * RR_FN_STAT_MAX + stat]. */
+ * out[(q * nslots + p) * RR_FN_STAT_MAX + stat]. */
 uint64_t *rr_read_fn_stats(struct rr_invoker *inv)
 {
-	uint64_t *out = calloc((size_t)inv->nqueues * inv->nports,
+	uint64_t *out = calloc((size_t)inv->nqueues * inv->nslots,
 			       sizeof(uint64_t) * RR_FN_STAT_MAX);
 	uint32_t q, p;
 
 	if (!out)
 		return NULL;
 	for (q = 0; q < inv->nqueues; q++)
-		for (p = 0; p < inv->nports; p++)
+		for (p = 0; p < inv->nslots; p++)
 			if ((inv->tier_xdp[p] || inv->cached[p]) &&
 			    rr_xdp_read_fn_stats(&inv->xdp, q, p,
 						 out + rr_fn_row(inv, q, p))) {
@@ -152,12 +152,12 @@ static void write_fn_counters(struct rr_invoker *inv, FILE *out,
 	uint32_t q, p;
 
 	for (q = 0; q < inv->nqueues; q++)
-		for (p = 0; p < inv->nports; p++) {
+		for (p = 0; p < inv->nslots; p++) {
 			if (xdp_tier ? !inv->tier_xdp[p] : !inv->cached[p])
 				continue;
 			row = fs + rr_fn_row(inv, q, p);
 			fprintf(out, "%s{" FN_LABELS "%s} %lu\n", name,
-				FN_ARGS(inv->services[p], q),
+				FN_ARGS(inv->served[p], q),
 				xdp_tier ? ",tier=\"xdp\"" : "", row[stat]);
 		}
 }
@@ -183,7 +183,7 @@ static void write_function_counters(struct rr_invoker *inv, FILE *out)
 	char name[96];
 	bool seen;
 
-	for (p = 0; p < inv->nports; p++)
+	for (p = 0; p < inv->nslots; p++)
 		for (c = 0; c < inv->fn_ctrs[p].n; c++) {
 			seen = false;
 			for (p2 = 0; p2 <= p && !seen; p2++)
@@ -199,15 +199,15 @@ static void write_function_counters(struct rr_invoker *inv, FILE *out)
 				 "reqrouter_function_%s_total",
 				 inv->fn_ctrs[p].name[c]);
 			header(out, name, "counter", inv->fn_ctrs[p].help[c]);
-			for (p2 = p; p2 < inv->nports; p2++)
+			for (p2 = p; p2 < inv->nslots; p2++)
 				for (c2 = 0; c2 < inv->fn_ctrs[p2].n; c2++)
 					if (!strcmp(inv->fn_ctrs[p2].name[c2],
 						    inv->fn_ctrs[p].name[c]))
 						fprintf(out,
 							"%s{port=\"%u\",function=\"%s\"} %lu\n",
 							name,
-							inv->services[p2]->port,
-							inv->services[p2]
+							inv->served[p2]->port,
+							inv->served[p2]
 								->fn->name,
 							rr_fn_counter_sum(
 								inv, p2, c2));
@@ -228,8 +228,8 @@ static void write_faults(struct rr_invoker *inv, FILE *out)
 
 	header(out, "reqrouter_function_faults_total", "counter",
 	       "Calls that crashed their cell, or ran past max_run_us and were killed.");
-	for (p = 0; p < inv->nports; p++) {
-		svc = inv->services[p];
+	for (p = 0; p < inv->nslots; p++) {
+		svc = inv->served[p];
 		fprintf(out,
 			"reqrouter_function_faults_total{port=\"%u\",function=\"%s\",kind=\"crash\"} %lu\n",
 			svc->port, svc->fn->name, inv->faults[p].crashes);
@@ -239,10 +239,10 @@ static void write_faults(struct rr_invoker *inv, FILE *out)
 	}
 	header(out, "reqrouter_function_quarantined", "gauge",
 	       "1 while the function is quarantined: its port drops or passes its requests.");
-	for (p = 0; p < inv->nports; p++)
+	for (p = 0; p < inv->nslots; p++)
 		fprintf(out,
 			"reqrouter_function_quarantined{port=\"%u\",function=\"%s\"} %d\n",
-			inv->services[p]->port, inv->services[p]->fn->name,
+			inv->served[p]->port, inv->served[p]->fn->name,
 			inv->faults[p].quarantined);
 	header(out, "reqrouter_cell_restarts_total", "counter",
 	       "Cells that died and were forked again.");
@@ -295,14 +295,14 @@ int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 				rr_stat_read(&s->stats.drops[d]));
 	}
 	for (q = 0; fs && q < inv->nqueues; q++)
-		for (p = 0; p < inv->nports; p++) {
+		for (p = 0; p < inv->nslots; p++) {
 			if (!inv->tier_xdp[p])
 				continue;
 			for (d = 1; d < RR_DROP_MAX; d++)
 				fprintf(out,
 					"reqrouter_dropped_packets_total{" FN_LABELS
 					",tier=\"xdp\",reason=\"%s\"} %lu\n",
-					FN_ARGS(inv->services[p], q),
+					FN_ARGS(inv->served[p], q),
 					rr_drop_label(d),
 					fs[rr_fn_row(inv, q, p) +
 					   RR_FN_XDP_DROP + d]);
@@ -399,7 +399,7 @@ static void summary_in_kernel(struct rr_invoker *inv, FILE *out)
 	uint64_t *fs = rr_read_fn_stats(inv), sum[RR_FN_STAT_MAX], drops;
 	uint32_t q, p, i;
 
-	for (p = 0; fs && p < inv->nports; p++) {
+	for (p = 0; fs && p < inv->nslots; p++) {
 		if (!inv->tier_xdp[p] && !inv->cached[p])
 			continue;
 		memset(sum, 0, sizeof(sum));
@@ -412,12 +412,12 @@ static void summary_in_kernel(struct rr_invoker *inv, FILE *out)
 		if (inv->tier_xdp[p])
 			fprintf(out,
 				"in XDP: %s: %lu requests, %lu replies, %lu punted to user space, %lu dropped\n",
-				inv->services[p]->fn->name, sum[RR_FN_XDP_RX],
+				inv->served[p]->fn->name, sum[RR_FN_XDP_RX],
 				sum[RR_FN_XDP_TX], sum[RR_FN_XDP_PUNT], drops);
 		else
 			fprintf(out, "reply cache: %s: %lu hits, %lu misses\n",
-				inv->services[p]->fn->name,
-				sum[RR_FN_CACHE_HIT], sum[RR_FN_CACHE_MISS]);
+				inv->served[p]->fn->name, sum[RR_FN_CACHE_HIT],
+				sum[RR_FN_CACHE_MISS]);
 	}
 	free(fs);
 }
@@ -460,20 +460,20 @@ void rr_metrics_summary(struct rr_invoker *inv, FILE *out)
 			fprintf(out, " %s=%lu", rr_drop_label(d), drops);
 	}
 	fputc('\n', out);
-	for (p = 0; p < inv->nports; p++) {
+	for (p = 0; p < inv->nslots; p++) {
 		if (!inv->fn_ctrs[p].n)
 			continue;
-		fprintf(out, "function %s:", inv->services[p]->fn->name);
+		fprintf(out, "function %s:", inv->served[p]->fn->name);
 		for (c = 0; c < inv->fn_ctrs[p].n; c++)
 			fprintf(out, " %s=%lu", inv->fn_ctrs[p].name[c],
 				rr_fn_counter_sum(inv, p, c));
 		fputc('\n', out);
 	}
-	for (p = 0; p < inv->nports; p++)
+	for (p = 0; p < inv->nslots; p++)
 		if (inv->faults[p].crashes || inv->faults[p].timeouts)
 			fprintf(out,
 				"function %s: %lu crashes, %lu timeouts%s\n",
-				inv->services[p]->fn->name,
+				inv->served[p]->fn->name,
 				inv->faults[p].crashes, inv->faults[p].timeouts,
 				inv->faults[p].quarantined ? ", quarantined"
 							   : "");

@@ -30,7 +30,7 @@ void rr_json_str(FILE *f, const char *s)
 static void json_function(struct rr_invoker *inv, uint32_t p,
 			  const uint64_t *fs, FILE *out)
 {
-	const struct rr_service *svc = inv->services[p];
+	const struct rr_service *svc = inv->served[p];
 	uint64_t rx = 0, tx = 0, drops[RR_DROP_MAX] = { 0 };
 	uint64_t sum[RR_FN_STAT_MAX] = { 0 };
 	uint32_t q, t, d, i, c;
@@ -89,7 +89,7 @@ void rr_metrics_json(struct rr_invoker *inv, FILE *out)
 	uint32_t p, q, i;
 
 	fprintf(out, "{\"ok\":true,\"functions\":[");
-	for (p = 0; p < inv->nports; p++) {
+	for (p = 0; p < inv->nslots; p++) {
 		fprintf(out, "%s", p ? "," : "");
 		json_function(inv, p, fs, out);
 	}

@@ -99,7 +99,7 @@ static int apply(struct rr_config *cfg, int key, const char *arg, char *err,
 		return rr_parse_u32(arg, 1, RR_MAX_THREADS, &cfg->threads,
 				    "-t (threads)", err, errlen);
 	case 'p':
-		return rr_parse_ports(arg, cfg->only_ports, RR_MAX_PORTS,
+		return rr_parse_ports(arg, cfg->only_ports, RR_MAX_SLOTS,
 				      &cfg->n_only_ports, err, errlen);
 	case 'N':
 		cfg->mode = RR_MODE_NATIVE;

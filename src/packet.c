@@ -385,8 +385,9 @@ int rr_serve_partial(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 			     NULL, csum_start);
 }
 
-int rr_process(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
-	       const struct rr_function *fn, uint32_t queue, uint32_t thread)
+int rr_serve_unlimited(uint8_t *frame, uint32_t len, uint32_t room,
+		       uint32_t mtu, const struct rr_function *fn,
+		       uint32_t queue, uint32_t thread)
 {
 	return rr_serve(frame, len, room, mtu, 0, fn, queue, thread);
 }

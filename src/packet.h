@@ -97,8 +97,9 @@ int rr_serve_partial(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 		     uint32_t queue, uint32_t thread, uint32_t *csum_start);
 
 /* rr_serve() without an amplification limit. */
-int rr_process(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
-	       const struct rr_function *fn, uint32_t queue, uint32_t thread);
+int rr_serve_unlimited(uint8_t *frame, uint32_t len, uint32_t room,
+		       uint32_t mtu, const struct rr_function *fn,
+		       uint32_t queue, uint32_t thread);
 
 /* RFC 1071 checksum helpers, exposed for the tests. */
 uint32_t rr_csum_partial(const void *data, uint32_t len, uint32_t sum);

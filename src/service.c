@@ -32,7 +32,7 @@ void rr_service_ready(struct rr_invoker *inv, const struct rr_config *cfg)
 	ret = sd_notifyf(
 		0,
 		"READY=1\nSTATUS=serving %u function%s on %s, %u queue%s x %u worker%s",
-		inv->nports, inv->nports == 1 ? "" : "s", cfg->ifname,
+		inv->nslots, inv->nslots == 1 ? "" : "s", cfg->ifname,
 		inv->nqueues, inv->nqueues == 1 ? "" : "s", inv->nthreads,
 		inv->nthreads == 1 ? "" : "s");
 	if (ret <= 0)

@@ -25,7 +25,7 @@
 static int choose_tier(struct rr_invoker *inv, uint32_t slot,
 		       struct rr_port_conf *conf)
 {
-	const struct rr_service *svc = inv->services[slot];
+	const struct rr_service *svc = inv->served[slot];
 	const struct rr_xdp_impl *impl = rr_registry_xdp(svc->fn->name);
 	char why[RR_ERRLEN];
 	int ret;
@@ -106,8 +106,8 @@ int rr_instances_create(struct rr_invoker *inv)
 	int ret;
 
 	rr_active_workers(inv, active);
-	for (p = 0; p < inv->nports; p++) {
-		const struct rr_service *svc = inv->services[p];
+	for (p = 0; p < inv->nslots; p++) {
+		const struct rr_service *svc = inv->served[p];
 
 		ret = rr_fn_instance_new_for(
 			svc->fn, svc->port, svc->settings, svc->nsettings,
@@ -160,7 +160,7 @@ struct rr_fn_instance *rr_swap_instance(struct rr_invoker *inv, uint32_t p,
 }
 
 /*
- * Frees the swapped-out @old[RR_MAX_PORTS] (NULL entries skipped) once
+ * Frees the swapped-out @old[RR_MAX_SLOTS] (NULL entries skipped) once
  * every worker has passed a quiescent point after the swaps. False if one
  * has not come back from a function: nothing is freed then, since leaking
  * state is better than freeing it under a worker. The entries are freed,
@@ -173,7 +173,7 @@ bool rr_retire_instances(struct rr_invoker *inv, struct rr_fn_instance **old)
 	if (!wait_workers(inv,
 			  __atomic_add_fetch(&inv->epoch, 1, __ATOMIC_SEQ_CST)))
 		return false;
-	for (p = 0; p < RR_MAX_PORTS; p++)
+	for (p = 0; p < RR_MAX_SLOTS; p++)
 		rr_instance_release(old[p]);
 	return true;
 }
@@ -181,7 +181,7 @@ bool rr_retire_instances(struct rr_invoker *inv, struct rr_fn_instance **old)
 int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
 		      char *msg, size_t msglen)
 {
-	struct rr_fn_instance *old[RR_MAX_PORTS] = { 0 }, *fresh;
+	struct rr_fn_instance *old[RR_MAX_SLOTS] = { 0 }, *fresh;
 	bool active[RR_MAX_QUEUES * RR_MAX_THREADS];
 	uint32_t failed = 0, swapped = 0, p;
 	const struct rr_service *svc;
@@ -190,19 +190,19 @@ int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
 
 	/* A reload is also how a quarantined function is given another
 	 * chance without the control socket. */
-	for (p = 0; p < inv->nports; p++)
+	for (p = 0; p < inv->nslots; p++)
 		if (inv->faults[p].quarantined) {
 			rr_unquarantine_slot(inv, p);
 			pr_info("reload: function '%s' is out of quarantine\n",
-				inv->services[p]->fn->name);
+				inv->served[p]->fn->name);
 		}
 	rr_active_workers(inv, active);
-	for (p = 0; p < inv->nports; p++) {
-		if (!inv->services[p]->fn->init)
+	for (p = 0; p < inv->nslots; p++) {
+		if (!inv->served[p]->fn->init)
 			continue;
-		svc = rr_config_service_of(next, inv->services[p]->fn);
+		svc = rr_config_service_of(next, inv->served[p]->fn);
 		ret = rr_fn_instance_new_for(
-			inv->services[p]->fn, inv->services[p]->port,
+			inv->served[p]->fn, inv->served[p]->port,
 			svc ? svc->settings : NULL, svc ? svc->nsettings : 0,
 			RR_WORKER_SLOTS(inv), active, &inv->fn_ctrs[p], &fresh,
 			err, sizeof(err));
@@ -227,7 +227,7 @@ int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
 		pr_warn("reload: a worker has not come back from a function for 5 s; the old state is kept in memory\n");
 		return (int)failed + 1;
 	}
-	for (p = 0; p < inv->nports; p++) {
+	for (p = 0; p < inv->nslots; p++) {
 		if (!old[p])
 			continue;
 		/* Cached replies of the old state must no longer answer;
@@ -236,10 +236,10 @@ int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
 			__atomic_add_fetch(&inv->cache_gen[p], 1,
 					   __ATOMIC_RELAXED);
 			inv->port_conf[p].cache_gen = inv->cache_gen[p];
-			if (rr_xdp_set_port(&inv->xdp, inv->services[p]->port,
+			if (rr_xdp_set_port(&inv->xdp, inv->served[p]->port,
 					    &inv->port_conf[p]))
 				pr_warn("reload: cannot renew the reply cache of '%s'\n",
-					inv->services[p]->fn->name);
+					inv->served[p]->fn->name);
 		}
 	}
 	pr_info("reload: %u function%s re-initialised%s\n", swapped,
@@ -251,8 +251,8 @@ int rr_slot_of(const struct rr_invoker *inv, const char *name)
 {
 	uint32_t p;
 
-	for (p = 0; p < inv->nports; p++)
-		if (!strcmp(inv->services[p]->fn->name, name))
+	for (p = 0; p < inv->nslots; p++)
+		if (!strcmp(inv->served[p]->fn->name, name))
 			return (int)p;
 	return -1;
 }
@@ -268,7 +268,7 @@ void rr_user_tier_only(struct rr_invoker *inv, uint32_t p)
 		return;
 	conf.flags &= ~(RR_PORT_XDP | RR_PORT_CACHE);
 	if (!inv->removed[p] &&
-	    rr_xdp_set_port(&inv->xdp, inv->services[p]->port, &conf))
+	    rr_xdp_set_port(&inv->xdp, inv->served[p]->port, &conf))
 		return;
 	inv->port_conf[p] = conf;
 	inv->tier_xdp[p] = false;
@@ -287,9 +287,9 @@ int rr_invoker_remove(struct rr_invoker *inv, const char *name, char *msg,
 	/* Its port first: new requests go to the kernel, never into a
 	 * socket nobody answers; what is queued already still gets its
 	 * reply from the code that is there. */
-	if (rr_xdp_del_port(&inv->xdp, inv->services[p]->port)) {
+	if (rr_xdp_del_port(&inv->xdp, inv->served[p]->port)) {
 		snprintf(msg, msglen, "cannot take port %u out",
-			 inv->services[p]->port);
+			 inv->served[p]->port);
 		return -EIO;
 	}
 	inv->removed[p] = true;
@@ -297,7 +297,7 @@ int rr_invoker_remove(struct rr_invoker *inv, const char *name, char *msg,
 	snprintf(
 		msg, msglen,
 		"removed '%s': port %u goes to the kernel (reqrouterctl deploy brings it back)",
-		name, inv->services[p]->port);
+		name, inv->served[p]->port);
 	pr_info("%s\n", msg);
 	return 0;
 }
@@ -305,7 +305,7 @@ int rr_invoker_remove(struct rr_invoker *inv, const char *name, char *msg,
 /* Slot @p's port into the XDP map: from now on its requests reach us. */
 int rr_open_port(struct rr_invoker *inv, uint32_t p)
 {
-	const struct rr_service *svc = inv->services[p];
+	const struct rr_service *svc = inv->served[p];
 	struct rr_port_conf conf = {
 		.slot = p,
 		.nsocks = inv->nthreads,

@@ -20,12 +20,12 @@ static int set_nsocks(struct rr_invoker *inv, uint32_t n)
 	uint32_t p;
 	int ret;
 
-	for (p = 0; p < inv->nports; p++) {
+	for (p = 0; p < inv->nslots; p++) {
 		inv->port_conf[p].nsocks = n;
 		if (inv->removed[p] || (inv->faults[p].quarantined &&
-					inv->services[p]->quarantine_pass))
+					inv->served[p]->quarantine_pass))
 			continue;
-		ret = rr_xdp_set_port(&inv->xdp, inv->services[p]->port,
+		ret = rr_xdp_set_port(&inv->xdp, inv->served[p]->port,
 				      &inv->port_conf[p]);
 		if (ret)
 			return ret;
@@ -43,7 +43,7 @@ static int more_sockets(struct rr_invoker *inv, uint32_t n, char *msg,
 
 	for (t = inv->threads_made; t < n; t++) {
 		for (q = 0; q < inv->nqueues; q++)
-			for (p = 0; p < inv->nports; p++) {
+			for (p = 0; p < inv->nslots; p++) {
 				ret = rr_xsk_later(inv, q, t, p, msg, msglen);
 				if (ret)
 					return ret;
@@ -52,7 +52,7 @@ static int more_sockets(struct rr_invoker *inv, uint32_t n, char *msg,
 	}
 	for (t = inv->nthreads; t < n; t++)
 		for (q = 0; q < inv->nqueues; q++)
-			for (p = 0; p < inv->nports; p++) {
+			for (p = 0; p < inv->nslots; p++) {
 				ret = rr_xsk_map(inv, q, t, p, msg, msglen);
 				if (ret)
 					return ret;
@@ -66,7 +66,7 @@ static int more_sockets(struct rr_invoker *inv, uint32_t n, char *msg,
  */
 static int renew_worker_states(struct rr_invoker *inv, char *msg, size_t msglen)
 {
-	struct rr_fn_instance *old[RR_MAX_PORTS] = { 0 }, *fresh;
+	struct rr_fn_instance *old[RR_MAX_SLOTS] = { 0 }, *fresh;
 	bool active[RR_MAX_QUEUES * RR_MAX_THREADS];
 	const struct rr_service *svc;
 	char err[RR_ERRLEN];
@@ -74,10 +74,10 @@ static int renew_worker_states(struct rr_invoker *inv, char *msg, size_t msglen)
 	int ret;
 
 	rr_active_workers(inv, active);
-	for (p = 0; p < inv->nports; p++) {
+	for (p = 0; p < inv->nslots; p++) {
 		if (!inv->inst[p]->fn->init_worker)
 			continue;
-		svc = inv->services[p];
+		svc = inv->served[p];
 		ret = rr_fn_instance_new_for(
 			inv->inst[p]->fn, svc->port, svc->settings,
 			svc->nsettings, RR_WORKER_SLOTS(inv), active,
@@ -93,7 +93,7 @@ static int renew_worker_states(struct rr_invoker *inv, char *msg, size_t msglen)
 undo:
 	/* Put back what was swapped; nothing ran on the new ones yet that
 	 * the old ones cannot take over. */
-	for (p = 0; p < inv->nports; p++)
+	for (p = 0; p < inv->nslots; p++)
 		if (old[p]) {
 			fresh = inv->inst[p];
 			__atomic_store_n(&inv->inst[p], old[p],
@@ -130,8 +130,8 @@ int rr_invoker_set_threads(struct rr_invoker *inv, uint32_t n, char *msg,
 		ret = set_nsocks(inv, n);
 		for (t = n; !ret && t < was; t++)
 			for (q = 0; q < inv->nqueues; q++)
-				for (p = 0; p < inv->nports; p++)
-					rr_xdp_clear_socket(&inv->xdp, q, p, t);
+				for (p = 0; p < inv->nslots; p++)
+					rr_xdp_clear_socket(&inv->xdp, q, t, p);
 		if (ret) {
 			snprintf(msg, msglen, "cannot update the XDP map: %s",
 				 strerror(-ret));

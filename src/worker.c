@@ -269,7 +269,7 @@ static bool rings_empty(struct rr_worker *w, uint32_t nsocks)
 static void wait_for_work(struct rr_worker *w, uint32_t n)
 {
 	uint32_t i;
-	struct pollfd pfd[RR_MAX_PORTS];
+	struct pollfd pfd[RR_MAX_SLOTS];
 	int timeout;
 
 	for (i = 0; i < n; i++) {
@@ -355,7 +355,7 @@ void *rr_worker_run(void *arg)
 }
 
 /* Cells' own copy of the instance table, frozen at the fork. */
-static struct rr_fn_instance *cell_insts[RR_MAX_PORTS];
+static struct rr_fn_instance *cell_insts[RR_MAX_SLOTS];
 
 void rr_worker_run_cell(struct rr_worker *w)
 {

@@ -284,7 +284,7 @@ void rr_xdp_destroy(struct rr_xdp *x)
 	if (x->cache)
 		munmap(x->cache, x->cache_size);
 	x->cache = NULL;
-	for (i = 0; i < RR_MAX_PORTS; i++) {
+	for (i = 0; i < RR_MAX_SLOTS; i++) {
 		bpf_object__close(x->fn_objs[i]);
 		x->fn_objs[i] = NULL;
 	}
@@ -303,7 +303,7 @@ int rr_xdp_load_function(struct rr_xdp *x, uint32_t slot,
 	size_t size;
 	int ret, fd;
 
-	if (slot >= RR_MAX_PORTS)
+	if (slot >= RR_MAX_SLOTS)
 		return -EINVAL;
 	bytes = impl->elf_bytes(&size);
 	obj = bpf_object__open_mem(bytes, size, &opts);
@@ -373,10 +373,10 @@ int rr_xdp_map_cache(struct rr_xdp *x)
 	return 0;
 }
 
-int rr_xdp_set_socket(struct rr_xdp *x, uint32_t queue, uint32_t slot,
-		      uint32_t thread, int fd)
+int rr_xdp_set_socket(struct rr_xdp *x, uint32_t queue, uint32_t thread,
+		      uint32_t slot, int fd)
 {
-	uint32_t key = RR_XSK_KEY(queue, slot, thread);
+	uint32_t key = RR_XSK_KEY(queue, thread, slot);
 	int ret;
 
 	ret = bpf_map__update_elem(x->skel->maps.xsks_map, &key, sizeof(key),
@@ -387,10 +387,10 @@ int rr_xdp_set_socket(struct rr_xdp *x, uint32_t queue, uint32_t slot,
 	return ret;
 }
 
-int rr_xdp_clear_socket(struct rr_xdp *x, uint32_t queue, uint32_t slot,
-			uint32_t thread)
+int rr_xdp_clear_socket(struct rr_xdp *x, uint32_t queue, uint32_t thread,
+			uint32_t slot)
 {
-	uint32_t key = RR_XSK_KEY(queue, slot, thread);
+	uint32_t key = RR_XSK_KEY(queue, thread, slot);
 	int ret;
 
 	ret = bpf_map__delete_elem(x->skel->maps.xsks_map, &key, sizeof(key),
@@ -475,7 +475,7 @@ static int sum_percpu(const struct bpf_map *map, uint32_t first, uint32_t n,
 int rr_xdp_read_fn_stats(struct rr_xdp *x, uint32_t queue, uint32_t slot,
 			 uint64_t *out)
 {
-	if (queue >= RR_MAX_QUEUES || slot >= RR_MAX_PORTS)
+	if (queue >= RR_MAX_QUEUES || slot >= RR_MAX_SLOTS)
 		return -EINVAL;
 	return sum_percpu(x->skel->maps.fn_stats,
 			  RR_FN_STATS_KEY(queue, slot, 0), RR_FN_STAT_MAX, out);

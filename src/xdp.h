@@ -22,7 +22,7 @@ struct rr_xdp {
 	bool attached;
 	char ifname[IF_NAMESIZE]; /* names the record of prog_id, see xdp.c */
 	/* The functions' XDP programs, by slot, once loaded. */
-	struct bpf_object *fn_objs[RR_MAX_PORTS];
+	struct bpf_object *fn_objs[RR_MAX_SLOTS];
 	/* The reply cache, mapped (RR_CACHE_ENTRIES entries). */
 	struct rr_cache_entry *cache;
 	size_t cache_size;
@@ -57,11 +57,12 @@ void rr_xdp_destroy(struct rr_xdp *x);
 bool rr_xdp_still_attached(const struct rr_xdp *x);
 const char *rr_xdp_mode_name(const struct rr_xdp *x);
 
-int rr_xdp_set_socket(struct rr_xdp *x, uint32_t queue, uint32_t slot,
-		      uint32_t thread, int fd);
-/* The XSKMAP entry of (queue, slot, thread) out again. */
-int rr_xdp_clear_socket(struct rr_xdp *x, uint32_t queue, uint32_t slot,
-			uint32_t thread);
+/* Socket @fd as (queue, thread, slot) in the XSKMAP. */
+int rr_xdp_set_socket(struct rr_xdp *x, uint32_t queue, uint32_t thread,
+		      uint32_t slot, int fd);
+/* The XSKMAP entry of (queue, thread, slot) out again. */
+int rr_xdp_clear_socket(struct rr_xdp *x, uint32_t queue, uint32_t thread,
+			uint32_t slot);
 int rr_xdp_set_port(struct rr_xdp *x, uint16_t port,
 		    const struct rr_port_conf *conf);
 /* Adds a prefix to the allow-list of function @slot. */

@@ -280,9 +280,9 @@ int rr_xsk_create_all(struct rr_invoker *inv)
 		if (ret)
 			return ret;
 		for (t = 0; t < inv->nthreads; t++) {
-			for (p = 0; p < inv->nports; p++) {
+			for (p = 0; p < inv->nslots; p++) {
 				s = rr_sock_at(inv, q, t, p);
-				s->svc = inv->services[p];
+				s->svc = inv->served[p];
 				s->slot = p;
 				ret = sock_create(inv, s, &inv->umems[q], q);
 				if (ret) {
@@ -291,7 +291,7 @@ int rr_xsk_create_all(struct rr_invoker *inv)
 						inv->cfg->ifname, q, buf);
 					return ret;
 				}
-				ret = rr_xdp_set_socket(&inv->xdp, q, p, t,
+				ret = rr_xdp_set_socket(&inv->xdp, q, t, p,
 							s->fd);
 				if (ret)
 					return ret;
@@ -301,7 +301,7 @@ int rr_xsk_create_all(struct rr_invoker *inv)
 	inv->threads_made = inv->nthreads;
 	inv->zerocopy = sock_zerocopy(rr_sock_at(inv, 0, 0, 0)->fd);
 	pr_info("%u AF_XDP sockets on %u queue%s, %s mode (the kernel's choice)\n",
-		inv->nqueues * inv->nthreads * inv->nports, inv->nqueues,
+		inv->nqueues * inv->nthreads * inv->nslots, inv->nqueues,
 		inv->nqueues == 1 ? "" : "s",
 		inv->zerocopy ? "zero-copy" : "copy");
 	return choose_tx_csum(inv, tx_metadata, why);
@@ -316,7 +316,7 @@ int rr_xsk_later(struct rr_invoker *inv, uint32_t q, uint32_t t, uint32_t p,
 	char buf[128];
 	int ret;
 
-	s->svc = inv->services[p];
+	s->svc = inv->served[p];
 	s->slot = p;
 	ret = sock_create(inv, s, &inv->umems[q], q);
 	if (ret) {
@@ -335,7 +335,7 @@ int rr_xsk_later(struct rr_invoker *inv, uint32_t q, uint32_t t, uint32_t p,
 int rr_xsk_map(struct rr_invoker *inv, uint32_t q, uint32_t t, uint32_t p,
 	       char *msg, size_t msglen)
 {
-	int ret = rr_xdp_set_socket(&inv->xdp, q, p, t,
+	int ret = rr_xdp_set_socket(&inv->xdp, q, t, p,
 				    rr_sock_at(inv, q, t, p)->fd);
 
 	if (ret)

@@ -64,7 +64,7 @@ static const struct {
 	{ 5003, { .slot = 9, .nsocks = 2, .flags = RR_PORT_ALLOWLIST } },
 	/* present but unusable: must behave as "no function" */
 	{ 9, { .slot = 4, .nsocks = 0 } },
-	{ 100, { .slot = RR_MAX_PORTS, .nsocks = 1 } },
+	{ 100, { .slot = RR_MAX_SLOTS, .nsocks = 1 } },
 };
 
 /* Sockets behind @slot: with one, the cursor stays put. */
@@ -91,7 +91,7 @@ static int port_slot(uint32_t port)
 /* Snapshot of everything the program writes. */
 struct snap {
 	uint64_t stats[RR_STATS_SIZE];
-	uint32_t cursor[RR_MAX_QUEUES * RR_MAX_PORTS];
+	uint32_t cursor[RR_MAX_QUEUES * RR_MAX_SLOTS];
 };
 
 static int take_snap(struct snap *s)
@@ -107,7 +107,7 @@ static int take_snap(struct snap *s)
 		for (c = 0; c < ncpus; c++)
 			s->stats[k] += vals[c];
 	}
-	for (k = 0; k < RR_MAX_QUEUES * RR_MAX_PORTS; k++)
+	for (k = 0; k < RR_MAX_QUEUES * RR_MAX_SLOTS; k++)
 		if (bpf_map_lookup_elem(cursor_fd, &k, &s->cursor[k]))
 			return -errno;
 	return 0;
@@ -197,8 +197,8 @@ static uint32_t expect(const uint8_t *frame, uint32_t len, int ifindex,
 		       moved, stat_names[stat], row);
 
 	if (slot >= 0)
-		cur_key = queue * RR_MAX_PORTS + (uint32_t)slot;
-	for (k = 0; k < RR_MAX_QUEUES * RR_MAX_PORTS; k++) {
+		cur_key = queue * RR_MAX_SLOTS + (uint32_t)slot;
+	for (k = 0; k < RR_MAX_QUEUES * RR_MAX_SLOTS; k++) {
 		int changed = after.cursor[k] != before.cursor[k];
 
 		if (slot >= 0 && k == cur_key) {
@@ -207,7 +207,7 @@ static uint32_t expect(const uint8_t *frame, uint32_t len, int ifindex,
 				       queue, slot);
 		} else if (changed) {
 			t_fail("cursor of queue %u slot %u moved",
-			       k / RR_MAX_PORTS, k % RR_MAX_PORTS);
+			       k / RR_MAX_SLOTS, k % RR_MAX_SLOTS);
 		}
 	}
 	return slot >= 0 ? after.cursor[cur_key] : 0;
@@ -257,7 +257,7 @@ static void check_round_robin(uint32_t port, uint32_t nsocks, int ifindex,
 	snprintf(what, sizeof(what), "round robin, port %u, queue %u", port,
 		 queue);
 	t_at("%s", what);
-	key = queue * RR_MAX_PORTS + (uint32_t)slot;
+	key = queue * RR_MAX_SLOTS + (uint32_t)slot;
 	if (bpf_map_update_elem(cursor_fd, &key, &zero, BPF_ANY)) {
 		t_fail("cannot reset the cursor: %s", strerror(errno));
 		return;

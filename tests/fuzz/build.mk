@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The fuzzers (tests/fuzz/README.md), included by the top-level Makefile.
-#   $(BUILD)/fuzz/fuzz_request  libFuzzer + ASan/UBSan over rr_process(); its
+#   $(BUILD)/fuzz/fuzz_request  libFuzzer + ASan/UBSan over rr_serve_unlimited(); its
 #                               sources are built here with clang, apart
 #                               from the gcc-built library
 #   $(BUILD)/fuzz/fuzz_dns      libFuzzer + ASan/UBSan over the dns

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer target for the user-space request path: one raw frame in,
- * rr_process() with every registered function, and the reply frame or a
+ * rr_serve_unlimited() with every registered function, and the reply frame or a
  * counted drop out. Built with ASan and UBSan, so any out-of-bounds access
  * in parsing, the function call or reply construction stops the run; the
  * checks below catch the logical failures a sanitizer cannot see: a return
@@ -12,7 +12,7 @@
  * Input: byte 0 picks the MTU (low 3 bits) and the buffer room (high 5
  * bits: 4096 down to 128 in steps of 128, as a frame's offset in a UMEM
  * chunk would); byte 1 the amplification limit (low 3 bits; 0 calls
- * rr_process(), which has none, anything else rr_serve() as the worker
+ * rr_serve_unlimited(), which has none, anything else rr_serve() as the worker
  * does) and, with bit 3, puts right the checksums rr_parse() checks so
  * mutations get past them; the rest is the frame, cut to the room.
  */
@@ -335,8 +335,8 @@ static void run_one(const struct rr_function *fn, const uint8_t *req,
 		ret = rr_serve(buf, len, room, mtu, amp, fn, TEST_QUEUE,
 			       TEST_THREAD);
 	else
-		ret = rr_process(buf, len, room, mtu, fn, TEST_QUEUE,
-				 TEST_THREAD);
+		ret = rr_serve_unlimited(buf, len, room, mtu, fn, TEST_QUEUE,
+					 TEST_THREAD);
 
 	fz_check(ret != 0, "%s: neither a reply nor a drop", fn->name);
 	fz_check(ret > -RR_DROP_MAX, "%s: unknown drop %d", fn->name, ret);

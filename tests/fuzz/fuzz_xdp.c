@@ -91,13 +91,13 @@ static const struct port ports[] = {
 	/* no function */
 	{ .port = 8080, .conf = { .slot = 4, .nsocks = 0 } },
 	/* bad slot */
-	{ .port = 9999, .conf = { .slot = RR_MAX_PORTS, .nsocks = 2 } },
+	{ .port = 9999, .conf = { .slot = RR_MAX_SLOTS, .nsocks = 2 } },
 	{ .port = 53,
 	  .conf = { .slot = SLOT_ACL, .nsocks = 2, .flags = ALLOW },
 	  .has_function = 1 },
 	/* Allow-listed, no entry for its slot: nobody may call it. */
 	{ .port = 5353,
-	  .conf = { .slot = RR_MAX_PORTS - 1,
+	  .conf = { .slot = RR_MAX_SLOTS - 1,
 		    .nsocks = RR_MAX_THREADS,
 		    .flags = ALLOW },
 	  .has_function = 1 },

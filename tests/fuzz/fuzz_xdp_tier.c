@@ -475,9 +475,9 @@ int tier_fn_leftovers(struct tier *t)
 					"%u, counter %u, moved by %" PRIu64
 					" outside the frames' own ports\n",
 					(key + i) / RR_FN_STAT_MAX /
-						RR_MAX_PORTS,
+						RR_MAX_SLOTS,
 					(key + i) / RR_FN_STAT_MAX %
-						RR_MAX_PORTS,
+						RR_MAX_SLOTS,
 					(key + i) % RR_FN_STAT_MAX,
 					v[i] - t->fn_seen[key + i]);
 		}

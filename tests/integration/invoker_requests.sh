@@ -8,7 +8,7 @@
 # the client's kernel verified each reply's UDP checksum; the client's
 # InCsumErrors must not grow. Done with the client's TX checksum offload on
 # (the server sees partial checksums) and off, over IPv4 and IPv6. Then the
-# metrics must show all 16 (queue, port, thread) sockets busy, tx == rx on
+# metrics must show all 16 (queue, thread, slot) sockets busy, tx == rx on
 # each, and no drops anywhere.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
@@ -80,7 +80,7 @@ per_sock=$(awk '
 say "per socket (labels rx tx):"
 printf '%s\n' "$per_sock" | sed 's/^/    /'
 want=$((QUEUES * THREADS * 2))
-check_eq "metrics: number of (queue, port, thread) sockets" "$want" \
+check_eq "metrics: number of (queue, thread, slot) sockets" "$want" \
 	"$(printf '%s\n' "$per_sock" | grep -c .)"
 check_eq "metrics: sockets that received requests (rx > 0)" "$want" \
 	"$(printf '%s\n' "$per_sock" | awk '$2 > 0' | grep -c .)"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Crafted request frames for every C test tier: the unit tests
- * (rr_process), the BPF program tests (bpf_prog_test_run_opts) and the
+ * (rr_serve_unlimited), the BPF program tests (bpf_prog_test_run_opts) and the
  * fuzzers' seeds and starting points; and an RFC 1071 checksum written the
  * plain way, byte pair by byte pair, so replies are checked against
  * something other than the code under test (src/packet.c).

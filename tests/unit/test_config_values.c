@@ -184,7 +184,7 @@ static void test_parse_cpus(void **state)
 
 static void test_parse_values(void **state)
 {
-	uint16_t ports[RR_MAX_PORTS];
+	uint16_t ports[RR_MAX_SLOTS];
 	char many[256];
 	uint32_t v = 0, n = 0, i;
 	unsigned long long ull = 0;
@@ -268,25 +268,25 @@ static void test_parse_values(void **state)
 	check_err("auto, soft or offload");
 	assert_int_equal(csum, RR_TX_CSUM_AUTO);
 
-	assert_int_equal(rr_parse_ports("1,65535,1232", ports, RR_MAX_PORTS, &n,
+	assert_int_equal(rr_parse_ports("1,65535,1232", ports, RR_MAX_SLOTS, &n,
 					err, sizeof(err)),
 			 0);
 	assert_int_equal(n, 3);
 	assert_int_equal(ports[0], 1);
 	assert_int_equal(ports[1], 65535);
 	assert_int_equal(ports[2], 1232);
-	/* RR_MAX_PORTS ports are fine, one more is not */
+	/* RR_MAX_SLOTS ports are fine, one more is not */
 	many[0] = '\0';
-	for (i = 1; i <= RR_MAX_PORTS; i++)
+	for (i = 1; i <= RR_MAX_SLOTS; i++)
 		snprintf(many + strlen(many), sizeof(many) - strlen(many),
 			 "%s%u", i > 1 ? "," : "", 1000 + i);
 	assert_int_equal(
-		rr_parse_ports(many, ports, RR_MAX_PORTS, &n, err, sizeof(err)),
+		rr_parse_ports(many, ports, RR_MAX_SLOTS, &n, err, sizeof(err)),
 		0);
-	assert_int_equal(n, RR_MAX_PORTS);
+	assert_int_equal(n, RR_MAX_SLOTS);
 	strcat(many, ",2000");
 	assert_int_equal(
-		rr_parse_ports(many, ports, RR_MAX_PORTS, &n, err, sizeof(err)),
+		rr_parse_ports(many, ports, RR_MAX_SLOTS, &n, err, sizeof(err)),
 		-EINVAL);
 	check_err("32");
 }

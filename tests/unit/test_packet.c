@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unit tests of the request path in user space (src/packet.c): a crafted
- * request frame goes through rr_process()/rr_serve() with a function, and the
+ * request frame goes through rr_serve_unlimited()/rr_serve() with a function, and the
  * reply frame is checked field by field against what a client would
  * accept: addresses and ports swapped, tags kept, lengths and both
  * checksums right (checked with the independent sum in frames.h), the
@@ -132,7 +132,7 @@ const char *spec_name(const struct frame_spec *s)
 }
 
 /*
- * Checks @reply (@ret from rr_process) as the answer to @req, whose
+ * Checks @reply (@ret from rr_serve_unlimited) as the answer to @req, whose
  * function wrote @payload (@plen bytes); @mtu was the limit.
  */
 void check_reply(const uint8_t *req, const struct frame_layout *lay, int family,
@@ -217,7 +217,7 @@ void roundtrip(const struct frame_spec *s, const char *name, uint32_t room,
 
 	snprintf(where, sizeof(where), "%s on %s", name, spec_name(s));
 	buf = make(s, room, &lay, &req);
-	ret = rr_process(buf, lay.len, room, mtu, fn(name), 0, 0);
+	ret = rr_serve_unlimited(buf, lay.len, room, mtu, fn(name), 0, 0);
 	if (ret < 0)
 		fail_msg("%s: dropped as %s", where, rr_drop_label(-ret));
 	want = malloc(s->plen + 1);
@@ -248,7 +248,8 @@ static void refused_ipv6_zero_csum(const struct frame_spec *s)
 
 	snprintf(where, sizeof(where), "reverse on %s", spec_name(s));
 	buf = make(s, 2048, &lay, &req);
-	CHECK_EQ(rr_process(buf, lay.len, 2048, 1500, fn("reverse"), 0, 0),
+	CHECK_EQ(rr_serve_unlimited(buf, lay.len, 2048, 1500, fn("reverse"), 0,
+				    0),
 		 -RR_DROP_MALFORMED);
 	free(req);
 	free(buf);
@@ -343,9 +344,9 @@ static void test_function_sees_request(void **state)
 			 v6 ? "IPv6" : "IPv4");
 		build_frame(buf, sizeof(buf), &s, &lay);
 		memset(&seen, 0, sizeof(seen));
-		ret = rr_process(buf, lay.len, sizeof(buf), 1500,
-				 fn("rrtest_record"), views[i].queue,
-				 views[i].thread);
+		ret = rr_serve_unlimited(buf, lay.len, sizeof(buf), 1500,
+					 fn("rrtest_record"), views[i].queue,
+					 views[i].thread);
 		CHECK_EQ(ret, lay.len);
 		CHECK_EQ(seen.calls, 1);
 		CHECK_EQ(seen.req.family, s.family);
@@ -384,8 +385,8 @@ static void test_longer_reply(void **state)
 			snprintf(where, sizeof(where), "grow %s",
 				 spec_name(&s));
 			buf = make(&s, 2048, &lay, &req);
-			ret = rr_process(buf, lay.len, 2048, 1500,
-					 fn("rrtest_grow"), 0, 0);
+			ret = rr_serve_unlimited(buf, lay.len, 2048, 1500,
+						 fn("rrtest_grow"), 0, 0);
 			want = malloc(2 * s.plen + 1);
 			assert_non_null(want);
 			memcpy(want, req + lay.payload_off, s.plen);
@@ -414,8 +415,8 @@ static void test_shorter_reply(void **state)
 		s.family = fam ? AF_INET6 : AF_INET;
 		snprintf(where, sizeof(where), "shrink %s", spec_name(&s));
 		buf = make(&s, 2048, &lay, &req);
-		ret = rr_process(buf, lay.len, 2048, 1500, fn("rrtest_shrink"),
-				 0, 0);
+		ret = rr_serve_unlimited(buf, lay.len, 2048, 1500,
+					 fn("rrtest_shrink"), 0, 0);
 		check_reply(req, &lay, s.family, buf, ret,
 			    req + lay.payload_off, 1, 1500);
 		free(req);

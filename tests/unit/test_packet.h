@@ -54,7 +54,7 @@ const struct rr_function *fn(const char *name);
 /* @s in words, for messages. */
 const char *spec_name(const struct frame_spec *s);
 /*
- * Checks @reply (@ret from rr_process) as the answer to @req, whose
+ * Checks @reply (@ret from rr_serve_unlimited) as the answer to @req, whose
  * function wrote @payload (@plen bytes); @mtu was the limit.
  */
 void check_reply(const uint8_t *req, const struct frame_layout *lay, int family,

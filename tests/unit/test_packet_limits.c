@@ -175,8 +175,8 @@ static void test_request_over_mtu(void **state)
 	snprintf(where, sizeof(where), "request over the MTU");
 	build_frame(buf, sizeof(buf), &s, &lay);
 	memset(&seen, 0, sizeof(seen));
-	ret = rr_process(buf, lay.len, sizeof(buf), 1500, fn("rrtest_record"),
-			 0, 0);
+	ret = rr_serve_unlimited(buf, lay.len, sizeof(buf), 1500,
+				 fn("rrtest_record"), 0, 0);
 	CHECK_EQ(ret, -RR_DROP_REPLY_TOO_BIG);
 	CHECK_EQ(seen.calls, 0);
 }

@@ -39,7 +39,8 @@ static void test_udp_shorter_than_ip(void **state)
 		s.ip_len = SET((fam ? 0 : 20) + 8 + 10 + 4);
 		snprintf(where, sizeof(where), "udp < ip %s", spec_name(&s));
 		buf = make(&s, 2048, &lay, &req);
-		ret = rr_process(buf, lay.len, 2048, 1500, fn("reverse"), 0, 0);
+		ret = rr_serve_unlimited(buf, lay.len, 2048, 1500,
+					 fn("reverse"), 0, 0);
 		reversed(req + lay.payload_off, want, 10);
 		check_reply(req, &lay, s.family, buf, ret, want, 10, 1500);
 		free(req);
@@ -56,7 +57,8 @@ static void expect_malformed(const uint8_t *frame, uint32_t len)
 	assert_non_null(buf);
 	memcpy(buf, frame, len);
 	memset(&seen, 0, sizeof(seen));
-	ret = rr_process(buf, len, len, 1500, fn("rrtest_record"), 0, 0);
+	ret = rr_serve_unlimited(buf, len, len, 1500, fn("rrtest_record"), 0,
+				 0);
 	CHECK_EQ(ret, -RR_DROP_MALFORMED);
 	CHECK_EQ(seen.calls, 0);
 	CHECK(!memcmp(buf, frame, len));
@@ -92,8 +94,8 @@ static void test_truncated_everywhere(void **state)
 		/* and whole, it is served */
 		snprintf(where, sizeof(where), "%s whole", spec_name(&s));
 		memset(&seen, 0, sizeof(seen));
-		CHECK_EQ(rr_process(buf, lay.len, sizeof(buf), 1500,
-				    fn("rrtest_record"), 0, 0),
+		CHECK_EQ(rr_serve_unlimited(buf, lay.len, sizeof(buf), 1500,
+					    fn("rrtest_record"), 0, 0),
 			 lay.len);
 		CHECK_EQ(seen.calls, 1);
 	}
@@ -209,11 +211,12 @@ static void test_bad_ip_header_csum_dropped(void **state)
 	(void)state;
 	snprintf(where, sizeof(where), "IPv4 header checksum");
 	build_frame(buf, sizeof(buf), &s, &lay);
-	CHECK(rr_process(buf, lay.len, sizeof(buf), 1500, fn("echo"), 0, 0) >
-	      0);
+	CHECK(rr_serve_unlimited(buf, lay.len, sizeof(buf), 1500, fn("echo"), 0,
+				 0) > 0);
 	build_frame(buf, sizeof(buf), &s, &lay);
 	buf[lay.l3_off + 10] ^= 0x01;
-	CHECK_EQ(rr_process(buf, lay.len, sizeof(buf), 1500, fn("echo"), 0, 0),
+	CHECK_EQ(rr_serve_unlimited(buf, lay.len, sizeof(buf), 1500, fn("echo"),
+				    0, 0),
 		 -RR_DROP_MALFORMED);
 }
 
@@ -268,8 +271,8 @@ static void test_martian_ends_not_answered(void **state)
 		if (cases[i].src_mac_group)
 			memcpy(buf + 6, mcast_mac, 6);
 		snprintf(where, sizeof(where), "%s", cases[i].what);
-		CHECK_EQ(rr_process(buf, lay.len, sizeof(buf), 1500, fn("echo"),
-				    0, 0),
+		CHECK_EQ(rr_serve_unlimited(buf, lay.len, sizeof(buf), 1500,
+					    fn("echo"), 0, 0),
 			 -RR_DROP_NOT_UNICAST);
 	}
 }
@@ -318,20 +321,20 @@ static void test_group_destination_not_answered(void **state)
 		}
 		snprintf(where, sizeof(where),
 			 "request to a group address #%zu", i);
-		ret = rr_process(buf, lay.len, sizeof(buf), 1500, fn("echo"), 0,
-				 0);
+		ret = rr_serve_unlimited(buf, lay.len, sizeof(buf), 1500,
+					 fn("echo"), 0, 0);
 		CHECK_EQ(ret, -RR_DROP_NOT_UNICAST);
 		/* The IP group address alone, to a unicast MAC. */
 		memcpy(buf, f_dst_mac, 6);
-		ret = rr_process(buf, lay.len, sizeof(buf), 1500, fn("echo"), 0,
-				 0);
+		ret = rr_serve_unlimited(buf, lay.len, sizeof(buf), 1500,
+					 fn("echo"), 0, 0);
 		CHECK_EQ(ret, -RR_DROP_NOT_UNICAST);
 	}
 	/* A unicast request built the same way is answered. */
 	s.family = AF_INET;
 	build_frame(buf, sizeof(buf), &s, &lay);
-	CHECK(rr_process(buf, lay.len, sizeof(buf), 1500, fn("echo"), 0, 0) >
-	      0);
+	CHECK(rr_serve_unlimited(buf, lay.len, sizeof(buf), 1500, fn("echo"), 0,
+				 0) > 0);
 }
 
 /* The drop labels are metric labels users alert on. */
