@@ -69,6 +69,19 @@ static int umem_fill_all(struct rr_umem *u)
 	return 0;
 }
 
+/* libxdp's struct xsk_ring_prod and xsk_ring_cons have the same fields:
+ * ring @r of @n entries mapped at @base, laid out as @off says. */
+#define RING_INIT(r, n, base, off)                                    \
+	do {                                                          \
+		memset(&(r), 0, sizeof(r));                           \
+		(r).mask = (n)-1;                                     \
+		(r).size = (n);                                       \
+		(r).producer = (uint32_t *)((base) + (off).producer); \
+		(r).consumer = (uint32_t *)((base) + (off).consumer); \
+		(r).flags = (uint32_t *)((base) + (off).flags);       \
+		(r).ring = (base) + (off).desc;                       \
+	} while (0)
+
 /*
  * Registers the UMEM again, with RR_TX_META_LEN bytes of TX metadata in
  * front of each frame's data, on an AF_XDP socket of our own; gives that
@@ -142,21 +155,9 @@ static int umem_add_tx_metadata(struct rr_umem *u)
 	munmap((char *)u->comp.ring - off.cr.desc, comp_len);
 
 	/* As libxdp sets up the rings it maps itself. */
-	memset(&u->fill, 0, sizeof(u->fill));
-	u->fill.mask = nfill - 1;
-	u->fill.size = nfill;
-	u->fill.producer = (uint32_t *)(fill + off.fr.producer);
-	u->fill.consumer = (uint32_t *)(fill + off.fr.consumer);
-	u->fill.flags = (uint32_t *)(fill + off.fr.flags);
-	u->fill.ring = fill + off.fr.desc;
+	RING_INIT(u->fill, nfill, fill, off.fr);
 	u->fill.cached_cons = nfill;
-	memset(&u->comp, 0, sizeof(u->comp));
-	u->comp.mask = ncomp - 1;
-	u->comp.size = ncomp;
-	u->comp.producer = (uint32_t *)(comp + off.cr.producer);
-	u->comp.consumer = (uint32_t *)(comp + off.cr.consumer);
-	u->comp.flags = (uint32_t *)(comp + off.cr.flags);
-	u->comp.ring = comp + off.cr.desc;
+	RING_INIT(u->comp, ncomp, comp, off.cr);
 	u->tx_metadata = true;
 	return 0;
 
