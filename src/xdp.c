@@ -30,6 +30,7 @@
 #include "log.h"
 #include "registry.h"
 #include "reqrouter.skel.h"
+#include "percpu.h"
 #include "xdp.h"
 
 int rr_xdp_check_kernel(char *why, size_t len)
@@ -444,41 +445,14 @@ int rr_xdp_allow(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c)
 	return ret;
 }
 
-/* Sums @n per-CPU counters of @map from key @first on: out[0..n-1]. */
-static int sum_percpu(const struct bpf_map *map, uint32_t first, uint32_t n,
-		      uint64_t *out)
-{
-	int ncpus = libbpf_num_possible_cpus();
-	uint32_t key, i;
-	uint64_t *vals;
-	int c, ret = 0;
-
-	if (ncpus <= 0)
-		return -EINVAL;
-	vals = calloc((size_t)ncpus, sizeof(*vals));
-	if (!vals)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		key = first + i;
-		ret = bpf_map__lookup_elem(map, &key, sizeof(key), vals,
-					   sizeof(*vals) * (size_t)ncpus, 0);
-		if (ret)
-			break;
-		out[i] = 0;
-		for (c = 0; c < ncpus; c++)
-			out[i] += vals[c];
-	}
-	free(vals);
-	return ret;
-}
-
 int rr_xdp_read_fn_stats(struct rr_xdp *x, uint32_t queue, uint32_t slot,
 			 uint64_t *out)
 {
 	if (queue >= RR_MAX_QUEUES || slot >= RR_MAX_SLOTS)
 		return -EINVAL;
-	return sum_percpu(x->skel->maps.fn_stats,
-			  RR_FN_STATS_KEY(queue, slot, 0), RR_FN_STAT_MAX, out);
+	return rr_percpu_sum(bpf_map__fd(x->skel->maps.fn_stats),
+			     RR_FN_STATS_KEY(queue, slot, 0), RR_FN_STAT_MAX,
+			     out);
 }
 
 uint32_t rr_xdp_stat_rows(uint32_t nrxqueues)
@@ -488,6 +462,6 @@ uint32_t rr_xdp_stat_rows(uint32_t nrxqueues)
 
 int rr_xdp_read_stats(struct rr_xdp *x, uint64_t *out, uint32_t nrows)
 {
-	return sum_percpu(x->skel->maps.xdp_stats, 0, nrows * RR_XDP_STAT_MAX,
-			  out);
+	return rr_percpu_sum(bpf_map__fd(x->skel->maps.xdp_stats), 0,
+			     nrows * RR_XDP_STAT_MAX, out);
 }

@@ -27,6 +27,7 @@
 #include <linux/bpf.h>
 
 #include "frames.h"
+#include "percpu.h"
 #include "bpf_prog.h"
 #include "testutil.h"
 #include "config.h"
@@ -39,7 +40,6 @@
 
 static struct reqrouter *skel;
 static int prog_fd, stats_fd, cursor_fd, port_fd;
-static int ncpus;
 
 static const char *const stat_names[RR_XDP_STAT_MAX] = {
 #define STAT_NAME(name, verdict, reason) [RR_XDP_##name] = #name,
@@ -96,17 +96,12 @@ struct snap {
 
 static int take_snap(struct snap *s)
 {
-	uint64_t vals[ncpus];
 	uint32_t k;
-	int c;
+	int ret;
 
-	for (k = 0; k < RR_STATS_SIZE; k++) {
-		if (bpf_map_lookup_elem(stats_fd, &k, vals))
-			return -errno;
-		s->stats[k] = 0;
-		for (c = 0; c < ncpus; c++)
-			s->stats[k] += vals[c];
-	}
+	ret = rr_percpu_sum(stats_fd, 0, RR_STATS_SIZE, s->stats);
+	if (ret)
+		return ret;
 	for (k = 0; k < RR_MAX_QUEUES * RR_MAX_SLOTS; k++)
 		if (bpf_map_lookup_elem(cursor_fd, &k, &s->cursor[k]))
 			return -errno;
@@ -365,11 +360,6 @@ static int setup(const uint8_t *mac)
 	close(fd);
 
 	libbpf_set_print(print_quiet);
-	ncpus = libbpf_num_possible_cpus();
-	if (ncpus <= 0) {
-		fprintf(stderr, "cannot count CPUs: %s\n", strerror(-ncpus));
-		return 1;
-	}
 	skel = reqrouter__open();
 	if (skel && mac)
 		memcpy((void *)skel->rodata->if_mac, mac, 6);

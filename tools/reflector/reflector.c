@@ -22,6 +22,7 @@
 #include "reflector.skel.h"
 #include "config.h"
 #include "opttable.h"
+#include "percpu.h"
 
 enum { OPT_PASS = 256, OPT_SKB };
 
@@ -61,20 +62,11 @@ static int quiet_print(enum libbpf_print_level level, const char *fmt,
 
 static int read_stat(struct reflector *skel, __u32 idx, unsigned long long *v)
 {
-	int ncpu = libbpf_num_possible_cpus(), i, err;
-	__u64 *vals;
+	uint64_t sum;
+	int err = rr_percpu_sum(bpf_map__fd(skel->maps.stats), idx, 1, &sum);
 
-	if (ncpu <= 0)
-		return -EINVAL;
-	vals = calloc((size_t)ncpu, sizeof(*vals));
-	if (!vals)
-		return -ENOMEM;
-	err = bpf_map_lookup_elem(bpf_map__fd(skel->maps.stats), &idx, vals);
-	*v = 0;
-	for (i = 0; !err && i < ncpu; i++)
-		*v += vals[i];
-	free(vals);
-	return err ? -errno : 0;
+	*v = err ? 0 : sum;
+	return err;
 }
 
 /* What the command line asks for. */

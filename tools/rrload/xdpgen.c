@@ -31,6 +31,7 @@
 #include <bpf/libbpf.h>
 
 #include "packet.h"
+#include "percpu.h"
 #include "registry.h"
 #include "rrload.h"
 #include "rrload_gen.h"
@@ -229,20 +230,11 @@ static void sleep_until(uint64_t t)
 /* Frames the generator has sent, from its counter. */
 static uint64_t gen_sent(void)
 {
-	int ncpu = libbpf_num_possible_cpus(), i;
-	__u32 k = GEN_STAT_SENT;
-	uint64_t *vals, sum = 0;
+	uint64_t sum;
 
-	if (ncpu <= 0)
+	if (rr_percpu_sum(bpf_map__fd(gen.skel->maps.gen_stats), GEN_STAT_SENT,
+			  1, &sum))
 		return 0;
-	vals = calloc((size_t)ncpu, sizeof(*vals));
-	if (!vals)
-		return 0;
-	if (!bpf_map_lookup_elem(bpf_map__fd(gen.skel->maps.gen_stats), &k,
-				 vals))
-		for (i = 0; i < ncpu; i++)
-			sum += vals[i];
-	free(vals);
 	return sum;
 }
 
@@ -318,24 +310,12 @@ void *xdp_engine_run(void *arg)
 
 void xdp_engine_poll(struct rl_config *cfg, struct rl_thread *th)
 {
-	int ncpu = libbpf_num_possible_cpus(), i;
-	uint64_t sum[GEN_STAT_MAX] = { 0 }, *vals, done_sent;
-	__u32 k;
+	uint64_t sum[GEN_STAT_MAX] = { 0 }, done_sent;
 
 	(void)cfg;
-	if (!gen.skel || ncpu <= 0)
+	if (!gen.skel || rr_percpu_sum(bpf_map__fd(gen.skel->maps.gen_stats), 0,
+				       GEN_STAT_MAX, sum))
 		return;
-	vals = calloc((size_t)ncpu, sizeof(*vals));
-	if (!vals)
-		return;
-	for (k = 0; k < GEN_STAT_MAX; k++) {
-		if (bpf_map_lookup_elem(bpf_map__fd(gen.skel->maps.gen_stats),
-					&k, vals))
-			continue;
-		for (i = 0; i < ncpu; i++)
-			sum[k] += vals[i];
-	}
-	free(vals);
 	__atomic_store_n(&th->c.answered, sum[GEN_STAT_ANSWERED],
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&th->c.wrong, sum[GEN_STAT_WRONG], __ATOMIC_RELAXED);
