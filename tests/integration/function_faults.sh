@@ -9,16 +9,17 @@
 # counted. The fifth fault within the window quarantines the function: its
 # port drops requests in XDP until reqrouterctl unquarantine. Meanwhile
 # reverse, on the same cells, answers every request of rrload, and in the
-# end every UMEM frame is back. Then FAULT_SOAK_S seconds (60; 20 in the
-# sanitizer pass) of faults mixed into normal traffic, quarantine off:
+# end every UMEM frame is back. Then FAULT_SOAK_S seconds (20, 10 in the
+# sanitizer pass; docs/RELIABILITY.md has a 60 s run) of faults mixed into
+# normal traffic, quarantine off:
 # the process stays up, the healthy requests are all answered, the frames
 # all come back.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 
 QUEUES=4
-SOAK_S=${FAULT_SOAK_S:-60}
-[ "$BUILD" = build/san ] && SOAK_S=${FAULT_SOAK_S:-20}
+SOAK_S=${FAULT_SOAK_S:-20}
+[ "$BUILD" = build/san ] && SOAK_S=${FAULT_SOAK_S:-10}
 TMODS=$BUILD/tests/modules
 CTL=$BUILD/reqrouterctl
 PORT=7700
@@ -88,12 +89,13 @@ check_eq "one process per worker besides the main one" $QUEUES \
 	"$(pgrep -c -P "$RR_PID")"
 check "faulty answers while healthy" answers
 
-say "rrload on reverse at 5000/s for 20 s, while faulty misbehaves"
-tb_cli_bg "$BUILD/rrload" -s "$TB_IP4_SRV" -p 1232 -c 16 -r 5000 -d 20 \
+say "rrload on reverse at 5000/s for 10 s, while faulty misbehaves"
+tb_cli_bg "$BUILD/rrload" -s "$TB_IP4_SRV" -p 1232 -c 16 -r 5000 -d 10 \
 	--timeout 1000 -q --json "$RR_TMP/load.json"
 LOAD_PID=$TB_PID
 RR_BG_PIDS+=("$LOAD_PID")
 sleep 1
+FAULTS_FROM=$SECONDS
 
 n=0
 for what in crash abort fpe spin; do
@@ -138,11 +140,12 @@ out=$("$CTL" -c "$SOCK" unquarantine faulty 2>&1)
 check_eq "unquarantine of a function that is not: exit 1" 1 "$?"
 check "... says so" grep -q "is not quarantined" <<<"$out"
 
+say "    the faults took $((SECONDS - FAULTS_FROM)) s of rrload's 10"
 wait "$LOAD_PID"
 check_eq "rrload on reverse exits 0" 0 "$?"
 sent=$(json_get "$RR_TMP/load.json" sent)
 say "    reverse: sent $sent, answered $(json_get "$RR_TMP/load.json" answered), timeouts $(json_get "$RR_TMP/load.json" timeouts), wrong $(json_get "$RR_TMP/load.json" wrong)"
-check "reverse: at least 90000 requests sent" [ "$sent" -ge 90000 ]
+check "reverse: at least 45000 requests sent" [ "$sent" -ge 45000 ]
 check_eq "reverse: every request answered across the faults" "$sent" \
 	"$(json_get "$RR_TMP/load.json" answered)"
 check_eq "reverse: no wrong reply" 0 "$(json_get "$RR_TMP/load.json" wrong)"
