@@ -249,15 +249,15 @@ static void write_faults(struct rr_invoker *inv, FILE *out)
 	fprintf(out, "reqrouter_cell_restarts_total %lu\n", inv->cell_restarts);
 }
 
-int rr_metrics_write(struct rr_invoker *inv, FILE *out)
+/* The sockets' counters, each family with the in-kernel tier's samples of
+ * the same name beside them; then the in-kernel tier's own families. */
+static void write_counters(struct rr_invoker *inv, FILE *out,
+			   const uint64_t *fs)
 {
-	uint64_t xdp[RR_STATS_SIZE], xs[N_XSK_STATS], *fs;
-	uint32_t rows = rr_xdp_stat_rows(inv->nrxqueues);
-	uint32_t q, t, p, i, j, d;
+	const size_t nfn = sizeof(fn_counters) / sizeof(fn_counters[0]);
+	uint32_t q, t, p, i, j;
 	struct rr_sock *s;
-	char name[96];
 
-	fs = rr_read_fn_stats(inv);
 	for (i = 0; i < sizeof(sock_counters) / sizeof(sock_counters[0]); i++) {
 		header(out, sock_counters[i].name, "counter",
 		       sock_counters[i].help);
@@ -266,17 +266,14 @@ int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 				sock_counters[i].name, SOCK_ARGS(s, q, t),
 				sock_counter(s, sock_counters[i].offset));
 		}
-		for (j = 0;
-		     fs && j < sizeof(fn_counters) / sizeof(fn_counters[0]);
-		     j++)
+		for (j = 0; fs && j < nfn; j++)
 			if (!strcmp(fn_counters[j].name, sock_counters[i].name))
 				write_fn_counters(inv, out, fs,
 						  fn_counters[j].name,
 						  fn_counters[j].stat,
 						  fn_counters[j].xdp_tier);
 	}
-	for (j = 0; fs && j < sizeof(fn_counters) / sizeof(fn_counters[0]);
-	     j++) {
+	for (j = 0; fs && j < nfn; j++) {
 		if (!fn_counters[j].help)
 			continue; /* written beside the user tier's above */
 		header(out, fn_counters[j].name, "counter",
@@ -284,6 +281,14 @@ int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 		write_fn_counters(inv, out, fs, fn_counters[j].name,
 				  fn_counters[j].stat, fn_counters[j].xdp_tier);
 	}
+}
+
+/* Drops by reason: per socket, and per (queue, function) in XDP. */
+static void write_drops(struct rr_invoker *inv, FILE *out, const uint64_t *fs)
+{
+	uint32_t q, t, p, d;
+	struct rr_sock *s;
+
 	header(out, "reqrouter_dropped_packets_total", "counter",
 	       "Requests recycled without a reply, by reason.");
 	for_each_sock (inv, s, q, t, p) {
@@ -307,9 +312,15 @@ int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 					fs[rr_fn_row(inv, q, p) +
 					   RR_FN_XDP_DROP + d]);
 		}
-	free(fs);
-	write_function_counters(inv, out);
-	write_faults(inv, out);
+}
+
+/* The kernel's XDP_STATISTICS of every socket. */
+static void write_xsk_stats(struct rr_invoker *inv, FILE *out)
+{
+	uint64_t xs[N_XSK_STATS];
+	uint32_t q, t, p, i;
+	struct rr_sock *s;
+	char name[96];
 
 	for (i = 0; i < N_XSK_STATS; i++) {
 		snprintf(name, sizeof(name), "reqrouter_xsk_%s_total",
@@ -322,53 +333,73 @@ int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 				SOCK_ARGS(s, q, t), xs[i]);
 		}
 	}
+}
+
+static void write_frames(struct rr_invoker *inv, FILE *out)
+{
+	struct rr_frames f;
+	uint32_t q, i;
 
 	header(out, "reqrouter_umem_frames", "gauge",
 	       "Where each queue's UMEM frames are; they add up to the UMEM size.");
 	for (q = 0; q < inv->nqueues; q++) {
-		struct rr_frames f;
-
 		rr_invoker_frames(inv, q, &f);
-		{
-			const struct {
-				const char *state;
-				uint32_t n;
-			} where[] = {
-				{ "fill", f.fill },
-				{ "rx", f.rx },
-				{ "worker", f.worker },
-				{ "tx", f.tx },
-				{ "completion", f.completion },
-				{ "kernel", f.kernel },
-			};
+		const struct {
+			const char *state;
+			uint32_t n;
+		} where[] = {
+			{ "fill", f.fill },
+			{ "rx", f.rx },
+			{ "worker", f.worker },
+			{ "tx", f.tx },
+			{ "completion", f.completion },
+			{ "kernel", f.kernel },
+		};
 
-			for (i = 0; i < sizeof(where) / sizeof(where[0]); i++)
-				fprintf(out,
-					"reqrouter_umem_frames{queue=\"%u\",state=\"%s\"} %u\n",
-					q, where[i].state, where[i].n);
-		}
+		for (i = 0; i < sizeof(where) / sizeof(where[0]); i++)
+			fprintf(out,
+				"reqrouter_umem_frames{queue=\"%u\",state=\"%s\"} %u\n",
+				q, where[i].state, where[i].n);
 	}
+}
 
-	/* Every queue the interface has, served or not: on the others the
-	 * program passes everything to the kernel, and says so here. */
-	if (!rr_xdp_read_stats(&inv->xdp, xdp, rows)) {
-		header(out, "reqrouter_xdp_packets_total", "counter",
-		       "Packets seen by the XDP program, by queue and verdict.");
-		for (q = 0; q < rows; q++) {
-			char queue[16];
+/* Every queue the interface has, served or not: on the others the program
+ * passes everything to the kernel, and says so here. */
+static void write_xdp_stats(struct rr_invoker *inv, FILE *out)
+{
+	uint32_t rows = rr_xdp_stat_rows(inv->nrxqueues), q, i;
+	uint64_t xdp[RR_STATS_SIZE];
+	char queue[16];
 
-			if (q == RR_MAX_QUEUES)
-				snprintf(queue, sizeof(queue), "%u+", q);
-			else
-				snprintf(queue, sizeof(queue), "%u", q);
-			for (i = 0; i < RR_XDP_STAT_MAX; i++)
-				fprintf(out,
-					"reqrouter_xdp_packets_total{queue=\"%s\",verdict=\"%s\",reason=\"%s\"} %lu\n",
-					queue, rr_xdp_verdict[i],
-					rr_xdp_reason[i],
-					xdp[q * RR_XDP_STAT_MAX + i]);
-		}
+	if (rr_xdp_read_stats(&inv->xdp, xdp, rows))
+		return;
+	header(out, "reqrouter_xdp_packets_total", "counter",
+	       "Packets seen by the XDP program, by queue and verdict.");
+	for (q = 0; q < rows; q++) {
+		if (q == RR_MAX_QUEUES)
+			snprintf(queue, sizeof(queue), "%u+", q);
+		else
+			snprintf(queue, sizeof(queue), "%u", q);
+		for (i = 0; i < RR_XDP_STAT_MAX; i++)
+			fprintf(out,
+				"reqrouter_xdp_packets_total{queue=\"%s\",verdict=\"%s\",reason=\"%s\"} %lu\n",
+				queue, rr_xdp_verdict[i], rr_xdp_reason[i],
+				xdp[q * RR_XDP_STAT_MAX + i]);
 	}
+}
+
+int rr_metrics_write(struct rr_invoker *inv, FILE *out)
+{
+	uint64_t *fs = rr_read_fn_stats(inv);
+
+	write_counters(inv, out, fs);
+	write_drops(inv, out, fs);
+	free(fs);
+	write_function_counters(inv, out);
+	write_faults(inv, out);
+	write_xsk_stats(inv, out);
+	write_frames(inv, out);
+	write_xdp_stats(inv, out);
 	return ferror(out) ? -EIO : 0;
 }
 
