@@ -107,89 +107,132 @@ static int add_slot(struct rr_invoker *inv, struct rr_service *svc,
 	return ret;
 }
 
-int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
-		      size_t msglen)
-{
-	struct rr_fn_instance *fresh[RR_MAX_SLOTS] = { 0 };
-	struct rr_fn_instance *old[RR_MAX_SLOTS] = { 0 };
-	struct rr_fn_instance *added[RR_MAX_SLOTS] = { 0 };
-	struct rr_service *addsvc[RR_MAX_SLOTS] = { 0 };
-	struct rr_config *cfg = (struct rr_config *)inv->cfg;
-	bool active[RR_MAX_QUEUES * RR_MAX_THREADS];
-	struct rr_registry_snapshot *snap = NULL;
-	uint32_t p, n = 0, nnew = 0, nserv = cfg->nservices, k;
-	struct rr_service *svc;
+/* What a deploy prepares before it changes anything, and undoes if a step
+ * fails. */
+struct deploy {
+	const char *path;
 	struct rr_module *m;
-	char err[RR_ERRLEN];
-	size_t j;
-	int ret, slot;
+	/* By slot: the new instance replacing the served one. */
+	struct rr_fn_instance *fresh[RR_MAX_SLOTS];
+	/* The k-th function new to us: its instance and its service. */
+	struct rr_fn_instance *added[RR_MAX_SLOTS];
+	struct rr_service *addsvc[RR_MAX_SLOTS];
+	uint32_t nnew;
+	uint32_t nserv; /* cfg->nservices before the deploy */
+	struct rr_registry_snapshot *snap;
+};
 
-	ret = rr_registry_open_module(path, &m, msg, msglen);
-	if (ret)
-		return ret;
+/* An instance of @fn, the module's function, in d->fresh (it replaces a
+ * served one) or d->added[*k] (it is new; *k counts those). */
+static int prepare_one(struct rr_invoker *inv, struct deploy *d,
+		       const struct rr_function *fn, bool *active, uint32_t *k,
+		       char *err, size_t errlen)
+{
+	int slot = rr_slot_of(inv, fn->name);
+	struct rr_fn_instance **into;
+	struct rr_fn_counters *ctrs;
+	struct rr_service *svc;
+
+	if (slot < 0) {
+		svc = new_service(inv, fn, err, errlen);
+		if (!svc)
+			return -EINVAL;
+		d->addsvc[*k] = svc;
+		into = &d->added[*k];
+		ctrs = &inv->fn_ctrs[inv->nslots + *k];
+		(*k)++;
+	} else {
+		svc = (struct rr_service *)inv->served[slot];
+		into = &d->fresh[slot];
+		ctrs = &inv->fn_ctrs[slot];
+	}
+	return rr_fn_instance_new_for(fn, svc->port, svc->settings,
+				      svc->nsettings, RR_WORKER_SLOTS(inv),
+				      active, ctrs, into, err, errlen);
+}
+
+/* Every function of the module gets its instance (and a new one its
+ * service) first, so that a failure changes nothing. */
+static int prepare(struct rr_invoker *inv, struct deploy *d, char *msg,
+		   size_t msglen)
+{
+	bool active[RR_MAX_QUEUES * RR_MAX_THREADS];
+	char err[RR_ERRLEN];
+	uint32_t k = 0;
+	size_t j;
+	int ret;
+
 	rr_active_workers(inv, active);
 	/* New functions are read from the config with the module in the
 	 * registry; until all is known to work, that can be undone. */
-	for (j = 0; j < m->nfns; j++)
-		nnew += rr_slot_of(inv, m->fns[j]->name) < 0;
-	if (nnew) {
-		if (inv->nslots + nnew > RR_MAX_SLOTS) {
+	for (j = 0; j < d->m->nfns; j++)
+		d->nnew += rr_slot_of(inv, d->m->fns[j]->name) < 0;
+	if (d->nnew) {
+		if (inv->nslots + d->nnew > RR_MAX_SLOTS) {
 			snprintf(msg, msglen, "%s: more than %d functions",
-				 path, RR_MAX_SLOTS);
-			ret = -E2BIG;
-			goto undo;
+				 d->path, RR_MAX_SLOTS);
+			return -E2BIG;
 		}
-		snap = rr_registry_save();
-		if (!snap) {
-			ret = -ENOMEM;
+		d->snap = rr_registry_save();
+		if (!d->snap) {
 			snprintf(msg, msglen, "out of memory");
-			goto undo;
+			return -ENOMEM;
 		}
-		rr_registry_adopt(m);
+		rr_registry_adopt(d->m);
 	}
-	/* Every function first, so a failure changes nothing. */
-	for (j = 0, k = 0; j < m->nfns; j++) {
-		slot = rr_slot_of(inv, m->fns[j]->name);
-		if (slot < 0) {
-			svc = new_service(inv, m->fns[j], err, sizeof(err));
-			if (!svc) {
-				snprintf(msg, msglen, "%s: %s", path, err);
-				ret = -EINVAL;
-				goto undo;
-			}
-			addsvc[k] = svc;
-			ret = rr_fn_instance_new_for(
-				m->fns[j], svc->port, svc->settings,
-				svc->nsettings, RR_WORKER_SLOTS(inv), active,
-				&inv->fn_ctrs[inv->nslots + k], &added[k], err,
-				sizeof(err));
-			k++;
-		} else {
-			svc = (struct rr_service *)inv->served[slot];
-			ret = rr_fn_instance_new_for(
-				m->fns[j], svc->port, svc->settings,
-				svc->nsettings, RR_WORKER_SLOTS(inv), active,
-				&inv->fn_ctrs[slot], &fresh[slot], err,
-				sizeof(err));
-		}
+	for (j = 0; j < d->m->nfns; j++) {
+		ret = prepare_one(inv, d, d->m->fns[j], active, &k, err,
+				  sizeof(err));
 		if (ret) {
-			snprintf(msg, msglen, "%s: %s", path, err);
-			goto undo;
+			snprintf(msg, msglen, "%s: %s", d->path, err);
+			return ret;
 		}
 	}
-	if (snap)
-		free(snap); /* kept: the module is in for good */
-	else
-		rr_registry_adopt(m);
-	snap = NULL;
+	return 0;
+}
+
+static void undo(struct rr_invoker *inv, struct deploy *d)
+{
+	struct rr_config *cfg = (struct rr_config *)inv->cfg;
+	struct rr_service *svc;
+	uint32_t p;
+	size_t j;
+
+	for (p = 0; p < RR_MAX_SLOTS; p++) {
+		rr_fn_instance_free(d->fresh[p]);
+		rr_fn_instance_free(d->added[p]);
+	}
+	/* Services appended for new functions go again. */
+	while (cfg->nservices > d->nserv) {
+		svc = &cfg->services[--cfg->nservices];
+		for (j = 0; j < svc->nsettings; j++) {
+			free((char *)svc->settings[j].key);
+			free((char *)svc->settings[j].value);
+		}
+		svc->nsettings = 0;
+	}
+	if (d->snap)
+		rr_registry_restore(d->snap);
+	rr_module_close(d->m);
+}
+
+/* The served functions the module replaces move to their new instances
+ * (returned in @old until retired); a removed one's port comes back.
+ * Returns how many were replaced. */
+static uint32_t replace(struct rr_invoker *inv, struct deploy *d,
+			struct rr_fn_instance **old)
+{
+	struct rr_service *svc;
+	uint32_t p, n = 0;
+
 	for (p = 0; p < inv->nslots; p++) {
-		if (!fresh[p])
+		if (!d->fresh[p])
 			continue;
 		rr_user_tier_only(inv, p);
-		old[p] = rr_swap_instance(inv, p, fresh[p]);
+		old[p] = rr_swap_instance(inv, p, d->fresh[p]);
 		/* The main thread's view; workers read the instance. */
 		svc = (struct rr_service *)inv->served[p];
-		svc->fn = fresh[p]->fn;
+		svc->fn = d->fresh[p]->fn;
 		if (inv->removed[p]) {
 			inv->removed[p] = false;
 			rr_xdp_set_port(&inv->xdp, svc->port,
@@ -197,8 +240,33 @@ int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 		}
 		n++;
 	}
-	for (k = 0; k < nnew; k++) {
-		ret = add_slot(inv, addsvc[k], added[k], msg, msglen);
+	return n;
+}
+
+int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
+		      size_t msglen)
+{
+	struct deploy d = { .path = path, .nserv = inv->cfg->nservices };
+	struct rr_fn_instance *old[RR_MAX_SLOTS] = { 0 };
+	uint32_t p, n, k;
+	int ret;
+
+	ret = rr_registry_open_module(path, &d.m, msg, msglen);
+	if (ret)
+		return ret;
+	ret = prepare(inv, &d, msg, msglen);
+	if (ret) {
+		undo(inv, &d);
+		pr_warn("deploy: %s\n", msg);
+		return ret;
+	}
+	if (d.snap)
+		free(d.snap); /* kept: the module is in for good */
+	else
+		rr_registry_adopt(d.m);
+	n = replace(inv, &d, old);
+	for (k = 0; k < d.nnew; k++) {
+		ret = add_slot(inv, d.addsvc[k], d.added[k], msg, msglen);
 		if (ret) {
 			pr_warn("deploy: %s\n", msg);
 			return ret;
@@ -217,26 +285,7 @@ int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 		if (old[p])
 			rr_unquarantine_slot(inv, p);
 	snprintf(msg, msglen, "deployed %s: %u function%s replaced, %u added",
-		 path, n, n == 1 ? "" : "s", nnew);
+		 path, n, n == 1 ? "" : "s", d.nnew);
 	pr_info("%s\n", msg);
 	return 0;
-undo:
-	for (p = 0; p < RR_MAX_SLOTS; p++) {
-		rr_fn_instance_free(fresh[p]);
-		rr_fn_instance_free(added[p]);
-	}
-	/* Services appended for new functions go again. */
-	while (cfg->nservices > nserv) {
-		svc = &cfg->services[--cfg->nservices];
-		for (j = 0; j < svc->nsettings; j++) {
-			free((char *)svc->settings[j].key);
-			free((char *)svc->settings[j].value);
-		}
-		svc->nsettings = 0;
-	}
-	if (snap)
-		rr_registry_restore(snap);
-	rr_module_close(m);
-	pr_warn("deploy: %s\n", msg);
-	return ret;
 }
