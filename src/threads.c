@@ -104,54 +104,64 @@ undo:
 	return ret;
 }
 
-int rr_invoker_set_threads(struct rr_invoker *inv, uint32_t n, char *msg,
-			   size_t msglen)
+/*
+ * Fewer threads: out of the rotation first, then out of the map, so that
+ * nothing new reaches the retiring sockets. Programs still running with
+ * the old entries finish within the grace period; then each retiring
+ * worker empties its rings and ends.
+ */
+static int fewer(struct rr_invoker *inv, uint32_t n, char *msg, size_t msglen)
 {
-	int cpus[RR_MAX_CPUS], ncpus, ret = 0;
-	uint32_t q, t, p, was = inv->nthreads;
 	struct timespec grace = { 0, 50000000L };
+	uint32_t q, t, p, was = inv->nthreads;
+	int ret = set_nsocks(inv, n);
+
+	for (t = n; !ret && t < was; t++)
+		for (q = 0; q < inv->nqueues; q++)
+			for (p = 0; p < inv->nslots; p++)
+				rr_xdp_clear_socket(&inv->xdp, q, t, p);
+	if (ret) {
+		snprintf(msg, msglen, "cannot update the XDP map: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	nanosleep(&grace, NULL);
+	for (t = n; t < was; t++)
+		for (q = 0; q < inv->nqueues; q++)
+			__atomic_store_n(&rr_worker_at(inv, q, t)->retire, true,
+					 __ATOMIC_RELEASE);
+	for (t = n; t < was; t++)
+		for (q = 0; q < inv->nqueues; q++)
+			rr_join_worker(inv, rr_worker_at(inv, q, t));
+	inv->nthreads = n;
+	return 0;
+}
+
+/* Workers was..n-1 of every queue started on @cpus, signals left to the
+ * main thread. */
+static int start_more(struct rr_invoker *inv, uint32_t was, uint32_t n,
+		      const int *cpus, int ncpus)
+{
 	sigset_t all, old;
+	uint32_t q, t;
+	int ret = 0;
 
-	if (n < 1 || n > RR_MAX_THREADS) {
-		snprintf(msg, msglen, "threads must be 1-%d, not %u",
-			 RR_MAX_THREADS, n);
-		return -EINVAL;
-	}
-	if (n == was) {
-		snprintf(msg, msglen, "%u thread%s per queue already", n,
-			 n == 1 ? "" : "s");
-		return 0;
-	}
-	if (n < was) {
-		/* Out of the rotation first, then out of the map: nothing
-		 * new reaches the retiring sockets. Programs still running
-		 * with the old entries finish within the grace period; then
-		 * each retiring worker empties its rings and exits. */
-		ret = set_nsocks(inv, n);
-		for (t = n; !ret && t < was; t++)
-			for (q = 0; q < inv->nqueues; q++)
-				for (p = 0; p < inv->nslots; p++)
-					rr_xdp_clear_socket(&inv->xdp, q, t, p);
-		if (ret) {
-			snprintf(msg, msglen, "cannot update the XDP map: %s",
-				 strerror(-ret));
-			return ret;
-		}
-		nanosleep(&grace, NULL);
-		for (t = n; t < was; t++)
-			for (q = 0; q < inv->nqueues; q++)
-				__atomic_store_n(
-					&rr_worker_at(inv, q, t)->retire, true,
-					__ATOMIC_RELEASE);
-		for (t = n; t < was; t++)
-			for (q = 0; q < inv->nqueues; q++) {
-				struct rr_worker *w = rr_worker_at(inv, q, t);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	for (q = 0; q < inv->nqueues && !ret; q++)
+		for (t = was; t < n && !ret; t++)
+			ret = rr_start_worker(
+				inv, q, t, cpus[(q * n + t) % (uint32_t)ncpus]);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
 
-				rr_join_worker(inv, w);
-			}
-		inv->nthreads = n;
-		goto done;
-	}
+/* More threads: sockets made and mapped, states for the new workers,
+ * the workers started, and only then the round-robin widened. */
+static int more(struct rr_invoker *inv, uint32_t n, char *msg, size_t msglen)
+{
+	uint32_t was = inv->nthreads;
+	int cpus[RR_MAX_CPUS], ncpus, ret;
 
 	ret = more_sockets(inv, n, msg, msglen);
 	if (ret)
@@ -168,26 +178,38 @@ int rr_invoker_set_threads(struct rr_invoker *inv, uint32_t n, char *msg,
 		inv->nthreads = was;
 		return -EINVAL;
 	}
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	for (q = 0; q < inv->nqueues && !ret; q++)
-		for (t = was; t < n && !ret; t++)
-			ret = rr_start_worker(
-				inv, q, t, cpus[(q * n + t) % (uint32_t)ncpus]);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	ret = start_more(inv, was, n, cpus, ncpus);
 	if (ret) {
 		snprintf(msg, msglen, "cannot start a worker: %s",
 			 strerror(-ret));
 		return ret;
 	}
-	/* Into the rotation last: every new socket has its worker. */
 	ret = set_nsocks(inv, n);
-	if (ret) {
+	if (ret)
 		snprintf(msg, msglen, "cannot update the XDP map: %s",
 			 strerror(-ret));
-		return ret;
+	return ret;
+}
+
+int rr_invoker_set_threads(struct rr_invoker *inv, uint32_t n, char *msg,
+			   size_t msglen)
+{
+	uint32_t was = inv->nthreads;
+	int ret;
+
+	if (n < 1 || n > RR_MAX_THREADS) {
+		snprintf(msg, msglen, "threads must be 1-%d, not %u",
+			 RR_MAX_THREADS, n);
+		return -EINVAL;
 	}
-done:
+	if (n == was) {
+		snprintf(msg, msglen, "%u thread%s per queue already", n,
+			 n == 1 ? "" : "s");
+		return 0;
+	}
+	ret = n < was ? fewer(inv, n, msg, msglen) : more(inv, n, msg, msglen);
+	if (ret)
+		return ret;
 	snprintf(msg, msglen, "%u thread%s per queue (was %u)", n,
 		 n == 1 ? "" : "s", was);
 	pr_info("%s\n", msg);
