@@ -169,25 +169,64 @@ static bool drained(struct rr_invoker *inv, uint64_t now, uint64_t *seen,
 	return false;
 }
 
-static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
-		 const struct passwd *pw, struct rr_control *ctl,
-		 const char *ctl_why, struct rr_http *http)
+/* The first SIGTERM drains when drain_on_term says so; another stops. */
+static void drain_on_sigterm(struct rr_invoker *inv,
+			     const struct rr_config *cfg)
 {
-	uint64_t drain_seen = 0, drain_since = 0, drain_start = 0;
-	struct sigaction sa = { .sa_handler = on_signal };
-	bool metrics_failing = false;
-	uint64_t next_second;
-	struct pollfd pfd[2];
-	int ret, tick;
+	if (stop_signal != SIGTERM || !cfg->drain_on_term || inv->draining)
+		return;
+	stop_signal = 0;
+	inv->drain_timeout_ms = RR_DRAIN_TIMEOUT_S * 1000;
+	inv->drain_quiet_ms = RR_DRAIN_QUIET_S * 1000;
+	inv->draining = true;
+	pr_info("SIGTERM: draining (health fails; exit after %d s without a request, or %d s)\n",
+		RR_DRAIN_QUIET_S, RR_DRAIN_TIMEOUT_S);
+}
 
-	/* Cells are watched closely: a dead one is replaced, and a call
-	 * past max_run_us found, within a tick. */
-	tick = cfg->isolation == RR_ISOLATION_CELL ? CELL_TICK_MS : TICK_MS;
+/*
+ * Once a second: the metrics file, and whether the interface and our
+ * program are still there. 0, or -errno to stop.
+ */
+static int each_second(struct rr_invoker *inv, const struct rr_config *cfg,
+		       bool *metrics_failing)
+{
+	int ret;
+
+	if (cfg->metrics_file[0]) {
+		ret = rr_metrics_write_file(inv, cfg->metrics_file);
+		/* Say it once, not every second. */
+		if (ret && !*metrics_failing)
+			pr_warn("cannot write %s: %s (the directory must be writable%s)\n",
+				cfg->metrics_file, strerror(-ret),
+				cfg->user[0] ? " by --user" : "");
+		*metrics_failing = ret != 0;
+	}
+	if (!if_nametoindex(cfg->ifname)) {
+		pr_warn("interface %s is gone; stopping\n", cfg->ifname);
+		inv->xdp.attached = false;
+		return -ENODEV;
+	}
+	if (!rr_xdp_still_attached(&inv->xdp)) {
+		pr_warn("the XDP program was removed from %s by someone else; stopping\n",
+			cfg->ifname);
+		inv->xdp.attached = false;
+		return -ENOLINK;
+	}
+	return 0;
+}
+
+/* Drops privileges, starts the workers and says it is ready. */
+static int start(struct rr_invoker *inv, const struct rr_config *cfg,
+		 const struct passwd *pw, const struct rr_control *ctl,
+		 const char *ctl_why)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	int ret;
+
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-
 	if (pw) {
 		ret = drop_privileges(cfg->user, pw->pw_uid, pw->pw_gid);
 		if (ret)
@@ -204,18 +243,28 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 	pr_info("ready on %s; SIGINT or SIGTERM stops, SIGHUP reloads\n",
 		cfg->ifname);
 	rr_service_ready(inv, cfg);
+	return 0;
+}
+
+static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
+		 const struct passwd *pw, struct rr_control *ctl,
+		 const char *ctl_why, struct rr_http *http)
+{
+	uint64_t drain_seen = 0, drain_since = 0, drain_start = 0;
+	bool metrics_failing = false;
+	uint64_t next_second;
+	struct pollfd pfd[2];
+	int ret, tick;
+
+	/* Cells are watched closely: a dead one is replaced, and a call
+	 * past max_run_us found, within a tick. */
+	tick = cfg->isolation == RR_ISOLATION_CELL ? CELL_TICK_MS : TICK_MS;
+	ret = start(inv, cfg, pw, ctl, ctl_why);
+	if (ret)
+		return ret;
 	next_second = now_ms() + 1000;
 	for (;;) {
-		if (stop_signal && cfg->drain_on_term && !inv->draining &&
-		    stop_signal == SIGTERM) {
-			/* The first SIGTERM drains; another one stops. */
-			stop_signal = 0;
-			inv->drain_timeout_ms = RR_DRAIN_TIMEOUT_S * 1000;
-			inv->drain_quiet_ms = RR_DRAIN_QUIET_S * 1000;
-			inv->draining = true;
-			pr_info("SIGTERM: draining (health fails; exit after %d s without a request, or %d s)\n",
-				RR_DRAIN_QUIET_S, RR_DRAIN_TIMEOUT_S);
-		}
+		drain_on_sigterm(inv, cfg);
 		if (stop_signal)
 			break;
 		if (inv->draining && drained(inv, now_ms(), &drain_seen,
@@ -238,27 +287,9 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 		if (now_ms() < next_second)
 			continue;
 		next_second += 1000;
-		if (cfg->metrics_file[0]) {
-			ret = rr_metrics_write_file(inv, cfg->metrics_file);
-			/* Say it once, not every second. */
-			if (ret && !metrics_failing)
-				pr_warn("cannot write %s: %s (the directory must be writable%s)\n",
-					cfg->metrics_file, strerror(-ret),
-					cfg->user[0] ? " by --user" : "");
-			metrics_failing = ret != 0;
-		}
-		if (!if_nametoindex(cfg->ifname)) {
-			pr_warn("interface %s is gone; stopping\n",
-				cfg->ifname);
-			inv->xdp.attached = false;
-			return -ENODEV;
-		}
-		if (!rr_xdp_still_attached(&inv->xdp)) {
-			pr_warn("the XDP program was removed from %s by someone else; stopping\n",
-				cfg->ifname);
-			inv->xdp.attached = false;
-			return -ENOLINK;
-		}
+		ret = each_second(inv, cfg, &metrics_failing);
+		if (ret)
+			return ret;
 	}
 	pr_info("signal %d: stopping\n", (int)stop_signal);
 	return 0;
