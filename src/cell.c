@@ -110,6 +110,7 @@ static void cell_main(struct rr_worker *w, pid_t parent)
 int rr_cell_start(struct rr_invoker *inv, struct rr_worker *w)
 {
 	pid_t parent = getpid(), pid;
+	int ret;
 
 	(void)inv;
 	w->restart = false;
@@ -121,12 +122,20 @@ int rr_cell_start(struct rr_invoker *inv, struct rr_worker *w)
 	fflush(stderr);
 	pid = fork();
 	if (pid < 0) {
-		pr_warn("cannot fork a cell for queue %u thread %u: %s\n",
-			w->queue, w->thread, strerror(errno));
-		return -errno;
+		ret = -errno;
+		/* Retried every tick: said once. */
+		if (!w->fork_failed)
+			pr_warn("cannot fork a cell for queue %u thread %u: %s; retrying\n",
+				w->queue, w->thread, strerror(-ret));
+		w->fork_failed = true;
+		return ret;
 	}
 	if (!pid)
 		cell_main(w, parent);
+	if (w->fork_failed)
+		pr_info("the cell for queue %u thread %u is forked at last\n",
+			w->queue, w->thread);
+	w->fork_failed = false;
 	w->pid = pid;
 	__atomic_store_n(&w->started, true, __ATOMIC_RELEASE);
 	return 0;
@@ -158,10 +167,12 @@ static void refill(struct rr_umem *u, const uint64_t *addrs, uint32_t n)
 static void recover_lock(struct rr_worker *w)
 {
 	struct rr_umem *u = w->umem;
+	bool filled;
 
 	if (__atomic_load_n(&u->lock_owner, __ATOMIC_ACQUIRE) != w->index + 1)
 		return;
-	if (*u->fill.producer != u->fill_prod) {
+	filled = *u->fill.producer != u->fill_prod;
+	if (filled) {
 		w->nrecycle = 0;
 		__atomic_store_n(u->comp.consumer, u->comp.cached_cons,
 				 __ATOMIC_RELEASE);
@@ -170,7 +181,7 @@ static void recover_lock(struct rr_worker *w)
 		u->comp.cached_cons = *u->comp.consumer;
 	}
 	pr_warn("a cell died holding queue %u's ring lock; its step was %s\n",
-		w->queue, w->nrecycle ? "undone" : "completed");
+		w->queue, filled ? "completed" : "undone");
 	rr_umem_unlock(u);
 }
 

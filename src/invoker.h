@@ -136,6 +136,7 @@ struct rr_worker {
 	 * takes over. */
 	pid_t pid;
 	bool restart;
+	bool fork_failed; /* said once, retried every tick */
 	/* The functions as this worker sees them, by slot: the invoker's
 	 * table for a thread, a cell's own copy from its fork. */
 	struct rr_fn_instance *const *insts;
