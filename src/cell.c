@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "cell.h"
+#include "invoker_internal.h"
 #include "log.h"
 
 #define RENEW_TIMEOUT_MS 5000
@@ -356,9 +357,8 @@ static void cell_ended(struct rr_invoker *inv, struct rr_worker *w, int st,
 		else
 			pr_warn("function '%s' crashed (%s) on queue %u, thread %u: its cell restarts\n",
 				inv->served[slot]->fn->name,
-				WIFSIGNALED(st) ? strsignal(WTERMSIG(st))
-						: "exit",
-				w->queue, w->thread);
+				ending(st, how, sizeof(how)), w->queue,
+				w->thread);
 		charge_fault(inv, (uint32_t)slot, overran, now_ns());
 	} else if (fault) {
 		pr_warn("the cell of queue %u, thread %u died outside a function (%s): it restarts\n",
@@ -525,12 +525,9 @@ void rr_cell_join(struct rr_invoker *inv, struct rr_worker *w)
 int rr_invoker_unquarantine(struct rr_invoker *inv, const char *name, char *msg,
 			    size_t msglen)
 {
-	uint32_t p;
+	int p = rr_slot_of(inv, name);
 
-	for (p = 0; p < inv->nslots; p++)
-		if (!strcmp(inv->served[p]->fn->name, name))
-			break;
-	if (p == inv->nslots) {
+	if (p < 0) {
 		snprintf(msg, msglen, "no function '%s' is served", name);
 		return -ENOENT;
 	}
@@ -538,7 +535,7 @@ int rr_invoker_unquarantine(struct rr_invoker *inv, const char *name, char *msg,
 		snprintf(msg, msglen, "function '%s' is not quarantined", name);
 		return -EALREADY;
 	}
-	rr_unquarantine_slot(inv, p);
+	rr_unquarantine_slot(inv, (uint32_t)p);
 	snprintf(msg, msglen, "function '%s' serves again on port %u", name,
 		 inv->served[p]->port);
 	pr_info("%s\n", msg);
