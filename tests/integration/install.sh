@@ -96,6 +96,15 @@ comp=$(PATH=$D/usr/sbin:$PATH bash -c '
 check_eq "reqrouter --metrics-<TAB>, reqrouterctl he<TAB>, two complete specs" \
 	"--metrics-file --metrics-listen|health|2" "$(tr '\n' '|' <<<"$comp" | sed 's/|$//')"
 
+comp=$(PATH=$D/usr/sbin:$PATH bash -c '
+	source "$1/usr/share/bash-completion/completions/reqrouter"
+	COMP_WORDS=(reqrouter --isolation ""); COMP_CWORD=2; _reqrouter
+	echo "${COMPREPLY[*]}"
+	COMP_WORDS=(reqrouterctl un); COMP_CWORD=1; _reqrouterctl
+	echo "${COMPREPLY[*]}"' _ "$D")
+check_eq "reqrouter --isolation <TAB>, reqrouterctl un<TAB>" \
+	"thread cell|unquarantine" "$(tr '\n' '|' <<<"$comp" | sed 's/|$//')"
+
 say "== an administrator's /etc file is kept"
 echo "; mine" >>"$D/etc/reqrouter/reqrouter.conf"
 cp "$D/etc/reqrouter/reqrouter.conf" "$RR_TMP/mine"
