@@ -41,14 +41,11 @@ check_eq "kv answers from its table" "value 7" "$(cli_ask 1 7379 key7)"
 check_eq "one cell per worker" $QUEUES "$(pgrep -c -P "$RR_PID")"
 
 say "open loop: reverse at 8000/s and kv at 4000/s for 16 s, while the cells are replaced"
-tb_cli_bg "$BUILD/rrload" -s "$TB_IP4_SRV" -p 1232 -c 8 -r 8000 -d 16 \
-	--timeout 1000 -q --json "$RR_TMP/rev.json"
-REV_PID=$TB_PID
-tb_cli_bg "$BUILD/rrload" -s "$TB_IP4_SRV" -p 7379 -f kv \
-	--fn-config "$GOOD_CONF" --payloads "$RR_TMP/keys.txt" -c 8 -r 4000 \
-	-d 16 --timeout 1000 -q --json "$RR_TMP/kv.json"
-KV_PID=$TB_PID
-RR_BG_PIDS+=("$REV_PID" "$KV_PID")
+rr_load_bg "$RR_TMP/rev.json" -p 1232 -c 8 -r 8000 -d 16
+REV_PID=$LOAD_PID
+rr_load_bg "$RR_TMP/kv.json" -p 7379 -f kv --fn-config "$GOOD_CONF" \
+	--payloads "$RR_TMP/keys.txt" -c 8 -r 4000 -d 16
+KV_PID=$LOAD_PID
 sleep 1
 
 before=$(cells)
@@ -78,11 +75,7 @@ check_eq "rrload on reverse exits 0" 0 "$?"
 wait "$KV_PID"
 check_eq "rrload on kv exits 0" 0 "$?"
 for f in rev kv; do
-	sent=$(json_get "$RR_TMP/$f.json" sent)
-	say "    $f: sent $sent, answered $(json_get "$RR_TMP/$f.json" answered), timeouts $(json_get "$RR_TMP/$f.json" timeouts), wrong $(json_get "$RR_TMP/$f.json" wrong)"
-	check "$f: requests sent" [ "$sent" -ge 40000 ]
-	check_eq "$f: every request answered" "$sent" "$(json_get "$RR_TMP/$f.json" answered)"
-	check_eq "$f: no wrong reply" 0 "$(json_get "$RR_TMP/$f.json" wrong)"
+	rr_load_checks "$RR_TMP/$f.json" 40000 "$f: "
 done
 
 # A reload's new state reaches the cells.
@@ -98,10 +91,8 @@ check_eq "no cell died" 0 "$(grep -c 'crashed\|died outside' "$RR_ERR")"
 # lock, mid-batch, asleep): the cell is replaced, at most the request it
 # was serving is lost, and every frame comes home.
 say "kill -9 of a random cell every 0.1 s, 30 times, under 8000 req/s"
-tb_cli_bg "$BUILD/rrload" -s "$TB_IP4_SRV" -p 1232 -c 8 -r 8000 -d 5 \
-	--timeout 1000 -q --json "$RR_TMP/kill.json"
-REV_PID=$TB_PID
-RR_BG_PIDS+=("$REV_PID")
+rr_load_bg "$RR_TMP/kill.json" -p 1232 -c 8 -r 8000 -d 5
+REV_PID=$LOAD_PID
 sleep 0.5
 for ((i = 0; i < 30; i++)); do
 	mapfile -t now < <(pgrep -P "$RR_PID")

@@ -190,6 +190,18 @@ rr_csum_probe() {
 		$((before + 3)) "$(udp_csum_errors)"
 }
 
+# rr_load_bg JSON ARGS...: rrload from the client namespace to the
+# server's IPv4 address in the background (1 s timeout, quiet, its summary
+# in JSON); its PID in LOAD_PID, stopped at exit if still running.
+rr_load_bg() {
+	local json=$1
+	shift
+	tb_cli_bg "$BUILD/rrload" -s "$TB_IP4_SRV" --timeout 1000 -q \
+		--json "$json" "$@"
+	LOAD_PID=$TB_PID
+	RR_BG_PIDS+=("$LOAD_PID")
+}
+
 # rr_load_checks FILE MIN [PREFIX]: a finished rrload run (its --json FILE)
 # sent at least MIN requests, all answered, none wrong or timed out.
 rr_load_checks() {
