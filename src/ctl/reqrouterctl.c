@@ -334,31 +334,24 @@ static int apply(int key, const char *arg, void *ctx)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* The command at argv[optind] with its argument, if it takes one: 0, or
+ * 2 after saying what is wrong. */
+static int check_command(int argc, char **argv, bool *takes_arg)
 {
-	static const struct rr_opt_prog prog = { "reqrouterctl", SYNOPSIS,
-						 ABOUT, opts };
-	struct ctl_opts o = { .timeout = 30, .quiet = 2 };
-	char why[256], *reply = NULL;
 	const char *cmd;
-	char full[PATH_MAX], line[PATH_MAX + 16];
-	bool ok, takes_arg;
-	int i, ret;
+	int i;
 
-	ret = rr_opt_parse(&prog, argc, argv, apply, &o);
-	if (ret)
-		return ret;
 	if (optind >= argc) {
 		fprintf(stderr,
 			"reqrouterctl: no command given (see --help)\n");
 		return 2;
 	}
 	cmd = argv[optind];
-	takes_arg = !strcmp(cmd, "deploy") || !strcmp(cmd, "remove") ||
-		    !strcmp(cmd, "threads") || !strcmp(cmd, "unquarantine");
-	if (argc - optind != 1 + takes_arg) {
+	*takes_arg = !strcmp(cmd, "deploy") || !strcmp(cmd, "remove") ||
+		     !strcmp(cmd, "threads") || !strcmp(cmd, "unquarantine");
+	if (argc - optind != 1 + *takes_arg) {
 		fprintf(stderr, "reqrouterctl: %s\n",
-			takes_arg
+			*takes_arg
 				? "deploy takes FILE.so, remove NAME, threads N, unquarantine NAME"
 				: "one command at a time (see --help)");
 		return 2;
@@ -371,38 +364,47 @@ int main(int argc, char **argv)
 			cmd);
 		return 2;
 	}
-	if (!o.path[0] && find_socket(o.path, sizeof(o.path)))
-		return 3;
+	return 0;
+}
+
+/* The line sent to the instance for @cmd (@arg if it takes one): 0, or 2
+ * after saying what is wrong. */
+static int request_line(const char *cmd, const char *arg,
+			const struct ctl_opts *o, char *line, size_t len)
+{
+	char full[PATH_MAX];
+
 	if (!strcmp(cmd, "deploy")) {
 		/* The instance runs elsewhere: give it the whole path. */
-		if (!realpath(argv[optind + 1], full)) {
-			fprintf(stderr, "reqrouterctl: deploy: %s: %s\n",
-				argv[optind + 1], strerror(errno));
+		if (!realpath(arg, full)) {
+			fprintf(stderr, "reqrouterctl: deploy: %s: %s\n", arg,
+				strerror(errno));
 			return 2;
 		}
-		snprintf(line, sizeof(line), "deploy %s", full);
+		snprintf(line, len, "deploy %s", full);
 	} else if (!strcmp(cmd, "drain")) {
-		if (o.quiet > o.timeout) {
+		if (o->quiet > o->timeout) {
 			fprintf(stderr,
 				"reqrouterctl: drain: --quiet cannot exceed --timeout\n");
 			return 2;
 		}
-		snprintf(line, sizeof(line), "drain %lu %lu", o.timeout,
-			 o.quiet);
-	} else if (takes_arg) {
-		snprintf(line, sizeof(line), "%s %s", cmd, argv[optind + 1]);
+		snprintf(line, len, "drain %lu %lu", o->timeout, o->quiet);
+	} else if (arg) {
+		snprintf(line, len, "%s %s", cmd, arg);
 	} else {
-		snprintf(line, sizeof(line), "%s", cmd);
+		snprintf(line, len, "%s", cmd);
 	}
-	ret = ask(o.path, line, &reply);
-	if (ret) {
-		/* health: an instance that is gone is simply not ready. */
-		if (!strcmp(cmd, "health") && o.json)
-			printf("{\"ok\":false,\"ready\":false,\"why\":\"not running\"}\n");
-		return 3;
-	}
-	ok = strstr(reply, "\"ok\":true") != NULL;
-	if (o.json) {
+	return 0;
+}
+
+/* Prints the instance's @reply to @cmd for a person (or as it is, with
+ * --json); true if the command succeeded (health: if it is ready). */
+static bool show(const char *cmd, const char *reply, bool json)
+{
+	bool ok = strstr(reply, "\"ok\":true") != NULL;
+	char why[256];
+
+	if (json) {
 		fputs(reply, stdout);
 	} else if (!ok) {
 		if (!field(reply, "message", why, sizeof(why)))
@@ -422,6 +424,39 @@ int main(int argc, char **argv)
 	}
 	if (ok && !strcmp(cmd, "health") && !strstr(reply, "\"ready\":true"))
 		ok = false;
+	return ok;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct rr_opt_prog prog = { "reqrouterctl", SYNOPSIS,
+						 ABOUT, opts };
+	struct ctl_opts o = { .timeout = 30, .quiet = 2 };
+	char line[PATH_MAX + 16], *reply = NULL;
+	bool ok, takes_arg;
+	const char *cmd;
+	int ret;
+
+	ret = rr_opt_parse(&prog, argc, argv, apply, &o);
+	if (!ret)
+		ret = check_command(argc, argv, &takes_arg);
+	if (ret)
+		return ret;
+	cmd = argv[optind];
+	if (!o.path[0] && find_socket(o.path, sizeof(o.path)))
+		return 3;
+	ret = request_line(cmd, takes_arg ? argv[optind + 1] : NULL, &o, line,
+			   sizeof(line));
+	if (ret)
+		return ret;
+	ret = ask(o.path, line, &reply);
+	if (ret) {
+		/* health: an instance that is gone is simply not ready. */
+		if (!strcmp(cmd, "health") && o.json)
+			printf("{\"ok\":false,\"ready\":false,\"why\":\"not running\"}\n");
+		return 3;
+	}
+	ok = show(cmd, reply, o.json);
 	free(reply);
 	if (ok && !strcmp(cmd, "drain"))
 		return wait_gone(o.path, o.timeout);
