@@ -274,20 +274,79 @@ static int error_reply(const struct rr_request *req, const struct dns_state *st,
 	return (int)len;
 }
 
+/*
+ * A query for zone @z that gets an answer: built in place in @buf within
+ * the size the client offers and the @room the reply has, with its OPT
+ * record, header and counters. Returns the reply's length.
+ */
+static int answer(const struct rr_request *req, const struct dns_state *st,
+		  uint8_t *buf, size_t room, const struct dns_query *q,
+		  const struct dns_zone *z)
+{
+	enum dns_solve final;
+	struct dns_answer a;
+	struct dns_pkt p;
+	struct dns_opt o;
+	bool room_bound;
+	size_t max, len;
+	int aa;
+
+	/* 512 bytes, or what EDNS offers up to our own limit; never more
+	 * than the room the reply has. */
+	max = DNS_MIN_UDP;
+	if (q->edns && q->edns_payload > max)
+		max = q->edns_payload < st->udp_max ? q->edns_payload
+						    : st->udp_max;
+	/* A reply cut to the room offered (the MTU, max_amplification)
+	 * depends on more than the query: the reply cache must not answer
+	 * another query with it. */
+	room_bound = max > room;
+	if (max > room)
+		max = room;
+	if (q->edns)
+		max = max > DNS_OPT_LEN ? max - DNS_OPT_LEN : 0;
+	if (max < DNS_HDR_LEN + q->qname_len + 4U)
+		return -EMSGSIZE; /* not reached: room >= the query */
+
+	dns_pkt_init(&p, buf, q->qname_len, q->qlabels, max);
+	a.z = z;
+	a.p = &p;
+	a.qtype = q->qtype;
+	a.rcode = DNS_R_NOERROR;
+	a.exact = 0;
+	a.name = q->lname;
+	a.node = a.encloser = NULL;
+	a.chain = 0;
+	a.nsynth = 0;
+	a.nvisited = 0;
+	a.nfresh = 0;
+	dns_answer_query(&a, &aa, &final);
+
+	len = p.size;
+	if (q->edns) {
+		reply_opt(st, q, z, a.rcode, p.max - p.size, &o);
+		len += dns_pkt_put_opt(buf + len, &o);
+	}
+	put_header(buf, q, aa, p.tc, a.rcode, p.count[DNS_SEC_ANSWER],
+		   p.count[DNS_SEC_AUTHORITY],
+		   (uint16_t)(p.count[DNS_SEC_ADDITIONAL] + q->edns));
+	count_rcode(req, st, a.rcode);
+	if (p.tc)
+		rr_fn_count(req, st->counter[C_TRUNCATED], 1);
+	if (room_bound && (p.tc || q->edns))
+		rr_fn_no_cache(req);
+	if (final == S_DELEG)
+		rr_fn_count(req, st->counter[C_REFERRAL], 1);
+	return (int)len;
+}
+
 static int dns_handler(const struct rr_request *req, uint8_t *buf, size_t len,
 		       size_t room)
 {
 	const struct dns_state *st = req->state;
 	const struct dns_zone *z = NULL;
 	struct dns_query q;
-	struct dns_pkt p;
-	struct dns_answer a;
-	struct dns_opt o;
 	enum qkind kind;
-	enum dns_solve final;
-	bool room_bound;
-	size_t max;
-	int aa;
 
 	if (!st)
 		return RR_NO_REPLY; /* a caller that made no state */
@@ -357,53 +416,7 @@ static int dns_handler(const struct rr_request *req, uint8_t *buf, size_t len,
 		return error_reply(req, st, buf, room, &q, DNS_R_NOTAUTH, 1, 0,
 				   z, 1);
 
-	/* 512 bytes, or what EDNS offers up to our own limit; never more
-	 * than the room the reply has. */
-	max = DNS_MIN_UDP;
-	if (q.edns && q.edns_payload > max)
-		max = q.edns_payload < st->udp_max ? q.edns_payload
-						   : st->udp_max;
-	/* A reply cut to the room offered (the MTU, max_amplification)
-	 * depends on more than the query: the reply cache must not answer
-	 * another query with it. */
-	room_bound = max > room;
-	if (max > room)
-		max = room;
-	if (q.edns)
-		max = max > DNS_OPT_LEN ? max - DNS_OPT_LEN : 0;
-	if (max < DNS_HDR_LEN + q.qname_len + 4U)
-		return -EMSGSIZE; /* not reached: room >= the query */
-
-	dns_pkt_init(&p, buf, q.qname_len, q.qlabels, max);
-	a.z = z;
-	a.p = &p;
-	a.qtype = q.qtype;
-	a.rcode = DNS_R_NOERROR;
-	a.exact = 0;
-	a.name = q.lname;
-	a.node = a.encloser = NULL;
-	a.chain = 0;
-	a.nsynth = 0;
-	a.nvisited = 0;
-	a.nfresh = 0;
-	dns_answer_query(&a, &aa, &final);
-
-	len = p.size;
-	if (q.edns) {
-		reply_opt(st, &q, z, a.rcode, p.max - p.size, &o);
-		len += dns_pkt_put_opt(buf + len, &o);
-	}
-	put_header(buf, &q, aa, p.tc, a.rcode, p.count[DNS_SEC_ANSWER],
-		   p.count[DNS_SEC_AUTHORITY],
-		   (uint16_t)(p.count[DNS_SEC_ADDITIONAL] + q.edns));
-	count_rcode(req, st, a.rcode);
-	if (p.tc)
-		rr_fn_count(req, st->counter[C_TRUNCATED], 1);
-	if (room_bound && (p.tc || q.edns))
-		rr_fn_no_cache(req);
-	if (final == S_DELEG)
-		rr_fn_count(req, st->counter[C_REFERRAL], 1);
-	return (int)len;
+	return answer(req, st, buf, room, &q, z);
 }
 
 /* "zone = [ORIGIN] FILE" */
