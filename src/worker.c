@@ -184,12 +184,14 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	/* ntx <= n <= free TX slots, so this reservation cannot fail; if it
 	 * ever did, the frames go back to the fill ring rather than astray. */
 	if (ntx && xsk_ring_prod__reserve(&s->tx, ntx, &idx_tx) != ntx) {
+		/* Off the mark first: a frame lost by a cell killed here is
+		 * better than one sent and recycled both. */
+		mark->ntx = 0;
 		for (i = 0; i < ntx; i++)
 			w->recycle[w->nrecycle++] =
 				w->tx[i].addr & ~(uint64_t)(RR_FRAME_SIZE - 1);
 		rr_stat_add(&s->stats.tx_ring_full, 1);
 		ntx = 0;
-		mark->ntx = 0;
 	}
 	if (ntx) {
 		for (i = 0; i < ntx; i++) {
@@ -211,8 +213,8 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
  * Returns the round's dropped frames and every completed transmission to
  * the fill ring. The fill ring can hold all frames of the UMEM, so the
  * reservation always succeeds. A cell that dies in here is put right by
- * rr_umem_recover(), which tells from fill_prod whether the fill ring got
- * the frames.
+ * the supervisor (cell.c, recover_lock()), which tells from fill_prod
+ * whether the fill ring got the frames.
  */
 static void recycle_frames(struct rr_worker *w)
 {
