@@ -12,14 +12,7 @@
 #include <time.h>
 
 #include "cache.h"
-
-uint64_t rr_cache_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
+#include "clock.h"
 
 enum rr_cache_insert rr_cache_insert(struct rr_cache_entry *table,
 				     uint16_t port, uint32_t gen,
@@ -51,7 +44,7 @@ enum rr_cache_insert rr_cache_insert(struct rr_cache_entry *table,
 
 	/* A live entry for another request is an eviction; the same request
 	 * again (its reply expired, or raced a lookup) is not. */
-	now = e->expires_ns ? rr_cache_now_ns() : 0;
+	now = e->expires_ns ? rr_now_ns() : 0;
 	live = e->port && (!e->expires_ns || now <= e->expires_ns) &&
 	       (e->port != port || e->hash != h || e->req_len != req_len ||
 		memcmp(e->req, words, sizeof(words)));

@@ -19,9 +19,6 @@ enum rr_cache_insert {
 	RR_CACHE_EVICTED,  /* over a live entry for another request */
 };
 
-/* CLOCK_MONOTONIC in ns, the clock of bpf_ktime_get_ns(). */
-uint64_t rr_cache_now_ns(void);
-
 /*
  * Stores @reply as the answer to @req on @port under generation @gen,
  * valid until @expires_ns (0: no expiry). Lengths up to

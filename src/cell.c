@@ -34,19 +34,12 @@
 #include <unistd.h>
 
 #include "cell.h"
+#include "clock.h"
 #include "invoker_internal.h"
 #include "log.h"
 
 #define RENEW_TIMEOUT_MS 5000
 #define JOIN_TIMEOUT_MS 3000
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * A cell must not hold the main thread's connections open: a control
@@ -108,12 +101,11 @@ static void cell_main(struct rr_worker *w, pid_t parent)
 	_exit(0);
 }
 
-int rr_cell_start(struct rr_invoker *inv, struct rr_worker *w)
+int rr_cell_start(struct rr_worker *w)
 {
 	pid_t parent = getpid(), pid;
 	int ret;
 
-	(void)inv;
 	w->restart = false;
 	w->call_seq = 0;
 	w->sv_seq = 0;
@@ -186,25 +178,14 @@ static void recover_lock(struct rr_worker *w)
 	rr_umem_unlock(u);
 }
 
-/* Replies made before the cell died, onto its socket's TX ring. */
+/* Replies made before the cell died, onto its socket's TX ring (undoing
+ * a reservation it may have made), and the kernel kicked. */
 static uint32_t send_made(struct rr_worker *w, struct rr_sock *s, uint32_t n)
 {
-	uint32_t idx, i;
-
-	if (!n)
-		return 0;
 	s->tx.cached_prod = *s->tx.producer;
-	if (xsk_ring_prod__reserve(&s->tx, n, &idx) != n) {
-		for (i = 0; i < n; i++)
-			w->recycle[w->nrecycle++] =
-				w->tx[i].addr & ~(uint64_t)(RR_FRAME_SIZE - 1);
-		return 0;
-	}
-	for (i = 0; i < n; i++)
-		*xsk_ring_prod__tx_desc(&s->tx, idx + i) = w->tx[i];
-	xsk_ring_prod__submit(&s->tx, n);
-	__atomic_add_fetch(&w->umem->tx_outstanding, n, __ATOMIC_RELAXED);
-	sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+	n = rr_tx_put(w, s, n);
+	if (n)
+		sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
 	return n;
 }
 
@@ -232,10 +213,9 @@ static int finish_batch(struct rr_worker *w, enum rr_drop why)
 		left = done;
 		if (done < m->n) {
 			w->recycle[w->nrecycle++] =
-				xsk_ring_cons__rx_desc(&s->rx,
-						       m->rx_cons + done)
-					->addr &
-				~(uint64_t)(RR_FRAME_SIZE - 1);
+				rr_frame_of(xsk_ring_cons__rx_desc(
+						    &s->rx, m->rx_cons + done)
+						    ->addr);
 			rr_stat_add(&s->stats.drops[why], 1);
 			slot = (int)s->slot;
 			left = done + 1;
@@ -359,7 +339,7 @@ static void cell_ended(struct rr_invoker *inv, struct rr_worker *w, int st,
 				inv->served[slot]->fn->name,
 				ending(st, how, sizeof(how)), w->queue,
 				w->thread);
-		charge_fault(inv, (uint32_t)slot, overran, now_ns());
+		charge_fault(inv, (uint32_t)slot, overran, rr_now_ns());
 	} else if (fault) {
 		pr_warn("the cell of queue %u, thread %u died outside a function (%s): it restarts\n",
 			w->queue, w->thread, ending(st, how, sizeof(how)));
@@ -369,7 +349,7 @@ static void cell_ended(struct rr_invoker *inv, struct rr_worker *w, int st,
 	if (fault)
 		inv->cell_restarts++;
 	if (keep)
-		rr_cell_start(inv, w);
+		rr_cell_start(w);
 }
 
 /*
@@ -425,7 +405,7 @@ static void refork(struct rr_invoker *inv)
 		for (t = 0; t < inv->nthreads; t++) {
 			w = rr_worker_at(inv, q, t);
 			if (w->inv && !w->started && !w->retire)
-				rr_cell_start(inv, w);
+				rr_cell_start(w);
 		}
 }
 
@@ -443,7 +423,7 @@ void rr_invoker_supervise(struct rr_invoker *inv)
 		reap(inv);
 		refork(inv);
 	}
-	now = now_ns();
+	now = rr_now_ns();
 	for (i = 0; i < RR_WORKER_SLOTS(inv); i++) {
 		w = &inv->workers[i];
 		if (!__atomic_load_n(&w->started, __ATOMIC_ACQUIRE))

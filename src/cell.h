@@ -9,7 +9,7 @@
 #include "invoker.h"
 
 /* Forks the cell that runs worker @w (its fields set); -errno if not. */
-int rr_cell_start(struct rr_invoker *inv, struct rr_worker *w);
+int rr_cell_start(struct rr_worker *w);
 /*
  * Every tick of the main thread: cells that ended are reaped, their frames
  * put back, their function charged and a new cell forked; a call past its

@@ -19,6 +19,7 @@
 #include <linux/if_link.h>
 
 #include "cell.h"
+#include "clock.h"
 #include "control.h"
 #include "log.h"
 #include "metrics.h"
@@ -28,14 +29,6 @@
 #include "version.h"
 
 #define CLIENT_TIMEOUT_MS 1000 /* a client that says nothing is dropped */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 void rr_control_default_path(const char *ifname, char *path, size_t len)
 {
@@ -65,7 +58,7 @@ int rr_control_open(struct rr_control *c, const char *path, const char *group,
 
 	c->fd = -1;
 	c->path[0] = '\0';
-	c->started_ns = now_ns();
+	c->started_ns = rr_now_ns();
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		snprintf(err, errlen,
 			 "control socket path %s is longer than %zu bytes",
@@ -175,7 +168,7 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 		cfg->busy_poll ? "true" : "false",
 		cfg->isolation == RR_ISOLATION_CELL ? "cell" : "thread",
 		inv->tx_csum_offload ? "offload" : "soft",
-		(double)(now_ns() - c->started_ns) / 1e9,
+		(double)(rr_now_ns() - c->started_ns) / 1e9,
 		why ? "false" : "true");
 	if (why) {
 		fprintf(f, ",\"why\":");
@@ -188,15 +181,13 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 		fprintf(f, "%s{\"name\":", p ? "," : "");
 		rr_json_str(f, svc->fn->name);
 		fprintf(f,
-			",\"port\":%u,\"tier\":\"%s\",\"cached\":%s,\"pure\":%s,\"stateful\":%s,\"removed\":%s,\"quarantined\":%s,\"crashes\":%llu,\"timeouts\":%llu,\"module\":",
+			",\"port\":%u,\"tier\":\"%s\",\"cached\":%s,\"pure\":%s,\"stateful\":%s,\"removed\":%s,\"quarantined\":%s,\"module\":",
 			svc->port, inv->tier_xdp[p] ? "xdp" : "user",
 			inv->cached[p] ? "true" : "false",
 			svc->fn->flags & RR_FN_PURE ? "true" : "false",
 			svc->fn->init ? "true" : "false",
 			inv->removed[p] ? "true" : "false",
-			inv->faults[p].quarantined ? "true" : "false",
-			(unsigned long long)inv->faults[p].crashes,
-			(unsigned long long)inv->faults[p].timeouts);
+			inv->faults[p].quarantined ? "true" : "false");
 		mod = rr_registry_module_of(svc->fn);
 		if (mod)
 			rr_json_str(f, mod->path);

@@ -278,7 +278,6 @@ void rr_invoker_frames(struct rr_invoker *inv, uint32_t queue,
 	f->kernel = known < RR_NUM_FRAMES ? RR_NUM_FRAMES - known : 0;
 }
 
-/* Starts worker (q, t) pinned to @cpu; signals blocked by the caller. */
 /*
  * Waits for worker @w to end, once it was told to stop or retire. A thread
  * still inside a function after JOIN_TIMEOUT_S is left behind (a cell
@@ -310,6 +309,7 @@ void rr_join_worker(struct rr_invoker *inv, struct rr_worker *w)
 	__atomic_store_n(&w->started, false, __ATOMIC_RELEASE);
 }
 
+/* Starts worker (q, t) pinned to @cpu; signals blocked by the caller. */
 int rr_start_worker(struct rr_invoker *inv, uint32_t q, uint32_t t, int cpu)
 {
 	struct rr_worker *w = rr_worker_at(inv, q, t);
@@ -329,7 +329,7 @@ int rr_start_worker(struct rr_invoker *inv, uint32_t q, uint32_t t, int cpu)
 	w->seen_epoch = __atomic_load_n(&inv->epoch, __ATOMIC_SEQ_CST);
 	w->batch.sock = RR_NO_BATCH;
 	if (inv->cfg->isolation == RR_ISOLATION_CELL)
-		return rr_cell_start(inv, w);
+		return rr_cell_start(w);
 	ret = -pthread_create(&w->tid, NULL, rr_worker_run, w);
 	if (ret) {
 		pr_warn("cannot start a worker: %s\n", strerror(-ret));

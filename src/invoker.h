@@ -326,6 +326,18 @@ void *rr_worker_run(void *arg);
 /* A cell's: serves until told to stop, restart or retire, then returns
  * (the cell exits). */
 void rr_worker_run_cell(struct rr_worker *w);
+/*
+ * Puts replies w->tx[0..n-1] on socket @s's TX ring, or if it has no room
+ * (it always has: a batch takes no more than TX can hold) back on the
+ * recycle list. Returns how many went out.
+ */
+uint32_t rr_tx_put(struct rr_worker *w, struct rr_sock *s, uint32_t n);
+
+/* The start of the UMEM frame that @addr points into. */
+static inline uint64_t rr_frame_of(uint64_t addr)
+{
+	return addr & ~(uint64_t)(RR_FRAME_SIZE - 1);
+}
 
 /* The queue's fill/completion lock, with its holder recorded: worker
  * index + 1, or RR_LOCK_MAIN for the main thread. */

@@ -23,6 +23,7 @@
 #include <linux/capability.h>
 
 #include "cell.h"
+#include "clock.h"
 #include "control.h"
 #include "http.h"
 #include "invoker.h"
@@ -103,10 +104,7 @@ static int drop_privileges(const char *user, uid_t uid, gid_t gid)
 
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return rr_now_ns() / 1000000;
 }
 
 /*

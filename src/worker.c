@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 
 #include "cache.h"
+#include "clock.h"
 #include "invoker.h"
 #include "log.h"
 #include "xsk_txmd.h"
@@ -49,7 +50,7 @@ static void cache_reply(struct rr_worker *w, struct rr_sock *s,
 	uint64_t expires = 0;
 
 	if (s->svc->cache_ttl)
-		expires = rr_cache_now_ns() +
+		expires = rr_now_ns() +
 			  (uint64_t)s->svc->cache_ttl * 1000000000ULL;
 	switch (rr_cache_insert(
 		w->inv->xdp.cache, s->svc->port,
@@ -68,6 +69,31 @@ static void cache_reply(struct rr_worker *w, struct rr_sock *s,
 	}
 }
 
+uint32_t rr_tx_put(struct rr_worker *w, struct rr_sock *s, uint32_t n)
+{
+	uint32_t idx, i;
+
+	if (!n)
+		return 0;
+	/* n <= free TX slots, so this cannot fail; if it ever did, the
+	 * frames go back to the fill ring rather than astray. */
+	if (xsk_ring_prod__reserve(&s->tx, n, &idx) != n) {
+		/* Off the mark first: a frame lost by a cell killed here is
+		 * better than one sent and recycled both. */
+		w->batch.ntx = 0;
+		for (i = 0; i < n; i++)
+			w->recycle[w->nrecycle++] = rr_frame_of(w->tx[i].addr);
+		rr_stat_add(&s->stats.tx_ring_full, 1);
+		return 0;
+	}
+	for (i = 0; i < n; i++)
+		*xsk_ring_prod__tx_desc(&s->tx, idx + i) = w->tx[i];
+	rr_stat_add(&w->frames_held, -(uint64_t)n);
+	xsk_ring_prod__submit(&s->tx, n);
+	__atomic_add_fetch(&w->umem->tx_outstanding, n, __ATOMIC_RELAXED);
+	return n;
+}
+
 /* A quarantined function's queued requests go back unanswered (the batch
  * mark is set: each one recycled counts as done). */
 static uint32_t drop_batch(struct rr_worker *w, struct rr_sock *s, uint32_t n,
@@ -76,9 +102,8 @@ static uint32_t drop_batch(struct rr_worker *w, struct rr_sock *s, uint32_t n,
 	uint32_t i;
 
 	for (i = 0; i < n; i++)
-		w->recycle[w->nrecycle++] =
-			xsk_ring_cons__rx_desc(&s->rx, idx_rx + i)->addr &
-			~(uint64_t)(RR_FRAME_SIZE - 1);
+		w->recycle[w->nrecycle++] = rr_frame_of(
+			xsk_ring_cons__rx_desc(&s->rx, idx_rx + i)->addr);
 	xsk_ring_cons__release(&s->rx, n);
 	rr_stat_add(&w->frames_held, n);
 	__atomic_store_n(&w->batch.sock, RR_NO_BATCH, __ATOMIC_RELEASE);
@@ -100,13 +125,12 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	uint32_t batch = w->inv->cfg->batch, mtu = w->inv->mtu;
 	uint32_t amp = s->svc->max_amplification;
 	bool offload = w->inv->tx_csum_offload;
-	uint32_t idx_rx, idx_tx, n, i, ntx = 0, room, limit, csum_start = 0;
+	uint32_t idx_rx, n, i, ntx = 0, room, limit, csum_start = 0;
 	struct rr_request ctx = { .queue = w->queue, .thread = w->thread };
 	struct rr_batch_mark *mark = &w->batch;
 	struct xsk_tx_metadata *meta;
 	struct rr_keep *keep = NULL;
 	const struct xdp_desc *rxd;
-	struct xdp_desc *txd;
 	uint64_t addr, base;
 	uint8_t *data;
 	int ret;
@@ -142,7 +166,7 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	for (i = 0; i < n; i++) {
 		rxd = xsk_ring_cons__rx_desc(&s->rx, idx_rx + i);
 		addr = rxd->addr;
-		base = addr & ~(uint64_t)(RR_FRAME_SIZE - 1);
+		base = rr_frame_of(addr);
 		room = RR_FRAME_SIZE - (uint32_t)(addr - base);
 		data = xsk_umem__get_data(w->umem->area, addr);
 		mark->cur = i;
@@ -181,28 +205,7 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	xsk_ring_cons__release(&s->rx, n);
 	rr_stat_add(&w->frames_held, n);
 
-	/* ntx <= n <= free TX slots, so this reservation cannot fail; if it
-	 * ever did, the frames go back to the fill ring rather than astray. */
-	if (ntx && xsk_ring_prod__reserve(&s->tx, ntx, &idx_tx) != ntx) {
-		/* Off the mark first: a frame lost by a cell killed here is
-		 * better than one sent and recycled both. */
-		mark->ntx = 0;
-		for (i = 0; i < ntx; i++)
-			w->recycle[w->nrecycle++] =
-				w->tx[i].addr & ~(uint64_t)(RR_FRAME_SIZE - 1);
-		rr_stat_add(&s->stats.tx_ring_full, 1);
-		ntx = 0;
-	}
-	if (ntx) {
-		for (i = 0; i < ntx; i++) {
-			txd = xsk_ring_prod__tx_desc(&s->tx, idx_tx + i);
-			*txd = w->tx[i];
-		}
-		rr_stat_add(&w->frames_held, -(uint64_t)ntx);
-		xsk_ring_prod__submit(&s->tx, ntx);
-		__atomic_add_fetch(&w->umem->tx_outstanding, ntx,
-				   __ATOMIC_RELAXED);
-	}
+	ntx = rr_tx_put(w, s, ntx);
 	__atomic_store_n(&mark->sock, RR_NO_BATCH, __ATOMIC_RELEASE);
 	rr_stat_add(&s->stats.rx, n);
 	rr_stat_add(&s->stats.tx, ntx);
@@ -228,9 +231,8 @@ static void recycle_frames(struct rr_worker *w)
 		    ncomp + nrecycle) {
 		for (i = 0; i < ncomp; i++)
 			*xsk_ring_prod__fill_addr(&u->fill, idx_fill++) =
-				*xsk_ring_cons__comp_addr(&u->comp,
-							  idx_comp + i) &
-				~(uint64_t)(RR_FRAME_SIZE - 1);
+				rr_frame_of(*xsk_ring_cons__comp_addr(
+					&u->comp, idx_comp + i));
 		for (i = 0; i < nrecycle; i++)
 			*xsk_ring_prod__fill_addr(&u->fill, idx_fill++) =
 				w->recycle[i];

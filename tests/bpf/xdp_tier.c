@@ -31,6 +31,7 @@
 #include "frames.h"
 #include "testutil.h"
 #include "cache.h"
+#include "clock.h"
 #include "function.h"
 #include "config.h"
 #include "packet.h"
@@ -535,9 +536,9 @@ static void cache(void)
 		       payload + 1);
 	cache_fill(a, la, 2, 0);
 	cache_case("entry of another generation", a, la, false);
-	cache_fill(a, la, 1, rr_cache_now_ns() - 1);
+	cache_fill(a, la, 1, rr_now_ns() - 1);
 	cache_case("expired entry", a, la, false);
-	cache_fill(a, la, 1, rr_cache_now_ns() + 60000000000ULL);
+	cache_fill(a, la, 1, rr_now_ns() + 60000000000ULL);
 	cache_case("entry within its TTL", a, la, true);
 
 	/* An entry a worker is rewriting (odd sequence) answers nothing. */
