@@ -1,15 +1,22 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# reqrouter build. Sources are found by wildcard:
-#   src/*.c             -> build/reqrouter (and build/libreqrouter.a, without main)
-#   functions/*.c       -> linked into reqrouter and every tool and test
-#   functions/*.bpf.c   -> the functions' XDP programs, embedded likewise
+# reqrouter build. Sources are found by wildcard (docs/DESIGN.md maps them):
+#   src/lib/*.c         -> build/librr.a: what the daemon, reqrouterctl and
+#                          the tools share
+#   src/daemon/*.c      -> build/reqrouter (build/libreqrouter.a: all but main)
+#   src/ctl/*.c         -> build/reqrouterctl
+#   functions/NAME.c, functions/NAME/*.c
+#                       -> function NAME: linked into reqrouter and every
+#                          tool and test, and build/functions/NAME.so
+#   functions/*.bpf.c, functions/*/*.bpf.c
+#                       -> the functions' XDP programs, embedded likewise
 #   kern/*.bpf.c, tools/*/*.bpf.c -> build/bpf/NAME.bpf.o + build/skel/NAME.skel.h
 #   tools/NAME/*.c      -> build/NAME
 #   tests/unit/*.c, tests/bpf/*.c -> build/tests/NAME (DIR/NAME_PART.c:
 #                          a part of test NAME, as in functions/)
 #   tests/lib/*.c       -> build/libtests.a, linked into every test
-#   functions/*.pkgs    -> pkg-config names whose flags every object and
+#   functions/*.pkgs, functions/*/*.pkgs
+#                       -> pkg-config names whose flags every object and
 #                          binary gets (a function's libraries)
 # so a file dropped into functions/ is built with no other edit.
 
@@ -53,7 +60,10 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	  -D_GNU_SOURCE -pthread
 RR_VERSION := $(shell cat VERSION)
-CPPFLAGS += -Isrc -Ifunctions -Ikern -I$(BUILD)/skel -MMD -MP \
+# Each part sees the public function API (include/), the shared library
+# (src/lib) and what kern/ and src/ agree on; only the daemon and the tests
+# see the daemon's headers (below).
+CPPFLAGS += -Iinclude -Isrc/lib -Ikern -I$(BUILD)/skel -MMD -MP \
 	    -DRR_VERSION='"$(RR_VERSION)"'
 LDLIBS += -lxdp -lbpf -lelf -lz -linih -lcap-ng -lpthread -ldl
 # Only reqrouter itself talks to systemd and serves HTTP.
@@ -62,7 +72,8 @@ RR_LDLIBS := -lsystemd -lmicrohttpd
 # (whitespace-separated, '#' comments). Every binary links every function,
 # so their flags go everywhere; FN_PKG_LIBS also reaches the fuzzers'
 # clang links (tests/fuzz/build.mk).
-FN_PKGS := $(sort $(shell sed 's/\#.*//' $(wildcard functions/*.pkgs) /dev/null))
+FN_PKGS := $(sort $(shell sed 's/\#.*//' \
+	$(wildcard functions/*.pkgs functions/*/*.pkgs) /dev/null))
 ifneq ($(FN_PKGS),)
 ifneq ($(shell pkg-config --exists $(FN_PKGS) 2>/dev/null && echo ok),ok)
 $(warning functions need pkg-config packages '$(FN_PKGS)' that pkg-config cannot find: make deps)
@@ -72,21 +83,32 @@ FN_PKG_LIBS := $(shell pkg-config --libs $(FN_PKGS) 2>/dev/null)
 endif
 CPPFLAGS += $(FN_PKG_CFLAGS)
 LDLIBS += $(FN_PKG_LIBS)
+# A function sees the public API and its libraries, nothing of src/ or kern/.
+FN_CPPFLAGS := -Iinclude -MMD -MP $(FN_PKG_CFLAGS)
 ifeq ($(SAN),1)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
 	  -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
 endif
-BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror -I$(ARCH_INC) -Ikern -Ifunctions
+BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror -I$(ARCH_INC) -Ikern -Iinclude
 
-SRC_MAIN := src/main.c
-SRC_LIB := $(filter-out $(SRC_MAIN),$(wildcard src/*.c))
-FN_SRCS := $(filter-out %.bpf.c,$(wildcard functions/*.c))
-# functions/NAME.bpf.c: the XDP implementation of function NAME, embedded
-# in every binary through a generated registration file.
-XDPFN_NAMES := $(patsubst functions/%.bpf.c,%,$(wildcard functions/*.bpf.c))
+SRC_MAIN := src/daemon/main.c
+SRC_DAEMON := $(filter-out $(SRC_MAIN),$(wildcard src/daemon/*.c))
+SRC_RRLIB := $(wildcard src/lib/*.c)
+# A function is functions/NAME.c alone, or every .c file in functions/NAME/.
+FN_FILE_NAMES := $(patsubst functions/%.c,%,\
+	$(filter-out %.bpf.c,$(wildcard functions/*.c)))
+FN_DIR_NAMES := $(patsubst functions/%/,%,\
+	$(sort $(dir $(filter-out %.bpf.c,$(wildcard functions/*/*.c)))))
+fn_srcs = $(filter-out %.bpf.c,$(wildcard functions/$(1).c functions/$(1)/*.c))
+FN_SRCS := $(foreach f,$(FN_FILE_NAMES) $(FN_DIR_NAMES),$(call fn_srcs,$(f)))
+# functions/NAME.bpf.c (or functions/NAME/NAME.bpf.c): the XDP
+# implementation of function NAME, embedded in every binary through a
+# generated registration file.
+FN_BPF_SRCS := $(wildcard functions/*.bpf.c functions/*/*.bpf.c)
+XDPFN_NAMES := $(patsubst %.bpf.c,%,$(notdir $(FN_BPF_SRCS)))
 XDPFN_GEN := $(patsubst %,$(BUILD)/gen/xdpfn_%.c,$(XDPFN_NAMES))
-BPF_SRCS := $(wildcard kern/*.bpf.c tools/*/*.bpf.c functions/*.bpf.c)
+BPF_SRCS := $(wildcard kern/*.bpf.c tools/*/*.bpf.c) $(FN_BPF_SRCS)
 TOOL_DIRS := $(sort $(dir $(filter-out %.bpf.c,$(wildcard tools/*/*.c))))
 TOOLS := $(patsubst tools/%/,$(BUILD)/%,$(TOOL_DIRS))
 TEST_SRCS := $(wildcard tests/unit/*.c tests/bpf/*.c)
@@ -107,20 +129,17 @@ TESTS := $(patsubst %,$(BUILD)/tests/%,$(notdir $(TEST_MAINS)))
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 BPF_OBJS := $(patsubst %.bpf.c,$(BUILD)/bpf/%.bpf.o,$(notdir $(BPF_SRCS)))
 SKELS := $(patsubst %.bpf.c,$(BUILD)/skel/%.skel.h,$(notdir $(BPF_SRCS)))
-LIB := $(BUILD)/libreqrouter.a
+# The daemon's objects but main (the tests link them) and the library.
+DAEMON_LIB := $(BUILD)/libreqrouter.a
+RRLIB := $(BUILD)/librr.a
 FN_OBJS := $(call obj,$(FN_SRCS) $(XDPFN_GEN))
-# Every function also as a module (see the rules below). A file
-# functions/NAME_PART.c beside functions/NAME.c is a part of NAME (dns's
-# parser and zone code), built into NAME's module, not one of its own.
-FN_STEMS := $(patsubst functions/%.c,%,$(FN_SRCS))
-fn_part_of = $(filter $(firstword $(subst _, ,$(1))),$(filter-out $(1),$(FN_STEMS)))
-MODULE_STEMS := $(foreach s,$(FN_STEMS),$(if $(call fn_part_of,$(s)),,$(s)))
-MODULES := $(patsubst %,$(BUILD)/functions/%.so,$(MODULE_STEMS))
+# Every function also as a module (see the rules below).
+MODULES := $(patsubst %,$(BUILD)/functions/%.so,$(FN_FILE_NAMES) $(FN_DIR_NAMES))
 TEST_MODULES := $(patsubst tests/modules/%.c,$(BUILD)/tests/modules/%.so,\
 	$(wildcard tests/modules/*.c))
 # src/ctl/: reqrouterctl, the control client (no functions linked in).
 CTL_SRCS := $(wildcard src/ctl/*.c)
-ALL_OBJS := $(call obj,$(SRC_MAIN) $(SRC_LIB) $(FN_SRCS) $(XDPFN_GEN) \
+ALL_OBJS := $(call obj,$(SRC_MAIN) $(SRC_DAEMON) $(SRC_RRLIB) $(FN_SRCS) $(XDPFN_GEN) \
 	$(filter-out %.bpf.c,$(wildcard tools/*/*.c)) $(TEST_SRCS) $(CTL_SRCS) \
 	$(TESTLIB_SRCS))
 
@@ -219,13 +238,13 @@ deps:
 	$(Q)tools/install-deps.sh
 
 # -rdynamic: function modules call the API (rr_fn_error, ...) in here.
-$(BUILD)/reqrouter: $(call obj,$(SRC_MAIN)) $(LIB) $(FN_OBJS)
+$(BUILD)/reqrouter: $(call obj,$(SRC_MAIN)) $(DAEMON_LIB) $(RRLIB) $(FN_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -rdynamic -o $@ $(call obj,$(SRC_MAIN)) \
-		-Wl,--whole-archive $(LIB) -Wl,--no-whole-archive $(FN_OBJS) \
-		$(LDLIBS) $(RR_LDLIBS)
+		-Wl,--whole-archive $(DAEMON_LIB) $(RRLIB) -Wl,--no-whole-archive \
+		$(FN_OBJS) $(LDLIBS) $(RR_LDLIBS)
 
-# Every functions/NAME.c also as a module, build/functions/NAME.so, with
+# Every function also as a module, build/functions/NAME.so, with
 # the entry point reqrouter looks up (src/module/entry.c); tests/modules/
 # holds modules only the tests load.
 # A module exports its entry point alone and binds its own symbols to
@@ -233,57 +252,63 @@ $(BUILD)/reqrouter: $(call obj,$(SRC_MAIN)) $(LIB) $(FN_OBJS)
 # same-named ones compiled into reqrouter (exported by -rdynamic).
 MODULE_FLAGS := -fPIC -shared -fvisibility=hidden -Wl,-Bsymbolic
 .SECONDEXPANSION:
-$(BUILD)/functions/%.so: functions/%.c $$(wildcard functions/%_*.c) \
-		src/module/entry.c
+$(BUILD)/functions/%.so: $$(call fn_srcs,$$*) src/module/entry.c
 	@mkdir -p $(@D)
 	$(call msg,MODULE,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(MODULE_FLAGS) -o $@ $^ $(FN_PKG_LIBS)
+	$(Q)$(CC) $(FN_CPPFLAGS) -Isrc/lib $(CFLAGS) $(MODULE_FLAGS) -o $@ $^ $(FN_PKG_LIBS)
 $(BUILD)/tests/modules/%.so: tests/modules/%.c src/module/entry.c
 	@mkdir -p $(@D)
 	$(call msg,MODULE,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(MODULE_FLAGS) -o $@ $^
+	$(Q)$(CC) $(FN_CPPFLAGS) -Isrc/lib $(CFLAGS) $(MODULE_FLAGS) -o $@ $^
 
-$(BUILD)/reqrouterctl: $(call obj,$(CTL_SRCS)) $(LIB)
+$(BUILD)/reqrouterctl: $(call obj,$(CTL_SRCS)) $(RRLIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(call obj,$(CTL_SRCS)) $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(call obj,$(CTL_SRCS)) $(RRLIB) $(LDLIBS)
 
-$(LIB): $(call obj,$(SRC_LIB))
+$(DAEMON_LIB): $(call obj,$(SRC_DAEMON))
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
+$(RRLIB): $(call obj,$(SRC_RRLIB))
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+# The daemon's headers are the daemon's, the tests' and (for the control
+# socket's path) reqrouterctl's.
+$(call obj,$(SRC_MAIN) $(SRC_DAEMON) $(CTL_SRCS)): CPPFLAGS += -Isrc/daemon
+$(call obj,$(FN_SRCS)): CPPFLAGS := $(FN_CPPFLAGS)
 
 # Each tools/NAME/ directory is one program.
 define tool_rule
-$(BUILD)/$(1): $(call obj,$(filter-out %.bpf.c,$(wildcard tools/$(1)/*.c))) $(LIB) $(FN_OBJS)
+$(BUILD)/$(1): $(call obj,$(filter-out %.bpf.c,$(wildcard tools/$(1)/*.c))) $(RRLIB) $(FN_OBJS)
 	$$(call msg,LINK,$$@)
-	$$(Q)$$(CC) $$(LDFLAGS) -o $$@ $$(filter %.o,$$^) $(LIB) $$(LDLIBS) -lm
+	$$(Q)$$(CC) $$(LDFLAGS) -o $$@ $$(filter %.o,$$^) $(RRLIB) $$(LDLIBS) -lm
 endef
 $(foreach t,$(patsubst tools/%/,%,$(TOOL_DIRS)),$(eval $(call tool_rule,$(t))))
 
 $(TESTLIB): $(call obj,$(TESTLIB_SRCS))
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
-$(BUILD)/obj/tests/%.o: CPPFLAGS += -Itests/lib
+$(BUILD)/obj/tests/%.o: CPPFLAGS += -Itests/lib -Isrc/daemon -Ifunctions/dns
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o \
-		$$(call test_parts,tests/unit/$$*) $(TESTLIB) $(LIB) $(FN_OBJS) \
+		$$(call test_parts,tests/unit/$$*) $(TESTLIB) $(DAEMON_LIB) $(RRLIB) $(FN_OBJS) \
 		| $(BUILD)/tests
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(call test_parts,tests/unit/$*) \
-		$(FN_OBJS) $(TESTLIB) $(LIB) $(LDLIBS) -lcmocka
+		$(FN_OBJS) $(TESTLIB) $(DAEMON_LIB) $(RRLIB) $(LDLIBS) -lcmocka
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/bpf/%.o \
-		$$(call test_parts,tests/bpf/$$*) $(TESTLIB) $(LIB) $(FN_OBJS) \
+		$$(call test_parts,tests/bpf/$$*) $(TESTLIB) $(DAEMON_LIB) $(RRLIB) $(FN_OBJS) \
 		| $(BUILD)/tests
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(call test_parts,tests/bpf/$*) \
-		$(FN_OBJS) $(TESTLIB) $(LIB) $(LDLIBS)
+		$(FN_OBJS) $(TESTLIB) $(DAEMON_LIB) $(RRLIB) $(LDLIBS)
 
 $(BUILD)/obj/%.o: %.c | $(SKELS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-vpath %.bpf.c kern functions $(sort $(dir $(wildcard tools/*/*.bpf.c)))
+vpath %.bpf.c kern $(sort $(dir $(FN_BPF_SRCS) $(wildcard tools/*/*.bpf.c)))
 $(BUILD)/bpf/%.bpf.o: %.bpf.c | $(BUILD)/bpf
 	$(call msg,BPF,$<)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c -o $@ $<
@@ -294,7 +319,7 @@ $(BUILD)/skel/%.skel.h: $(BUILD)/bpf/%.bpf.o | $(BUILD)/skel
 
 $(XDPFN_GEN): $(BUILD)/gen/xdpfn_%.c: | $(BUILD)/gen
 	$(call msg,GEN,$@)
-	$(Q)printf '%s\n' '/* Generated by the Makefile from functions/$*.bpf.c. */' \
+	$(Q)printf '%s\n' '/* Generated by the Makefile from $*.bpf.c in functions/. */' \
 		'#include "registry.h"' '#include "$*.skel.h"' \
 		'RR_XDP_IMPL($*);' > $@
 
@@ -387,13 +412,14 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/bench
 
+# Every C file in the tree, whatever its folder.
+C_FILES = $(shell git ls-files '*.[ch]' 2>/dev/null || \
+	find include src kern functions tools tests -name '*.[ch]')
 format:
-	$(Q)clang-format -i $(wildcard src/*.[ch] kern/*.[ch] functions/*.[ch] \
-		tools/*/*.[ch] tests/*/*.[ch])
+	$(Q)clang-format -i $(C_FILES)
 
 format-check:
-	$(Q)clang-format --dry-run --Werror $(wildcard src/*.[ch] kern/*.[ch] \
-		functions/*.[ch] tools/*/*.[ch] tests/*/*.[ch])
+	$(Q)clang-format --dry-run --Werror $(C_FILES)
 
 # -x: follow the files the scripts source (tools/testbed.sh, tools/lib/*.sh,
 # common.sh), run from the top directory as the scripts' source lines expect.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* echo in XDP: the reply is the request (RFC 862), so the handler has
  * nothing to do but say how long it is. */
-#include "rr_xdp.h"
+#include <reqrouter/rr_xdp.h>
 
 static __always_inline int echo_xdp(struct xdp_md *ctx, struct rr_xdp_req *req)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* echo: RFC 862, the reply is the request unchanged. */
-#include "rr_function.h"
+#include <reqrouter/rr_function.h>
 
 static int echo_handler(const struct rr_request *req, uint8_t *buf, size_t len,
 			size_t room)

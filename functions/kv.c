@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rr_function.h"
+#include <reqrouter/rr_function.h>
 
 #define KV_MAX_KEY 255
 #define KV_MAX_VALUE 1024

@@ -2,7 +2,7 @@
 /* reverse in XDP: the payload's bytes in reverse order, in place, over
  * the whole payload (anything longer than the in-kernel tier takes never
  * gets here: the steering program hands it to user space). */
-#include "rr_xdp.h"
+#include <reqrouter/rr_xdp.h>
 
 static __always_inline int reverse_xdp(struct xdp_md *ctx,
 				       struct rr_xdp_req *req)

@@ -3,7 +3,7 @@
  * benchmark function). */
 #include <string.h>
 
-#include "rr_function.h"
+#include <reqrouter/rr_function.h>
 
 /*
  * Eight bytes at a time from both ends, each word byte-swapped, then the

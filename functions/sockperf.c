@@ -34,7 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rr_function.h"
+#include <reqrouter/rr_function.h>
 
 #define SP_HDR_LEN 14
 #define SP_FLAGS_OFF 8

@@ -17,7 +17,7 @@
 
 #include "rr_shared.h"
 #include "rr_unicast.h"
-#include "rr_xdp.h"
+#include <reqrouter/rr_xdp.h>
 
 #define IP_MF 0x2000
 #define IP_OFFSET 0x1fff

@@ -2,7 +2,7 @@
 /*
  * The in-kernel tier against the user-space path, byte for byte: the
  * steering program and the bundled functions' XDP programs are loaded the
- * way reqrouter loads them (src/xdp.c), and every request frame runs both
+ * way reqrouter loads them (src/daemon/xdp.c), and every request frame runs both
  * through bpf_prog_test_run_opts() and through rr_serve(). Where user space
  * answers, XDP must answer with XDP_TX and the very same frame; where user
  * space drops, XDP must drop and count the same reason. Edge cases (0, 1

@@ -22,12 +22,12 @@ FUZZ_CFLAGS := -O1 -g -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	-fno-sanitize-recover=undefined
 # The functions and what their init() calls (function API 2: settings,
 # counters; config.c reads --fn-config files).
-FUZZ_FN_SRCS := src/registry.c src/module.c src/function.c src/config.c \
-	src/config_values.c src/parse.c \
+FUZZ_FN_SRCS := src/lib/registry.c src/lib/module.c src/lib/function.c src/lib/config.c \
+	src/lib/config_values.c src/lib/parse.c \
 	$(FN_SRCS)
 FUZZ_FN_LIBS := $(FN_PKG_LIBS) -linih -ldl
 FUZZ_REQ_SRCS := tests/fuzz/fuzz_request.c tests/lib/frames.c \
-	src/packet.c $(FUZZ_FN_SRCS)
+	src/lib/packet.c $(FUZZ_FN_SRCS)
 FUZZ_REQ_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_REQ_SRCS))
 FUZZ_DNS_SRCS := tests/fuzz/fuzz_dns.c $(FUZZ_FN_SRCS)
 FUZZ_DNS_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_DNS_SRCS))
@@ -49,7 +49,7 @@ fuzz-xdp-build: $(FUZZ_DIR)/fuzz_xdp
 $(FUZZ_DIR)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(call msg,FUZZCC,$<)
-	$(Q)$(CLANG) $(CPPFLAGS) -Itests/lib $(FUZZ_CFLAGS) \
+	$(Q)$(CLANG) $(CPPFLAGS) -Itests/lib -Isrc/daemon -Ifunctions/dns $(FUZZ_CFLAGS) \
 		-fsanitize=fuzzer-no-link -c -o $@ $<
 
 $(FUZZ_DIR)/fuzz_request: $(FUZZ_REQ_OBJS)
@@ -64,13 +64,13 @@ $(FUZZ_DIR)/fuzz_dns: $(FUZZ_DNS_OBJS)
 $(FUZZ_DIR)/host/%.o: tests/fuzz/%.c | $(SKELS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
-	$(Q)$(CC) $(CPPFLAGS) -Itests/lib $(CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) -Itests/lib -Isrc/daemon -Ifunctions/dns $(CFLAGS) -c -o $@ $<
 
 # The functions (and their generated XDP registrations) are objects, not
 # archive members, so the linker keeps the registry's sections.
-$(FUZZ_DIR)/fuzz_xdp: $(FUZZ_XDP_OBJS) $(FN_OBJS) $(TESTLIB) $(LIB)
+$(FUZZ_DIR)/fuzz_xdp: $(FUZZ_XDP_OBJS) $(FN_OBJS) $(TESTLIB) $(DAEMON_LIB) $(RRLIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(TESTLIB) $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(TESTLIB) $(DAEMON_LIB) $(RRLIB) $(LDLIBS)
 
 $(FUZZ_DIR)/gen_seeds: $(FUZZ_DIR)/host/gen_seeds.o $(TESTLIB)
 	$(call msg,LINK,$@)

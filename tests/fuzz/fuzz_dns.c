@@ -32,7 +32,7 @@
 
 #include "function.h"
 #include "registry.h"
-#include "rr_function.h"
+#include <reqrouter/rr_function.h>
 #include "testutil.h"
 
 #define LARGE_ROOM 4096

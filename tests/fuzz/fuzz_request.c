@@ -27,7 +27,7 @@
 #include "frames.h"
 #include "packet.h"
 #include "registry.h"
-#include "rr_function.h"
+#include <reqrouter/rr_function.h>
 #include "testutil.h"
 
 #define FRAME_ROOM 4096

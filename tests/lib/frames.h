@@ -4,7 +4,7 @@
  * (rr_serve_unlimited), the BPF program tests (bpf_prog_test_run_opts) and the
  * fuzzers' seeds and starting points; and an RFC 1071 checksum written the
  * plain way, byte pair by byte pair, so replies are checked against
- * something other than the code under test (src/packet.c).
+ * something other than the code under test (src/lib/packet.c).
  */
 #ifndef RR_TEST_FRAMES_H
 #define RR_TEST_FRAMES_H

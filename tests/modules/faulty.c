@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rr_function.h"
+#include <reqrouter/rr_function.h>
 
 static int is(const uint8_t *buf, size_t len, const char *word)
 {

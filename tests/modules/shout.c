@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* A test module: "echo", upper-cased. Loaded over the built-in echo, it
  * shows that a module replaces a function while its port stays. */
-#include "rr_function.h"
+#include <reqrouter/rr_function.h>
 
 static int shout(const struct rr_request *req, uint8_t *buf, size_t len,
 		 size_t room)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* A test module with a function reqrouter does not have: deployed while
  * serving, it gets a port of its own. Counts what it answers. */
-#include "rr_function.h"
+#include <reqrouter/rr_function.h>
 
 static int upper_init(const struct rr_fn_config *cfg, void **state)
 {

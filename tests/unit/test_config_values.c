@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A part of the test_config program (test_config.c): the value parsers
- * the file and the flags share (src/config_values.c, src/parse.c):
+ * the file and the flags share (src/lib/config_values.c, src/lib/parse.c):
  * allow-lists, CPU lists, numbers and booleans.
  */
 #include <errno.h>

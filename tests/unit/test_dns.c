@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the dns function (functions/dns.c) on the bytes of its
+ * Unit tests of the dns function (functions/dns/dns.c) on the bytes of its
  * replies: queries are built by hand, sent through the request path as a
  * worker sends them (rr_serve_keep() on an Ethernet/IPv4/UDP frame, the
  * function's instance made by rr_fn_instance_new()), and every reply is

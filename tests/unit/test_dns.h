@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "function.h"
-#include "rr_function.h"
+#include <reqrouter/rr_function.h>
 
 #define ZONE "configs/example.zone"
 #define QID 0xbeef

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the request path in user space (src/packet.c): a crafted
+ * Unit tests of the request path in user space (src/lib/packet.c): a crafted
  * request frame goes through rr_serve_unlimited()/rr_serve() with a function, and the
  * reply frame is checked field by field against what a client would
  * accept: addresses and ports swapped, tags kept, lengths and both
@@ -26,7 +26,7 @@
 #include "test_packet.h"
 #include "packet.h"
 #include "registry.h"
-#include "rr_function.h"
+#include <reqrouter/rr_function.h>
 
 struct seen seen;
 

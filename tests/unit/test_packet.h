@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "frames.h"
-#include "rr_function.h"
+#include <reqrouter/rr_function.h>
 
 /* Test functions, on ports no bundled function uses. */
 #define PORT_RECORD 40001

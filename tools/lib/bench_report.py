@@ -54,7 +54,7 @@ def report(E, rows, st, sizes, servers, scale_names):
       " what the kernel costs (on veth, copy mode); `rr-xdp` = `reqrouter -q 1 -t 1`, reverse answered by its XDP"
       " implementation; `rr-cache` = `--tier user` with the reply cache, which"
       " answers the XDP engine's repeated request inside XDP; `reflector` ="
-      " the same reply code as rr-xdp (functions/rr_xdp.h) with nothing"
+      " the same reply code as rr-xdp (include/reqrouter/rr_xdp.h) with nothing"
       " around it, answered with XDP_TX (the ceiling of this path). All but"
       " xskfloor run `reverse` on port 1232.")
     a("")

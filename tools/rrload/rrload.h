@@ -18,7 +18,7 @@
 #include "hist.h"
 #include "config.h"
 #include "function.h"
-#include "rr_function.h"
+#include <reqrouter/rr_function.h>
 
 #define RL_MAX_PORTS 32
 #define RL_MAX_CONNS 1024

@@ -107,7 +107,7 @@ static int own_addr(const struct rl_config *cfg, void *out)
 
 /*
  * The IPv4 header checksum (if any) and the UDP checksum of the frame @f
- * whose lengths are set, computed by src/packet.c as the server does;
+ * whose lengths are set, computed by src/lib/packet.c as the server does;
  * a UDP checksum of 0 goes on the wire as 0xffff.
  */
 static void frame_csums(uint8_t *f, int family)

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "parse.h"
-#include "rr_function.h"
+#include <reqrouter/rr_function.h>
 #include "rr_shared.h"
 
 #define RR_MAX_CPUS 1024

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "rr_function.h"
+#include <reqrouter/rr_function.h>
 
 #define RR_FN_COUNTER_NAME 48
 #define RR_FN_COUNTER_HELP 160

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "rr_function.h"
+#include <reqrouter/rr_function.h>
 #include "rr_shared.h"
 
 #define RR_REPLY_TTL 64

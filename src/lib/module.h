@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rr_function.h"
+#include <reqrouter/rr_function.h>
 
 #define RR_MODULE_SYMBOL "rr_module_functions"
 #define RR_MAX_MODULES 64

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A part of the dns function (functions/dns.c): the answer to one query
+ * A part of the dns function (functions/dns/dns.c): the answer to one query
  * from one zone, step by step as knotd's internet.c (dns_answer.h).
  */
 #include <stdbool.h>

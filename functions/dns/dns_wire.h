@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * DNS wire format for the dns function (functions/dns.c): record types and
+ * DNS wire format for the dns function (functions/dns/dns.c): record types and
  * their RDATA layouts, domain names, and the query parser.
  *
  * The parser decides what Knot DNS decides for the same bytes, because the

@@ -32,7 +32,7 @@
 #include "dns_pkt.h"
 #include "dns_wire.h"
 #include "dns_zone.h"
-#include "rr_function.h"
+#include <reqrouter/rr_function.h>
 
 #define DNS_UDP_DEFAULT 1232 /* knotd's udp-max-payload */
 #define DNS_UDP_MAX 4096

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "rr_function.h"
+#include <reqrouter/rr_function.h>
 
 /* Prints "PROG: " and the formatted sentence on stderr; returns 2. */
 int rr_opt_fail(const char *prog, const char *fmt, ...)

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rr_function.h"
+#include <reqrouter/rr_function.h>
 
 /*
  * An in-kernel implementation: the BPF object built from
