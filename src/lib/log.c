@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Logging. Messages go to stderr prefixed with the program name. Library
- * messages show only with -v: a failure is reported once, in our words, by
- * the caller, and -v then shows the detail (the verifier log, say).
+ * Logging, for reqrouter and every tool. Messages go to stderr prefixed
+ * with the program name. Library messages show only with -v: a failure is
+ * reported once, in our words, by the caller, and -v then shows the detail
+ * (the verifier log, say).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +14,12 @@
 #include "log.h"
 
 static enum rr_log_level log_level = RR_LOG_INFO;
+static const char *log_prog = "reqrouter";
+
+void rr_log_set_prog(const char *prog)
+{
+	log_prog = prog;
+}
 
 void rr_log_set_level(enum rr_log_level level)
 {
@@ -23,7 +30,7 @@ static void vlog(enum rr_log_level level, const char *fmt, va_list ap)
 {
 	if (level > log_level)
 		return;
-	fputs("reqrouter: ", stderr);
+	fprintf(stderr, "%s: ", log_prog);
 	vfprintf(stderr, fmt, ap);
 }
 

@@ -10,6 +10,8 @@ enum rr_log_level {
 };
 
 void rr_log_set_level(enum rr_log_level level);
+/* The name every line starts with ("NAME: "); reqrouter's by default. */
+void rr_log_set_prog(const char *prog);
 void rr_log(enum rr_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Sends libbpf's and libxdp's messages through rr_log. */

@@ -33,6 +33,7 @@
 #include "config.h"
 #include "reqrouter.skel.h"
 #include "rr_shared.h"
+#include "util.h"
 #include "xdp.h"
 
 #define SKIP 77
@@ -72,7 +73,7 @@ static uint32_t slot_nsocks(int slot)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(ports) / sizeof(ports[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(ports); i++)
 		if ((int)ports[i].conf.slot == slot)
 			return ports[i].conf.nsocks;
 	return 0;
@@ -82,7 +83,7 @@ static int port_slot(uint32_t port)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(ports) / sizeof(ports[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(ports); i++)
 		if (ports[i].port == port)
 			return (int)ports[i].conf.slot;
 	return -1;
@@ -376,7 +377,7 @@ static int setup(const uint8_t *mac)
 	stats_fd = bpf_map__fd(skel->maps.xdp_stats);
 	cursor_fd = bpf_map__fd(skel->maps.rr_cursor);
 	port_fd = bpf_map__fd(skel->maps.port_map);
-	for (i = 0; i < sizeof(ports) / sizeof(ports[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(ports); i++) {
 		if (bpf_map_update_elem(port_fd, &ports[i].port, &ports[i].conf,
 					BPF_ANY)) {
 			fprintf(stderr, "cannot configure port %u: %s\n",

@@ -24,6 +24,7 @@
 #include "config.h"
 #include "reqrouter.skel.h"
 #include "rr_shared.h"
+#include "util.h"
 #include "xdp.h"
 
 #define NO_ALT .alt = -1
@@ -303,11 +304,9 @@ static const struct bpf_case allow[] = {
 };
 #pragma GCC diagnostic pop
 
-const struct bpf_table steer_cases = { steer,
-				       sizeof(steer) / sizeof(steer[0]) };
-const struct bpf_table mac_cases = { mac, sizeof(mac) / sizeof(mac[0]) };
-const struct bpf_table allow_cases = { allow,
-				       sizeof(allow) / sizeof(allow[0]) };
+const struct bpf_table steer_cases = { steer, ARRAY_SIZE(steer) };
+const struct bpf_table mac_cases = { mac, ARRAY_SIZE(mac) };
+const struct bpf_table allow_cases = { allow, ARRAY_SIZE(allow) };
 
 int setup_allow_lists(struct reqrouter *skel)
 {
@@ -317,7 +316,7 @@ int setup_allow_lists(struct reqrouter *skel)
 	uint32_t n, i, j;
 
 	t_at("%s", "allow-list set-up");
-	for (i = 0; i < sizeof(allow_lists) / sizeof(allow_lists[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(allow_lists); i++) {
 		n = 0; /* rr_parse_cidrs() appends */
 		if (rr_parse_cidrs(allow_lists[i].allow, cidrs, 16, &n, err,
 				   sizeof(err))) {

@@ -34,6 +34,7 @@
 #include "registry.h"
 #include <reqrouter/rr_function.h>
 #include "testutil.h"
+#include "util.h"
 
 #define LARGE_ROOM 4096
 
@@ -199,8 +200,7 @@ static uint64_t rcode_total(int which)
 	uint32_t i, k;
 
 	for (i = 0; i < ctrs[which].n; i++)
-		for (k = 0;
-		     k < sizeof(rcode_counters) / sizeof(*rcode_counters); k++)
+		for (k = 0; k < ARRAY_SIZE(rcode_counters); k++)
 			if (!strcmp(ctrs[which].name[i], rcode_counters[k]))
 				sum += counters[which][i];
 	return sum;

@@ -77,6 +77,7 @@
 #include "registry.h"
 #include "reqrouter.skel.h"
 #include "rr_shared.h"
+#include "util.h"
 #include "xdp.h"
 
 /* The steering instance: no port has the in-kernel tier. */
@@ -148,11 +149,8 @@ static const struct port tier_ports[] = {
 	  .kind = TIER_USER },
 };
 
-const struct port_table steer_table = { ports,
-					sizeof(ports) / sizeof(ports[0]) };
-const struct port_table tier_table = {
-	tier_ports, sizeof(tier_ports) / sizeof(tier_ports[0])
-};
+const struct port_table steer_table = { ports, ARRAY_SIZE(ports) };
+const struct port_table tier_table = { tier_ports, ARRAY_SIZE(tier_ports) };
 
 const struct allow allows[] = {
 	{ AF_INET, SLOT_ACL, 24, { 10, 0, 0, 0 } },
@@ -161,7 +159,7 @@ const struct allow allows[] = {
 	{ AF_INET, SLOT_OPEN, 0, { 0 } },
 	{ AF_INET6, SLOT_OPEN, 0, { 0 } },
 };
-const size_t nallows = sizeof(allows) / sizeof(allows[0]);
+const size_t nallows = ARRAY_SIZE(allows);
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 {

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util.h"
+
 static const char *const names[] = {
 	"fz",	       "www.fz",       "WwW.Fz",
 	"c1.fz",       "out.fz",       "loop1.fz",
@@ -94,8 +96,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s DIR\n", argv[0]);
 		return 2;
 	}
-	for (i = 0; i < sizeof(names) / sizeof(*names); i++)
-		for (j = 0; j < sizeof(types) / sizeof(*types); j++)
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		for (j = 0; j < ARRAY_SIZE(types); j++)
 			for (e = 0; e < 3; e++)
 				err |= put(argv[1], &n, m,
 					   query(m, names[i], types[j], 1,

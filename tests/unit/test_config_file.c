@@ -22,6 +22,7 @@
 #include "registry.h"
 #include "test_config.h"
 #include "testutil.h"
+#include "util.h"
 
 static const char full_conf[] = "; a comment\n"
 				"[reqrouter]\n"
@@ -159,7 +160,7 @@ static void test_bad_config_files(void **state)
 	int ret;
 
 	(void)state;
-	for (i = 0; i < sizeof(bad_confs) / sizeof(bad_confs[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad_confs); i++) {
 		path = t_write_file("/tmp/rr-test-conf", bad_confs[i].text);
 		assert_int_equal(rr_config_init(&cfg, err, sizeof(err)), 0);
 		err[0] = '\0';

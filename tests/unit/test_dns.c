@@ -33,6 +33,7 @@
 #include "registry.h"
 #include "test_dns.h"
 #include "testutil.h"
+#include "util.h"
 
 const struct rr_function *fn;
 struct rr_fn_instance *inst;
@@ -143,7 +144,7 @@ static void test_answer(void **state)
 				      * pointers to the question */
 	assert_memory_equal(r.b + 33, "\xc0\x0c", 2);
 
-	check_exchanges(xs, sizeof(xs) / sizeof(xs[0]));
+	check_exchanges(xs, ARRAY_SIZE(xs));
 	assert_int_equal(counter("dns_noerror"), 4);
 }
 
@@ -191,7 +192,7 @@ static void test_additional(void **state)
 
 	(void)state;
 	load_example();
-	check_exchanges(xs, sizeof(xs) / sizeof(xs[0]));
+	check_exchanges(xs, ARRAY_SIZE(xs));
 }
 
 static void test_cname(void **state)
@@ -232,7 +233,7 @@ static void test_cname(void **state)
 
 	(void)state;
 	load_example();
-	check_exchanges(x1, sizeof(x1) / sizeof(x1[0]));
+	check_exchanges(x1, ARRAY_SIZE(x1));
 
 	/* To a name that does not exist: the RCODE is the target's. */
 	query(&q, "dangling.example.com", 1, 1, 0);
@@ -240,7 +241,7 @@ static void test_cname(void **state)
 	check_counts(&r, 3, AA, 1, 1, 0);
 	check_rr(&r.rr[1], "example.com.", 6, 300, NULL);
 
-	check_exchanges(x2, sizeof(x2) / sizeof(x2[0]));
+	check_exchanges(x2, ARRAY_SIZE(x2));
 }
 
 static void test_negative(void **state)
@@ -269,10 +270,10 @@ static void test_negative(void **state)
 
 	(void)state;
 	load_example();
-	check_exchanges(x1, sizeof(x1) / sizeof(x1[0]));
+	check_exchanges(x1, ARRAY_SIZE(x1));
 	assert_int_equal(counter("dns_nxdomain"), 1);
 
-	check_exchanges(x2, sizeof(x2) / sizeof(x2[0]));
+	check_exchanges(x2, ARRAY_SIZE(x2));
 }
 
 static void test_wildcard(void **state)
@@ -296,7 +297,7 @@ static void test_wildcard(void **state)
 
 	(void)state;
 	load_example();
-	check_exchanges(xs, sizeof(xs) / sizeof(xs[0]));
+	check_exchanges(xs, ARRAY_SIZE(xs));
 }
 
 static void test_referral(void **state)
@@ -321,7 +322,7 @@ static void test_referral(void **state)
 	check_rr(&r.rr[0], "sub.example.com.", 2, 3600, "ns.sub.example.com.");
 	check_rr(&r.rr[1], "sub.example.com.", 2, 3600, "ns.example.net.");
 	check_rr(&r.rr[2], "ns.sub.example.com.", 1, 3600, "192.0.2.54");
-	check_exchanges(xs, sizeof(xs) / sizeof(xs[0]));
+	check_exchanges(xs, ARRAY_SIZE(xs));
 	assert_int_equal(counter("dns_referral"), 3);
 }
 
@@ -358,7 +359,7 @@ static void test_several_zones(void **state)
 	 * apex instead of the parent's referral. */
 	if (load(kv, 2))
 		fail_msg("refused: %s", err);
-	check_exchanges(xs, sizeof(xs) / sizeof(xs[0]));
+	check_exchanges(xs, ARRAY_SIZE(xs));
 	unlink(child);
 }
 

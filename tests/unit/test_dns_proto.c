@@ -22,6 +22,7 @@
 #include "registry.h"
 #include "test_dns.h"
 #include "testutil.h"
+#include "util.h"
 
 static void test_refused_and_classes(void **state)
 {
@@ -51,7 +52,7 @@ static void test_refused_and_classes(void **state)
 	check_counts(&r, 5, RD, 0, 0, 1);
 	assert_int_equal(r.rr[0].type, 41);
 	assert_memory_equal(r.b + r.len - 6, ede, 6);
-	check_exchanges(x1, sizeof(x1) / sizeof(x1[0]));
+	check_exchanges(x1, ARRAY_SIZE(x1));
 	assert_int_equal(counter("dns_refused"), 3);
 
 	/* Class ANY is answered as IN; CHAOS and others are refused. */
@@ -59,7 +60,7 @@ static void test_refused_and_classes(void **state)
 	ask(&q, &r);
 	check_counts(&r, 0, AA, 2, 0, 0);
 	assert_int_equal(r.rr[0].rclass, 1);
-	check_exchanges(x2, sizeof(x2) / sizeof(x2[0]));
+	check_exchanges(x2, ARRAY_SIZE(x2));
 }
 
 static void test_formerr_notimp(void **state)
@@ -119,7 +120,7 @@ static void test_formerr_notimp(void **state)
 	ask(&q, &r);
 	check_counts(&r, 4, 0, 0, 0, 0);
 	assert_int_equal((r.flags >> 11) & 0xf, 2);
-	check_exchanges(xs, sizeof(xs) / sizeof(xs[0]));
+	check_exchanges(xs, ARRAY_SIZE(xs));
 	assert_int_equal(counter("dns_notimp"), 3);
 }
 
@@ -152,7 +153,7 @@ static void test_ignored(void **state)
 	put16(q.b + 4, 2); /* two questions */
 	ask(&q, &r);
 	assert_int_equal(r.len, -RR_DROP_NO_REPLY);
-	for (i = 0; i < sizeof(bad_len) / sizeof(bad_len[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad_len); i++) {
 		query(&q, NULL, 0, 0, 0);
 		put16(q.b + 4, 1);
 		memcpy(q.b + 12, bad_qnames[i], bad_len[i]);
@@ -273,7 +274,7 @@ static void test_truncation(void **state)
 	check_counts(&r, 0, AA | TC, 0, 0, 1);
 	assert_true(r.len <= 572);
 
-	check_exchanges(xs, sizeof(xs) / sizeof(xs[0]));
+	check_exchanges(xs, ARRAY_SIZE(xs));
 
 	/* About 2000 bytes: over our 1232 whatever the client offers... */
 	query(&q, "huge.example.com", 16, 1, 0);

@@ -22,6 +22,7 @@
 #include "registry.h"
 #include "test_dns.h"
 #include "testutil.h"
+#include "util.h"
 
 /* What knotd makes of a zone file, and DNAME. */
 static void test_zone_rules(void **state)
@@ -66,7 +67,7 @@ static void test_zone_rules(void **state)
 	(void)state;
 	if (load(kv, 1))
 		fail_msg("refused: %s", err);
-	check_exchanges(xs, sizeof(xs) / sizeof(xs[0]));
+	check_exchanges(xs, ARRAY_SIZE(xs));
 	unlink(zone);
 	load_example();
 }
@@ -161,7 +162,7 @@ static void test_init_errors(void **state)
 
 		snprintf(where, sizeof(where), "rel.example %s", relative);
 		assert_int_equal(load(kv, 1), 0);
-		check_exchanges(xs, sizeof(xs) / sizeof(xs[0]));
+		check_exchanges(xs, ARRAY_SIZE(xs));
 	}
 	{
 		/* libzscanner reads class IN only. */

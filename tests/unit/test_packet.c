@@ -26,6 +26,7 @@
 #include "test_packet.h"
 #include "packet.h"
 #include "registry.h"
+#include "util.h"
 #include <reqrouter/rr_function.h>
 
 struct seen seen;
@@ -335,7 +336,7 @@ static void test_function_sees_request(void **state)
 	int ret, v6;
 
 	(void)state;
-	for (i = 0; i < sizeof(views) / sizeof(views[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(views); i++) {
 		s.family = views[i].family;
 		s.vlans = views[i].vlans;
 		v6 = s.family == AF_INET6;

@@ -20,6 +20,7 @@
 #include "packet.h"
 #include "registry.h"
 #include "test_packet.h"
+#include "util.h"
 
 /* A function and the limits it is served under, and what comes of it:
  * -enum rr_drop, ANY_REPLY or SAME_SIZE_REPLY. */
@@ -72,7 +73,7 @@ static void test_function_drops(void **state)
 	for (fam = 0; fam < 2; fam++) {
 		s.family = fam ? AF_INET6 : AF_INET;
 		snprintf(where, sizeof(where), "drops %s", spec_name(&s));
-		check_drops(&s, cases, sizeof(cases) / sizeof(cases[0]));
+		check_drops(&s, cases, ARRAY_SIZE(cases));
 	}
 }
 
@@ -158,7 +159,7 @@ static void test_reply_limits(void **state)
 	};
 
 	(void)state;
-	check_rooms(cases, sizeof(cases) / sizeof(cases[0]), CSUM_GARBAGE);
+	check_rooms(cases, ARRAY_SIZE(cases), CSUM_GARBAGE);
 }
 
 /* A request that is itself larger than the MTU allows cannot be echoed. */
@@ -217,7 +218,7 @@ static void test_amplification_room(void **state)
 	};
 
 	(void)state;
-	check_rooms(cases, sizeof(cases) / sizeof(cases[0]), CSUM_PARTIAL);
+	check_rooms(cases, ARRAY_SIZE(cases), CSUM_PARTIAL);
 }
 
 /* Over the cap: dropped and counted as amplification, not as too big. */
@@ -248,7 +249,7 @@ static void test_amplification_drops(void **state)
 		s.family = fam ? AF_INET6 : AF_INET;
 		snprintf(where, sizeof(where), "amplification drops %s",
 			 spec_name(&s));
-		check_drops(&s, cases, sizeof(cases) / sizeof(cases[0]));
+		check_drops(&s, cases, ARRAY_SIZE(cases));
 		build_frame(buf, sizeof(buf), &s, &lay);
 		f_put16(buf + lay.l4_off + 4, 7); /* UDP length 7 */
 		ret = rr_serve(buf, lay.len, sizeof(buf), 1500, 3,
@@ -259,7 +260,7 @@ static void test_amplification_drops(void **state)
 	s.family = AF_INET;
 	s.plen = 1000;
 	snprintf(where, sizeof(where), "MTU tighter than the cap");
-	check_drops(&s, mtu_cases, sizeof(mtu_cases) / sizeof(mtu_cases[0]));
+	check_drops(&s, mtu_cases, ARRAY_SIZE(mtu_cases));
 }
 
 int run_limit_tests(void)

@@ -21,6 +21,7 @@
 #include "packet.h"
 #include "registry.h"
 #include "test_packet.h"
+#include "util.h"
 
 /* A UDP datagram shorter than its IP payload: only the datagram counts. */
 static void test_udp_shorter_than_ip(void **state)
@@ -82,7 +83,7 @@ static void test_truncated_everywhere(void **state)
 	uint32_t i, n;
 
 	(void)state;
-	for (i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(specs); i++) {
 		s = specs[i];
 		s.dport = PORT_RECORD;
 		build_frame(buf, sizeof(buf), &s, &lay);
@@ -176,7 +177,7 @@ static void test_malformed(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad_cases); i++) {
 		s = bad_cases[i].s;
 		s.dport = PORT_RECORD;
 		snprintf(where, sizeof(where), "%s", bad_cases[i].what);
@@ -261,7 +262,7 @@ static void test_martian_ends_not_answered(void **state)
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct frame_spec s = cases[i].s;
 
 		s.sport = 40000;
@@ -306,7 +307,7 @@ static void test_group_destination_not_answered(void **state)
 	int ret;
 
 	(void)state;
-	for (i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(groups); i++) {
 		s.family = groups[i].family;
 		build_frame(buf, sizeof(buf), &s, &lay);
 		memcpy(buf, groups[i].mac, 6);

@@ -29,6 +29,7 @@
 #include "testutil.h"
 
 #include "frames.h"
+#include "util.h"
 
 #define CLIENT 0x1
 #define PONG 0x2
@@ -119,7 +120,7 @@ static void test_pong(void **state)
 	uint8_t buf[4096], want[4096];
 	size_t i;
 
-	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 		size_t n = sizes[i];
 
 		message(buf, n, 0x0102030405060708ULL + i, CLIENT | PONG,

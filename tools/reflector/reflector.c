@@ -21,6 +21,7 @@
 
 #include "reflector.skel.h"
 #include "config.h"
+#include "log.h"
 #include "opttable.h"
 #include "percpu.h"
 
@@ -50,14 +51,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop = 1;
-}
-
-static int quiet_print(enum libbpf_print_level level, const char *fmt,
-		       va_list ap)
-{
-	if (verbose)
-		return vfprintf(stderr, fmt, ap);
-	return 0;
 }
 
 static int read_stat(struct reflector *skel, __u32 idx, unsigned long long *v)
@@ -90,9 +83,8 @@ static int apply(int key, const char *arg, void *ctx)
 	case 'r':
 	case 'e':
 		if (rr_parse_ulong(arg, 1, 65535, &v)) {
-			fprintf(stderr,
-				"reflector: -%c needs a port 1-65535, not '%s'\n",
-				key, arg);
+			pr_warn("-%c needs a port 1-65535, not '%s'\n", key,
+				arg);
 			return 2;
 		}
 		*(key == 'r' ? &o->rport : &o->eport) = v;
@@ -122,22 +114,24 @@ int main(int argc, char **argv)
 	struct reflector *skel = NULL;
 	int ifindex, err, prog_fd, ret = 1;
 
+	rr_log_set_prog("reflector");
 	ifindex = rr_opt_parse_iface(&prog, argc, argv, apply, &o, &o.ifname);
 	if (!ifindex)
 		return 2;
-	libbpf_set_print(quiet_print);
+	rr_log_route_libraries();
+	if (verbose)
+		rr_log_set_level(RR_LOG_DEBUG);
 
 	skel = reflector__open();
 	if (!skel) {
-		fprintf(stderr, "reflector: cannot open the BPF object\n");
+		pr_warn("cannot open the BPF object\n");
 		return 1;
 	}
 	skel->rodata->port_reverse = (__u16)o.rport;
 	skel->rodata->port_echo = (__u16)o.eport;
 	err = reflector__load(skel);
 	if (err) {
-		fprintf(stderr,
-			"reflector: cannot load the XDP program: %s (-v shows why)\n",
+		pr_warn("cannot load the XDP program: %s (-v shows why)\n",
 			strerror(-err));
 		goto out;
 	}
@@ -146,13 +140,12 @@ int main(int argc, char **argv)
 	err = bpf_xdp_attach(ifindex, prog_fd,
 			     o.flags | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
 	if (err) {
-		fprintf(stderr, "reflector: cannot attach to %s: %s\n",
-			o.ifname, strerror(-err));
+		pr_warn("cannot attach to %s: %s\n", o.ifname, strerror(-err));
 		goto out;
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	fprintf(stderr, "reflector: %s on %s (%s mode)%s\n",
+	pr_info("%s on %s (%s mode)%s\n",
 		o.pass_only ? "XDP_PASS" : "reverse/echo reflector", o.ifname,
 		o.flags == XDP_FLAGS_SKB_MODE ? "skb" : "native",
 		o.pass_only ? "" : ", ready");
@@ -161,8 +154,7 @@ int main(int argc, char **argv)
 	bpf_xdp_detach(ifindex, o.flags, NULL);
 	if (!o.pass_only && !read_stat(skel, 0, &refl) &&
 	    !read_stat(skel, 1, &passed))
-		fprintf(stderr, "reflector: reflected %llu, passed %llu\n",
-			refl, passed);
+		pr_info("reflected %llu, passed %llu\n", refl, passed);
 	ret = 0;
 out:
 	reflector__destroy(skel);

@@ -10,10 +10,12 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "log.h"
 #include "opttable.h"
 #include "parse.h"
 #include "rrload.h"
 #include "toolargs.h"
+#include "util.h"
 
 enum {
 	OPT_TIMEOUT = 256,
@@ -78,9 +80,8 @@ static int parse_uint(const char *s, unsigned long min, unsigned long max,
 		      unsigned long *v, const char *what)
 {
 	if (rr_parse_ulong(s, min, max, v)) {
-		fprintf(stderr,
-			"rrload: %s must be a number in %lu..%lu, not '%s'\n",
-			what, min, max, s);
+		pr_warn("%s must be a number in %lu..%lu, not '%s'\n", what,
+			min, max, s);
 		return -EINVAL;
 	}
 	return 0;
@@ -178,7 +179,7 @@ static int number_option(struct rl_config *cfg, int key, const char *arg)
 	unsigned long v;
 	size_t i;
 
-	for (i = 0; i < sizeof(number_opts) / sizeof(number_opts[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(number_opts); i++) {
 		if (number_opts[i].key != key)
 			continue;
 		if (parse_uint(arg, number_opts[i].min, number_opts[i].max, &v,
@@ -367,8 +368,8 @@ int rl_load_payloads(struct rl_config *cfg)
 
 	f = fopen(cfg->payloads_file, "r");
 	if (!f) {
-		fprintf(stderr, "rrload: cannot open %s: %s\n",
-			cfg->payloads_file, strerror(errno));
+		pr_warn("cannot open %s: %s\n", cfg->payloads_file,
+			strerror(errno));
 		return -errno;
 	}
 	while (!err && (len = getline(&line, &size, f)) >= 0) {
@@ -389,8 +390,7 @@ int rl_load_payloads(struct rl_config *cfg)
 		err = parse_payload(line, (size_t)len,
 				    &cfg->payloads[cfg->npayloads]);
 		if (err)
-			fprintf(stderr, "rrload: %s:%u: %s\n",
-				cfg->payloads_file, lineno,
+			pr_warn("%s:%u: %s\n", cfg->payloads_file, lineno,
 				err == -EMSGSIZE ? "payload too long"
 						 : "bad hex after 0x");
 		else
@@ -410,8 +410,7 @@ int rl_load_payloads(struct rl_config *cfg)
 	free(line);
 	fclose(f);
 	if (!err && !cfg->npayloads) {
-		fprintf(stderr, "rrload: %s holds no payload\n",
-			cfg->payloads_file);
+		pr_warn("%s holds no payload\n", cfg->payloads_file);
 		err = -EINVAL;
 	}
 	return err;

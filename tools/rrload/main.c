@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
+#include "log.h"
 #include "registry.h"
 #include "toolargs.h"
 #include "rrload.h"
@@ -58,7 +59,7 @@ static int make_instances(const struct rl_config *cfg)
 		if (rr_fn_instance_from_file(
 			    fn, cfg->ports[i], cfg->fn_config, cfg->threads,
 			    &instances[ninstances].inst, err, sizeof(err))) {
-			fprintf(stderr, "rrload: %s%s\n", err,
+			pr_warn("%s%s\n", err,
 				cfg->fn_config
 					? ""
 					: " (give its settings with --fn-config FILE)");
@@ -159,8 +160,7 @@ static unsigned int run_threads(struct rl_config *cfg, struct rl_thread *th,
 						   : sock_engine_run,
 				   &th[i]);
 		if (r) {
-			fprintf(stderr, "rrload: cannot start a thread: %s\n",
-				strerror(r));
+			pr_warn("cannot start a thread: %s\n", strerror(r));
 			rl_stop = 1;
 			break;
 		}
@@ -174,7 +174,7 @@ static unsigned int run_threads(struct rl_config *cfg, struct rl_thread *th,
 		xdp_engine_poll(cfg, th);
 	for (i = 0; i < started; i++)
 		if (th[i].err)
-			fprintf(stderr, "rrload: thread %u failed: %s\n", i,
+			pr_warn("thread %u failed: %s\n", i,
 				strerror(-th[i].err));
 	return started;
 }
@@ -192,7 +192,7 @@ static int report(const struct rl_config *cfg, struct rl_thread *th,
 	if (cfg->lost_file && rl_write_lost(cfg, th, started))
 		ret = 3;
 	if (tot->c.wrong) {
-		fprintf(stderr, "rrload: %llu wrong replies\n",
+		pr_warn("%llu wrong replies\n",
 			(unsigned long long)tot->c.wrong);
 		ret = 1;
 	}
@@ -209,6 +209,7 @@ int main(int argc, char **argv)
 	unsigned int i, nth, started = 0;
 	int ret = 3, r;
 
+	rr_log_set_prog("rrload");
 	r = rl_parse_args(argc, argv, &cfg);
 	if (r)
 		return r;
@@ -222,7 +223,7 @@ int main(int argc, char **argv)
 	th = aligned_alloc(64, sizeof(*th) * RL_MAX_THREADS);
 	tot = calloc(1, sizeof(*tot));
 	if (!th || !tot) {
-		fprintf(stderr, "rrload: out of memory\n");
+		pr_warn("out of memory\n");
 		goto out;
 	}
 	memset(th, 0, sizeof(*th) * RL_MAX_THREADS);

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <arpa/inet.h>
 
+#include "log.h"
 #include "rrload.h"
 
 void rl_sum_threads(const struct rl_config *cfg, struct rl_thread *th,
@@ -73,8 +74,7 @@ int rl_write_json(const struct rl_config *cfg, struct rl_total *t)
 
 	f = fopen(cfg->json, "w");
 	if (!f) {
-		fprintf(stderr, "rrload: cannot write %s: %s\n", cfg->json,
-			strerror(errno));
+		pr_warn("cannot write %s: %s\n", cfg->json, strerror(errno));
 		return -errno;
 	}
 	a = cfg->family == AF_INET
@@ -125,8 +125,7 @@ int rl_write_json(const struct rl_config *cfg, struct rl_total *t)
 		rl_us(hist_quantile(h, 0.999)), rl_us(h->max),
 		h->count ? rl_us(h->sum / h->count) : 0.0);
 	if (fclose(f)) {
-		fprintf(stderr, "rrload: cannot write %s: %s\n", cfg->json,
-			strerror(errno));
+		pr_warn("cannot write %s: %s\n", cfg->json, strerror(errno));
 		return -EIO;
 	}
 	return 0;
@@ -155,7 +154,7 @@ int rl_write_lost(const struct rl_config *cfg, struct rl_thread *th,
 		n += th[i].nlost;
 	all = malloc(sizeof(*all) * (n ? n : 1));
 	if (!all) {
-		fprintf(stderr, "rrload: out of memory\n");
+		pr_warn("out of memory\n");
 		return -ENOMEM;
 	}
 	for (i = 0, n = 0; i < nth; i++) {
@@ -168,7 +167,7 @@ int rl_write_lost(const struct rl_config *cfg, struct rl_thread *th,
 	      rl_now_ns();
 	f = fopen(cfg->lost_file, "w");
 	if (!f) {
-		fprintf(stderr, "rrload: cannot write %s: %s\n", cfg->lost_file,
+		pr_warn("cannot write %s: %s\n", cfg->lost_file,
 			strerror(errno));
 		free(all);
 		return -errno;
@@ -179,7 +178,7 @@ int rl_write_lost(const struct rl_config *cfg, struct rl_thread *th,
 			(unsigned long long)((all[k] + off) % 1000000000ull));
 	free(all);
 	if (fclose(f)) {
-		fprintf(stderr, "rrload: cannot write %s: %s\n", cfg->lost_file,
+		pr_warn("cannot write %s: %s\n", cfg->lost_file,
 			strerror(errno));
 		return -EIO;
 	}

@@ -31,6 +31,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include "log.h"
 #include "registry.h"
 #include "rrload.h"
 #include "sock.h"
@@ -57,8 +58,7 @@ static int conn_open(const struct rl_config *cfg, struct rl_conn *c,
 	c->fd = -1;
 	c->fn = cfg->fn_override ? cfg->fn_override : rr_registry_by_port(port);
 	if (!c->fn) {
-		fprintf(stderr,
-			"rrload: no function registered on port %u (use -f NAME)\n",
+		pr_warn("no function registered on port %u (use -f NAME)\n",
 			port);
 		return -ENOENT;
 	}
@@ -70,8 +70,7 @@ static int conn_open(const struct rl_config *cfg, struct rl_conn *c,
 	fd = socket(cfg->family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		err = -errno;
-		fprintf(stderr, "rrload: cannot open a UDP socket: %s\n",
-			strerror(-err));
+		pr_warn("cannot open a UDP socket: %s\n", strerror(-err));
 		return err;
 	}
 	/* Open loop bursts; root may exceed rmem_max, others get what
@@ -81,9 +80,8 @@ static int conn_open(const struct rl_config *cfg, struct rl_conn *c,
 	if (connect(fd, (struct sockaddr *)&ss, cfg->addrlen) ||
 	    getsockname(fd, (struct sockaddr *)&local, &ll)) {
 		err = -errno;
-		fprintf(stderr,
-			"rrload: cannot connect a UDP socket to port %u: %s\n",
-			port, strerror(-err));
+		pr_warn("cannot connect a UDP socket to port %u: %s\n", port,
+			strerror(-err));
 		close(fd);
 		return err;
 	}
@@ -107,7 +105,7 @@ static int conn_open(const struct rl_config *cfg, struct rl_conn *c,
 			   c->fn_counters);
 	c->ring = calloc(ring_size, sizeof(*c->ring));
 	if (!c->ring) {
-		fprintf(stderr, "rrload: out of memory\n");
+		pr_warn("out of memory\n");
 		close(fd);
 		c->fd = -1;
 		return -ENOMEM;
@@ -133,7 +131,7 @@ int sock_engine_init(struct rl_config *cfg, struct rl_thread *th)
 
 	rl_pattern = malloc(PATTERN_LEN + RL_MAX_PAYLOAD);
 	if (!rl_pattern) {
-		fprintf(stderr, "rrload: out of memory\n");
+		pr_warn("out of memory\n");
 		return -ENOMEM;
 	}
 	for (i = 0; i < PATTERN_LEN + RL_MAX_PAYLOAD; i++)
@@ -160,7 +158,7 @@ int sock_engine_init(struct rl_config *cfg, struct rl_thread *th)
 			       (t < cfg->conns % cfg->threads);
 		th[t].conns = calloc(th[t].nconns, sizeof(struct rl_conn));
 		if (!th[t].conns) {
-			fprintf(stderr, "rrload: out of memory\n");
+			pr_warn("out of memory\n");
 			return -ENOMEM;
 		}
 		for (k = 0; k < th[t].nconns; k++) {

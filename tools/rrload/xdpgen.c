@@ -30,6 +30,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "log.h"
 #include "packet.h"
 #include "percpu.h"
 #include "registry.h"
@@ -78,24 +79,21 @@ static int engine_check(const struct rl_config *cfg,
 			const struct rr_function **fn)
 {
 	if (cfg->len_min != cfg->len_max && !cfg->npayloads) {
-		fprintf(stderr,
-			"rrload: the xdp engine sends one size: give -l SIZE\n");
+		pr_warn("the xdp engine sends one size: give -l SIZE\n");
 		return -EINVAL;
 	}
 	if (cfg->nports > 1)
-		fprintf(stderr, "rrload: the xdp engine uses port %u only\n",
-			cfg->ports[0]);
+		pr_warn("the xdp engine uses port %u only\n", cfg->ports[0]);
 	*fn = cfg->fn_override ? cfg->fn_override
 			       : rr_registry_by_port(cfg->ports[0]);
 	if (!*fn) {
-		fprintf(stderr,
-			"rrload: no function registered on port %u (use -f NAME)\n",
+		pr_warn("no function registered on port %u (use -f NAME)\n",
 			cfg->ports[0]);
 		return -ENOENT;
 	}
 	gen.ifindex = (int)if_nametoindex(cfg->ifname);
 	if (!gen.ifindex) {
-		fprintf(stderr, "rrload: no interface '%s'\n", cfg->ifname);
+		pr_warn("no interface '%s'\n", cfg->ifname);
 		return -ENODEV;
 	}
 	return 0;
@@ -117,8 +115,7 @@ static int engine_load(const struct rl_config *cfg, uint32_t hlen,
 	gen.skel = rrload_gen__open();
 	if (!gen.skel) {
 		err = errno ? -errno : -ENOMEM;
-		fprintf(stderr, "rrload: cannot open the XDP engine: %s\n",
-			strerror(-err));
+		pr_warn("cannot open the XDP engine: %s\n", strerror(-err));
 		return err;
 	}
 	gen.skel->rodata->frame_len = gen.f.flen;
@@ -141,22 +138,19 @@ static int engine_load(const struct rl_config *cfg, uint32_t hlen,
 	}
 	err = rrload_gen__load(gen.skel);
 	if (err) {
-		fprintf(stderr, "rrload: cannot load the XDP engine: %s\n",
-			strerror(-err));
+		pr_warn("cannot load the XDP engine: %s\n", strerror(-err));
 		return err;
 	}
 	err = load_indexed(cfg->npayloads);
 	if (err) {
-		fprintf(stderr, "rrload: cannot fill the request table: %s\n",
-			strerror(-err));
+		pr_warn("cannot fill the request table: %s\n", strerror(-err));
 		return err;
 	}
 	err = bpf_xdp_attach(
 		gen.ifindex, bpf_program__fd(gen.skel->progs.count),
 		XDP_FLAGS_DRV_MODE | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
 	if (err) {
-		fprintf(stderr,
-			"rrload: cannot attach the reply counter to %s: %s%s\n",
+		pr_warn("cannot attach the reply counter to %s: %s%s\n",
 			cfg->ifname, strerror(-err),
 			err == -EBUSY || err == -EEXIST
 				? " (it already has an XDP program)"
@@ -194,13 +188,12 @@ int xdp_engine_init(struct rl_config *cfg, struct rl_thread *th)
 		r = fn->handler(&req, payload, plen, sizeof(payload));
 	}
 	if (r < 0) {
-		fprintf(stderr, "rrload: %s refuses the request (%s)\n",
-			fn->name, strerror(-r));
+		pr_warn("%s refuses the request (%s)\n", fn->name,
+			strerror(-r));
 		return r;
 	}
 	if (hlen + (uint32_t)r > GEN_FRAME_MAX) {
-		fprintf(stderr,
-			"rrload: %s's reply (%d bytes) does not fit the xdp engine's frames (%u payload bytes at most)\n",
+		pr_warn("%s's reply (%d bytes) does not fit the xdp engine's frames (%u payload bytes at most)\n",
 			fn->name, r, GEN_FRAME_MAX - hlen);
 		return -EMSGSIZE;
 	}
@@ -208,8 +201,7 @@ int xdp_engine_init(struct rl_config *cfg, struct rl_thread *th)
 	if ((uint32_t)r < edge)
 		edge = (uint32_t)r;
 	if (!edge) {
-		fprintf(stderr,
-			"rrload: the xdp engine needs a payload and a reply\n");
+		pr_warn("the xdp engine needs a payload and a reply\n");
 		return -EINVAL;
 	}
 
@@ -293,8 +285,7 @@ void *xdp_engine_run(void *arg)
 		/* -n alone has no deadline: never spin on a generator that
 		 * cannot send (every frame aborted). */
 		if (t1 - last_progress > GEN_STALL_NS) {
-			fprintf(stderr,
-				"rrload: the generator sent nothing for %llu s\n",
+			pr_warn("the generator sent nothing for %llu s\n",
 				GEN_STALL_NS / 1000000000ull);
 			th->err = -EIO;
 			break;

@@ -18,6 +18,7 @@
 #include <linux/ipv6.h>
 #include <linux/udp.h>
 
+#include "log.h"
 #include "packet.h"
 #include "xdpgen.h"
 
@@ -140,17 +141,16 @@ static int fill_macs(const struct rl_config *cfg, struct ethhdr *eth,
 	int err = own_mac(cfg->ifname, eth->h_source);
 
 	if (err) {
-		fprintf(stderr, "rrload: cannot read the MAC of %s\n",
-			cfg->ifname);
+		pr_warn("cannot read the MAC of %s\n", cfg->ifname);
 		return err;
 	}
 	err = cfg->dst_mac ? parse_mac(cfg->dst_mac, eth->h_dest)
 			   : neigh_mac(cfg, addr, eth->h_dest);
 	if (err)
-		fprintf(stderr,
+		pr_warn("%s\n",
 			cfg->dst_mac
-				? "rrload: --dst-mac needs aa:bb:cc:dd:ee:ff\n"
-				: "rrload: no neighbour entry for the server; give --dst-mac\n");
+				? "--dst-mac needs aa:bb:cc:dd:ee:ff"
+				: "no neighbour entry for the server; give --dst-mac");
 	return err;
 }
 
@@ -189,7 +189,7 @@ static int fill_ip(const struct rl_config *cfg, struct ethhdr *eth,
 		memcpy(&req->dst.v6, &ip6->daddr, 16);
 	}
 	if (err)
-		fprintf(stderr, "rrload: %s has no %s address\n", cfg->ifname,
+		pr_warn("%s has no %s address\n", cfg->ifname,
 			cfg->family == AF_INET ? "IPv4" : "IPv6");
 	return err;
 }
@@ -231,8 +231,7 @@ int gen_build_frame(const struct rl_config *cfg, struct gen_frames *g,
 	       (cfg->family == AF_INET ? sizeof(struct iphdr)
 				       : sizeof(struct ipv6hdr));
 	if (hlen + plen > GEN_FRAME_MAX) {
-		fprintf(stderr,
-			"rrload: the xdp engine sends at most %u payload bytes here\n",
+		pr_warn("the xdp engine sends at most %u payload bytes here\n",
 			GEN_FRAME_MAX - hlen);
 		return -EMSGSIZE;
 	}
@@ -277,22 +276,20 @@ int gen_indexed_requests(const struct rl_config *cfg, struct gen_frames *g,
 	int r;
 
 	if (cfg->npayloads > GEN_MAX_REQS) {
-		fprintf(stderr,
-			"rrload: the xdp engine takes at most %d payloads\n",
+		pr_warn("the xdp engine takes at most %d payloads\n",
 			GEN_MAX_REQS);
 		return -E2BIG;
 	}
 	g->reqs = calloc(cfg->npayloads, sizeof(*g->reqs));
 	g->replies = calloc(cfg->npayloads, sizeof(*g->replies));
 	if (!g->reqs || !g->replies) {
-		fprintf(stderr, "rrload: out of memory\n");
+		pr_warn("out of memory\n");
 		return -ENOMEM;
 	}
 	for (i = 0; i < cfg->npayloads; i++) {
 		plen = cfg->payloads[i].len;
 		if (plen < 2 || hlen + plen > GEN_REQ_FRAME_MAX) {
-			fprintf(stderr,
-				"rrload: payload %u: the xdp engine sends 2-%u bytes (the first two carry the request's number)\n",
+			pr_warn("payload %u: the xdp engine sends 2-%u bytes (the first two carry the request's number)\n",
 				i + 1, GEN_REQ_FRAME_MAX - hlen);
 			return -EMSGSIZE;
 		}
@@ -318,8 +315,7 @@ int gen_indexed_requests(const struct rl_config *cfg, struct gen_frames *g,
 		r = fn->handler(req, g->replies[i].payload, plen,
 				room < GEN_REPLY_MAX ? room : GEN_REPLY_MAX);
 		if (r < 2) {
-			fprintf(stderr,
-				"rrload: %s gives payload %u no reply of at least 2 bytes (%d)\n",
+			pr_warn("%s gives payload %u no reply of at least 2 bytes (%d)\n",
 				fn->name, i + 1, r);
 			return -EINVAL;
 		}

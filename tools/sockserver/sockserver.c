@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 
 #include "function.h"
+#include "log.h"
 #include "registry.h"
 #include "toolargs.h"
 #include "config.h"
@@ -314,8 +315,7 @@ static void print_counters(struct srv_thread *th, unsigned int n)
 		fe += __atomic_load_n(&th[i].fn_errors, __ATOMIC_RELAXED);
 		se += __atomic_load_n(&th[i].send_errors, __ATOMIC_RELAXED);
 	}
-	fprintf(stderr,
-		"sockserver: requests %llu replies %llu function errors %llu send errors %llu\n",
+	pr_warn("requests %llu replies %llu function errors %llu send errors %llu\n",
 		(unsigned long long)req, (unsigned long long)rep,
 		(unsigned long long)fe, (unsigned long long)se);
 }
@@ -388,8 +388,7 @@ static int parse_args(int argc, char **argv, struct srv_config *cfg)
 				      ? cfg->fn_override
 				      : rr_registry_by_port(cfg->ports[i]);
 		if (!cfg->fns[i]) {
-			fprintf(stderr,
-				"sockserver: no function registered on port %u (use -f NAME)\n",
+			pr_warn("no function registered on port %u (use -f NAME)\n",
 				cfg->ports[i]);
 			return 2;
 		}
@@ -430,8 +429,7 @@ static struct srv_thread *open_sockets(struct srv_config *cfg)
 		for (i = 0; i < cfg->nports; i++) {
 			r = open_socket(cfg->ports[i], !cfg->simple);
 			if (r < 0) {
-				fprintf(stderr,
-					"sockserver: cannot serve port %u: %s\n",
+				pr_warn("cannot serve port %u: %s\n",
 					cfg->ports[i], strerror(-r));
 				close_sockets(cfg, th);
 				return NULL;
@@ -451,6 +449,7 @@ int main(int argc, char **argv)
 	char err[256];
 	int i, r, ret = 1;
 
+	rr_log_set_prog("sockserver");
 	r = parse_args(argc, argv, &cfg);
 	if (r)
 		return r;
@@ -461,7 +460,7 @@ int main(int argc, char **argv)
 		if (rr_fn_instance_from_file(cfg.fns[i], cfg.ports[i],
 					     cfg.fn_config, cfg.threads,
 					     &cfg.insts[i], err, sizeof(err))) {
-			fprintf(stderr, "sockserver: %s\n", err);
+			pr_warn("%s\n", err);
 			goto out_fns;
 		}
 	th = open_sockets(&cfg);
@@ -473,15 +472,13 @@ int main(int argc, char **argv)
 		r = pthread_create(&th[t].tid, NULL,
 				   cfg.simple ? simple_run : batch_run, &th[t]);
 		if (r) {
-			fprintf(stderr,
-				"sockserver: cannot start a thread: %s\n",
-				strerror(r));
+			pr_warn("cannot start a thread: %s\n", strerror(r));
 			stop = 1;
 			break;
 		}
 		started++;
 	}
-	fprintf(stderr, "sockserver: %s, %u thread(s), %d port(s), ready\n",
+	pr_info("%s, %u thread(s), %d port(s), ready\n",
 		cfg.simple ? "simple recvfrom/sendto"
 			   : "recvmmsg/sendmmsg with SO_REUSEPORT",
 		cfg.threads, cfg.nports);

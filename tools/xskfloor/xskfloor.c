@@ -37,6 +37,7 @@
 #include <xdp/xsk.h>
 
 #include "config.h"
+#include "log.h"
 #include "opttable.h"
 #include "packet.h"
 #include "xskfloor.skel.h"
@@ -276,8 +277,7 @@ static int number_opt(struct floor_opts *o, int c, const char *arg)
 				      : CPU_SETSIZE - 1;
 
 	if (rr_parse_ulong(arg, lo, hi, &v)) {
-		fprintf(stderr,
-			"xskfloor: --%s needs a number %lu-%lu, not '%s'\n",
+		pr_warn("--%s needs a number %lu-%lu, not '%s'\n",
 			c == 'q'   ? "queues"
 			: c == 'p' ? "port"
 			: c == 'b' ? "batch"
@@ -323,8 +323,7 @@ static int pin(int cpu)
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set)) {
-		fprintf(stderr, "xskfloor: cannot pin to CPU %d: %s\n", cpu,
-			strerror(errno));
+		pr_warn("cannot pin to CPU %d: %s\n", cpu, strerror(errno));
 		return -errno;
 	}
 	return 0;
@@ -344,6 +343,7 @@ int main(int argc, char **argv)
 	bool attached = false;
 	uint32_t q;
 
+	rr_log_set_prog("xskfloor");
 	ifindex = rr_opt_parse_iface(&prog, argc, argv, apply, &o, &o.ifname);
 	if (!ifindex)
 		return 2;
@@ -352,22 +352,20 @@ int main(int argc, char **argv)
 
 	skel = xskfloor__open();
 	if (!skel) {
-		fprintf(stderr, "xskfloor: cannot open the BPF object\n");
+		pr_warn("cannot open the BPF object\n");
 		return 1;
 	}
 	skel->rodata->port = htons((uint16_t)o.port);
 	err = xskfloor__load(skel);
 	if (err) {
-		fprintf(stderr, "xskfloor: cannot load the XDP program: %s\n",
-			strerror(-err));
+		pr_warn("cannot load the XDP program: %s\n", strerror(-err));
 		goto out;
 	}
 	err = bpf_xdp_attach(ifindex,
 			     bpf_program__fd(skel->progs.floor_redirect),
 			     flags | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
 	if (err) {
-		fprintf(stderr, "xskfloor: cannot attach to %s: %s\n", o.ifname,
-			strerror(-err));
+		pr_warn("cannot attach to %s: %s\n", o.ifname, strerror(-err));
 		goto out;
 	}
 	attached = true;
@@ -375,24 +373,22 @@ int main(int argc, char **argv)
 		err = setup(&fls[q], o.ifname, q, flags,
 			    bpf_map__fd(skel->maps.xsks));
 		if (err) {
-			fprintf(stderr,
-				"xskfloor: cannot set up the socket on queue %u: %s\n",
-				q, strerror(-err));
+			pr_warn("cannot set up the socket on queue %u: %s\n", q,
+				strerror(-err));
 			goto out;
 		}
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	fprintf(stderr, "xskfloor: port %lu on %s queues 0-%lu, %s, ready\n",
-		o.port, o.ifname, o.nq - 1,
-		o.busy ? "spinning" : "sleeping in poll()");
+	pr_info("port %lu on %s queues 0-%lu, %s, ready\n", o.port, o.ifname,
+		o.nq - 1, o.busy ? "spinning" : "sleeping in poll()");
 	run(fls, (uint32_t)o.nq, (uint32_t)o.batch, o.busy);
 	for (q = 0; q < o.nq; q++) {
 		replies += fls[q].replies;
 		kicks += fls[q].kicks;
 	}
-	fprintf(stderr, "xskfloor: %lu replies, %lu kicks\n",
-		(unsigned long)replies, (unsigned long)kicks);
+	pr_info("%lu replies, %lu kicks\n", (unsigned long)replies,
+		(unsigned long)kicks);
 	ret = 0;
 out:
 	if (attached)
