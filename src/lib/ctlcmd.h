@@ -48,11 +48,16 @@ enum rr_ctlcmd_id {
  */
 struct rr_ctlcmd {
 	const char *name;
-	const char *args; /* metavariables of the request's arguments, or NULL */
-	unsigned int nargs; /* how many words args names; 0: the name alone */
-	bool from_options; /* reqrouterctl fills args from its own options */
-	bool mutating; /* changes the instance; else it only reads */
-	const char *help; /* one line */
+	/* The metavariables of the request's arguments, or NULL, and how
+	 * many words they are (0: the request is the name alone). */
+	const char *args;
+	unsigned int nargs;
+	/* reqrouterctl fills the arguments from its own options. */
+	bool from_options;
+	/* It changes the instance; else it only reads. */
+	bool mutating;
+	/* One line, for --help. */
+	const char *help;
 };
 
 extern const struct rr_ctlcmd rr_ctlcmds[RR_CTL_NCMDS];
