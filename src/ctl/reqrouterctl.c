@@ -55,17 +55,19 @@ static const struct rr_opt opts[] = {
 static const char *about(void)
 {
 	static char text[2048];
-	size_t n = 0;
+	FILE *f = fmemopen(text, sizeof(text), "w");
+	size_t n;
 	int m, i;
 
-	n += (size_t)snprintf(
-		text, sizeof(text),
+	if (!f)
+		return "";
+	fprintf(f,
 		"Send one COMMAND to a running reqrouter through its control socket.\n");
 	for (m = 0; m < 2; m++) {
-		n += (size_t)snprintf(text + n, sizeof(text) - n, "\n%s\n",
-				      m ? "Commands that change the instance:"
-					: "Commands that only read:");
-		for (i = 0; i < RR_CTL_NCMDS && n < sizeof(text); i++) {
+		fprintf(f, "\n%s\n",
+			m ? "Commands that change the instance:"
+			  : "Commands that only read:");
+		for (i = 0; i < RR_CTL_NCMDS; i++) {
 			const struct rr_ctlcmd *c = &rr_ctlcmds[i];
 			char left[64];
 
@@ -74,12 +76,12 @@ static const char *about(void)
 			snprintf(left, sizeof(left), "%s%s%s", c->name,
 				 rr_ctlcmd_user_args(c) ? " " : "",
 				 rr_ctlcmd_user_args(c) ? c->args : "");
-			n += (size_t)snprintf(text + n, sizeof(text) - n,
-					      "  %-*s  %s\n", CMD_COLUMN, left,
-					      c->help);
+			fprintf(f, "  %-*s  %s\n", CMD_COLUMN, left, c->help);
 		}
 	}
-	if (n && n < sizeof(text))
+	fclose(f);
+	n = strlen(text);
+	if (n && text[n - 1] == '\n')
 		text[n - 1] = '\0'; /* the usage adds the blank line */
 	return text;
 }
@@ -388,6 +390,7 @@ static const struct rr_ctlcmd *check_command(int argc, char **argv)
 {
 	const struct rr_ctlcmd *c;
 	const char *cmd;
+	int nargs;
 
 	if (optind >= argc) {
 		fprintf(stderr,
@@ -396,14 +399,13 @@ static const struct rr_ctlcmd *check_command(int argc, char **argv)
 	}
 	cmd = argv[optind];
 	c = rr_ctlcmd_find(cmd, strlen(cmd));
-	if (c && rr_ctlcmd_user_args(c) &&
-	    argc - optind != 1 + (int)rr_ctlcmd_user_args(c)) {
-		say_arguments();
-		return NULL;
-	}
-	if ((!c || !rr_ctlcmd_user_args(c)) && argc - optind != 1) {
-		fprintf(stderr,
-			"reqrouterctl: one command at a time (see --help)\n");
+	nargs = c ? (int)rr_ctlcmd_user_args(c) : 0;
+	if (argc - optind != 1 + nargs) {
+		if (nargs)
+			say_arguments();
+		else
+			fprintf(stderr,
+				"reqrouterctl: one command at a time (see --help)\n");
 		return NULL;
 	}
 	if (!c)
