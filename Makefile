@@ -271,9 +271,9 @@ $(DAEMON_LIB): $(call obj,$(SRC_DAEMON))
 $(RRLIB): $(call obj,$(SRC_RRLIB))
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
-# The daemon's headers are the daemon's, the tests' and (for the control
-# socket's path) reqrouterctl's.
-$(call obj,$(SRC_MAIN) $(SRC_DAEMON) $(CTL_SRCS)): CPPFLAGS += -Isrc/daemon
+# The daemon's headers are the daemon's and the tests' (reqrouterctl
+# finds what it needs of the control socket in src/lib/ctlcmd.h).
+$(call obj,$(SRC_MAIN) $(SRC_DAEMON)): CPPFLAGS += -Isrc/daemon
 $(call obj,$(FN_SRCS)): CPPFLAGS := $(FN_CPPFLAGS)
 
 # Each tools/NAME/ directory is one program.

@@ -18,11 +18,14 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "control.h"
+#include "ctlcmd.h"
 #include "opttable.h"
 
 #define REPLY_MAX (1 << 20)
 #define TIMEOUT_MS 10000 /* a reload may wait for workers */
+#define CMD_COLUMN 26 /* where a command's help starts, as an option's does */
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 enum { OPT_JSON = 256, OPT_TIMEOUT, OPT_QUIET };
 
@@ -32,30 +35,56 @@ static const struct rr_opt opts[] = {
 	  ")" },
 	{ "json", OPT_JSON, NULL, "print the instance's JSON answer as it is" },
 	{ "timeout", OPT_TIMEOUT, "SECS",
-	  "drain: stop after SECS at the latest (default 30)" },
+	  "drain: stop after SECS at the latest (default " STR(
+		  RR_DRAIN_TIMEOUT_S) ")" },
 	{ "quiet", OPT_QUIET, "SECS",
-	  "drain: stop once no request came for SECS (default 2)" },
+	  "drain: stop once no request came for SECS (default " STR(
+		  RR_DRAIN_QUIET_S) ")" },
 	RR_OPT_VERSION_ENTRY,
 	RR_OPT_HELP_ENTRY,
 	{ 0 },
 };
 
 #define SYNOPSIS "reqrouterctl [--control PATH] [--json] COMMAND [ARG]"
-#define ABOUT                                                                       \
-	"Commands: status (interface, mode, queues, workers, functions),\n"         \
-	"stats (the counters, per function), health (exit 0 only while ready),\n"   \
-	"reload (re-read the config and re-initialise functions with state),\n"     \
-	"deploy FILE.so (add or replace functions from a module, while serving),\n" \
-	"remove NAME (the function's port goes to the kernel),\n"                   \
-	"threads N (workers per queue, changed while serving),\n"                   \
-	"unquarantine NAME (a quarantined function serves again),\n"                \
-	"drain (health fails at once, requests are still answered, and the\n"       \
-	"instance exits once they stop; waits for that)."
 
-static const char *const commands[] = { "status",  "stats",  "health",
-					"reload",  "deploy", "remove",
-					"threads", "drain",  "unquarantine",
-					NULL };
+/*
+ * The text between the synopsis and the options: the commands, from the
+ * table, those that only read apart from those that change the instance.
+ * The bash completion and the README take the command list from here.
+ */
+static const char *about(void)
+{
+	static char text[2048];
+	FILE *f = fmemopen(text, sizeof(text), "w");
+	size_t n;
+	int m, i;
+
+	if (!f)
+		return "";
+	fprintf(f,
+		"Send one COMMAND to a running reqrouter through its control socket.\n");
+	for (m = 0; m < 2; m++) {
+		fprintf(f, "\n%s\n",
+			m ? "Commands that change the instance:"
+			  : "Commands that only read:");
+		for (i = 0; i < RR_CTL_NCMDS; i++) {
+			const struct rr_ctlcmd *c = &rr_ctlcmds[i];
+			char left[64];
+
+			if (c->mutating != m)
+				continue;
+			snprintf(left, sizeof(left), "%s%s%s", c->name,
+				 rr_ctlcmd_user_args(c) ? " " : "",
+				 rr_ctlcmd_user_args(c) ? c->args : "");
+			fprintf(f, "  %-*s  %s\n", CMD_COLUMN, left, c->help);
+		}
+	}
+	fclose(f);
+	n = strlen(text);
+	if (n && text[n - 1] == '\n')
+		text[n - 1] = '\0'; /* the usage adds the blank line */
+	return text;
+}
 
 /* The one socket in the default directory, or why there is none. */
 static int find_socket(char *path, size_t len)
@@ -321,12 +350,13 @@ static int apply(int key, const char *arg, void *ctx)
 		break;
 	case OPT_TIMEOUT:
 	case OPT_QUIET:
-		if (rr_parse_ulong(arg, 1, 3600,
+		if (rr_parse_ulong(arg, 1, RR_CONTROL_DRAIN_MAX_S,
 				   key == OPT_TIMEOUT ? &o->timeout
 						      : &o->quiet)) {
 			fprintf(stderr,
-				"reqrouterctl: --%s takes seconds, 1-3600, not '%s'\n",
-				key == OPT_TIMEOUT ? "timeout" : "quiet", arg);
+				"reqrouterctl: --%s takes seconds, 1-%d, not '%s'\n",
+				key == OPT_TIMEOUT ? "timeout" : "quiet",
+				RR_CONTROL_DRAIN_MAX_S, arg);
 			return 2;
 		}
 		break;
@@ -334,74 +364,103 @@ static int apply(int key, const char *arg, void *ctx)
 	return 0;
 }
 
-/* The command at argv[optind] with its argument, if it takes one: 0, or
- * 2 after saying what is wrong. */
-static int check_command(int argc, char **argv, bool *takes_arg)
+/* The words each command with arguments takes, for the one line that
+ * says so: "deploy takes FILE.so, remove NAME, ...". */
+static void say_arguments(void)
 {
-	const char *cmd;
+	bool first = true;
 	int i;
+
+	fprintf(stderr, "reqrouterctl: ");
+	for (i = 0; i < RR_CTL_NCMDS; i++) {
+		const struct rr_ctlcmd *c = &rr_ctlcmds[i];
+
+		if (!rr_ctlcmd_user_args(c))
+			continue;
+		fprintf(stderr, "%s%s%s %s", first ? "" : ", ", c->name,
+			first ? " takes" : "", c->args);
+		first = false;
+	}
+	fputc('\n', stderr);
+}
+
+/* The command at argv[optind], its arguments after it: its row, or NULL
+ * after saying what is wrong. */
+static const struct rr_ctlcmd *check_command(int argc, char **argv)
+{
+	const struct rr_ctlcmd *c;
+	const char *cmd;
+	int nargs;
 
 	if (optind >= argc) {
 		fprintf(stderr,
 			"reqrouterctl: no command given (see --help)\n");
-		return 2;
+		return NULL;
 	}
 	cmd = argv[optind];
-	*takes_arg = !strcmp(cmd, "deploy") || !strcmp(cmd, "remove") ||
-		     !strcmp(cmd, "threads") || !strcmp(cmd, "unquarantine");
-	if (argc - optind != 1 + *takes_arg) {
-		fprintf(stderr, "reqrouterctl: %s\n",
-			*takes_arg
-				? "deploy takes FILE.so, remove NAME, threads N, unquarantine NAME"
-				: "one command at a time (see --help)");
-		return 2;
+	c = rr_ctlcmd_find(cmd, strlen(cmd));
+	nargs = c ? (int)rr_ctlcmd_user_args(c) : 0;
+	if (argc - optind != 1 + nargs) {
+		if (nargs)
+			say_arguments();
+		else
+			fprintf(stderr,
+				"reqrouterctl: one command at a time (see --help)\n");
+		return NULL;
 	}
-	for (i = 0; commands[i] && strcmp(commands[i], cmd); i++)
-		;
-	if (!commands[i]) {
+	if (!c)
 		fprintf(stderr,
 			"reqrouterctl: unknown command '%s' (see --help)\n",
 			cmd);
-		return 2;
-	}
-	return 0;
+	return c;
 }
 
-/* The line sent to the instance for @cmd (@arg if it takes one): 0, or 2
+/* The line sent to the instance for @c (@arg if it takes one): 0, or 2
  * after saying what is wrong. */
-static int request_line(const char *cmd, const char *arg,
+static int request_line(const struct rr_ctlcmd *c, const char *arg,
 			const struct ctl_opts *o, char *line, size_t len)
 {
 	char full[PATH_MAX];
+	int n;
 
-	if (!strcmp(cmd, "deploy")) {
+	if (rr_ctlcmd_id(c) == RR_CTL_DEPLOY) {
 		/* The instance runs elsewhere: give it the whole path. */
 		if (!realpath(arg, full)) {
 			fprintf(stderr, "reqrouterctl: deploy: %s: %s\n", arg,
 				strerror(errno));
 			return 2;
 		}
-		snprintf(line, len, "deploy %s", full);
-	} else if (!strcmp(cmd, "drain")) {
+		arg = full;
+	}
+	if (rr_ctlcmd_id(c) == RR_CTL_DRAIN) {
 		if (o->quiet > o->timeout) {
 			fprintf(stderr,
 				"reqrouterctl: drain: --quiet cannot exceed --timeout\n");
 			return 2;
 		}
-		snprintf(line, len, "drain %lu %lu", o->timeout, o->quiet);
+		n = snprintf(line, len, "%s %lu %lu", c->name, o->timeout,
+			     o->quiet);
 	} else if (arg) {
-		snprintf(line, len, "%s %s", cmd, arg);
+		n = snprintf(line, len, "%s %s", c->name, arg);
 	} else {
-		snprintf(line, len, "%s", cmd);
+		n = snprintf(line, len, "%s", c->name);
+	}
+	/* The instance would cut a longer one off and act on the rest. */
+	if (n > RR_CONTROL_MAX_LINE) {
+		fprintf(stderr,
+			"reqrouterctl: %s: the request is %d bytes, the instance reads at most %d\n",
+			c->name, n, RR_CONTROL_MAX_LINE);
+		return 2;
 	}
 	return 0;
 }
 
-/* Prints the instance's @reply to @cmd for a person (or as it is, with
+/* Prints the instance's @reply to @c for a person (or as it is, with
  * --json); true if the command succeeded (health: if it is ready). */
-static bool show(const char *cmd, const char *reply, bool json)
+static bool show(const struct rr_ctlcmd *c, const char *reply, bool json)
 {
 	bool ok = strstr(reply, "\"ok\":true") != NULL;
+	bool ready = strstr(reply, "\"ready\":true") != NULL;
 	char why[256];
 
 	if (json) {
@@ -409,56 +468,56 @@ static bool show(const char *cmd, const char *reply, bool json)
 	} else if (!ok) {
 		if (!field(reply, "message", why, sizeof(why)))
 			snprintf(why, sizeof(why), "%s", reply);
-		fprintf(stderr, "reqrouterctl: %s: %s\n", cmd, why);
-	} else if (!strcmp(cmd, "status")) {
+		fprintf(stderr, "reqrouterctl: %s: %s\n", c->name, why);
+	} else if (rr_ctlcmd_id(c) == RR_CTL_STATUS) {
 		print_status(reply);
-	} else if (!strcmp(cmd, "stats")) {
+	} else if (rr_ctlcmd_id(c) == RR_CTL_STATS) {
 		print_stats(reply);
-	} else if (!strcmp(cmd, "health")) {
-		if (strstr(reply, "\"ready\":true"))
+	} else if (rr_ctlcmd_id(c) == RR_CTL_HEALTH) {
+		if (ready)
 			printf("ready\n");
 		else if (field(reply, "why", why, sizeof(why)))
 			printf("not ready: %s\n", why);
 	} else if (field(reply, "message", why, sizeof(why))) {
 		printf("%s\n", why);
 	}
-	if (ok && !strcmp(cmd, "health") && !strstr(reply, "\"ready\":true"))
+	if (ok && rr_ctlcmd_id(c) == RR_CTL_HEALTH && !ready)
 		ok = false;
 	return ok;
 }
 
 int main(int argc, char **argv)
 {
-	static const struct rr_opt_prog prog = { "reqrouterctl", SYNOPSIS,
-						 ABOUT, opts };
-	struct ctl_opts o = { .timeout = 30, .quiet = 2 };
+	struct rr_opt_prog prog = { "reqrouterctl", SYNOPSIS, about(), opts };
+	struct ctl_opts o = { .timeout = RR_DRAIN_TIMEOUT_S,
+			      .quiet = RR_DRAIN_QUIET_S };
 	char line[PATH_MAX + 16], *reply = NULL;
-	bool ok, takes_arg;
-	const char *cmd;
+	const struct rr_ctlcmd *c;
+	bool ok;
 	int ret;
 
 	ret = rr_opt_parse(&prog, argc, argv, apply, &o);
-	if (!ret)
-		ret = check_command(argc, argv, &takes_arg);
 	if (ret)
 		return ret;
-	cmd = argv[optind];
+	c = check_command(argc, argv);
+	if (!c)
+		return 2;
 	if (!o.path[0] && find_socket(o.path, sizeof(o.path)))
 		return 3;
-	ret = request_line(cmd, takes_arg ? argv[optind + 1] : NULL, &o, line,
-			   sizeof(line));
+	ret = request_line(c, rr_ctlcmd_user_args(c) ? argv[optind + 1] : NULL,
+			   &o, line, sizeof(line));
 	if (ret)
 		return ret;
 	ret = ask(o.path, line, &reply);
 	if (ret) {
 		/* health: an instance that is gone is simply not ready. */
-		if (!strcmp(cmd, "health") && o.json)
+		if (rr_ctlcmd_id(c) == RR_CTL_HEALTH && o.json)
 			printf("{\"ok\":false,\"ready\":false,\"why\":\"not running\"}\n");
 		return 3;
 	}
-	ok = show(cmd, reply, o.json);
+	ok = show(c, reply, o.json);
 	free(reply);
-	if (ok && !strcmp(cmd, "drain"))
+	if (ok && rr_ctlcmd_id(c) == RR_CTL_DRAIN)
 		return wait_gone(o.path, o.timeout);
 	return ok ? 0 : 1;
 }

@@ -30,11 +30,6 @@
 
 #define CLIENT_TIMEOUT_MS 1000 /* a client that says nothing is dropped */
 
-void rr_control_default_path(const char *ifname, char *path, size_t len)
-{
-	snprintf(path, len, "%s/%s.sock", RR_CONTROL_DIR, ifname);
-}
-
 /* A socket file that still answers belongs to a running instance. */
 static bool in_use(const struct sockaddr_un *sa)
 {
@@ -149,8 +144,25 @@ int rr_reload(struct rr_invoker *inv, const struct rr_config *cfg, char *msg,
 	return ret;
 }
 
+/*
+ * One per row of rr_ctlcmds[]: answers the request with one JSON object
+ * on @f. @arg is what followed the name and its space ("" for a command
+ * without arguments, never empty for one with).
+ */
+typedef void handler_fn(struct rr_control *c, struct rr_invoker *inv,
+			const struct rr_config *cfg, const char *arg, FILE *f);
+
+/* The answer to a command that changes something: its outcome, in one
+ * line. */
+static void reply(FILE *f, int ret, const char *msg)
+{
+	fprintf(f, "{\"ok\":%s,\"message\":", ret ? "false" : "true");
+	rr_json_str(f, msg);
+	fprintf(f, "}\n");
+}
+
 static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
-		       const struct rr_config *cfg, FILE *f)
+		       const struct rr_config *cfg, const char *arg, FILE *f)
 {
 	const char *why = rr_invoker_not_ready(inv);
 	struct rr_module *mod;
@@ -198,7 +210,14 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 	fprintf(f, "]}\n");
 }
 
-static void cmd_health(struct rr_invoker *inv, FILE *f)
+static void cmd_stats(struct rr_control *c, struct rr_invoker *inv,
+		      const struct rr_config *cfg, const char *arg, FILE *f)
+{
+	rr_metrics_json(inv, f);
+}
+
+static void cmd_health(struct rr_control *c, struct rr_invoker *inv,
+		       const struct rr_config *cfg, const char *arg, FILE *f)
 {
 	const char *why = rr_invoker_not_ready(inv);
 
@@ -211,78 +230,137 @@ static void cmd_health(struct rr_invoker *inv, FILE *f)
 	fprintf(f, "}\n");
 }
 
-static void cmd_reload(struct rr_invoker *inv, const struct rr_config *cfg,
-		       FILE *f)
+static void cmd_reload(struct rr_control *c, struct rr_invoker *inv,
+		       const struct rr_config *cfg, const char *arg, FILE *f)
 {
 	char msg[RR_ERRLEN * 2] = "";
 	int ret = rr_reload(inv, cfg, msg, sizeof(msg));
 
-	fprintf(f, "{\"ok\":%s,\"message\":", ret ? "false" : "true");
-	rr_json_str(f, msg);
-	fprintf(f, "}\n");
+	reply(f, ret, msg);
 }
 
-/* deploy PATH, remove NAME: the answer is the outcome, in one line. */
-static void cmd_change(struct rr_invoker *inv, const char *cmd, const char *arg,
-		       FILE *f)
+static void cmd_deploy(struct rr_control *c, struct rr_invoker *inv,
+		       const struct rr_config *cfg, const char *arg, FILE *f)
 {
 	char msg[RR_ERRLEN * 2] = "";
-	int ret;
+	int ret = rr_invoker_deploy(inv, arg, msg, sizeof(msg));
 
-	if (!*arg) {
-		snprintf(msg, sizeof(msg), "%s needs an argument", cmd);
-		ret = -EINVAL;
-	} else if (!strcmp(cmd, "drain")) {
-		unsigned int timeout = 30, quiet = 2;
-
-		if (sscanf(arg, "%u %u", &timeout, &quiet) != 2 || !timeout ||
-		    !quiet || quiet > timeout || timeout > 3600) {
-			snprintf(
-				msg, sizeof(msg),
-				"drain takes TIMEOUT QUIET in seconds, 1 <= QUIET <= TIMEOUT <= 3600");
-			ret = -EINVAL;
-		} else {
-			inv->drain_timeout_ms = timeout * 1000;
-			inv->drain_quiet_ms = quiet * 1000;
-			inv->draining = true;
-			snprintf(
-				msg, sizeof(msg),
-				"draining: health fails now; exit once no request came for %u s, or after %u s",
-				quiet, timeout);
-			pr_info("%s\n", msg);
-			ret = 0;
-		}
-	} else if (!strcmp(cmd, "threads")) {
-		unsigned long n;
-
-		ret = rr_parse_ulong(arg, 1, RR_MAX_THREADS, &n);
-		if (ret)
-			snprintf(msg, sizeof(msg),
-				 "threads takes a number 1-%d, not '%.32s'",
-				 RR_MAX_THREADS, arg);
-		else
-			ret = rr_invoker_set_threads(inv, (uint32_t)n, msg,
-						     sizeof(msg));
-	} else if (!strcmp(cmd, "deploy")) {
-		ret = rr_invoker_deploy(inv, arg, msg, sizeof(msg));
-	} else if (!strcmp(cmd, "unquarantine")) {
-		ret = rr_invoker_unquarantine(inv, arg, msg, sizeof(msg));
-	} else {
-		ret = rr_invoker_remove(inv, arg, msg, sizeof(msg));
-	}
-	fprintf(f, "{\"ok\":%s,\"message\":", ret ? "false" : "true");
-	rr_json_str(f, msg);
-	fprintf(f, "}\n");
+	reply(f, ret, msg);
 }
 
-static void reply_error(FILE *f, const char *fmt, const char *arg)
+static void cmd_remove(struct rr_control *c, struct rr_invoker *inv,
+		       const struct rr_config *cfg, const char *arg, FILE *f)
 {
-	char msg[RR_CONTROL_MAX_LINE + 64];
+	char msg[RR_ERRLEN * 2] = "";
+	int ret = rr_invoker_remove(inv, arg, msg, sizeof(msg));
 
-	snprintf(msg, sizeof(msg), fmt, arg);
-	fprintf(f, "{\"ok\":false,\"message\":");
-	rr_json_str(f, msg);
-	fprintf(f, "}\n");
+	reply(f, ret, msg);
+}
+
+static void cmd_threads(struct rr_control *c, struct rr_invoker *inv,
+			const struct rr_config *cfg, const char *arg, FILE *f)
+{
+	char msg[RR_ERRLEN * 2] = "";
+	unsigned long n;
+	int ret;
+
+	ret = rr_parse_ulong(arg, 1, RR_MAX_THREADS, &n);
+	if (ret)
+		snprintf(msg, sizeof(msg),
+			 "threads takes a number 1-%d, not '%.32s'",
+			 RR_MAX_THREADS, arg);
+	else
+		ret = rr_invoker_set_threads(inv, (uint32_t)n, msg,
+					     sizeof(msg));
+	reply(f, ret, msg);
+}
+
+static void cmd_drain(struct rr_control *c, struct rr_invoker *inv,
+		      const struct rr_config *cfg, const char *arg, FILE *f)
+{
+	unsigned int timeout = RR_DRAIN_TIMEOUT_S, quiet = RR_DRAIN_QUIET_S;
+	char msg[RR_ERRLEN * 2] = "";
+
+	if (sscanf(arg, "%u %u", &timeout, &quiet) != 2 || !timeout || !quiet ||
+	    quiet > timeout || timeout > RR_CONTROL_DRAIN_MAX_S) {
+		snprintf(
+			msg, sizeof(msg),
+			"drain takes TIMEOUT QUIET in seconds, 1 <= QUIET <= TIMEOUT <= %d",
+			RR_CONTROL_DRAIN_MAX_S);
+		reply(f, -EINVAL, msg);
+		return;
+	}
+	inv->drain_timeout_ms = timeout * 1000;
+	inv->drain_quiet_ms = quiet * 1000;
+	inv->draining = true;
+	snprintf(
+		msg, sizeof(msg),
+		"draining: health fails now; exit once no request came for %u s, or after %u s",
+		quiet, timeout);
+	pr_info("%s\n", msg);
+	reply(f, 0, msg);
+}
+
+static void cmd_unquarantine(struct rr_control *c, struct rr_invoker *inv,
+			     const struct rr_config *cfg, const char *arg,
+			     FILE *f)
+{
+	char msg[RR_ERRLEN * 2] = "";
+	int ret = rr_invoker_unquarantine(inv, arg, msg, sizeof(msg));
+
+	reply(f, ret, msg);
+}
+
+static handler_fn *const handlers[RR_CTL_NCMDS] = {
+	[RR_CTL_STATUS] = cmd_status,
+	[RR_CTL_STATS] = cmd_stats,
+	[RR_CTL_HEALTH] = cmd_health,
+	[RR_CTL_RELOAD] = cmd_reload,
+	[RR_CTL_DEPLOY] = cmd_deploy,
+	[RR_CTL_REMOVE] = cmd_remove,
+	[RR_CTL_THREADS] = cmd_threads,
+	[RR_CTL_DRAIN] = cmd_drain,
+	[RR_CTL_UNQUARANTINE] = cmd_unquarantine,
+};
+
+/* The answer to a line that names no command: the ones there are. */
+static void reply_unknown(FILE *f, const char *line)
+{
+	char msg[RR_CONTROL_MAX_LINE + 256];
+	size_t n;
+	int i;
+
+	n = (size_t)snprintf(msg, sizeof(msg), "unknown command '%.64s' (",
+			     line);
+	for (i = 0; i < RR_CTL_NCMDS && n < sizeof(msg); i++)
+		n += (size_t)snprintf(msg + n, sizeof(msg) - n, "%s%s",
+				      i ? ", " : "", rr_ctlcmds[i].name);
+	if (n < sizeof(msg))
+		snprintf(msg + n, sizeof(msg) - n, ")");
+	reply(f, -EINVAL, msg);
+}
+
+/* The request @line answered on @f: one lookup in the table, then the
+ * row's handler. */
+static void dispatch(struct rr_control *c, struct rr_invoker *inv,
+		     const struct rr_config *cfg, const char *line, FILE *f)
+{
+	size_t len = strcspn(line, " ");
+	const struct rr_ctlcmd *cmd = rr_ctlcmd_find(line, len);
+	char msg[64];
+
+	/* A command with arguments is "NAME ARGS", one without "NAME". */
+	if (!cmd || line[len] != (cmd->nargs ? ' ' : '\0')) {
+		reply_unknown(f, line);
+		return;
+	}
+	if (cmd->nargs && !line[len + 1]) {
+		snprintf(msg, sizeof(msg), "%s needs an argument", cmd->name);
+		reply(f, -EINVAL, msg);
+		return;
+	}
+	handlers[rr_ctlcmd_id(cmd)](c, inv, cfg,
+				    cmd->nargs ? line + len + 1 : "", f);
 }
 
 /* Reads one line (at most RR_CONTROL_MAX_LINE bytes) within the timeout. */
@@ -340,29 +418,7 @@ static void serve_one(struct rr_control *c, int fd, struct rr_invoker *inv,
 	f = open_memstream(&buf, &len);
 	if (!f)
 		return;
-	if (!strcmp(line, "status"))
-		cmd_status(c, inv, cfg, f);
-	else if (!strcmp(line, "stats"))
-		rr_metrics_json(inv, f);
-	else if (!strcmp(line, "health"))
-		cmd_health(inv, f);
-	else if (!strcmp(line, "reload"))
-		cmd_reload(inv, cfg, f);
-	else if (!strncmp(line, "deploy ", 7))
-		cmd_change(inv, "deploy", line + 7, f);
-	else if (!strncmp(line, "remove ", 7))
-		cmd_change(inv, "remove", line + 7, f);
-	else if (!strncmp(line, "threads ", 8))
-		cmd_change(inv, "threads", line + 8, f);
-	else if (!strncmp(line, "drain ", 6))
-		cmd_change(inv, "drain", line + 6, f);
-	else if (!strncmp(line, "unquarantine ", 13))
-		cmd_change(inv, "unquarantine", line + 13, f);
-	else
-		reply_error(
-			f,
-			"unknown command '%.64s' (status, stats, health, reload, deploy, remove, threads, drain, unquarantine)",
-			line);
+	dispatch(c, inv, cfg, line, f);
 	if (!fclose(f))
 		write_all(fd, buf, len);
 	free(buf);

@@ -2,9 +2,10 @@
 /*
  * The control socket: a unix stream socket that the main thread polls.
  * A client (reqrouterctl) connects, sends one command line, reads one
- * JSON object and the connection closes. Commands: status, stats, health,
- * reload. Only root, or the group given with --control-group, may connect
- * (the socket's mode); the directory is made if missing.
+ * JSON object and the connection closes. The commands are the rows of
+ * rr_ctlcmds[] (ctlcmd.h). Only root, or the group given with
+ * --control-group, may connect (the socket's mode); the directory is made
+ * if missing.
  */
 #ifndef RR_CONTROL_H
 #define RR_CONTROL_H
@@ -13,10 +14,8 @@
 #include <stdint.h>
 #include <sys/un.h>
 
+#include "ctlcmd.h"
 #include "invoker.h"
-
-#define RR_CONTROL_DIR RR_RUN_DIR
-#define RR_CONTROL_MAX_LINE 256
 
 struct rr_control {
 	int fd; /* -1: no control socket */
@@ -24,9 +23,6 @@ struct rr_control {
 	uint64_t started_ns; /* CLOCK_MONOTONIC, for uptime */
 	bool group;	     /* open to a group besides root */
 };
-
-/* The default socket of the instance serving @ifname. */
-void rr_control_default_path(const char *ifname, char *path, size_t len);
 
 /*
  * Creates the socket at @path, mode 0600, or 0660 with group @group (may

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The table of control commands (see ctlcmd.h): the one place a command
+ * is named, with its arguments and its help line.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ctlcmd.h"
+
+const struct rr_ctlcmd rr_ctlcmds[RR_CTL_NCMDS] = {
+	[RR_CTL_STATUS] = {
+		.name = "status",
+		.help = "interface, XDP mode, queues, workers, functions and tiers, uptime",
+	},
+	[RR_CTL_STATS] = {
+		.name = "stats",
+		.help = "the counters, per function, live",
+	},
+	[RR_CTL_HEALTH] = {
+		.name = "health",
+		.help = "exit 0 only while ready to serve, else say why",
+	},
+	[RR_CTL_RELOAD] = {
+		.name = "reload",
+		.mutating = true,
+		.help = "as SIGHUP: re-read the config, re-initialise functions with state",
+	},
+	[RR_CTL_DEPLOY] = {
+		.name = "deploy",
+		.args = "FILE.so",
+		.nargs = 1,
+		.mutating = true,
+		.help = "add or replace functions from a module, while serving",
+	},
+	[RR_CTL_REMOVE] = {
+		.name = "remove",
+		.args = "NAME",
+		.nargs = 1,
+		.mutating = true,
+		.help = "take a function's port out: its packets go to the kernel",
+	},
+	[RR_CTL_THREADS] = {
+		.name = "threads",
+		.args = "N",
+		.nargs = 1,
+		.mutating = true,
+		.help = "workers (and sockets) per queue, changed while serving",
+	},
+	/* The request carries both numbers; a person gives them with
+	 * --timeout and --quiet, which have defaults. */
+	[RR_CTL_DRAIN] = {
+		.name = "drain",
+		.args = "TIMEOUT QUIET",
+		.nargs = 2,
+		.from_options = true,
+		.mutating = true,
+		.help = "health fails, requests are still answered, exit once they stop",
+	},
+	[RR_CTL_UNQUARANTINE] = {
+		.name = "unquarantine",
+		.args = "NAME",
+		.nargs = 1,
+		.mutating = true,
+		.help = "a quarantined function serves again",
+	},
+};
+
+void rr_control_default_path(const char *ifname, char *path, size_t len)
+{
+	snprintf(path, len, "%s/%s.sock", RR_CONTROL_DIR, ifname);
+}
+
+const struct rr_ctlcmd *rr_ctlcmd_find(const char *name, size_t len)
+{
+	int i;
+
+	for (i = 0; i < RR_CTL_NCMDS; i++)
+		if (strlen(rr_ctlcmds[i].name) == len &&
+		    !memcmp(rr_ctlcmds[i].name, name, len))
+			return &rr_ctlcmds[i];
+	return NULL;
+}

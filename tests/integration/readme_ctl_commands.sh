@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The control commands are one table (src/lib/ctlcmd.c) and reqrouterctl
+# --help prints it; everything else that lists them must agree with that
+# help: the README's reqrouterctl block (word for word), the bash
+# completion's command words and the man page.
+cd "$(dirname "$0")/../.." || exit 1
+source tools/lib/checks.sh
+BUILD=${BUILD:-build}
+CTL=$BUILD/reqrouterctl
+[ -x "$CTL" ] || die "no binary at $CTL (run make first)"
+
+help=$("$CTL" --help)
+# The first word of each line under a "Commands ...:" heading.
+cmds=$(awk '/^Commands.*:$/ { on = 1; next } /^[^ ]/ { on = 0 }
+	on && /^  [a-z]/ { print $1 }' <<<"$help")
+n=$(wc -w <<<"$cmds")
+check "--help lists commands ($n: $(tr '\n' ' ' <<<"$cmds"))" \
+	test "$n" -ge 5
+
+have=$(sed -n '/<!-- ctl-commands:begin/,/<!-- ctl-commands:end/p' README.md |
+	sed '1,2d;$d' | sed '$d')
+if [ "$help" = "$have" ]; then
+	ok "README's reqrouterctl block is reqrouterctl --help"
+else
+	bad "README's reqrouterctl block differs from reqrouterctl --help (paste the help between the ctl-commands markers):"
+	diff <(echo "$have") <(echo "$help")
+fi
+
+comp=$(PATH=$BUILD:$PATH bash -c '
+	source configs/reqrouter.bash-completion
+	COMP_WORDS=(reqrouterctl ""); COMP_CWORD=1; _reqrouterctl
+	printf "%s\n" "${COMPREPLY[@]}"')
+check_eq "reqrouterctl <TAB> offers the commands --help lists" \
+	"$(sort <<<"$cmds" | tr '\n' ' ')" "$(sort <<<"$comp" | tr '\n' ' ')"
+
+man=$BUILD/man/reqrouterctl.8
+if [ -s "$man" ]; then
+	text=$(sed 's/\\-/-/g; s/\\f[BIRP]//g' "$man")
+	missing=
+	for c in $cmds; do
+		grep -qE "^$c( |$)" <<<"$text" || missing="$missing $c"
+	done
+	check_eq "the man page has a paragraph for each command" "" "$missing"
+else
+	say "no man page at $man (make man): not checked"
+fi
+finish
