@@ -19,6 +19,7 @@
 
 #include "config.h"
 #include "ctlcmd.h"
+#include "log.h"
 #include "opttable.h"
 
 #define REPLY_MAX (1 << 20)
@@ -95,8 +96,7 @@ static int find_socket(char *path, size_t len)
 
 	d = opendir(RR_CONTROL_DIR);
 	if (!d) {
-		fprintf(stderr,
-			"reqrouterctl: no reqrouter is running here (%s: %s)\n",
+		pr_warn("no reqrouter is running here (%s: %s)\n",
 			RR_CONTROL_DIR, strerror(errno));
 		return -ENOENT;
 	}
@@ -112,9 +112,8 @@ static int find_socket(char *path, size_t len)
 	closedir(d);
 	if (found == 1)
 		return 0;
-	fprintf(stderr,
-		found ? "reqrouterctl: several instances run here; say which with --control %s/IFACE.sock\n"
-		      : "reqrouterctl: no reqrouter is running here (no socket in %s)\n",
+	pr_warn(found ? "several instances run here; say which with --control %s/IFACE.sock\n"
+		      : "no reqrouter is running here (no socket in %s)\n",
 		RR_CONTROL_DIR);
 	return -ENOENT;
 }
@@ -130,8 +129,7 @@ static int ask(const char *path, const char *cmd, char **out)
 	int fd;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "reqrouterctl: socket path too long: %s\n",
-			path);
+		pr_warn("socket path too long: %s\n", path);
 		return -ENAMETOOLONG;
 	}
 	strcpy(sa.sun_path, path);
@@ -139,8 +137,7 @@ static int ask(const char *path, const char *cmd, char **out)
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		int err = errno;
 
-		fprintf(stderr, "reqrouterctl: cannot reach %s: %s%s\n", path,
-			strerror(err),
+		pr_warn("cannot reach %s: %s%s\n", path, strerror(err),
 			err == ENOENT || err == ECONNREFUSED
 				? " (is reqrouter running on that interface?)"
 			: err == EACCES ? " (root or the control group only)"
@@ -150,8 +147,7 @@ static int ask(const char *path, const char *cmd, char **out)
 		return -err;
 	}
 	if (dprintf(fd, "%s\n", cmd) < 0) {
-		fprintf(stderr, "reqrouterctl: cannot send to %s: %s\n", path,
-			strerror(errno));
+		pr_warn("cannot send to %s: %s\n", path, strerror(errno));
 		close(fd);
 		return -EIO;
 	}
@@ -163,9 +159,8 @@ static int ask(const char *path, const char *cmd, char **out)
 	pfd.fd = fd;
 	while (n < REPLY_MAX) {
 		if (poll(&pfd, 1, TIMEOUT_MS) <= 0) {
-			fprintf(stderr,
-				"reqrouterctl: %s did not answer within %d s\n",
-				path, TIMEOUT_MS / 1000);
+			pr_warn("%s did not answer within %d s\n", path,
+				TIMEOUT_MS / 1000);
 			free(buf);
 			close(fd);
 			return -ETIMEDOUT;
@@ -180,8 +175,7 @@ static int ask(const char *path, const char *cmd, char **out)
 	close(fd);
 	buf[n] = '\0';
 	if (!n) {
-		fprintf(stderr, "reqrouterctl: %s closed without an answer\n",
-			path);
+		pr_warn("%s closed without an answer\n", path);
 		free(buf);
 		return -EIO;
 	}
@@ -218,8 +212,7 @@ static int wait_gone(const char *path, unsigned long timeout)
 		}
 		nanosleep(&tick, NULL);
 	}
-	fprintf(stderr,
-		"reqrouterctl: drain: the instance is still running after %lu s\n",
+	pr_warn("drain: the instance is still running after %lu s\n",
 		timeout + 5);
 	return 1;
 }
@@ -353,8 +346,7 @@ static int apply(int key, const char *arg, void *ctx)
 		if (rr_parse_ulong(arg, 1, RR_CONTROL_DRAIN_MAX_S,
 				   key == OPT_TIMEOUT ? &o->timeout
 						      : &o->quiet)) {
-			fprintf(stderr,
-				"reqrouterctl: --%s takes seconds, 1-%d, not '%s'\n",
+			pr_warn("--%s takes seconds, 1-%d, not '%s'\n",
 				key == OPT_TIMEOUT ? "timeout" : "quiet",
 				RR_CONTROL_DRAIN_MAX_S, arg);
 			return 2;
@@ -368,20 +360,27 @@ static int apply(int key, const char *arg, void *ctx)
  * says so: "deploy takes FILE.so, remove NAME, ...". */
 static void say_arguments(void)
 {
+	char line[RR_CONTROL_MAX_LINE];
+	size_t off = 0;
 	bool first = true;
 	int i;
 
-	fprintf(stderr, "reqrouterctl: ");
-	for (i = 0; i < RR_CTL_NCMDS; i++) {
+	line[0] = '\0';
+	for (i = 0; i < RR_CTL_NCMDS && off < sizeof(line); i++) {
 		const struct rr_ctlcmd *c = &rr_ctlcmds[i];
+		int n;
 
 		if (!rr_ctlcmd_user_args(c))
 			continue;
-		fprintf(stderr, "%s%s%s %s", first ? "" : ", ", c->name,
-			first ? " takes" : "", c->args);
+		n = snprintf(line + off, sizeof(line) - off, "%s%s%s %s",
+			     first ? "" : ", ", c->name, first ? " takes" : "",
+			     c->args);
+		if (n < 0)
+			break;
+		off += (size_t)n;
 		first = false;
 	}
-	fputc('\n', stderr);
+	pr_warn("%s\n", line);
 }
 
 /* The command at argv[optind], its arguments after it: its row, or NULL
@@ -393,8 +392,7 @@ static const struct rr_ctlcmd *check_command(int argc, char **argv)
 	int nargs;
 
 	if (optind >= argc) {
-		fprintf(stderr,
-			"reqrouterctl: no command given (see --help)\n");
+		pr_warn("no command given (see --help)\n");
 		return NULL;
 	}
 	cmd = argv[optind];
@@ -404,14 +402,11 @@ static const struct rr_ctlcmd *check_command(int argc, char **argv)
 		if (nargs)
 			say_arguments();
 		else
-			fprintf(stderr,
-				"reqrouterctl: one command at a time (see --help)\n");
+			pr_warn("one command at a time (see --help)\n");
 		return NULL;
 	}
 	if (!c)
-		fprintf(stderr,
-			"reqrouterctl: unknown command '%s' (see --help)\n",
-			cmd);
+		pr_warn("unknown command '%s' (see --help)\n", cmd);
 	return c;
 }
 
@@ -426,16 +421,14 @@ static int request_line(const struct rr_ctlcmd *c, const char *arg,
 	if (rr_ctlcmd_id(c) == RR_CTL_DEPLOY) {
 		/* The instance runs elsewhere: give it the whole path. */
 		if (!realpath(arg, full)) {
-			fprintf(stderr, "reqrouterctl: deploy: %s: %s\n", arg,
-				strerror(errno));
+			pr_warn("deploy: %s: %s\n", arg, strerror(errno));
 			return 2;
 		}
 		arg = full;
 	}
 	if (rr_ctlcmd_id(c) == RR_CTL_DRAIN) {
 		if (o->quiet > o->timeout) {
-			fprintf(stderr,
-				"reqrouterctl: drain: --quiet cannot exceed --timeout\n");
+			pr_warn("drain: --quiet cannot exceed --timeout\n");
 			return 2;
 		}
 		n = snprintf(line, len, "%s %lu %lu", c->name, o->timeout,
@@ -447,8 +440,7 @@ static int request_line(const struct rr_ctlcmd *c, const char *arg,
 	}
 	/* The instance would cut a longer one off and act on the rest. */
 	if (n > RR_CONTROL_MAX_LINE) {
-		fprintf(stderr,
-			"reqrouterctl: %s: the request is %d bytes, the instance reads at most %d\n",
+		pr_warn("%s: the request is %d bytes, the instance reads at most %d\n",
 			c->name, n, RR_CONTROL_MAX_LINE);
 		return 2;
 	}
@@ -468,7 +460,7 @@ static bool show(const struct rr_ctlcmd *c, const char *reply, bool json)
 	} else if (!ok) {
 		if (!field(reply, "message", why, sizeof(why)))
 			snprintf(why, sizeof(why), "%s", reply);
-		fprintf(stderr, "reqrouterctl: %s: %s\n", c->name, why);
+		pr_warn("%s: %s\n", c->name, why);
 	} else if (rr_ctlcmd_id(c) == RR_CTL_STATUS) {
 		print_status(reply);
 	} else if (rr_ctlcmd_id(c) == RR_CTL_STATS) {
@@ -496,6 +488,7 @@ int main(int argc, char **argv)
 	bool ok;
 	int ret;
 
+	rr_log_set_prog("reqrouterctl");
 	ret = rr_opt_parse(&prog, argc, argv, apply, &o);
 	if (ret)
 		return ret;
