@@ -170,6 +170,15 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 # The function modules, for reqrouterctl deploy and --functions-dir.
 MODDIR ?= $(PREFIX)/lib/reqrouter/functions
+# The function API, for modules built out of tree (examples/function/):
+# the headers and a pkg-config file that names them. The headers hold
+# nothing of any architecture, hence share/pkgconfig.
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(PREFIX)/share/pkgconfig
+API_HEADERS := $(wildcard include/reqrouter/*.h)
+# The pkg-config file's function_api variable, from the header itself.
+FN_API := $(shell sed -n 's/^\#define RR_FUNCTION_API \([0-9]*\).*/\1/p' \
+	include/reqrouter/rr_function.h)
 SYSCONFDIR ?= /etc
 EXAMPLES := configs/reqrouter.conf configs/kv.txt configs/reqrouter.rules.yml
 ETC_CONF := $(DESTDIR)$(SYSCONFDIR)/reqrouter/reqrouter.conf
@@ -181,6 +190,8 @@ INSTALLED := $(addprefix $(DESTDIR),$(SBINDIR)/reqrouter \
 	$(BASHCOMPDIR)/reqrouter $(BASHCOMPDIR)/reqrouterctl \
 	$(DOCDIR)/README.md $(DOCDIR)/LICENSE \
 	$(addprefix $(MODDIR)/,$(notdir $(MODULES))) \
+	$(addprefix $(INCLUDEDIR)/,$(API_HEADERS:include/%=%)) \
+	$(PKGCONFIGDIR)/reqrouter-function.pc \
 	$(addprefix $(DOCDIR)/examples/,$(notdir $(EXAMPLES))))
 
 .DELETE_ON_ERROR:
@@ -225,7 +236,9 @@ help:
 	@echo 'make fuzz-dns-build      build fuzz_dns and its seeds only'
 	@echo 'make fuzz-xdp-build      build fuzz_xdp only'
 	@echo 'make install             install into $$(DESTDIR)$$(PREFIX) (default /usr/local):'
-	@echo '                         binaries, man pages, systemd unit, bash completion'
+	@echo '                         binaries, man pages, systemd unit, bash completion,'
+	@echo '                         function modules, the function API headers and'
+	@echo '                         reqrouter-function.pc'
 	@echo 'make uninstall           remove what make install put there'
 	@echo 'make clean               remove $(BUILD)/'
 	@echo 'make help                this list'
@@ -245,8 +258,10 @@ $(BUILD)/reqrouter: $(call obj,$(SRC_MAIN)) $(DAEMON_LIB) $(RRLIB) $(FN_OBJS)
 		$(FN_OBJS) $(LDLIBS) $(RR_LDLIBS)
 
 # Every function also as a module, build/functions/NAME.so, with
-# the entry point reqrouter looks up (src/module/entry.c); tests/modules/
-# holds modules only the tests load.
+# the entry point reqrouter looks up (src/module/entry.c, which takes it
+# from the public include/reqrouter/rr_module.h as an out-of-tree module
+# does: examples/function/); tests/modules/ holds modules only the tests
+# load. A module sees the public API alone.
 # A module exports its entry point alone and binds its own symbols to
 # its own definitions: a newer dns.so must use its own tables, not the
 # same-named ones compiled into reqrouter (exported by -rdynamic).
@@ -255,11 +270,11 @@ MODULE_FLAGS := -fPIC -shared -fvisibility=hidden -Wl,-Bsymbolic
 $(BUILD)/functions/%.so: $$(call fn_srcs,$$*) src/module/entry.c
 	@mkdir -p $(@D)
 	$(call msg,MODULE,$@)
-	$(Q)$(CC) $(FN_CPPFLAGS) -Isrc/lib $(CFLAGS) $(MODULE_FLAGS) -o $@ $^ $(FN_PKG_LIBS)
+	$(Q)$(CC) $(FN_CPPFLAGS) $(CFLAGS) $(MODULE_FLAGS) -o $@ $^ $(FN_PKG_LIBS)
 $(BUILD)/tests/modules/%.so: tests/modules/%.c src/module/entry.c
 	@mkdir -p $(@D)
 	$(call msg,MODULE,$@)
-	$(Q)$(CC) $(FN_CPPFLAGS) -Isrc/lib $(CFLAGS) $(MODULE_FLAGS) -o $@ $^
+	$(Q)$(CC) $(FN_CPPFLAGS) $(CFLAGS) $(MODULE_FLAGS) -o $@ $^
 
 $(BUILD)/reqrouterctl: $(call obj,$(CTL_SRCS)) $(RRLIB)
 	$(call msg,LINK,$@)
@@ -339,8 +354,17 @@ install: all man
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(BASHCOMPDIR) \
 		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(SYSCONFDIR)/reqrouter \
-		$(DESTDIR)$(MODDIR)
+		$(DESTDIR)$(MODDIR) $(DESTDIR)$(INCLUDEDIR)/reqrouter \
+		$(DESTDIR)$(PKGCONFIGDIR)
 	$(Q)install -m 0644 $(MODULES) $(DESTDIR)$(MODDIR)/
+	$(Q)install -m 0644 $(API_HEADERS) $(DESTDIR)$(INCLUDEDIR)/reqrouter/
+	$(Q)printf '%s\n' 'prefix=$(PREFIX)' 'includedir=$(INCLUDEDIR)' \
+		'moduledir=$(MODDIR)' 'function_api=$(FN_API)' '' \
+		'Name: reqrouter-function' \
+		'Description: the reqrouter function API, for function modules' \
+		'Version: $(RR_VERSION)' 'Cflags: -I$${includedir}' \
+		>$(DESTDIR)$(PKGCONFIGDIR)/reqrouter-function.pc
+	$(Q)chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/reqrouter-function.pc
 	$(Q)install -m 0755 $(BUILD)/reqrouter $(BUILD)/reqrouterctl \
 		$(DESTDIR)$(SBINDIR)/
 	$(Q)install -m 0755 $(BUILD)/rrload $(DESTDIR)$(BINDIR)/
@@ -373,7 +397,8 @@ uninstall:
 	fi
 	$(Q)rmdir --ignore-fail-on-non-empty $(DESTDIR)$(DOCDIR)/examples \
 		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/reqrouter \
-		$(DESTDIR)$(MODDIR) $(DESTDIR)$(dir $(MODDIR))
+		$(DESTDIR)$(MODDIR) $(DESTDIR)$(dir $(MODDIR)) \
+		$(DESTDIR)$(INCLUDEDIR)/reqrouter
 
 $(BUILD)/bpf $(BUILD)/skel $(BUILD)/tests $(BUILD)/gen $(BUILD)/man:
 	$(Q)mkdir -p $@

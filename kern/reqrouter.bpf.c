@@ -15,9 +15,10 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
+#include <reqrouter/rr_xdp_packet.h>
+
 #include "rr_shared.h"
 #include "rr_unicast.h"
-#include <reqrouter/rr_xdp.h>
 
 #define IP_MF 0x2000
 #define IP_OFFSET 0x1fff
@@ -36,6 +37,67 @@ struct vlan_hdr {
 	__be16 tci;
 	__be16 encap_proto;
 };
+
+/*
+ * The maps a function's XDP program shares (include/reqrouter/rr_xdp.h
+ * declares the same names; reqrouter hands it these): the request, the
+ * counters it bumps at the keys the request carries, and where it hands
+ * back what it did not answer.
+ */
+
+/* The request being served on this CPU (a tail call passes only ctx). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct rr_xdp_req);
+	__uint(max_entries, 1);
+} rr_req SEC(".maps");
+
+/* Packets per (queue, enum rr_xdp_stat), per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, RR_STATS_SIZE);
+} xdp_stats SEC(".maps");
+
+/* The in-kernel tier's counters per (queue, slot, enum rr_fn_stat). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, RR_FN_STATS_SIZE);
+} fn_stats SEC(".maps");
+
+/* reqrouter_verdict, for a function's program to hand back a request it
+ * did not answer: filled once when the program is loaded. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1);
+} rr_verdict SEC(".maps");
+
+/* The steering program's own maps. */
+
+/* AF_XDP sockets, keyed by RR_XSK_KEY(queue, thread, slot). */
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, RR_XSKMAP_SIZE);
+} xsks_map SEC(".maps");
+
+/*
+ * Round-robin cursor per (queue, slot). A queue is processed by one NAPI
+ * context at a time, so plain increments do not race.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, RR_MAX_QUEUES *RR_MAX_SLOTS);
+} rr_cursor SEC(".maps");
 
 /* Function and socket count per UDP destination port (host order). */
 struct {
@@ -98,6 +160,72 @@ struct cursor {
 	void *pos;
 	void *end;
 };
+
+static __always_inline int rr_count(__u32 queue, enum rr_xdp_stat stat, int act)
+{
+	__u32 key = queue * RR_XDP_STAT_MAX + stat;
+	__u64 *cnt = bpf_map_lookup_elem(&xdp_stats, &key);
+
+	if (cnt)
+		*cnt += 1;
+	return act;
+}
+
+static __always_inline void rr_fn_count(const struct rr_xdp_req *req,
+					__u32 stat)
+{
+	__u32 key = RR_FN_STATS_KEY(req->queue, req->slot, stat);
+	__u64 *cnt = bpf_map_lookup_elem(&fn_stats, &key);
+
+	if (cnt)
+		*cnt += 1;
+}
+
+/*
+ * Hands a request to one of the function's sockets on its queue,
+ * round-robin; XDP_PASS as the fallback, so a missing socket never drops
+ * silently. Returns the action.
+ */
+static __always_inline int rr_redirect(__u32 queue, __u32 slot, __u32 nsocks)
+{
+	__u32 key = queue * RR_MAX_SLOTS + slot, *rr;
+
+	rr = bpf_map_lookup_elem(&rr_cursor, &key);
+	if (!rr)
+		return XDP_PASS;
+	if (*rr >= nsocks || *rr >= RR_MAX_THREADS)
+		*rr = 0;
+	key = RR_XSK_KEY(queue, *rr, slot);
+	*rr += 1;
+	return bpf_redirect_map(&xsks_map, key, XDP_PASS);
+}
+
+/*
+ * A request the in-kernel tier did not answer, with a handler's verdict
+ * (RR_XDP_PUNT, -errno, or a reply that could not be built): a punt goes
+ * on to the function's sockets, anything else is dropped and counted by
+ * its reason, as user space counts it. Returns the action.
+ */
+static __always_inline int not_answered(struct rr_xdp_req *req, int ret)
+{
+	enum rr_drop why;
+
+	if (ret == RR_XDP_PUNT) {
+		rr_fn_count(req, RR_FN_XDP_PUNT);
+		ret = rr_redirect(req->queue, req->slot, req->nsocks);
+		return rr_count(req->queue,
+				ret == XDP_REDIRECT ? RR_XDP_REDIRECT_PUNT
+						    : RR_XDP_PASS_NO_SOCKET,
+				ret);
+	}
+	if (ret == -EMSGSIZE || ret > (int)req->room)
+		why = req->amp_limited ? RR_DROP_AMPLIFICATION
+				       : RR_DROP_REPLY_TOO_BIG;
+	else
+		why = RR_DROP_FUNCTION_ERROR;
+	rr_fn_count(req, RR_FN_XDP_DROP + why);
+	return rr_count(req->queue, RR_XDP_DROP_FUNCTION, XDP_DROP);
+}
 
 /* Returns the EtherType after the Ethernet header and up to two tags;
  * *stat says why the frame is not ours (a group address at either end,
@@ -387,13 +515,18 @@ static __always_inline int in_kernel(struct xdp_md *ctx,
 	     req->payload_len > RR_XDP_MAX_PAYLOAD ||
 	     (long)ctx->data_end - (long)ctx->data > RR_XDP_MAX_FRAME)) {
 		rr_fn_count(req, RR_FN_XDP_RX);
-		return rr_xdp_finish(ctx, req, RR_XDP_PUNT);
+		return not_answered(req, RR_XDP_PUNT);
 	}
 	if (ret) {
 		rr_fn_count(req, RR_FN_XDP_RX);
 		rr_fn_count(req, RR_FN_XDP_DROP - ret);
 		return rr_count(queue, RR_XDP_DROP_FUNCTION, XDP_DROP);
 	}
+	/* Where the function's entry point counts, so that it needs no
+	 * knowledge of the counters' layout. */
+	req->rx_key = RR_FN_STATS_KEY(queue, conf->slot, RR_FN_XDP_RX);
+	req->tx_key = RR_FN_STATS_KEY(queue, conf->slot, RR_FN_XDP_TX);
+	req->tx_stat_key = queue * RR_XDP_STAT_MAX + RR_XDP_TX_FUNCTION;
 	bpf_tail_call(ctx, &fn_progs, conf->slot);
 	/* No program in the slot (being replaced): user space answers. */
 	return -1;
@@ -479,6 +612,23 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	if (act != XDP_REDIRECT)
 		return rr_count(queue, RR_XDP_PASS_NO_SOCKET, act);
 	return rr_count(queue, RR_XDP_REDIRECT, act);
+}
+
+/*
+ * Where a function's XDP program hands back a request it did not answer
+ * (through rr_verdict, with its verdict in the request): only punts and
+ * failures take this second tail call, never a reply.
+ */
+SEC("xdp")
+int reqrouter_verdict(struct xdp_md *ctx)
+{
+	struct rr_xdp_req *req;
+	__u32 zero = 0;
+
+	req = bpf_map_lookup_elem(&rr_req, &zero);
+	if (!req)
+		return XDP_PASS;
+	return not_answered(req, req->verdict);
 }
 
 char _license[] SEC("license") = "GPL";

@@ -2,12 +2,17 @@
 /*
  * What the XDP program and user space agree on: map sizes, the layout of
  * map values and the program's counters. Plain fixed-width types only, so
- * both sides compile it unchanged.
+ * both sides compile it unchanged. None of it is the function API: a
+ * function's XDP program sees the counters only through the keys the
+ * steering program puts in its request (include/reqrouter/rr_xdp.h).
  */
 #ifndef RR_SHARED_H
 #define RR_SHARED_H
 
 #include <linux/types.h>
+
+/* The in-kernel tier's limits (RR_XDP_MAX_*) are the function API's. */
+#include <reqrouter/rr_xdp_req.h>
 
 #define RR_XDP_PROG_NAME "reqrouter_xdp" /* how a stale program is known */
 
@@ -43,14 +48,6 @@ struct rr_port_conf {
 	__u32 cache_id_bytes;
 	__u32 xdp_max_payload; /* longer requests skip the XDP program */
 };
-
-/*
- * The largest frame the in-kernel tier handles: a veth (or any driver
- * without multi-buffer XDP) caps the MTU near 3.5 KB for a program like
- * ours; longer requests go to user space.
- */
-#define RR_XDP_MAX_FRAME 3584
-#define RR_XDP_MAX_PAYLOAD (RR_XDP_MAX_FRAME - 22 - 48)
 
 /* Only sources in the allow-lists (acl_v4/acl_v6) reach this function. */
 #define RR_PORT_ALLOWLIST (1U << 0)

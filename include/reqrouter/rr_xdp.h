@@ -24,8 +24,9 @@
  *                 function_error, as user space counts them.
  *
  * A reply longer than the request needs rr_xdp_resize() before it is
- * written. Both implementations must give the same reply for the same
- * request: the tests compare them byte for byte.
+ * written (rr_xdp_packet.h has the helpers). Both implementations must
+ * give the same reply for the same request: the tests compare them byte
+ * for byte.
  *
  *	static int my_handler(struct xdp_md *ctx, struct rr_xdp_req *req)
  *	{ ...; return req->payload_len; }
@@ -38,60 +39,33 @@
  * serving, without reloading the steering program. A tail call costs a
  * few nanoseconds; the request travels in a per-CPU map, since a tail
  * call passes nothing but the context.
- *
- * Needs kernel 5.18 (bpf_xdp_load_bytes/store_bytes); reqrouter checks.
- *
- * With RR_XDP_STANDALONE defined, only the packet helpers are included
- * (no maps, no entry point): the reflector tool uses them so that it does
- * exactly the reply work of the in-kernel tier, with nothing else.
  */
 #ifndef RR_XDP_H
 #define RR_XDP_H
 
-#include <linux/bpf.h>
-#include <linux/errno.h>
-#include <linux/if_ether.h>
-#include <linux/in.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
-#include <linux/udp.h>
-#include <bpf/bpf_endian.h>
-#include <bpf/bpf_helpers.h>
+#include "rr_xdp_packet.h"
 
-#include "rr_shared.h"
-
-#ifndef AF_INET
-#define AF_INET 2
-#define AF_INET6 10
-#endif
-
-#define RR_XDP_MAX_L3_OFF (ETH_HLEN + 8) /* two VLAN tags */
-#define RR_REPLY_TTL 64
-
-#define RR_XDP_PUNT (-1000) /* a handler's "not here": user space answers */
-
-/* The request, as the steering program checked it. Offsets are from the
- * start of the frame, ports in host byte order. */
-struct rr_xdp_req {
-	__u32 queue;  /* RX queue it arrived on */
-	__u32 slot;   /* function slot */
-	__u32 nsocks; /* the function's sockets per queue, for a punt */
-	__u16 l3_off; /* IP header */
-	__u16 l4_off; /* UDP header */
-	__u16 payload_off;
-	__u16 payload_len; /* from the UDP length */
-	__u16 room;	   /* the longest reply allowed */
-	__u16 src_port;
-	__u16 dst_port;
-	__u8 family;	  /* AF_INET or AF_INET6 */
-	__u8 amp_limited; /* room was cut by the amplification limit */
-};
-
-#ifndef RR_XDP_STANDALONE
-/* The maps every in-kernel function shares with the steering program;
- * reqrouter hands each function object the steering program's maps. */
-
-/* The request being served on this CPU (a tail call passes only ctx). */
+/*
+ * The ABI between a function's object and the steering program: the maps
+ * below, by name. reqrouter hands the function object the steering
+ * program's maps of the same names when it loads it (so their sizes here
+ * do not matter); any other map the object declares is its own. The
+ * entry point below uses them as follows, and nothing else may:
+ *
+ *   rr_req      the request being served on this CPU (a tail call passes
+ *               only the context);
+ *   fn_stats    per-CPU counters: +1 at req->rx_key for every request,
+ *               +1 at req->tx_key for every reply sent;
+ *   xdp_stats   per-CPU counters: +1 at req->tx_stat_key for every reply;
+ *   rr_verdict  a request not answered (a punt, an error, a reply that
+ *               could not be built) is handed back with its verdict in
+ *               req->verdict by a tail call to entry 0, the steering
+ *               program's, which counts it and redirects or drops it.
+ *
+ * A function's XDP object is built with reqrouter and embedded in it, so
+ * both sides always come from one build; the ABI is written down to keep
+ * it this small.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
@@ -99,411 +73,53 @@ struct {
 	__uint(max_entries, 1);
 } rr_req SEC(".maps");
 
-/* AF_XDP sockets, keyed by RR_XSK_KEY(queue, thread, slot). */
-struct {
-	__uint(type, BPF_MAP_TYPE_XSKMAP);
-	__type(key, __u32);
-	__type(value, __u32);
-	__uint(max_entries, RR_XSKMAP_SIZE);
-} xsks_map SEC(".maps");
-
-/*
- * Round-robin cursor per (queue, slot). A queue is processed by one NAPI
- * context at a time, so plain increments do not race.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, __u32);
-	__uint(max_entries, RR_MAX_QUEUES *RR_MAX_SLOTS);
-} rr_cursor SEC(".maps");
-
-/* Packets per (queue, enum rr_xdp_stat), per CPU. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
 	__type(value, __u64);
-	__uint(max_entries, RR_STATS_SIZE);
-} xdp_stats SEC(".maps");
-
-/* The in-kernel tier's counters per (queue, slot, enum rr_fn_stat). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, __u64);
-	__uint(max_entries, RR_FN_STATS_SIZE);
+	__uint(max_entries, 1);
 } fn_stats SEC(".maps");
 
-static __always_inline int rr_count(__u32 queue, enum rr_xdp_stat stat, int act)
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 1);
+} xdp_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1);
+} rr_verdict SEC(".maps");
+
+static __always_inline void rr_xdp_count(void *map, __u32 key)
 {
-	__u32 key = queue * RR_XDP_STAT_MAX + stat;
-	__u64 *cnt = bpf_map_lookup_elem(&xdp_stats, &key);
+	__u64 *cnt = bpf_map_lookup_elem(map, &key);
 
 	if (cnt)
 		*cnt += 1;
-	return act;
 }
 
-static __always_inline void rr_fn_count(const struct rr_xdp_req *req,
-					__u32 stat)
-{
-	__u32 key = RR_FN_STATS_KEY(req->queue, req->slot, stat);
-	__u64 *cnt = bpf_map_lookup_elem(&fn_stats, &key);
-
-	if (cnt)
-		*cnt += 1;
-}
-
-/*
- * Hands a request to one of the function's sockets on its queue,
- * round-robin; XDP_PASS as the fallback, so a missing socket never drops
- * silently. Returns the action.
- */
-static __always_inline int rr_redirect(__u32 queue, __u32 slot, __u32 nsocks)
-{
-	__u32 key = queue * RR_MAX_SLOTS + slot, *rr;
-
-	rr = bpf_map_lookup_elem(&rr_cursor, &key);
-	if (!rr)
-		return XDP_PASS;
-	if (*rr >= nsocks || *rr >= RR_MAX_THREADS)
-		*rr = 0;
-	key = RR_XSK_KEY(queue, *rr, slot);
-	*rr += 1;
-	return bpf_redirect_map(&xsks_map, key, XDP_PASS);
-}
-
-#endif /* RR_XDP_STANDALONE */
-
-/* A pointer to @n (a constant) payload bytes at @off, or NULL past the
- * end of the frame. */
-static __always_inline void *rr_xdp_bytes(struct xdp_md *ctx,
-					  const struct rr_xdp_req *req,
-					  __u32 off, const __u32 n)
-{
-	void *data = (void *)(long)ctx->data;
-	void *end = (void *)(long)ctx->data_end;
-	__u64 o = (__u64)req->payload_off + off;
-	void *p;
-
-	if (o > RR_XDP_MAX_FRAME)
-		return NULL;
-	p = data + o;
-	if (p + n > end)
-		return NULL;
-	return p;
-}
-
-/* Sets the payload to @len bytes, growing or shrinking the frame; 0 or
- * -errno (no room to grow: punt instead). */
-static __always_inline int rr_xdp_resize(struct xdp_md *ctx,
-					 struct rr_xdp_req *req, __u32 len)
-{
-	long cur = (long)ctx->data_end - (long)ctx->data;
-	long want = (long)req->payload_off + len;
-
-	if (len > req->room)
-		return -EMSGSIZE;
-	if (want == cur)
-		return 0;
-	return bpf_xdp_adjust_tail(ctx, (int)(want - cur));
-}
-
-/* Hides a value from clang's rewriting (e.g. "p + (len - 8)" into
- * "(p + len) - 8", which the verifier refuses as a negative offset). */
-#define rr_opaque(x) asm volatile("" : "+r"(x))
-
-/*
- * Reverses @len bytes at @off from the frame start in place: 8-byte words
- * from both ends (bswap), the middle byte by byte. A global function: the
- * verifier checks it once for any offset and length, and every offset is
- * derived from a loop counter it knows exactly. 0, or -1 if the frame is
- * shorter than that.
- */
-__attribute__((noinline)) int rr_xdp_reverse(struct xdp_md *ctx, __u64 off,
-					     __u64 len)
-{
-	void *data = (void *)(long)ctx->data;
-	void *end = (void *)(long)ctx->data_end;
-	__u64 k, i, m, o, *pa, *pb, a, b;
-	__u8 *p, *ca, *cb, t;
-
-	if (off > RR_XDP_MAX_L3_OFF + 68 || len > RR_XDP_MAX_PAYLOAD)
-		return -1;
-	p = data + off;
-	for (k = 0; k < RR_XDP_MAX_PAYLOAD / 16; k++) {
-		if (len < 16 * (k + 1))
-			break;
-		pa = (__u64 *)(p + 8 * k);
-		/* clang turns o into its own induction variable; check
-		 * it where it is used so the verifier knows its range. */
-		o = len - 8 - 8 * k;
-		rr_opaque(o);
-		if (o > RR_XDP_MAX_PAYLOAD - 8)
-			return -1;
-		pb = (__u64 *)(p + o);
-		if ((void *)(pa + 1) > end || (void *)(pb + 1) > end)
-			return -1;
-		a = *pa;
-		b = *pb;
-		*pa = __builtin_bswap64(b);
-		*pb = __builtin_bswap64(a);
-	}
-	/* At most 15 bytes are left in the middle. */
-	m = len - 16 * k;
-	p += 8 * k;
-	for (i = 0; i < 8; i++) {
-		if (2 * (i + 1) > m || m > 15)
-			break;
-		ca = p + i;
-		o = m - 1 - i;
-		rr_opaque(o);
-		if (o > 15)
-			return -1;
-		cb = p + o;
-		if ((void *)(ca + 1) > end || (void *)(cb + 1) > end)
-			return -1;
-		t = *ca;
-		*ca = *cb;
-		*cb = t;
-	}
-	return 0;
-}
-
-static __always_inline __u32 rr_fold32(__u64 s)
-{
-	s = (s & 0xffffffff) + (s >> 32);
-	s = (s & 0xffffffff) + (s >> 32);
-	return (__u32)s;
-}
-
-static __always_inline __u16 rr_fold16(__u64 s)
-{
-	__u32 v = rr_fold32(s);
-
-	v = (v & 0xffff) + (v >> 16);
-	v = (v & 0xffff) + (v >> 16);
-	return (__u16)v;
-}
-
-/* Adds @n (a constant, a multiple of 4) bytes at @off to *sum if that
- * much is left in @len; the verifier needs constant sizes to check the
- * bounds. -1 if the frame is shorter than that. */
-static __always_inline int rr_csum_step(void *data, void *end, __u64 *off,
-					__u64 *len, __u64 *sum, const __u32 n)
-{
-	__u8 *p;
-	__s64 r;
-
-	if (*len < n)
-		return 0;
-	if (*off > RR_XDP_MAX_FRAME)
-		return -1;
-	p = data + *off;
-	if ((void *)(p + n) > end)
-		return -1;
-	r = bpf_csum_diff(NULL, 0, (__be32 *)p, n, 0);
-	if (r < 0)
-		return -1;
-	*sum += (__u32)r;
-	*off += n;
-	*len -= n;
-	return 0;
-}
-
-/*
- * Ones' complement sum (32 bits, unfolded, memory byte order as the
- * kernel's csum_partial keeps it) of @len bytes at @off: 512-byte chunks,
- * then 256, 128 ... 4, through bpf_csum_diff(), which runs the kernel's
- * optimised checksum, then the last 0-3 bytes. A global function, checked
- * once by the verifier. -1 (as u64) if the frame is shorter.
- */
-__attribute__((noinline)) __u64 rr_xdp_csum(struct xdp_md *ctx, __u64 off,
-					    __u64 len)
-{
-	void *data = (void *)(long)ctx->data;
-	void *end = (void *)(long)ctx->data_end;
-	__u64 k, s = 0, tail = 0;
-	__u8 *p;
-
-	if (off > RR_XDP_MAX_L3_OFF + 68 || len > RR_XDP_MAX_FRAME)
-		return (__u64)-1;
-	for (k = 0; k < RR_XDP_MAX_FRAME / 512; k++) {
-		if (len < 512)
-			break;
-		if (rr_csum_step(data, end, &off, &len, &s, 512))
-			return (__u64)-1;
-	}
-	if (rr_csum_step(data, end, &off, &len, &s, 256) ||
-	    rr_csum_step(data, end, &off, &len, &s, 128) ||
-	    rr_csum_step(data, end, &off, &len, &s, 64) ||
-	    rr_csum_step(data, end, &off, &len, &s, 32) ||
-	    rr_csum_step(data, end, &off, &len, &s, 16) ||
-	    rr_csum_step(data, end, &off, &len, &s, 8) ||
-	    rr_csum_step(data, end, &off, &len, &s, 4))
-		return (__u64)-1;
-	if (len > 3 || off > RR_XDP_MAX_FRAME)
-		return (__u64)-1;
-	p = data + off;
-	/* Even offsets are the low byte of a little-endian word. */
-	if (len >= 1) {
-		if ((void *)(p + 1) > end)
-			return (__u64)-1;
-		tail += p[0];
-	}
-	if (len >= 2) {
-		if ((void *)(p + 2) > end)
-			return (__u64)-1;
-		tail += (__u64)p[1] << 8;
-	}
-	if (len == 3) {
-		if ((void *)(p + 3) > end)
-			return (__u64)-1;
-		tail += p[2];
-	}
-	return rr_fold32(s + tail);
-}
-
-/* Swaps @n bytes at a and b (n a constant). */
-static __always_inline void rr_swap(void *a, void *b, const __u32 n)
-{
-	__u8 t[16];
-
-	__builtin_memcpy(t, a, n);
-	__builtin_memcpy(a, b, n);
-	__builtin_memcpy(b, t, n);
-}
-
-/*
- * Turns the request whose payload now holds @reply_len bytes into the
- * reply, exactly as user space's rr_build_reply() does: frame trimmed to
- * the reply, MACs, addresses and ports swapped, lengths set, TTL or hop
- * limit 64, IPv4 header checksum and the full UDP checksum recomputed
- * (a sender with checksum offload leaves a partial one, so nothing is
- * updated incrementally). 0, or -1 if the frame cannot hold it.
- */
-static __always_inline int rr_xdp_build_reply(struct xdp_md *ctx,
-					      const struct rr_xdp_req *req,
-					      __u32 reply_len)
-{
-	__u32 ulen = sizeof(struct udphdr) + reply_len, hlen;
-	void *data, *end;
-	struct udphdr *udp;
-	struct ethhdr *eth;
-	__u64 sum, l3, l4;
-	__u16 csum;
-
-	if (reply_len > req->room ||
-	    rr_xdp_resize(ctx, (struct rr_xdp_req *)req, reply_len))
-		return -1;
-	data = (void *)(long)ctx->data;
-	end = (void *)(long)ctx->data_end;
-	eth = data;
-	l3 = req->l3_off;
-	l4 = req->l4_off;
-	/* Where clang can prove the offsets small (the reflector's fixed
-	 * headers) it drops the checks below but still reads them back from
-	 * memory, where the verifier cannot: keep the checks. */
-	rr_opaque(l3);
-	rr_opaque(l4);
-	if (l3 > RR_XDP_MAX_L3_OFF || l4 > RR_XDP_MAX_L3_OFF + 60 ||
-	    (void *)(eth + 1) > end)
-		return -1;
-	rr_swap(eth->h_dest, eth->h_source, ETH_ALEN);
-	udp = data + l4;
-	/* One register for the pointer, checked once: clang would otherwise
-	 * recompute it for a later store, unchecked as far as the verifier
-	 * knows. */
-	rr_opaque(udp);
-	if ((void *)(udp + 1) > end)
-		return -1;
-	rr_swap(&udp->source, &udp->dest, 2);
-	udp->len = bpf_htons(ulen);
-	udp->check = 0;
-	if (req->family == AF_INET) {
-		struct iphdr *ip = data + l3;
-		__u64 hsum;
-
-		if ((void *)(ip + 1) > end)
-			return -1;
-		hlen = ip->ihl * 4;
-		rr_swap(&ip->saddr, &ip->daddr, 4);
-		ip->tot_len = bpf_htons(hlen + ulen);
-		ip->ttl = RR_REPLY_TTL;
-		ip->check = 0;
-		hsum = rr_xdp_csum(ctx, l3, hlen);
-		if (hsum == (__u64)-1)
-			return -1;
-		/* Packet pointers are void after a helper that may move
-		 * data; find the header again. */
-		data = (void *)(long)ctx->data;
-		end = (void *)(long)ctx->data_end;
-		ip = data + l3;
-		if ((void *)(ip + 1) > end)
-			return -1;
-		ip->check = (__u16)~rr_fold16(hsum);
-		sum = (__u64)ip->saddr + ip->daddr;
-	} else {
-		struct ipv6hdr *ip6 = data + l3;
-
-		if ((void *)(ip6 + 1) > end)
-			return -1;
-		rr_swap(&ip6->saddr, &ip6->daddr, 16);
-		ip6->payload_len = bpf_htons(ulen);
-		ip6->hop_limit = RR_REPLY_TTL;
-		sum = 0;
-#pragma unroll
-		for (int i = 0; i < 4; i++)
-			sum += (__u64)ip6->saddr.in6_u.u6_addr32[i] +
-			       ip6->daddr.in6_u.u6_addr32[i];
-	}
-	/* The pseudo-header's protocol and length, in memory order. */
-	sum += bpf_htons(IPPROTO_UDP) + bpf_htons(ulen);
-	l4 = req->l4_off;
-	l4 = rr_xdp_csum(ctx, l4, ulen);
-	if (l4 == (__u64)-1)
-		return -1;
-	csum = (__u16)~rr_fold16(sum + l4);
-	data = (void *)(long)ctx->data;
-	end = (void *)(long)ctx->data_end;
-	l4 = req->l4_off;
-	rr_opaque(l4);
-	if (l4 > RR_XDP_MAX_L3_OFF + 60)
-		return -1;
-	udp = data + l4;
-	if ((void *)(udp + 1) > end)
-		return -1;
-	udp->check = csum ? csum : 0xffff; /* 0 means "no checksum" */
-	return 0;
-}
-
-#ifndef RR_XDP_STANDALONE
-/* What the entry point does with a handler's verdict. */
+/* What the entry point does with a handler's verdict: a reply is built
+ * and sent here, anything else goes back to the steering program. */
 static __always_inline int rr_xdp_finish(struct xdp_md *ctx,
 					 struct rr_xdp_req *req, int ret)
 {
-	enum rr_drop why;
+	__u32 zero = 0;
 
-	if (ret == RR_XDP_PUNT) {
-		rr_fn_count(req, RR_FN_XDP_PUNT);
-		ret = rr_redirect(req->queue, req->slot, req->nsocks);
-		return rr_count(req->queue,
-				ret == XDP_REDIRECT ? RR_XDP_REDIRECT_PUNT
-						    : RR_XDP_PASS_NO_SOCKET,
-				ret);
-	}
 	if (ret >= 0 && (__u32)ret <= req->room &&
 	    !rr_xdp_build_reply(ctx, req, (__u32)ret)) {
-		rr_fn_count(req, RR_FN_XDP_TX);
-		return rr_count(req->queue, RR_XDP_TX_FUNCTION, XDP_TX);
+		rr_xdp_count(&fn_stats, req->tx_key);
+		rr_xdp_count(&xdp_stats, req->tx_stat_key);
+		return XDP_TX;
 	}
-	if (ret == -EMSGSIZE || ret > (int)req->room)
-		why = req->amp_limited ? RR_DROP_AMPLIFICATION
-				       : RR_DROP_REPLY_TOO_BIG;
-	else
-		why = RR_DROP_FUNCTION_ERROR;
-	rr_fn_count(req, RR_FN_XDP_DROP + why);
-	return rr_count(req->queue, RR_XDP_DROP_FUNCTION, XDP_DROP);
+	req->verdict = ret;
+	bpf_tail_call(ctx, &rr_verdict, zero);
+	/* Not loaded by reqrouter: an untouched frame to the kernel, never
+	 * a silent drop of one. */
+	return ret == RR_XDP_PUNT ? XDP_PASS : XDP_DROP;
 }
 
 /* The entry point of a function's XDP program, named rr_fn_NAME. */
@@ -516,11 +132,9 @@ static __always_inline int rr_xdp_finish(struct xdp_md *ctx,
 		req = bpf_map_lookup_elem(&rr_req, &zero);          \
 		if (!req)                                           \
 			return XDP_PASS;                            \
-		rr_fn_count(req, RR_FN_XDP_RX);                     \
+		rr_xdp_count(&fn_stats, req->rx_key);               \
 		return rr_xdp_finish(ctx, req, _handler(ctx, req)); \
 	}                                                           \
 	char _license[] SEC("license") = "GPL"
-
-#endif /* RR_XDP_STANDALONE */
 
 #endif /* RR_XDP_H */

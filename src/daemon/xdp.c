@@ -52,7 +52,8 @@ int rr_xdp_check_kernel(char *why, size_t len)
 int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu)
 {
 	char buf[RR_ERRLEN];
-	int ret;
+	uint32_t zero = 0;
+	int ret, fd;
 
 	memset(x, 0, sizeof(*x));
 	ret = rr_xdp_check_kernel(buf, sizeof(buf));
@@ -75,6 +76,18 @@ int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu)
 			ret == -EPERM
 				? " (run as root or with CAP_BPF and CAP_NET_ADMIN)"
 				: " (-v shows the verifier log)");
+		reqrouter__destroy(x->skel);
+		x->skel = NULL;
+		return ret;
+	}
+	/* Where the functions' XDP programs hand back what they do not
+	 * answer (include/reqrouter/rr_xdp.h). */
+	fd = bpf_program__fd(x->skel->progs.reqrouter_verdict);
+	ret = bpf_map__update_elem(x->skel->maps.rr_verdict, &zero,
+				   sizeof(zero), &fd, sizeof(fd), 0);
+	if (ret) {
+		pr_warn("cannot load the XDP program: rr_verdict: %s\n",
+			strerror(-ret));
 		reqrouter__destroy(x->skel);
 		x->skel = NULL;
 		return ret;
@@ -315,7 +328,7 @@ int rr_xdp_load_function(struct rr_xdp *x, uint32_t slot,
 		return ret;
 	}
 	/* Every map the steering program has too is the steering
-	 * program's: the request, the sockets, the counters. */
+	 * program's: the request, the counters, rr_verdict. */
 	bpf_object__for_each_map(m, obj)
 	{
 		ours = bpf_object__find_map_by_name(x->skel->obj,

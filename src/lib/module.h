@@ -12,15 +12,10 @@
 #include <stdint.h>
 
 #include <reqrouter/rr_function.h>
+/* What a module exports: RR_MODULE_SYMBOL, rr_module_list_t. */
+#include <reqrouter/rr_module.h>
 
-#define RR_MODULE_SYMBOL "rr_module_functions"
 #define RR_MAX_MODULES 64
-
-/* What a module exports (src/module/entry.c): its functions, and the API
- * it was built against. */
-typedef const struct rr_function *const *(*rr_module_list_t)(size_t *n,
-							     uint32_t *api);
-const struct rr_function *const *rr_module_functions(size_t *n, uint32_t *api);
 
 struct rr_module {
 	void *handle; /* dlopen()'s */

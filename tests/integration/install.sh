@@ -3,7 +3,8 @@
 #
 # make install and make uninstall, into a DESTDIR: install puts exactly the
 # expected files (binaries, man pages, the systemd unit, bash completion,
-# docs and examples, /etc/reqrouter/reqrouter.conf; no BPF object, the
+# docs and examples, the function modules, the function API headers and
+# reqrouter-function.pc, /etc/reqrouter/reqrouter.conf; no BPF object, the
 # programs are inside the binaries), the installed binaries run and say
 # their version, the unit names the installed paths and passes
 # `systemd-analyze verify` with a sandbox exposure of at most 3.0, the
@@ -42,9 +43,17 @@ cat >"$RR_TMP/want" <<EOW
 /usr/share/man/man8/reqrouter.8
 /usr/share/man/man8/reqrouterctl.8
 EOW
-for m in "$BUILD"/functions/*.so; do
-	echo "/usr/lib/reqrouter/functions/${m##*/}"
-done >>"$RR_TMP/want"
+{
+	for m in "$BUILD"/functions/*.so; do
+		echo "/usr/lib/reqrouter/functions/${m##*/}"
+	done
+	# The function API, for modules built out of tree (out_of_tree.sh
+	# builds one against it).
+	for h in include/reqrouter/*.h; do
+		echo "/usr/$h"
+	done
+	echo /usr/share/pkgconfig/reqrouter-function.pc
+} >>"$RR_TMP/want"
 sort -o "$RR_TMP/want" "$RR_TMP/want"
 check "exactly the expected files" diff "$RR_TMP/want" <(files)
 for b in sbin/reqrouter sbin/reqrouterctl bin/rrload; do
@@ -120,5 +129,6 @@ rm -f "$D/etc/reqrouter/reqrouter.conf"
 make --no-print-directory install DESTDIR="$D" PREFIX=/usr >/dev/null 2>&1
 make --no-print-directory uninstall DESTDIR="$D" PREFIX=/usr >/dev/null 2>&1
 check_eq "no file left" "" "$(files)"
-check "no directory of ours left" test ! -e "$D/usr/share/doc/reqrouter" -a ! -e "$D/etc/reqrouter"
+check "no directory of ours left" test ! -e "$D/usr/share/doc/reqrouter" \
+	-a ! -e "$D/etc/reqrouter" -a ! -e "$D/usr/include/reqrouter"
 finish

@@ -7,7 +7,8 @@
  * from it.
  *
  * The reversal and the reply are reqrouter's own in-kernel code
- * (include/reqrouter/rr_xdp.h: the bswap loop, the swap and the full checksum),
+ * (include/reqrouter/rr_xdp_packet.h: the bswap loop, the swap and the full
+ * checksum),
  * so the reflector differs from reqrouter's XDP tier only by what
  * reqrouter adds around it: steering, checks, the tail call, counters.
  *
@@ -15,8 +16,7 @@
  * XDP_TX frames from its peer when an XDP program runs on it, so the
  * client side of the test bed loads this one.
  */
-#define RR_XDP_STANDALONE
-#include <reqrouter/rr_xdp.h>
+#include <reqrouter/rr_xdp_packet.h>
 
 /* Ports served; load-time knobs, so the reflector can stand in for a
  * function moved to another port. */

@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The in-kernel tier's packet helpers, for BPF programs: a payload's bytes,
+ * growing or shrinking it, reversing bytes, the checksum, and turning a
+ * request into its reply exactly as user space does. A function's XDP
+ * program gets them through rr_xdp.h; reqrouter's steering program
+ * (kern/) and the reflector tool include this file alone, since they
+ * declare no function entry point. Nothing here touches a map.
+ *
+ * Needs kernel 5.18 (bpf_xdp_load_bytes/store_bytes); reqrouter checks.
+ */
+#ifndef RR_XDP_PACKET_H
+#define RR_XDP_PACKET_H
+
+#include <linux/bpf.h>
+#include <linux/errno.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include "rr_xdp_req.h"
+
+#ifndef AF_INET
+#define AF_INET 2
+#define AF_INET6 10
+#endif
+
+#define RR_REPLY_TTL 64
+
+/* A pointer to @n (a constant) payload bytes at @off, or NULL past the
+ * end of the frame. */
+static __always_inline void *rr_xdp_bytes(struct xdp_md *ctx,
+					  const struct rr_xdp_req *req,
+					  __u32 off, const __u32 n)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	__u64 o = (__u64)req->payload_off + off;
+	void *p;
+
+	if (o > RR_XDP_MAX_FRAME)
+		return NULL;
+	p = data + o;
+	if (p + n > end)
+		return NULL;
+	return p;
+}
+
+/* Sets the payload to @len bytes, growing or shrinking the frame; 0 or
+ * -errno (no room to grow: punt instead). */
+static __always_inline int rr_xdp_resize(struct xdp_md *ctx,
+					 struct rr_xdp_req *req, __u32 len)
+{
+	long cur = (long)ctx->data_end - (long)ctx->data;
+	long want = (long)req->payload_off + len;
+
+	if (len > req->room)
+		return -EMSGSIZE;
+	if (want == cur)
+		return 0;
+	return bpf_xdp_adjust_tail(ctx, (int)(want - cur));
+}
+
+/* Hides a value from clang's rewriting (e.g. "p + (len - 8)" into
+ * "(p + len) - 8", which the verifier refuses as a negative offset). */
+#define rr_opaque(x) asm volatile("" : "+r"(x))
+
+/*
+ * Reverses @len bytes at @off from the frame start in place: 8-byte words
+ * from both ends (bswap), the middle byte by byte. A global function: the
+ * verifier checks it once for any offset and length, and every offset is
+ * derived from a loop counter it knows exactly. 0, or -1 if the frame is
+ * shorter than that.
+ */
+__attribute__((noinline)) int rr_xdp_reverse(struct xdp_md *ctx, __u64 off,
+					     __u64 len)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	__u64 k, i, m, o, *pa, *pb, a, b;
+	__u8 *p, *ca, *cb, t;
+
+	if (off > RR_XDP_MAX_L3_OFF + 68 || len > RR_XDP_MAX_PAYLOAD)
+		return -1;
+	p = data + off;
+	for (k = 0; k < RR_XDP_MAX_PAYLOAD / 16; k++) {
+		if (len < 16 * (k + 1))
+			break;
+		pa = (__u64 *)(p + 8 * k);
+		/* clang turns o into its own induction variable; check
+		 * it where it is used so the verifier knows its range. */
+		o = len - 8 - 8 * k;
+		rr_opaque(o);
+		if (o > RR_XDP_MAX_PAYLOAD - 8)
+			return -1;
+		pb = (__u64 *)(p + o);
+		if ((void *)(pa + 1) > end || (void *)(pb + 1) > end)
+			return -1;
+		a = *pa;
+		b = *pb;
+		*pa = __builtin_bswap64(b);
+		*pb = __builtin_bswap64(a);
+	}
+	/* At most 15 bytes are left in the middle. */
+	m = len - 16 * k;
+	p += 8 * k;
+	for (i = 0; i < 8; i++) {
+		if (2 * (i + 1) > m || m > 15)
+			break;
+		ca = p + i;
+		o = m - 1 - i;
+		rr_opaque(o);
+		if (o > 15)
+			return -1;
+		cb = p + o;
+		if ((void *)(ca + 1) > end || (void *)(cb + 1) > end)
+			return -1;
+		t = *ca;
+		*ca = *cb;
+		*cb = t;
+	}
+	return 0;
+}
+
+static __always_inline __u32 rr_fold32(__u64 s)
+{
+	s = (s & 0xffffffff) + (s >> 32);
+	s = (s & 0xffffffff) + (s >> 32);
+	return (__u32)s;
+}
+
+static __always_inline __u16 rr_fold16(__u64 s)
+{
+	__u32 v = rr_fold32(s);
+
+	v = (v & 0xffff) + (v >> 16);
+	v = (v & 0xffff) + (v >> 16);
+	return (__u16)v;
+}
+
+/* Adds @n (a constant, a multiple of 4) bytes at @off to *sum if that
+ * much is left in @len; the verifier needs constant sizes to check the
+ * bounds. -1 if the frame is shorter than that. */
+static __always_inline int rr_csum_step(void *data, void *end, __u64 *off,
+					__u64 *len, __u64 *sum, const __u32 n)
+{
+	__u8 *p;
+	__s64 r;
+
+	if (*len < n)
+		return 0;
+	if (*off > RR_XDP_MAX_FRAME)
+		return -1;
+	p = data + *off;
+	if ((void *)(p + n) > end)
+		return -1;
+	r = bpf_csum_diff(NULL, 0, (__be32 *)p, n, 0);
+	if (r < 0)
+		return -1;
+	*sum += (__u32)r;
+	*off += n;
+	*len -= n;
+	return 0;
+}
+
+/*
+ * Ones' complement sum (32 bits, unfolded, memory byte order as the
+ * kernel's csum_partial keeps it) of @len bytes at @off: 512-byte chunks,
+ * then 256, 128 ... 4, through bpf_csum_diff(), which runs the kernel's
+ * optimised checksum, then the last 0-3 bytes. A global function, checked
+ * once by the verifier. -1 (as u64) if the frame is shorter.
+ */
+__attribute__((noinline)) __u64 rr_xdp_csum(struct xdp_md *ctx, __u64 off,
+					    __u64 len)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	__u64 k, s = 0, tail = 0;
+	__u8 *p;
+
+	if (off > RR_XDP_MAX_L3_OFF + 68 || len > RR_XDP_MAX_FRAME)
+		return (__u64)-1;
+	for (k = 0; k < RR_XDP_MAX_FRAME / 512; k++) {
+		if (len < 512)
+			break;
+		if (rr_csum_step(data, end, &off, &len, &s, 512))
+			return (__u64)-1;
+	}
+	if (rr_csum_step(data, end, &off, &len, &s, 256) ||
+	    rr_csum_step(data, end, &off, &len, &s, 128) ||
+	    rr_csum_step(data, end, &off, &len, &s, 64) ||
+	    rr_csum_step(data, end, &off, &len, &s, 32) ||
+	    rr_csum_step(data, end, &off, &len, &s, 16) ||
+	    rr_csum_step(data, end, &off, &len, &s, 8) ||
+	    rr_csum_step(data, end, &off, &len, &s, 4))
+		return (__u64)-1;
+	if (len > 3 || off > RR_XDP_MAX_FRAME)
+		return (__u64)-1;
+	p = data + off;
+	/* Even offsets are the low byte of a little-endian word. */
+	if (len >= 1) {
+		if ((void *)(p + 1) > end)
+			return (__u64)-1;
+		tail += p[0];
+	}
+	if (len >= 2) {
+		if ((void *)(p + 2) > end)
+			return (__u64)-1;
+		tail += (__u64)p[1] << 8;
+	}
+	if (len == 3) {
+		if ((void *)(p + 3) > end)
+			return (__u64)-1;
+		tail += p[2];
+	}
+	return rr_fold32(s + tail);
+}
+
+/* Swaps @n bytes at a and b (n a constant). */
+static __always_inline void rr_swap(void *a, void *b, const __u32 n)
+{
+	__u8 t[16];
+
+	__builtin_memcpy(t, a, n);
+	__builtin_memcpy(a, b, n);
+	__builtin_memcpy(b, t, n);
+}
+
+/*
+ * Turns the request whose payload now holds @reply_len bytes into the
+ * reply, exactly as user space's rr_build_reply() does: frame trimmed to
+ * the reply, MACs, addresses and ports swapped, lengths set, TTL or hop
+ * limit 64, IPv4 header checksum and the full UDP checksum recomputed
+ * (a sender with checksum offload leaves a partial one, so nothing is
+ * updated incrementally). 0, or -1 if the frame cannot hold it.
+ */
+static __always_inline int rr_xdp_build_reply(struct xdp_md *ctx,
+					      const struct rr_xdp_req *req,
+					      __u32 reply_len)
+{
+	__u32 ulen = sizeof(struct udphdr) + reply_len, hlen;
+	void *data, *end;
+	struct udphdr *udp;
+	struct ethhdr *eth;
+	__u64 sum, l3, l4;
+	__u16 csum;
+
+	if (reply_len > req->room ||
+	    rr_xdp_resize(ctx, (struct rr_xdp_req *)req, reply_len))
+		return -1;
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	eth = data;
+	l3 = req->l3_off;
+	l4 = req->l4_off;
+	/* Where clang can prove the offsets small (the reflector's fixed
+	 * headers) it drops the checks below but still reads them back from
+	 * memory, where the verifier cannot: keep the checks. */
+	rr_opaque(l3);
+	rr_opaque(l4);
+	if (l3 > RR_XDP_MAX_L3_OFF || l4 > RR_XDP_MAX_L3_OFF + 60 ||
+	    (void *)(eth + 1) > end)
+		return -1;
+	rr_swap(eth->h_dest, eth->h_source, ETH_ALEN);
+	udp = data + l4;
+	/* One register for the pointer, checked once: clang would otherwise
+	 * recompute it for a later store, unchecked as far as the verifier
+	 * knows. */
+	rr_opaque(udp);
+	if ((void *)(udp + 1) > end)
+		return -1;
+	rr_swap(&udp->source, &udp->dest, 2);
+	udp->len = bpf_htons(ulen);
+	udp->check = 0;
+	if (req->family == AF_INET) {
+		struct iphdr *ip = data + l3;
+		__u64 hsum;
+
+		if ((void *)(ip + 1) > end)
+			return -1;
+		hlen = ip->ihl * 4;
+		rr_swap(&ip->saddr, &ip->daddr, 4);
+		ip->tot_len = bpf_htons(hlen + ulen);
+		ip->ttl = RR_REPLY_TTL;
+		ip->check = 0;
+		hsum = rr_xdp_csum(ctx, l3, hlen);
+		if (hsum == (__u64)-1)
+			return -1;
+		/* Packet pointers are void after a helper that may move
+		 * data; find the header again. */
+		data = (void *)(long)ctx->data;
+		end = (void *)(long)ctx->data_end;
+		ip = data + l3;
+		if ((void *)(ip + 1) > end)
+			return -1;
+		ip->check = (__u16)~rr_fold16(hsum);
+		sum = (__u64)ip->saddr + ip->daddr;
+	} else {
+		struct ipv6hdr *ip6 = data + l3;
+
+		if ((void *)(ip6 + 1) > end)
+			return -1;
+		rr_swap(&ip6->saddr, &ip6->daddr, 16);
+		ip6->payload_len = bpf_htons(ulen);
+		ip6->hop_limit = RR_REPLY_TTL;
+		sum = 0;
+#pragma unroll
+		for (int i = 0; i < 4; i++)
+			sum += (__u64)ip6->saddr.in6_u.u6_addr32[i] +
+			       ip6->daddr.in6_u.u6_addr32[i];
+	}
+	/* The pseudo-header's protocol and length, in memory order. */
+	sum += bpf_htons(IPPROTO_UDP) + bpf_htons(ulen);
+	l4 = req->l4_off;
+	l4 = rr_xdp_csum(ctx, l4, ulen);
+	if (l4 == (__u64)-1)
+		return -1;
+	csum = (__u16)~rr_fold16(sum + l4);
+	data = (void *)(long)ctx->data;
+	end = (void *)(long)ctx->data_end;
+	l4 = req->l4_off;
+	rr_opaque(l4);
+	if (l4 > RR_XDP_MAX_L3_OFF + 60)
+		return -1;
+	udp = data + l4;
+	if ((void *)(udp + 1) > end)
+		return -1;
+	udp->check = csum ? csum : 0xffff; /* 0 means "no checksum" */
+	return 0;
+}
+
+#endif /* RR_XDP_PACKET_H */

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The request an in-kernel function is handed, and the in-kernel tier's
+ * limits: part of the function API (rr_xdp.h includes it) and of the ABI
+ * between a function's XDP object and reqrouter's steering program, which
+ * fills it. Plain fixed-width types only, so that user space (the config's
+ * xdp_max_payload range) and kern/ compile it unchanged.
+ */
+#ifndef RR_XDP_REQ_H
+#define RR_XDP_REQ_H
+
+#include <linux/types.h>
+
+/*
+ * The largest frame the in-kernel tier handles: a veth (or any driver
+ * without multi-buffer XDP) caps the MTU near 3.5 KB for a program like
+ * ours; longer requests go to user space, and never reach a function's
+ * XDP program.
+ */
+#define RR_XDP_MAX_FRAME 3584
+#define RR_XDP_MAX_PAYLOAD (RR_XDP_MAX_FRAME - 22 - 48)
+#define RR_XDP_MAX_L3_OFF (14 + 8) /* Ethernet and two VLAN tags */
+
+#define RR_XDP_PUNT (-1000) /* a handler's "not here": user space answers */
+
+/* The request, as the steering program checked it. Offsets are from the
+ * start of the frame, ports in host byte order. */
+struct rr_xdp_req {
+	__u32 queue;  /* RX queue it arrived on */
+	__u32 slot;   /* function slot */
+	__u32 nsocks; /* the function's sockets per queue, for a punt */
+	__u16 l3_off; /* IP header */
+	__u16 l4_off; /* UDP header */
+	__u16 payload_off;
+	__u16 payload_len; /* from the UDP length */
+	__u16 room;	   /* the longest reply allowed */
+	__u16 src_port;
+	__u16 dst_port;
+	__u8 family;	  /* AF_INET or AF_INET6 */
+	__u8 amp_limited; /* room was cut by the amplification limit */
+	/* reqrouter's, for RR_XDP_FUNCTION (rr_xdp.h), not the handler's:
+	 * the keys of the counters it bumps, so that their layout stays the
+	 * steering program's, and the handler's verdict when it hands the
+	 * request back through rr_verdict. */
+	__u32 rx_key;	   /* in fn_stats: given to the function */
+	__u32 tx_key;	   /* in fn_stats: answered by it */
+	__u32 tx_stat_key; /* in xdp_stats: answered by a function */
+	__s32 verdict;
+};
+
+#endif /* RR_XDP_REQ_H */

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The way back from a function's XDP program to the steering program:
+ * what a handler does not answer (RR_XDP_PUNT, -EMSGSIZE, another errno, a
+ * reply longer than the room) goes through rr_verdict to
+ * reqrouter_verdict, which must redirect or drop it and count it exactly
+ * as user space would: the verdict, the frame left untouched, and exactly
+ * the expected fn_stats and xdp_stats counters moved, nothing else. An
+ * answer is counted by the function's own program at the keys the
+ * request carries. The function (tests/bpf/progs/verdict_fn.bpf.c) is
+ * loaded the way reqrouter loads one (src/daemon/xdp.c).
+ *
+ * Needs root and a kernel with BPF; exits 77 (skip) otherwise.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+
+#include "frames.h"
+#include "testutil.h"
+#include "config.h"
+#include "registry.h"
+#include "reqrouter.skel.h"
+#include "rr_shared.h"
+#include "verdict_fn.skel.h"
+#include "xdp.h"
+
+#define SKIP 77
+#define MTU 1500
+#define SLOT 3
+#define SLOT_AMP 4 /* max_amplification = 1: no room beyond the request */
+
+static const struct rr_xdp_impl impl = { .name = "verdict_fn",
+					 .elf_bytes = verdict_fn__elf_bytes };
+static struct rr_xdp x;
+static int prog_fd, checks;
+
+struct want {
+	const char *payload;
+	uint32_t slot;
+	uint32_t verdict;
+	int untouched;	/* the frame must leave as it came */
+	int fn_stat[2]; /* enum rr_fn_stat that move by one, -1: none */
+	int xdp_stat;	/* enum rr_xdp_stat that moves by one */
+};
+
+static const struct want cases[] = {
+	{ "hello",
+	  SLOT,
+	  XDP_TX,
+	  0,
+	  { RR_FN_XDP_RX, RR_FN_XDP_TX },
+	  RR_XDP_TX_FUNCTION },
+	{ "Punt",
+	  SLOT,
+	  XDP_PASS,
+	  1,
+	  { RR_FN_XDP_RX, RR_FN_XDP_PUNT },
+	  RR_XDP_PASS_NO_SOCKET }, /* no socket here: the fallback */
+	{ "Msize",
+	  SLOT,
+	  XDP_DROP,
+	  1,
+	  { RR_FN_XDP_RX, RR_FN_XDP_DROP + RR_DROP_REPLY_TOO_BIG },
+	  RR_XDP_DROP_FUNCTION },
+	{ "Msize",
+	  SLOT_AMP,
+	  XDP_DROP,
+	  1,
+	  { RR_FN_XDP_RX, RR_FN_XDP_DROP + RR_DROP_AMPLIFICATION },
+	  RR_XDP_DROP_FUNCTION },
+	{ "Einval",
+	  SLOT,
+	  XDP_DROP,
+	  1,
+	  { RR_FN_XDP_RX, RR_FN_XDP_DROP + RR_DROP_FUNCTION_ERROR },
+	  RR_XDP_DROP_FUNCTION },
+	{ "Big",
+	  SLOT,
+	  XDP_DROP,
+	  1,
+	  { RR_FN_XDP_RX, RR_FN_XDP_DROP + RR_DROP_REPLY_TOO_BIG },
+	  RR_XDP_DROP_FUNCTION },
+};
+
+static int setup(void)
+{
+	struct rr_port_conf conf = { .nsocks = 1,
+				     .flags = RR_PORT_XDP,
+				     .xdp_max_payload = RR_XDP_MAX_PAYLOAD };
+	char why[RR_ERRLEN];
+	uint32_t s;
+	int ret;
+
+	ret = rr_xdp_load(&x, f_dst_mac, MTU);
+	if (ret)
+		return ret;
+	prog_fd = bpf_program__fd(x.skel->progs.reqrouter_xdp);
+	for (s = SLOT; s <= SLOT_AMP; s++) {
+		ret = rr_xdp_load_function(&x, s, &impl, why, sizeof(why));
+		if (ret) {
+			fprintf(stderr, "cannot load verdict_fn: %s\n", why);
+			return ret;
+		}
+		conf.slot = s;
+		conf.max_amplification = s == SLOT_AMP;
+		ret = rr_xdp_set_port(&x, 5000 + s, &conf);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static void one(const struct want *w)
+{
+	uint64_t fa[RR_FN_STAT_MAX], fb[RR_FN_STAT_MAX];
+	uint64_t sa[RR_XDP_STAT_MAX], sb[RR_XDP_STAT_MAX];
+	uint8_t frame[2048], out[2048];
+	struct frame_spec spec = {
+		.family = AF_INET,
+		.sport = 40000,
+		.dport = 5000 + w->slot,
+		.payload = (const uint8_t *)w->payload,
+		.plen = strlen(w->payload),
+		.csum = CSUM_PARTIAL,
+	};
+	struct frame_layout lay;
+	uint32_t len = build_frame(frame, sizeof(frame), &spec, &lay);
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = len,
+		    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
+	uint64_t want;
+	int k;
+
+	t_at("'%s' on slot %u", w->payload, w->slot);
+	checks++;
+	if (rr_xdp_read_fn_stats(&x, 0, w->slot, fa) ||
+	    rr_xdp_read_stats(&x, sa, 1) ||
+	    bpf_prog_test_run_opts(prog_fd, &o) ||
+	    rr_xdp_read_fn_stats(&x, 0, w->slot, fb) ||
+	    rr_xdp_read_stats(&x, sb, 1)) {
+		t_fail("cannot run it: %s", strerror(errno));
+		return;
+	}
+	if (o.retval != w->verdict)
+		t_fail("verdict %u, want %u", o.retval, w->verdict);
+	if (w->untouched && (o.data_size_out != len || memcmp(out, frame, len)))
+		t_fail("the frame was changed");
+	for (k = 0; k < RR_FN_STAT_MAX; k++) {
+		want = fa[k] + (k == w->fn_stat[0] || k == w->fn_stat[1]);
+		if (fb[k] != want)
+			t_fail("fn_stats[%d] moved by %lu", k,
+			       (unsigned long)(fb[k] - fa[k]));
+	}
+	for (k = 0; k < RR_XDP_STAT_MAX; k++) {
+		want = sa[k] + (k == w->xdp_stat);
+		if (sb[k] != want)
+			t_fail("xdp_stats[%d] moved by %lu", k,
+			       (unsigned long)(sb[k] - sa[k]));
+	}
+}
+
+int main(void)
+{
+	char why[RR_ERRLEN];
+	size_t i;
+	int ret;
+
+	if (geteuid()) {
+		printf("SKIP: needs root (BPF)\n");
+		return SKIP;
+	}
+	if (rr_xdp_check_kernel(why, sizeof(why))) {
+		printf("SKIP: %s\n", why);
+		return SKIP;
+	}
+	ret = setup();
+	if (ret) {
+		fprintf(stderr, "FAIL cannot load the programs: %s\n",
+			strerror(-ret));
+		rr_xdp_destroy(&x);
+		return 1;
+	}
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		one(&cases[i]);
+	rr_xdp_destroy(&x);
+	printf("%d verdicts checked, %d failures\n", checks, t_failures);
+	return t_failures ? 1 : 0;
+}
