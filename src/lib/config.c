@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The configuration: defaults, the INI file (parsed by libinih) and the
- * checks once file and flags are in. The values' parsers, which the
- * command line shares, are in config_values.c.
+ * checks once file and flags are in. The [reqrouter] keys are rows of the
+ * settings table (settings.c), which the command line shares; the values'
+ * parsers are in config_values.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "config.h"
 #include "parse.h"
 #include "registry.h"
+#include "settings.h"
 
 int rr_config_init(struct rr_config *cfg, char *err, size_t errlen)
 {
@@ -24,9 +26,7 @@ int rr_config_init(struct rr_config *cfg, char *err, size_t errlen)
 	int ret;
 
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->threads = 1;
-	cfg->batch = RR_DEFAULT_BATCH;
-	cfg->mode = RR_MODE_AUTO;
+	rr_settings_defaults(cfg);
 	ret = rr_registry_check(err, errlen);
 	if (ret)
 		return ret;
@@ -125,62 +125,16 @@ void rr_config_free(struct rr_config *cfg)
 	}
 }
 
+/* A [reqrouter] key: its row in the settings table says how to read it. */
 static int main_key(struct ini_ctx *c, const char *key, const char *val,
 		    char *err, size_t errlen)
 {
-	struct rr_config *cfg = c->cfg;
+	const struct rr_setting *s = rr_setting_by_key(key);
 
-	if (!strcmp(key, "interface"))
-		return rr_set_ifname(cfg, val, err, errlen);
-	if (!strcmp(key, "queues"))
-		return rr_parse_u32(val, 1, RR_MAX_QUEUES, &cfg->queues,
-				    "queues", err, errlen);
-	if (!strcmp(key, "threads"))
-		return rr_parse_u32(val, 1, RR_MAX_THREADS, &cfg->threads,
-				    "threads", err, errlen);
-	if (!strcmp(key, "batch"))
-		return rr_parse_u32(val, 1, RR_MAX_BATCH, &cfg->batch, "batch",
-				    err, errlen);
-	if (!strcmp(key, "cpus"))
-		return rr_parse_cpus(val, cfg->cpus, &cfg->ncpus, err, errlen);
-	if (!strcmp(key, "mode"))
-		return rr_parse_mode(val, &cfg->mode, err, errlen);
-	if (!strcmp(key, "tx_csum"))
-		return rr_parse_tx_csum(val, &cfg->tx_csum, err, errlen);
-	if (!strcmp(key, "drain_on_term"))
-		return rr_parse_bool(val, &cfg->drain_on_term, "drain_on_term",
-				     err, errlen);
-	if (!strcmp(key, "busy_poll"))
-		return rr_parse_bool(val, &cfg->busy_poll, "busy_poll", err,
-				     errlen);
-	if (!strcmp(key, "isolation"))
-		return rr_parse_isolation(val, &cfg->isolation, err, errlen);
-	if (!strcmp(key, "user")) {
-		if (!*val || strlen(val) >= sizeof(cfg->user))
-			return rr_errf(err, errlen, "bad user '%s'", val);
-		strcpy(cfg->user, val);
-		return 0;
-	}
-	if (!strcmp(key, "control"))
-		return rr_set_control(cfg, val, err, errlen);
-	if (!strcmp(key, "functions_dir")) {
-		if (!*val || strlen(val) >= sizeof(cfg->functions_dir))
-			return rr_errf(err, errlen, "bad functions_dir '%s'",
-				       val);
-		strcpy(cfg->functions_dir, val);
-		return 0;
-	}
-	if (!strcmp(key, "control_group"))
-		return rr_set_control_group(cfg, val, err, errlen);
-	if (!strcmp(key, "metrics_listen"))
-		return rr_set_metrics_listen(cfg, val, err, errlen);
-	if (!strcmp(key, "metrics_file")) {
-		if (strlen(val) >= sizeof(cfg->metrics_file))
-			return rr_errf(err, errlen, "metrics_file is too long");
-		strcpy(cfg->metrics_file, val);
-		return 0;
-	}
-	return rr_errf(err, errlen, "unknown key '%s' in [reqrouter]", key);
+	if (!s)
+		return rr_errf(err, errlen, "unknown key '%s' in [reqrouter]",
+			       key);
+	return rr_setting_set(s, c->cfg, val, false, err, errlen);
 }
 
 static int function_key(struct ini_ctx *c, const char *name, const char *key,

@@ -1,0 +1,465 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The table of reqrouter's own settings (see settings.h) and what reads
+ * it: the defaults, one parser for a key's and a flag's value, the --help
+ * line of a row, and the generated README table and bash completion that
+ * tests/integration/settings_drift.sh compares with the files.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "parse.h"
+#include "settings.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+#define FIELD(f) .off = offsetof(struct rr_config, f), \
+		 .size = sizeof(((struct rr_config *)0)->f)
+#define COUNT(f) .count = offsetof(struct rr_config, f)
+
+const char *const rr_mode_names[] = {
+	[RR_MODE_AUTO] = "auto",
+	[RR_MODE_NATIVE] = "native",
+	[RR_MODE_SKB] = "skb",
+	NULL,
+};
+
+const char *const rr_tier_names[] = {
+	[RR_TIER_AUTO] = "auto",
+	[RR_TIER_XDP] = "xdp",
+	[RR_TIER_USER] = "user",
+	NULL,
+};
+
+const char *const rr_tx_csum_names[] = {
+	[RR_TX_CSUM_AUTO] = "auto",
+	[RR_TX_CSUM_SOFT] = "soft",
+	[RR_TX_CSUM_OFFLOAD] = "offload",
+	NULL,
+};
+
+const char *const rr_isolation_names[] = {
+	[RR_ISOLATION_THREAD] = "thread",
+	[RR_ISOLATION_CELL] = "cell",
+	NULL,
+};
+
+/* An enum field is written as an int: every one of them must be one. */
+_Static_assert(sizeof(enum rr_xdp_mode) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum rr_tier) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum rr_tx_csum) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum rr_isolation) == sizeof(int), "enum size");
+
+/* The order is --help's. */
+const struct rr_setting rr_settings[] = {
+	{ .key = "interface", .flag = "interface", .letter = 'i',
+	  .arg = "IFACE", .type = RR_SETTING_STRING, FIELD(ifname),
+	  .check = rr_check_ifname, .complete = RR_COMPLETE_IFACE,
+	  .help = "network interface to serve (required)" },
+	{ .key = "queues", .flag = "queues", .letter = 'q', .arg = "N",
+	  .type = RR_SETTING_U32, FIELD(queues), .min = 1,
+	  .max = RR_MAX_QUEUES, .def = 0,
+	  .def_text = "all the interface has",
+	  .help = "serve RX queues 0..N-1" },
+	{ .key = "threads", .flag = "threads", .letter = 't', .arg = "N",
+	  .type = RR_SETTING_U32, FIELD(threads), .min = 1,
+	  .max = RR_MAX_THREADS, .def = 1,
+	  .help = "worker threads per queue" },
+	{ .flag = "ports", .letter = 'p', .arg = "PORT[,PORT...]",
+	  .type = RR_SETTING_PORTS, FIELD(only_ports), COUNT(n_only_ports),
+	  .max = RR_MAX_SLOTS, .def_text = "all",
+	  .help = "serve only the functions on these ports" },
+	{ .flag = "config", .letter = 'c', .arg = "FILE",
+	  .type = RR_SETTING_NONE, .complete = RR_COMPLETE_FILE,
+	  .help = "read settings from FILE; flags override it" },
+	{ .key = "mode", .type = RR_SETTING_ENUM, FIELD(mode),
+	  .names = rr_mode_names, .def = RR_MODE_AUTO,
+	  .help = "XDP mode; auto is native, falling back to SKB with a warning" },
+	{ .flag = "native", .letter = 'N', .type = RR_SETTING_CHOICE,
+	  FIELD(mode), .def = RR_MODE_NATIVE,
+	  .help = "require native (driver) XDP" },
+	{ .flag = "skb", .letter = 'S', .type = RR_SETTING_CHOICE, FIELD(mode),
+	  .def = RR_MODE_SKB, .help = "use SKB (generic) XDP and copy mode" },
+	{ .key = "busy_poll", .flag = "busy-poll", .letter = 'B',
+	  .type = RR_SETTING_BOOL, FIELD(busy_poll),
+	  .help = "busy-poll the rings instead of sleeping" },
+	{ .flag = "tier", .arg = "TIER", .type = RR_SETTING_ENUM, FIELD(tier),
+	  COUNT(tier_set), .names = rr_tier_names,
+	  .def_text = "each function's own, auto",
+	  .help = "answer every function in this tier" },
+	{ .flag = "no-cache", .type = RR_SETTING_BOOL, FIELD(no_cache),
+	  .help = "never answer from the reply cache, whatever the functions' settings" },
+	{ .key = "batch", .flag = "batch", .letter = 'b', .arg = "N",
+	  .type = RR_SETTING_U32, FIELD(batch), .min = 1, .max = RR_MAX_BATCH,
+	  .def = 64, .help = "descriptors per batch" },
+	{ .key = "tx_csum", .flag = "tx-csum", .arg = "MODE",
+	  .type = RR_SETTING_ENUM, FIELD(tx_csum), .names = rr_tx_csum_names,
+	  .def = RR_TX_CSUM_AUTO,
+	  .help = "reply UDP checksums" },
+	{ .key = "cpus", .flag = "cpus", .arg = "LIST",
+	  .type = RR_SETTING_CPUS, FIELD(cpus), COUNT(ncpus),
+	  .max = RR_MAX_CPUS, .def_text = "all allowed",
+	  .help = "pin workers to these CPUs, e.g. 0-3,6" },
+	{ .key = "metrics_file", .flag = "metrics-file", .arg = "FILE",
+	  .type = RR_SETTING_STRING, FIELD(metrics_file),
+	  .complete = RR_COMPLETE_FILE,
+	  .help = "rewrite FILE every second in Prometheus text format" },
+	{ .key = "metrics_listen", .flag = "metrics-listen",
+	  .arg = "ADDR:PORT", .type = RR_SETTING_STRING,
+	  FIELD(metrics_listen), .check = rr_check_listen,
+	  .help = "serve GET /metrics and /healthz over HTTP on ADDR:PORT" },
+	{ .key = "control", .flag = "control", .arg = "PATH",
+	  .type = RR_SETTING_STRING, FIELD(control),
+	  .check = rr_check_control, .complete = RR_COMPLETE_FILE,
+	  .def_text = RR_RUN_DIR "/IFACE.sock",
+	  .help = "control socket for reqrouterctl, or none" },
+	{ .key = "control_group", .flag = "control-group", .arg = "GROUP",
+	  .type = RR_SETTING_STRING, FIELD(control_group),
+	  .complete = RR_COMPLETE_GROUP, .def_text = "root only",
+	  .help = "let GROUP use the control socket too" },
+	{ .key = "isolation", .flag = "isolation", .arg = "MODE",
+	  .type = RR_SETTING_ENUM, FIELD(isolation),
+	  .names = rr_isolation_names, .def = RR_ISOLATION_THREAD,
+	  .help = "how workers run (a cell is a process that contains a function's crash or overrun)" },
+	{ .key = "drain_on_term", .flag = "drain-on-term",
+	  .type = RR_SETTING_BOOL, FIELD(drain_on_term),
+	  .help = "SIGTERM drains first: health fails, requests are answered until none came for " STR(
+		  RR_DRAIN_QUIET_S) " s (" STR(RR_DRAIN_TIMEOUT_S) " s at most)" },
+	{ .key = "user", .flag = "user", .arg = "USER",
+	  .type = RR_SETTING_STRING, FIELD(user),
+	  .complete = RR_COMPLETE_USER,
+	  .help = "after set-up, run as USER with only the capabilities still needed" },
+	{ .key = "functions_dir", .flag = "functions-dir", .arg = "DIR",
+	  .type = RR_SETTING_STRING, FIELD(functions_dir),
+	  .complete = RR_COMPLETE_DIR,
+	  .help = "load the function modules (*.so) in DIR; they replace built-in functions of the same name" },
+	{ .flag = "list", .type = RR_SETTING_BOOL, FIELD(list),
+	  .help = "list the registered functions and exit" },
+	{ .flag = "verbose", .letter = 'v', .type = RR_SETTING_COUNT,
+	  FIELD(verbose), .help = "log more (library messages included)" },
+};
+
+const size_t rr_nsettings = sizeof(rr_settings) / sizeof(rr_settings[0]);
+
+const struct rr_setting *rr_setting_by_key(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < rr_nsettings; i++)
+		if (rr_settings[i].key && !strcmp(rr_settings[i].key, key))
+			return &rr_settings[i];
+	return NULL;
+}
+
+void rr_settings_defaults(struct rr_config *cfg)
+{
+	const struct rr_setting *s;
+	char *base = (char *)cfg;
+
+	for (s = rr_settings; s < rr_settings + rr_nsettings; s++) {
+		if (s->type == RR_SETTING_U32)
+			*(uint32_t *)(base + s->off) = s->def;
+		else if (s->type == RR_SETTING_ENUM)
+			*(int *)(base + s->off) = (int)s->def;
+	}
+}
+
+void rr_setting_names(const char *const *names, char *buf, size_t len)
+{
+	size_t i, n, at = 0;
+
+	for (n = 0; names[n]; n++)
+		;
+	buf[0] = '\0';
+	for (i = 0; i < n && at < len; i++) {
+		at += (size_t)snprintf(buf + at, len - at, "%s%s",
+				       !i	   ? ""
+				       : i < n - 1 ? ", "
+						   : " or ",
+				       names[i]);
+	}
+}
+
+int rr_setting_enum(const char *const *names, const char *val,
+		    const char *what, char *err, size_t errlen)
+{
+	char list[128];
+	int i;
+
+	for (i = 0; names[i]; i++)
+		if (!strcmp(val, names[i]))
+			return i;
+	rr_setting_names(names, list, sizeof(list));
+	return rr_errf(err, errlen, "%s must be %s, not '%s'", what, list,
+		       val);
+}
+
+/* How an error names the setting: the key, or the flag as typed. */
+static void name_of(const struct rr_setting *s, bool as_flag, char *buf,
+		    size_t len)
+{
+	if (!as_flag)
+		snprintf(buf, len, "%s", s->key);
+	else if (s->letter)
+		snprintf(buf, len, "-%c/--%s", s->letter, s->flag);
+	else
+		snprintf(buf, len, "--%s", s->flag);
+}
+
+int rr_setting_check(const struct rr_setting *s, const char *val,
+		     bool as_flag, char *err, size_t errlen)
+{
+	char what[48];
+	int ret;
+
+	if (s->type != RR_SETTING_STRING)
+		return 0;
+	if (s->check) {
+		ret = s->check(val, err, errlen);
+		if (ret)
+			return ret;
+	}
+	name_of(s, as_flag, what, sizeof(what));
+	if (!*val)
+		return rr_errf(err, errlen, "%s must not be empty", what);
+	if (strlen(val) >= s->size)
+		return rr_errf(err, errlen,
+			       "%s is too long: at most %zu bytes, not %zu",
+			       what, s->size - 1, strlen(val));
+	return 0;
+}
+
+int rr_setting_set(const struct rr_setting *s, struct rr_config *cfg,
+		   const char *val, bool as_flag, char *err, size_t errlen)
+{
+	char *field = (char *)cfg + s->off, what[48];
+	int ret;
+
+	name_of(s, as_flag, what, sizeof(what));
+	switch (s->type) {
+	case RR_SETTING_U32:
+		return rr_parse_u32(val, s->min, s->max, (uint32_t *)field,
+				    what, err, errlen);
+	case RR_SETTING_BOOL:
+		if (as_flag) {
+			*(bool *)field = true;
+			return 0;
+		}
+		return rr_parse_bool(val, (bool *)field, what, err, errlen);
+	case RR_SETTING_STRING:
+		ret = rr_setting_check(s, val, as_flag, err, errlen);
+		if (!ret)
+			memcpy(field, val, strlen(val) + 1);
+		return ret;
+	case RR_SETTING_ENUM:
+		ret = rr_setting_enum(s->names, val, what, err, errlen);
+		if (ret < 0)
+			return ret;
+		*(int *)field = ret;
+		if (s->count)
+			*(bool *)((char *)cfg + s->count) = true;
+		return 0;
+	case RR_SETTING_CHOICE:
+		*(int *)field = (int)s->def;
+		return 0;
+	case RR_SETTING_COUNT:
+		(*(int *)field)++;
+		return 0;
+	case RR_SETTING_CPUS:
+		return rr_parse_cpus(val, (int *)field,
+				     (uint32_t *)((char *)cfg + s->count), err,
+				     errlen);
+	case RR_SETTING_PORTS:
+		return rr_parse_ports(val, (uint16_t *)field, s->max,
+				      (uint32_t *)((char *)cfg + s->count), err,
+				      errlen);
+	case RR_SETTING_NONE:
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* The value a row takes, in words: "1-256", "auto, soft or offload". */
+static void value_text(const struct rr_setting *s, char *buf, size_t len)
+{
+	switch (s->type) {
+	case RR_SETTING_U32:
+		snprintf(buf, len, "%u-%u%s%s", s->min, s->max,
+			 s->unit ? " " : "", s->unit ? s->unit : "");
+		return;
+	case RR_SETTING_ENUM:
+		rr_setting_names(s->names, buf, len);
+		return;
+	case RR_SETTING_BOOL:
+		snprintf(buf, len, "yes or no");
+		return;
+	case RR_SETTING_STRING:
+		snprintf(buf, len, "%s, at most %zu bytes",
+			 s->arg ? s->arg : "text", s->size - 1);
+		return;
+	case RR_SETTING_CPUS:
+		snprintf(buf, len, "CPUs 0-%u: a list of numbers and ranges",
+			 s->max - 1);
+		return;
+	case RR_SETTING_PORTS:
+		snprintf(buf, len, "ports 1-65535, at most %u", s->max);
+		return;
+	default:
+		buf[0] = '\0';
+	}
+}
+
+/* The default in words, or "" where there is none worth saying. */
+static void default_text(const struct rr_setting *s, char *buf, size_t len)
+{
+	if (s->def_text)
+		snprintf(buf, len, "%s", s->def_text);
+	else if (s->type == RR_SETTING_U32)
+		snprintf(buf, len, "%u%s%s", s->def, s->unit ? " " : "",
+			 s->unit ? s->unit : "");
+	else if (s->type == RR_SETTING_ENUM)
+		snprintf(buf, len, "%s", s->names[s->def]);
+	else
+		buf[0] = '\0';
+}
+
+void rr_setting_help(const struct rr_setting *s, char *buf, size_t len)
+{
+	char value[128], def[64];
+	size_t at;
+
+	at = (size_t)snprintf(buf, len, "%s", s->help);
+	if (at >= len)
+		return;
+	/* A switch takes no value; a list's form is in its help. */
+	if (s->arg && (s->type == RR_SETTING_U32 || s->type == RR_SETTING_ENUM)) {
+		value_text(s, value, sizeof(value));
+		at += (size_t)snprintf(buf + at, len - at, "%s%s",
+				       s->type == RR_SETTING_ENUM ? ": " : ", ",
+				       value);
+	}
+	if (at >= len)
+		return;
+	default_text(s, def, sizeof(def));
+	if (s->arg && def[0])
+		snprintf(buf + at, len - at, " (default: %s)", def);
+}
+
+/* "-B, --busy-poll", and for a key set by switches of its own, those. */
+static void flags_text(const struct rr_setting *s, char *buf, size_t len)
+{
+	const struct rr_setting *o;
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (o = rr_settings; o < rr_settings + rr_nsettings && at < len; o++) {
+		if (o != s && (o->type != RR_SETTING_CHOICE || o->off != s->off))
+			continue;
+		if (!o->flag)
+			continue;
+		if (o->letter)
+			at += (size_t)snprintf(buf + at, len - at,
+					       "%s`-%c`, `--%s`", at ? ", " : "",
+					       o->letter, o->flag);
+		else
+			at += (size_t)snprintf(buf + at, len - at, "%s`--%s`",
+					       at ? ", " : "", o->flag);
+		if (o->type == RR_SETTING_CHOICE && at < len)
+			at += (size_t)snprintf(buf + at, len - at, " (%s)",
+					       s->names[o->def]);
+	}
+}
+
+void rr_settings_dump_readme(FILE *f)
+{
+	const struct rr_setting *s;
+	char value[128], def[64], flags[96];
+
+	fprintf(f, "| key | flag | value | default | meaning |\n");
+	fprintf(f, "|---|---|---|---|---|\n");
+	for (s = rr_settings; s < rr_settings + rr_nsettings; s++) {
+		if (!s->key)
+			continue;
+		value_text(s, value, sizeof(value));
+		default_text(s, def, sizeof(def));
+		if (!def[0])
+			snprintf(def, sizeof(def), "%s",
+				 s->type == RR_SETTING_BOOL ? "no" : "none");
+		flags_text(s, flags, sizeof(flags));
+		fprintf(f, "| `%s` | %s | %s | %s | %s |\n", s->key, flags,
+			value, def, s->help);
+	}
+}
+
+/* "-b | --batch" of row @s, after @sep. */
+static void print_pattern(FILE *f, const struct rr_setting *s, bool *first)
+{
+	if (s->letter)
+		fprintf(f, "%s-%c | --%s", *first ? "\t" : " | ", s->letter,
+			s->flag);
+	else
+		fprintf(f, "%s--%s", *first ? "\t" : " | ", s->flag);
+	*first = false;
+}
+
+/* One case of the rows that complete as @how (RR_SETTING_ENUM rows have
+ * one each, @only). */
+static void complete_case(FILE *f, enum rr_setting_complete how,
+			  const struct rr_setting *only, const char *action)
+{
+	const struct rr_setting *s;
+	bool first = true;
+
+	for (s = rr_settings; s < rr_settings + rr_nsettings; s++) {
+		if (!s->flag || !s->arg)
+			continue;
+		if (only ? s != only
+			 : s->complete != how || s->type == RR_SETTING_ENUM)
+			continue;
+		print_pattern(f, s, &first);
+	}
+	if (first)
+		return;
+	/* "return # why" is a case of its own: nothing to offer. */
+	fprintf(f, ")\n\t\t%s\n%s\t\t;;\n", action,
+		strncmp(action, "return", 6) ? "\t\treturn\n" : "");
+}
+
+void rr_settings_dump_completion(FILE *f)
+{
+	const struct rr_setting *s;
+	char words[256], action[320];
+	size_t i, at;
+
+	fprintf(f, "\tcase $prev in\n");
+	complete_case(
+		f, RR_COMPLETE_IFACE, NULL,
+		"mapfile -t COMPREPLY < <(compgen -W \"$(ls /sys/class/net 2>/dev/null)\" -- \"$cur\")");
+	complete_case(f, RR_COMPLETE_FILE, NULL,
+		      "mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")");
+	complete_case(f, RR_COMPLETE_DIR, NULL,
+		      "mapfile -t COMPREPLY < <(compgen -d -- \"$cur\")");
+	for (s = rr_settings; s < rr_settings + rr_nsettings; s++) {
+		if (s->type != RR_SETTING_ENUM || !s->flag)
+			continue;
+		words[0] = '\0';
+		for (i = 0, at = 0; s->names[i] && at < sizeof(words); i++)
+			at += (size_t)snprintf(words + at, sizeof(words) - at,
+					       "%s%s", i ? " " : "",
+					       s->names[i]);
+		snprintf(action, sizeof(action),
+			 "mapfile -t COMPREPLY < <(compgen -W '%s' -- \"$cur\")",
+			 words);
+		complete_case(f, RR_COMPLETE_NONE, s, action);
+	}
+	complete_case(f, RR_COMPLETE_USER, NULL,
+		      "mapfile -t COMPREPLY < <(compgen -u -- \"$cur\")");
+	complete_case(f, RR_COMPLETE_GROUP, NULL,
+		      "mapfile -t COMPREPLY < <(compgen -g -- \"$cur\")");
+	complete_case(f, RR_COMPLETE_NONE, NULL,
+		      "return # a value of the user's own");
+	fprintf(f, "\tesac\n");
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The README's table of [reqrouter] keys and the values the bash completion
+# offers for reqrouter's options are generated from the settings table
+# (src/lib/settings.c) by `reqrouter --dump-settings readme|completion`:
+# what stands between their settings:begin and settings:end markers must
+# be what the binary makes now, so a setting added, renamed or given
+# another range without regenerating them fails here. With --update the
+# files are rewritten instead.
+set -eu
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+RR=$BUILD/reqrouter
+[ -x "$RR" ] || {
+	echo "no binary at $RR (run make)"
+	exit 1
+}
+update=${1:-}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+rc=0
+
+# between FILE: the lines strictly between the two marker lines.
+between() {
+	sed -n '/settings:begin/,/settings:end/p' "$1" | sed '1d;$d'
+}
+
+# replace FILE NEW: the lines between the markers become NEW's.
+replace() {
+	awk -v new="$2" '
+		/settings:end/ { skip = 0 }
+		!skip { print }
+		/settings:begin/ { while ((getline l < new) > 0) print l; skip = 1 }
+	' "$1" >"$tmp/out" && cat "$tmp/out" >"$1"
+}
+
+for pair in README.md:readme configs/reqrouter.bash-completion:completion; do
+	file=${pair%%:*}
+	what=${pair#*:}
+	"$RR" --dump-settings "$what" >"$tmp/want"
+	if [ "$(grep -c 'settings:\(begin\|end\)' "$file")" != 2 ]; then
+		echo "FAIL: $file has no settings:begin/settings:end markers"
+		rc=1
+		continue
+	fi
+	if [ "$update" = --update ]; then
+		replace "$file" "$tmp/want"
+		echo "rewrote the generated part of $file"
+	elif diff -u <(between "$file") "$tmp/want" >"$tmp/diff"; then
+		echo "ok: $file matches reqrouter --dump-settings $what"
+	else
+		echo "FAIL: $file differs from reqrouter --dump-settings $what" \
+			"(tests/integration/settings_drift.sh --update rewrites it):"
+		cat "$tmp/diff"
+		rc=1
+	fi
+done
+exit $rc
