@@ -16,8 +16,9 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-#define FIELD(f) .off = offsetof(struct rr_config, f), \
-		 .size = sizeof(((struct rr_config *)0)->f)
+#define FIELD(f)                              \
+	.off = offsetof(struct rr_config, f), \
+	.size = sizeof(((struct rr_config *)0)->f)
 #define COUNT(f) .count = offsetof(struct rr_config, f)
 
 const char *const rr_mode_names[] = {
@@ -55,91 +56,182 @@ _Static_assert(sizeof(enum rr_isolation) == sizeof(int), "enum size");
 
 /* The order is --help's. */
 const struct rr_setting rr_settings[] = {
-	{ .key = "interface", .flag = "interface", .letter = 'i',
-	  .arg = "IFACE", .type = RR_SETTING_STRING, FIELD(ifname),
-	  .check = rr_check_ifname, .complete = RR_COMPLETE_IFACE,
+	{ .key = "interface",
+	  .flag = "interface",
+	  .letter = 'i',
+	  .arg = "IFACE",
+	  .type = RR_SETTING_STRING,
+	  FIELD(ifname),
+	  .check = rr_check_ifname,
+	  .complete = RR_COMPLETE_IFACE,
 	  .help = "network interface to serve (required)" },
-	{ .key = "queues", .flag = "queues", .letter = 'q', .arg = "N",
-	  .type = RR_SETTING_U32, FIELD(queues), .min = 1,
-	  .max = RR_MAX_QUEUES, .def = 0,
+	{ .key = "queues",
+	  .flag = "queues",
+	  .letter = 'q',
+	  .arg = "N",
+	  .type = RR_SETTING_U32,
+	  FIELD(queues),
+	  .min = 1,
+	  .max = RR_MAX_QUEUES,
+	  .def = 0,
 	  .def_text = "all the interface has",
 	  .help = "serve RX queues 0..N-1" },
-	{ .key = "threads", .flag = "threads", .letter = 't', .arg = "N",
-	  .type = RR_SETTING_U32, FIELD(threads), .min = 1,
-	  .max = RR_MAX_THREADS, .def = 1,
+	{ .key = "threads",
+	  .flag = "threads",
+	  .letter = 't',
+	  .arg = "N",
+	  .type = RR_SETTING_U32,
+	  FIELD(threads),
+	  .min = 1,
+	  .max = RR_MAX_THREADS,
+	  .def = 1,
 	  .help = "worker threads per queue" },
-	{ .flag = "ports", .letter = 'p', .arg = "PORT[,PORT...]",
-	  .type = RR_SETTING_PORTS, FIELD(only_ports), COUNT(n_only_ports),
-	  .max = RR_MAX_SLOTS, .def_text = "all",
+	{ .flag = "ports",
+	  .letter = 'p',
+	  .arg = "PORT[,PORT...]",
+	  .type = RR_SETTING_PORTS,
+	  FIELD(only_ports),
+	  COUNT(n_only_ports),
+	  .max = RR_MAX_SLOTS,
+	  .def_text = "all",
 	  .help = "serve only the functions on these ports" },
-	{ .flag = "config", .letter = 'c', .arg = "FILE",
-	  .type = RR_SETTING_NONE, .complete = RR_COMPLETE_FILE,
+	{ .flag = "config",
+	  .letter = 'c',
+	  .arg = "FILE",
+	  .type = RR_SETTING_NONE,
+	  .complete = RR_COMPLETE_FILE,
 	  .help = "read settings from FILE; flags override it" },
-	{ .key = "mode", .type = RR_SETTING_ENUM, FIELD(mode),
-	  .names = rr_mode_names, .def = RR_MODE_AUTO,
+	{ .key = "mode",
+	  .type = RR_SETTING_ENUM,
+	  FIELD(mode),
+	  .names = rr_mode_names,
+	  .def = RR_MODE_AUTO,
 	  .help = "XDP mode; auto is native, falling back to SKB with a warning" },
-	{ .flag = "native", .letter = 'N', .type = RR_SETTING_CHOICE,
-	  FIELD(mode), .def = RR_MODE_NATIVE,
+	{ .flag = "native",
+	  .letter = 'N',
+	  .type = RR_SETTING_CHOICE,
+	  FIELD(mode),
+	  .def = RR_MODE_NATIVE,
 	  .help = "require native (driver) XDP" },
-	{ .flag = "skb", .letter = 'S', .type = RR_SETTING_CHOICE, FIELD(mode),
-	  .def = RR_MODE_SKB, .help = "use SKB (generic) XDP and copy mode" },
-	{ .key = "busy_poll", .flag = "busy-poll", .letter = 'B',
-	  .type = RR_SETTING_BOOL, FIELD(busy_poll),
+	{ .flag = "skb",
+	  .letter = 'S',
+	  .type = RR_SETTING_CHOICE,
+	  FIELD(mode),
+	  .def = RR_MODE_SKB,
+	  .help = "use SKB (generic) XDP and copy mode" },
+	{ .key = "busy_poll",
+	  .flag = "busy-poll",
+	  .letter = 'B',
+	  .type = RR_SETTING_BOOL,
+	  FIELD(busy_poll),
 	  .help = "busy-poll the rings instead of sleeping" },
-	{ .flag = "tier", .arg = "TIER", .type = RR_SETTING_ENUM, FIELD(tier),
-	  COUNT(tier_set), .names = rr_tier_names,
+	{ .flag = "tier",
+	  .arg = "TIER",
+	  .type = RR_SETTING_ENUM,
+	  FIELD(tier),
+	  COUNT(tier_set),
+	  .names = rr_tier_names,
 	  .def_text = "each function's own, auto",
 	  .help = "answer every function in this tier" },
-	{ .flag = "no-cache", .type = RR_SETTING_BOOL, FIELD(no_cache),
+	{ .flag = "no-cache",
+	  .type = RR_SETTING_BOOL,
+	  FIELD(no_cache),
 	  .help = "never answer from the reply cache, whatever the functions' settings" },
-	{ .key = "batch", .flag = "batch", .letter = 'b', .arg = "N",
-	  .type = RR_SETTING_U32, FIELD(batch), .min = 1, .max = RR_MAX_BATCH,
-	  .def = 64, .help = "descriptors per batch" },
-	{ .key = "tx_csum", .flag = "tx-csum", .arg = "MODE",
-	  .type = RR_SETTING_ENUM, FIELD(tx_csum), .names = rr_tx_csum_names,
+	{ .key = "batch",
+	  .flag = "batch",
+	  .letter = 'b',
+	  .arg = "N",
+	  .type = RR_SETTING_U32,
+	  FIELD(batch),
+	  .min = 1,
+	  .max = RR_MAX_BATCH,
+	  .def = 64,
+	  .help = "descriptors per batch" },
+	{ .key = "tx_csum",
+	  .flag = "tx-csum",
+	  .arg = "MODE",
+	  .type = RR_SETTING_ENUM,
+	  FIELD(tx_csum),
+	  .names = rr_tx_csum_names,
 	  .def = RR_TX_CSUM_AUTO,
 	  .help = "reply UDP checksums" },
-	{ .key = "cpus", .flag = "cpus", .arg = "LIST",
-	  .type = RR_SETTING_CPUS, FIELD(cpus), COUNT(ncpus),
-	  .max = RR_MAX_CPUS, .def_text = "all allowed",
+	{ .key = "cpus",
+	  .flag = "cpus",
+	  .arg = "LIST",
+	  .type = RR_SETTING_CPUS,
+	  FIELD(cpus),
+	  COUNT(ncpus),
+	  .max = RR_MAX_CPUS,
+	  .def_text = "all allowed",
 	  .help = "pin workers to these CPUs, e.g. 0-3,6" },
-	{ .key = "metrics_file", .flag = "metrics-file", .arg = "FILE",
-	  .type = RR_SETTING_STRING, FIELD(metrics_file),
+	{ .key = "metrics_file",
+	  .flag = "metrics-file",
+	  .arg = "FILE",
+	  .type = RR_SETTING_STRING,
+	  FIELD(metrics_file),
 	  .complete = RR_COMPLETE_FILE,
 	  .help = "rewrite FILE every second in Prometheus text format" },
-	{ .key = "metrics_listen", .flag = "metrics-listen",
-	  .arg = "ADDR:PORT", .type = RR_SETTING_STRING,
-	  FIELD(metrics_listen), .check = rr_check_listen,
+	{ .key = "metrics_listen",
+	  .flag = "metrics-listen",
+	  .arg = "ADDR:PORT",
+	  .type = RR_SETTING_STRING,
+	  FIELD(metrics_listen),
+	  .check = rr_check_listen,
 	  .help = "serve GET /metrics and /healthz over HTTP on ADDR:PORT" },
-	{ .key = "control", .flag = "control", .arg = "PATH",
-	  .type = RR_SETTING_STRING, FIELD(control),
-	  .check = rr_check_control, .complete = RR_COMPLETE_FILE,
+	{ .key = "control",
+	  .flag = "control",
+	  .arg = "PATH",
+	  .type = RR_SETTING_STRING,
+	  FIELD(control),
+	  .check = rr_check_control,
+	  .complete = RR_COMPLETE_FILE,
 	  .def_text = RR_RUN_DIR "/IFACE.sock",
 	  .help = "control socket for reqrouterctl, or none" },
-	{ .key = "control_group", .flag = "control-group", .arg = "GROUP",
-	  .type = RR_SETTING_STRING, FIELD(control_group),
-	  .complete = RR_COMPLETE_GROUP, .def_text = "root only",
+	{ .key = "control_group",
+	  .flag = "control-group",
+	  .arg = "GROUP",
+	  .type = RR_SETTING_STRING,
+	  FIELD(control_group),
+	  .complete = RR_COMPLETE_GROUP,
+	  .def_text = "root only",
 	  .help = "let GROUP use the control socket too" },
-	{ .key = "isolation", .flag = "isolation", .arg = "MODE",
-	  .type = RR_SETTING_ENUM, FIELD(isolation),
-	  .names = rr_isolation_names, .def = RR_ISOLATION_THREAD,
+	{ .key = "isolation",
+	  .flag = "isolation",
+	  .arg = "MODE",
+	  .type = RR_SETTING_ENUM,
+	  FIELD(isolation),
+	  .names = rr_isolation_names,
+	  .def = RR_ISOLATION_THREAD,
 	  .help = "how workers run (a cell is a process that contains a function's crash or overrun)" },
-	{ .key = "drain_on_term", .flag = "drain-on-term",
-	  .type = RR_SETTING_BOOL, FIELD(drain_on_term),
+	{ .key = "drain_on_term",
+	  .flag = "drain-on-term",
+	  .type = RR_SETTING_BOOL,
+	  FIELD(drain_on_term),
 	  .help = "SIGTERM drains first: health fails, requests are answered until none came for " STR(
 		  RR_DRAIN_QUIET_S) " s (" STR(RR_DRAIN_TIMEOUT_S) " s at most)" },
-	{ .key = "user", .flag = "user", .arg = "USER",
-	  .type = RR_SETTING_STRING, FIELD(user),
+	{ .key = "user",
+	  .flag = "user",
+	  .arg = "USER",
+	  .type = RR_SETTING_STRING,
+	  FIELD(user),
 	  .complete = RR_COMPLETE_USER,
 	  .help = "after set-up, run as USER with only the capabilities still needed" },
-	{ .key = "functions_dir", .flag = "functions-dir", .arg = "DIR",
-	  .type = RR_SETTING_STRING, FIELD(functions_dir),
+	{ .key = "functions_dir",
+	  .flag = "functions-dir",
+	  .arg = "DIR",
+	  .type = RR_SETTING_STRING,
+	  FIELD(functions_dir),
 	  .complete = RR_COMPLETE_DIR,
 	  .help = "load the function modules (*.so) in DIR; they replace built-in functions of the same name" },
-	{ .flag = "list", .type = RR_SETTING_BOOL, FIELD(list),
+	{ .flag = "list",
+	  .type = RR_SETTING_BOOL,
+	  FIELD(list),
 	  .help = "list the registered functions and exit" },
-	{ .flag = "verbose", .letter = 'v', .type = RR_SETTING_COUNT,
-	  FIELD(verbose), .help = "log more (library messages included)" },
+	{ .flag = "verbose",
+	  .letter = 'v',
+	  .type = RR_SETTING_COUNT,
+	  FIELD(verbose),
+	  .help = "log more (library messages included)" },
 };
 
 const size_t rr_nsettings = sizeof(rr_settings) / sizeof(rr_settings[0]);
@@ -183,8 +275,8 @@ void rr_setting_names(const char *const *names, char *buf, size_t len)
 	}
 }
 
-int rr_setting_enum(const char *const *names, const char *val,
-		    const char *what, char *err, size_t errlen)
+int rr_setting_enum(const char *const *names, const char *val, const char *what,
+		    char *err, size_t errlen)
 {
 	char list[128];
 	int i;
@@ -193,8 +285,7 @@ int rr_setting_enum(const char *const *names, const char *val,
 		if (!strcmp(val, names[i]))
 			return i;
 	rr_setting_names(names, list, sizeof(list));
-	return rr_errf(err, errlen, "%s must be %s, not '%s'", what, list,
-		       val);
+	return rr_errf(err, errlen, "%s must be %s, not '%s'", what, list, val);
 }
 
 /* How an error names the setting: the key, or the flag as typed. */
@@ -209,8 +300,8 @@ static void name_of(const struct rr_setting *s, bool as_flag, char *buf,
 		snprintf(buf, len, "--%s", s->flag);
 }
 
-int rr_setting_check(const struct rr_setting *s, const char *val,
-		     bool as_flag, char *err, size_t errlen)
+int rr_setting_check(const struct rr_setting *s, const char *val, bool as_flag,
+		     char *err, size_t errlen)
 {
 	char what[48];
 	int ret;
@@ -335,7 +426,8 @@ void rr_setting_help(const struct rr_setting *s, char *buf, size_t len)
 	if (at >= len)
 		return;
 	/* A switch takes no value; a list's form is in its help. */
-	if (s->arg && (s->type == RR_SETTING_U32 || s->type == RR_SETTING_ENUM)) {
+	if (s->arg &&
+	    (s->type == RR_SETTING_U32 || s->type == RR_SETTING_ENUM)) {
 		value_text(s, value, sizeof(value));
 		at += (size_t)snprintf(buf + at, len - at, "%s%s",
 				       s->type == RR_SETTING_ENUM ? ": " : ", ",
@@ -356,14 +448,15 @@ static void flags_text(const struct rr_setting *s, char *buf, size_t len)
 
 	buf[0] = '\0';
 	for (o = rr_settings; o < rr_settings + rr_nsettings && at < len; o++) {
-		if (o != s && (o->type != RR_SETTING_CHOICE || o->off != s->off))
+		if (o != s &&
+		    (o->type != RR_SETTING_CHOICE || o->off != s->off))
 			continue;
 		if (!o->flag)
 			continue;
 		if (o->letter)
-			at += (size_t)snprintf(buf + at, len - at,
-					       "%s`-%c`, `--%s`", at ? ", " : "",
-					       o->letter, o->flag);
+			at += (size_t)snprintf(
+				buf + at, len - at, "%s`-%c`, `--%s`",
+				at ? ", " : "", o->letter, o->flag);
 		else
 			at += (size_t)snprintf(buf + at, len - at, "%s`--%s`",
 					       at ? ", " : "", o->flag);
@@ -450,9 +543,10 @@ void rr_settings_dump_completion(FILE *f)
 			at += (size_t)snprintf(words + at, sizeof(words) - at,
 					       "%s%s", i ? " " : "",
 					       s->names[i]);
-		snprintf(action, sizeof(action),
-			 "mapfile -t COMPREPLY < <(compgen -W '%s' -- \"$cur\")",
-			 words);
+		snprintf(
+			action, sizeof(action),
+			"mapfile -t COMPREPLY < <(compgen -W '%s' -- \"$cur\")",
+			words);
 		complete_case(f, RR_COMPLETE_NONE, s, action);
 	}
 	complete_case(f, RR_COMPLETE_USER, NULL,

@@ -49,9 +49,9 @@ struct rr_setting {
 	char letter;	  /* short flag, or 0 */
 	const char *arg;  /* the flag's metavariable; NULL: a switch */
 	enum rr_setting_type type;
-	size_t off;   /* the field in struct rr_config */
-	size_t size;  /* its size (a string's room, with the NUL) */
-	size_t count; /* a list's count field, a --tier's "was given" */
+	size_t off;	   /* the field in struct rr_config */
+	size_t size;	   /* its size (a string's room, with the NUL) */
+	size_t count;	   /* a list's count field, a --tier's "was given" */
 	uint32_t min, max; /* a number's range, a list's room */
 	uint32_t def;	   /* a number's or an enum's default */
 	const char *const *names; /* an enum's values, NULL-terminated */
@@ -86,8 +86,8 @@ int rr_setting_set(const struct rr_setting *s, struct rr_config *cfg,
 		   const char *val, bool as_flag, char *err, size_t errlen);
 
 /* Checks a string row's value without storing it (a flag read early). */
-int rr_setting_check(const struct rr_setting *s, const char *val,
-		     bool as_flag, char *err, size_t errlen);
+int rr_setting_check(const struct rr_setting *s, const char *val, bool as_flag,
+		     char *err, size_t errlen);
 
 /* The --help line of row @s: its help, the range or values, the default. */
 void rr_setting_help(const struct rr_setting *s, char *buf, size_t len);
@@ -97,8 +97,8 @@ void rr_setting_names(const char *const *names, char *buf, size_t len);
 
 /* Looks @val up in @names: its index, or -EINVAL with "WHAT must be a, b
  * or c, not 'VAL'" in @err. */
-int rr_setting_enum(const char *const *names, const char *val,
-		    const char *what, char *err, size_t errlen);
+int rr_setting_enum(const char *const *names, const char *val, const char *what,
+		    char *err, size_t errlen);
 
 /* The README's table of [reqrouter] keys (Markdown). */
 void rr_settings_dump_readme(FILE *f);
