@@ -440,8 +440,18 @@ void rr_setting_help(const struct rr_setting *s, char *buf, size_t len)
 		snprintf(buf + at, len - at, " (default: %s)", def);
 }
 
+/* The formats a flag is written in: a short and a long one, a long one. */
+struct flag_style {
+	const char *both, *lone;
+};
+
+static const struct flag_style md_flags = { "`-%c`, `--%s`", "`--%s`" };
+/* roff(): every hyphen is a minus to copy and paste. */
+static const struct flag_style roff_flags = { "-%c, --%s", "--%s" };
+
 /* "-B, --busy-poll", and for a key set by switches of its own, those. */
-static void flags_text(const struct rr_setting *s, char *buf, size_t len)
+static void flags_text(const struct rr_setting *s, const struct flag_style *st,
+		       char *buf, size_t len)
 {
 	const struct rr_setting *o;
 	size_t at = 0;
@@ -453,23 +463,35 @@ static void flags_text(const struct rr_setting *s, char *buf, size_t len)
 			continue;
 		if (!o->flag)
 			continue;
+		if (at)
+			at += (size_t)snprintf(buf + at, len - at, ", ");
+		if (at >= len)
+			break;
 		if (o->letter)
-			at += (size_t)snprintf(
-				buf + at, len - at, "%s`-%c`, `--%s`",
-				at ? ", " : "", o->letter, o->flag);
+			at += (size_t)snprintf(buf + at, len - at, st->both,
+					       o->letter, o->flag);
 		else
-			at += (size_t)snprintf(buf + at, len - at, "%s`--%s`",
-					       at ? ", " : "", o->flag);
+			at += (size_t)snprintf(buf + at, len - at, st->lone,
+					       o->flag);
 		if (o->type == RR_SETTING_CHOICE && at < len)
 			at += (size_t)snprintf(buf + at, len - at, " (%s)",
 					       s->names[o->def]);
 	}
 }
 
+/* The default of a key as its tables say it. */
+static void key_default(const struct rr_setting *s, char *buf, size_t len)
+{
+	default_text(s, buf, len);
+	if (!buf[0])
+		snprintf(buf, len, "%s",
+			 s->type == RR_SETTING_BOOL ? "no" : "none");
+}
+
 void rr_settings_dump_readme(FILE *f)
 {
 	const struct rr_setting *s;
-	char value[128], def[64], flags[96];
+	char value[128], def[64], flags[160];
 
 	fprintf(f, "| key | flag | value | default | meaning |\n");
 	fprintf(f, "|---|---|---|---|---|\n");
@@ -477,13 +499,49 @@ void rr_settings_dump_readme(FILE *f)
 		if (!s->key)
 			continue;
 		value_text(s, value, sizeof(value));
-		default_text(s, def, sizeof(def));
-		if (!def[0])
-			snprintf(def, sizeof(def), "%s",
-				 s->type == RR_SETTING_BOOL ? "no" : "none");
-		flags_text(s, flags, sizeof(flags));
-		fprintf(f, "| `%s` | %s | %s | %s | %s |\n", s->key, flags,
-			value, def, s->help);
+		key_default(s, def, sizeof(def));
+		flags_text(s, &md_flags, flags, sizeof(flags));
+		fprintf(f, "| `%s` | %s | %s | %s | %s |\n", s->key,
+			flags[0] ? flags : "", value, def, s->help);
+	}
+}
+
+/* Writes @s for roff: a hyphen as \-. */
+static void roff(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '-')
+			fputs("\\-", f);
+		else if (*s == '\\')
+			fputs("\\e", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+void rr_settings_dump_man(FILE *f)
+{
+	const struct rr_setting *s;
+	char value[128], def[64], flags[256];
+
+	for (s = rr_settings; s < rr_settings + rr_nsettings; s++) {
+		if (!s->key)
+			continue;
+		value_text(s, value, sizeof(value));
+		key_default(s, def, sizeof(def));
+		flags_text(s, &roff_flags, flags, sizeof(flags));
+		fprintf(f, ".TP\n\\fB%s\\fR = ", s->key);
+		roff(f, value);
+		if (flags[0]) {
+			fputs(" (", f);
+			roff(f, flags);
+			fputs(")", f);
+		}
+		fputs("\n", f);
+		roff(f, s->help);
+		fputs("; default: ", f);
+		roff(f, def);
+		fputs(".\n", f);
 	}
 }
 

@@ -102,6 +102,8 @@ int rr_setting_enum(const char *const *names, const char *val, const char *what,
 
 /* The README's table of [reqrouter] keys (Markdown). */
 void rr_settings_dump_readme(FILE *f);
+/* The man page's list of them (roff, for man/reqrouter.h2m). */
+void rr_settings_dump_man(FILE *f);
 /* The bash completion's case over reqrouter's flags that take a value. */
 void rr_settings_dump_completion(FILE *f);
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The README's table of [reqrouter] keys and the values the bash completion
-# offers for reqrouter's options are generated from the settings table
-# (src/lib/settings.c) by `reqrouter --dump-settings readme|completion`:
+# The README's and the man page's tables of [reqrouter] keys and the values
+# the bash completion offers for reqrouter's options are generated from the
+# settings table (src/lib/settings.c) by
+# `reqrouter --dump-settings readme|man|completion`:
 # what stands between their settings:begin and settings:end markers must
 # be what the binary makes now, so a setting added, renamed or given
 # another range without regenerating them fails here. With --update the
@@ -35,7 +36,8 @@ replace() {
 	' "$1" >"$tmp/out" && cat "$tmp/out" >"$1"
 }
 
-for pair in README.md:readme configs/reqrouter.bash-completion:completion; do
+for pair in README.md:readme man/reqrouter.h2m:man \
+	configs/reqrouter.bash-completion:completion; do
 	file=${pair%%:*}
 	what=${pair#*:}
 	"$RR" --dump-settings "$what" >"$tmp/want"

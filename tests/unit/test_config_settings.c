@@ -51,8 +51,7 @@ static void add(struct values *vs, const char *fmt, ...)
 }
 
 /* @len characters, a valid form for the row's check where it has one. */
-static void add_long(struct values *vs, const struct rr_setting *s,
-		     size_t len)
+static void add_long(struct values *vs, const struct rr_setting *s, size_t len)
 {
 	char *v;
 
@@ -125,8 +124,8 @@ static const char *sentence(const char *e)
 }
 
 /* @e, which starts with @from, starting with @to instead. */
-static void replaced(const char *e, const char *from, const char *to,
-		     char *out, size_t len)
+static void replaced(const char *e, const char *from, const char *to, char *out,
+		     size_t len)
 {
 	snprintf(out, len, "%s%s", to, e + strlen(from));
 }
@@ -181,14 +180,16 @@ static void test_flag_and_key_agree(void **state)
 			rf = by_flag_value(s, v);
 			rk = by_key(s, v);
 			if ((rf == RR_OPTS_RUN) != (rk == RR_OPTS_RUN))
-				fail_msg("%s/--%s '%.40s': flag %d (%s), key %d (%s)",
-					 s->key, s->flag, v, rf, flag_err, rk,
-					 err);
+				fail_msg(
+					"%s/--%s '%.40s': flag %d (%s), key %d (%s)",
+					s->key, s->flag, v, rf, flag_err, rk,
+					err);
 			if (rf == RR_OPTS_RUN) {
 				if (memcmp((char *)&cfg + s->off,
 					   (char *)&by_flag + s->off, s->size))
-					fail_msg("%s '%.40s': flag and key store different values",
-						 s->key, v);
+					fail_msg(
+						"%s '%.40s': flag and key store different values",
+						s->key, v);
 				continue;
 			}
 			/* The same sentence, naming the flag or the key. */
@@ -209,11 +210,12 @@ static void test_flag_and_key_agree(void **state)
 					 sentence(err));
 			/* The file's "PATH:LINE: " may have cut its sentence
 			 * shorter: compare what it kept. */
-			if (strlen(err) == sizeof(err) - 1 ?
-				    strncmp(want, flag_err, strlen(want)) :
-				    strcmp(want, flag_err))
-				fail_msg("%s '%.40s': the key says \"%s\", the flag \"%s\"",
-					 s->key, v, sentence(err), flag_err);
+			if (strlen(err) == sizeof(err) - 1
+				    ? strncmp(want, flag_err, strlen(want))
+				    : strcmp(want, flag_err))
+				fail_msg(
+					"%s '%.40s': the key says \"%s\", the flag \"%s\"",
+					s->key, v, sentence(err), flag_err);
 			if (strchr(flag_err, '\n') || !flag_err[0])
 				fail_msg("%s '%.40s': not one line: \"%s\"",
 					 s->key, v, flag_err);
@@ -287,7 +289,8 @@ static void test_defaults_from_rows(void **state)
 	assert_string_equal(line, "descriptors per batch, 1-256 (default: 64)");
 	rr_setting_help(rr_setting_by_key("tx_csum"), line, sizeof(line));
 	assert_string_equal(
-		line, "reply UDP checksums: auto, soft or offload (default: auto)");
+		line,
+		"reply UDP checksums: auto, soft or offload (default: auto)");
 	assert_null(rr_setting_by_key("ports")); /* a flag only */
 }
 
