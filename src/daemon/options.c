@@ -22,9 +22,9 @@
 
 /* getopt's value for a row without a letter: OPT_ROW + its index. */
 #define OPT_ROW 256
-/* --dump-settings readme|man|completion: what the drift test compares
- * with the README, man/reqrouter.h2m and the bash completion; --help
- * leaves it out. */
+/* --dump-settings readme|readme-function|man|completion: what the drift
+ * test compares with the README, man/reqrouter.h2m and the bash
+ * completion; --help leaves it out. */
 #define OPT_DUMP (RR_OPT_VERSION - 1)
 #define MAX_OPTS 64
 
@@ -90,6 +90,8 @@ static int dump(const char *what, char *err, size_t errlen)
 {
 	if (!strcmp(what, "readme"))
 		rr_settings_dump_readme(stdout);
+	else if (!strcmp(what, "readme-function"))
+		rr_fn_settings_dump_readme(stdout);
 	else if (!strcmp(what, "man"))
 		rr_settings_dump_man(stdout);
 	else if (!strcmp(what, "completion"))
@@ -97,7 +99,7 @@ static int dump(const char *what, char *err, size_t errlen)
 	else
 		return rr_errf(
 			err, errlen,
-			"--dump-settings takes readme, man or completion");
+			"--dump-settings takes readme, readme-function, man or completion");
 	return RR_OPTS_EXIT;
 }
 

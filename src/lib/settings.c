@@ -236,6 +236,110 @@ const struct rr_setting rr_settings[] = {
 
 const size_t rr_nsettings = sizeof(rr_settings) / sizeof(rr_settings[0]);
 
+const char *const rr_quarantine_action_names[] = { "drop", "pass", NULL };
+
+#define SVC(f)                                 \
+	.off = offsetof(struct rr_service, f), \
+	.size = sizeof(((struct rr_service *)0)->f)
+#define SVC_COUNT(f) .count = offsetof(struct rr_service, f)
+
+/* The keys of a [function NAME] section that are reqrouter's; any other
+ * key is the function's own (API 2). */
+const struct rr_setting rr_fn_settings[] = {
+	{ .key = "port",
+	  .type = RR_SETTING_U32,
+	  SVC(port),
+	  .min = 1,
+	  .max = 65535,
+	  .def_text = "the function's own",
+	  .help = "the UDP port the function is served on" },
+	{ .key = "enabled",
+	  .type = RR_SETTING_BOOL,
+	  SVC(enabled),
+	  .def = 1,
+	  .help = "serve the function (an opt-in function only with a section)" },
+	{ .key = "allow",
+	  .type = RR_SETTING_CIDRS,
+	  SVC(allow),
+	  SVC_COUNT(nallow),
+	  .max = RR_MAX_ALLOW_PER_FN,
+	  .def_text = "every source",
+	  .help = "the sources that may call it; the XDP program drops the rest. Repeated lines add up" },
+	{ .key = "max_amplification",
+	  .type = RR_SETTING_U32,
+	  SVC(max_amplification),
+	  .min = 0,
+	  .max = RR_MAX_AMPLIFICATION,
+	  .def = RR_DEFAULT_AMPLIFICATION,
+	  .help = "a reply's IP packet may be at most this many times the request's; 0: no limit" },
+	{ .key = "tier",
+	  .type = RR_SETTING_ENUM,
+	  SVC(tier),
+	  .names = rr_tier_names,
+	  .def = RR_TIER_AUTO,
+	  .help = "where requests are answered: in XDP where the function has an implementation (auto), in XDP or no start (xdp), or by the C function (user)" },
+	{ .key = "xdp_max_payload",
+	  .type = RR_SETTING_U32,
+	  SVC(xdp_max_payload),
+	  .min = 0,
+	  .max = RR_XDP_MAX_PAYLOAD,
+	  .def = RR_XDP_MAX_PAYLOAD,
+	  .unit = "bytes",
+	  .help = "longer requests skip the XDP implementation (counted as punted)" },
+	{ .key = "cache",
+	  .type = RR_SETTING_BOOL,
+	  SVC(cache),
+	  .def_text = "yes for a pure function",
+	  .help = "answer repeated requests from the in-kernel reply cache (pure functions only)" },
+	{ .key = "cache_ttl",
+	  .type = RR_SETTING_U32,
+	  SVC(cache_ttl),
+	  .min = 0,
+	  .max = RR_MAX_CACHE_TTL,
+	  .def = RR_DEFAULT_CACHE_TTL,
+	  .unit = "seconds",
+	  .help = "how long a cached reply answers; 0: until the settings change" },
+	{ .key = "cache_max_payload",
+	  .type = RR_SETTING_U32,
+	  SVC(cache_max_payload),
+	  .min = 1,
+	  .max = RR_CACHE_MAX_PAYLOAD,
+	  .def = RR_CACHE_MAX_PAYLOAD,
+	  .unit = "bytes",
+	  .help = "only requests up to this long are cached" },
+	{ .key = "max_run_us",
+	  .type = RR_SETTING_U32,
+	  SVC(max_run_us),
+	  .min = 0,
+	  .max = RR_MAX_MAX_RUN_US,
+	  .def = RR_DEFAULT_MAX_RUN_US,
+	  .help = "a call may run this many microseconds (0: no limit); a cell past it is killed" },
+	{ .key = "quarantine_faults",
+	  .type = RR_SETTING_U32,
+	  SVC(quarantine_faults),
+	  .min = 0,
+	  .max = RR_MAX_QUARANTINE_FAULTS,
+	  .def = RR_DEFAULT_QUARANTINE_FAULTS,
+	  .help = "this many crashes or time-outs within quarantine_window quarantine the function; 0: never" },
+	{ .key = "quarantine_window",
+	  .type = RR_SETTING_U32,
+	  SVC(quarantine_window),
+	  .min = 1,
+	  .max = 3600,
+	  .def = RR_DEFAULT_QUARANTINE_WINDOW,
+	  .unit = "seconds",
+	  .help = "the window quarantine_faults are counted in" },
+	{ .key = "quarantine_action",
+	  .type = RR_SETTING_ENUM,
+	  SVC(quarantine_pass),
+	  .names = rr_quarantine_action_names,
+	  .def = 0,
+	  .help = "a quarantined function's requests are dropped in XDP, or passed to the kernel" },
+};
+
+const size_t rr_fn_nsettings =
+	sizeof(rr_fn_settings) / sizeof(rr_fn_settings[0]);
+
 const struct rr_setting *rr_setting_by_key(const char *key)
 {
 	size_t i;
@@ -246,17 +350,50 @@ const struct rr_setting *rr_setting_by_key(const char *key)
 	return NULL;
 }
 
-void rr_settings_defaults(struct rr_config *cfg)
+/* A number or an enum into its field, whatever its width. */
+static void store(void *field, size_t size, uint32_t v)
+{
+	if (size == sizeof(uint16_t))
+		*(uint16_t *)field = (uint16_t)v;
+	else if (size == sizeof(bool))
+		*(bool *)field = v;
+	else
+		*(uint32_t *)field = v;
+}
+
+/* The defaults of table @t's rows into @base (a switch's def is what it
+ * sets, not a default). */
+static void defaults_of(const struct rr_setting *t, size_t n, void *base)
 {
 	const struct rr_setting *s;
-	char *base = (char *)cfg;
 
-	for (s = rr_settings; s < rr_settings + rr_nsettings; s++) {
-		if (s->type == RR_SETTING_U32)
-			*(uint32_t *)(base + s->off) = s->def;
-		else if (s->type == RR_SETTING_ENUM)
-			*(int *)(base + s->off) = (int)s->def;
-	}
+	for (s = t; s < t + n; s++)
+		if (s->type == RR_SETTING_U32 || s->type == RR_SETTING_ENUM ||
+		    (s->type == RR_SETTING_BOOL && s->key))
+			store((char *)base + s->off, s->size, s->def);
+}
+
+void rr_settings_defaults(struct rr_config *cfg)
+{
+	defaults_of(rr_settings, rr_nsettings, cfg);
+}
+
+void rr_fn_settings_defaults(struct rr_service *svc)
+{
+	defaults_of(rr_fn_settings, rr_fn_nsettings, svc);
+	/* The two defaults that are the function's own. */
+	svc->port = svc->fn->port;
+	svc->cache = svc->fn->flags & RR_FN_PURE;
+}
+
+const struct rr_setting *rr_fn_setting_by_key(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < rr_fn_nsettings; i++)
+		if (!strcmp(rr_fn_settings[i].key, key))
+			return &rr_fn_settings[i];
+	return NULL;
 }
 
 void rr_setting_names(const char *const *names, char *buf, size_t len)
@@ -292,7 +429,9 @@ int rr_setting_enum(const char *const *names, const char *val, const char *what,
 static void name_of(const struct rr_setting *s, bool as_flag, char *buf,
 		    size_t len)
 {
-	if (!as_flag)
+	if (!as_flag && s->unit)
+		snprintf(buf, len, "%s (%s)", s->key, s->unit);
+	else if (!as_flag)
 		snprintf(buf, len, "%s", s->key);
 	else if (s->letter)
 		snprintf(buf, len, "-%c/--%s", s->letter, s->flag);
@@ -323,17 +462,20 @@ int rr_setting_check(const struct rr_setting *s, const char *val, bool as_flag,
 	return 0;
 }
 
-int rr_setting_set(const struct rr_setting *s, struct rr_config *cfg,
-		   const char *val, bool as_flag, char *err, size_t errlen)
+int rr_setting_set(const struct rr_setting *s, void *base, const char *val,
+		   bool as_flag, char *err, size_t errlen)
 {
-	char *field = (char *)cfg + s->off, what[48];
+	char *field = (char *)base + s->off, what[48];
+	uint32_t v;
 	int ret;
 
 	name_of(s, as_flag, what, sizeof(what));
 	switch (s->type) {
 	case RR_SETTING_U32:
-		return rr_parse_u32(val, s->min, s->max, (uint32_t *)field,
-				    what, err, errlen);
+		ret = rr_parse_u32(val, s->min, s->max, &v, what, err, errlen);
+		if (!ret)
+			store(field, s->size, v);
+		return ret;
 	case RR_SETTING_BOOL:
 		if (as_flag) {
 			*(bool *)field = true;
@@ -349,24 +491,28 @@ int rr_setting_set(const struct rr_setting *s, struct rr_config *cfg,
 		ret = rr_setting_enum(s->names, val, what, err, errlen);
 		if (ret < 0)
 			return ret;
-		*(int *)field = ret;
+		store(field, s->size, (uint32_t)ret);
 		if (s->count)
-			*(bool *)((char *)cfg + s->count) = true;
+			*(bool *)((char *)base + s->count) = true;
 		return 0;
 	case RR_SETTING_CHOICE:
-		*(int *)field = (int)s->def;
+		store(field, s->size, s->def);
 		return 0;
 	case RR_SETTING_COUNT:
 		(*(int *)field)++;
 		return 0;
 	case RR_SETTING_CPUS:
 		return rr_parse_cpus(val, (int *)field,
-				     (uint32_t *)((char *)cfg + s->count), err,
+				     (uint32_t *)((char *)base + s->count), err,
 				     errlen);
 	case RR_SETTING_PORTS:
 		return rr_parse_ports(val, (uint16_t *)field, s->max,
-				      (uint32_t *)((char *)cfg + s->count), err,
-				      errlen);
+				      (uint32_t *)((char *)base + s->count),
+				      err, errlen);
+	case RR_SETTING_CIDRS:
+		return rr_parse_cidrs(val, (struct rr_cidr *)field, s->max,
+				      (uint32_t *)((char *)base + s->count),
+				      err, errlen);
 	case RR_SETTING_NONE:
 		return 0;
 	}
@@ -397,6 +543,11 @@ static void value_text(const struct rr_setting *s, char *buf, size_t len)
 		return;
 	case RR_SETTING_PORTS:
 		snprintf(buf, len, "ports 1-65535, at most %u", s->max);
+		return;
+	case RR_SETTING_CIDRS:
+		snprintf(buf, len,
+			 "IPv4 and IPv6 prefixes or addresses, at most %u",
+			 s->max);
 		return;
 	default:
 		buf[0] = '\0';
@@ -483,27 +634,46 @@ static void flags_text(const struct rr_setting *s, const struct flag_style *st,
 static void key_default(const struct rr_setting *s, char *buf, size_t len)
 {
 	default_text(s, buf, len);
-	if (!buf[0])
-		snprintf(buf, len, "%s",
-			 s->type == RR_SETTING_BOOL ? "no" : "none");
+	if (buf[0])
+		return;
+	if (s->type == RR_SETTING_BOOL)
+		snprintf(buf, len, "%s", s->def ? "yes" : "no");
+	else
+		snprintf(buf, len, "none");
 }
 
-void rr_settings_dump_readme(FILE *f)
+/* A Markdown table of table @t's keys; @flags: with a flag column. */
+static void dump_table(FILE *f, const struct rr_setting *t, size_t n,
+		       bool with_flags)
 {
 	const struct rr_setting *s;
 	char value[128], def[64], flags[160];
 
-	fprintf(f, "| key | flag | value | default | meaning |\n");
-	fprintf(f, "|---|---|---|---|---|\n");
-	for (s = rr_settings; s < rr_settings + rr_nsettings; s++) {
+	fprintf(f, "| key |%s value | default | meaning |\n",
+		with_flags ? " flag |" : "");
+	fprintf(f, "|---|%s---|---|---|\n", with_flags ? "---|" : "");
+	for (s = t; s < t + n; s++) {
 		if (!s->key)
 			continue;
 		value_text(s, value, sizeof(value));
 		key_default(s, def, sizeof(def));
-		flags_text(s, &md_flags, flags, sizeof(flags));
-		fprintf(f, "| `%s` | %s | %s | %s | %s |\n", s->key,
-			flags[0] ? flags : "", value, def, s->help);
+		fprintf(f, "| `%s` |", s->key);
+		if (with_flags) {
+			flags_text(s, &md_flags, flags, sizeof(flags));
+			fprintf(f, " %s |", flags);
+		}
+		fprintf(f, " %s | %s | %s |\n", value, def, s->help);
 	}
+}
+
+void rr_settings_dump_readme(FILE *f)
+{
+	dump_table(f, rr_settings, rr_nsettings, true);
+}
+
+void rr_fn_settings_dump_readme(FILE *f)
+{
+	dump_table(f, rr_fn_settings, rr_fn_nsettings, false);
 }
 
 /* Writes @s for roff: a hyphen as \-. */

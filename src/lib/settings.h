@@ -26,6 +26,7 @@ enum rr_setting_type {
 	RR_SETTING_COUNT,  /* flag only, a switch counted each time given */
 	RR_SETTING_CPUS,   /* a CPU list, "0-3,6", into the field and count */
 	RR_SETTING_PORTS,  /* a port list, "7,1232", into the field and count */
+	RR_SETTING_CIDRS,  /* an allow-list, appended to the field and count */
 	RR_SETTING_NONE,   /* flag only, read by the command line itself */
 };
 
@@ -49,7 +50,7 @@ struct rr_setting {
 	char letter;	  /* short flag, or 0 */
 	const char *arg;  /* the flag's metavariable; NULL: a switch */
 	enum rr_setting_type type;
-	size_t off;	   /* the field in struct rr_config */
+	size_t off;	   /* the field in struct rr_config or rr_service */
 	size_t size;	   /* its size (a string's room, with the NUL) */
 	size_t count;	   /* a list's count field, a --tier's "was given" */
 	uint32_t min, max; /* a number's range, a list's room */
@@ -65,25 +66,36 @@ struct rr_setting {
 extern const struct rr_setting rr_settings[];
 extern const size_t rr_nsettings;
 
+/* The keys of a [function NAME] section that are reqrouter's, in the
+ * same style: keys only, fields of struct rr_service. */
+extern const struct rr_setting rr_fn_settings[];
+extern const size_t rr_fn_nsettings;
+
 /* The enum names, also for the per-function keys and the tools. */
 extern const char *const rr_mode_names[];
 extern const char *const rr_tier_names[];
 extern const char *const rr_tx_csum_names[];
 extern const char *const rr_isolation_names[];
+extern const char *const rr_quarantine_action_names[];
 
 /* The row of [reqrouter] key @key, or NULL. */
 const struct rr_setting *rr_setting_by_key(const char *key);
 
-/* The defaults of every row into @cfg. */
+/* The row of [function NAME] key @key, or NULL. */
+const struct rr_setting *rr_fn_setting_by_key(const char *key);
+
+/* The defaults of every row into @cfg, and into @svc (whose fn is set). */
 void rr_settings_defaults(struct rr_config *cfg);
+void rr_fn_settings_defaults(struct rr_service *svc);
 
 /*
- * Parses @val (NULL for a switch) for row @s into @cfg, from the file
+ * Parses @val (NULL for a switch) for row @s into @base (the struct
+ * rr_config, or for a function's row its struct rr_service), from the file
  * (@as_flag false: errors name the key) or the command line (errors name
  * the flag). Same row, same rules: 0, or -EINVAL with one sentence.
  */
-int rr_setting_set(const struct rr_setting *s, struct rr_config *cfg,
-		   const char *val, bool as_flag, char *err, size_t errlen);
+int rr_setting_set(const struct rr_setting *s, void *base, const char *val,
+		   bool as_flag, char *err, size_t errlen);
 
 /* Checks a string row's value without storing it (a flag read early). */
 int rr_setting_check(const struct rr_setting *s, const char *val, bool as_flag,
@@ -100,8 +112,9 @@ void rr_setting_names(const char *const *names, char *buf, size_t len);
 int rr_setting_enum(const char *const *names, const char *val, const char *what,
 		    char *err, size_t errlen);
 
-/* The README's table of [reqrouter] keys (Markdown). */
+/* The README's table of [reqrouter] keys (Markdown), and of a function's. */
 void rr_settings_dump_readme(FILE *f);
+void rr_fn_settings_dump_readme(FILE *f);
 /* The man page's list of them (roff, for man/reqrouter.h2m). */
 void rr_settings_dump_man(FILE *f);
 /* The bash completion's case over reqrouter's flags that take a value. */

@@ -22,34 +22,37 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rc=0
 
-# between FILE: the lines strictly between the two marker lines.
+# between FILE MARK: the lines strictly between MARK:begin and MARK:end.
 between() {
-	sed -n '/settings:begin/,/settings:end/p' "$1" | sed '1d;$d'
+	sed -n "/ $2:begin/,/ $2:end/p" "$1" | sed '1d;$d'
 }
 
-# replace FILE NEW: the lines between the markers become NEW's.
+# replace FILE MARK NEW: the lines between the markers become NEW's.
 replace() {
-	awk -v new="$2" '
-		/settings:end/ { skip = 0 }
+	awk -v new="$3" -v b=" $2:begin" -v e=" $2:end" '
+		index($0, e) { skip = 0 }
 		!skip { print }
-		/settings:begin/ { while ((getline l < new) > 0) print l; skip = 1 }
+		index($0, b) { while ((getline l < new) > 0) print l; skip = 1 }
 	' "$1" >"$tmp/out" && cat "$tmp/out" >"$1"
 }
 
-for pair in README.md:readme man/reqrouter.h2m:man \
-	configs/reqrouter.bash-completion:completion; do
-	file=${pair%%:*}
-	what=${pair#*:}
+# FILE:WHAT:MARK: the part of FILE between MARK's markers is what
+# --dump-settings WHAT makes.
+for part in README.md:readme:settings \
+	README.md:readme-function:function-keys \
+	man/reqrouter.h2m:man:settings \
+	configs/reqrouter.bash-completion:completion:settings; do
+	IFS=: read -r file what mark <<<"$part"
 	"$RR" --dump-settings "$what" >"$tmp/want"
-	if [ "$(grep -c 'settings:\(begin\|end\)' "$file")" != 2 ]; then
-		echo "FAIL: $file has no settings:begin/settings:end markers"
+	if [ "$(grep -c " $mark:\(begin\|end\)" "$file")" != 2 ]; then
+		echo "FAIL: $file has no $mark:begin/$mark:end markers"
 		rc=1
 		continue
 	fi
 	if [ "$update" = --update ]; then
-		replace "$file" "$tmp/want"
-		echo "rewrote the generated part of $file"
-	elif diff -u <(between "$file") "$tmp/want" >"$tmp/diff"; then
+		replace "$file" "$mark" "$tmp/want"
+		echo "rewrote the generated $mark part of $file"
+	elif diff -u <(between "$file" "$mark") "$tmp/want" >"$tmp/diff"; then
 		echo "ok: $file matches reqrouter --dump-settings $what"
 	else
 		echo "FAIL: $file differs from reqrouter --dump-settings $what" \
