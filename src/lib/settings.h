@@ -3,9 +3,10 @@
  * reqrouter's own settings as one typed table: each row names the
  * [reqrouter] key, the flag, the type and its limits, the default, the
  * unit and the help once. The config file's parser, getopt and --help
- * (src/daemon/options.c), the README's tables and the bash completion all
- * come from it, so a flag and its key accept exactly the same values.
- * Adding a setting is one row here and its use where it is read.
+ * (src/daemon/options.c), the README's and the man page's tables and the
+ * bash completion all come from it, so a flag and its key accept exactly
+ * the same values. Adding a setting is one row here and its use where it
+ * is read. The [function NAME] keys are a second table of the same rows.
  */
 #ifndef RR_SETTINGS_H
 #define RR_SETTINGS_H
