@@ -426,7 +426,11 @@ int rr_setting_enum(const char *const *names, const char *val, const char *what,
 	return rr_errf(err, errlen, "%s must be %s, not '%s'", what, list, val);
 }
 
-/* How an error names the setting: the key, or the flag as typed. */
+/*
+ * How an error names the setting: the key (with its unit), or the flag in
+ * the words reqrouter has always used, which scripts may match: "-b
+ * (batch)", a choice by its bare name ("tier must be ..."), else "--user".
+ */
 static void name_of(const struct rr_setting *s, bool as_flag, char *buf,
 		    size_t len)
 {
@@ -435,7 +439,9 @@ static void name_of(const struct rr_setting *s, bool as_flag, char *buf,
 	else if (!as_flag)
 		snprintf(buf, len, "%s", s->key);
 	else if (s->letter)
-		snprintf(buf, len, "-%c/--%s", s->letter, s->flag);
+		snprintf(buf, len, "-%c (%s)", s->letter, s->flag);
+	else if (s->type == RR_SETTING_ENUM)
+		snprintf(buf, len, "%s", s->flag);
 	else
 		snprintf(buf, len, "--%s", s->flag);
 }

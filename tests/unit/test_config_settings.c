@@ -194,8 +194,11 @@ static void test_flag_and_key_agree(void **state)
 			}
 			/* The same sentence, naming the flag or the key. */
 			if (s->letter)
-				snprintf(flagname, sizeof(flagname), "-%c/--%s",
+				snprintf(flagname, sizeof(flagname), "-%c (%s)",
 					 s->letter, s->flag);
+			else if (s->type == RR_SETTING_ENUM)
+				snprintf(flagname, sizeof(flagname), "%s",
+					 s->flag);
 			else
 				snprintf(flagname, sizeof(flagname), "--%s",
 					 s->flag);
