@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Command-line options. The table below is the only list of them: the
- * getopt string, the long options and the --help text (which the README
- * reproduces, checked by a test) are all generated from it.
+ * Command-line options. They are the flags of the settings table
+ * (src/lib/settings.c): the getopt string, the long options and the
+ * --help text (which the README reproduces, checked by a test) are all
+ * generated from its rows, and each flag's value goes through its row.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,149 +17,90 @@
 #include "options.h"
 #include "parse.h"
 #include "opttable.h"
+#include "settings.h"
 #include "version.h"
 
-enum {
-	OPT_CPUS = 256,
-	OPT_METRICS,
-	OPT_METRICS_LISTEN,
-	OPT_LIST,
-	OPT_USER,
-	OPT_TIER,
-	OPT_NO_CACHE,
-	OPT_TX_CSUM,
-	OPT_CONTROL,
-	OPT_CONTROL_GROUP,
-	OPT_FUNCTIONS_DIR,
-	OPT_DRAIN_ON_TERM,
-	OPT_ISOLATION,
-};
+/* getopt's value for a row without a letter: OPT_ROW + its index. */
+#define OPT_ROW 256
+/* --dump-settings readme|readme-function|man|completion: what the drift
+ * test compares with the README, man/reqrouter.h2m and the bash
+ * completion; --help leaves it out. */
+#define OPT_DUMP (RR_OPT_VERSION - 1)
+#define MAX_OPTS 64
 
-static const struct rr_opt rr_options[] = {
-	{ "interface", 'i', "IFACE", "network interface to serve (required)" },
-	{ "queues", 'q', "N",
-	  "serve RX queues 0..N-1 (default: all the interface has)" },
-	{ "threads", 't', "N", "worker threads per queue (default: 1)" },
-	{ "ports", 'p', "PORT[,PORT...]",
-	  "serve only the functions on these ports (default: all)" },
-	{ "config", 'c', "FILE", "read settings from FILE; flags override it" },
-	{ "native", 'N', NULL, "require native (driver) XDP" },
-	{ "skb", 'S', NULL, "use SKB (generic) XDP and copy mode" },
-	{ "busy-poll", 'B', NULL, "busy-poll the rings instead of sleeping" },
-	{ "tier", OPT_TIER, "TIER",
-	  "answer every function in auto, xdp or user tier (default: each function's own, auto)" },
-	{ "no-cache", OPT_NO_CACHE, NULL,
-	  "never answer from the reply cache, whatever the functions' settings" },
-	{ "batch", 'b', "N", "descriptors per batch, 1-256 (default: 64)" },
-	{ "tx-csum", OPT_TX_CSUM, "MODE",
-	  "reply UDP checksums: offload, soft or auto (default: auto)" },
-	{ "cpus", OPT_CPUS, "LIST",
-	  "pin workers to these CPUs, e.g. 0-3,6 (default: all allowed)" },
-	{ "metrics-file", OPT_METRICS, "FILE",
-	  "rewrite FILE every second in Prometheus text format" },
-	{ "metrics-listen", OPT_METRICS_LISTEN, "ADDR:PORT",
-	  "serve GET /metrics and /healthz over HTTP on ADDR:PORT" },
-	{ "control", OPT_CONTROL, "PATH",
-	  "control socket for reqrouterctl, or none (default: /run/reqrouter/IFACE.sock)" },
-	{ "control-group", OPT_CONTROL_GROUP, "GROUP",
-	  "let GROUP use the control socket too (default: root only)" },
-	{ "isolation", OPT_ISOLATION, "MODE",
-	  "workers as threads, or as cells (processes) that contain a function's crash or overrun (default: thread)" },
-	{ "drain-on-term", OPT_DRAIN_ON_TERM, NULL,
-	  "SIGTERM drains first: health fails, requests are answered until none came for 2 s (30 s at most)" },
-	{ "user", OPT_USER, "USER",
-	  "after set-up, run as USER with only the capabilities still needed" },
-	{ "functions-dir", OPT_FUNCTIONS_DIR, "DIR",
-	  "load the function modules (*.so) in DIR; they replace built-in functions of the same name" },
-	{ "list", OPT_LIST, NULL, "list the registered functions and exit" },
-	{ "verbose", 'v', NULL, "log more (library messages included)" },
-	RR_OPT_VERSION_ENTRY,
-	RR_OPT_HELP_ENTRY,
-	{ 0 },
-};
+static struct rr_opt rr_options[MAX_OPTS];
+static char rr_option_help[MAX_OPTS][320];
 
-#define N_OPTIONS (sizeof(rr_options) / sizeof(rr_options[0]) - 1)
+/* The option table: the settings' flags in the table's order, then the
+ * entries every program has. Built once; NULL if the table outgrew it. */
+static const struct rr_opt *options(void)
+{
+	static const struct rr_opt tail[] = {
+		{ "dump-settings", OPT_DUMP, "WHAT", NULL },
+		RR_OPT_VERSION_ENTRY,
+		RR_OPT_HELP_ENTRY,
+	};
+	static size_t n;
+	const struct rr_setting *s;
+	size_t i;
+
+	if (n)
+		return rr_options;
+	if (rr_nsettings + sizeof(tail) / sizeof(tail[0]) >= MAX_OPTS)
+		return NULL;
+	for (i = 0; i < rr_nsettings; i++) {
+		s = &rr_settings[i];
+		if (!s->flag)
+			continue;
+		rr_setting_help(s, rr_option_help[n],
+				sizeof(rr_option_help[n]));
+		rr_options[n] = (struct rr_opt){ s->flag,
+						 s->letter ? s->letter
+							   : OPT_ROW + (int)i,
+						 s->arg, rr_option_help[n] };
+		n++;
+	}
+	for (i = 0; i < sizeof(tail) / sizeof(tail[0]); i++)
+		rr_options[n++] = tail[i];
+	rr_options[n] = (struct rr_opt){ 0 };
+	return rr_options;
+}
+
+/* The row of getopt's @key, or NULL. */
+static const struct rr_setting *row_of(int key)
+{
+	size_t i;
+
+	if (key >= OPT_ROW && (size_t)(key - OPT_ROW) < rr_nsettings)
+		return &rr_settings[key - OPT_ROW];
+	for (i = 0; i < rr_nsettings; i++)
+		if (rr_settings[i].flag && rr_settings[i].letter == key)
+			return &rr_settings[i];
+	return NULL;
+}
 
 void rr_options_usage(FILE *out)
 {
 	rr_opt_usage(out, "reqrouter -i IFACE [options]",
 		     "Serve the registered UDP functions on IFACE over AF_XDP.",
-		     rr_options);
+		     options());
 }
 
-static int apply(struct rr_config *cfg, int key, const char *arg, char *err,
-		 size_t errlen)
+static int dump(const char *what, char *err, size_t errlen)
 {
-	switch (key) {
-	case 'i':
-		return rr_set_ifname(cfg, arg, err, errlen);
-	case 'q':
-		return rr_parse_u32(arg, 1, RR_MAX_QUEUES, &cfg->queues,
-				    "-q (queues)", err, errlen);
-	case 't':
-		return rr_parse_u32(arg, 1, RR_MAX_THREADS, &cfg->threads,
-				    "-t (threads)", err, errlen);
-	case 'p':
-		return rr_parse_ports(arg, cfg->only_ports, RR_MAX_SLOTS,
-				      &cfg->n_only_ports, err, errlen);
-	case 'N':
-		cfg->mode = RR_MODE_NATIVE;
-		return 0;
-	case 'S':
-		cfg->mode = RR_MODE_SKB;
-		return 0;
-	case 'B':
-		cfg->busy_poll = true;
-		return 0;
-	case OPT_TIER:
-		cfg->tier_set = true;
-		return rr_parse_tier(arg, &cfg->tier, err, errlen);
-	case OPT_NO_CACHE:
-		cfg->no_cache = true;
-		return 0;
-	case 'b':
-		return rr_parse_u32(arg, 1, RR_MAX_BATCH, &cfg->batch,
-				    "-b (batch)", err, errlen);
-	case OPT_TX_CSUM:
-		return rr_parse_tx_csum(arg, &cfg->tx_csum, err, errlen);
-	case OPT_CPUS:
-		return rr_parse_cpus(arg, cfg->cpus, &cfg->ncpus, err, errlen);
-	case OPT_METRICS:
-		if (!*arg || strlen(arg) >= sizeof(cfg->metrics_file))
-			return rr_errf(err, errlen, "bad --metrics-file '%s'",
-				       arg);
-		strcpy(cfg->metrics_file, arg);
-		return 0;
-	case OPT_METRICS_LISTEN:
-		return rr_set_metrics_listen(cfg, arg, err, errlen);
-	case OPT_CONTROL:
-		return rr_set_control(cfg, arg, err, errlen);
-	case OPT_ISOLATION:
-		return rr_parse_isolation(arg, &cfg->isolation, err, errlen);
-	case OPT_DRAIN_ON_TERM:
-		cfg->drain_on_term = true;
-		return 0;
-	case OPT_FUNCTIONS_DIR:
-		snprintf(cfg->functions_dir, sizeof(cfg->functions_dir), "%s",
-			 arg);
-		return 0;
-	case OPT_CONTROL_GROUP:
-		return rr_set_control_group(cfg, arg, err, errlen);
-	case OPT_USER:
-		if (!*arg || strlen(arg) >= sizeof(cfg->user))
-			return rr_errf(err, errlen, "bad --user '%s'", arg);
-		strcpy(cfg->user, arg);
-		return 0;
-	case OPT_LIST:
-		cfg->list = true;
-		return 0;
-	case 'v':
-		cfg->verbose++;
-		return 0;
-	case 'c':
-		return 0; /* read before the other flags */
-	}
-	return -EINVAL;
+	if (!strcmp(what, "readme"))
+		rr_settings_dump_readme(stdout);
+	else if (!strcmp(what, "readme-function"))
+		rr_fn_settings_dump_readme(stdout);
+	else if (!strcmp(what, "man"))
+		rr_settings_dump_man(stdout);
+	else if (!strcmp(what, "completion"))
+		rr_settings_dump_completion(stdout);
+	else
+		return rr_errf(
+			err, errlen,
+			"--dump-settings takes readme, readme-function, man or completion");
+	return RR_OPTS_EXIT;
 }
 
 /* functions_dir from the config file, read ahead of the rest. */
@@ -196,12 +138,18 @@ static int load_modules(const char *flag_dir, const char *config_file,
 int rr_options_parse(int argc, char **argv, struct rr_config *cfg, char *err,
 		     size_t errlen)
 {
-	struct option longopts[N_OPTIONS + 1];
-	char shortopts[RR_OPT_SHORT_LEN(N_OPTIONS)];
-	const char *config_file = NULL, *functions_dir = NULL;
+	const struct rr_setting *dir_row = rr_setting_by_key("functions_dir");
+	const char *config_file = NULL, *functions_dir = NULL,
+		   *dump_what = NULL;
+	const struct rr_opt *t = options();
 	int key, ret, help = 0, native = 0, skb = 0;
+	char shortopts[RR_OPT_SHORT_LEN(MAX_OPTS)];
+	struct option longopts[MAX_OPTS];
 
-	rr_opt_build(rr_options, shortopts, longopts);
+	if (!t)
+		return rr_errf(err, errlen,
+			       "too many settings for the options");
+	rr_opt_build(t, shortopts, longopts);
 
 	/* Pass 1: syntax, --help and the config file. */
 	opterr = 0;
@@ -216,11 +164,13 @@ int rr_options_parse(int argc, char **argv, struct rr_config *cfg, char *err,
 			help = 1;
 		if (key == RR_OPT_VERSION && !help)
 			help = 2;
+		if (key == OPT_DUMP)
+			dump_what = optarg;
 		native |= key == 'N';
 		skb |= key == 'S';
 		if (key == 'c')
 			config_file = optarg;
-		if (key == OPT_FUNCTIONS_DIR)
+		if (row_of(key) == dir_row)
 			functions_dir = optarg;
 	}
 	if (help == 1) {
@@ -231,11 +181,18 @@ int rr_options_parse(int argc, char **argv, struct rr_config *cfg, char *err,
 		printf("reqrouter %s\n", RR_VERSION);
 		return RR_OPTS_EXIT;
 	}
+	if (dump_what)
+		return dump(dump_what, err, errlen);
 	if (native && skb)
 		return rr_errf(err, errlen, "-N and -S exclude each other");
 	if (optind < argc)
 		return rr_errf(err, errlen, "unexpected argument '%s'",
 			       argv[optind]);
+	/* The modules are loaded before the rest is read: check the flag
+	 * as its pass-2 self would, not after the fact. */
+	if (functions_dir &&
+	    rr_setting_check(dir_row, functions_dir, true, err, errlen))
+		return -EINVAL;
 	ret = load_modules(functions_dir, config_file, err, errlen);
 	if (!ret)
 		ret = rr_config_init(cfg, err, errlen);
@@ -247,11 +204,15 @@ int rr_options_parse(int argc, char **argv, struct rr_config *cfg, char *err,
 			return ret;
 	}
 
-	/* Pass 2: the flags, over the file. */
+	/* Pass 2: the flags, over the file, each through its row. */
 	optind = 0;
 	while ((key = getopt_long(argc, argv, shortopts, longopts, NULL)) !=
 	       -1) {
-		ret = apply(cfg, key, optarg, err, errlen);
+		const struct rr_setting *s = row_of(key);
+
+		if (!s)
+			continue;
+		ret = rr_setting_set(s, cfg, optarg, true, err, errlen);
 		if (ret)
 			return ret;
 	}

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The configuration: defaults, the INI file (parsed by libinih) and the
- * checks once file and flags are in. The values' parsers, which the
- * command line shares, are in config_values.c.
+ * checks once file and flags are in. The [reqrouter] keys are rows of the
+ * settings table (settings.c), which the command line shares; the values'
+ * parsers are in config_values.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "config.h"
 #include "parse.h"
 #include "registry.h"
+#include "settings.h"
 
 int rr_config_init(struct rr_config *cfg, char *err, size_t errlen)
 {
@@ -24,9 +26,7 @@ int rr_config_init(struct rr_config *cfg, char *err, size_t errlen)
 	int ret;
 
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->threads = 1;
-	cfg->batch = RR_DEFAULT_BATCH;
-	cfg->mode = RR_MODE_AUTO;
+	rr_settings_defaults(cfg);
 	ret = rr_registry_check(err, errlen);
 	if (ret)
 		return ret;
@@ -35,20 +35,7 @@ int rr_config_init(struct rr_config *cfg, char *err, size_t errlen)
 			       "too many registered functions (%zu)", n);
 	for (i = 0; i < n; i++) {
 		cfg->services[i].fn = rr_registry_at(i);
-		cfg->services[i].port = cfg->services[i].fn->port;
-		cfg->services[i].enabled = true;
-		cfg->services[i].max_amplification = RR_DEFAULT_AMPLIFICATION;
-		cfg->services[i].tier = RR_TIER_AUTO;
-		cfg->services[i].cache =
-			cfg->services[i].fn->flags & RR_FN_PURE;
-		cfg->services[i].cache_ttl = RR_DEFAULT_CACHE_TTL;
-		cfg->services[i].cache_max_payload = RR_CACHE_MAX_PAYLOAD;
-		cfg->services[i].xdp_max_payload = RR_XDP_MAX_PAYLOAD;
-		cfg->services[i].max_run_us = RR_DEFAULT_MAX_RUN_US;
-		cfg->services[i].quarantine_faults =
-			RR_DEFAULT_QUARANTINE_FAULTS;
-		cfg->services[i].quarantine_window =
-			RR_DEFAULT_QUARANTINE_WINDOW;
+		rr_fn_settings_defaults(&cfg->services[i]);
 	}
 	cfg->nservices = (uint32_t)n;
 	return 0;
@@ -125,130 +112,37 @@ void rr_config_free(struct rr_config *cfg)
 	}
 }
 
+/* A [reqrouter] key: its row in the settings table says how to read it. */
 static int main_key(struct ini_ctx *c, const char *key, const char *val,
 		    char *err, size_t errlen)
 {
-	struct rr_config *cfg = c->cfg;
+	const struct rr_setting *s = rr_setting_by_key(key);
 
-	if (!strcmp(key, "interface"))
-		return rr_set_ifname(cfg, val, err, errlen);
-	if (!strcmp(key, "queues"))
-		return rr_parse_u32(val, 1, RR_MAX_QUEUES, &cfg->queues,
-				    "queues", err, errlen);
-	if (!strcmp(key, "threads"))
-		return rr_parse_u32(val, 1, RR_MAX_THREADS, &cfg->threads,
-				    "threads", err, errlen);
-	if (!strcmp(key, "batch"))
-		return rr_parse_u32(val, 1, RR_MAX_BATCH, &cfg->batch, "batch",
-				    err, errlen);
-	if (!strcmp(key, "cpus"))
-		return rr_parse_cpus(val, cfg->cpus, &cfg->ncpus, err, errlen);
-	if (!strcmp(key, "mode"))
-		return rr_parse_mode(val, &cfg->mode, err, errlen);
-	if (!strcmp(key, "tx_csum"))
-		return rr_parse_tx_csum(val, &cfg->tx_csum, err, errlen);
-	if (!strcmp(key, "drain_on_term"))
-		return rr_parse_bool(val, &cfg->drain_on_term, "drain_on_term",
-				     err, errlen);
-	if (!strcmp(key, "busy_poll"))
-		return rr_parse_bool(val, &cfg->busy_poll, "busy_poll", err,
-				     errlen);
-	if (!strcmp(key, "isolation"))
-		return rr_parse_isolation(val, &cfg->isolation, err, errlen);
-	if (!strcmp(key, "user")) {
-		if (!*val || strlen(val) >= sizeof(cfg->user))
-			return rr_errf(err, errlen, "bad user '%s'", val);
-		strcpy(cfg->user, val);
-		return 0;
-	}
-	if (!strcmp(key, "control"))
-		return rr_set_control(cfg, val, err, errlen);
-	if (!strcmp(key, "functions_dir")) {
-		if (!*val || strlen(val) >= sizeof(cfg->functions_dir))
-			return rr_errf(err, errlen, "bad functions_dir '%s'",
-				       val);
-		strcpy(cfg->functions_dir, val);
-		return 0;
-	}
-	if (!strcmp(key, "control_group"))
-		return rr_set_control_group(cfg, val, err, errlen);
-	if (!strcmp(key, "metrics_listen"))
-		return rr_set_metrics_listen(cfg, val, err, errlen);
-	if (!strcmp(key, "metrics_file")) {
-		if (strlen(val) >= sizeof(cfg->metrics_file))
-			return rr_errf(err, errlen, "metrics_file is too long");
-		strcpy(cfg->metrics_file, val);
-		return 0;
-	}
-	return rr_errf(err, errlen, "unknown key '%s' in [reqrouter]", key);
+	if (!s)
+		return rr_errf(err, errlen, "unknown key '%s' in [reqrouter]",
+			       key);
+	return rr_setting_set(s, c->cfg, val, false, err, errlen);
 }
 
 static int function_key(struct ini_ctx *c, const char *name, const char *key,
 			const char *val, char *err, size_t errlen)
 {
 	struct rr_service *svc = rr_config_service_named(c->cfg, name);
-	uint32_t port;
+	const struct rr_setting *s;
 
 	if (!svc)
 		return rr_errf(err, errlen,
 			       "no function named '%s' is registered", name);
 	svc->configured = true;
-	if (!strcmp(key, "port")) {
-		if (rr_parse_u32(val, 1, 65535, &port, "port", err, errlen))
-			return -EINVAL;
-		svc->port = (uint16_t)port;
-		return 0;
-	}
-	if (!strcmp(key, "enabled"))
-		return rr_parse_bool(val, &svc->enabled, "enabled", err,
-				     errlen);
-	if (!strcmp(key, "max_amplification"))
-		return rr_parse_u32(val, 0, RR_MAX_AMPLIFICATION,
-				    &svc->max_amplification,
-				    "max_amplification", err, errlen);
-	if (!strcmp(key, "allow"))
-		return rr_parse_cidrs(val, svc->allow, RR_MAX_ALLOW_PER_FN,
-				      &svc->nallow, err, errlen);
-	if (!strcmp(key, "tier"))
-		return rr_parse_tier(val, &svc->tier, err, errlen);
-	if (!strcmp(key, "cache")) {
-		if (rr_parse_bool(val, &svc->cache, "cache", err, errlen))
+	s = rr_fn_setting_by_key(key);
+	if (s) {
+		if (rr_setting_set(s, svc, val, false, err, errlen))
 			return -EINVAL;
 		if (svc->cache && !(svc->fn->flags & RR_FN_PURE))
 			return rr_errf(
 				err, errlen,
 				"function '%s' is not declared pure (RR_FN_PURE): its replies cannot be cached",
 				name);
-		return 0;
-	}
-	if (!strcmp(key, "cache_ttl"))
-		return rr_parse_u32(val, 0, RR_MAX_CACHE_TTL, &svc->cache_ttl,
-				    "cache_ttl (seconds)", err, errlen);
-	if (!strcmp(key, "xdp_max_payload"))
-		return rr_parse_u32(val, 0, RR_XDP_MAX_PAYLOAD,
-				    &svc->xdp_max_payload,
-				    "xdp_max_payload (bytes)", err, errlen);
-	if (!strcmp(key, "cache_max_payload"))
-		return rr_parse_u32(val, 1, RR_CACHE_MAX_PAYLOAD,
-				    &svc->cache_max_payload,
-				    "cache_max_payload (bytes)", err, errlen);
-	if (!strcmp(key, "max_run_us"))
-		return rr_parse_u32(val, 0, RR_MAX_MAX_RUN_US, &svc->max_run_us,
-				    "max_run_us", err, errlen);
-	if (!strcmp(key, "quarantine_faults"))
-		return rr_parse_u32(val, 0, RR_MAX_QUARANTINE_FAULTS,
-				    &svc->quarantine_faults,
-				    "quarantine_faults", err, errlen);
-	if (!strcmp(key, "quarantine_window"))
-		return rr_parse_u32(val, 1, 3600, &svc->quarantine_window,
-				    "quarantine_window (seconds)", err, errlen);
-	if (!strcmp(key, "quarantine_action")) {
-		if (strcmp(val, "drop") && strcmp(val, "pass"))
-			return rr_errf(
-				err, errlen,
-				"quarantine_action must be drop or pass, not '%s'",
-				val);
-		svc->quarantine_pass = !strcmp(val, "pass");
 		return 0;
 	}
 	/* Any other key is the function's own, if it takes settings. */

@@ -18,7 +18,6 @@
 #include "rr_shared.h"
 
 #define RR_MAX_CPUS 1024
-#define RR_DEFAULT_BATCH 64
 #define RR_MAX_BATCH 256
 #define RR_ERRLEN 256
 
@@ -194,8 +193,11 @@ int rr_parse_tx_csum(const char *s, enum rr_tx_csum *csum, char *err,
  * bare address is a full-length prefix. On error *n is unchanged. */
 int rr_parse_cidrs(const char *s, struct rr_cidr *out, uint32_t max,
 		   uint32_t *n, char *err, size_t errlen);
-int rr_set_ifname(struct rr_config *cfg, const char *s, char *err,
-		  size_t errlen);
+/* The checks of a string setting's form (the settings table, settings.c,
+ * adds the empty and length rules): an interface name; an absolute socket
+ * path or "none"; an address for rr_parse_listen(). */
+int rr_check_ifname(const char *s, char *err, size_t errlen);
+int rr_check_control(const char *s, char *err, size_t errlen);
 /*
  * "198.51.100.7:9464" or "[2001:db8::7]:9464": a literal address (no
  * names to resolve at start-up) and a port, 1-65535. Fills @sa (a struct
@@ -203,12 +205,6 @@ int rr_set_ifname(struct rr_config *cfg, const char *s, char *err,
  */
 int rr_parse_listen(const char *s, struct sockaddr_storage *sa,
 		    socklen_t *salen, char *err, size_t errlen);
-int rr_set_metrics_listen(struct rr_config *cfg, const char *s, char *err,
-			  size_t errlen);
-/* An absolute socket path or "none"; a group name. */
-int rr_set_control(struct rr_config *cfg, const char *s, char *err,
-		   size_t errlen);
-int rr_set_control_group(struct rr_config *cfg, const char *s, char *err,
-			 size_t errlen);
+int rr_check_listen(const char *s, char *err, size_t errlen);
 
 #endif /* RR_CONFIG_H */

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "parse.h"
+#include "settings.h"
 
 /* "0-3,6": ranges and single CPUs, each below RR_MAX_CPUS, no repeats. */
 int rr_parse_cpus(const char *s, int *cpus, uint32_t *ncpus, char *err,
@@ -94,66 +95,48 @@ int rr_parse_ports(const char *s, uint16_t *ports, uint32_t max,
 	return 0;
 }
 
+/* The enums' names are the settings table's (settings.c). */
 int rr_parse_mode(const char *s, enum rr_xdp_mode *mode, char *err,
 		  size_t errlen)
 {
-	if (!strcmp(s, "auto"))
-		*mode = RR_MODE_AUTO;
-	else if (!strcmp(s, "native"))
-		*mode = RR_MODE_NATIVE;
-	else if (!strcmp(s, "skb"))
-		*mode = RR_MODE_SKB;
-	else
-		return rr_errf(err, errlen,
-			       "mode must be auto, native or skb, not '%s'", s);
+	int i = rr_setting_enum(rr_mode_names, s, "mode", err, errlen);
+
+	if (i < 0)
+		return i;
+	*mode = (enum rr_xdp_mode)i;
 	return 0;
 }
 
-static const char *const tier_names[] = {
-	[RR_TIER_AUTO] = "auto",
-	[RR_TIER_XDP] = "xdp",
-	[RR_TIER_USER] = "user",
-};
-
 int rr_parse_tier(const char *s, enum rr_tier *tier, char *err, size_t errlen)
 {
-	uint32_t i;
+	int i = rr_setting_enum(rr_tier_names, s, "tier", err, errlen);
 
-	for (i = 0; i <= RR_TIER_USER; i++)
-		if (!strcmp(s, tier_names[i])) {
-			*tier = i;
-			return 0;
-		}
-	return rr_errf(err, errlen, "tier must be auto, xdp or user, not '%s'",
-		       s);
+	if (i < 0)
+		return i;
+	*tier = (enum rr_tier)i;
+	return 0;
 }
 
 int rr_parse_tx_csum(const char *s, enum rr_tx_csum *csum, char *err,
 		     size_t errlen)
 {
-	if (!strcmp(s, "auto"))
-		*csum = RR_TX_CSUM_AUTO;
-	else if (!strcmp(s, "soft"))
-		*csum = RR_TX_CSUM_SOFT;
-	else if (!strcmp(s, "offload"))
-		*csum = RR_TX_CSUM_OFFLOAD;
-	else
-		return rr_errf(
-			err, errlen,
-			"tx-csum must be auto, soft or offload, not '%s'", s);
+	int i = rr_setting_enum(rr_tx_csum_names, s, "tx-csum", err, errlen);
+
+	if (i < 0)
+		return i;
+	*csum = (enum rr_tx_csum)i;
 	return 0;
 }
 
 int rr_parse_isolation(const char *s, enum rr_isolation *iso, char *err,
 		       size_t errlen)
 {
-	if (!strcmp(s, "thread"))
-		*iso = RR_ISOLATION_THREAD;
-	else if (!strcmp(s, "cell"))
-		*iso = RR_ISOLATION_CELL;
-	else
-		return rr_errf(err, errlen,
-			       "isolation must be thread or cell, not '%s'", s);
+	int i = rr_setting_enum(rr_isolation_names, s, "isolation", err,
+				errlen);
+
+	if (i < 0)
+		return i;
+	*iso = (enum rr_isolation)i;
 	return 0;
 }
 
@@ -215,26 +198,23 @@ int rr_parse_cidrs(const char *s, struct rr_cidr *out, uint32_t max,
 	return 0;
 }
 
-int rr_set_ifname(struct rr_config *cfg, const char *s, char *err,
-		  size_t errlen)
+int rr_check_ifname(const char *s, char *err, size_t errlen)
 {
-	if (!*s || strlen(s) >= sizeof(cfg->ifname) || strchr(s, '/'))
+	if (!*s || strlen(s) >= IF_NAMESIZE || strchr(s, '/'))
 		return rr_errf(err, errlen,
 			       "'%s' is not a valid interface name", s);
-	strcpy(cfg->ifname, s);
 	return 0;
 }
 
-int rr_set_control(struct rr_config *cfg, const char *s, char *err,
-		   size_t errlen)
+int rr_check_control(const char *s, char *err, size_t errlen)
 {
-	if (!*s || strlen(s) >= sizeof(cfg->control) ||
-	    (strcmp(s, "none") && s[0] != '/'))
+	size_t room = sizeof(((struct rr_config *)0)->control);
+
+	if (!*s || strlen(s) >= room || (strcmp(s, "none") && s[0] != '/'))
 		return rr_errf(
 			err, errlen,
 			"control socket '%s' must be an absolute path shorter than %zu bytes, or none",
-			s, sizeof(cfg->control));
-	strcpy(cfg->control, s);
+			s, room);
 	return 0;
 }
 
@@ -278,26 +258,10 @@ bad:
 		s);
 }
 
-int rr_set_metrics_listen(struct rr_config *cfg, const char *s, char *err,
-			  size_t errlen)
+int rr_check_listen(const char *s, char *err, size_t errlen)
 {
 	struct sockaddr_storage sa;
 	socklen_t salen;
 
-	if (rr_parse_listen(s, &sa, &salen, err, errlen))
-		return -EINVAL;
-	if (strlen(s) >= sizeof(cfg->metrics_listen))
-		return rr_errf(err, errlen,
-			       "metrics listen address '%s' is too long", s);
-	strcpy(cfg->metrics_listen, s);
-	return 0;
-}
-
-int rr_set_control_group(struct rr_config *cfg, const char *s, char *err,
-			 size_t errlen)
-{
-	if (!*s || strlen(s) >= sizeof(cfg->control_group))
-		return rr_errf(err, errlen, "bad control group '%s'", s);
-	strcpy(cfg->control_group, s);
-	return 0;
+	return rr_parse_listen(s, &sa, &salen, err, errlen);
 }

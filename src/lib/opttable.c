@@ -37,6 +37,8 @@ void rr_opt_usage(FILE *f, const char *synopsis, const char *about,
 
 	fprintf(f, "Usage: %s\n%s\n\nOptions:\n", synopsis, about);
 	for (; t->name; t++) {
+		if (!t->help)
+			continue;
 		if (t->key < 256)
 			snprintf(left, sizeof(left), "-%c, --%s%s%s", t->key,
 				 t->name, t->arg ? " " : "",

@@ -14,8 +14,8 @@
 struct rr_opt {
 	const char *name; /* long name */
 	int key; /* short letter, or a value >= 256 for long-only options */
-	const char *arg; /* metavariable, NULL for a switch */
-	const char *help;
+	const char *arg;  /* metavariable, NULL for a switch */
+	const char *help; /* NULL: an internal option --help leaves out */
 };
 
 /*

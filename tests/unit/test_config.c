@@ -6,7 +6,8 @@
  * to. A mistake must come back as an error with one line that names what
  * was wrong (the option, the value, the file and line), never as a
  * silently different configuration. test_config_file.c tests the file,
- * test_config_values.c the value parsers.
+ * test_config_values.c the value parsers, test_config_settings.c that
+ * every key and its flag agree.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -445,5 +446,5 @@ int main(void)
 	};
 
 	return cmocka_run_group_tests_name("flags", tests, NULL, NULL) |
-	       run_file_tests() | run_value_tests();
+	       run_file_tests() | run_value_tests() | run_settings_tests();
 }

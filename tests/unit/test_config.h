@@ -32,7 +32,8 @@ void check_err(const char *what);
 struct rr_service *service(const char *name);
 
 /* The other parts' tests; each returns the number that failed. */
-int run_file_tests(void);  /* test_config_file.c */
-int run_value_tests(void); /* test_config_values.c */
+int run_file_tests(void);     /* test_config_file.c */
+int run_value_tests(void);    /* test_config_values.c */
+int run_settings_tests(void); /* test_config_settings.c */
 
 #endif /* RR_TEST_CONFIG_H */

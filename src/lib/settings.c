@@ -1,0 +1,794 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The tables of reqrouter's own settings (see settings.h), [reqrouter]'s
+ * and a [function NAME]'s, and what reads them: the defaults, one parser
+ * for a key's and a flag's value, the --help line of a row, and the
+ * generated README tables, man page list and bash completion that
+ * tests/integration/settings_drift.sh compares with the files.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "parse.h"
+#include "settings.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+#define FIELD(f)                              \
+	.off = offsetof(struct rr_config, f), \
+	.size = sizeof(((struct rr_config *)0)->f)
+#define COUNT(f) .count = offsetof(struct rr_config, f)
+
+const char *const rr_mode_names[] = {
+	[RR_MODE_AUTO] = "auto",
+	[RR_MODE_NATIVE] = "native",
+	[RR_MODE_SKB] = "skb",
+	NULL,
+};
+
+const char *const rr_tier_names[] = {
+	[RR_TIER_AUTO] = "auto",
+	[RR_TIER_XDP] = "xdp",
+	[RR_TIER_USER] = "user",
+	NULL,
+};
+
+const char *const rr_tx_csum_names[] = {
+	[RR_TX_CSUM_AUTO] = "auto",
+	[RR_TX_CSUM_SOFT] = "soft",
+	[RR_TX_CSUM_OFFLOAD] = "offload",
+	NULL,
+};
+
+const char *const rr_isolation_names[] = {
+	[RR_ISOLATION_THREAD] = "thread",
+	[RR_ISOLATION_CELL] = "cell",
+	NULL,
+};
+
+/* An enum field is written as an int: every one of them must be one. */
+_Static_assert(sizeof(enum rr_xdp_mode) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum rr_tier) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum rr_tx_csum) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum rr_isolation) == sizeof(int), "enum size");
+
+/* The order is --help's. */
+const struct rr_setting rr_settings[] = {
+	{ .key = "interface",
+	  .flag = "interface",
+	  .letter = 'i',
+	  .arg = "IFACE",
+	  .type = RR_SETTING_STRING,
+	  FIELD(ifname),
+	  .check = rr_check_ifname,
+	  .complete = RR_COMPLETE_IFACE,
+	  .help = "network interface to serve (required)" },
+	{ .key = "queues",
+	  .flag = "queues",
+	  .letter = 'q',
+	  .arg = "N",
+	  .type = RR_SETTING_U32,
+	  FIELD(queues),
+	  .min = 1,
+	  .max = RR_MAX_QUEUES,
+	  .def = 0,
+	  .def_text = "all the interface has",
+	  .help = "serve RX queues 0..N-1" },
+	{ .key = "threads",
+	  .flag = "threads",
+	  .letter = 't',
+	  .arg = "N",
+	  .type = RR_SETTING_U32,
+	  FIELD(threads),
+	  .min = 1,
+	  .max = RR_MAX_THREADS,
+	  .def = 1,
+	  .help = "worker threads per queue" },
+	{ .flag = "ports",
+	  .letter = 'p',
+	  .arg = "PORT[,PORT...]",
+	  .type = RR_SETTING_PORTS,
+	  FIELD(only_ports),
+	  COUNT(n_only_ports),
+	  .max = RR_MAX_SLOTS,
+	  .def_text = "all",
+	  .help = "serve only the functions on these ports" },
+	{ .flag = "config",
+	  .letter = 'c',
+	  .arg = "FILE",
+	  .type = RR_SETTING_NONE,
+	  .complete = RR_COMPLETE_FILE,
+	  .help = "read settings from FILE; flags override it" },
+	{ .key = "mode",
+	  .type = RR_SETTING_ENUM,
+	  FIELD(mode),
+	  .names = rr_mode_names,
+	  .def = RR_MODE_AUTO,
+	  .help = "XDP mode; auto is native, falling back to SKB with a warning" },
+	{ .flag = "native",
+	  .letter = 'N',
+	  .type = RR_SETTING_CHOICE,
+	  FIELD(mode),
+	  .def = RR_MODE_NATIVE,
+	  .help = "require native (driver) XDP" },
+	{ .flag = "skb",
+	  .letter = 'S',
+	  .type = RR_SETTING_CHOICE,
+	  FIELD(mode),
+	  .def = RR_MODE_SKB,
+	  .help = "use SKB (generic) XDP and copy mode" },
+	{ .key = "busy_poll",
+	  .flag = "busy-poll",
+	  .letter = 'B',
+	  .type = RR_SETTING_BOOL,
+	  FIELD(busy_poll),
+	  .help = "busy-poll the rings instead of sleeping" },
+	{ .flag = "tier",
+	  .arg = "TIER",
+	  .type = RR_SETTING_ENUM,
+	  FIELD(tier),
+	  COUNT(tier_set),
+	  .names = rr_tier_names,
+	  .def_text = "each function's own, auto",
+	  .help = "answer every function in this tier" },
+	{ .flag = "no-cache",
+	  .type = RR_SETTING_BOOL,
+	  FIELD(no_cache),
+	  .help = "never answer from the reply cache, whatever the functions' settings" },
+	{ .key = "batch",
+	  .flag = "batch",
+	  .letter = 'b',
+	  .arg = "N",
+	  .type = RR_SETTING_U32,
+	  FIELD(batch),
+	  .min = 1,
+	  .max = RR_MAX_BATCH,
+	  .def = 64,
+	  .help = "descriptors per batch" },
+	{ .key = "tx_csum",
+	  .flag = "tx-csum",
+	  .arg = "MODE",
+	  .type = RR_SETTING_ENUM,
+	  FIELD(tx_csum),
+	  .names = rr_tx_csum_names,
+	  .def = RR_TX_CSUM_AUTO,
+	  .help = "reply UDP checksums" },
+	{ .key = "cpus",
+	  .flag = "cpus",
+	  .arg = "LIST",
+	  .type = RR_SETTING_CPUS,
+	  FIELD(cpus),
+	  COUNT(ncpus),
+	  .max = RR_MAX_CPUS,
+	  .def_text = "all allowed",
+	  .help = "pin workers to these CPUs, e.g. 0-3,6" },
+	{ .key = "metrics_file",
+	  .flag = "metrics-file",
+	  .arg = "FILE",
+	  .type = RR_SETTING_STRING,
+	  FIELD(metrics_file),
+	  .complete = RR_COMPLETE_FILE,
+	  .help = "rewrite FILE every second in Prometheus text format" },
+	{ .key = "metrics_listen",
+	  .flag = "metrics-listen",
+	  .arg = "ADDR:PORT",
+	  .type = RR_SETTING_STRING,
+	  FIELD(metrics_listen),
+	  .check = rr_check_listen,
+	  .help = "serve GET /metrics and /healthz over HTTP on ADDR:PORT" },
+	{ .key = "control",
+	  .flag = "control",
+	  .arg = "PATH",
+	  .type = RR_SETTING_STRING,
+	  FIELD(control),
+	  .check = rr_check_control,
+	  .complete = RR_COMPLETE_FILE,
+	  .def_text = RR_RUN_DIR "/IFACE.sock",
+	  .help = "control socket for reqrouterctl, or none" },
+	{ .key = "control_group",
+	  .flag = "control-group",
+	  .arg = "GROUP",
+	  .type = RR_SETTING_STRING,
+	  FIELD(control_group),
+	  .complete = RR_COMPLETE_GROUP,
+	  .def_text = "root only",
+	  .help = "let GROUP use the control socket too" },
+	{ .key = "isolation",
+	  .flag = "isolation",
+	  .arg = "MODE",
+	  .type = RR_SETTING_ENUM,
+	  FIELD(isolation),
+	  .names = rr_isolation_names,
+	  .def = RR_ISOLATION_THREAD,
+	  .help = "how workers run (a cell is a process that contains a function's crash or overrun)" },
+	{ .key = "drain_on_term",
+	  .flag = "drain-on-term",
+	  .type = RR_SETTING_BOOL,
+	  FIELD(drain_on_term),
+	  .help = "SIGTERM drains first: health fails, requests are answered until none came for " STR(
+		  RR_DRAIN_QUIET_S) " s (" STR(RR_DRAIN_TIMEOUT_S) " s at most)" },
+	{ .key = "user",
+	  .flag = "user",
+	  .arg = "USER",
+	  .type = RR_SETTING_STRING,
+	  FIELD(user),
+	  .complete = RR_COMPLETE_USER,
+	  .help = "after set-up, run as USER with only the capabilities still needed" },
+	{ .key = "functions_dir",
+	  .flag = "functions-dir",
+	  .arg = "DIR",
+	  .type = RR_SETTING_STRING,
+	  FIELD(functions_dir),
+	  .complete = RR_COMPLETE_DIR,
+	  .help = "load the function modules (*.so) in DIR; they replace built-in functions of the same name" },
+	{ .flag = "list",
+	  .type = RR_SETTING_BOOL,
+	  FIELD(list),
+	  .help = "list the registered functions and exit" },
+	{ .flag = "verbose",
+	  .letter = 'v',
+	  .type = RR_SETTING_COUNT,
+	  FIELD(verbose),
+	  .help = "log more (library messages included)" },
+};
+
+const size_t rr_nsettings = sizeof(rr_settings) / sizeof(rr_settings[0]);
+
+const char *const rr_quarantine_action_names[] = { "drop", "pass", NULL };
+
+#define SVC(f)                                 \
+	.off = offsetof(struct rr_service, f), \
+	.size = sizeof(((struct rr_service *)0)->f)
+#define SVC_COUNT(f) .count = offsetof(struct rr_service, f)
+
+/* The keys of a [function NAME] section that are reqrouter's; any other
+ * key is the function's own (API 2). */
+const struct rr_setting rr_fn_settings[] = {
+	{ .key = "port",
+	  .type = RR_SETTING_U32,
+	  SVC(port),
+	  .min = 1,
+	  .max = 65535,
+	  .def_text = "the function's own",
+	  .help = "the UDP port the function is served on" },
+	{ .key = "enabled",
+	  .type = RR_SETTING_BOOL,
+	  SVC(enabled),
+	  .def = 1,
+	  .help = "serve the function (an opt-in function only with a section)" },
+	{ .key = "allow",
+	  .type = RR_SETTING_CIDRS,
+	  SVC(allow),
+	  SVC_COUNT(nallow),
+	  .max = RR_MAX_ALLOW_PER_FN,
+	  .def_text = "every source",
+	  .help = "the sources that may call it; the XDP program drops the rest. Repeated lines add up" },
+	{ .key = "max_amplification",
+	  .type = RR_SETTING_U32,
+	  SVC(max_amplification),
+	  .min = 0,
+	  .max = RR_MAX_AMPLIFICATION,
+	  .def = RR_DEFAULT_AMPLIFICATION,
+	  .help = "a reply's IP packet may be at most this many times the request's; 0: no limit" },
+	{ .key = "tier",
+	  .type = RR_SETTING_ENUM,
+	  SVC(tier),
+	  .names = rr_tier_names,
+	  .def = RR_TIER_AUTO,
+	  .help = "where requests are answered: in XDP where the function has an implementation (auto), in XDP or no start (xdp), or by the C function (user)" },
+	{ .key = "xdp_max_payload",
+	  .type = RR_SETTING_U32,
+	  SVC(xdp_max_payload),
+	  .min = 0,
+	  .max = RR_XDP_MAX_PAYLOAD,
+	  .def = RR_XDP_MAX_PAYLOAD,
+	  .unit = "bytes",
+	  .help = "longer requests skip the XDP implementation (counted as punted)" },
+	{ .key = "cache",
+	  .type = RR_SETTING_BOOL,
+	  SVC(cache),
+	  .def_text = "yes for a pure function",
+	  .help = "answer repeated requests from the in-kernel reply cache (pure functions only)" },
+	{ .key = "cache_ttl",
+	  .type = RR_SETTING_U32,
+	  SVC(cache_ttl),
+	  .min = 0,
+	  .max = RR_MAX_CACHE_TTL,
+	  .def = RR_DEFAULT_CACHE_TTL,
+	  .unit = "seconds",
+	  .help = "how long a cached reply answers; 0: until the settings change" },
+	{ .key = "cache_max_payload",
+	  .type = RR_SETTING_U32,
+	  SVC(cache_max_payload),
+	  .min = 1,
+	  .max = RR_CACHE_MAX_PAYLOAD,
+	  .def = RR_CACHE_MAX_PAYLOAD,
+	  .unit = "bytes",
+	  .help = "only requests up to this long are cached" },
+	{ .key = "max_run_us",
+	  .type = RR_SETTING_U32,
+	  SVC(max_run_us),
+	  .min = 0,
+	  .max = RR_MAX_MAX_RUN_US,
+	  .def = RR_DEFAULT_MAX_RUN_US,
+	  .help = "a call may run this many microseconds (0: no limit); a cell past it is killed" },
+	{ .key = "quarantine_faults",
+	  .type = RR_SETTING_U32,
+	  SVC(quarantine_faults),
+	  .min = 0,
+	  .max = RR_MAX_QUARANTINE_FAULTS,
+	  .def = RR_DEFAULT_QUARANTINE_FAULTS,
+	  .help = "this many crashes or time-outs within quarantine_window quarantine the function; 0: never" },
+	{ .key = "quarantine_window",
+	  .type = RR_SETTING_U32,
+	  SVC(quarantine_window),
+	  .min = 1,
+	  .max = 3600,
+	  .def = RR_DEFAULT_QUARANTINE_WINDOW,
+	  .unit = "seconds",
+	  .help = "the window quarantine_faults are counted in" },
+	{ .key = "quarantine_action",
+	  .type = RR_SETTING_ENUM,
+	  SVC(quarantine_pass),
+	  .names = rr_quarantine_action_names,
+	  .def = 0,
+	  .help = "a quarantined function's requests are dropped in XDP, or passed to the kernel" },
+};
+
+const size_t rr_fn_nsettings =
+	sizeof(rr_fn_settings) / sizeof(rr_fn_settings[0]);
+
+const struct rr_setting *rr_setting_by_key(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < rr_nsettings; i++)
+		if (rr_settings[i].key && !strcmp(rr_settings[i].key, key))
+			return &rr_settings[i];
+	return NULL;
+}
+
+/* A number or an enum into its field, whatever its width. */
+static void store(void *field, size_t size, uint32_t v)
+{
+	if (size == sizeof(uint16_t))
+		*(uint16_t *)field = (uint16_t)v;
+	else if (size == sizeof(bool))
+		*(bool *)field = v;
+	else
+		*(uint32_t *)field = v;
+}
+
+/* The defaults of table @t's rows into @base (a switch's def is what it
+ * sets, not a default). */
+static void defaults_of(const struct rr_setting *t, size_t n, void *base)
+{
+	const struct rr_setting *s;
+
+	for (s = t; s < t + n; s++)
+		if (s->type == RR_SETTING_U32 || s->type == RR_SETTING_ENUM ||
+		    (s->type == RR_SETTING_BOOL && s->key))
+			store((char *)base + s->off, s->size, s->def);
+}
+
+void rr_settings_defaults(struct rr_config *cfg)
+{
+	defaults_of(rr_settings, rr_nsettings, cfg);
+}
+
+void rr_fn_settings_defaults(struct rr_service *svc)
+{
+	defaults_of(rr_fn_settings, rr_fn_nsettings, svc);
+	/* The two defaults that are the function's own. */
+	svc->port = svc->fn->port;
+	svc->cache = svc->fn->flags & RR_FN_PURE;
+}
+
+const struct rr_setting *rr_fn_setting_by_key(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < rr_fn_nsettings; i++)
+		if (!strcmp(rr_fn_settings[i].key, key))
+			return &rr_fn_settings[i];
+	return NULL;
+}
+
+void rr_setting_names(const char *const *names, char *buf, size_t len)
+{
+	size_t i, n, at = 0;
+
+	for (n = 0; names[n]; n++)
+		;
+	buf[0] = '\0';
+	for (i = 0; i < n && at < len; i++) {
+		at += (size_t)snprintf(buf + at, len - at, "%s%s",
+				       !i	   ? ""
+				       : i < n - 1 ? ", "
+						   : " or ",
+				       names[i]);
+	}
+}
+
+int rr_setting_enum(const char *const *names, const char *val, const char *what,
+		    char *err, size_t errlen)
+{
+	char list[128];
+	int i;
+
+	for (i = 0; names[i]; i++)
+		if (!strcmp(val, names[i]))
+			return i;
+	rr_setting_names(names, list, sizeof(list));
+	return rr_errf(err, errlen, "%s must be %s, not '%s'", what, list, val);
+}
+
+/*
+ * How an error names the setting: the key (with its unit), or the flag in
+ * the words reqrouter has always used, which scripts may match: "-b
+ * (batch)", a choice by its bare name ("tier must be ..."), else "--user".
+ */
+static void name_of(const struct rr_setting *s, bool as_flag, char *buf,
+		    size_t len)
+{
+	if (!as_flag && s->unit)
+		snprintf(buf, len, "%s (%s)", s->key, s->unit);
+	else if (!as_flag)
+		snprintf(buf, len, "%s", s->key);
+	else if (s->letter)
+		snprintf(buf, len, "-%c (%s)", s->letter, s->flag);
+	else if (s->type == RR_SETTING_ENUM)
+		snprintf(buf, len, "%s", s->flag);
+	else
+		snprintf(buf, len, "--%s", s->flag);
+}
+
+int rr_setting_check(const struct rr_setting *s, const char *val, bool as_flag,
+		     char *err, size_t errlen)
+{
+	char what[48];
+	int ret;
+
+	if (s->type != RR_SETTING_STRING)
+		return 0;
+	if (s->check) {
+		ret = s->check(val, err, errlen);
+		if (ret)
+			return ret;
+	}
+	name_of(s, as_flag, what, sizeof(what));
+	if (!*val)
+		return rr_errf(err, errlen, "%s must not be empty", what);
+	if (strlen(val) >= s->size)
+		return rr_errf(err, errlen,
+			       "%s is too long: at most %zu bytes, not %zu",
+			       what, s->size - 1, strlen(val));
+	return 0;
+}
+
+int rr_setting_set(const struct rr_setting *s, void *base, const char *val,
+		   bool as_flag, char *err, size_t errlen)
+{
+	char *field = (char *)base + s->off, what[48];
+	uint32_t v;
+	int ret;
+
+	name_of(s, as_flag, what, sizeof(what));
+	switch (s->type) {
+	case RR_SETTING_U32:
+		ret = rr_parse_u32(val, s->min, s->max, &v, what, err, errlen);
+		if (!ret)
+			store(field, s->size, v);
+		return ret;
+	case RR_SETTING_BOOL:
+		if (as_flag) {
+			*(bool *)field = true;
+			return 0;
+		}
+		return rr_parse_bool(val, (bool *)field, what, err, errlen);
+	case RR_SETTING_STRING:
+		ret = rr_setting_check(s, val, as_flag, err, errlen);
+		if (!ret)
+			memcpy(field, val, strlen(val) + 1);
+		return ret;
+	case RR_SETTING_ENUM:
+		ret = rr_setting_enum(s->names, val, what, err, errlen);
+		if (ret < 0)
+			return ret;
+		store(field, s->size, (uint32_t)ret);
+		if (s->count)
+			*(bool *)((char *)base + s->count) = true;
+		return 0;
+	case RR_SETTING_CHOICE:
+		store(field, s->size, s->def);
+		return 0;
+	case RR_SETTING_COUNT:
+		(*(int *)field)++;
+		return 0;
+	case RR_SETTING_CPUS:
+		return rr_parse_cpus(val, (int *)field,
+				     (uint32_t *)((char *)base + s->count), err,
+				     errlen);
+	case RR_SETTING_PORTS:
+		return rr_parse_ports(val, (uint16_t *)field, s->max,
+				      (uint32_t *)((char *)base + s->count),
+				      err, errlen);
+	case RR_SETTING_CIDRS:
+		return rr_parse_cidrs(val, (struct rr_cidr *)field, s->max,
+				      (uint32_t *)((char *)base + s->count),
+				      err, errlen);
+	case RR_SETTING_NONE:
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* The value a row takes, in words: "1-256", "auto, soft or offload". */
+static void value_text(const struct rr_setting *s, char *buf, size_t len)
+{
+	switch (s->type) {
+	case RR_SETTING_U32:
+		snprintf(buf, len, "%u-%u%s%s", s->min, s->max,
+			 s->unit ? " " : "", s->unit ? s->unit : "");
+		return;
+	case RR_SETTING_ENUM:
+		rr_setting_names(s->names, buf, len);
+		return;
+	case RR_SETTING_BOOL:
+		snprintf(buf, len, "yes or no");
+		return;
+	case RR_SETTING_STRING:
+		snprintf(buf, len, "%s, at most %zu bytes",
+			 s->arg ? s->arg : "text", s->size - 1);
+		return;
+	case RR_SETTING_CPUS:
+		snprintf(buf, len, "CPUs 0-%u: a list of numbers and ranges",
+			 s->max - 1);
+		return;
+	case RR_SETTING_PORTS:
+		snprintf(buf, len, "ports 1-65535, at most %u", s->max);
+		return;
+	case RR_SETTING_CIDRS:
+		snprintf(buf, len,
+			 "IPv4 and IPv6 prefixes or addresses, at most %u",
+			 s->max);
+		return;
+	default:
+		buf[0] = '\0';
+	}
+}
+
+/* The default in words, or "" where there is none worth saying. */
+static void default_text(const struct rr_setting *s, char *buf, size_t len)
+{
+	if (s->def_text)
+		snprintf(buf, len, "%s", s->def_text);
+	else if (s->type == RR_SETTING_U32)
+		snprintf(buf, len, "%u%s%s", s->def, s->unit ? " " : "",
+			 s->unit ? s->unit : "");
+	else if (s->type == RR_SETTING_ENUM)
+		snprintf(buf, len, "%s", s->names[s->def]);
+	else
+		buf[0] = '\0';
+}
+
+void rr_setting_help(const struct rr_setting *s, char *buf, size_t len)
+{
+	char value[128], def[64];
+	size_t at;
+
+	at = (size_t)snprintf(buf, len, "%s", s->help);
+	if (at >= len)
+		return;
+	/* A switch takes no value; a list's form is in its help. */
+	if (s->arg &&
+	    (s->type == RR_SETTING_U32 || s->type == RR_SETTING_ENUM)) {
+		value_text(s, value, sizeof(value));
+		at += (size_t)snprintf(buf + at, len - at, "%s%s",
+				       s->type == RR_SETTING_ENUM ? ": " : ", ",
+				       value);
+	}
+	if (at >= len)
+		return;
+	default_text(s, def, sizeof(def));
+	if (s->arg && def[0])
+		snprintf(buf + at, len - at, " (default: %s)", def);
+}
+
+/* The formats a flag is written in: a short and a long one, a long one. */
+struct flag_style {
+	const char *both, *lone;
+};
+
+static const struct flag_style md_flags = { "`-%c`, `--%s`", "`--%s`" };
+/* roff(): every hyphen is a minus to copy and paste. */
+static const struct flag_style roff_flags = { "-%c, --%s", "--%s" };
+
+/* "-B, --busy-poll", and for a key set by switches of its own, those. */
+static void flags_text(const struct rr_setting *s, const struct flag_style *st,
+		       char *buf, size_t len)
+{
+	const struct rr_setting *o;
+	size_t at = 0;
+
+	buf[0] = '\0';
+	for (o = rr_settings; o < rr_settings + rr_nsettings && at < len; o++) {
+		if (o != s &&
+		    (o->type != RR_SETTING_CHOICE || o->off != s->off))
+			continue;
+		if (!o->flag)
+			continue;
+		if (at)
+			at += (size_t)snprintf(buf + at, len - at, ", ");
+		if (at >= len)
+			break;
+		if (o->letter)
+			at += (size_t)snprintf(buf + at, len - at, st->both,
+					       o->letter, o->flag);
+		else
+			at += (size_t)snprintf(buf + at, len - at, st->lone,
+					       o->flag);
+		if (o->type == RR_SETTING_CHOICE && at < len)
+			at += (size_t)snprintf(buf + at, len - at, " (%s)",
+					       s->names[o->def]);
+	}
+}
+
+/* The default of a key as its tables say it. */
+static void key_default(const struct rr_setting *s, char *buf, size_t len)
+{
+	default_text(s, buf, len);
+	if (buf[0])
+		return;
+	if (s->type == RR_SETTING_BOOL)
+		snprintf(buf, len, "%s", s->def ? "yes" : "no");
+	else
+		snprintf(buf, len, "none");
+}
+
+/* A Markdown table of table @t's keys; @flags: with a flag column. */
+static void dump_table(FILE *f, const struct rr_setting *t, size_t n,
+		       bool with_flags)
+{
+	const struct rr_setting *s;
+	char value[128], def[64], flags[160];
+
+	fprintf(f, "| key |%s value | default | meaning |\n",
+		with_flags ? " flag |" : "");
+	fprintf(f, "|---|%s---|---|---|\n", with_flags ? "---|" : "");
+	for (s = t; s < t + n; s++) {
+		if (!s->key)
+			continue;
+		value_text(s, value, sizeof(value));
+		key_default(s, def, sizeof(def));
+		fprintf(f, "| `%s` |", s->key);
+		if (with_flags) {
+			flags_text(s, &md_flags, flags, sizeof(flags));
+			fprintf(f, " %s |", flags);
+		}
+		fprintf(f, " %s | %s | %s |\n", value, def, s->help);
+	}
+}
+
+void rr_settings_dump_readme(FILE *f)
+{
+	dump_table(f, rr_settings, rr_nsettings, true);
+}
+
+void rr_fn_settings_dump_readme(FILE *f)
+{
+	dump_table(f, rr_fn_settings, rr_fn_nsettings, false);
+}
+
+/* Writes @s for roff: a hyphen as \-. */
+static void roff(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '-')
+			fputs("\\-", f);
+		else if (*s == '\\')
+			fputs("\\e", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+void rr_settings_dump_man(FILE *f)
+{
+	const struct rr_setting *s;
+	char value[128], def[64], flags[256];
+
+	for (s = rr_settings; s < rr_settings + rr_nsettings; s++) {
+		if (!s->key)
+			continue;
+		value_text(s, value, sizeof(value));
+		key_default(s, def, sizeof(def));
+		flags_text(s, &roff_flags, flags, sizeof(flags));
+		fprintf(f, ".TP\n\\fB%s\\fR = ", s->key);
+		roff(f, value);
+		if (flags[0]) {
+			fputs(" (", f);
+			roff(f, flags);
+			fputs(")", f);
+		}
+		fputs("\n", f);
+		roff(f, s->help);
+		fputs("; default: ", f);
+		roff(f, def);
+		fputs(".\n", f);
+	}
+}
+
+/* "-b | --batch" of row @s, after @sep. */
+static void print_pattern(FILE *f, const struct rr_setting *s, bool *first)
+{
+	if (s->letter)
+		fprintf(f, "%s-%c | --%s", *first ? "\t" : " | ", s->letter,
+			s->flag);
+	else
+		fprintf(f, "%s--%s", *first ? "\t" : " | ", s->flag);
+	*first = false;
+}
+
+/* One case of the rows that complete as @how (RR_SETTING_ENUM rows have
+ * one each, @only). */
+static void complete_case(FILE *f, enum rr_setting_complete how,
+			  const struct rr_setting *only, const char *action)
+{
+	const struct rr_setting *s;
+	bool first = true;
+
+	for (s = rr_settings; s < rr_settings + rr_nsettings; s++) {
+		if (!s->flag || !s->arg)
+			continue;
+		if (only ? s != only
+			 : s->complete != how || s->type == RR_SETTING_ENUM)
+			continue;
+		print_pattern(f, s, &first);
+	}
+	if (first)
+		return;
+	/* "return # why" is a case of its own: nothing to offer. */
+	fprintf(f, ")\n\t\t%s\n%s\t\t;;\n", action,
+		strncmp(action, "return", 6) ? "\t\treturn\n" : "");
+}
+
+void rr_settings_dump_completion(FILE *f)
+{
+	const struct rr_setting *s;
+	char words[256], action[320];
+	size_t i, at;
+
+	fprintf(f, "\tcase $prev in\n");
+	complete_case(
+		f, RR_COMPLETE_IFACE, NULL,
+		"mapfile -t COMPREPLY < <(compgen -W \"$(ls /sys/class/net 2>/dev/null)\" -- \"$cur\")");
+	complete_case(f, RR_COMPLETE_FILE, NULL,
+		      "mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")");
+	complete_case(f, RR_COMPLETE_DIR, NULL,
+		      "mapfile -t COMPREPLY < <(compgen -d -- \"$cur\")");
+	for (s = rr_settings; s < rr_settings + rr_nsettings; s++) {
+		if (s->type != RR_SETTING_ENUM || !s->flag)
+			continue;
+		words[0] = '\0';
+		for (i = 0, at = 0; s->names[i] && at < sizeof(words); i++)
+			at += (size_t)snprintf(words + at, sizeof(words) - at,
+					       "%s%s", i ? " " : "",
+					       s->names[i]);
+		snprintf(
+			action, sizeof(action),
+			"mapfile -t COMPREPLY < <(compgen -W '%s' -- \"$cur\")",
+			words);
+		complete_case(f, RR_COMPLETE_NONE, s, action);
+	}
+	complete_case(f, RR_COMPLETE_USER, NULL,
+		      "mapfile -t COMPREPLY < <(compgen -u -- \"$cur\")");
+	complete_case(f, RR_COMPLETE_GROUP, NULL,
+		      "mapfile -t COMPREPLY < <(compgen -g -- \"$cur\")");
+	complete_case(f, RR_COMPLETE_NONE, NULL,
+		      "return # a value of the user's own");
+	fprintf(f, "\tesac\n");
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The README's and the man page's tables of [reqrouter] keys and the values
+# the bash completion offers for reqrouter's options are generated from the
+# settings table (src/lib/settings.c) by
+# `reqrouter --dump-settings readme|man|completion`:
+# what stands between their settings:begin and settings:end markers must
+# be what the binary makes now, so a setting added, renamed or given
+# another range without regenerating them fails here. With --update the
+# files are rewritten instead.
+set -eu
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+RR=$BUILD/reqrouter
+[ -x "$RR" ] || {
+	echo "no binary at $RR (run make)"
+	exit 1
+}
+update=${1:-}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+rc=0
+
+# between FILE MARK: the lines strictly between MARK:begin and MARK:end.
+between() {
+	sed -n "/ $2:begin/,/ $2:end/p" "$1" | sed '1d;$d'
+}
+
+# replace FILE MARK NEW: the lines between the markers become NEW's.
+replace() {
+	awk -v new="$3" -v b=" $2:begin" -v e=" $2:end" '
+		index($0, e) { skip = 0 }
+		!skip { print }
+		index($0, b) { while ((getline l < new) > 0) print l; skip = 1 }
+	' "$1" >"$tmp/out" && cat "$tmp/out" >"$1"
+}
+
+# FILE:WHAT:MARK: the part of FILE between MARK's markers is what
+# --dump-settings WHAT makes.
+for part in README.md:readme:settings \
+	README.md:readme-function:function-keys \
+	man/reqrouter.h2m:man:settings \
+	configs/reqrouter.bash-completion:completion:settings; do
+	IFS=: read -r file what mark <<<"$part"
+	"$RR" --dump-settings "$what" >"$tmp/want"
+	if [ "$(grep -c " $mark:\(begin\|end\)" "$file")" != 2 ]; then
+		echo "FAIL: $file has no $mark:begin/$mark:end markers"
+		rc=1
+		continue
+	fi
+	if [ "$update" = --update ]; then
+		replace "$file" "$mark" "$tmp/want"
+		echo "rewrote the generated $mark part of $file"
+	elif diff -u <(between "$file" "$mark") "$tmp/want" >"$tmp/diff"; then
+		echo "ok: $file matches reqrouter --dump-settings $what"
+	else
+		echo "FAIL: $file differs from reqrouter --dump-settings $what" \
+			"(tests/integration/settings_drift.sh --update rewrites it):"
+		cat "$tmp/diff"
+		rc=1
+	fi
+done
+exit $rc
