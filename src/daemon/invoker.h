@@ -150,8 +150,9 @@ struct rr_slot {
 	/* Its XDP map entry but for the quarantine flag, which
 	 * rr_slot_sync() adds. */
 	struct rr_port_conf port_conf;
-	struct rr_faults faults;
 	struct rr_fn_counters fn_ctrs; /* the function's own, as registered */
+	/* Last, off the workers' line: written at every fault. */
+	struct rr_faults faults;
 } __attribute__((aligned(RR_CACHELINE)));
 
 struct rr_worker {
