@@ -147,11 +147,11 @@ static bool queue_napi_id(struct rr_invoker *inv, uint32_t q, unsigned int *id)
 {
 	socklen_t len = sizeof(*id);
 	struct rr_sock *s;
-	uint32_t t, p;
+	uint32_t t, slot;
 
 	for (t = 0; t < inv->nthreads; t++) {
-		for (p = 0; p < inv->nslots; p++) {
-			s = rr_sock_at(inv, q, t, p);
+		for (slot = 0; slot < inv->nslots; slot++) {
+			s = rr_sock_at(inv, q, t, slot);
 			if (!rr_stat_read(&s->stats.rx))
 				continue;
 			if (getsockopt(s->fd, SOL_SOCKET, SO_INCOMING_NAPI_ID,

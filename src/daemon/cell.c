@@ -235,25 +235,13 @@ static int finish_batch(struct rr_worker *w, enum rr_drop why)
 	return slot;
 }
 
-static void quarantine(struct rr_invoker *inv, uint32_t slot)
+static void quarantine(struct rr_invoker *inv, struct rr_slot *s)
 {
-	const struct rr_service *svc = inv->served[slot];
-	struct rr_faults *f = &inv->faults[slot];
+	const struct rr_service *svc = s->svc;
 	int ret;
 
-	f->quarantined = true;
-	__atomic_store_n(&inv->live->quarantined[slot], true, __ATOMIC_RELAXED);
-	if (svc->quarantine_pass) {
-		ret = inv->removed[slot]
-			      ? 0
-			      : rr_xdp_del_port(&inv->xdp, svc->port);
-	} else {
-		inv->port_conf[slot].flags |= RR_PORT_QUARANTINED;
-		ret = inv->removed[slot]
-			      ? 0
-			      : rr_xdp_set_port(&inv->xdp, svc->port,
-						&inv->port_conf[slot]);
-	}
+	s->quarantined = true;
+	ret = rr_slot_sync(inv, s);
 	pr_warn("function '%s' quarantined after %u fault%s in %u s: port %u %s its requests (reqrouterctl unquarantine %s brings it back)%s\n",
 		svc->fn->name, svc->quarantine_faults,
 		svc->quarantine_faults == 1 ? "" : "s", svc->quarantine_window,
@@ -262,27 +250,27 @@ static void quarantine(struct rr_invoker *inv, uint32_t slot)
 		svc->fn->name, ret ? "; the XDP map could not be updated" : "");
 }
 
-/* One more fault of the function in @slot; quarantines it at the limit. */
-static void charge_fault(struct rr_invoker *inv, uint32_t slot, bool timeout,
-			 uint64_t now)
+/* One more fault of the function in @s; quarantines it at the limit. */
+static void charge_fault(struct rr_invoker *inv, struct rr_slot *s,
+			 bool timeout, uint64_t now)
 {
-	const struct rr_service *svc = inv->served[slot];
-	struct rr_faults *f = &inv->faults[slot];
+	const struct rr_service *svc = s->svc;
+	struct rr_faults *f = &s->faults;
 	uint32_t n = svc->quarantine_faults;
 
 	if (timeout)
 		f->timeouts++;
 	else
 		f->crashes++;
-	if (!n || f->quarantined)
+	if (!n || s->quarantined)
 		return;
 	f->at_ns[f->next % n] = now;
 	f->next++;
-	/* The slot written next holds the fault n faults ago. */
+	/* The ring entry written next holds the fault n faults ago. */
 	if (f->next >= n &&
 	    now - f->at_ns[f->next % n] <=
 		    (uint64_t)svc->quarantine_window * 1000000000ULL)
-		quarantine(inv, slot);
+		quarantine(inv, s);
 }
 
 /* How a cell ended, for the log: the signal's name, or the exit status. */
@@ -298,7 +286,7 @@ static struct rr_worker *worker_of(struct rr_invoker *inv, pid_t pid)
 {
 	uint32_t i;
 
-	for (i = 0; i < RR_WORKER_SLOTS(inv); i++)
+	for (i = 0; i < RR_NWORKERS(inv); i++)
 		if (inv->workers[i].pid == pid)
 			return &inv->workers[i];
 	return NULL;
@@ -315,6 +303,7 @@ static void cell_ended(struct rr_invoker *inv, struct rr_worker *w, int st,
 	bool in_call = w->call_seq & 1, fault, keep;
 	bool clean = WIFEXITED(st) && !WEXITSTATUS(st);
 	enum rr_drop why = overran ? RR_DROP_TIMEOUT : RR_DROP_CRASH;
+	const struct rr_service *svc;
 	char how[32];
 	int slot;
 
@@ -329,17 +318,16 @@ static void cell_ended(struct rr_invoker *inv, struct rr_worker *w, int st,
 
 	fault = overran || !clean;
 	if (fault && slot >= 0 && in_call) {
+		svc = inv->slots[slot].svc;
 		if (overran)
 			pr_warn("function '%s' ran past max_run_us (%u us) on queue %u, thread %u: its cell was killed and restarts\n",
-				inv->served[slot]->fn->name,
-				inv->served[slot]->max_run_us, w->queue,
+				svc->fn->name, svc->max_run_us, w->queue,
 				w->thread);
 		else
 			pr_warn("function '%s' crashed (%s) on queue %u, thread %u: its cell restarts\n",
-				inv->served[slot]->fn->name,
-				ending(st, how, sizeof(how)), w->queue,
-				w->thread);
-		charge_fault(inv, (uint32_t)slot, overran, rr_now_ns());
+				svc->fn->name, ending(st, how, sizeof(how)),
+				w->queue, w->thread);
+		charge_fault(inv, &inv->slots[slot], overran, rr_now_ns());
 	} else if (fault) {
 		pr_warn("the cell of queue %u, thread %u died outside a function (%s): it restarts\n",
 			w->queue, w->thread, ending(st, how, sizeof(how)));
@@ -424,7 +412,7 @@ void rr_invoker_supervise(struct rr_invoker *inv)
 		refork(inv);
 	}
 	now = rr_now_ns();
-	for (i = 0; i < RR_WORKER_SLOTS(inv); i++) {
+	for (i = 0; i < RR_NWORKERS(inv); i++) {
 		w = &inv->workers[i];
 		if (!__atomic_load_n(&w->started, __ATOMIC_ACQUIRE))
 			continue;
@@ -440,7 +428,7 @@ void rr_invoker_supervise(struct rr_invoker *inv)
 		si = __atomic_load_n(&w->batch.sock, __ATOMIC_ACQUIRE);
 		if (si == RR_NO_BATCH)
 			continue;
-		svc = inv->served[w->socks[si].slot];
+		svc = inv->slots[w->socks[si].slot].svc;
 		limit = (uint64_t)svc->max_run_us * 1000;
 		if (!limit || now - w->sv_since_ns < limit)
 			continue;
@@ -457,9 +445,9 @@ void rr_invoker_supervise(struct rr_invoker *inv)
 
 bool rr_cells_renew(struct rr_invoker *inv)
 {
-	pid_t old[RR_MAX_QUEUES * RR_MAX_THREADS];
+	pid_t old[RR_MAX_WORKERS];
 	struct timespec ms = { 0, 1000000L };
-	uint32_t i, n = RR_WORKER_SLOTS(inv), tries, left;
+	uint32_t i, n = RR_NWORKERS(inv), tries, left;
 
 	for (i = 0; i < n; i++) {
 		old[i] = inv->workers[i].started ? inv->workers[i].pid : 0;
@@ -505,34 +493,30 @@ void rr_cell_join(struct rr_invoker *inv, struct rr_worker *w)
 int rr_invoker_unquarantine(struct rr_invoker *inv, const char *name, char *msg,
 			    size_t msglen)
 {
-	int p = rr_slot_of(inv, name);
+	int slot = rr_slot_of(inv, name);
+	struct rr_slot *s;
 
-	if (p < 0) {
+	if (slot < 0) {
 		snprintf(msg, msglen, "no function '%s' is served", name);
 		return -ENOENT;
 	}
-	if (!inv->faults[p].quarantined) {
+	s = &inv->slots[slot];
+	if (!s->quarantined) {
 		snprintf(msg, msglen, "function '%s' is not quarantined", name);
 		return -EALREADY;
 	}
-	rr_unquarantine_slot(inv, (uint32_t)p);
+	rr_unquarantine_slot(inv, s);
 	snprintf(msg, msglen, "function '%s' serves again on port %u", name,
-		 inv->served[p]->port);
+		 s->svc->port);
 	pr_info("%s\n", msg);
 	return 0;
 }
 
-void rr_unquarantine_slot(struct rr_invoker *inv, uint32_t p)
+void rr_unquarantine_slot(struct rr_invoker *inv, struct rr_slot *s)
 {
-	struct rr_faults *f = &inv->faults[p];
-
-	if (!f->quarantined)
+	if (!s->quarantined)
 		return;
-	f->quarantined = false;
-	f->next = 0;
-	inv->port_conf[p].flags &= ~RR_PORT_QUARANTINED;
-	if (!inv->removed[p])
-		rr_xdp_set_port(&inv->xdp, inv->served[p]->port,
-				&inv->port_conf[p]);
-	__atomic_store_n(&inv->live->quarantined[p], false, __ATOMIC_RELAXED);
+	s->quarantined = false;
+	s->faults.next = 0;
+	rr_slot_sync(inv, s);
 }

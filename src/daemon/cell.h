@@ -24,7 +24,7 @@ void rr_cell_join(struct rr_invoker *inv, struct rr_worker *w);
 /* reqrouterctl unquarantine NAME. */
 int rr_invoker_unquarantine(struct rr_invoker *inv, const char *name, char *msg,
 			    size_t msglen);
-/* Lifts slot @p's quarantine, if it has one. */
-void rr_unquarantine_slot(struct rr_invoker *inv, uint32_t p);
+/* Lifts slot @s's quarantine, if it has one. */
+void rr_unquarantine_slot(struct rr_invoker *inv, struct rr_slot *s);
 
 #endif /* RR_CELL_H */

@@ -166,7 +166,7 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 {
 	const char *why = rr_invoker_not_ready(inv);
 	struct rr_module *mod;
-	uint32_t p;
+	uint32_t slot;
 
 	fprintf(f, "{\"ok\":true,\"version\":");
 	rr_json_str(f, RR_VERSION);
@@ -187,19 +187,19 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 		rr_json_str(f, why);
 	}
 	fprintf(f, ",\"functions\":[");
-	for (p = 0; p < inv->nslots; p++) {
-		const struct rr_service *svc = inv->served[p];
+	for (slot = 0; slot < inv->nslots; slot++) {
+		const struct rr_service *svc = inv->slots[slot].svc;
 
-		fprintf(f, "%s{\"name\":", p ? "," : "");
+		fprintf(f, "%s{\"name\":", slot ? "," : "");
 		rr_json_str(f, svc->fn->name);
 		fprintf(f,
 			",\"port\":%u,\"tier\":\"%s\",\"cached\":%s,\"pure\":%s,\"stateful\":%s,\"removed\":%s,\"quarantined\":%s,\"module\":",
-			svc->port, inv->tier_xdp[p] ? "xdp" : "user",
-			inv->cached[p] ? "true" : "false",
+			svc->port, inv->slots[slot].tier_xdp ? "xdp" : "user",
+			inv->slots[slot].cached ? "true" : "false",
 			svc->fn->flags & RR_FN_PURE ? "true" : "false",
 			svc->fn->init ? "true" : "false",
-			inv->removed[p] ? "true" : "false",
-			inv->faults[p].quarantined ? "true" : "false");
+			inv->slots[slot].removed ? "true" : "false",
+			inv->slots[slot].quarantined ? "true" : "false");
 		mod = rr_registry_module_of(svc->fn);
 		if (mod)
 			rr_json_str(f, mod->path);

@@ -29,7 +29,7 @@ static struct rr_service *new_service(struct rr_invoker *inv,
 	struct rr_config *cfg = (struct rr_config *)inv->cfg, *tmp;
 	struct rr_service *svc = NULL, *t;
 	char err[RR_ERRLEN];
-	uint32_t p;
+	uint32_t slot, i;
 
 	if (cfg->nservices ==
 	    sizeof(cfg->services) / sizeof(cfg->services[0])) {
@@ -50,10 +50,10 @@ static struct rr_service *new_service(struct rr_invoker *inv,
 			fn->name, fn->name);
 		goto out;
 	}
-	for (p = 0; p < inv->nslots; p++)
-		if (inv->served[p]->port == t->port) {
+	for (slot = 0; slot < inv->nslots; slot++)
+		if (inv->slots[slot].svc->port == t->port) {
 			snprintf(msg, msglen, "port %u is '%s''s", t->port,
-				 inv->served[p]->fn->name);
+				 inv->slots[slot].svc->fn->name);
 			goto out;
 		}
 	if (cfg->no_cache)
@@ -64,45 +64,46 @@ static struct rr_service *new_service(struct rr_invoker *inv,
 	*svc = *t;
 	t->nsettings = 0; /* the strings are svc's now */
 	/* Their file name pointed into tmp, which goes: the same file. */
-	for (p = 0; p < svc->nsettings; p++)
-		svc->settings[p].file = cfg->config_file;
+	for (i = 0; i < svc->nsettings; i++)
+		svc->settings[i].file = cfg->config_file;
 out:
 	rr_config_destroy(tmp);
 	return svc;
 }
 
 /* Sockets (for every thread made), XSKMAP entries (for the running ones),
- * workers told, then the port: slot inv->nslots comes to life. */
-static int add_slot(struct rr_invoker *inv, struct rr_service *svc,
-		    struct rr_fn_instance *inst, char *msg, size_t msglen)
+ * workers told, then the port: slot inv->nslots, its service and counters
+ * set by prepare(), comes to life. */
+static int add_slot(struct rr_invoker *inv, struct rr_fn_instance *inst,
+		    char *msg, size_t msglen)
 {
-	uint32_t p = inv->nslots, q, t;
-	struct rr_sock *s;
+	uint32_t slot = inv->nslots, q, t;
+	struct rr_slot *s = &inv->slots[slot];
+	struct rr_sock *sock;
 	int ret;
 
-	inv->served[p] = svc; /* its counters were registered by init */
-	rr_swap_instance(inv, p, inst); /* replaces nothing: a new slot */
+	rr_swap_instance(s, inst); /* replaces nothing: a new slot */
 	for (q = 0; q < inv->nqueues; q++)
 		for (t = 0; t < inv->threads_made; t++) {
-			s = rr_sock_at(inv, q, t, p);
-			memset(&s->stats, 0, sizeof(s->stats));
-			ret = rr_xsk_later(inv, q, t, p, msg, msglen);
+			sock = rr_sock_at(inv, q, t, slot);
+			memset(&sock->stats, 0, sizeof(sock->stats));
+			ret = rr_xsk_later(inv, q, t, slot, msg, msglen);
 			if (ret)
 				return ret;
 			if (t < inv->nthreads) {
-				ret = rr_xsk_map(inv, q, t, p, msg, msglen);
+				ret = rr_xsk_map(inv, q, t, slot, msg, msglen);
 				if (ret)
 					return ret;
 			}
 		}
-	inv->nslots = p + 1;
+	inv->nslots = slot + 1;
 	for (q = 0; q < inv->nqueues; q++)
 		for (t = 0; t < RR_MAX_THREADS; t++)
 			__atomic_store_n(&rr_worker_at(inv, q, t)->nsocks,
 					 inv->nslots, __ATOMIC_RELEASE);
-	ret = rr_open_port(inv, p);
+	ret = rr_open_port(inv, slot);
 	if (ret)
-		snprintf(msg, msglen, "cannot open port %u: %s", svc->port,
+		snprintf(msg, msglen, "cannot open port %u: %s", s->svc->port,
 			 strerror(-ret));
 	return ret;
 }
@@ -114,9 +115,9 @@ struct deploy {
 	struct rr_module *m;
 	/* By slot: the new instance replacing the served one. */
 	struct rr_fn_instance *fresh[RR_MAX_SLOTS];
-	/* The k-th function new to us: its instance and its service. */
+	/* The k-th function new to us: its instance (its service is in
+	 * slot nslots + k already, not yet served). */
 	struct rr_fn_instance *added[RR_MAX_SLOTS];
-	struct rr_service *addsvc[RR_MAX_SLOTS];
 	uint32_t nnew;
 	uint32_t nserv; /* cfg->nservices before the deploy */
 	struct rr_registry_snapshot *snap;
@@ -125,30 +126,25 @@ struct deploy {
 /* An instance of @fn, the module's function, in d->fresh (it replaces a
  * served one) or d->added[*k] (it is new; *k counts those). */
 static int prepare_one(struct rr_invoker *inv, struct deploy *d,
-		       const struct rr_function *fn, bool *active, uint32_t *k,
-		       char *err, size_t errlen)
+		       const struct rr_function *fn, uint32_t *k, char *err,
+		       size_t errlen)
 {
 	int slot = rr_slot_of(inv, fn->name);
 	struct rr_fn_instance **into;
-	struct rr_fn_counters *ctrs;
-	struct rr_service *svc;
+	struct rr_slot *s;
 
 	if (slot < 0) {
-		svc = new_service(inv, fn, err, errlen);
-		if (!svc)
+		s = &inv->slots[inv->nslots + *k];
+		s->svc = new_service(inv, fn, err, errlen);
+		if (!s->svc)
 			return -EINVAL;
-		d->addsvc[*k] = svc;
 		into = &d->added[*k];
-		ctrs = &inv->fn_ctrs[inv->nslots + *k];
 		(*k)++;
 	} else {
-		svc = (struct rr_service *)inv->served[slot];
+		s = &inv->slots[slot];
 		into = &d->fresh[slot];
-		ctrs = &inv->fn_ctrs[slot];
 	}
-	return rr_fn_instance_new_for(fn, svc->port, svc->settings,
-				      svc->nsettings, RR_WORKER_SLOTS(inv),
-				      active, ctrs, into, err, errlen);
+	return rr_slot_instance_new(inv, s, fn, s->svc, into, err, errlen);
 }
 
 /* Every function of the module gets its instance (and a new one its
@@ -156,13 +152,11 @@ static int prepare_one(struct rr_invoker *inv, struct deploy *d,
 static int prepare(struct rr_invoker *inv, struct deploy *d, char *msg,
 		   size_t msglen)
 {
-	bool active[RR_MAX_QUEUES * RR_MAX_THREADS];
 	char err[RR_ERRLEN];
 	uint32_t k = 0;
 	size_t j;
 	int ret;
 
-	rr_active_workers(inv, active);
 	/* New functions are read from the config with the module in the
 	 * registry; until all is known to work, that can be undone. */
 	for (j = 0; j < d->m->nfns; j++)
@@ -181,8 +175,7 @@ static int prepare(struct rr_invoker *inv, struct deploy *d, char *msg,
 		rr_registry_adopt(d->m);
 	}
 	for (j = 0; j < d->m->nfns; j++) {
-		ret = prepare_one(inv, d, d->m->fns[j], active, &k, err,
-				  sizeof(err));
+		ret = prepare_one(inv, d, d->m->fns[j], &k, err, sizeof(err));
 		if (ret) {
 			snprintf(msg, msglen, "%s: %s", d->path, err);
 			return ret;
@@ -195,13 +188,16 @@ static void undo(struct rr_invoker *inv, struct deploy *d)
 {
 	struct rr_config *cfg = (struct rr_config *)inv->cfg;
 	struct rr_service *svc;
-	uint32_t p;
+	uint32_t slot;
 	size_t j;
 
-	for (p = 0; p < RR_MAX_SLOTS; p++) {
-		rr_fn_instance_free(d->fresh[p]);
-		rr_fn_instance_free(d->added[p]);
+	for (slot = 0; slot < RR_MAX_SLOTS; slot++) {
+		rr_fn_instance_free(d->fresh[slot]);
+		rr_fn_instance_free(d->added[slot]);
 	}
+	/* The slots prepared for new functions serve nothing. */
+	for (slot = inv->nslots; slot < RR_MAX_SLOTS; slot++)
+		inv->slots[slot].svc = NULL;
 	/* Services appended for new functions go again. */
 	while (cfg->nservices > d->nserv) {
 		svc = &cfg->services[--cfg->nservices];
@@ -222,21 +218,20 @@ static void undo(struct rr_invoker *inv, struct deploy *d)
 static uint32_t replace(struct rr_invoker *inv, struct deploy *d,
 			struct rr_fn_instance **old)
 {
-	struct rr_service *svc;
-	uint32_t p, n = 0;
+	struct rr_slot *s;
+	uint32_t slot, n = 0;
 
-	for (p = 0; p < inv->nslots; p++) {
-		if (!d->fresh[p])
+	for (slot = 0; slot < inv->nslots; slot++) {
+		if (!d->fresh[slot])
 			continue;
-		rr_user_tier_only(inv, p);
-		old[p] = rr_swap_instance(inv, p, d->fresh[p]);
+		s = &inv->slots[slot];
+		rr_user_tier_only(inv, s);
+		old[slot] = rr_swap_instance(s, d->fresh[slot]);
 		/* The main thread's view; workers read the instance. */
-		svc = (struct rr_service *)inv->served[p];
-		svc->fn = d->fresh[p]->fn;
-		if (inv->removed[p]) {
-			inv->removed[p] = false;
-			rr_xdp_set_port(&inv->xdp, svc->port,
-					&inv->port_conf[p]);
+		((struct rr_service *)s->svc)->fn = d->fresh[slot]->fn;
+		if (s->removed) {
+			s->removed = false;
+			rr_slot_sync(inv, s);
 		}
 		n++;
 	}
@@ -248,7 +243,7 @@ int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 {
 	struct deploy d = { .path = path, .nserv = inv->cfg->nservices };
 	struct rr_fn_instance *old[RR_MAX_SLOTS] = { 0 };
-	uint32_t p, n, k;
+	uint32_t slot, n, k;
 	int ret;
 
 	ret = rr_registry_open_module(path, &d.m, msg, msglen);
@@ -266,7 +261,7 @@ int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 		rr_registry_adopt(d.m);
 	n = replace(inv, &d, old);
 	for (k = 0; k < d.nnew; k++) {
-		ret = add_slot(inv, d.addsvc[k], d.added[k], msg, msglen);
+		ret = add_slot(inv, d.added[k], msg, msglen);
 		if (ret) {
 			pr_warn("deploy: %s\n", msg);
 			return ret;
@@ -281,9 +276,9 @@ int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 		return 0;
 	}
 	/* New code deserves a new chance, once no cell runs the old. */
-	for (p = 0; p < inv->nslots; p++)
-		if (old[p])
-			rr_unquarantine_slot(inv, p);
+	for (slot = 0; slot < inv->nslots; slot++)
+		if (old[slot])
+			rr_unquarantine_slot(inv, &inv->slots[slot]);
 	snprintf(msg, msglen, "deployed %s: %u function%s replaced, %u added",
 		 path, n, n == 1 ? "" : "s", d.nnew);
 	pr_info("%s\n", msg);

@@ -141,9 +141,9 @@ static void free_shared(void *p, size_t size)
 }
 
 #define UMEMS_SIZE(inv) (sizeof(*(inv)->umems) * (inv)->nqueues)
-#define WORKERS_SIZE(inv) (sizeof(*(inv)->workers) * RR_WORKER_SLOTS(inv))
+#define WORKERS_SIZE(inv) (sizeof(*(inv)->workers) * RR_NWORKERS(inv))
 #define SOCKS_SIZE(inv) \
-	(sizeof(*(inv)->socks) * RR_WORKER_SLOTS(inv) * RR_MAX_SLOTS)
+	(sizeof(*(inv)->socks) * RR_NWORKERS(inv) * RR_MAX_SLOTS)
 
 /*
  * A veth hands its peer XDP_TX frames only while the peer runs an XDP
@@ -155,11 +155,12 @@ static void warn_veth_peer(const struct rr_invoker *inv)
 	struct ethtool_drvinfo info = { .cmd = ETHTOOL_GDRVINFO };
 	struct ifreq ifr = { 0 };
 	bool in_kernel = false;
-	uint32_t p;
+	uint32_t slot;
 	int fd;
 
-	for (p = 0; p < inv->nslots; p++)
-		in_kernel |= inv->tier_xdp[p] || inv->cached[p];
+	for (slot = 0; slot < inv->nslots; slot++)
+		in_kernel |=
+			inv->slots[slot].tier_xdp || inv->slots[slot].cached;
 	if (!in_kernel)
 		return;
 	fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -175,7 +176,7 @@ static void warn_veth_peer(const struct rr_invoker *inv)
 
 int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 {
-	uint32_t i, p;
+	uint32_t i, slot;
 	int ret;
 
 	memset(inv, 0, sizeof(*inv));
@@ -183,7 +184,7 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	inv->nthreads = cfg->threads;
 	for (i = 0; i < cfg->nservices; i++)
 		if (cfg->services[i].enabled)
-			inv->served[inv->nslots++] = &cfg->services[i];
+			inv->slots[inv->nslots++].svc = &cfg->services[i];
 
 	ret = check_interface(inv, cfg);
 	if (ret)
@@ -213,8 +214,8 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 		return ret;
 	rr_busy_poll_setup(inv);
 	/* Ports last: until now every packet went to the kernel. */
-	for (p = 0; p < inv->nslots; p++) {
-		ret = rr_open_port(inv, p);
+	for (slot = 0; slot < inv->nslots; slot++) {
+		ret = rr_open_port(inv, slot);
 		if (ret)
 			return ret;
 	}
@@ -256,7 +257,7 @@ void rr_invoker_frames(struct rr_invoker *inv, uint32_t queue,
 		       struct rr_frames *f)
 {
 	struct rr_umem *u = &inv->umems[queue];
-	uint32_t t, p, known;
+	uint32_t t, slot, known;
 	struct rr_sock *s;
 
 	memset(f, 0, sizeof(*f));
@@ -268,8 +269,8 @@ void rr_invoker_frames(struct rr_invoker *inv, uint32_t queue,
 	for (t = 0; t < inv->threads_made; t++) {
 		f->worker += (uint32_t)rr_stat_read(
 			&rr_worker_at(inv, queue, t)->frames_held);
-		for (p = 0; p < inv->nslots; p++) {
-			s = rr_sock_at(inv, queue, t, p);
+		for (slot = 0; slot < inv->nslots; slot++) {
+			s = rr_sock_at(inv, queue, t, slot);
 			f->rx += ring_used(s->rx.producer, s->rx.consumer);
 			f->tx += ring_used(s->tx.producer, s->tx.consumer);
 		}
@@ -412,7 +413,7 @@ void rr_invoker_stop(struct rr_invoker *inv)
 	if (!inv->workers || !inv->live)
 		return;
 	__atomic_store_n(&inv->live->stop, 1, __ATOMIC_RELAXED);
-	for (i = 0; i < RR_WORKER_SLOTS(inv); i++)
+	for (i = 0; i < RR_NWORKERS(inv); i++)
 		rr_join_worker(inv, &inv->workers[i]);
 }
 
@@ -430,7 +431,7 @@ void rr_invoker_destroy(struct rr_invoker *inv)
 	/* A thread left in a function would touch them if it came back. */
 	if (inv->stuck)
 		return;
-	nsocks = RR_WORKER_SLOTS(inv) * RR_MAX_SLOTS;
+	nsocks = RR_NWORKERS(inv) * RR_MAX_SLOTS;
 	for (i = 0; inv->socks && i < nsocks; i++)
 		if (inv->socks[i].xsk)
 			xsk_socket__delete(inv->socks[i].xsk);
@@ -444,8 +445,8 @@ void rr_invoker_destroy(struct rr_invoker *inv)
 	}
 	rr_xdp_destroy(&inv->xdp);
 	for (i = 0; i < RR_MAX_SLOTS; i++) {
-		rr_instance_release(inv->inst[i]);
-		inv->inst[i] = NULL;
+		rr_instance_release(inv->slots[i].inst);
+		inv->slots[i].inst = NULL;
 	}
 	free_shared(inv->socks, SOCKS_SIZE(inv));
 	free_shared(inv->workers, WORKERS_SIZE(inv));

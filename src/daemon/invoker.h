@@ -108,17 +108,52 @@ struct rr_live {
 	 * NAPI themselves, the interface's IRQs stay deferred. Cleared by
 	 * the main thread if the sockets have no NAPI to poll after all. */
 	bool prefer_busy_poll;
-	bool quarantined[RR_MAX_SLOTS]; /* by slot: drop what is queued */
+	/* By slot: drop what is queued. A copy of slots[].quarantined that
+	 * a cell can see, written only by rr_slot_sync(). */
+	bool quarantined[RR_MAX_SLOTS];
 };
 
-/* A function's faults (crashes and overruns), for quarantine. */
+/* A function's faults (crashes and overruns), counted for quarantine. */
 struct rr_faults {
 	uint64_t crashes;
 	uint64_t timeouts;
 	uint64_t at_ns[RR_MAX_QUARANTINE_FAULTS]; /* the latest, a ring */
 	uint32_t next;
-	bool quarantined;
 };
+
+/*
+ * A function the invoker serves: everything about it, found by its slot
+ * number (0..nslots-1), which is also its number in the XDP program's
+ * maps and in each worker's sockets. A slot number is called `slot` in
+ * the code, a struct rr_slot pointer `s` (where `s` is a socket, the
+ * slot is reached through its number: inv->slots[s->slot]).
+ */
+struct rr_slot {
+	/* Read by the workers every batch, so together on one line. The
+	 * function's state (API 2), swapped by a reload or a deploy while
+	 * the workers run; an old one is freed once every worker has
+	 * started a round after the swap (the epoch went up past it). */
+	struct rr_fn_instance *inst;
+	/* Replies cached in the XDP program's reply_cache (mapped at
+	 * xdp.cache), under this generation. */
+	bool cached;
+	uint32_t cache_gen;
+	/* The main thread's. */
+	const struct rr_service *svc;
+	bool tier_xdp; /* answered in XDP first */
+	/* Taken out by reqrouterctl remove: its port passes. */
+	bool removed;
+	/* Too many faults: its port drops or passes its requests until
+	 * unquarantined. The truth; what the XDP map and the workers see
+	 * of it is made from it by rr_slot_sync(). */
+	bool quarantined;
+	/* Its XDP map entry but for the quarantine flag, which
+	 * rr_slot_sync() adds. */
+	struct rr_port_conf port_conf;
+	struct rr_fn_counters fn_ctrs; /* the function's own, as registered */
+	/* Last, off the workers' line: written at every fault. */
+	struct rr_faults faults;
+} __attribute__((aligned(RR_CACHELINE)));
 
 struct rr_worker {
 	struct rr_invoker *inv;
@@ -137,9 +172,6 @@ struct rr_worker {
 	pid_t pid;
 	bool restart;
 	bool fork_failed; /* said once, retried every tick */
-	/* The functions as this worker sees them, by slot: the invoker's
-	 * table for a thread, a cell's own copy from its fork. */
-	struct rr_fn_instance *const *insts;
 	/* Odd while inside a function: the supervisor's clock for max_run_us
 	 * and how a dead cell's last request is found (batch.cur). */
 	uint64_t call_seq;
@@ -186,26 +218,13 @@ struct rr_invoker {
 	uint32_t nthreads;  /* workers per queue, running now */
 	uint32_t threads_made; /* sockets exist for threads 0..threads_made-1 */
 	uint32_t nslots;
-	const struct rr_service
-		*served[RR_MAX_SLOTS]; /* the services served, by slot */
-	/* By slot: answered in XDP first; replies cached (in the XDP
-	 * program's reply_cache, mapped at xdp.cache) under cache_gen. */
-	bool tier_xdp[RR_MAX_SLOTS];
-	bool cached[RR_MAX_SLOTS];
-	uint32_t cache_gen[RR_MAX_SLOTS];
-	struct rr_port_conf port_conf[RR_MAX_SLOTS]; /* as in the XDP map */
-	/* By slot: the function's state (API 2), swapped by a reload while
-	 * the workers run; an old one is freed once every worker has
-	 * started a round after the swap (the epoch went up past it). */
-	struct rr_fn_instance *inst[RR_MAX_SLOTS];
-	struct rr_fn_counters fn_ctrs[RR_MAX_SLOTS];
-	uint64_t epoch;
-	struct rr_live *live; /* shared: see struct rr_live */
-	struct rr_faults faults[RR_MAX_SLOTS];
+	/* The functions served, by slot. A cell's copy is its own, frozen
+	 * at its fork. */
+	struct rr_slot slots[RR_MAX_SLOTS];
+	uint64_t epoch;		/* of the instances: see rr_slot.inst */
+	struct rr_live *live;	/* shared: see struct rr_live */
 	uint64_t cell_restarts; /* cells that died and were forked again */
-	/* By slot: taken out by reqrouterctl remove (its port passes). */
-	bool removed[RR_MAX_SLOTS];
-	struct rr_umem *umems; /* [nqueues] */
+	struct rr_umem *umems;	/* [nqueues] */
 	/* Laid out for RR_MAX_THREADS per queue, so threads come and go
 	 * (reqrouterctl threads N) without anything moving. */
 	struct rr_worker *workers; /* [nqueues][RR_MAX_THREADS] */
@@ -260,8 +279,14 @@ static inline struct rr_worker *rr_worker_at(struct rr_invoker *inv, uint32_t q,
 	return &inv->workers[q * RR_MAX_THREADS + t];
 }
 
-/* Function instances hold a state per possible worker (worker->index). */
-#define RR_WORKER_SLOTS(inv) ((inv)->nqueues * RR_MAX_THREADS)
+/*
+ * A worker's index (worker->index) is queue * RR_MAX_THREADS + thread:
+ * laid out for RR_MAX_THREADS per queue, so threads come and go without
+ * anything moving. Every worker index of an invoker, running or not, is
+ * below RR_NWORKERS(inv); function instances hold a state for each.
+ */
+#define RR_MAX_WORKERS (RR_MAX_QUEUES * RR_MAX_THREADS)
+#define RR_NWORKERS(inv) ((inv)->nqueues * RR_MAX_THREADS)
 
 /* The interface's RX queue count (from sysfs), or -errno. */
 int rr_count_rx_queues(const char *ifname);

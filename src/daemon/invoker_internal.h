@@ -14,11 +14,11 @@
 /* Every queue's UMEM and every (queue, thread, slot) socket of set-up,
  * mapped in the XSKMAP; then the replies' checksum choice. */
 int rr_xsk_create_all(struct rr_invoker *inv);
-/* Socket (q, t, p) made while serving, on the queue's UMEM. */
-int rr_xsk_later(struct rr_invoker *inv, uint32_t q, uint32_t t, uint32_t p,
+/* Socket (q, t, slot) made while serving, on the queue's UMEM. */
+int rr_xsk_later(struct rr_invoker *inv, uint32_t q, uint32_t t, uint32_t slot,
 		 char *msg, size_t msglen);
-/* Socket (q, t, p) into the XSKMAP: the XDP program may pick it now. */
-int rr_xsk_map(struct rr_invoker *inv, uint32_t q, uint32_t t, uint32_t p,
+/* Socket (q, t, slot) into the XSKMAP: the XDP program may pick it now. */
+int rr_xsk_map(struct rr_invoker *inv, uint32_t q, uint32_t t, uint32_t slot,
 	       char *msg, size_t msglen);
 
 /* busypoll.c */
@@ -32,22 +32,30 @@ void rr_busy_poll_restore(struct rr_invoker *inv);
 int rr_instances_create(struct rr_invoker *inv);
 /* Frees an instance and lets go of its module. NULL-safe. */
 void rr_instance_release(struct rr_fn_instance *inst);
-/* Which worker indexes run: thread < nthreads on every served queue. */
-void rr_active_workers(const struct rr_invoker *inv, bool *active);
-/* Puts @fresh in slot @p for the workers' next batch; returns the one it
+/* A new instance of @fn for slot @s, with the settings of @svc (NULL:
+ * none); the one way every instance is made. */
+int rr_slot_instance_new(struct rr_invoker *inv, struct rr_slot *s,
+			 const struct rr_function *fn,
+			 const struct rr_service *svc,
+			 struct rr_fn_instance **out, char *err, size_t errlen);
+/* Puts @fresh in slot @s for the workers' next batch; returns the one it
  * replaces, in use until retired. */
-struct rr_fn_instance *rr_swap_instance(struct rr_invoker *inv, uint32_t p,
+struct rr_fn_instance *rr_swap_instance(struct rr_slot *s,
 					struct rr_fn_instance *fresh);
 /* Frees the swapped-out @old[RR_MAX_SLOTS] once no worker can use them;
  * false (nothing freed) if a worker did not come back from a function. */
 bool rr_retire_instances(struct rr_invoker *inv, struct rr_fn_instance **old);
 /* The slot serving function @name, or -1. */
 int rr_slot_of(const struct rr_invoker *inv, const char *name);
-/* Slot @p answered in user space only from now on (its XDP program and
+/* Slot @s answered in user space only from now on (its XDP program and
  * cache belong to code that is going). */
-void rr_user_tier_only(struct rr_invoker *inv, uint32_t p);
-/* Slot @p's port into the XDP map: from now on its requests reach us. */
-int rr_open_port(struct rr_invoker *inv, uint32_t p);
+void rr_user_tier_only(struct rr_invoker *inv, struct rr_slot *s);
+/* Slot @slot's port into the XDP map: from now on its requests reach us. */
+int rr_open_port(struct rr_invoker *inv, uint32_t slot);
+/* Slot @s's port entry in the XDP map and the workers' quarantine flag
+ * made from its state (removed, quarantined, port_conf); -errno if the
+ * map cannot be written. */
+int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s);
 
 /* invoker.c */
 /* The CPUs workers may be pinned to, or -errno. */

@@ -59,13 +59,13 @@ static void header(FILE *out, const char *name, const char *type,
 #define FN_LABELS "port=\"%u\",function=\"%s\",queue=\"%u\""
 #define FN_ARGS(svc, q) (svc)->port, (svc)->fn->name, q
 
-/* Every socket, with its queue, thread and port slot. */
-#define for_each_sock(inv, s, q, t, p)                                \
-	for (q = 0; q < (inv)->nqueues; q++)                          \
-		for (t = 0; t < (inv)->threads_made; t++)             \
-			for (p = 0; p < (inv)->nslots &&              \
-				    ((s) = rr_sock_at(inv, q, t, p)); \
-			     p++)
+/* Every socket, with its queue, thread and slot. */
+#define for_each_sock(inv, s, q, t, slot)                                   \
+	for (q = 0; q < (inv)->nqueues; q++)                                \
+		for (t = 0; t < (inv)->threads_made; t++)                   \
+			for (slot = 0; slot < (inv)->nslots &&              \
+				       ((s) = rr_sock_at(inv, q, t, slot)); \
+			     slot++)
 
 /* The per-socket counters of struct rr_sock_stats, by name. */
 static const struct {
@@ -116,28 +116,30 @@ static const struct {
 	  RR_FN_CACHE_MISS, false },
 };
 
-/* Where the counters of (queue q, slot p) start in what rr_read_fn_stats()
+/* Where the counters of (queue q, slot) start in what rr_read_fn_stats()
  * returns. */
-size_t rr_fn_row(const struct rr_invoker *inv, uint32_t q, uint32_t p)
+size_t rr_fn_row(const struct rr_invoker *inv, uint32_t q, uint32_t slot)
 {
-	return ((size_t)q * inv->nslots + p) * RR_FN_STAT_MAX;
+	return ((size_t)q * inv->nslots + slot) * RR_FN_STAT_MAX;
 }
 
 /* Reads the in-kernel counters of every served (queue, slot) once:
- * out[(q * nslots + p) * RR_FN_STAT_MAX + stat]. */
+ * out[(q * nslots + slot) * RR_FN_STAT_MAX + stat]. */
 uint64_t *rr_read_fn_stats(struct rr_invoker *inv)
 {
 	uint64_t *out = calloc((size_t)inv->nqueues * inv->nslots,
 			       sizeof(uint64_t) * RR_FN_STAT_MAX);
-	uint32_t q, p;
+	uint32_t q, slot;
 
 	if (!out)
 		return NULL;
 	for (q = 0; q < inv->nqueues; q++)
-		for (p = 0; p < inv->nslots; p++)
-			if ((inv->tier_xdp[p] || inv->cached[p]) &&
-			    rr_xdp_read_fn_stats(&inv->xdp, q, p,
-						 out + rr_fn_row(inv, q, p))) {
+		for (slot = 0; slot < inv->nslots; slot++)
+			if ((inv->slots[slot].tier_xdp ||
+			     inv->slots[slot].cached) &&
+			    rr_xdp_read_fn_stats(
+				    &inv->xdp, q, slot,
+				    out + rr_fn_row(inv, q, slot))) {
 				free(out);
 				return NULL;
 			}
@@ -149,21 +151,22 @@ static void write_fn_counters(struct rr_invoker *inv, FILE *out,
 			      uint32_t stat, bool xdp_tier)
 {
 	const uint64_t *row;
-	uint32_t q, p;
+	uint32_t q, slot;
 
 	for (q = 0; q < inv->nqueues; q++)
-		for (p = 0; p < inv->nslots; p++) {
-			if (xdp_tier ? !inv->tier_xdp[p] : !inv->cached[p])
+		for (slot = 0; slot < inv->nslots; slot++) {
+			if (xdp_tier ? !inv->slots[slot].tier_xdp
+				     : !inv->slots[slot].cached)
 				continue;
-			row = fs + rr_fn_row(inv, q, p);
+			row = fs + rr_fn_row(inv, q, slot);
 			fprintf(out, "%s{" FN_LABELS "%s} %lu\n", name,
-				FN_ARGS(inv->served[p], q),
+				FN_ARGS(inv->slots[slot].svc, q),
 				xdp_tier ? ",tier=\"xdp\"" : "", row[stat]);
 		}
 }
 
-/* Counter @c of function slot @p, summed over the workers. */
-uint64_t rr_fn_counter_sum(struct rr_invoker *inv, uint32_t p, uint32_t c)
+/* Counter @c of the function in @slot, summed over the workers. */
+uint64_t rr_fn_counter_sum(struct rr_invoker *inv, uint32_t slot, uint32_t c)
 {
 	uint64_t sum = 0;
 	uint32_t q, t;
@@ -171,7 +174,7 @@ uint64_t rr_fn_counter_sum(struct rr_invoker *inv, uint32_t p, uint32_t c)
 	for (q = 0; inv->workers && q < inv->nqueues; q++)
 		for (t = 0; t < inv->threads_made; t++)
 			sum += rr_stat_read(
-				&rr_worker_at(inv, q, t)->fn_counters[p][c]);
+				&rr_worker_at(inv, q, t)->fn_counters[slot][c]);
 	return sum;
 }
 
@@ -179,39 +182,44 @@ uint64_t rr_fn_counter_sum(struct rr_invoker *inv, uint32_t p, uint32_t c)
  * name even where two functions chose the same one. */
 static void write_function_counters(struct rr_invoker *inv, FILE *out)
 {
-	uint32_t p, c, p2, c2;
+	const struct rr_slot *s, *s2;
+	uint32_t slot, c, slot2, c2;
+	const char *ctr;
 	char name[96];
 	bool seen;
 
-	for (p = 0; p < inv->nslots; p++)
-		for (c = 0; c < inv->fn_ctrs[p].n; c++) {
+	for (slot = 0; slot < inv->nslots; slot++) {
+		s = &inv->slots[slot];
+		for (c = 0; c < s->fn_ctrs.n; c++) {
+			ctr = s->fn_ctrs.name[c];
 			seen = false;
-			for (p2 = 0; p2 <= p && !seen; p2++)
-				for (c2 = 0; c2 < inv->fn_ctrs[p2].n &&
-					     !(p2 == p && c2 >= c);
+			for (slot2 = 0; slot2 <= slot && !seen; slot2++) {
+				s2 = &inv->slots[slot2];
+				for (c2 = 0; c2 < s2->fn_ctrs.n &&
+					     !(slot2 == slot && c2 >= c);
 				     c2++)
-					seen |= !strcmp(
-						inv->fn_ctrs[p2].name[c2],
-						inv->fn_ctrs[p].name[c]);
+					seen |= !strcmp(s2->fn_ctrs.name[c2],
+							ctr);
+			}
 			if (seen)
 				continue;
 			snprintf(name, sizeof(name),
-				 "reqrouter_function_%s_total",
-				 inv->fn_ctrs[p].name[c]);
-			header(out, name, "counter", inv->fn_ctrs[p].help[c]);
-			for (p2 = p; p2 < inv->nslots; p2++)
-				for (c2 = 0; c2 < inv->fn_ctrs[p2].n; c2++)
-					if (!strcmp(inv->fn_ctrs[p2].name[c2],
-						    inv->fn_ctrs[p].name[c]))
+				 "reqrouter_function_%s_total", ctr);
+			header(out, name, "counter", s->fn_ctrs.help[c]);
+			for (slot2 = slot; slot2 < inv->nslots; slot2++) {
+				s2 = &inv->slots[slot2];
+				for (c2 = 0; c2 < s2->fn_ctrs.n; c2++)
+					if (!strcmp(s2->fn_ctrs.name[c2], ctr))
 						fprintf(out,
 							"%s{port=\"%u\",function=\"%s\"} %lu\n",
-							name,
-							inv->served[p2]->port,
-							inv->served[p2]
-								->fn->name,
-							rr_fn_counter_sum(
-								inv, p2, c2));
+							name, s2->svc->port,
+							s2->svc->fn->name,
+							rr_fn_counter_sum(inv,
+									  slot2,
+									  c2));
+			}
 		}
+	}
 }
 
 static uint64_t sock_counter(const struct rr_sock *s, size_t offset)
@@ -223,27 +231,28 @@ static uint64_t sock_counter(const struct rr_sock *s, size_t offset)
 /* Crashes, overruns and quarantine (isolation = cell; see cell.c). */
 static void write_faults(struct rr_invoker *inv, FILE *out)
 {
-	const struct rr_service *svc;
-	uint32_t p;
+	const struct rr_slot *s;
+	uint32_t slot;
 
 	header(out, "reqrouter_function_faults_total", "counter",
 	       "Calls that crashed their cell, or ran past max_run_us and were killed.");
-	for (p = 0; p < inv->nslots; p++) {
-		svc = inv->served[p];
+	for (slot = 0; slot < inv->nslots; slot++) {
+		s = &inv->slots[slot];
 		fprintf(out,
 			"reqrouter_function_faults_total{port=\"%u\",function=\"%s\",kind=\"crash\"} %lu\n",
-			svc->port, svc->fn->name, inv->faults[p].crashes);
+			s->svc->port, s->svc->fn->name, s->faults.crashes);
 		fprintf(out,
 			"reqrouter_function_faults_total{port=\"%u\",function=\"%s\",kind=\"timeout\"} %lu\n",
-			svc->port, svc->fn->name, inv->faults[p].timeouts);
+			s->svc->port, s->svc->fn->name, s->faults.timeouts);
 	}
 	header(out, "reqrouter_function_quarantined", "gauge",
 	       "1 while the function is quarantined: its port drops or passes its requests.");
-	for (p = 0; p < inv->nslots; p++)
+	for (slot = 0; slot < inv->nslots; slot++) {
+		s = &inv->slots[slot];
 		fprintf(out,
 			"reqrouter_function_quarantined{port=\"%u\",function=\"%s\"} %d\n",
-			inv->served[p]->port, inv->served[p]->fn->name,
-			inv->faults[p].quarantined);
+			s->svc->port, s->svc->fn->name, s->quarantined);
+	}
 	header(out, "reqrouter_cell_restarts_total", "counter",
 	       "Cells that died and were forked again.");
 	fprintf(out, "reqrouter_cell_restarts_total %lu\n", inv->cell_restarts);
@@ -255,13 +264,13 @@ static void write_counters(struct rr_invoker *inv, FILE *out,
 			   const uint64_t *fs)
 {
 	const size_t nfn = sizeof(fn_counters) / sizeof(fn_counters[0]);
-	uint32_t q, t, p, i, j;
+	uint32_t q, t, slot, i, j;
 	struct rr_sock *s;
 
 	for (i = 0; i < sizeof(sock_counters) / sizeof(sock_counters[0]); i++) {
 		header(out, sock_counters[i].name, "counter",
 		       sock_counters[i].help);
-		for_each_sock (inv, s, q, t, p) {
+		for_each_sock (inv, s, q, t, slot) {
 			fprintf(out, "%s{" SOCK_LABELS "} %lu\n",
 				sock_counters[i].name, SOCK_ARGS(s, q, t),
 				sock_counter(s, sock_counters[i].offset));
@@ -286,12 +295,12 @@ static void write_counters(struct rr_invoker *inv, FILE *out,
 /* Drops by reason: per socket, and per (queue, function) in XDP. */
 static void write_drops(struct rr_invoker *inv, FILE *out, const uint64_t *fs)
 {
-	uint32_t q, t, p, d;
+	uint32_t q, t, slot, d;
 	struct rr_sock *s;
 
 	header(out, "reqrouter_dropped_packets_total", "counter",
 	       "Requests recycled without a reply, by reason.");
-	for_each_sock (inv, s, q, t, p) {
+	for_each_sock (inv, s, q, t, slot) {
 		for (d = 1; d < RR_DROP_MAX; d++)
 			fprintf(out,
 				"reqrouter_dropped_packets_total{" SOCK_LABELS
@@ -300,16 +309,16 @@ static void write_drops(struct rr_invoker *inv, FILE *out, const uint64_t *fs)
 				rr_stat_read(&s->stats.drops[d]));
 	}
 	for (q = 0; fs && q < inv->nqueues; q++)
-		for (p = 0; p < inv->nslots; p++) {
-			if (!inv->tier_xdp[p])
+		for (slot = 0; slot < inv->nslots; slot++) {
+			if (!inv->slots[slot].tier_xdp)
 				continue;
 			for (d = 1; d < RR_DROP_MAX; d++)
 				fprintf(out,
 					"reqrouter_dropped_packets_total{" FN_LABELS
 					",tier=\"xdp\",reason=\"%s\"} %lu\n",
-					FN_ARGS(inv->served[p], q),
+					FN_ARGS(inv->slots[slot].svc, q),
 					rr_drop_label(d),
-					fs[rr_fn_row(inv, q, p) +
+					fs[rr_fn_row(inv, q, slot) +
 					   RR_FN_XDP_DROP + d]);
 		}
 }
@@ -318,7 +327,7 @@ static void write_drops(struct rr_invoker *inv, FILE *out, const uint64_t *fs)
 static void write_xsk_stats(struct rr_invoker *inv, FILE *out)
 {
 	uint64_t xs[N_XSK_STATS];
-	uint32_t q, t, p, i;
+	uint32_t q, t, slot, i;
 	struct rr_sock *s;
 	char name[96];
 
@@ -327,7 +336,7 @@ static void write_xsk_stats(struct rr_invoker *inv, FILE *out)
 			 xsk_stat_names[i]);
 		header(out, name, "counter",
 		       "The kernel's XDP_STATISTICS for the socket.");
-		for_each_sock (inv, s, q, t, p) {
+		for_each_sock (inv, s, q, t, slot) {
 			xsk_stats(s->fd, xs);
 			fprintf(out, "%s{" SOCK_LABELS "} %lu\n", name,
 				SOCK_ARGS(s, q, t), xs[i]);
@@ -428,26 +437,28 @@ int rr_metrics_write_file(struct rr_invoker *inv, const char *path)
 static void summary_in_kernel(struct rr_invoker *inv, FILE *out)
 {
 	uint64_t *fs = rr_read_fn_stats(inv), sum[RR_FN_STAT_MAX], drops;
-	uint32_t q, p, i;
+	const struct rr_slot *s;
+	uint32_t q, slot, i;
 
-	for (p = 0; fs && p < inv->nslots; p++) {
-		if (!inv->tier_xdp[p] && !inv->cached[p])
+	for (slot = 0; fs && slot < inv->nslots; slot++) {
+		s = &inv->slots[slot];
+		if (!s->tier_xdp && !s->cached)
 			continue;
 		memset(sum, 0, sizeof(sum));
 		for (q = 0; q < inv->nqueues; q++)
 			for (i = 0; i < RR_FN_STAT_MAX; i++)
-				sum[i] += fs[rr_fn_row(inv, q, p) + i];
+				sum[i] += fs[rr_fn_row(inv, q, slot) + i];
 		drops = 0;
 		for (i = 1; i < RR_DROP_MAX; i++)
 			drops += sum[RR_FN_XDP_DROP + i];
-		if (inv->tier_xdp[p])
+		if (s->tier_xdp)
 			fprintf(out,
 				"in XDP: %s: %lu requests, %lu replies, %lu punted to user space, %lu dropped\n",
-				inv->served[p]->fn->name, sum[RR_FN_XDP_RX],
+				s->svc->fn->name, sum[RR_FN_XDP_RX],
 				sum[RR_FN_XDP_TX], sum[RR_FN_XDP_PUNT], drops);
 		else
 			fprintf(out, "reply cache: %s: %lu hits, %lu misses\n",
-				inv->served[p]->fn->name, sum[RR_FN_CACHE_HIT],
+				s->svc->fn->name, sum[RR_FN_CACHE_HIT],
 				sum[RR_FN_CACHE_MISS]);
 	}
 	free(fs);
@@ -458,12 +469,12 @@ void rr_metrics_summary(struct rr_invoker *inv, FILE *out)
 	uint64_t xdp[RR_STATS_SIZE];
 	uint32_t rows = rr_xdp_stat_rows(inv->nrxqueues);
 	uint64_t rx = 0, tx = 0, drops, all_drops = 0, silent = 0;
-	uint32_t q, t, p, d, i, c;
+	uint32_t q, t, slot, d, i, c;
 	struct rr_sock *s;
 
 	fprintf(out, "%-8s %-12s %5s %6s %12s %12s %10s\n", "port", "function",
 		"queue", "thread", "rx", "tx", "dropped");
-	for_each_sock (inv, s, q, t, p) {
+	for_each_sock (inv, s, q, t, slot) {
 		drops = 0;
 		for (d = 1; d < RR_DROP_MAX; d++)
 			if (d != RR_DROP_NO_REPLY)
@@ -485,29 +496,32 @@ void rr_metrics_summary(struct rr_invoker *inv, FILE *out)
 		if (d == RR_DROP_NO_REPLY)
 			continue;
 		drops = 0;
-		for_each_sock (inv, s, q, t, p)
+		for_each_sock (inv, s, q, t, slot)
 			drops += rr_stat_read(&s->stats.drops[d]);
 		if (drops)
 			fprintf(out, " %s=%lu", rr_drop_label(d), drops);
 	}
 	fputc('\n', out);
-	for (p = 0; p < inv->nslots; p++) {
-		if (!inv->fn_ctrs[p].n)
+	for (slot = 0; slot < inv->nslots; slot++) {
+		if (!inv->slots[slot].fn_ctrs.n)
 			continue;
-		fprintf(out, "function %s:", inv->served[p]->fn->name);
-		for (c = 0; c < inv->fn_ctrs[p].n; c++)
-			fprintf(out, " %s=%lu", inv->fn_ctrs[p].name[c],
-				rr_fn_counter_sum(inv, p, c));
+		fprintf(out, "function %s:", inv->slots[slot].svc->fn->name);
+		for (c = 0; c < inv->slots[slot].fn_ctrs.n; c++)
+			fprintf(out, " %s=%lu",
+				inv->slots[slot].fn_ctrs.name[c],
+				rr_fn_counter_sum(inv, slot, c));
 		fputc('\n', out);
 	}
-	for (p = 0; p < inv->nslots; p++)
-		if (inv->faults[p].crashes || inv->faults[p].timeouts)
+	for (slot = 0; slot < inv->nslots; slot++)
+		if (inv->slots[slot].faults.crashes ||
+		    inv->slots[slot].faults.timeouts)
 			fprintf(out,
 				"function %s: %lu crashes, %lu timeouts%s\n",
-				inv->served[p]->fn->name,
-				inv->faults[p].crashes, inv->faults[p].timeouts,
-				inv->faults[p].quarantined ? ", quarantined"
-							   : "");
+				inv->slots[slot].svc->fn->name,
+				inv->slots[slot].faults.crashes,
+				inv->slots[slot].faults.timeouts,
+				inv->slots[slot].quarantined ? ", quarantined"
+							     : "");
 	summary_in_kernel(inv, out);
 	if (rr_xdp_read_stats(&inv->xdp, xdp, rows))
 		return;

@@ -12,13 +12,13 @@
 extern const char *const rr_xdp_verdict[];
 extern const char *const rr_xdp_reason[];
 
-/* Where the in-kernel counters of (queue q, slot p) start in what
+/* Where the in-kernel counters of (queue q, slot) start in what
  * rr_read_fn_stats() returns. */
-size_t rr_fn_row(const struct rr_invoker *inv, uint32_t q, uint32_t p);
+size_t rr_fn_row(const struct rr_invoker *inv, uint32_t q, uint32_t slot);
 /* The in-kernel counters of every served (queue, slot), read once; free()
  * it. NULL if they cannot be read. */
 uint64_t *rr_read_fn_stats(struct rr_invoker *inv);
-/* Function counter @c of slot @p, summed over the workers. */
-uint64_t rr_fn_counter_sum(struct rr_invoker *inv, uint32_t p, uint32_t c);
+/* Function counter @c of the function in @slot, summed over the workers. */
+uint64_t rr_fn_counter_sum(struct rr_invoker *inv, uint32_t slot, uint32_t c);
 
 #endif /* RR_METRICS_INTERNAL_H */

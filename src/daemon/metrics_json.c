@@ -27,10 +27,10 @@ void rr_json_str(FILE *f, const char *s)
 }
 
 /* One function's totals over every queue and thread, both tiers. */
-static void json_function(struct rr_invoker *inv, uint32_t p,
+static void json_function(struct rr_invoker *inv, uint32_t slot,
 			  const uint64_t *fs, FILE *out)
 {
-	const struct rr_service *svc = inv->served[p];
+	const struct rr_service *svc = inv->slots[slot].svc;
 	uint64_t rx = 0, tx = 0, drops[RR_DROP_MAX] = { 0 };
 	uint64_t sum[RR_FN_STAT_MAX] = { 0 };
 	uint32_t q, t, d, i, c;
@@ -38,7 +38,7 @@ static void json_function(struct rr_invoker *inv, uint32_t p,
 
 	for (q = 0; q < inv->nqueues; q++)
 		for (t = 0; t < inv->threads_made; t++) {
-			s = rr_sock_at(inv, q, t, p);
+			s = rr_sock_at(inv, q, t, slot);
 			rx += rr_stat_read(&s->stats.rx);
 			tx += rr_stat_read(&s->stats.tx);
 			for (d = 1; d < RR_DROP_MAX; d++)
@@ -46,7 +46,7 @@ static void json_function(struct rr_invoker *inv, uint32_t p,
 		}
 	for (q = 0; fs && q < inv->nqueues; q++)
 		for (i = 0; i < RR_FN_STAT_MAX; i++)
-			sum[i] += fs[rr_fn_row(inv, q, p) + i];
+			sum[i] += fs[rr_fn_row(inv, q, slot) + i];
 	fprintf(out, "{\"name\":");
 	rr_json_str(out, svc->fn->name);
 	fprintf(out,
@@ -56,7 +56,7 @@ static void json_function(struct rr_invoker *inv, uint32_t p,
 		fprintf(out, "%s\"%s\":%lu", d > 1 ? "," : "", rr_drop_label(d),
 			drops[d]);
 	fprintf(out, "}}");
-	if (inv->tier_xdp[p]) {
+	if (inv->slots[slot].tier_xdp) {
 		fprintf(out,
 			",\"xdp\":{\"rx\":%lu,\"tx\":%lu,\"punted\":%lu,\"dropped\":{",
 			sum[RR_FN_XDP_RX], sum[RR_FN_XDP_TX],
@@ -66,18 +66,19 @@ static void json_function(struct rr_invoker *inv, uint32_t p,
 				rr_drop_label(d), sum[RR_FN_XDP_DROP + d]);
 		fprintf(out, "}}");
 	}
-	if (inv->cached[p])
+	if (inv->slots[slot].cached)
 		fprintf(out, ",\"cache\":{\"hits\":%lu,\"misses\":%lu}",
 			sum[RR_FN_CACHE_HIT], sum[RR_FN_CACHE_MISS]);
 	fprintf(out,
 		",\"faults\":{\"crash\":%lu,\"timeout\":%lu},\"quarantined\":%s",
-		inv->faults[p].crashes, inv->faults[p].timeouts,
-		inv->faults[p].quarantined ? "true" : "false");
+		inv->slots[slot].faults.crashes,
+		inv->slots[slot].faults.timeouts,
+		inv->slots[slot].quarantined ? "true" : "false");
 	fprintf(out, ",\"counters\":{");
-	for (c = 0; c < inv->fn_ctrs[p].n; c++) {
+	for (c = 0; c < inv->slots[slot].fn_ctrs.n; c++) {
 		fprintf(out, "%s", c ? "," : "");
-		rr_json_str(out, inv->fn_ctrs[p].name[c]);
-		fprintf(out, ":%lu", rr_fn_counter_sum(inv, p, c));
+		rr_json_str(out, inv->slots[slot].fn_ctrs.name[c]);
+		fprintf(out, ":%lu", rr_fn_counter_sum(inv, slot, c));
 	}
 	fprintf(out, "}}");
 }
@@ -86,12 +87,12 @@ void rr_metrics_json(struct rr_invoker *inv, FILE *out)
 {
 	uint32_t rows = rr_xdp_stat_rows(inv->nrxqueues);
 	uint64_t xdp[RR_STATS_SIZE], *fs = rr_read_fn_stats(inv);
-	uint32_t p, q, i;
+	uint32_t slot, q, i;
 
 	fprintf(out, "{\"ok\":true,\"functions\":[");
-	for (p = 0; p < inv->nslots; p++) {
-		fprintf(out, "%s", p ? "," : "");
-		json_function(inv, p, fs, out);
+	for (slot = 0; slot < inv->nslots; slot++) {
+		fprintf(out, "%s", slot ? "," : "");
+		json_function(inv, slot, fs, out);
 	}
 	fprintf(out, "]");
 	free(fs);

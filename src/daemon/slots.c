@@ -25,7 +25,8 @@
 static int choose_tier(struct rr_invoker *inv, uint32_t slot,
 		       struct rr_port_conf *conf)
 {
-	const struct rr_service *svc = inv->served[slot];
+	struct rr_slot *s = &inv->slots[slot];
+	const struct rr_service *svc = s->svc;
 	const struct rr_xdp_impl *impl = rr_registry_xdp(svc->fn->name);
 	char why[RR_ERRLEN];
 	int ret;
@@ -34,7 +35,7 @@ static int choose_tier(struct rr_invoker *inv, uint32_t slot,
 		ret = rr_xdp_load_function(&inv->xdp, slot, impl, why,
 					   sizeof(why));
 		if (!ret) {
-			inv->tier_xdp[slot] = true;
+			s->tier_xdp = true;
 			conf->flags |= RR_PORT_XDP;
 			return 0;
 		}
@@ -54,10 +55,10 @@ static int choose_tier(struct rr_invoker *inv, uint32_t slot,
 			return 0;
 		}
 		/* Entries of an earlier configuration never match. */
-		inv->cache_gen[slot] += 1;
-		conf->cache_gen = inv->cache_gen[slot];
+		s->cache_gen += 1;
+		conf->cache_gen = s->cache_gen;
 		conf->cache_id_bytes = svc->fn->id_bytes;
-		inv->cached[slot] = true;
+		s->cached = true;
 		conf->flags |= RR_PORT_CACHE;
 	}
 	return 0;
@@ -86,8 +87,8 @@ void rr_instance_release(struct rr_fn_instance *inst)
 	}
 }
 
-/* Which worker slots run: thread < nthreads on every served queue. */
-void rr_active_workers(const struct rr_invoker *inv, bool *active)
+/* Which worker indexes run: thread < nthreads on every served queue. */
+static void active_workers(const struct rr_invoker *inv, bool *active)
 {
 	uint32_t q, t;
 
@@ -100,24 +101,20 @@ void rr_active_workers(const struct rr_invoker *inv, bool *active)
  * function that cannot start stops reqrouter with its one line. */
 int rr_instances_create(struct rr_invoker *inv)
 {
-	bool active[RR_MAX_QUEUES * RR_MAX_THREADS];
 	char err[RR_ERRLEN];
-	uint32_t p;
+	struct rr_slot *s;
+	uint32_t slot;
 	int ret;
 
-	rr_active_workers(inv, active);
-	for (p = 0; p < inv->nslots; p++) {
-		const struct rr_service *svc = inv->served[p];
-
-		ret = rr_fn_instance_new_for(
-			svc->fn, svc->port, svc->settings, svc->nsettings,
-			RR_WORKER_SLOTS(inv), active, &inv->fn_ctrs[p],
-			&inv->inst[p], err, sizeof(err));
+	for (slot = 0; slot < inv->nslots; slot++) {
+		s = &inv->slots[slot];
+		ret = rr_slot_instance_new(inv, s, s->svc->fn, s->svc, &s->inst,
+					   err, sizeof(err));
 		if (ret) {
 			pr_warn("%s\n", err);
 			return ret;
 		}
-		hold_module(inv->inst[p]);
+		hold_module(s->inst);
 	}
 	return 0;
 }
@@ -127,7 +124,7 @@ int rr_instances_create(struct rr_invoker *inv)
 static bool wait_workers(struct rr_invoker *inv, uint64_t e)
 {
 	struct timespec ms = { 0, 1000000L };
-	uint32_t i, n = RR_WORKER_SLOTS(inv), tries;
+	uint32_t i, n = RR_NWORKERS(inv), tries;
 
 	/* A cell's copies of the functions are its own: only fresh cells
 	 * see the new ones. */
@@ -147,15 +144,15 @@ static bool wait_workers(struct rr_invoker *inv, uint64_t e)
 	return false;
 }
 
-/* Puts @fresh in slot @p for the workers' next batch (its module held);
+/* Puts @fresh in slot @s for the workers' next batch (its module held);
  * returns the instance it replaces, still in use until retired. */
-struct rr_fn_instance *rr_swap_instance(struct rr_invoker *inv, uint32_t p,
+struct rr_fn_instance *rr_swap_instance(struct rr_slot *s,
 					struct rr_fn_instance *fresh)
 {
-	struct rr_fn_instance *old = inv->inst[p];
+	struct rr_fn_instance *old = s->inst;
 
 	hold_module(fresh);
-	__atomic_store_n(&inv->inst[p], fresh, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->inst, fresh, __ATOMIC_RELEASE);
 	return old;
 }
 
@@ -168,13 +165,13 @@ struct rr_fn_instance *rr_swap_instance(struct rr_invoker *inv, uint32_t p,
  */
 bool rr_retire_instances(struct rr_invoker *inv, struct rr_fn_instance **old)
 {
-	uint32_t p;
+	uint32_t slot;
 
 	if (!wait_workers(inv,
 			  __atomic_add_fetch(&inv->epoch, 1, __ATOMIC_SEQ_CST)))
 		return false;
-	for (p = 0; p < RR_MAX_SLOTS; p++)
-		rr_instance_release(old[p]);
+	for (slot = 0; slot < RR_MAX_SLOTS; slot++)
+		rr_instance_release(old[slot]);
 	return true;
 }
 
@@ -182,30 +179,29 @@ int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
 		      char *msg, size_t msglen)
 {
 	struct rr_fn_instance *old[RR_MAX_SLOTS] = { 0 }, *fresh;
-	bool active[RR_MAX_QUEUES * RR_MAX_THREADS];
-	uint32_t failed = 0, swapped = 0, p;
-	const struct rr_service *svc;
+	uint32_t failed = 0, swapped = 0, slot;
 	char err[RR_ERRLEN];
+	struct rr_slot *s;
 	int ret;
 
 	/* A reload is also how a quarantined function is given another
 	 * chance without the control socket. */
-	for (p = 0; p < inv->nslots; p++)
-		if (inv->faults[p].quarantined) {
-			rr_unquarantine_slot(inv, p);
+	for (slot = 0; slot < inv->nslots; slot++) {
+		s = &inv->slots[slot];
+		if (s->quarantined) {
+			rr_unquarantine_slot(inv, s);
 			pr_info("reload: function '%s' is out of quarantine\n",
-				inv->served[p]->fn->name);
+				s->svc->fn->name);
 		}
-	rr_active_workers(inv, active);
-	for (p = 0; p < inv->nslots; p++) {
-		if (!inv->served[p]->fn->init)
+	}
+	for (slot = 0; slot < inv->nslots; slot++) {
+		s = &inv->slots[slot];
+		if (!s->svc->fn->init)
 			continue;
-		svc = rr_config_service_of(next, inv->served[p]->fn);
-		ret = rr_fn_instance_new_for(
-			inv->served[p]->fn, inv->served[p]->port,
-			svc ? svc->settings : NULL, svc ? svc->nsettings : 0,
-			RR_WORKER_SLOTS(inv), active, &inv->fn_ctrs[p], &fresh,
-			err, sizeof(err));
+		ret = rr_slot_instance_new(
+			inv, s, s->svc->fn,
+			rr_config_service_of(next, s->svc->fn), &fresh, err,
+			sizeof(err));
 		if (ret) {
 			pr_warn("reload: %s; the old state keeps serving\n",
 				err);
@@ -215,7 +211,7 @@ int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
 					 err);
 			continue;
 		}
-		old[p] = rr_swap_instance(inv, p, fresh);
+		old[slot] = rr_swap_instance(s, fresh);
 		swapped++;
 	}
 	if (!failed)
@@ -227,20 +223,17 @@ int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
 		pr_warn("reload: a worker has not come back from a function for 5 s; the old state is kept in memory\n");
 		return (int)failed + 1;
 	}
-	for (p = 0; p < inv->nslots; p++) {
-		if (!old[p])
-			continue;
+	for (slot = 0; slot < inv->nslots; slot++) {
+		s = &inv->slots[slot];
 		/* Cached replies of the old state must no longer answer;
 		 * workers now insert only new-state replies. */
-		if (inv->cached[p]) {
-			__atomic_add_fetch(&inv->cache_gen[p], 1,
-					   __ATOMIC_RELAXED);
-			inv->port_conf[p].cache_gen = inv->cache_gen[p];
-			if (rr_xdp_set_port(&inv->xdp, inv->served[p]->port,
-					    &inv->port_conf[p]))
-				pr_warn("reload: cannot renew the reply cache of '%s'\n",
-					inv->served[p]->fn->name);
-		}
+		if (!old[slot] || !s->cached)
+			continue;
+		__atomic_add_fetch(&s->cache_gen, 1, __ATOMIC_RELAXED);
+		s->port_conf.cache_gen = s->cache_gen;
+		if (rr_slot_sync(inv, s))
+			pr_warn("reload: cannot renew the reply cache of '%s'\n",
+				s->svc->fn->name);
 	}
 	pr_info("reload: %u function%s re-initialised%s\n", swapped,
 		swapped == 1 ? "" : "s", failed ? ", some failed" : "");
@@ -249,65 +242,109 @@ int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
 
 int rr_slot_of(const struct rr_invoker *inv, const char *name)
 {
-	uint32_t p;
+	uint32_t slot;
 
-	for (p = 0; p < inv->nslots; p++)
-		if (!strcmp(inv->served[p]->fn->name, name))
-			return (int)p;
+	for (slot = 0; slot < inv->nslots; slot++)
+		if (!strcmp(inv->slots[slot].svc->fn->name, name))
+			return (int)slot;
 	return -1;
 }
 
-/* Slot @p is answered only by its sockets from now on: a function that
+/*
+ * The one place a slot's state reaches the XDP map and the workers: its
+ * port entry from port_conf, with RR_PORT_QUARANTINED added while it is
+ * quarantined, or no entry (its requests pass to the kernel) while it is
+ * removed or quarantined with quarantine_pass; and the workers' copy of
+ * the quarantine (struct rr_live), which they read every batch because a
+ * cell cannot see the slot itself. The copy is written first: a
+ * quarantine starts dropping what is queued at once.
+ */
+int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
+{
+	struct rr_port_conf conf = s->port_conf;
+
+	__atomic_store_n(&inv->live->quarantined[s - inv->slots],
+			 s->quarantined, __ATOMIC_RELAXED);
+	if (s->removed || (s->quarantined && s->svc->quarantine_pass))
+		return rr_xdp_del_port(&inv->xdp, s->svc->port);
+	if (s->quarantined)
+		conf.flags |= RR_PORT_QUARANTINED;
+	return rr_xdp_set_port(&inv->xdp, s->svc->port, &conf);
+}
+
+/*
+ * A new instance of @fn for slot @s: made for its port, with the settings
+ * of @svc (NULL: none), a state for every worker index that runs now, and
+ * its counters registered in s->fn_ctrs.
+ */
+int rr_slot_instance_new(struct rr_invoker *inv, struct rr_slot *s,
+			 const struct rr_function *fn,
+			 const struct rr_service *svc,
+			 struct rr_fn_instance **out, char *err, size_t errlen)
+{
+	bool active[RR_MAX_WORKERS];
+
+	active_workers(inv, active);
+	return rr_fn_instance_new_for(
+		fn, s->svc->port, svc ? svc->settings : NULL,
+		svc ? svc->nsettings : 0, RR_NWORKERS(inv), active, &s->fn_ctrs,
+		out, err, errlen);
+}
+
+/* Slot @s is answered only by its sockets from now on: a function that
  * came in by deploy has no XDP program here, and the replies cached for
  * the old code must not answer. */
-void rr_user_tier_only(struct rr_invoker *inv, uint32_t p)
+void rr_user_tier_only(struct rr_invoker *inv, struct rr_slot *s)
 {
-	struct rr_port_conf conf = inv->port_conf[p];
+	struct rr_port_conf was = s->port_conf;
 
-	if (!inv->tier_xdp[p] && !inv->cached[p])
+	if (!s->tier_xdp && !s->cached)
 		return;
-	conf.flags &= ~(RR_PORT_XDP | RR_PORT_CACHE);
-	if (!inv->removed[p] &&
-	    rr_xdp_set_port(&inv->xdp, inv->served[p]->port, &conf))
+	s->port_conf.flags &= ~(RR_PORT_XDP | RR_PORT_CACHE);
+	if (rr_slot_sync(inv, s)) {
+		s->port_conf = was;
 		return;
-	inv->port_conf[p] = conf;
-	inv->tier_xdp[p] = false;
-	inv->cached[p] = false;
+	}
+	s->tier_xdp = false;
+	s->cached = false;
 }
 
 int rr_invoker_remove(struct rr_invoker *inv, const char *name, char *msg,
 		      size_t msglen)
 {
-	int p = rr_slot_of(inv, name);
+	int slot = rr_slot_of(inv, name);
+	struct rr_slot *s;
 
-	if (p < 0 || inv->removed[p]) {
+	if (slot < 0 || inv->slots[slot].removed) {
 		snprintf(msg, msglen, "no function '%s' is served", name);
 		return -ENOENT;
 	}
+	s = &inv->slots[slot];
 	/* Its port first: new requests go to the kernel, never into a
 	 * socket nobody answers; what is queued already still gets its
 	 * reply from the code that is there. */
-	if (rr_xdp_del_port(&inv->xdp, inv->served[p]->port)) {
-		snprintf(msg, msglen, "cannot take port %u out",
-			 inv->served[p]->port);
+	s->removed = true;
+	if (rr_slot_sync(inv, s)) {
+		s->removed = false;
+		snprintf(msg, msglen, "cannot take port %u out", s->svc->port);
 		return -EIO;
 	}
-	inv->removed[p] = true;
-	rr_user_tier_only(inv, p);
+	rr_user_tier_only(inv, s);
 	snprintf(
 		msg, msglen,
 		"removed '%s': port %u goes to the kernel (reqrouterctl deploy brings it back)",
-		name, inv->served[p]->port);
+		name, s->svc->port);
 	pr_info("%s\n", msg);
 	return 0;
 }
 
-/* Slot @p's port into the XDP map: from now on its requests reach us. */
-int rr_open_port(struct rr_invoker *inv, uint32_t p)
+/* Slot @slot's port into the XDP map: from now on its requests reach us. */
+int rr_open_port(struct rr_invoker *inv, uint32_t slot)
 {
-	const struct rr_service *svc = inv->served[p];
+	struct rr_slot *s = &inv->slots[slot];
+	const struct rr_service *svc = s->svc;
 	struct rr_port_conf conf = {
-		.slot = p,
+		.slot = slot,
 		.nsocks = inv->nthreads,
 		.flags = svc->nallow ? RR_PORT_ALLOWLIST : 0,
 		.max_amplification = svc->max_amplification,
@@ -318,22 +355,22 @@ int rr_open_port(struct rr_invoker *inv, uint32_t p)
 	int ret;
 
 	for (i = 0; i < svc->nallow; i++) {
-		ret = rr_xdp_allow(&inv->xdp, p, &svc->allow[i]);
+		ret = rr_xdp_allow(&inv->xdp, slot, &svc->allow[i]);
 		if (ret)
 			return ret;
 	}
-	ret = choose_tier(inv, p, &conf);
+	ret = choose_tier(inv, slot, &conf);
 	if (ret)
 		return ret;
-	ret = rr_xdp_set_port(&inv->xdp, svc->port, &conf);
+	s->port_conf = conf;
+	ret = rr_slot_sync(inv, s);
 	if (ret)
 		return ret;
-	inv->port_conf[p] = conf;
 	pr_info("serving '%s' on UDP port %u%s, %s%s\n", svc->fn->name,
 		svc->port,
 		svc->nallow ? " to the sources in its allow-list" : "",
-		inv->tier_xdp[p] ? "in XDP first (tier xdp)"
-				 : "in user space (tier user)",
-		inv->cached[p] ? ", replies cached in XDP" : "");
+		s->tier_xdp ? "in XDP first (tier xdp)"
+			    : "in user space (tier user)",
+		s->cached ? ", replies cached in XDP" : "");
 	return 0;
 }

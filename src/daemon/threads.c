@@ -17,16 +17,12 @@
 /* Every port's round-robin over @n sockets per queue. */
 static int set_nsocks(struct rr_invoker *inv, uint32_t n)
 {
-	uint32_t p;
+	uint32_t slot;
 	int ret;
 
-	for (p = 0; p < inv->nslots; p++) {
-		inv->port_conf[p].nsocks = n;
-		if (inv->removed[p] || (inv->faults[p].quarantined &&
-					inv->served[p]->quarantine_pass))
-			continue;
-		ret = rr_xdp_set_port(&inv->xdp, inv->served[p]->port,
-				      &inv->port_conf[p]);
+	for (slot = 0; slot < inv->nslots; slot++) {
+		inv->slots[slot].port_conf.nsocks = n;
+		ret = rr_slot_sync(inv, &inv->slots[slot]);
 		if (ret)
 			return ret;
 	}
@@ -38,13 +34,14 @@ static int set_nsocks(struct rr_invoker *inv, uint32_t n)
 static int more_sockets(struct rr_invoker *inv, uint32_t n, char *msg,
 			size_t msglen)
 {
-	uint32_t q, t, p;
+	uint32_t q, t, slot;
 	int ret;
 
 	for (t = inv->threads_made; t < n; t++) {
 		for (q = 0; q < inv->nqueues; q++)
-			for (p = 0; p < inv->nslots; p++) {
-				ret = rr_xsk_later(inv, q, t, p, msg, msglen);
+			for (slot = 0; slot < inv->nslots; slot++) {
+				ret = rr_xsk_later(inv, q, t, slot, msg,
+						   msglen);
 				if (ret)
 					return ret;
 			}
@@ -52,8 +49,8 @@ static int more_sockets(struct rr_invoker *inv, uint32_t n, char *msg,
 	}
 	for (t = inv->nthreads; t < n; t++)
 		for (q = 0; q < inv->nqueues; q++)
-			for (p = 0; p < inv->nslots; p++) {
-				ret = rr_xsk_map(inv, q, t, p, msg, msglen);
+			for (slot = 0; slot < inv->nslots; slot++) {
+				ret = rr_xsk_map(inv, q, t, slot, msg, msglen);
 				if (ret)
 					return ret;
 			}
@@ -67,38 +64,34 @@ static int more_sockets(struct rr_invoker *inv, uint32_t n, char *msg,
 static int renew_worker_states(struct rr_invoker *inv, char *msg, size_t msglen)
 {
 	struct rr_fn_instance *old[RR_MAX_SLOTS] = { 0 }, *fresh;
-	bool active[RR_MAX_QUEUES * RR_MAX_THREADS];
-	const struct rr_service *svc;
 	char err[RR_ERRLEN];
-	uint32_t p;
+	struct rr_slot *s;
+	uint32_t slot;
 	int ret;
 
-	rr_active_workers(inv, active);
-	for (p = 0; p < inv->nslots; p++) {
-		if (!inv->inst[p]->fn->init_worker)
+	for (slot = 0; slot < inv->nslots; slot++) {
+		s = &inv->slots[slot];
+		if (!s->inst->fn->init_worker)
 			continue;
-		svc = inv->served[p];
-		ret = rr_fn_instance_new_for(
-			inv->inst[p]->fn, svc->port, svc->settings,
-			svc->nsettings, RR_WORKER_SLOTS(inv), active,
-			&inv->fn_ctrs[p], &fresh, err, sizeof(err));
+		ret = rr_slot_instance_new(inv, s, s->inst->fn, s->svc, &fresh,
+					   err, sizeof(err));
 		if (ret) {
 			snprintf(msg, msglen, "%s", err);
 			goto undo;
 		}
-		old[p] = rr_swap_instance(inv, p, fresh);
+		old[slot] = rr_swap_instance(s, fresh);
 	}
 	rr_retire_instances(inv, old);
 	return 0;
 undo:
 	/* Put back what was swapped; nothing ran on the new ones yet that
 	 * the old ones cannot take over. */
-	for (p = 0; p < inv->nslots; p++)
-		if (old[p]) {
-			fresh = inv->inst[p];
-			__atomic_store_n(&inv->inst[p], old[p],
-					 __ATOMIC_RELEASE);
-			old[p] = fresh;
+	for (slot = 0; slot < inv->nslots; slot++)
+		if (old[slot]) {
+			s = &inv->slots[slot];
+			fresh = s->inst;
+			__atomic_store_n(&s->inst, old[slot], __ATOMIC_RELEASE);
+			old[slot] = fresh;
 		}
 	rr_retire_instances(inv, old);
 	return ret;
@@ -113,13 +106,13 @@ undo:
 static int fewer(struct rr_invoker *inv, uint32_t n, char *msg, size_t msglen)
 {
 	struct timespec grace = { 0, 50000000L };
-	uint32_t q, t, p, was = inv->nthreads;
+	uint32_t q, t, slot, was = inv->nthreads;
 	int ret = set_nsocks(inv, n);
 
 	for (t = n; !ret && t < was; t++)
 		for (q = 0; q < inv->nqueues; q++)
-			for (p = 0; p < inv->nslots; p++)
-				rr_xdp_clear_socket(&inv->xdp, q, t, p);
+			for (slot = 0; slot < inv->nslots; slot++)
+				rr_xdp_clear_socket(&inv->xdp, q, t, slot);
 	if (ret) {
 		snprintf(msg, msglen, "cannot update the XDP map: %s",
 			 strerror(-ret));

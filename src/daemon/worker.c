@@ -54,7 +54,8 @@ static void cache_reply(struct rr_worker *w, struct rr_sock *s,
 			  (uint64_t)s->svc->cache_ttl * 1000000000ULL;
 	switch (rr_cache_insert(
 		w->inv->xdp.cache, s->svc->port,
-		__atomic_load_n(&w->inv->cache_gen[s->slot], __ATOMIC_RELAXED),
+		__atomic_load_n(&w->inv->slots[s->slot].cache_gen,
+				__ATOMIC_RELAXED),
 		expires, k->req, k->len, frame + k->reply_off,
 		frame_len - k->reply_off, fn->id_bytes)) {
 	case RR_CACHE_EVICTED:
@@ -75,7 +76,7 @@ uint32_t rr_tx_put(struct rr_worker *w, struct rr_sock *s, uint32_t n)
 
 	if (!n)
 		return 0;
-	/* n <= free TX slots, so this cannot fail; if it ever did, the
+	/* n <= free TX entries, so this cannot fail; if it ever did, the
 	 * frames go back to the fill ring rather than astray. */
 	if (xsk_ring_prod__reserve(&s->tx, n, &idx) != n) {
 		/* Off the mark first: a frame lost by a cell killed here is
@@ -154,13 +155,13 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	if (__atomic_load_n(&w->inv->live->quarantined[s->slot],
 			    __ATOMIC_RELAXED))
 		return drop_batch(w, s, n, idx_rx);
-	if (w->inv->cached[s->slot]) {
+	if (w->inv->slots[s->slot].cached) {
 		keep = &w->keep;
 		keep->max = s->svc->cache_max_payload;
 	}
 	/* The function and its state as of this batch (a reload or a deploy
 	 * may swap them; the old ones live until this worker's next round). */
-	inst = __atomic_load_n(&w->insts[s->slot], __ATOMIC_ACQUIRE);
+	inst = __atomic_load_n(&w->inv->slots[s->slot].inst, __ATOMIC_ACQUIRE);
 	fn = inst->fn;
 	rr_fn_request_bind(&ctx, inst, w->index, w->fn_counters[s->slot]);
 	for (i = 0; i < n; i++) {
@@ -353,17 +354,13 @@ void *rr_worker_run(void *arg)
 {
 	struct rr_worker *w = arg;
 
-	w->insts = w->inv->inst;
 	run(w, false);
 	return NULL;
 }
 
-/* Cells' own copy of the instance table, frozen at the fork. */
-static struct rr_fn_instance *cell_insts[RR_MAX_SLOTS];
-
+/* A cell's functions are its copy of the invoker's slots, frozen at the
+ * fork: the main thread's later changes never reach it. */
 void rr_worker_run_cell(struct rr_worker *w)
 {
-	memcpy(cell_insts, w->inv->inst, sizeof(cell_insts));
-	w->insts = cell_insts;
 	run(w, true);
 }

@@ -272,7 +272,7 @@ int rr_xsk_create_all(struct rr_invoker *inv)
 	bool tx_metadata = inv->cfg->tx_csum != RR_TX_CSUM_SOFT;
 	const char *why = "--tx-csum soft";
 	char buf[128];
-	uint32_t q, t, p;
+	uint32_t q, t, slot;
 	struct rr_sock *s;
 	int ret;
 
@@ -281,10 +281,10 @@ int rr_xsk_create_all(struct rr_invoker *inv)
 		if (ret)
 			return ret;
 		for (t = 0; t < inv->nthreads; t++) {
-			for (p = 0; p < inv->nslots; p++) {
-				s = rr_sock_at(inv, q, t, p);
-				s->svc = inv->served[p];
-				s->slot = p;
+			for (slot = 0; slot < inv->nslots; slot++) {
+				s = rr_sock_at(inv, q, t, slot);
+				s->svc = inv->slots[slot].svc;
+				s->slot = slot;
 				ret = sock_create(inv, s, &inv->umems[q], q);
 				if (ret) {
 					libxdp_strerror(ret, buf, sizeof(buf));
@@ -292,7 +292,7 @@ int rr_xsk_create_all(struct rr_invoker *inv)
 						inv->cfg->ifname, q, buf);
 					return ret;
 				}
-				ret = rr_xdp_set_socket(&inv->xdp, q, t, p,
+				ret = rr_xdp_set_socket(&inv->xdp, q, t, slot,
 							s->fd);
 				if (ret)
 					return ret;
@@ -308,17 +308,17 @@ int rr_xsk_create_all(struct rr_invoker *inv)
 	return choose_tx_csum(inv, tx_metadata, why);
 }
 
-/* Socket (q, t, p) made while serving (a new thread or function), on the
+/* Socket (q, t, slot) made while serving (a new thread or function), on the
  * queue's shared UMEM and as the others were made. */
-int rr_xsk_later(struct rr_invoker *inv, uint32_t q, uint32_t t, uint32_t p,
+int rr_xsk_later(struct rr_invoker *inv, uint32_t q, uint32_t t, uint32_t slot,
 		 char *msg, size_t msglen)
 {
-	struct rr_sock *s = rr_sock_at(inv, q, t, p);
+	struct rr_sock *s = rr_sock_at(inv, q, t, slot);
 	char buf[128];
 	int ret;
 
-	s->svc = inv->served[p];
-	s->slot = p;
+	s->svc = inv->slots[slot].svc;
+	s->slot = slot;
 	ret = sock_create(inv, s, &inv->umems[q], q);
 	if (ret) {
 		libxdp_strerror(ret, buf, sizeof(buf));
@@ -332,12 +332,12 @@ int rr_xsk_later(struct rr_invoker *inv, uint32_t q, uint32_t t, uint32_t p,
 	return 0;
 }
 
-/* Socket (q, t, p) into the XSKMAP: the XDP program may pick it now. */
-int rr_xsk_map(struct rr_invoker *inv, uint32_t q, uint32_t t, uint32_t p,
+/* Socket (q, t, slot) into the XSKMAP: the XDP program may pick it now. */
+int rr_xsk_map(struct rr_invoker *inv, uint32_t q, uint32_t t, uint32_t slot,
 	       char *msg, size_t msglen)
 {
-	int ret = rr_xdp_set_socket(&inv->xdp, q, t, p,
-				    rr_sock_at(inv, q, t, p)->fd);
+	int ret = rr_xdp_set_socket(&inv->xdp, q, t, slot,
+				    rr_sock_at(inv, q, t, slot)->fd);
 
 	if (ret)
 		snprintf(msg, msglen, "cannot put a socket into the XSKMAP: %s",
