@@ -90,7 +90,8 @@ CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
 	  -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
 endif
-BPF_CFLAGS := -O2 -g -target bpf -Wall -Werror -I$(ARCH_INC) -Ikern -Iinclude
+BPF_BASE_CFLAGS := -O2 -g -target bpf -Wall -Werror -I$(ARCH_INC) -Iinclude
+BPF_CFLAGS := $(BPF_BASE_CFLAGS) -Ikern
 
 SRC_MAIN := src/daemon/main.c
 SRC_DAEMON := $(filter-out $(SRC_MAIN),$(wildcard src/daemon/*.c))
@@ -109,6 +110,9 @@ FN_BPF_SRCS := $(wildcard functions/*.bpf.c functions/*/*.bpf.c)
 XDPFN_NAMES := $(patsubst %.bpf.c,%,$(notdir $(FN_BPF_SRCS)))
 XDPFN_GEN := $(patsubst %,$(BUILD)/gen/xdpfn_%.c,$(XDPFN_NAMES))
 BPF_SRCS := $(wildcard kern/*.bpf.c tools/*/*.bpf.c) $(FN_BPF_SRCS)
+# A function's XDP program, like its C code, sees include/ alone.
+FN_BPF_OBJS := $(patsubst %.bpf.c,$(BUILD)/bpf/%.bpf.o,$(notdir $(FN_BPF_SRCS)))
+$(FN_BPF_OBJS): BPF_CFLAGS := $(BPF_BASE_CFLAGS)
 TOOL_DIRS := $(sort $(dir $(filter-out %.bpf.c,$(wildcard tools/*/*.c))))
 TOOLS := $(patsubst tools/%/,$(BUILD)/%,$(TOOL_DIRS))
 TEST_SRCS := $(wildcard tests/unit/*.c tests/bpf/*.c)

@@ -32,10 +32,10 @@
  *	{ ...; return req->payload_len; }
  *	RR_XDP_FUNCTION(my_function, my_handler);
  *
- * Why tail calls (one PROG_ARRAY slot per function) rather than one
+ * Why tail calls (one PROG_ARRAY entry per function) rather than one
  * statically linked object: each function is verified on its own, so one
  * that a kernel refuses falls back to user space alone instead of keeping
- * the whole invoker from loading; and a slot can be filled or emptied while
+ * the whole invoker from loading; and an entry can be filled or emptied while
  * serving, without reloading the steering program. A tail call costs a
  * few nanoseconds; the request travels in a per-CPU map, since a tail
  * call passes nothing but the context.

@@ -17,6 +17,7 @@
 #include <linux/if_xdp.h>
 
 #include "metrics_internal.h"
+#include "util.h"
 
 #define RR_XDP_STAT_VERDICT(name, verdict, reason) verdict,
 const char *const rr_xdp_verdict[] = { RR_XDP_STATS(RR_XDP_STAT_VERDICT) };
@@ -28,7 +29,7 @@ static const char *const xsk_stat_names[] = {
 	"rx_dropped",	"rx_invalid_descs",	    "tx_invalid_descs",
 	"rx_ring_full", "rx_fill_ring_empty_descs", "tx_ring_empty_descs",
 };
-#define N_XSK_STATS (sizeof(xsk_stat_names) / sizeof(xsk_stat_names[0]))
+#define N_XSK_STATS (ARRAY_SIZE(xsk_stat_names))
 
 static void xsk_stats(int fd, uint64_t out[N_XSK_STATS])
 {
@@ -263,11 +264,11 @@ static void write_faults(struct rr_invoker *inv, FILE *out)
 static void write_counters(struct rr_invoker *inv, FILE *out,
 			   const uint64_t *fs)
 {
-	const size_t nfn = sizeof(fn_counters) / sizeof(fn_counters[0]);
+	const size_t nfn = ARRAY_SIZE(fn_counters);
 	uint32_t q, t, slot, i, j;
 	struct rr_sock *s;
 
-	for (i = 0; i < sizeof(sock_counters) / sizeof(sock_counters[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(sock_counters); i++) {
 		header(out, sock_counters[i].name, "counter",
 		       sock_counters[i].help);
 		for_each_sock (inv, s, q, t, slot) {
@@ -365,7 +366,7 @@ static void write_frames(struct rr_invoker *inv, FILE *out)
 			{ "kernel", f.kernel },
 		};
 
-		for (i = 0; i < sizeof(where) / sizeof(where[0]); i++)
+		for (i = 0; i < ARRAY_SIZE(where); i++)
 			fprintf(out,
 				"reqrouter_umem_frames{queue=\"%u\",state=\"%s\"} %u\n",
 				q, where[i].state, where[i].n);

@@ -18,6 +18,7 @@
 #include "parse.h"
 #include "opttable.h"
 #include "settings.h"
+#include "util.h"
 #include "version.h"
 
 /* getopt's value for a row without a letter: OPT_ROW + its index. */
@@ -46,7 +47,7 @@ static const struct rr_opt *options(void)
 
 	if (n)
 		return rr_options;
-	if (rr_nsettings + sizeof(tail) / sizeof(tail[0]) >= MAX_OPTS)
+	if (rr_nsettings + ARRAY_SIZE(tail) >= MAX_OPTS)
 		return NULL;
 	for (i = 0; i < rr_nsettings; i++) {
 		s = &rr_settings[i];
@@ -60,7 +61,7 @@ static const struct rr_opt *options(void)
 						 s->arg, rr_option_help[n] };
 		n++;
 	}
-	for (i = 0; i < sizeof(tail) / sizeof(tail[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(tail); i++)
 		rr_options[n++] = tail[i];
 	rr_options[n] = (struct rr_opt){ 0 };
 	return rr_options;

@@ -16,7 +16,7 @@
 #define RR_FN_COUNTER_HELP 160
 
 /* The counters a function registered: names outlive instances, so a
- * reload that registers the same names keeps counting in the same slots. */
+ * reload that registers the same names keeps counting in the same places. */
 struct rr_fn_counters {
 	uint32_t n;
 	char name[RR_FN_MAX_COUNTERS][RR_FN_COUNTER_NAME];
@@ -44,13 +44,13 @@ int rr_fn_instance_new(const struct rr_function *fn, uint16_t port,
 		       struct rr_fn_instance **out, char *err, size_t errlen);
 
 /*
- * The same for worker slots 0..nslots-1 of which only those with
+ * The same for worker indices 0..nworkers-1 of which only those with
  * @active[i] set run (NULL: all): init_worker() runs for those alone, and
  * cfg->workers counts them.
  */
 int rr_fn_instance_new_for(const struct rr_function *fn, uint16_t port,
 			   const struct rr_fn_setting *settings,
-			   size_t nsettings, uint32_t nslots,
+			   size_t nsettings, uint32_t nworkers,
 			   const bool *active, struct rr_fn_counters *ctrs,
 			   struct rr_fn_instance **out, char *err,
 			   size_t errlen);

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "parse.h"
+#include "util.h"
 
 int rr_errf(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -72,7 +73,7 @@ int rr_parse_bool(const char *s, bool *out, const char *what, char *err,
 	static const char *const no[] = { "0", "no", "false", "off" };
 	size_t i;
 
-	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(yes); i++) {
 		if (!strcasecmp(s, yes[i]) || !strcasecmp(s, no[i])) {
 			*out = !strcasecmp(s, yes[i]);
 			return 0;

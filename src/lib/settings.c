@@ -13,6 +13,7 @@
 #include "config.h"
 #include "parse.h"
 #include "settings.h"
+#include "util.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -235,7 +236,7 @@ const struct rr_setting rr_settings[] = {
 	  .help = "log more (library messages included)" },
 };
 
-const size_t rr_nsettings = sizeof(rr_settings) / sizeof(rr_settings[0]);
+const size_t rr_nsettings = ARRAY_SIZE(rr_settings);
 
 const char *const rr_quarantine_action_names[] = { "drop", "pass", NULL };
 
@@ -338,8 +339,7 @@ const struct rr_setting rr_fn_settings[] = {
 	  .help = "a quarantined function's requests are dropped in XDP, or passed to the kernel" },
 };
 
-const size_t rr_fn_nsettings =
-	sizeof(rr_fn_settings) / sizeof(rr_fn_settings[0]);
+const size_t rr_fn_nsettings = ARRAY_SIZE(rr_fn_settings);
 
 const struct rr_setting *rr_setting_by_key(const char *key)
 {

@@ -28,6 +28,7 @@
 #include "reqrouter.skel.h"
 #include "rr_shared.h"
 #include "verdict_fn.skel.h"
+#include "util.h"
 #include "xdp.h"
 
 #define SKIP 77
@@ -185,7 +186,7 @@ int main(void)
 		rr_xdp_destroy(&x);
 		return 1;
 	}
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(cases); i++)
 		one(&cases[i]);
 	rr_xdp_destroy(&x);
 	printf("%d verdicts checked, %d failures\n", checks, t_failures);

@@ -5,7 +5,7 @@
  *
  * Every request is unique (connection id and sequence number in its first
  * 12 bytes, a pattern after that) and the client runs the function itself
- * on a copy to know the reply to expect. A slot keeps the expected reply's
+ * on a copy to know the reply to expect. A sent entry keeps the expected reply's
  * length and 64-bit hash, so a reply is verified against the oldest
  * outstanding request first (the usual case) and against the whole ring
  * when replies come out of order. A reply that matches no request is

@@ -20,9 +20,9 @@
 #define EPOLL_EVENTS 64
 #define MIN_SLEEP_NS 50000 /* a sleeping open loop wakes at most this often */
 
-enum slot_state { SLOT_FREE, SLOT_OUT, SLOT_DONE, SLOT_EXPIRED, SLOT_LATE };
+enum sent_state { SENT_FREE, SENT_OUT, SENT_DONE, SENT_EXPIRED, SENT_LATE };
 
-struct rl_slot {
+struct rl_sent {
 	uint64_t t_ns; /* when sent (closed loop) or due (open loop) */
 	uint64_t hash; /* of the expected reply */
 	uint32_t len;  /* of the expected reply; UINT32_MAX: none expected */
@@ -34,7 +34,7 @@ struct rl_conn {
 	uint32_t id;
 	const struct rr_function *fn;
 	struct rr_request req; /* what the server's function will see */
-	struct rl_slot *ring;
+	struct rl_sent *ring;
 	uint64_t mask;
 	uint64_t head; /* next sequence number */
 	uint64_t tail; /* oldest request not yet answered or given up */

@@ -28,7 +28,7 @@ static unsigned int pick_len(const struct rl_config *cfg, struct rl_bufs *b)
 /* Builds request @seq of @c in @buf and records what to expect in @s. */
 static unsigned int make_request(const struct rl_config *cfg, struct rl_bufs *b,
 				 struct rl_conn *c, uint64_t seq, uint8_t *buf,
-				 struct rl_slot *s)
+				 struct rl_sent *s)
 {
 	unsigned int len;
 	uint8_t hdr[HDR_LEN];
@@ -74,7 +74,7 @@ static uint64_t ring_room(const struct rl_conn *c)
 /*
  * Sends @n (<= SEND_BATCH) requests on @c; open loop passes when the first
  * was due (@t0) and the interval, closed loop passes @step 0 and now.
- * Whatever the kernel does not take, or the ring has no slot for, counts
+ * Whatever the kernel does not take, or the ring has no room for, counts
  * as a send error. Returns @n: they are used up either way.
  */
 static unsigned int send_batch(struct rl_thread *th, struct rl_bufs *b,
@@ -84,7 +84,7 @@ static unsigned int send_batch(struct rl_thread *th, struct rl_bufs *b,
 	const struct rl_config *cfg = th->cfg;
 	uint64_t room = ring_room(c);
 	unsigned int i, want = n;
-	struct rl_slot *s;
+	struct rl_sent *s;
 	int r;
 
 	if (n > room)
@@ -95,13 +95,13 @@ static unsigned int send_batch(struct rl_thread *th, struct rl_bufs *b,
 		b->siov[i].iov_len = make_request(cfg, b, c, c->head + i,
 						  b->siov[i].iov_base, s);
 		s->t_ns = t0 + (uint64_t)(step * i);
-		s->state = SLOT_OUT;
+		s->state = SENT_OUT;
 	}
 	r = n ? sendmmsg(c->fd, b->smsg, n, MSG_DONTWAIT) : 0;
 	if (r < 0)
 		r = 0;
 	for (i = (unsigned int)r; i < n; i++)
-		c->ring[(c->head + i) & c->mask].state = SLOT_FREE;
+		c->ring[(c->head + i) & c->mask].state = SENT_FREE;
 	c->head += (unsigned int)r;
 	c->out += (unsigned int)r;
 	rl_inc(&th->c.sent, (unsigned int)r);
@@ -113,14 +113,14 @@ static unsigned int send_batch(struct rl_thread *th, struct rl_bufs *b,
 static void advance_tail(struct rl_conn *c)
 {
 	while (c->tail < c->head &&
-	       c->ring[c->tail & c->mask].state != SLOT_OUT)
+	       c->ring[c->tail & c->mask].state != SENT_OUT)
 		c->tail++;
 }
 
-static void answer(struct rl_thread *th, struct rl_conn *c, struct rl_slot *s,
+static void answer(struct rl_thread *th, struct rl_conn *c, struct rl_sent *s,
 		   uint64_t now)
 {
-	s->state = SLOT_DONE;
+	s->state = SENT_DONE;
 	c->out--;
 	rl_inc(&th->c.answered, 1);
 	hist_add(&th->hist, now > s->t_ns ? now - s->t_ns : 0);
@@ -131,7 +131,7 @@ static void on_reply(struct rl_thread *th, struct rl_conn *c,
 		     const uint8_t *buf, uint32_t len, uint64_t now)
 {
 	uint64_t h = rl_hash(buf, len), seq, lo;
-	struct rl_slot *s, *alt = NULL;
+	struct rl_sent *s, *alt = NULL;
 
 	if (c->tail < c->head) {
 		s = &c->ring[c->tail & c->mask];
@@ -143,9 +143,9 @@ static void on_reply(struct rl_thread *th, struct rl_conn *c,
 	lo = c->head > c->mask + 1 ? c->head - c->mask - 1 : 0;
 	for (seq = lo; seq < c->head; seq++) {
 		s = &c->ring[seq & c->mask];
-		if (s->hash != h || s->len != len || s->state == SLOT_FREE)
+		if (s->hash != h || s->len != len || s->state == SENT_FREE)
 			continue;
-		if (s->state == SLOT_OUT) {
+		if (s->state == SENT_OUT) {
 			answer(th, c, s, now);
 			return;
 		}
@@ -158,12 +158,12 @@ static void on_reply(struct rl_thread *th, struct rl_conn *c,
 		rl_inc(&th->c.wrong, 1);
 		if (c->tail < c->head) {
 			s = &c->ring[c->tail & c->mask];
-			s->state = SLOT_DONE;
+			s->state = SENT_DONE;
 			c->out--;
 			advance_tail(c);
 		}
-	} else if (alt->state == SLOT_EXPIRED) {
-		alt->state = SLOT_LATE;
+	} else if (alt->state == SENT_EXPIRED) {
+		alt->state = SENT_LATE;
 		rl_inc(&th->c.late, 1);
 	} else {
 		rl_inc(&th->c.duplicates, 1);
@@ -218,15 +218,15 @@ static void note_lost(struct rl_thread *th, uint64_t t_ns)
 
 static void expire(struct rl_thread *th, struct rl_conn *c, uint64_t now)
 {
-	struct rl_slot *s;
+	struct rl_sent *s;
 
 	while (c->tail < c->head) {
 		s = &c->ring[c->tail & c->mask];
-		if (s->state == SLOT_OUT) {
+		if (s->state == SENT_OUT) {
 			if (now - s->t_ns < th->cfg->timeout_ns &&
 			    now >= s->t_ns)
 				break;
-			s->state = SLOT_EXPIRED;
+			s->state = SENT_EXPIRED;
 			c->out--;
 			rl_inc(&th->c.timeouts, 1);
 			if (th->cfg->lost_file)
