@@ -506,8 +506,14 @@ int rr_invoker_unquarantine(struct rr_invoker *inv, const char *name, char *msg,
 		return -EALREADY;
 	}
 	rr_unquarantine_slot(inv, s);
-	snprintf(msg, msglen, "function '%s' serves again on port %u", name,
-		 s->svc->port);
+	if (s->removed)
+		snprintf(
+			msg, msglen,
+			"function '%s' is out of quarantine, but removed: port %u stays with the kernel (reqrouterctl deploy brings it back)",
+			name, s->svc->port);
+	else
+		snprintf(msg, msglen, "function '%s' serves again on port %u",
+			 name, s->svc->port);
 	pr_info("%s\n", msg);
 	return 0;
 }
