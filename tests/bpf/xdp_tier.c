@@ -39,6 +39,7 @@
 #include "reqrouter.skel.h"
 #include "rr_shared.h"
 #include "xdp.h"
+#include "xdptest.h"
 
 #define SKIP 77
 #define MTU 1500
@@ -561,17 +562,10 @@ int main(int argc, char **argv)
 {
 	unsigned int seed = argc > 1 ? (unsigned int)strtoul(argv[1], NULL, 0)
 				     : (unsigned int)getpid();
-	char why[RR_ERRLEN];
 	int ret;
 
-	if (geteuid()) {
-		printf("SKIP: needs root (BPF)\n");
+	if (!t_xdp_can_run())
 		return SKIP;
-	}
-	if (rr_xdp_check_kernel(why, sizeof(why))) {
-		printf("SKIP: %s\n", why);
-		return SKIP;
-	}
 	ret = setup();
 	if (ret) {
 		fprintf(stderr, "FAIL cannot load the programs: %s\n",

@@ -30,6 +30,7 @@
 #include "verdict_fn.skel.h"
 #include "util.h"
 #include "xdp.h"
+#include "xdptest.h"
 
 #define SKIP 77
 #define MTU 1500
@@ -167,18 +168,11 @@ static void one(const struct want *w)
 
 int main(void)
 {
-	char why[RR_ERRLEN];
 	size_t i;
 	int ret;
 
-	if (geteuid()) {
-		printf("SKIP: needs root (BPF)\n");
+	if (!t_xdp_can_run())
 		return SKIP;
-	}
-	if (rr_xdp_check_kernel(why, sizeof(why))) {
-		printf("SKIP: %s\n", why);
-		return SKIP;
-	}
 	ret = setup();
 	if (ret) {
 		fprintf(stderr, "FAIL cannot load the programs: %s\n",
