@@ -278,8 +278,8 @@ static void cmd_threads(struct rr_control *c, struct rr_invoker *inv,
 static void cmd_drain(struct rr_control *c, struct rr_invoker *inv,
 		      const struct rr_config *cfg, const char *arg, FILE *f)
 {
-	unsigned int timeout = RR_DRAIN_TIMEOUT_S, quiet = RR_DRAIN_QUIET_S;
 	char msg[RR_ERRLEN * 2] = "";
+	unsigned int timeout, quiet;
 
 	if (sscanf(arg, "%u %u", &timeout, &quiet) != 2 || !timeout || !quiet ||
 	    quiet > timeout || timeout > RR_CONTROL_DRAIN_MAX_S) {

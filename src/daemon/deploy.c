@@ -15,6 +15,7 @@
 #include "log.h"
 #include "module.h"
 #include "registry.h"
+#include "util.h"
 
 /*
  * A deployed function with no slot yet: its service, as the config file
@@ -31,8 +32,7 @@ static struct rr_service *new_service(struct rr_invoker *inv,
 	char err[RR_ERRLEN];
 	uint32_t slot, i;
 
-	if (cfg->nservices ==
-	    sizeof(cfg->services) / sizeof(cfg->services[0])) {
+	if (cfg->nservices == ARRAY_SIZE(cfg->services)) {
 		snprintf(msg, msglen, "no room for another function");
 		return NULL;
 	}

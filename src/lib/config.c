@@ -19,6 +19,7 @@
 #include "parse.h"
 #include "registry.h"
 #include "settings.h"
+#include "util.h"
 
 int rr_config_init(struct rr_config *cfg, char *err, size_t errlen)
 {
@@ -30,7 +31,7 @@ int rr_config_init(struct rr_config *cfg, char *err, size_t errlen)
 	ret = rr_registry_check(err, errlen);
 	if (ret)
 		return ret;
-	if (n > sizeof(cfg->services) / sizeof(cfg->services[0]))
+	if (n > ARRAY_SIZE(cfg->services))
 		return rr_errf(err, errlen,
 			       "too many registered functions (%zu)", n);
 	for (i = 0; i < n; i++) {

@@ -342,14 +342,21 @@ const struct rr_setting rr_fn_settings[] = {
 
 const size_t rr_fn_nsettings = ARRAY_SIZE(rr_fn_settings);
 
+/* The row of table @t (@n rows) whose key is @key, or NULL. */
+static const struct rr_setting *by_key(const struct rr_setting *t, size_t n,
+				       const char *key)
+{
+	const struct rr_setting *s;
+
+	for (s = t; s < t + n; s++)
+		if (s->key && !strcmp(s->key, key))
+			return s;
+	return NULL;
+}
+
 const struct rr_setting *rr_setting_by_key(const char *key)
 {
-	size_t i;
-
-	for (i = 0; i < rr_nsettings; i++)
-		if (rr_settings[i].key && !strcmp(rr_settings[i].key, key))
-			return &rr_settings[i];
-	return NULL;
+	return by_key(rr_settings, rr_nsettings, key);
 }
 
 /* A number or an enum into its field, whatever its width. */
@@ -390,12 +397,7 @@ void rr_fn_settings_defaults(struct rr_service *svc)
 
 const struct rr_setting *rr_fn_setting_by_key(const char *key)
 {
-	size_t i;
-
-	for (i = 0; i < rr_fn_nsettings; i++)
-		if (!strcmp(rr_fn_settings[i].key, key))
-			return &rr_fn_settings[i];
-	return NULL;
+	return by_key(rr_fn_settings, rr_fn_nsettings, key);
 }
 
 void rr_setting_names(const char *const *names, char *buf, size_t len)

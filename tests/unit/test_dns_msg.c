@@ -27,6 +27,7 @@
 #include "registry.h"
 #include "test_dns.h"
 #include "testutil.h"
+#include "util.h"
 
 /* ---- queries ---- */
 
@@ -328,7 +329,7 @@ void check_counts(const struct reply *r, unsigned int rcode, unsigned int flags,
 
 void check_exchanges(const struct exchange *x, size_t n)
 {
-	const size_t max = sizeof(x->rr) / sizeof(x->rr[0]);
+	const size_t max = ARRAY_SIZE(x->rr);
 	struct reply r;
 	struct q q;
 	size_t i, k;
