@@ -24,10 +24,7 @@ TMODS=$BUILD/tests/modules
 CTL=$BUILD/reqrouterctl
 PORT=7700
 [ -f "$TMODS/faulty.so" ] || die "no $TMODS/faulty.so (run make first)"
-# A sanitizer would turn a crash into a report and an exit: the cells
-# must die of the signal, as they do in production.
-export ASAN_OPTIONS=handle_segv=0:handle_abort=0:handle_sigfpe=0:handle_sigbus=0:detect_leaks=0
-export UBSAN_OPTIONS=handle_segv=0:handle_sigfpe=0
+rr_faults_are_signals
 
 rr_bed $QUEUES
 M=$RR_TMP/metrics.prom

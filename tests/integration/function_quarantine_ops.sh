@@ -17,9 +17,7 @@ TMODS=$BUILD/tests/modules
 CTL=$BUILD/reqrouterctl
 PORT=7700
 [ -f "$TMODS/faulty.so" ] || die "no $TMODS/faulty.so (run make first)"
-# The crash is the point: the cell must die of the signal.
-export ASAN_OPTIONS=handle_segv=0:handle_abort=0:handle_sigfpe=0:handle_sigbus=0:detect_leaks=0
-export UBSAN_OPTIONS=handle_segv=0:handle_sigfpe=0
+rr_faults_are_signals
 
 export TB_PEER_XDP=0
 rr_bed $QUEUES

@@ -120,6 +120,14 @@ rr_check_sanitizers() {
 	return 0
 }
 
+# rr_faults_are_signals: for tests whose cells crash on purpose (the
+# test module faulty.so). A sanitizer would turn a crash into a report
+# and an exit: the cells must die of the signal, as they do in production.
+rr_faults_are_signals() {
+	export ASAN_OPTIONS=handle_segv=0:handle_abort=0:handle_sigfpe=0:handle_sigbus=0:detect_leaks=0
+	export UBSAN_OPTIONS=handle_segv=0:handle_sigfpe=0
+}
+
 # rr_kill_wait SIGNAL SECONDS: signal reqrouter and wait at most SECONDS.
 # Sets RR_RC (exit status, or "running" if it did not exit) and RR_ELAPSED_MS.
 rr_kill_wait() {
