@@ -96,6 +96,23 @@ static void test_defaults(void **state)
 	assert_true(service("reverse")->enabled);
 	assert_int_equal(service("echo")->port, 7);
 	assert_true(service("echo")->enabled);
+	/* a function's defaults, now rows of the settings table: the values
+	 * reqrouter has always had */
+	assert_int_equal(service("reverse")->max_amplification, 3);
+	assert_int_equal(service("reverse")->tier, RR_TIER_AUTO);
+	assert_true(service("reverse")->cache); /* pure */
+	assert_false(service("kv")->cache);	/* not pure */
+	assert_false(service("kv")->enabled);	/* opt-in, no section */
+	assert_int_equal(service("reverse")->cache_ttl, 60);
+	assert_int_equal(service("reverse")->cache_max_payload,
+			 RR_CACHE_MAX_PAYLOAD);
+	assert_int_equal(service("reverse")->xdp_max_payload,
+			 RR_XDP_MAX_PAYLOAD);
+	assert_int_equal(service("reverse")->max_run_us, 10000);
+	assert_int_equal(service("reverse")->quarantine_faults, 5);
+	assert_int_equal(service("reverse")->quarantine_window, 10);
+	assert_false(service("reverse")->quarantine_pass);
+	assert_int_equal(service("reverse")->nallow, 0);
 }
 
 static void test_each_flag(void **state)
