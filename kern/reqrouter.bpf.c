@@ -125,6 +125,24 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } acl_v6 SEC(".maps");
 
+/* The host's own destinations (its local routes), for ports with
+ * RR_PORT_LOCAL_DST; user space keeps them current from netlink. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__type(key, struct rr_local_v4);
+	__type(value, __u8);
+	__uint(max_entries, RR_MAX_LOCAL);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} local_v4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__type(key, struct rr_local_v6);
+	__type(value, __u8);
+	__uint(max_entries, RR_MAX_LOCAL);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} local_v6 SEC(".maps");
+
 /* The functions' XDP programs, by slot, for ports with RR_PORT_XDP. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
@@ -292,6 +310,34 @@ static __always_inline int source_allowed(void *l3, void *end, int ipv6,
 	}
 }
 
+/*
+ * Whether the request's destination is one of the host's own addresses:
+ * one trie lookup, as for the allow-list. A frame sent to our MAC for
+ * another address (a router's transit traffic, an address that failed
+ * over elsewhere) is the kernel's to forward or drop, never ours to
+ * answer with a reply forged from that address.
+ */
+static __always_inline int dest_local(void *l3, void *end, int ipv6)
+{
+	if (ipv6) {
+		struct ipv6hdr *ip6h = l3;
+		struct rr_local_v6 key = { .prefixlen = 128 };
+
+		if ((void *)(ip6h + 1) > end)
+			return 0;
+		__builtin_memcpy(key.addr, &ip6h->daddr, sizeof(key.addr));
+		return bpf_map_lookup_elem(&local_v6, &key) != NULL;
+	} else {
+		struct iphdr *iph = l3;
+		struct rr_local_v4 key = { .prefixlen = 32 };
+
+		if ((void *)(iph + 1) > end)
+			return 0;
+		__builtin_memcpy(key.addr, &iph->daddr, sizeof(key.addr));
+		return bpf_map_lookup_elem(&local_v4, &key) != NULL;
+	}
+}
+
 /* Returns the L4 protocol, or a negative rr_xdp_stat to pass for. */
 static __always_inline int parse_ipv4(struct cursor *c, __u32 *l4_len)
 {
@@ -307,6 +353,11 @@ static __always_inline int parse_ipv4(struct cursor *c, __u32 *l4_len)
 		return -RR_XDP_PASS_MALFORMED;
 	if (iph->frag_off & bpf_htons(IP_MF | IP_OFFSET))
 		return -RR_XDP_PASS_FRAGMENT;
+	/* Options (record route, timestamps, source routes) ask things of
+	 * the host that a reply built by swapping addresses would get wrong:
+	 * the kernel's to handle. */
+	if (hlen != sizeof(*iph))
+		return -RR_XDP_PASS_IP_OPTIONS;
 	if (!rr_ipv4_unicast((__u8 *)&iph->saddr) ||
 	    !rr_ipv4_unicast((__u8 *)&iph->daddr))
 		return -RR_XDP_PASS_NOT_UNICAST;
@@ -344,11 +395,67 @@ static __always_inline int parse_ipv6(struct cursor *c, __u32 *l4_len)
 }
 
 /*
+ * Whether the UDP checksum is one the kernel would accept: the full sum
+ * over the pseudo-header and the datagram checks out, or the field holds
+ * only the pseudo-header's sum, as a local sender with checksum offload
+ * (a veth peer, a container) leaves it for the device to finish (the
+ * kernel trusts such a frame, CHECKSUM_PARTIAL). A zero field over IPv4
+ * means "no checksum". The same rule as user space's rr_parse().
+ */
+static __always_inline int udp_csum_ok(struct xdp_md *ctx, __u64 l3_off,
+				       __u64 l4_off, int ipv6)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct udphdr *udp;
+	__u16 field, ulen;
+	__u64 pseudo, sum;
+	void *l3;
+
+	/* Offsets the verifier can bound (options never get here). */
+	rr_opaque(l3_off);
+	rr_opaque(l4_off);
+	if (l3_off > RR_XDP_MAX_L3_OFF || l4_off > RR_XDP_MAX_L3_OFF + 40)
+		return 0;
+	l3 = data + l3_off;
+	udp = data + l4_off;
+	if ((void *)(udp + 1) > end)
+		return 0;
+	field = udp->check;
+	ulen = udp->len;
+	if (!ipv6 && !field)
+		return 1;
+	if (ipv6) {
+		struct ipv6hdr *ip6 = l3;
+
+		if ((void *)(ip6 + 1) > end)
+			return 0;
+		pseudo = 0;
+#pragma unroll
+		for (int i = 0; i < 4; i++)
+			pseudo += (__u64)ip6->saddr.in6_u.u6_addr32[i] +
+				  ip6->daddr.in6_u.u6_addr32[i];
+	} else {
+		struct iphdr *ip = l3;
+
+		if ((void *)(ip + 1) > end)
+			return 0;
+		pseudo = (__u64)ip->saddr + ip->daddr;
+	}
+	pseudo += bpf_htons(IPPROTO_UDP) + ulen;
+	sum = rr_xdp_csum(ctx, l4_off, bpf_ntohs(ulen));
+	if (sum == (__u64)-1)
+		return 0;
+	return rr_fold16(pseudo + sum) == 0xffff || field == rr_fold16(pseudo);
+}
+
+/*
  * Describes the request for the in-kernel tier, as user space's rr_serve()
  * would see it, and applies its checks: a bad IPv4 header checksum or a
- * zero UDP checksum over IPv6 is malformed, and the request must leave
- * room for a reply of its own size under the MTU (and the amplification
- * limit, which only narrows the room). Returns 0, or -enum rr_drop.
+ * zero UDP checksum over IPv6 is malformed, a UDP checksum that does not
+ * check out is bad, and the request must leave room for a reply of its
+ * own size under the MTU (and the amplification limit, which only narrows
+ * the room). Returns 0, or -enum rr_drop.
  */
 static __always_inline int describe(struct xdp_md *ctx, struct rr_xdp_req *req,
 				    const struct rr_port_conf *conf, void *l3,
@@ -378,6 +485,8 @@ static __always_inline int describe(struct xdp_md *ctx, struct rr_xdp_req *req,
 		if (rr_fold16(rr_xdp_csum(ctx, l3_off, ip->ihl * 4)) != 0xffff)
 			return -RR_DROP_MALFORMED;
 	}
+	if (!udp_csum_ok(ctx, l3_off, l4_off, ipv6))
+		return -RR_DROP_BAD_CHECKSUM;
 
 	room = l3_off + if_mtu;
 	if (room > l3_off + 0xffff)
@@ -583,6 +692,9 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	conf = bpf_map_lookup_elem(&port_map, &key);
 	if (!conf || !conf->nsocks || conf->slot >= RR_MAX_SLOTS)
 		return rr_count(queue, RR_XDP_PASS_NO_FUNCTION, XDP_PASS);
+	/* Not addressed to this host: the kernel forwards or drops it. */
+	if (conf->flags & RR_PORT_LOCAL_DST && !dest_local(l3, c.end, ipv6))
+		return rr_count(queue, RR_XDP_PASS_NOT_LOCAL, XDP_PASS);
 	/*
 	 * A reply to port 0 is meaningless, and one to a service that answers
 	 * anything (echo, daytime, chargen, time, or a function of ours, here
@@ -595,6 +707,14 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	sconf = bpf_map_lookup_elem(&port_map, &key);
 	if (sconf && sconf->nsocks)
 		return rr_count(queue, RR_XDP_DROP_LOOP_PORT, XDP_DROP);
+	/*
+	 * Below min_src_port are the well-known services: clients do not
+	 * send from there, but a spoofed request from another server's
+	 * service port makes the two answer each other for ever (the
+	 * CVE-2024-2169 class), whatever ports are served here.
+	 */
+	if (key < conf->min_src_port)
+		return rr_count(queue, RR_XDP_DROP_LOW_PORT, XDP_DROP);
 	if (conf->flags & RR_PORT_QUARANTINED)
 		return rr_count(queue, RR_XDP_DROP_QUARANTINED, XDP_DROP);
 	/* Unwanted sources cost one lookup and go no further. */

@@ -47,6 +47,10 @@ struct rr_port_conf {
 	 * into the reply (rr_function.id_bytes), 0-8. */
 	__u32 cache_id_bytes;
 	__u32 xdp_max_payload; /* longer requests skip the XDP program */
+	/* Requests from lower source ports (the well-known services, which
+	 * may answer a reply and loop) are dropped; 0: only the classic loop
+	 * ports (0, 7, 13, 19, 37) and the ports served here are. */
+	__u32 min_src_port;
 };
 
 /* Only sources in the allow-lists (acl_v4/acl_v6) reach this function. */
@@ -58,21 +62,25 @@ struct rr_port_conf {
 #define RR_PORT_CACHE (1U << 2)
 /* Quarantined (quarantine_action = drop): its requests are dropped here. */
 #define RR_PORT_QUARANTINED (1U << 3)
+/* Answered only for the host's own destinations (local_v4/local_v6);
+ * without it, for any destination the frame carries (answer_for = any). */
+#define RR_PORT_LOCAL_DST (1U << 4)
 
 /*
  * Why a request got no reply, the same in both tiers: X(enum suffix, label).
  * User space counts them per socket, the XDP tier per (queue, function).
  */
-#define RR_DROPS(X)                                                          \
-	X(MALFORMED, "malformed")                                            \
-	X(NOT_UNICAST, "not_unicast")                                        \
-	X(FUNCTION_ERROR, "function_error")                                  \
-	X(REPLY_TOO_BIG, "reply_too_big")                                    \
-	X(AMPLIFICATION, "amplification")                                    \
-	X(NO_REPLY, "no_reply")	      /* the function chose not to answer */ \
-	X(CRASH, "crash")	      /* its call crashed the cell */        \
-	X(TIMEOUT, "timeout")	      /* its call overran max_run_us */      \
-	X(QUARANTINED, "quarantined") /* queued when quarantined */
+#define RR_DROPS(X)                                                            \
+	X(MALFORMED, "malformed")                                              \
+	X(NOT_UNICAST, "not_unicast")                                          \
+	X(FUNCTION_ERROR, "function_error")                                    \
+	X(REPLY_TOO_BIG, "reply_too_big")                                      \
+	X(AMPLIFICATION, "amplification")                                      \
+	X(NO_REPLY, "no_reply")		/* the function chose not to answer */ \
+	X(CRASH, "crash")		/* its call crashed the cell */        \
+	X(TIMEOUT, "timeout")		/* its call overran max_run_us */      \
+	X(QUARANTINED, "quarantined")	/* queued when quarantined */          \
+	X(BAD_CHECKSUM, "bad_checksum") /* the kernel would drop it too */
 
 #define RR_DROP_ENUM(name, label) RR_DROP_##name,
 enum rr_drop { RR_DROP_NONE, RR_DROPS(RR_DROP_ENUM) RR_DROP_MAX };
@@ -163,6 +171,25 @@ struct rr_allow_v6 {
 };
 
 /*
+ * The host's own destinations, for the destination check: the kernel's
+ * local routes (every address on any interface, lo's VIPs, "local"
+ * prefixes such as AnyIP ranges), kept current from netlink by user space
+ * (src/daemon/netlink.c). A request for anything else goes to the kernel.
+ * prefixlen counts address bits only.
+ */
+#define RR_MAX_LOCAL 4096 /* local routes per address family */
+
+struct rr_local_v4 {
+	__u32 prefixlen;
+	__u8 addr[4];
+};
+
+struct rr_local_v6 {
+	__u32 prefixlen;
+	__u8 addr[16];
+};
+
+/*
  * The program's verdicts and reasons, counted per RX queue. The X-macro
  * gives the enum here and the metric labels in user space from one list:
  * X(enum suffix, verdict label, reason label).
@@ -179,8 +206,11 @@ struct rr_allow_v6 {
 	X(PASS_QUEUE_RANGE, "pass", "queue_out_of_range") \
 	X(PASS_NOT_UNICAST, "pass", "not_unicast")        \
 	X(PASS_OTHER_HOST, "pass", "other_host")          \
+	X(PASS_NOT_LOCAL, "pass", "not_local")            \
+	X(PASS_IP_OPTIONS, "pass", "ip_options")          \
 	X(DROP_NOT_ALLOWED, "drop", "source_not_allowed") \
 	X(DROP_LOOP_PORT, "drop", "loop_source_port")     \
+	X(DROP_LOW_PORT, "drop", "low_source_port")       \
 	X(DROP_QUARANTINED, "drop", "quarantined")        \
 	X(TX_FUNCTION, "tx", "function")                  \
 	X(TX_CACHE, "tx", "cache")                        \

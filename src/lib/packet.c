@@ -87,6 +87,11 @@ int rr_parse(const uint8_t *frame, uint32_t len, struct rr_pkt *pkt)
 		    off + tot > len || ip[9] != IPPROTO_UDP ||
 		    get_be16(ip + 6) & (IP_MF | IP_OFFSET))
 			return -RR_DROP_MALFORMED;
+		/* The XDP program hands options to the kernel (a reply
+		 * built by swapping addresses would get them wrong); one
+		 * that got here anyway is not answered. */
+		if (hlen != sizeof(struct iphdr))
+			return -RR_DROP_MALFORMED;
 		if (!rr_ipv4_unicast(ip + 12) || !rr_ipv4_unicast(ip + 16))
 			return -RR_DROP_NOT_UNICAST;
 		/* The kernel drops a bad header checksum; so do we. */
@@ -123,6 +128,8 @@ int rr_parse(const uint8_t *frame, uint32_t len, struct rr_pkt *pkt)
 	pkt->l4_off = off;
 	pkt->payload_off = off + sizeof(struct udphdr);
 	pkt->payload_len = ulen - sizeof(struct udphdr);
+	if (!rr_udp_csum_ok(frame, pkt))
+		return -RR_DROP_BAD_CHECKSUM;
 	return 0;
 }
 
@@ -227,6 +234,24 @@ uint16_t rr_udp_csum(const uint8_t *frame, const struct rr_pkt *pkt)
 uint16_t rr_udp_pseudo_csum(const uint8_t *frame, const struct rr_pkt *pkt)
 {
 	return (uint16_t)~rr_csum_fold(udp_pseudo_sum(frame, pkt));
+}
+
+/*
+ * The kernel's rule: a full checksum that checks out, or (a local sender
+ * with checksum offload: CHECKSUM_PARTIAL, which the kernel trusts) the
+ * pseudo-header's sum alone, left for the device to finish. Zero over
+ * IPv4 is "no checksum". The XDP program applies the same rule.
+ */
+bool rr_udp_csum_ok(const uint8_t *frame, const struct rr_pkt *pkt)
+{
+	const uint8_t *udp = frame + pkt->l4_off;
+	uint16_t field;
+
+	memcpy(&field, udp + 6, 2);
+	if (pkt->family == AF_INET && !field)
+		return true;
+	return !rr_udp_csum(frame, pkt) ||
+	       field == rr_udp_pseudo_csum(frame, pkt);
 }
 
 /* Everything but the UDP checksum; the field is left zero. */

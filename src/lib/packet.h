@@ -7,6 +7,7 @@
 #ifndef RR_PACKET_H
 #define RR_PACKET_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <reqrouter/rr_function.h>
@@ -28,7 +29,8 @@ struct rr_pkt {
 	int vlans;	      /* 0..2 tags kept on the reply */
 };
 
-/* Validates a UDP request frame; returns 0, -RR_DROP_MALFORMED, or
+/* Validates a UDP request frame; returns 0, -RR_DROP_MALFORMED (IPv4
+ * options included), -RR_DROP_BAD_CHECKSUM (rr_udp_csum_ok()), or
  * -RR_DROP_NOT_UNICAST when either end is broadcast, multicast, 0/8,
  * loopback, :: or ::1 (the XDP program passes those to the kernel; this is
  * the second line). */
@@ -110,5 +112,9 @@ uint16_t rr_udp_csum(const uint8_t *frame, const struct rr_pkt *pkt);
 /* The UDP pseudo-header sum, folded, not complemented: what a partial
  * checksum field holds. */
 uint16_t rr_udp_pseudo_csum(const uint8_t *frame, const struct rr_pkt *pkt);
+/* Whether a parsed frame's UDP checksum is one the kernel would accept:
+ * valid, partial (the pseudo-header sum a sender with offload leaves), or
+ * zero over IPv4. */
+bool rr_udp_csum_ok(const uint8_t *frame, const struct rr_pkt *pkt);
 
 #endif /* RR_PACKET_H */
