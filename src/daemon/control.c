@@ -186,6 +186,7 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 		fprintf(f, ",\"why\":");
 		rr_json_str(f, why);
 	}
+	fprintf(f, ",\"veth_peer\":\"%s\"", rr_peer_label(inv->peer));
 	fprintf(f, ",\"functions\":[");
 	for (slot = 0; slot < inv->nslots; slot++) {
 		const struct rr_service *svc = inv->slots[slot].svc;
@@ -193,9 +194,11 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 		fprintf(f, "%s{\"name\":", slot ? "," : "");
 		rr_json_str(f, svc->fn->name);
 		fprintf(f,
-			",\"port\":%u,\"tier\":\"%s\",\"cached\":%s,\"pure\":%s,\"stateful\":%s,\"removed\":%s,\"quarantined\":%s,\"module\":",
+			",\"port\":%u,\"tier\":\"%s\",\"cached\":%s,\"in_kernel\":%s,\"pure\":%s,\"stateful\":%s,\"removed\":%s,\"quarantined\":%s,\"module\":",
 			svc->port, inv->slots[slot].tier_xdp ? "xdp" : "user",
 			inv->slots[slot].cached ? "true" : "false",
+			rr_slot_in_kernel(inv, &inv->slots[slot]) ? "true"
+								  : "false",
 			svc->fn->flags & RR_FN_PURE ? "true" : "false",
 			svc->fn->init ? "true" : "false",
 			inv->slots[slot].removed ? "true" : "false",

@@ -145,38 +145,113 @@ static void free_shared(void *p, size_t size)
 #define SOCKS_SIZE(inv) \
 	(sizeof(*(inv)->socks) * RR_NWORKERS(inv) * RR_MAX_SLOTS)
 
-/*
- * A veth hands its peer XDP_TX frames only while the peer runs an XDP
- * program of its own; without one, every reply sent from XDP is lost.
- * We cannot see the peer (it may live in another namespace), so say it.
- */
-static void warn_veth_peer(const struct rr_invoker *inv)
+/* Whether a served function wants to answer from XDP (its program or
+ * its cache) and follows the peer (tier auto or user, not xdp). */
+static bool wants_xdp_tx(const struct rr_invoker *inv, bool forced)
 {
-	struct ethtool_drvinfo info = { .cmd = ETHTOOL_GDRVINFO };
-	struct ifreq ifr = { 0 };
-	bool in_kernel = false;
-	uint32_t slot;
-	int fd;
+	const struct rr_slot *s;
 
+	for (s = inv->slots; s < inv->slots + inv->nslots; s++)
+		if ((s->tier_xdp || s->cached) &&
+		    (s->svc->tier == RR_TIER_XDP) == forced)
+			return true;
+	return false;
+}
+
+/*
+ * A veth hands its peer XDP_TX frames only while the peer runs NAPI, in
+ * practice an XDP program of its own; without one every reply sent from
+ * XDP is lost. So the in-kernel tier and the reply cache answer only
+ * while the peer takes them (rr_slot_sync masks them out otherwise), and
+ * the workers answer the rest of the time. Looked at during set-up and
+ * then every RR_WATCH_MS. True if that changed; @why gets the peer's
+ * state in a few words.
+ */
+static bool look_at_peer(struct rr_invoker *inv, char *why, size_t len)
+{
+	bool ok;
+
+	inv->peer = rr_veth_peer(inv->ifindex, why, len);
+	ok = inv->peer == RR_PEER_NOT_VETH || inv->peer == RR_PEER_XDP;
+	if (ok == inv->xdp_tx_ok)
+		return false;
+	inv->xdp_tx_ok = ok;
+	return true;
+}
+
+/* Says what the peer's state means for the functions served. */
+static void say_peer(const struct rr_invoker *inv, const char *why)
+{
+	const char *ifname = inv->cfg->ifname;
+
+	if (!inv->xdp_tx_ok && wants_xdp_tx(inv, false))
+		pr_warn("%s is a veth and its %s: replies sent from XDP would be lost there, so the workers answer every request; the in-kernel tier and the reply cache start within a second of an XDP program (any, even one that passes everything) running on the peer\n",
+			ifname, why);
+	else if (inv->xdp_tx_ok && inv->ready && wants_xdp_tx(inv, false))
+		pr_info("%s: the veth peer runs an XDP program now: the in-kernel tier and the reply cache answer\n",
+			ifname);
+	if (!inv->xdp_tx_ok && wants_xdp_tx(inv, true))
+		pr_warn("%s is a veth and its %s: functions with tier = xdp answer from XDP anyway, and those replies are lost\n",
+			ifname, why);
+}
+
+void rr_invoker_watch(struct rr_invoker *inv)
+{
+	struct timespec ts;
+	char why[128];
+	uint64_t now;
+	uint32_t slot;
+	int ret;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	if (now < inv->next_watch_ms)
+		return;
+	inv->next_watch_ms = now + RR_WATCH_MS;
+	if (inv->local) {
+		ret = rr_localaddr_update(inv->local);
+		if (ret > 0)
+			pr_info("the host's addresses changed: answering for %u IPv4 and %u IPv6 local routes\n",
+				rr_localaddr_count(inv->local, AF_INET),
+				rr_localaddr_count(inv->local, AF_INET6));
+		else if (ret < 0)
+			pr_debug("netlink: cannot read the local routes: %s\n",
+				 strerror(-ret));
+	}
+	if (!look_at_peer(inv, why, sizeof(why)))
+		return;
+	say_peer(inv, why);
 	for (slot = 0; slot < inv->nslots; slot++)
-		in_kernel |=
-			inv->slots[slot].tier_xdp || inv->slots[slot].cached;
-	if (!in_kernel)
-		return;
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (fd < 0)
-		return;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", inv->cfg->ifname);
-	ifr.ifr_data = (void *)&info;
-	if (!ioctl(fd, SIOCETHTOOL, &ifr) && !strcmp(info.driver, "veth"))
-		pr_warn("%s is a veth: replies sent from XDP reach its peer only while an XDP program runs there (any, even one that passes everything); --tier user avoids XDP_TX\n",
-			inv->cfg->ifname);
-	close(fd);
+		rr_slot_sync(inv, &inv->slots[slot]);
+}
+
+/*
+ * The destination check's addresses (answer_for = local): without them
+ * every request would pass to the kernel, so a failure stops the start.
+ */
+static int watch_local(struct rr_invoker *inv)
+{
+	int fd4, fd6, ret;
+
+	if (inv->cfg->answer_for != RR_ANSWER_LOCAL)
+		return 0;
+	rr_xdp_local_maps(&inv->xdp, &fd4, &fd6);
+	ret = rr_localaddr_open(&inv->local, fd4, fd6);
+	if (ret) {
+		pr_warn("cannot read the host's local addresses through netlink: %s\n",
+			strerror(-ret));
+		return ret;
+	}
+	pr_info("answering requests for the host's own addresses: %u IPv4 and %u IPv6 local routes (answer_for = any answers every destination)\n",
+		rr_localaddr_count(inv->local, AF_INET),
+		rr_localaddr_count(inv->local, AF_INET6));
+	return 0;
 }
 
 int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 {
 	uint32_t i, slot;
+	char why[128];
 	int ret;
 
 	memset(inv, 0, sizeof(*inv));
@@ -206,6 +281,9 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	ret = rr_xdp_load(&inv->xdp, inv->mac, inv->mtu);
 	if (ret)
 		return ret;
+	ret = watch_local(inv);
+	if (ret)
+		return ret;
 	ret = rr_xdp_attach(&inv->xdp, inv->ifindex, cfg->mode);
 	if (ret)
 		return ret;
@@ -213,13 +291,15 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	if (ret)
 		return ret;
 	rr_busy_poll_setup(inv);
-	/* Ports last: until now every packet went to the kernel. */
+	/* Ports last: until now every packet went to the kernel. Which
+	 * tier answers depends on the peer, so it is known first. */
+	look_at_peer(inv, why, sizeof(why));
 	for (slot = 0; slot < inv->nslots; slot++) {
 		ret = rr_open_port(inv, slot);
 		if (ret)
 			return ret;
 	}
-	warn_veth_peer(inv);
+	say_peer(inv, why);
 	inv->ready = true;
 	return 0;
 }
@@ -444,6 +524,8 @@ void rr_invoker_destroy(struct rr_invoker *inv)
 			munmap(inv->umems[i].area, inv->umems[i].size);
 	}
 	rr_xdp_destroy(&inv->xdp);
+	rr_localaddr_close(inv->local);
+	inv->local = NULL;
 	for (i = 0; i < RR_MAX_SLOTS; i++) {
 		rr_instance_release(inv->slots[i].inst);
 		inv->slots[i].inst = NULL;

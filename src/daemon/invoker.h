@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "function.h"
+#include "netlink.h"
 #include "packet.h"
 #include "xdp.h"
 
@@ -238,7 +239,19 @@ struct rr_invoker {
 	uint64_t napi_checked; /* bit q: queue q's sockets have a NAPI ID */
 	struct rr_sysfs_knob napi_defer_hard_irqs;
 	struct rr_sysfs_knob gro_flush_timeout;
-	bool ready; /* set-up completed: every socket exists */
+	/* The host's own destinations, mirrored from the kernel's local
+	 * routes into the XDP program (answer_for = local); NULL with any. */
+	struct rr_localaddr *local;
+	/*
+	 * Whether replies may leave from XDP (the in-kernel tier, the reply
+	 * cache): not on a veth whose peer would drop them (no XDP program
+	 * there). Followed while serving; a function with tier = xdp is
+	 * answered there whatever this says.
+	 */
+	enum rr_peer peer;
+	bool xdp_tx_ok;
+	uint64_t next_watch_ms; /* CLOCK_MONOTONIC: netlink's next look */
+	bool ready;		/* set-up completed: every socket exists */
 	bool stuck; /* a worker thread did not come back from a function */
 	/* Draining (reqrouterctl drain, or SIGTERM with drain_on_term):
 	 * health fails so that routers move traffic away, requests are
@@ -341,6 +354,16 @@ int rr_invoker_set_threads(struct rr_invoker *inv, uint32_t n, char *msg,
  * systemd watchdog.
  */
 const char *rr_invoker_not_ready(struct rr_invoker *inv);
+/*
+ * Follows the host while serving (the main thread, every tick, netlink
+ * asked at most every RR_WATCH_MS): the local routes into the
+ * destination check, and the veth peer's XDP program into the choice of
+ * tier.
+ */
+#define RR_WATCH_MS 100
+void rr_invoker_watch(struct rr_invoker *inv);
+/* Whether slot @s is answered in XDP now (its program, or its cache). */
+bool rr_slot_in_kernel(const struct rr_invoker *inv, const struct rr_slot *s);
 /* Stops and joins the workers. */
 void rr_invoker_stop(struct rr_invoker *inv);
 /* NULL-safe, and safe after a failed setup: frees what exists. */

@@ -281,6 +281,7 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 		}
 		rr_invoker_check_busy_poll(inv);
 		rr_invoker_supervise(inv);
+		rr_invoker_watch(inv);
 		rr_service_tick(inv);
 		if (now_ms() < next_second)
 			continue;

@@ -253,12 +253,20 @@ int rr_slot_of(const struct rr_invoker *inv, const char *name)
 /*
  * The one place a slot's state reaches the XDP map and the workers: its
  * port entry from port_conf, with RR_PORT_QUARANTINED added while it is
- * quarantined, or no entry (its requests pass to the kernel) while it is
+ * quarantined, the in-kernel tier and cache taken out while replies from
+ * XDP would be lost (rr_slot_in_kernel), or no entry (its requests pass
+ * to the kernel) while it is
  * removed or quarantined with quarantine_pass; and the workers' copy of
  * the quarantine (struct rr_live), which they read every batch because a
  * cell cannot see the slot itself. The copy is written first: a
  * quarantine starts dropping what is queued at once.
  */
+bool rr_slot_in_kernel(const struct rr_invoker *inv, const struct rr_slot *s)
+{
+	return (s->tier_xdp || s->cached) &&
+	       (inv->xdp_tx_ok || s->svc->tier == RR_TIER_XDP);
+}
+
 int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 {
 	struct rr_port_conf conf = s->port_conf;
@@ -269,6 +277,9 @@ int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 		return rr_xdp_del_port(&inv->xdp, s->svc->port);
 	if (s->quarantined)
 		conf.flags |= RR_PORT_QUARANTINED;
+	/* Replies from XDP that would be lost: the workers answer. */
+	if (!rr_slot_in_kernel(inv, s))
+		conf.flags &= ~(RR_PORT_XDP | RR_PORT_CACHE);
 	return rr_xdp_set_port(&inv->xdp, s->svc->port, &conf);
 }
 
@@ -346,12 +357,17 @@ int rr_open_port(struct rr_invoker *inv, uint32_t slot)
 	struct rr_port_conf conf = {
 		.slot = slot,
 		.nsocks = inv->nthreads,
-		.flags = svc->nallow ? RR_PORT_ALLOWLIST : 0,
+		.flags = (svc->nallow ? RR_PORT_ALLOWLIST : 0) |
+			 (inv->cfg->answer_for == RR_ANSWER_LOCAL
+				  ? RR_PORT_LOCAL_DST
+				  : 0),
 		.max_amplification = svc->max_amplification,
+		.min_src_port = svc->min_source_port,
 		.cache_max_payload = svc->cache_max_payload,
 		.xdp_max_payload = svc->xdp_max_payload,
 	};
 	uint32_t i;
+	bool held;
 	int ret;
 
 	for (i = 0; i < svc->nallow; i++) {
@@ -366,11 +382,15 @@ int rr_open_port(struct rr_invoker *inv, uint32_t slot)
 	ret = rr_slot_sync(inv, s);
 	if (ret)
 		return ret;
-	pr_info("serving '%s' on UDP port %u%s, %s%s\n", svc->fn->name,
+	held = !rr_slot_in_kernel(inv, s);
+	pr_info("serving '%s' on UDP port %u%s, %s%s%s\n", svc->fn->name,
 		svc->port,
 		svc->nallow ? " to the sources in its allow-list" : "",
 		s->tier_xdp ? "in XDP first (tier xdp)"
 			    : "in user space (tier user)",
-		s->cached ? ", replies cached in XDP" : "");
+		s->cached ? ", replies cached in XDP" : "",
+		held && (s->tier_xdp || s->cached)
+			? ", once the veth peer takes XDP frames (user space until then)"
+			: "");
 	return 0;
 }

@@ -61,6 +61,14 @@ struct rr_cidr {
 /* A registered function and how it is served. */
 enum rr_isolation { RR_ISOLATION_THREAD, RR_ISOLATION_CELL };
 
+/* Which destination addresses are answered: the host's own (its local
+ * routes, followed through netlink), or any the frame carries. */
+enum rr_answer_for { RR_ANSWER_LOCAL, RR_ANSWER_ANY };
+
+/* Below this source port are the well-known services, which answer
+ * whatever reaches them: a request from one is refused (a loop guard). */
+#define RR_DEFAULT_MIN_SOURCE_PORT 1024
+
 #define RR_DEFAULT_MAX_RUN_US 10000
 #define RR_MAX_MAX_RUN_US 60000000
 #define RR_DEFAULT_QUARANTINE_FAULTS 5
@@ -95,6 +103,8 @@ struct rr_service {
 	uint32_t quarantine_faults;
 	uint32_t quarantine_window;
 	bool quarantine_pass;
+	/* Requests from lower source ports are dropped in XDP. */
+	uint32_t min_source_port;
 	/* The config has a [function NAME] section (an RR_FN_OPT_IN
 	 * function is served only then). */
 	bool configured;
@@ -117,6 +127,7 @@ struct rr_config {
 	/* Workers as threads of this process, or as cells: processes that
 	 * a crash or an overrun function takes down alone. */
 	enum rr_isolation isolation;
+	enum rr_answer_for answer_for;
 	bool tier_set; /* --tier: every function's tier */
 	enum rr_tier tier;
 	bool no_cache; /* --no-cache: no function's replies are cached */

@@ -50,11 +50,18 @@ const char *const rr_isolation_names[] = {
 	NULL,
 };
 
+const char *const rr_answer_for_names[] = {
+	[RR_ANSWER_LOCAL] = "local",
+	[RR_ANSWER_ANY] = "any",
+	NULL,
+};
+
 /* An enum field is written as an int: every one of them must be one. */
 _Static_assert(sizeof(enum rr_xdp_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum rr_tier) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum rr_tx_csum) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum rr_isolation) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum rr_answer_for) == sizeof(int), "enum size");
 
 /* The order is --help's. */
 const struct rr_setting rr_settings[] = {
@@ -135,6 +142,14 @@ const struct rr_setting rr_settings[] = {
 	  .names = rr_tier_names,
 	  .def_text = "each function's own, auto",
 	  .help = "answer every function in this tier" },
+	{ .key = "answer_for",
+	  .flag = "answer-for",
+	  .arg = "WHICH",
+	  .type = RR_SETTING_ENUM,
+	  FIELD(answer_for),
+	  .names = rr_answer_for_names,
+	  .def = RR_ANSWER_LOCAL,
+	  .help = "answer requests for the host's own addresses only (local), or for any destination sent to the interface (any: a router's transit traffic too)" },
 	{ .flag = "no-cache",
 	  .type = RR_SETTING_BOOL,
 	  FIELD(no_cache),
@@ -332,6 +347,13 @@ const struct rr_setting rr_fn_settings[] = {
 	  .def = RR_DEFAULT_QUARANTINE_WINDOW,
 	  .unit = "seconds",
 	  .help = "the window quarantine_faults are counted in" },
+	{ .key = "min_source_port",
+	  .type = RR_SETTING_U32,
+	  SVC(min_source_port),
+	  .min = 0,
+	  .max = 65535,
+	  .def = RR_DEFAULT_MIN_SOURCE_PORT,
+	  .help = "requests from lower source ports (well-known services, which may answer back and loop) are dropped in XDP; source ports 0, 7, 13, 19, 37 and the served ports always are" },
 	{ .key = "quarantine_action",
 	  .type = RR_SETTING_ENUM,
 	  SVC(quarantine_pass),

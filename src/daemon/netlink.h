@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What reqrouter learns from rtnetlink, with no library in between:
+ *
+ * - the host's own destinations: the kernel's local routes (rtm_type
+ *   RTN_LOCAL, any table) of the current network namespace, mirrored into
+ *   the XDP program's two LPM tries so that it answers only requests
+ *   addressed to this host, and kept current from route notifications;
+ * - whether a veth's peer takes the frames reqrouter sends with XDP_TX:
+ *   a veth drops them unless the peer runs NAPI, in practice unless the
+ *   peer has a native XDP program attached.
+ *
+ * Both are polled from the main thread, between ticks; nothing here blocks
+ * for more than about 100 ms.
+ */
+#ifndef RR_NETLINK_H
+#define RR_NETLINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <linux/netlink.h>
+
+struct rr_localaddr;
+
+/*
+ * Opens an rtnetlink socket (non-blocking, subscribed to RTNLGRP_IPV4_ROUTE
+ * and RTNLGRP_IPV6_ROUTE), dumps the local routes and writes them into the
+ * maps @fd_v4/@fd_v6 (LPM tries keyed by struct rr_local_v4/rr_local_v6,
+ * value __u8; entries in the maps that are not local routes are deleted).
+ * A negative map fd leaves that family out. 0 or -errno.
+ */
+int rr_localaddr_open(struct rr_localaddr **out, int fd_v4, int fd_v6);
+
+/*
+ * Never blocks: drains pending notifications; if any concerned a local
+ * route (or the socket overran: ENOBUFS), dumps again and brings the maps
+ * up to date, adding the new entries before deleting the gone ones and
+ * leaving the unchanged ones alone, so a lookup never misses an address
+ * that stays. Returns how many map entries changed, or -errno. Meant to be
+ * called every ~100 ms from the main loop.
+ */
+int rr_localaddr_update(struct rr_localaddr *la);
+
+/* How many local routes of @family (AF_INET/AF_INET6) the maps hold. */
+uint32_t rr_localaddr_count(const struct rr_localaddr *la, int family);
+
+void rr_localaddr_close(struct rr_localaddr *la); /* NULL-safe */
+
+/*
+ * Reads one route message (RTM_NEWROUTE/RTM_DELROUTE) of nh->nlmsg_len
+ * bytes, which the caller has checked are there (NLMSG_OK). Returns 1 if
+ * it is a local route, with its family (AF_INET/AF_INET6), its destination
+ * in @addr (4 or 16 bytes, host bits cleared) and @prefixlen; 0 if it is
+ * another kind of message or route; -EINVAL if it is malformed.
+ */
+int rr_nl_parse_local_route(const struct nlmsghdr *nh, int *family,
+			    uint8_t *addr, uint32_t *prefixlen);
+
+enum rr_peer {
+	RR_PEER_NOT_VETH, /* not a veth: XDP_TX replies leave as usual */
+	RR_PEER_XDP,	  /* a veth whose peer is up and runs an XDP program */
+	RR_PEER_NO_XDP,	  /* a veth whose peer runs none (or is down) */
+	RR_PEER_UNKNOWN,  /* a veth whose peer cannot be seen */
+};
+
+/*
+ * What @ifindex's peer does, through rtnetlink: RTM_GETLINK of @ifindex
+ * (IFLA_LINKINFO/IFLA_INFO_KIND "veth", IFLA_LINK = the peer's ifindex,
+ * IFLA_LINK_NETNSID = the peer's namespace when it is another), then
+ * RTM_GETLINK of the peer, with IFLA_TARGET_NETNSID where it lives
+ * elsewhere (IFLA_XDP, ifi_flags IFF_UP). Only a native-mode program
+ * counts: a generic (skb) one does not start the veth's NAPI. GRO on the
+ * peer would, but it cannot be seen across namespaces through rtnetlink,
+ * so it counts as no program, the safe side. An @ifindex that cannot be
+ * read at all gives RR_PEER_UNKNOWN. @why (may be NULL) gets a few words
+ * for a log line, e.g. "peer veth1 in namespace 3 has no XDP program".
+ * Two request/reply exchanges on a short-lived socket, each given 50 ms.
+ */
+enum rr_peer rr_veth_peer(int ifindex, char *why, size_t len);
+
+/* "not_veth", "xdp", "no_xdp", "unknown". */
+const char *rr_peer_label(enum rr_peer p);
+
+#endif /* RR_NETLINK_H */
