@@ -39,6 +39,9 @@
 #include "rrload_gen.skel.h"
 #include "xdpgen.h"
 
+/* How long a server takes to notice the counter on its veth peer. */
+#define RL_PEER_SETTLE_US 300000
+
 #define GEN_FIRST_CHUNK 65536	 /* frames (or paced drops) in the first run */
 #define GEN_RUN_NS 1000000000ull /* how long later runs should take */
 #define GEN_STALL_NS \
@@ -158,6 +161,13 @@ static int engine_load(const struct rl_config *cfg, uint32_t hlen,
 		return err;
 	}
 	gen.attached = true;
+	/*
+	 * A server on the other end of a veth may answer from XDP only
+	 * while this end runs a program (reqrouter looks every 100 ms): let
+	 * it see the counter before the first request, or the first part of
+	 * the run would measure its other tier.
+	 */
+	usleep(RL_PEER_SETTLE_US);
 	return 0;
 }
 
