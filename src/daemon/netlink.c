@@ -241,11 +241,13 @@ static int nl_error(const struct nlmsghdr *nh)
 	return e->error < 0 ? e->error : -EPROTO;
 }
 
-static void put_u32(struct nlmsghdr *nh, unsigned short type, uint32_t v)
+/* Appends a u32 attribute to the request at @msg, which has room. */
+static void put_u32(void *msg, unsigned short type, uint32_t v)
 {
+	struct nlmsghdr *nh = msg;
 	struct rtattr *rta;
 
-	rta = (struct rtattr *)((char *)nh + NLMSG_ALIGN(nh->nlmsg_len));
+	rta = (struct rtattr *)((char *)msg + NLMSG_ALIGN(nh->nlmsg_len));
 	rta->rta_type = type;
 	rta->rta_len = RTA_LENGTH(sizeof(v));
 	memcpy(RTA_DATA(rta), &v, sizeof(v));
@@ -632,6 +634,7 @@ out:
 int rr_localaddr_open(struct rr_localaddr **out, int fd_v4, int fd_v6)
 {
 	static const int groups[] = { RTNLGRP_IPV4_ROUTE, RTNLGRP_IPV6_ROUTE };
+	const struct sockaddr_nl self = { .nl_family = AF_NETLINK };
 	struct rr_localaddr *la;
 	unsigned int i;
 	int f, ret;
@@ -654,6 +657,15 @@ int rr_localaddr_open(struct rr_localaddr **out, int fd_v4, int fd_v6)
 		if (ret < 0)
 			goto err;
 	}
+	/*
+	 * Bound, so that it has a port id: an unbound socket's is 0, and the
+	 * kernel leaves port 0 out of the notifications it makes itself (the
+	 * local route of a new address), as if we had caused them.
+	 */
+	if (bind(la->sock, (const struct sockaddr *)&self, sizeof(self)) < 0) {
+		ret = -errno;
+		goto err;
+	}
 	/* Listen before the first dump, so that no change falls between. */
 	for (i = 0; i < sizeof(groups) / sizeof(groups[0]); i++) {
 		if (setsockopt(la->sock, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP,
@@ -670,7 +682,7 @@ int rr_localaddr_open(struct rr_localaddr **out, int fd_v4, int fd_v6)
 	*out = la;
 	return 0;
 err:
-	pr_warn("local routes: cannot mirror them: %s\n", strerror(-ret));
+	/* The caller says it failed; a map of the wrong shape said why. */
 	rr_localaddr_close(la);
 	return ret;
 }
@@ -678,13 +690,14 @@ err:
 int rr_localaddr_update(struct rr_localaddr *la)
 {
 	const struct nlmsghdr *nh;
-	bool changed = la->stale;
 	uint8_t addr[16];
 	uint32_t plen;
 	int i, n, fam;
+	bool changed;
 
 	if (!la)
 		return -EINVAL;
+	changed = la->stale;
 	for (i = 0; i < DRAIN_MAX; i++) {
 		n = nl_recv(la->sock, la->buf.bytes, sizeof(la->buf.bytes),
 			    MSG_DONTWAIT);
@@ -841,9 +854,9 @@ static int get_link(int fd, uint32_t seq, int ifindex, int netnsid,
 	req.ifi.ifi_family = AF_UNSPEC;
 	req.ifi.ifi_index = ifindex;
 	/* Counters are most of a link message and of no use here. */
-	put_u32(&req.nh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
+	put_u32(&req, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
 	if (netnsid >= 0)
-		put_u32(&req.nh, IFLA_TARGET_NETNSID, (uint32_t)netnsid);
+		put_u32(&req, IFLA_TARGET_NETNSID, (uint32_t)netnsid);
 	ret = nl_send(fd, &req.nh);
 	if (ret < 0)
 		return ret;
@@ -887,27 +900,29 @@ enum rr_peer rr_veth_peer(int ifindex, char *why, size_t len)
 
 	fd = nl_socket(false, PEER_TIMEOUT_US);
 	if (fd < 0) {
-		say(why, len, "cannot open rtnetlink: %s", strerror(-fd));
+		say(why, len, "peer is unknown: no rtnetlink socket (%s)",
+		    strerror(-fd));
 		return RR_PEER_UNKNOWN;
 	}
 	ret = get_link(fd, 1, ifindex, -1, &self);
 	if (ret < 0) {
-		say(why, len, "cannot read link %d: %s", ifindex,
-		    strerror(-ret));
+		say(why, len, "peer is unknown: link %d cannot be read (%s)",
+		    ifindex, strerror(-ret));
 		res = RR_PEER_UNKNOWN;
 		goto out;
 	}
 	if (strcmp(self.kind, "veth")) {
 		if (self.kind[0])
-			say(why, len, "%s is a %s link, not a veth", self.name,
+			say(why, len, "%s is of kind %s, not a veth", self.name,
 			    self.kind);
 		else
 			say(why, len, "%s is not a veth", self.name);
 		res = RR_PEER_NOT_VETH;
 		goto out;
 	}
-	/* The kernel leaves IFLA_LINK out when it equals the link's own
-	 * index, which a peer in another namespace may well have. */
+	/* Older kernels leave IFLA_LINK out when it equals the link's own
+	 * index, which a peer in another namespace may well have (6.18
+	 * sends it whenever there is IFLA_LINK_NETNSID). */
 	if (self.has_link)
 		peer_index = self.link;
 	else if (self.netnsid >= 0)
@@ -915,7 +930,7 @@ enum rr_peer rr_veth_peer(int ifindex, char *why, size_t len)
 	else
 		peer_index = 0;
 	if (peer_index <= 0) {
-		say(why, len, "veth %s has no peer", self.name);
+		say(why, len, "peer is unknown: %s names none", self.name);
 		res = RR_PEER_UNKNOWN;
 		goto out;
 	}
@@ -924,8 +939,8 @@ enum rr_peer rr_veth_peer(int ifindex, char *why, size_t len)
 			 self.netnsid);
 	ret = get_link(fd, 2, peer_index, self.netnsid, &peer);
 	if (ret < 0) {
-		say(why, len, "cannot see the peer (link %d%s) of %s: %s",
-		    peer_index, where, self.name, strerror(-ret));
+		say(why, len, "peer (link %d%s) cannot be seen: %s", peer_index,
+		    where, strerror(-ret));
 		res = RR_PEER_UNKNOWN;
 		goto out;
 	}
@@ -938,7 +953,7 @@ enum rr_peer rr_veth_peer(int ifindex, char *why, size_t len)
 		res = RR_PEER_XDP;
 	} else if (peer.xdp_prog) {
 		say(why, len,
-		    "peer %s%s has only a generic-mode XDP program (%u), which does not start the veth's NAPI",
+		    "peer %s%s runs XDP program %u in generic mode only, which starts no NAPI",
 		    peer.name, where, peer.xdp_prog);
 	} else {
 		say(why, len, "peer %s%s has no XDP program", peer.name, where);

@@ -25,10 +25,12 @@ struct rr_localaddr;
 
 /*
  * Opens an rtnetlink socket (non-blocking, subscribed to RTNLGRP_IPV4_ROUTE
- * and RTNLGRP_IPV6_ROUTE), dumps the local routes and writes them into the
- * maps @fd_v4/@fd_v6 (LPM tries keyed by struct rr_local_v4/rr_local_v6,
- * value __u8; entries in the maps that are not local routes are deleted).
- * A negative map fd leaves that family out. 0 or -errno.
+ * and RTNLGRP_IPV6_ROUTE), dumps the local routes (through a short-lived
+ * socket of their own) and writes them into the maps @fd_v4/@fd_v6 (LPM
+ * tries keyed by struct rr_local_v4/rr_local_v6, value __u8; entries in
+ * the maps that are not local routes are deleted, the others left alone).
+ * A negative map fd leaves that family out. 0 or -errno: -EINVAL, said in
+ * a log line, for a map of another shape.
  */
 int rr_localaddr_open(struct rr_localaddr **out, int fd_v4, int fd_v6);
 
@@ -74,7 +76,9 @@ enum rr_peer {
  * peer would, but it cannot be seen across namespaces through rtnetlink,
  * so it counts as no program, the safe side. An @ifindex that cannot be
  * read at all gives RR_PEER_UNKNOWN. @why (may be NULL) gets a few words
- * for a log line, e.g. "peer veth1 in namespace 3 has no XDP program".
+ * for a log line, e.g. "peer veth1 in namespace 3 has no XDP program";
+ * for a veth they always start with "peer", to follow "eth0 is a veth
+ * and its ".
  * Two request/reply exchanges on a short-lived socket, each given 50 ms.
  */
 enum rr_peer rr_veth_peer(int ifindex, char *why, size_t len);
