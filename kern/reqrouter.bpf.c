@@ -395,38 +395,103 @@ static __always_inline int parse_ipv6(struct cursor *c, __u32 *l4_len)
 }
 
 /*
- * Whether the UDP checksum is one the kernel would accept: the full sum
- * over the pseudo-header and the datagram checks out, or the field holds
- * only the pseudo-header's sum, as a local sender with checksum offload
- * (a veth peer, a container) leaves it for the device to finish (the
- * kernel trusts such a frame, CHECKSUM_PARTIAL). A zero field over IPv4
- * means "no checksum". The same rule as user space's rr_parse().
+ * The ones' complement sum (a 64-bit accumulator with end-around carries,
+ * in memory byte order as rr_xdp_csum() keeps it) of @len bytes of the
+ * frame from @off, read 8 bytes at a time straight from the packet. For
+ * the short datagrams the in-kernel tier answers this is a few
+ * instructions a word, less than rr_xdp_csum()'s helper calls. (__u64)-1
+ * if the frame is shorter.
  */
-static __always_inline int udp_csum_ok(struct xdp_md *ctx, __u64 l3_off,
-				       __u64 l4_off, int ipv6)
+static __always_inline __u64 frame_sum(struct xdp_md *ctx, __u64 off, __u64 len)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
+	__u64 acc = 0, w, i;
+	__u8 *p;
+
+	if (off > RR_XDP_MAX_L3_OFF + 40 || len > RR_XDP_MAX_FRAME)
+		return (__u64)-1;
+	for (i = 0; i < RR_XDP_MAX_FRAME / 8; i++) {
+		if (len < 8)
+			break;
+		/* clang would fold the offset into pointer arithmetic the
+		 * verifier refuses; keep it a checked scalar. */
+		rr_opaque(off);
+		if (off > RR_XDP_MAX_L3_OFF + 40 + RR_XDP_MAX_FRAME)
+			return (__u64)-1;
+		p = data + off;
+		if ((void *)(p + 8) > end)
+			return (__u64)-1;
+		w = *(__u64 *)p;
+		acc += w;
+		acc += acc < w;
+		off += 8;
+		len -= 8;
+	}
+	rr_opaque(off);
+	if (off > RR_XDP_MAX_L3_OFF + 40 + RR_XDP_MAX_FRAME)
+		return (__u64)-1;
+	p = data + off;
+	if (len >= 4) {
+		if ((void *)(p + 4) > end)
+			return (__u64)-1;
+		w = *(__u32 *)p;
+		acc += w;
+		acc += acc < w;
+		p += 4;
+		len -= 4;
+	}
+	if (len >= 2) {
+		if ((void *)(p + 2) > end)
+			return (__u64)-1;
+		w = *(__u16 *)p;
+		acc += w;
+		acc += acc < w;
+		p += 2;
+		len -= 2;
+	}
+	/* An odd last byte is at an even offset: a word's low byte. */
+	if (len) {
+		if ((void *)(p + 1) > end)
+			return (__u64)-1;
+		w = *p;
+		acc += w;
+		acc += acc < w;
+	}
+	return acc;
+}
+
+/*
+ * Whether the request's UDP checksum is one the kernel would accept: the
+ * full sum over the pseudo-header and the datagram checks out, or the
+ * field holds only the pseudo-header's sum, as a local sender with
+ * checksum offload (a veth peer, a container) leaves it for the device to
+ * finish (the kernel trusts such a frame, CHECKSUM_PARTIAL). A zero field
+ * over IPv4 means "no checksum". The same rule as user space's
+ * rr_udp_csum_ok(). Only what the in-kernel tier answers pays for it: user
+ * space checks what it is handed.
+ */
+static __always_inline int udp_csum_ok(struct xdp_md *ctx,
+				       const struct rr_xdp_req *req)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	__u64 l3_off = req->l3_off, l4_off = req->l4_off, pseudo, sum;
 	struct udphdr *udp;
 	__u16 field, ulen;
-	__u64 pseudo, sum;
-	void *l3;
 
 	/* Offsets the verifier can bound (options never get here). */
 	rr_opaque(l3_off);
 	rr_opaque(l4_off);
 	if (l3_off > RR_XDP_MAX_L3_OFF || l4_off > RR_XDP_MAX_L3_OFF + 40)
 		return 0;
-	l3 = data + l3_off;
 	udp = data + l4_off;
 	if ((void *)(udp + 1) > end)
 		return 0;
 	field = udp->check;
 	ulen = udp->len;
-	if (!ipv6 && !field)
-		return 1;
-	if (ipv6) {
-		struct ipv6hdr *ip6 = l3;
+	if (req->family == AF_INET6) {
+		struct ipv6hdr *ip6 = data + l3_off;
 
 		if ((void *)(ip6 + 1) > end)
 			return 0;
@@ -436,26 +501,30 @@ static __always_inline int udp_csum_ok(struct xdp_md *ctx, __u64 l3_off,
 			pseudo += (__u64)ip6->saddr.in6_u.u6_addr32[i] +
 				  ip6->daddr.in6_u.u6_addr32[i];
 	} else {
-		struct iphdr *ip = l3;
+		struct iphdr *ip = data + l3_off;
 
+		if (!field)
+			return 1;
 		if ((void *)(ip + 1) > end)
 			return 0;
 		pseudo = (__u64)ip->saddr + ip->daddr;
 	}
 	pseudo += bpf_htons(IPPROTO_UDP) + ulen;
-	sum = rr_xdp_csum(ctx, l4_off, bpf_ntohs(ulen));
+	sum = frame_sum(ctx, l4_off, bpf_ntohs(ulen));
 	if (sum == (__u64)-1)
 		return 0;
-	return rr_fold16(pseudo + sum) == 0xffff || field == rr_fold16(pseudo);
+	sum += pseudo;
+	sum += sum < pseudo;
+	return rr_fold16(sum) == 0xffff || field == rr_fold16(pseudo);
 }
 
 /*
  * Describes the request for the in-kernel tier, as user space's rr_serve()
- * would see it, and applies its checks: a bad IPv4 header checksum or a
- * zero UDP checksum over IPv6 is malformed, a UDP checksum that does not
- * check out is bad, and the request must leave room for a reply of its
- * own size under the MTU (and the amplification limit, which only narrows
- * the room). Returns 0, or -enum rr_drop.
+ * would see it, and applies its checks but the UDP checksum's (the caller
+ * verifies it only for what it answers): a bad IPv4 header checksum or a
+ * zero UDP checksum over IPv6 is malformed, and the request must leave
+ * room for a reply of its own size under the MTU (and the amplification
+ * limit, which only narrows the room). Returns 0, or -enum rr_drop.
  */
 static __always_inline int describe(struct xdp_md *ctx, struct rr_xdp_req *req,
 				    const struct rr_port_conf *conf, void *l3,
@@ -485,8 +554,6 @@ static __always_inline int describe(struct xdp_md *ctx, struct rr_xdp_req *req,
 		if (rr_fold16(rr_xdp_csum(ctx, l3_off, ip->ihl * 4)) != 0xffff)
 			return -RR_DROP_MALFORMED;
 	}
-	if (!udp_csum_ok(ctx, l3_off, l4_off, ipv6))
-		return -RR_DROP_BAD_CHECKSUM;
 
 	room = l3_off + if_mtu;
 	if (room > l3_off + 0xffff)
@@ -568,6 +635,10 @@ static __always_inline int cache_answer(struct xdp_md *ctx,
 	s2 = __sync_fetch_and_add(&e->seq, 0);
 	if (diff || s1 != s2)
 		return -1;
+	/* A hit: only now is the checksum worth checking. A bad one is
+	 * user space's to drop and count. */
+	if (!udp_csum_ok(ctx, req))
+		return -1;
 	sc->reply[0] = (sc->reply[0] & ~idmask) | id;
 
 	/* From here the frame changes: a failure can no longer punt. */
@@ -626,6 +697,10 @@ static __always_inline int in_kernel(struct xdp_md *ctx,
 		rr_fn_count(req, RR_FN_XDP_RX);
 		return not_answered(req, RR_XDP_PUNT);
 	}
+	/* User space finds a bad checksum before the size: the same
+	 * reason for the same request. */
+	if ((!ret || ret != -RR_DROP_MALFORMED) && !udp_csum_ok(ctx, req))
+		ret = -RR_DROP_BAD_CHECKSUM;
 	if (ret) {
 		rr_fn_count(req, RR_FN_XDP_RX);
 		rr_fn_count(req, RR_FN_XDP_DROP - ret);
