@@ -698,8 +698,10 @@ static __always_inline int in_kernel(struct xdp_md *ctx,
 		return not_answered(req, RR_XDP_PUNT);
 	}
 	/* User space finds a bad checksum before the size: the same
-	 * reason for the same request. */
-	if ((!ret || ret != -RR_DROP_MALFORMED) && !udp_csum_ok(ctx, req))
+	 * reason for the same request (one longer than the in-kernel tier
+	 * can sum keeps its own). */
+	if (ret != -RR_DROP_MALFORMED &&
+	    req->payload_len <= RR_XDP_MAX_PAYLOAD && !udp_csum_ok(ctx, req))
 		ret = -RR_DROP_BAD_CHECKSUM;
 	if (ret) {
 		rr_fn_count(req, RR_FN_XDP_RX);
