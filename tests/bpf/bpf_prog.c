@@ -3,11 +3,17 @@
  * Tests of the XDP program (kern/reqrouter.bpf.c) without traffic: each
  * crafted frame of a fixture table runs once through
  * bpf_prog_test_run_opts(), and the test checks what a user would see:
- * the verdict (nothing is ever dropped: with no socket in the XSKMAP the
- * redirect falls back to XDP_PASS), the frame handed on unchanged, exactly
- * one counter of xdp_stats moved and the round-robin cursor moved only
- * for frames that were steered to a function. Frames that would really be
- * redirected need AF_XDP sockets; the integration tests send those.
+ * the verdict (with no socket in the XSKMAP the redirect falls back to
+ * XDP_PASS; the refusals are XDP_DROP), the frame handed on unchanged,
+ * exactly one counter of xdp_stats moved and the round-robin cursor moved
+ * only for frames that were steered to a function. Frames that would
+ * really be redirected need AF_XDP sockets; the integration tests send
+ * those. The guards (the destination check, min_src_port, IPv4 options)
+ * run on the same program with the local routes written; a third load,
+ * as reqrouter loads it with echo's XDP program in two slots, shows what
+ * reaches the in-kernel tier: an answer (XDP_TX, byte for byte user
+ * space's reply) or a drop counted with its reason in fn_stats, and
+ * nothing at all for what the guards turn away.
  *
  * RX queues other than 0 need a device: the test creates a veth pair
  * with many queues in a private network namespace. Needs root; exits 77
@@ -31,6 +37,8 @@
 #include "bpf_prog.h"
 #include "testutil.h"
 #include "config.h"
+#include "packet.h"
+#include "registry.h"
 #include "reqrouter.skel.h"
 #include "rr_shared.h"
 #include "util.h"
@@ -38,9 +46,13 @@
 
 #define SKIP 77
 #define DUMMY_QUEUES 66 /* beyond RR_MAX_QUEUES, to see the range check */
+#define MTU 1500	/* the in-kernel tier's, as rr_xdp_load() sets it */
+#define ROOM 4096	/* user space's buffer, a UMEM frame */
+#define FN_ROW (RR_MAX_SLOTS * RR_FN_STAT_MAX) /* one queue's fn_stats */
 
 static struct reqrouter *skel;
-static int prog_fd, stats_fd, cursor_fd, port_fd;
+static struct rr_xdp tier_x; /* the third load, as reqrouter loads it */
+static int prog_fd, stats_fd, cursor_fd, port_fd, fn_fd;
 
 static const char *const stat_names[RR_XDP_STAT_MAX] = {
 #define STAT_NAME(name, verdict, reason) [RR_XDP_##name] = #name,
@@ -48,59 +60,123 @@ static const char *const stat_names[RR_XDP_STAT_MAX] = {
 #undef STAT_NAME
 };
 
-/* The ports the program is configured with: port -> (slot, sockets). */
-static const struct {
+static const char *const stat_verdicts[RR_XDP_STAT_MAX] = {
+#define STAT_VERDICT(name, verdict, reason) [RR_XDP_##name] = verdict,
+	RR_XDP_STATS(STAT_VERDICT)
+#undef STAT_VERDICT
+};
+
+/* A port: its conf, and the function whose XDP program is in its slot. */
+struct bpf_port {
 	uint32_t port;
 	struct rr_port_conf conf;
-} ports[] = {
-	{ 1, { .slot = 1, .nsocks = 1 } },
-	{ 7, { .slot = 3, .nsocks = 2 } },
-	{ 1232, { .slot = 0, .nsocks = 3 } },
-	{ 4000, { .slot = 5, .nsocks = 20 } }, /* over RR_MAX_THREADS */
-	{ 65535, { .slot = 31, .nsocks = 1 } },
-	/* with allow-lists, set up by run_allow_lists() */
-	{ 5000, { .slot = 6, .nsocks = 2, .flags = RR_PORT_ALLOWLIST } },
-	{ 5001, { .slot = 7, .nsocks = 2, .flags = RR_PORT_ALLOWLIST } },
-	{ 5002, { .slot = 8, .nsocks = 2, .flags = RR_PORT_ALLOWLIST } },
-	{ 5003, { .slot = 9, .nsocks = 2, .flags = RR_PORT_ALLOWLIST } },
-	/* present but unusable: must behave as "no function" */
-	{ 9, { .slot = 4, .nsocks = 0 } },
-	{ 100, { .slot = RR_MAX_SLOTS, .nsocks = 1 } },
+	const char *fn;
 };
+
+/* The ports the program is configured with: port -> (slot, sockets). */
+static const struct bpf_port ports[] = {
+	{ .port = 1, .conf = { .slot = 1, .nsocks = 1 } },
+	{ .port = 7, .conf = { .slot = 3, .nsocks = 2 } },
+	{ .port = 1232, .conf = { .slot = 0, .nsocks = 3 } },
+	/* over RR_MAX_THREADS */
+	{ .port = 4000, .conf = { .slot = 5, .nsocks = 20 } },
+	{ .port = 65535, .conf = { .slot = 31, .nsocks = 1 } },
+	/* with allow-lists, set up by run_allow_lists() */
+	{ .port = 5000,
+	  .conf = { .slot = 6, .nsocks = 2, .flags = RR_PORT_ALLOWLIST } },
+	{ .port = 5001,
+	  .conf = { .slot = 7, .nsocks = 2, .flags = RR_PORT_ALLOWLIST } },
+	{ .port = 5002,
+	  .conf = { .slot = 8, .nsocks = 2, .flags = RR_PORT_ALLOWLIST } },
+	{ .port = 5003,
+	  .conf = { .slot = 9, .nsocks = 2, .flags = RR_PORT_ALLOWLIST } },
+	/* present but unusable: must behave as "no function" */
+	{ .port = 9, .conf = { .slot = 4, .nsocks = 0 } },
+	{ .port = 100, .conf = { .slot = RR_MAX_SLOTS, .nsocks = 1 } },
+	/* the guards (guard_cases) */
+	{ .port = PORT_LOCAL,
+	  .conf = { .slot = 10, .nsocks = 2, .flags = RR_PORT_LOCAL_DST } },
+	{ .port = PORT_MIN_SRC,
+	  .conf = { .slot = 11, .nsocks = 2, .min_src_port = 1024 } },
+	{ .port = PORT_LOCAL_QUAR,
+	  .conf = { .slot = 12,
+		    .nsocks = 2,
+		    .flags = RR_PORT_LOCAL_DST | RR_PORT_QUARANTINED,
+		    .min_src_port = 1024 } },
+	{ .port = PORT_LOCAL_ACL,
+	  .conf = { .slot = 13,
+		    .nsocks = 2,
+		    .flags = RR_PORT_LOCAL_DST | RR_PORT_ALLOWLIST } },
+};
+
+/* The third load's ports: echo answers in XDP. */
+static const struct bpf_port tier_ports[] = {
+	{ .port = PORT_XDP,
+	  .conf = { .slot = 0,
+		    .nsocks = 1,
+		    .flags = RR_PORT_XDP,
+		    .max_amplification = 3,
+		    .xdp_max_payload = RR_XDP_MAX_PAYLOAD },
+	  .fn = "echo" },
+	{ .port = PORT_XDP_GUARDED,
+	  .conf = { .slot = 1,
+		    .nsocks = 1,
+		    .flags = RR_PORT_XDP | RR_PORT_LOCAL_DST,
+		    .max_amplification = 3,
+		    .xdp_max_payload = RR_XDP_MAX_PAYLOAD,
+		    .min_src_port = 1024 },
+	  .fn = "echo" },
+};
+
+/* The ports of the program loaded now. */
+static const struct bpf_port *cur_ports = ports;
+static size_t cur_nports = ARRAY_SIZE(ports);
+
+static const struct bpf_port *find_port(uint32_t port)
+{
+	size_t i;
+
+	for (i = 0; i < cur_nports; i++)
+		if (cur_ports[i].port == port)
+			return &cur_ports[i];
+	return NULL;
+}
 
 /* Sockets behind @slot: with one, the cursor stays put. */
 static uint32_t slot_nsocks(int slot)
 {
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(ports); i++)
-		if ((int)ports[i].conf.slot == slot)
-			return ports[i].conf.nsocks;
+	for (i = 0; i < cur_nports; i++)
+		if ((int)cur_ports[i].conf.slot == slot)
+			return cur_ports[i].conf.nsocks;
 	return 0;
 }
 
 static int port_slot(uint32_t port)
 {
-	size_t i;
+	const struct bpf_port *p = find_port(port);
 
-	for (i = 0; i < ARRAY_SIZE(ports); i++)
-		if (ports[i].port == port)
-			return (int)ports[i].conf.slot;
-	return -1;
+	return p ? (int)p->conf.slot : -1;
 }
 
-/* Snapshot of everything the program writes. */
+/* Snapshot of everything the program writes: the counters, the in-kernel
+ * tier's counters of the queue run on, the round-robin cursors. */
 struct snap {
 	uint64_t stats[RR_STATS_SIZE];
+	uint64_t fn[FN_ROW];
 	uint32_t cursor[RR_MAX_QUEUES * RR_MAX_SLOTS];
 };
 
-static int take_snap(struct snap *s)
+static int take_snap(struct snap *s, uint32_t queue)
 {
 	uint32_t k;
 	int ret;
 
 	ret = rr_percpu_sum(stats_fd, 0, RR_STATS_SIZE, s->stats);
+	if (!ret && queue < RR_MAX_QUEUES)
+		ret = rr_percpu_sum(fn_fd, RR_FN_STATS_KEY(queue, 0, 0), FN_ROW,
+				    s->fn);
 	if (ret)
 		return ret;
 	for (k = 0; k < RR_MAX_QUEUES * RR_MAX_SLOTS; k++)
@@ -109,19 +185,57 @@ static int take_snap(struct snap *s)
 	return 0;
 }
 
-/* Runs the program once on @frame; -errno if the kernel refused. */
-static int run(const uint8_t *frame, uint32_t len, int ifindex, uint32_t queue,
-	       uint32_t *retval)
+/* The action a counter stands for: its verdict label says. */
+static uint32_t stat_action(int stat)
 {
-	uint8_t out[4096];
+	if (!strcmp(stat_verdicts[stat], "drop"))
+		return XDP_DROP;
+	if (!strcmp(stat_verdicts[stat], "tx"))
+		return XDP_TX;
+	return XDP_PASS; /* "redirect" too: no socket, the fallback */
+}
+
+static const char *action_name(uint32_t act)
+{
+	switch (act) {
+	case XDP_DROP:
+		return "XDP_DROP";
+	case XDP_PASS:
+		return "XDP_PASS";
+	case XDP_TX:
+		return "XDP_TX";
+	case XDP_REDIRECT:
+		return "XDP_REDIRECT";
+	default:
+		return "another action";
+	}
+}
+
+/* What one run must show. */
+struct want {
+	int stat, alt;
+	int slot; /* whose cursor on the queue moves (-1: none) */
+	/* RR_XDP_TX_FUNCTION, RR_XDP_DROP_FUNCTION: whose fn_stats move,
+	 * with the drop's reason, or the reply user space builds */
+	int fn_slot;
+	int drop;
+	const uint8_t *reply;
+	uint32_t reply_len;
+};
+
+/* Runs the program once on @frame, what it leaves in @out (ROOM bytes);
+ * -errno if the kernel refused. */
+static int run(const uint8_t *frame, uint32_t len, int ifindex, uint32_t queue,
+	       uint8_t *out, uint32_t *out_len, uint32_t *retval)
+{
 	struct xdp_md ctx = {
 		.data_end = len,
 		.ingress_ifindex = (uint32_t)ifindex,
 		.rx_queue_index = queue,
 	};
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame,
-		    .data_size_in = len, .data_out = out,
-		    .data_size_out = sizeof(out), .repeat = 1);
+		    .data_size_in = len, .data_out = out, .data_size_out = ROOM,
+		    .repeat = 1);
 
 	if (ifindex) {
 		opts.ctx_in = &ctx;
@@ -130,48 +244,82 @@ static int run(const uint8_t *frame, uint32_t len, int ifindex, uint32_t queue,
 	if (bpf_prog_test_run_opts(prog_fd, &opts))
 		return -errno;
 	*retval = opts.retval;
-	/* XDP_PASS hands the frame to the kernel: it must be untouched. */
-	if (opts.data_size_out != len || memcmp(out, frame, len))
-		t_fail("the frame was modified (%u bytes out of %u)",
-		       opts.data_size_out, len);
+	*out_len = opts.data_size_out;
 	return 0;
 }
 
+/* The in-kernel tier's counters: those @w says move, by one, no other. */
+static void check_fn_stats(const struct snap *before, const struct snap *after,
+			   const struct want *w)
+{
+	uint32_t k, base = 0, rx = UINT32_MAX, second = UINT32_MAX;
+	uint64_t d, want;
+
+	if (w->stat == RR_XDP_TX_FUNCTION || w->stat == RR_XDP_DROP_FUNCTION) {
+		base = RR_FN_STATS_KEY(0, (uint32_t)w->fn_slot, 0);
+		rx = base + RR_FN_XDP_RX;
+		second = base + (w->stat == RR_XDP_TX_FUNCTION
+					 ? RR_FN_XDP_TX
+					 : RR_FN_XDP_DROP + (uint32_t)w->drop);
+	}
+	for (k = 0; k < FN_ROW; k++) {
+		d = after->fn[k] - before->fn[k];
+		want = k == rx || k == second;
+		if (d != want)
+			t_fail("fn_stats of slot %u, counter %u moved by %llu, expected %llu",
+			       k / RR_FN_STAT_MAX, k % RR_FN_STAT_MAX,
+			       (unsigned long long)d, (unsigned long long)want);
+	}
+}
+
 /*
- * Runs @frame and checks: XDP_PASS (XDP_DROP for a drop_* counter),
- * counter @stat (or @alt) of @queue's row up by one and nothing else
- * counted, only the cursor of @slot on @queue moved (slot -1: none), as
- * it must with several sockets. Returns the new cursor value.
+ * Runs @frame and checks: the action counter @w->stat stands for (or
+ * @w->alt) of @queue's row up by one and nothing else counted, the frame
+ * untouched unless answered (then exactly @w->reply), the in-kernel
+ * tier's counters moved as check_fn_stats() says, only the cursor of
+ * @w->slot on @queue moved (slot -1: none), as it must with several
+ * sockets. Returns the new cursor value.
  */
-static uint32_t expect(const uint8_t *frame, uint32_t len, int ifindex,
-		       uint32_t queue, int stat, int alt, int slot)
+static uint32_t expect_run(const uint8_t *frame, uint32_t len, int ifindex,
+			   uint32_t queue, const struct want *w)
 {
 	static struct snap before, after;
+	static uint8_t out[ROOM];
 	uint32_t row = queue < RR_MAX_QUEUES ? queue : RR_MAX_QUEUES;
-	uint32_t retval = 0, k, want_key, cur_key = 0, moved = 0;
-	/* Only a source outside an allow-list is dropped. */
-	uint32_t want_act =
-		stat == RR_XDP_DROP_NOT_ALLOWED || stat == RR_XDP_DROP_LOOP_PORT
-			? XDP_DROP
-			: XDP_PASS;
+	uint32_t retval = 0, k, want_key, cur_key = 0, moved = 0, out_len = 0;
+	int stat = w->stat, alt = w->alt, slot = w->slot;
+	uint32_t want_act = stat_action(stat);
 	int ret;
 
-	if (take_snap(&before)) {
+	if (take_snap(&before, queue)) {
 		t_fail("cannot read the maps: %s", strerror(errno));
 		return 0;
 	}
-	ret = run(frame, len, ifindex, queue, &retval);
+	ret = run(frame, len, ifindex, queue, out, &out_len, &retval);
 	if (ret) {
 		t_fail("test run refused: %s", strerror(-ret));
 		return 0;
 	}
 	if (retval != want_act)
-		t_fail("verdict %u, expected %s", retval,
-		       want_act == XDP_DROP ? "XDP_DROP" : "XDP_PASS");
-	if (take_snap(&after)) {
+		t_fail("verdict %s, expected %s", action_name(retval),
+		       action_name(want_act));
+	if (retval == XDP_TX && want_act == XDP_TX) {
+		/* The reply: user space's, byte for byte. */
+		if (out_len != w->reply_len ||
+		    memcmp(out, w->reply, w->reply_len))
+			t_fail("the reply (%u bytes) is not user space's (%u bytes)",
+			       out_len, w->reply_len);
+	} else if (out_len != len || memcmp(out, frame, len)) {
+		/* Passed to the kernel, or dropped: untouched. */
+		t_fail("the frame was modified (%u bytes out of %u)", out_len,
+		       len);
+	}
+	if (take_snap(&after, queue)) {
 		t_fail("cannot read the maps: %s", strerror(errno));
 		return 0;
 	}
+	if (queue < RR_MAX_QUEUES)
+		check_fn_stats(&before, &after, w);
 
 	want_key = row * RR_XDP_STAT_MAX + (uint32_t)stat;
 	for (k = 0; k < RR_STATS_SIZE; k++) {
@@ -209,14 +357,47 @@ static uint32_t expect(const uint8_t *frame, uint32_t len, int ifindex,
 	return slot >= 0 ? after.cursor[cur_key] : 0;
 }
 
+/* expect_run() for a frame that the in-kernel tier does not see. */
+static uint32_t expect(const uint8_t *frame, uint32_t len, int ifindex,
+		       uint32_t queue, int stat, int alt, int slot)
+{
+	struct want w = { .stat = stat, .alt = alt, .slot = slot };
+
+	return expect_run(frame, len, ifindex, queue, &w);
+}
+
+/* What user space answers to @frame on @port: the reply an XDP_TX must
+ * equal. Its length, or 0 (and a failure) if it does not answer. */
+static uint32_t user_reply(const struct bpf_port *port, const uint8_t *frame,
+			   uint32_t len, uint8_t *reply)
+{
+	const struct rr_function *fn =
+		port && port->fn ? rr_registry_find(port->fn) : NULL;
+	int ret;
+
+	if (!fn) {
+		t_fail("no function on the port to compare with");
+		return 0;
+	}
+	memcpy(reply, frame, len);
+	ret = rr_serve(reply, len, ROOM, MTU, port->conf.max_amplification, fn,
+		       0, 0);
+	if (ret <= 0) {
+		t_fail("user space does not answer it either: %s",
+		       ret ? rr_drop_label((enum rr_drop) - ret) : "0");
+		return 0;
+	}
+	return (uint32_t)ret;
+}
+
 static void run_table(const struct bpf_table *t)
 {
-	uint8_t frame[4096];
+	static uint8_t frame[ROOM], reply[ROOM];
 	struct frame_layout lay;
 	const struct bpf_case *c;
+	struct want w;
 	uint32_t len;
 	size_t i;
-	int slot;
 
 	for (i = 0; i < t->n; i++) {
 		c = &t->c[i];
@@ -228,9 +409,20 @@ static void run_table(const struct bpf_table *t)
 		}
 		if (IS_SET(c->cut))
 			len = SET_VAL(c->cut);
-		slot = c->stat == RR_XDP_PASS_NO_SOCKET ? port_slot(c->s.dport)
-							: -1;
-		expect(frame, len, 0, 0, c->stat, c->alt, slot);
+		memset(&w, 0, sizeof(w));
+		w.stat = c->stat;
+		w.alt = c->alt;
+		w.slot = c->stat == RR_XDP_PASS_NO_SOCKET
+				 ? port_slot(c->s.dport)
+				 : -1;
+		w.fn_slot = port_slot(c->s.dport);
+		w.drop = c->drop;
+		if (c->stat == RR_XDP_TX_FUNCTION) {
+			w.reply = reply;
+			w.reply_len = user_reply(find_port(c->s.dport), frame,
+						 len, reply);
+		}
+		expect_run(frame, len, 0, 0, &w);
 	}
 }
 
@@ -340,6 +532,16 @@ static int print_quiet(enum libbpf_print_level level, const char *fmt,
 	return vfprintf(stderr, fmt, ap);
 }
 
+/* The maps' descriptors of the program loaded now. */
+static void use_skel(struct reqrouter *sk)
+{
+	prog_fd = bpf_program__fd(sk->progs.reqrouter_xdp);
+	stats_fd = bpf_map__fd(sk->maps.xdp_stats);
+	cursor_fd = bpf_map__fd(sk->maps.rr_cursor);
+	port_fd = bpf_map__fd(sk->maps.port_map);
+	fn_fd = bpf_map__fd(sk->maps.fn_stats);
+}
+
 /* Loads the program; with @mac, as reqrouter does for an interface. */
 static int setup(const uint8_t *mac)
 {
@@ -373,10 +575,9 @@ static int setup(const uint8_t *mac)
 			strerror(errno));
 		return 1;
 	}
-	prog_fd = bpf_program__fd(skel->progs.reqrouter_xdp);
-	stats_fd = bpf_map__fd(skel->maps.xdp_stats);
-	cursor_fd = bpf_map__fd(skel->maps.rr_cursor);
-	port_fd = bpf_map__fd(skel->maps.port_map);
+	use_skel(skel);
+	cur_ports = ports;
+	cur_nports = ARRAY_SIZE(ports);
 	for (i = 0; i < ARRAY_SIZE(ports); i++) {
 		if (bpf_map_update_elem(port_fd, &ports[i].port, &ports[i].conf,
 					BPF_ANY)) {
@@ -386,6 +587,42 @@ static int setup(const uint8_t *mac)
 		}
 	}
 	return 0;
+}
+
+/*
+ * Loads the program as reqrouter does (rr_xdp_load(), for the builder's
+ * MAC), with echo's XDP program in the slots of tier_ports and the local
+ * routes written.
+ */
+static int setup_tier(void)
+{
+	const struct bpf_port *p;
+	char why[RR_ERRLEN];
+	size_t i;
+	int ret;
+
+	ret = rr_xdp_load(&tier_x, f_dst_mac, MTU);
+	if (ret) {
+		fprintf(stderr, "FAIL: rr_xdp_load: %s\n", strerror(-ret));
+		return 1;
+	}
+	use_skel(tier_x.skel);
+	cur_ports = tier_ports;
+	cur_nports = ARRAY_SIZE(tier_ports);
+	for (i = 0; i < ARRAY_SIZE(tier_ports); i++) {
+		p = &tier_ports[i];
+		ret = rr_xdp_load_function(&tier_x, p->conf.slot,
+					   rr_registry_xdp(p->fn), why,
+					   sizeof(why));
+		if (ret) {
+			fprintf(stderr, "FAIL: cannot load %s in XDP: %s\n",
+				p->fn, why);
+			return 1;
+		}
+		if (rr_xdp_set_port(&tier_x, (uint16_t)p->port, &p->conf))
+			return 1;
+	}
+	return setup_local_routes(tier_x.skel) ? 1 : 0;
 }
 
 int main(void)
@@ -399,8 +636,11 @@ int main(void)
 		return ret;
 	}
 	run_table(&steer_cases);
-	if (!setup_allow_lists(skel))
+	if (!setup_allow_lists(skel)) {
 		run_table(&allow_cases);
+		if (!setup_local_routes(skel))
+			run_table(&guard_cases);
+	}
 	check_round_robin(1232, 3, 0, 0);
 	check_round_robin(7, 2, 0, 0);
 	check_round_robin(1, 1, 0, 0);
@@ -416,12 +656,22 @@ int main(void)
 	}
 	run_table(&mac_cases);
 	reqrouter__destroy(skel);
+	skel = NULL;
+
+	/* Loaded as reqrouter loads it, with the in-kernel tier. */
+	ret = setup_tier();
+	if (!ret)
+		run_table(&tier_cases);
+	rr_xdp_destroy(&tier_x);
+	if (ret)
+		return ret;
 
 	if (t_failures) {
 		fprintf(stderr, "%d check(s) failed\n", t_failures);
 		return 1;
 	}
 	printf("%zu frames and the round robin checked\n",
-	       steer_cases.n + allow_cases.n + mac_cases.n);
+	       steer_cases.n + allow_cases.n + guard_cases.n + mac_cases.n +
+		       tier_cases.n);
 	return 0;
 }

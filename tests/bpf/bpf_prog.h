@@ -18,10 +18,26 @@ struct bpf_case {
 	struct frame_spec s;
 	uint32_t cut; /* SET(): the frame cut to this many bytes */
 	int stat;
-	int alt; /* another acceptable counter, or -1 (set by ALT()) */
+	int alt;  /* another acceptable counter, or -1 (set by ALT()) */
+	int drop; /* RR_XDP_DROP_FUNCTION: the enum rr_drop counted */
 };
 
 #define F_SPORT 40000 /* an ephemeral client port */
+
+/*
+ * Ports for the guards (guard_cases): answered for the host's own
+ * destinations only (RR_PORT_LOCAL_DST); no requests from below 1024
+ * (min_src_port); both, and quarantined; both an allow-list and the
+ * destination check. The allow-list admits 192.0.2.0/24 only.
+ */
+#define PORT_LOCAL 6000
+#define PORT_MIN_SRC 6001
+#define PORT_LOCAL_QUAR 6002
+#define PORT_LOCAL_ACL 6003
+/* The in-kernel tier's ports (tier_cases), echo's XDP program in their
+ * slots: plain, and with the destination check and min_src_port 1024. */
+#define PORT_XDP 7000
+#define PORT_XDP_GUARDED 7001
 
 struct bpf_table {
 	const struct bpf_case *c;
@@ -29,8 +45,15 @@ struct bpf_table {
 };
 
 /* Frames for the configured ports; with the interface's MAC set; and to
- * ports with allow-lists, which setup_allow_lists() writes first. */
-extern const struct bpf_table steer_cases, mac_cases, allow_cases;
+ * ports with allow-lists, which setup_allow_lists() writes first; to the
+ * guarded ports, with the local routes setup_local_routes() writes; to
+ * the in-kernel tier's ports. */
+extern const struct bpf_table steer_cases, mac_cases, allow_cases, guard_cases,
+	tier_cases;
 int setup_allow_lists(struct reqrouter *skel);
+/* The host's own destinations, as reqrouter mirrors its local routes:
+ * the server's address (f_dst_ip4/32, f_dst_ip6/128) and an "AnyIP"
+ * prefix, 198.51.100.0/24. */
+int setup_local_routes(struct reqrouter *skel);
 
 #endif /* RR_BPF_PROG_H */

@@ -2,8 +2,8 @@
 /*
  * A part of the bpf_prog test (bpf_prog.c): the fixture tables, frame ->
  * the counter it must move, for the ports bpf_prog.c configures, and the
- * allow-lists the allow-list cases assume, written as reqrouter writes
- * them.
+ * allow-lists and local routes the cases assume, written as reqrouter
+ * writes them.
  */
 #include <errno.h>
 #include <net/if.h>
@@ -50,8 +50,16 @@ static const struct bpf_case steer[] = {
 	{ "802.1Q IPv6 UDP", U6(.vlans = 1), 0, RR_XDP_PASS_NO_SOCKET, NO_ALT },
 	{ "QinQ IPv4 UDP", U4(.vlans = 2), 0, RR_XDP_PASS_NO_SOCKET, NO_ALT },
 	{ "QinQ IPv6 UDP", U6(.vlans = 2), 0, RR_XDP_PASS_NO_SOCKET, NO_ALT },
-	{ "IPv4 with options", U4(.opt_words = 10), 0, RR_XDP_PASS_NO_SOCKET,
+	/* The user tier checks checksums itself: steered unverified. */
+	{ "garbage UDP checksum", U4(.csum = CSUM_GARBAGE), 0,
+	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	{ "IPv6 garbage UDP checksum, QinQ",
+	  U6(.csum = CSUM_GARBAGE, .vlans = 2), 0, RR_XDP_PASS_NO_SOCKET,
 	  NO_ALT },
+	{ "partial UDP checksum", U6(.csum = CSUM_PARTIAL), 0,
+	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	{ "IPv4 zero UDP checksum", U4(.csum = CSUM_ZERO), 0,
+	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
 	{ "IPv4 DF set", U4(.frag = SET(F_IP_DF)), 0, RR_XDP_PASS_NO_SOCKET,
 	  NO_ALT },
 	{ "IPv4 no flags", U4(.frag = SET(0)), 0, RR_XDP_PASS_NO_SOCKET,
@@ -85,6 +93,15 @@ static const struct bpf_case steer[] = {
 	  NO_ALT },
 	{ "port 1232 as source only", U4(.sport = 1232, .dport = 53), 0,
 	  RR_XDP_PASS_NO_FUNCTION, NO_ALT },
+	/* IPv4 options are the kernel's, whatever the port: steered once,
+	 * passed now, before the port is looked at. */
+	{ "IPv4 with options", U4(.opt_words = 10), 0, RR_XDP_PASS_IP_OPTIONS,
+	  NO_ALT },
+	{ "IPv4 with one option word, 802.1Q", U4(.opt_words = 1, .vlans = 1),
+	  0, RR_XDP_PASS_IP_OPTIONS, NO_ALT },
+	{ "IPv4 options, port without a function",
+	  U4(.opt_words = 2, .dport = 1233), 0, RR_XDP_PASS_IP_OPTIONS,
+	  NO_ALT },
 	/* Replies that could bounce between two servers forever. */
 	{ "source port 0", U4(.sport = 0), 0, RR_XDP_DROP_LOOP_PORT, NO_ALT },
 	{ "source port 7 (echo)", U4(.sport = 7), 0, RR_XDP_DROP_LOOP_PORT,
@@ -219,6 +236,7 @@ static const struct {
 	{ 7, "198.51.100.0/24" }, /* IPv4 only: IPv6 is shut out */
 	{ 8, "0.0.0.0/0" },
 	{ 9, "2001:db8:aa00::/40 ::1" },
+	{ 13, "192.0.2.0/24" }, /* PORT_LOCAL_ACL's */
 };
 
 static const uint8_t a4_in[4] = { 10, 0, 0, 200 };
@@ -248,12 +266,14 @@ static const struct bpf_case allow[] = {
 	{ "not allowed through QinQ",
 	  U4(.dport = 5000, .saddr = a4_next_net, .vlans = 2), 0,
 	  RR_XDP_DROP_NOT_ALLOWED, NO_ALT },
+	/* IPv4 options go to the kernel before any port's rules: steered
+	 * and dropped once, passed now. */
 	{ "allowed with IPv4 options",
 	  U4(.dport = 5000, .saddr = a4_in, .opt_words = 3), 0,
-	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	  RR_XDP_PASS_IP_OPTIONS, NO_ALT },
 	{ "not allowed with IPv4 options",
 	  U4(.dport = 5000, .saddr = a4_other, .opt_words = 3), 0,
-	  RR_XDP_DROP_NOT_ALLOWED, NO_ALT },
+	  RR_XDP_PASS_IP_OPTIONS, NO_ALT },
 	{ "allowed /64", U6(.dport = 5000, .saddr = a6_in), 0,
 	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
 	{ "allowed /64 through 802.1Q",
@@ -302,11 +322,223 @@ static const struct bpf_case allow[] = {
 	  U4(.dport = 5000, .saddr = a4_other, .udp_len = SET(7)), 0,
 	  RR_XDP_PASS_MALFORMED, NO_ALT },
 };
+
+/*
+ * The host's own destinations (setup_local_routes()): the server's
+ * addresses as /32 and /128, and a /24 routed to the host as a whole
+ * ("AnyIP", ip route add local 198.51.100.0/24 dev lo). The unassigned
+ * addresses are in the server's subnets but not the host's: transit
+ * traffic, or an address that has moved to another host.
+ */
+static const uint8_t anyip4[4] = { 198, 51, 100, 0 };
+static const uint8_t in_anyip4[4] = { 198, 51, 100, 77 };
+static const uint8_t past_anyip4[4] = { 198, 51, 101, 1 };
+static const uint8_t unassigned4[4] = { 10, 0, 0, 3 };
+static const uint8_t unassigned6[16] = { 0xfd, 0, 0, 0, 0, 0, 0, 0,
+					 0xab, 0, 0, 0, 0, 0, 0, 3 };
+static const uint8_t a4_acl13[4] = { 192, 0, 2, 5 };
+
+#define LOCAL4(...) U4(.dport = PORT_LOCAL, __VA_ARGS__)
+#define LOCAL6(...) U6(.dport = PORT_LOCAL, __VA_ARGS__)
+#define MINSRC4(...) U4(.dport = PORT_MIN_SRC, __VA_ARGS__)
+
+static const struct bpf_case guard[] = {
+	/* RR_PORT_LOCAL_DST: answered for the host's destinations only. */
+	{ "local IPv4 (/32)", LOCAL4(), 0, RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	{ "local IPv6 (/128)", LOCAL6(), 0, RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	{ "local IPv4, 802.1Q", LOCAL4(.vlans = 1), 0, RR_XDP_PASS_NO_SOCKET,
+	  NO_ALT },
+	{ "local IPv6, QinQ", LOCAL6(.vlans = 2), 0, RR_XDP_PASS_NO_SOCKET,
+	  NO_ALT },
+	{ "inside the AnyIP /24", LOCAL4(.daddr = in_anyip4), 0,
+	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	{ "the AnyIP /24's first address", LOCAL4(.daddr = anyip4), 0,
+	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	{ "just past the AnyIP /24", LOCAL4(.daddr = past_anyip4), 0,
+	  RR_XDP_PASS_NOT_LOCAL, NO_ALT },
+	{ "unassigned IPv4 of the server's subnet",
+	  LOCAL4(.daddr = unassigned4), 0, RR_XDP_PASS_NOT_LOCAL, NO_ALT },
+	{ "unassigned IPv6 of the server's /64", LOCAL6(.daddr = unassigned6),
+	  0, RR_XDP_PASS_NOT_LOCAL, NO_ALT },
+	{ "unassigned IPv4, 802.1Q", LOCAL4(.daddr = unassigned4, .vlans = 1),
+	  0, RR_XDP_PASS_NOT_LOCAL, NO_ALT },
+	{ "unassigned IPv6, 802.1Q", LOCAL6(.daddr = unassigned6, .vlans = 1),
+	  0, RR_XDP_PASS_NOT_LOCAL, NO_ALT },
+	{ "unassigned IPv4, QinQ", LOCAL4(.daddr = unassigned4, .vlans = 2), 0,
+	  RR_XDP_PASS_NOT_LOCAL, NO_ALT },
+	{ "unassigned IPv6, QinQ", LOCAL6(.daddr = unassigned6, .vlans = 2), 0,
+	  RR_XDP_PASS_NOT_LOCAL, NO_ALT },
+	{ "another host's source as destination", LOCAL4(.daddr = f_src_ip4), 0,
+	  RR_XDP_PASS_NOT_LOCAL, NO_ALT },
+	/* Without the flag, any destination is answered (answer_for = any). */
+	{ "unassigned IPv4, port without the check", U4(.daddr = unassigned4),
+	  0, RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	{ "unassigned IPv6, port without the check",
+	  U6(.daddr = unassigned6, .vlans = 1), 0, RR_XDP_PASS_NO_SOCKET,
+	  NO_ALT },
+	/* Not local comes first: nothing the port would drop is dropped,
+	 * the kernel gets it. */
+	{ "unassigned, from a loop port",
+	  LOCAL4(.daddr = unassigned4, .sport = 7), 0, RR_XDP_PASS_NOT_LOCAL,
+	  NO_ALT },
+	{ "unassigned, from a served port",
+	  LOCAL6(.daddr = unassigned6, .sport = 1232), 0, RR_XDP_PASS_NOT_LOCAL,
+	  NO_ALT },
+	{ "unassigned, quarantined, from a low port",
+	  U4(.dport = PORT_LOCAL_QUAR, .daddr = unassigned4, .sport = 53), 0,
+	  RR_XDP_PASS_NOT_LOCAL, NO_ALT },
+	{ "unassigned, quarantined",
+	  U6(.dport = PORT_LOCAL_QUAR, .daddr = unassigned6), 0,
+	  RR_XDP_PASS_NOT_LOCAL, NO_ALT },
+	{ "unassigned, source not allowed",
+	  U4(.dport = PORT_LOCAL_ACL, .daddr = unassigned4), 0,
+	  RR_XDP_PASS_NOT_LOCAL, NO_ALT },
+	/* Local, the port's own rules follow, in order. */
+	{ "local, quarantined, from a loop port",
+	  U4(.dport = PORT_LOCAL_QUAR, .sport = 7), 0, RR_XDP_DROP_LOOP_PORT,
+	  NO_ALT },
+	{ "local, quarantined, from a low port",
+	  U4(.dport = PORT_LOCAL_QUAR, .sport = 53), 0, RR_XDP_DROP_LOW_PORT,
+	  NO_ALT },
+	{ "local, quarantined", U6(.dport = PORT_LOCAL_QUAR), 0,
+	  RR_XDP_DROP_QUARANTINED, NO_ALT },
+	{ "local, source not allowed", U4(.dport = PORT_LOCAL_ACL), 0,
+	  RR_XDP_DROP_NOT_ALLOWED, NO_ALT },
+	{ "local, source allowed",
+	  U4(.dport = PORT_LOCAL_ACL, .saddr = a4_acl13), 0,
+	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
+
+	/* min_src_port 1024: no requests from the well-known ports. */
+	{ "source 1023", MINSRC4(.sport = 1023), 0, RR_XDP_DROP_LOW_PORT,
+	  NO_ALT },
+	{ "source 53 (DNS)", MINSRC4(.sport = 53), 0, RR_XDP_DROP_LOW_PORT,
+	  NO_ALT },
+	{ "source 123 (NTP), IPv6, QinQ",
+	  U6(.dport = PORT_MIN_SRC, .sport = 123, .vlans = 2), 0,
+	  RR_XDP_DROP_LOW_PORT, NO_ALT },
+	{ "source 2", MINSRC4(.sport = 2), 0, RR_XDP_DROP_LOW_PORT, NO_ALT },
+	{ "source 1024", MINSRC4(.sport = 1024), 0, RR_XDP_PASS_NO_SOCKET,
+	  NO_ALT },
+	{ "source 40000", MINSRC4(.sport = 40000), 0, RR_XDP_PASS_NO_SOCKET,
+	  NO_ALT },
+	{ "source 65534, IPv6", U6(.dport = PORT_MIN_SRC, .sport = 65534), 0,
+	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	/* The loop ports keep their own counter. */
+	{ "source 7 (echo)", MINSRC4(.sport = 7), 0, RR_XDP_DROP_LOOP_PORT,
+	  NO_ALT },
+	{ "source 0", MINSRC4(.sport = 0), 0, RR_XDP_DROP_LOOP_PORT, NO_ALT },
+	{ "source 1232 (served here)", MINSRC4(.sport = 1232), 0,
+	  RR_XDP_DROP_LOOP_PORT, NO_ALT },
+	/* min_src_port 0, as the tests' ports have: only the loop ports. */
+	{ "source 53, min_src_port 0", U4(.sport = 53), 0,
+	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	{ "source 1023, min_src_port 0", U6(.sport = 1023), 0,
+	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
+
+	/* IPv4 options, on a port of each kind: the kernel's. */
+	{ "IPv4 options, served port", U4(.opt_words = 1), 0,
+	  RR_XDP_PASS_IP_OPTIONS, NO_ALT },
+	{ "IPv4 options (IHL 15), local destination", LOCAL4(.opt_words = 10),
+	  0, RR_XDP_PASS_IP_OPTIONS, NO_ALT },
+	{ "IPv4 options, unassigned destination",
+	  LOCAL4(.opt_words = 1, .daddr = unassigned4), 0,
+	  RR_XDP_PASS_IP_OPTIONS, NO_ALT },
+	{ "IPv4 options, from a low port", MINSRC4(.opt_words = 2, .sport = 53),
+	  0, RR_XDP_PASS_IP_OPTIONS, NO_ALT },
+};
+
+/*
+ * The in-kernel tier (bpf_prog.c loads echo's XDP program for PORT_XDP and
+ * PORT_XDP_GUARDED): it verifies the UDP checksum as the kernel would,
+ * and sees nothing the guards turn away.
+ */
+#define XDP4(...) U4(.dport = PORT_XDP, __VA_ARGS__)
+#define XDP6(...) U6(.dport = PORT_XDP, __VA_ARGS__)
+#define GUARDED4(...) U4(.dport = PORT_XDP_GUARDED, __VA_ARGS__)
+#define GUARDED6(...) U6(.dport = PORT_XDP_GUARDED, __VA_ARGS__)
+#define TX 0, RR_XDP_TX_FUNCTION, NO_ALT
+#define DROPPED(why) 0, RR_XDP_DROP_FUNCTION, NO_ALT, .drop = (why)
+
+static const struct bpf_case tier[] = {
+	{ "valid checksum", XDP4(), TX },
+	{ "IPv6 valid checksum", XDP6(), TX },
+	{ "partial checksum", XDP4(.csum = CSUM_PARTIAL), TX },
+	{ "IPv6 partial checksum, QinQ", XDP6(.csum = CSUM_PARTIAL, .vlans = 2),
+	  TX },
+	{ "IPv4 zero checksum", XDP4(.csum = CSUM_ZERO), TX },
+	{ "IPv4 zero checksum, 802.1Q", XDP4(.csum = CSUM_ZERO, .vlans = 1),
+	  TX },
+	{ "garbage checksum", XDP4(.csum = CSUM_GARBAGE),
+	  DROPPED(RR_DROP_BAD_CHECKSUM) },
+	{ "IPv6 garbage checksum", XDP6(.csum = CSUM_GARBAGE),
+	  DROPPED(RR_DROP_BAD_CHECKSUM) },
+	{ "garbage checksum, QinQ, empty payload",
+	  XDP4(.csum = CSUM_GARBAGE, .vlans = 2, .plen = 0),
+	  DROPPED(RR_DROP_BAD_CHECKSUM) },
+	{ "IPv6 zero checksum", XDP6(.csum = CSUM_ZERO),
+	  DROPPED(RR_DROP_MALFORMED) },
+	{ "IPv4 options", XDP4(.opt_words = 1), 0, RR_XDP_PASS_IP_OPTIONS,
+	  NO_ALT },
+	/* With the destination check and min_src_port 1024. */
+	{ "guarded: local, from 40000", GUARDED4(), TX },
+	{ "guarded: local IPv6, from 1024", GUARDED6(.sport = 1024), TX },
+	{ "guarded: inside the AnyIP /24", GUARDED4(.daddr = in_anyip4), TX },
+	{ "guarded: unassigned", GUARDED4(.daddr = unassigned4), 0,
+	  RR_XDP_PASS_NOT_LOCAL, NO_ALT },
+	{ "guarded: unassigned IPv6, QinQ",
+	  GUARDED6(.daddr = unassigned6, .vlans = 2), 0, RR_XDP_PASS_NOT_LOCAL,
+	  NO_ALT },
+	{ "guarded: unassigned, garbage checksum",
+	  GUARDED4(.daddr = unassigned4, .csum = CSUM_GARBAGE), 0,
+	  RR_XDP_PASS_NOT_LOCAL, NO_ALT },
+	{ "guarded: from 53", GUARDED4(.sport = 53), 0, RR_XDP_DROP_LOW_PORT,
+	  NO_ALT },
+	{ "guarded: IPv6 from 1023", GUARDED6(.sport = 1023), 0,
+	  RR_XDP_DROP_LOW_PORT, NO_ALT },
+	{ "guarded: from 7", GUARDED4(.sport = 7), 0, RR_XDP_DROP_LOOP_PORT,
+	  NO_ALT },
+	{ "guarded: local, garbage checksum", GUARDED6(.csum = CSUM_GARBAGE),
+	  DROPPED(RR_DROP_BAD_CHECKSUM) },
+};
 #pragma GCC diagnostic pop
 
 const struct bpf_table steer_cases = { steer, ARRAY_SIZE(steer) };
 const struct bpf_table mac_cases = { mac, ARRAY_SIZE(mac) };
 const struct bpf_table allow_cases = { allow, ARRAY_SIZE(allow) };
+const struct bpf_table guard_cases = { guard, ARRAY_SIZE(guard) };
+const struct bpf_table tier_cases = { tier, ARRAY_SIZE(tier) };
+
+/* One local route into the trie of its family; prefixlen counts the
+ * address's bits only. */
+static int add_local(struct reqrouter *skel, int family, const uint8_t *addr,
+		     uint32_t prefixlen)
+{
+	struct rr_local_v4 k4 = { .prefixlen = prefixlen };
+	struct rr_local_v6 k6 = { .prefixlen = prefixlen };
+	uint8_t one = 1;
+
+	if (family == AF_INET) {
+		memcpy(k4.addr, addr, 4);
+		return bpf_map__update_elem(skel->maps.local_v4, &k4,
+					    sizeof(k4), &one, sizeof(one),
+					    BPF_ANY);
+	}
+	memcpy(k6.addr, addr, 16);
+	return bpf_map__update_elem(skel->maps.local_v6, &k6, sizeof(k6), &one,
+				    sizeof(one), BPF_ANY);
+}
+
+int setup_local_routes(struct reqrouter *skel)
+{
+	t_at("%s", "local routes set-up");
+	if (add_local(skel, AF_INET, f_dst_ip4, 32) ||
+	    add_local(skel, AF_INET, anyip4, 24) ||
+	    add_local(skel, AF_INET6, f_dst_ip6, 128)) {
+		t_fail("cannot write the local routes: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
 
 int setup_allow_lists(struct reqrouter *skel)
 {

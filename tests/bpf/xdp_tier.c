@@ -5,14 +5,19 @@
  * way reqrouter loads them (src/daemon/xdp.c), and every request frame runs both
  * through bpf_prog_test_run_opts() and through rr_serve(). Where user space
  * answers, XDP must answer with XDP_TX and the very same frame; where user
- * space drops, XDP must drop and count the same reason. Edge cases (0, 1
- * and odd payload lengths, MTU-size and one byte over, IPv4 options, one
- * and two VLAN tags, IPv6, partial and garbage incoming checksums, padding,
- * a bad IPv4 header checksum, a zero UDP checksum over IPv6) and seeded
- * random frames. Then punts (xdp_max_payload) and the reply cache: a hit
- * equals user space's reply; a changed byte, another generation, an
- * expired entry or one being written answer nothing and leave the frame
- * untouched.
+ * space drops, XDP must drop and count the same reason (a garbage UDP
+ * checksum: bad_checksum on both sides). The one exception is IPv4
+ * options, which the program hands to the kernel before any port is
+ * looked at (XDP_PASS, counted ip_options) while user space calls them
+ * malformed. Edge cases (0, 1 and odd payload lengths, MTU-size and one
+ * byte over, IPv4 options, one and two VLAN tags, IPv6, valid, partial
+ * and garbage incoming checksums, padding, a bad IPv4 header checksum, a
+ * zero UDP checksum over IPv6, a payload byte changed after the checksum)
+ * and seeded random frames. Then punts (xdp_max_payload) and the reply
+ * cache: a hit equals user space's reply; a changed byte, another
+ * generation, an expired entry or one being written answer nothing and
+ * leave the frame untouched, and so does a request the cache holds the
+ * answer to but user space would refuse (a garbage checksum, options).
  *
  * Needs root and a kernel with BPF; exits 77 (skip) otherwise.
  */
@@ -38,6 +43,7 @@
 #include "registry.h"
 #include "reqrouter.skel.h"
 #include "rr_shared.h"
+#include "util.h"
 #include "xdp.h"
 #include "xdptest.h"
 
@@ -140,6 +146,30 @@ static uint64_t fn_stat(uint32_t slot, uint32_t stat)
 	return out[stat];
 }
 
+/* Queue 0's counter @stat of xdp_stats. */
+static uint64_t xdp_stat(uint32_t stat)
+{
+	uint64_t out[RR_XDP_STAT_MAX];
+
+	if (rr_xdp_read_stats(&x, out, 1))
+		return UINT64_MAX;
+	return out[stat];
+}
+
+/* Whether the frame is IPv4 with options (IHL over 5), tags skipped. */
+static bool has_ip_options(const uint8_t *f, uint32_t len)
+{
+	uint32_t off = F_ETH_HLEN;
+	uint16_t proto = len >= off ? f_get16(f + 12) : 0;
+
+	while ((proto == F_ETH_8021Q || proto == F_ETH_8021AD) &&
+	       off + F_VLAN_HLEN <= len) {
+		proto = f_get16(f + off + 2);
+		off += F_VLAN_HLEN;
+	}
+	return proto == F_ETH_IP && off < len && (f[off] & 0xf) > 5;
+}
+
 /* Runs the steering program once; the frame it leaves is in out. */
 static int run(const uint8_t *frame, uint32_t len, uint8_t *out,
 	       uint32_t *out_len, uint32_t *retval)
@@ -161,14 +191,16 @@ static const struct rr_function *function(uint32_t slot)
 }
 
 /*
- * One frame through both paths: the same reply, or the same drop reason.
- * Returns what user space did (reply length or -enum rr_drop).
+ * One frame through both paths: the same reply, or the same drop reason;
+ * for IPv4 options, which user space calls malformed, the frame passed to
+ * the kernel untouched before the in-kernel tier sees it. Returns what
+ * user space did (reply length or -enum rr_drop).
  */
 static int differ(uint32_t slot, const uint8_t *frame, uint32_t len)
 {
 	uint8_t user[ROOM], out[ROOM];
 	uint32_t retval, out_len, reason;
-	uint64_t before, after;
+	uint64_t before, after, rx, opts;
 	int ret;
 
 	checks++;
@@ -177,12 +209,27 @@ static int differ(uint32_t slot, const uint8_t *frame, uint32_t len)
 		       function(slot), 0, 0);
 	reason = ret < 0 ? (uint32_t)-ret : 0;
 	before = fn_stat(slot, RR_FN_XDP_DROP + reason);
+	rx = fn_stat(slot, RR_FN_XDP_RX);
+	opts = xdp_stat(RR_XDP_PASS_IP_OPTIONS);
 	if (run(frame, len, out, &out_len, &retval)) {
 		t_fail("test run refused: %s", strerror(errno));
 		return ret;
 	}
 	after = fn_stat(slot, RR_FN_XDP_DROP + reason);
-	if (ret >= 0) {
+	if (has_ip_options(frame, len)) {
+		if (ret != -RR_DROP_MALFORMED)
+			t_fail("user space %s IPv4 options (%d), want malformed",
+			       ret < 0 ? rr_drop_label(reason) : "answers",
+			       ret);
+		if (retval != XDP_PASS || out_len != len ||
+		    memcmp(out, frame, len))
+			t_fail("IPv4 options: XDP gave verdict %u, want XDP_PASS untouched",
+			       retval);
+		if (xdp_stat(RR_XDP_PASS_IP_OPTIONS) != opts + 1)
+			t_fail("IPv4 options not counted as ip_options");
+		if (fn_stat(slot, RR_FN_XDP_RX) != rx)
+			t_fail("IPv4 options reached the in-kernel tier");
+	} else if (ret >= 0) {
 		if (retval != XDP_TX)
 			t_fail("user space answers (%d bytes), XDP gave verdict %u",
 			       ret, retval);
@@ -226,8 +273,13 @@ static uint32_t frame_for(uint8_t *buf, uint32_t slot, int family, int vlans,
 	return build_frame(buf, ROOM, &s, &lay);
 }
 
-/* One function, family, tag count, option length and payload length,
- * under each checksum kind, with and without Ethernet padding. */
+/*
+ * One function, family, tag count, option length and payload length,
+ * under each checksum kind, with and without Ethernet padding. Options
+ * (answered alike once) are passed by XDP and dropped as malformed by
+ * user space now (differ()); a garbage checksum (answered alike once) is
+ * dropped by both as bad_checksum.
+ */
 static void edge_case(uint32_t slot, int fam, int vlans, int opts,
 		      uint32_t plen)
 {
@@ -235,17 +287,21 @@ static void edge_case(uint32_t slot, int fam, int vlans, int opts,
 						 CSUM_GARBAGE };
 	uint8_t frame[ROOM];
 	uint32_t len, ci;
-	int pad;
+	int pad, ret;
 
 	for (ci = 0; ci < 3; ci++) {
 		for (pad = 0; pad <= 1; pad++) {
 			len = frame_for(frame, slot, fam ? AF_INET6 : AF_INET,
 					vlans, opts ? 10 : 0, plen, csums[ci],
 					pad ? 6 : 0, NULL);
-			t_at("%s %s vlans %d opts %d payload %u csum %u pad %d",
+			t_at("%s %s vlans %d opts %d payload %u csum %s pad %d",
 			     ports[slot].fn, fam ? "IPv6" : "IPv4", vlans,
-			     opts ? 10 : 0, plen, ci, pad);
-			differ(slot, frame, len);
+			     opts ? 10 : 0, plen, f_csum_name(csums[ci]), pad);
+			ret = differ(slot, frame, len);
+			if (!opts && csums[ci] == CSUM_GARBAGE &&
+			    ret != -RR_DROP_BAD_CHECKSUM)
+				t_fail("a garbage checksum gave %d, want bad_checksum",
+				       ret);
 		}
 	}
 }
@@ -294,6 +350,23 @@ static void bad_headers(void)
 	if (ret != -RR_DROP_MALFORMED)
 		t_fail("user space did not call it malformed (%d)", ret);
 
+	/* A payload byte changed on the way: the checksum no longer
+	 * holds, on either side. */
+	t_at("payload byte changed after a valid checksum");
+	len = frame_for(frame, SLOT_REVERSE, AF_INET, 2, 0, 40, CSUM_VALID, 0,
+			NULL);
+	frame[len - 7] ^= 0x20;
+	ret = differ(SLOT_REVERSE, frame, len);
+	if (ret != -RR_DROP_BAD_CHECKSUM)
+		t_fail("user space did not call it bad_checksum (%d)", ret);
+	t_at("IPv6 payload byte changed after a valid checksum");
+	len = frame_for(frame, SLOT_ECHO, AF_INET6, 0, 0, 41, CSUM_VALID, 0,
+			NULL);
+	frame[len - 1] ^= 0x01;
+	ret = differ(SLOT_ECHO, frame, len);
+	if (ret != -RR_DROP_BAD_CHECKSUM)
+		t_fail("user space did not call it bad_checksum (%d)", ret);
+
 	t_at("amplification 1, same-size reply");
 	len = frame_for(frame, SLOT_AMP1, AF_INET, 0, 0, 300, CSUM_PARTIAL, 0,
 			NULL);
@@ -303,6 +376,8 @@ static void bad_headers(void)
 
 static void random_frames(unsigned int seed, int n)
 {
+	static const enum frame_csum csums[] = { CSUM_GARBAGE, CSUM_PARTIAL,
+						 CSUM_ZERO, CSUM_VALID };
 	uint8_t frame[ROOM], payload[1500];
 	uint32_t len, plen, slot, i;
 	int fam, vlans, k;
@@ -317,7 +392,7 @@ static void random_frames(unsigned int seed, int n)
 			payload[i] = (uint8_t)random();
 		len = frame_for(frame, slot, fam, vlans,
 				fam == AF_INET ? (uint32_t)(random() % 3) : 0,
-				plen, (enum frame_csum)(random() % 3),
+				plen, csums[random() % 4],
 				random() & 1 ? (uint32_t)(random() % 20) : 0,
 				payload);
 		t_at("random frame %d (seed %u)", k, seed);
@@ -325,35 +400,57 @@ static void random_frames(unsigned int seed, int n)
 	}
 }
 
-/* Requests past xdp_max_payload go on to user space, untouched. */
+/* One request to SLOT_PUNTY (xdp_max_payload 100), its checksum partial
+ * or garbage. */
+static void punt_case(uint32_t plen, bool garbage)
+{
+	const uint32_t bad = RR_FN_XDP_DROP + RR_DROP_BAD_CHECKSUM;
+	uint8_t frame[ROOM], out[ROOM];
+	uint32_t len, out_len, retval;
+	uint64_t punts, drops;
+
+	t_at("punt test, payload %u, %s checksum", plen,
+	     garbage ? "garbage" : "partial");
+	len = frame_for(frame, SLOT_PUNTY, AF_INET, 0, 0, plen,
+			garbage ? CSUM_GARBAGE : CSUM_PARTIAL, 0, NULL);
+	punts = fn_stat(SLOT_PUNTY, RR_FN_XDP_PUNT);
+	drops = fn_stat(SLOT_PUNTY, bad);
+	checks++;
+	if (run(frame, len, out, &out_len, &retval)) {
+		t_fail("test run refused");
+		return;
+	}
+	if (plen <= 100) {
+		if (retval != (garbage ? XDP_DROP : XDP_TX))
+			t_fail("verdict %u, want %s", retval,
+			       garbage ? "XDP_DROP" : "XDP_TX");
+		if (garbage && fn_stat(SLOT_PUNTY, bad) != drops + 1)
+			t_fail("bad_checksum not counted");
+		return;
+	}
+	/* No socket here: the redirect falls back to XDP_PASS. */
+	if (retval != XDP_PASS || out_len != len || memcmp(out, frame, len))
+		t_fail("a punted request must reach the sockets unchanged (verdict %u)",
+		       retval);
+	if (fn_stat(SLOT_PUNTY, RR_FN_XDP_PUNT) != punts + 1)
+		t_fail("punt not counted");
+	if (fn_stat(SLOT_PUNTY, bad) != drops)
+		t_fail("a punted request counted as bad_checksum");
+}
+
+/*
+ * Requests past xdp_max_payload go on to user space, untouched; the
+ * program verifies the checksum only of what it answers, so a garbage
+ * one is punted too (user space drops it there). Within the limit, a
+ * garbage checksum is dropped in XDP, as bad_checksum.
+ */
 static void punts(void)
 {
-	uint8_t frame[ROOM], out[ROOM];
-	uint32_t len, out_len, retval, plen;
-	uint64_t before;
+	uint32_t plen;
 
 	for (plen = 99; plen <= 102; plen++) {
-		t_at("punt test, payload %u", plen);
-		len = frame_for(frame, SLOT_PUNTY, AF_INET, 0, 0, plen,
-				CSUM_PARTIAL, 0, NULL);
-		before = fn_stat(SLOT_PUNTY, RR_FN_XDP_PUNT);
-		checks++;
-		if (run(frame, len, out, &out_len, &retval)) {
-			t_fail("test run refused");
-			continue;
-		}
-		if (plen <= 100) {
-			if (retval != XDP_TX)
-				t_fail("verdict %u, want XDP_TX", retval);
-			continue;
-		}
-		/* No socket here: the redirect falls back to XDP_PASS. */
-		if (retval != XDP_PASS || out_len != len ||
-		    memcmp(out, frame, len))
-			t_fail("a punted request must reach the sockets unchanged (verdict %u)",
-			       retval);
-		if (fn_stat(SLOT_PUNTY, RR_FN_XDP_PUNT) != before + 1)
-			t_fail("punt not counted");
+		punt_case(plen, false);
+		punt_case(plen, true);
 	}
 }
 
@@ -449,6 +546,87 @@ static int id_reverse(const struct rr_request *req, uint8_t *buf, size_t len,
 RR_FUNCTION_DEF(rrtest_idrev, 5232, "test: a 2-byte ID, then reversed",
 		.handler = id_reverse, .flags = RR_FN_PURE, .id_bytes = 2);
 
+/*
+ * Requests whose answer the cache holds, which user space refuses: the
+ * cache must not answer them either. A garbage checksum is found once
+ * the entry is (the program verifies only what it answers), so it counts
+ * as a miss and goes on to the sockets untouched (no socket here:
+ * XDP_PASS, counted no_socket); a zero checksum over IPv6 is malformed
+ * before any lookup; IPv4 options go to the kernel before the port is
+ * looked at (ip_options). User space drops them as bad_checksum and
+ * malformed.
+ */
+static void cached_refusals(void)
+{
+	static const struct {
+		const char *what;
+		int family, vlans;
+		uint32_t opt_words;
+		enum frame_csum csum;
+		int user, stat;
+		bool miss;
+	} refusals[] = {
+		{ "garbage checksum", AF_INET, 0, 0, CSUM_GARBAGE,
+		  -RR_DROP_BAD_CHECKSUM, RR_XDP_PASS_NO_SOCKET, true },
+		{ "IPv6 garbage checksum, QinQ", AF_INET6, 2, 0, CSUM_GARBAGE,
+		  -RR_DROP_BAD_CHECKSUM, RR_XDP_PASS_NO_SOCKET, true },
+		{ "IPv6 zero checksum", AF_INET6, 1, 0, CSUM_ZERO,
+		  -RR_DROP_MALFORMED, RR_XDP_PASS_NO_SOCKET, false },
+		{ "IPv4 options", AF_INET, 0, 2, CSUM_VALID, -RR_DROP_MALFORMED,
+		  RR_XDP_PASS_IP_OPTIONS, false },
+		{ "IPv4 options, 802.1Q", AF_INET, 1, 10, CSUM_PARTIAL,
+		  -RR_DROP_MALFORMED, RR_XDP_PASS_IP_OPTIONS, false },
+	};
+	uint8_t a[ROOM], b[ROOM], out[ROOM], user[ROOM], payload[60];
+	uint32_t la, lb, out_len, retval, i;
+	uint64_t hits, misses, stat;
+	int ret;
+
+	for (i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)(i * 11 + 5);
+	la = frame_for(a, SLOT_CACHED, AF_INET, 0, 0, sizeof(payload),
+		       CSUM_VALID, 0, payload);
+	cache_fill(a, la, 1, 0);
+	cache_case("refusals: the answer is cached", a, la, true);
+	for (i = 0; i < ARRAY_SIZE(refusals); i++) {
+		t_at("cache: %s, answer cached", refusals[i].what);
+		checks++;
+		lb = frame_for(b, SLOT_CACHED, refusals[i].family,
+			       refusals[i].vlans, refusals[i].opt_words,
+			       sizeof(payload), refusals[i].csum, 0, payload);
+		memcpy(user, b, lb);
+		ret = rr_serve(user, lb, ROOM, MTU, 3, function(SLOT_CACHED), 0,
+			       0);
+		if (ret != refusals[i].user)
+			t_fail("user space gave %d, want %d", ret,
+			       refusals[i].user);
+		hits = fn_stat(SLOT_CACHED, RR_FN_CACHE_HIT);
+		misses = fn_stat(SLOT_CACHED, RR_FN_CACHE_MISS);
+		stat = xdp_stat((uint32_t)refusals[i].stat);
+		if (run(b, lb, out, &out_len, &retval)) {
+			t_fail("test run refused");
+			continue;
+		}
+		if (retval != XDP_PASS || out_len != lb || memcmp(out, b, lb))
+			t_fail("verdict %u, want XDP_PASS with the frame untouched",
+			       retval);
+		if (fn_stat(SLOT_CACHED, RR_FN_CACHE_HIT) != hits)
+			t_fail("counted as a cache hit");
+		if (fn_stat(SLOT_CACHED, RR_FN_CACHE_MISS) !=
+		    misses + refusals[i].miss)
+			t_fail("cache misses moved by %llu, want %d",
+			       (unsigned long long)(fn_stat(SLOT_CACHED,
+							    RR_FN_CACHE_MISS) -
+						    misses),
+			       refusals[i].miss);
+		if (xdp_stat((uint32_t)refusals[i].stat) != stat + 1)
+			t_fail("not counted as %s",
+			       refusals[i].stat == RR_XDP_PASS_IP_OPTIONS
+				       ? "ip_options"
+				       : "no_socket");
+	}
+}
+
 /* The cache of a function with a transaction ID: the ID is not part of
  * the key, and a hit carries the new request's ID. */
 static void cache_ids(void)
@@ -509,12 +687,12 @@ static void cache(void)
 	b[F_ETH_HLEN + F_IP4_HLEN + F_UDP_HLEN] ^= 0x80;
 	cache_case("first payload byte changed", b, lb, false);
 
-	/* Other headers, same payload: a pure function's reply fits. */
+	/* Other headers, same payload: a pure function's reply fits.
+	 * (IPv4 had options here once; cached_refusals() has those now.) */
 	for (fam = 0; fam < 2; fam++)
 		for (vlans = 0; vlans <= 2; vlans++) {
 			lb = frame_for(b, SLOT_CACHED, fam ? AF_INET6 : AF_INET,
-				       vlans, fam ? 0 : 2, 50, CSUM_VALID, 4,
-				       payload);
+				       vlans, 0, 50, CSUM_VALID, 4, payload);
 			cache_case("same payload, other headers", b, lb, true);
 		}
 
@@ -578,6 +756,7 @@ int main(int argc, char **argv)
 	random_frames(seed, 3000);
 	punts();
 	cache();
+	cached_refusals();
 	cache_ids();
 	rr_xdp_destroy(&x);
 	printf("%d frames compared, %d failures (seed %u)\n", checks,

@@ -13,12 +13,14 @@
  *   - exactly one counter of the frame's queue moves by exactly one;
  *   - the program steers the frame to a socket (counted as redirect or
  *     no_socket) exactly when it is for the interface's MAC, user space's
- *     rr_parse() accepts it, its port has a function and the source is
- *     allowed: the kernel and user-space parsers agree; and it drops
- *     exactly the requests from sources that are not allowed or from
- *     ports that could loop. Checksums are the exception: user space
- *     checks them as a second line, the program does not, so the frame
- *     is judged with its checksums put right;
+ *     rr_parse() accepts it, its port has a function, the destination is
+ *     the host's own where the port asks for that (RR_PORT_LOCAL_DST),
+ *     and the source is allowed: the kernel and user-space parsers agree;
+ *     and it drops exactly the requests from sources that are not allowed,
+ *     from ports that could loop, or from below the port's min_src_port.
+ *     Checksums are the exception: user space checks them (the IPv4
+ *     header's, the UDP one) as a second line, the program does not for
+ *     the user tier, so the frame is judged with its checksums put right;
  * and at the end the sum of all counters equals the number of frames.
  *
  * The tier instance is loaded as reqrouter loads it (rr_xdp_load(), the
@@ -34,7 +36,9 @@
  * in-kernel tier must do what user space does:
  *   - XDP_TX only with exactly user space's reply frame (length, bytes);
  *   - a function-tier drop (fn_stats xdp_drop + reason) only where user
- *     space drops for the same reason, and always there;
+ *     space drops for the same reason, and always there, but for a bad
+ *     UDP checksum on a request too long for the program, which it
+ *     punts unverified (a cached port looks it up: a miss);
  *   - a request user space answers, steered to a port whose program is
  *     loaded and within xdp_max_payload, is answered (not passed); a
  *     longer one is punted untouched; a cached port answers exactly when
@@ -83,10 +87,13 @@
 /* The steering instance: no port has the in-kernel tier. */
 static const struct port ports[] = {
 	{ .port = 7, .conf = { .slot = 0, .nsocks = 1 }, .has_function = 1 },
-	{ .port = 1232, .conf = { .slot = 1, .nsocks = 4 }, .has_function = 1 },
-	/* more sockets than threads */
+	/* no requests from the well-known ports */
+	{ .port = 1232,
+	  .conf = { .slot = 1, .nsocks = 4, .min_src_port = 1024 },
+	  .has_function = 1 },
+	/* more sockets than threads; the host's destinations only */
 	{ .port = 65535,
-	  .conf = { .slot = 2, .nsocks = 100 },
+	  .conf = { .slot = 2, .nsocks = 100, .flags = RR_PORT_LOCAL_DST },
 	  .has_function = 1 },
 	{ .port = 0, .conf = { .slot = 3, .nsocks = 1 }, .has_function = 1 },
 	/* no function */
@@ -127,8 +134,18 @@ static const struct port tier_ports[] = {
 	XDP_PORT(1232, 1, 4, 3, XDP_ANY, 0, "reverse", TIER_XDP),
 	/* Longer requests go on to user space. */
 	XDP_PORT(8080, 2, 1, 3, 33, 0, "reverse", TIER_XDP),
-	/* The tightest amplification limit a same-size reply passes. */
-	XDP_PORT(9999, 3, 2, 1, XDP_ANY, 0, "echo", TIER_XDP),
+	/* The tightest amplification limit a same-size reply passes; the
+	 * host's destinations only, none from the well-known ports. */
+	{ .port = 9999,
+	  .conf = { .slot = 3,
+		    .nsocks = 2,
+		    .flags = RR_PORT_XDP | RR_PORT_LOCAL_DST,
+		    .max_amplification = 1,
+		    .xdp_max_payload = XDP_ANY,
+		    .min_src_port = 1024 },
+	  .has_function = 1,
+	  .fn = "echo",
+	  .kind = TIER_XDP },
 	/* No amplification limit, and an allow-list. */
 	XDP_PORT(53, SLOT_ACL, 2, 0, XDP_ANY, ALLOW, "reverse", TIER_XDP),
 	{ .port = 65535,
@@ -160,6 +177,16 @@ const struct allow allows[] = {
 	{ AF_INET6, SLOT_OPEN, 0, { 0 } },
 };
 const size_t nallows = ARRAY_SIZE(allows);
+
+/* The mutator's destinations fall in and out of these. */
+const struct local locals[] = {
+	{ AF_INET, 32, { 10, 0, 0, 2 } },
+	{ AF_INET, 24, { 192, 168, 1, 0 } }, /* an "AnyIP" prefix */
+	{ AF_INET6,
+	  128,
+	  { 0xfd, 0, 0, 0, 0, 0, 0, 0, 0xab, 0, 0, 0, 0, 0, 0, 2 } },
+};
+const size_t nlocals = ARRAY_SIZE(locals);
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 {

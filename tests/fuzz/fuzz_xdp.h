@@ -56,10 +56,21 @@ struct allow {
 	uint8_t addr[16];
 };
 
-/* fuzz_xdp.c: the two instances' ports and the allow-lists. */
+/* The host's own destinations, for ports with RR_PORT_LOCAL_DST: the
+ * builder's destinations (10.0.0.2, its fd00::/64 one) and a /24. */
+struct local {
+	int family;
+	uint32_t len; /* prefix length */
+	uint8_t addr[16];
+};
+
+/* fuzz_xdp.c: the two instances' ports, the allow-lists, the local
+ * routes. */
 extern const struct port_table steer_table, tier_table;
 extern const struct allow allows[];
 extern const size_t nallows;
+extern const struct local locals[];
+extern const size_t nlocals;
 
 /* fuzz_xdp_frames.c */
 void fuzz_seed(uint64_t seed);
@@ -97,10 +108,12 @@ extern const char *const stat_verdicts[RR_XDP_STAT_MAX];
 int configure(struct reqrouter *skel, const struct port_table *t);
 /*
  * What the program should do with table @t's ports: steer what user space
- * would serve (rr_parse() accepts it, the port has a function) unless it
- * comes from a loop port or the port's allow-list leaves the source out,
- * which is dropped; pass everything else. *port is the frame's entry in
- * @t when it is steered.
+ * would serve (rr_parse() accepts it, the port has a function) unless its
+ * port answers only the host's own destinations and it is for another
+ * (passed), or it comes from a loop port or one below the port's
+ * min_src_port, or the port's allow-list leaves the source out (each
+ * dropped); pass everything else. *port is the frame's entry in @t when
+ * it is steered.
  */
 enum expect expect_verdict(const struct port_table *t, const uint8_t *frame,
 			   uint32_t len, uint32_t queue, int loop_rule,

@@ -147,6 +147,18 @@ static int prefix_match(const uint8_t *a, const uint8_t *b, uint32_t bits)
 	return 1;
 }
 
+/* Whether @dst is one of the host's destinations (locals[]). */
+static int dest_local(int family, const uint8_t *dst)
+{
+	size_t i;
+
+	for (i = 0; i < nlocals; i++)
+		if (locals[i].family == family &&
+		    prefix_match(locals[i].addr, dst, locals[i].len))
+			return 1;
+	return 0;
+}
+
 static int source_allowed(int family, const uint8_t *src, uint32_t slot)
 {
 	size_t i;
@@ -188,10 +200,12 @@ static int loop_port(const struct port_table *t, uint16_t port)
 
 /*
  * What the program should do with table @t's ports: steer what user space
- * would serve (rr_parse() accepts it, the port has a function) unless it
- * comes from a loop port or the port's allow-list leaves the source out,
- * which is dropped; pass everything else. *port is the frame's entry in
- * @t when it is steered.
+ * would serve (rr_parse() accepts it, the port has a function) unless its
+ * port answers only the host's own destinations and it is for another
+ * (passed), or it comes from a loop port or one below the port's
+ * min_src_port, or the port's allow-list leaves the source out (each
+ * dropped); pass everything else. *port is the frame's entry in @t when
+ * it is steered.
  */
 enum expect expect_verdict(const struct port_table *t, const uint8_t *frame,
 			   uint32_t len, uint32_t queue, int loop_rule,
@@ -199,7 +213,8 @@ enum expect expect_verdict(const struct port_table *t, const uint8_t *frame,
 {
 	static uint8_t f[MAX_FRAME];
 	struct rr_pkt p;
-	uint16_t dport;
+	uint16_t dport, sport;
+	int v4;
 	size_t i;
 
 	*port = NULL;
@@ -210,12 +225,20 @@ enum expect expect_verdict(const struct port_table *t, const uint8_t *frame,
 	if (rr_parse(f, len, &p))
 		return EXPECT_PASS;
 	dport = get16(f, len, p.l4_off + 2);
+	sport = get16(f, len, p.l4_off);
+	v4 = p.family == AF_INET;
 	for (i = 0; i < t->n; i++) {
 		if (t->p[i].port != dport)
 			continue;
 		if (!t->p[i].has_function)
 			return EXPECT_PASS;
-		if (loop_rule && loop_port(t, get16(f, len, p.l4_off)))
+		/* Not for this host: the kernel's, before any drop. */
+		if (t->p[i].conf.flags & RR_PORT_LOCAL_DST &&
+		    !dest_local(p.family, f + p.l3_off + (v4 ? 16 : 24)))
+			return EXPECT_PASS;
+		if (loop_rule && loop_port(t, sport))
+			return EXPECT_DROP;
+		if (sport < t->p[i].conf.min_src_port)
 			return EXPECT_DROP;
 		if (!(t->p[i].conf.flags & ALLOW) ||
 		    source_allowed(p.family,
@@ -228,6 +251,24 @@ enum expect expect_verdict(const struct port_table *t, const uint8_t *frame,
 		return EXPECT_DROP;
 	}
 	return EXPECT_PASS;
+}
+
+/* One local route into the trie of its family. */
+static int add_local(struct reqrouter *skel, const struct local *l)
+{
+	struct rr_local_v4 k4 = { .prefixlen = l->len };
+	struct rr_local_v6 k6 = { .prefixlen = l->len };
+	uint8_t one = 1;
+
+	if (l->family == AF_INET) {
+		memcpy(k4.addr, l->addr, 4);
+		return bpf_map__update_elem(skel->maps.local_v4, &k4,
+					    sizeof(k4), &one, sizeof(one),
+					    BPF_ANY);
+	}
+	memcpy(k6.addr, l->addr, 16);
+	return bpf_map__update_elem(skel->maps.local_v6, &k6, sizeof(k6), &one,
+				    sizeof(one), BPF_ANY);
 }
 
 /* One allow-list entry into the trie of its family: the key is the slot,
@@ -266,6 +307,11 @@ int configure(struct reqrouter *skel, const struct port_table *t)
 	}
 	for (i = 0; i < nallows; i++) {
 		ret = add_allow(skel, &allows[i]);
+		if (ret)
+			return ret;
+	}
+	for (i = 0; i < nlocals; i++) {
+		ret = add_local(skel, &locals[i]);
 		if (ret)
 			return ret;
 	}

@@ -364,13 +364,14 @@ void tier_check(struct tier *t, uint64_t no, const uint8_t *f, uint32_t len,
 		uint32_t queue, struct xdp_md *ctx, int loop_rule)
 {
 	static struct tier_case c;
+	static uint8_t fixed[MAX_FRAME];
 	const struct rr_function *fn;
 	const struct port *p;
 	enum expect want;
 	struct rr_pkt pkt;
 	const char *why;
 	char buf[256];
-	int within;
+	int within, fits, late_csum;
 
 	t->frames++;
 	want = expect_verdict(&tier_table, f, len, queue, loop_rule, &p);
@@ -393,23 +394,42 @@ void tier_check(struct tier *t, uint64_t no, const uint8_t *f, uint32_t len,
 	memcpy(c.reply, f, len);
 	c.user = rr_serve(c.reply, len, ROOM, MTU, p->conf.max_amplification,
 			  fn, queue, 0);
-	within = !rr_parse(f, len, &pkt) &&
+	/*
+	 * The request's shape, whatever its UDP checksum: the program looks
+	 * at the checksum last, only for what it would answer, so a request
+	 * user space drops as bad_checksum is punted when it is too long for
+	 * the program, and looked up (a miss) on a cached port, provided its
+	 * reply would fit the MTU (else the size is its reason, found first).
+	 */
+	memcpy(fixed, f, len);
+	fix_checksums(fixed, len);
+	if (rr_parse(fixed, len, &pkt))
+		memset(&pkt, 0, sizeof(pkt));
+	fits = pkt.payload_off &&
+	       pkt.payload_off - pkt.l3_off + pkt.payload_len <= MTU;
+	within = pkt.payload_off &&
 		 pkt.payload_len <= p->conf.xdp_max_payload &&
 		 pkt.payload_len <= RR_XDP_MAX_PAYLOAD &&
 		 len <= RR_XDP_MAX_FRAME;
+	late_csum = c.user == -RR_DROP_BAD_CHECKSUM && fits;
 	switch (p->kind) {
 	case TIER_XDP:
-		c.want = c.user < 0 ? OUT_DROP : within ? OUT_TX : OUT_PUNT;
-		break;
 	case TIER_EMPTY:
-		c.want = c.user < 0 ? OUT_DROP : within ? OUT_PASS : OUT_PUNT;
+		if (c.user < 0)
+			c.want = late_csum && !within ? OUT_PUNT : OUT_DROP;
+		else if (!within)
+			c.want = OUT_PUNT;
+		else
+			c.want = p->kind == TIER_XDP ? OUT_TX : OUT_PASS;
 		break;
 	case TIER_CACHE:
-		c.want = c.user < 0 ? OUT_PASS
-			 : cache_holds(t, p, f + pkt.payload_off,
-				       pkt.payload_len)
-				 ? OUT_HIT
-				 : OUT_MISS;
+		if (c.user < 0)
+			c.want = late_csum ? OUT_MISS : OUT_PASS;
+		else
+			c.want = cache_holds(t, p, f + pkt.payload_off,
+					     pkt.payload_len)
+					 ? OUT_HIT
+					 : OUT_MISS;
 		break;
 	default:
 		c.want = OUT_PASS;
@@ -427,7 +447,8 @@ void tier_check(struct tier *t, uint64_t no, const uint8_t *f, uint32_t len,
 		t->drops[-c.user]++;
 	if (c.want == OUT_TX && (uint32_t)c.user == pkt.l3_off + MTU)
 		t->at_mtu++;
-	if (c.want != OUT_MISS || pkt.payload_len > p->conf.cache_max_payload)
+	if (c.want != OUT_MISS || c.user < 0 ||
+	    pkt.payload_len > p->conf.cache_max_payload)
 		return;
 
 	if (rr_cache_insert(t->x.cache, p->port, p->conf.cache_gen, 0,

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Writes the seed corpus of fuzz_request into a directory: valid requests
- * over IPv4 (with and without options), IPv6, one VLAN tag and QinQ, each
+ * over IPv4 (and with options, which the request path refuses as
+ * malformed), IPv6, one VLAN tag and QinQ, each
  * behind the fuzzer's two knob bytes (MTU and buffer room; amplification
  * limit). Generated at
  * build time so no binary frames live in git.

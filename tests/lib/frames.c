@@ -84,6 +84,35 @@ uint8_t f_pattern(uint32_t i)
 }
 
 /*
+ * A checksum that is wrong for this datagram, whatever its bytes: 0xbeef,
+ * or the next value up if that happens to be the valid or the partial one
+ * (0 and 0xffff, the two that mean something of their own, never come up).
+ */
+static uint16_t garbage_csum(const uint8_t *ip, int family, const uint8_t *udp,
+			     uint32_t ulen)
+{
+	uint16_t valid = ref_udp_csum(ip, family, udp, ulen);
+	uint16_t partial = ref_fold(ref_pseudo(ip, family, ulen));
+	uint16_t g = 0xbeef;
+
+	while (g == valid || g == partial)
+		g++;
+	return g;
+}
+
+const char *f_csum_name(enum frame_csum c)
+{
+	static const char *const names[CSUM_KINDS] = {
+		[CSUM_VALID] = "valid",
+		[CSUM_GARBAGE] = "garbage",
+		[CSUM_PARTIAL] = "partial",
+		[CSUM_ZERO] = "zero",
+	};
+
+	return (unsigned int)c < CSUM_KINDS ? names[c] : "?";
+}
+
+/*
  * Builds the frame into @buf (@size bytes) and returns its length, or 0
  * if it does not fit. @lay, if set, receives the offsets.
  */
@@ -175,7 +204,7 @@ uint32_t build_frame(uint8_t *buf, uint32_t size, const struct frame_spec *s,
 					      : f_pattern(i);
 	switch (s->csum) {
 	case CSUM_GARBAGE:
-		f_put16(udp + 6, 0xbeef);
+		f_put16(udp + 6, garbage_csum(ip, s->family, udp, ulen));
 		break;
 	case CSUM_PARTIAL:
 		f_put16(udp + 6, ref_fold(ref_pseudo(ip, s->family, ulen)));
@@ -183,6 +212,7 @@ uint32_t build_frame(uint8_t *buf, uint32_t size, const struct frame_spec *s,
 	case CSUM_ZERO:
 		break;
 	case CSUM_VALID:
+	default:
 		f_put16(udp + 6, ref_udp_csum(ip, s->family, udp, ulen));
 		break;
 	}
@@ -232,9 +262,10 @@ static uint16_t get16_in(const uint8_t *f, uint32_t len, uint32_t off)
 
 void fix_checksums(uint8_t *f, uint32_t len)
 {
-	uint32_t off = F_ETH_HLEN, hlen;
-	uint16_t proto = get16_in(f, len, 12);
-	int tags;
+	uint32_t off = F_ETH_HLEN, hlen, l4, ulen;
+	uint16_t proto = get16_in(f, len, 12), field;
+	int tags, family;
+	uint8_t *udp;
 
 	for (tags = 0;
 	     tags < 2 && (proto == F_ETH_8021Q || proto == F_ETH_8021AD);
@@ -248,9 +279,32 @@ void fix_checksums(uint8_t *f, uint32_t len)
 			return;
 		f_put16(f + off + 10, 0);
 		f_put16(f + off + 10, ref_csum(f + off, hlen, 0));
-	} else if (proto == F_ETH_IPV6 &&
-		   off + F_IP6_HLEN + F_UDP_HLEN <= len &&
-		   !get16_in(f, len, off + F_IP6_HLEN + 6)) {
-		f_put16(f + off + F_IP6_HLEN + 6, 0xffff);
+		family = AF_INET;
+	} else if (proto == F_ETH_IPV6 && off + F_IP6_HLEN <= len) {
+		hlen = F_IP6_HLEN;
+		family = AF_INET6;
+	} else {
+		return;
 	}
+
+	/* The UDP checksum, over the datagram the UDP length gives. */
+	l4 = off + hlen;
+	if (l4 + F_UDP_HLEN > len)
+		return;
+	udp = f + l4;
+	ulen = f_get16(udp + 4);
+	if (ulen < F_UDP_HLEN || l4 + ulen > len)
+		return;
+	field = f_get16(udp + 6);
+	/* Zero is "no checksum" over IPv4, and never right over IPv6, even
+	 * where the sum would check out (the datagram's checksum is 0, sent
+	 * as 0xffff). */
+	if (!field) {
+		if (family == AF_INET)
+			return;
+	} else if (!ref_udp_check(f, family, off, l4, ulen) ||
+		   field == ref_fold(ref_pseudo(f + off, family, ulen))) {
+		return; /* accepted as it is: keep what the sender chose */
+	}
+	f_put16(udp + 6, ref_udp_csum(f + off, family, udp, ulen));
 }

@@ -35,11 +35,18 @@
 #define F_IP_DF 0x4000
 #define F_IP_MF 0x2000
 
+/*
+ * The request's UDP checksum. Valid is the default (0), so that a spec
+ * left zero is a request user space answers; each of the others is one
+ * that a test asks for by name. User space and the in-kernel tier accept
+ * valid, partial and (over IPv4) zero, and drop garbage as bad_checksum.
+ */
 enum frame_csum {
-	CSUM_GARBAGE, /* a fixed wrong value */
-	CSUM_PARTIAL, /* pseudo-header sum only, as veth leaves it */
-	CSUM_ZERO,    /* "no checksum" (IPv4) */
 	CSUM_VALID,
+	CSUM_GARBAGE, /* wrong: 0xbeef, or near it if that would be right */
+	CSUM_PARTIAL, /* pseudo-header sum only, as veth leaves it */
+	CSUM_ZERO,    /* "no checksum" (IPv4; malformed over IPv6) */
+	CSUM_KINDS
 };
 
 struct frame_spec {
@@ -123,10 +130,16 @@ uint32_t build_request(uint8_t *buf, uint32_t size, uint16_t sport,
 		       uint16_t dport, const void *payload, uint32_t plen,
 		       struct frame_layout *lay);
 
+/* "valid", "garbage", "partial", "zero", for messages. */
+const char *f_csum_name(enum frame_csum c);
+
 /*
  * Puts right the checksums rr_parse() checks, wherever the frame has them:
- * the IPv4 header checksum, and a zero UDP checksum over IPv6 (made
- * 0xffff). Lets a fuzzer's mutations reach past those checks.
+ * the IPv4 header checksum, and a UDP checksum that is neither valid nor
+ * partial nor (over IPv4) zero, rewritten as the valid one (a zero one
+ * over IPv6 included). Lets a fuzzer's mutations, and a test's edits of
+ * a built frame, reach past those checks. Frames whose lengths do not
+ * hold together are left alone: rr_parse() refuses them anyway.
  */
 void fix_checksums(uint8_t *f, uint32_t len);
 

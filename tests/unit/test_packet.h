@@ -2,8 +2,9 @@
 /*
  * What the files of the test_packet program share: test_packet.c
  * (replies), test_packet_limits.c (room and drops), test_packet_csum.c
- * (checksums) and test_packet_parse.c (what is dropped before the
- * function is called). The test functions registered by test_packet.c, the
+ * (checksums), test_packet_parse.c (what is dropped before the function
+ * is called) and test_packet_guards.c (the request's UDP checksum and
+ * IPv4 options). The test functions registered by test_packet.c, the
  * checks' context and the helpers that build a request and check its
  * reply.
  */
@@ -74,5 +75,6 @@ void roundtrip(const struct frame_spec *s, const char *name, uint32_t room,
 int run_limit_tests(void); /* test_packet_limits.c */
 int run_csum_tests(void);  /* test_packet_csum.c */
 int run_parse_tests(void); /* test_packet_parse.c */
+int run_guard_tests(void); /* test_packet_guards.c */
 
 #endif /* RR_TEST_PACKET_H */

@@ -21,6 +21,7 @@
 #include "packet.h"
 #include "registry.h"
 #include "test_packet.h"
+#include "util.h"
 
 /*
  * A UDP checksum that computes to 0 must go out as 0xffff: 0 means "no
@@ -143,20 +144,45 @@ static void check_partial(const struct frame_spec *s)
 	free(soft);
 }
 
+/* A request both paths must refuse, for the same reason @why. */
+static void check_partial_refused(const struct frame_spec *s, int why)
+{
+	uint8_t *soft, *part, *req;
+	struct frame_layout lay;
+	uint32_t start = 0;
+
+	snprintf(where, sizeof(where), "partial checksum, %s", spec_name(s));
+	soft = make(s, 2048, &lay, &req);
+	part = malloc(2048);
+	assert_non_null(part);
+	memcpy(part, soft, 2048);
+	CHECK_EQ(rr_serve(soft, lay.len, 2048, 1500, 0, fn("reverse"), 0, 0),
+		 -why);
+	CHECK_EQ(rr_serve_partial(part, lay.len, 2048, 1500, 0, fn("reverse"),
+				  0, 0, &start),
+		 -why);
+	CHECK(!memcmp(part, req, lay.len));
+	free(part);
+	free(req);
+	free(soft);
+}
+
 /*
  * The offload path (rr_serve_partial) leaves the pseudo-header sum in the
  * UDP checksum field, as the kernel does for CHECKSUM_PARTIAL, and says
  * where summing starts. Completing it the way the kernel or a NIC does
  * (sum from csum_start to the end, field included, complement, 0 sent as
  * 0xffff) must give exactly what the software path writes, for every
- * encapsulation, size and incoming checksum state; and apart from the
- * field the two replies are the same.
+ * encapsulation, size and incoming checksum state that is answered; and
+ * apart from the field the two replies are the same. A garbage incoming
+ * checksum and IPv4 options (IHL 6, 7), answered once, are now refused
+ * by both paths alike.
  */
 static void test_partial_checksum_completes_to_full(void **state)
 {
 	static const uint32_t lens[] = { 0, 1, 2, 3, 17, 255, 800, 1001 };
 	static const enum frame_csum csums[] = { CSUM_GARBAGE, CSUM_PARTIAL,
-						 CSUM_VALID };
+						 CSUM_VALID, CSUM_ZERO };
 	struct frame_spec s = { .sport = 50123, .dport = 1232 };
 	size_t fam, v, l, c;
 
@@ -165,12 +191,26 @@ static void test_partial_checksum_completes_to_full(void **state)
 		s.family = fam ? AF_INET6 : AF_INET;
 		for (v = 0; v <= 2; v++) {
 			s.vlans = (int)v;
-			s.opt_words = fam ? 0 : (uint32_t)v; /* IHL 5-7 */
-			for (c = 0; c < 3; c++) {
+			for (c = 0; c < ARRAY_SIZE(csums); c++) {
 				s.csum = csums[c];
 				for (l = 0; l < 8; l++) {
 					s.plen = lens[l];
-					check_partial(&s);
+					s.opt_words = 0;
+					if (s.csum == CSUM_GARBAGE)
+						check_partial_refused(
+							&s,
+							RR_DROP_BAD_CHECKSUM);
+					else if (fam && s.csum == CSUM_ZERO)
+						check_partial_refused(
+							&s, RR_DROP_MALFORMED);
+					else
+						check_partial(&s);
+					if (fam || !v)
+						continue;
+					s.opt_words =
+						(uint32_t)v; /* IHL 6, 7 */
+					check_partial_refused(
+						&s, RR_DROP_MALFORMED);
 				}
 			}
 		}
