@@ -398,6 +398,36 @@ static void write_xdp_stats(struct rr_invoker *inv, FILE *out)
 	}
 }
 
+/* What the guards see of the host: its local routes (the destination
+ * check) and whether in-kernel replies can reach a veth's peer. */
+static void write_guards(struct rr_invoker *inv, FILE *out)
+{
+	const struct rr_slot *s;
+	uint32_t slot;
+
+	if (inv->local) {
+		header(out, "reqrouter_local_routes", "gauge",
+		       "The host's local routes the destination check answers for (answer_for = local).");
+		fprintf(out, "reqrouter_local_routes{family=\"ipv4\"} %u\n",
+			rr_localaddr_count(inv->local, AF_INET));
+		fprintf(out, "reqrouter_local_routes{family=\"ipv6\"} %u\n",
+			rr_localaddr_count(inv->local, AF_INET6));
+	}
+	header(out, "reqrouter_xdp_tx_ok", "gauge",
+	       "1 while replies sent from XDP reach the peer (always, but on a veth whose peer runs no XDP program).");
+	fprintf(out, "reqrouter_xdp_tx_ok{veth_peer=\"%s\"} %d\n",
+		rr_peer_label(inv->peer), inv->xdp_tx_ok);
+	header(out, "reqrouter_function_in_kernel", "gauge",
+	       "1 while the function is answered in XDP first (its program or its reply cache).");
+	for (slot = 0; slot < inv->nslots; slot++) {
+		s = &inv->slots[slot];
+		fprintf(out,
+			"reqrouter_function_in_kernel{port=\"%u\",function=\"%s\"} %d\n",
+			s->svc->port, s->svc->fn->name,
+			rr_slot_in_kernel(inv, s));
+	}
+}
+
 int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 {
 	uint64_t *fs = rr_read_fn_stats(inv);
@@ -407,6 +437,7 @@ int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 	free(fs);
 	write_function_counters(inv, out);
 	write_faults(inv, out);
+	write_guards(inv, out);
 	write_xsk_stats(inv, out);
 	write_frames(inv, out);
 	write_xdp_stats(inv, out);
