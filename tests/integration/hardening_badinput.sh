@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The bad-input battery over the real path: ~70 classes of malformed and
-# unusual frames (lib/hardening_frames.py has the table: truncated
+# The bad-input battery over the real path: ~80 classes of malformed and
+# unusual frames (lib/hardening_classes.py has the table: truncated
 # Ethernet/VLAN/IPv4/IPv6/UDP headers, IHL < 5 and beyond the packet,
-# inconsistent IP and UDP lengths, fragments, IPv6 extension headers,
-# jumbo lengths, requests over the MTU, zero payloads, bad checksums,
-# TTL 0, broadcast and multicast destinations, QinQ, unknown EtherTypes...)
+# IPv4 options, inconsistent IP and UDP lengths, fragments, IPv6
+# extension headers, jumbo lengths, requests over the MTU, zero payloads,
+# bad, partial and zero checksums, TTL 0, broadcast and multicast
+# destinations, destinations the host does not hold, loop-prone and low
+# source ports, QinQ, unknown EtherTypes...)
 # are sent as raw frames from the client namespace while rrload keeps
 # ordinary traffic going to another port. For each class: the named
 # counter moves by exactly the frames sent (or every frame is answered
@@ -93,7 +95,11 @@ check_eq "dropped as reply_too_big: 32 (the two over-MTU classes)" 32 \
 # past the XDP program.
 check_eq "dropped as malformed: 32 (bad IPv4 header checksum, zero IPv6 UDP checksum)" 32 \
 	"$(metric "$M" reqrouter_dropped_packets_total 'reason="malformed"')"
-check_eq "dropped in all: those 64" 64 \
+# UDP checksums that do not check out, IPv4 and IPv6: refused like the
+# kernel refuses them (partial ones, from offloading senders, answered).
+check_eq "dropped as bad_checksum: 32 (bad UDP checksum, IPv4 and IPv6)" 32 \
+	"$(metric "$M" reqrouter_dropped_packets_total 'reason="bad_checksum"')"
+check_eq "dropped in all: those 96" 96 \
 	"$(metric "$M" reqrouter_dropped_packets_total)"
 check_eq "xsk: no invalid descriptors" 0 \
 	"$(($(metric "$M" reqrouter_xsk_rx_invalid_descs_total) + $(metric "$M" reqrouter_xsk_tx_invalid_descs_total)))"
@@ -104,4 +110,6 @@ check_eq "SIGTERM: exit status" 0 "$RR_RC"
 check "SIGTERM: no XDP program left" eval '! xdp_on_srv'
 check "summary printed with reply_too_big=32" \
 	grep -q '^total: .* reply_too_big=32' "$RR_OUT"
+check "summary printed with bad_checksum=32" \
+	grep -q '^total: .* bad_checksum=32' "$RR_OUT"
 finish

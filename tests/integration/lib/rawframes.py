@@ -19,11 +19,18 @@ moves the outer tag into the skb's metadata (tp_vlan_tci, tp_vlan_tpid).
       send N UDP datagrams whose checksum is wrong on purpose (to show the
       receiver's kernel really checks, so a clean InCsumErrors means
       something).
+
+  rawframes.py sniff --ifname IF --dport P --duration S [--ready FILE]
+      count the UDP frames the host sends out of IF to port P for S
+      seconds (or until SIGTERM) by the kind of checksum they carry: full,
+      partial (the pseudo-header's sum that TX checksum offload leaves for
+      the device), zero or bad. FILE is created once the socket listens.
 """
 import argparse
 import ipaddress
 import os
 import random
+import signal
 import socket
 import struct
 import sys
@@ -34,6 +41,7 @@ ETH_P_IP = 0x0800
 ETH_P_IPV6 = 0x86DD
 VLAN_TPIDS = (0x8100, 0x88A8)
 SOL_PACKET = 263
+SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)
 PACKET_AUXDATA = 8
 PACKET_OUTGOING = 4
 TP_STATUS_CSUMNOTREADY = 1 << 3
@@ -83,14 +91,18 @@ def udp_partial_ok(src, dst, udp):
 def build_udp_ip(src, dst, sport, dport, payload, csum="full", ident=0,
                  opt_words=0):
     """An IPv4 or IPv6 packet carrying one UDP datagram. csum: full, zero
-    (IPv4 only) or bad (deliberately wrong). opt_words: IPv4 options, that
-    many 4-byte words of NOPs."""
+    (IPv4 only), bad (deliberately wrong) or partial (the pseudo-header's
+    sum alone, as a sender with TX checksum offload leaves it). opt_words:
+    IPv4 options, that many 4-byte words of NOPs."""
     ulen = 8 + len(payload)
     udp = struct.pack("!HHHH", sport, dport, ulen, 0) + payload
     if csum in ("full", "bad"):
         c = udp_checksum(src, dst, udp)
         if csum == "bad":
             c = (c + 0x1111) & 0xFFFF or 0x1111
+        udp = udp[:6] + struct.pack("!H", c) + udp[8:]
+    elif csum == "partial":
+        c = csum16(pseudo_header(src, dst, ulen))
         udp = udp[:6] + struct.pack("!H", c) + udp[8:]
     if src.version == 4:
         hlen = 20 + 4 * opt_words
@@ -310,8 +322,10 @@ def cmd_exchange(args):
         else:
             size = args.max_size
         payload = rng.randbytes(size)
-        csum = "zero" if (args.udp_csum == "mixed" and i % 2) or \
-            args.udp_csum == "zero" else "full"
+        if args.udp_csum == "mixed":
+            csum = "zero" if i % 2 else "full"
+        else:
+            csum = args.udp_csum
         ip = build_udp_ip(src, dst, sport, args.dport, payload, csum, ident=i,
                           opt_words=args.ip_options)
         s.send(build_frame(dmac, smac, tags, ip))
@@ -381,6 +395,48 @@ def cmd_exchange(args):
     return 0 if ok == args.count else 1
 
 
+def csum_kind(p):
+    """full, partial, zero or bad: what a UDP checksum field holds."""
+    if p.ucsum == 0:
+        return "zero"
+    if udp_checksum_ok(p.src, p.dst, p.udp):
+        return "full"
+    if udp_partial_ok(p.src, p.dst, p.udp):
+        return "partial"
+    return "bad"
+
+
+def cmd_sniff(args):
+    s = open_packet_socket(args.ifname)
+    # Room for every frame of a burst, replies and other ports included.
+    s.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 16 << 20)
+    kinds = dict.fromkeys(("full", "partial", "zero", "bad"), 0)
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+
+    def outgoing(data):
+        p = parse_frame(data, None)
+        if p and p.dport == args.dport:
+            kinds[csum_kind(p)] += 1
+
+    if args.ready:
+        open(args.ready, "w").close()
+    end = time.monotonic() + args.duration
+    while time.monotonic() < end and not stop:
+        try:
+            recv_frame(s, min(0.1, end - time.monotonic()), outgoing)
+        except InterruptedError:
+            pass
+    # What is queued still counts (at most a second more).
+    end = time.monotonic() + 1
+    while time.monotonic() < end and recv_frame(s, 0.01, outgoing):
+        pass
+    print("sniff %s: %d UDP frames out to port %d: %s" % (
+        args.ifname, sum(kinds.values()), args.dport,
+        ", ".join("%d %s" % (n, k) for k, n in kinds.items())))
+    return 0
+
+
 def fmt_tags(tags):
     return ",".join("%04x:%d/pcp%d" % (t, c & 0xFFF, c >> 13) for t, c in tags)
 
@@ -393,9 +449,11 @@ def main():
     ex.add_argument("--func", choices=("reverse", "echo"), default="reverse")
     ex.add_argument("--min-size", type=int, default=0)
     ex.add_argument("--max-size", type=int, default=1400)
-    ex.add_argument("--udp-csum", choices=("full", "zero", "mixed"),
+    ex.add_argument("--udp-csum",
+                    choices=("full", "zero", "mixed", "bad", "partial"),
                     default="mixed",
-                    help="request UDP checksums (zero: IPv4 only)")
+                    help="request UDP checksums (zero: IPv4 only; bad: "
+                    "wrong on purpose; partial: the pseudo-header's sum)")
     ex.add_argument("--timeout", type=float, default=2.0)
     ex.add_argument("--ip-options", type=int, default=0, metavar="WORDS",
                     help="IPv4 options: WORDS 4-byte words of NOPs")
@@ -405,11 +463,18 @@ def main():
                     default=int.from_bytes(os.urandom(4), "little"))
     bc = sub.add_parser("bad-csum")
     common_args(bc)
+    sn = sub.add_parser("sniff")
+    sn.add_argument("--ifname", required=True)
+    sn.add_argument("--dport", type=int, required=True)
+    sn.add_argument("--duration", type=float, required=True)
+    sn.add_argument("--ready", help="create this file once listening")
     args = ap.parse_args()
     if args.cmd == "exchange":
-        if ":" in args.dst_ip and args.udp_csum != "full":
+        if ":" in args.dst_ip and args.udp_csum in ("zero", "mixed"):
             args.udp_csum = "full"  # IPv6 forbids a zero UDP checksum
         return cmd_exchange(args)
+    if args.cmd == "sniff":
+        return cmd_sniff(args)
     return cmd_bad_csum(args)
 
 

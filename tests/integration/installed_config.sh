@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The installed configuration (configs/service.conf, which make install
+# puts at /etc/reqrouter/reqrouter.conf) serves echo and reverse only to
+# loopback and the documentation and benchmarking ranges. reqrouter as the
+# unit starts it (-i IF -c FILE) on the bare 2-queue bed (nothing on the
+# client's end, as on a real host's neighbour):
+#  - the bed's IPv4 client (198.18.0.2, in 198.18.0.0/15) is answered,
+#    echo and reverse, every request;
+#  - its IPv6 client (fd00:7272::2, not in any of the ranges) is refused,
+#    and so is an IPv4 source outside them (100.64.0.2), all counted as
+#    source_not_allowed;
+#  - the log says both functions are served to an allow-list.
+cd "$(dirname "$0")/../.." || exit 1
+source tests/integration/lib/common.sh
+
+TB_PEER_XDP=0
+RR_TIER=auto # the defaults: the file decides
+RR_CACHE=yes
+rr_bed 2
+M=$RR_TMP/metrics.prom
+GP=$RR_LIB/guard_probe.py
+OUTSIDE4=100.64.0.2 # shared address space: in none of the allowed ranges
+
+tb_cli ip addr add $OUTSIDE4/32 dev "$TB_IF_CLI" || die "cannot add $OUTSIDE4"
+
+rr_start main -i "$TB_IF_SRV" -c configs/service.conf --metrics-file "$M" ||
+	die "reqrouter -c configs/service.conf did not start"
+tb_wait_file "$M" 5 || die "no metrics file at $M"
+for fn in echo:7 reverse:1232; do
+	check "log: ${fn%:*} is served to its allow-list only" \
+		grep -q "serving '${fn%:*}' on UDP port ${fn#*:} to the sources in its allow-list" "$RR_ERR"
+done
+
+check "IPv4 client $TB_IP4_CLI: 200 requests to echo and reverse answered" \
+	tb_cli python3 $RR_LIB/udpclient.py "$TB_IP4_SRV" 1232:reverse,7:echo \
+	-n 200 -s 16 -q
+refused=0
+for fn in echo:7 reverse:1232; do
+	check "IPv6 client $TB_IP6_CLI: ${fn%:*} refused" tb_cli python3 "$GP" \
+		ask "$TB_IP6_SRV" "${fn#*:}" --func "${fn%:*}" -n 20 \
+		--timeout 0.3 --expect none
+	check "IPv4 source $OUTSIDE4: ${fn%:*} refused" tb_cli python3 "$GP" \
+		ask "$TB_IP4_SRV" "${fn#*:}" --func "${fn%:*}" -n 20 \
+		--bind $OUTSIDE4 --timeout 0.3 --expect none
+	refused=$((refused + 40))
+done
+wait_metric "$M" 5 reqrouter_xdp_packets_total 'verdict="drop"' \
+	'reason="source_not_allowed"' -- $refused >/dev/null
+sleep 1.1 # one more metrics write: nothing more is counted
+check_eq "metrics: every refused request counted as source_not_allowed" \
+	$refused "$(metric "$M" reqrouter_xdp_packets_total 'verdict="drop"' \
+		'reason="source_not_allowed"')"
+check_eq "metrics: every allowed one answered" 200 \
+	"$(metric "$M" reqrouter_tx_packets_total)"
+check "IPv4 client, after the refusals: still answered" \
+	tb_cli python3 $RR_LIB/udpclient.py "$TB_IP4_SRV" 1232:reverse,7:echo \
+	-n 50 -s 16 -q
+
+rr_kill_wait TERM 5
+check_eq "SIGTERM: exit status" 0 "$RR_RC"
+finish
