@@ -252,7 +252,7 @@ static void print_status(const char *json)
 	static const char *const keys[] = {
 		"interface", "ready",	"why",	     "xdp_mode",  "zerocopy",
 		"queues",    "threads", "busy_poll", "isolation", "tx_csum",
-		"uptime_s",  "pid",	"version",   NULL
+		"uptime_s",  "pid",	"version",   "veth_peer", NULL
 	};
 	const char *p = strstr(json, "\"functions\":[");
 	char val[256];
@@ -261,16 +261,19 @@ static void print_status(const char *json)
 	for (i = 0; keys[i]; i++)
 		if (field(json, keys[i], val, sizeof(val)))
 			printf("%-10s %s\n", keys[i], val);
-	printf("%-16s %-6s %-5s %-7s %-5s %-9s %s\n", "function", "port",
-	       "tier", "cached", "pure", "stateful", "from");
+	printf("%-16s %-6s %-5s %-7s %-9s %-5s %-9s %s\n", "function", "port",
+	       "tier", "cached", "in_kernel", "pure", "stateful", "from");
 	while (p && (p = strstr(p, "{\"name\":"))) {
 		char name[64], port[8], tier[8], cached[8], pure[8], st[8];
-		char mod[256], removed[8], quar[8];
+		char mod[256], removed[8], quar[8], ink[8] = "-";
 
 		field(p, "name", name, sizeof(name));
 		field(p, "port", port, sizeof(port));
 		field(p, "tier", tier, sizeof(tier));
 		field(p, "cached", cached, sizeof(cached));
+		/* In XDP now: not while a veth's peer would lose the
+		 * replies (veth_peer above). */
+		field(p, "in_kernel", ink, sizeof(ink));
 		field(p, "pure", pure, sizeof(pure));
 		field(p, "stateful", st, sizeof(st));
 		if (!field(p, "module", mod, sizeof(mod)) ||
@@ -278,8 +281,8 @@ static void print_status(const char *json)
 			strcpy(mod, "built in");
 		field(p, "removed", removed, sizeof(removed));
 		field(p, "quarantined", quar, sizeof(quar));
-		printf("%-16s %-6s %-5s %-7s %-5s %-9s %s%s%s\n", name, port,
-		       tier, cached, pure, st, mod,
+		printf("%-16s %-6s %-5s %-7s %-9s %-5s %-9s %s%s%s\n", name,
+		       port, tier, cached, ink, pure, st, mod,
 		       strcmp(removed, "true") ? "" : " (removed)",
 		       strcmp(quar, "true") ? "" : " (quarantined)");
 		p++;

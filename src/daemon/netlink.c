@@ -895,7 +895,7 @@ enum rr_peer rr_veth_peer(int ifindex, char *why, size_t len)
 {
 	struct link self, peer;
 	enum rr_peer res;
-	char where[32] = "";
+	char where[64] = "";
 	int fd, ret, peer_index;
 
 	fd = nl_socket(false, PEER_TIMEOUT_US);
@@ -935,8 +935,8 @@ enum rr_peer rr_veth_peer(int ifindex, char *why, size_t len)
 		goto out;
 	}
 	if (self.netnsid >= 0)
-		snprintf(where, sizeof(where), " in namespace %d",
-			 self.netnsid);
+		snprintf(where, sizeof(where),
+			 " in another network namespace (id %d)", self.netnsid);
 	ret = get_link(fd, 2, peer_index, self.netnsid, &peer);
 	if (ret < 0) {
 		say(why, len, "peer (link %d%s) cannot be seen: %s", peer_index,

@@ -52,12 +52,23 @@ for ipv in 4 6; do
 	sent=$((sent + 5 * COUNT))
 done
 
-# IPv4 options move the UDP header: the reply must keep them and still
-# carry valid checksums.
-exchange "IPv4 with 8 bytes of options: reverse replies correct" 4 1232 reverse ""  --ip-options 2
-exchange "IPv4 with 40 bytes of options, QinQ: echo replies correct" 4 7 echo \
-	88a8:0x00c8,8100:0x0064 --ip-options 10
-sent=$((sent + 2 * COUNT))
+# IPv4 options are the kernel's (a reply built by swapping addresses would
+# get a source route or a timestamp wrong): passed, tagged or not, never
+# answered.
+sleep 1.1
+opt0=$(metric "$M" reqrouter_xdp_packets_total 'reason="ip_options"')
+check "IPv4 with 8 bytes of options: not answered" tb_cli python3 $RR_LIB/rawframes.py \
+	exchange --ifname "$TB_IF_CLI" --src-mac "$TB_MAC_CLI" \
+	--dst-mac "$TB_MAC_SRV" --src-ip "$TB_IP4_CLI" --dst-ip "$TB_IP4_SRV" \
+	--dport 1232 --ip-options 2 --count 5 --timeout 0.5 --expect-none
+check "IPv4 with 40 bytes of options, QinQ: not answered" tb_cli python3 $RR_LIB/rawframes.py \
+	exchange --ifname "$TB_IF_CLI" --src-mac "$TB_MAC_CLI" \
+	--dst-mac "$TB_MAC_SRV" --src-ip "$TB_IP4_CLI" --dst-ip "$TB_IP4_SRV" \
+	--dport 7 --tags 88a8:0x00c8,8100:0x0064 --ip-options 10 --count 5 \
+	--timeout 0.5 --expect-none
+opt=$(($(wait_metric "$M" 5 reqrouter_xdp_packets_total 'reason="ip_options"' -- \
+	$((opt0 + 10))) - opt0))
+check_eq "IPv4 options: XDP passed all 10 to the kernel (ip_options)" 10 "$opt"
 
 # Three tags are more than the XDP program parses: such frames go to the
 # kernel (which drops them here), never to a function.
