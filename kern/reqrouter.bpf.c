@@ -395,12 +395,13 @@ static __always_inline int parse_ipv6(struct cursor *c, __u32 *l4_len)
 }
 
 /*
- * The ones' complement sum (a 64-bit accumulator with end-around carries,
- * in memory byte order as rr_xdp_csum() keeps it) of @len bytes of the
- * frame from @off, read 8 bytes at a time straight from the packet. For
- * the short datagrams the in-kernel tier answers this is a few
- * instructions a word, less than rr_xdp_csum()'s helper calls. (__u64)-1
- * if the frame is shorter.
+ * The ones' complement sum (unfolded, in memory byte order as
+ * rr_xdp_csum() keeps it) of @len bytes of the frame from @off, read
+ * straight from the packet: 32 bytes a step, each 8-byte word added as its
+ * two 32-bit halves, so no carry is ever lost (3584 bytes add up to less
+ * than 2^42) and none needs checking. Measured under test_run, it costs
+ * no more than rr_xdp_csum()'s helper calls at any size, and half at
+ * 64 B. (__u64)-1 if the frame is shorter.
  */
 static __always_inline __u64 frame_sum(struct xdp_md *ctx, __u64 off, __u64 len)
 {
@@ -411,8 +412,8 @@ static __always_inline __u64 frame_sum(struct xdp_md *ctx, __u64 off, __u64 len)
 
 	if (off > RR_XDP_MAX_L3_OFF + 40 || len > RR_XDP_MAX_FRAME)
 		return (__u64)-1;
-	for (i = 0; i < RR_XDP_MAX_FRAME / 8; i++) {
-		if (len < 8)
+	for (i = 0; i < RR_XDP_MAX_FRAME / 32; i++) {
+		if (len < 32)
 			break;
 		/* clang would fold the offset into pointer arithmetic the
 		 * verifier refuses; keep it a checked scalar. */
@@ -420,11 +421,30 @@ static __always_inline __u64 frame_sum(struct xdp_md *ctx, __u64 off, __u64 len)
 		if (off > RR_XDP_MAX_L3_OFF + 40 + RR_XDP_MAX_FRAME)
 			return (__u64)-1;
 		p = data + off;
+		if ((void *)(p + 32) > end)
+			return (__u64)-1;
+		w = *(__u64 *)p;
+		acc += (__u32)w + (w >> 32);
+		w = *(__u64 *)(p + 8);
+		acc += (__u32)w + (w >> 32);
+		w = *(__u64 *)(p + 16);
+		acc += (__u32)w + (w >> 32);
+		w = *(__u64 *)(p + 24);
+		acc += (__u32)w + (w >> 32);
+		off += 32;
+		len -= 32;
+	}
+	for (i = 0; i < 3; i++) {
+		if (len < 8)
+			break;
+		rr_opaque(off);
+		if (off > RR_XDP_MAX_L3_OFF + 40 + RR_XDP_MAX_FRAME)
+			return (__u64)-1;
+		p = data + off;
 		if ((void *)(p + 8) > end)
 			return (__u64)-1;
 		w = *(__u64 *)p;
-		acc += w;
-		acc += acc < w;
+		acc += (__u32)w + (w >> 32);
 		off += 8;
 		len -= 8;
 	}
@@ -435,18 +455,14 @@ static __always_inline __u64 frame_sum(struct xdp_md *ctx, __u64 off, __u64 len)
 	if (len >= 4) {
 		if ((void *)(p + 4) > end)
 			return (__u64)-1;
-		w = *(__u32 *)p;
-		acc += w;
-		acc += acc < w;
+		acc += *(__u32 *)p;
 		p += 4;
 		len -= 4;
 	}
 	if (len >= 2) {
 		if ((void *)(p + 2) > end)
 			return (__u64)-1;
-		w = *(__u16 *)p;
-		acc += w;
-		acc += acc < w;
+		acc += *(__u16 *)p;
 		p += 2;
 		len -= 2;
 	}
@@ -454,9 +470,7 @@ static __always_inline __u64 frame_sum(struct xdp_md *ctx, __u64 off, __u64 len)
 	if (len) {
 		if ((void *)(p + 1) > end)
 			return (__u64)-1;
-		w = *p;
-		acc += w;
-		acc += acc < w;
+		acc += *p;
 	}
 	return acc;
 }
@@ -513,9 +527,7 @@ static __always_inline int udp_csum_ok(struct xdp_md *ctx,
 	sum = frame_sum(ctx, l4_off, bpf_ntohs(ulen));
 	if (sum == (__u64)-1)
 		return 0;
-	sum += pseudo;
-	sum += sum < pseudo;
-	return rr_fold16(sum) == 0xffff || field == rr_fold16(pseudo);
+	return rr_fold16(sum + pseudo) == 0xffff || field == rr_fold16(pseudo);
 }
 
 /*
