@@ -143,6 +143,14 @@ struct {
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 } local_v6 SEC(".maps");
 
+/* The host's own addresses, direct-mapped (struct rr_local_ent). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct rr_local_ent);
+	__uint(max_entries, RR_LOCAL_TAB);
+} local_tab SEC(".maps");
+
 /* The functions' XDP programs, by slot, for ports with RR_PORT_XDP. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
@@ -319,12 +327,24 @@ static __always_inline int source_allowed(void *l3, void *end, int ipv6,
  */
 static __always_inline int dest_local(void *l3, void *end, int ipv6)
 {
+	struct rr_local_ent *e;
+	__u32 slot, *d, *a;
+
 	if (ipv6) {
 		struct ipv6hdr *ip6h = l3;
 		struct rr_local_v6 key = { .prefixlen = 128 };
 
 		if ((void *)(ip6h + 1) > end)
 			return 0;
+		d = ip6h->daddr.in6_u.u6_addr32;
+		slot = rr_local_slot(d[0] ^ d[1] ^ d[2] ^ d[3]);
+		e = bpf_map_lookup_elem(&local_tab, &slot);
+		if (e && e->family == AF_INET6) {
+			a = (__u32 *)e->addr;
+			if (a[0] == d[0] && a[1] == d[1] && a[2] == d[2] &&
+			    a[3] == d[3])
+				return 1;
+		}
 		__builtin_memcpy(key.addr, &ip6h->daddr, sizeof(key.addr));
 		return bpf_map_lookup_elem(&local_v6, &key) != NULL;
 	} else {
@@ -333,6 +353,11 @@ static __always_inline int dest_local(void *l3, void *end, int ipv6)
 
 		if ((void *)(iph + 1) > end)
 			return 0;
+		slot = rr_local_slot(iph->daddr);
+		e = bpf_map_lookup_elem(&local_tab, &slot);
+		if (e && e->family == AF_INET &&
+		    *(__u32 *)e->addr == iph->daddr)
+			return 1;
 		__builtin_memcpy(key.addr, &iph->daddr, sizeof(key.addr));
 		return bpf_map_lookup_elem(&local_v4, &key) != NULL;
 	}

@@ -231,12 +231,14 @@ void rr_invoker_watch(struct rr_invoker *inv)
  */
 static int watch_local(struct rr_invoker *inv)
 {
-	int fd4, fd6, ret;
+	int fd4, fd6, fdtab, ret;
 
 	if (inv->cfg->answer_for != RR_ANSWER_LOCAL)
 		return 0;
-	rr_xdp_local_maps(&inv->xdp, &fd4, &fd6);
+	rr_xdp_local_maps(&inv->xdp, &fd4, &fd6, &fdtab);
 	ret = rr_localaddr_open(&inv->local, fd4, fd6);
+	if (!ret)
+		ret = rr_localaddr_set_table(inv->local, fdtab);
 	if (ret) {
 		pr_warn("cannot read the host's local addresses through netlink: %s\n",
 			strerror(-ret));

@@ -66,6 +66,8 @@ struct rr_localaddr {
 	int map[NFAM];	    /* the tries, -1 for a family left out */
 	uint32_t max[NFAM]; /* entries each trie may hold */
 	struct local_set cur[NFAM]; /* exactly what the tries hold */
+	int tab_fd; /* the direct-mapped table in front of them, or -1 */
+	struct rr_local_ent tab[RR_LOCAL_TAB]; /* exactly what it holds */
 	uint32_t seq;
 	bool stale;	  /* a dump is due whatever the notifications say */
 	bool warned_full; /* the "too many local routes" line is said once */
@@ -506,6 +508,75 @@ fail:
 	return ret;
 }
 
+/* --- local routes: the table in front of the tries ------------------- */
+
+/* What the table should hold for @sets: their host routes, the first to
+ * claim a slot keeps it (the others are found in the tries). */
+static void tab_for(const struct local_set *sets, struct rr_local_ent *t)
+{
+	static const uint32_t family[NFAM] = { AF_INET, AF_INET6 };
+	uint32_t i, slot, w[4];
+	int f;
+
+	memset(t, 0, sizeof(*t) * RR_LOCAL_TAB);
+	for (f = 0; f < NFAM; f++) {
+		for (i = 0; i < sets[f].n; i++) {
+			const struct local_key *k = &sets[f].keys[i];
+
+			if (k->prefixlen != 8 * fam_alen[f])
+				continue;
+			memcpy(w, k->addr, sizeof(w));
+			slot = rr_local_slot(
+				f == V4 ? w[0] : w[0] ^ w[1] ^ w[2] ^ w[3]);
+			if (t[slot].family)
+				continue;
+			t[slot].family = family[f];
+			memcpy(t[slot].addr, k->addr, fam_alen[f]);
+		}
+	}
+}
+
+/*
+ * Writes the slots where the table differs from @want; with @clear_only,
+ * only empties those that hold something else, which must happen before
+ * the tries lose an address. Best effort: a slot that cannot be written
+ * is retried at the next update, and a stale one only costs a trie look.
+ */
+static void tab_sync(struct rr_localaddr *la, const struct rr_local_ent *want,
+		     bool clear_only)
+{
+	static const struct rr_local_ent empty;
+	const struct rr_local_ent *v;
+	uint32_t slot;
+
+	if (la->tab_fd < 0)
+		return;
+	for (slot = 0; slot < RR_LOCAL_TAB; slot++) {
+		if (!memcmp(&la->tab[slot], &want[slot], sizeof(want[slot])))
+			continue;
+		if (clear_only && !la->tab[slot].family)
+			continue;
+		v = clear_only ? &empty : &want[slot];
+		if (bpf_map_update_elem(la->tab_fd, &slot, v, BPF_ANY)) {
+			la->stale = true;
+			continue;
+		}
+		la->tab[slot] = *v;
+	}
+}
+
+int rr_localaddr_set_table(struct rr_localaddr *la, int fd)
+{
+	struct rr_local_ent want[RR_LOCAL_TAB];
+
+	la->tab_fd = fd;
+	/* What the array holds is unknown: write every slot. */
+	memset(la->tab, 0xff, sizeof(la->tab));
+	tab_for(la->cur, want);
+	tab_sync(la, want, false);
+	return la->stale ? -EIO : 0;
+}
+
 /* --- local routes: dumps --------------------------------------------- */
 
 /* Dumps @family's routes into @got; sets @intr if the kernel says the
@@ -574,6 +645,7 @@ static int dump_family(struct rr_localaddr *la, int fd, int family,
 /* Dumps the local routes again and brings the tries to them. */
 static int resync(struct rr_localaddr *la)
 {
+	struct rr_local_ent tab[RR_LOCAL_TAB];
 	struct local_set got[NFAM] = { 0 };
 	static const int family[NFAM] = { AF_INET, AF_INET6 };
 	int fd, f, tries, ret = 0, changed = 0;
@@ -612,11 +684,21 @@ static int resync(struct rr_localaddr *la)
 			continue;
 		set_normalize(&got[f]);
 		limit(la, f, &got[f]);
+	}
+	/* Addresses that go leave the table before the tries. */
+	tab_for(got, tab);
+	tab_sync(la, tab, true);
+	for (f = 0; f < NFAM; f++) {
+		if (la->map[f] < 0)
+			continue;
 		ret = apply(la, f, &got[f]);
 		if (ret < 0)
 			goto out;
 		changed += ret;
 	}
+	/* And new ones come into it after. */
+	tab_for(la->cur, tab);
+	tab_sync(la, tab, false);
 	if (changed)
 		pr_debug(
 			"local routes: %d trie entries changed, now %u IPv4, %u IPv6\n",
@@ -645,6 +727,7 @@ int rr_localaddr_open(struct rr_localaddr **out, int fd_v4, int fd_v6)
 		return -ENOMEM;
 	la->map[V4] = fd_v4;
 	la->map[V6] = fd_v6;
+	la->tab_fd = -1;
 	la->sock = nl_socket(true, 0);
 	if (la->sock < 0) {
 		ret = la->sock;

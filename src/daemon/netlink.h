@@ -44,6 +44,15 @@ int rr_localaddr_open(struct rr_localaddr **out, int fd_v4, int fd_v6);
  */
 int rr_localaddr_update(struct rr_localaddr *la);
 
+/*
+ * Also keeps the direct-mapped table @fd (an array of RR_LOCAL_TAB struct
+ * rr_local_ent, rr_shared.h) in front of the tries: filled now, then
+ * emptied of an address before the tries lose it and given a new one
+ * after they have it. 0, or -errno if a slot could not be written (it is
+ * tried again at the next update).
+ */
+int rr_localaddr_set_table(struct rr_localaddr *la, int fd);
+
 /* How many local routes of @family (AF_INET/AF_INET6) the maps hold. */
 uint32_t rr_localaddr_count(const struct rr_localaddr *la, int family);
 

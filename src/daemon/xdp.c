@@ -428,10 +428,12 @@ int rr_xdp_set_port(struct rr_xdp *x, uint16_t port,
 	return ret;
 }
 
-void rr_xdp_local_maps(const struct rr_xdp *x, int *fd_v4, int *fd_v6)
+void rr_xdp_local_maps(const struct rr_xdp *x, int *fd_v4, int *fd_v6,
+		       int *fd_tab)
 {
 	*fd_v4 = bpf_map__fd(x->skel->maps.local_v4);
 	*fd_v6 = bpf_map__fd(x->skel->maps.local_v6);
+	*fd_tab = bpf_map__fd(x->skel->maps.local_tab);
 }
 
 int rr_xdp_del_port(struct rr_xdp *x, uint16_t port)

@@ -44,9 +44,10 @@ int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu);
  */
 int rr_xdp_load_function(struct rr_xdp *x, uint32_t slot,
 			 const struct rr_xdp_impl *impl, char *why, size_t len);
-/* The maps of the host's own destinations (local_v4, local_v6), for
- * netlink.c to keep current. */
-void rr_xdp_local_maps(const struct rr_xdp *x, int *fd_v4, int *fd_v6);
+/* The maps of the host's own destinations (local_v4, local_v6 and the
+ * table in front of them, local_tab), for netlink.c to keep current. */
+void rr_xdp_local_maps(const struct rr_xdp *x, int *fd_v4, int *fd_v6,
+		       int *fd_tab);
 /* Maps the reply cache into this process; 0 or -errno. */
 int rr_xdp_map_cache(struct rr_xdp *x);
 /* Attaches to ifindex in the given mode, replacing a stale program of

@@ -499,12 +499,43 @@ static int route_batch(const char *verb, const char *type, int n,
 	return ret;
 }
 
+/* Whether the direct-mapped table @tab holds @ip (a host route) in its
+ * slot. */
+static bool tab_holds(int tab, int family, const char *ip)
+{
+	struct rr_local_ent e;
+	uint8_t a[16] = { 0 };
+	uint32_t w[4], slot;
+
+	if (inet_pton(family, ip, a) != 1)
+		return false;
+	memcpy(w, a, sizeof(w));
+	slot = rr_local_slot(family == AF_INET ? w[0]
+					       : w[0] ^ w[1] ^ w[2] ^ w[3]);
+	if (bpf_map_lookup_elem(tab, &slot, &e))
+		return false;
+	return e.family == (uint32_t)family &&
+	       !memcmp(e.addr, a, family == AF_INET ? 4 : 16);
+}
+
+/* How many slots of @tab hold an address. */
+static uint32_t tab_used(int tab)
+{
+	struct rr_local_ent e;
+	uint32_t slot, n = 0;
+
+	for (slot = 0; slot < RR_LOCAL_TAB; slot++)
+		if (!bpf_map_lookup_elem(tab, &slot, &e) && e.family)
+			n++;
+	return n;
+}
+
 static int live_localaddr(void)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_NO_PREALLOC);
 	struct rr_localaddr *la;
 	uint8_t key[sizeof(struct rr_local_v6)], one = 1;
-	int v4, v6, bad, changes, ret;
+	int v4, v6, tab, bad, changes, ret;
 	uint32_t before;
 	double ms;
 
@@ -533,6 +564,23 @@ static int live_localaddr(void)
 	CHECK(entries(v4) == 1);
 
 	CHECK(rr_localaddr_open(&la, v4, v6) == 0);
+	/* The table in front of the tries: host routes only, and what an
+	 * earlier user left in it goes. */
+	tab = bpf_map_create(BPF_MAP_TYPE_ARRAY, "rrnl_tab", sizeof(uint32_t),
+			     sizeof(struct rr_local_ent), RR_LOCAL_TAB, NULL);
+	CHECK(tab >= 0, "%s", strerror(errno));
+	{
+		struct rr_local_ent junk = { .family = AF_INET,
+					     .addr = { 203, 0, 113, 1 } };
+		uint32_t slot = 7;
+
+		CHECK(bpf_map_update_elem(tab, &slot, &junk, BPF_ANY) == 0);
+	}
+	CHECK(rr_localaddr_set_table(la, tab) == 0);
+	CHECK(tab_holds(tab, AF_INET, "127.0.0.1"));
+	CHECK(!tab_holds(tab, AF_INET, "127.0.0.0"), "a prefix in the table");
+	/* 127.0.0.1 and, once it is in, ::1. */
+	CHECK(tab_used(tab) <= 2, "%u slots used", tab_used(tab));
 	/* lo's local routes: 127.0.0.0/8 and its address 127.0.0.1. */
 	CHECK(holds(v4, AF_INET, "127.0.0.0", 8));
 	CHECK(holds(v4, AF_INET, "127.0.0.1", 32));
@@ -554,6 +602,7 @@ static int live_localaddr(void)
 	CHECK(ms >= 0, "192.0.2.7 not in the trie after a second");
 	CHECK(changes == 1, "%d changes", changes);
 	CHECK(holds(v4, AF_INET, "192.0.2.7", 32));
+	CHECK(tab_holds(tab, AF_INET, "192.0.2.7"));
 	CHECK(rr_localaddr_count(la, AF_INET) == 3);
 	changes = 0;
 	CHECK(sh("ip addr del 192.0.2.7/32 dev lo") == 0);
@@ -562,6 +611,8 @@ static int live_localaddr(void)
 	      "192.0.2.7 still in the trie after a second");
 	CHECK(changes == 1 && rr_localaddr_count(la, AF_INET) == 2);
 	CHECK(holds(v4, AF_INET, "127.0.0.1", 32));
+	CHECK(!tab_holds(tab, AF_INET, "192.0.2.7"), "left in the table");
+	CHECK(tab_holds(tab, AF_INET, "127.0.0.1"));
 
 	changes = 0;
 	CHECK(sh("ip -6 addr add 2001:db8::7/128 dev lo nodad") == 0);
@@ -570,12 +621,14 @@ static int live_localaddr(void)
 	      "2001:db8::7 not in the trie after a second");
 	CHECK(changes == 1, "%d changes", changes);
 	CHECK(holds(v6, AF_INET6, "2001:db8::7", 128));
+	CHECK(tab_holds(tab, AF_INET6, "2001:db8::7"));
 	CHECK(rr_localaddr_count(la, AF_INET6) == 2);
 	changes = 0;
 	CHECK(sh("ip -6 addr del 2001:db8::7/128 dev lo") == 0);
 	CHECK(wait_for(la, v6, AF_INET6, "2001:db8::7", false, 1000,
 		       &changes) >= 0);
 	CHECK(changes == 1 && rr_localaddr_count(la, AF_INET6) == 1);
+	CHECK(!tab_holds(tab, AF_INET6, "2001:db8::7"), "left in the table");
 
 	/* An AnyIP prefix, and the same prefix in a second table: one
 	 * entry, there while either route is. */
@@ -584,6 +637,8 @@ static int live_localaddr(void)
 	CHECK(wait_for(la, v4, AF_INET, "198.51.100.200", true, 1000,
 		       &changes) >= 0);
 	CHECK(holds(v4, AF_INET, "198.51.100.0", 24) && changes == 1);
+	CHECK(!tab_holds(tab, AF_INET, "198.51.100.0"),
+	      "a prefix in the table");
 	CHECK(sh("ip route add local 198.51.100.0/24 dev lo table 100") == 0);
 	CHECK(quiet(la, 100) == 0);
 	CHECK(sh("ip route del local 198.51.100.0/24 dev lo table local") == 0);
@@ -629,8 +684,12 @@ static int live_localaddr(void)
 	CHECK(quiet(la, 50) >= 0);
 	CHECK(rr_localaddr_count(la, AF_INET) == before);
 	CHECK(entries(v4) == before);
+	/* Never more in the table than in the tries. */
+	CHECK(tab_used(tab) <= before + rr_localaddr_count(la, AF_INET6));
+	CHECK(tab_holds(tab, AF_INET, "192.0.2.9"));
 
 	rr_localaddr_close(la);
+	close(tab);
 	close(v4);
 	close(v6);
 	return 0;
