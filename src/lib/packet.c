@@ -156,11 +156,13 @@ void rr_request_init(struct rr_request *req, const uint8_t *frame,
 }
 
 /*
- * 64-bit words with an end-around carry, then the tail: ones' complement
- * addition does not care about word width or order, so folding the
- * accumulator at the end gives the RFC 1071 sum, as 16-bit words would,
- * in half the steps of 32-bit ones. Bytes are summed in memory order, so
- * the result is stored back unswapped.
+ * 8 bytes a step, each added as its two 32-bit halves to a 64-bit
+ * accumulator: ones' complement addition does not care about word width
+ * or order, so folding at the end gives the RFC 1071 sum, as 16-bit
+ * words would, and the halves leave room for every carry (2^32 bytes add
+ * up to less than 2^62), so there is no carry chain to follow and the
+ * compiler can overlap the steps. Bytes are summed in memory order, so the
+ * result is stored back unswapped.
  */
 uint32_t rr_csum_partial(const void *data, uint32_t len, uint32_t sum)
 {
@@ -171,22 +173,19 @@ uint32_t rr_csum_partial(const void *data, uint32_t len, uint32_t sum)
 
 	while (len >= 8) {
 		memcpy(&w, p, 8);
-		acc += w;
-		acc += acc < w; /* the carry out of bit 63 goes back in */
+		acc += (uint32_t)w + (w >> 32);
 		p += 8;
 		len -= 8;
 	}
 	if (len >= 4) {
 		memcpy(&w32, p, 4);
 		acc += w32;
-		acc += acc < w32;
 		p += 4;
 		len -= 4;
 	}
 	if (len >= 2) {
 		memcpy(&h, p, 2);
 		acc += h;
-		acc += acc < h;
 		p += 2;
 		len -= 2;
 	}
@@ -194,7 +193,6 @@ uint32_t rr_csum_partial(const void *data, uint32_t len, uint32_t sum)
 		h = 0;
 		memcpy(&h, p, 1); /* the pad byte is zero */
 		acc += h;
-		acc += acc < h;
 	}
 	acc = (acc & 0xffffffff) + (acc >> 32);
 	acc = (acc & 0xffffffff) + (acc >> 32);
@@ -245,13 +243,18 @@ uint16_t rr_udp_pseudo_csum(const uint8_t *frame, const struct rr_pkt *pkt)
 bool rr_udp_csum_ok(const uint8_t *frame, const struct rr_pkt *pkt)
 {
 	const uint8_t *udp = frame + pkt->l4_off;
-	uint16_t field;
+	uint16_t field, partial;
+	uint32_t pseudo;
 
 	memcpy(&field, udp + 6, 2);
 	if (pkt->family == AF_INET && !field)
 		return true;
-	return !rr_udp_csum(frame, pkt) ||
-	       field == rr_udp_pseudo_csum(frame, pkt);
+	/* The pseudo-header once, for both forms. */
+	pseudo = udp_pseudo_sum(frame, pkt);
+	if (!rr_csum_fold(rr_csum_partial(udp, get_be16(udp + 4), pseudo)))
+		return true;
+	partial = (uint16_t)~rr_csum_fold(pseudo);
+	return field == partial;
 }
 
 /* Everything but the UDP checksum; the field is left zero. */
