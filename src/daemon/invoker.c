@@ -283,10 +283,12 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	ret = rr_xdp_load(&inv->xdp, inv->mac, inv->mtu);
 	if (ret)
 		return ret;
-	ret = watch_local(inv);
+	ret = rr_xdp_attach(&inv->xdp, inv->ifindex, cfg->mode);
 	if (ret)
 		return ret;
-	ret = rr_xdp_attach(&inv->xdp, inv->ifindex, cfg->mode);
+	/* Before any port opens, after the attach that a user's mistake
+	 * (a foreign program) stops with its one line. */
+	ret = watch_local(inv);
 	if (ret)
 		return ret;
 	ret = rr_xsk_create_all(inv);

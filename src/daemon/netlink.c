@@ -167,6 +167,15 @@ int rr_nl_parse_local_route(const struct nlmsghdr *nh, int *family,
 
 /* --- netlink sockets ------------------------------------------------- */
 
+/* NLMSG_OK() without its signed/unsigned comparison, which clang's
+ * -Wsign-compare refuses: a whole message header, and the message within
+ * the @len bytes left. */
+static bool nl_ok(const struct nlmsghdr *nh, int len)
+{
+	return len >= (int)sizeof(*nh) && nh->nlmsg_len >= sizeof(*nh) &&
+	       nh->nlmsg_len <= (unsigned int)len;
+}
+
 /* A NETLINK_ROUTE socket: non-blocking, or with a receive timeout. */
 static int nl_socket(bool nonblock, long timeout_us)
 {
@@ -610,7 +619,7 @@ static int dump_family(struct rr_localaddr *la, int fd, int family,
 			return -ETIMEDOUT;
 		if (n < 0)
 			return n;
-		for (nh = &la->buf.align; NLMSG_OK(nh, n);
+		for (nh = &la->buf.align; nl_ok(nh, n);
 		     nh = NLMSG_NEXT(nh, n)) {
 			if (nh->nlmsg_seq != req.nh.nlmsg_seq)
 				continue;
@@ -794,7 +803,7 @@ int rr_localaddr_update(struct rr_localaddr *la)
 		}
 		if (n < 0)
 			return n;
-		for (nh = &la->buf.align; NLMSG_OK(nh, n);
+		for (nh = &la->buf.align; nl_ok(nh, n);
 		     nh = NLMSG_NEXT(nh, n)) {
 			if (nh->nlmsg_type != RTM_NEWROUTE &&
 			    nh->nlmsg_type != RTM_DELROUTE)
@@ -949,7 +958,7 @@ static int get_link(int fd, uint32_t seq, int ifindex, int netnsid,
 			return -ETIMEDOUT;
 		if (n < 0)
 			return n;
-		for (nh = &buf.align; NLMSG_OK(nh, n); nh = NLMSG_NEXT(nh, n)) {
+		for (nh = &buf.align; nl_ok(nh, n); nh = NLMSG_NEXT(nh, n)) {
 			if (nh->nlmsg_seq != seq)
 				continue;
 			if (nh->nlmsg_type == NLMSG_ERROR)
