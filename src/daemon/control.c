@@ -49,6 +49,7 @@ int rr_control_open(struct rr_control *c, const char *path, const char *group,
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct group *gr = NULL;
 	char dir[sizeof(sa.sun_path)], *slash;
+	mode_t mask;
 	int ret;
 
 	c->fd = -1;
@@ -98,10 +99,17 @@ int rr_control_open(struct rr_control *c, const char *path, const char *group,
 			 strerror(-ret));
 		return ret;
 	}
-	/* No window in which the socket is reachable with looser rights. */
-	if (bind(c->fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    chmod(path, gr ? 0660 : 0600) ||
-	    (gr && chown(path, (uid_t)-1, gr->gr_gid)) || listen(c->fd, 16)) {
+	/*
+	 * The socket file is made with its final mode (through the umask,
+	 * before any thread exists), so there is no window with looser
+	 * rights, and no chmod() by path that a symlink swapped in could
+	 * redirect; the group is set on the link itself, never followed.
+	 */
+	mask = umask(gr ? 0117 : 0177);
+	ret = bind(c->fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(mask);
+	if (ret || (gr && lchown(path, (uid_t)-1, gr->gr_gid)) ||
+	    listen(c->fd, 16)) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot set up control socket %s: %s",
 			 path, strerror(-ret));
@@ -345,12 +353,29 @@ static void reply_unknown(FILE *f, const char *line)
 
 /* The request @line answered on @f: one lookup in the table, then the
  * row's handler. */
+/*
+ * Whether the client on @fd may change the instance: root, or the user
+ * the instance runs as. Members of --control-group only read. The kernel
+ * says who connected (SO_PEERCRED); nothing the client sends is asked.
+ */
+static bool may_change(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
+	    len != sizeof(cred))
+		return false;
+	return cred.uid == 0 || cred.uid == geteuid();
+}
+
 static void dispatch(struct rr_control *c, struct rr_invoker *inv,
-		     const struct rr_config *cfg, const char *line, FILE *f)
+		     const struct rr_config *cfg, const char *line,
+		     bool changer, FILE *f)
 {
 	size_t len = strcspn(line, " ");
 	const struct rr_ctlcmd *cmd = rr_ctlcmd_find(line, len);
-	char msg[64];
+	char msg[160];
 
 	/* A command with arguments is "NAME ARGS", one without "NAME". */
 	if (!cmd || line[len] != (cmd->nargs ? ' ' : '\0')) {
@@ -360,6 +385,14 @@ static void dispatch(struct rr_control *c, struct rr_invoker *inv,
 	if (cmd->nargs && !line[len + 1]) {
 		snprintf(msg, sizeof(msg), "%s needs an argument", cmd->name);
 		reply(f, -EINVAL, msg);
+		return;
+	}
+	if (cmd->mutating && !changer) {
+		snprintf(
+			msg, sizeof(msg),
+			"%s changes the instance: only root and the user it runs as (uid %u) may; the control group may only read",
+			cmd->name, (unsigned int)geteuid());
+		reply(f, -EPERM, msg);
 		return;
 	}
 	handlers[rr_ctlcmd_id(cmd)](c, inv, cfg,
@@ -421,7 +454,7 @@ static void serve_one(struct rr_control *c, int fd, struct rr_invoker *inv,
 	f = open_memstream(&buf, &len);
 	if (!f)
 		return;
-	dispatch(c, inv, cfg, line, f);
+	dispatch(c, inv, cfg, line, may_change(fd), f);
 	if (!fclose(f))
 		write_all(fd, buf, len);
 	free(buf);

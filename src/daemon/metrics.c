@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <linux/if_xdp.h>
@@ -448,13 +449,25 @@ int rr_metrics_write_file(struct rr_invoker *inv, const char *path)
 {
 	char tmp[PATH_MAX + 16];
 	FILE *out;
-	int ret;
+	int fd, ret;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+	/*
+	 * A fresh temporary beside the file (mkstemp: O_EXCL, so never an
+	 * existing file or a symlink someone planted under a name we would
+	 * have guessed), then renamed over it, so a reader sees the old or
+	 * the new text, never half of one. Readable by the collector.
+	 */
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	out = fopen(tmp, "w");
-	if (!out)
+	fd = mkstemp(tmp);
+	if (fd < 0)
 		return -errno;
+	if (fchmod(fd, 0644) || !(out = fdopen(fd, "w"))) {
+		ret = -errno;
+		close(fd);
+		unlink(tmp);
+		return ret;
+	}
 	ret = rr_metrics_write(inv, out);
 	if (fclose(out) && !ret)
 		ret = -errno;

@@ -211,7 +211,7 @@ const struct rr_setting rr_settings[] = {
 	  FIELD(control_group),
 	  .complete = RR_COMPLETE_GROUP,
 	  .def_text = "root only",
-	  .help = "let GROUP use the control socket too" },
+	  .help = "let GROUP use the control socket too, for the commands that only read" },
 	{ .key = "isolation",
 	  .flag = "isolation",
 	  .arg = "MODE",

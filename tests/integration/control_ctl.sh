@@ -7,7 +7,10 @@
 # it reports move with real requests; a second instance on the same
 # interface is refused before it touches anything; mistakes get one line
 # and their own exit status; after SIGTERM the socket is gone and health
-# says the instance is not running.
+# says the instance is not running. With --control-group, the group's
+# members read (status, stats) and are refused every command that changes
+# the instance, by their uid as the kernel gives it (SO_PEERCRED); the
+# metrics file's temporary does not follow a link planted in its place.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 
@@ -101,10 +104,38 @@ check_eq "health --json of a stopped instance" \
 rr_start nosock -i "$TB_IF_SRV" -q 1 --control none || die "--control none did not start"
 check "--control none: no socket" test ! -e "$SOCK"
 rr_kill_wait TERM 10
-rr_start group -i "$TB_IF_SRV" -q 1 --control "$RR_TMP/ctl.sock" --control-group root ||
+# The group reads; only root and the instance's own user change it. The
+# client is nobody in group root, in a directory it may enter, running a
+# copy of reqrouterctl it may execute. The metrics file's temporary must
+# not follow a link planted under the name the old code used.
+PUB=$RR_TMP/pub
+if ! { mkdir -p "$PUB" && chmod 755 "$PUB" && cp "$CTL" "$PUB/reqrouterctl" &&
+	chmod 755 "$PUB/reqrouterctl"; }; then
+	die "cannot prepare $PUB"
+fi
+echo "precious" >"$RR_TMP/victim"
+ln -s "$RR_TMP/victim" "$RR_TMP/metrics.prom.tmp"
+rr_start group -i "$TB_IF_SRV" -q 1 --control "$PUB/ctl.sock" --control-group root \
+	--metrics-file "$RR_TMP/metrics.prom" ||
 	die "--control-group root did not start"
-check_eq "--control-group: mode 660" 660 "$(stat -c %a "$RR_TMP/ctl.sock")"
-check "--control PATH: reqrouterctl reaches it" "$CTL" --control "$RR_TMP/ctl.sock" health
+check_eq "--control-group: mode 660" 660 "$(stat -c %a "$PUB/ctl.sock")"
+check "--control PATH: reqrouterctl reaches it" "$CTL" --control "$PUB/ctl.sock" health
+as_group() { setpriv --reuid=65534 --regid=0 --clear-groups "$PUB/reqrouterctl" --control "$PUB/ctl.sock" "$@"; }
+check "a control-group member reads: status" as_group status
+check "a control-group member reads: stats" as_group stats
+for cmd in reload "threads 1" "remove echo" "unquarantine echo"; do
+	# shellcheck disable=SC2086 # the command and its argument
+	out=$(as_group $cmd 2>&1)
+	rc=$?
+	check "a control-group member may not: $cmd (exit $rc)" test "$rc" -ne 0
+	check "... and is told why: $cmd" grep -q "only root and the user it runs as" <<<"$out"
+done
+check "... echo is still served after the refused remove" \
+	bash -c "\"$CTL\" --control \"$PUB/ctl.sock\" --json status | grep -q '\"name\":\"echo\".*\"removed\":false'"
+check "root may: reload" "$CTL" --control "$PUB/ctl.sock" reload
+sleep 1.2
+check "metrics file written" grep -q reqrouter_rx_packets_total "$RR_TMP/metrics.prom"
+check_eq "metrics: a link at the old temporary's name is not followed" precious "$(cat "$RR_TMP/victim")"
 rr_kill_wait TERM 10
 rr_run badgroup -i "$TB_IF_SRV" -q 1 --control-group rr-no-such-group
 check_eq "--control-group of a missing group: exit 1" 1 "$RR_RC"
