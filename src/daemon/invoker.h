@@ -369,6 +369,8 @@ void rr_invoker_stop(struct rr_invoker *inv);
 /* NULL-safe, and safe after a failed setup: frees what exists. */
 void rr_invoker_destroy(struct rr_invoker *inv);
 
+/* Drops every capability of the calling thread (the workers'). */
+int rr_worker_drop_caps(void);
 /* A worker thread's start routine. */
 void *rr_worker_run(void *arg);
 /* A cell's: serves until told to stop, restart or retire, then returns

@@ -9,8 +9,14 @@
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/capability.h>
 
 #include "cache.h"
 #include "clock.h"
@@ -288,6 +294,37 @@ static void wait_for_work(struct rr_worker *w, uint32_t n)
 }
 
 /*
+ * A worker runs functions, which are user code: it holds no capability.
+ * Linux keeps capabilities per thread, and capset() and the bounding-set
+ * and no_new_privs prctl()s change only the calling one, so a worker
+ * thread drops everything for itself while the main thread keeps what it
+ * needs; a cell, a process, drops it all the same. Nothing a worker does
+ * (rings in shared memory, sendto()/recvfrom()/poll() on its own sockets,
+ * the mapped reply cache) needs one. Without CAP_SETPCAP (under --user)
+ * the bounding set is already empty. Returns 0 or -errno.
+ */
+int rr_worker_drop_caps(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct none[_LINUX_CAPABILITY_U32S_3] = {};
+	int cap;
+
+	/* A uid-0 worker could otherwise get the bounding set back by
+	 * executing any program. */
+	for (cap = 0; cap <= CAP_LAST_CAP; cap++)
+		if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) > 0)
+			prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	if (syscall(SYS_capset, &hdr, none))
+		return -errno;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -errno;
+	return 0;
+}
+
+/*
  * A cell sees the sockets that existed when it was forked: a socket added
  * later (a deploy) has no ring mappings in it, so it keeps its own count
  * until the main thread replaces it with a fresh cell.
@@ -298,7 +335,12 @@ static void run(struct rr_worker *w, bool cell)
 	uint32_t i, work, taken, nsocks = w->nsocks;
 	struct rr_live *live = w->inv->live;
 	struct rr_sock *s;
+	int ret;
 
+	ret = rr_worker_drop_caps();
+	if (ret)
+		pr_warn("worker %u/%u: cannot drop its capabilities: %s\n",
+			w->queue, w->thread, strerror(-ret));
 	while (!__atomic_load_n(&live->stop, __ATOMIC_RELAXED)) {
 		/* A quiescent point: nothing of the last round is held. */
 		__atomic_store_n(
@@ -353,7 +395,11 @@ static void run(struct rr_worker *w, bool cell)
 void *rr_worker_run(void *arg)
 {
 	struct rr_worker *w = arg;
+	char name[16];
 
+	/* As a cell is named: top -H and /proc tell the workers apart. */
+	snprintf(name, sizeof(name), "rr-worker %u/%u", w->queue, w->thread);
+	prctl(PR_SET_NAME, name);
 	run(w, false);
 	return NULL;
 }
