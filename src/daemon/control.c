@@ -28,7 +28,10 @@
 #include "service.h"
 #include "version.h"
 
-#define CLIENT_TIMEOUT_MS 1000 /* a client that says nothing is dropped */
+/* A whole exchange, line in and reply out, or the client is dropped. */
+#define CLIENT_DEADLINE_MS 2000
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 /* A socket file that still answers belongs to a running instance. */
 static bool in_use(const struct sockaddr_un *sa)
@@ -43,6 +46,16 @@ static bool in_use(const struct sockaddr_un *sa)
 	return used;
 }
 
+/* Frees client @cl's slot. */
+static void client_close(struct rr_ctl_client *cl)
+{
+	if (cl->fd >= 0)
+		close(cl->fd);
+	free(cl->out);
+	memset(cl, 0, sizeof(*cl));
+	cl->fd = -1;
+}
+
 int rr_control_open(struct rr_control *c, const char *path, const char *group,
 		    char *err, size_t errlen)
 {
@@ -55,6 +68,8 @@ int rr_control_open(struct rr_control *c, const char *path, const char *group,
 	c->fd = -1;
 	c->path[0] = '\0';
 	c->started_ns = rr_now_ns();
+	for (ret = 0; ret < RR_CONTROL_CLIENTS; ret++)
+		c->clients[ret].fd = -1;
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		snprintf(err, errlen,
 			 "control socket path %s is longer than %zu bytes",
@@ -125,8 +140,13 @@ int rr_control_open(struct rr_control *c, const char *path, const char *group,
 
 void rr_control_close(struct rr_control *c)
 {
+	struct rr_ctl_client *cl;
+
 	if (c->fd < 0)
 		return;
+	for (cl = c->clients; cl < c->clients + RR_CONTROL_CLIENTS; cl++)
+		if (cl->fd >= 0)
+			client_close(cl);
 	close(c->fd);
 	c->fd = -1;
 	unlink(c->path);
@@ -399,77 +419,148 @@ static void dispatch(struct rr_control *c, struct rr_invoker *inv,
 				    cmd->nargs ? line + len + 1 : "", f);
 }
 
-/* Reads one line (at most RR_CONTROL_MAX_LINE bytes) within the timeout. */
-static int read_line(int fd, char *line, size_t len)
+/* The reply to the line in @cl->in, ready to write. */
+static void client_answer(struct rr_control *c, struct rr_ctl_client *cl,
+			  struct rr_invoker *inv, const struct rr_config *cfg)
 {
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	size_t n = 0;
-	ssize_t r;
-
-	while (n < len - 1) {
-		if (poll(&pfd, 1, CLIENT_TIMEOUT_MS) <= 0)
-			return -ETIMEDOUT;
-		r = read(fd, line + n, len - 1 - n);
-		if (r < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-		if (memchr(line, '\n', n))
-			break;
-	}
-	line[n] = '\0';
-	line[strcspn(line, "\r\n")] = '\0';
-	return n ? 0 : -ENODATA;
-}
-
-static void write_all(int fd, const char *buf, size_t len)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-	ssize_t r;
-
-	while (len) {
-		r = write(fd, buf, len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0 && errno == EAGAIN &&
-		    poll(&pfd, 1, CLIENT_TIMEOUT_MS) > 0)
-			continue;
-		if (r <= 0)
-			return; /* the client went away */
-		buf += r;
-		len -= (size_t)r;
-	}
-}
-
-static void serve_one(struct rr_control *c, int fd, struct rr_invoker *inv,
-		      const struct rr_config *cfg)
-{
-	char line[RR_CONTROL_MAX_LINE + 1], *buf = NULL;
 	size_t len = 0;
 	FILE *f;
 
-	if (read_line(fd, line, sizeof(line)))
+	f = open_memstream(&cl->out, &len);
+	if (!f) {
+		client_close(cl);
 		return;
-	f = open_memstream(&buf, &len);
-	if (!f)
+	}
+	cl->in[strcspn(cl->in, "\r\n")] = '\0';
+	if (cl->too_long)
+		reply(f, -E2BIG,
+		      "the command line is longer than " STR(
+			      RR_CONTROL_MAX_LINE) " bytes");
+	else
+		dispatch(c, inv, cfg, cl->in, cl->changer, f);
+	if (fclose(f)) {
+		client_close(cl);
 		return;
-	dispatch(c, inv, cfg, line, may_change(fd), f);
-	if (!fclose(f))
-		write_all(fd, buf, len);
-	free(buf);
+	}
+	cl->out_len = len;
+	cl->writing = true;
 }
 
+/*
+ * Reads what client @cl has sent, without waiting: a whole line (or the
+ * connection's end after some bytes) is answered; a line that does not
+ * fit is refused, never cut and run.
+ */
+static void client_read(struct rr_control *c, struct rr_ctl_client *cl,
+			struct rr_invoker *inv, const struct rr_config *cfg)
+{
+	ssize_t r;
+
+	for (;;) {
+		if (cl->in_len == sizeof(cl->in) - 1) {
+			/* Full without a newline: too long. */
+			cl->too_long = true;
+			client_answer(c, cl, inv, cfg);
+			return;
+		}
+		r = read(cl->fd, cl->in + cl->in_len,
+			 sizeof(cl->in) - 1 - cl->in_len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno == EAGAIN)
+			return;
+		if (r <= 0) {
+			if (r == 0 && cl->in_len)
+				client_answer(c, cl, inv, cfg);
+			else
+				client_close(cl);
+			return;
+		}
+		cl->in_len += (size_t)r;
+		cl->in[cl->in_len] = '\0';
+		if (memchr(cl->in, '\n', cl->in_len)) {
+			cl->too_long =
+				strcspn(cl->in, "\n") > RR_CONTROL_MAX_LINE;
+			client_answer(c, cl, inv, cfg);
+			return;
+		}
+	}
+}
+
+/* Writes what it can of @cl's reply; closes the connection once all of
+ * it is out, or the client went away. */
+static void client_write(struct rr_ctl_client *cl)
+{
+	ssize_t r;
+
+	while (cl->out_off < cl->out_len) {
+		/* A client gone meanwhile is no reason to die of SIGPIPE. */
+		r = send(cl->fd, cl->out + cl->out_off,
+			 cl->out_len - cl->out_off, MSG_NOSIGNAL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno == EAGAIN)
+			return;
+		if (r <= 0)
+			break;
+		cl->out_off += (size_t)r;
+	}
+	client_close(cl);
+}
+
+int rr_control_pollfds(const struct rr_control *c, struct pollfd *pfd)
+{
+	const struct rr_ctl_client *cl;
+	int n = 0;
+
+	if (c->fd < 0)
+		return 0;
+	pfd[n++] = (struct pollfd){ .fd = c->fd, .events = POLLIN };
+	for (cl = c->clients; cl < c->clients + RR_CONTROL_CLIENTS; cl++)
+		if (cl->fd >= 0)
+			pfd[n++] = (struct pollfd){
+				.fd = cl->fd,
+				.events = cl->writing ? POLLOUT : POLLIN,
+			};
+	return n;
+}
+
+/*
+ * Never waits: takes new connections while a slot is free, moves every
+ * client on as far as its bytes allow, and drops any that has not
+ * finished its exchange within CLIENT_DEADLINE_MS. A client that sends a
+ * byte at a time, or reads its reply slowly, holds only its own slot; the
+ * main loop's supervision, health and metrics go on.
+ */
 void rr_control_serve(struct rr_control *c, struct rr_invoker *inv,
 		      const struct rr_config *cfg)
 {
+	uint64_t now = rr_now_ns();
+	struct rr_ctl_client *cl;
 	int fd;
 
 	if (c->fd < 0)
 		return;
-	while ((fd = accept4(c->fd, NULL, NULL,
-			     SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
-		serve_one(c, fd, inv, cfg);
-		close(fd);
+	for (cl = c->clients; cl < c->clients + RR_CONTROL_CLIENTS; cl++) {
+		if (cl->fd >= 0)
+			continue;
+		fd = accept4(c->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			break;
+		cl->fd = fd;
+		cl->changer = may_change(fd);
+		cl->deadline_ns = now + CLIENT_DEADLINE_MS * 1000000ULL;
+	}
+	for (cl = c->clients; cl < c->clients + RR_CONTROL_CLIENTS; cl++) {
+		if (cl->fd < 0)
+			continue;
+		if (now > cl->deadline_ns) {
+			client_close(cl);
+			continue;
+		}
+		if (!cl->writing)
+			client_read(c, cl, inv, cfg);
+		if (cl->fd >= 0 && cl->writing)
+			client_write(cl);
 	}
 }

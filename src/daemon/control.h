@@ -10,18 +10,37 @@
 #ifndef RR_CONTROL_H
 #define RR_CONTROL_H
 
+#include <poll.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/un.h>
 
 #include "ctlcmd.h"
 #include "invoker.h"
 
+/* Clients served at once; more wait in the listen backlog. */
+#define RR_CONTROL_CLIENTS 16
+
+/* One connection: its line coming in, then its reply going out. */
+struct rr_ctl_client {
+	int fd;		      /* -1: a free slot */
+	uint64_t deadline_ns; /* CLOCK_MONOTONIC: dropped after it */
+	bool changer;	      /* may change the instance (SO_PEERCRED) */
+	bool too_long;	      /* the line did not fit: refused */
+	bool writing;	      /* the reply is being written */
+	size_t in_len;
+	char in[RR_CONTROL_MAX_LINE + 2]; /* the line, its newline, a NUL */
+	char *out;			  /* the reply */
+	size_t out_len, out_off;
+};
+
 struct rr_control {
 	int fd; /* -1: no control socket */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	uint64_t started_ns; /* CLOCK_MONOTONIC, for uptime */
 	bool group;	     /* open to a group besides root */
+	struct rr_ctl_client clients[RR_CONTROL_CLIENTS];
 };
 
 /*
@@ -33,8 +52,12 @@ struct rr_control {
 int rr_control_open(struct rr_control *c, const char *path, const char *group,
 		    char *err, size_t errlen);
 
-/* Serves every connection waiting on the socket (call when it polls
- * readable). */
+/* The descriptors to poll (at most 1 + RR_CONTROL_CLIENTS), into @pfd;
+ * returns how many. */
+int rr_control_pollfds(const struct rr_control *c, struct pollfd *pfd);
+
+/* Moves every connection on as far as it can without waiting (call every
+ * tick, and when a descriptor of rr_control_pollfds() is ready). */
 void rr_control_serve(struct rr_control *c, struct rr_invoker *inv,
 		      const struct rr_config *cfg);
 

@@ -251,8 +251,8 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 	uint64_t drain_seen = 0, drain_since = 0, drain_start = 0;
 	bool metrics_failing = false;
 	uint64_t next_second;
-	struct pollfd pfd[2];
-	int ret, tick;
+	struct pollfd pfd[2 + RR_CONTROL_CLIENTS];
+	int ret, tick, n;
 
 	/* Cells are watched closely: a dead one is replaced, and a call
 	 * past max_run_us found, within a tick. */
@@ -270,10 +270,10 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 			return 0;
 		/* Sleeps a tick, or less when a control or HTTP client
 		 * calls; both are served here, on the main thread. */
-		pfd[0] = (struct pollfd){ .fd = ctl->fd, .events = POLLIN };
-		pfd[1] = (struct pollfd){ .fd = http->fd, .events = POLLIN };
-		if (poll(pfd, 2, tick) > 0 && pfd[0].revents & POLLIN)
-			rr_control_serve(ctl, inv, cfg);
+		n = rr_control_pollfds(ctl, pfd);
+		pfd[n++] = (struct pollfd){ .fd = http->fd, .events = POLLIN };
+		poll(pfd, (nfds_t)n, tick);
+		rr_control_serve(ctl, inv, cfg);
 		rr_http_serve(http, inv);
 		if (reload_signal) {
 			reload_signal = 0;
