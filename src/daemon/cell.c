@@ -240,14 +240,38 @@ static void quarantine(struct rr_invoker *inv, struct rr_slot *s)
 	const struct rr_service *svc = s->svc;
 	int ret;
 
+	char when[64] = "";
+
 	s->quarantined = true;
+	s->faults.quarantined_ns = rr_now_ns();
 	ret = rr_slot_sync(inv, s);
-	pr_warn("function '%s' quarantined after %u fault%s in %u s: port %u %s its requests (reqrouterctl unquarantine %s brings it back)%s\n",
+	if (svc->quarantine_expire)
+		snprintf(when, sizeof(when), " in %u s (quarantine_expire), or",
+			 svc->quarantine_expire);
+	pr_warn("function '%s' quarantined after %u fault%s in %u s: port %u %s its requests (it comes back%s with reqrouterctl unquarantine %s)%s\n",
 		svc->fn->name, svc->quarantine_faults,
 		svc->quarantine_faults == 1 ? "" : "s", svc->quarantine_window,
 		svc->port,
-		svc->quarantine_pass ? "passes to the kernel" : "drops",
+		svc->quarantine_pass ? "passes to the kernel" : "drops", when,
 		svc->fn->name, ret ? "; the XDP map could not be updated" : "");
+}
+
+/* Quarantines that have lasted their quarantine_expire seconds lift. */
+static void expire_quarantines(struct rr_invoker *inv, uint64_t now)
+{
+	struct rr_slot *s;
+	uint32_t exp;
+
+	for (s = inv->slots; s < inv->slots + inv->nslots; s++) {
+		exp = s->svc->quarantine_expire;
+		if (!s->quarantined || !exp ||
+		    now - s->faults.quarantined_ns < exp * 1000000000ULL)
+			continue;
+		rr_unquarantine_slot(inv, s);
+		pr_info("function '%s' is out of quarantine after %u s (quarantine_expire)%s\n",
+			s->svc->fn->name, exp,
+			s->removed ? ", but stays removed" : "");
+	}
 }
 
 /* One more fault of the function in @s; quarantines it at the limit. */
@@ -412,6 +436,7 @@ void rr_invoker_supervise(struct rr_invoker *inv)
 		refork(inv);
 	}
 	now = rr_now_ns();
+	expire_quarantines(inv, now);
 	for (i = 0; i < RR_NWORKERS(inv); i++) {
 		w = &inv->workers[i];
 		if (!__atomic_load_n(&w->started, __ATOMIC_ACQUIRE))

@@ -120,6 +120,7 @@ struct rr_faults {
 	uint64_t timeouts;
 	uint64_t at_ns[RR_MAX_QUARANTINE_FAULTS]; /* the latest, a ring */
 	uint32_t next;
+	uint64_t quarantined_ns; /* CLOCK_MONOTONIC: when quarantined */
 };
 
 /*

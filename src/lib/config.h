@@ -103,6 +103,8 @@ struct rr_service {
 	uint32_t quarantine_faults;
 	uint32_t quarantine_window;
 	bool quarantine_pass;
+	/* A quarantine lifts itself after this many seconds; 0: never. */
+	uint32_t quarantine_expire;
 	/* Requests from lower source ports are dropped in XDP. */
 	uint32_t min_source_port;
 	/* The config has a [function NAME] section (an RR_FN_OPT_IN

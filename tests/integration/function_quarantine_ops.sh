@@ -8,7 +8,8 @@
 # kernel (no socket there: ICMP port unreachable, "<refused>"); with drop
 # the XDP program drops its requests ("<none>"). Meanwhile reverse, on the
 # same workers, answers throughout. On the bare defaults a user meets: no
-# XDP program on the client's veth.
+# XDP program on the client's veth. With quarantine_expire the quarantine
+# lifts itself after that many seconds, and the log says so.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 
@@ -90,5 +91,25 @@ for action in pass drop; do
 	rr_kill_wait TERM 10
 	check_eq "$action: SIGTERM: exit 0" 0 "$RR_RC"
 done
+
+# quarantine_expire: the quarantine lifts itself, and says so.
+printf '[reqrouter]\nisolation = cell\n\n[function faulty]\nquarantine_faults = 1\nquarantine_expire = 2\n' \
+	>"$RR_TMP/expire.conf"
+rr_start expire -i "$TB_IF_SRV" -q $QUEUES -c "$RR_TMP/expire.conf" \
+	--functions-dir "$TMODS" --control "$SOCK" ||
+	die "reqrouter with quarantine_expire = 2 did not start"
+check "expire: faulty answers" port_is hello
+quarantine 1 expire
+check "expire: the log says when it will come back" \
+	grep -q "it comes back in 2 s (quarantine_expire), or with reqrouterctl unquarantine faulty" "$RR_ERR"
+check "expire: the quarantined port is shut" port_is "<none>"
+# shellcheck disable=SC2317 # called through wait_for
+lifted() { grep -q "function 'faulty' is out of quarantine after 2 s (quarantine_expire)" "$RR_ERR"; }
+wait_for 4 lifted
+check "expire: lifted by itself after 2 s, and said so" lifted
+check "expire: faulty answers again" port_is hello
+reverse_answers "expire"
+rr_kill_wait TERM 10
+check_eq "expire: SIGTERM: exit 0" 0 "$RR_RC"
 
 finish
