@@ -112,6 +112,10 @@ struct rr_live {
 	/* By slot: drop what is queued. A copy of slots[].quarantined that
 	 * a cell can see, written only by rr_slot_sync(). */
 	bool quarantined[RR_MAX_SLOTS];
+	/* By slot: the generation replies are cached under, likewise a copy
+	 * of slots[].cache_gen: a cell forked before a reload moved it
+	 * would otherwise cache replies the XDP program never matches. */
+	uint32_t cache_gen[RR_MAX_SLOTS];
 };
 
 /* A function's faults (crashes and overruns), counted for quarantine. */

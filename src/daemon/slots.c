@@ -273,6 +273,8 @@ int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 
 	__atomic_store_n(&inv->live->quarantined[s - inv->slots],
 			 s->quarantined, __ATOMIC_RELAXED);
+	__atomic_store_n(&inv->live->cache_gen[s - inv->slots], s->cache_gen,
+			 __ATOMIC_RELAXED);
 	if (s->removed || (s->quarantined && s->svc->quarantine_pass))
 		return rr_xdp_del_port(&inv->xdp, s->svc->port);
 	if (s->quarantined)

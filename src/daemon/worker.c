@@ -60,7 +60,7 @@ static void cache_reply(struct rr_worker *w, struct rr_sock *s,
 			  (uint64_t)s->svc->cache_ttl * 1000000000ULL;
 	switch (rr_cache_insert(
 		w->inv->xdp.cache, s->svc->port,
-		__atomic_load_n(&w->inv->slots[s->slot].cache_gen,
+		__atomic_load_n(&w->inv->live->cache_gen[s->slot],
 				__ATOMIC_RELAXED),
 		expires, k->req, k->len, frame + k->reply_off,
 		frame_len - k->reply_off, fn->id_bytes)) {

@@ -8,7 +8,8 @@
 # rrload's XDP engine sends 12 different queries, each numbered in its ID,
 # and checks every answer in full against the function's; the metrics
 # show that the cache answered most. A reload (SIGHUP) retires cached
-# answers: a changed zone is served at once.
+# answers: a changed zone is served at once; with cells too, and the
+# cache hits again after it.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 TB_PEER_XDP=0 # rrload's XDP engine brings its own program to the client
@@ -95,5 +96,32 @@ kill "$PASS"
 wait "$PASS" 2>/dev/null
 rr_kill_wait TERM 10
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"
+
+# With cells: a reload forks fresh cells before the generation moves, and
+# they must cache under the new one, or the cache never hits again.
+rr_start cells -i "$TB_IF_SRV" -q 1 -c "$RR_TMP/rr.conf" --isolation cell \
+	--metrics-file "$M" || die "reqrouter --isolation cell did not start"
+tb_cli_bg "$BUILD/reflector" --pass -i "$TB_IF_CLI"
+PASS=$TB_PID
+RR_BG_PIDS+=("$PASS")
+sleep 0.3
+for i in 1 2 3; do answer >/dev/null; done
+hits=$(wait_metric "$M" 5 reqrouter_cache_hits_total 'function="dns"' -- 2)
+check "cells: the cache answers repeats ($hits hits)" [ "$hits" -ge 2 ]
+kill -HUP "$RR_PID"
+for ((i = 0; i < 50; i++)); do
+	grep -q 'reload: 1 function re-initialised' "$RR_ERR" && break
+	sleep 0.1
+done
+for i in 1 2 3 4; do
+	check_eq "cells, after the reload ($i): the answer" "192.0.2.81 192.0.2.90 " "$(answer)"
+done
+after=$(wait_metric "$M" 5 reqrouter_cache_hits_total 'function="dns"' -- $((hits + 3)))
+check "cells, after the reload: the cache hits again ($((after - hits)) hits)" \
+	[ $((after - hits)) -ge 3 ]
+kill "$PASS"
+wait "$PASS" 2>/dev/null
+rr_kill_wait TERM 10
+check_eq "cells: SIGTERM: exit 0" 0 "$RR_RC"
 
 finish
