@@ -59,6 +59,15 @@ endif
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	  -D_GNU_SOURCE -pthread
+# Hardened as Debian builds its daemons (dpkg-buildflags with
+# hardening=+all): stack protector, FORTIFY, format checks, PIE and full
+# RELRO. Modules are -fPIC (MODULE_FLAGS comes later and wins); the BPF
+# objects and the fuzzers have flags of their own.
+HARDEN_CFLAGS := -fstack-protector-strong -U_FORTIFY_SOURCE \
+	-D_FORTIFY_SOURCE=2 -Wformat -Werror=format-security -fPIE
+HARDEN_LDFLAGS := -pie -Wl,-z,relro -Wl,-z,now
+CFLAGS += $(HARDEN_CFLAGS)
+LDFLAGS += $(HARDEN_LDFLAGS)
 RR_VERSION := $(shell cat VERSION)
 # Each part sees the public function API (include/), the shared library
 # (src/lib) and what kern/ and src/ agree on; only the daemon and the tests
