@@ -6,32 +6,158 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "module.h"
 #include "registry.h"
 
+/*
+ * Whether @st (of @what, a module or its directory) is one only its owner
+ * can change, and that owner root or us: code loaded from it runs with
+ * reqrouter's privileges. Group write is allowed to root's group only.
+ */
+static int trusted(const struct stat *st, const char *what, const char *path,
+		   char *err, size_t errlen)
+{
+	if (st->st_uid != 0 && st->st_uid != geteuid()) {
+		snprintf(
+			err, errlen,
+			"module %s: its %s belongs to uid %u, not root: refused",
+			path, what, (unsigned int)st->st_uid);
+		return -EPERM;
+	}
+	if (st->st_mode & S_IWOTH ||
+	    (st->st_mode & S_IWGRP && st->st_gid != 0 &&
+	     st->st_gid != getegid())) {
+		snprintf(
+			err, errlen,
+			"module %s: its %s is writable by others (mode %03o): refused",
+			path, what, (unsigned int)(st->st_mode & 0777));
+		return -EPERM;
+	}
+	return 0;
+}
+
+/*
+ * The module at @path as a private copy to load: the file opened without
+ * following a link, checked on the open descriptor (and its directory
+ * too), then copied into a memfd, which is what dlopen() maps. So every
+ * load is a fresh file: a module rebuilt at the same path runs its new
+ * code (dlopen() would hand back the mapping it has by name or inode),
+ * and the file may be replaced, or even overwritten in place, while it
+ * is loaded. Returns the memfd or -errno with one line in @err.
+ */
+static int private_copy(const char *path, char *err, size_t errlen)
+{
+	char dir[PATH_MAX], name[256];
+	const char *base;
+	int dfd = -1, fd = -1, mfd = -1, ret;
+	struct stat st;
+	off_t off = 0;
+	ssize_t n;
+
+	base = strrchr(path, '/');
+	if (base) {
+		snprintf(dir, sizeof(dir), "%.*s", (int)(base - path), path);
+		if (!dir[0])
+			strcpy(dir, "/");
+		base++;
+	} else {
+		strcpy(dir, ".");
+		base = path;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || fstat(dfd, &st)) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot load module %s: %s", path,
+			 strerror(-ret));
+		goto out;
+	}
+	ret = trusted(&st, "directory", path, err, errlen);
+	if (ret)
+		goto out;
+	fd = openat(dfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot load module %s: %s%s", path,
+			 strerror(-ret),
+			 ret == -ELOOP ? " (a symbolic link is not followed)"
+				       : "");
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "module %s is not a regular file", path);
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = trusted(&st, "file", path, err, errlen);
+	if (ret)
+		goto out;
+	/* The original path in the name: /proc/PID/maps shows where the
+	 * code came from. */
+	snprintf(name, sizeof(name), "rr-module:%s", path);
+	mfd = memfd_create(name, MFD_CLOEXEC);
+	if (mfd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot load module %s: memfd: %s", path,
+			 strerror(-ret));
+		goto out;
+	}
+	while (off < st.st_size) {
+		n = sendfile(mfd, fd, &off, (size_t)(st.st_size - off));
+		if (n <= 0) {
+			ret = n ? -errno : -EIO;
+			snprintf(err, errlen, "cannot read module %s: %s", path,
+				 strerror(-ret));
+			goto out;
+		}
+	}
+	ret = mfd;
+	mfd = -1;
+out:
+	if (mfd >= 0)
+		close(mfd);
+	if (fd >= 0)
+		close(fd);
+	if (dfd >= 0)
+		close(dfd);
+	return ret;
+}
+
 int rr_module_open(struct rr_module *m, const char *path, char *err,
 		   size_t errlen)
 {
+	char self[32];
 	rr_module_list_t list;
 	uint32_t api = 0;
 	size_t i;
+	int fd;
 
 	memset(m, 0, sizeof(*m));
 	if (strlen(path) >= sizeof(m->path)) {
 		snprintf(err, errlen, "module path too long: %s", path);
 		return -ENAMETOOLONG;
 	}
+	fd = private_copy(path, err, errlen);
+	if (fd < 0)
+		return fd;
 	/* RTLD_LOCAL: two versions of one module must not see each other's
 	 * symbols; RTLD_NOW: a missing symbol is an error now, not a crash
 	 * on the first request. */
-	m->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	m->handle = dlopen(self, RTLD_NOW | RTLD_LOCAL);
+	m->copy_fd = fd;
 	if (!m->handle) {
 		snprintf(err, errlen, "cannot load module %s: %s", path,
 			 dlerror());
+		rr_module_close(m);
 		return -ENOEXEC;
 	}
 	list = (rr_module_list_t)dlsym(m->handle, RR_MODULE_SYMBOL);
@@ -59,8 +185,7 @@ int rr_module_open(struct rr_module *m, const char *path, char *err,
 	strcpy(m->path, path);
 	return 0;
 fail:
-	dlclose(m->handle);
-	m->handle = NULL;
+	rr_module_close(m);
 	return -EINVAL;
 }
 
@@ -69,6 +194,9 @@ void rr_module_close(struct rr_module *m)
 	if (m->handle)
 		dlclose(m->handle);
 	m->handle = NULL;
+	if (m->copy_fd > 0)
+		close(m->copy_fd);
+	m->copy_fd = 0;
 }
 
 static int by_name(const void *a, const void *b)

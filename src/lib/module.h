@@ -19,6 +19,11 @@
 
 struct rr_module {
 	void *handle; /* dlopen()'s */
+	/* The private copy dlopen() mapped, loaded by its name
+	 * /proc/self/fd/N: open while loaded, so that no two loaded copies
+	 * share a name, which dlopen() would take for the same object.
+	 * 0: none (the registry's table of modules starts zeroed). */
+	int copy_fd;
 	char path[256];
 	const struct rr_function *const *fns;
 	size_t nfns;

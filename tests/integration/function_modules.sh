@@ -9,8 +9,10 @@
 # the real modules, reverse answers rrload's checked requests. While
 # serving, reqrouterctl deploy replaces functions and remove takes one's
 # port out; 100 replacements under 20000 requests/s lose nothing. A module
-# built against another API, or a file that is no module, is refused in
-# one line before anything is set up.
+# built against another API, a file that is no module, a link, or a file
+# or directory someone else could change is refused in one line before
+# anything is set up. A module rebuilt at the same path runs its new code
+# on the next deploy, and overwriting a loaded file cannot crash it.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 
@@ -160,10 +162,43 @@ check "... says it cannot load it" grep -q "cannot load module $RR_TMP/bad/junk.
 rr_run nodir -i "$TB_IF_SRV" -q 1 --functions-dir "$RR_TMP/none"
 check_eq "a missing directory: exit 2" 2 "$RR_RC"
 check "... says so" grep -q "cannot read functions directory $RR_TMP/none" "$RR_ERR"
+# Only code nobody else can change is loaded, and never through a link.
+# refused NAME DIR GREP: --functions-dir DIR stops reqrouter with one line.
+refused() {
+	rr_run "$1" -i "$TB_IF_SRV" -q 1 --functions-dir "$2"
+	check_eq "$1: exit 2, one line" "2 1" "$RR_RC $(wc -l <"$RR_ERR")"
+	check "$1: ... saying '$3'" grep -q "$3" "$RR_ERR"
+}
+mkdir -p "$RR_TMP/link" "$RR_TMP/open" "$RR_TMP/owned"
+ln -s "$(realpath "$TMODS/shout.so")" "$RR_TMP/link/shout.so"
+refused symlink "$RR_TMP/link" "a symbolic link is not followed"
+cp "$TMODS/shout.so" "$RR_TMP/open/" && chmod 777 "$RR_TMP/open"
+refused open-dir "$RR_TMP/open" "its directory is writable by others"
+chmod 755 "$RR_TMP/open" && chmod 666 "$RR_TMP/open/shout.so"
+refused open-file "$RR_TMP/open" "its file is writable by others"
+cp "$TMODS/shout.so" "$RR_TMP/owned/" && chown nobody "$RR_TMP/owned/shout.so"
+refused owned "$RR_TMP/owned" "belongs to uid $(id -u nobody), not root"
 if xdp_on_srv; then
 	bad "a refused start left an XDP program attached"
 else
 	ok "nothing attached after the refusals"
 fi
+
+# A module rebuilt at the same path runs its new code on the next deploy
+# (dlopen() would have handed back the old mapping), and overwriting the
+# loaded file in place cannot touch the running code: each deploy loads a
+# private copy.
+mkdir -p "$RR_TMP/same"
+cp "$TMODS/shout.so" "$RR_TMP/same/echo.so"
+rr_start same -i "$TB_IF_SRV" -q 2 || die "reqrouter -q 2 did not start"
+deploy_ok "$RR_TMP/same/echo.so" " (shout)"
+check_eq "shout answers on echo's port" "HELLO" "$(ask 7 hello)"
+cp "$MODS/echo.so" "$RR_TMP/same/echo.so" # in place: the same inode
+check_eq "the loaded file overwritten in place: still answering, as shout" \
+	"HELLO" "$(ask 7 hello)"
+deploy_ok "$RR_TMP/same/echo.so" " (echo, rebuilt at the same path)"
+check_eq "the same path deployed again runs the new code" "hello" "$(ask 7 hello)"
+rr_kill_wait TERM 10
+check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 
 finish
