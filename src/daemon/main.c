@@ -77,11 +77,13 @@ static void list_functions(const struct rr_config *cfg)
 }
 
 /*
- * After set-up only two privileged things remain: reading the program's
- * counters (bpf(), CAP_BPF) and detaching it at the end (netlink,
- * CAP_NET_ADMIN). Everything else, rings and kicks included, works
- * unprivileged on sockets that already exist. Runs before the workers are
- * started, so they are born without privileges.
+ * After set-up the main thread keeps what its operations need, and no
+ * more: CAP_BPF to read the program's counters and write its maps (ports,
+ * sockets, allow-lists, local routes), CAP_NET_ADMIN to detach it at the
+ * end and to see a veth peer in another namespace, CAP_NET_RAW to make
+ * the AF_XDP sockets of `threads N` and of a deploy that adds a function.
+ * Rings and kicks work unprivileged on sockets that exist. Runs before
+ * the workers are started; they drop even these (rr_worker_drop_caps).
  */
 static int drop_privileges(const char *user, uid_t uid, gid_t gid)
 {
@@ -89,7 +91,7 @@ static int drop_privileges(const char *user, uid_t uid, gid_t gid)
 
 	capng_clear(CAPNG_SELECT_BOTH);
 	capng_updatev(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED,
-		      CAP_NET_ADMIN, CAP_BPF, -1);
+		      CAP_NET_ADMIN, CAP_BPF, CAP_NET_RAW, -1);
 	ret = capng_change_id((int)uid, (int)gid,
 			      CAPNG_DROP_SUPP_GRP | CAPNG_CLEAR_BOUNDING);
 	if (ret) {
@@ -97,7 +99,7 @@ static int drop_privileges(const char *user, uid_t uid, gid_t gid)
 			user, ret);
 		return -EPERM;
 	}
-	pr_info("running as user %s (uid %u) with CAP_NET_ADMIN and CAP_BPF only\n",
+	pr_info("running as user %s (uid %u) with CAP_NET_ADMIN, CAP_NET_RAW and CAP_BPF only\n",
 		user, (unsigned int)uid);
 	return 0;
 }
