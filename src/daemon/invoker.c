@@ -26,6 +26,7 @@
 #include <net/if.h>
 
 #include "cell.h"
+#include "clock.h"
 #include "invoker_internal.h"
 #include "log.h"
 
@@ -197,14 +198,11 @@ static void say_peer(const struct rr_invoker *inv, const char *why)
 
 void rr_invoker_watch(struct rr_invoker *inv)
 {
-	struct timespec ts;
+	uint64_t now = rr_now_ns() / 1000000;
 	char why[128];
-	uint64_t now;
 	uint32_t slot;
 	int ret;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 	if (now < inv->next_watch_ms)
 		return;
 	inv->next_watch_ms = now + RR_WATCH_MS;
