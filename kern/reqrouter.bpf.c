@@ -320,7 +320,8 @@ static __always_inline int source_allowed(void *l3, void *end, int ipv6,
 
 /*
  * Whether the request's destination is one of the host's own addresses:
- * one trie lookup, as for the allow-list. A frame sent to our MAC for
+ * an inlined array lookup for one of them (local_tab), the tries for the
+ * rest. A frame sent to our MAC for
  * another address (a router's transit traffic, an address that failed
  * over elsewhere) is the kernel's to forward or drop, never ours to
  * answer with a reply forged from that address.
@@ -420,87 +421,6 @@ static __always_inline int parse_ipv6(struct cursor *c, __u32 *l4_len)
 }
 
 /*
- * The ones' complement sum (unfolded, in memory byte order as
- * rr_xdp_csum() keeps it) of @len bytes of the frame from @off, read
- * straight from the packet: 32 bytes a step, each 8-byte word added as its
- * two 32-bit halves, so no carry is ever lost (3584 bytes add up to less
- * than 2^42) and none needs checking. Measured under test_run, it costs
- * no more than rr_xdp_csum()'s helper calls at any size, and half at
- * 64 B. (__u64)-1 if the frame is shorter.
- */
-static __always_inline __u64 frame_sum(struct xdp_md *ctx, __u64 off, __u64 len)
-{
-	void *data = (void *)(long)ctx->data;
-	void *end = (void *)(long)ctx->data_end;
-	__u64 acc = 0, w, i;
-	__u8 *p;
-
-	if (off > RR_XDP_MAX_L3_OFF + 40 || len > RR_XDP_MAX_FRAME)
-		return (__u64)-1;
-	for (i = 0; i < RR_XDP_MAX_FRAME / 32; i++) {
-		if (len < 32)
-			break;
-		/* clang would fold the offset into pointer arithmetic the
-		 * verifier refuses; keep it a checked scalar. */
-		rr_opaque(off);
-		if (off > RR_XDP_MAX_L3_OFF + 40 + RR_XDP_MAX_FRAME)
-			return (__u64)-1;
-		p = data + off;
-		if ((void *)(p + 32) > end)
-			return (__u64)-1;
-		w = *(__u64 *)p;
-		acc += (__u32)w + (w >> 32);
-		w = *(__u64 *)(p + 8);
-		acc += (__u32)w + (w >> 32);
-		w = *(__u64 *)(p + 16);
-		acc += (__u32)w + (w >> 32);
-		w = *(__u64 *)(p + 24);
-		acc += (__u32)w + (w >> 32);
-		off += 32;
-		len -= 32;
-	}
-	for (i = 0; i < 3; i++) {
-		if (len < 8)
-			break;
-		rr_opaque(off);
-		if (off > RR_XDP_MAX_L3_OFF + 40 + RR_XDP_MAX_FRAME)
-			return (__u64)-1;
-		p = data + off;
-		if ((void *)(p + 8) > end)
-			return (__u64)-1;
-		w = *(__u64 *)p;
-		acc += (__u32)w + (w >> 32);
-		off += 8;
-		len -= 8;
-	}
-	rr_opaque(off);
-	if (off > RR_XDP_MAX_L3_OFF + 40 + RR_XDP_MAX_FRAME)
-		return (__u64)-1;
-	p = data + off;
-	if (len >= 4) {
-		if ((void *)(p + 4) > end)
-			return (__u64)-1;
-		acc += *(__u32 *)p;
-		p += 4;
-		len -= 4;
-	}
-	if (len >= 2) {
-		if ((void *)(p + 2) > end)
-			return (__u64)-1;
-		acc += *(__u16 *)p;
-		p += 2;
-		len -= 2;
-	}
-	/* An odd last byte is at an even offset: a word's low byte. */
-	if (len) {
-		if ((void *)(p + 1) > end)
-			return (__u64)-1;
-		acc += *p;
-	}
-	return acc;
-}
-
-/*
  * Whether the request's UDP checksum is one the kernel would accept: the
  * full sum over the pseudo-header and the datagram checks out, or the
  * field holds only the pseudo-header's sum, as a local sender with
@@ -549,7 +469,7 @@ static __always_inline int udp_csum_ok(struct xdp_md *ctx,
 		pseudo = (__u64)ip->saddr + ip->daddr;
 	}
 	pseudo += bpf_htons(IPPROTO_UDP) + ulen;
-	sum = frame_sum(ctx, l4_off, bpf_ntohs(ulen));
+	sum = rr_xdp_csum(ctx, l4_off, bpf_ntohs(ulen));
 	if (sum == (__u64)-1)
 		return 0;
 	return rr_fold16(sum + pseudo) == 0xffff || field == rr_fold16(pseudo);

@@ -142,82 +142,91 @@ static __always_inline __u16 rr_fold16(__u64 s)
 	return (__u16)v;
 }
 
-/* Adds @n (a constant, a multiple of 4) bytes at @off to *sum if that
- * much is left in @len; the verifier needs constant sizes to check the
- * bounds. -1 if the frame is shorter than that. */
-static __always_inline int rr_csum_step(void *data, void *end, __u64 *off,
-					__u64 *len, __u64 *sum, const __u32 n)
-{
-	__u8 *p;
-	__s64 r;
-
-	if (*len < n)
-		return 0;
-	if (*off > RR_XDP_MAX_FRAME)
-		return -1;
-	p = data + *off;
-	if ((void *)(p + n) > end)
-		return -1;
-	r = bpf_csum_diff(NULL, 0, (__be32 *)p, n, 0);
-	if (r < 0)
-		return -1;
-	*sum += (__u32)r;
-	*off += n;
-	*len -= n;
-	return 0;
-}
+/* The last bound a summed offset may reach: what the verifier is shown. */
+#define RR_XDP_CSUM_MAX_OFF (RR_XDP_MAX_L3_OFF + 68 + RR_XDP_MAX_FRAME)
 
 /*
  * Ones' complement sum (32 bits, unfolded, memory byte order as the
- * kernel's csum_partial keeps it) of @len bytes at @off: 512-byte chunks,
- * then 256, 128 ... 4, through bpf_csum_diff(), which runs the kernel's
- * optimised checksum, then the last 0-3 bytes. A global function, checked
- * once by the verifier. -1 (as u64) if the frame is shorter.
+ * kernel's csum_partial keeps it) of @len bytes at @off, read straight
+ * from the packet: 32 bytes a step, each 8-byte word added as its two
+ * 32-bit halves to a 64-bit accumulator, so no carry is ever lost (3584
+ * bytes add up to less than 2^42) and none needs checking; then 8-byte
+ * words, then the last 0-7 bytes. Under test_run this costs ~13 ns at
+ * 64 B and ~115 ns at 808 B, less than bpf_csum_diff()'s helper calls
+ * at every size. A global function, checked once by the verifier. -1 (as
+ * u64) if the frame is shorter.
  */
 __attribute__((noinline)) __u64 rr_xdp_csum(struct xdp_md *ctx, __u64 off,
 					    __u64 len)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
-	__u64 k, s = 0, tail = 0;
+	__u64 acc = 0, w, i;
 	__u8 *p;
 
 	if (off > RR_XDP_MAX_L3_OFF + 68 || len > RR_XDP_MAX_FRAME)
 		return (__u64)-1;
-	for (k = 0; k < RR_XDP_MAX_FRAME / 512; k++) {
-		if (len < 512)
+	for (i = 0; i < RR_XDP_MAX_FRAME / 32; i++) {
+		if (len < 32)
 			break;
-		if (rr_csum_step(data, end, &off, &len, &s, 512))
+		/* clang would fold the offset into pointer arithmetic the
+		 * verifier refuses; keep it a checked scalar. */
+		rr_opaque(off);
+		if (off > RR_XDP_CSUM_MAX_OFF)
 			return (__u64)-1;
+		p = data + off;
+		if ((void *)(p + 32) > end)
+			return (__u64)-1;
+		w = *(__u64 *)p;
+		acc += (__u32)w + (w >> 32);
+		w = *(__u64 *)(p + 8);
+		acc += (__u32)w + (w >> 32);
+		w = *(__u64 *)(p + 16);
+		acc += (__u32)w + (w >> 32);
+		w = *(__u64 *)(p + 24);
+		acc += (__u32)w + (w >> 32);
+		off += 32;
+		len -= 32;
 	}
-	if (rr_csum_step(data, end, &off, &len, &s, 256) ||
-	    rr_csum_step(data, end, &off, &len, &s, 128) ||
-	    rr_csum_step(data, end, &off, &len, &s, 64) ||
-	    rr_csum_step(data, end, &off, &len, &s, 32) ||
-	    rr_csum_step(data, end, &off, &len, &s, 16) ||
-	    rr_csum_step(data, end, &off, &len, &s, 8) ||
-	    rr_csum_step(data, end, &off, &len, &s, 4))
-		return (__u64)-1;
-	if (len > 3 || off > RR_XDP_MAX_FRAME)
+	for (i = 0; i < 3; i++) {
+		if (len < 8)
+			break;
+		rr_opaque(off);
+		if (off > RR_XDP_CSUM_MAX_OFF)
+			return (__u64)-1;
+		p = data + off;
+		if ((void *)(p + 8) > end)
+			return (__u64)-1;
+		w = *(__u64 *)p;
+		acc += (__u32)w + (w >> 32);
+		off += 8;
+		len -= 8;
+	}
+	rr_opaque(off);
+	if (off > RR_XDP_CSUM_MAX_OFF)
 		return (__u64)-1;
 	p = data + off;
-	/* Even offsets are the low byte of a little-endian word. */
-	if (len >= 1) {
-		if ((void *)(p + 1) > end)
+	if (len >= 4) {
+		if ((void *)(p + 4) > end)
 			return (__u64)-1;
-		tail += p[0];
+		acc += *(__u32 *)p;
+		p += 4;
+		len -= 4;
 	}
 	if (len >= 2) {
 		if ((void *)(p + 2) > end)
 			return (__u64)-1;
-		tail += (__u64)p[1] << 8;
+		acc += *(__u16 *)p;
+		p += 2;
+		len -= 2;
 	}
-	if (len == 3) {
-		if ((void *)(p + 3) > end)
+	/* An odd last byte is at an even offset: a word's low byte. */
+	if (len) {
+		if ((void *)(p + 1) > end)
 			return (__u64)-1;
-		tail += p[2];
+		acc += *p;
 	}
-	return rr_fold32(s + tail);
+	return rr_fold32(acc);
 }
 
 /* Swaps @n bytes at a and b (n a constant). */
