@@ -21,12 +21,11 @@
 #include "ctlcmd.h"
 #include "log.h"
 #include "opttable.h"
+#include "util.h"
 
 #define REPLY_MAX (1 << 20)
 #define TIMEOUT_MS 10000 /* a reload may wait for workers */
 #define CMD_COLUMN 26 /* where a command's help starts, as an option's does */
-#define STR_(x) #x
-#define STR(x) STR_(x)
 
 enum { OPT_JSON = 256, OPT_TIMEOUT, OPT_QUIET };
 

@@ -26,12 +26,11 @@
 #include "module.h"
 #include "registry.h"
 #include "service.h"
+#include "util.h"
 #include "version.h"
 
 /* A whole exchange, line in and reply out, or the client is dropped. */
 #define CLIENT_DEADLINE_MS 2000
-#define STR_(x) #x
-#define STR(x) STR_(x)
 
 /* A socket file that still answers belongs to a running instance. */
 static bool in_use(const struct sockaddr_un *sa)

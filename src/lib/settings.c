@@ -15,9 +15,6 @@
 #include "settings.h"
 #include "util.h"
 
-#define STR_(x) #x
-#define STR(x) STR_(x)
-
 #define FIELD(f)                              \
 	.off = offsetof(struct rr_config, f), \
 	.size = sizeof(((struct rr_config *)0)->f)
