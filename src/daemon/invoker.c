@@ -216,7 +216,9 @@ void rr_invoker_watch(struct rr_invoker *inv)
 			pr_debug("netlink: cannot read the local routes: %s\n",
 				 strerror(-ret));
 	}
-	if (!look_at_peer(inv, why, sizeof(why)))
+	/* A device does not become a veth: only a veth's peer is followed. */
+	if (inv->peer == RR_PEER_NOT_VETH ||
+	    !look_at_peer(inv, why, sizeof(why)))
 		return;
 	say_peer(inv, why);
 	for (slot = 0; slot < inv->nslots; slot++)
