@@ -141,10 +141,11 @@ struct rr_slot {
 	 * started a round after the swap (the epoch went up past it). */
 	struct rr_fn_instance *inst;
 	/* Replies cached in the XDP program's reply_cache (mapped at
-	 * xdp.cache), under this generation. */
+	 * xdp.cache). */
 	bool cached;
+	/* The main thread's. The generation they are cached under; the
+	 * workers read its copy in struct rr_live, which a cell sees. */
 	uint32_t cache_gen;
-	/* The main thread's. */
 	const struct rr_service *svc;
 	bool tier_xdp; /* answered in XDP first */
 	/* Taken out by reqrouterctl remove: its port passes. */
