@@ -152,7 +152,7 @@ static bool queue_napi_id(struct rr_invoker *inv, uint32_t q, unsigned int *id)
 	for (t = 0; t < inv->nthreads; t++) {
 		for (slot = 0; slot < inv->nslots; slot++) {
 			s = rr_sock_at(inv, q, t, slot);
-			if (!rr_stat_read(&s->stats.rx))
+			if (!rr_stat_read(&s->stats->rx))
 				continue;
 			if (getsockopt(s->fd, SOL_SOCKET, SO_INCOMING_NAPI_ID,
 				       id, &len))

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Cells (isolation = cell): each worker runs in a process of its own,
- * forked by the main thread once everything is set up. The UMEM area, the
- * rings (libxdp maps them MAP_SHARED), the sockets and the queues', workers'
- * and sockets' state are shared with it; its copy of everything else is
- * frozen at the fork, so a change of functions (reload, deploy, threads)
- * replaces every cell with a fresh fork.
+ * forked by the main thread once everything is set up. A cell keeps, of
+ * what is shared, only what its worker uses: its queue's UMEM area, fill
+ * and completion rings and lock, its own sockets' rings, its report
+ * (struct rr_worker_report), and struct rr_live read-only; the rest it
+ * unmaps, with every descriptor it does not use. Its copy of everything
+ * else, the supervisor's state included, is its own and frozen at the
+ * fork, so a change of functions (reload, deploy, threads) replaces every
+ * cell with a fresh fork.
  *
  * The main thread supervises the cells every tick: a cell that died is
  * reaped, the frames it held are put back where they belong (its batch
@@ -19,13 +22,20 @@
  *
  * Threads (isolation = thread) get the overrun check only, as a warning:
  * a thread stuck in a function cannot be taken back.
+ *
+ * The supervisor trusts nothing a cell can write: it acts on its own
+ * state (pids, socket tables, ring views), and what it reads from a
+ * report or a queue's lock page is checked before use. It never waits for
+ * a queue's lock (rr_umem_trylock), and takes back one that stays held.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -33,40 +43,138 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/if_xdp.h>
+
 #include "cell.h"
 #include "clock.h"
 #include "invoker_internal.h"
 #include "log.h"
+#include "util.h"
 
 #define RENEW_TIMEOUT_MS 5000
 #define JOIN_TIMEOUT_MS 3000
 
-/*
- * A cell must not hold the main thread's connections open: a control
- * client waits for the end of its answer, an HTTP client for its
- * connection's. Every stream socket goes (the AF_XDP sockets are raw);
- * a function's own connections could not be shared by several cells
- * anyway.
- */
-static void close_streams(void)
+/* Whether @fd is one of worker @w's sockets. */
+static bool own_socket(const struct rr_worker *w, int fd)
 {
+	uint32_t i;
+
+	for (i = 0; i < w->nsocks; i++)
+		if (w->socks[i].fd == fd)
+			return true;
+	return false;
+}
+
+/*
+ * Whether the main thread's descriptor @fd is of no use to the cell: the
+ * BPF maps, programs and links (one function could rewrite another's
+ * allow-list, port or cached replies through them), netlink, the other
+ * workers' AF_XDP sockets, the module copies and struct rr_live's memfd,
+ * the interface's sysfs knobs, and every stream socket (a control or HTTP
+ * client waits for the end of its connection, which a cell holding it
+ * would delay). A function's own descriptors, from its init(), stay.
+ */
+static bool unused(const struct rr_worker *w, int fd)
+{
+	char path[32], link[64];
+	int type, domain;
 	socklen_t len;
+	ssize_t n;
+
+	len = sizeof(domain);
+	if (!getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len)) {
+		len = sizeof(type);
+		if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len))
+			type = 0;
+		return domain == AF_NETLINK ||
+		       (domain == AF_XDP && !own_socket(w, fd)) ||
+		       type == SOCK_STREAM || type == SOCK_SEQPACKET;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return false;
+	link[n] = '\0';
+	return !strncmp(link, "anon_inode:bpf", 14) ||
+	       !strncmp(link, "anon_inode:btf", 14) ||
+	       !strncmp(link, "anon_inode:[bpf", 15) ||
+	       !strncmp(link, "/memfd:rr-module:", 17) ||
+	       !strncmp(link, "/memfd:reqrouter-live", 21) ||
+	       !strncmp(link, "/sys/", 5);
+}
+
+static void close_unused(const struct rr_worker *w)
+{
+	int fds[1024], n = 0, fd;
 	struct dirent *e;
-	int fd, type;
 	DIR *d;
 
 	d = opendir("/proc/self/fd");
 	if (!d)
 		return;
-	while ((e = readdir(d))) {
+	while ((e = readdir(d)) && n < (int)ARRAY_SIZE(fds)) {
 		fd = atoi(e->d_name);
-		len = sizeof(type);
-		if (fd > 2 && fd != dirfd(d) &&
-		    !getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) &&
-		    (type == SOCK_STREAM || type == SOCK_SEQPACKET))
-			close(fd);
+		if (fd > 2 && fd != dirfd(d) && unused(w, fd))
+			fds[n++] = fd;
 	}
 	closedir(d);
+	while (n--)
+		close(fds[n]);
+}
+
+/* The mapping of ring @r, whose descriptors start @desc bytes into it. */
+static void unmap_ring(void *ring, uint64_t desc, uint32_t size, size_t entry)
+{
+	if (ring)
+		munmap((char *)ring - desc, desc + (size_t)size * entry);
+}
+
+/*
+ * What the cell of worker @w keeps of the shared memory: its queue's, its
+ * own sockets' rings and its own report, writable; struct rr_live,
+ * read-only and for good. Everything else shared goes, so no function it
+ * runs can reach another queue's frames, another worker's rings or
+ * report. Returns 0 or -errno.
+ */
+static int confine_memory(struct rr_worker *w, int fd)
+{
+	struct rr_invoker *inv = w->inv;
+	struct xdp_mmap_offsets off;
+	socklen_t optlen = sizeof(off);
+	struct rr_umem *u;
+	struct rr_sock *s;
+	uint32_t q, i;
+
+	if (mmap(inv->live, RR_LIVE_SIZE, PROT_READ, MAP_SHARED | MAP_FIXED,
+		 inv->live_fd, 0) == MAP_FAILED)
+		return -errno;
+	if (getsockopt(fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &optlen))
+		return -errno;
+	for (i = 0; i < RR_NWORKERS(inv) * RR_MAX_SLOTS; i++) {
+		s = &inv->socks[i];
+		if (!s->xsk || (s >= w->socks && s < w->socks + RR_MAX_SLOTS))
+			continue;
+		unmap_ring(s->rx.ring, off.rx.desc, s->rx.size,
+			   sizeof(struct xdp_desc));
+		unmap_ring(s->tx.ring, off.tx.desc, s->tx.size,
+			   sizeof(struct xdp_desc));
+	}
+	for (q = 0; q < inv->nqueues; q++) {
+		u = &inv->umems[q];
+		if (q == w->queue)
+			continue;
+		unmap_ring(u->fill.ring, off.fr.desc, u->fill.size,
+			   sizeof(uint64_t));
+		unmap_ring(u->comp.ring, off.cr.desc, u->comp.size,
+			   sizeof(uint64_t));
+		if (u->area)
+			munmap(u->area, u->size);
+		munmap(u->sh, sizeof(*u->sh));
+	}
+	for (i = 0; i < RR_NWORKERS(inv); i++)
+		if (i != w->index)
+			munmap(&inv->reports[i], sizeof(inv->reports[i]));
+	return 0;
 }
 
 static void cell_main(struct rr_worker *w, pid_t parent)
@@ -89,7 +197,10 @@ static void cell_main(struct rr_worker *w, pid_t parent)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(0);
-	close_streams();
+	/* A cell that cannot be confined does not serve. */
+	if (confine_memory(w, w->socks[0].fd))
+		_exit(RR_CELL_UNCONFINED);
+	close_unused(w);
 	/* A crash dump of the shared UMEM would slow the restart. */
 	setrlimit(RLIMIT_CORE, &nocore);
 	snprintf(name, sizeof(name), "rr-cell %u/%u", w->queue, w->thread);
@@ -107,9 +218,12 @@ int rr_cell_start(struct rr_worker *w)
 	int ret;
 
 	w->restart = false;
+	__atomic_store_n(&w->inv->live->restart[w->index], false,
+			 __ATOMIC_RELEASE);
 	w->call_seq = 0;
 	w->sv_seq = 0;
-	w->batch.sock = RR_NO_BATCH;
+	w->rep->call_seq = 0;
+	w->rep->batch.sock = RR_NO_BATCH;
 	/* Nothing buffered may be written twice. */
 	fflush(stdout);
 	fflush(stderr);
@@ -134,48 +248,142 @@ int rr_cell_start(struct rr_worker *w)
 	return 0;
 }
 
-/* Frames to the fill ring, from the main thread. */
-static void refill(struct rr_umem *u, const uint64_t *addrs, uint32_t n)
+/*
+ * The main thread's way to a queue's lock: a holder keeps it for a few
+ * hundred nanoseconds, so ~1 ms without it means it is not coming back
+ * soon (a dead or stopped cell, or a lock a function wrote over), and the
+ * main thread goes on without it rather than wait.
+ */
+#define TRYLOCK_NS 1000000ULL
+bool rr_umem_trylock(struct rr_umem *u)
 {
-	uint32_t idx, i;
+	uint64_t until = rr_now_ns() + TRYLOCK_NS;
 
-	if (!n)
+	do {
+		if (!pthread_spin_trylock(&u->sh->lock)) {
+			rr_umem_locked(u, RR_LOCK_MAIN);
+			return true;
+		}
+	} while (rr_now_ns() < until);
+	return false;
+}
+
+/* A frame address a cell reported: the start of one of the UMEM's frames. */
+static bool frame_ok(const struct rr_umem *u, uint64_t frame)
+{
+	return frame < u->size && frame == rr_frame_of(frame);
+}
+
+/*
+ * Frames of dead cell @w (in w->recycle) to the fill ring, from the main
+ * thread. Without the lock they stay in the list, and the next cell, a
+ * copy of @w, returns them at the end of its first round.
+ */
+static void refill(struct rr_worker *w)
+{
+	struct rr_umem *u = w->umem;
+	uint32_t idx, i, n = w->nrecycle;
+
+	if (!n || !rr_umem_trylock(u))
 		return;
-	rr_umem_lock(u, RR_LOCK_MAIN);
 	/* The fill ring holds every frame of the UMEM: this cannot fail. */
 	if (xsk_ring_prod__reserve(&u->fill, n, &idx) == n) {
 		for (i = 0; i < n; i++)
-			*xsk_ring_prod__fill_addr(&u->fill, idx++) = addrs[i];
+			*xsk_ring_prod__fill_addr(&u->fill, idx++) =
+				w->recycle[i];
 		xsk_ring_prod__submit(&u->fill, n);
+		w->nrecycle = 0;
+		w->frames_held = 0;
 	}
 	rr_umem_unlock(u);
 }
 
 /*
- * A cell died holding its queue's lock, in recycle_frames(): if the fill
- * ring's producer moved, the frames got there and the completions it read
- * are released; otherwise its reservations are undone and its recycle list
- * stays to be returned.
+ * A cell died holding its queue's lock, in recycle_frames(). It copies
+ * the completions to the fill ring, releases them, then submits them with
+ * its recycle list: if the fill ring's producer moved, all of that was
+ * done; if only the completion ring's consumer moved, the completions
+ * it released wait in the fill ring's next entries and are submitted
+ * here; otherwise nothing it did counts. Its recycle list is returned
+ * later unless it was submitted. The indices at the lock are in the lock
+ * page, which the cell can write: no more than a ring holds is taken
+ * from them, and every frame checked.
  */
 static void recover_lock(struct rr_worker *w)
 {
+	struct rr_queue_shared *sh = w->umem->sh;
 	struct rr_umem *u = w->umem;
-	bool filled;
+	uint32_t fill_prod, moved, released, idx, i, n = 0;
+	uint64_t frame;
+	const char *step = "undone";
 
-	if (__atomic_load_n(&u->lock_owner, __ATOMIC_ACQUIRE) != w->index + 1)
+	if (__atomic_load_n(&sh->owner, __ATOMIC_ACQUIRE) != w->index + 1)
 		return;
-	filled = *u->fill.producer != u->fill_prod;
-	if (filled) {
+	fill_prod = sh->fill_prod;
+	moved = *u->fill.producer - fill_prod;
+	released = *u->comp.consumer - sh->comp_cons;
+	rr_umem_locked(u, RR_LOCK_MAIN);
+	if (moved && moved <= u->fill.size) {
 		w->nrecycle = 0;
-		__atomic_store_n(u->comp.consumer, u->comp.cached_cons,
-				 __ATOMIC_RELEASE);
-	} else {
-		u->fill.cached_prod = *u->fill.producer;
-		u->comp.cached_cons = *u->comp.consumer;
+		step = "completed";
+	} else if (!moved && released && released <= u->comp.size &&
+		   xsk_ring_prod__reserve(&u->fill, released, &idx) ==
+			   released) {
+		for (i = 0; i < released; i++) {
+			frame = *xsk_ring_prod__fill_addr(&u->fill, idx + i);
+			if (frame_ok(u, frame))
+				*xsk_ring_prod__fill_addr(&u->fill, idx + n++) =
+					frame;
+		}
+		u->fill.cached_prod -= released - n;
+		xsk_ring_prod__submit(&u->fill, n);
+		step = "completed here";
 	}
 	pr_warn("a cell died holding queue %u's ring lock; its step was %s\n",
-		w->queue, filled ? "completed" : "undone");
+		w->queue, step);
 	rr_umem_unlock(u);
+}
+
+/*
+ * Every RR_WATCH_MS: a queue lock the main thread could not take within
+ * TRYLOCK_NS three looks in a row is held by no one who will let go: a
+ * stopped or dying cell, or one whose function wrote over it. A cell
+ * named as its holder is killed (its death is then put right as any);
+ * otherwise the lock is taken back. Workers spinning on it go on.
+ */
+#define LOCK_LOOKS 3
+static void watch_locks(struct rr_invoker *inv)
+{
+	struct rr_umem *u;
+	struct rr_worker *w;
+	uint32_t q, owner;
+
+	for (q = 0; q < inv->nqueues; q++) {
+		u = &inv->umems[q];
+		if (rr_umem_trylock(u)) {
+			rr_umem_unlock(u);
+			u->lock_misses = 0;
+			continue;
+		}
+		if (++u->lock_misses < LOCK_LOOKS)
+			continue;
+		u->lock_misses = 0;
+		owner = __atomic_load_n(&u->sh->owner, __ATOMIC_ACQUIRE);
+		w = owner && owner <= RR_NWORKERS(inv)
+			    ? &inv->workers[owner - 1]
+			    : NULL;
+		if (w && w->queue == q && w->pid > 0 &&
+		    inv->cfg->isolation == RR_ISOLATION_CELL) {
+			pr_warn("the cell of queue %u, thread %u has held the queue's ring lock for %u ms: killed\n",
+				w->queue, w->thread, LOCK_LOOKS * RR_WATCH_MS);
+			kill(w->pid, SIGKILL);
+			continue;
+		}
+		pr_warn("queue %u's ring lock has been held for %u ms by no worker that will let go (its holder reads %u): taken back\n",
+			q, LOCK_LOOKS * RR_WATCH_MS, owner);
+		__atomic_store_n(&u->sh->owner, 0, __ATOMIC_RELEASE);
+		pthread_spin_unlock(&u->sh->lock);
+	}
 }
 
 /* Replies made before the cell died, onto its socket's TX ring (undoing
@@ -189,17 +397,74 @@ static uint32_t send_made(struct rr_worker *w, struct rr_sock *s, uint32_t n)
 	return n;
 }
 
+/* A reply a cell reported: within one frame of its UMEM. */
+static bool reply_ok(const struct rr_umem *u, const struct xdp_desc *d)
+{
+	uint64_t frame = rr_frame_of(d->addr);
+
+	return frame_ok(u, frame) && d->len <= RR_FRAME_SIZE &&
+	       d->addr - frame + d->len <= RR_FRAME_SIZE;
+}
+
 /*
- * The batch a dead cell was in. Requests before the one it was serving
+ * Dead cell @w's report, checked and copied into the supervisor's state
+ * of it: its recycle list (frames of its UMEM only) into w->recycle, and
+ * its batch mark into @m, which keeps RR_NO_BATCH unless it adds up (a
+ * socket the worker has, counts within the batch, replies within frames
+ * of its UMEM, copied into w->tx). What does not add up is said once and
+ * left where it is.
+ */
+static void take_report(struct rr_invoker *inv, struct rr_worker *w,
+			struct rr_batch_mark *m)
+{
+	const struct rr_worker_report *r = w->rep;
+	uint32_t n = r->nrecycle, i, bad = 0;
+	uint64_t frame;
+
+	*m = r->batch;
+	w->nrecycle = 0;
+	if (n > RR_MAX_RECYCLE) {
+		bad++;
+		n = 0;
+	}
+	for (i = 0; i < n; i++) {
+		frame = r->recycle[i];
+		if (frame_ok(w->umem, frame))
+			w->recycle[w->nrecycle++] = frame;
+		else
+			bad++;
+	}
+	if (m->sock != RR_NO_BATCH &&
+	    (m->sock >= w->nsocks || !m->n || m->n > inv->cfg->batch ||
+	     m->ntx > m->n || m->recycle_start > n ||
+	     m->ntx + (n - m->recycle_start) > m->n || bad)) {
+		m->sock = RR_NO_BATCH;
+		bad++;
+	}
+	for (i = 0; m->sock != RR_NO_BATCH && i < m->ntx; i++) {
+		w->tx[i] = r->tx[i];
+		if (!reply_ok(w->umem, &w->tx[i])) {
+			m->sock = RR_NO_BATCH;
+			bad++;
+		}
+	}
+	if (bad)
+		pr_warn("the report of the cell of queue %u, thread %u did not add up (written over?): the frames it names that cannot be are left out\n",
+			w->queue, w->thread);
+}
+
+/*
+ * The batch @m a dead cell was in. Requests before the one it was serving
  * were answered or dropped (w->tx, w->recycle): the answers are sent. The
  * one it was serving is dropped as @why. Those after it stay on the RX
  * ring for the next cell. Returns the slot whose request died, or -1.
  */
-static int finish_batch(struct rr_worker *w, enum rr_drop why)
+static int finish_batch(struct rr_worker *w, const struct rr_batch_mark *m,
+			enum rr_drop why)
 {
-	struct rr_batch_mark *m = &w->batch;
 	struct rr_sock *s;
 	uint32_t done, ntx, sent, left;
+	uint64_t frame;
 	int slot = -1;
 
 	if (m->sock == RR_NO_BATCH)
@@ -212,26 +477,26 @@ static int finish_batch(struct rr_worker *w, enum rr_drop why)
 		sent = send_made(w, s, ntx);
 		left = done;
 		if (done < m->n) {
-			w->recycle[w->nrecycle++] =
-				rr_frame_of(xsk_ring_cons__rx_desc(
+			frame = rr_frame_of(xsk_ring_cons__rx_desc(
 						    &s->rx, m->rx_cons + done)
 						    ->addr);
-			rr_stat_add(&s->stats.drops[why], 1);
+			if (frame_ok(w->umem, frame))
+				w->recycle[w->nrecycle++] = frame;
+			rr_stat_add(&s->stats->drops[why], 1);
 			slot = (int)s->slot;
 			left = done + 1;
 		}
 		__atomic_store_n(s->rx.consumer, m->rx_cons + left,
 				 __ATOMIC_RELEASE);
 		s->rx.cached_cons = m->rx_cons + left;
-		rr_stat_add(&s->stats.rx, left);
+		rr_stat_add(&s->stats->rx, left);
 	} else {
 		/* Off RX, maybe not yet on TX. */
 		sent = *s->tx.producer == m->tx_prod ? send_made(w, s, ntx)
 						     : ntx;
-		rr_stat_add(&s->stats.rx, m->n);
+		rr_stat_add(&s->stats->rx, m->n);
 	}
-	rr_stat_add(&s->stats.tx, sent);
-	m->sock = RR_NO_BATCH;
+	rr_stat_add(&s->stats->tx, sent);
 	return slot;
 }
 
@@ -324,21 +589,32 @@ static struct rr_worker *worker_of(struct rr_invoker *inv, pid_t pid)
 static void cell_ended(struct rr_invoker *inv, struct rr_worker *w, int st,
 		       bool overran)
 {
-	bool in_call = w->call_seq & 1, fault, keep;
+	bool in_call = w->rep->call_seq & 1, fault, keep;
 	bool clean = WIFEXITED(st) && !WEXITSTATUS(st);
 	enum rr_drop why = overran ? RR_DROP_TIMEOUT : RR_DROP_CRASH;
+	struct rr_worker_report *r = w->rep;
 	const struct rr_service *svc;
+	struct rr_batch_mark mark;
 	char how[32];
+	uint32_t i;
 	int slot;
 
 	w->pid = 0;
 	__atomic_store_n(&w->started, false, __ATOMIC_RELEASE);
+	take_report(inv, w, &mark);
 	recover_lock(w);
-	slot = finish_batch(w, why);
-	refill(w->umem, w->recycle, w->nrecycle);
-	w->nrecycle = 0;
+	slot = finish_batch(w, &mark, why);
+	refill(w);
+	/* What could not go back yet goes with the next cell, which
+	 * returns it at the end of its first round. */
+	for (i = 0; i < w->nrecycle; i++)
+		r->recycle[i] = w->recycle[i];
+	r->nrecycle = w->nrecycle;
+	w->frames_held = w->nrecycle;
+	__atomic_store_n(&r->frames_held, w->frames_held, __ATOMIC_RELAXED);
+	r->batch.sock = RR_NO_BATCH;
 	w->call_seq = 0;
-	__atomic_store_n(&w->frames_held, 0, __ATOMIC_RELAXED);
+	r->call_seq = 0;
 
 	fault = overran || !clean;
 	if (fault && slot >= 0 && in_call) {
@@ -356,8 +632,7 @@ static void cell_ended(struct rr_invoker *inv, struct rr_worker *w, int st,
 		pr_warn("the cell of queue %u, thread %u died outside a function (%s): it restarts\n",
 			w->queue, w->thread, ending(st, how, sizeof(how)));
 	}
-	keep = !__atomic_load_n(&inv->live->stop, __ATOMIC_RELAXED) &&
-	       !__atomic_load_n(&w->retire, __ATOMIC_ACQUIRE);
+	keep = !inv->stopping && !w->retire;
 	if (fault)
 		inv->cell_restarts++;
 	if (keep)
@@ -381,7 +656,7 @@ static void overrun(struct rr_invoker *inv, struct rr_worker *w, uint64_t seq)
 		cell_ended(inv, w, st, false);
 		return;
 	}
-	if (__atomic_load_n(&w->call_seq, __ATOMIC_ACQUIRE) != seq) {
+	if (__atomic_load_n(&w->rep->call_seq, __ATOMIC_ACQUIRE) != seq) {
 		kill(pid, SIGCONT);
 		return;
 	}
@@ -411,7 +686,7 @@ static void refork(struct rr_invoker *inv)
 	struct rr_worker *w;
 	uint32_t q, t;
 
-	if (__atomic_load_n(&inv->live->stop, __ATOMIC_RELAXED))
+	if (inv->stopping)
 		return;
 	for (q = 0; q < inv->nqueues; q++)
 		for (t = 0; t < inv->nthreads; t++) {
@@ -437,11 +712,15 @@ void rr_invoker_supervise(struct rr_invoker *inv)
 	}
 	now = rr_now_ns();
 	expire_quarantines(inv, now);
+	if (now / 1000000 >= inv->next_lock_look_ms) {
+		inv->next_lock_look_ms = now / 1000000 + RR_WATCH_MS;
+		watch_locks(inv);
+	}
 	for (i = 0; i < RR_NWORKERS(inv); i++) {
 		w = &inv->workers[i];
 		if (!__atomic_load_n(&w->started, __ATOMIC_ACQUIRE))
 			continue;
-		seq = __atomic_load_n(&w->call_seq, __ATOMIC_ACQUIRE);
+		seq = __atomic_load_n(&w->rep->call_seq, __ATOMIC_ACQUIRE);
 		if (!(seq & 1))
 			continue;
 		if (seq != w->sv_seq) {
@@ -450,8 +729,8 @@ void rr_invoker_supervise(struct rr_invoker *inv)
 			w->sv_warned = false;
 			continue;
 		}
-		si = __atomic_load_n(&w->batch.sock, __ATOMIC_ACQUIRE);
-		if (si == RR_NO_BATCH)
+		si = __atomic_load_n(&w->rep->batch.sock, __ATOMIC_ACQUIRE);
+		if (si >= w->nsocks)
 			continue;
 		svc = inv->slots[w->socks[si].slot].svc;
 		limit = (uint64_t)svc->max_run_us * 1000;
@@ -476,9 +755,11 @@ bool rr_cells_renew(struct rr_invoker *inv)
 
 	for (i = 0; i < n; i++) {
 		old[i] = inv->workers[i].started ? inv->workers[i].pid : 0;
-		if (old[i])
-			__atomic_store_n(&inv->workers[i].restart, true,
+		if (old[i]) {
+			inv->workers[i].restart = true;
+			__atomic_store_n(&inv->live->restart[i], true,
 					 __ATOMIC_RELEASE);
+		}
 	}
 	for (tries = 0; tries < RENEW_TIMEOUT_MS; tries++) {
 		rr_invoker_supervise(inv);

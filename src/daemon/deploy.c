@@ -86,7 +86,7 @@ static int add_slot(struct rr_invoker *inv, struct rr_fn_instance *inst,
 	for (q = 0; q < inv->nqueues; q++)
 		for (t = 0; t < inv->threads_made; t++) {
 			sock = rr_sock_at(inv, q, t, slot);
-			memset(&sock->stats, 0, sizeof(sock->stats));
+			memset(sock->stats, 0, sizeof(*sock->stats));
 			ret = rr_xsk_later(inv, q, t, slot, msg, msglen);
 			if (ret)
 				return ret;

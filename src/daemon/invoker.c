@@ -125,8 +125,8 @@ static int check_interface(struct rr_invoker *inv, const struct rr_config *cfg)
 	return 0;
 }
 
-/* Zeroed, page aligned and shared with cells forked later: the queues',
- * workers' and sockets' state. */
+/* Zeroed, page aligned and shared with cells forked later: the queues'
+ * locks and the workers' reports. */
 static void *zalloc_shared(size_t size)
 {
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
@@ -141,10 +141,40 @@ static void free_shared(void *p, size_t size)
 		munmap(p, size);
 }
 
-#define UMEMS_SIZE(inv) (sizeof(*(inv)->umems) * (inv)->nqueues)
-#define WORKERS_SIZE(inv) (sizeof(*(inv)->workers) * RR_NWORKERS(inv))
-#define SOCKS_SIZE(inv) \
-	(sizeof(*(inv)->socks) * RR_NWORKERS(inv) * RR_MAX_SLOTS)
+#define QUEUE_SH_SIZE(inv) (sizeof(*(inv)->queue_sh) * (inv)->nqueues)
+#define REPORTS_SIZE(inv) (sizeof(*(inv)->reports) * RR_NWORKERS(inv))
+
+/*
+ * struct rr_live, shared and sealed: the main thread's mapping stays
+ * writable, and no other can become so (F_SEAL_FUTURE_WRITE), so a cell
+ * that maps the memfd read-only (cell.c) cannot make it writable again.
+ */
+static int live_create(struct rr_invoker *inv)
+{
+	void *p;
+	int fd;
+
+	fd = memfd_create("reqrouter-live", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, RR_LIVE_SIZE))
+		goto fail;
+	p = mmap(NULL, RR_LIVE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		goto fail;
+	if (fcntl(fd, F_ADD_SEALS,
+		  F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE |
+			  F_SEAL_SEAL)) {
+		munmap(p, RR_LIVE_SIZE);
+		goto fail;
+	}
+	inv->live = p;
+	inv->live_fd = fd;
+	return 0;
+fail:
+	close(fd);
+	return -errno;
+}
 
 /* Whether a served function wants to answer from XDP (its program or
  * its cache) and follows the peer (tier auto or user, not xdp). */
@@ -258,6 +288,7 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 
 	memset(inv, 0, sizeof(*inv));
 	inv->cfg = cfg;
+	inv->live_fd = -1;
 	inv->nthreads = cfg->threads;
 	for (i = 0; i < cfg->nservices; i++)
 		if (cfg->services[i].enabled)
@@ -270,14 +301,29 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	if (ret)
 		return ret;
 
-	inv->umems = zalloc_shared(UMEMS_SIZE(inv));
-	inv->workers = zalloc_shared(WORKERS_SIZE(inv));
-	inv->socks = zalloc_shared(SOCKS_SIZE(inv));
-	inv->live = zalloc_shared(sizeof(*inv->live));
-	if (!inv->umems || !inv->workers || !inv->socks || !inv->live) {
+	/* The supervisor's own, of which a cell gets a copy at its fork;
+	 * what is shared with cells is what they report and what they are
+	 * told (struct rr_live, read-only to them). */
+	inv->umems = calloc(inv->nqueues, sizeof(*inv->umems));
+	inv->workers = calloc(RR_NWORKERS(inv), sizeof(*inv->workers));
+	inv->socks = calloc((size_t)RR_NWORKERS(inv) * RR_MAX_SLOTS,
+			    sizeof(*inv->socks));
+	inv->queue_sh = zalloc_shared(QUEUE_SH_SIZE(inv));
+	inv->reports = zalloc_shared(REPORTS_SIZE(inv));
+	ret = live_create(inv);
+	if (ret || !inv->umems || !inv->workers || !inv->socks ||
+	    !inv->queue_sh || !inv->reports) {
 		pr_warn("cannot allocate the queues', workers' and sockets' state: %s\n",
-			strerror(ENOMEM));
-		return -ENOMEM;
+			strerror(ret ? -ret : ENOMEM));
+		return ret ? ret : -ENOMEM;
+	}
+	for (i = 0; i < inv->nqueues; i++)
+		inv->umems[i].sh = &inv->queue_sh[i];
+	for (i = 0; i < RR_NWORKERS(inv); i++) {
+		inv->workers[i].rep = &inv->reports[i];
+		for (slot = 0; slot < RR_MAX_SLOTS; slot++)
+			inv->socks[i * RR_MAX_SLOTS + slot].stats =
+				&inv->reports[i].stats[slot];
 	}
 
 	ret = rr_xdp_load(&inv->xdp, inv->mac, inv->mtu);
@@ -329,12 +375,16 @@ int rr_allowed_cpus(const struct rr_config *cfg, int *cpus)
  * Entries on a ring: the producer's count less the consumer's. Under load
  * the picture is a moment's: the kernel publishes how far it consumed a
  * ring lazily, so a frame it took from the fill ring can already be on an
- * RX ring. At rest it is exact.
+ * RX ring. At rest it is exact. Never more than the ring holds, whatever
+ * a cell wrote into its indices.
  */
-static uint32_t ring_used(const uint32_t *producer, const uint32_t *consumer)
+static uint32_t ring_used(const uint32_t *producer, const uint32_t *consumer,
+			  uint32_t size)
 {
-	return __atomic_load_n(producer, __ATOMIC_ACQUIRE) -
-	       __atomic_load_n(consumer, __ATOMIC_ACQUIRE);
+	uint32_t n = __atomic_load_n(producer, __ATOMIC_ACQUIRE) -
+		     __atomic_load_n(consumer, __ATOMIC_ACQUIRE);
+
+	return n > size ? size : n;
 }
 
 void rr_invoker_frames(struct rr_invoker *inv, uint32_t queue,
@@ -342,21 +392,31 @@ void rr_invoker_frames(struct rr_invoker *inv, uint32_t queue,
 {
 	struct rr_umem *u = &inv->umems[queue];
 	uint32_t t, slot, known;
+	uint64_t held;
 	struct rr_sock *s;
+	bool locked;
 
 	memset(f, 0, sizeof(*f));
-	/* Workers move frames from completion to fill under this lock. */
-	rr_umem_lock(u, RR_LOCK_MAIN);
-	f->fill = ring_used(u->fill.producer, u->fill.consumer);
-	f->completion = ring_used(u->comp.producer, u->comp.consumer);
-	rr_umem_unlock(u);
+	/* Workers move frames from completion to fill under this lock;
+	 * without it (held for long: see rr_umem_trylock) the picture is
+	 * a moment's. */
+	locked = rr_umem_trylock(u);
+	f->fill = ring_used(u->fill.producer, u->fill.consumer, u->fill.size);
+	f->completion =
+		ring_used(u->comp.producer, u->comp.consumer, u->comp.size);
+	if (locked)
+		rr_umem_unlock(u);
 	for (t = 0; t < inv->threads_made; t++) {
-		f->worker += (uint32_t)rr_stat_read(
-			&rr_worker_at(inv, queue, t)->frames_held);
+		held = rr_stat_read(
+			&rr_worker_at(inv, queue, t)->rep->frames_held);
+		f->worker +=
+			held > RR_NUM_FRAMES ? RR_NUM_FRAMES : (uint32_t)held;
 		for (slot = 0; slot < inv->nslots; slot++) {
 			s = rr_sock_at(inv, queue, t, slot);
-			f->rx += ring_used(s->rx.producer, s->rx.consumer);
-			f->tx += ring_used(s->tx.producer, s->tx.consumer);
+			f->rx += ring_used(s->rx.producer, s->rx.consumer,
+					   s->rx.size);
+			f->tx += ring_used(s->tx.producer, s->tx.consumer,
+					   s->tx.size);
 		}
 	}
 	known = f->fill + f->rx + f->worker + f->tx + f->completion;
@@ -384,10 +444,10 @@ void rr_join_worker(struct rr_invoker *inv, struct rr_worker *w)
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += JOIN_TIMEOUT_S;
 	if (pthread_timedjoin_np(w->tid, NULL, &until) == ETIMEDOUT) {
-		si = __atomic_load_n(&w->batch.sock, __ATOMIC_ACQUIRE);
+		si = __atomic_load_n(&w->rep->batch.sock, __ATOMIC_ACQUIRE);
 		pr_warn("the worker of queue %u, thread %u is stuck in function '%s' for %d s: left behind\n",
 			w->queue, w->thread,
-			si == RR_NO_BATCH ? "?" : w->socks[si].svc->fn->name,
+			si >= w->nsocks ? "?" : w->socks[si].svc->fn->name,
 			JOIN_TIMEOUT_S);
 		inv->stuck = true;
 	}
@@ -410,9 +470,10 @@ int rr_start_worker(struct rr_invoker *inv, uint32_t q, uint32_t t, int cpu)
 	w->index = q * RR_MAX_THREADS + t;
 	w->cpu = cpu;
 	w->retire = false;
+	__atomic_store_n(&inv->live->retire[w->index], false, __ATOMIC_RELEASE);
 	/* It starts its first round in the current epoch. */
-	w->seen_epoch = __atomic_load_n(&inv->epoch, __ATOMIC_SEQ_CST);
-	w->batch.sock = RR_NO_BATCH;
+	w->rep->seen_epoch = __atomic_load_n(&inv->epoch, __ATOMIC_SEQ_CST);
+	w->rep->batch.sock = RR_NO_BATCH;
 	if (inv->cfg->isolation == RR_ISOLATION_CELL)
 		return rr_cell_start(w);
 	ret = -pthread_create(&w->tid, NULL, rr_worker_run, w);
@@ -479,7 +540,7 @@ const char *rr_invoker_not_ready(struct rr_invoker *inv)
 		return "starting";
 	if (inv->draining)
 		return "draining";
-	if (__atomic_load_n(&inv->live->stop, __ATOMIC_RELAXED))
+	if (inv->stopping)
 		return "stopping";
 	if (!inv->xdp.attached)
 		return "the XDP program is not attached";
@@ -496,6 +557,7 @@ void rr_invoker_stop(struct rr_invoker *inv)
 
 	if (!inv->workers || !inv->live)
 		return;
+	inv->stopping = true;
 	__atomic_store_n(&inv->live->stop, 1, __ATOMIC_RELAXED);
 	for (i = 0; i < RR_NWORKERS(inv); i++)
 		rr_join_worker(inv, &inv->workers[i]);
@@ -522,7 +584,7 @@ void rr_invoker_destroy(struct rr_invoker *inv)
 	for (i = 0; inv->umems && i < inv->nqueues; i++) {
 		if (inv->umems[i].umem) {
 			xsk_umem__delete(inv->umems[i].umem);
-			pthread_spin_destroy(&inv->umems[i].lock);
+			pthread_spin_destroy(&inv->umems[i].sh->lock);
 		}
 		if (inv->umems[i].area)
 			munmap(inv->umems[i].area, inv->umems[i].size);
@@ -534,12 +596,20 @@ void rr_invoker_destroy(struct rr_invoker *inv)
 		rr_instance_release(inv->slots[i].inst);
 		inv->slots[i].inst = NULL;
 	}
-	free_shared(inv->socks, SOCKS_SIZE(inv));
-	free_shared(inv->workers, WORKERS_SIZE(inv));
-	free_shared(inv->umems, UMEMS_SIZE(inv));
-	free_shared(inv->live, sizeof(*inv->live));
+	free(inv->socks);
+	free(inv->workers);
+	free(inv->umems);
+	free_shared(inv->queue_sh, QUEUE_SH_SIZE(inv));
+	free_shared(inv->reports, REPORTS_SIZE(inv));
+	if (inv->live) {
+		munmap(inv->live, RR_LIVE_SIZE);
+		close(inv->live_fd);
+	}
 	inv->socks = NULL;
 	inv->workers = NULL;
 	inv->umems = NULL;
+	inv->queue_sh = NULL;
+	inv->reports = NULL;
 	inv->live = NULL;
+	inv->live_fd = -1;
 }

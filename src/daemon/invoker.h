@@ -50,6 +50,12 @@ struct rr_sock_stats {
 	uint64_t cache_skips;	  /* not stored: entry busy, or reply unfit */
 };
 
+/*
+ * A socket, in the main thread's memory: a cell works on its own copy,
+ * made at its fork, so nothing here can be changed under the supervisor.
+ * The ring structs are each user's own view of rings the kernel shares
+ * (their indices live in the rings' mapped pages).
+ */
 struct rr_sock {
 	struct xsk_ring_cons rx;
 	struct xsk_ring_prod tx;
@@ -57,13 +63,35 @@ struct rr_sock {
 	const struct rr_service *svc;
 	uint32_t slot;
 	int fd;
-	struct rr_sock_stats stats;
+	/* In its worker's report (struct rr_worker_report). */
+	struct rr_sock_stats *stats;
 } __attribute__((aligned(RR_CACHELINE)));
 
 /*
- * One per RX queue. The fill and completion rings are shared by all the
- * queue's sockets (the kernel allows only one UMEM per queue); the lock
- * serialises the workers that produce to and consume from them.
+ * What the workers of a queue share, cells included: the lock that
+ * serialises the workers producing to its fill ring and consuming from
+ * its completion ring. A page of its own, so that a cell maps only its
+ * own queue's (see cell.c).
+ */
+struct rr_queue_shared {
+	pthread_spinlock_t lock; /* process-shared */
+	/* The worker index + 1 of the lock's holder, RR_LOCK_MAIN, or 0
+	 * when free: a cell that dies holding it is known, and its half-done
+	 * step undone. Like everything here, a cell can write it: the
+	 * supervisor trusts it only as far as it checks it. */
+	uint32_t owner;
+	/* The fill ring's producer and the completion ring's consumer
+	 * when it was taken. */
+	uint32_t fill_prod;
+	uint32_t comp_cons;
+	uint64_t tx_outstanding; /* submitted to TX, not yet completed */
+} __attribute__((aligned(4096)));
+
+/*
+ * One per RX queue, in the main thread's memory (a cell has its copy).
+ * The fill and completion rings are shared by all the queue's sockets
+ * (the kernel allows only one UMEM per queue); sh->lock serialises the
+ * workers that produce to and consume from them.
  */
 struct rr_umem {
 	struct xsk_ring_prod fill;
@@ -71,13 +99,9 @@ struct rr_umem {
 	struct xsk_umem *umem;
 	void *area;
 	size_t size;
-	pthread_spinlock_t lock; /* process-shared: cells take it too */
-	/* The worker index + 1 of the lock's holder, 0 when free: a cell
-	 * that dies holding it is known, and its half-done step undone. */
-	uint32_t lock_owner;
-	uint32_t fill_prod; /* the fill ring's producer when it was taken */
-	uint64_t tx_outstanding; /* submitted to TX, not yet completed */
-	bool tx_metadata; /* registered with RR_TX_META_LEN bytes of it */
+	struct rr_queue_shared *sh;
+	bool tx_metadata;     /* registered with RR_TX_META_LEN bytes of it */
+	uint32_t lock_misses; /* the supervisor's looks in vain (cell.c) */
 } __attribute__((aligned(RR_CACHELINE)));
 
 struct rr_invoker;
@@ -101,10 +125,19 @@ struct rr_batch_mark {
 
 #define RR_NO_BATCH UINT32_MAX
 
-/* What the main thread changes while workers run, in memory shared with
- * the cells (a cell's copy of struct rr_invoker is frozen at its fork). */
+/*
+ * What the main thread changes while workers run, in memory shared with
+ * the cells (a cell's copy of struct rr_invoker is frozen at its fork).
+ * Written by the main thread only: a cell maps it read-only, from a
+ * sealed memfd that cannot be mapped writable again (cell.c).
+ */
 struct rr_live {
 	int stop;
+	/* By worker index: end the round and exit (a cell, for a fresh one
+	 * to take over), or retire (fewer threads). Copies of struct
+	 * rr_worker's, which are the truth. */
+	bool restart[RR_MAX_QUEUES * RR_MAX_THREADS];
+	bool retire[RR_MAX_QUEUES * RR_MAX_THREADS];
 	/* -B with SO_PREFER_BUSY_POLL on every socket: the workers drive
 	 * NAPI themselves, the interface's IRQs stay deferred. Cleared by
 	 * the main thread if the sockets have no NAPI to poll after all. */
@@ -117,6 +150,8 @@ struct rr_live {
 	 * would otherwise cache replies the XDP program never matches. */
 	uint32_t cache_gen[RR_MAX_SLOTS];
 };
+
+#define RR_LIVE_SIZE ((sizeof(struct rr_live) + 4095) & ~(size_t)4095)
 
 /* A function's faults (crashes and overruns), counted for quarantine. */
 struct rr_faults {
@@ -162,11 +197,44 @@ struct rr_slot {
 	struct rr_faults faults;
 } __attribute__((aligned(RR_CACHELINE)));
 
+#define RR_MAX_RECYCLE (RR_MAX_BATCH * RR_MAX_SLOTS)
+
+/*
+ * What a worker tells the supervisor, in memory shared with the cells: one
+ * page-aligned block per worker, of which a cell keeps only its own
+ * mapped. Written by the worker alone; the supervisor reads it, and checks
+ * every value it acts on (a function can write here too).
+ */
+struct rr_worker_report {
+	/* Odd while inside a function: the supervisor's clock for max_run_us
+	 * and how a dead cell's last request is found (batch.cur). */
+	uint64_t call_seq;
+	struct rr_batch_mark batch;
+	/* Copies of the worker's own tx[] and recycle[] (which it works
+	 * on, out of a function's reach but for its own cell): where a dead
+	 * cell's frames are. Each entry is written before the count. */
+	uint32_t nrecycle;
+	uint64_t frames_held; /* taken off RX, not yet on TX or fill */
+	/* The reload epoch this worker had seen when it last started a
+	 * round: it holds no function state older than that epoch. */
+	uint64_t seen_epoch;
+	struct rr_sock_stats stats[RR_MAX_SLOTS]; /* its sockets', by slot */
+	/* Its copies of the functions' own counters, by slot. */
+	uint64_t fn_counters[RR_MAX_SLOTS][RR_FN_MAX_COUNTERS];
+	struct xdp_desc tx[RR_MAX_BATCH];
+	uint64_t recycle[RR_MAX_RECYCLE];
+} __attribute__((aligned(4096)));
+
+/*
+ * A worker, in the main thread's memory: the supervisor's own state of it
+ * (a cell runs on its copy, made at its fork, and reports through rep).
+ */
 struct rr_worker {
 	struct rr_invoker *inv;
 	struct rr_umem *umem;
 	struct rr_sock *socks; /* one per slot */
-	uint32_t nsocks;       /* grows when a function is deployed */
+	struct rr_worker_report *rep;
+	uint32_t nsocks; /* grows when a function is deployed */
 	uint32_t queue;
 	uint32_t thread; /* index within the queue, 0..threads-1 */
 	bool retire;	 /* reqrouterctl threads: finish what is queued, exit */
@@ -179,26 +247,19 @@ struct rr_worker {
 	pid_t pid;
 	bool restart;
 	bool fork_failed; /* said once, retried every tick */
-	/* Odd while inside a function: the supervisor's clock for max_run_us
-	 * and how a dead cell's last request is found (batch.cur). */
-	uint64_t call_seq;
-	struct rr_batch_mark batch;
-	uint32_t nrecycle; /* recycle[] entries of this round */
 	/* The supervisor's: the odd call_seq it saw, and since when. */
 	uint64_t sv_seq;
 	uint64_t sv_since_ns;
 	bool sv_warned;
-	uint64_t frames_held; /* taken off RX, not yet on TX or fill */
-	uint32_t index;	      /* queue * RR_MAX_THREADS + thread */
-	/* The reload epoch this worker had seen when it last started a
-	 * round: it holds no function state older than that epoch. */
-	uint64_t seen_epoch;
-	/* Its copies of the functions' own counters, by slot. */
-	uint64_t fn_counters[RR_MAX_SLOTS][RR_FN_MAX_COUNTERS];
+	uint32_t index; /* queue * RR_MAX_THREADS + thread */
+	/* The worker's own, reported in rep. */
+	uint64_t call_seq;
+	uint64_t frames_held;
+	uint32_t nrecycle; /* recycle[] entries of this round */
 	/* Scratch for one round over the sockets. */
 	struct rr_keep keep; /* a request's payload, for the reply cache */
 	struct xdp_desc tx[RR_MAX_BATCH];
-	uint64_t recycle[RR_MAX_BATCH * RR_MAX_SLOTS];
+	uint64_t recycle[RR_MAX_RECYCLE];
 } __attribute__((aligned(RR_CACHELINE)));
 
 /*
@@ -230,12 +291,17 @@ struct rr_invoker {
 	struct rr_slot slots[RR_MAX_SLOTS];
 	uint64_t epoch;		/* of the instances: see rr_slot.inst */
 	struct rr_live *live;	/* shared: see struct rr_live */
+	int live_fd;		/* its sealed memfd, for cells to map */
+	bool stopping;		/* the truth of live->stop */
 	uint64_t cell_restarts; /* cells that died and were forked again */
 	struct rr_umem *umems;	/* [nqueues] */
 	/* Laid out for RR_MAX_THREADS per queue, so threads come and go
 	 * (reqrouterctl threads N) without anything moving. */
 	struct rr_worker *workers; /* [nqueues][RR_MAX_THREADS] */
 	struct rr_sock *socks;	   /* [nqueues][RR_MAX_THREADS][RR_MAX_SLOTS] */
+	/* Shared with the cells, one mapping each: */
+	struct rr_queue_shared *queue_sh; /* [nqueues] */
+	struct rr_worker_report *reports; /* [nqueues][RR_MAX_THREADS] */
 	bool zerocopy;
 	/* Replies leave with a partial UDP checksum and a TX metadata request
 	 * for the kernel (or NIC) to complete it. */
@@ -256,8 +322,9 @@ struct rr_invoker {
 	 */
 	enum rr_peer peer;
 	bool xdp_tx_ok;
-	uint64_t next_watch_ms; /* CLOCK_MONOTONIC: netlink's next look */
-	bool ready;		/* set-up completed: every socket exists */
+	uint64_t next_watch_ms;	    /* CLOCK_MONOTONIC: netlink's next look */
+	uint64_t next_lock_look_ms; /* the queues' locks' (cell.c) */
+	bool ready;		    /* set-up completed: every socket exists */
 	bool stuck; /* a worker thread did not come back from a function */
 	/* Draining (reqrouterctl drain, or SIGTERM with drain_on_term):
 	 * health fails so that routers move traffic away, requests are
@@ -379,6 +446,9 @@ void rr_invoker_destroy(struct rr_invoker *inv);
 int rr_worker_drop_caps(void);
 /* A worker thread's start routine. */
 void *rr_worker_run(void *arg);
+/* A cell's exit status when it cannot be confined (its memory, its system
+ * calls): it serves nothing. */
+#define RR_CELL_UNCONFINED 3
 /* A cell's: serves until told to stop, restart or retire, then returns
  * (the cell exits). */
 void rr_worker_run_cell(struct rr_worker *w);
@@ -399,17 +469,39 @@ static inline uint64_t rr_frame_of(uint64_t addr)
  * index + 1, or RR_LOCK_MAIN for the main thread. */
 #define RR_LOCK_MAIN UINT32_MAX
 
+/*
+ * Taken: every holder has its own view of the two rings (a cell's copy
+ * of struct rr_umem), so it first catches up with what the last holder
+ * did to them.
+ */
+static inline void rr_umem_locked(struct rr_umem *u, uint32_t owner)
+{
+	u->fill.cached_prod =
+		__atomic_load_n(u->fill.producer, __ATOMIC_ACQUIRE);
+	u->fill.cached_cons =
+		__atomic_load_n(u->fill.consumer, __ATOMIC_ACQUIRE) +
+		u->fill.size;
+	u->comp.cached_prod =
+		__atomic_load_n(u->comp.producer, __ATOMIC_ACQUIRE);
+	u->comp.cached_cons =
+		__atomic_load_n(u->comp.consumer, __ATOMIC_ACQUIRE);
+	u->sh->fill_prod = u->fill.cached_prod;
+	u->sh->comp_cons = u->comp.cached_cons;
+	__atomic_store_n(&u->sh->owner, owner, __ATOMIC_RELEASE);
+}
+
+/* For the workers, whose rounds wait for it. The main thread never
+ * waits for a lock a cell can hold: rr_umem_trylock(), cell.c. */
 static inline void rr_umem_lock(struct rr_umem *u, uint32_t owner)
 {
-	pthread_spin_lock(&u->lock);
-	u->fill_prod = *u->fill.producer;
-	__atomic_store_n(&u->lock_owner, owner, __ATOMIC_RELEASE);
+	pthread_spin_lock(&u->sh->lock);
+	rr_umem_locked(u, owner);
 }
 
 static inline void rr_umem_unlock(struct rr_umem *u)
 {
-	__atomic_store_n(&u->lock_owner, 0, __ATOMIC_RELEASE);
-	pthread_spin_unlock(&u->lock);
+	__atomic_store_n(&u->sh->owner, 0, __ATOMIC_RELEASE);
+	pthread_spin_unlock(&u->sh->lock);
 }
 
 /* Single-writer counters: a relaxed store is a plain move on x86, and the

@@ -176,7 +176,8 @@ uint64_t rr_fn_counter_sum(struct rr_invoker *inv, uint32_t slot, uint32_t c)
 	for (q = 0; inv->workers && q < inv->nqueues; q++)
 		for (t = 0; t < inv->threads_made; t++)
 			sum += rr_stat_read(
-				&rr_worker_at(inv, q, t)->fn_counters[slot][c]);
+				&rr_worker_at(inv, q, t)
+					 ->rep->fn_counters[slot][c]);
 	return sum;
 }
 
@@ -227,7 +228,7 @@ static void write_function_counters(struct rr_invoker *inv, FILE *out)
 static uint64_t sock_counter(const struct rr_sock *s, size_t offset)
 {
 	return rr_stat_read(
-		(const uint64_t *)((const char *)&s->stats + offset));
+		(const uint64_t *)((const char *)s->stats + offset));
 }
 
 /* Crashes, overruns and quarantine (isolation = cell; see cell.c). */
@@ -308,7 +309,7 @@ static void write_drops(struct rr_invoker *inv, FILE *out, const uint64_t *fs)
 				"reqrouter_dropped_packets_total{" SOCK_LABELS
 				",reason=\"%s\"} %lu\n",
 				SOCK_ARGS(s, q, t), rr_drop_label(d),
-				rr_stat_read(&s->stats.drops[d]));
+				rr_stat_read(&s->stats->drops[d]));
 	}
 	for (q = 0; fs && q < inv->nqueues; q++)
 		for (slot = 0; slot < inv->nslots; slot++) {
@@ -523,14 +524,14 @@ void rr_metrics_summary(struct rr_invoker *inv, FILE *out)
 		drops = 0;
 		for (d = 1; d < RR_DROP_MAX; d++)
 			if (d != RR_DROP_NO_REPLY)
-				drops += rr_stat_read(&s->stats.drops[d]);
-		silent += rr_stat_read(&s->stats.drops[RR_DROP_NO_REPLY]);
+				drops += rr_stat_read(&s->stats->drops[d]);
+		silent += rr_stat_read(&s->stats->drops[RR_DROP_NO_REPLY]);
 		fprintf(out, "%-8u %-12s %5u %6u %12lu %12lu %10lu\n",
 			s->svc->port, s->svc->fn->name, q, t,
-			rr_stat_read(&s->stats.rx), rr_stat_read(&s->stats.tx),
-			drops);
-		rx += rr_stat_read(&s->stats.rx);
-		tx += rr_stat_read(&s->stats.tx);
+			rr_stat_read(&s->stats->rx),
+			rr_stat_read(&s->stats->tx), drops);
+		rx += rr_stat_read(&s->stats->rx);
+		tx += rr_stat_read(&s->stats->tx);
 		all_drops += drops;
 	}
 	fprintf(out, "total: %lu requests, %lu replies, %lu dropped", rx, tx,
@@ -542,7 +543,7 @@ void rr_metrics_summary(struct rr_invoker *inv, FILE *out)
 			continue;
 		drops = 0;
 		for_each_sock (inv, s, q, t, slot)
-			drops += rr_stat_read(&s->stats.drops[d]);
+			drops += rr_stat_read(&s->stats->drops[d]);
 		if (drops)
 			fprintf(out, " %s=%lu", rr_drop_label(d), drops);
 	}

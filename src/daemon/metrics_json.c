@@ -39,10 +39,10 @@ static void json_function(struct rr_invoker *inv, uint32_t slot,
 	for (q = 0; q < inv->nqueues; q++)
 		for (t = 0; t < inv->threads_made; t++) {
 			s = rr_sock_at(inv, q, t, slot);
-			rx += rr_stat_read(&s->stats.rx);
-			tx += rr_stat_read(&s->stats.tx);
+			rx += rr_stat_read(&s->stats->rx);
+			tx += rr_stat_read(&s->stats->tx);
 			for (d = 1; d < RR_DROP_MAX; d++)
-				drops[d] += rr_stat_read(&s->stats.drops[d]);
+				drops[d] += rr_stat_read(&s->stats->drops[d]);
 		}
 	for (q = 0; fs && q < inv->nqueues; q++)
 		for (i = 0; i < RR_FN_STAT_MAX; i++)

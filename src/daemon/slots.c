@@ -134,7 +134,7 @@ static bool wait_workers(struct rr_invoker *inv, uint64_t e)
 		for (i = 0; i < n; i++)
 			if (__atomic_load_n(&inv->workers[i].started,
 					    __ATOMIC_ACQUIRE) &&
-			    __atomic_load_n(&inv->workers[i].seen_epoch,
+			    __atomic_load_n(&inv->workers[i].rep->seen_epoch,
 					    __ATOMIC_ACQUIRE) < e)
 				break;
 		if (i == n)

@@ -107,6 +107,7 @@ static int fewer(struct rr_invoker *inv, uint32_t n, char *msg, size_t msglen)
 {
 	struct timespec grace = { 0, 50000000L };
 	uint32_t q, t, slot, was = inv->nthreads;
+	struct rr_worker *w;
 	int ret = set_nsocks(inv, n);
 
 	for (t = n; !ret && t < was; t++)
@@ -120,9 +121,12 @@ static int fewer(struct rr_invoker *inv, uint32_t n, char *msg, size_t msglen)
 	}
 	nanosleep(&grace, NULL);
 	for (t = n; t < was; t++)
-		for (q = 0; q < inv->nqueues; q++)
-			__atomic_store_n(&rr_worker_at(inv, q, t)->retire, true,
+		for (q = 0; q < inv->nqueues; q++) {
+			w = rr_worker_at(inv, q, t);
+			w->retire = true;
+			__atomic_store_n(&inv->live->retire[w->index], true,
 					 __ATOMIC_RELEASE);
+		}
 	for (t = n; t < was; t++)
 		for (q = 0; q < inv->nqueues; q++)
 			rr_join_worker(inv, rr_worker_at(inv, q, t));

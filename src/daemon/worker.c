@@ -44,7 +44,38 @@ static void kick_tx(struct rr_sock *s)
 	if (errno == EAGAIN || errno == EBUSY || errno == ENOBUFS ||
 	    errno == ENETDOWN)
 		return;
-	rr_stat_add(&s->stats.kick_errors, 1);
+	rr_stat_add(&s->stats->kick_errors, 1);
+}
+
+/*
+ * The worker's own lists and counts, each also copied into its report for
+ * the supervisor (struct rr_worker_report): the entry before the count, so
+ * that a cell killed in between leaves a report that adds up.
+ */
+static void recycle(struct rr_worker *w, uint64_t frame)
+{
+	w->rep->recycle[w->nrecycle] = frame;
+	w->recycle[w->nrecycle++] = frame;
+	__atomic_store_n(&w->rep->nrecycle, w->nrecycle, __ATOMIC_RELEASE);
+}
+
+static void recycled(struct rr_worker *w)
+{
+	w->nrecycle = 0;
+	__atomic_store_n(&w->rep->nrecycle, 0, __ATOMIC_RELEASE);
+}
+
+static void frames_held(struct rr_worker *w, int64_t n)
+{
+	w->frames_held += (uint64_t)n;
+	__atomic_store_n(&w->rep->frames_held, w->frames_held,
+			 __ATOMIC_RELAXED);
+}
+
+/* Entering (odd) or leaving (even) a function. */
+static void call_step(struct rr_worker *w)
+{
+	__atomic_store_n(&w->rep->call_seq, ++w->call_seq, __ATOMIC_RELEASE);
 }
 
 /* Stores a pure function's reply; a few stores, no system call. */
@@ -65,13 +96,13 @@ static void cache_reply(struct rr_worker *w, struct rr_sock *s,
 		expires, k->req, k->len, frame + k->reply_off,
 		frame_len - k->reply_off, fn->id_bytes)) {
 	case RR_CACHE_EVICTED:
-		rr_stat_add(&s->stats.cache_evictions, 1);
+		rr_stat_add(&s->stats->cache_evictions, 1);
 		/* fall through */
 	case RR_CACHE_INSERTED:
-		rr_stat_add(&s->stats.cache_inserts, 1);
+		rr_stat_add(&s->stats->cache_inserts, 1);
 		break;
 	case RR_CACHE_SKIPPED:
-		rr_stat_add(&s->stats.cache_skips, 1);
+		rr_stat_add(&s->stats->cache_skips, 1);
 		break;
 	}
 }
@@ -87,17 +118,17 @@ uint32_t rr_tx_put(struct rr_worker *w, struct rr_sock *s, uint32_t n)
 	if (xsk_ring_prod__reserve(&s->tx, n, &idx) != n) {
 		/* Off the mark first: a frame lost by a cell killed here is
 		 * better than one sent and recycled both. */
-		w->batch.ntx = 0;
+		w->rep->batch.ntx = 0;
 		for (i = 0; i < n; i++)
-			w->recycle[w->nrecycle++] = rr_frame_of(w->tx[i].addr);
-		rr_stat_add(&s->stats.tx_ring_full, 1);
+			recycle(w, rr_frame_of(w->tx[i].addr));
+		rr_stat_add(&s->stats->tx_ring_full, 1);
 		return 0;
 	}
 	for (i = 0; i < n; i++)
 		*xsk_ring_prod__tx_desc(&s->tx, idx + i) = w->tx[i];
-	rr_stat_add(&w->frames_held, -(uint64_t)n);
+	frames_held(w, -(int64_t)n);
 	xsk_ring_prod__submit(&s->tx, n);
-	__atomic_add_fetch(&w->umem->tx_outstanding, n, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&w->umem->sh->tx_outstanding, n, __ATOMIC_RELAXED);
 	return n;
 }
 
@@ -109,19 +140,20 @@ static uint32_t drop_batch(struct rr_worker *w, struct rr_sock *s, uint32_t n,
 	uint32_t i;
 
 	for (i = 0; i < n; i++)
-		w->recycle[w->nrecycle++] = rr_frame_of(
-			xsk_ring_cons__rx_desc(&s->rx, idx_rx + i)->addr);
+		recycle(w,
+			rr_frame_of(xsk_ring_cons__rx_desc(&s->rx, idx_rx + i)
+					    ->addr));
 	xsk_ring_cons__release(&s->rx, n);
-	rr_stat_add(&w->frames_held, n);
-	__atomic_store_n(&w->batch.sock, RR_NO_BATCH, __ATOMIC_RELEASE);
-	rr_stat_add(&s->stats.rx, n);
-	rr_stat_add(&s->stats.drops[RR_DROP_QUARANTINED], n);
+	frames_held(w, n);
+	__atomic_store_n(&w->rep->batch.sock, RR_NO_BATCH, __ATOMIC_RELEASE);
+	rr_stat_add(&s->stats->rx, n);
+	rr_stat_add(&s->stats->drops[RR_DROP_QUARANTINED], n);
 	return n;
 }
 
 /*
  * One batch from socket @si; returns the number of requests taken. While it
- * runs, w->batch says where it is (struct rr_batch_mark): the supervisor
+ * runs, w->rep->batch says where it is (struct rr_batch_mark): the supervisor
  * reads it if the cell dies.
  */
 static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
@@ -132,9 +164,9 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	uint32_t batch = w->inv->cfg->batch, mtu = w->inv->mtu;
 	uint32_t amp = s->svc->max_amplification;
 	bool offload = w->inv->tx_csum_offload;
-	uint32_t idx_rx, n, i, ntx = 0, room, limit, csum_start = 0;
+	uint32_t idx_rx = 0, n, i, ntx = 0, room, limit, csum_start = 0;
 	struct rr_request ctx = { .queue = w->queue, .thread = w->thread };
-	struct rr_batch_mark *mark = &w->batch;
+	struct rr_batch_mark *mark = &w->rep->batch;
 	struct xsk_tx_metadata *meta;
 	struct rr_keep *keep = NULL;
 	const struct xdp_desc *rxd;
@@ -149,7 +181,7 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	n = xsk_ring_cons__peek(&s->rx, limit, &idx_rx);
 	/* Counted only when requests were really left waiting. */
 	if (limit < batch && xsk_cons_nb_avail(&s->rx, 1))
-		rr_stat_add(&s->stats.tx_ring_full, 1);
+		rr_stat_add(&s->stats->tx_ring_full, 1);
 	if (!n)
 		return 0;
 	mark->rx_cons = idx_rx;
@@ -169,7 +201,7 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	 * may swap them; the old ones live until this worker's next round). */
 	inst = __atomic_load_n(&w->inv->slots[s->slot].inst, __ATOMIC_ACQUIRE);
 	fn = inst->fn;
-	rr_fn_request_bind(&ctx, inst, w->index, w->fn_counters[s->slot]);
+	rr_fn_request_bind(&ctx, inst, w->index, w->rep->fn_counters[s->slot]);
 	for (i = 0; i < n; i++) {
 		rxd = xsk_ring_cons__rx_desc(&s->rx, idx_rx + i);
 		addr = rxd->addr;
@@ -177,23 +209,22 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 		room = RR_FRAME_SIZE - (uint32_t)(addr - base);
 		data = xsk_umem__get_data(w->umem->area, addr);
 		mark->cur = i;
-		__atomic_store_n(&w->call_seq, w->call_seq + 1,
-				 __ATOMIC_RELEASE);
+		call_step(w);
 		ret = rr_serve_keep(data, rxd->len, room, mtu, amp, fn, &ctx,
 				    keep, offload ? &csum_start : NULL);
-		__atomic_store_n(&w->call_seq, w->call_seq + 1,
-				 __ATOMIC_RELEASE);
+		call_step(w);
 		if (ret < 0) {
-			rr_stat_add(&s->stats.drops[-ret], 1);
-			w->recycle[w->nrecycle++] = base;
+			rr_stat_add(&s->stats->drops[-ret], 1);
+			recycle(w, base);
 			continue;
 		}
 		if (keep && keep->len != UINT32_MAX)
 			cache_reply(w, s, fn, data, (uint32_t)ret);
 		w->tx[ntx].addr = addr;
 		w->tx[ntx].len = (uint32_t)ret;
-		w->tx[ntx++].options = offload ? XDP_TX_METADATA : 0;
-		mark->ntx = ntx;
+		w->tx[ntx].options = offload ? XDP_TX_METADATA : 0;
+		w->rep->tx[ntx] = w->tx[ntx];
+		mark->ntx = ++ntx;
 		if (!offload)
 			continue;
 		/* The checksum request goes in the RR_TX_META_LEN bytes
@@ -210,12 +241,12 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	/* Counted as the worker's only once off RX, and no longer once on TX
 	 * or fill: a snapshot may miss a frame in passing, never see it twice. */
 	xsk_ring_cons__release(&s->rx, n);
-	rr_stat_add(&w->frames_held, n);
+	frames_held(w, n);
 
 	ntx = rr_tx_put(w, s, ntx);
 	__atomic_store_n(&mark->sock, RR_NO_BATCH, __ATOMIC_RELEASE);
-	rr_stat_add(&s->stats.rx, n);
-	rr_stat_add(&s->stats.tx, ntx);
+	rr_stat_add(&s->stats->rx, n);
+	rr_stat_add(&s->stats->tx, ntx);
 	return n;
 }
 
@@ -223,8 +254,9 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
  * Returns the round's dropped frames and every completed transmission to
  * the fill ring. The fill ring can hold all frames of the UMEM, so the
  * reservation always succeeds. A cell that dies in here is put right by
- * the supervisor (cell.c, recover_lock()), which tells from fill_prod
- * whether the fill ring got the frames.
+ * the supervisor (cell.c, recover_lock()), which tells from the rings'
+ * indices at the lock (fill_prod, comp_cons) how far it got: completions
+ * are copied to the fill ring first, released, then the lot submitted.
  */
 static void recycle_frames(struct rr_worker *w)
 {
@@ -243,17 +275,18 @@ static void recycle_frames(struct rr_worker *w)
 		for (i = 0; i < nrecycle; i++)
 			*xsk_ring_prod__fill_addr(&u->fill, idx_fill++) =
 				w->recycle[i];
-		xsk_ring_prod__submit(&u->fill, ncomp + nrecycle);
-		w->nrecycle = 0;
-		rr_stat_add(&w->frames_held, -(uint64_t)nrecycle);
 		xsk_ring_cons__release(&u->comp, ncomp);
+		xsk_ring_prod__submit(&u->fill, ncomp + nrecycle);
+		recycled(w);
+		frames_held(w, -(int64_t)nrecycle);
 	} else if (ncomp) {
 		xsk_ring_cons__cancel(&u->comp, ncomp);
 		ncomp = 0;
 	}
 	rr_umem_unlock(u);
 	if (ncomp)
-		__atomic_sub_fetch(&u->tx_outstanding, ncomp, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&u->sh->tx_outstanding, ncomp,
+				   __ATOMIC_RELAXED);
 }
 
 /* Nothing left on any of the worker's RX and TX rings (what it sent was
@@ -287,9 +320,10 @@ static void wait_for_work(struct rr_worker *w, uint32_t n)
 		pfd[i].fd = w->socks[i].fd;
 		pfd[i].events = POLLIN;
 	}
-	timeout = __atomic_load_n(&w->umem->tx_outstanding, __ATOMIC_RELAXED)
-			  ? SLEEP_MS_TX_PENDING
-			  : SLEEP_MS;
+	timeout =
+		__atomic_load_n(&w->umem->sh->tx_outstanding, __ATOMIC_RELAXED)
+			? SLEEP_MS_TX_PENDING
+			: SLEEP_MS;
 	poll(pfd, n, timeout);
 }
 
@@ -325,6 +359,30 @@ int rr_worker_drop_caps(void)
 }
 
 /*
+ * A worker's views of its rings start from where the rings are: a cell's
+ * copies are the main thread's, made at its fork, and the cell before it
+ * (or the supervisor, putting a dead cell's batch right) moved on since.
+ */
+static void catch_up(struct rr_worker *w, uint32_t nsocks)
+{
+	struct rr_sock *s;
+	uint32_t i;
+
+	for (i = 0; i < nsocks; i++) {
+		s = &w->socks[i];
+		s->rx.cached_prod =
+			__atomic_load_n(s->rx.producer, __ATOMIC_ACQUIRE);
+		s->rx.cached_cons =
+			__atomic_load_n(s->rx.consumer, __ATOMIC_ACQUIRE);
+		s->tx.cached_prod =
+			__atomic_load_n(s->tx.producer, __ATOMIC_ACQUIRE);
+		s->tx.cached_cons =
+			__atomic_load_n(s->tx.consumer, __ATOMIC_ACQUIRE) +
+			s->tx.size;
+	}
+}
+
+/*
  * A cell sees the sockets that existed when it was forked: a socket added
  * later (a deploy) has no ring mappings in it, so it keeps its own count
  * until the main thread replaces it with a fresh cell.
@@ -341,13 +399,15 @@ static void run(struct rr_worker *w, bool cell)
 	if (ret)
 		pr_warn("worker %u/%u: cannot drop its capabilities: %s\n",
 			w->queue, w->thread, strerror(-ret));
+	catch_up(w, nsocks);
 	while (!__atomic_load_n(&live->stop, __ATOMIC_RELAXED)) {
 		/* A quiescent point: nothing of the last round is held. */
 		__atomic_store_n(
-			&w->seen_epoch,
+			&w->rep->seen_epoch,
 			__atomic_load_n(&w->inv->epoch, __ATOMIC_SEQ_CST),
 			__ATOMIC_RELEASE);
-		if (cell && __atomic_load_n(&w->restart, __ATOMIC_ACQUIRE))
+		if (cell &&
+		    __atomic_load_n(&live->restart[w->index], __ATOMIC_ACQUIRE))
 			break;
 		/* The main thread may fall back to plain spinning. */
 		prefer = __atomic_load_n(&live->prefer_busy_poll,
@@ -374,8 +434,9 @@ static void run(struct rr_worker *w, bool cell)
 		recycle_frames(w);
 		/* Retiring (fewer threads): out of the XDP map already, so
 		 * once its rings are empty nothing more can come. */
-		if (__atomic_load_n(&w->retire, __ATOMIC_ACQUIRE) && !work &&
-		    rings_empty(w, nsocks))
+		if (__atomic_load_n(&live->retire[w->index],
+				    __ATOMIC_ACQUIRE) &&
+		    !work && rings_empty(w, nsocks))
 			break;
 		if (busy) {
 			if (!prefer &&

@@ -50,7 +50,7 @@ static int umem_create(struct rr_umem *u, bool shared)
 			       &ucfg);
 	if (ret)
 		return ret;
-	pthread_spin_init(&u->lock, PTHREAD_PROCESS_SHARED);
+	pthread_spin_init(&u->sh->lock, PTHREAD_PROCESS_SHARED);
 	return 0;
 }
 
