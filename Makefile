@@ -180,6 +180,9 @@ SBINDIR ?= $(PREFIX)/sbin
 MANDIR ?= $(PREFIX)/share/man
 DOCDIR ?= $(PREFIX)/share/doc/reqrouter
 UNITDIR ?= $(PREFIX)/lib/systemd/system
+# The unit's user (configs/reqrouter.sysusers); install makes it at once
+# with systemd-sysusers when installing into the running system.
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 # The function modules, for reqrouterctl deploy and --functions-dir.
 MODDIR ?= $(PREFIX)/lib/reqrouter/functions
@@ -200,6 +203,7 @@ INSTALLED := $(addprefix $(DESTDIR),$(SBINDIR)/reqrouter \
 	$(SBINDIR)/reqrouterctl $(BINDIR)/rrload \
 	$(MANDIR)/man8/reqrouter.8 $(MANDIR)/man8/reqrouterctl.8 \
 	$(MANDIR)/man1/rrload.1 $(UNITDIR)/reqrouter@.service \
+	$(SYSUSERSDIR)/reqrouter.conf \
 	$(BASHCOMPDIR)/reqrouter $(BASHCOMPDIR)/reqrouterctl \
 	$(DOCDIR)/README.md $(DOCDIR)/LICENSE \
 	$(addprefix $(MODDIR)/,$(notdir $(MODULES))) \
@@ -249,9 +253,9 @@ help:
 	@echo 'make fuzz-dns-build      build fuzz_dns and its seeds only'
 	@echo 'make fuzz-xdp-build      build fuzz_xdp only'
 	@echo 'make install             install into $$(DESTDIR)$$(PREFIX) (default /usr/local):'
-	@echo '                         binaries, man pages, systemd unit, bash completion,'
-	@echo '                         function modules, the function API headers and'
-	@echo '                         reqrouter-function.pc'
+	@echo '                         binaries, man pages, systemd unit and its user'
+	@echo '                         (sysusers.d), bash completion, function modules,'
+	@echo '                         the function API headers and reqrouter-function.pc'
 	@echo 'make uninstall           remove what make install put there'
 	@echo 'make clean               remove $(BUILD)/'
 	@echo 'make help                this list'
@@ -365,7 +369,8 @@ install: all man
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man1 \
-		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(BASHCOMPDIR) \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) \
+		$(DESTDIR)$(BASHCOMPDIR) \
 		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(SYSCONFDIR)/reqrouter \
 		$(DESTDIR)$(MODDIR) $(DESTDIR)$(INCLUDEDIR)/reqrouter \
 		$(DESTDIR)$(PKGCONFIGDIR)
@@ -387,6 +392,11 @@ install: all man
 	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 		configs/reqrouter@.service.in >$(DESTDIR)$(UNITDIR)/reqrouter@.service
 	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/reqrouter@.service
+	$(Q)install -m 0644 configs/reqrouter.sysusers \
+		$(DESTDIR)$(SYSUSERSDIR)/reqrouter.conf
+	$(Q)if [ -z "$(DESTDIR)" ] && command -v systemd-sysusers >/dev/null; then \
+		systemd-sysusers $(SYSUSERSDIR)/reqrouter.conf; \
+	fi
 	$(Q)install -m 0644 configs/reqrouter.bash-completion \
 		$(DESTDIR)$(BASHCOMPDIR)/reqrouter
 	$(Q)install -m 0644 configs/reqrouter.bash-completion \

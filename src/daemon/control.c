@@ -125,8 +125,17 @@ int rr_control_open(struct rr_control *c, const char *path, const char *group,
 	if (ret || (gr && lchown(path, (uid_t)-1, gr->gr_gid)) ||
 	    listen(c->fd, 16)) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot set up control socket %s: %s",
-			 path, strerror(-ret));
+		/* Not root (the unit), it may give the socket only a group
+		 * its user is a member of. */
+		if (gr && ret == -EPERM)
+			snprintf(
+				err, errlen,
+				"cannot give control socket %s the group %s: uid %u is not a member (SupplementaryGroups=%s in the unit)",
+				path, group, (unsigned int)geteuid(), group);
+		else
+			snprintf(err, errlen,
+				 "cannot set up control socket %s: %s", path,
+				 strerror(-ret));
 		close(c->fd);
 		c->fd = -1;
 		unlink(path);

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 #include "options.h"
 #include "registry.h"
 #include "service.h"
+#include "util.h"
 
 #define TICK_MS 100
 #define CELL_TICK_MS 1
@@ -101,6 +103,49 @@ static int drop_privileges(const char *user, uid_t uid, gid_t gid)
 	}
 	pr_info("running as user %s (uid %u) with CAP_NET_ADMIN, CAP_NET_RAW and CAP_BPF only\n",
 		user, (unsigned int)uid);
+	return 0;
+}
+
+/*
+ * Started under a uid other than root's with ambient capabilities (the
+ * unit: User=reqrouter): there is no id to change, but the same trimming
+ * after set-up as --user's. With CAP_SETPCAP the bounding set is emptied
+ * first, and every worker and cell, made later by this thread, inherits
+ * an empty one; then CAP_SETPCAP goes, with what only set-up needed
+ * (CAP_PERFMON: no program is loaded later, a deploy's functions are
+ * answered in user space; CAP_IPC_LOCK: the UMEMs are registered) and
+ * the inheritable and ambient sets. A capability not held is not asked
+ * for.
+ */
+static int trim_capabilities(void)
+{
+	static const int keep[] = { CAP_NET_ADMIN, CAP_NET_RAW, CAP_BPF };
+	bool have[ARRAY_SIZE(keep)], bounds;
+	capng_select_t set;
+	size_t i;
+	int ret;
+
+	capng_get_caps_process();
+	bounds = capng_have_capability(CAPNG_EFFECTIVE, CAP_SETPCAP);
+	for (i = 0; i < ARRAY_SIZE(keep); i++)
+		have[i] = capng_have_capability(CAPNG_PERMITTED, keep[i]);
+	set = bounds ? CAPNG_SELECT_ALL : CAPNG_SELECT_BOTH;
+	capng_clear(set);
+	for (i = 0; i < ARRAY_SIZE(keep); i++)
+		if (have[i])
+			capng_update(CAPNG_ADD,
+				     CAPNG_EFFECTIVE | CAPNG_PERMITTED,
+				     (unsigned int)keep[i]);
+	ret = capng_apply(set);
+	if (ret) {
+		pr_warn("cannot drop the capabilities only set-up needs (libcap-ng error %d)\n",
+			ret);
+		return -EPERM;
+	}
+	pr_info("running as uid %u with at most CAP_NET_ADMIN, CAP_NET_RAW and CAP_BPF; %s\n",
+		(unsigned int)geteuid(),
+		bounds ? "bounding set emptied"
+		       : "bounding set kept (emptying it needs CAP_SETPCAP)");
 	return 0;
 }
 
@@ -221,21 +266,30 @@ static int start(struct rr_invoker *inv, const struct rr_config *cfg,
 		 const char *ctl_why)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
+	uid_t uid = geteuid();
 	int ret;
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	if (pw) {
+	/* --user naming the user we already are has no id to change. */
+	if (pw && (pw->pw_uid != uid || !uid))
 		ret = drop_privileges(cfg->user, pw->pw_uid, pw->pw_gid);
-		if (ret)
-			return ret;
-	}
+	else if (uid)
+		ret = trim_capabilities();
+	else
+		ret = 0;
+	if (ret)
+		return ret;
 	ret = rr_invoker_start(inv);
 	if (ret)
 		return ret;
-	if (ctl->fd >= 0)
+	/* The socket belongs to the uid that made it. */
+	if (ctl->fd >= 0 && uid)
+		pr_info("control socket %s (root, uid %u%s)\n", ctl->path,
+			(unsigned int)uid, ctl->group ? " and its group" : "");
+	else if (ctl->fd >= 0)
 		pr_info("control socket %s (%s)\n", ctl->path,
 			ctl->group ? "root and its group" : "root only");
 	else if (ctl_why[0])

@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make install and make uninstall, into a DESTDIR: install puts exactly the
-# expected files (binaries, man pages, the systemd unit, bash completion,
-# docs and examples, the function modules, the function API headers and
-# reqrouter-function.pc, /etc/reqrouter/reqrouter.conf; no BPF object, the
-# programs are inside the binaries), the installed binaries run and say
-# their version, the unit names the installed paths and passes
+# expected files (binaries, man pages, the systemd unit and the sysusers.d
+# file that makes its user, bash completion, docs and examples, the
+# function modules, the function API headers and reqrouter-function.pc,
+# /etc/reqrouter/reqrouter.conf; no BPF object, the programs are inside
+# the binaries), the installed binaries run and say their version, the
+# unit names the installed paths and its user, which the sysusers file
+# makes (systemd-sysusers runs only without DESTDIR), and passes
 # `systemd-analyze verify` with a sandbox exposure of at most 3.0, the
 # completion completes, a changed /etc file survives both a second install
 # and uninstall, and uninstall leaves no file behind.
@@ -30,6 +32,7 @@ cat >"$RR_TMP/want" <<EOW
 /etc/reqrouter/reqrouter.conf
 /usr/bin/rrload
 /usr/lib/systemd/system/reqrouter@.service
+/usr/lib/sysusers.d/reqrouter.conf
 /usr/sbin/reqrouter
 /usr/sbin/reqrouterctl
 /usr/share/bash-completion/completions/reqrouter
@@ -60,10 +63,11 @@ for b in sbin/reqrouter sbin/reqrouterctl bin/rrload; do
 	check_eq "installed $b --version" "${b#*/} $version" "$("$D/usr/$b" --version 2>&1)"
 done
 check_eq "the binaries are executable by all, the rest read-only" \
-	"755 755 755 644 644" \
+	"755 755 755 644 644 644" \
 	"$(stat -c %a "$D/usr/sbin/reqrouter" "$D/usr/sbin/reqrouterctl" \
 		"$D/usr/bin/rrload" "$D/usr/share/man/man8/reqrouter.8" \
-		"$D/usr/lib/systemd/system/reqrouter@.service" | xargs)"
+		"$D/usr/lib/systemd/system/reqrouter@.service" \
+		"$D/usr/lib/sysusers.d/reqrouter.conf" | xargs)"
 
 say "== the systemd unit"
 U=$D/usr/lib/systemd/system/reqrouter@.service
@@ -72,6 +76,23 @@ check "no placeholder left" not grep -q '@[A-Z]*@' "$U"
 check "ExecStart runs the installed binary with the /etc config" \
 	grep -qx 'ExecStart=/usr/sbin/reqrouter -i %i -c /etc/reqrouter/reqrouter.conf $REQROUTER_ARGS' "$U"
 check "Type=notify" grep -qx 'Type=notify' "$U"
+# The unit's user is the one the sysusers file makes; into a DESTDIR
+# install makes no user (systemd-sysusers runs only for the live system).
+S=$D/usr/lib/sysusers.d/reqrouter.conf
+check "User=reqrouter, Group=reqrouter" \
+	test "$(grep -cxE '(User|Group)=reqrouter' "$U")" = 2
+check "the sysusers file makes user reqrouter, no home, no login" \
+	grep -qxE 'u reqrouter - "[^"]+" /nonexistent /usr/sbin/nologin' "$S"
+check "the sysusers file is the source's" cmp -s configs/reqrouter.sysusers "$S"
+check "install into a DESTDIR runs no systemd-sysusers" \
+	not grep -qiE 'sysusers|creating (user|group)' "$RR_TMP/install.log"
+if command -v systemd-sysusers >/dev/null; then
+	mkdir -p "$RR_TMP/sysroot"
+	systemd-sysusers --root="$RR_TMP/sysroot" --dry-run "$S" >"$RR_TMP/sysusers.out" 2>&1
+	check_eq "systemd-sysusers takes it (a dry run on an empty root): exit 0" 0 $?
+	check "... and would make user reqrouter" \
+		grep -q "Creating user 'reqrouter'" "$RR_TMP/sysusers.out"
+fi
 if command -v systemd-analyze >/dev/null; then
 	# Verified as an instance, with the paths moved into DESTDIR so the
 	# executables it names exist; man pages are checked by man_pages.sh.
