@@ -701,6 +701,7 @@ void rr_invoker_supervise(struct rr_invoker *inv)
 	bool cells = inv->cfg->isolation == RR_ISOLATION_CELL;
 	uint64_t now, seq, limit;
 	const struct rr_service *svc;
+	bool in_calls = false;
 	struct rr_worker *w;
 	uint32_t i, si;
 
@@ -721,6 +722,8 @@ void rr_invoker_supervise(struct rr_invoker *inv)
 		if (!__atomic_load_n(&w->started, __ATOMIC_ACQUIRE))
 			continue;
 		seq = __atomic_load_n(&w->rep->call_seq, __ATOMIC_ACQUIRE);
+		in_calls |= seq != w->sv_last_seq || (seq & 1);
+		w->sv_last_seq = seq;
 		if (!(seq & 1))
 			continue;
 		if (seq != w->sv_seq) {
@@ -745,6 +748,7 @@ void rr_invoker_supervise(struct rr_invoker *inv)
 				w->thread);
 		}
 	}
+	inv->in_calls = in_calls;
 }
 
 bool rr_cells_renew(struct rr_invoker *inv)

@@ -247,7 +247,9 @@ struct rr_worker {
 	pid_t pid;
 	bool restart;
 	bool fork_failed; /* said once, retried every tick */
-	/* The supervisor's: the odd call_seq it saw, and since when. */
+	/* The supervisor's: the call_seq it saw last, the odd one it saw
+	 * first, and since when. */
+	uint64_t sv_last_seq;
 	uint64_t sv_seq;
 	uint64_t sv_since_ns;
 	bool sv_warned;
@@ -324,7 +326,10 @@ struct rr_invoker {
 	bool xdp_tx_ok;
 	uint64_t next_watch_ms;	    /* CLOCK_MONOTONIC: netlink's next look */
 	uint64_t next_lock_look_ms; /* the queues' locks' (cell.c) */
-	bool ready;		    /* set-up completed: every socket exists */
+	/* A worker was in a function, or made calls, since the last tick:
+	 * the supervisor looks again within 1 ms. */
+	bool in_calls;
+	bool ready; /* set-up completed: every socket exists */
 	bool stuck; /* a worker thread did not come back from a function */
 	/* Draining (reqrouterctl drain, or SIGTERM with drain_on_term):
 	 * health fails so that routers move traffic away, requests are

@@ -36,7 +36,10 @@
 #include "util.h"
 
 #define TICK_MS 100
+/* With cells: while a worker calls functions, and while none does (a
+ * cell's death wakes the loop at once through SIGCHLD). */
 #define CELL_TICK_MS 1
+#define CELL_IDLE_TICK_MS 10
 
 static volatile sig_atomic_t stop_signal, reload_signal;
 
@@ -44,7 +47,7 @@ static void on_signal(int sig)
 {
 	if (sig == SIGHUP)
 		reload_signal = 1;
-	else
+	else if (sig != SIGCHLD)
 		stop_signal = sig;
 }
 
@@ -273,6 +276,8 @@ static int start(struct rr_invoker *inv, const struct rr_config *cfg,
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/* Only to cut the loop's sleep short: a cell ended. */
+	sigaction(SIGCHLD, &sa, NULL);
 	/* --user naming the user we already are has no id to change. */
 	if (pw && (pw->pw_uid != uid || !uid))
 		ret = drop_privileges(cfg->user, pw->pw_uid, pw->pw_gid);
@@ -308,11 +313,9 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 	bool metrics_failing = false;
 	uint64_t next_second;
 	struct pollfd pfd[2 + RR_CONTROL_CLIENTS];
+	bool cells = cfg->isolation == RR_ISOLATION_CELL;
 	int ret, tick, n;
 
-	/* Cells are watched closely: a dead one is replaced, and a call
-	 * past max_run_us found, within a tick. */
-	tick = cfg->isolation == RR_ISOLATION_CELL ? CELL_TICK_MS : TICK_MS;
 	ret = start(inv, cfg, pw, ctl, ctl_why);
 	if (ret)
 		return ret;
@@ -328,6 +331,13 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 		 * calls; both are served here, on the main thread. */
 		n = rr_control_pollfds(ctl, pfd);
 		pfd[n++] = (struct pollfd){ .fd = http->fd, .events = POLLIN };
+		/* Cells are watched closely: a call past max_run_us is found
+		 * within a tick of its limit while calls are being made (and
+		 * within CELL_IDLE_TICK_MS more for the first after a quiet
+		 * spell). */
+		tick = !cells	       ? TICK_MS
+		       : inv->in_calls ? CELL_TICK_MS
+				       : CELL_IDLE_TICK_MS;
 		poll(pfd, (nfds_t)n, tick);
 		rr_control_serve(ctl, inv, cfg);
 		rr_http_serve(http, inv);
