@@ -9,9 +9,13 @@
  * nothing on purpose, or a negative errno, in which case nothing is sent
  * and the drop is counted.
  *
- * Handlers are called concurrently from several worker threads. They must
- * not block: a worker serves a whole batch of requests between two system
- * calls.
+ * Handlers are called concurrently from several workers. They must not
+ * block: a worker serves a whole batch of requests between two system
+ * calls. A worker is a thread of reqrouter or, with isolation = cell, a
+ * process of its own forked after init(): what init() allocated is then a
+ * copy per cell, and a write to it is seen by that cell alone. State that
+ * the handler changes and every worker must see lives in memory from
+ * rr_fn_shared_alloc().
  *
  * A file registers its function with one line:
  *
@@ -36,6 +40,7 @@
 #ifndef RR_FUNCTION_H
 #define RR_FUNCTION_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <netinet/in.h>
@@ -123,7 +128,8 @@ struct rr_fn_config {
  *
  * fini_worker() and fini() free them, once no worker can still be inside
  * the handler with that state: at exit, or after every worker has moved
- * on to the state a reload made.
+ * on to the state a reload made. Then reqrouter unmaps what init() got
+ * from rr_fn_shared_alloc().
  */
 struct rr_function {
 	const char *name;
@@ -175,6 +181,48 @@ int rr_fn_error(const struct rr_fn_config *cfg, const struct rr_fn_setting *s,
  */
 int rr_fn_counter(const struct rr_fn_config *cfg, const char *name,
 		  const char *help);
+
+/*
+ * For init(): @size bytes of zeroed memory shared by every worker of this
+ * instance, threads and cells alike (an anonymous MAP_SHARED mapping,
+ * made before the cells are forked, so it is at the same address in each:
+ * pointers into it may be stored in it). reqrouter unmaps it after fini()
+ * ran, so fini() must not free it. A reload's init() gets new memory; the
+ * old stays with the old state until that is freed. Returns NULL with the
+ * reason said, as by rr_fn_error(), if the memory cannot be had.
+ *
+ * What the handler changes there is changed under workers that may be
+ * other processes: guard it with atomics or with a lock that works across
+ * processes (rr_fn_lock_t below; a plain pthread mutex does not), and
+ * expect that a cell may be killed at any point of a call.
+ */
+void *rr_fn_shared_alloc(const struct rr_fn_config *cfg, size_t size);
+
+/*
+ * A lock for memory from rr_fn_shared_alloc(): a process-shared, robust
+ * mutex. rr_fn_lock_init() it in init(), in that memory; it needs no
+ * destroy (it goes with the memory).
+ */
+typedef struct {
+	pthread_mutex_t mutex;
+} rr_fn_lock_t;
+
+/* Returns 0 or -errno. */
+int rr_fn_lock_init(rr_fn_lock_t *l);
+
+/* rr_fn_lock() took a lock whose holder died holding it. */
+#define RR_FN_LOCK_RECOVERED 1
+
+/*
+ * Takes the lock. Returns 0; or RR_FN_LOCK_RECOVERED when a cell died
+ * (was killed) holding it: the lock is now the caller's and usable again,
+ * but what it guards may be half changed, for the caller to repair or to
+ * accept; or -errno, the lock not taken. Hold it briefly: handlers must
+ * not block.
+ */
+int rr_fn_lock(rr_fn_lock_t *l);
+
+void rr_fn_unlock(rr_fn_lock_t *l);
 
 /* For the handler: adds @n to counter @idx; the worker's own copy, so a
  * plain add. */

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The reqrouter side of the function API's lifecycle: rr_fn_error() and
- * rr_fn_counter() for init(), and instances (init + init_worker, undone in
- * reverse).
+ * The reqrouter side of the function API's lifecycle: rr_fn_error(),
+ * rr_fn_counter() and rr_fn_shared_alloc() for init(), the rr_fn_lock
+ * calls for what is shared, and instances (init + init_worker, undone in
+ * reverse, the shared memory last).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "config.h"
 #include "function.h"
@@ -19,6 +22,7 @@ struct rr_fn_env {
 	size_t errlen;
 	int said; /* rr_fn_error() was called */
 	struct rr_fn_counters *ctrs;
+	struct rr_fn_instance *inst; /* keeps the shared memory */
 };
 
 int rr_fn_error(const struct rr_fn_config *cfg, const struct rr_fn_setting *s,
@@ -83,6 +87,99 @@ int rr_fn_counter(const struct rr_fn_config *cfg, const char *name,
 	return (int)c->n++;
 }
 
+/*
+ * Shared memory is mapped in the process that runs init(), before any
+ * cell is forked, so every cell inherits the same pages at the same
+ * address; nothing of it is marked MADV_DONTFORK.
+ */
+void *rr_fn_shared_alloc(const struct rr_fn_config *cfg, size_t size)
+{
+	struct rr_fn_instance *inst = cfg->env ? cfg->env->inst : NULL;
+	struct rr_fn_shared *more;
+	void *p;
+
+	if (!inst) {
+		rr_fn_error(cfg, NULL, "shared memory is for init() alone");
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!size) {
+		rr_fn_error(cfg, NULL, "shared memory of 0 bytes asked for");
+		errno = EINVAL;
+		return NULL;
+	}
+	more = realloc(inst->shared, (inst->nshared + 1) * sizeof(*more));
+	if (!more) {
+		rr_fn_error(cfg, NULL, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	inst->shared = more;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		 -1, 0);
+	if (p == MAP_FAILED) {
+		int e = errno;
+
+		rr_fn_error(cfg, NULL,
+			    "cannot map %zu bytes of shared memory: %s", size,
+			    strerror(e));
+		errno = e;
+		return NULL;
+	}
+	more[inst->nshared].addr = p;
+	more[inst->nshared].len = size;
+	inst->nshared++;
+	return p;
+}
+
+/* Out of line, so that the API header needs no feature macro: a module
+ * built with -std=c11 sees no PTHREAD_MUTEX_ROBUST. */
+int rr_fn_lock_init(rr_fn_lock_t *l)
+{
+	pthread_mutexattr_t attr;
+	int ret;
+
+	ret = pthread_mutexattr_init(&attr);
+	if (ret)
+		return -ret;
+	ret = pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+	if (!ret)
+		ret = pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+	if (!ret)
+		ret = pthread_mutex_init(&l->mutex, &attr);
+	pthread_mutexattr_destroy(&attr);
+	return -ret;
+}
+
+int rr_fn_lock(rr_fn_lock_t *l)
+{
+	int ret = pthread_mutex_lock(&l->mutex);
+
+	if (ret == EOWNERDEAD) {
+		/* The dead holder's changes are the caller's to judge. */
+		pthread_mutex_consistent(&l->mutex);
+		return RR_FN_LOCK_RECOVERED;
+	}
+	return -ret;
+}
+
+void rr_fn_unlock(rr_fn_lock_t *l)
+{
+	pthread_mutex_unlock(&l->mutex);
+}
+
+/* After fini(), or after a failed init(): nobody uses it any more. */
+static void unmap_shared(struct rr_fn_instance *inst)
+{
+	while (inst->nshared > 0) {
+		inst->nshared--;
+		munmap(inst->shared[inst->nshared].addr,
+		       inst->shared[inst->nshared].len);
+	}
+	free(inst->shared);
+	inst->shared = NULL;
+}
+
 void rr_fn_instance_free(struct rr_fn_instance *inst)
 {
 	uint32_t i;
@@ -96,6 +193,7 @@ void rr_fn_instance_free(struct rr_fn_instance *inst)
 						      inst->worker_state[i]);
 	if (inst->fn->init && inst->fn->fini)
 		inst->fn->fini(inst->state);
+	unmap_shared(inst);
 	free(inst->worker_state);
 	free(inst->live);
 	free(inst);
@@ -117,7 +215,7 @@ int rr_fn_instance_new_for(const struct rr_function *fn, uint16_t port,
 			   struct rr_fn_instance **out, char *err,
 			   size_t errlen)
 {
-	struct rr_fn_env env = { err, errlen, 0, ctrs };
+	struct rr_fn_env env = { err, errlen, 0, ctrs, NULL };
 	struct rr_fn_config cfg = {
 		.name = fn->name,
 		.port = port,
@@ -140,14 +238,17 @@ int rr_fn_instance_new_for(const struct rr_function *fn, uint16_t port,
 		return -ENOMEM;
 	}
 	inst->fn = fn;
+	env.inst = inst;
 	if (fn->init) {
 		ret = fn->init(&cfg, &inst->state);
+		env.inst = NULL; /* for init() alone */
 		if (ret) {
 			if (!env.said)
 				snprintf(err, errlen,
 					 "function %s: init failed: %s",
 					 fn->name,
 					 strerror(ret < 0 ? -ret : ret));
+			unmap_shared(inst);
 			free(inst);
 			return ret < 0 ? ret : -EINVAL;
 		}

@@ -23,12 +23,21 @@ struct rr_fn_counters {
 	char help[RR_FN_MAX_COUNTERS][RR_FN_COUNTER_HELP];
 };
 
+/* One mapping init() got from rr_fn_shared_alloc(). */
+struct rr_fn_shared {
+	void *addr;
+	size_t len;
+};
+
 struct rr_fn_instance {
 	const struct rr_function *fn;
 	void *state;
 	void **worker_state; /* [nworkers] */
 	uint8_t *live;	     /* [nworkers]: init_worker() ran for it */
 	uint32_t nworkers;
+	/* Unmapped after fini(). */
+	struct rr_fn_shared *shared; /* [nshared] */
+	uint32_t nshared;
 };
 
 /*
@@ -55,7 +64,8 @@ int rr_fn_instance_new_for(const struct rr_function *fn, uint16_t port,
 			   struct rr_fn_instance **out, char *err,
 			   size_t errlen);
 
-/* fini_worker() for every worker, fini(), free. NULL-safe. The caller
+/* fini_worker() for every worker, fini(), the shared memory unmapped,
+ * free. NULL-safe. The caller
  * guarantees that no worker is inside the handler with it. */
 void rr_fn_instance_free(struct rr_fn_instance *inst);
 

@@ -4,8 +4,10 @@
  * function's section reach its init() with file and line, a function
  * refuses what it does not know in one line that names them, per-worker
  * state and counters are made and undone, opt-in functions stay off until
- * configured, RR_NO_REPLY is counted as its own reason, and the bundled
- * kv function answers from its table.
+ * configured, RR_NO_REPLY is counted as its own reason, memory from
+ * rr_fn_shared_alloc() is shared with forked children (as cells are) and
+ * unmapped after fini, and the bundled kv function answers from its table
+ * and, where writable, stores and deletes what every worker then reads.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -15,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -376,6 +380,358 @@ static void test_kv(void **state)
 	unlink(table);
 }
 
+/*
+ * The handler called directly, as a forked child calls it (no cmocka
+ * there): the reply in @out, NUL-terminated; what the handler returned.
+ */
+static int raw(const struct rr_function *fn, struct rr_fn_instance *inst,
+	       const char *payload, char *out, size_t outlen)
+{
+	struct rr_request ctx = { 0 };
+	size_t len = strlen(payload);
+	int n;
+
+	if (len >= outlen)
+		return -EMSGSIZE;
+	memcpy(out, payload, len);
+	rr_fn_request_bind(&ctx, inst, 0, NULL);
+	n = fn->handler(&ctx, (uint8_t *)out, len, outlen - 1);
+	out[n >= 0 ? n : 0] = '\0';
+	return n;
+}
+
+/* Waits for child @pid; its exit status, or -1 if it did not exit. */
+static int reap(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* Whether @addr is mapped in this process. */
+static int mapped(void *addr)
+{
+	unsigned char vec;
+
+	return !mincore(addr, 1, &vec);
+}
+
+/* A function that counts its calls in shared memory. */
+struct share {
+	rr_fn_lock_t lock;
+	uint64_t calls;
+};
+
+static struct share *share_area; /* what the last init() got */
+
+static int share_init(const struct rr_fn_config *c, void **state)
+{
+	struct share *sh;
+	size_t i;
+
+	for (i = 0; i < c->nsettings; i++)
+		if (!strcmp(c->settings[i].key, "size0") &&
+		    !rr_fn_shared_alloc(c, 0))
+			return -EINVAL;
+	sh = rr_fn_shared_alloc(c, sizeof(*sh));
+	if (!sh)
+		return -ENOMEM;
+	share_area = sh;
+	if (sh->calls)
+		return rr_fn_error(c, NULL, "shared memory not zeroed");
+	for (i = 0; i < c->nsettings; i++)
+		if (!strcmp(c->settings[i].key, "fail"))
+			return rr_fn_error(c, &c->settings[i], "failing");
+	*state = sh;
+	return rr_fn_lock_init(&sh->lock);
+}
+
+/* Frees nothing: the shared memory is reqrouter's to unmap, after this. */
+static void share_fini(void *state)
+{
+	const struct share *sh = state;
+
+	life.finis++;
+	life.worker_inits = (int)sh->calls; /* still readable here */
+}
+
+/* The number of calls so far, this one included. */
+static int share_handler(const struct rr_request *req, uint8_t *buf, size_t len,
+			 size_t room)
+{
+	struct share *sh = req->state;
+	uint64_t n;
+	int ret;
+
+	(void)len;
+	ret = rr_fn_lock(&sh->lock);
+	if (ret < 0)
+		return ret;
+	n = ++sh->calls;
+	rr_fn_unlock(&sh->lock);
+	ret = snprintf((char *)buf, room, "%llu", (unsigned long long)n);
+	return ret < 0 || (size_t)ret >= room ? -EMSGSIZE : ret;
+}
+
+RR_FUNCTION_DEF(rrtest_share, 40004, "test: counts calls in shared memory",
+		.handler = share_handler, .init = share_init,
+		.fini = share_fini);
+
+/* @n calls of rrtest_share in a child; exits 0 if each got a reply. */
+static pid_t share_child(const struct rr_function *fn,
+			 struct rr_fn_instance *inst, int n)
+{
+	char out[64];
+	pid_t pid = fork();
+	int i;
+
+	assert_true(pid >= 0);
+	if (pid)
+		return pid;
+	for (i = 0; i < n; i++)
+		if (raw(fn, inst, "x", out, sizeof(out)) <= 0)
+			_exit(1);
+	_exit(0);
+}
+
+static void test_shared_alloc(void **state)
+{
+	const struct rr_function *fn = rr_registry_find("rrtest_share");
+	struct rr_fn_instance *inst;
+	struct share *area;
+	char out[64];
+	pid_t a, b;
+
+	(void)state;
+	memset(&life, 0, sizeof(life));
+	assert_int_equal(rr_fn_instance_new(fn, 40004, NULL, 0, 2, NULL, &inst,
+					    err, sizeof(err)),
+			 0);
+	area = share_area;
+	assert_int_equal(raw(fn, inst, "x", out, sizeof(out)), 1);
+	assert_string_equal(out, "1");
+
+	/* Two children as two cells: every call counted, under the lock,
+	 * and seen by the parent. */
+	a = share_child(fn, inst, 5000);
+	b = share_child(fn, inst, 5000);
+	assert_int_equal(reap(a), 0);
+	assert_int_equal(reap(b), 0);
+	assert_int_equal(raw(fn, inst, "x", out, sizeof(out)), 5);
+	assert_string_equal(out, "10002");
+
+	/* A child dies holding the lock: the next taker gets it, told so. */
+	a = fork();
+	assert_true(a >= 0);
+	if (!a) {
+		rr_fn_lock(&area->lock);
+		_exit(0);
+	}
+	assert_int_equal(reap(a), 0);
+	assert_int_equal(rr_fn_lock(&area->lock), RR_FN_LOCK_RECOVERED);
+	rr_fn_unlock(&area->lock);
+	assert_int_equal(rr_fn_lock(&area->lock), 0);
+	rr_fn_unlock(&area->lock);
+	assert_int_equal(raw(fn, inst, "x", out, sizeof(out)), 5);
+	assert_string_equal(out, "10003");
+
+	/* fini() still reads it; then it is gone. */
+	assert_true(mapped(area));
+	rr_fn_instance_free(inst);
+	assert_int_equal(life.finis, 1);
+	assert_int_equal(life.worker_inits, 10003);
+	assert_false(mapped(area));
+
+	/* A failed init(): what it got is unmapped, and fini() not run. */
+	load("[function rrtest_share]\nfail = yes\n");
+	assert_int_equal(rr_fn_instance_new(fn, 40004,
+					    service("rrtest_share")->settings,
+					    service("rrtest_share")->nsettings,
+					    1, NULL, &inst, err, sizeof(err)),
+			 -EINVAL);
+	check_one_line(":2: function rrtest_share: failing");
+	assert_false(mapped(share_area));
+	assert_int_equal(life.finis, 1);
+	rr_config_free(&cfg);
+
+	/* Nothing to share: one line. */
+	load("[function rrtest_share]\nsize0 = yes\n");
+	assert_int_equal(rr_fn_instance_new(fn, 40004,
+					    service("rrtest_share")->settings,
+					    service("rrtest_share")->nsettings,
+					    1, NULL, &inst, err, sizeof(err)),
+			 -EINVAL);
+	check_one_line("function rrtest_share: shared memory of 0 bytes");
+	rr_config_free(&cfg);
+}
+
+/* kv with @settings (after its section line) into *inst; 0 or -errno. */
+static int kv_with(const char *settings, struct rr_fn_counters *ctrs,
+		   struct rr_fn_instance **inst)
+{
+	const struct rr_function *fn = rr_registry_find("kv");
+	struct rr_service *svc;
+	char conf[512];
+	int ret;
+
+	snprintf(conf, sizeof(conf), "[function kv]\n%s", settings);
+	load(conf);
+	svc = service("kv");
+	ret = rr_fn_instance_new(fn, svc->port, svc->settings, svc->nsettings,
+				 1, ctrs, inst, err, sizeof(err));
+	rr_config_free(&cfg);
+	return ret;
+}
+
+/* kv's reply to @payload, through rr_serve_keep(). */
+static const char *kv_ask(struct rr_fn_instance *inst, uint64_t *counters,
+			  const char *payload)
+{
+	static char out[2048];
+	int n = call(rr_registry_find("kv"), inst, 0, counters, payload, out,
+		     sizeof(out));
+
+	if (n < 0)
+		snprintf(out, sizeof(out), "<error %d>", n);
+	return out;
+}
+
+static void test_kv_writable(void **state)
+{
+	const struct rr_function *fn = rr_registry_find("kv");
+	char *table = t_write_file("/tmp/rr-test-fn", "alpha one\nbeta two\n"),
+	     settings[256], big[1400], out[64];
+	uint64_t counters[RR_FN_MAX_COUNTERS] = { 0 };
+	struct rr_fn_counters ctrs = { 0 };
+	struct rr_fn_instance *inst;
+	rr_fn_lock_t *lock;
+	pid_t pid;
+	int i;
+
+	(void)state;
+	/* Not writable (the default): SET and DEL are keys not there. */
+	snprintf(settings, sizeof(settings), "table = %s\n", table);
+	assert_int_equal(kv_with(settings, &ctrs, &inst), 0);
+	assert_string_equal(kv_ask(inst, counters, "SET alpha new"), "");
+	assert_string_equal(kv_ask(inst, counters, "DEL alpha"), "");
+	assert_string_equal(kv_ask(inst, counters, "alpha"), "one");
+	assert_int_equal(counters[0], 1); /* kv_hits */
+	assert_int_equal(counters[1], 2); /* kv_misses */
+	assert_int_equal(ctrs.n, 2);	  /* no kv_sets without writes */
+	rr_fn_instance_free(inst);
+
+	/* Writable, room for 4 keys. */
+	memset(counters, 0, sizeof(counters));
+	memset(&ctrs, 0, sizeof(ctrs));
+	snprintf(settings, sizeof(settings),
+		 "table = %s\nwritable = yes\ncapacity = 4\n", table);
+	assert_int_equal(kv_with(settings, &ctrs, &inst), 0);
+	assert_int_equal(ctrs.n, 4);
+	assert_string_equal(ctrs.name[2], "kv_sets");
+	assert_string_equal(ctrs.name[3], "kv_deletes");
+	assert_string_equal(kv_ask(inst, counters, "SET gamma three words"),
+			    "OK");
+	assert_string_equal(kv_ask(inst, counters, "gamma"), "three words");
+	assert_string_equal(kv_ask(inst, counters, "SET alpha 1"), "OK");
+	assert_string_equal(kv_ask(inst, counters, "alpha"), "1");
+	assert_string_equal(kv_ask(inst, counters, "SET delta"), "OK");
+	assert_string_equal(kv_ask(inst, counters, "delta"), ""); /* empty */
+	assert_string_equal(kv_ask(inst, counters, "SET x y"), "ERR full");
+	assert_string_equal(kv_ask(inst, counters, "SET beta 2"), "OK");
+	assert_string_equal(kv_ask(inst, counters, "DEL beta"), "OK");
+	assert_string_equal(kv_ask(inst, counters, "beta"), "");
+	assert_string_equal(kv_ask(inst, counters, "DEL beta"), "OK");
+	assert_string_equal(kv_ask(inst, counters, "SET x y"), "OK");
+	assert_string_equal(kv_ask(inst, counters, "SET"), ""); /* a key */
+	assert_string_equal(kv_ask(inst, counters, "SET "), "ERR no key");
+	assert_string_equal(kv_ask(inst, counters, "DEL x y"),
+			    "ERR DEL takes a key alone");
+	assert_string_equal(kv_ask(inst, counters, "DEL x"), "OK");
+	memset(big, 'k', sizeof(big));
+	memcpy(big, "SET ", 4);
+	big[4 + 256] = '\0';
+	assert_string_equal(kv_ask(inst, counters, big), "ERR too long");
+	big[4 + 255] = ' '; /* a key of 255 bytes, a value of 1025 */
+	big[4 + 256] = 'v';
+	big[4 + 256 + 1025] = '\0';
+	assert_string_equal(kv_ask(inst, counters, big), "ERR too long");
+	big[4 + 256 + 1024] = '\0';
+	assert_string_equal(kv_ask(inst, counters, big), "OK");
+	big[4 + 255] = '\0';
+	assert_int_equal(strlen(kv_ask(inst, counters, big + 4)), 1024);
+	memcpy(big, "DEL ", 4);
+	assert_string_equal(kv_ask(inst, counters, big), "OK");
+	assert_int_equal(counters[2], 6); /* kv_sets */
+	assert_int_equal(counters[3], 3); /* kv_deletes */
+
+	/* Many keys come and go: the tombstones are swept. */
+	for (i = 0; i < 3000; i++) {
+		char req[64];
+
+		snprintf(req, sizeof(req), "SET churn%d %d", i, i);
+		assert_string_equal(kv_ask(inst, counters, req), "OK");
+		snprintf(req, sizeof(req), "churn%d", i);
+		snprintf(out, sizeof(out), "%d", i);
+		assert_string_equal(kv_ask(inst, counters, req), out);
+		snprintf(req, sizeof(req), "DEL churn%d", i);
+		assert_string_equal(kv_ask(inst, counters, req), "OK");
+	}
+	assert_string_equal(kv_ask(inst, counters, "gamma"), "three words");
+	assert_string_equal(kv_ask(inst, counters, "alpha"), "1");
+
+	/* What a forked child (a cell) writes, the parent reads. */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		raw(fn, inst, "SET alpha from a child", out, sizeof(out));
+		_exit(strcmp(out, "OK") ? 1 : 0);
+	}
+	assert_int_equal(reap(pid), 0);
+	assert_string_equal(kv_ask(inst, counters, "alpha"), "from a child");
+
+	/* A child dies holding the table's lock (kv's state starts with a
+	 * pointer to its shared part, which starts with the lock): the
+	 * table still answers, and still knows how full it is. */
+	lock = *(rr_fn_lock_t **)inst->state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		rr_fn_lock(lock);
+		_exit(0);
+	}
+	assert_int_equal(reap(pid), 0);
+	assert_string_equal(kv_ask(inst, counters, "gamma"), "three words");
+	assert_string_equal(kv_ask(inst, counters, "SET y 1"), "OK");
+	assert_string_equal(kv_ask(inst, counters, "SET z 1"), "ERR full");
+	rr_fn_instance_free(inst);
+
+	/* Writable without a table: it starts empty. */
+	assert_int_equal(kv_with("writable = yes\n", NULL, &inst), 0);
+	assert_string_equal(kv_ask(inst, counters, "alpha"), "");
+	assert_string_equal(kv_ask(inst, counters, "SET alpha a"), "OK");
+	assert_string_equal(kv_ask(inst, counters, "alpha"), "a");
+	rr_fn_instance_free(inst);
+
+	/* What it refuses, in one line. */
+	assert_int_equal(kv_with("writable = no\n", NULL, &inst), -EINVAL);
+	check_one_line("function kv: needs 'table = FILE'");
+	snprintf(settings, sizeof(settings), "table = %s\nwritable = maybe\n",
+		 table);
+	assert_int_equal(kv_with(settings, NULL, &inst), -EINVAL);
+	check_one_line(":3: function kv: writable must be yes or no");
+	snprintf(settings, sizeof(settings), "table = %s\ncapacity = 0\n",
+		 table);
+	assert_int_equal(kv_with(settings, NULL, &inst), -EINVAL);
+	check_one_line(":3: function kv: capacity must be a number from 1");
+	snprintf(settings, sizeof(settings), "table = %s\ncapacity = 1\n",
+		 table);
+	assert_int_equal(kv_with(settings, NULL, &inst), -EINVAL);
+	check_one_line(":2: more keys than capacity = 1");
+	unlink(table);
+}
+
 /* A pure function that keeps one kind of reply out of the cache. */
 static int picky(const struct rr_request *req, uint8_t *buf, size_t len,
 		 size_t room)
@@ -451,6 +807,8 @@ int main(void)
 		cmocka_unit_test(test_init_refuses),
 		cmocka_unit_test(test_opt_in),
 		cmocka_unit_test(test_kv),
+		cmocka_unit_test(test_shared_alloc),
+		cmocka_unit_test(test_kv_writable),
 		cmocka_unit_test(test_counter_names),
 		cmocka_unit_test(test_no_cache),
 	};
