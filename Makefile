@@ -75,8 +75,13 @@ RR_VERSION := $(shell cat VERSION)
 CPPFLAGS += -Iinclude -Isrc/lib -Ikern -I$(BUILD)/skel -MMD -MP \
 	    -DRR_VERSION='"$(RR_VERSION)"'
 LDLIBS += -lxdp -lbpf -lelf -lz -linih -lcap-ng -lpthread -ldl
-# Only reqrouter itself talks to systemd and serves HTTP.
-RR_LDLIBS := -lsystemd -lmicrohttpd
+# Only reqrouter itself talks to systemd and serves HTTP, and confines its
+# cells with a seccomp filter (libseccomp, src/daemon/seccomp.c): that
+# library also goes to the tests that link the daemon's objects.
+SECCOMP_LIBS := $(shell pkg-config --libs libseccomp 2>/dev/null || echo -lseccomp)
+RR_LDLIBS := -lsystemd -lmicrohttpd $(SECCOMP_LIBS)
+# The one daemon-linking program whose rule is elsewhere (tests/fuzz/build.mk).
+$(BUILD)/fuzz/fuzz_xdp: LDLIBS += $(SECCOMP_LIBS)
 # Libraries the functions need: functions/NAME.pkgs lists pkg-config names
 # (whitespace-separated, '#' comments). Every binary links every function,
 # so their flags go everywhere; FN_PKG_LIBS also reaches the fuzzers'
@@ -304,8 +309,10 @@ $(RRLIB): $(call obj,$(SRC_RRLIB))
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 # The daemon's headers are the daemon's and the tests' (reqrouterctl
-# finds what it needs of the control socket in src/lib/ctlcmd.h).
-$(call obj,$(SRC_MAIN) $(SRC_DAEMON)): CPPFLAGS += -Isrc/daemon
+# finds what it needs of the control socket in src/lib/ctlcmd.h). The
+# daemon includes its own with quotes only: src/daemon/seccomp.h must not
+# hide libseccomp's <seccomp.h>.
+$(call obj,$(SRC_MAIN) $(SRC_DAEMON)): CPPFLAGS += -iquote src/daemon
 $(call obj,$(FN_SRCS)): CPPFLAGS := $(FN_CPPFLAGS)
 
 # Each tools/NAME/ directory is one program.
@@ -326,14 +333,16 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o \
 		| $(BUILD)/tests
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(call test_parts,tests/unit/$*) \
-		$(FN_OBJS) $(TESTLIB) $(DAEMON_LIB) $(RRLIB) $(LDLIBS) -lcmocka
+		$(FN_OBJS) $(TESTLIB) $(DAEMON_LIB) $(RRLIB) $(LDLIBS) \
+		$(SECCOMP_LIBS) -lcmocka
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/bpf/%.o \
 		$$(call test_parts,tests/bpf/$$*) $(TESTLIB) $(DAEMON_LIB) $(RRLIB) $(FN_OBJS) \
 		| $(BUILD)/tests
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(call test_parts,tests/bpf/$*) \
-		$(FN_OBJS) $(TESTLIB) $(DAEMON_LIB) $(RRLIB) $(LDLIBS)
+		$(FN_OBJS) $(TESTLIB) $(DAEMON_LIB) $(RRLIB) $(LDLIBS) \
+		$(SECCOMP_LIBS)
 
 $(BUILD)/obj/%.o: %.c | $(SKELS)
 	@mkdir -p $(@D)

@@ -13,6 +13,8 @@ set -eu
 # The build: compilers, BPF tooling, libraries.
 PKGS="make gcc clang llvm bpftool libbpf-dev libxdp-dev libelf-dev zlib1g-dev
 libinih-dev libcap-ng-dev pkg-config"
+# libseccomp: the system call filter each cell runs under (isolation = cell).
+PKGS="$PKGS libseccomp-dev"
 # Compiler runtime for `make test SAN=1` and the libFuzzer targets; cmocka.
 PKGS="$PKGS libclang-rt-14-dev libcmocka-dev"
 # Programs the tests, the demo and the tools call: ip, ethtool, ping, nc,

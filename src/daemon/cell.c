@@ -616,6 +616,16 @@ static void cell_ended(struct rr_invoker *inv, struct rr_worker *w, int st,
 	w->call_seq = 0;
 	r->call_seq = 0;
 
+	if (WIFEXITED(st) && WEXITSTATUS(st) == RR_CELL_UNCONFINED) {
+		/* The next fork would fail alike: said once, tried again
+		 * each second (refork()), serving nothing meanwhile. */
+		if (!w->unconfined)
+			pr_warn("the cell of queue %u, thread %u cannot be confined (its memory or its system call filter): it serves nothing; trying again every second\n",
+				w->queue, w->thread);
+		w->unconfined = true;
+		w->next_fork_ns = rr_now_ns() + 1000000000ULL;
+		return;
+	}
 	fault = overran || !clean;
 	if (fault && slot >= 0 && in_call) {
 		svc = inv->slots[slot].svc;
@@ -691,7 +701,8 @@ static void refork(struct rr_invoker *inv)
 	for (q = 0; q < inv->nqueues; q++)
 		for (t = 0; t < inv->nthreads; t++) {
 			w = rr_worker_at(inv, q, t);
-			if (w->inv && !w->started && !w->retire)
+			if (w->inv && !w->started && !w->retire &&
+			    rr_now_ns() >= w->next_fork_ns)
 				rr_cell_start(w);
 		}
 }

@@ -379,24 +379,30 @@ static void reply_unknown(FILE *f, const char *line)
 	reply(f, -EINVAL, msg);
 }
 
-/* The request @line answered on @f: one lookup in the table, then the
- * row's handler. */
 /*
  * Whether the client on @fd may change the instance: root, or the user
- * the instance runs as. Members of --control-group only read. The kernel
- * says who connected (SO_PEERCRED); nothing the client sends is asked.
+ * the instance runs as, but not one of its own cells (which run as that
+ * user, and whose functions a `syscalls` setting may let connect).
+ * Members of --control-group only read. The kernel says who connected
+ * (SO_PEERCRED); nothing the client sends is asked.
  */
-static bool may_change(int fd)
+static bool may_change(int fd, const struct rr_invoker *inv)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
+	uint32_t i;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
 	    len != sizeof(cred))
 		return false;
+	for (i = 0; inv->workers && i < RR_NWORKERS(inv); i++)
+		if (inv->workers[i].pid && inv->workers[i].pid == cred.pid)
+			return false;
 	return cred.uid == 0 || cred.uid == geteuid();
 }
 
+/* The request @line answered on @f: one lookup in the table, then the
+ * row's handler. */
 static void dispatch(struct rr_control *c, struct rr_invoker *inv,
 		     const struct rr_config *cfg, const char *line,
 		     bool changer, FILE *f)
@@ -556,7 +562,7 @@ void rr_control_serve(struct rr_control *c, struct rr_invoker *inv,
 		if (fd < 0)
 			break;
 		cl->fd = fd;
-		cl->changer = may_change(fd);
+		cl->changer = may_change(fd, inv);
 		cl->deadline_ns = now + CLIENT_DEADLINE_MS * 1000000ULL;
 	}
 	for (cl = c->clients; cl < c->clients + RR_CONTROL_CLIENTS; cl++) {

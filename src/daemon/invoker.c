@@ -29,6 +29,7 @@
 #include "clock.h"
 #include "invoker_internal.h"
 #include "log.h"
+#include "seccomp.h"
 
 int rr_count_rx_queues(const char *ifname)
 {
@@ -501,6 +502,12 @@ int rr_invoker_start(struct rr_invoker *inv)
 	sigset_t all, old;
 	int ret = 0;
 
+	/* Before the first fork: a cell loads what is built here. */
+	if (inv->cfg->isolation == RR_ISOLATION_CELL) {
+		ret = rr_seccomp_prepare(inv);
+		if (ret)
+			return ret;
+	}
 	ncpus = rr_allowed_cpus(inv->cfg, cpus);
 	if (ncpus <= 0) {
 		pr_warn("cannot find a CPU this process may run on: %s\n",

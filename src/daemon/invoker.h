@@ -246,7 +246,9 @@ struct rr_worker {
 	 * takes over. */
 	pid_t pid;
 	bool restart;
-	bool fork_failed; /* said once, retried every tick */
+	bool fork_failed;      /* said once, retried every tick */
+	bool unconfined;       /* a cell could not confine itself: said once */
+	uint64_t next_fork_ns; /* CLOCK_MONOTONIC: not before */
 	/* The supervisor's: the call_seq it saw last, the odd one it saw
 	 * first, and since when. */
 	uint64_t sv_last_seq;

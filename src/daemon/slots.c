@@ -15,6 +15,7 @@
 #include "log.h"
 #include "module.h"
 #include "registry.h"
+#include "seccomp.h"
 
 /*
  * Where function @slot is answered: its XDP program when it has one and
@@ -128,8 +129,12 @@ static bool wait_workers(struct rr_invoker *inv, uint64_t e)
 
 	/* A cell's copies of the functions are its own: only fresh cells
 	 * see the new ones. */
-	if (inv->cfg->isolation == RR_ISOLATION_CELL)
+	if (inv->cfg->isolation == RR_ISOLATION_CELL) {
+		/* A deployed function may bring system calls of its own;
+		 * on failure (logged) the fresh cells keep the old filter. */
+		rr_seccomp_prepare(inv);
 		return rr_cells_renew(inv);
+	}
 	for (tries = 0; tries < 5000; tries++) {
 		for (i = 0; i < n; i++)
 			if (__atomic_load_n(&inv->workers[i].started,

@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "invoker.h"
 #include "log.h"
+#include "seccomp.h"
 #include "xsk_txmd.h"
 
 #define SLEEP_MS 100	      /* bounds how long a stop request waits */
@@ -399,6 +400,16 @@ static void run(struct rr_worker *w, bool cell)
 	if (ret)
 		pr_warn("worker %u/%u: cannot drop its capabilities: %s\n",
 			w->queue, w->thread, strerror(-ret));
+	/* A cell that cannot be confined does not serve: its functions
+	 * would run with more than they were given. */
+	if (cell) {
+		ret = rr_cell_seccomp(w->inv);
+		if (ret) {
+			pr_warn("cell %u/%u: cannot load its system call filter: %s\n",
+				w->queue, w->thread, strerror(-ret));
+			_exit(RR_CELL_UNCONFINED);
+		}
+	}
 	catch_up(w, nsocks);
 	while (!__atomic_load_n(&live->stop, __ATOMIC_RELAXED)) {
 		/* A quiescent point: nothing of the last round is held. */

@@ -74,6 +74,8 @@ enum rr_answer_for { RR_ANSWER_LOCAL, RR_ANSWER_ANY };
 #define RR_DEFAULT_QUARANTINE_FAULTS 5
 #define RR_DEFAULT_QUARANTINE_WINDOW 10 /* seconds */
 #define RR_MAX_QUARANTINE_FAULTS 64
+/* A function's `syscalls` (one config line fits in less). */
+#define RR_SYSCALLS_LEN 256
 
 struct rr_service {
 	const struct rr_function *fn;
@@ -107,6 +109,10 @@ struct rr_service {
 	uint32_t quarantine_expire;
 	/* Requests from lower source ports are dropped in XDP. */
 	uint32_t min_source_port;
+	/* System calls a cell may make for this function beyond its own
+	 * allow-list (src/daemon/seccomp.c): names separated by spaces, ""
+	 * for none. Every cell allows those of all the served functions. */
+	char syscalls[RR_SYSCALLS_LEN];
 	/* The config has a [function NAME] section (an RR_FN_OPT_IN
 	 * function is served only then). */
 	bool configured;
@@ -219,5 +225,12 @@ int rr_check_control(const char *s, char *err, size_t errlen);
 int rr_parse_listen(const char *s, struct sockaddr_storage *sa,
 		    socklen_t *salen, char *err, size_t errlen);
 int rr_check_listen(const char *s, char *err, size_t errlen);
+/*
+ * A function's `syscalls`: names separated by spaces, each a system call
+ * of this machine. The names are looked up where reqrouter confines
+ * cells (src/daemon/seccomp.c); a program without that (reqrouterctl,
+ * the tools) checks their form only.
+ */
+int rr_check_syscalls(const char *s, char *err, size_t errlen);
 
 #endif /* RR_CONFIG_H */

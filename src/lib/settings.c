@@ -365,6 +365,12 @@ const struct rr_setting rr_fn_settings[] = {
 	  .names = rr_quarantine_action_names,
 	  .def = 0,
 	  .help = "a quarantined function's requests are dropped in XDP, or passed to the kernel" },
+	{ .key = "syscalls",
+	  .arg = "NAMES",
+	  .type = RR_SETTING_STRING,
+	  SVC(syscalls),
+	  .check = rr_check_syscalls,
+	  .help = "system calls the function needs beyond a cell's allow-list, separated by spaces (e.g. openat read); every cell allows those of all served functions, and any other call kills the cell as a crash. Cells only (isolation = cell): threads have no filter" },
 };
 
 const size_t rr_fn_nsettings = ARRAY_SIZE(rr_fn_settings);

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The system calls a cell may make: an allow-list under seccomp, built by
+ * the main thread (its own list and the served functions' `syscalls`) and
+ * loaded by each cell before it serves. See seccomp.c.
+ */
+#ifndef RR_SECCOMP_H
+#define RR_SECCOMP_H
+
+#include "invoker.h"
+
+/*
+ * Builds the filter for the cells forked from now on, from the allow-list
+ * and the `syscalls` of every function @inv serves. 0, or -errno with the
+ * reason logged; the filter built before, if any, then stays.
+ */
+int rr_seccomp_prepare(struct rr_invoker *inv);
+
+/* Confines the calling cell (capabilities already dropped, no_new_privs
+ * set) with the filter rr_seccomp_prepare() built; 0 or -errno. */
+int rr_cell_seccomp(const struct rr_invoker *inv);
+
+/*
+ * The number of system call @name on this machine; -ENOENT if no system
+ * call has that name, -ENOSYS if this machine has no such call. The config
+ * checks a function's `syscalls` with it (src/lib/config.c).
+ */
+int rr_seccomp_syscall_nr(const char *name);
+
+#endif /* RR_SECCOMP_H */

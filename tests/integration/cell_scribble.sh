@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The supervisor trusts nothing a cell can write. The test module
+# "scribble" (tests/modules/scribble.c) writes garbage over every byte of
+# reqrouter's shared state its cell can reach (its report, its queue's
+# lock page) and tries to make the read-only struct rr_live writable,
+# again and again, while rrload keeps reverse busy on both queues. What a
+# user would notice must not happen: the main process crashing or hanging,
+# another function's requests unanswered or answered wrongly, frames gone
+# missing, the read-only page made writable. Each cell's shared memory is
+# printed: only its own queue's and its own worker's, live read-only.
+# A cell runs as the service's user; its function, let connect to the
+# control socket, still may not change the instance.
+cd "$(dirname "$0")/../.." || exit 1
+source tests/integration/lib/common.sh
+
+QUEUES=2
+PASSES=${SCRIBBLE_PASSES:-40}
+TMODS=$BUILD/tests/modules
+[ -f "$TMODS/scribble.so" ] || die "no $TMODS/scribble.so (run make first)"
+rr_faults_are_signals
+
+rr_bed $QUEUES
+M=$RR_TMP/metrics.prom
+CONF=$RR_TMP/scribble.conf
+SOCK=$RR_TMP/ctl.sock
+
+# It reads /proc/self/maps to find what to write over: more system calls
+# than a function gets by default.
+cat >"$CONF" <<EOF
+[reqrouter]
+isolation = cell
+
+[function scribble]
+syscalls = openat read close mprotect socket connect write
+EOF
+
+# Only this module: the others replace bundled functions.
+mkdir -p "$RR_TMP/mods"
+cp "$TMODS/scribble.so" "$RR_TMP/mods/"
+rr_start scribble -i "$TB_IF_SRV" -q $QUEUES -c "$CONF" \
+	--functions-dir "$RR_TMP/mods" --control "$SOCK" --metrics-file "$M" ||
+	die "reqrouter with the scribble module did not start"
+check_eq "one cell per queue" $QUEUES "$(pgrep -c -P "$RR_PID")"
+
+# What each cell keeps of the shared memory: its queue's UMEM area (16
+# MiB), its report, its queue's lock page and struct rr_live (read-only),
+# besides its own sockets' rings.
+for c in $(pgrep -P "$RR_PID"); do
+	say "    cell $c ($(cat /proc/"$c"/comm)), shared anonymous and memfd mappings:"
+	grep -E ' r.-s .*(/dev/zero|/memfd:)' /proc/"$c"/maps | sed 's/^/      /'
+	check_eq "cell $c: four shared mappings (UMEM, report, lock page, live)" 4 \
+		"$(grep -cE ' r.-s .*(/dev/zero|/memfd:)' /proc/"$c"/maps)"
+	check "cell $c: struct rr_live is mapped read-only" \
+		grep -qE ' r--s .*/memfd:reqrouter-live' /proc/"$c"/maps
+done
+check_eq "scribble echoes a plain request" hello "$(cli_ask 1 9011 hello)"
+r=$(cli_ask 1 9011 "ctl:$SOCK")
+say "    a cell asks the control socket for threads 3: $r"
+check "... and is refused as the control group would be" \
+	grep -q "only root and the user it runs as" <<<"$r"
+check_eq "... still one cell per queue" $QUEUES "$(pgrep -c -P "$RR_PID")"
+
+say "rrload on reverse at 4000/s for 10 s; $PASSES scribble passes beside it"
+rr_load_bg "$RR_TMP/load.json" -p 1232 -c 16 -r 4000 -d 10
+sleep 1
+passes=0 opened=0
+for ((i = 0; i < PASSES; i++)); do
+	# A new source port each time: the passes reach both queues' cells.
+	r=$(cli_ask 0.5 9011 scribble)
+	case $r in
+	scribbled*)
+		passes=$((passes + 1))
+		[ "$passes" = 1 ] && say "    first pass: $r"
+		n=${r##*; }
+		[ "${n%% *}" = 0 ] || opened=$((opened + 1))
+		;;
+	esac
+	sleep 0.15
+done
+say "    $passes of $PASSES passes answered"
+check "at least half the scribble passes ran and answered ($passes)" \
+	[ "$passes" -ge $((PASSES / 2)) ]
+check_eq "no pass could make a read-only mapping writable" 0 "$opened"
+wait "$LOAD_PID"
+check_eq "rrload exits 0" 0 "$?"
+read -r sent ans wrong < <(json_get "$RR_TMP/load.json" sent answered wrong)
+say "    reverse: sent $sent, answered $ans, wrong $wrong"
+check "reverse: at least 30000 requests sent" [ "${sent:-0}" -ge 30000 ]
+check_eq "reverse: no wrong reply" 0 "$wrong"
+# A pass that writes over its queue's lock stops that queue until the
+# supervisor takes the lock back (300 ms): requests waiting longer than
+# rrload's 1 s are lost, nothing else is.
+check "reverse: at least 99% answered" [ $((ans * 100)) -ge $((sent * 99)) ]
+
+check "reqrouter is still running" kill -0 "$RR_PID"
+check_eq "still one cell per queue" $QUEUES "$(pgrep -c -P "$RR_PID")"
+check_eq "reverse answers" hello "$(cli_ask 1 1232 olleh)"
+check_eq "echo answers" hello "$(cli_ask 1 7 hello)"
+# Requests on both queues, so that each cell writes its report afresh.
+tb_cli python3 "$RR_LIB/udpclient.py" "$TB_IP4_SRV" 1232:reverse,7:echo \
+	-n 200 -s 16 --deadline 30 -q
+check_eq "200 more requests answered on both queues" 0 "$?"
+python3 "$RR_LIB/hardening_metrics.py" at-rest "$M" --timeout 10 \
+	--max-kernel 8 >"$RR_TMP/rest.out"
+rc=$?
+sed 's/^/    /' "$RR_TMP/rest.out"
+check_eq "every UMEM frame is back" 0 "$rc"
+say "    what the supervisor said, by kind:"
+grep -E 'lock|report|killed|died|crashed' "$RR_ERR" | sed 's/[0-9]\+/N/g' |
+	sort | uniq -c | sed 's/^/    /'
+
+rr_kill_wait TERM 10
+check_eq "SIGTERM: exit 0" 0 "$RR_RC"
+finish
