@@ -215,7 +215,7 @@ const struct rr_setting rr_settings[] = {
 	  .type = RR_SETTING_ENUM,
 	  FIELD(isolation),
 	  .names = rr_isolation_names,
-	  .def = RR_ISOLATION_THREAD,
+	  .def = RR_ISOLATION_CELL,
 	  .help = "how workers run (a cell is a process that contains a function's crash or overrun)" },
 	{ .key = "drain_on_term",
 	  .flag = "drain-on-term",

@@ -108,8 +108,7 @@ static void scribble(struct pass *p)
 }
 
 /* The control socket's answer to `threads 3`, into @buf. */
-static int ask_control(const char *path, size_t plen, uint8_t *buf,
-		       size_t room)
+static int ask_control(const char *path, size_t plen, uint8_t *buf, size_t room)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	static const char cmd[] = "threads 3\n";
