@@ -533,7 +533,7 @@ static void expire_quarantines(struct rr_invoker *inv, uint64_t now)
 		    now - s->faults.quarantined_ns < exp * 1000000000ULL)
 			continue;
 		rr_unquarantine_slot(inv, s);
-		pr_info("function '%s' is out of quarantine after %u s (quarantine_expire)%s\n",
+		pr_notice("function '%s' is out of quarantine after %u s (quarantine_expire)%s\n",
 			s->svc->fn->name, exp,
 			s->removed ? ", but stays removed" : "");
 	}
@@ -835,7 +835,7 @@ int rr_invoker_unquarantine(struct rr_invoker *inv, const char *name, char *msg,
 	else
 		snprintf(msg, msglen, "function '%s' serves again on port %u",
 			 name, s->svc->port);
-	pr_info("%s\n", msg);
+	pr_notice("%s\n", msg);
 	return 0;
 }
 

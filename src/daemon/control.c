@@ -336,7 +336,7 @@ static void cmd_drain(struct rr_control *c, struct rr_invoker *inv,
 		msg, sizeof(msg),
 		"draining: health fails now; exit once no request came for %u s, or after %u s",
 		quiet, timeout);
-	pr_info("%s\n", msg);
+	pr_notice("%s\n", msg);
 	reply(f, 0, msg);
 }
 

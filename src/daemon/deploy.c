@@ -281,6 +281,6 @@ int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 			rr_unquarantine_slot(inv, &inv->slots[slot]);
 	snprintf(msg, msglen, "deployed %s: %u function%s replaced, %u added",
 		 path, n, n == 1 ? "" : "s", d.nnew);
-	pr_info("%s\n", msg);
+	pr_notice("%s\n", msg);
 	return 0;
 }

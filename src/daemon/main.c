@@ -205,12 +205,12 @@ static bool drained(struct rr_invoker *inv, uint64_t now, uint64_t *seen,
 		*since = now;
 	}
 	if (now - *since >= inv->drain_quiet_ms) {
-		pr_info("drained: no request for %u ms; stopping\n",
+		pr_notice("drained: no request for %u ms; stopping\n",
 			inv->drain_quiet_ms);
 		return true;
 	}
 	if (now - *started >= inv->drain_timeout_ms) {
-		pr_info("drain timeout (%u ms): stopping with requests still coming\n",
+		pr_notice("drain timeout (%u ms): stopping with requests still coming\n",
 			inv->drain_timeout_ms);
 		return true;
 	}
@@ -227,7 +227,7 @@ static void drain_on_sigterm(struct rr_invoker *inv,
 	inv->drain_timeout_ms = RR_DRAIN_TIMEOUT_S * 1000;
 	inv->drain_quiet_ms = RR_DRAIN_QUIET_S * 1000;
 	inv->draining = true;
-	pr_info("SIGTERM: draining (health fails; exit after %d s without a request, or %d s)\n",
+	pr_notice("SIGTERM: draining (health fails; exit after %d s without a request, or %d s)\n",
 		RR_DRAIN_QUIET_S, RR_DRAIN_TIMEOUT_S);
 }
 
@@ -299,7 +299,7 @@ static int start(struct rr_invoker *inv, const struct rr_config *cfg,
 			ctl->group ? "root and its group" : "root only");
 	else if (ctl_why[0])
 		pr_warn("no control socket: %s\n", ctl_why);
-	pr_info("ready on %s; SIGINT or SIGTERM stops, SIGHUP reloads\n",
+	pr_notice("ready on %s; SIGINT or SIGTERM stops, SIGHUP reloads\n",
 		cfg->ifname);
 	rr_service_ready(inv, cfg);
 	return 0;
@@ -356,7 +356,7 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 		if (ret)
 			return ret;
 	}
-	pr_info("signal %d: stopping\n", (int)stop_signal);
+	pr_notice("signal %d: stopping\n", (int)stop_signal);
 	return 0;
 }
 
@@ -369,11 +369,13 @@ int main(int argc, char **argv)
 	char ctl_why[RR_ERRLEN];
 	struct passwd *pw = NULL, user;
 	char err[RR_ERRLEN];
+	bool journal;
 	int ret;
 
+	journal = rr_log_journal();
 	ret = rr_options_parse(argc, argv, &cfg, err, sizeof(err));
 	if (ret < 0) {
-		fprintf(stderr, "reqrouter: %s\n", err);
+		pr_err("%s\n", err);
 		return 2;
 	}
 	if (ret == RR_OPTS_EXIT)
@@ -387,9 +389,7 @@ int main(int argc, char **argv)
 	if (cfg.user[0]) {
 		pw = getpwnam(cfg.user);
 		if (!pw) {
-			fprintf(stderr,
-				"reqrouter: --user: no user named '%s'\n",
-				cfg.user);
+			pr_err("--user: no user named '%s'\n", cfg.user);
 			return 2;
 		}
 		user = *pw; /* getpwnam()'s storage is reused by later calls */
@@ -418,6 +418,12 @@ int main(int argc, char **argv)
 			unlink(cfg.metrics_file);
 		rr_metrics_summary(&inv, stdout);
 	}
+	/* The reason was a warning among others; in the journal it also
+	 * ends the run as an error, for journalctl -p err. */
+	if (ret && journal)
+		pr_err("%s: %s\n", inv.ready ? "stopped" : "did not start",
+		       rr_log_last_problem()[0] ? rr_log_last_problem()
+						: "see above");
 	rr_invoker_destroy(&inv);
 	rr_config_free(&cfg);
 	return ret ? 1 : 0;

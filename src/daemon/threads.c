@@ -209,6 +209,6 @@ int rr_invoker_set_threads(struct rr_invoker *inv, uint32_t n, char *msg,
 		return ret;
 	snprintf(msg, msglen, "%u thread%s per queue (was %u)", n,
 		 n == 1 ? "" : "s", was);
-	pr_info("%s\n", msg);
+	pr_notice("%s\n", msg);
 	return 0;
 }

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Logging, for reqrouter and every tool. Messages go to stderr prefixed
- * with the program name. Library messages show only with -v: a failure is
+ * with the program name, or with their priority where stderr is the
+ * journal. Library messages show only with -v: a failure is
  * reported once, in our words, by the caller, and -v then shows the detail
  * (the verifier log, say).
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
@@ -15,6 +20,8 @@
 
 static enum rr_log_level log_level = RR_LOG_INFO;
 static const char *log_prog = "reqrouter";
+static bool log_journal;
+static char last_problem[256];
 
 void rr_log_set_prog(const char *prog)
 {
@@ -26,11 +33,38 @@ void rr_log_set_level(enum rr_log_level level)
 	log_level = level;
 }
 
+bool rr_log_journal(void)
+{
+	const char *env = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	log_journal = env && sscanf(env, "%llu:%llu", &dev, &ino) == 2 &&
+		      !fstat(2, &st) && st.st_dev == dev && st.st_ino == ino;
+	return log_journal;
+}
+
+const char *rr_log_last_problem(void)
+{
+	return last_problem;
+}
+
 static void vlog(enum rr_log_level level, const char *fmt, va_list ap)
 {
+	va_list copy;
+
 	if (level > log_level)
 		return;
-	fprintf(stderr, "%s: ", log_prog);
+	if (level <= RR_LOG_WARN) {
+		va_copy(copy, ap);
+		vsnprintf(last_problem, sizeof(last_problem), fmt, copy);
+		va_end(copy);
+		last_problem[strcspn(last_problem, "\n")] = '\0';
+	}
+	if (log_journal)
+		fprintf(stderr, "<%d>", level);
+	else
+		fprintf(stderr, "%s: ", log_prog);
 	vfprintf(stderr, fmt, ap);
 }
 
