@@ -533,7 +533,8 @@ static void expire_quarantines(struct rr_invoker *inv, uint64_t now)
 		    now - s->faults.quarantined_ns < exp * 1000000000ULL)
 			continue;
 		rr_unquarantine_slot(inv, s);
-		pr_notice("function '%s' is out of quarantine after %u s (quarantine_expire)%s\n",
+		pr_notice(
+			"function '%s' is out of quarantine after %u s (quarantine_expire)%s\n",
 			s->svc->fn->name, exp,
 			s->removed ? ", but stays removed" : "");
 	}

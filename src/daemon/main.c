@@ -206,11 +206,12 @@ static bool drained(struct rr_invoker *inv, uint64_t now, uint64_t *seen,
 	}
 	if (now - *since >= inv->drain_quiet_ms) {
 		pr_notice("drained: no request for %u ms; stopping\n",
-			inv->drain_quiet_ms);
+			  inv->drain_quiet_ms);
 		return true;
 	}
 	if (now - *started >= inv->drain_timeout_ms) {
-		pr_notice("drain timeout (%u ms): stopping with requests still coming\n",
+		pr_notice(
+			"drain timeout (%u ms): stopping with requests still coming\n",
 			inv->drain_timeout_ms);
 		return true;
 	}
@@ -227,7 +228,8 @@ static void drain_on_sigterm(struct rr_invoker *inv,
 	inv->drain_timeout_ms = RR_DRAIN_TIMEOUT_S * 1000;
 	inv->drain_quiet_ms = RR_DRAIN_QUIET_S * 1000;
 	inv->draining = true;
-	pr_notice("SIGTERM: draining (health fails; exit after %d s without a request, or %d s)\n",
+	pr_notice(
+		"SIGTERM: draining (health fails; exit after %d s without a request, or %d s)\n",
 		RR_DRAIN_QUIET_S, RR_DRAIN_TIMEOUT_S);
 }
 
@@ -300,7 +302,7 @@ static int start(struct rr_invoker *inv, const struct rr_config *cfg,
 	else if (ctl_why[0])
 		pr_warn("no control socket: %s\n", ctl_why);
 	pr_notice("ready on %s; SIGINT or SIGTERM stops, SIGHUP reloads\n",
-		cfg->ifname);
+		  cfg->ifname);
 	rr_service_ready(inv, cfg);
 	return 0;
 }

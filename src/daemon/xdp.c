@@ -194,7 +194,8 @@ static int clear_stale(int ifindex, const char *ifname)
 				ifname, name, ids[i].id, ifname);
 			return -EBUSY;
 		}
-		pr_notice("replacing a stale reqrouter XDP program (id %u) left on %s\n",
+		pr_notice(
+			"replacing a stale reqrouter XDP program (id %u) left on %s\n",
 			ids[i].id, ifname);
 		ret = bpf_xdp_detach(ifindex, ids[i].flags, NULL);
 		if (ret) {
