@@ -28,6 +28,7 @@ journal() {
 	export JOURNAL_STREAM
 }
 # prio N TEXT: a line of priority N contains TEXT.
+# shellcheck disable=SC2317 # called through check
 prio() { grep -q "^<$1>.*$2" "$RR_ERR"; }
 
 journal served
