@@ -44,6 +44,14 @@ rr_start scribble -i "$TB_IF_SRV" -q $QUEUES -c "$CONF" \
 	die "reqrouter with the scribble module did not start"
 check_eq "one cell per queue" $QUEUES "$(pgrep -c -P "$RR_PID")"
 
+# The main thread holds netlink sockets (the local routes, the veth
+# peer), BPF objects and memfds: what the cells must not have.
+nl=$(awk 'NR > 1 { print "socket:[" $NF "]" }' /proc/"$RR_PID"/net/netlink)
+check "the main thread holds a netlink socket and BPF maps (what the cells must not)" \
+	bash -c "for f in /proc/$RR_PID/fd/*; do readlink \$f; done |
+		grep -qxF -f <(echo '$nl') &&
+		ls -l /proc/$RR_PID/fd | grep -q 'anon_inode:bpf-map'"
+
 # What each cell keeps of the shared memory: its queue's UMEM area (16
 # MiB), its report, its queue's lock page and struct rr_live (read-only),
 # besides its own sockets' rings.
@@ -54,6 +62,17 @@ for c in $(pgrep -P "$RR_PID"); do
 		"$(grep -cE ' r.-s .*(/dev/zero|/memfd:)' /proc/"$c"/maps)"
 	check "cell $c: struct rr_live is mapped read-only" \
 		grep -qE ' r--s .*/memfd:reqrouter-live' /proc/"$c"/maps
+	# Its descriptors: stdio and its own sockets, none of the main
+	# thread's BPF objects, memfds or netlink.
+	fds=$(for f in /proc/"$c"/fd/*; do readlink "$f"; done | sort | uniq -c)
+	say "    cell $c, descriptors: $(tr -s ' \n' ' ' <<<"$fds")"
+	check_eq "cell $c: no BPF map, program, link or BTF, no memfd" 0 \
+		"$(grep -cE 'anon_inode:(bpf|\[bpf|btf)|/memfd:' <<<"$fds")"
+	# Netlink sockets by inode (the last column of /proc/net/netlink).
+	nl=$(awk 'NR > 1 { print "socket:[" $NF "]" }' /proc/"$c"/net/netlink)
+	check_eq "cell $c: no netlink socket" 0 \
+		"$(for f in /proc/"$c"/fd/*; do readlink "$f"; done |
+			grep -cxF -f <(echo "$nl"))"
 done
 check_eq "scribble echoes a plain request" hello "$(cli_ask 1 9011 hello)"
 r=$(cli_ask 1 9011 "ctl:$SOCK")
