@@ -676,6 +676,39 @@ static void overrun(struct rr_invoker *inv, struct rr_worker *w, uint64_t seq)
 		cell_ended(inv, w, st, true);
 }
 
+/* The CPU time cell @pid has used, in ns; 0 if it cannot be read. */
+static uint64_t cell_cpu_ns(pid_t pid)
+{
+	struct timespec ts;
+	clockid_t clk;
+
+	if (clock_getcpuclockid(pid, &clk) || clock_gettime(clk, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Whether the call cell @w has been in for @limit ns of wall time has run
+ * out of max_run_us: it has used that much CPU since the call was seen,
+ * or it has been in it for OVERRUN_WALL_TIMES times as long (at least
+ * OVERRUN_WALL_MIN_NS) whatever it used (a function asleep in a call).
+ * A cell that waited for a CPU (an overloaded host) is not charged for
+ * the wait.
+ */
+#define OVERRUN_WALL_TIMES 10
+#define OVERRUN_WALL_MIN_NS 100000000ULL
+static bool ran_out(struct rr_worker *w, uint64_t limit, uint64_t now)
+{
+	uint64_t wall = limit * OVERRUN_WALL_TIMES, cpu;
+
+	if (wall < OVERRUN_WALL_MIN_NS)
+		wall = OVERRUN_WALL_MIN_NS;
+	if (now - w->sv_since_ns >= wall)
+		return true;
+	cpu = cell_cpu_ns(w->pid);
+	return !cpu || !w->sv_since_cpu_ns || cpu - w->sv_since_cpu_ns >= limit;
+}
+
 /* Reaps the cells that ended since the last tick. */
 static void reap(struct rr_invoker *inv)
 {
@@ -741,6 +774,7 @@ void rr_invoker_supervise(struct rr_invoker *inv)
 		if (seq != w->sv_seq) {
 			w->sv_seq = seq;
 			w->sv_since_ns = now;
+			w->sv_since_cpu_ns = cells ? cell_cpu_ns(w->pid) : 0;
 			w->sv_warned = false;
 			continue;
 		}
@@ -752,6 +786,8 @@ void rr_invoker_supervise(struct rr_invoker *inv)
 		if (!limit || now - w->sv_since_ns < limit)
 			continue;
 		if (cells) {
+			if (!ran_out(w, limit, now))
+				continue;
 			overrun(inv, w, seq);
 		} else if (!w->sv_warned) {
 			w->sv_warned = true;

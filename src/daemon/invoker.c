@@ -475,8 +475,17 @@ int rr_start_worker(struct rr_invoker *inv, uint32_t q, uint32_t t, int cpu)
 	/* It starts its first round in the current epoch. */
 	w->rep->seen_epoch = __atomic_load_n(&inv->epoch, __ATOMIC_SEQ_CST);
 	w->rep->batch.sock = RR_NO_BATCH;
-	if (inv->cfg->isolation == RR_ISOLATION_CELL)
+	if (inv->cfg->isolation == RR_ISOLATION_CELL) {
+		/* A cell pins itself, where a failure would go unheard:
+		 * a CPU this process may not run on is refused here. */
+		if (sched_getaffinity(0, sizeof(set), &set) || cpu < 0 ||
+		    cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &set)) {
+			pr_warn("cannot pin worker %u/%u to CPU %d: %s\n", q, t,
+				cpu, strerror(EINVAL));
+			return -EINVAL;
+		}
 		return rr_cell_start(w);
+	}
 	ret = -pthread_create(&w->tid, NULL, rr_worker_run, w);
 	if (ret) {
 		pr_warn("cannot start a worker: %s\n", strerror(-ret));

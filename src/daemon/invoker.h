@@ -254,6 +254,7 @@ struct rr_worker {
 	uint64_t sv_last_seq;
 	uint64_t sv_seq;
 	uint64_t sv_since_ns;
+	uint64_t sv_since_cpu_ns; /* the cell's CPU time then */
 	bool sv_warned;
 	uint32_t index; /* queue * RR_MAX_THREADS + thread */
 	/* The worker's own, reported in rep. */

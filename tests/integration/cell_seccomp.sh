@@ -170,7 +170,7 @@ rr_kill_wait TERM 10
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 
 # Threads have no filter: the same call is made, nothing is confined.
-rr_start thread -i "$TB_IF_SRV" -q 1 --functions-dir "$MODS" ||
+rr_start thread -i "$TB_IF_SRV" -q 1 --isolation thread --functions-dir "$MODS" ||
 	die "reqrouter with threads did not start"
 check "threads: faulty's 'open' is answered without syscalls" \
 	asks $PORT open opened

@@ -172,7 +172,7 @@ check_eq "pass: SIGTERM: exit 0" 0 "$RR_RC"
 # Threads cannot be taken back from a function: the overrun is reported
 # once, and a stop leaves the stuck thread behind instead of hanging.
 printf '[function faulty]\nmax_run_us = 20000\n' >"$RR_TMP/thread.conf"
-rr_start thread -i "$TB_IF_SRV" -q $QUEUES -c "$RR_TMP/thread.conf" \
+rr_start thread -i "$TB_IF_SRV" -q $QUEUES --isolation thread -c "$RR_TMP/thread.conf" \
 	--functions-dir "$TMODS" ||
 	die "reqrouter with threads did not start"
 check_eq "threads: 'spin' gets no reply" "<none>" "$(ask spin)"

@@ -176,7 +176,10 @@ NOBODY_UID=$(id -u nobody 2>/dev/null) || skip "no user 'nobody' on this machine
 MD=$(mktemp -d "$RR_TMP/metrics.XXXXXX")
 chmod 1777 "$MD"
 M=$MD/user.prom
-rr_start user -i "$TB_IF_SRV" -q 4 -t 2 --user nobody --metrics-file "$M" ||
+# Threads, so that every worker is a task of this process (cells are
+# checked alike in privileges_workers.sh).
+rr_start user -i "$TB_IF_SRV" -q 4 -t 2 --isolation thread --user nobody \
+	--metrics-file "$M" ||
 	die "reqrouter --user nobody did not start"
 check "logs that it runs as nobody" grep -q "running as user nobody" "$RR_ERR"
 tb_wait_file "$M" 5
