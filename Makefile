@@ -201,8 +201,18 @@ API_HEADERS := $(wildcard include/reqrouter/*.h)
 FN_API := $(shell sed -n 's/^\#define RR_FUNCTION_API \([0-9]*\).*/\1/p' \
 	include/reqrouter/rr_function.h)
 SYSCONFDIR ?= /etc
-EXAMPLES := configs/reqrouter.conf configs/kv.txt configs/reqrouter.rules.yml
+EXAMPLES := configs/reqrouter.conf configs/kv.txt configs/reqrouter.rules.yml \
+	configs/reqrouter.grafana.json
 ETC_CONF := $(DESTDIR)$(SYSCONFDIR)/reqrouter/reqrouter.conf
+# The anycast kit (deploy/anycast/, docs/SCALE-OUT.md): the announcer and
+# its unit where they run (the unit does nothing until enabled); the BIRD
+# and sysctl examples and the drain drop-in under ANYCASTDIR, not in the
+# unit's .d directory, where the drop-in would change every instance on
+# every host. Their /usr/local/sbin/ becomes SBINDIR.
+ANYCASTDIR ?= $(PREFIX)/share/reqrouter/anycast
+ANYCAST_EXAMPLES := $(addprefix deploy/anycast/,bird-host.conf \
+	bird-router.conf sysctl-router.conf)
+ANYCAST_DROPIN := reqrouter@.service.d/anycast-drain.conf
 # Every file install writes but the /etc one (kept while changed).
 INSTALLED := $(addprefix $(DESTDIR),$(SBINDIR)/reqrouter \
 	$(SBINDIR)/reqrouterctl $(BINDIR)/rrload \
@@ -214,12 +224,14 @@ INSTALLED := $(addprefix $(DESTDIR),$(SBINDIR)/reqrouter \
 	$(addprefix $(MODDIR)/,$(notdir $(MODULES))) \
 	$(addprefix $(INCLUDEDIR)/,$(API_HEADERS:include/%=%)) \
 	$(PKGCONFIGDIR)/reqrouter-function.pc \
-	$(addprefix $(DOCDIR)/examples/,$(notdir $(EXAMPLES))))
+	$(addprefix $(DOCDIR)/examples/,$(notdir $(EXAMPLES))) \
+	$(SBINDIR)/reqrouter-announce $(UNITDIR)/reqrouter-announce@.service \
+	$(addprefix $(ANYCASTDIR)/,$(notdir $(ANYCAST_EXAMPLES)) $(ANYCAST_DROPIN)))
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(SKELS) $(BPF_OBJS)
 .PHONY: all clean test test-fresh test-scale demo anycast-demo deps bench fuzz \
-	help format format-check shellcheck lint man install uninstall
+	help format format-check shellcheck lint man install uninstall deb
 
 all: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(TOOLS) $(BPF_OBJS) \
 	$(MODULES) $(TEST_MODULES)
@@ -260,8 +272,11 @@ help:
 	@echo 'make install             install into $$(DESTDIR)$$(PREFIX) (default /usr/local):'
 	@echo '                         binaries, man pages, systemd unit and its user'
 	@echo '                         (sysusers.d), bash completion, function modules,'
-	@echo '                         the function API headers and reqrouter-function.pc'
+	@echo '                         the function API headers and reqrouter-function.pc,'
+	@echo '                         the anycast kit (announcer; examples in share/)'
 	@echo 'make uninstall           remove what make install put there'
+	@echo 'make deb                 the Debian package (debian/, dpkg-buildpackage) in'
+	@echo '                         $(BUILD)/deb/; DEB_JOBS (default 2) parallel jobs'
 	@echo 'make clean               remove $(BUILD)/'
 	@echo 'make help                this list'
 	@echo 'Variables: V=1 (show commands), SAN=1 (ASan/UBSan build in build/san),'
@@ -374,7 +389,10 @@ $(BUILD)/man/%.1: $(BUILD)/% man/%.h2m | $(BUILD)/man
 	$(call msg,MAN,$@)
 	$(Q)help2man -N -s 1 --include man/$*.h2m -o $@ $(abspath $<)
 
-install: all man
+# What it installs, and no more (not the other tools, not the tests'
+# modules): the package builds through here.
+install: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(BUILD)/rrload $(MODULES) \
+		$(MAN_PAGES)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man1 \
@@ -382,7 +400,8 @@ install: all man
 		$(DESTDIR)$(BASHCOMPDIR) \
 		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(SYSCONFDIR)/reqrouter \
 		$(DESTDIR)$(MODDIR) $(DESTDIR)$(INCLUDEDIR)/reqrouter \
-		$(DESTDIR)$(PKGCONFIGDIR)
+		$(DESTDIR)$(PKGCONFIGDIR) \
+		$(DESTDIR)$(ANYCASTDIR)/$(dir $(ANYCAST_DROPIN))
 	$(Q)install -m 0644 $(MODULES) $(DESTDIR)$(MODDIR)/
 	$(Q)install -m 0644 $(API_HEADERS) $(DESTDIR)$(INCLUDEDIR)/reqrouter/
 	$(Q)printf '%s\n' 'prefix=$(PREFIX)' 'includedir=$(INCLUDEDIR)' \
@@ -417,6 +436,15 @@ install: all man
 	else \
 		install -m 0644 configs/service.conf $(ETC_CONF); \
 	fi
+	$(Q)install -m 0755 deploy/anycast/reqrouter-announce $(DESTDIR)$(SBINDIR)/
+	$(Q)sed 's|/usr/local/sbin/|$(SBINDIR)/|g' \
+		deploy/anycast/reqrouter-announce@.service \
+		>$(DESTDIR)$(UNITDIR)/reqrouter-announce@.service
+	$(Q)sed 's|/usr/local/sbin/|$(SBINDIR)/|g' deploy/anycast/$(ANYCAST_DROPIN) \
+		>$(DESTDIR)$(ANYCASTDIR)/$(ANYCAST_DROPIN)
+	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/reqrouter-announce@.service \
+		$(DESTDIR)$(ANYCASTDIR)/$(ANYCAST_DROPIN)
+	$(Q)install -m 0644 $(ANYCAST_EXAMPLES) $(DESTDIR)$(ANYCASTDIR)/
 
 # Removes what install put, and the /etc file only while it is unchanged.
 uninstall:
@@ -430,7 +458,35 @@ uninstall:
 	$(Q)rmdir --ignore-fail-on-non-empty $(DESTDIR)$(DOCDIR)/examples \
 		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/reqrouter \
 		$(DESTDIR)$(MODDIR) $(DESTDIR)$(dir $(MODDIR)) \
-		$(DESTDIR)$(INCLUDEDIR)/reqrouter
+		$(DESTDIR)$(INCLUDEDIR)/reqrouter \
+		$(DESTDIR)$(ANYCASTDIR)/$(dir $(ANYCAST_DROPIN)) \
+		$(DESTDIR)$(ANYCASTDIR) $(DESTDIR)$(dir $(ANYCASTDIR))
+
+# The Debian package: dpkg-buildpackage runs debian/rules (which builds
+# and runs make install into the package) in a copy of the tree under
+# $(BUILD)/deb/src, so that neither the tree nor its parent directory
+# gets dpkg's files; the .deb lands in $(BUILD)/deb/. A clean environment:
+# this make's variables (BUILD, PREFIX, DESTDIR...) must not reach the
+# package's own make. Not checked (the tests need root and namespaces:
+# make test), and no -dbgsym package.
+DEB_VERSION = $(shell dpkg-parsechangelog -l debian/changelog -S Version 2>/dev/null)
+DEB_ARCH = $(shell dpkg --print-architecture 2>/dev/null)
+DEB_JOBS ?= 2
+deb:
+	$(Q)for c in dpkg-buildpackage dpkg-parsechangelog dh; do \
+		command -v $$c >/dev/null || { echo "make deb: no $$c (make deps installs it)" >&2; \
+			exit 1; }; done
+	$(call msg,DEB,$(BUILD)/deb/reqrouter_$(DEB_VERSION)_$(DEB_ARCH).deb)
+	$(Q)rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/src
+	$(Q)tar -C . --exclude=./.git --exclude=./build --exclude='./$(BUILD)' \
+		--exclude=./bench/raw -cf - . | tar -C $(BUILD)/deb/src -xf -
+	$(Q)cd $(BUILD)/deb/src && env -i PATH="$$PATH" HOME="$$HOME" LANG=C.UTF-8 \
+		DEB_BUILD_OPTIONS="nocheck noautodbgsym $(DEB_BUILD_OPTIONS)" \
+		dpkg-buildpackage -b -us -uc -J$(DEB_JOBS) >../build.log 2>&1 || \
+		{ tail -n 40 ../build.log >&2; \
+		  echo "make deb: dpkg-buildpackage failed (log: $(BUILD)/deb/build.log)" >&2; \
+		  exit 1; }
+	$(Q)ls $(BUILD)/deb/reqrouter_$(DEB_VERSION)_$(DEB_ARCH).deb >/dev/null
 
 $(BUILD)/bpf $(BUILD)/skel $(BUILD)/tests $(BUILD)/gen $(BUILD)/man:
 	$(Q)mkdir -p $@

@@ -40,6 +40,9 @@ PKGS="$PKGS libsystemd-dev libmicrohttpd-dev help2man systemd prometheus"
 # (each node with its own config and socket; on a systemd host Debian also
 # starts its own bird.service, with an inert config the bed never uses).
 PKGS="$PKGS bird2"
+# The Debian package (make deb, package_deb.sh, test-fresh's install-deb
+# step): debhelper and dpkg-dev build it, lintian checks it.
+PKGS="$PKGS debhelper dpkg-dev lintian"
 PKGS="$PKGS $*"
 
 missing=""

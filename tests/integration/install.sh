@@ -5,11 +5,14 @@
 # expected files (binaries, man pages, the systemd unit and the sysusers.d
 # file that makes its user, bash completion, docs and examples, the
 # function modules, the function API headers and reqrouter-function.pc,
-# /etc/reqrouter/reqrouter.conf; no BPF object, the programs are inside
-# the binaries), the installed binaries run and say their version, the
-# unit names the installed paths and its user, which the sysusers file
-# makes (systemd-sysusers runs only without DESTDIR), and passes
-# `systemd-analyze verify` with a sandbox exposure of at most 3.0, the
+# /etc/reqrouter/reqrouter.conf, the anycast kit; no BPF object, the
+# programs are inside the binaries), the installed binaries run and say
+# their version, the unit names the installed paths and its user, which
+# the sysusers file makes (systemd-sysusers runs only without DESTDIR),
+# and passes `systemd-analyze verify` with a sandbox exposure of at most
+# 3.0, its stop timeout outlasts a drain, it may write Debian's
+# node_exporter textfile directory, every %i and %I in the units expands
+# (by systemd itself) to the right name for an interface br-lan, the
 # completion completes, a changed /etc file survives both a second install
 # and uninstall, and uninstall leaves no file behind.
 cd "$(dirname "$0")/../.." || exit 1
@@ -31,20 +34,27 @@ check_eq "make install: exit 0" 0 $?
 cat >"$RR_TMP/want" <<EOW
 /etc/reqrouter/reqrouter.conf
 /usr/bin/rrload
+/usr/lib/systemd/system/reqrouter-announce@.service
 /usr/lib/systemd/system/reqrouter@.service
 /usr/lib/sysusers.d/reqrouter.conf
 /usr/sbin/reqrouter
+/usr/sbin/reqrouter-announce
 /usr/sbin/reqrouterctl
 /usr/share/bash-completion/completions/reqrouter
 /usr/share/bash-completion/completions/reqrouterctl
 /usr/share/doc/reqrouter/LICENSE
 /usr/share/doc/reqrouter/README.md
 /usr/share/doc/reqrouter/examples/kv.txt
+/usr/share/doc/reqrouter/examples/reqrouter.grafana.json
 /usr/share/doc/reqrouter/examples/reqrouter.conf
 /usr/share/doc/reqrouter/examples/reqrouter.rules.yml
 /usr/share/man/man1/rrload.1
 /usr/share/man/man8/reqrouter.8
 /usr/share/man/man8/reqrouterctl.8
+/usr/share/reqrouter/anycast/bird-host.conf
+/usr/share/reqrouter/anycast/bird-router.conf
+/usr/share/reqrouter/anycast/reqrouter@.service.d/anycast-drain.conf
+/usr/share/reqrouter/anycast/sysctl-router.conf
 EOW
 {
 	for m in "$BUILD"/functions/*.so; do
@@ -63,19 +73,40 @@ for b in sbin/reqrouter sbin/reqrouterctl bin/rrload; do
 	check_eq "installed $b --version" "${b#*/} $version" "$("$D/usr/$b" --version 2>&1)"
 done
 check_eq "the binaries are executable by all, the rest read-only" \
-	"755 755 755 644 644 644" \
+	"755 755 755 755 644 644 644 644 644" \
 	"$(stat -c %a "$D/usr/sbin/reqrouter" "$D/usr/sbin/reqrouterctl" \
-		"$D/usr/bin/rrload" "$D/usr/share/man/man8/reqrouter.8" \
+		"$D/usr/bin/rrload" "$D/usr/sbin/reqrouter-announce" \
+		"$D/usr/share/man/man8/reqrouter.8" \
 		"$D/usr/lib/systemd/system/reqrouter@.service" \
+		"$D/usr/lib/systemd/system/reqrouter-announce@.service" \
+		"$D/usr/share/reqrouter/anycast/reqrouter@.service.d/anycast-drain.conf" \
 		"$D/usr/lib/sysusers.d/reqrouter.conf" | xargs)"
 
 say "== the systemd unit"
 U=$D/usr/lib/systemd/system/reqrouter@.service
+A=$D/usr/lib/systemd/system/reqrouter-announce@.service
+DROPIN=$D/usr/share/reqrouter/anycast/reqrouter@.service.d/anycast-drain.conf
 check "no placeholder left" not grep -q '@[A-Z]*@' "$U"
 # shellcheck disable=SC2016 # $REQROUTER_ARGS is the unit's, not ours
 check "ExecStart runs the installed binary with the /etc config" \
-	grep -qx 'ExecStart=/usr/sbin/reqrouter -i %i -c /etc/reqrouter/reqrouter.conf $REQROUTER_ARGS' "$U"
+	grep -qx 'ExecStart=/usr/sbin/reqrouter -i %I -c /etc/reqrouter/reqrouter.conf $REQROUTER_ARGS' "$U"
 check "Type=notify" grep -qx 'Type=notify' "$U"
+check "the anycast units name the installed programs, not /usr/local" \
+	not grep -q /usr/local "$A" "$DROPIN"
+check "the drain drop-in drains through the installed reqrouterctl" \
+	grep -qx 'ExecStop=-/usr/sbin/reqrouterctl --control /run/reqrouter/%I.sock drain' "$DROPIN"
+
+# A stop must outlast the longest drain, or SIGKILL cuts it short: 30 s
+# with drain_on_term, that plus the 5 s reqrouterctl drain waits beyond
+# it (src/ctl/reqrouterctl.c) for the drop-in's ExecStop=.
+drain_s=$(sed -n 's/^#define RR_DRAIN_TIMEOUT_S \([0-9]*\).*/\1/p' src/lib/config.h)
+for f in "$U" "$DROPIN"; do
+	stop_s=$(sed -n 's/^TimeoutStopSec=\([0-9]*\)s\{0,1\}$/\1/p' "$f")
+	check "${f##*/}: TimeoutStopSec=${stop_s:-?} s outlasts a drain (${drain_s:-?} s + 5)" \
+		test "${stop_s:-0}" -gt "$((${drain_s:-99} + 5))"
+done
+check "it may write Debian's node_exporter textfile directory, if there is one" \
+	grep -qx 'ReadWritePaths=-/var/lib/prometheus/node-exporter' "$U"
 # The unit's user is the one the sysusers file makes; into a DESTDIR
 # install makes no user (systemd-sysusers runs only for the live system).
 S=$D/usr/lib/sysusers.d/reqrouter.conf
@@ -109,11 +140,83 @@ if command -v systemd-analyze >/dev/null; then
 		sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
 	check "systemd-analyze security: exposure ${exposure:-?} is at most 3.0" \
 		python3 -c 'import sys; sys.exit(not float(sys.argv[1]) <= 3.0)' "${exposure:-99}"
+	# The anycast host's set: an instance with an escaped name, the
+	# drain drop-in beside it (verify reads DIR/reqrouter@.service.d/),
+	# and the announcer's unit.
+	v=$RR_TMP/unit-anycast
+	mkdir -p "$v/reqrouter@.service.d"
+	sed "s|/usr/sbin/|$D/usr/sbin/|g" "$U" >"$v/reqrouter@br\x2dlan.service"
+	sed "s|/usr/sbin/|$D/usr/sbin/|g" "$DROPIN" >"$v/reqrouter@.service.d/${DROPIN##*/}"
+	sed "s|/usr/sbin/|$D/usr/sbin/|g" "$A" >"$v/reqrouter-announce@br\x2dlan.service"
+	systemd-analyze verify --man=no "$v/reqrouter@br\x2dlan.service" \
+		"$v/reqrouter-announce@br\x2dlan.service" >"$RR_TMP/verify2.out" 2>&1
+	rc=$?
+	sed 's/^/    /' "$RR_TMP/verify2.out"
+	check_eq "systemd-analyze verify, br-lan with the drop-in, and its announcer: exit 0" 0 "$rc"
+	check "... no complaint" test ! -s "$RR_TMP/verify2.out"
 else
 	bad "systemd-analyze not found (tools/install-deps.sh installs systemd)"
 fi
 check "the man page installed is the one built" \
 	cmp -s "$D/usr/share/man/man8/reqrouter.8" "$BUILD/man/reqrouter.8"
+
+say "== an interface named br-lan: %i and %I"
+# systemd's instance name is the escaped interface name: br-lan is
+# br\x2dlan, as '-' stands for '/'. %I (unescaped) must be used wherever
+# the interface's own name is meant, %i (escaped) inside another unit's
+# name. Every specifier in the units is expanded here by systemd itself:
+# systemd-analyze verify names, expanded, the program it cannot find.
+inst=$(systemd-escape br-lan)
+expand() { # expand STRING: what systemd makes of it in instance $inst
+	local dir=$RR_TMP/probe
+	rm -rf "$dir" && mkdir -p "$dir"
+	# '=': systemd would fold the // of an absolute STRING into one.
+	printf '[Service]\nExecStart=/rr-probe/=%s\n' "$1" >"$dir/probe@$inst.service"
+	systemd-analyze verify --man=no "$dir/probe@$inst.service" 2>&1 |
+		sed -n 's|.*/rr-probe/=\([^ ]*\).*|\1|p' | head -n 1
+}
+# spec FILE KEY [AFTER]: the first word with a specifier in KEY's value
+# (after the word AFTER, if given), less a trailing ':'.
+spec() {
+	sed -n "s/^$2=-\{0,1\}//p" "$1" | tr ' ' '\n' |
+		sed -n "${3:+/^$3\$/,\$}{/%/{s/:\$//;p;}}" | head -n 1
+}
+if command -v systemd-analyze >/dev/null && command -v systemd-escape >/dev/null; then
+	check_eq "systemd escapes br-lan as the instance br\\x2dlan" 'br\x2dlan' "$inst"
+	check_eq "the probe expands as systemd does (%i, %I)" 'br\x2dlan:br-lan' "$(expand '%i:%I')"
+	dev=$(systemd-escape --path --suffix=device /sys/subsystem/net/devices/br-lan)
+	unit=$(systemd-escape --template=reqrouter@.service br-lan)
+	for c in "$U BindsTo|$dev" "$U After|$dev" "$U ExecStart -i|br-lan" \
+		"$U EnvironmentFile|/etc/reqrouter/br-lan.env" \
+		"$U Description|br-lan" \
+		"$DROPIN ExecStop --control|/run/reqrouter/br-lan.sock" \
+		"$A BindsTo|$unit" "$A After|$unit" "$A WantedBy|$unit" \
+		"$A ExecStart --control|/run/reqrouter/br-lan.sock" \
+		"$A Description|br-lan"; do
+		read -r f key after <<<"${c%%|*}"
+		want=${c#*|}
+		got=$(expand "$(spec "$f" "$key" "$after")")
+		check_eq "${f##*/}: $key${after:+ $after} -> $want" "$want" "$got"
+	done
+	# And every word with a specifier, on any line (ExecReload=, a later
+	# ExecStartPre=...): a unit's name takes the escaped br\x2dlan, any
+	# other word (a path, an argument, text) the interface's br-lan.
+	n=0
+	wrong=
+	while read -r w; do
+		n=$((n + 1))
+		e=$(expand "$w")
+		case $w in
+		*.device | *.service | *.target) pat='br\\x2dlan' ;;
+		*) pat='br-lan' ;;
+		esac
+		grep -q -- "$pat" <<<"$e" || wrong="$wrong $w->$e"
+	done < <(grep -hv '^#' "$U" "$A" "$DROPIN" | grep '%' | cut -d= -f2- |
+		tr ' ' '\n' | grep '%')
+	check_eq "all $n words with %i or %I name br\\x2dlan in a unit name, else br-lan" "" "$wrong"
+else
+	bad "systemd-analyze or systemd-escape not found (tools/install-deps.sh installs systemd)"
+fi
 
 say "== bash completion"
 comp=$(PATH=$D/usr/sbin:$PATH bash -c '
@@ -151,5 +254,6 @@ make --no-print-directory install DESTDIR="$D" PREFIX=/usr >/dev/null 2>&1
 make --no-print-directory uninstall DESTDIR="$D" PREFIX=/usr >/dev/null 2>&1
 check_eq "no file left" "" "$(files)"
 check "no directory of ours left" test ! -e "$D/usr/share/doc/reqrouter" \
-	-a ! -e "$D/etc/reqrouter" -a ! -e "$D/usr/include/reqrouter"
+	-a ! -e "$D/etc/reqrouter" -a ! -e "$D/usr/include/reqrouter" \
+	-a ! -e "$D/usr/share/reqrouter" -a ! -e "$D/usr/lib/reqrouter"
 finish
