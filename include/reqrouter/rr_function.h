@@ -174,8 +174,9 @@ int rr_fn_error(const struct rr_fn_config *cfg, const struct rr_fn_setting *s,
 
 /*
  * For init(): registers a counter, exported as
- * reqrouter_function_NAME_total{function="FUNCTION",...} (@name: lower
- * case letters, digits and '_'). Returns its index for rr_fn_count(), or
+ * reqrouter_function_events_total{function="FUNCTION",counter="NAME",...}
+ * (@name: lower case letters, digits and '_'; @help is for the reader of
+ * the code: it is not exported). Returns its index for rr_fn_count(), or
  * -errno with the reason said. Registering the same name again (on a
  * reload) returns the same index, so the count goes on.
  */

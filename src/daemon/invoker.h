@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "function.h"
+#include "latency.h"
 #include "netlink.h"
 #include "packet.h"
 #include "xdp.h"
@@ -48,6 +49,7 @@ struct rr_sock_stats {
 	uint64_t cache_inserts; /* replies stored in the reply cache */
 	uint64_t cache_evictions; /* ... over a live entry of another request */
 	uint64_t cache_skips;	  /* not stored: entry busy, or reply unfit */
+	struct rr_latency latency; /* of its replies (latency.h) */
 };
 
 /*

@@ -4,6 +4,12 @@
  * collector reads (and /metrics serves), and the exit summary. The file is
  * written beside its final name and renamed over it, so a reader never
  * sees half a file. The same counters as JSON: metrics_json.c.
+ *
+ * Each family is written once, with all its samples (Prometheus refuses
+ * a scrape with a family twice): a function's own counters are one family
+ * with the counter's name a label, whatever the names. The per-socket
+ * counters are summed over groups of sockets first, as metrics_detail
+ * says (struct group); the exit summary keeps a line per socket.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -19,6 +25,7 @@
 
 #include "metrics_internal.h"
 #include "util.h"
+#include "version.h"
 
 #define RR_XDP_STAT_VERDICT(name, verdict, reason) verdict,
 const char *const rr_xdp_verdict[] = { RR_XDP_STATS(RR_XDP_STAT_VERDICT) };
@@ -54,20 +61,108 @@ static void header(FILE *out, const char *name, const char *type,
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-#define SOCK_LABELS \
-	"port=\"%u\",function=\"%s\",queue=\"%u\",thread=\"%u\",tier=\"user\""
-#define SOCK_ARGS(s, q, t) (s)->svc->port, (s)->svc->fn->name, q, t
-/* The in-kernel tier counts per (queue, function), not per thread. */
-#define FN_LABELS "port=\"%u\",function=\"%s\",queue=\"%u\""
-#define FN_ARGS(svc, q) (svc)->port, (svc)->fn->name, q
-
-/* Every socket, with its queue, thread and slot. */
+/* Every socket, with its queue, thread and slot (the exit summary's). */
 #define for_each_sock(inv, s, q, t, slot)                                   \
 	for (q = 0; q < (inv)->nqueues; q++)                                \
 		for (t = 0; t < (inv)->threads_made; t++)                   \
 			for (slot = 0; slot < (inv)->nslots &&              \
 				       ((s) = rr_sock_at(inv, q, t, slot)); \
 			     slot++)
+
+/*
+ * The sockets one sample stands for, at the metrics_detail level: one
+ * (socket), every thread's of one queue (queue), or all of a function's
+ * (function): nq queues from q, nt threads from t, of one slot. The
+ * in-kernel tier counts per (queue, slot), not per socket: its groups
+ * are of queues alone.
+ */
+struct group {
+	uint32_t slot;
+	bool sockets;
+	uint32_t q, nq;
+	uint32_t t, nt;
+};
+
+static struct group group_first(const struct rr_invoker *inv, uint32_t slot,
+				bool sockets)
+{
+	enum rr_metrics_detail detail = inv->cfg->metrics_detail;
+
+	return (struct group){
+		.slot = slot,
+		.sockets = sockets,
+		.nq = detail == RR_DETAIL_FUNCTION ? inv->nqueues : 1,
+		.nt = sockets && detail != RR_DETAIL_SOCKET ? inv->threads_made
+							    : 1,
+	};
+}
+
+static bool group_valid(const struct rr_invoker *inv, const struct group *g)
+{
+	return g->q < inv->nqueues && (!g->sockets || g->t < inv->threads_made);
+}
+
+static void group_next(const struct rr_invoker *inv, struct group *g)
+{
+	g->t += g->nt;
+	if (!g->sockets || g->t >= inv->threads_made) {
+		g->t = 0;
+		g->q += g->nq;
+	}
+}
+
+/* A group's labels: port and function, then the queue and thread where
+ * the detail keeps them; the caller adds the rest and the braces. */
+static void group_labels(FILE *out, const struct rr_invoker *inv,
+			 const struct group *g)
+{
+	const struct rr_service *svc = inv->slots[g->slot].svc;
+
+	fprintf(out, "port=\"%u\",function=\"%s\"", svc->port, svc->fn->name);
+	if (inv->cfg->metrics_detail != RR_DETAIL_FUNCTION)
+		fprintf(out, ",queue=\"%u\"", g->q);
+	if (inv->cfg->metrics_detail == RR_DETAIL_SOCKET && g->sockets)
+		fprintf(out, ",thread=\"%u\"", g->t);
+}
+
+static uint64_t sock_counter(const struct rr_sock *s, size_t offset)
+{
+	return rr_stat_read(
+		(const uint64_t *)((const char *)s->stats + offset));
+}
+
+/* The sum over a group of sockets of the counter at @off in struct
+ * rr_sock_stats, or with @xs of the kernel's XDP_STATISTICS @off, read
+ * into xs[socket index][N_XSK_STATS] (see read_xsk_stats()). */
+static uint64_t group_sum(struct rr_invoker *inv, const struct group *g,
+			  size_t off, const uint64_t *xs)
+{
+	const struct rr_sock *s;
+	uint64_t sum = 0;
+	uint32_t q, t;
+
+	for (q = g->q; q < g->q + g->nq; q++)
+		for (t = g->t; t < g->t + g->nt; t++) {
+			s = rr_sock_at(inv, q, t, g->slot);
+			sum += xs ? xs[(size_t)(s - inv->socks) * N_XSK_STATS +
+				       off]
+				  : sock_counter(s, off);
+		}
+	return sum;
+}
+
+/* The sum over a group's queues of the in-kernel counter @stat. */
+static uint64_t group_fn_sum(const struct rr_invoker *inv,
+			     const struct group *g, const uint64_t *fs,
+			     uint32_t stat)
+{
+	uint64_t sum = 0;
+	uint32_t q;
+
+	for (q = g->q; q < g->q + g->nq; q++)
+		sum += fs[rr_fn_row(inv, q, g->slot) + stat];
+	return sum;
+}
 
 /* The per-socket counters of struct rr_sock_stats, by name. */
 static const struct {
@@ -148,23 +243,28 @@ uint64_t *rr_read_fn_stats(struct rr_invoker *inv)
 	return out;
 }
 
+/* The in-kernel counter @stat of every function that has it, per queue
+ * or summed over them (metrics_detail = function). */
 static void write_fn_counters(struct rr_invoker *inv, FILE *out,
 			      const uint64_t *fs, const char *name,
 			      uint32_t stat, bool xdp_tier)
 {
-	const uint64_t *row;
-	uint32_t q, slot;
+	struct group g;
+	uint32_t slot;
 
-	for (q = 0; q < inv->nqueues; q++)
-		for (slot = 0; slot < inv->nslots; slot++) {
-			if (xdp_tier ? !inv->slots[slot].tier_xdp
-				     : !inv->slots[slot].cached)
-				continue;
-			row = fs + rr_fn_row(inv, q, slot);
-			fprintf(out, "%s{" FN_LABELS "%s} %lu\n", name,
-				FN_ARGS(inv->slots[slot].svc, q),
-				xdp_tier ? ",tier=\"xdp\"" : "", row[stat]);
+	for (slot = 0; slot < inv->nslots; slot++) {
+		if (xdp_tier ? !inv->slots[slot].tier_xdp
+			     : !inv->slots[slot].cached)
+			continue;
+		for (g = group_first(inv, slot, false); group_valid(inv, &g);
+		     group_next(inv, &g)) {
+			fprintf(out, "%s{", name);
+			group_labels(out, inv, &g);
+			fprintf(out, "%s} %lu\n",
+				xdp_tier ? ",tier=\"xdp\"" : "",
+				group_fn_sum(inv, &g, fs, stat));
 		}
+	}
 }
 
 /* Counter @c of the function in @slot, summed over the workers. */
@@ -181,54 +281,25 @@ uint64_t rr_fn_counter_sum(struct rr_invoker *inv, uint32_t slot, uint32_t c)
 	return sum;
 }
 
-/* The counters functions registered (rr_fn_counter()), one family per
- * name even where two functions chose the same one. */
+/* The counters functions registered (rr_fn_counter()): one family, the
+ * counter's name a label, so that no name a function picks can make a
+ * family of its own, or clash with one of ours. */
 static void write_function_counters(struct rr_invoker *inv, FILE *out)
 {
-	const struct rr_slot *s, *s2;
-	uint32_t slot, c, slot2, c2;
-	const char *ctr;
-	char name[96];
-	bool seen;
+	const struct rr_slot *s;
+	uint32_t slot, c;
 
+	header(out, "reqrouter_function_events_total", "counter",
+	       "Events a function counted (rr_fn_count()), by its counter's name (rr_fn_counter()).");
 	for (slot = 0; slot < inv->nslots; slot++) {
 		s = &inv->slots[slot];
-		for (c = 0; c < s->fn_ctrs.n; c++) {
-			ctr = s->fn_ctrs.name[c];
-			seen = false;
-			for (slot2 = 0; slot2 <= slot && !seen; slot2++) {
-				s2 = &inv->slots[slot2];
-				for (c2 = 0; c2 < s2->fn_ctrs.n &&
-					     !(slot2 == slot && c2 >= c);
-				     c2++)
-					seen |= !strcmp(s2->fn_ctrs.name[c2],
-							ctr);
-			}
-			if (seen)
-				continue;
-			snprintf(name, sizeof(name),
-				 "reqrouter_function_%s_total", ctr);
-			header(out, name, "counter", s->fn_ctrs.help[c]);
-			for (slot2 = slot; slot2 < inv->nslots; slot2++) {
-				s2 = &inv->slots[slot2];
-				for (c2 = 0; c2 < s2->fn_ctrs.n; c2++)
-					if (!strcmp(s2->fn_ctrs.name[c2], ctr))
-						fprintf(out,
-							"%s{port=\"%u\",function=\"%s\"} %lu\n",
-							name, s2->svc->port,
-							s2->svc->fn->name,
-							rr_fn_counter_sum(inv,
-									  slot2,
-									  c2));
-			}
-		}
+		for (c = 0; c < s->fn_ctrs.n; c++)
+			fprintf(out,
+				"reqrouter_function_events_total{port=\"%u\",function=\"%s\",counter=\"%s\"} %lu\n",
+				s->svc->port, s->svc->fn->name,
+				s->fn_ctrs.name[c],
+				rr_fn_counter_sum(inv, slot, c));
 	}
-}
-
-static uint64_t sock_counter(const struct rr_sock *s, size_t offset)
-{
-	return rr_stat_read(
-		(const uint64_t *)((const char *)s->stats + offset));
 }
 
 /* Crashes, overruns and quarantine (isolation = cell; see cell.c). */
@@ -267,17 +338,22 @@ static void write_counters(struct rr_invoker *inv, FILE *out,
 			   const uint64_t *fs)
 {
 	const size_t nfn = ARRAY_SIZE(fn_counters);
-	uint32_t q, t, slot, i, j;
-	struct rr_sock *s;
+	uint32_t slot, i, j;
+	struct group g;
 
 	for (i = 0; i < ARRAY_SIZE(sock_counters); i++) {
 		header(out, sock_counters[i].name, "counter",
 		       sock_counters[i].help);
-		for_each_sock (inv, s, q, t, slot) {
-			fprintf(out, "%s{" SOCK_LABELS "} %lu\n",
-				sock_counters[i].name, SOCK_ARGS(s, q, t),
-				sock_counter(s, sock_counters[i].offset));
-		}
+		for (slot = 0; slot < inv->nslots; slot++)
+			for (g = group_first(inv, slot, true);
+			     group_valid(inv, &g); group_next(inv, &g)) {
+				fprintf(out, "%s{", sock_counters[i].name);
+				group_labels(out, inv, &g);
+				fprintf(out, ",tier=\"user\"} %lu\n",
+					group_sum(inv, &g,
+						  sock_counters[i].offset,
+						  NULL));
+			}
 		for (j = 0; fs && j < nfn; j++)
 			if (!strcmp(fn_counters[j].name, sock_counters[i].name))
 				write_fn_counters(inv, out, fs,
@@ -295,55 +371,148 @@ static void write_counters(struct rr_invoker *inv, FILE *out,
 	}
 }
 
-/* Drops by reason: per socket, and per (queue, function) in XDP. */
+/* Drops by reason: per socket group, and per (queue, function) in XDP. */
 static void write_drops(struct rr_invoker *inv, FILE *out, const uint64_t *fs)
 {
-	uint32_t q, t, slot, d;
-	struct rr_sock *s;
+	const size_t drops = offsetof(struct rr_sock_stats, drops);
+	uint32_t slot, d;
+	struct group g;
 
 	header(out, "reqrouter_dropped_packets_total", "counter",
 	       "Requests recycled without a reply, by reason.");
-	for_each_sock (inv, s, q, t, slot) {
-		for (d = 1; d < RR_DROP_MAX; d++)
-			fprintf(out,
-				"reqrouter_dropped_packets_total{" SOCK_LABELS
-				",reason=\"%s\"} %lu\n",
-				SOCK_ARGS(s, q, t), rr_drop_label(d),
-				rr_stat_read(&s->stats->drops[d]));
-	}
-	for (q = 0; fs && q < inv->nqueues; q++)
-		for (slot = 0; slot < inv->nslots; slot++) {
-			if (!inv->slots[slot].tier_xdp)
-				continue;
-			for (d = 1; d < RR_DROP_MAX; d++)
+	for (slot = 0; slot < inv->nslots; slot++) {
+		for (g = group_first(inv, slot, true); group_valid(inv, &g);
+		     group_next(inv, &g)) {
+			for (d = 1; d < RR_DROP_MAX; d++) {
+				fputs("reqrouter_dropped_packets_total{", out);
+				group_labels(out, inv, &g);
 				fprintf(out,
-					"reqrouter_dropped_packets_total{" FN_LABELS
-					",tier=\"xdp\",reason=\"%s\"} %lu\n",
-					FN_ARGS(inv->slots[slot].svc, q),
+					",tier=\"user\",reason=\"%s\"} %lu\n",
 					rr_drop_label(d),
-					fs[rr_fn_row(inv, q, slot) +
-					   RR_FN_XDP_DROP + d]);
+					group_sum(inv, &g,
+						  drops + d * sizeof(uint64_t),
+						  NULL));
+			}
 		}
+	}
+	for (slot = 0; fs && slot < inv->nslots; slot++) {
+		if (!inv->slots[slot].tier_xdp)
+			continue;
+		for (g = group_first(inv, slot, false); group_valid(inv, &g);
+		     group_next(inv, &g)) {
+			for (d = 1; d < RR_DROP_MAX; d++) {
+				fputs("reqrouter_dropped_packets_total{", out);
+				group_labels(out, inv, &g);
+				fprintf(out,
+					",tier=\"xdp\",reason=\"%s\"} %lu\n",
+					rr_drop_label(d),
+					group_fn_sum(inv, &g, fs,
+						     RR_FN_XDP_DROP + d));
+			}
+		}
+	}
 }
 
-/* The kernel's XDP_STATISTICS of every socket. */
+/* The kernel's XDP_STATISTICS of every socket, read once:
+ * [socket index][N_XSK_STATS], zero for a socket that has none. free()
+ * it; NULL without memory. */
+static uint64_t *read_xsk_stats(struct rr_invoker *inv)
+{
+	uint64_t *xs = calloc((size_t)RR_NWORKERS(inv) * RR_MAX_SLOTS,
+			      sizeof(uint64_t) * N_XSK_STATS);
+	uint32_t q, t, slot;
+	struct rr_sock *s;
+
+	if (!xs)
+		return NULL;
+	for_each_sock (inv, s, q, t, slot)
+		if (s->xsk)
+			xsk_stats(s->fd,
+				  xs + (size_t)(s - inv->socks) * N_XSK_STATS);
+	return xs;
+}
+
 static void write_xsk_stats(struct rr_invoker *inv, FILE *out)
 {
-	uint64_t xs[N_XSK_STATS];
-	uint32_t q, t, slot, i;
-	struct rr_sock *s;
+	uint64_t *xs = read_xsk_stats(inv);
+	uint32_t slot, i;
+	struct group g;
 	char name[96];
 
-	for (i = 0; i < N_XSK_STATS; i++) {
+	for (i = 0; xs && i < N_XSK_STATS; i++) {
 		snprintf(name, sizeof(name), "reqrouter_xsk_%s_total",
 			 xsk_stat_names[i]);
 		header(out, name, "counter",
 		       "The kernel's XDP_STATISTICS for the socket.");
-		for_each_sock (inv, s, q, t, slot) {
-			xsk_stats(s->fd, xs);
-			fprintf(out, "%s{" SOCK_LABELS "} %lu\n", name,
-				SOCK_ARGS(s, q, t), xs[i]);
+		for (slot = 0; slot < inv->nslots; slot++)
+			for (g = group_first(inv, slot, true);
+			     group_valid(inv, &g); group_next(inv, &g)) {
+				fprintf(out, "%s{", name);
+				group_labels(out, inv, &g);
+				fprintf(out, ",tier=\"user\"} %lu\n",
+					group_sum(inv, &g, i, xs));
+			}
+	}
+	free(xs);
+}
+
+/* "0.0000005" for 500 ns: seconds as Prometheus writes a le or a sum,
+ * exact, without an exponent. */
+static void seconds(char *buf, size_t len, uint64_t ns)
+{
+	size_t n;
+
+	snprintf(buf, len, "%lu.%09lu", ns / 1000000000, ns % 1000000000);
+	n = strlen(buf);
+	while (buf[n - 1] == '0')
+		buf[--n] = '\0';
+	if (buf[n - 1] == '.')
+		buf[n - 1] = '\0';
+}
+
+/* Each function's replies by the time the user tier held them (latency.h),
+ * summed over its sockets: one histogram per function. */
+static void write_latency(struct rr_invoker *inv, FILE *out)
+{
+	static const uint64_t le[] = { RR_LATENCY_LE_NS };
+	uint64_t bucket[RR_LATENCY_NLE + 1], sum_ns, cum;
+	const struct rr_latency *l;
+	const struct rr_service *svc;
+	uint32_t slot, q, t, b;
+	char sec[32];
+
+	_Static_assert(ARRAY_SIZE(le) == RR_LATENCY_NLE, "RR_LATENCY_LE_NS");
+	header(out, "reqrouter_request_duration_seconds", "histogram",
+	       "Time from a request's batch taken off a socket's RX ring to its reply put on the TX ring, in the user tier.");
+	for (slot = 0; slot < inv->nslots; slot++) {
+		svc = inv->slots[slot].svc;
+		memset(bucket, 0, sizeof(bucket));
+		sum_ns = 0;
+		for (q = 0; q < inv->nqueues; q++)
+			for (t = 0; t < inv->threads_made; t++) {
+				l = &rr_sock_at(inv, q, t, slot)
+					     ->stats->latency;
+				for (b = 0; b <= RR_LATENCY_NLE; b++)
+					bucket[b] +=
+						rr_stat_read(&l->bucket[b]);
+				sum_ns += rr_stat_read(&l->sum_ns);
+			}
+		for (b = 0, cum = 0; b <= RR_LATENCY_NLE; b++) {
+			cum += bucket[b];
+			if (b < RR_LATENCY_NLE)
+				seconds(sec, sizeof(sec), le[b]);
+			fprintf(out,
+				"reqrouter_request_duration_seconds_bucket{port=\"%u\",function=\"%s\",le=\"%s\"} %lu\n",
+				svc->port, svc->fn->name,
+				b < RR_LATENCY_NLE ? sec : "+Inf", cum);
 		}
+		seconds(sec, sizeof(sec), sum_ns);
+		fprintf(out,
+			"reqrouter_request_duration_seconds_sum{port=\"%u\",function=\"%s\"} %s\n",
+			svc->port, svc->fn->name, sec);
+		fprintf(out,
+			"reqrouter_request_duration_seconds_count{port=\"%u\",function=\"%s\"} %lu\n",
+			svc->port, svc->fn->name, cum);
 	}
 }
 
@@ -430,13 +599,28 @@ static void write_guards(struct rr_invoker *inv, FILE *out)
 	}
 }
 
+/* Which reqrouter this is, and whether it serves (as /healthz says). */
+static void write_state(struct rr_invoker *inv, FILE *out)
+{
+	header(out, "reqrouter_build_info", "gauge",
+	       "Always 1: the release and the function API version (RR_FUNCTION_API) in labels.");
+	fprintf(out,
+		"reqrouter_build_info{version=\"%s\",function_api=\"%u\"} 1\n",
+		RR_VERSION, RR_FUNCTION_API);
+	header(out, "reqrouter_ready", "gauge",
+	       "1 while every worker serves (GET /healthz says ready); 0 while starting, draining or stopping.");
+	fprintf(out, "reqrouter_ready %d\n", !rr_invoker_not_ready(inv));
+}
+
 int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 {
 	uint64_t *fs = rr_read_fn_stats(inv);
 
+	write_state(inv, out);
 	write_counters(inv, out, fs);
 	write_drops(inv, out, fs);
 	free(fs);
+	write_latency(inv, out);
 	write_function_counters(inv, out);
 	write_faults(inv, out);
 	write_guards(inv, out);

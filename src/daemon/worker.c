@@ -185,6 +185,7 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 		rr_stat_add(&s->stats->tx_ring_full, 1);
 	if (!n)
 		return 0;
+	rr_latency_start(&s->stats->latency);
 	mark->rx_cons = idx_rx;
 	mark->tx_prod = *s->tx.producer;
 	mark->n = n;
@@ -245,6 +246,7 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	frames_held(w, n);
 
 	ntx = rr_tx_put(w, s, ntx);
+	rr_latency_end(&s->stats->latency, ntx);
 	__atomic_store_n(&mark->sock, RR_NO_BATCH, __ATOMIC_RELEASE);
 	rr_stat_add(&s->stats->rx, n);
 	rr_stat_add(&s->stats->tx, ntx);

@@ -65,6 +65,14 @@ enum rr_isolation { RR_ISOLATION_THREAD, RR_ISOLATION_CELL };
  * routes, followed through netlink), or any the frame carries. */
 enum rr_answer_for { RR_ANSWER_LOCAL, RR_ANSWER_ANY };
 
+/* What a per-socket counter is summed over before it is exported
+ * (metrics_detail, src/daemon/metrics.c). */
+enum rr_metrics_detail {
+	RR_DETAIL_SOCKET,   /* nothing: per (queue, thread, function) */
+	RR_DETAIL_QUEUE,    /* a queue's threads: per (queue, function) */
+	RR_DETAIL_FUNCTION, /* every queue and thread: per function */
+};
+
 /* Below this source port are the well-known services, which answer
  * whatever reaches them: a request from one is refused (a loop guard). */
 #define RR_DEFAULT_MIN_SOURCE_PORT 1024
@@ -145,6 +153,7 @@ struct rr_config {
 	char metrics_file[PATH_MAX];
 	/* --metrics-listen: "ADDR:PORT" for GET /metrics and /healthz, or "" */
 	char metrics_listen[64];
+	enum rr_metrics_detail metrics_detail;
 	/* One entry per registered function, in registry order. */
 	struct rr_service services[RR_MAX_SLOTS * 4];
 	uint32_t nservices;

@@ -17,7 +17,8 @@ rr_bed $QUEUES
 SOCK=/run/reqrouter/$TB_IF_SRV.sock
 M=$RR_TMP/metrics.prom
 
-rr_start main -i "$TB_IF_SRV" -q $QUEUES -t 1 --metrics-file "$M" ||
+rr_start main -i "$TB_IF_SRV" -q $QUEUES -t 1 --metrics-file "$M" \
+	--metrics-detail socket ||
 	die "reqrouter -q $QUEUES -t 1 did not start"
 
 tb_cli_bg "$BUILD/rrload" -s "$TB_IP4_SRV" -p 1232,7 -c 64 -r 20000 -d 16 \

@@ -102,7 +102,7 @@ run() {
 	shift 2
 	rm -f "$M" # no numbers of the run before
 	rr_start "$name" -i "$TB_IF_SRV" -q 1 -t 2 --isolation "$iso" \
-		-c "$RW_CONF" --metrics-file "$M" "$@" ||
+		-c "$RW_CONF" --metrics-file "$M" --metrics-detail socket "$@" ||
 		die "$name: reqrouter --isolation $iso did not start"
 	[ "$iso" = cell ] &&
 		check_eq "$name: two cells" 2 "$(pgrep -c -P "$RR_PID")"
@@ -116,7 +116,8 @@ run() {
 	check "$name: worker 0 served kv" [ "$(served_by 0)" -gt 100 ]
 	check "$name: worker 1 served kv" [ "$(served_by 1)" -gt 100 ]
 	check "$name: stores counted as kv_sets" [ "$(metric "$M" \
-		reqrouter_function_kv_sets_total 'function="kv"')" -gt 100 ]
+		reqrouter_function_events_total 'function="kv"' \
+		'counter="kv_sets"')" -gt 100 ]
 }
 
 run cells cell
@@ -159,8 +160,8 @@ check_eq "read-only: key7 keeps the file's value" "value of key 7" \
 	"$(ask key7)"
 check_eq "read-only: key8 is still there" "value of key 8" "$(ask key8)"
 check_eq "read-only: SET and DEL counted as misses" 8 \
-	"$(wait_metric "$M" 5 reqrouter_function_kv_misses_total \
-		'function="kv"' -- 8)"
+	"$(wait_metric "$M" 5 reqrouter_function_events_total \
+		'function="kv"' 'counter="kv_misses"' -- 8)"
 rr_kill_wait TERM 10
 check_eq "read-only: SIGTERM, exit 0" 0 "$RR_RC"
 

@@ -135,13 +135,13 @@ check_eq "no function error" 0 \
 	"$(metric "$M" reqrouter_dropped_packets_total 'reason="function_error"')"
 
 # Its own counters: every key sent that is in the table is a hit.
-hits=$(metric "$M" reqrouter_function_kv_hits_total 'function="kv"')
-misses=$(metric "$M" reqrouter_function_kv_misses_total 'function="kv"')
+hits=$(metric "$M" reqrouter_function_events_total 'function="kv"' 'counter="kv_hits"')
+misses=$(metric "$M" reqrouter_function_events_total 'function="kv"' 'counter="kv_misses"')
 say "    kv_hits $hits, kv_misses $misses"
 check "metrics: kv_hits counted (> 200000)" [ "$hits" -gt 200000 ]
 check "metrics: kv_misses counted" [ "$misses" -gt 0 ]
-check "metrics: kv_hits has its HELP line" \
-	grep -q '^# HELP reqrouter_function_kv_hits_total Keys found' "$M"
+check "metrics: kv_hits is a counter of reqrouter_function_events_total" \
+	grep -q '^reqrouter_function_events_total{port="[0-9]*",function="kv",counter="kv_hits"} ' "$M"
 
 rr_kill_wait TERM 10
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"

@@ -227,7 +227,7 @@ comp=$(PATH=$D/usr/sbin:$PATH bash -c '
 	echo "${COMPREPLY[*]}"
 	complete -p reqrouter reqrouterctl | wc -l' _ "$D")
 check_eq "reqrouter --metrics-<TAB>, reqrouterctl he<TAB>, two complete specs" \
-	"--metrics-file --metrics-listen|health|2" "$(tr '\n' '|' <<<"$comp" | sed 's/|$//')"
+	"--metrics-file --metrics-listen --metrics-detail|health|2" "$(tr '\n' '|' <<<"$comp" | sed 's/|$//')"
 
 comp=$(PATH=$D/usr/sbin:$PATH bash -c '
 	source "$1/usr/share/bash-completion/completions/reqrouter"

@@ -102,6 +102,7 @@ interface = $TB_IF_SRV
 queues = 4
 threads = 2
 metrics_file = $M
+metrics_detail = socket
 
 [function reverse]
 port = 1300

@@ -27,7 +27,8 @@ M=$RR_TMP/metrics.prom
 # really verifies checksums of what arrives on its veth: show that it does.
 rr_csum_probe
 
-rr_start main -i "$TB_IF_SRV" -q $QUEUES -t $THREADS --metrics-file "$M" ||
+rr_start main -i "$TB_IF_SRV" -q $QUEUES -t $THREADS --metrics-file "$M" \
+	--metrics-detail socket ||
 	die "reqrouter -i $TB_IF_SRV -q $QUEUES -t $THREADS did not start"
 say "reqrouter running (pid $RR_PID): $(grep -c . "$RR_ERR") log lines"
 

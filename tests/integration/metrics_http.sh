@@ -125,7 +125,7 @@ import json, sys, urllib.request
 d = json.load(urllib.request.urlopen("http://%s/api/v1/rules" % sys.argv[1], timeout=5))
 r = [x for g in d["data"]["groups"] for x in g["rules"]]
 print(len(r), all(x["health"] == "ok" for x in r))' "$PROM")
-check_eq "Prometheus loaded the 5 alert rules, all healthy" "5 True" "$rules"
+check_eq "Prometheus loaded the 6 alert rules, all healthy" "6 True" "$rules"
 
 say "== a second instance on the same address"
 rr_run second -i "$TB_IF_SRV" -q 1 --control none --metrics-listen "$LISTEN"

@@ -61,8 +61,8 @@ snapshot() {
 	RX=$(srv reqrouter_rx_packets_total)
 	TX=$(srv reqrouter_tx_packets_total)
 	NOREPLY=$(srv reqrouter_dropped_packets_total 'reason="no_reply"')
-	SILENT=$(metric "$M" reqrouter_function_sockperf_silent_total)
-	INVALID=$(metric "$M" reqrouter_function_sockperf_invalid_total)
+	SILENT=$(metric "$M" reqrouter_function_events_total 'counter="sockperf_silent"')
+	INVALID=$(metric "$M" reqrouter_function_events_total 'counter="sockperf_invalid"')
 }
 # cli_rx: packets the client's interface received (the bed is silent:
 # nothing else arrives there; sockperf's own socket statistics do not do,

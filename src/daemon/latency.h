@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * How long the user tier holds a request: from its batch taken off the
+ * socket's RX ring to the batch's replies put on the TX ring. A worker
+ * takes a batch's requests together and puts their replies on TX
+ * together, so every reply of a batch waited exactly the batch's time:
+ * one clock read at each end of a batch times all of them, whatever the
+ * batch size. Kept per socket (struct rr_sock_stats) and written by its
+ * worker alone, with relaxed stores as the other counters; metrics.c
+ * sums a function's sockets into one Prometheus histogram
+ * (reqrouter_request_duration_seconds).
+ *
+ * Built with -DRR_NO_LATENCY the two hooks are empty: the baseline that
+ * docs/BENCHMARKS.md compares against to price them.
+ */
+#ifndef RR_LATENCY_H
+#define RR_LATENCY_H
+
+#include <stdint.h>
+
+#include "clock.h"
+
+/* The buckets' upper bounds in ns (Prometheus's le): 1-2-5 steps from
+ * 0.5 us to 10 ms; a last bucket takes the rest (+Inf). */
+#define RR_LATENCY_LE_NS                                                    \
+	500, 1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000, \
+		1000000, 2000000, 5000000, 10000000
+#define RR_LATENCY_NLE 14
+
+struct rr_latency {
+	uint64_t start_ns; /* CLOCK_MONOTONIC: when the batch was taken */
+	uint64_t sum_ns;   /* every reply's time, added up */
+	/* Replies by time: bucket[b] those above le b-1 up to le b, not
+	 * cumulative; bucket[RR_LATENCY_NLE] those above the last le. */
+	uint64_t bucket[RR_LATENCY_NLE + 1];
+};
+
+/* One writer: a load and a store, no atomic read-modify-write. */
+static inline void rr_latency_add(uint64_t *ctr, uint64_t n)
+{
+	__atomic_store_n(ctr, *ctr + n, __ATOMIC_RELAXED);
+}
+
+/* A batch was taken off RX. */
+static inline void rr_latency_start(struct rr_latency *l)
+{
+#ifndef RR_NO_LATENCY
+	l->start_ns = rr_now_ns();
+#else
+	(void)l;
+#endif
+}
+
+/* Its @n replies are on TX (none: nothing to time). */
+static inline void rr_latency_end(struct rr_latency *l, uint32_t n)
+{
+#ifndef RR_NO_LATENCY
+	static const uint64_t le[RR_LATENCY_NLE] = { RR_LATENCY_LE_NS };
+	uint64_t ns;
+	uint32_t b = 0;
+
+	if (!n)
+		return;
+	ns = rr_now_ns() - l->start_ns;
+	while (b < RR_LATENCY_NLE && ns > le[b])
+		b++;
+	rr_latency_add(&l->bucket[b], n);
+	rr_latency_add(&l->sum_ns, ns * n);
+#else
+	(void)l;
+	(void)n;
+#endif
+}
+
+#endif /* RR_LATENCY_H */
