@@ -2,13 +2,18 @@
 /*
  * reqrouterctl: talks to a running reqrouter through its control socket.
  * Sends one command, prints the JSON answer as it is (--json) or as a
- * few lines for a human. Exit status: 0 done (health: ready), 1 the
- * instance refused or is not ready, 2 usage, 3 no instance to talk to.
+ * few lines for a human; stats --watch asks again every few seconds.
+ * Exit status: 0 done (health: ready), 1 the instance refused or is not
+ * ready, 2 usage, 3 no instance to talk to. conf-check talks to no
+ * instance: it runs reqrouter --check, whose exit status it has.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,12 +32,19 @@
 #define TIMEOUT_MS 10000 /* a reload may wait for workers */
 #define CMD_COLUMN 26 /* where a command's help starts, as an option's does */
 
-enum { OPT_JSON = 256, OPT_TIMEOUT, OPT_QUIET };
+#define WATCH_DEFAULT_S 2 /* watch(1)'s */
+#define WATCH_MAX_S 3600
+
+/* The command reqrouterctl runs itself, with no instance. */
+#define CONF_CHECK "conf-check"
+
+enum { OPT_JSON = 256, OPT_TIMEOUT, OPT_QUIET, OPT_WATCH };
 
 static const struct rr_opt opts[] = {
 	{ "control", 'c', "PATH",
 	  "the instance's control socket (default: the only one in " RR_CONTROL_DIR
-	  ")" },
+	  " that answers)" },
+	{ "socket", 's', "PATH", "the same as --control (knotc's habit)" },
 	{ "json", OPT_JSON, NULL, "print the instance's JSON answer as it is" },
 	{ "timeout", OPT_TIMEOUT, "SECS",
 	  "drain: stop after SECS at the latest (default " STR(
@@ -40,6 +52,9 @@ static const struct rr_opt opts[] = {
 	{ "quiet", OPT_QUIET, "SECS",
 	  "drain: stop once no request came for SECS (default " STR(
 		  RR_DRAIN_QUIET_S) ")" },
+	{ "watch", OPT_WATCH, NULL,
+	  "stats: ask again every SECONDS, the number after the command (default " STR(
+		  WATCH_DEFAULT_S) "), until interrupted" },
 	RR_OPT_VERSION_ENTRY,
 	RR_OPT_HELP_ENTRY,
 	{ 0 },
@@ -79,6 +94,9 @@ static const char *about(void)
 			fprintf(f, "  %-*s  %s\n", CMD_COLUMN, left, c->help);
 		}
 	}
+	fprintf(f, "\nCommands run here, with no instance:\n  %-*s  %s\n",
+		CMD_COLUMN, CONF_CHECK " [ARG...]",
+		"reqrouter --check ARG...: check a configuration (-c FILE) as a start would");
 	fclose(f);
 	n = strlen(text);
 	if (n && text[n - 1] == '\n')
@@ -86,9 +104,35 @@ static const char *about(void)
 	return text;
 }
 
-/* The one socket in the default directory, or why there is none. */
+/*
+ * Whether an instance listens at @path: false only when nobody does (the
+ * file of an instance that died: connect() is refused). A socket we may
+ * not use, or one too busy to take the call, counts as an instance.
+ */
+static bool listened(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, err = 0;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return true;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		err = errno;
+	close(fd);
+	return err != ECONNREFUSED && err != ENOENT;
+}
+
+/*
+ * The one socket in the default directory that an instance listens on,
+ * or why there is none. Socket files nobody listens on are skipped, and
+ * named in one line.
+ */
 static int find_socket(char *path, size_t len)
 {
+	char file[sizeof(((struct sockaddr_un *)0)->sun_path)], stale[512] = "";
+	size_t nstale = 0, at = 0;
 	struct dirent *e;
 	int found = 0;
 	DIR *d;
@@ -99,20 +143,34 @@ static int find_socket(char *path, size_t len)
 			RR_CONTROL_DIR, strerror(errno));
 		return -ENOENT;
 	}
-	while ((e = readdir(d))) {
+	while ((e = readdir(d)) && found < 2) {
 		size_t n = strlen(e->d_name);
 
 		if (n < 6 || strcmp(e->d_name + n - 5, ".sock"))
 			continue;
-		if (found++)
-			break;
-		snprintf(path, len, "%s/%s", RR_CONTROL_DIR, e->d_name);
+		/* Longer, and no socket could be reached by it. */
+		if (snprintf(file, sizeof(file), "%s/%s", RR_CONTROL_DIR,
+			     e->d_name) >= (int)sizeof(file))
+			continue;
+		if (!listened(file)) {
+			if (at < sizeof(stale))
+				at += (size_t)snprintf(
+					stale + at, sizeof(stale) - at, "%s%s",
+					nstale ? ", " : "", file);
+			nstale++;
+			continue;
+		}
+		if (!found++)
+			snprintf(path, len, "%s", file);
 	}
 	closedir(d);
+	if (nstale)
+		pr_warn("skipped %s: nobody listens (left by an instance that died)\n",
+			stale);
 	if (found == 1)
 		return 0;
 	pr_warn(found ? "several instances run here; say which with --control %s/IFACE.sock\n"
-		      : "no reqrouter is running here (no socket in %s)\n",
+		      : "no reqrouter is running here (no socket in %s that answers)\n",
 		RR_CONTROL_DIR);
 	return -ENOENT;
 }
@@ -288,46 +346,309 @@ static void print_status(const char *json)
 	}
 }
 
+/*
+ * A reader of the instance's JSON for the human output of stats, which
+ * has nested objects and arrays: walks the members of one object or the
+ * elements of one array. Our own replies only; --json is the interface
+ * for programs.
+ */
+struct jwalk {
+	const char *p; /* at the container's '{' or '[', then at a ',' */
+	bool object;
+};
+
+static const char *ws(const char *p)
+{
+	return p + strspn(p, " \t\r\n");
+}
+
+/* Just past the value at @p: a string, a number, a literal, or a whole
+ * object or array; at the NUL if it is cut short. */
+static const char *skip_value(const char *p)
+{
+	bool in_str = false;
+	int depth = 0;
+
+	for (; *p; p++) {
+		if (in_str) {
+			if (*p == '\\' && p[1])
+				p++;
+			else if (*p == '"' && (in_str = false, !depth))
+				return p + 1;
+			continue;
+		}
+		if (*p == '"') {
+			in_str = true;
+		} else if (*p == '{' || *p == '[') {
+			depth++;
+		} else if (*p == '}' || *p == ']') {
+			if (!depth)
+				return p; /* a scalar, last in its container */
+			if (!--depth)
+				return p + 1;
+		} else if (*p == ',' && !depth) {
+			return p;
+		}
+	}
+	return p;
+}
+
+/* The string at @p into @buf (\" and \\ unescaped, \uXXXX as '?');
+ * returns the place just past it. */
+static const char *json_str(const char *p, char *buf, size_t len)
+{
+	size_t i = 0;
+
+	for (p++; *p && *p != '"'; p++) {
+		if (*p == '\\' && p[1]) {
+			p++;
+			if (*p == 'u') {
+				p += strnlen(p + 1, 4);
+				if (i + 1 < len)
+					buf[i++] = '?';
+				continue;
+			}
+		}
+		if (i + 1 < len)
+			buf[i++] = *p;
+	}
+	if (len)
+		buf[i] = '\0';
+	return *p ? p + 1 : p;
+}
+
+static void json_walk(struct jwalk *w, const char *v)
+{
+	w->p = v ? ws(v) : NULL;
+	w->object = v && *w->p == '{';
+	if (w->p && *w->p != '{' && *w->p != '[')
+		w->p = NULL;
+}
+
+/* The next member (its key into @key, "" in an array) and its value in
+ * *@val; false at the end. */
+static bool json_next(struct jwalk *w, char *key, size_t len, const char **val)
+{
+	const char *p = w->p;
+
+	if (!p || (*p != '{' && *p != '[' && *p != ','))
+		return false;
+	p = ws(p + 1);
+	if (len)
+		key[0] = '\0';
+	if (w->object) {
+		if (*p != '"')
+			return false;
+		p = ws(json_str(p, key, len));
+		if (*p != ':')
+			return false;
+		p = ws(p + 1);
+	} else if (*p == ']' || !*p) {
+		return false;
+	}
+	*val = p;
+	w->p = ws(skip_value(p));
+	return true;
+}
+
+/* The value of member @key of the object at @obj, or NULL. */
+static const char *json_get(const char *obj, const char *key)
+{
+	struct jwalk w;
+	const char *v;
+	char k[64];
+
+	json_walk(&w, obj);
+	while (json_next(&w, k, sizeof(k), &v))
+		if (!strcmp(k, key))
+			return v;
+	return NULL;
+}
+
+/* A number member of the object at @obj; 0 if it has none. */
+static unsigned long long json_u64(const char *obj, const char *key)
+{
+	const char *v = obj ? json_get(obj, key) : NULL;
+
+	return v ? strtoull(v, NULL, 10) : 0;
+}
+
+/* "  WHAT: name N, name N" for the non-zero numbers of the object at
+ * @obj, or "none"; nothing if there is no such object. */
+static void print_nonzero(const char *what, const char *obj)
+{
+	unsigned long long n;
+	struct jwalk w;
+	const char *v;
+	char k[64];
+	int shown = 0;
+
+	if (!obj)
+		return;
+	printf("  %s:", what);
+	json_walk(&w, obj);
+	while (json_next(&w, k, sizeof(k), &v)) {
+		n = strtoull(v, NULL, 10);
+		if (n)
+			printf("%s %s %llu", shown++ ? "," : "", k, n);
+	}
+	printf("%s\n", shown ? "" : " none");
+}
+
+/* One function: its totals, drops by reason, faults, own counters. */
+static void print_function(const char *f)
+{
+	const char *user = json_get(f, "user"), *xdp = json_get(f, "xdp");
+	const char *cache = json_get(f, "cache"), *faults, *q, *ctrs;
+	char name[64] = "?";
+	struct jwalk w;
+	const char *v;
+
+	v = json_get(f, "name");
+	if (v && *v == '"')
+		json_str(v, name, sizeof(name));
+	printf("%s (port %llu): user space rx %llu tx %llu", name,
+	       json_u64(f, "port"), json_u64(user, "rx"), json_u64(user, "tx"));
+	if (xdp)
+		printf(", in XDP rx %llu tx %llu punted %llu",
+		       json_u64(xdp, "rx"), json_u64(xdp, "tx"),
+		       json_u64(xdp, "punted"));
+	if (cache)
+		printf(", cache hits %llu misses %llu", json_u64(cache, "hits"),
+		       json_u64(cache, "misses"));
+	q = json_get(f, "quarantined");
+	printf("%s\n", q && !strncmp(q, "true", 4) ? " (quarantined)" : "");
+	print_nonzero("dropped in user space",
+		      user ? json_get(user, "dropped") : NULL);
+	print_nonzero("dropped in XDP", xdp ? json_get(xdp, "dropped") : NULL);
+	faults = json_get(f, "faults");
+	if (faults)
+		printf("  faults: crash %llu, timeout %llu\n",
+		       json_u64(faults, "crash"), json_u64(faults, "timeout"));
+	/* The function's own, if it has any. */
+	ctrs = json_get(f, "counters");
+	json_walk(&w, ctrs);
+	if (json_next(&w, NULL, 0, &v))
+		print_nonzero("counters", ctrs);
+}
+
+/* The XDP program's verdicts ("verdict/reason": n), the non-zero ones,
+ * one line per verdict, in the program's order. */
+static void print_verdicts(const char *xdp)
+{
+	char k[64], seen[16][24];
+	unsigned int nseen = 0, i, lines = 0;
+	unsigned long long n;
+	struct jwalk w, r;
+	const char *v;
+	size_t len;
+	int shown;
+
+	printf("XDP program, every queue of the interface:\n");
+	json_walk(&w, xdp);
+	while (json_next(&w, k, sizeof(k), &v)) {
+		len = strcspn(k, "/");
+		for (i = 0; i < nseen; i++)
+			if (strlen(seen[i]) == len && !strncmp(seen[i], k, len))
+				break;
+		if (i < nseen || nseen == ARRAY_SIZE(seen) ||
+		    len >= sizeof(seen[0]))
+			continue;
+		snprintf(seen[nseen], sizeof(seen[0]), "%.*s", (int)len, k);
+		shown = 0;
+		json_walk(&r, xdp);
+		while (json_next(&r, k, sizeof(k), &v)) {
+			n = strtoull(v, NULL, 10);
+			if (!n || k[len] != '/' || strncmp(k, seen[nseen], len))
+				continue;
+			if (!shown++)
+				printf("  %s:", seen[nseen]);
+			printf("%s %s %llu", shown > 1 ? "," : "", k + len + 1,
+			       n);
+		}
+		nseen++;
+		if (shown) {
+			putchar('\n');
+			lines++;
+		}
+	}
+	if (!lines)
+		printf("  nothing yet\n");
+}
+
+/* Where each queue's UMEM frames are. */
+static void print_umem(const char *queues)
+{
+	static const char *const states[] = { "fill", "rx",	    "worker",
+					      "tx",   "completion", "kernel" };
+	struct jwalk w;
+	const char *q;
+	size_t i;
+
+	printf("UMEM frames per queue:\n  %5s", "queue");
+	for (i = 0; i < ARRAY_SIZE(states); i++)
+		printf(" %10s", states[i]);
+	putchar('\n');
+	json_walk(&w, queues);
+	while (json_next(&w, NULL, 0, &q)) {
+		printf("  %5llu", json_u64(q, "queue"));
+		for (i = 0; i < ARRAY_SIZE(states); i++)
+			printf(" %10llu", json_u64(q, states[i]));
+		putchar('\n');
+	}
+}
+
+/*
+ * What the README and the alert rules send an operator here for: per
+ * function its totals, its drops by reason in each tier, its faults and
+ * quarantine, its own counters; the XDP program's verdicts; where the
+ * UMEM frames are.
+ */
 static void print_stats(const char *json)
 {
-	const char *p = json;
+	const char *fns = json_get(json, "functions"), *f, *v;
+	struct jwalk w;
 
-	while ((p = strstr(p, "{\"name\":"))) {
-		const char *end = strstr(p, "\"counters\":");
-		char name[64], port[8], rx[24], tx[24], v[24];
+	json_walk(&w, fns);
+	while (json_next(&w, NULL, 0, &f))
+		print_function(f);
+	v = json_get(json, "xdp");
+	if (v)
+		print_verdicts(v);
+	v = json_get(json, "umem_frames");
+	if (v)
+		print_umem(v);
+}
 
-		field(p, "name", name, sizeof(name));
-		field(p, "port", port, sizeof(port));
-		field(p, "rx", rx, sizeof(rx));
-		field(p, "tx", tx, sizeof(tx));
-		printf("%s (port %s): user space rx %s tx %s", name, port, rx,
-		       tx);
-		if (end && strstr(p, "\"xdp\":{") &&
-		    strstr(p, "\"xdp\":{") < end) {
-			const char *x = strstr(p, "\"xdp\":{");
+/* A reload: each line of what it applied and what needs a restart or
+ * failed, then its summary, on stderr if not all was applied. */
+static void print_reload(const char *json, bool ok)
+{
+	char line[1024], key[8];
+	const char *v;
+	struct jwalk w;
 
-			field(x, "rx", rx, sizeof(rx));
-			field(x, "tx", tx, sizeof(tx));
-			field(x, "punted", v, sizeof(v));
-			printf(", in XDP rx %s tx %s punted %s", rx, tx, v);
+	json_walk(&w, json_get(json, "lines"));
+	while (json_next(&w, key, sizeof(key), &v))
+		if (*v == '"') {
+			json_str(v, line, sizeof(line));
+			printf("%s\n", line);
 		}
-		if (end && strstr(p, "\"cache\":{") &&
-		    strstr(p, "\"cache\":{") < end) {
-			const char *c = strstr(p, "\"cache\":{");
-
-			field(c, "hits", rx, sizeof(rx));
-			field(c, "misses", tx, sizeof(tx));
-			printf(", cache hits %s misses %s", rx, tx);
-		}
-		putchar('\n');
-		p++;
+	if (!field(json, "message", line, sizeof(line)))
+		snprintf(line, sizeof(line), "%s", json);
+	if (ok) {
+		printf("%s\n", line);
+		return;
 	}
+	fflush(stdout); /* the lines first, wherever both streams go */
+	pr_warn("reload: %s\n", line);
 }
 
 /* What the options ask for. */
 struct ctl_opts {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	unsigned long timeout, quiet; /* drain's */
+	unsigned long watch;	      /* stats --watch: seconds, or 0 */
 	bool json;
 };
 
@@ -338,10 +659,14 @@ static int apply(int key, const char *arg, void *ctx)
 
 	switch (key) {
 	case 'c':
+	case 's':
 		snprintf(o->path, sizeof(o->path), "%s", arg);
 		break;
 	case OPT_JSON:
 		o->json = true;
+		break;
+	case OPT_WATCH:
+		o->watch = WATCH_DEFAULT_S;
 		break;
 	case OPT_TIMEOUT:
 	case OPT_QUIET:
@@ -459,6 +784,8 @@ static bool show(const struct rr_ctlcmd *c, const char *reply, bool json)
 
 	if (json) {
 		fputs(reply, stdout);
+	} else if (rr_ctlcmd_id(c) == RR_CTL_RELOAD) {
+		print_reload(reply, ok);
 	} else if (!ok) {
 		if (!field(reply, "message", why, sizeof(why)))
 			snprintf(why, sizeof(why), "%s", reply);
@@ -480,6 +807,168 @@ static bool show(const struct rr_ctlcmd *c, const char *reply, bool json)
 	return ok;
 }
 
+/*
+ * stats --watch [SECONDS]: the number is an operand, after the command or
+ * before it (getopt moves the operands together). Taken out of argv's
+ * operands: 0, or 2 after saying what is wrong.
+ */
+static int watch_seconds(int *argc, char **argv, struct ctl_opts *o)
+{
+	int at;
+
+	if (!o->watch || *argc - optind != 2)
+		return 0;
+	if (strspn(argv[optind + 1], "0123456789") == strlen(argv[optind + 1]))
+		at = optind + 1;
+	else if (strspn(argv[optind], "0123456789") == strlen(argv[optind]))
+		at = optind;
+	else
+		return 0;
+	if (rr_parse_ulong(argv[at], 1, WATCH_MAX_S, &o->watch)) {
+		pr_warn("--watch takes seconds, 1-%d, not '%s'\n", WATCH_MAX_S,
+			argv[at]);
+		return 2;
+	}
+	if (at == optind)
+		optind++;
+	else
+		(*argc)--;
+	return 0;
+}
+
+/*
+ * stats --watch: the stats again every o->watch seconds, as watch(1)
+ * shows a command, until SIGINT or SIGTERM (exit 0). An instance that
+ * goes away ends it with exit 3, one it refuses with 1.
+ */
+static int watch(const struct ctl_opts *o, const struct rr_ctlcmd *c,
+		 const char *line)
+{
+	struct timespec every = { (time_t)o->watch, 0 };
+	bool tty = isatty(STDOUT_FILENO);
+	char when[32] = "", *reply;
+	sigset_t stop;
+	struct tm tm;
+	time_t now;
+	bool ok;
+
+	/* Taken with sigtimedwait() between two rounds, never in the middle
+	 * of one; a background job's ignored SIGINT counts too. */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop, NULL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	for (;;) {
+		if (ask(o->path, line, &reply))
+			return 3;
+		if (!o->json) {
+			now = time(NULL);
+			if (localtime_r(&now, &tm))
+				strftime(when, sizeof(when), "%F %T", &tm);
+			printf("%sEvery %lus: reqrouterctl stats of %s, %s\n\n",
+			       tty ? "\033[H\033[2J" : "", o->watch, o->path,
+			       when);
+		}
+		ok = show(c, reply, o->json);
+		free(reply);
+		if (!o->json)
+			putchar('\n');
+		fflush(stdout);
+		if (!ok)
+			return 1;
+		if (sigtimedwait(&stop, NULL, &every) > 0)
+			return 0;
+	}
+}
+
+/* An option of ours that takes its value as the next word. */
+static bool takes_next(const char *word)
+{
+	const struct rr_opt *t;
+	size_t n;
+
+	if (word[0] == '-' && word[1] && word[1] != '-')
+		for (t = opts; t->name; t++)
+			if (t->arg && t->key == word[1] && !word[2])
+				return true;
+	if (strncmp(word, "--", 2) || strchr(word, '='))
+		return false;
+	n = strlen(word + 2);
+	for (t = opts; t->name; t++)
+		if (t->arg && n && !strncmp(t->name, word + 2, n))
+			return true;
+	return false;
+}
+
+/* Where conf-check is on the command line, as its command (the first
+ * operand), or 0: what follows it is reqrouter's, not ours. */
+static int conf_check_at(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], CONF_CHECK))
+			return i;
+		if (argv[i][0] != '-' || !strcmp(argv[i], "--"))
+			return 0;
+		if (takes_next(argv[i]))
+			i++;
+	}
+	return 0;
+}
+
+/*
+ * conf-check ARG...: runs reqrouter --check ARG... in our place: the
+ * reqrouter installed beside reqrouterctl (both go to sbin/; both are in
+ * build/), else the one in PATH. Its lines and exit status are the
+ * answer; 127 (or 126) if there is no reqrouter to run, as env(1) says.
+ */
+static int conf_check(int nargs, char **args)
+{
+	char self[PATH_MAX], **argv;
+	const char *tried = "";
+	ssize_t n;
+	char *slash;
+	int i;
+
+	argv = calloc((size_t)nargs + 3, sizeof(*argv));
+	if (!argv) {
+		pr_warn("out of memory\n");
+		return 2;
+	}
+	argv[0] = "reqrouter";
+	argv[1] = "--check";
+	for (i = 0; i < nargs; i++)
+		argv[i + 2] = args[i];
+	fflush(stdout);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash && (size_t)(slash - self) + sizeof("/reqrouter") <=
+				     sizeof(self)) {
+			strcpy(slash + 1, "reqrouter");
+			if (!access(self, X_OK)) {
+				execv(self, argv);
+				tried = self;
+			}
+		}
+	}
+	execvp("reqrouter", argv);
+	i = errno;
+	if (tried[0])
+		pr_warn(CONF_CHECK
+			": cannot run %s, nor reqrouter from PATH: %s\n",
+			tried, strerror(i));
+	else
+		pr_warn(CONF_CHECK ": cannot run reqrouter from PATH: %s\n",
+			strerror(i));
+	free(argv);
+	return i == ENOENT ? 127 : 126;
+}
+
 int main(int argc, char **argv)
 {
 	struct rr_opt_prog prog = { "reqrouterctl", SYNOPSIS, about(), opts };
@@ -488,21 +977,37 @@ int main(int argc, char **argv)
 	char line[PATH_MAX + 16], *reply = NULL;
 	const struct rr_ctlcmd *c;
 	bool ok;
-	int ret;
+	int ret, at;
 
 	rr_log_set_prog("reqrouterctl");
+	at = conf_check_at(argc, argv);
+	if (at) {
+		/* Our options before it (--help), reqrouter's after it. */
+		ret = rr_opt_parse(&prog, at, argv, apply, &o);
+		if (ret)
+			return ret;
+		return conf_check(argc - at - 1, argv + at + 1);
+	}
 	ret = rr_opt_parse(&prog, argc, argv, apply, &o);
+	if (!ret)
+		ret = watch_seconds(&argc, argv, &o);
 	if (ret)
 		return ret;
 	c = check_command(argc, argv);
 	if (!c)
 		return 2;
+	if (o.watch && rr_ctlcmd_id(c) != RR_CTL_STATS) {
+		pr_warn("--watch goes with stats only\n");
+		return 2;
+	}
 	if (!o.path[0] && find_socket(o.path, sizeof(o.path)))
 		return 3;
 	ret = request_line(c, rr_ctlcmd_user_args(c) ? argv[optind + 1] : NULL,
 			   &o, line, sizeof(line));
 	if (ret)
 		return ret;
+	if (o.watch)
+		return watch(&o, c, line);
 	ret = ask(o.path, line, &reply);
 	if (ret) {
 		/* health: an instance that is gone is simply not ready. */

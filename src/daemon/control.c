@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <grp.h>
 #include <poll.h>
 #include <stdio.h>
@@ -24,25 +25,45 @@
 #include "log.h"
 #include "metrics.h"
 #include "module.h"
+#include "opttable.h"
 #include "registry.h"
 #include "service.h"
+#include "settings.h"
 #include "util.h"
 #include "version.h"
 
 /* A whole exchange, line in and reply out, or the client is dropped. */
 #define CLIENT_DEADLINE_MS 2000
 
-/* A socket file that still answers belongs to a running instance. */
-static bool in_use(const struct sockaddr_un *sa)
+/*
+ * What is at the control socket's path: 0 nothing, 1 a socket file that
+ * nobody listens on (left by an instance that died: connect() is
+ * refused), or -errno: -EADDRINUSE a socket that answers (or whose
+ * backlog is full: an instance too busy to take the call), -EEXIST a file
+ * that is no socket, anything else a socket we cannot tell about (not
+ * ours to remove). Never waits: the probe does not block.
+ */
+static int probe(const struct sockaddr_un *sa)
 {
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	bool used;
+	struct stat st;
+	int fd, ret;
 
+	if (lstat(sa->sun_path, &st))
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return false;
-	used = !connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+		return -errno;
+	ret = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) ? errno : 0;
 	close(fd);
-	return used;
+	if (ret == ECONNREFUSED)
+		return 1;
+	if (ret == ENOENT) /* gone since the lstat() */
+		return 0;
+	if (!ret || ret == EAGAIN || ret == EINPROGRESS)
+		return -EADDRINUSE;
+	return -ret;
 }
 
 /* Frees client @cl's slot. */
@@ -98,14 +119,40 @@ int rr_control_open(struct rr_control *c, const char *path, const char *group,
 			return ret;
 		}
 	}
-	if (in_use(&sa)) {
+	ret = probe(&sa);
+	if (ret == -EADDRINUSE) {
 		snprintf(
 			err, errlen,
 			"control socket %s is in use by another instance (reqrouterctl --control %s status)",
 			path, path);
-		return -EADDRINUSE;
+		return ret;
 	}
-	unlink(path); /* left by an instance that died */
+	if (ret == -EEXIST) {
+		snprintf(
+			err, errlen,
+			"control socket path %s is a file that is no socket; remove it or give another --control",
+			path);
+		return ret;
+	}
+	if (ret < 0) {
+		snprintf(err, errlen,
+			 "cannot tell whether control socket %s is in use: %s",
+			 path, strerror(-ret));
+		return ret;
+	}
+	/* Left by an instance that died: nobody listens on it. */
+	if (ret == 1) {
+		if (unlink(path) && errno != ENOENT) {
+			ret = -errno;
+			snprintf(
+				err, errlen,
+				"cannot remove the stale control socket %s: %s",
+				path, strerror(-ret));
+			return ret;
+		}
+		pr_info("control socket %s was left by an instance that died; replaced\n",
+			path);
+	}
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (c->fd < 0) {
 		ret = -errno;
@@ -160,6 +207,130 @@ void rr_control_close(struct rr_control *c)
 	unlink(c->path);
 }
 
+/* A reload's report: a summary and a line per key, at most. */
+#define RELOAD_MSG_MAX 16384
+/* The command line a reload reads back, at most. */
+#define CMDLINE_MAX (256 * 1024)
+/* getopt's value for a settings row without a letter: FLAG_ROW + its
+ * index, as options.c numbers them. */
+#define FLAG_ROW 256
+#define MAX_FLAGS 64
+
+/*
+ * reqrouter's own command line, as the kernel keeps it: *@argv (NULL
+ * terminated, *@argc entries) points into *@buf; both malloc()ed.
+ */
+static int read_cmdline(char **buf, char ***argv, int *argc)
+{
+	size_t n, i;
+	int k = 0;
+	FILE *f;
+
+	*buf = malloc(CMDLINE_MAX + 1);
+	*argv = NULL;
+	*argc = 0;
+	f = fopen("/proc/self/cmdline", "re");
+	if (!*buf || !f) {
+		if (f)
+			fclose(f);
+		return -errno;
+	}
+	n = fread(*buf, 1, CMDLINE_MAX, f);
+	fclose(f);
+	(*buf)[n] = '\0';
+	for (i = 0; i < n; i++)
+		*argc += !(*buf)[i];
+	*argv = calloc((size_t)*argc + 1, sizeof(**argv));
+	if (!*argv)
+		return -ENOMEM;
+	for (i = 0; i < n && k < *argc; i += strlen(*buf + i) + 1)
+		(*argv)[k++] = *buf + i;
+	*argc = k;
+	return 0;
+}
+
+/* The settings row of getopt's @key, or NULL. */
+static const struct rr_setting *flag_row(int key)
+{
+	size_t i;
+
+	if (key >= FLAG_ROW && (size_t)(key - FLAG_ROW) < rr_nsettings)
+		return &rr_settings[key - FLAG_ROW];
+	for (i = 0; i < rr_nsettings; i++)
+		if (rr_settings[i].flag && rr_settings[i].letter == key)
+			return &rr_settings[i];
+	return NULL;
+}
+
+/*
+ * The config a restart would run with: the defaults, the config file as
+ * it is now, then the flags of reqrouter's own command line (read back
+ * from /proc/self/cmdline) over it, each through its row of the settings
+ * table as at start-up (src/daemon/options.c): a flag keeps overriding
+ * the file, and a reload compares like with like. Modules are not loaded
+ * again: a changed functions_dir is a key that needs a restart. NULL
+ * with one line in @err.
+ */
+static struct rr_config *restart_config(const struct rr_config *cfg, char *err,
+					size_t errlen)
+{
+	char shortopts[RR_OPT_SHORT_LEN(MAX_FLAGS)], *buf = NULL, **argv;
+	struct option longopts[MAX_FLAGS + 1];
+	struct rr_opt t[MAX_FLAGS + 1];
+	const struct rr_setting *row;
+	struct rr_config *next = NULL;
+	int argc = 0, key, ret;
+	size_t i, n = 0;
+
+	if (rr_nsettings + 3 > MAX_FLAGS) {
+		snprintf(err, errlen, "too many settings to read flags for");
+		return NULL;
+	}
+	for (i = 0; i < rr_nsettings; i++)
+		if (rr_settings[i].flag)
+			t[n++] =
+				(struct rr_opt){ rr_settings[i].flag,
+						 rr_settings[i].letter
+							 ? rr_settings[i].letter
+							 : FLAG_ROW + (int)i,
+						 rr_settings[i].arg, NULL };
+	t[n++] = (struct rr_opt){ "dump-settings", RR_OPT_VERSION - 1, "WHAT",
+				  NULL };
+	t[n++] = (struct rr_opt)RR_OPT_VERSION_ENTRY;
+	t[n++] = (struct rr_opt)RR_OPT_HELP_ENTRY;
+	t[n] = (struct rr_opt){ 0 };
+	rr_opt_build(t, shortopts, longopts);
+
+	ret = read_cmdline(&buf, &argv, &argc);
+	if (ret) {
+		snprintf(
+			err, errlen,
+			"cannot read reqrouter's command line (/proc/self/cmdline): %s",
+			strerror(-ret));
+		goto out;
+	}
+	next = rr_config_read(cfg->config_file, err, errlen);
+	if (!next)
+		goto out;
+	opterr = 0;
+	optind = 0;
+	while ((key = getopt_long(argc, argv, shortopts, longopts, NULL)) !=
+	       -1) {
+		row = flag_row(key);
+		if (row && rr_setting_set(row, next, optarg, true, err, errlen))
+			goto fail;
+	}
+	if (!rr_config_finish(next, err, errlen))
+		goto out;
+fail:
+	rr_config_destroy(next);
+	next = NULL;
+out:
+	free(argv);
+	free(buf);
+	return next;
+}
+
 int rr_reload(struct rr_invoker *inv, const struct rr_config *cfg, char *msg,
 	      size_t msglen)
 {
@@ -167,7 +338,7 @@ int rr_reload(struct rr_invoker *inv, const struct rr_config *cfg, char *msg,
 	char err[RR_ERRLEN];
 	int ret;
 
-	next = rr_config_read(cfg->config_file, err, sizeof(err));
+	next = restart_config(cfg, err, sizeof(err));
 	if (!next) {
 		pr_warn("reload: %s; nothing changed\n", err);
 		snprintf(msg, msglen, "%s; nothing changed", err);
@@ -175,7 +346,8 @@ int rr_reload(struct rr_invoker *inv, const struct rr_config *cfg, char *msg,
 	} else {
 		ret = rr_invoker_reload(inv, next, msg, msglen);
 	}
-	rr_service_status("reload: %s", msg);
+	/* The summary, the first line: a newline would end STATUS=. */
+	rr_service_status("reload: %.*s", (int)strcspn(msg, "\n"), msg);
 	rr_config_destroy(next);
 	return ret;
 }
@@ -269,13 +441,36 @@ static void cmd_health(struct rr_control *c, struct rr_invoker *inv,
 	fprintf(f, "}\n");
 }
 
+/* Its summary as the message, and every line of what it applied and
+ * what it refused (rr_invoker_reload()) in "lines": ok only if all was
+ * applied. */
 static void cmd_reload(struct rr_control *c, struct rr_invoker *inv,
 		       const struct rr_config *cfg, const char *arg, FILE *f)
 {
-	char msg[RR_ERRLEN * 2] = "";
-	int ret = rr_reload(inv, cfg, msg, sizeof(msg));
+	static char msg[RELOAD_MSG_MAX];
+	bool first = true;
+	char *line, *end;
+	int ret;
 
-	reply(f, ret, msg);
+	msg[0] = '\0';
+	ret = rr_reload(inv, cfg, msg, sizeof(msg));
+	end = msg + strcspn(msg, "\n");
+	line = *end ? end + 1 : end;
+	*end = '\0';
+	fprintf(f, "{\"ok\":%s,\"message\":", ret ? "false" : "true");
+	rr_json_str(f, msg);
+	fprintf(f, ",\"lines\":[");
+	while (*line) {
+		end = line + strcspn(line, "\n");
+		if (*end)
+			*end++ = '\0';
+		if (!first)
+			fputc(',', f);
+		rr_json_str(f, line);
+		first = false;
+		line = end;
+	}
+	fprintf(f, "]}\n");
 }
 
 static void cmd_deploy(struct rr_control *c, struct rr_invoker *inv,

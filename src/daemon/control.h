@@ -65,10 +65,10 @@ void rr_control_serve(struct rr_control *c, struct rr_invoker *inv,
 void rr_control_close(struct rr_control *c);
 
 /*
- * Re-reads cfg's config file and re-initialises the functions with state
- * (what SIGHUP and "reload" do). Returns the number of functions whose
- * reload failed, or -errno if the file could not be read; @msg gets one
- * line about it.
+ * Re-reads cfg's config file, with the command line read back, and
+ * applies what changed (rr_invoker_reload(); what SIGHUP and "reload"
+ * do). Returns the number of keys refused or failed, or -errno if the
+ * file could not be read; @msg gets a summary line, then one per key.
  */
 int rr_reload(struct rr_invoker *inv, const struct rr_config *cfg, char *msg,
 	      size_t msglen);

@@ -396,12 +396,14 @@ int rr_invoker_start(struct rr_invoker *inv);
  * plain spinning if they never will. */
 void rr_invoker_check_busy_poll(struct rr_invoker *inv);
 /*
- * Re-runs init() of every served function that has one, with the
- * settings in @next (a freshly loaded config), into new state; the
- * workers move to it between batches and the old state is freed once
- * none can still use it. A function whose init fails keeps its old
- * state. Returns how many functions failed; each failure is logged, and
- * @msg gets the first one (or a summary when none failed).
+ * Applies @next (the config a restart would run with) while serving:
+ * every changed key a reload can apply (slots.c lists them) is applied,
+ * functions enabled or disabled are served or removed, and init() of
+ * every served function that has one runs again into new state, which
+ * the workers move to between batches (the old state is freed once none
+ * can use it; a function whose init fails keeps it). Every other changed
+ * key is refused as needing a restart. Returns how many keys were
+ * refused or failed; @msg gets a summary line, then one line per key.
  */
 int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
 		      char *msg, size_t msglen);

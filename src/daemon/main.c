@@ -24,6 +24,7 @@
 #include <linux/capability.h>
 
 #include "cell.h"
+#include "check.h"
 #include "clock.h"
 #include "control.h"
 #include "http.h"
@@ -51,7 +52,8 @@ static void on_signal(int sig)
 		stop_signal = sig;
 }
 
-/* SIGHUP: see rr_reload(). */
+/* SIGHUP: see rr_reload(). Each line of what it applied and refused is
+ * logged as it is decided; there is nobody to return @msg to. */
 static void reload(struct rr_invoker *inv, const struct rr_config *cfg)
 {
 	char msg[RR_ERRLEN * 2];
@@ -375,6 +377,9 @@ int main(int argc, char **argv)
 	int ret;
 
 	journal = rr_log_journal();
+	/* Before the options, which would ask for an interface. */
+	if (rr_check_asked(argc, argv))
+		return rr_check_main(argc, argv);
 	ret = rr_options_parse(argc, argv, &cfg, err, sizeof(err));
 	if (ret < 0) {
 		pr_err("%s\n", err);

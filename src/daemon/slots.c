@@ -6,8 +6,12 @@
  * while serving: reload and remove. Deploy is in deploy.c.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "cell.h"
@@ -15,7 +19,10 @@
 #include "log.h"
 #include "module.h"
 #include "registry.h"
+#include "reqrouter.skel.h" /* the allow-lists' maps: disallow() */
 #include "seccomp.h"
+#include "settings.h"
+#include "util.h"
 
 /*
  * Where function @slot is answered: its XDP program when it has one and
@@ -121,18 +128,20 @@ int rr_instances_create(struct rr_invoker *inv)
 }
 
 /* Until every running worker has started a round in epoch @e, or ~5 s;
- * false if one has not (it is stuck inside a function). */
-static bool wait_workers(struct rr_invoker *inv, uint64_t e)
+ * false if one has not (it is stuck inside a function). *@filter: what
+ * rebuilding the cells' system call filter returned (0 with threads). */
+static bool wait_workers(struct rr_invoker *inv, uint64_t e, int *filter)
 {
 	struct timespec ms = { 0, 1000000L };
 	uint32_t i, n = RR_NWORKERS(inv), tries;
 
+	*filter = 0;
 	/* A cell's copies of the functions are its own: only fresh cells
 	 * see the new ones. */
 	if (inv->cfg->isolation == RR_ISOLATION_CELL) {
 		/* A deployed function may bring system calls of its own;
 		 * on failure (logged) the fresh cells keep the old filter. */
-		rr_seccomp_prepare(inv);
+		*filter = rr_seccomp_prepare(inv);
 		return rr_cells_renew(inv);
 	}
 	for (tries = 0; tries < 5000; tries++) {
@@ -168,81 +177,25 @@ struct rr_fn_instance *rr_swap_instance(struct rr_slot *s,
  * state is better than freeing it under a worker. The entries are freed,
  * not cleared: a caller may still read which slots changed.
  */
-bool rr_retire_instances(struct rr_invoker *inv, struct rr_fn_instance **old)
+static bool retire(struct rr_invoker *inv, struct rr_fn_instance **old,
+		   int *filter)
 {
 	uint32_t slot;
 
 	if (!wait_workers(inv,
-			  __atomic_add_fetch(&inv->epoch, 1, __ATOMIC_SEQ_CST)))
+			  __atomic_add_fetch(&inv->epoch, 1, __ATOMIC_SEQ_CST),
+			  filter))
 		return false;
 	for (slot = 0; slot < RR_MAX_SLOTS; slot++)
 		rr_instance_release(old[slot]);
 	return true;
 }
 
-int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
-		      char *msg, size_t msglen)
+bool rr_retire_instances(struct rr_invoker *inv, struct rr_fn_instance **old)
 {
-	struct rr_fn_instance *old[RR_MAX_SLOTS] = { 0 }, *fresh;
-	uint32_t failed = 0, swapped = 0, slot;
-	char err[RR_ERRLEN];
-	struct rr_slot *s;
-	int ret;
+	int filter;
 
-	/* A reload is also how a quarantined function is given another
-	 * chance without the control socket. */
-	for (slot = 0; slot < inv->nslots; slot++) {
-		s = &inv->slots[slot];
-		if (s->quarantined) {
-			rr_unquarantine_slot(inv, s);
-			pr_info("reload: function '%s' is out of quarantine\n",
-				s->svc->fn->name);
-		}
-	}
-	for (slot = 0; slot < inv->nslots; slot++) {
-		s = &inv->slots[slot];
-		if (!s->svc->fn->init)
-			continue;
-		ret = rr_slot_instance_new(
-			inv, s, s->svc->fn,
-			rr_config_service_of(next, s->svc->fn), &fresh, err,
-			sizeof(err));
-		if (ret) {
-			pr_warn("reload: %s; the old state keeps serving\n",
-				err);
-			if (!failed++)
-				snprintf(msg, msglen,
-					 "%s; the old state keeps serving",
-					 err);
-			continue;
-		}
-		old[slot] = rr_swap_instance(s, fresh);
-		swapped++;
-	}
-	if (!failed)
-		snprintf(msg, msglen, "%u function%s re-initialised", swapped,
-			 swapped == 1 ? "" : "s");
-	if (!swapped)
-		return (int)failed;
-	if (!rr_retire_instances(inv, old)) {
-		pr_warn("reload: a worker has not come back from a function for 5 s; the old state is kept in memory\n");
-		return (int)failed + 1;
-	}
-	for (slot = 0; slot < inv->nslots; slot++) {
-		s = &inv->slots[slot];
-		/* Cached replies of the old state must no longer answer;
-		 * workers now insert only new-state replies. */
-		if (!old[slot] || !s->cached)
-			continue;
-		__atomic_add_fetch(&s->cache_gen, 1, __ATOMIC_RELAXED);
-		s->port_conf.cache_gen = s->cache_gen;
-		if (rr_slot_sync(inv, s))
-			pr_warn("reload: cannot renew the reply cache of '%s'\n",
-				s->svc->fn->name);
-	}
-	pr_info("reload: %u function%s re-initialised%s\n", swapped,
-		swapped == 1 ? "" : "s", failed ? ", some failed" : "");
-	return (int)failed;
+	return retire(inv, old, &filter);
 }
 
 int rr_slot_of(const struct rr_invoker *inv, const char *name)
@@ -352,7 +305,7 @@ int rr_invoker_remove(struct rr_invoker *inv, const char *name, char *msg,
 		msg, msglen,
 		"removed '%s': port %u goes to the kernel (reqrouterctl deploy brings it back)",
 		name, s->svc->port);
-	pr_info("%s\n", msg);
+	pr_notice("%s\n", msg);
 	return 0;
 }
 
@@ -400,4 +353,693 @@ int rr_open_port(struct rr_invoker *inv, uint32_t slot)
 			? ", once the veth peer takes XDP frames (user space until then)"
 			: "");
 	return 0;
+}
+
+/*
+ * Reload: the config a restart would run with (rr_reload(), control.c)
+ * against the one running. What a reload applies while serving is the
+ * keys below and the functions' own settings (a new init() each); every
+ * other key of the settings tables (src/lib/settings.c) needs a restart,
+ * and the reload says so, one line per key. This is the one list. A
+ * [function NAME] key here lives in the function's XDP port entry or
+ * allow-list, or in its service, which the workers read every batch (a
+ * cell in its own copy, which the reload renews) and the supervisor
+ * every tick; `enabled` serves the function or takes its port out. The
+ * README's reload paragraph names the same keys.
+ */
+static const char *const live_keys[] = {
+	"drain_on_term", /* read when SIGTERM comes */
+};
+
+static const char *const live_fn_keys[] = {
+	"enabled",	     "allow",
+	"max_amplification", "min_source_port",
+	"xdp_max_payload",   "cache",
+	"cache_ttl",	     "cache_max_payload",
+	"max_run_us",	     "quarantine_faults",
+	"quarantine_window", "quarantine_expire",
+	"quarantine_action", "syscalls",
+};
+
+/* Room for a diff of either settings table. */
+#define MAX_ROWS 64
+
+static bool in_list(const char *key, const char *const *keys, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(key, keys[i]))
+			return true;
+	return false;
+}
+
+static bool is_key(const struct rr_setting *row, const char *key)
+{
+	return !strcmp(row->key, key);
+}
+
+static bool live_fn(const struct rr_setting *row)
+{
+	return in_list(row->key, live_fn_keys, ARRAY_SIZE(live_fn_keys));
+}
+
+/* How a line of a reload's report counts. */
+enum said {
+	SAID_APPLIED,
+	SAID_REFUSED, /* needs a restart */
+	SAID_FAILED,
+	SAID_NOTE, /* reported, counted nowhere */
+};
+
+/* A reload under way: its report so far, and what it changed. */
+struct reload {
+	struct rr_invoker *inv;
+	/* The running config: the main thread's, changed in place (as a
+	 * deploy does); the workers read what they need of it atomically,
+	 * cells in their copies until renewed. */
+	struct rr_config *cfg;
+	const struct rr_config *next;
+	FILE *lines; /* "\nLINE" for each; NULL if it could not be opened */
+	char *text;
+	size_t len;
+	uint32_t applied, refused, failed, reinit;
+	/* The workers must see a change: threads start a round in a new
+	 * epoch, cells are replaced by fresh forks. */
+	bool renew;
+	bool syscalls; /* a function's `syscalls` changed */
+	struct rr_fn_instance *old[RR_MAX_SLOTS]; /* swapped out */
+	/* By slot: the service in @next a new instance was made with, and
+	 * whether the cached replies are of an older state or settings. */
+	const struct rr_service *made_with[RR_MAX_SLOTS];
+	bool stale[RR_MAX_SLOTS];
+};
+
+static void say(struct reload *r, enum said what, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* One line of the report, logged as it is decided. */
+static void say(struct reload *r, enum said what, const char *fmt, ...)
+{
+	char line[RR_ERRLEN * 2];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (what == SAID_REFUSED || what == SAID_FAILED)
+		pr_warn("reload: %s\n", line);
+	else
+		pr_info("reload: %s\n", line);
+	r->applied += what == SAID_APPLIED;
+	r->refused += what == SAID_REFUSED;
+	r->failed += what == SAID_FAILED;
+	if (r->lines)
+		fprintf(r->lines, "\n%s", line);
+}
+
+/*
+ * Row @row's value from @from into @to (two struct rr_config, or two
+ * struct rr_service): a number or a switch in one store, since a worker
+ * thread may be reading it.
+ */
+static void copy_field(const struct rr_setting *row, void *to, const void *from)
+{
+	char *t = (char *)to + row->off;
+	const char *f = (const char *)from + row->off;
+
+	switch (row->type) {
+	case RR_SETTING_BOOL:
+		__atomic_store_n((bool *)t, *(const bool *)f, __ATOMIC_RELAXED);
+		return;
+	case RR_SETTING_U32:
+	case RR_SETTING_ENUM:
+		if (row->size == sizeof(uint32_t))
+			__atomic_store_n((uint32_t *)t, *(const uint32_t *)f,
+					 __ATOMIC_RELAXED);
+		else
+			memcpy(t, f, row->size);
+		return;
+	case RR_SETTING_CPUS:
+	case RR_SETTING_PORTS:
+	case RR_SETTING_CIDRS:
+		memcpy((char *)to + row->count, (const char *)from + row->count,
+		       sizeof(uint32_t));
+		break;
+	default:
+		break;
+	}
+	memcpy(t, f, row->size);
+}
+
+/* Whether prefixes @a and @b are one entry of the allow-lists' trie:
+ * family, length and the bits up to the length. */
+static bool same_prefix(const struct rr_cidr *a, const struct rr_cidr *b)
+{
+	uint32_t whole = a->len / 8, bits = a->len % 8;
+	uint8_t mask = (uint8_t)(0xff << (8 - bits));
+
+	if (a->family != b->family || a->len != b->len ||
+	    memcmp(a->addr, b->addr, whole))
+		return false;
+	return !bits || !((a->addr[whole] ^ b->addr[whole]) & mask);
+}
+
+static bool listed(const struct rr_cidr *c, const struct rr_cidr *list,
+		   uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (same_prefix(c, &list[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Takes prefix @c out of function @slot's allow-list: the counterpart of
+ * rr_xdp_allow(), the same key. (Its place would be next to that one in
+ * xdp.c, which owns the maps.) Gone already is no error.
+ */
+static int disallow(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c)
+{
+	struct rr_allow_v4 k4 = { .prefixlen = 32 + c->len, .slot = slot };
+	struct rr_allow_v6 k6 = { .prefixlen = 32 + c->len, .slot = slot };
+	int ret;
+
+	if (c->family == AF_INET) {
+		memcpy(k4.addr, c->addr, sizeof(k4.addr));
+		ret = bpf_map__delete_elem(x->skel->maps.acl_v4, &k4,
+					   sizeof(k4), 0);
+	} else {
+		memcpy(k6.addr, c->addr, sizeof(k6.addr));
+		ret = bpf_map__delete_elem(x->skel->maps.acl_v6, &k6,
+					   sizeof(k6), 0);
+	}
+	return ret == -ENOENT ? 0 : ret;
+}
+
+/*
+ * Function @slot's allow-list entries from @was (@nwas prefixes) to the
+ * non-empty list of @to, while its port entry keeps asking for a list:
+ * the prefixes that go are taken out first, then the new ones put in,
+ * so a source both lists allow is never refused and the map never holds
+ * more than the larger list. On failure what was is put back. (A list
+ * that becomes empty is emptied once the port entry stops asking.)
+ */
+static int change_allow(struct rr_invoker *inv, uint32_t slot,
+			const struct rr_cidr *was, uint32_t nwas,
+			const struct rr_service *to)
+{
+	uint32_t i;
+	int ret = 0;
+
+	for (i = 0; i < nwas && !ret; i++)
+		if (!listed(&was[i], to->allow, to->nallow))
+			ret = disallow(&inv->xdp, slot, &was[i]);
+	for (i = 0; i < to->nallow && !ret; i++)
+		if (!listed(&to->allow[i], was, nwas))
+			ret = rr_xdp_allow(&inv->xdp, slot, &to->allow[i]);
+	if (!ret)
+		return 0;
+	for (i = 0; i < to->nallow; i++)
+		if (!listed(&to->allow[i], was, nwas))
+			disallow(&inv->xdp, slot, &to->allow[i]);
+	for (i = 0; i < nwas; i++)
+		rr_xdp_allow(&inv->xdp, slot, &was[i]);
+	return ret;
+}
+
+/*
+ * Slot @s's reply cache as its service says now, by choose_tier()'s
+ * rule: a pure function with cache = yes, answered in user space. A cache
+ * that starts gets a generation of its own; the caller syncs the port.
+ */
+static int set_cache(struct rr_invoker *inv, struct rr_slot *s)
+{
+	const struct rr_service *svc = s->svc;
+	bool want = !s->tier_xdp && !s->removed && svc->cache &&
+		    svc->fn->flags & RR_FN_PURE;
+	int ret;
+
+	if (want == s->cached)
+		return 0;
+	if (!want) {
+		s->port_conf.flags &= ~RR_PORT_CACHE;
+		__atomic_store_n(&s->cached, false, __ATOMIC_RELEASE);
+		return 0;
+	}
+	ret = rr_xdp_map_cache(&inv->xdp);
+	if (ret)
+		return ret;
+	__atomic_add_fetch(&s->cache_gen, 1, __ATOMIC_RELAXED);
+	s->port_conf.cache_gen = s->cache_gen;
+	s->port_conf.cache_id_bytes = svc->fn->id_bytes;
+	s->port_conf.flags |= RR_PORT_CACHE;
+	__atomic_store_n(&s->cached, true, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
+ * The live keys among @rows (@n of them, from rr_service_diff()) from @to
+ * into slot @slot's service, allow-list and XDP port entry, one line
+ * each. `enabled` is set_enabled()'s.
+ */
+static void apply(struct reload *r, uint32_t slot, const struct rr_service *to,
+		  const struct rr_setting **rows, size_t n)
+{
+	struct rr_invoker *inv = r->inv;
+	struct rr_slot *s = &inv->slots[slot];
+	struct rr_service *svc = (struct rr_service *)s->svc;
+	const char *name = svc->fn->name;
+	struct rr_cidr was[RR_MAX_ALLOW_PER_FN];
+	uint32_t nwas = svc->nallow, i;
+	int allow_ret = 0, cache_ret, ret;
+	size_t k, live = 0;
+
+	memcpy(was, svc->allow, sizeof(was));
+	for (k = 0; k < n; k++) {
+		if (!live_fn(rows[k]) || is_key(rows[k], "enabled"))
+			continue;
+		live++;
+		if (is_key(rows[k], "allow") && to->nallow) {
+			allow_ret = change_allow(inv, slot, was, nwas, to);
+			if (allow_ret)
+				continue;
+		}
+		copy_field(rows[k], svc, to);
+		/* The fault ring is laid out for quarantine_faults. */
+		if (is_key(rows[k], "quarantine_faults") ||
+		    is_key(rows[k], "quarantine_window")) {
+			memset(s->faults.at_ns, 0, sizeof(s->faults.at_ns));
+			s->faults.next = 0;
+		}
+		if (!strncmp(rows[k]->key, "cache", 5))
+			r->stale[slot] = true;
+		if (is_key(rows[k], "syscalls"))
+			r->syscalls = true;
+	}
+	if (!live)
+		return;
+	r->renew = true;
+	s->port_conf.max_amplification = svc->max_amplification;
+	s->port_conf.min_src_port = svc->min_source_port;
+	s->port_conf.cache_max_payload = svc->cache_max_payload;
+	s->port_conf.xdp_max_payload = svc->xdp_max_payload;
+	if (svc->nallow)
+		s->port_conf.flags |= RR_PORT_ALLOWLIST;
+	else
+		s->port_conf.flags &= ~RR_PORT_ALLOWLIST;
+	cache_ret = set_cache(inv, s);
+	ret = rr_slot_sync(inv, s);
+	/* No longer asked for: the old list can go. */
+	if (!ret && !svc->nallow)
+		for (i = 0; i < nwas; i++)
+			disallow(&inv->xdp, slot, &was[i]);
+	for (k = 0; k < n; k++) {
+		if (!live_fn(rows[k]) || is_key(rows[k], "enabled"))
+			continue;
+		if (is_key(rows[k], "allow") && allow_ret)
+			say(r, SAID_FAILED,
+			    "[function %s] allow: failed: cannot write the allow-list (%s); the old one stays",
+			    name, strerror(-allow_ret));
+		else if (ret)
+			say(r, SAID_FAILED,
+			    "[function %s] %s: failed: cannot write port %u's XDP entry (%s)",
+			    name, rows[k]->key, svc->port, strerror(-ret));
+		else if (is_key(rows[k], "cache") && cache_ret)
+			say(r, SAID_FAILED,
+			    "[function %s] cache: failed: cannot map the reply cache (%s); served uncached",
+			    name, strerror(-cache_ret));
+		else
+			say(r, SAID_APPLIED, "[function %s] %s: applied", name,
+			    rows[k]->key);
+	}
+}
+
+/* `enabled` of slot @slot's function: its port back from the kernel, or
+ * to it, as reqrouterctl remove takes it (the slot stays). */
+static void set_enabled(struct reload *r, uint32_t slot, bool on)
+{
+	struct rr_invoker *inv = r->inv;
+	struct rr_slot *s = &inv->slots[slot];
+	struct rr_service *svc = (struct rr_service *)s->svc;
+
+	if (s->removed != on) {
+		/* Removed by reqrouterctl remove, or served: as it is. */
+	} else if (on) {
+		s->removed = false;
+		set_cache(inv, s);
+		if (rr_slot_sync(inv, s)) {
+			s->removed = true;
+			say(r, SAID_FAILED,
+			    "[function %s] enabled: failed: cannot open port %u",
+			    svc->fn->name, svc->port);
+			return;
+		}
+		r->renew = true;
+	} else {
+		s->removed = true;
+		if (rr_slot_sync(inv, s)) {
+			s->removed = false;
+			say(r, SAID_FAILED,
+			    "[function %s] enabled: failed: cannot take port %u out",
+			    svc->fn->name, svc->port);
+			return;
+		}
+		rr_user_tier_only(inv, s);
+	}
+	svc->enabled = on;
+	if (on)
+		say(r, SAID_APPLIED,
+		    "[function %s] enabled: applied, served again on port %u",
+		    svc->fn->name, svc->port);
+	else
+		say(r, SAID_APPLIED,
+		    "[function %s] enabled: applied, no longer served: port %u goes to the kernel",
+		    svc->fn->name, svc->port);
+}
+
+/* A new instance for slot @slot made with @to's settings, swapped in;
+ * the old state keeps serving if init() fails. */
+static void reinit(struct reload *r, uint32_t slot, const struct rr_service *to)
+{
+	struct rr_slot *s = &r->inv->slots[slot];
+	struct rr_fn_instance *fresh;
+	char err[RR_ERRLEN];
+
+	if (!s->svc->fn->init)
+		return;
+	if (rr_slot_instance_new(r->inv, s, s->svc->fn, to, &fresh, err,
+				 sizeof(err))) {
+		say(r, SAID_FAILED, "%s; the old state keeps serving", err);
+		return;
+	}
+	r->old[slot] = rr_swap_instance(s, fresh);
+	r->made_with[slot] = to;
+	r->stale[slot] = true;
+	r->reinit++;
+	r->renew = true;
+}
+
+/* A served function against its service in the new config. */
+static void reload_slot(struct reload *r, uint32_t slot)
+{
+	const struct rr_service *svc = r->inv->slots[slot].svc;
+	const struct rr_service *to = rr_config_service_of(r->next, svc->fn);
+	const struct rr_setting *rows[MAX_ROWS];
+	bool enable = false;
+	size_t k, n;
+
+	if (!to)
+		return; /* not in the registry by this code: kept as it is */
+	/* Taken out: its other settings matter once it is back (the config
+	 * leaves them as they are: --tier and --no-cache apply to the
+	 * served ones only). */
+	if (!to->enabled) {
+		if (svc->enabled)
+			set_enabled(r, slot, false);
+		return;
+	}
+	reinit(r, slot, to);
+	n = rr_service_diff(svc, to, rows);
+	for (k = 0; k < n; k++) {
+		if (is_key(rows[k], "enabled"))
+			enable = true;
+		else if (!live_fn(rows[k]))
+			say(r, SAID_REFUSED,
+			    "[function %s] %s: needs a restart", svc->fn->name,
+			    rows[k]->key);
+	}
+	apply(r, slot, to, rows, n);
+	if (enable)
+		set_enabled(r, slot, to->enabled);
+}
+
+/* Frees the strings of @svc's own settings (the running config's). */
+static void drop_settings(struct rr_service *svc)
+{
+	uint32_t j;
+
+	for (j = 0; j < svc->nsettings; j++) {
+		free((char *)svc->settings[j].key);
+		free((char *)svc->settings[j].value);
+	}
+	svc->nsettings = 0;
+}
+
+/*
+ * The function's own settings of @from into the running @svc, whose
+ * instance was made with them (a later `threads N` makes its instances
+ * from these): copies, their file the running config's. 0 or -ENOMEM
+ * (@svc unchanged).
+ */
+static int keep_settings(struct rr_service *svc, const struct rr_service *from,
+			 const char *file)
+{
+	struct rr_fn_setting copy[RR_MAX_FN_SETTINGS];
+	uint32_t i, j;
+
+	for (i = 0; i < from->nsettings; i++) {
+		copy[i] = from->settings[i];
+		copy[i].key = strdup(from->settings[i].key);
+		copy[i].value = strdup(from->settings[i].value);
+		copy[i].file = file;
+		if (!copy[i].key || !copy[i].value) {
+			for (j = 0; j <= i; j++) {
+				free((char *)copy[j].key);
+				free((char *)copy[j].value);
+			}
+			return -ENOMEM;
+		}
+	}
+	drop_settings(svc);
+	memcpy(svc->settings, copy, i * sizeof(copy[0]));
+	svc->nsettings = i;
+	return 0;
+}
+
+/*
+ * Serves slot inv->nslots (its service set) with @inst: sockets for every
+ * thread made, XSKMAP entries for the running ones, the workers' rounds
+ * widened, then its port opened, as a deploy adds a function. -errno with
+ * @msg set; the instance is released if the slot never came to life.
+ */
+static int serve_slot(struct rr_invoker *inv, struct rr_fn_instance *inst,
+		      char *msg, size_t msglen)
+{
+	uint32_t slot = inv->nslots, q, t;
+	struct rr_slot *s = &inv->slots[slot];
+	int ret = 0;
+
+	rr_swap_instance(s, inst); /* replaces nothing: a new slot */
+	for (q = 0; q < inv->nqueues && !ret; q++)
+		for (t = 0; t < inv->threads_made && !ret; t++) {
+			memset(rr_sock_at(inv, q, t, slot)->stats, 0,
+			       sizeof(struct rr_sock_stats));
+			ret = rr_xsk_later(inv, q, t, slot, msg, msglen);
+			if (!ret && t < inv->nthreads)
+				ret = rr_xsk_map(inv, q, t, slot, msg, msglen);
+		}
+	if (ret) {
+		s->inst = NULL;
+		rr_instance_release(inst);
+		s->svc = NULL;
+		return ret;
+	}
+	inv->nslots = slot + 1;
+	for (q = 0; q < inv->nqueues; q++)
+		for (t = 0; t < RR_MAX_THREADS; t++)
+			__atomic_store_n(&rr_worker_at(inv, q, t)->nsocks,
+					 inv->nslots, __ATOMIC_RELEASE);
+	ret = rr_open_port(inv, slot);
+	if (ret) {
+		snprintf(msg, msglen, "cannot open port %u: %s", s->svc->port,
+			 strerror(-ret));
+		/* In the rounds, but its port with the kernel. */
+		s->removed = true;
+		rr_slot_sync(inv, s);
+	}
+	return ret;
+}
+
+/* A function @to enables that no slot serves: served like a deployed one,
+ * its service in the running config now @to's. */
+static void add_function(struct reload *r, const struct rr_service *to)
+{
+	struct rr_invoker *inv = r->inv;
+	const char *name = to->fn->name;
+	struct rr_fn_instance *inst;
+	struct rr_slot *s;
+	struct rr_service *svc;
+	char err[RR_ERRLEN];
+	uint32_t slot;
+
+	if (inv->nslots == RR_MAX_SLOTS) {
+		say(r, SAID_FAILED,
+		    "[function %s] enabled: failed: at most %d functions are served",
+		    name, RR_MAX_SLOTS);
+		return;
+	}
+	for (slot = 0; slot < inv->nslots; slot++)
+		if (inv->slots[slot].svc->port == to->port) {
+			say(r, SAID_FAILED,
+			    "[function %s] enabled: failed: port %u is '%s''s until a restart",
+			    name, to->port, inv->slots[slot].svc->fn->name);
+			return;
+		}
+	svc = rr_config_service_of(r->cfg, to->fn);
+	if (!svc && r->cfg->nservices < ARRAY_SIZE(r->cfg->services)) {
+		svc = &r->cfg->services[r->cfg->nservices++];
+		memset(svc, 0, sizeof(*svc));
+	}
+	if (!svc) {
+		say(r, SAID_FAILED, "[function %s] enabled: failed: no room",
+		    name);
+		return;
+	}
+	/* Unserved, it is nobody's but ours to rewrite. */
+	drop_settings(svc);
+	memcpy(svc, to, offsetof(struct rr_service, settings));
+	if (keep_settings(svc, to, r->cfg->config_file)) {
+		say(r, SAID_FAILED, "[function %s] enabled: failed: %s", name,
+		    strerror(ENOMEM));
+		return;
+	}
+	s = &inv->slots[inv->nslots];
+	memset(s, 0, sizeof(*s));
+	s->svc = svc;
+	if (rr_slot_instance_new(inv, s, to->fn, svc, &inst, err,
+				 sizeof(err))) {
+		s->svc = NULL;
+		say(r, SAID_FAILED, "%s; it is not served", err);
+		return;
+	}
+	if (serve_slot(inv, inst, err, sizeof(err))) {
+		say(r, SAID_FAILED, "[function %s] enabled: failed: %s", name,
+		    err);
+		return;
+	}
+	r->renew = true;
+	say(r, SAID_APPLIED,
+	    "[function %s] enabled: applied, served on port %u", name,
+	    svc->port);
+}
+
+/* [reqrouter]: the live keys into the running config, the rest
+ * refused. */
+static void reload_main(struct reload *r)
+{
+	const struct rr_setting *rows[MAX_ROWS];
+	size_t k, n = rr_config_diff(r->cfg, r->next, rows);
+
+	for (k = 0; k < n; k++) {
+		/* reqrouterctl threads may have done it already. */
+		if (is_key(rows[k], "threads") &&
+		    r->next->threads == r->inv->nthreads)
+			continue;
+		if (in_list(rows[k]->key, live_keys, ARRAY_SIZE(live_keys))) {
+			copy_field(rows[k], r->cfg, r->next);
+			say(r, SAID_APPLIED, "[reqrouter] %s: applied",
+			    rows[k]->key);
+		} else {
+			say(r, SAID_REFUSED,
+			    "[reqrouter] %s: needs a restart%s", rows[k]->key,
+			    is_key(rows[k], "threads")
+				    ? " (reqrouterctl threads N changes it while serving)"
+				    : "");
+		}
+	}
+}
+
+/* Once no worker has the old state: the instances' settings kept, and
+ * stale cached replies retired (workers now insert only new ones). */
+static void after_renewal(struct reload *r)
+{
+	struct rr_slot *s;
+	uint32_t slot;
+
+	for (slot = 0; slot < r->inv->nslots; slot++) {
+		s = &r->inv->slots[slot];
+		if (r->made_with[slot] &&
+		    keep_settings((struct rr_service *)s->svc,
+				  r->made_with[slot], r->cfg->config_file))
+			say(r, SAID_FAILED,
+			    "[function %s]: out of memory for its settings: threads N would re-initialise it with the old ones",
+			    s->svc->fn->name);
+		if (!r->stale[slot] || !s->cached)
+			continue;
+		__atomic_add_fetch(&s->cache_gen, 1, __ATOMIC_RELAXED);
+		s->port_conf.cache_gen = s->cache_gen;
+		if (rr_slot_sync(r->inv, s))
+			say(r, SAID_FAILED,
+			    "cannot renew the reply cache of '%s'",
+			    s->svc->fn->name);
+	}
+}
+
+int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
+		      char *msg, size_t msglen)
+{
+	struct reload r = { .inv = inv,
+			    .cfg = (struct rr_config *)inv->cfg,
+			    .next = next };
+	uint32_t slot, nslots = inv->nslots;
+	char summary[RR_ERRLEN];
+	int filter = 0, at;
+
+	if (rr_nsettings > MAX_ROWS || rr_fn_nsettings > MAX_ROWS) {
+		snprintf(msg, msglen, "more settings than a reload compares");
+		return 1;
+	}
+	r.lines = open_memstream(&r.text, &r.len);
+	/* A reload is also how a quarantined function is given another
+	 * chance without the control socket. */
+	for (slot = 0; slot < nslots; slot++) {
+		if (!inv->slots[slot].quarantined)
+			continue;
+		rr_unquarantine_slot(inv, &inv->slots[slot]);
+		say(&r, SAID_NOTE, "function '%s' is out of quarantine",
+		    inv->slots[slot].svc->fn->name);
+	}
+	reload_main(&r);
+	for (slot = 0; slot < nslots; slot++)
+		reload_slot(&r, slot);
+	for (slot = 0; slot < next->nservices; slot++)
+		if (next->services[slot].enabled &&
+		    rr_slot_of(inv, next->services[slot].fn->name) < 0)
+			add_function(&r, &next->services[slot]);
+	if (!r.renew) {
+		/* Nothing a worker reads changed. */
+	} else if (!retire(inv, r.old, &filter)) {
+		say(&r, SAID_FAILED,
+		    "a worker has not come back from a function for 5 s; the old state is kept in memory");
+	} else {
+		if (filter && r.syscalls)
+			say(&r, SAID_FAILED,
+			    "syscalls: the cells' system call filter cannot be rebuilt (see above); new cells keep the one they had");
+		after_renewal(&r);
+	}
+	at = snprintf(summary, sizeof(summary), "%u function%s re-initialised",
+		      r.reinit, r.reinit == 1 ? "" : "s");
+	if (r.applied)
+		at += snprintf(summary + at, sizeof(summary) - (size_t)at,
+			       ", %u change%s applied", r.applied,
+			       r.applied == 1 ? "" : "s");
+	if (r.refused)
+		at += snprintf(summary + at, sizeof(summary) - (size_t)at,
+			       ", %u need%s a restart", r.refused,
+			       r.refused == 1 ? "s" : "");
+	if (r.failed)
+		snprintf(summary + at, sizeof(summary) - (size_t)at,
+			 ", %u failed", r.failed);
+	if (r.refused || r.failed)
+		pr_warn("reload: %s\n", summary);
+	else
+		pr_notice("reload: %s\n", summary);
+	if (r.lines)
+		fclose(r.lines);
+	snprintf(msg, msglen, "%s%s", summary, r.lines && r.text ? r.text : "");
+	free(r.text);
+	return (int)(r.refused + r.failed);
 }

@@ -391,3 +391,76 @@ struct rr_service *rr_config_service_of(const struct rr_config *cfg,
 			return (struct rr_service *)&cfg->services[i];
 	return NULL;
 }
+
+/* Whether lists @a and @b of @n elements of row @s's type are the same. */
+static bool same_list(const struct rr_setting *s, const void *a, const void *b,
+		      uint32_t n)
+{
+	const struct rr_cidr *ca = a, *cb = b;
+	uint32_t i;
+
+	switch (s->type) {
+	case RR_SETTING_CPUS:
+		return !memcmp(a, b, n * sizeof(int));
+	case RR_SETTING_PORTS:
+		return !memcmp(a, b, n * sizeof(uint16_t));
+	default:
+		break;
+	}
+	/* Prefixes field by field: a struct's padding is no value. */
+	for (i = 0; i < n; i++)
+		if (ca[i].family != cb[i].family || ca[i].len != cb[i].len ||
+		    memcmp(ca[i].addr, cb[i].addr, sizeof(ca[i].addr)))
+			return false;
+	return true;
+}
+
+/* Whether row @s's value differs between @a and @b, the structs its
+ * offsets are into. */
+static bool setting_differs(const struct rr_setting *s, const void *a,
+			    const void *b)
+{
+	const char *fa = (const char *)a + s->off,
+		   *fb = (const char *)b + s->off;
+	uint32_t na, nb;
+
+	switch (s->type) {
+	case RR_SETTING_STRING:
+		return strncmp(fa, fb, s->size) != 0;
+	case RR_SETTING_CPUS:
+	case RR_SETTING_PORTS:
+	case RR_SETTING_CIDRS:
+		na = *(const uint32_t *)((const char *)a + s->count);
+		nb = *(const uint32_t *)((const char *)b + s->count);
+		return na != nb || !same_list(s, fa, fb, na);
+	case RR_SETTING_U32:
+	case RR_SETTING_BOOL:
+	case RR_SETTING_ENUM:
+		return memcmp(fa, fb, s->size) != 0;
+	default:
+		return false; /* a switch or a flag of the command line's */
+	}
+}
+
+static size_t diff_rows(const struct rr_setting *t, size_t n, const void *a,
+			const void *b, const struct rr_setting **out)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (t[i].key && setting_differs(&t[i], a, b))
+			out[k++] = &t[i];
+	return k;
+}
+
+size_t rr_config_diff(const struct rr_config *a, const struct rr_config *b,
+		      const struct rr_setting **out)
+{
+	return diff_rows(rr_settings, rr_nsettings, a, b, out);
+}
+
+size_t rr_service_diff(const struct rr_service *a, const struct rr_service *b,
+		       const struct rr_setting **out)
+{
+	return diff_rows(rr_fn_settings, rr_fn_nsettings, a, b, out);
+}

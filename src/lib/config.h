@@ -189,6 +189,21 @@ void rr_config_free(struct rr_config *cfg);
 struct rr_config *rr_config_read(const char *path, char *err, size_t errlen);
 void rr_config_destroy(struct rr_config *cfg);
 
+struct rr_setting;
+
+/*
+ * The keys whose values differ between two configs, for a reload to
+ * apply or refuse: the rows of rr_settings[] that have a key (between
+ * two struct rr_config), or of rr_fn_settings[] (between two services),
+ * in table order into @out, which has room for every row of the table.
+ * Returns how many. Rows of flags alone (-p, --tier, --no-cache) are
+ * not compared: they are the command line's, which a reload keeps.
+ */
+size_t rr_config_diff(const struct rr_config *a, const struct rr_config *b,
+		      const struct rr_setting **out);
+size_t rr_service_diff(const struct rr_service *a, const struct rr_service *b,
+		       const struct rr_setting **out);
+
 /* The service of function @fn in @cfg, or NULL. */
 struct rr_service *rr_config_service_of(const struct rr_config *cfg,
 					const struct rr_function *fn);

@@ -24,7 +24,7 @@ const struct rr_ctlcmd rr_ctlcmds[RR_CTL_NCMDS] = {
 	[RR_CTL_RELOAD] = {
 		.name = "reload",
 		.mutating = true,
-		.help = "as SIGHUP: re-read the config, re-initialise functions with state",
+		.help = "as SIGHUP: apply the config's changes while serving; exit 1 naming what needs a restart",
 	},
 	[RR_CTL_DEPLOY] = {
 		.name = "deploy",

@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * reqrouter --check (as nginx -t, knotc conf-check): everything start-up
+ * does before it touches the interface, and nothing after. The command
+ * line and the config file go through the settings table as for a start
+ * (options.c, with --functions-dir's modules loaded); every function that
+ * would be served gets its init() with its settings and one
+ * init_worker(), then fini() (dns loads its zones, kv its table); the
+ * cells' system call filter is built; --user, --control-group and --cpus
+ * are looked up. No control socket, metrics file, HTTP listener, XDP
+ * program or /run entry is made, and the interface need not exist.
+ *
+ * One line per problem, FILE:LINE first where the problem has a line,
+ * then a verdict on stdout. The exit status is the one a start would
+ * have: 2 for a wrong flag or a bad config file (reading stops at the
+ * first), 1 for what only set-up finds, 0 when all is well.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "config.h"
+#include "function.h"
+#include "invoker.h"
+#include "log.h"
+#include "options.h"
+#include "seccomp.h"
+#include "util.h"
+
+struct check {
+	unsigned int problems;
+	int status; /* the worst so far: 0, 1 or 2 */
+};
+
+static void problem(struct check *c, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* One problem, said in one line (@fmt ends without a newline). */
+static void problem(struct check *c, int status, const char *fmt, ...)
+{
+	char line[RR_ERRLEN * 2];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	pr_warn("%s\n", line);
+	c->problems++;
+	if (status > c->status)
+		c->status = status;
+}
+
+bool rr_check_asked(int argc, char **argv)
+{
+	static const char flag[] = "--check";
+	size_t n;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		n = strlen(argv[i]);
+		/* "--ch" is the shortest prefix no other flag shares. */
+		if (n >= 4 && n < sizeof(flag) && !strncmp(argv[i], flag, n))
+			return true;
+	}
+	return false;
+}
+
+/* --cpus: each must be one this process may run on, or pinning fails. */
+static void check_cpus(struct check *c, const struct rr_config *cfg)
+{
+	char bad[128];
+	size_t at = 0;
+	cpu_set_t set;
+	uint32_t i;
+
+	if (!cfg->ncpus)
+		return;
+	if (sched_getaffinity(0, sizeof(set), &set)) {
+		problem(c, 1, "--cpus: cannot read this process's CPUs: %s",
+			strerror(errno));
+		return;
+	}
+	bad[0] = '\0';
+	for (i = 0; i < cfg->ncpus && at < sizeof(bad); i++) {
+		if (cfg->cpus[i] < CPU_SETSIZE && CPU_ISSET(cfg->cpus[i], &set))
+			continue;
+		at += (size_t)snprintf(bad + at, sizeof(bad) - at, "%s%d",
+				       at ? ", " : "", cfg->cpus[i]);
+	}
+	if (bad[0])
+		problem(c, 1,
+			"--cpus: this process may not run on CPU %s (%d CPUs allowed)",
+			bad, CPU_COUNT(&set));
+}
+
+/* What start-up looks up by name before set-up (main.c, control.c). */
+static void check_names(struct check *c, const struct rr_config *cfg)
+{
+	if (cfg->user[0] && !getpwnam(cfg->user))
+		problem(c, 2, "--user: no user named '%s'", cfg->user);
+	if (cfg->control_group[0] && strcmp(cfg->control, "none") &&
+	    !getgrnam(cfg->control_group))
+		problem(c, 1, "--control-group: no group named '%s'",
+			cfg->control_group);
+}
+
+/*
+ * Every served function's init() and one init_worker(), then the cells'
+ * filter for them; everything undone again. Their names and ports into
+ * @served for the verdict.
+ */
+static void check_functions(struct check *c, const struct rr_config *cfg,
+			    char *served, size_t len)
+{
+	static struct rr_invoker inv; /* only its slots: the filter's input */
+	struct rr_fn_instance *inst[RR_MAX_SLOTS] = { 0 };
+	const struct rr_service *svc;
+	char err[RR_ERRLEN];
+	size_t at = 0;
+	uint32_t i;
+
+	served[0] = '\0';
+	inv.nslots = 0;
+	for (i = 0; i < cfg->nservices && inv.nslots < RR_MAX_SLOTS; i++) {
+		svc = &cfg->services[i];
+		if (!svc->enabled)
+			continue;
+		inv.slots[inv.nslots].svc = svc;
+		if (rr_fn_instance_new(svc->fn, svc->port, svc->settings,
+				       svc->nsettings, 1, NULL,
+				       &inst[inv.nslots], err, sizeof(err)))
+			problem(c, 1, "%s", err);
+		inv.nslots++;
+		if (at < len)
+			at += (size_t)snprintf(
+				served + at, len - at, "%s%s on port %u",
+				at ? ", " : "", svc->fn->name, svc->port);
+	}
+	/* As rr_invoker_start() builds it; it says what is wrong itself. */
+	inv.cfg = cfg;
+	if (cfg->isolation == RR_ISOLATION_CELL && rr_seccomp_prepare(&inv)) {
+		c->problems++;
+		if (c->status < 1)
+			c->status = 1;
+	}
+	for (i = inv.nslots; i > 0; i--)
+		rr_fn_instance_free(inst[i - 1]);
+}
+
+static void verdict(const struct check *c, const struct rr_config *cfg,
+		    const char *served)
+{
+	const char *what = cfg->config_file[0] ? cfg->config_file
+					       : "the flags and defaults";
+
+	if (!c->problems)
+		printf("reqrouter --check: %s: fine; it would serve %s\n", what,
+		       served);
+	else
+		printf("reqrouter --check: %s: %u problem%s; reqrouter would not start (exit %d)\n",
+		       what, c->problems, c->problems == 1 ? "" : "s",
+		       c->status);
+	fflush(stdout);
+}
+
+int rr_check_main(int argc, char **argv)
+{
+	static struct rr_config cfg;
+	struct check c = { 0 };
+	char err[RR_ERRLEN], served[1024] = "";
+	char **args;
+	int i, ret;
+
+	/* Only problems, unless -v: the functions' own notes then too. */
+	rr_log_set_level(RR_LOG_WARN);
+	/* The options ask for an interface unless --list: a check needs
+	 * none (it is left alone if given). First, before any "--". */
+	args = calloc((size_t)argc + 2, sizeof(*args));
+	if (!args) {
+		fprintf(stderr, "reqrouter: out of memory\n");
+		return 1;
+	}
+	args[0] = argv[0];
+	args[1] = "--list";
+	for (i = 1; i < argc; i++)
+		args[i + 1] = argv[i];
+	ret = rr_options_parse(argc + 1, args, &cfg, err, sizeof(err));
+	free(args);
+	if (ret == RR_OPTS_EXIT)
+		return 0;
+	if (ret < 0) {
+		problem(&c, 2, "%s", err);
+		verdict(&c, &cfg, served);
+		rr_config_free(&cfg);
+		return c.status;
+	}
+	if (cfg.verbose)
+		rr_log_set_level(cfg.verbose > 1 ? RR_LOG_DEBUG : RR_LOG_INFO);
+	check_names(&c, &cfg);
+	check_cpus(&c, &cfg);
+	check_functions(&c, &cfg, served, sizeof(served));
+	verdict(&c, &cfg, served);
+	rr_config_free(&cfg);
+	return c.status;
+}
