@@ -184,6 +184,8 @@ BINDIR ?= $(PREFIX)/bin
 SBINDIR ?= $(PREFIX)/sbin
 MANDIR ?= $(PREFIX)/share/man
 DOCDIR ?= $(PREFIX)/share/doc/reqrouter
+# The README's links lead into docs/: installed beside it, as docs/.
+DOCS := $(wildcard docs/*.md)
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 # The unit's user (configs/reqrouter.sysusers); install makes it at once
 # with systemd-sysusers when installing into the running system.
@@ -221,6 +223,7 @@ INSTALLED := $(addprefix $(DESTDIR),$(SBINDIR)/reqrouter \
 	$(SYSUSERSDIR)/reqrouter.conf \
 	$(BASHCOMPDIR)/reqrouter $(BASHCOMPDIR)/reqrouterctl \
 	$(DOCDIR)/README.md $(DOCDIR)/LICENSE \
+	$(addprefix $(DOCDIR)/,$(DOCS)) \
 	$(addprefix $(MODDIR)/,$(notdir $(MODULES))) \
 	$(addprefix $(INCLUDEDIR)/,$(API_HEADERS:include/%=%)) \
 	$(PKGCONFIGDIR)/reqrouter-function.pc \
@@ -398,7 +401,8 @@ install: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(BUILD)/rrload $(MODULES) \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) \
 		$(DESTDIR)$(BASHCOMPDIR) \
-		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(SYSCONFDIR)/reqrouter \
+		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR)/docs \
+		$(DESTDIR)$(SYSCONFDIR)/reqrouter \
 		$(DESTDIR)$(MODDIR) $(DESTDIR)$(INCLUDEDIR)/reqrouter \
 		$(DESTDIR)$(PKGCONFIGDIR) \
 		$(DESTDIR)$(ANYCASTDIR)/$(dir $(ANYCAST_DROPIN))
@@ -430,6 +434,7 @@ install: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(BUILD)/rrload $(MODULES) \
 	$(Q)install -m 0644 configs/reqrouter.bash-completion \
 		$(DESTDIR)$(BASHCOMPDIR)/reqrouterctl
 	$(Q)install -m 0644 README.md LICENSE $(DESTDIR)$(DOCDIR)/
+	$(Q)install -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/docs/
 	$(Q)install -m 0644 $(EXAMPLES) $(DESTDIR)$(DOCDIR)/examples/
 	$(Q)if [ -e $(ETC_CONF) ]; then \
 		echo "  KEEP     $(ETC_CONF) (exists)"; \
@@ -456,6 +461,7 @@ uninstall:
 		echo "  KEEP     $(ETC_CONF) (changed since install)"; \
 	fi
 	$(Q)rmdir --ignore-fail-on-non-empty $(DESTDIR)$(DOCDIR)/examples \
+		$(DESTDIR)$(DOCDIR)/docs \
 		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSCONFDIR)/reqrouter \
 		$(DESTDIR)$(MODDIR) $(DESTDIR)$(dir $(MODDIR)) \
 		$(DESTDIR)$(INCLUDEDIR)/reqrouter \

@@ -14,8 +14,9 @@
  * knotd's internet.c step by step (CNAME chains of at most 5 inside the
  * zone, DNAME, wildcards, empty non-terminals, referrals with glue, NS/MX/
  * SRV targets in the additional section, SOA with the negative TTL in
- * negative answers, EDNS(0)). The README lists what it leaves out (DNSSEC
- * records beyond asking for them by type, TSIG, CHAOS TXT, transfers).
+ * negative answers, EDNS(0)). docs/FUNCTIONS.md lists what it leaves out
+ * (DNSSEC records beyond asking for them by type, TSIG, CHAOS TXT,
+ * transfers).
  *
  * The request path allocates nothing and takes no lock: the zones are
  * read-only once loaded (dns_zone.h), names are found through one hash

@@ -65,7 +65,8 @@ static const struct rr_opt opts[] = {
 /*
  * The text between the synopsis and the options: the commands, from the
  * table, those that only read apart from those that change the instance.
- * The bash completion and the README take the command list from here.
+ * The bash completion and docs/OPERATIONS.md take the command list from
+ * here.
  */
 static const char *about(void)
 {
@@ -599,7 +600,7 @@ static void print_umem(const char *queues)
 }
 
 /*
- * What the README and the alert rules send an operator here for: per
+ * What docs/OPERATIONS.md and the alert rules send an operator here for: per
  * function its totals, its drops by reason in each tier, its faults and
  * quarantine, its own counters; the XDP program's verdicts; where the
  * UMEM frames are.

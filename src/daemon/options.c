@@ -2,7 +2,7 @@
 /*
  * Command-line options. They are the flags of the settings table
  * (src/lib/settings.c): the getopt string, the long options and the
- * --help text (which the README reproduces, checked by a test) are all
+ * --help text (docs/CONFIGURATION.md reproduces it; a test checks) are all
  * generated from its rows, and each flag's value goes through its row.
  */
 #include <errno.h>
@@ -24,7 +24,7 @@
 /* getopt's value for a row without a letter: OPT_ROW + its index. */
 #define OPT_ROW 256
 /* --dump-settings readme|readme-function|man|completion: what the drift
- * test compares with the README, man/reqrouter.h2m and the bash
+ * test compares with docs/CONFIGURATION.md, man/reqrouter.h2m and the bash
  * completion; --help leaves it out. */
 #define OPT_DUMP (RR_OPT_VERSION - 1)
 #define MAX_OPTS 64

@@ -3,8 +3,8 @@
  * The control commands, one row each, and what a client needs to reach
  * the daemon's control socket. The daemon dispatches on this table
  * (control.c), reqrouterctl checks its command line against it and
- * prints its --help from it, and the bash completion and the README take
- * the command list from that --help: a command is written here once.
+ * prints its --help from it, and the bash completion and docs/OPERATIONS.md
+ * take the command list from that --help: a command is written here once.
  */
 #ifndef RR_CTLCMD_H
 #define RR_CTLCMD_H

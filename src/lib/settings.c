@@ -3,8 +3,9 @@
  * The tables of reqrouter's own settings (see settings.h), [reqrouter]'s
  * and a [function NAME]'s, and what reads them: the defaults, one parser
  * for a key's and a flag's value, the --help line of a row, and the
- * generated README tables, man page list and bash completion that
- * tests/integration/settings_drift.sh compares with the files.
+ * generated tables of docs/CONFIGURATION.md, man page list and bash
+ * completion that tests/integration/settings_drift.sh compares with the
+ * files.
  */
 #include <errno.h>
 #include <stdio.h>

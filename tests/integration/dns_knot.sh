@@ -14,7 +14,7 @@
 # the order within an RRset, NSID and the message size are ignored; every
 # other difference is printed, and one that is not on the allow-list
 # below fails the test. Then both again with the largest EDNS reply
-# raised to 4096 bytes, and the README's load tools (dnsperf, kxdpgun)
+# raised to 4096 bytes, and docs/TOOLS.md's load tools (dnsperf, kxdpgun)
 # for 2 s each: every query answered, with Knot's mix of rcodes.
 #
 # First the harness proves itself: its comparison on replies it builds
@@ -229,7 +229,7 @@ tb_wait_file "$M" 5
 check "the queries reached reqrouter, not the kernel (rx > 200)" \
 	[ "$(metric "$M" reqrouter_rx_packets_total "port=\"$DNSPORT\"")" -gt 200 ]
 
-say "== the README's load tools, 2 s at 2000 queries/s"
+say "== docs/TOOLS.md's load tools, 2 s at 2000 queries/s"
 # Five queries: three answers, an NXDOMAIN, a REFUSED; the tools cycle
 # through them, so both servers must show the same mix of rcodes.
 QFILE=$RR_TMP/queries.txt

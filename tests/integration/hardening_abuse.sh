@@ -189,7 +189,7 @@ check_eq "process Uid (real, effective, saved, fs)" \
 	"$NOBODY_UID $NOBODY_UID $NOBODY_UID $NOBODY_UID" \
 	"$(awk '$1 == "Uid:" { print $2, $3, $4, $5 }' "/proc/$RR_PID/status")"
 # CAP_NET_ADMIN is bit 12, CAP_NET_RAW bit 13, CAP_BPF bit 39: the main
-# thread's, for its operations (README); the workers hold none.
+# thread's, for its operations (docs/OPERATIONS.md); the workers hold none.
 MAIN_CAPS=0000008000003000
 check_eq "process CapEff: CAP_NET_ADMIN + CAP_NET_RAW + CAP_BPF only" $MAIN_CAPS \
 	"$(status "$RR_PID" CapEff)"

@@ -8,7 +8,7 @@
 # counters are one family, reqrouter_function_events_total, the counter a
 # label), reqrouter_build_info and reqrouter_ready say what and whether,
 # every metric the example dashboard and alert rules query is there, and
-# the README's table lists exactly the families there are. Then, in the
+# the table in docs/OPERATIONS.md lists exactly the families there are. Then, in the
 # user tier, metrics_detail = socket, queue (the default) and function:
 # each gives the documented labels and number of series with the same
 # totals, and the latency histogram has counted each reply once, in
@@ -141,9 +141,9 @@ check_eq "every metric the dashboard queries ($dash_n) is exported" - "$dash_mis
 check "... which are most of them" [ "${dash_n:-0}" -ge 25 ]
 check_eq "every metric the alert rules query ($rules_n) is exported" - "$rules_missing"
 check "... there are some" [ "${rules_n:-0}" -ge 5 ]
-readme=$(awk '/^## Metrics/ { on = 1; next } /^## / { on = 0 } on' README.md |
+readme=$(awk '/^## Metrics/ { on = 1; next } /^## / { on = 0 } on' docs/OPERATIONS.md |
 	grep '^| `reqrouter_' | cut -d'|' -f2 | grep -o 'reqrouter_[a-z0-9_]*' | sort)
-check_eq "the README's table lists every family, and only those" \
+check_eq "docs/OPERATIONS.md's table lists every family, and only those" \
 	"$(families "$A" | sort | xargs)" "$(xargs <<<"$readme")"
 rr_kill_wait TERM 5
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"

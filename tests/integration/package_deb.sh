@@ -57,6 +57,9 @@ say "== what the package holds (dpkg -x)"
 X=$RR_TMP/root
 dpkg-deb -x "$DEB" "$X" || die "dpkg-deb -x failed"
 files() { (cd "$X" && find . -type f -o -type l | sed 's|^\.||' | LC_ALL=C sort); }
+# dh_compress would compress what in /usr/share/doc is larger than 4 KiB:
+# not the README and docs/, which link to each other by name.
+readme=README.md
 {
 	cat <<EOW
 /etc/reqrouter/reqrouter.conf
@@ -70,13 +73,14 @@ files() { (cd "$X" && find . -type f -o -type l | sed 's|^\.||' | LC_ALL=C sort)
 /usr/share/bash-completion/completions/reqrouter
 /usr/share/bash-completion/completions/reqrouterctl
 /usr/share/doc/reqrouter/LICENSE.gz
-/usr/share/doc/reqrouter/README.md.gz
+/usr/share/doc/reqrouter/$readme
 /usr/share/doc/reqrouter/changelog.gz
 /usr/share/doc/reqrouter/copyright
 /usr/share/doc/reqrouter/examples/kv.txt
 /usr/share/doc/reqrouter/examples/reqrouter.conf
 /usr/share/doc/reqrouter/examples/reqrouter.grafana.json
 /usr/share/doc/reqrouter/examples/reqrouter.rules.yml
+$(for f in docs/*.md; do echo "/usr/share/doc/reqrouter/$f"; done)
 /usr/share/lintian/overrides/reqrouter
 /usr/share/man/man1/rrload.1.gz
 /usr/share/man/man8/reqrouter.8.gz

@@ -3,7 +3,7 @@
 #
 # The control commands are one table (src/lib/ctlcmd.c) and reqrouterctl
 # --help prints it; everything else that lists them must agree with that
-# help: the README's reqrouterctl block (word for word), the bash
+# help: the reqrouterctl block of docs/OPERATIONS.md (word for word), the bash
 # completion's command words and the man page.
 cd "$(dirname "$0")/../.." || exit 1
 source tools/lib/checks.sh
@@ -19,12 +19,12 @@ n=$(wc -w <<<"$cmds")
 check "--help lists commands ($n: $(tr '\n' ' ' <<<"$cmds"))" \
 	test "$n" -ge 5
 
-have=$(sed -n '/<!-- ctl-commands:begin/,/<!-- ctl-commands:end/p' README.md |
+have=$(sed -n '/<!-- ctl-commands:begin/,/<!-- ctl-commands:end/p' docs/OPERATIONS.md |
 	sed '1,2d;$d' | sed '$d')
 if [ "$help" = "$have" ]; then
-	ok "README's reqrouterctl block is reqrouterctl --help"
+	ok "docs/OPERATIONS.md's reqrouterctl block is reqrouterctl --help"
 else
-	bad "README's reqrouterctl block differs from reqrouterctl --help (paste the help between the ctl-commands markers):"
+	bad "docs/OPERATIONS.md's reqrouterctl block differs from reqrouterctl --help (paste the help between the ctl-commands markers):"
 	diff <(echo "$have") <(echo "$help")
 fi
 

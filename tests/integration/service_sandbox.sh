@@ -22,7 +22,7 @@
 # the runtime directory; without that record it refuses, saying why, and
 # only with CAP_SYS_ADMIN recognises the program by name. A foreign
 # program is never touched. -B under the unit says it may not set the
-# interface's NAPI knobs and spins; with the README's drop-in
+# interface's NAPI knobs and spins; with docs/OPERATIONS.md's drop-in
 # (CAP_DAC_OVERRIDE, /sys writable) it sets them and puts them back.
 # --control-group needs the group among the user's groups.
 cd "$(dirname "$0")/../.." || exit 1
@@ -333,7 +333,7 @@ check "-B: it serves" serves 50
 rr_kill_wait TERM 5
 check_eq "-B: SIGTERM: exit 0" 0 "$RR_RC"
 check_eq "-B: the knobs are untouched" "1 12345" "$(knobs)"
-# The README's drop-in: CAP_DAC_OVERRIDE, ProtectKernelTunables=no.
+# docs/OPERATIONS.md's drop-in: CAP_DAC_OVERRIDE, ProtectKernelTunables=no.
 SB=(--user "$USER_NAME" --run-dir "$RUN" --sys-rw)
 sb_start busy-dac "$CAPS,+dac_override" -i "$TB_IF_SRV" -q 2 -B ||
 	bad "-B with CAP_DAC_OVERRIDE did not start"

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The README's and the man page's tables of [reqrouter] keys and the values
+# The tables of [reqrouter] and [function NAME] keys in
+# docs/CONFIGURATION.md, the man page's list of keys, and the values
 # the bash completion offers for reqrouter's options are generated from the
 # settings table (src/lib/settings.c) by
-# `reqrouter --dump-settings readme|man|completion`:
+# `reqrouter --dump-settings readme|readme-function|man|completion`:
 # what stands between their settings:begin and settings:end markers must
 # be what the binary makes now, so a setting added, renamed or given
 # another range without regenerating them fails here. With --update the
@@ -38,8 +39,8 @@ replace() {
 
 # FILE:WHAT:MARK: the part of FILE between MARK's markers is what
 # --dump-settings WHAT makes.
-for part in README.md:readme:settings \
-	README.md:readme-function:function-keys \
+for part in docs/CONFIGURATION.md:readme:settings \
+	docs/CONFIGURATION.md:readme-function:function-keys \
 	man/reqrouter.h2m:man:settings \
 	configs/reqrouter.bash-completion:completion:settings; do
 	IFS=: read -r file what mark <<<"$part"

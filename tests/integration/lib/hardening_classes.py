@@ -159,8 +159,8 @@ def passed(name, reason, build):
 # frame, the request payload a reply must answer (None: the one given),
 # a note printed when the class is answered, and optionally a fixed UDP
 # source port. "answered|refused" would mark a frame whose handling is
-# policy: either is fine as long as it is exact. None is left: the README
-# ("What reqrouter answers, and what it exposes") names the outcome of
+# policy: either is fine as long as it is exact. None is left:
+# docs/SECURITY.md ("What the XDP program answers") names the outcome of
 # group and foreign addresses, checksums and loop-prone ports.
 CLASSES = [
     # Ethernet and VLAN headers cut short
@@ -284,14 +284,14 @@ CLASSES = [
     ("udp_checksum_zero_ipv4", "answered",
      lambda k, p: v4(k, p, csum="zero"), None, ""),
     # RFC 8200 forbids a zero UDP checksum over IPv6 and the kernel drops
-    # it: the README says malformed, so that is the one outcome now.
+    # it: docs/SECURITY.md says malformed, so that is the one outcome now.
     ("udp_checksum_zero_ipv6", "drop:malformed",
      lambda k, p: v6(k, p, csum="zero"), None, ""),
-    # The kernel drops a bad IPv4 header checksum; the README says
+    # The kernel drops a bad IPv4 header checksum; docs/SECURITY.md says
     # malformed, no longer a policy left open.
     ("ipv4_header_checksum_bad", "drop:malformed",
      lambda k, p: v4(k, p, hcsum="bad"), None, ""),
-    # Group and foreign addresses: the README names each outcome
+    # Group and foreign addresses: docs/SECURITY.md names each outcome
     # (not_unicast, other_host), so they are exact now.
     passed("dst_mac_broadcast", "not_unicast",
      lambda k, p: v4(k, p, dmac=BCAST)),
@@ -317,7 +317,7 @@ CLASSES = [
     # Loop guards: a source port that answers anything (echo) or that
     # reqrouter serves is loop_source_port, any other below the
     # function's min_source_port (default 1024) low_source_port; 1024
-    # is a client's port. Exact outcomes now that the README names them.
+    # is a client's port. Exact outcomes now that docs/SECURITY.md names them.
     ("udp_source_port_7_echo", "xdrop:loop_source_port",
      lambda k, p: v4(k, p), None, "", 7),
     ("udp_source_port_1232_function", "xdrop:loop_source_port",
