@@ -233,7 +233,7 @@ INSTALLED := $(addprefix $(DESTDIR),$(SBINDIR)/reqrouter \
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(SKELS) $(BPF_OBJS)
-.PHONY: all clean test test-fresh test-scale demo anycast-demo deps bench fuzz \
+.PHONY: all clean test test-fresh test-scale demo sandbox anycast-demo deps bench fuzz \
 	help format format-check shellcheck lint man install uninstall deb
 
 all: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(TOOLS) $(BPF_OBJS) \
@@ -242,9 +242,11 @@ all: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(TOOLS) $(BPF_OBJS) \
 help:
 	@echo 'make, make all           build reqrouter, reqrouterctl, the tools, the function'
 	@echo '                         modules and the BPF objects into $(BUILD)/'
-	@echo 'make demo                install packages, build, serve real requests on a'
-	@echo '                         two-namespace test bed and tear it down'
-	@echo 'make test                install packages, make lint, build, run every test'
+	@echo 'make demo                install the packages it needs, build, serve real'
+	@echo '                         requests on a two-namespace test bed, tear it down'
+	@echo 'make sandbox             = tools/sandbox up: a bed that stays, reqrouter serving'
+	@echo '                         functions/ on it (tools/sandbox down removes it)'
+	@echo 'make test                install its packages, make lint, build, run every test'
 	@echo '                         tier, then the unit and invoker tests again under'
 	@echo '                         ASan/UBSan'
 	@echo 'make tests-build         build what make test runs: all, the tests, man pages'
@@ -258,7 +260,8 @@ help:
 	@echo 'make format              reformat the C sources with clang-format'
 	@echo 'make format-check        fail if clang-format would change a C source'
 	@echo 'make shellcheck          check the shell scripts (tools/, tests/, .ci/run)'
-	@echo 'make deps                install missing Debian packages (apt-get)'
+	@echo 'make deps                install every missing Debian package any target needs'
+	@echo '                         (tools/install-deps.sh; each target asks for its own)'
 	@echo 'make man                 man pages into $(BUILD)/man (help2man)'
 	@echo 'make bench               short benchmark run (tools/bench)'
 	@echo 'make fuzz                = make fuzz-long (tests/fuzz/README.md)'
@@ -288,7 +291,7 @@ help:
 
 
 deps:
-	$(Q)tools/install-deps.sh
+	$(Q)tools/install-deps.sh all
 
 # -rdynamic: function modules call the API (rr_fn_error, ...) in here.
 $(BUILD)/reqrouter: $(call obj,$(SRC_MAIN)) $(DAEMON_LIB) $(RRLIB) $(FN_OBJS)
@@ -502,7 +505,8 @@ tests-build: all $(TESTS) man
 
 # The static checks first (seconds, and a failure needs no build), then
 # every tier against the normal build, then again under ASan/UBSan.
-test: deps
+test:
+	$(Q)tools/install-deps.sh test
 	$(Q)$(MAKE) --no-print-directory lint
 	$(Q)$(MAKE) --no-print-directory tests-build
 	$(Q)$(MAKE) --no-print-directory SAN=1 tests-build
@@ -513,21 +517,31 @@ test: deps
 test-fresh:
 	$(Q)tools/test-fresh
 
-demo: deps
+demo:
+	$(Q)tools/install-deps.sh demo
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/demo.sh
 
+# A bed that stays, serving functions/ (tools/sandbox; down removes it).
+sandbox:
+	$(Q)tools/install-deps.sh sandbox
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tools/sandbox up
+
 # Several hosts behind a router, anycast over BGP and ECMP (tests/scale/,
 # deploy/anycast/): kept out of make test so that it stays short.
-test-scale: deps
+test-scale:
+	$(Q)tools/install-deps.sh test anycast
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/scale/run
 
-anycast-demo: deps
+anycast-demo:
+	$(Q)tools/install-deps.sh anycast
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/anycast-bed.sh
 
-bench: deps
+bench:
+	$(Q)tools/install-deps.sh bench
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/bench
 

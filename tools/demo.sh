@@ -61,3 +61,5 @@ if tb_srv ip link show "$TB_IF_SRV" | grep -q xdp; then
 	exit 1
 fi
 echo "== done: XDP program detached, test bed removed"
+echo "== next: make sandbox keeps a bed up with reqrouter serving functions/,"
+echo "   your own functions too, until tools/sandbox down"

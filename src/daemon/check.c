@@ -13,8 +13,13 @@
  * One line per problem, FILE:LINE first where the problem has a line,
  * then a verdict on stdout. The exit status is the one a start would
  * have: 2 for a wrong flag or a bad config file (reading stops at the
- * first), 1 for what only set-up finds, 0 when all is well.
+ * first), 1 for what only set-up finds, 0 when all is well. The verdict
+ * names the functions served to an allow-list only with their lists,
+ * which the start also says (rr_allow_notice()): a function that answers
+ * nobody, because the list has none of its clients, drops their requests
+ * in silence, and that is where a newcomer looks first.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
@@ -73,6 +78,44 @@ bool rr_check_asked(int argc, char **argv)
 	return false;
 }
 
+/* The allow-lists in words, for the start's notice (rr_open_port()) and
+ * the verdict below, which say the same. */
+void rr_allow_text(const struct rr_service *svc, char *buf, size_t len)
+{
+	char addr[INET6_ADDRSTRLEN], one[INET6_ADDRSTRLEN + 8];
+	size_t at = 0;
+	uint32_t i;
+
+	buf[0] = '\0';
+	for (i = 0; i < svc->nallow; i++) {
+		if (!inet_ntop(svc->allow[i].family, svc->allow[i].addr, addr,
+			       sizeof(addr)))
+			snprintf(addr, sizeof(addr), "?");
+		snprintf(one, sizeof(one), "%s%s/%u", i ? ", " : "", addr,
+			 svc->allow[i].len);
+		/* Room for this one and for what the cut would add. */
+		if (at + strlen(one) + 32 >= len) {
+			snprintf(buf + at, len - at, ", ... (%u in all)",
+				 svc->nallow);
+			return;
+		}
+		at += (size_t)snprintf(buf + at, len - at, "%s", one);
+	}
+}
+
+void rr_allow_notice(const struct rr_service *svc, const char *config_file)
+{
+	char list[1024];
+
+	if (!svc->nallow)
+		return;
+	rr_allow_text(svc, list, sizeof(list));
+	pr_notice(
+		"'%s' answers only %s: see allow in [function %s]%s%s (requests from other sources are dropped, counted as source_not_allowed)\n",
+		svc->fn->name, list, svc->fn->name,
+		config_file[0] ? " of " : "", config_file);
+}
+
 /* --cpus: each must be one this process may run on, or pinning fails. */
 static void check_cpus(struct check *c, const struct rr_config *cfg)
 {
@@ -123,7 +166,7 @@ static void check_functions(struct check *c, const struct rr_config *cfg,
 	static struct rr_invoker inv; /* only its slots: the filter's input */
 	struct rr_fn_instance *inst[RR_MAX_SLOTS] = { 0 };
 	const struct rr_service *svc;
-	char err[RR_ERRLEN];
+	char err[RR_ERRLEN], allow[512];
 	size_t at = 0;
 	uint32_t i;
 
@@ -139,10 +182,18 @@ static void check_functions(struct check *c, const struct rr_config *cfg,
 				       &inst[inv.nslots], err, sizeof(err)))
 			problem(c, 1, "%s", err);
 		inv.nslots++;
+		allow[0] = '\0';
+		if (svc->nallow) {
+			strcpy(allow, " (only to ");
+			rr_allow_text(svc, allow + strlen(allow),
+				      sizeof(allow) - strlen(allow) - 1);
+			strcat(allow, ")");
+		}
 		if (at < len)
-			at += (size_t)snprintf(
-				served + at, len - at, "%s%s on port %u",
-				at ? ", " : "", svc->fn->name, svc->port);
+			at += (size_t)snprintf(served + at, len - at,
+					       "%s%s on port %u%s",
+					       at ? ", " : "", svc->fn->name,
+					       svc->port, allow);
 	}
 	/* As rr_invoker_start() builds it; it says what is wrong itself. */
 	inv.cfg = cfg;
@@ -175,7 +226,7 @@ int rr_check_main(int argc, char **argv)
 {
 	static struct rr_config cfg;
 	struct check c = { 0 };
-	char err[RR_ERRLEN], served[1024] = "";
+	char err[RR_ERRLEN], served[4096] = "";
 	char **args;
 	int i, ret;
 

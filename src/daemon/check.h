@@ -7,6 +7,9 @@
 #define RR_CHECK_H
 
 #include <stdbool.h>
+#include <stddef.h>
+
+struct rr_service;
 
 /* Whether the command line asks for --check (or a prefix of it that
  * getopt would take for it). */
@@ -20,5 +23,14 @@ bool rr_check_asked(int argc, char **argv);
  * start exits 2 for too).
  */
 int rr_check_main(int argc, char **argv);
+
+/* Function @svc's allow-list in words into @buf: "127.0.0.0/8, ::1/128",
+ * as many prefixes as fit, then how many in all. */
+void rr_allow_text(const struct rr_service *svc, char *buf, size_t len);
+
+/* At start (rr_open_port()), a notice for a function served to an
+ * allow-list only: which sources it answers, and where that is set
+ * (@config_file, or "" for none). Nothing for one served to everyone. */
+void rr_allow_notice(const struct rr_service *svc, const char *config_file);
 
 #endif /* RR_CHECK_H */

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "cell.h"
+#include "check.h"
 #include "invoker_internal.h"
 #include "log.h"
 #include "module.h"
@@ -352,56 +353,29 @@ int rr_open_port(struct rr_invoker *inv, uint32_t slot)
 		held && (s->tier_xdp || s->cached)
 			? ", once the veth peer takes XDP frames (user space until then)"
 			: "");
+	rr_allow_notice(svc, inv->cfg->config_file);
 	return 0;
 }
 
 /*
  * Reload: the config a restart would run with (rr_reload(), control.c)
  * against the one running. What a reload applies while serving is the
- * keys below and the functions' own settings (a new init() each); every
- * other key of the settings tables (src/lib/settings.c) needs a restart,
- * and the reload says so, one line per key. This is the one list. A
- * [function NAME] key here lives in the function's XDP port entry or
+ * keys marked live in the settings tables (src/lib/settings.c) and the
+ * functions' own settings (a new init() each); every other key needs a
+ * restart, and the reload says so, one line per key. A live
+ * [function NAME] key lives in the function's XDP port entry or
  * allow-list, or in its service, which the workers read every batch (a
  * cell in its own copy, which the reload renews) and the supervisor
  * every tick; `enabled` serves the function or takes its port out. The
- * README's reload paragraph names the same keys.
+ * reload paragraph of docs/OPERATIONS.md names the same keys.
  */
-static const char *const live_keys[] = {
-	"drain_on_term", /* read when SIGTERM comes */
-};
-
-static const char *const live_fn_keys[] = {
-	"enabled",	     "allow",
-	"max_amplification", "min_source_port",
-	"xdp_max_payload",   "cache",
-	"cache_ttl",	     "cache_max_payload",
-	"max_run_us",	     "quarantine_faults",
-	"quarantine_window", "quarantine_expire",
-	"quarantine_action", "syscalls",
-};
 
 /* Room for a diff of either settings table. */
 #define MAX_ROWS 64
 
-static bool in_list(const char *key, const char *const *keys, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (!strcmp(key, keys[i]))
-			return true;
-	return false;
-}
-
 static bool is_key(const struct rr_setting *row, const char *key)
 {
 	return !strcmp(row->key, key);
-}
-
-static bool live_fn(const struct rr_setting *row)
-{
-	return in_list(row->key, live_fn_keys, ARRAY_SIZE(live_fn_keys));
 }
 
 /* How a line of a reload's report counts. */
@@ -619,7 +593,7 @@ static void apply(struct reload *r, uint32_t slot, const struct rr_service *to,
 
 	memcpy(was, svc->allow, sizeof(was));
 	for (k = 0; k < n; k++) {
-		if (!live_fn(rows[k]) || is_key(rows[k], "enabled"))
+		if (!rows[k]->live || is_key(rows[k], "enabled"))
 			continue;
 		live++;
 		if (is_key(rows[k], "allow") && to->nallow) {
@@ -657,7 +631,7 @@ static void apply(struct reload *r, uint32_t slot, const struct rr_service *to,
 		for (i = 0; i < nwas; i++)
 			disallow(&inv->xdp, slot, &was[i]);
 	for (k = 0; k < n; k++) {
-		if (!live_fn(rows[k]) || is_key(rows[k], "enabled"))
+		if (!rows[k]->live || is_key(rows[k], "enabled"))
 			continue;
 		if (is_key(rows[k], "allow") && allow_ret)
 			say(r, SAID_FAILED,
@@ -766,7 +740,7 @@ static void reload_slot(struct reload *r, uint32_t slot)
 	for (k = 0; k < n; k++) {
 		if (is_key(rows[k], "enabled"))
 			enable = true;
-		else if (!live_fn(rows[k]))
+		else if (!rows[k]->live)
 			say(r, SAID_REFUSED,
 			    "[function %s] %s: needs a restart", svc->fn->name,
 			    rows[k]->key);
@@ -938,7 +912,7 @@ static void reload_main(struct reload *r)
 		if (is_key(rows[k], "threads") &&
 		    r->next->threads == r->inv->nthreads)
 			continue;
-		if (in_list(rows[k]->key, live_keys, ARRAY_SIZE(live_keys))) {
+		if (rows[k]->live) {
 			copy_field(rows[k], r->cfg, r->next);
 			say(r, SAID_APPLIED, "[reqrouter] %s: applied",
 			    rows[k]->key);

@@ -3,10 +3,11 @@
  * reqrouter's own settings as one typed table: each row names the
  * [reqrouter] key, the flag, the type and its limits, the default, the
  * unit and the help once. The config file's parser, getopt and --help
- * (src/daemon/options.c), the README's and the man page's tables and the
- * bash completion all come from it, so a flag and its key accept exactly
- * the same values. Adding a setting is one row here and its use where it
- * is read. The [function NAME] keys are a second table of the same rows.
+ * (src/daemon/options.c), docs/CONFIGURATION.md's and the man page's tables
+ * and the bash completion all come from it, so a flag and its key accept
+ * exactly the same values. Adding a setting is one row here and its use
+ * where it is read. The [function NAME] keys are a second table of the
+ * same rows.
  */
 #ifndef RR_SETTINGS_H
 #define RR_SETTINGS_H
@@ -61,6 +62,9 @@ struct rr_setting {
 	const char *def_text;	  /* default in words, instead of def */
 	rr_setting_check_fn check;
 	enum rr_setting_complete complete;
+	/* A reload applies a change of it while serving (slots.c); any
+	 * other key's change needs a restart. */
+	bool live;
 	const char *help;
 };
 
@@ -114,7 +118,8 @@ void rr_setting_names(const char *const *names, char *buf, size_t len);
 int rr_setting_enum(const char *const *names, const char *val, const char *what,
 		    char *err, size_t errlen);
 
-/* The README's table of [reqrouter] keys (Markdown), and of a function's. */
+/* docs/CONFIGURATION.md's table of [reqrouter] keys (Markdown), and of a
+ * function's. */
 void rr_settings_dump_readme(FILE *f);
 void rr_fn_settings_dump_readme(FILE *f);
 /* The man page's list of them (roff, for man/reqrouter.h2m). */

@@ -55,6 +55,8 @@ unshare -m --propagation private sh -c '
 check_eq "a good config: exit 0" 0 "$(cat "$T/good.rc")"
 check "a good config: the verdict says fine, and what it would serve" \
 	grep -q "^reqrouter --check: $T/good.conf: fine; it would serve .*kv on port 7379.*dns on port 53" "$T/good.out"
+check "a good config: the verdict names reverse's allow-list" \
+	grep -q "reverse on port 1232 (only to 198.51.100.0/24, 2001:db8::/32)" "$T/good.out"
 check_eq "a good config: one line, on stdout" 1 "$(wc -l <"$T/good.out")"
 check_eq "a good config: nothing on stderr" "" "$(cat "$T/good.err")"
 check_eq "nothing made in /run" "" "$(cat "$T/good.run")"

@@ -31,6 +31,10 @@ tb_wait_file "$M" 5 || die "no metrics file at $M"
 for fn in echo:7 reverse:1232; do
 	check "log: ${fn%:*} is served to its allow-list only" \
 		grep -q "serving '${fn%:*}' on UDP port ${fn#*:} to the sources in its allow-list" "$RR_ERR"
+	# What a newcomer on a real host needs to see: why nobody is
+	# answered, and where to change it.
+	check "log: ${fn%:*}'s allow-list is named at start, with where to change it" \
+		grep -q "'${fn%:*}' answers only 127.0.0.0/8, .*: see allow in \[function ${fn%:*}\] of configs/service.conf" "$RR_ERR"
 done
 
 check "IPv4 client $TB_IP4_CLI: 200 requests to echo and reverse answered" \
