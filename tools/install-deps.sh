@@ -53,8 +53,9 @@ xdp-tools procps clang-format shellcheck knot dnsperf sockperf help2man
 systemd prometheus"
 # packaging: make deb, which package_deb.sh (make test) and test-fresh's
 # install-deb step run: debhelper and dpkg-dev build it, lintian checks
-# it; help2man is the one Build-Depends (debian/control) demo lacks.
-SET_PACKAGING="debhelper dpkg-dev lintian help2man"
+# it; help2man is the one Build-Depends (debian/control) demo lacks, and
+# dpkg-buildpackage wants build-essential itself (a minimal root has none).
+SET_PACKAGING="build-essential debhelper dpkg-dev lintian help2man"
 # bench: tools/bench and tools/bench-dns. gnuplot (plots), git (the
 # commit a record is of), procps (free), ethtool (GRO on the bed), Knot
 # DNS (knotd, kxdpgun) and dnsperf (the DNS comparison).
