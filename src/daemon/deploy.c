@@ -71,43 +71,6 @@ out:
 	return svc;
 }
 
-/* Sockets (for every thread made), XSKMAP entries (for the running ones),
- * workers told, then the port: slot inv->nslots, its service and counters
- * set by prepare(), comes to life. */
-static int add_slot(struct rr_invoker *inv, struct rr_fn_instance *inst,
-		    char *msg, size_t msglen)
-{
-	uint32_t slot = inv->nslots, q, t;
-	struct rr_slot *s = &inv->slots[slot];
-	struct rr_sock *sock;
-	int ret;
-
-	rr_swap_instance(s, inst); /* replaces nothing: a new slot */
-	for (q = 0; q < inv->nqueues; q++)
-		for (t = 0; t < inv->threads_made; t++) {
-			sock = rr_sock_at(inv, q, t, slot);
-			memset(sock->stats, 0, sizeof(*sock->stats));
-			ret = rr_xsk_later(inv, q, t, slot, msg, msglen);
-			if (ret)
-				return ret;
-			if (t < inv->nthreads) {
-				ret = rr_xsk_map(inv, q, t, slot, msg, msglen);
-				if (ret)
-					return ret;
-			}
-		}
-	inv->nslots = slot + 1;
-	for (q = 0; q < inv->nqueues; q++)
-		for (t = 0; t < RR_MAX_THREADS; t++)
-			__atomic_store_n(&rr_worker_at(inv, q, t)->nsocks,
-					 inv->nslots, __ATOMIC_RELEASE);
-	ret = rr_open_port(inv, slot);
-	if (ret)
-		snprintf(msg, msglen, "cannot open port %u: %s", s->svc->port,
-			 strerror(-ret));
-	return ret;
-}
-
 /* What a deploy prepares before it changes anything, and undoes if a step
  * fails. */
 struct deploy {
@@ -261,7 +224,7 @@ int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 		rr_registry_adopt(d.m);
 	n = replace(inv, &d, old);
 	for (k = 0; k < d.nnew; k++) {
-		ret = add_slot(inv, d.added[k], msg, msglen);
+		ret = rr_slot_serve_new(inv, d.added[k], msg, msglen);
 		if (ret) {
 			pr_warn("deploy: %s\n", msg);
 			return ret;

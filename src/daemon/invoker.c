@@ -152,8 +152,8 @@ static void free_shared(void *p, size_t size)
  */
 static int live_create(struct rr_invoker *inv)
 {
+	int fd, ret;
 	void *p;
-	int fd;
 
 	fd = memfd_create("reqrouter-live", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
@@ -173,8 +173,9 @@ static int live_create(struct rr_invoker *inv)
 	inv->live_fd = fd;
 	return 0;
 fail:
+	ret = -errno;
 	close(fd);
-	return -errno;
+	return ret;
 }
 
 /* Whether a served function wants to answer from XDP (its program or

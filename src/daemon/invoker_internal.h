@@ -50,6 +50,16 @@ int rr_slot_of(const struct rr_invoker *inv, const char *name);
 /* Slot @s answered in user space only from now on (its XDP program and
  * cache belong to code that is going). */
 void rr_user_tier_only(struct rr_invoker *inv, struct rr_slot *s);
+/*
+ * Serves slot inv->nslots (its service set) with @inst: sockets for every
+ * thread made, XSKMAP entries for the running ones, the workers' rounds
+ * widened, then its port opened (a deploy's new function, a reload's
+ * newly enabled one). -errno with @msg set; the instance is released if
+ * the slot never came to life, and a port that cannot open stays with
+ * the kernel (removed).
+ */
+int rr_slot_serve_new(struct rr_invoker *inv, struct rr_fn_instance *inst,
+		      char *msg, size_t msglen);
 /* Slot @slot's port into the XDP map: from now on its requests reach us. */
 int rr_open_port(struct rr_invoker *inv, uint32_t slot);
 /* Slot @s's port entry in the XDP map and the workers' quarantine flag

@@ -793,13 +793,7 @@ static int keep_settings(struct rr_service *svc, const struct rr_service *from,
 	return 0;
 }
 
-/*
- * Serves slot inv->nslots (its service set) with @inst: sockets for every
- * thread made, XSKMAP entries for the running ones, the workers' rounds
- * widened, then its port opened, as a deploy adds a function. -errno with
- * @msg set; the instance is released if the slot never came to life.
- */
-static int serve_slot(struct rr_invoker *inv, struct rr_fn_instance *inst,
+int rr_slot_serve_new(struct rr_invoker *inv, struct rr_fn_instance *inst,
 		      char *msg, size_t msglen)
 {
 	uint32_t slot = inv->nslots, q, t;
@@ -889,7 +883,7 @@ static void add_function(struct reload *r, const struct rr_service *to)
 		say(r, SAID_FAILED, "%s; it is not served", err);
 		return;
 	}
-	if (serve_slot(inv, inst, err, sizeof(err))) {
+	if (rr_slot_serve_new(inv, inst, err, sizeof(err))) {
 		say(r, SAID_FAILED, "[function %s] enabled: failed: %s", name,
 		    err);
 		return;
