@@ -345,18 +345,25 @@ static void recover_lock(struct rr_worker *w)
 }
 
 /*
- * Every RR_WATCH_MS: a queue lock the main thread could not take within
- * TRYLOCK_NS three looks in a row is held by no one who will let go: a
+ * Every RR_WATCH_MS, and every LOCK_RELOOK_MS while one is missed: a
+ * queue lock the main thread could not take within TRYLOCK_NS
+ * LOCK_LOOKS looks in a row is held by no one who will let go: a
  * stopped or dying cell, or one whose function wrote over it. A cell
- * named as its holder is killed (its death is then put right as any);
- * otherwise the lock is taken back. Workers spinning on it go on.
+ * named as its holder is killed (its death is then put right as any); a
+ * worker thread named, only preempted, is waited for (a thread cannot
+ * be taken back, and its lock must not be); a holder that is no worker
+ * of the queue (a lock written over) has the lock taken back. Workers
+ * spinning on it go on. Returns whether a lock is being missed.
  */
 #define LOCK_LOOKS 3
-static void watch_locks(struct rr_invoker *inv)
+#define LOCK_RELOOK_MS 20
+static bool watch_locks(struct rr_invoker *inv, uint64_t now)
 {
-	struct rr_umem *u;
+	bool missing = false, worker;
 	struct rr_worker *w;
+	struct rr_umem *u;
 	uint32_t q, owner;
+	uint64_t ms;
 
 	for (q = 0; q < inv->nqueues; q++) {
 		u = &inv->umems[q];
@@ -365,25 +372,35 @@ static void watch_locks(struct rr_invoker *inv)
 			u->lock_misses = 0;
 			continue;
 		}
-		if (++u->lock_misses < LOCK_LOOKS)
+		if (!u->lock_misses++)
+			u->lock_missed_ns = now;
+		if (u->lock_misses < LOCK_LOOKS) {
+			missing = true;
 			continue;
+		}
 		u->lock_misses = 0;
+		ms = (now - u->lock_missed_ns) / 1000000 + TRYLOCK_NS / 1000000;
 		owner = __atomic_load_n(&u->sh->owner, __ATOMIC_ACQUIRE);
 		w = owner && owner <= RR_NWORKERS(inv)
 			    ? &inv->workers[owner - 1]
 			    : NULL;
-		if (w && w->queue == q && w->pid > 0 &&
-		    inv->cfg->isolation == RR_ISOLATION_CELL) {
-			pr_warn("the cell of queue %u, thread %u has held the queue's ring lock for %u ms: killed\n",
-				w->queue, w->thread, LOCK_LOOKS * RR_WATCH_MS);
+		worker = w && w->inv && w->queue == q &&
+			 __atomic_load_n(&w->started, __ATOMIC_ACQUIRE);
+		if (worker && inv->cfg->isolation == RR_ISOLATION_CELL &&
+		    w->pid > 0) {
+			pr_warn("the cell of queue %u, thread %u has held the queue's ring lock for %llu ms: killed\n",
+				w->queue, w->thread, (unsigned long long)ms);
 			kill(w->pid, SIGKILL);
 			continue;
 		}
-		pr_warn("queue %u's ring lock has been held for %u ms by no worker that will let go (its holder reads %u): taken back\n",
-			q, LOCK_LOOKS * RR_WATCH_MS, owner);
+		if (worker)
+			continue;
+		pr_warn("queue %u's ring lock has been held for %llu ms by no worker (its holder reads %u): taken back\n",
+			q, (unsigned long long)ms, owner);
 		__atomic_store_n(&u->sh->owner, 0, __ATOMIC_RELEASE);
 		pthread_spin_unlock(&u->sh->lock);
 	}
+	return missing;
 }
 
 /* Replies made before the cell died, onto its socket's TX ring (undoing
@@ -758,10 +775,10 @@ void rr_invoker_supervise(struct rr_invoker *inv)
 	}
 	now = rr_now_ns();
 	expire_quarantines(inv, now);
-	if (now / 1000000 >= inv->next_lock_look_ms) {
-		inv->next_lock_look_ms = now / 1000000 + RR_WATCH_MS;
-		watch_locks(inv);
-	}
+	if (now / 1000000 >= inv->next_lock_look_ms)
+		inv->next_lock_look_ms =
+			now / 1000000 +
+			(watch_locks(inv, now) ? LOCK_RELOOK_MS : RR_WATCH_MS);
 	for (i = 0; i < RR_NWORKERS(inv); i++) {
 		w = &inv->workers[i];
 		if (!__atomic_load_n(&w->started, __ATOMIC_ACQUIRE))

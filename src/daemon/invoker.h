@@ -104,6 +104,7 @@ struct rr_umem {
 	struct rr_queue_shared *sh;
 	bool tx_metadata;     /* registered with RR_TX_META_LEN bytes of it */
 	uint32_t lock_misses; /* the supervisor's looks in vain (cell.c) */
+	uint64_t lock_missed_ns; /* since the first of them */
 } __attribute__((aligned(RR_CACHELINE)));
 
 struct rr_invoker;

@@ -63,8 +63,19 @@ check_eq "nothing made in /run" "" "$(cat "$T/good.run")"
 check "no control socket made" test ! -e "$T/c.sock"
 check "no metrics file made" test ! -e "$T/m.prom"
 
-runuser -u nobody -- "$RR" --check -c "$T/good.conf" >"$T/nobody.out" 2>&1
-check_eq "as user nobody: exit 0" 0 $?
+# As nobody: the binary and the files the config names copied where
+# nobody may read them (the tree may be under root's 0700 home).
+mkdir -m 755 "$T/nobody"
+cp "$RR" "$T/nobody/reqrouter"
+cp configs/example.zone configs/kv.txt "$T/nobody/"
+chmod 644 "$T/nobody/example.zone" "$T/nobody/kv.txt"
+sed -e "s|$PWD/configs/|$T/nobody/|" "$T/good.conf" >"$T/nobody/good.conf"
+chmod 644 "$T/nobody/good.conf"
+runuser -u nobody -- "$T/nobody/reqrouter" --check -c "$T/nobody/good.conf" \
+	>"$T/nobody.out" 2>&1
+rc=$?
+[ $rc = 0 ] || sed 's/^/    /' "$T/nobody.out"
+check_eq "as user nobody: exit 0" 0 $rc
 "$CTL" conf-check -c "$T/good.conf" >"$T/ctl.out" 2>&1
 check_eq "reqrouterctl conf-check -c FILE: exit 0" 0 $?
 check "reqrouterctl conf-check: reqrouter's verdict" \
