@@ -217,7 +217,6 @@ int rr_cell_start(struct rr_worker *w)
 	pid_t parent = getpid(), pid;
 	int ret;
 
-	w->restart = false;
 	__atomic_store_n(&w->inv->live->restart[w->index], false,
 			 __ATOMIC_RELEASE);
 	w->call_seq = 0;
@@ -824,11 +823,9 @@ bool rr_cells_renew(struct rr_invoker *inv)
 
 	for (i = 0; i < n; i++) {
 		old[i] = inv->workers[i].started ? inv->workers[i].pid : 0;
-		if (old[i]) {
-			inv->workers[i].restart = true;
+		if (old[i])
 			__atomic_store_n(&inv->live->restart[i], true,
 					 __ATOMIC_RELEASE);
-		}
 	}
 	for (tries = 0; tries < RENEW_TIMEOUT_MS; tries++) {
 		rr_invoker_supervise(inv);

@@ -244,11 +244,10 @@ struct rr_worker {
 	int cpu;
 	pthread_t tid;
 	bool started;
-	/* Isolation = cell: the process running it, told to end its round
-	 * and exit so that a fresh one (with the main thread's state of now)
-	 * takes over. */
+	/* Isolation = cell: the process running it (told to end its round
+	 * and exit, for a fresh one to take over, through
+	 * live->restart[index]). */
 	pid_t pid;
-	bool restart;
 	bool fork_failed;      /* said once, retried every tick */
 	bool unconfined;       /* a cell could not confine itself: said once */
 	uint64_t next_fork_ns; /* CLOCK_MONOTONIC: not before */
