@@ -47,7 +47,7 @@
 
 /* The version of this API; struct rr_function records the one a function
  * was built against. */
-#define RR_FUNCTION_API 2
+#define RR_FUNCTION_API 3
 
 /* A handler's return value: the request gets no reply, on purpose (a
  * protocol that ignores some messages); counted as "no_reply", not as an
@@ -79,7 +79,15 @@ struct rr_request {
 	/* Where the handler says more about this reply: RR_REPLY_* bits
 	 * (see rr_fn_no_cache()). */
 	uint32_t *reply_flags;
+	/* API 3. How the request came: RR_TRANSPORT_UDP, or RR_TRANSPORT_TCP
+	 * for an RR_FN_TCP function, one framed message of a connection.
+	 * Over TCP, room is the framing's limit (65535 bytes) and the reply
+	 * is never cut to fit a datagram; queue and thread are 0. */
+	uint32_t transport;
 };
+
+#define RR_TRANSPORT_UDP 0
+#define RR_TRANSPORT_TCP 1
 
 /* This reply must not be cached although the function is pure: it was
  * shaped by the room offered (a truncated DNS answer), not by the request
@@ -144,6 +152,9 @@ struct rr_function {
 	 * then answers a request that differs from a cached one only there,
 	 * with the new ID in the reply. */
 	uint8_t id_bytes;
+	/* API 3. How an RR_FN_TCP function's messages are delimited on a
+	 * connection: RR_TCP_LEN16 (the only one so far). */
+	uint8_t tcp_framing;
 	int (*init)(const struct rr_fn_config *cfg, void **state);
 	void (*fini)(void *state);
 	int (*init_worker)(void *state, uint32_t worker, void **worker_state);
@@ -163,6 +174,28 @@ struct rr_function {
 /* Served only where the config has a [function NAME] section for it (a
  * function that cannot work without settings, such as a zone file). */
 #define RR_FN_OPT_IN (1U << 1)
+
+/*
+ * Served over TCP as well, on the same port, through the kernel's TCP
+ * (reqrouter's own threads or cell, never the AF_XDP workers): the same
+ * handler gets each message of a connection, framed as tcp_framing says,
+ * and its reply goes back framed the same way, in the order the messages
+ * came. The config's "tcp = no" turns it off; "tcp = yes" turns it on for
+ * a function without the flag (which must then speak RR_TCP_LEN16).
+ */
+#define RR_FN_TCP (1U << 2)
+/*
+ * The function sizes its UDP replies itself, to what the client says it
+ * accepts (DNS: 512 bytes, or the EDNS UDP size it offers): its
+ * max_amplification then defaults to 0, no limit beyond that size, so
+ * that a reply the client asked for is never cut. The config can still
+ * set one.
+ */
+#define RR_FN_CLIENT_SIZED (1U << 3)
+
+/* Framings for tcp_framing: each message is preceded by its length,
+ * two bytes in network order (DNS over TCP, RFC 1035 4.2.2, RFC 7766). */
+#define RR_TCP_LEN16 0
 
 /*
  * For init(): says why it failed, as one line that names the function and,
