@@ -55,8 +55,9 @@
 #define JOIN_TIMEOUT_MS 3000
 
 /* Whether @fd is one of worker @w's sockets. */
-static bool own_socket(const struct rr_worker *w, int fd)
+static bool own_socket(const void *ctx, int fd)
 {
+	const struct rr_worker *w = ctx;
 	uint32_t i;
 
 	for (i = 0; i < w->nsocks; i++)
@@ -74,7 +75,8 @@ static bool own_socket(const struct rr_worker *w, int fd)
  * client waits for the end of its connection, which a cell holding it
  * would delay). A function's own descriptors, from its init(), stay.
  */
-static bool unused(const struct rr_worker *w, int fd)
+static bool unused(bool (*own)(const void *ctx, int fd), const void *ctx,
+		   int fd)
 {
 	char path[32], link[64];
 	int type, domain;
@@ -87,8 +89,9 @@ static bool unused(const struct rr_worker *w, int fd)
 		if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len))
 			type = 0;
 		return domain == AF_NETLINK ||
-		       (domain == AF_XDP && !own_socket(w, fd)) ||
-		       type == SOCK_STREAM || type == SOCK_SEQPACKET;
+		       ((domain == AF_XDP || type == SOCK_STREAM ||
+			 type == SOCK_SEQPACKET) &&
+			!own(ctx, fd));
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	n = readlink(path, link, sizeof(link) - 1);
@@ -103,7 +106,7 @@ static bool unused(const struct rr_worker *w, int fd)
 	       !strncmp(link, "/sys/", 5);
 }
 
-static void close_unused(const struct rr_worker *w)
+void rr_close_unused(bool (*own)(const void *ctx, int fd), const void *ctx)
 {
 	int fds[1024], n = 0, fd;
 	struct dirent *e;
@@ -114,7 +117,7 @@ static void close_unused(const struct rr_worker *w)
 		return;
 	while ((e = readdir(d)) && n < (int)ARRAY_SIZE(fds)) {
 		fd = atoi(e->d_name);
-		if (fd > 2 && fd != dirfd(d) && unused(w, fd))
+		if (fd > 2 && fd != dirfd(d) && unused(own, ctx, fd))
 			fds[n++] = fd;
 	}
 	closedir(d);
@@ -129,30 +132,28 @@ static void unmap_ring(void *ring, uint64_t desc, uint32_t size, size_t entry)
 		munmap((char *)ring - desc, desc + (size_t)size * entry);
 }
 
-/*
- * What the cell of worker @w keeps of the shared memory: its queue's, its
- * own sockets' rings and its own report, writable; struct rr_live,
- * read-only and for good. Everything else shared goes, so no function it
- * runs can reach another queue's frames, another worker's rings or
- * report. Returns 0 or -errno.
- */
-static int confine_memory(struct rr_worker *w, int fd)
+/* Every worker's shared memory but @w's (NULL: all): the sockets' rings,
+ * the other queues' UMEMs, rings and locks, the reports. */
+static int unmap_workers(struct rr_invoker *inv, const struct rr_worker *w)
 {
-	struct rr_invoker *inv = w->inv;
 	struct xdp_mmap_offsets off;
 	socklen_t optlen = sizeof(off);
 	struct rr_umem *u;
 	struct rr_sock *s;
 	uint32_t q, i;
+	int fd = -1;
 
-	if (mmap(inv->live, RR_LIVE_SIZE, PROT_READ, MAP_SHARED | MAP_FIXED,
-		 inv->live_fd, 0) == MAP_FAILED)
-		return -errno;
+	for (i = 0; i < RR_NWORKERS(inv) * RR_MAX_SLOTS && fd < 0; i++)
+		if (inv->socks[i].xsk)
+			fd = inv->socks[i].fd;
+	if (fd < 0)
+		return 0;
 	if (getsockopt(fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &optlen))
 		return -errno;
 	for (i = 0; i < RR_NWORKERS(inv) * RR_MAX_SLOTS; i++) {
 		s = &inv->socks[i];
-		if (!s->xsk || (s >= w->socks && s < w->socks + RR_MAX_SLOTS))
+		if (!s->xsk ||
+		    (w && s >= w->socks && s < w->socks + RR_MAX_SLOTS))
 			continue;
 		unmap_ring(s->rx.ring, off.rx.desc, s->rx.size,
 			   sizeof(struct xdp_desc));
@@ -161,7 +162,7 @@ static int confine_memory(struct rr_worker *w, int fd)
 	}
 	for (q = 0; q < inv->nqueues; q++) {
 		u = &inv->umems[q];
-		if (q == w->queue)
+		if (w && q == w->queue)
 			continue;
 		unmap_ring(u->fill.ring, off.fr.desc, u->fill.size,
 			   sizeof(uint64_t));
@@ -172,9 +173,38 @@ static int confine_memory(struct rr_worker *w, int fd)
 		munmap(u->sh, sizeof(*u->sh));
 	}
 	for (i = 0; i < RR_NWORKERS(inv); i++)
-		if (i != w->index)
+		if (!w || i != w->index)
 			munmap(&inv->reports[i], sizeof(inv->reports[i]));
 	return 0;
+}
+
+/*
+ * What the cell of worker @w keeps of the shared memory: its queue's, its
+ * own sockets' rings and its own report, writable; struct rr_live,
+ * read-only and for good. Everything else shared goes, so no function it
+ * runs can reach another queue's frames, another worker's rings or
+ * report. Returns 0 or -errno.
+ */
+static int confine_memory(struct rr_worker *w)
+{
+	struct rr_invoker *inv = w->inv;
+	int ret;
+
+	if (mmap(inv->live, RR_LIVE_SIZE, PROT_READ, MAP_SHARED | MAP_FIXED,
+		 inv->live_fd, 0) == MAP_FAILED)
+		return -errno;
+	ret = unmap_workers(inv, w);
+	if (ret)
+		return ret;
+	if (inv->tcp.reports)
+		munmap(inv->tcp.reports,
+		       sizeof(*inv->tcp.reports) * RR_TCP_LOOPS);
+	return 0;
+}
+
+int rr_unmap_workers(struct rr_invoker *inv)
+{
+	return unmap_workers(inv, NULL);
 }
 
 static void cell_main(struct rr_worker *w, pid_t parent)
@@ -198,9 +228,9 @@ static void cell_main(struct rr_worker *w, pid_t parent)
 	if (getppid() != parent)
 		_exit(0);
 	/* A cell that cannot be confined does not serve. */
-	if (confine_memory(w, w->socks[0].fd))
+	if (confine_memory(w))
 		_exit(RR_CELL_UNCONFINED);
-	close_unused(w);
+	rr_close_unused(own_socket, w);
 	/* A crash dump of the shared UMEM would slow the restart. */
 	setrlimit(RLIMIT_CORE, &nocore);
 	snprintf(name, sizeof(name), "rr-cell %u/%u", w->queue, w->thread);
@@ -557,8 +587,8 @@ static void expire_quarantines(struct rr_invoker *inv, uint64_t now)
 }
 
 /* One more fault of the function in @s; quarantines it at the limit. */
-static void charge_fault(struct rr_invoker *inv, struct rr_slot *s,
-			 bool timeout, uint64_t now)
+void rr_charge_fault(struct rr_invoker *inv, struct rr_slot *s, bool timeout,
+		     uint64_t now)
 {
 	const struct rr_service *svc = s->svc;
 	struct rr_faults *f = &s->faults;
@@ -654,7 +684,7 @@ static void cell_ended(struct rr_invoker *inv, struct rr_worker *w, int st,
 			pr_warn("function '%s' crashed (%s) on queue %u, thread %u: its cell restarts\n",
 				svc->fn->name, ending(st, how, sizeof(how)),
 				w->queue, w->thread);
-		charge_fault(inv, &inv->slots[slot], overran, rr_now_ns());
+		rr_charge_fault(inv, &inv->slots[slot], overran, rr_now_ns());
 	} else if (fault) {
 		pr_warn("the cell of queue %u, thread %u died outside a function (%s): it restarts\n",
 			w->queue, w->thread, ending(st, how, sizeof(how)));
@@ -693,7 +723,7 @@ static void overrun(struct rr_invoker *inv, struct rr_worker *w, uint64_t seq)
 }
 
 /* The CPU time cell @pid has used, in ns; 0 if it cannot be read. */
-static uint64_t cell_cpu_ns(pid_t pid)
+uint64_t rr_cell_cpu_ns(pid_t pid)
 {
 	struct timespec ts;
 	clockid_t clk;
@@ -713,16 +743,17 @@ static uint64_t cell_cpu_ns(pid_t pid)
  */
 #define OVERRUN_WALL_TIMES 10
 #define OVERRUN_WALL_MIN_NS 100000000ULL
-static bool ran_out(struct rr_worker *w, uint64_t limit, uint64_t now)
+bool rr_cell_ran_out(pid_t pid, uint64_t since_ns, uint64_t since_cpu_ns,
+		     uint64_t limit, uint64_t now)
 {
 	uint64_t wall = limit * OVERRUN_WALL_TIMES, cpu;
 
 	if (wall < OVERRUN_WALL_MIN_NS)
 		wall = OVERRUN_WALL_MIN_NS;
-	if (now - w->sv_since_ns >= wall)
+	if (now - since_ns >= wall)
 		return true;
-	cpu = cell_cpu_ns(w->pid);
-	return !cpu || !w->sv_since_cpu_ns || cpu - w->sv_since_cpu_ns >= limit;
+	cpu = rr_cell_cpu_ns(pid);
+	return !cpu || !since_cpu_ns || cpu - since_cpu_ns >= limit;
 }
 
 /* Reaps the cells that ended since the last tick. */
@@ -736,6 +767,8 @@ static void reap(struct rr_invoker *inv)
 		w = worker_of(inv, pid);
 		if (w)
 			cell_ended(inv, w, st, false);
+		else
+			rr_tcp_reaped(inv, pid, st);
 	}
 }
 
@@ -762,7 +795,7 @@ void rr_invoker_supervise(struct rr_invoker *inv)
 	bool cells = inv->cfg->isolation == RR_ISOLATION_CELL;
 	uint64_t now, seq, limit;
 	const struct rr_service *svc;
-	bool in_calls = false;
+	bool in_calls = false, tcp_calls;
 	struct rr_worker *w;
 	uint32_t i, si;
 
@@ -773,6 +806,7 @@ void rr_invoker_supervise(struct rr_invoker *inv)
 		refork(inv);
 	}
 	now = rr_now_ns();
+	tcp_calls = rr_tcp_supervise(inv, now);
 	expire_quarantines(inv, now);
 	if (now / 1000000 >= inv->next_lock_look_ms)
 		inv->next_lock_look_ms =
@@ -790,7 +824,7 @@ void rr_invoker_supervise(struct rr_invoker *inv)
 		if (seq != w->sv_seq) {
 			w->sv_seq = seq;
 			w->sv_since_ns = now;
-			w->sv_since_cpu_ns = cells ? cell_cpu_ns(w->pid) : 0;
+			w->sv_since_cpu_ns = cells ? rr_cell_cpu_ns(w->pid) : 0;
 			w->sv_warned = false;
 			continue;
 		}
@@ -802,7 +836,8 @@ void rr_invoker_supervise(struct rr_invoker *inv)
 		if (!limit || now - w->sv_since_ns < limit)
 			continue;
 		if (cells) {
-			if (!ran_out(w, limit, now))
+			if (!rr_cell_ran_out(w->pid, w->sv_since_ns,
+					     w->sv_since_cpu_ns, limit, now))
 				continue;
 			overrun(inv, w, seq);
 		} else if (!w->sv_warned) {
@@ -812,7 +847,7 @@ void rr_invoker_supervise(struct rr_invoker *inv)
 				w->thread);
 		}
 	}
-	inv->in_calls = in_calls;
+	inv->in_calls = in_calls || tcp_calls;
 }
 
 bool rr_cells_renew(struct rr_invoker *inv)
@@ -827,6 +862,8 @@ bool rr_cells_renew(struct rr_invoker *inv)
 			__atomic_store_n(&inv->live->restart[i], true,
 					 __ATOMIC_RELEASE);
 	}
+	/* The TCP loop's cell hands over to a fresh one by itself. */
+	rr_tcp_renew(inv);
 	for (tries = 0; tries < RENEW_TIMEOUT_MS; tries++) {
 		rr_invoker_supervise(inv);
 		for (i = 0, left = 0; i < n; i++)

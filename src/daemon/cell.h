@@ -30,4 +30,26 @@ int rr_invoker_unquarantine(struct rr_invoker *inv, const char *name, char *msg,
 /* Lifts slot @s's quarantine, if it has one. */
 void rr_unquarantine_slot(struct rr_invoker *inv, struct rr_slot *s);
 
+/* For other cells (tcp.c): what a cell may keep, and how it is watched. */
+
+/* Closes the main thread's descriptors a cell has no use for (BPF,
+ * netlink, memfds, sysfs, sockets); @own says which sockets stay. */
+void rr_close_unused(bool (*own)(const void *ctx, int fd), const void *ctx);
+
+/* Unmaps every worker's and queue's shared memory; 0 or -errno. */
+int rr_unmap_workers(struct rr_invoker *inv);
+
+/* The CPU time cell @pid has used, in ns; 0 if it cannot be read. */
+uint64_t rr_cell_cpu_ns(pid_t pid);
+
+/* Whether cell @pid's call, seen since @since_ns (its CPU time then
+ * @since_cpu_ns), has run out of @limit ns of max_run_us. */
+bool rr_cell_ran_out(pid_t pid, uint64_t since_ns, uint64_t since_cpu_ns,
+		     uint64_t limit, uint64_t now);
+
+/* One more fault (a crash, or with @timeout an overrun) of the function
+ * in @s; quarantines it at its limit. */
+void rr_charge_fault(struct rr_invoker *inv, struct rr_slot *s, bool timeout,
+		     uint64_t now);
+
 #endif /* RR_CELL_H */

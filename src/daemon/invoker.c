@@ -292,6 +292,7 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	inv->cfg = cfg;
 	inv->live_fd = -1;
 	inv->nthreads = cfg->threads;
+	rr_tcp_init(inv);
 	for (i = 0; i < cfg->nservices; i++)
 		if (cfg->services[i].enabled)
 			inv->slots[inv->nslots++].svc = &cfg->services[i];
@@ -352,6 +353,10 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 			return ret;
 	}
 	say_peer(inv, why);
+	/* Still privileged: a port below 1024 can be bound. */
+	ret = rr_tcp_sync(inv);
+	if (ret)
+		return ret;
 	inv->ready = true;
 	return 0;
 }
@@ -544,6 +549,8 @@ int rr_invoker_start(struct rr_invoker *inv)
 	if (inv->cfg->busy_poll && i > (uint32_t)ncpus)
 		pr_warn("%u busy-polling workers share %d CPU%s: they take turns, and latency suffers; use fewer queues or threads, or more CPUs\n",
 			i, ncpus, ncpus == 1 ? "" : "s");
+	/* The TCP loop, if a function has TCP: serving when ready is said. */
+	rr_tcp_supervise(inv, rr_now_ns());
 out:
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return ret;
@@ -578,6 +585,7 @@ void rr_invoker_stop(struct rr_invoker *inv)
 	__atomic_store_n(&inv->live->stop, 1, __ATOMIC_RELAXED);
 	for (i = 0; i < RR_NWORKERS(inv); i++)
 		rr_join_worker(inv, &inv->workers[i]);
+	rr_tcp_stop(inv);
 }
 
 void rr_invoker_destroy(struct rr_invoker *inv)

@@ -20,6 +20,7 @@
 #include "latency.h"
 #include "netlink.h"
 #include "packet.h"
+#include "tcp.h"
 #include "xdp.h"
 
 #define RR_CACHELINE 64
@@ -152,6 +153,8 @@ struct rr_live {
 	 * of slots[].cache_gen: a cell forked before a reload moved it
 	 * would otherwise cache replies the XDP program never matches. */
 	uint32_t cache_gen[RR_MAX_SLOTS];
+	/* By TCP loop: stop accepting, finish, exit (tcp.c). */
+	bool tcp_retire[RR_TCP_LOOPS];
 };
 
 #define RR_LIVE_SIZE ((sizeof(struct rr_live) + 4095) & ~(size_t)4095)
@@ -343,6 +346,8 @@ struct rr_invoker {
 	bool draining;
 	uint32_t drain_quiet_ms;
 	uint32_t drain_timeout_ms;
+	/* The functions served over TCP too (tcp.c). */
+	struct rr_tcp tcp;
 };
 
 /*

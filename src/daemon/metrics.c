@@ -278,7 +278,7 @@ uint64_t rr_fn_counter_sum(struct rr_invoker *inv, uint32_t slot, uint32_t c)
 			sum += rr_stat_read(
 				&rr_worker_at(inv, q, t)
 					 ->rep->fn_counters[slot][c]);
-	return sum;
+	return sum + rr_tcp_fn_counter(inv, slot, c);
 }
 
 /* The counters functions registered (rr_fn_counter()): one family, the

@@ -157,8 +157,27 @@ static const struct allowed allowed[] = {
 #endif
 };
 
+/*
+ * What the TCP loop's cell (tcp.c) adds: an event loop over its
+ * listeners and connections (epoll; ppoll is on the list already),
+ * accepting, reading and writing them with recv() and send() of any
+ * length, the address a connection came to, closing one.
+ */
+static const struct allowed tcp_allowed[] = {
+	{ .name = "epoll_wait" },
+	{ .name = "epoll_pwait" },
+	{ .name = "epoll_ctl" },
+	{ .name = "accept4" },
+	{ .name = "getsockname" },
+	{ .name = "recvfrom" },
+	{ .name = "sendto" },
+	{ .name = "close" },
+};
+
 /* The filter the next cells load, the main thread's (see rr_seccomp_prepare). */
 static struct sock_fprog filter;
+/* The TCP loop cell's. */
+static struct sock_fprog tcp_filter;
 /* The architecture it was built for (AUDIT_ARCH_*), for the second one. */
 static uint32_t filter_arch;
 
@@ -174,19 +193,22 @@ int rr_seccomp_syscall_nr(const char *name)
 	return nr;
 }
 
-/* The allow-list's rules into @ctx; 0 or a libseccomp -errno. */
-static int add_allowed(scmp_filter_ctx ctx)
+/* The rules of list @list (@n) into @ctx; 0 or a libseccomp -errno. */
+static int add_allowed(scmp_filter_ctx ctx, const struct allowed *list,
+		       size_t n)
 {
 	const struct allowed *a;
 	int nr, ret;
 
-	for (a = allowed; a < allowed + ARRAY_SIZE(allowed); a++) {
+	for (a = list; a < list + n; a++) {
 		nr = rr_seccomp_syscall_nr(a->name);
 		if (nr < 0)
 			continue;
 		ret = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, nr, a->ncmp,
 					     a->cmp);
-		if (ret)
+		/* An unconditional rule over a conditional one of the
+		 * cells' list (sendto): libseccomp keeps the wider. */
+		if (ret && ret != -EEXIST)
 			return ret;
 	}
 	return 0;
@@ -280,12 +302,15 @@ out:
 	return ret;
 }
 
-int rr_seccomp_prepare(struct rr_invoker *inv)
+/*
+ * Builds a filter into @out: the cells' list, with @tcp the TCP loop's
+ * too, and the served functions' syscalls (named in @extra). 0, or -errno
+ * with the reason logged.
+ */
+static int build(struct rr_invoker *inv, bool tcp, struct sock_fprog *out,
+		 char *extra, size_t len)
 {
-	struct sock_fprog built = { 0 };
-	char extra[RR_SYSCALLS_LEN];
 	scmp_filter_ctx ctx;
-	bool changed;
 	int ret;
 
 	ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
@@ -300,7 +325,9 @@ int rr_seccomp_prepare(struct rr_invoker *inv)
 	ret = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
 			       SCMP_ACT_KILL_PROCESS);
 	if (!ret)
-		ret = add_allowed(ctx);
+		ret = add_allowed(ctx, allowed, ARRAY_SIZE(allowed));
+	if (!ret && tcp)
+		ret = add_allowed(ctx, tcp_allowed, ARRAY_SIZE(tcp_allowed));
 	if (ret) {
 		pr_warn("cannot build the cells' system call filter: %s\n",
 			strerror(-ret));
@@ -309,29 +336,46 @@ int rr_seccomp_prepare(struct rr_invoker *inv)
 	/* A tree of comparisons: a call is found in a few, not one per rule
 	 * (an optimisation only, so a libseccomp without it is fine). */
 	seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
-	ret = add_functions(inv, ctx, extra, sizeof(extra));
+	ret = add_functions(inv, ctx, extra, len);
 	if (ret)
 		goto out;
-	ret = export(ctx, &built);
-	if (ret) {
+	ret = export(ctx, out);
+	if (ret)
 		pr_warn("cannot build the cells' system call filter: %s\n",
 			strerror(-ret));
-		goto out;
+out:
+	seccomp_release(ctx);
+	return ret;
+}
+
+int rr_seccomp_prepare(struct rr_invoker *inv)
+{
+	struct sock_fprog built = { 0 }, tcp_built = { 0 };
+	char extra[RR_SYSCALLS_LEN];
+	bool changed;
+	int ret;
+
+	ret = build(inv, false, &built, extra, sizeof(extra));
+	if (!ret)
+		ret = build(inv, true, &tcp_built, extra, sizeof(extra));
+	if (ret) {
+		free(built.filter);
+		return ret;
 	}
 	changed = built.len != filter.len ||
 		  memcmp(built.filter, filter.filter,
 			 built.len * sizeof(*built.filter));
 	free(filter.filter);
 	filter = built;
+	free(tcp_filter.filter);
+	tcp_filter = tcp_built;
 	filter_arch = seccomp_arch_native();
 	/* Said at start-up, and when a deploy changes it. */
 	if (changed)
 		pr_info("cells run under a system call filter (%u instructions)%s%s\n",
 			filter.len,
 			extra[0] ? "; the functions' syscalls add" : "", extra);
-out:
-	seccomp_release(ctx);
-	return ret;
+	return 0;
 }
 
 /*
@@ -360,7 +404,8 @@ static int load(const struct sock_fprog *prog)
 #define ARG_LO(n) (offsetof(struct seccomp_data, args) + 8 * (n) + 4)
 #endif
 
-int rr_cell_seccomp(const struct rr_invoker *inv)
+/* Loads @main after the cell's own rules. */
+static int confine(const struct sock_fprog *main)
 {
 	/*
 	 * tgkill(tgid, tid, sig) only with the cell's own pid as tgid; any
@@ -385,11 +430,23 @@ int rr_cell_seccomp(const struct rr_invoker *inv)
 	int ret;
 
 	/* Built by rr_invoker_start() before the first fork. */
-	if (!filter.len)
+	if (!main->len)
 		return -ENOENT;
 	/* This one first: the allow-list has no seccomp() for a second. */
 	ret = load(&prog);
 	if (ret)
 		return ret;
-	return load(&filter);
+	return load(main);
+}
+
+int rr_cell_seccomp(const struct rr_invoker *inv)
+{
+	(void)inv;
+	return confine(&filter);
+}
+
+int rr_tcp_cell_seccomp(const struct rr_invoker *inv)
+{
+	(void)inv;
+	return confine(&tcp_filter);
 }

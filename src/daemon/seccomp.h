@@ -20,6 +20,10 @@ int rr_seccomp_prepare(struct rr_invoker *inv);
  * set) with the filter rr_seccomp_prepare() built; 0 or -errno. */
 int rr_cell_seccomp(const struct rr_invoker *inv);
 
+/* The same for the TCP loop's cell (tcp.c), whose filter adds the calls
+ * of a TCP server to a cell's. */
+int rr_tcp_cell_seccomp(const struct rr_invoker *inv);
+
 /*
  * The number of system call @name on this machine; -ENOENT if no system
  * call has that name, -ENOSYS if this machine has no such call. The config

@@ -152,7 +152,7 @@ static bool wait_workers(struct rr_invoker *inv, uint64_t e, int *filter)
 			    __atomic_load_n(&inv->workers[i].rep->seen_epoch,
 					    __ATOMIC_ACQUIRE) < e)
 				break;
-		if (i == n)
+		if (i == n && rr_tcp_passed_epoch(inv, e))
 			return true;
 		nanosleep(&ms, NULL);
 	}
@@ -254,13 +254,15 @@ int rr_slot_instance_new(struct rr_invoker *inv, struct rr_slot *s,
 			 const struct rr_service *svc,
 			 struct rr_fn_instance **out, char *err, size_t errlen)
 {
-	bool active[RR_MAX_WORKERS];
+	bool active[RR_MAX_WORKERS + 1];
 
 	active_workers(inv, active);
+	/* The TCP loop's state, one past the workers'. */
+	active[RR_TCP_WORKER(inv)] = svc && svc->tcp;
 	return rr_fn_instance_new_for(
 		fn, s->svc->port, svc ? svc->settings : NULL,
-		svc ? svc->nsettings : 0, RR_NWORKERS(inv), active, &s->fn_ctrs,
-		out, err, errlen);
+		svc ? svc->nsettings : 0, RR_NWORKERS(inv) + 1, active,
+		&s->fn_ctrs, out, err, errlen);
 }
 
 /* Slot @s is answered only by its sockets from now on: a function that

@@ -48,6 +48,14 @@ enum rr_tier {
 
 #define RR_DRAIN_TIMEOUT_S 30	/* a drain ends after this at the latest */
 #define RR_DRAIN_QUIET_S 2	/* ... or after this long without requests */
+/* TCP (src/daemon/tcp.c): connections in all and per source address, and
+ * how long one may idle, or take over a message or a reply. Knot DNS's
+ * tcp-idle-timeout and tcp-io-timeout are 10 s and 500 ms. */
+#define RR_MAX_TCP_CONNECTIONS 65536
+#define RR_DEFAULT_TCP_CONNECTIONS 1024
+#define RR_DEFAULT_TCP_PER_SOURCE 32
+#define RR_DEFAULT_TCP_IDLE_MS 10000
+#define RR_DEFAULT_TCP_IO_MS 2000
 #define RR_DEFAULT_CACHE_TTL 60 /* seconds a cached reply answers */
 #define RR_MAX_CACHE_TTL 86400
 
@@ -121,6 +129,8 @@ struct rr_service {
 	 * allow-list (src/daemon/seccomp.c): names separated by spaces, ""
 	 * for none. Every cell allows those of all the served functions. */
 	char syscalls[RR_SYSCALLS_LEN];
+	/* Served over TCP too (src/daemon/tcp.c); default: RR_FN_TCP. */
+	bool tcp;
 	/* The config has a [function NAME] section (an RR_FN_OPT_IN
 	 * function is served only then). */
 	bool configured;
@@ -162,6 +172,11 @@ struct rr_config {
 	uint32_t n_only_ports;
 	char user[64];	    /* --user: drop to this user after set-up */
 	bool drain_on_term; /* SIGTERM drains first (see reqrouterctl drain) */
+	/* TCP for the functions that have it (src/daemon/tcp.c). */
+	uint32_t tcp_max_connections;
+	uint32_t tcp_max_per_source;
+	uint32_t tcp_idle_timeout_ms;
+	uint32_t tcp_io_timeout_ms;
 	char config_file[PATH_MAX];   /* -c, re-read on a reload; "" if none */
 	char functions_dir[PATH_MAX]; /* function modules loaded at start */
 	/* The control socket: "" for the default path, "none" for none. */

@@ -233,6 +233,36 @@ const struct rr_setting rr_settings[] = {
 	  FIELD(drain_on_term),
 	  .help = "SIGTERM drains first: health fails, requests are answered until none came for " STR(
 		  RR_DRAIN_QUIET_S) " s (" STR(RR_DRAIN_TIMEOUT_S) " s at most)" },
+	{ .key = "tcp_max_connections",
+	  .type = RR_SETTING_U32,
+	  FIELD(tcp_max_connections),
+	  .min = 1,
+	  .max = RR_MAX_TCP_CONNECTIONS,
+	  .def = RR_DEFAULT_TCP_CONNECTIONS,
+	  .help = "open TCP connections at most, all functions together; a connection past it is closed at once" },
+	{ .key = "tcp_max_per_source",
+	  .type = RR_SETTING_U32,
+	  FIELD(tcp_max_per_source),
+	  .min = 1,
+	  .max = RR_MAX_TCP_CONNECTIONS,
+	  .def = RR_DEFAULT_TCP_PER_SOURCE,
+	  .help = "open TCP connections at most from one source address" },
+	{ .key = "tcp_idle_timeout",
+	  .type = RR_SETTING_U32,
+	  FIELD(tcp_idle_timeout_ms),
+	  .min = 100,
+	  .max = 3600000,
+	  .def = RR_DEFAULT_TCP_IDLE_MS,
+	  .unit = "milliseconds",
+	  .help = "a TCP connection with no message under way and no reply unsent is closed after this long" },
+	{ .key = "tcp_io_timeout",
+	  .type = RR_SETTING_U32,
+	  FIELD(tcp_io_timeout_ms),
+	  .min = 10,
+	  .max = 600000,
+	  .def = RR_DEFAULT_TCP_IO_MS,
+	  .unit = "milliseconds",
+	  .help = "a message begun must arrive whole, and a reply begun must be taken by the client, within this long, or the connection is closed" },
 	{ .key = "user",
 	  .flag = "user",
 	  .arg = "USER",
@@ -391,6 +421,11 @@ const struct rr_setting rr_fn_settings[] = {
 	  .names = rr_quarantine_action_names,
 	  .def = 0,
 	  .help = "a quarantined function's requests are dropped in XDP, or passed to the kernel" },
+	{ .key = "tcp",
+	  .type = RR_SETTING_BOOL,
+	  SVC(tcp),
+	  .def_text = "yes for a function flagged RR_FN_TCP",
+	  .help = "serve the function over TCP too, on the same port, through the kernel's TCP (src/daemon/tcp.c): each message framed by a two-byte length, as DNS over TCP" },
 	{ .key = "syscalls",
 	  .live = true,
 	  .arg = "NAMES",
@@ -453,6 +488,7 @@ void rr_fn_settings_defaults(struct rr_service *svc)
 	/* The two defaults that are the function's own. */
 	svc->port = svc->fn->port;
 	svc->cache = svc->fn->flags & RR_FN_PURE;
+	svc->tcp = svc->fn->flags & RR_FN_TCP;
 }
 
 const struct rr_setting *rr_fn_setting_by_key(const char *key)

@@ -1,0 +1,1203 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * TCP for functions (see tcp.h): one event loop over every listener and
+ * connection, in the manner RFC 7766 asks of DNS servers. Messages are
+ * framed by a two-byte length; a connection may pipeline many, answered in
+ * order. No client can hold the loop: every socket is non-blocking, a
+ * connection that stops halfway through a message or leaves its replies
+ * unread is closed after tcp_io_timeout, one with nothing under way after
+ * tcp_idle_timeout, and replies waiting for a slow reader stop that
+ * connection's reading, nobody else's. Connections are bounded in all and
+ * per source address, and checked against the function's allow-list.
+ *
+ * The loop runs as a thread (isolation = thread) or as a cell of its own:
+ * forked from the main thread, it keeps of the shared memory only its own
+ * report and struct rr_live (read-only), of the descriptors only its
+ * listeners and connections, no capability, and a system call filter
+ * that adds to a cell's the calls of a TCP server (seccomp.c).
+ *
+ * Hand-over: when the functions change (a reload's fresh instances reach a
+ * cell only through a fresh fork) or the listeners do, the serving loop is
+ * told to retire: it stops accepting, answers what its connections have
+ * under way, closes each as it falls idle, and exits; the next loop,
+ * started on the following tick, accepts from the same listeners
+ * meanwhile. A client sees at worst its idle connection closed, which
+ * RFC 7766 clients expect.
+ */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cell.h"
+#include "clock.h"
+#include "invoker.h"
+#include "invoker_internal.h"
+#include "log.h"
+#include "seccomp.h"
+#include "tcp.h"
+#include "util.h"
+
+#define REPORTS_SIZE (sizeof(struct rr_tcp_report) * RR_TCP_LOOPS)
+/* A message's and a reply's most bytes: the framing's. */
+#define TCP_ROOM 65535U
+#define FRAME_HDR 2U
+/* Replies unread past this stop the connection's reading until they go. */
+#define OUT_HIGH (256U * 1024)
+#define LISTEN_BACKLOG 1024
+#define TICK_MS 50
+#define ACCEPTS_PER_EVENT 64
+/* A retiring loop exits after this long at the latest. */
+#define RETIRE_MAX_MS 5000
+#define LISTENER (1ULL << 63)
+/* Stopping waits this long for a loop inside a function. */
+#define JOIN_S 3
+
+struct conn {
+	int fd; /* -1: free */
+	uint32_t slot;
+	struct rr_request peer; /* addresses and ports, transport */
+	uint8_t *in;
+	uint32_t in_off, in_len, in_cap; /* bytes in[in_off..in_len) */
+	uint8_t *out;
+	uint32_t out_off, out_len, out_cap; /* unsent: out[out_off..out_len) */
+	uint64_t active_ns; /* the last message or reply done */
+	uint64_t in_since;  /* a message under way since; 0: none */
+	uint64_t out_since; /* replies unsent, no progress since; 0: none */
+	uint32_t events;    /* as armed in epoll */
+	bool eof;	    /* the client sent FIN */
+};
+
+struct loop {
+	struct rr_invoker *inv;
+	struct rr_tcp_report *rep;
+	uint32_t li;
+	bool cell;
+	bool retiring;
+	int ep;
+	int lfd[RR_MAX_SLOTS];
+	struct conn *conns;
+	uint32_t nconns, open;
+	uint32_t *free_idx; /* a stack of free conns[] entries */
+	uint32_t nfree;
+	uint8_t *scratch; /* a message and its reply, framed */
+	uint64_t now;
+	uint64_t call_seq;
+	uint64_t idle_ns, io_ns;
+};
+
+/* ---- Listeners: the main thread's ---- */
+
+static int listen_on(const struct rr_invoker *inv, uint16_t port)
+{
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6,
+				   .sin6_port = htons(port),
+				   .sin6_addr = IN6ADDR_ANY_INIT };
+	struct sockaddr_in a4 = { .sin_family = AF_INET,
+				  .sin_port = htons(port) };
+	const char *ifname = inv->cfg->ifname;
+	int fd, one = 1, zero = 0, ret;
+	struct sockaddr *a = (struct sockaddr *)&a6;
+	socklen_t alen = sizeof(a6);
+
+	fd = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd >= 0) {
+		/* Both families on one socket: IPv4 peers as ::ffff:a.b.c.d. */
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	} else if (errno == EAFNOSUPPORT) {
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			    0);
+		a = (struct sockaddr *)&a4;
+		alen = sizeof(a4);
+	}
+	if (fd < 0)
+		return -errno;
+	/* Replies are whole frames: Nagle would only hold the second of two
+	 * pipelined ones back. Accepted sockets inherit it. */
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) ||
+	    /* The interface reqrouter serves, as for UDP: not the host's
+	     * other ones. */
+	    setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname,
+		       (socklen_t)strlen(ifname) + 1) ||
+	    bind(fd, a, alen) || listen(fd, LISTEN_BACKLOG)) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+static bool wants_tcp(const struct rr_invoker *inv, uint32_t slot)
+{
+	const struct rr_slot *s = &inv->slots[slot];
+
+	return slot < inv->nslots && !s->removed && s->svc && s->svc->tcp;
+}
+
+void rr_tcp_init(struct rr_invoker *inv)
+{
+	uint32_t i;
+
+	for (i = 0; i < RR_MAX_SLOTS; i++)
+		inv->tcp.listen_fd[i] = -1;
+	inv->tcp.cur = -1;
+}
+
+static void retire_loop(struct rr_invoker *inv, int li)
+{
+	struct rr_tcp_loop *l = &inv->tcp.loops[li];
+
+	if (!l->running || l->retiring)
+		return;
+	l->retiring = true;
+	l->retired_ns = rr_now_ns();
+	__atomic_store_n(&inv->live->tcp_retire[li], true, __ATOMIC_RELEASE);
+	if (inv->tcp.cur == li)
+		inv->tcp.cur = -1;
+}
+
+int rr_tcp_sync(struct rr_invoker *inv)
+{
+	struct rr_tcp *t = &inv->tcp;
+	bool changed = false;
+	uint32_t slot;
+	int fd, ret = 0;
+
+	if (!t->reports) {
+		t->reports = mmap(NULL, REPORTS_SIZE, PROT_READ | PROT_WRITE,
+				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (t->reports == MAP_FAILED) {
+			t->reports = NULL;
+			pr_warn("cannot map the TCP loop's reports: %s\n",
+				strerror(errno));
+			return -ENOMEM;
+		}
+	}
+	for (slot = 0; slot < RR_MAX_SLOTS; slot++) {
+		if (wants_tcp(inv, slot) == (t->listen_fd[slot] >= 0))
+			continue;
+		if (t->listen_fd[slot] >= 0) {
+			changed = true;
+			close(t->listen_fd[slot]);
+			t->listen_fd[slot] = -1;
+			continue;
+		}
+		/* Tried for this service before: said once, as the service
+		 * is. A reload or a deploy brings a new one. */
+		if (t->failed[slot] == inv->slots[slot].svc)
+			continue;
+		fd = listen_on(inv, inv->slots[slot].svc->port);
+		if (fd < 0) {
+			t->failed[slot] = inv->slots[slot].svc;
+			/* At start-up that stops reqrouter; later the
+			 * function stays UDP only. */
+			pr_warn("function '%s': cannot listen on TCP port %u: %s; %s\n",
+				inv->slots[slot].svc->fn->name,
+				inv->slots[slot].svc->port, strerror(-fd),
+				inv->ready ? "it is served over UDP only"
+					   : "tcp = no in its section serves it over UDP only");
+			if (!ret)
+				ret = fd;
+			continue;
+		}
+		t->listen_fd[slot] = fd;
+		changed = true;
+		pr_info("serving '%s' on TCP port %u too\n",
+			inv->slots[slot].svc->fn->name,
+			inv->slots[slot].svc->port);
+	}
+	/* The loop serving has the old set: a fresh one takes over. */
+	if (changed && t->cur >= 0)
+		retire_loop(inv, t->cur);
+	return ret;
+}
+
+/* ---- The loop ---- */
+
+static uint64_t ms_ns(uint32_t ms)
+{
+	return (uint64_t)ms * 1000000ULL;
+}
+
+/* Whether @addr (of @family) is in @c. */
+static bool cidr_has(const struct rr_cidr *c, int family, const uint8_t *addr)
+{
+	uint32_t full = c->len / 8, rest = c->len % 8;
+	uint8_t mask;
+
+	if (c->family != family)
+		return false;
+	if (memcmp(c->addr, addr, full))
+		return false;
+	if (!rest)
+		return true;
+	mask = (uint8_t)(0xff << (8 - rest));
+	return !((c->addr[full] ^ addr[full]) & mask);
+}
+
+static bool allowed(const struct rr_service *svc, const struct rr_request *r)
+{
+	const uint8_t *a = r->family == AF_INET ? (const uint8_t *)&r->src.v4
+						: (const uint8_t *)&r->src.v6;
+	uint32_t i;
+
+	if (!svc->nallow)
+		return true;
+	for (i = 0; i < svc->nallow; i++)
+		if (cidr_has(&svc->allow[i], r->family, a))
+			return true;
+	return false;
+}
+
+static bool same_source(const struct rr_request *a, const struct rr_request *b)
+{
+	if (a->family != b->family)
+		return false;
+	return a->family == AF_INET ? a->src.v4.s_addr == b->src.v4.s_addr
+				    : !memcmp(&a->src.v6, &b->src.v6, 16);
+}
+
+/* A socket address into @r's @v4/@v6 and @port; an IPv4 peer of an IPv6
+ * socket (::ffff:a.b.c.d) as IPv4. */
+static void take_addr(const struct sockaddr_storage *ss, int *family,
+		      struct in_addr *v4, struct in6_addr *v6, uint16_t *port)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+
+	if (ss->ss_family == AF_INET) {
+		*family = AF_INET;
+		*v4 = s4->sin_addr;
+		*port = ntohs(s4->sin_port);
+	} else if (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
+		*family = AF_INET;
+		memcpy(v4, &s6->sin6_addr.s6_addr[12], 4);
+		*port = ntohs(s6->sin6_port);
+	} else {
+		*family = AF_INET6;
+		*v6 = s6->sin6_addr;
+		*port = ntohs(s6->sin6_port);
+	}
+}
+
+static void count(uint64_t *ctr)
+{
+	rr_stat_add(ctr, 1);
+}
+
+static void arm(struct loop *l, struct conn *c, uint32_t events)
+{
+	struct epoll_event ev = { .events = events,
+				  .data.u64 = (uint64_t)(c - l->conns) };
+
+	if (events == c->events)
+		return;
+	if (!epoll_ctl(l->ep, EPOLL_CTL_MOD, c->fd, &ev))
+		c->events = events;
+}
+
+static void conn_close(struct loop *l, struct conn *c)
+{
+	close(c->fd); /* leaves the epoll set with it */
+	c->fd = -1;
+	free(c->in);
+	free(c->out);
+	c->in = c->out = NULL;
+	l->free_idx[l->nfree++] = (uint32_t)(c - l->conns);
+	l->open--;
+	__atomic_store_n(&l->rep->open, l->open, __ATOMIC_RELAXED);
+}
+
+static uint32_t pending_out(const struct conn *c)
+{
+	return c->out_len - c->out_off;
+}
+
+/* Sends what is unsent; false if the connection broke (and is closed). */
+static bool flush(struct loop *l, struct conn *c)
+{
+	ssize_t n;
+
+	while (pending_out(c)) {
+		n = send(c->fd, c->out + c->out_off, pending_out(c),
+			 MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n > 0) {
+			c->out_off += (uint32_t)n;
+			c->out_since = l->now;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return true;
+		conn_close(l, c);
+		return false;
+	}
+	c->out_off = c->out_len = 0;
+	c->out_since = 0;
+	c->active_ns = l->now;
+	return true;
+}
+
+/* Queues @len bytes of a framed reply; false without memory (the
+ * connection is then closed: a reply cannot be left out of the order). */
+static bool queue_out(struct loop *l, struct conn *c, const uint8_t *p,
+		      uint32_t len)
+{
+	uint32_t need;
+	uint8_t *o;
+
+	if (c->out_off && c->out_off == c->out_len)
+		c->out_off = c->out_len = 0;
+	if (c->out_off > c->out_cap / 2) {
+		memmove(c->out, c->out + c->out_off, pending_out(c));
+		c->out_len -= c->out_off;
+		c->out_off = 0;
+	}
+	need = c->out_len + len;
+	if (need > c->out_cap) {
+		o = realloc(c->out, need);
+		if (!o) {
+			conn_close(l, c);
+			return false;
+		}
+		c->out = o;
+		c->out_cap = need;
+	}
+	memcpy(c->out + c->out_len, p, len);
+	c->out_len += len;
+	if (!c->out_since)
+		c->out_since = l->now;
+	return true;
+}
+
+/* One message: the function's reply framed and queued. False if the
+ * connection was closed. */
+static bool serve(struct loop *l, struct conn *c, const uint8_t *msg,
+		  uint32_t len)
+{
+	struct rr_invoker *inv = l->inv;
+	struct rr_tcp_stats *st = &l->rep->stats[c->slot];
+	const struct rr_fn_instance *inst;
+	struct rr_request req = c->peer;
+	uint32_t reply_flags = 0;
+	int ret;
+
+	count(&st->requests);
+	inst = __atomic_load_n(&inv->slots[c->slot].inst, __ATOMIC_ACQUIRE);
+	rr_fn_request_bind(&req, inst, RR_TCP_WORKER(inv),
+			   l->rep->fn_counters[c->slot]);
+	req.reply_flags = &reply_flags;
+	memmove(l->scratch + FRAME_HDR, msg, len);
+	__atomic_store_n(&l->rep->call_slot, c->slot, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->rep->call_seq, ++l->call_seq, __ATOMIC_RELEASE);
+	ret = inst->fn->handler(&req, l->scratch + FRAME_HDR, len, TCP_ROOM);
+	__atomic_store_n(&l->rep->call_seq, ++l->call_seq, __ATOMIC_RELEASE);
+	if (ret == RR_NO_REPLY) {
+		count(&st->no_reply);
+		return true;
+	}
+	if (ret < 0 || (uint32_t)ret > TCP_ROOM) {
+		count(&st->errors);
+		return true;
+	}
+	l->scratch[0] = (uint8_t)(ret >> 8);
+	l->scratch[1] = (uint8_t)ret;
+	count(&st->replies);
+	return queue_out(l, c, l->scratch, FRAME_HDR + (uint32_t)ret);
+}
+
+/* Serves the whole messages buffered, in order, until the replies back
+ * up. False if the connection was closed. */
+static bool serve_buffered(struct loop *l, struct conn *c)
+{
+	uint32_t avail, mlen;
+	const uint8_t *p;
+
+	while (pending_out(c) < OUT_HIGH) {
+		avail = c->in_len - c->in_off;
+		if (avail < FRAME_HDR)
+			break;
+		p = c->in + c->in_off;
+		mlen = (uint32_t)p[0] << 8 | p[1];
+		if (!mlen) {
+			count(&l->rep->stats[c->slot].bad_frames);
+			conn_close(l, c);
+			return false;
+		}
+		if (avail < FRAME_HDR + mlen)
+			break;
+		c->in_off += FRAME_HDR + mlen;
+		if (!serve(l, c, p + FRAME_HDR, mlen))
+			return false;
+		c->active_ns = l->now;
+		/* The next message's clock starts with its first byte. */
+		c->in_since = c->in_off < c->in_len ? l->now : 0;
+	}
+	if (c->in_off == c->in_len)
+		c->in_off = c->in_len = 0;
+	return true;
+}
+
+/* Room for the rest of the message under way, or a next one's header. */
+static bool make_room(struct conn *c)
+{
+	uint32_t avail = c->in_len - c->in_off, want;
+	uint8_t *in;
+
+	if (c->in_off) {
+		memmove(c->in, c->in + c->in_off, avail);
+		c->in_len = avail;
+		c->in_off = 0;
+	}
+	want = avail >= FRAME_HDR ? FRAME_HDR + ((uint32_t)c->in[0] << 8 |
+						 c->in[1])
+				  : 512;
+	if (want < 512)
+		want = 512;
+	if (want <= c->in_cap)
+		return true;
+	in = realloc(c->in, want);
+	if (!in)
+		return false;
+	c->in = in;
+	c->in_cap = want;
+	return true;
+}
+
+/* What epoll should wake the loop for on @c. */
+static void rearm(struct loop *l, struct conn *c)
+{
+	uint32_t ev = 0;
+
+	if (!c->eof && pending_out(c) < OUT_HIGH)
+		ev |= EPOLLIN;
+	if (pending_out(c))
+		ev |= EPOLLOUT;
+	arm(l, c, ev);
+}
+
+static void on_conn(struct loop *l, struct conn *c, uint32_t events)
+{
+	ssize_t n;
+
+	if (events & EPOLLOUT) {
+		if (!flush(l, c))
+			return;
+		/* Replies went: buffered messages may go on. */
+		if (!serve_buffered(l, c) || !flush(l, c))
+			return;
+	}
+	while ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !c->eof &&
+	       pending_out(c) < OUT_HIGH) {
+		if (c->in_len == c->in_cap && !make_room(c)) {
+			conn_close(l, c);
+			return;
+		}
+		n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len,
+			 MSG_DONTWAIT);
+		if (n > 0) {
+			if (c->in_len == c->in_off && !c->in_since)
+				c->in_since = l->now;
+			c->in_len += (uint32_t)n;
+			if (!serve_buffered(l, c))
+				return;
+			continue;
+		}
+		if (n == 0) {
+			c->eof = true;
+			break;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			break;
+		conn_close(l, c);
+		return;
+	}
+	if (!flush(l, c))
+		return;
+	/* A client that is done and has its replies: closed. A message cut
+	 * short by its FIN can never be answered. */
+	if (c->eof && !pending_out(c)) {
+		conn_close(l, c);
+		return;
+	}
+	rearm(l, c);
+}
+
+static uint32_t from_source(const struct loop *l, const struct rr_request *r)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < l->nconns; i++)
+		n += l->conns[i].fd >= 0 && same_source(&l->conns[i].peer, r);
+	return n;
+}
+
+static void on_listener(struct loop *l, uint32_t slot)
+{
+	const struct rr_config *cfg = l->inv->cfg;
+	const struct rr_service *svc = l->inv->slots[slot].svc;
+	struct rr_tcp_stats *st = &l->rep->stats[slot];
+	struct sockaddr_storage ss;
+	struct epoll_event ev;
+	struct rr_request r;
+	struct conn *c;
+	socklen_t sl;
+	uint32_t i;
+	int fd;
+
+	for (i = 0; i < ACCEPTS_PER_EVENT; i++) {
+		sl = sizeof(ss);
+		fd = accept4(l->lfd[slot], (struct sockaddr *)&ss, &sl,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			return;
+		}
+		memset(&r, 0, sizeof(r));
+		take_addr(&ss, &r.family, &r.src.v4, &r.src.v6, &r.src_port);
+		sl = sizeof(ss);
+		if (!getsockname(fd, (struct sockaddr *)&ss, &sl))
+			take_addr(&ss, &r.family, &r.dst.v4, &r.dst.v6,
+				  &r.dst_port);
+		r.transport = RR_TRANSPORT_TCP;
+		if (__atomic_load_n(&l->inv->live->quarantined[slot],
+				    __ATOMIC_RELAXED)) {
+			count(&st->refused_quarantined);
+			close(fd);
+			continue;
+		}
+		if (!allowed(svc, &r)) {
+			count(&st->refused_allow);
+			close(fd);
+			continue;
+		}
+		if (!l->nfree) {
+			count(&st->refused_full);
+			close(fd);
+			continue;
+		}
+		if (from_source(l, &r) >= cfg->tcp_max_per_source) {
+			count(&st->refused_source);
+			close(fd);
+			continue;
+		}
+		c = &l->conns[l->free_idx[--l->nfree]];
+		memset(c, 0, sizeof(*c));
+		c->fd = fd;
+		c->slot = slot;
+		c->peer = r;
+		c->active_ns = l->now;
+		c->events = EPOLLIN;
+		ev.events = EPOLLIN;
+		ev.data.u64 = (uint64_t)(c - l->conns);
+		if (epoll_ctl(l->ep, EPOLL_CTL_ADD, fd, &ev)) {
+			close(fd);
+			c->fd = -1;
+			l->free_idx[l->nfree++] = (uint32_t)(c - l->conns);
+			continue;
+		}
+		l->open++;
+		__atomic_store_n(&l->rep->open, l->open, __ATOMIC_RELAXED);
+		count(&st->accepted);
+	}
+}
+
+/* Closes what timed out, what a retiring loop may let go, and what a
+ * quarantined function holds. */
+static void sweep(struct loop *l)
+{
+	struct rr_tcp_stats *st;
+	struct conn *c;
+	uint32_t i;
+
+	for (i = 0; i < l->nconns; i++) {
+		c = &l->conns[i];
+		if (c->fd < 0)
+			continue;
+		st = &l->rep->stats[c->slot];
+		if ((c->in_since && l->now - c->in_since >= l->io_ns) ||
+		    (c->out_since && l->now - c->out_since >= l->io_ns)) {
+			count(&st->io_timeouts);
+			conn_close(l, c);
+		} else if (c->in_since || pending_out(c)) {
+			continue;
+		} else if (l->retiring ||
+			   __atomic_load_n(&l->inv->live->quarantined[c->slot],
+					   __ATOMIC_RELAXED)) {
+			conn_close(l, c);
+		} else if (l->now - c->active_ns >= l->idle_ns) {
+			count(&st->idle_timeouts);
+			conn_close(l, c);
+		}
+	}
+}
+
+static void stop_accepting(struct loop *l)
+{
+	uint32_t slot;
+
+	for (slot = 0; slot < RR_MAX_SLOTS; slot++) {
+		if (l->lfd[slot] < 0)
+			continue;
+		/* A thread's are its own copies, a cell's its own. */
+		close(l->lfd[slot]);
+		l->lfd[slot] = -1;
+	}
+}
+
+static int loop_setup(struct loop *l)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	const struct rr_config *cfg = l->inv->cfg;
+	uint32_t i, slot;
+
+	l->idle_ns = ms_ns(cfg->tcp_idle_timeout_ms);
+	l->io_ns = ms_ns(cfg->tcp_io_timeout_ms);
+	l->nconns = cfg->tcp_max_connections;
+	l->conns = calloc(l->nconns, sizeof(*l->conns));
+	l->free_idx = calloc(l->nconns, sizeof(*l->free_idx));
+	l->scratch = malloc(FRAME_HDR + TCP_ROOM);
+	l->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (!l->conns || !l->free_idx || !l->scratch || l->ep < 0)
+		return -ENOMEM;
+	for (i = 0; i < l->nconns; i++) {
+		l->conns[i].fd = -1;
+		l->free_idx[i] = l->nconns - 1 - i;
+	}
+	l->nfree = l->nconns;
+	for (slot = 0; slot < RR_MAX_SLOTS; slot++) {
+		if (l->lfd[slot] < 0)
+			continue;
+		ev.data.u64 = LISTENER | slot;
+		if (epoll_ctl(l->ep, EPOLL_CTL_ADD, l->lfd[slot], &ev))
+			return -errno;
+	}
+	return 0;
+}
+
+static void loop_run(struct loop *l)
+{
+	struct rr_live *live = l->inv->live;
+	struct epoll_event evs[64];
+	uint64_t next_sweep = 0, retire_end = 0;
+	uint32_t i, slot;
+	int n;
+
+	while (!__atomic_load_n(&live->stop, __ATOMIC_RELAXED)) {
+		/* A quiescent point: no instance of before is held. */
+		__atomic_store_n(&l->rep->seen_epoch,
+				 __atomic_load_n(&l->inv->epoch,
+						 __ATOMIC_SEQ_CST),
+				 __ATOMIC_RELEASE);
+		l->now = rr_now_ns();
+		if (!l->retiring &&
+		    __atomic_load_n(&live->tcp_retire[l->li],
+				    __ATOMIC_ACQUIRE)) {
+			l->retiring = true;
+			stop_accepting(l);
+			retire_end = l->now + ms_ns(RETIRE_MAX_MS);
+			next_sweep = 0;
+		}
+		if (l->retiring && (!l->open || l->now >= retire_end))
+			break;
+		if (l->now >= next_sweep) {
+			sweep(l);
+			next_sweep = l->now + ms_ns(TICK_MS);
+		}
+		n = epoll_wait(l->ep, evs, (int)ARRAY_SIZE(evs), TICK_MS);
+		l->now = rr_now_ns();
+		for (i = 0; i < (uint32_t)(n > 0 ? n : 0); i++) {
+			if (evs[i].data.u64 & LISTENER) {
+				slot = (uint32_t)evs[i].data.u64;
+				if (slot < RR_MAX_SLOTS && l->lfd[slot] >= 0)
+					on_listener(l, slot);
+				continue;
+			}
+			if (evs[i].data.u64 < l->nconns &&
+			    l->conns[evs[i].data.u64].fd >= 0)
+				on_conn(l, &l->conns[evs[i].data.u64],
+					evs[i].events);
+		}
+	}
+	for (i = 0; i < l->nconns; i++)
+		if (l->conns[i].fd >= 0)
+			conn_close(l, &l->conns[i]);
+	stop_accepting(l);
+}
+
+static void loop_free(struct loop *l)
+{
+	if (l->ep >= 0)
+		close(l->ep);
+	free(l->conns);
+	free(l->free_idx);
+	free(l->scratch);
+}
+
+static void loop_init(struct loop *l, struct rr_invoker *inv, uint32_t li,
+		      bool cell)
+{
+	memset(l, 0, sizeof(*l));
+	l->inv = inv;
+	l->li = li;
+	l->cell = cell;
+	l->rep = &inv->tcp.reports[li];
+	l->ep = -1;
+}
+
+/* ---- As a thread ---- */
+
+struct thread_arg {
+	struct rr_invoker *inv;
+	uint32_t li;
+	int lfd[RR_MAX_SLOTS];
+};
+
+static void *thread_main(void *p)
+{
+	struct thread_arg *a = p;
+	struct loop l;
+	int ret;
+
+	loop_init(&l, a->inv, a->li, false);
+	memcpy(l.lfd, a->lfd, sizeof(l.lfd));
+	free(a);
+	ret = rr_worker_drop_caps();
+	if (ret)
+		pr_warn("TCP: cannot drop the loop's capabilities: %s\n",
+			strerror(-ret));
+	ret = loop_setup(&l);
+	if (ret)
+		pr_warn("TCP: cannot set the loop up: %s\n", strerror(-ret));
+	else
+		loop_run(&l);
+	stop_accepting(&l);
+	loop_free(&l);
+	return NULL;
+}
+
+static int start_thread(struct rr_invoker *inv, uint32_t li)
+{
+	struct thread_arg *a = calloc(1, sizeof(*a));
+	sigset_t all, old;
+	uint32_t slot;
+	int ret;
+
+	if (!a)
+		return -ENOMEM;
+	a->inv = inv;
+	a->li = li;
+	/* Its own copies: the main thread may close its listeners (a
+	 * function removed) while this loop still hands over. */
+	for (slot = 0; slot < RR_MAX_SLOTS; slot++)
+		a->lfd[slot] = inv->tcp.listen_fd[slot] < 0
+				       ? -1
+				       : fcntl(inv->tcp.listen_fd[slot],
+					       F_DUPFD_CLOEXEC, 3);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	ret = pthread_create(&inv->tcp.loops[li].tid, NULL, thread_main, a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret) {
+		for (slot = 0; slot < RR_MAX_SLOTS; slot++)
+			if (a->lfd[slot] >= 0)
+				close(a->lfd[slot]);
+		free(a);
+		return -ret;
+	}
+	pthread_setname_np(inv->tcp.loops[li].tid, "rr-tcp");
+	return 0;
+}
+
+/* ---- As a cell ---- */
+
+/* Keeps the listeners of this loop, closes every other socket of the
+ * main thread's (see rr_close_unused()). */
+static bool own_listener(const void *ctx, int fd)
+{
+	const struct loop *l = ctx;
+	uint32_t slot;
+
+	for (slot = 0; slot < RR_MAX_SLOTS; slot++)
+		if (l->lfd[slot] == fd)
+			return true;
+	return false;
+}
+
+/* Everything shared but its report and struct rr_live (read-only) goes:
+ * the UMEMs and their rings, the workers' reports, the queues' locks, the
+ * other loop's report. */
+static int confine(struct loop *l)
+{
+	struct rr_invoker *inv = l->inv;
+	uint32_t li;
+
+	if (mmap(inv->live, RR_LIVE_SIZE, PROT_READ, MAP_SHARED | MAP_FIXED,
+		 inv->live_fd, 0) == MAP_FAILED)
+		return -errno;
+	rr_unmap_workers(inv);
+	for (li = 0; li < RR_TCP_LOOPS; li++)
+		if (li != l->li)
+			munmap(&inv->tcp.reports[li], sizeof(inv->tcp.reports[li]));
+	return 0;
+}
+
+static void cell_main(struct rr_invoker *inv, uint32_t li, pid_t parent)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN };
+	struct rlimit nocore = { 0, 0 };
+	struct loop l;
+	sigset_t none;
+	int ret;
+
+	sigaction(SIGINT, &ign, NULL);
+	sigaction(SIGTERM, &ign, NULL);
+	sigaction(SIGHUP, &ign, NULL);
+	sigaction(SIGPIPE, &ign, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(0);
+	loop_init(&l, inv, li, true);
+	memcpy(l.lfd, inv->tcp.listen_fd, sizeof(l.lfd));
+	if (confine(&l))
+		_exit(RR_CELL_UNCONFINED);
+	rr_close_unused(own_listener, &l);
+	setrlimit(RLIMIT_CORE, &nocore);
+	prctl(PR_SET_NAME, "rr-tcp");
+	ret = loop_setup(&l);
+	if (ret) {
+		pr_warn("TCP: cannot set the loop up: %s\n", strerror(-ret));
+		_exit(RR_CELL_UNCONFINED);
+	}
+	if (rr_worker_drop_caps() || rr_tcp_cell_seccomp(inv))
+		_exit(RR_CELL_UNCONFINED);
+	loop_run(&l);
+	_exit(0);
+}
+
+static int start_cell(struct rr_invoker *inv, uint32_t li)
+{
+	pid_t parent = getpid(), pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid)
+		cell_main(inv, li, parent);
+	inv->tcp.loops[li].pid = pid;
+	return 0;
+}
+
+/* ---- The supervisor's side ---- */
+
+static bool any_listener(const struct rr_invoker *inv)
+{
+	uint32_t slot;
+
+	for (slot = 0; slot < RR_MAX_SLOTS; slot++)
+		if (inv->tcp.listen_fd[slot] >= 0)
+			return true;
+	return false;
+}
+
+static void start_loop(struct rr_invoker *inv)
+{
+	bool cells = inv->cfg->isolation == RR_ISOLATION_CELL;
+	struct rr_tcp *t = &inv->tcp;
+	struct rr_tcp_loop *l;
+	uint32_t li;
+	int ret;
+
+	for (li = 0; li < RR_TCP_LOOPS && t->loops[li].running; li++)
+		;
+	/* Both busy: the one handing over goes first. */
+	if (li == RR_TCP_LOOPS)
+		return;
+	l = &t->loops[li];
+	memset(l, 0, sizeof(*l));
+	l->rep = &t->reports[li];
+	memset(l->rep, 0, sizeof(*l->rep));
+	__atomic_store_n(&inv->live->tcp_retire[li], false, __ATOMIC_RELEASE);
+	ret = cells ? start_cell(inv, li) : start_thread(inv, li);
+	if (ret) {
+		pr_warn("TCP: cannot start the loop: %s; retrying\n",
+			strerror(-ret));
+		t->next_start_ns = rr_now_ns() + 1000000000ULL;
+		return;
+	}
+	l->running = true;
+	t->cur = (int)li;
+}
+
+/* Loop @li has ended (@st: its cell's wait status; 0 for a thread): its
+ * counts kept, a fault charged to the function it died in. */
+static void loop_ended(struct rr_invoker *inv, uint32_t li, int st,
+		       bool overran)
+{
+	struct rr_tcp *t = &inv->tcp;
+	struct rr_tcp_loop *l = &t->loops[li];
+	struct rr_tcp_report *r = l->rep;
+	bool clean = WIFEXITED(st) && !WEXITSTATUS(st) && !overran;
+	uint32_t slot, c, k;
+	uint64_t *d, *s;
+
+	for (slot = 0; slot < RR_MAX_SLOTS; slot++) {
+		d = (uint64_t *)&t->done[slot];
+		s = (uint64_t *)&r->stats[slot];
+		for (k = 0; k < sizeof(t->done[slot]) / sizeof(uint64_t); k++)
+			d[k] += rr_stat_read(&s[k]);
+		for (c = 0; c < RR_FN_MAX_COUNTERS; c++)
+			t->done_fn[slot][c] += rr_stat_read(&r->fn_counters[slot][c]);
+	}
+	l->running = false;
+	l->pid = 0;
+	if (t->cur == (int)li)
+		t->cur = -1;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == RR_CELL_UNCONFINED) {
+		if (!t->unconfined)
+			pr_warn("the TCP cell cannot be confined: TCP is not served; trying again every second\n");
+		t->unconfined = true;
+		t->next_start_ns = rr_now_ns() + 1000000000ULL;
+		return;
+	}
+	t->unconfined = false;
+	if (clean)
+		return;
+	slot = __atomic_load_n(&r->call_slot, __ATOMIC_RELAXED);
+	if ((__atomic_load_n(&r->call_seq, __ATOMIC_RELAXED) & 1) &&
+	    slot < inv->nslots) {
+		pr_warn("function '%s' %s over TCP: the TCP cell restarts\n",
+			inv->slots[slot].svc->fn->name,
+			overran ? "ran past max_run_us" : "crashed");
+		rr_charge_fault(inv, &inv->slots[slot], overran, rr_now_ns());
+	} else {
+		pr_warn("the TCP cell died outside a function: it restarts\n");
+	}
+	inv->cell_restarts++;
+	/* Crashing at once again must not spin. */
+	t->next_start_ns = rr_now_ns() + 100000000ULL;
+}
+
+bool rr_tcp_reaped(struct rr_invoker *inv, pid_t pid, int status)
+{
+	uint32_t li;
+
+	for (li = 0; li < RR_TCP_LOOPS; li++)
+		if (inv->tcp.loops[li].running && inv->tcp.loops[li].pid == pid) {
+			loop_ended(inv, li, status, false);
+			return true;
+		}
+	return false;
+}
+
+static void kill_cell(struct rr_invoker *inv, uint32_t li, bool overran)
+{
+	pid_t pid = inv->tcp.loops[li].pid;
+	int st;
+
+	kill(pid, SIGKILL);
+	if (waitpid(pid, &st, 0) == pid)
+		loop_ended(inv, li, st, overran);
+}
+
+/* Watches loop @li's call as a worker's (cell.c), and a retiring loop
+ * that does not end. */
+static bool watch(struct rr_invoker *inv, uint32_t li, uint64_t now)
+{
+	bool cells = inv->cfg->isolation == RR_ISOLATION_CELL;
+	struct rr_tcp_loop *l = &inv->tcp.loops[li];
+	uint64_t seq = __atomic_load_n(&l->rep->call_seq, __ATOMIC_ACQUIRE);
+	uint32_t slot = __atomic_load_n(&l->rep->call_slot, __ATOMIC_RELAXED);
+	const struct rr_service *svc;
+	bool calls = (seq & 1) || seq != l->sv_seq;
+	uint64_t limit;
+
+	if (l->retiring && cells &&
+	    now - l->retired_ns > ms_ns(RETIRE_MAX_MS + 1000)) {
+		kill_cell(inv, li, false);
+		return false;
+	}
+	if (!(seq & 1) || slot >= inv->nslots) {
+		l->sv_seq = seq;
+		return calls;
+	}
+	if (seq != l->sv_seq) {
+		l->sv_seq = seq;
+		l->sv_since_ns = now;
+		l->sv_since_cpu_ns = cells ? rr_cell_cpu_ns(l->pid) : 0;
+		l->sv_warned = false;
+		return calls;
+	}
+	svc = inv->slots[slot].svc;
+	limit = (uint64_t)svc->max_run_us * 1000;
+	if (!limit || now - l->sv_since_ns < limit)
+		return calls;
+	if (cells) {
+		if (rr_cell_ran_out(l->pid, l->sv_since_ns,
+				    l->sv_since_cpu_ns, limit, now))
+			kill_cell(inv, li, true);
+	} else if (!l->sv_warned) {
+		l->sv_warned = true;
+		pr_warn("function '%s' has run past max_run_us (%u us) over TCP; a thread cannot be taken back (isolation = cell can)\n",
+			svc->fn->name, svc->max_run_us);
+	}
+	return calls;
+}
+
+bool rr_tcp_supervise(struct rr_invoker *inv, uint64_t now)
+{
+	bool cells = inv->cfg->isolation == RR_ISOLATION_CELL, calls = false;
+	struct rr_tcp *t = &inv->tcp;
+	uint32_t li;
+
+	if (!t->reports)
+		return false;
+	/* A reload, a deploy or a removal changed what is served. */
+	if (!inv->stopping)
+		rr_tcp_sync(inv);
+	for (li = 0; li < RR_TCP_LOOPS; li++) {
+		if (!t->loops[li].running)
+			continue;
+		if (!cells && !pthread_tryjoin_np(t->loops[li].tid, NULL)) {
+			loop_ended(inv, li, 0, false);
+			continue;
+		}
+		calls |= watch(inv, li, now);
+	}
+	if (t->cur < 0 && !inv->stopping && any_listener(inv) &&
+	    now >= t->next_start_ns)
+		start_loop(inv);
+	return calls;
+}
+
+void rr_tcp_renew(struct rr_invoker *inv)
+{
+	if (inv->tcp.cur >= 0)
+		retire_loop(inv, inv->tcp.cur);
+}
+
+bool rr_tcp_passed_epoch(struct rr_invoker *inv, uint64_t e)
+{
+	uint32_t li;
+
+	for (li = 0; inv->tcp.reports && li < RR_TCP_LOOPS; li++)
+		if (inv->tcp.loops[li].running &&
+		    __atomic_load_n(&inv->tcp.reports[li].seen_epoch,
+				    __ATOMIC_ACQUIRE) < e)
+			return false;
+	return true;
+}
+
+void rr_tcp_stop(struct rr_invoker *inv)
+{
+	bool cells = inv->cfg && inv->cfg->isolation == RR_ISOLATION_CELL;
+	struct timespec ms = { 0, 1000000L }, until;
+	struct rr_tcp *t = &inv->tcp;
+	uint32_t li, slot, tries;
+	int st;
+
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += JOIN_S;
+	for (li = 0; t->reports && li < RR_TCP_LOOPS; li++) {
+		if (!t->loops[li].running)
+			continue;
+		/* live->stop is set: a loop ends within a tick, unless it
+		 * is inside a function. */
+		if (cells) {
+			for (tries = 0; tries < JOIN_S * 1000; tries++) {
+				if (waitpid(t->loops[li].pid, &st, WNOHANG) ==
+				    t->loops[li].pid) {
+					loop_ended(inv, li, st, false);
+					break;
+				}
+				nanosleep(&ms, NULL);
+			}
+			if (t->loops[li].running)
+				kill_cell(inv, li, false);
+		} else if (!pthread_timedjoin_np(t->loops[li].tid, NULL,
+						 &until)) {
+			loop_ended(inv, li, 0, false);
+		} else {
+			pr_warn("the TCP loop did not come back from a function within %d s\n",
+				JOIN_S);
+			inv->stuck = true;
+			return;
+		}
+	}
+	for (slot = 0; slot < RR_MAX_SLOTS; slot++)
+		if (t->listen_fd[slot] >= 0) {
+			close(t->listen_fd[slot]);
+			t->listen_fd[slot] = -1;
+		}
+	if (t->reports)
+		munmap(t->reports, REPORTS_SIZE);
+	t->reports = NULL;
+}
+
+void rr_tcp_stats_sum(struct rr_invoker *inv, uint32_t slot,
+		      struct rr_tcp_stats *sum)
+{
+	const struct rr_tcp *t = &inv->tcp;
+	uint64_t *d = (uint64_t *)sum;
+	const uint64_t *s;
+	uint32_t li, k, n = sizeof(*sum) / sizeof(uint64_t);
+
+	*sum = t->done[slot];
+	for (li = 0; t->reports && li < RR_TCP_LOOPS; li++) {
+		if (!t->loops[li].running)
+			continue;
+		s = (const uint64_t *)&t->reports[li].stats[slot];
+		for (k = 0; k < n; k++)
+			d[k] += rr_stat_read(&s[k]);
+	}
+}
+
+uint64_t rr_tcp_fn_counter(struct rr_invoker *inv, uint32_t slot, uint32_t c)
+{
+	const struct rr_tcp *t = &inv->tcp;
+	uint64_t sum = t->done_fn[slot][c];
+	uint32_t li;
+
+	for (li = 0; t->reports && li < RR_TCP_LOOPS; li++)
+		if (t->loops[li].running)
+			sum += rr_stat_read(&t->reports[li].fn_counters[slot][c]);
+	return sum;
+}
+
+uint32_t rr_tcp_open(struct rr_invoker *inv)
+{
+	const struct rr_tcp *t = &inv->tcp;
+	uint32_t li, n = 0, v;
+
+	for (li = 0; t->reports && li < RR_TCP_LOOPS; li++) {
+		if (!t->loops[li].running)
+			continue;
+		v = __atomic_load_n(&t->reports[li].open, __ATOMIC_RELAXED);
+		/* A cell can write anything there. */
+		n += v <= inv->cfg->tcp_max_connections ? v : 0;
+	}
+	return n;
+}

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * TCP for the functions that ask for it (RR_FN_TCP, or tcp = yes): the
+ * same handler serves each length-framed message of a connection, through
+ * the kernel's TCP on the function's port, out of the AF_XDP workers' way.
+ * One event loop serves every such function: a thread of reqrouter, or
+ * with isolation = cell a process confined as a cell is (its memory, its
+ * descriptors, its system calls), supervised the same way. See tcp.c.
+ */
+#ifndef RR_TCP_H
+#define RR_TCP_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <reqrouter/rr_function.h>
+
+#include "config.h"
+
+/* The loop serving now, and one handing over to it (after a reload, or
+ * when the functions served over TCP change). */
+#define RR_TCP_LOOPS 2
+
+/* By function, written by the loop alone (relaxed stores). */
+struct rr_tcp_stats {
+	uint64_t requests; /* messages taken whole */
+	uint64_t replies;  /* framed and queued to the client */
+	uint64_t no_reply; /* RR_NO_REPLY */
+	uint64_t errors;   /* the handler failed (-errno) */
+	uint64_t accepted; /* connections */
+	/* Connections closed at once: over tcp_max_connections, over
+	 * tcp_max_per_source, outside the allow-list, quarantined. */
+	uint64_t refused_full;
+	uint64_t refused_source;
+	uint64_t refused_allow;
+	uint64_t refused_quarantined;
+	/* Connections closed by us: idle past tcp_idle_timeout, a message or
+	 * a reply not done within tcp_io_timeout, a message the framing
+	 * refuses (length 0). */
+	uint64_t idle_timeouts;
+	uint64_t io_timeouts;
+	uint64_t bad_frames;
+};
+
+/*
+ * What a loop tells the supervisor: shared with a loop's cell, one page
+ * each, checked before use like a worker's report.
+ */
+struct rr_tcp_report {
+	uint64_t call_seq;  /* odd while inside a function */
+	uint32_t call_slot; /* the function it is in */
+	uint32_t open;	    /* connections open now */
+	uint64_t seen_epoch; /* as a worker's: no older instance held */
+	struct rr_tcp_stats stats[RR_MAX_SLOTS];
+	uint64_t fn_counters[RR_MAX_SLOTS][RR_FN_MAX_COUNTERS];
+} __attribute__((aligned(4096)));
+
+/* A loop, as the main thread keeps it. */
+struct rr_tcp_loop {
+	struct rr_tcp_report *rep;
+	pthread_t tid;
+	pid_t pid;
+	bool running;  /* started, not yet joined or reaped */
+	bool retiring; /* told to hand over: no accepting, then exit */
+	uint64_t retired_ns;
+	/* The supervisor's view of its calls, as for a worker. */
+	uint64_t sv_seq;
+	uint64_t sv_since_ns;
+	uint64_t sv_since_cpu_ns;
+	bool sv_warned;
+};
+
+struct rr_tcp {
+	int listen_fd[RR_MAX_SLOTS]; /* by slot; -1: not served over TCP */
+	/* By slot: the service no listener could be opened for. */
+	const struct rr_service *failed[RR_MAX_SLOTS];
+	struct rr_tcp_report *reports; /* [RR_TCP_LOOPS], shared */
+	struct rr_tcp_loop loops[RR_TCP_LOOPS];
+	int cur;		 /* the loop serving, or -1 */
+	uint64_t next_start_ns;	 /* after a crash: not before */
+	bool unconfined;	 /* its cell could not confine itself: said */
+	/* What loops that ended had counted, so that totals never fall. */
+	struct rr_tcp_stats done[RR_MAX_SLOTS];
+	uint64_t done_fn[RR_MAX_SLOTS][RR_FN_MAX_COUNTERS];
+};
+
+struct rr_invoker;
+
+/* The worker index the loop's function states are kept under: one past
+ * the AF_XDP workers' (function instances hold RR_NWORKERS(inv) + 1). */
+#define RR_TCP_WORKER(inv) RR_NWORKERS(inv)
+
+/* Before anything can fail: no listener, no loop. */
+void rr_tcp_init(struct rr_invoker *inv);
+
+/*
+ * Opens or closes listeners so that exactly the served functions with tcp
+ * set have one, bound to the interface, on their port, IPv6 and IPv4.
+ * Called at set-up (still privileged) and after a reload or a deploy; a
+ * change hands over to a fresh loop. 0, or -errno with the reason logged
+ * (at set-up that stops reqrouter; later the function stays UDP only).
+ */
+int rr_tcp_sync(struct rr_invoker *inv);
+
+/* The main thread's tick: follows the served functions with the
+ * listeners, starts the loop if there is none, watches its calls against
+ * max_run_us, joins loops that ended. True if a loop made calls since
+ * the last tick (the supervisor then looks again soon). */
+bool rr_tcp_supervise(struct rr_invoker *inv, uint64_t now);
+
+/* A child the supervisor reaped: true if it was a loop's cell. */
+bool rr_tcp_reaped(struct rr_invoker *inv, pid_t pid, int status);
+
+/* The functions' instances changed: a cell loop hands over to a fresh
+ * fork (a thread loop picks them up by itself). */
+void rr_tcp_renew(struct rr_invoker *inv);
+
+/* Whether every running loop has passed epoch @e (threads). */
+bool rr_tcp_passed_epoch(struct rr_invoker *inv, uint64_t e);
+
+/* Stops the loops and closes the listeners. */
+void rr_tcp_stop(struct rr_invoker *inv);
+
+/* The loops' counters for function @slot, ended loops included. */
+void rr_tcp_stats_sum(struct rr_invoker *inv, uint32_t slot,
+		      struct rr_tcp_stats *sum);
+uint64_t rr_tcp_fn_counter(struct rr_invoker *inv, uint32_t slot, uint32_t c);
+uint32_t rr_tcp_open(struct rr_invoker *inv);
+
+#endif /* RR_TCP_H */
