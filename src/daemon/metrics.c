@@ -354,6 +354,7 @@ static void write_counters(struct rr_invoker *inv, FILE *out,
 						  sock_counters[i].offset,
 						  NULL));
 			}
+		rr_tcp_write_metric(inv, out, sock_counters[i].name);
 		for (j = 0; fs && j < nfn; j++)
 			if (!strcmp(fn_counters[j].name, sock_counters[i].name))
 				write_fn_counters(inv, out, fs,
@@ -620,6 +621,7 @@ int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 	write_counters(inv, out, fs);
 	write_drops(inv, out, fs);
 	free(fs);
+	rr_tcp_write_metrics(inv, out);
 	write_latency(inv, out);
 	write_function_counters(inv, out);
 	write_faults(inv, out);

@@ -1201,3 +1201,74 @@ uint32_t rr_tcp_open(struct rr_invoker *inv)
 	}
 	return n;
 }
+
+/* ---- Metrics ---- */
+
+/* The samples of family @name for requests over TCP: rx are messages
+ * taken, tx replies sent, beside the UDP sockets' (tier="user"). */
+void rr_tcp_write_metric(struct rr_invoker *inv, FILE *out, const char *name)
+{
+	bool rx = !strcmp(name, "reqrouter_rx_packets_total");
+	struct rr_tcp_stats st;
+	uint32_t slot;
+
+	if (!rx && strcmp(name, "reqrouter_tx_packets_total"))
+		return;
+	for (slot = 0; slot < inv->nslots; slot++) {
+		if (inv->tcp.listen_fd[slot] < 0)
+			continue;
+		rr_tcp_stats_sum(inv, slot, &st);
+		fprintf(out,
+			"%s{port=\"%u\",function=\"%s\",tier=\"user\",transport=\"tcp\"} %lu\n",
+			name, inv->slots[slot].svc->port,
+			inv->slots[slot].svc->fn->name,
+			rx ? st.requests : st.replies);
+	}
+}
+
+/* What happened to connections and messages, by event. */
+static const struct {
+	const char *event;
+	size_t off;
+} tcp_events[] = {
+	{ "accepted", offsetof(struct rr_tcp_stats, accepted) },
+	{ "refused_full", offsetof(struct rr_tcp_stats, refused_full) },
+	{ "refused_source", offsetof(struct rr_tcp_stats, refused_source) },
+	{ "refused_allow", offsetof(struct rr_tcp_stats, refused_allow) },
+	{ "refused_quarantined",
+	  offsetof(struct rr_tcp_stats, refused_quarantined) },
+	{ "idle_timeout", offsetof(struct rr_tcp_stats, idle_timeouts) },
+	{ "io_timeout", offsetof(struct rr_tcp_stats, io_timeouts) },
+	{ "bad_frame", offsetof(struct rr_tcp_stats, bad_frames) },
+	{ "no_reply", offsetof(struct rr_tcp_stats, no_reply) },
+	{ "function_error", offsetof(struct rr_tcp_stats, errors) },
+};
+
+void rr_tcp_write_metrics(struct rr_invoker *inv, FILE *out)
+{
+	struct rr_tcp_stats st;
+	uint32_t slot, i;
+
+	if (!any_listener(inv))
+		return;
+	fputs("# HELP reqrouter_tcp_connections Connections open over TCP now.\n"
+	      "# TYPE reqrouter_tcp_connections gauge\n",
+	      out);
+	fprintf(out, "reqrouter_tcp_connections %u\n", rr_tcp_open(inv));
+	fputs("# HELP reqrouter_tcp_events_total Connections over TCP by what became of them (accepted, refused at once, closed by a time-out or a bad frame) and messages without a reply.\n"
+	      "# TYPE reqrouter_tcp_events_total counter\n",
+	      out);
+	for (slot = 0; slot < inv->nslots; slot++) {
+		if (inv->tcp.listen_fd[slot] < 0)
+			continue;
+		rr_tcp_stats_sum(inv, slot, &st);
+		for (i = 0; i < ARRAY_SIZE(tcp_events); i++)
+			fprintf(out,
+				"reqrouter_tcp_events_total{port=\"%u\",function=\"%s\",event=\"%s\"} %lu\n",
+				inv->slots[slot].svc->port,
+				inv->slots[slot].svc->fn->name,
+				tcp_events[i].event,
+				*(const uint64_t *)((const char *)&st +
+						    tcp_events[i].off));
+	}
+}

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include <reqrouter/rr_function.h>
@@ -128,5 +129,10 @@ void rr_tcp_stats_sum(struct rr_invoker *inv, uint32_t slot,
 		      struct rr_tcp_stats *sum);
 uint64_t rr_tcp_fn_counter(struct rr_invoker *inv, uint32_t slot, uint32_t c);
 uint32_t rr_tcp_open(struct rr_invoker *inv);
+
+/* For metrics.c: the TCP samples of family @name (requests and replies,
+ * transport="tcp"), and the TCP loop's own families. */
+void rr_tcp_write_metric(struct rr_invoker *inv, FILE *out, const char *name);
+void rr_tcp_write_metrics(struct rr_invoker *inv, FILE *out);
 
 #endif /* RR_TCP_H */
