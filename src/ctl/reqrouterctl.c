@@ -501,6 +501,7 @@ static void print_function(const char *f)
 {
 	const char *user = json_get(f, "user"), *xdp = json_get(f, "xdp");
 	const char *cache = json_get(f, "cache"), *faults, *q, *ctrs;
+	const char *tcp = json_get(f, "tcp");
 	char name[64] = "?";
 	struct jwalk w;
 	const char *v;
@@ -517,11 +518,15 @@ static void print_function(const char *f)
 	if (cache)
 		printf(", cache hits %llu misses %llu", json_u64(cache, "hits"),
 		       json_u64(cache, "misses"));
+	if (tcp)
+		printf(", TCP rx %llu tx %llu", json_u64(tcp, "rx"),
+		       json_u64(tcp, "tx"));
 	q = json_get(f, "quarantined");
 	printf("%s\n", q && !strncmp(q, "true", 4) ? " (quarantined)" : "");
 	print_nonzero("dropped in user space",
 		      user ? json_get(user, "dropped") : NULL);
 	print_nonzero("dropped in XDP", xdp ? json_get(xdp, "dropped") : NULL);
+	print_nonzero("TCP", tcp ? json_get(tcp, "events") : NULL);
 	faults = json_get(f, "faults");
 	if (faults)
 		printf("  faults: crash %llu, timeout %llu\n",

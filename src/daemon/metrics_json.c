@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The counters as JSON, for reqrouterctl stats (over the control socket):
- * per function both tiers' totals, its faults and its own counters; the
- * XDP program's verdicts; where each queue's UMEM frames are.
+ * per function both tiers' totals (and TCP's), its faults and its own
+ * counters; the XDP program's verdicts; where each queue's UMEM frames
+ * are.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,7 @@ static void json_function(struct rr_invoker *inv, uint32_t slot,
 	if (inv->slots[slot].cached)
 		fprintf(out, ",\"cache\":{\"hits\":%lu,\"misses\":%lu}",
 			sum[RR_FN_CACHE_HIT], sum[RR_FN_CACHE_MISS]);
+	rr_tcp_json(inv, slot, out);
 	fprintf(out,
 		",\"faults\":{\"crash\":%lu,\"timeout\":%lu},\"quarantined\":%s",
 		inv->slots[slot].faults.crashes,

@@ -1272,3 +1272,22 @@ void rr_tcp_write_metrics(struct rr_invoker *inv, FILE *out)
 						    tcp_events[i].off));
 	}
 }
+
+/* Function @slot over TCP for reqrouterctl stats, as a member ("tcp"),
+ * nothing when it is not served over TCP. */
+void rr_tcp_json(struct rr_invoker *inv, uint32_t slot, FILE *out)
+{
+	struct rr_tcp_stats st;
+	uint32_t i;
+
+	if (inv->tcp.listen_fd[slot] < 0)
+		return;
+	rr_tcp_stats_sum(inv, slot, &st);
+	fprintf(out, ",\"tcp\":{\"rx\":%lu,\"tx\":%lu,\"events\":{",
+		st.requests, st.replies);
+	for (i = 0; i < ARRAY_SIZE(tcp_events); i++)
+		fprintf(out, "%s\"%s\":%lu", i ? "," : "", tcp_events[i].event,
+			*(const uint64_t *)((const char *)&st +
+					    tcp_events[i].off));
+	fprintf(out, "}}");
+}

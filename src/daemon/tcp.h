@@ -134,5 +134,7 @@ uint32_t rr_tcp_open(struct rr_invoker *inv);
  * transport="tcp"), and the TCP loop's own families. */
 void rr_tcp_write_metric(struct rr_invoker *inv, FILE *out, const char *name);
 void rr_tcp_write_metrics(struct rr_invoker *inv, FILE *out);
+/* For metrics_json.c: function @slot's "tcp" member, if it has TCP. */
+void rr_tcp_json(struct rr_invoker *inv, uint32_t slot, FILE *out);
 
 #endif /* RR_TCP_H */
