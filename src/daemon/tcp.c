@@ -55,8 +55,10 @@
 /* A message's and a reply's most bytes: the framing's. */
 #define TCP_ROOM 65535U
 #define FRAME_HDR 2U
-/* Replies unread past this stop the connection's reading until they go. */
-#define OUT_HIGH (256U * 1024)
+/* Replies unread past this stop the connection's reading until they go:
+ * with a message (64 KB) and a reply being made, a connection holds
+ * about 150 KB at most, so tcp_max_connections bounds the memory. */
+#define OUT_HIGH (16U * 1024)
 #define LISTEN_BACKLOG 1024
 #define TICK_MS 50
 #define ACCEPTS_PER_EVENT 64
@@ -97,6 +99,8 @@ struct loop {
 	uint64_t now;
 	uint64_t call_seq;
 	uint64_t idle_ns, io_ns;
+	/* Out of descriptors: accepting paused until then (0: not). */
+	uint64_t accept_paused_until;
 };
 
 /* ---- Listeners: the main thread's ---- */
@@ -141,6 +145,26 @@ static int listen_on(const struct rr_invoker *inv, uint16_t port)
 	return fd;
 }
 
+/*
+ * Every connection is a descriptor: the soft limit (1024 by default) would
+ * run out before tcp_max_connections do. Raised to what they need, within
+ * the hard limit, as servers do; said if even that is short.
+ */
+static void enough_descriptors(const struct rr_invoker *inv)
+{
+	rlim_t want = (rlim_t)inv->cfg->tcp_max_connections + 1024;
+	struct rlimit r;
+
+	if (getrlimit(RLIMIT_NOFILE, &r) || r.rlim_cur >= want)
+		return;
+	r.rlim_cur = r.rlim_max < want ? r.rlim_max : want;
+	setrlimit(RLIMIT_NOFILE, &r);
+	if (r.rlim_cur < want)
+		pr_warn("TCP: %lu descriptors at most (RLIMIT_NOFILE): fewer than tcp_max_connections (%u) needs; raise the hard limit (LimitNOFILE=)\n",
+			(unsigned long)r.rlim_cur,
+			inv->cfg->tcp_max_connections);
+}
+
 static bool wants_tcp(const struct rr_invoker *inv, uint32_t slot)
 {
 	const struct rr_slot *s = &inv->slots[slot];
@@ -178,6 +202,7 @@ int rr_tcp_sync(struct rr_invoker *inv)
 	int fd, ret = 0;
 
 	if (!t->reports) {
+		enough_descriptors(inv);
 		t->reports = mmap(NULL, REPORTS_SIZE, PROT_READ | PROT_WRITE,
 				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 		if (t->reports == MAP_FAILED) {
@@ -453,6 +478,27 @@ static bool serve_buffered(struct loop *l, struct conn *c)
 	return true;
 }
 
+/* Whether a whole message waits in @c's buffer. */
+static bool message_buffered(const struct conn *c)
+{
+	uint32_t avail = c->in_len - c->in_off;
+
+	return avail >= FRAME_HDR &&
+	       avail >= FRAME_HDR + ((uint32_t)c->in[c->in_off] << 8 |
+				     c->in[c->in_off + 1]);
+}
+
+/* Serves and sends until the buffered messages are done or the client
+ * stops taking replies. False if the connection was closed. */
+static bool pump(struct loop *l, struct conn *c)
+{
+	do {
+		if (!serve_buffered(l, c) || !flush(l, c))
+			return false;
+	} while (!pending_out(c) && message_buffered(c));
+	return true;
+}
+
 /* Room for the rest of the message under way, or a next one's header. */
 static bool make_room(struct conn *c)
 {
@@ -495,13 +541,9 @@ static void on_conn(struct loop *l, struct conn *c, uint32_t events)
 {
 	ssize_t n;
 
-	if (events & EPOLLOUT) {
-		if (!flush(l, c))
-			return;
-		/* Replies went: buffered messages may go on. */
-		if (!serve_buffered(l, c) || !flush(l, c))
-			return;
-	}
+	/* Replies went: buffered messages may go on. */
+	if ((events & EPOLLOUT) && (!flush(l, c) || !pump(l, c)))
+		return;
 	while ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) && !c->eof &&
 	       pending_out(c) < OUT_HIGH) {
 		if (c->in_len == c->in_cap && !make_room(c)) {
@@ -529,7 +571,7 @@ static void on_conn(struct loop *l, struct conn *c, uint32_t events)
 		conn_close(l, c);
 		return;
 	}
-	if (!flush(l, c))
+	if (!pump(l, c))
 		return;
 	/* A client that is done and has its replies: closed. A message cut
 	 * short by its FIN can never be answered. */
@@ -547,6 +589,36 @@ static uint32_t from_source(const struct loop *l, const struct rr_request *r)
 	for (i = 0; i < l->nconns; i++)
 		n += l->conns[i].fd >= 0 && same_source(&l->conns[i].peer, r);
 	return n;
+}
+
+/* Takes the listeners out of the epoll set for a tick (sweep() puts
+ * them back). */
+static void pause_accepting(struct loop *l)
+{
+	uint32_t slot;
+
+	if (l->accept_paused_until)
+		return;
+	for (slot = 0; slot < RR_MAX_SLOTS; slot++)
+		if (l->lfd[slot] >= 0)
+			epoll_ctl(l->ep, EPOLL_CTL_DEL, l->lfd[slot], NULL);
+	l->accept_paused_until = l->now + ms_ns(TICK_MS);
+}
+
+static void resume_accepting(struct loop *l)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	uint32_t slot;
+
+	if (!l->accept_paused_until || l->now < l->accept_paused_until)
+		return;
+	l->accept_paused_until = 0;
+	for (slot = 0; slot < RR_MAX_SLOTS; slot++) {
+		if (l->lfd[slot] < 0)
+			continue;
+		ev.data.u64 = LISTENER | slot;
+		epoll_ctl(l->ep, EPOLL_CTL_ADD, l->lfd[slot], &ev);
+	}
 }
 
 static void on_listener(struct loop *l, uint32_t slot)
@@ -569,6 +641,10 @@ static void on_listener(struct loop *l, uint32_t slot)
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
+			/* Out of descriptors or memory: the listener would
+			 * wake the loop at once again; it rests a tick. */
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				pause_accepting(l);
 			return;
 		}
 		memset(&r, 0, sizeof(r));
@@ -720,6 +796,7 @@ static void loop_run(struct loop *l)
 			break;
 		if (l->now >= next_sweep) {
 			sweep(l);
+			resume_accepting(l);
 			next_sweep = l->now + ms_ns(TICK_MS);
 		}
 		n = epoll_wait(l->ep, evs, (int)ARRAY_SIZE(evs), TICK_MS);
