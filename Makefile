@@ -308,16 +308,25 @@ $(BUILD)/reqrouter: $(call obj,$(SRC_MAIN)) $(DAEMON_LIB) $(RRLIB) $(FN_OBJS)
 # A module exports its entry point alone and binds its own symbols to
 # its own definitions: a newer dns.so must use its own tables, not the
 # same-named ones compiled into reqrouter (exported by -rdynamic).
+# One compiler call builds a module from all its sources, so -MMD can
+# record one source's headers only: the function's own headers and the
+# public API are named here instead, and a change to any rebuilds it.
 MODULE_FLAGS := -fPIC -shared -fvisibility=hidden -Wl,-Bsymbolic
+# The link's hardening (relro, now) but -pie, which makes no library.
+MODULE_LDFLAGS = $(filter-out -pie,$(LDFLAGS))
+API_HDRS := $(wildcard include/reqrouter/*.h)
 .SECONDEXPANSION:
-$(BUILD)/functions/%.so: $$(call fn_srcs,$$*) src/module/entry.c
+$(BUILD)/functions/%.so: $$(call fn_srcs,$$*) src/module/entry.c \
+		$$(wildcard functions/$$*/*.h) $(API_HDRS)
 	@mkdir -p $(@D)
 	$(call msg,MODULE,$@)
-	$(Q)$(CC) $(FN_CPPFLAGS) $(CFLAGS) $(MODULE_FLAGS) -o $@ $^ $(FN_PKG_LIBS)
-$(BUILD)/tests/modules/%.so: tests/modules/%.c src/module/entry.c
+	$(Q)$(CC) $(FN_CPPFLAGS) $(CFLAGS) $(MODULE_FLAGS) $(MODULE_LDFLAGS) -o $@ \
+		$(filter %.c,$^) $(FN_PKG_LIBS)
+$(BUILD)/tests/modules/%.so: tests/modules/%.c src/module/entry.c $(API_HDRS)
 	@mkdir -p $(@D)
 	$(call msg,MODULE,$@)
-	$(Q)$(CC) $(FN_CPPFLAGS) $(CFLAGS) $(MODULE_FLAGS) -o $@ $^
+	$(Q)$(CC) $(FN_CPPFLAGS) $(CFLAGS) $(MODULE_FLAGS) $(MODULE_LDFLAGS) -o $@ \
+		$(filter %.c,$^)
 
 $(BUILD)/reqrouterctl: $(call obj,$(CTL_SRCS)) $(RRLIB)
 	$(call msg,LINK,$@)

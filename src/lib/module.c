@@ -131,6 +131,34 @@ out:
 	return ret;
 }
 
+/*
+ * A module built against a newer function API calls what this reqrouter
+ * lacks, so RTLD_NOW fails on an undefined symbol before its API could be
+ * read. Loaded lazily (no call made), the API it names is readable: if it
+ * is not ours, that replaces the loader's message in @err.
+ */
+static void api_mismatch(const char *self, const char *path, char *err,
+			 size_t errlen)
+{
+	void *h = dlopen(self, RTLD_LAZY | RTLD_LOCAL);
+	rr_module_list_t list;
+	uint32_t api = 0;
+	size_t n;
+
+	if (!h)
+		return;
+	list = (rr_module_list_t)dlsym(h, RR_MODULE_SYMBOL);
+	if (list) {
+		list(&n, &api);
+		if (api != RR_FUNCTION_API)
+			snprintf(
+				err, errlen,
+				"module %s was built against function API %u; this reqrouter has API %d: rebuild it",
+				path, api, RR_FUNCTION_API);
+	}
+	dlclose(h);
+}
+
 int rr_module_open(struct rr_module *m, const char *path, char *err,
 		   size_t errlen)
 {
@@ -157,6 +185,7 @@ int rr_module_open(struct rr_module *m, const char *path, char *err,
 	if (!m->handle) {
 		snprintf(err, errlen, "cannot load module %s: %s", path,
 			 dlerror());
+		api_mismatch(self, path, err, errlen);
 		rr_module_close(m);
 		return -ENOEXEC;
 	}
