@@ -432,10 +432,29 @@ const struct rr_setting rr_fn_settings[] = {
 	  .type = RR_SETTING_STRING,
 	  SVC(syscalls),
 	  .check = rr_check_syscalls,
-	  .help = "system calls the function needs beyond a cell's allow-list, separated by spaces (e.g. openat read); every cell allows those of all served functions, and any other call kills the cell as a crash. Cells only (isolation = cell): threads have no filter" },
+	  .append = true,
+	  .help = "system calls the function needs beyond a cell's allow-list, separated by spaces (e.g. openat read); repeated lines add up; every cell allows those of all served functions, and any other call kills the cell as a crash. Cells only (isolation = cell): threads have no filter" },
 };
 
 const size_t rr_fn_nsettings = ARRAY_SIZE(rr_fn_settings);
+
+/* A string field: replaced, or for an append row added to what the lines
+ * before gave. */
+static int set_string(const struct rr_setting *s, char *field,
+		      const char *val, const char *what, char *err,
+		      size_t errlen)
+{
+	size_t have = s->append ? strlen(field) : 0, len = strlen(val);
+
+	if (have && have + 1 + len + 1 > s->size)
+		return rr_errf(err, errlen,
+			       "%s: too long with the lines before it (%zu bytes at most in all)",
+			       what, s->size - 1);
+	if (have)
+		field[have++] = ' ';
+	memcpy(field + have, val, len + 1);
+	return 0;
+}
 
 /* The row of table @t (@n rows) whose key is @key, or NULL. */
 static const struct rr_setting *by_key(const struct rr_setting *t, size_t n,
@@ -590,9 +609,9 @@ int rr_setting_set(const struct rr_setting *s, void *base, const char *val,
 		return rr_parse_bool(val, (bool *)field, what, err, errlen);
 	case RR_SETTING_STRING:
 		ret = rr_setting_check(s, val, as_flag, err, errlen);
-		if (!ret)
-			memcpy(field, val, strlen(val) + 1);
-		return ret;
+		if (ret)
+			return ret;
+		return set_string(s, (char *)field, val, what, err, errlen);
 	case RR_SETTING_ENUM:
 		ret = rr_setting_enum(s->names, val, what, err, errlen);
 		if (ret < 0)

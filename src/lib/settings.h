@@ -65,6 +65,8 @@ struct rr_setting {
 	/* A reload applies a change of it while serving (slots.c); any
 	 * other key's change needs a restart. */
 	bool live;
+	/* A string whose repeated lines add up, separated by spaces. */
+	bool append;
 	const char *help;
 };
 

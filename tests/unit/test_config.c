@@ -348,6 +348,48 @@ static void test_abuse_limits(void **state)
 	EXPECT_ERROR("user", "-i", "eth0", "--user", "");
 }
 
+/* TCP: off but for functions flagged RR_FN_TCP, on with tcp = yes; the
+ * [reqrouter] limits. A function's syscalls lines add up. */
+static void test_tcp_and_syscalls(void **state)
+{
+	char *path;
+
+	(void)state;
+	assert_int_equal(PARSE("-i", "eth0"), RR_OPTS_RUN);
+	assert_false(service("reverse")->tcp);
+	assert_int_equal(cfg.tcp_max_connections, RR_DEFAULT_TCP_CONNECTIONS);
+	assert_int_equal(cfg.tcp_max_per_source, RR_DEFAULT_TCP_PER_SOURCE);
+	assert_int_equal(cfg.tcp_idle_timeout_ms, RR_DEFAULT_TCP_IDLE_MS);
+	assert_int_equal(cfg.tcp_io_timeout_ms, RR_DEFAULT_TCP_IO_MS);
+	assert_string_equal(service("reverse")->syscalls, "");
+
+	path = t_write_file("/tmp/rr-test-conf",
+			    "[reqrouter]\n"
+			    "tcp_max_connections = 10\n"
+			    "tcp_max_per_source = 2\n"
+			    "tcp_idle_timeout = 500\n"
+			    "tcp_io_timeout = 100\n"
+			    "[function reverse]\n"
+			    "tcp = yes\n"
+			    "syscalls = openat\n"
+			    "syscalls = read close\n");
+	assert_int_equal(PARSE("-i", "eth0", "-c", path), RR_OPTS_RUN);
+	assert_true(service("reverse")->tcp);
+	assert_false(service("echo")->tcp);
+	assert_int_equal(cfg.tcp_max_connections, 10);
+	assert_int_equal(cfg.tcp_max_per_source, 2);
+	assert_int_equal(cfg.tcp_idle_timeout_ms, 500);
+	assert_int_equal(cfg.tcp_io_timeout_ms, 100);
+	assert_string_equal(service("reverse")->syscalls, "openat read close");
+	unlink(path);
+
+	path = t_write_file("/tmp/rr-test-conf", "[reqrouter]\n"
+						 "tcp_io_timeout = 5\n");
+	assert_int_not_equal(PARSE("-i", "eth0", "-c", path), RR_OPTS_RUN);
+	check_err("tcp_io_timeout");
+	unlink(path);
+}
+
 static void test_tiers(void **state)
 {
 	char *path;
@@ -460,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_abuse_limits),
 		cmocka_unit_test(test_registry),
 		cmocka_unit_test(test_tiers),
+		cmocka_unit_test(test_tcp_and_syscalls),
 	};
 
 	return cmocka_run_group_tests_name("flags", tests, NULL, NULL) |
