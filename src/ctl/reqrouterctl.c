@@ -29,7 +29,10 @@
 #include "util.h"
 
 #define REPLY_MAX (1 << 20)
-#define TIMEOUT_MS 10000 /* a reload may wait for workers */
+#define TIMEOUT_MS 10000
+/* A reload's answer comes once its functions' init() calls are done: a
+ * large zone can take a while. */
+#define RELOAD_TIMEOUT_MS 600000
 #define CMD_COLUMN 26 /* where a command's help starts, as an option's does */
 
 #define WATCH_DEFAULT_S 2 /* watch(1)'s */
@@ -176,8 +179,9 @@ static int find_socket(char *path, size_t len)
 	return -ENOENT;
 }
 
-/* Sends @cmd to @path; the reply (NUL-terminated) in *out. */
-static int ask(const char *path, const char *cmd, char **out)
+/* Sends @cmd to @path; the reply (NUL-terminated) in *out, or none
+ * within @timeout_ms of silence. */
+static int ask(const char *path, const char *cmd, int timeout_ms, char **out)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct pollfd pfd = { .events = POLLIN };
@@ -216,9 +220,9 @@ static int ask(const char *path, const char *cmd, char **out)
 	}
 	pfd.fd = fd;
 	while (n < REPLY_MAX) {
-		if (poll(&pfd, 1, TIMEOUT_MS) <= 0) {
+		if (poll(&pfd, 1, timeout_ms) <= 0) {
 			pr_warn("%s did not answer within %d s\n", path,
-				TIMEOUT_MS / 1000);
+				timeout_ms / 1000);
 			free(buf);
 			close(fd);
 			return -ETIMEDOUT;
@@ -308,9 +312,11 @@ static bool field(const char *json, const char *key, char *val, size_t len)
 static void print_status(const char *json)
 {
 	static const char *const keys[] = {
-		"interface", "ready",	"why",	     "xdp_mode",  "zerocopy",
-		"queues",    "threads", "busy_poll", "isolation", "tx_csum",
-		"uptime_s",  "pid",	"version",   "veth_peer", NULL
+		"interface",   "ready",	  "why",      "xdp_mode",
+		"zerocopy",    "queues",  "threads",  "busy_poll",
+		"isolation",   "tx_csum", "uptime_s", "reloading",
+		"max_stall_s", "pid",	  "version",  "veth_peer",
+		NULL
 	};
 	const char *p = strstr(json, "\"functions\":[");
 	char val[256];
@@ -867,7 +873,7 @@ static int watch(const struct ctl_opts *o, const struct rr_ctlcmd *c,
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	for (;;) {
-		if (ask(o->path, line, &reply))
+		if (ask(o->path, line, TIMEOUT_MS, &reply))
 			return 3;
 		if (!o->json) {
 			now = time(NULL);
@@ -1014,7 +1020,10 @@ int main(int argc, char **argv)
 		return ret;
 	if (o.watch)
 		return watch(&o, c, line);
-	ret = ask(o.path, line, &reply);
+	ret = ask(o.path, line,
+		  rr_ctlcmd_id(c) == RR_CTL_RELOAD ? RELOAD_TIMEOUT_MS
+						   : TIMEOUT_MS,
+		  &reply);
 	if (ret) {
 		/* health: an instance that is gone is simply not ready. */
 		if (rr_ctlcmd_id(c) == RR_CTL_HEALTH && o.json)

@@ -193,15 +193,24 @@ int rr_control_open(struct rr_control *c, const char *path, const char *group,
 	return 0;
 }
 
+/* The answer to a client still waiting for a reload at the end. */
+#define STOPPED_RELOAD \
+	"{\"ok\":false,\"message\":\"reqrouter stopped before the reload was applied\",\"lines\":[]}\n"
+
 void rr_control_close(struct rr_control *c)
 {
 	struct rr_ctl_client *cl;
 
 	if (c->fd < 0)
 		return;
-	for (cl = c->clients; cl < c->clients + RR_CONTROL_CLIENTS; cl++)
+	for (cl = c->clients; cl < c->clients + RR_CONTROL_CLIENTS; cl++) {
+		/* Told, if it listens, rather than cut off. */
+		if (cl->fd >= 0 && cl->reload)
+			send(cl->fd, STOPPED_RELOAD, sizeof(STOPPED_RELOAD) - 1,
+			     MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (cl->fd >= 0)
 			client_close(cl);
+	}
 	close(c->fd);
 	c->fd = -1;
 	unlink(c->path);
@@ -331,25 +340,150 @@ out:
 	return next;
 }
 
-int rr_reload(struct rr_invoker *inv, const struct rr_config *cfg, char *msg,
-	      size_t msglen)
+/*
+ * Reloads. The config file is read here, at once (it is small); the
+ * functions' new states are made on the reload's own thread while the
+ * main loop goes on (rr_invoker_reload_start()), and every tick
+ * reload_step() asks whether they are made, applies the reload if so and
+ * answers the clients that wait for it. A reload asked for while one is
+ * under way follows it, reading the file then: a file changed again
+ * during a long reload is applied too, and the asker's report says so.
+ */
+
+/* The report of reload number c->reload_done: its summary line, then a
+ * line per key. */
+static char report[RELOAD_MSG_MAX];
+
+/* The report as the reload command's answer: the summary as the message,
+ * the other lines in "lines"; ok only if all was applied. */
+static void write_report(FILE *f, int ret)
+{
+	const char *line = report + strcspn(report, "\n");
+	char one[RELOAD_MSG_MAX];
+	size_t n;
+
+	fprintf(f, "{\"ok\":%s,\"message\":", ret ? "false" : "true");
+	snprintf(one, sizeof(one), "%.*s", (int)(line - report), report);
+	rr_json_str(f, one);
+	fprintf(f, ",\"lines\":[");
+	for (n = 0; *line; line += n) {
+		line++; /* its newline */
+		n = strcspn(line, "\n");
+		snprintf(one, sizeof(one), "%.*s", (int)n, line);
+		rr_json_str(f, one);
+		if (line[n])
+			fputc(',', f);
+	}
+	fprintf(f, "]}\n");
+}
+
+/* Client @cl, waiting for a reload that ended, gets its report. */
+static void answer_reloaded(struct rr_control *c, struct rr_ctl_client *cl)
+{
+	size_t len = 0;
+	FILE *f;
+
+	cl->reload = 0;
+	free(cl->out);
+	cl->out = NULL;
+	f = open_memstream(&cl->out, &len);
+	if (!f) {
+		client_close(cl);
+		return;
+	}
+	write_report(f, c->reload_ret);
+	if (fclose(f)) {
+		client_close(cl);
+		return;
+	}
+	cl->out_len = len;
+	cl->out_off = 0;
+	cl->writing = true;
+	/* The exchange's deadline, from now: the wait was the reload's. */
+	cl->deadline_ns = rr_now_ns() + CLIENT_DEADLINE_MS * 1000000ULL;
+}
+
+/* Reload number c->reload_seq has ended, @ret as rr_invoker_reload_poll()
+ * returns, its report written: systemd's status, and its clients. */
+static void reload_ended(struct rr_control *c, int ret)
+{
+	struct rr_ctl_client *cl;
+
+	c->reload_done = c->reload_seq;
+	c->reload_ret = ret;
+	/* The summary, the first line: a newline would end STATUS=. */
+	rr_service_status("reload: %.*s", (int)strcspn(report, "\n"), report);
+	for (cl = c->clients; cl < c->clients + RR_CONTROL_CLIENTS; cl++)
+		if (cl->fd >= 0 && cl->reload && cl->reload <= c->reload_done)
+			answer_reloaded(c, cl);
+}
+
+/* The next reload begins: the config a restart would run with, and its
+ * new states being made. */
+static void reload_begin(struct rr_control *c, struct rr_invoker *inv,
+			 const struct rr_config *cfg)
 {
 	struct rr_config *next;
 	char err[RR_ERRLEN];
 	int ret;
 
+	c->reload_seq++;
+	c->reload_again = false;
 	next = restart_config(cfg, err, sizeof(err));
 	if (!next) {
 		pr_warn("reload: %s; nothing changed\n", err);
-		snprintf(msg, msglen, "%s; nothing changed", err);
-		ret = -EINVAL;
-	} else {
-		ret = rr_invoker_reload(inv, next, msg, msglen);
+		snprintf(report, sizeof(report), "%s; nothing changed", err);
+		reload_ended(c, -EINVAL);
+		return;
 	}
-	/* The summary, the first line: a newline would end STATUS=. */
-	rr_service_status("reload: %.*s", (int)strcspn(msg, "\n"), msg);
-	rr_config_destroy(next);
-	return ret;
+	ret = rr_invoker_reload_start(inv, next);
+	if (ret) {
+		rr_config_destroy(next);
+		snprintf(report, sizeof(report),
+			 "cannot start the reload: %s; nothing changed",
+			 strerror(-ret));
+		pr_warn("reload: %s\n", report);
+		reload_ended(c, ret);
+		return;
+	}
+	pr_info("reload: config read; the functions' new state is being made in the background\n");
+	rr_service_status("reload: under way");
+}
+
+/* A reload asked for: the number of the one whose report answers. */
+static uint64_t reload_ask(struct rr_control *c, struct rr_invoker *inv,
+			   const struct rr_config *cfg)
+{
+	if (!inv->reload) {
+		reload_begin(c, inv, cfg);
+		return c->reload_seq;
+	}
+	if (!c->reload_again)
+		pr_info("reload: asked for while one is under way: another follows it\n");
+	c->reload_again = true;
+	return c->reload_seq + 1;
+}
+
+void rr_control_reload(struct rr_control *c, struct rr_invoker *inv,
+		       const struct rr_config *cfg)
+{
+	reload_ask(c, inv, cfg);
+}
+
+/* Every tick: a reload whose states are made is applied, and once it is
+ * over (its old states freed), one asked for meanwhile begins. */
+static void reload_step(struct rr_control *c, struct rr_invoker *inv,
+			const struct rr_config *cfg)
+{
+	int ret;
+
+	if (inv->reload) {
+		ret = rr_invoker_reload_poll(inv, report, sizeof(report));
+		if (ret != -EINPROGRESS)
+			reload_ended(c, ret);
+	}
+	if (c->reload_again && !inv->reload)
+		reload_begin(c, inv, cfg);
 }
 
 /*
@@ -390,6 +524,11 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 		inv->tx_csum_offload ? "offload" : "soft",
 		(double)(rr_now_ns() - c->started_ns) / 1e9,
 		why ? "false" : "true");
+	/* The main loop's longest stall since start (main.c), and whether a
+	 * reload's new states are being made. */
+	fprintf(f, ",\"reloading\":%s,\"max_stall_s\":%.3f",
+		inv->reload ? "true" : "false",
+		(double)inv->stall_max_ns / 1e9);
 	if (why) {
 		fprintf(f, ",\"why\":");
 		rr_json_str(f, why);
@@ -441,36 +580,12 @@ static void cmd_health(struct rr_control *c, struct rr_invoker *inv,
 	fprintf(f, "}\n");
 }
 
-/* Its summary as the message, and every line of what it applied and
- * what it refused (rr_invoker_reload()) in "lines": ok only if all was
- * applied. */
+/* Answered once the reload it asked for has ended, with its report
+ * (write_report()); the client waits, the others are served meanwhile. */
 static void cmd_reload(struct rr_control *c, struct rr_invoker *inv,
 		       const struct rr_config *cfg, const char *arg, FILE *f)
 {
-	static char msg[RELOAD_MSG_MAX];
-	bool first = true;
-	char *line, *end;
-	int ret;
-
-	msg[0] = '\0';
-	ret = rr_reload(inv, cfg, msg, sizeof(msg));
-	end = msg + strcspn(msg, "\n");
-	line = *end ? end + 1 : end;
-	*end = '\0';
-	fprintf(f, "{\"ok\":%s,\"message\":", ret ? "false" : "true");
-	rr_json_str(f, msg);
-	fprintf(f, ",\"lines\":[");
-	while (*line) {
-		end = line + strcspn(line, "\n");
-		if (*end)
-			*end++ = '\0';
-		if (!first)
-			fputc(',', f);
-		rr_json_str(f, line);
-		first = false;
-		line = end;
-	}
-	fprintf(f, "]}\n");
+	c->asked = reload_ask(c, inv, cfg);
 }
 
 static void cmd_deploy(struct rr_control *c, struct rr_invoker *inv,
@@ -624,6 +739,16 @@ static void dispatch(struct rr_control *c, struct rr_invoker *inv,
 		reply(f, -EPERM, msg);
 		return;
 	}
+	/* Both change the functions or the workers that the reload's new
+	 * states are being made for. */
+	if (inv->reload && (rr_ctlcmd_id(cmd) == RR_CTL_DEPLOY ||
+			    rr_ctlcmd_id(cmd) == RR_CTL_THREADS)) {
+		snprintf(msg, sizeof(msg),
+			 "a reload is under way; %s once it is done",
+			 cmd->name);
+		reply(f, -EBUSY, msg);
+		return;
+	}
 	handlers[rr_ctlcmd_id(cmd)](c, inv, cfg,
 				    cmd->nargs ? line + len + 1 : "", f);
 }
@@ -649,6 +774,15 @@ static void client_answer(struct rr_control *c, struct rr_ctl_client *cl,
 		dispatch(c, inv, cfg, cl->in, cl->changer, f);
 	if (fclose(f)) {
 		client_close(cl);
+		return;
+	}
+	if (c->asked) {
+		/* A reload's: answered with its report once it has ended
+		 * (it may have already, refused at once). */
+		cl->reload = c->asked;
+		c->asked = 0;
+		if (cl->reload <= c->reload_done)
+			answer_reloaded(c, cl);
 		return;
 	}
 	cl->out_len = len;
@@ -725,8 +859,9 @@ int rr_control_pollfds(const struct rr_control *c, struct pollfd *pfd)
 	if (c->fd < 0)
 		return 0;
 	pfd[n++] = (struct pollfd){ .fd = c->fd, .events = POLLIN };
+	/* One waiting for a reload has nothing to say until it ends. */
 	for (cl = c->clients; cl < c->clients + RR_CONTROL_CLIENTS; cl++)
-		if (cl->fd >= 0)
+		if (cl->fd >= 0 && !cl->reload)
 			pfd[n++] = (struct pollfd){
 				.fd = cl->fd,
 				.events = cl->writing ? POLLOUT : POLLIN,
@@ -735,11 +870,12 @@ int rr_control_pollfds(const struct rr_control *c, struct pollfd *pfd)
 }
 
 /*
- * Never waits: takes new connections while a slot is free, moves every
- * client on as far as its bytes allow, and drops any that has not
- * finished its exchange within CLIENT_DEADLINE_MS. A client that sends a
- * byte at a time, or reads its reply slowly, holds only its own slot; the
- * main loop's supervision, health and metrics go on.
+ * Never waits: moves a reload on, takes new connections while a slot is
+ * free, moves every client on as far as its bytes allow, and drops any
+ * that has not finished its exchange within CLIENT_DEADLINE_MS (but for
+ * the wait for a reload). A client that sends a byte at a time, or reads
+ * its reply slowly, holds only its own slot; the main loop's
+ * supervision, health and metrics go on.
  */
 void rr_control_serve(struct rr_control *c, struct rr_invoker *inv,
 		      const struct rr_config *cfg)
@@ -748,6 +884,7 @@ void rr_control_serve(struct rr_control *c, struct rr_invoker *inv,
 	struct rr_ctl_client *cl;
 	int fd;
 
+	reload_step(c, inv, cfg);
 	if (c->fd < 0)
 		return;
 	for (cl = c->clients; cl < c->clients + RR_CONTROL_CLIENTS; cl++) {
@@ -761,7 +898,7 @@ void rr_control_serve(struct rr_control *c, struct rr_invoker *inv,
 		cl->deadline_ns = now + CLIENT_DEADLINE_MS * 1000000ULL;
 	}
 	for (cl = c->clients; cl < c->clients + RR_CONTROL_CLIENTS; cl++) {
-		if (cl->fd < 0)
+		if (cl->fd < 0 || cl->reload)
 			continue;
 		if (now > cl->deadline_ns) {
 			client_close(cl);

@@ -29,6 +29,7 @@ struct rr_ctl_client {
 	bool changer;	      /* may change the instance (SO_PEERCRED) */
 	bool too_long;	      /* the line did not fit: refused */
 	bool writing;	      /* the reply is being written */
+	uint64_t reload;      /* waits for reload number @reload (0: none) */
 	size_t in_len;
 	char in[RR_CONTROL_MAX_LINE + 2]; /* the line, its newline, a NUL */
 	char *out;			  /* the reply */
@@ -41,6 +42,13 @@ struct rr_control {
 	uint64_t started_ns; /* CLOCK_MONOTONIC, for uptime */
 	bool group;	     /* open to a group besides root */
 	struct rr_ctl_client clients[RR_CONTROL_CLIENTS];
+	/* Reloads, numbered from 1: the last one begun, the last one whose
+	 * report is out (and what it returned), and whether another was
+	 * asked for while one was under way (inv->reload). */
+	uint64_t reload_seq, reload_done;
+	int reload_ret;
+	bool reload_again;
+	uint64_t asked; /* set by the reload command for its client */
 };
 
 /*
@@ -56,8 +64,9 @@ int rr_control_open(struct rr_control *c, const char *path, const char *group,
  * returns how many. */
 int rr_control_pollfds(const struct rr_control *c, struct pollfd *pfd);
 
-/* Moves every connection on as far as it can without waiting (call every
- * tick, and when a descriptor of rr_control_pollfds() is ready). */
+/* Moves a reload under way on, and every connection as far as it can
+ * without waiting (call every tick, and when a descriptor of
+ * rr_control_pollfds() is ready). */
 void rr_control_serve(struct rr_control *c, struct rr_invoker *inv,
 		      const struct rr_config *cfg);
 
@@ -65,12 +74,16 @@ void rr_control_serve(struct rr_control *c, struct rr_invoker *inv,
 void rr_control_close(struct rr_control *c);
 
 /*
- * Re-reads cfg's config file, with the command line read back, and
- * applies what changed (rr_invoker_reload(); what SIGHUP and "reload"
- * do). Returns the number of keys refused or failed, or -errno if the
- * file could not be read; @msg gets a summary line, then one per key.
+ * Asks for a reload (SIGHUP, and the reload command): cfg's config file
+ * read again, with the command line read back, and what changed applied
+ * while serving (rr_invoker_reload_start(); the functions' new states
+ * made in the background, the rest applied by rr_control_serve() once
+ * they are). One at a time: asked for while one is under way, another
+ * follows it, once however often asked, reading the file then. The
+ * reload command's client gets the report of the reload that began
+ * after it asked.
  */
-int rr_reload(struct rr_invoker *inv, const struct rr_config *cfg, char *msg,
-	      size_t msglen);
+void rr_control_reload(struct rr_control *c, struct rr_invoker *inv,
+		       const struct rr_config *cfg);
 
 #endif /* RR_CONTROL_H */

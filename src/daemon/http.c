@@ -67,6 +67,8 @@ static enum MHD_Result metrics(struct MHD_Connection *c, struct rr_invoker *inv)
 		return text(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
 			    "cannot produce the metrics\n");
 	}
+	/* Its longest stall since the last scrape starts again. */
+	inv->stall_scrape_ns = 0;
 	return reply(c, MHD_HTTP_OK, PROM_TYPE, buf, len,
 		     MHD_RESPMEM_MUST_FREE);
 }

@@ -348,6 +348,13 @@ struct rr_invoker {
 	uint32_t drain_timeout_ms;
 	/* The functions served over TCP too (tcp.c). */
 	struct rr_tcp tcp;
+	/* A reload under way (slots.c), or NULL. */
+	struct rr_reload *reload;
+	/* The main loop's longest stretch between two waits, in which it
+	 * answered nobody (main.c): since start, and since the last GET
+	 * /metrics. */
+	uint64_t stall_max_ns;
+	uint64_t stall_scrape_ns;
 };
 
 /*
@@ -401,17 +408,32 @@ int rr_invoker_start(struct rr_invoker *inv);
  * plain spinning if they never will. */
 void rr_invoker_check_busy_poll(struct rr_invoker *inv);
 /*
- * Applies @next (the config a restart would run with) while serving:
- * every changed key a reload can apply (slots.c lists them) is applied,
- * functions enabled or disabled are served or removed, and init() of
- * every served function that has one runs again into new state, which
- * the workers move to between batches (the old state is freed once none
- * can use it; a function whose init fails keeps it). Every other changed
- * key is refused as needing a restart. Returns how many keys were
- * refused or failed; @msg gets a summary line, then one line per key.
+ * Starts applying @next (the config a restart would run with) while
+ * serving: every changed key a reload can apply (slots.c lists them) is
+ * applied, functions enabled or disabled are served or removed, and
+ * init() of every served function that has one runs again into new
+ * state, which the workers move to between batches (the old state is
+ * freed once none can use it; a function whose init fails keeps it).
+ * Every other changed key is refused as needing a restart.
+ *
+ * The new states are made on a thread of the reload's own, while the
+ * main loop goes on serving; rr_invoker_reload_poll() applies the rest
+ * on the main thread once they are made. The reload takes @next (and
+ * frees it) when it returns 0; -EBUSY while another one is under way,
+ * or -errno if the thread cannot be started, @next then the caller's.
  */
-int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
-		      char *msg, size_t msglen);
+int rr_invoker_reload_start(struct rr_invoker *inv, struct rr_config *next);
+/*
+ * Every tick while inv->reload is set: -EINPROGRESS while the new states
+ * are being made; then, once, the reload is applied: returns how many
+ * keys were refused or failed, @msg a summary line, then one line per
+ * key. The states swapped out are then freed off the main thread too:
+ * -EINPROGRESS again until inv->reload is NULL, the reload over.
+ */
+int rr_invoker_reload_poll(struct rr_invoker *inv, char *msg, size_t msglen);
+/* Waits for a reload's thread and drops what it made, nothing applied
+ * (stopping). Does nothing without one. */
+void rr_invoker_reload_cancel(struct rr_invoker *inv);
 /*
  * Loads the function module at @path and has its functions replace the
  * served ones of the same names while serving: each gets a new instance,

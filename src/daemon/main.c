@@ -52,15 +52,6 @@ static void on_signal(int sig)
 		stop_signal = sig;
 }
 
-/* SIGHUP: see rr_reload(). Each line of what it applied and refused is
- * logged as it is decided; there is nobody to return @msg to. */
-static void reload(struct rr_invoker *inv, const struct rr_config *cfg)
-{
-	char msg[RR_ERRLEN * 2];
-
-	rr_reload(inv, cfg, msg, sizeof(msg));
-}
-
 static void list_functions(const struct rr_config *cfg)
 {
 	uint32_t i;
@@ -267,6 +258,21 @@ static int each_second(struct rr_invoker *inv, const struct rr_config *cfg,
 	return 0;
 }
 
+/*
+ * The time since the loop last woke (@woke; 0 before its first sleep),
+ * in which it answered nobody: the longest since start, and since the
+ * last GET /metrics (http.c resets that one).
+ */
+static void count_stall(struct rr_invoker *inv, uint64_t woke)
+{
+	uint64_t ns = woke ? rr_now_ns() - woke : 0;
+
+	if (ns > inv->stall_max_ns)
+		inv->stall_max_ns = ns;
+	if (ns > inv->stall_scrape_ns)
+		inv->stall_scrape_ns = ns;
+}
+
 /* Drops privileges, starts the workers and says it is ready. */
 static int start(struct rr_invoker *inv, const struct rr_config *cfg,
 		 const struct passwd *pw, const struct rr_control *ctl,
@@ -313,7 +319,7 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 		 const struct passwd *pw, struct rr_control *ctl,
 		 const char *ctl_why, struct rr_http *http)
 {
-	uint64_t drain_seen = 0, drain_since = 0, drain_start = 0;
+	uint64_t drain_seen = 0, drain_since = 0, drain_start = 0, woke = 0;
 	bool metrics_failing = false;
 	uint64_t next_second;
 	struct pollfd pfd[2 + RR_CONTROL_CLIENTS];
@@ -342,12 +348,16 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 		tick = !cells	       ? TICK_MS
 		       : inv->in_calls ? CELL_TICK_MS
 				       : CELL_IDLE_TICK_MS;
+		count_stall(inv, woke);
 		poll(pfd, (nfds_t)n, tick);
+		woke = rr_now_ns();
 		rr_control_serve(ctl, inv, cfg);
 		rr_http_serve(http, inv);
+		/* As the reload command (control.c): each line of what it
+		 * applied and refused is logged as it is decided. */
 		if (reload_signal) {
 			reload_signal = 0;
-			reload(inv, cfg);
+			rr_control_reload(ctl, inv, cfg);
 		}
 		rr_invoker_check_busy_poll(inv);
 		rr_invoker_supervise(inv);
@@ -416,6 +426,7 @@ int main(int argc, char **argv)
 		ret = serve(&inv, &cfg, pw, &ctl, ctl_why, &http);
 	rr_service_stopping();
 	rr_http_close(&http);
+	rr_invoker_reload_cancel(&inv);
 	rr_invoker_stop(&inv);
 	rr_control_close(&ctl);
 	if (inv.ready) {

@@ -613,11 +613,27 @@ static void write_state(struct rr_invoker *inv, FILE *out)
 	fprintf(out, "reqrouter_ready %d\n", !rr_invoker_not_ready(inv));
 }
 
+/* How long the main loop went without answering anybody, at most. */
+static void write_stall(struct rr_invoker *inv, FILE *out)
+{
+	char start[32], scrape[32];
+
+	seconds(start, sizeof(start), inv->stall_max_ns);
+	seconds(scrape, sizeof(scrape), inv->stall_scrape_ns);
+	header(out, "reqrouter_main_loop_max_stall_seconds", "gauge",
+	       "The longest the main thread went between two waits, answering no control client, scrape or watchdog: since start, and since the last GET /metrics.");
+	fprintf(out,
+		"reqrouter_main_loop_max_stall_seconds{since=\"start\"} %s\n"
+		"reqrouter_main_loop_max_stall_seconds{since=\"scrape\"} %s\n",
+		start, scrape);
+}
+
 int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 {
 	uint64_t *fs = rr_read_fn_stats(inv);
 
 	write_state(inv, out);
+	write_stall(inv, out);
 	write_counters(inv, out, fs);
 	write_drops(inv, out, fs);
 	free(fs);

@@ -6,6 +6,9 @@
  * while serving: reload and remove. Deploy is in deploy.c.
  */
 #include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -16,6 +19,7 @@
 
 #include "cell.h"
 #include "check.h"
+#include "clock.h"
 #include "invoker_internal.h"
 #include "log.h"
 #include "module.h"
@@ -171,6 +175,15 @@ struct rr_fn_instance *rr_swap_instance(struct rr_slot *s,
 	return old;
 }
 
+/* Until every worker has passed a quiescent point after the swaps made
+ * so far; false if one has not come back from a function. */
+static bool quiesce(struct rr_invoker *inv, int *filter)
+{
+	return wait_workers(
+		inv, __atomic_add_fetch(&inv->epoch, 1, __ATOMIC_SEQ_CST),
+		filter);
+}
+
 /*
  * Frees the swapped-out @old[RR_MAX_SLOTS] (NULL entries skipped) once
  * every worker has passed a quiescent point after the swaps. False if one
@@ -183,9 +196,7 @@ static bool retire(struct rr_invoker *inv, struct rr_fn_instance **old,
 {
 	uint32_t slot;
 
-	if (!wait_workers(inv,
-			  __atomic_add_fetch(&inv->epoch, 1, __ATOMIC_SEQ_CST),
-			  filter))
+	if (!quiesce(inv, filter))
 		return false;
 	for (slot = 0; slot < RR_MAX_SLOTS; slot++)
 		rr_instance_release(old[slot]);
@@ -388,9 +399,56 @@ enum said {
 	SAID_NOTE, /* reported, counted nowhere */
 };
 
-/* A reload under way: its report so far, and what it changed. */
+/*
+ * A reload's new instances, made off the main thread (inv->reload). The
+ * init() calls can take seconds (the dns function parses its zones there,
+ * kv reads its table), so they run on a thread of the reload's own while
+ * the main loop goes on answering the control socket, HTTP and systemd
+ * and supervising the workers; everything else a reload does (the swaps,
+ * the keys, the report) is the main thread's once the thread is done, as
+ * before. What the thread touches: the functions' code; the settings in
+ * @next, which nobody else reads until it is done; a counters table per
+ * instance, a copy of its slot's that the slot takes over when the
+ * instance is swapped in (the main thread's metrics never read one being
+ * written); and the shared memory init() maps into this process, as at
+ * start-up (a cell forked meanwhile inherits the mapping but never sees
+ * the instance). What would change the functions or the workers the
+ * instances are made for (deploy, threads N) is refused meanwhile
+ * (control.c), and checked again before a swap.
+ */
+struct prepared {
+	const struct rr_function *fn; /* NULL: nothing to make */
+	const struct rr_service *to;  /* in @next: the settings */
+	uint16_t port;
+	struct rr_fn_counters ctrs;
+	struct rr_fn_instance *inst; /* NULL once made: init failed, @err */
+	char err[RR_ERRLEN];
+};
+
+struct rr_reload {
+	struct rr_config *next;
+	pthread_t thread;
+	int done; /* the thread has made every instance, or freed @old */
+	uint64_t started_ns;
+	/* Applied: the states swapped out are freed on the thread too (a
+	 * large zone's fini() takes a while as well), their modules released
+	 * here once it is done. */
+	bool applied;
+	struct rr_fn_instance *old[RR_MAX_SLOTS];
+	struct rr_module *mods[RR_MAX_SLOTS];
+	/* The worker indexes the instances have a state for: those below
+	 * @nworkers that are @active, @nthreads per queue. */
+	uint32_t nworkers, nthreads;
+	bool active[RR_MAX_WORKERS];
+	struct prepared served[RR_MAX_SLOTS]; /* by slot */
+	struct prepared added[RR_MAX_SLOTS];  /* functions @next adds */
+	uint32_t nadded;
+};
+
+/* A reload being applied: its report so far, and what it changed. */
 struct reload {
 	struct rr_invoker *inv;
+	struct rr_reload *rl;
 	/* The running config: the main thread's, changed in place (as a
 	 * deploy does); the workers read what they need of it atomically,
 	 * cells in their copies until renewed. */
@@ -696,8 +754,38 @@ static void set_enabled(struct reload *r, uint32_t slot, bool on)
 		    svc->fn->name, svc->port);
 }
 
-/* A new instance for slot @slot made with @to's settings, swapped in;
- * the old state keeps serving if init() fails. */
+/*
+ * Takes instance @p made for function @fn out of the reload's hands: the
+ * instance, with its counters in @ctrs; or NULL with the reason in @err.
+ */
+static struct rr_fn_instance *take_made(struct reload *r, struct prepared *p,
+					const struct rr_function *fn,
+					struct rr_fn_counters *ctrs, char *err,
+					size_t errlen)
+{
+	struct rr_fn_instance *inst = p->inst;
+
+	p->inst = NULL;
+	if (p->fn != fn || r->rl->nthreads != r->inv->nthreads) {
+		/* Refused while a reload is under way; never made for what
+		 * runs now. */
+		rr_fn_instance_free(inst);
+		snprintf(
+			err, errlen,
+			"function %s: the functions or the workers changed while its new state was made",
+			fn->name);
+		return NULL;
+	}
+	if (!inst) {
+		snprintf(err, errlen, "%s", p->err);
+		return NULL;
+	}
+	*ctrs = p->ctrs;
+	return inst;
+}
+
+/* Slot @slot's new instance, made with @to's settings, swapped in; the
+ * old state keeps serving if init() failed. */
 static void reinit(struct reload *r, uint32_t slot, const struct rr_service *to)
 {
 	struct rr_slot *s = &r->inv->slots[slot];
@@ -706,8 +794,9 @@ static void reinit(struct reload *r, uint32_t slot, const struct rr_service *to)
 
 	if (!s->svc->fn->init)
 		return;
-	if (rr_slot_instance_new(r->inv, s, s->svc->fn, to, &fresh, err,
-				 sizeof(err))) {
+	fresh = take_made(r, &r->rl->served[slot], s->svc->fn, &s->fn_ctrs, err,
+			  sizeof(err));
+	if (!fresh) {
 		say(r, SAID_FAILED, "%s; the old state keeps serving", err);
 		return;
 	}
@@ -839,11 +928,16 @@ static void add_function(struct reload *r, const struct rr_service *to)
 {
 	struct rr_invoker *inv = r->inv;
 	const char *name = to->fn->name;
+	struct prepared *made = NULL;
 	struct rr_fn_instance *inst;
 	struct rr_slot *s;
 	struct rr_service *svc;
 	char err[RR_ERRLEN];
 	uint32_t slot;
+
+	for (slot = 0; slot < r->rl->nadded && !made; slot++)
+		if (r->rl->added[slot].to == to)
+			made = &r->rl->added[slot];
 
 	if (inv->nslots == RR_MAX_SLOTS) {
 		say(r, SAID_FAILED,
@@ -879,8 +973,12 @@ static void add_function(struct reload *r, const struct rr_service *to)
 	s = &inv->slots[inv->nslots];
 	memset(s, 0, sizeof(*s));
 	s->svc = svc;
-	if (rr_slot_instance_new(inv, s, to->fn, svc, &inst, err,
-				 sizeof(err))) {
+	if (!made) /* cannot be: room was counted as now */
+		snprintf(err, sizeof(err), "function %s: no state was made",
+			 name);
+	inst = made ? take_made(r, made, to->fn, &s->fn_ctrs, err, sizeof(err))
+		    : NULL;
+	if (!inst) {
 		s->svc = NULL;
 		say(r, SAID_FAILED, "%s; it is not served", err);
 		return;
@@ -948,12 +1046,185 @@ static void after_renewal(struct reload *r)
 	}
 }
 
-int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
-		      char *msg, size_t msglen)
+/* The reload's thread: every instance it is to make, then done. */
+static void *make_instances(void *arg)
+{
+	struct rr_reload *rl = arg;
+	struct prepared *p;
+	uint32_t i;
+
+	for (i = 0; i < RR_MAX_SLOTS * 2; i++) {
+		p = i < RR_MAX_SLOTS ? &rl->served[i]
+				     : &rl->added[i - RR_MAX_SLOTS];
+		if (p->fn)
+			rr_fn_instance_new_for(p->fn, p->port, p->to->settings,
+					       p->to->nsettings, rl->nworkers,
+					       rl->active, &p->ctrs, &p->inst,
+					       p->err, sizeof(p->err));
+	}
+	__atomic_store_n(&rl->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* The reload's thread once applied: the old states, and any new one
+ * that was not taken. */
+static void *free_old(void *arg)
+{
+	struct rr_reload *rl = arg;
+	uint32_t i;
+
+	for (i = 0; i < RR_MAX_SLOTS; i++) {
+		rr_fn_instance_free(rl->old[i]);
+		rl->old[i] = NULL;
+		rr_fn_instance_free(rl->served[i].inst);
+		rl->served[i].inst = NULL;
+		rr_fn_instance_free(rl->added[i].inst);
+		rl->added[i].inst = NULL;
+	}
+	/* A zone's worth of small blocks freed: back to the system, or the
+	 * process keeps two states' worth of memory from the first reload
+	 * on. */
+	malloc_trim(0);
+	__atomic_store_n(&rl->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Everything of @rl but what was taken from it, its thread ended; the
+ * modules of the old states released last. NULL-safe. */
+static void reload_free(struct rr_reload *rl)
+{
+	uint32_t i;
+
+	if (!rl)
+		return;
+	for (i = 0; i < RR_MAX_SLOTS; i++) {
+		rr_fn_instance_free(rl->served[i].inst);
+		rr_fn_instance_free(rl->added[i].inst);
+		rr_fn_instance_free(rl->old[i]);
+		if (rl->mods[i]) {
+			rl->mods[i]->users--;
+			rr_registry_release(rl->mods[i]);
+		}
+	}
+	rr_config_destroy(rl->next);
+	free(rl);
+}
+
+/* Signals are the main thread's: they cut its sleep short. */
+static int start_thread(struct rr_reload *rl, void *(*fn)(void *))
+{
+	sigset_t all, was;
+	int ret;
+
+	__atomic_store_n(&rl->done, 0, __ATOMIC_RELAXED);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &was);
+	ret = -pthread_create(&rl->thread, NULL, fn, rl);
+	pthread_sigmask(SIG_SETMASK, &was, NULL);
+	if (!ret)
+		pthread_setname_np(rl->thread, "rr-reload");
+	return ret;
+}
+
+/*
+ * The states @old[RR_MAX_SLOTS] swapped out, that no worker can use any
+ * more, into @rl: freed on its thread (or here, if that cannot start),
+ * their modules held until then.
+ */
+static void free_later(struct rr_reload *rl, struct rr_fn_instance **old)
+{
+	uint32_t i;
+
+	for (i = 0; i < RR_MAX_SLOTS; i++) {
+		rl->old[i] = old[i];
+		rl->mods[i] = old[i] ? rr_registry_module_of(old[i]->fn) : NULL;
+	}
+	rl->applied = true;
+	if (start_thread(rl, free_old))
+		free_old(rl);
+}
+
+/*
+ * What the reload's thread is to make, as applying will ask for it: for
+ * each served function that @next keeps enabled and that has an init(),
+ * a new instance with its settings there (reload_slot(), reinit()); for
+ * each one @next enables that is not served, one, while there is room
+ * (add_function()).
+ */
+static void plan(struct rr_invoker *inv, struct rr_reload *rl)
+{
+	const struct rr_config *next = rl->next;
+	const struct rr_service *to;
+	struct prepared *p;
+	uint32_t slot, i;
+
+	active_workers(inv, rl->active);
+	rl->nworkers = RR_NWORKERS(inv);
+	rl->nthreads = inv->nthreads;
+	for (slot = 0; slot < inv->nslots; slot++) {
+		to = rr_config_service_of(next, inv->slots[slot].svc->fn);
+		if (!to || !to->enabled || !to->fn->init)
+			continue;
+		p = &rl->served[slot];
+		p->fn = to->fn;
+		p->to = to;
+		p->port = inv->slots[slot].svc->port;
+		p->ctrs = inv->slots[slot].fn_ctrs;
+	}
+	for (i = 0; i < next->nservices; i++) {
+		to = &next->services[i];
+		if (!to->enabled || rr_slot_of(inv, to->fn->name) >= 0 ||
+		    inv->nslots + rl->nadded == RR_MAX_SLOTS)
+			continue;
+		p = &rl->added[rl->nadded++];
+		p->fn = to->fn;
+		p->to = to;
+		p->port = to->port;
+	}
+}
+
+int rr_invoker_reload_start(struct rr_invoker *inv, struct rr_config *next)
+{
+	struct rr_reload *rl;
+	int ret;
+
+	if (inv->reload)
+		return -EBUSY;
+	rl = calloc(1, sizeof(*rl));
+	if (!rl)
+		return -ENOMEM;
+	rl->next = next;
+	rl->started_ns = rr_now_ns();
+	plan(inv, rl);
+	ret = start_thread(rl, make_instances);
+	if (ret) {
+		rl->next = NULL; /* still the caller's */
+		reload_free(rl);
+		return ret;
+	}
+	inv->reload = rl;
+	return 0;
+}
+
+void rr_invoker_reload_cancel(struct rr_invoker *inv)
+{
+	if (!inv->reload)
+		return;
+	/* An init() or a fini() cannot be interrupted: it ends first. */
+	pthread_join(inv->reload->thread, NULL);
+	reload_free(inv->reload);
+	inv->reload = NULL;
+}
+
+/* The made instances of @rl, applied with the rest of its config. */
+static int apply_reload(struct rr_invoker *inv, struct rr_reload *rl, char *msg,
+			size_t msglen)
 {
 	struct reload r = { .inv = inv,
+			    .rl = rl,
 			    .cfg = (struct rr_config *)inv->cfg,
-			    .next = next };
+			    .next = rl->next };
+	const struct rr_config *next = rl->next;
 	uint32_t slot, nslots = inv->nslots;
 	char summary[RR_ERRLEN];
 	int filter = 0, at;
@@ -981,10 +1252,11 @@ int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
 			add_function(&r, &next->services[slot]);
 	if (!r.renew) {
 		/* Nothing a worker reads changed. */
-	} else if (!retire(inv, r.old, &filter)) {
+	} else if (!quiesce(inv, &filter)) {
 		say(&r, SAID_FAILED,
 		    "a worker has not come back from a function for 5 s; the old state is kept in memory");
 	} else {
+		free_later(rl, r.old);
 		if (filter && r.syscalls)
 			say(&r, SAID_FAILED,
 			    "syscalls: the cells' system call filter cannot be rebuilt (see above); new cells keep the one they had");
@@ -1012,4 +1284,33 @@ int rr_invoker_reload(struct rr_invoker *inv, const struct rr_config *next,
 	snprintf(msg, msglen, "%s%s", summary, r.lines && r.text ? r.text : "");
 	free(r.text);
 	return (int)(r.refused + r.failed);
+}
+
+int rr_invoker_reload_poll(struct rr_invoker *inv, char *msg, size_t msglen)
+{
+	struct rr_reload *rl = inv->reload;
+	uint64_t made_ns;
+	int ret;
+
+	if (!rl)
+		return -ENOENT;
+	if (!__atomic_load_n(&rl->done, __ATOMIC_ACQUIRE))
+		return -EINPROGRESS;
+	pthread_join(rl->thread, NULL);
+	if (rl->applied) {
+		/* The old states are freed: the reload is over. */
+		reload_free(rl);
+		inv->reload = NULL;
+		return -EINPROGRESS;
+	}
+	made_ns = rr_now_ns() - rl->started_ns;
+	pr_info("reload: the functions' new state made in %.3f s, off the main thread\n",
+		(double)made_ns / 1e9);
+	ret = apply_reload(inv, rl, msg, msglen);
+	if (!rl->applied) {
+		/* Nothing to free, or not freeable. */
+		reload_free(rl);
+		inv->reload = NULL;
+	}
+	return ret;
 }
