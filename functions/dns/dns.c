@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dns: an authoritative DNS server over UDP, answering from zone files
- * loaded at start-up (and again on SIGHUP).
+ * dns: an authoritative DNS server over UDP and TCP, answering from zone
+ * files loaded at start-up (and again on SIGHUP).
  *
  *	[function dns]
  *	zone = example.com configs/example.zone
  *	zone = /etc/reqrouter/example.net.zone   ; origin: the SOA's owner
  *	udp_max_payload = 1232
+ *	identity = ns1.example.com   ; CHAOS TXT id.server (default: refused)
+ *	version = 1.0                ; CHAOS TXT version.bind (default: refused)
+ *	nsid = ns1                   ; EDNS NSID, or 0xHEX (default: none)
  *
  * It answers as Knot DNS 3.2 answers from the same files with its default
  * settings, down to the bytes (same records, same order, same name
@@ -14,9 +17,15 @@
  * knotd's internet.c step by step (CNAME chains of at most 5 inside the
  * zone, DNAME, wildcards, empty non-terminals, referrals with glue, NS/MX/
  * SRV targets in the additional section, SOA with the negative TTL in
- * negative answers, EDNS(0)). docs/FUNCTIONS.md lists what it leaves out
- * (DNSSEC records beyond asking for them by type, TSIG, CHAOS TXT,
- * transfers).
+ * negative answers, EDNS(0), CHAOS TXT and NSID as its chaos.c and
+ * process_query.c give them). docs/FUNCTIONS.md lists what it leaves out
+ * (DNSSEC records beyond asking for them by type, TSIG, transfers).
+ *
+ * Over UDP a reply is cut (TC) to what the client offers: 512 bytes, or
+ * its EDNS size up to udp_max_payload, which so bounds what a forged
+ * query can reflect (the function is RR_FN_CLIENT_SIZED: reqrouter's
+ * max_amplification defaults to 0 for it). Over TCP (RR_FN_TCP, RFC
+ * 7766) the answer is whole, up to 64 KiB, as knotd's.
  *
  * The request path allocates nothing and takes no lock: the zones are
  * read-only once loaded (dns_zone.h), names are found through one hash
@@ -37,6 +46,11 @@
 
 #define DNS_UDP_DEFAULT 1232 /* knotd's udp-max-payload */
 #define DNS_UDP_MAX 4096
+#define DNS_TCP_MAX 65535 /* a message's length prefix */
+/* A CHAOS TXT answer is one character-string (knotd cuts it there). */
+#define DNS_TEXT_MAX 255
+/* Ours: with it, every CHAOS answer fits 512 bytes with its OPT. */
+#define DNS_NSID_MAX 128
 
 enum dns_counter {
 	C_NOERROR,
@@ -73,6 +87,12 @@ struct dns_state {
 	uint32_t mask;
 	uint64_t label_counts[2]; /* bit n: a zone apex has n labels */
 	uint16_t udp_max;
+	/* CHAOS TXT answers and the NSID; length 0: none (refused, or no
+	 * option), as knotd's identity, version and nsid set to "". */
+	uint8_t identity_len, version_len, nsid_len;
+	char identity[DNS_TEXT_MAX];
+	char version[DNS_TEXT_MAX];
+	uint8_t nsid[DNS_NSID_MAX];
 	int counter[C_COUNT];
 };
 
@@ -213,10 +233,13 @@ static uint32_t soa_expire(const struct dns_zone *z)
 	return dns_get32(rd + 2 + dns_get16(rd) - 8);
 }
 
-/* The OPT record of a reply to @q, with what fits of EXPIRE. */
+/*
+ * The OPT record of a reply to @q, with what fits of EXPIRE in the @left
+ * bytes after it; @nsid: with our NSID, which the room was kept for.
+ */
 static void reply_opt(const struct dns_state *st, const struct dns_query *q,
 		      const struct dns_zone *z, unsigned int rcode, size_t left,
-		      struct dns_opt *o)
+		      bool nsid, struct dns_opt *o)
 {
 	o->payload = st->udp_max;
 	o->flags = q->edns_flags & DNS_EDNS_DO;
@@ -224,6 +247,57 @@ static void reply_opt(const struct dns_state *st, const struct dns_query *q,
 	o->ede = 0;
 	o->has_expire = q->edns_expire && z && left >= DNS_OPT_EXPIRE_LEN;
 	o->expire = o->has_expire ? soa_expire(z) : 0;
+	o->nsid = nsid ? st->nsid : NULL;
+	o->nsid_len = nsid ? st->nsid_len : 0;
+}
+
+/*
+ * The OPT record's size in a reply to @q before EDE and EXPIRE, which go
+ * in only if there is room left: with the NSID when the query has the
+ * option and we have one (knotd keeps its room first), if the header and
+ * question still fit @max with it. 0 without EDNS.
+ */
+static size_t opt_size(const struct dns_state *st, const struct dns_query *q,
+		       size_t max, bool *nsid)
+{
+	size_t need = DNS_HDR_LEN + q->qname_len + 4U + DNS_OPT_LEN;
+	size_t nlen = DNS_OPT_HDR_LEN + (size_t)st->nsid_len;
+
+	*nsid = false;
+	if (!q->edns)
+		return 0;
+	*nsid = q->edns_nsid && st->nsid_len && max >= need + nlen;
+	return DNS_OPT_LEN + (*nsid ? nlen : 0);
+}
+
+/*
+ * How long a reply to @q may be, its OPT record left out (*@optlen bytes;
+ * *@nsid: with our NSID). Over UDP 512 bytes, or what EDNS offers up to
+ * our own limit, never more than the room the reply has (*@room_bound:
+ * the room was less). Over TCP everything the room has (RFC 7766: no
+ * truncation for size but past 64 KiB, where knotd cuts too).
+ */
+static size_t reply_max(const struct rr_request *req,
+			const struct dns_state *st, const struct dns_query *q,
+			size_t room, size_t *optlen, bool *nsid,
+			bool *room_bound)
+{
+	size_t max;
+
+	if (req->transport == RR_TRANSPORT_TCP) {
+		max = room < DNS_TCP_MAX ? room : DNS_TCP_MAX;
+		*room_bound = false;
+	} else {
+		max = DNS_MIN_UDP;
+		if (q->edns && q->edns_payload > max)
+			max = q->edns_payload < st->udp_max ? q->edns_payload
+							    : st->udp_max;
+		*room_bound = max > room;
+		if (max > room)
+			max = room;
+	}
+	*optlen = opt_size(st, q, max, nsid);
+	return max > *optlen ? max - *optlen : 0;
 }
 
 /*
@@ -241,6 +315,7 @@ static int error_reply(const struct rr_request *req, const struct dns_state *st,
 	size_t len = DNS_HDR_LEN, left;
 	uint16_t ar = 0;
 	struct dns_opt o;
+	bool nsid;
 
 	if (q->has_question)
 		len += q->qname_len + 4U;
@@ -249,10 +324,12 @@ static int error_reply(const struct rr_request *req, const struct dns_state *st,
 	left = room - len;
 	opt = opt && q->edns;
 	if (opt) {
-		if (left < DNS_OPT_LEN)
+		size_t optlen = opt_size(st, q, room, &nsid);
+
+		if (left < optlen)
 			return -EMSGSIZE; /* not reached: the query's OPT */
-		left -= DNS_OPT_LEN;
-		reply_opt(st, q, NULL, rcode, 0, &o);
+		left -= optlen;
+		reply_opt(st, q, NULL, rcode, 0, nsid, &o);
 		if (ede && left >= DNS_OPT_EDE_LEN) {
 			o.ede = ede;
 			left -= DNS_OPT_EDE_LEN;
@@ -288,24 +365,14 @@ static int answer(const struct rr_request *req, const struct dns_state *st,
 	struct dns_answer a;
 	struct dns_pkt p;
 	struct dns_opt o;
-	bool room_bound;
-	size_t max, len;
+	bool room_bound, nsid;
+	size_t max, len, optlen;
 	int aa;
 
-	/* 512 bytes, or what EDNS offers up to our own limit; never more
-	 * than the room the reply has. */
-	max = DNS_MIN_UDP;
-	if (q->edns && q->edns_payload > max)
-		max = q->edns_payload < st->udp_max ? q->edns_payload
-						    : st->udp_max;
 	/* A reply cut to the room offered (the MTU, max_amplification)
 	 * depends on more than the query: the reply cache must not answer
 	 * another query with it. */
-	room_bound = max > room;
-	if (max > room)
-		max = room;
-	if (q->edns)
-		max = max > DNS_OPT_LEN ? max - DNS_OPT_LEN : 0;
+	max = reply_max(req, st, q, room, &optlen, &nsid, &room_bound);
 	if (max < DNS_HDR_LEN + q->qname_len + 4U)
 		return -EMSGSIZE; /* not reached: room >= the query */
 
@@ -325,7 +392,7 @@ static int answer(const struct rr_request *req, const struct dns_state *st,
 
 	len = p.size;
 	if (q->edns) {
-		reply_opt(st, q, z, a.rcode, p.max - p.size, &o);
+		reply_opt(st, q, z, a.rcode, p.max - p.size, nsid, &o);
 		len += dns_pkt_put_opt(buf + len, &o);
 	}
 	put_header(buf, q, aa, p.tc, a.rcode, p.count[DNS_SEC_ANSWER],
@@ -341,6 +408,75 @@ static int answer(const struct rr_request *req, const struct dns_state *st,
 	return (int)len;
 }
 
+/*
+ * A CHAOS class query (RFC 4892), as knotd's chaos.c answers it: TXT for
+ * id.server and hostname.bind (identity), version.server and
+ * version.bind (version); REFUSED for anything else, and for those while
+ * the setting is off. The answer is one TXT record, class CH, TTL 0, its
+ * owner a pointer to the question; AA clear.
+ */
+static int chaos(const struct rr_request *req, const struct dns_state *st,
+		 uint8_t *buf, size_t room, const struct dns_query *q)
+{
+	/* Wire form, lower case: two names for the identity, then two for
+	 * the version. */
+	static const char names[][17] = { "\2id\6server", "\10hostname\4bind",
+					  "\7version\6server",
+					  "\7version\4bind" };
+	size_t max, optlen, len = DNS_HDR_LEN + q->qname_len + 4U, rrlen;
+	size_t tlen = 0, i;
+	bool nsid, room_bound, tc;
+	const char *text = NULL;
+	struct dns_opt o;
+	uint8_t *rr;
+
+	for (i = 0; q->qtype == DNS_T_TXT && i < sizeof(names) / sizeof(*names);
+	     i++) {
+		const uint8_t *name = (const uint8_t *)names[i];
+
+		if (q->qname_len != dns_name_len(name) ||
+		    memcmp(q->lname, name, q->qname_len))
+			continue;
+		text = i < 2 ? st->identity : st->version;
+		tlen = i < 2 ? st->identity_len : st->version_len;
+		break;
+	}
+	if (!tlen)
+		return error_reply(req, st, buf, room, q, DNS_R_REFUSED, 1, 0,
+				   NULL, 0);
+
+	max = reply_max(req, st, q, room, &optlen, &nsid, &room_bound);
+	if (max < len)
+		return -EMSGSIZE; /* not reached: room >= the query */
+	rrlen = 2 + 10 + 1 + tlen;
+	/* Never for want of the client's size (see DNS_NSID_MAX): only when
+	 * the room offered (the MTU, max_amplification) is less. */
+	tc = len + rrlen > max;
+	if (!tc) {
+		rr = buf + len;
+		dns_put16(rr, 0xc000 | DNS_HDR_LEN);
+		dns_put16(rr + 2, DNS_T_TXT);
+		dns_put16(rr + 4, DNS_C_CH);
+		dns_put32(rr + 6, 0);
+		dns_put16(rr + 10, (uint16_t)(1 + tlen));
+		rr[12] = (uint8_t)tlen;
+		memcpy(rr + 13, text, tlen);
+		len += rrlen;
+	}
+	if (q->edns) {
+		reply_opt(st, q, NULL, DNS_R_NOERROR, 0, nsid, &o);
+		len += dns_pkt_put_opt(buf + len, &o);
+	}
+	put_header(buf, q, 0, tc, DNS_R_NOERROR, !tc, 0, q->edns);
+	count_rcode(req, st, DNS_R_NOERROR);
+	if (tc) {
+		rr_fn_count(req, st->counter[C_TRUNCATED], 1);
+		if (room_bound)
+			rr_fn_no_cache(req);
+	}
+	return (int)len;
+}
+
 static int dns_handler(const struct rr_request *req, uint8_t *buf, size_t len,
 		       size_t room)
 {
@@ -351,6 +487,10 @@ static int dns_handler(const struct rr_request *req, uint8_t *buf, size_t len,
 
 	if (!st)
 		return RR_NO_REPLY; /* a caller that made no state */
+	/* An answer over TCP may be longer than any over UDP: not one for
+	 * the reply cache, which answers datagrams. */
+	if (req->transport == RR_TRANSPORT_TCP)
+		rr_fn_no_cache(req);
 	switch (dns_parse_query(buf, len, &q)) {
 	case DNS_IGNORE:
 		rr_fn_count(req, st->counter[C_IGNORED], 1);
@@ -386,10 +526,10 @@ static int dns_handler(const struct rr_request *req, uint8_t *buf, size_t len,
 				    ? find_zone(st, &q, 0)
 				    : zone_by_apex(st, q.lname, q.qname_len);
 	} else if (q.qclass == DNS_C_CH) {
-		return error_reply(req, st, buf, room, &q,
-				   kind == Q_NORMAL ? DNS_R_REFUSED
-						    : DNS_R_NOTIMP,
-				   1, 0, NULL, 0);
+		if (kind == Q_NORMAL)
+			return chaos(req, st, buf, room, &q);
+		return error_reply(req, st, buf, room, &q, DNS_R_NOTIMP, 1, 0,
+				   NULL, 0);
 	} else {
 		return error_reply(req, st, buf, room, &q, DNS_R_REFUSED, 1, 0,
 				   NULL, 0);
@@ -460,6 +600,67 @@ static int add_zone(const struct rr_fn_config *cfg,
 	return 0;
 }
 
+/* "identity = TEXT", "version = TEXT": empty turns the answer off. */
+static int set_text(const struct rr_fn_config *cfg,
+		    const struct rr_fn_setting *s, char *text, uint8_t *len)
+{
+	size_t n = strlen(s->value);
+
+	if (n > DNS_TEXT_MAX)
+		return rr_fn_error(cfg, s,
+				   "%s takes at most %d bytes (one TXT string)",
+				   s->key, DNS_TEXT_MAX);
+	memcpy(text, s->value, n);
+	*len = (uint8_t)n;
+	return 0;
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* "nsid = TEXT" or "nsid = 0xHEX", as knotd's nsid; empty: none. */
+static int set_nsid(const struct rr_fn_config *cfg,
+		    const struct rr_fn_setting *s, struct dns_state *st)
+{
+	const char *v = s->value;
+	size_t n = strlen(v), i;
+
+	if (n >= 2 && v[0] == '0' && v[1] == 'x') { /* "0x" alone: none */
+		v += 2;
+		n -= 2;
+		if (n % 2 || n / 2 > DNS_NSID_MAX)
+			goto bad;
+		for (i = 0; i < n / 2; i++) {
+			int hi = hex_digit(v[2 * i]),
+			    lo = hex_digit(v[2 * i + 1]);
+
+			if (hi < 0 || lo < 0)
+				goto bad;
+			st->nsid[i] = (uint8_t)(hi << 4 | lo);
+		}
+		st->nsid_len = (uint8_t)(n / 2);
+		return 0;
+	}
+	if (n > DNS_NSID_MAX)
+		goto bad;
+	memcpy(st->nsid, v, n);
+	st->nsid_len = (uint8_t)n;
+	return 0;
+bad:
+	return rr_fn_error(
+		cfg, s,
+		"nsid takes text or 0x and an even number of hex digits, at most %d bytes, not '%s'",
+		DNS_NSID_MAX, s->value);
+}
+
 /* The apex table, rebuilt as zones are added (there are few). */
 static int index_zones(struct dns_state *st)
 {
@@ -514,10 +715,16 @@ static int dns_init(const struct rr_fn_config *cfg, void **state)
 					DNS_MIN_UDP, DNS_UDP_MAX, s->value);
 			else
 				st->udp_max = (uint16_t)v;
+		} else if (!strcmp(s->key, "identity")) {
+			ret = set_text(cfg, s, st->identity, &st->identity_len);
+		} else if (!strcmp(s->key, "version")) {
+			ret = set_text(cfg, s, st->version, &st->version_len);
+		} else if (!strcmp(s->key, "nsid")) {
+			ret = set_nsid(cfg, s, st);
 		} else {
 			ret = rr_fn_error(
 				cfg, s,
-				"unknown key '%s' (dns takes: zone, udp_max_payload)",
+				"unknown key '%s' (dns takes: zone, udp_max_payload, identity, version, nsid)",
 				s->key);
 		}
 	}
@@ -541,4 +748,6 @@ static int dns_init(const struct rr_fn_config *cfg, void **state)
 RR_FUNCTION_DEF(dns, 53,
 		"authoritative DNS from zone files (reloaded on SIGHUP)",
 		.handler = dns_handler, .init = dns_init, .fini = dns_free,
-		.flags = RR_FN_OPT_IN | RR_FN_PURE, .id_bytes = 2);
+		.flags = RR_FN_OPT_IN | RR_FN_PURE | RR_FN_TCP |
+			 RR_FN_CLIENT_SIZED,
+		.id_bytes = 2, .tcp_framing = RR_TCP_LEN16);

@@ -413,6 +413,13 @@ size_t dns_pkt_put_opt(uint8_t *dst, const struct dns_opt *o)
 	dns_put16(dst + 1, DNS_T_OPT);
 	dns_put16(dst + 3, o->payload);
 	dns_put32(dst + 5, (uint32_t)o->ext_rcode << 24 | o->flags);
+	/* knotd adds NSID when it starts the reply, the rest at its end. */
+	if (o->nsid) {
+		dns_put16(dst + len, DNS_OPT_NSID);
+		dns_put16(dst + len + 2, o->nsid_len);
+		memcpy(dst + len + 4, o->nsid, o->nsid_len);
+		len += DNS_OPT_HDR_LEN + o->nsid_len;
+	}
 	if (o->ede) {
 		dns_put16(dst + len, DNS_OPT_EDE);
 		dns_put16(dst + len + 2, 2);

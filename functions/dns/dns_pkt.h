@@ -114,7 +114,7 @@ int dns_pkt_put_image(struct dns_pkt *p, const struct dns_rrview *rr,
  */
 int dns_pkt_image(const struct dns_rrview *rr, struct dns_image *img);
 
-/* The options knotd puts in its OPT record. */
+/* The options knotd puts in its OPT record, in this order. */
 struct dns_opt {
 	uint16_t payload; /* its UDP payload size */
 	uint16_t flags;	  /* DO */
@@ -122,9 +122,12 @@ struct dns_opt {
 	uint8_t has_expire;
 	uint16_t ede; /* an Extended DNS Error code, 0: none */
 	uint32_t expire;
+	const uint8_t *nsid; /* the server's NSID, or NULL: none */
+	uint16_t nsid_len;
 };
 
 #define DNS_OPT_LEN 11	     /* an OPT record without options */
+#define DNS_OPT_HDR_LEN 4    /* an option's code and length */
 #define DNS_OPT_EDE_LEN 6    /* one EDE option with no text */
 #define DNS_OPT_EXPIRE_LEN 8 /* EXPIRE with its 4 bytes */
 

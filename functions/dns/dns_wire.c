@@ -453,6 +453,8 @@ static int options_ok(const uint8_t *p, size_t len, struct dns_query *q)
 			return 0;
 		if (dns_get16(p + off) == DNS_OPT_EXPIRE)
 			q->edns_expire = 1;
+		else if (dns_get16(p + off) == DNS_OPT_NSID)
+			q->edns_nsid = 1;
 		off += 4 + (size_t)dns_get16(p + off + 2);
 		if (off > len)
 			return 0;

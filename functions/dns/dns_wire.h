@@ -121,6 +121,7 @@ enum dns_rcode {
 #define DNS_F_OPCODE 0x7800
 
 #define DNS_EDNS_DO 0x8000
+#define DNS_OPT_NSID 3	 /* Name Server Identifier (RFC 5001) */
 #define DNS_OPT_EXPIRE 9 /* EDNS EXPIRE (RFC 7314) */
 #define DNS_OPT_EDE 15	 /* Extended DNS Error option */
 #define DNS_EDE_NOT_AUTHORITATIVE 20
@@ -209,6 +210,7 @@ struct dns_query {
 	uint16_t edns_payload;
 	uint16_t edns_flags; /* DO and Z */
 	uint8_t edns_expire; /* the OPT asked for EDNS EXPIRE */
+	uint8_t edns_nsid;   /* the OPT carried an NSID option */
 	uint8_t tsig;	     /* a TSIG record was there */
 	uint8_t qlabels;
 	/* From here on, only what the fields above say is there is set

@@ -331,6 +331,7 @@ const struct rr_setting rr_fn_settings[] = {
 	  .min = 0,
 	  .max = RR_MAX_AMPLIFICATION,
 	  .def = RR_DEFAULT_AMPLIFICATION,
+	  .def_text = "3; 0 for a function flagged RR_FN_CLIENT_SIZED (dns)",
 	  .help = "a reply's IP packet may be at most this many times the request's; 0: no limit" },
 	{ .key = "tier",
 	  .type = RR_SETTING_ENUM,
@@ -504,9 +505,14 @@ void rr_settings_defaults(struct rr_config *cfg)
 void rr_fn_settings_defaults(struct rr_service *svc)
 {
 	defaults_of(rr_fn_settings, rr_fn_nsettings, svc);
-	/* The two defaults that are the function's own. */
+	/* The defaults that are the function's own. */
 	svc->port = svc->fn->port;
 	svc->cache = svc->fn->flags & RR_FN_PURE;
+	/* One that sizes its replies to what the client offers (DNS's EDNS
+	 * size) needs no other bound: 3 would hide answers the client asked
+	 * for, and its own cap bounds reflection. */
+	if (svc->fn->flags & RR_FN_CLIENT_SIZED)
+		svc->max_amplification = 0;
 	svc->tcp = svc->fn->flags & RR_FN_TCP;
 }
 

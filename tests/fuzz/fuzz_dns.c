@@ -8,7 +8,8 @@
  * CNAME loop), empty non-terminals, a delegation with glue, NS/MX/SRV/
  * SVCB targets, long RRsets, and a child zone.
  *
- * Input: byte 0 picks the instance (bit 0: udp_max_payload 1232 or 4096)
+ * Input: byte 0 picks the instance (bit 0: udp_max_payload 1232, or 4096
+ * with CHAOS identity and version and an NSID)
  * and the small room (bits 1-7: the message's length plus 0-127 bytes);
  * the rest is the message. Each input runs with the small room and with
  * 4096 bytes, each in a buffer of exactly that size, so a write past the
@@ -252,14 +253,17 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	write_zone(child, child_zone);
 	snprintf(zone2, sizeof(zone2), "child.fz %s", child);
 	for (i = 0; i < 2; i++) {
-		struct rr_fn_setting s[3] = {
+		struct rr_fn_setting s[6] = {
 			{ "zone", parent, "fuzz", 1 },
 			{ "zone", zone2, "fuzz", 2 },
 			{ "udp_max_payload", i ? "4096" : "1232", "fuzz", 3 },
+			{ "identity", "ns1.fz", "fuzz", 4 },
+			{ "version", "fuzzing", "fuzz", 5 },
+			{ "nsid", "0x6e7331", "fuzz", 6 },
 		};
 
-		if (rr_fn_instance_new(fn, 53, s, 3, 1, &ctrs[i], &inst[i], err,
-				       sizeof(err)))
+		if (rr_fn_instance_new(fn, 53, s, i ? 6 : 3, 1, &ctrs[i],
+				       &inst[i], err, sizeof(err)))
 			fz_fail("init: %s", err);
 	}
 	unlink(parent);

@@ -99,6 +99,10 @@ static void test_defaults(void **state)
 	/* a function's defaults, now rows of the settings table: the values
 	 * reqrouter has always had */
 	assert_int_equal(service("reverse")->max_amplification, 3);
+	/* but a function that sizes its replies to the client's offer
+	 * (RR_FN_CLIENT_SIZED) has no other bound by default */
+	assert_true(service("dns")->fn->flags & RR_FN_CLIENT_SIZED);
+	assert_int_equal(service("dns")->max_amplification, 0);
 	assert_int_equal(service("reverse")->tier, RR_TIER_AUTO);
 	assert_true(service("reverse")->cache); /* pure */
 	assert_false(service("kv")->cache);	/* not pure */
@@ -311,11 +315,16 @@ static void test_abuse_limits(void **state)
 	uint32_t i;
 
 	(void)state;
-	/* defaults: no allow-list, replies up to 3 times the request */
+	/* defaults: no allow-list, replies up to 3 times the request, or
+	 * as large as the client offers for a function that sizes them
+	 * itself (dns) */
 	assert_int_equal(PARSE("-i", "eth0"), RR_OPTS_RUN);
 	for (i = 0; i < cfg.nservices; i++) {
-		assert_int_equal(cfg.services[i].max_amplification, 3);
-		assert_int_equal(cfg.services[i].nallow, 0);
+		const struct rr_service *svc = &cfg.services[i];
+
+		assert_int_equal(svc->max_amplification,
+				 svc->fn->flags & RR_FN_CLIENT_SIZED ? 0 : 3);
+		assert_int_equal(svc->nallow, 0);
 	}
 	assert_string_equal(cfg.user, "");
 
@@ -326,11 +335,14 @@ static void test_abuse_limits(void **state)
 			    "allow = 198.18.0.0/15, fd00:7272::/64\n"
 			    "max_amplification = 0\n"
 			    "[function echo]\n"
-			    "max_amplification = 1000\n");
+			    "max_amplification = 1000\n"
+			    "[function dns]\n"
+			    "max_amplification = 5\n");
 	assert_int_equal(PARSE("-i", "eth0", "-c", path), RR_OPTS_RUN);
 	assert_string_equal(cfg.user, "nobody");
 	assert_int_equal(service("reverse")->max_amplification, 0);
 	assert_int_equal(service("echo")->max_amplification, 1000);
+	assert_int_equal(service("dns")->max_amplification, 5); /* as set */
 	assert_int_equal(service("echo")->nallow, 0);
 	assert_int_equal(service("reverse")->nallow, 2);
 	assert_int_equal(service("reverse")->allow[0].family, AF_INET);

@@ -13,7 +13,8 @@
  * zone, configs/example.zone; the tests run from the repository's root.
  * test_dns_msg.c builds the queries and reads the replies;
  * test_dns_proto.c tests the protocol around the answers (RCODEs, EDNS,
- * truncation); test_dns_zone.c the zones and settings it refuses.
+ * truncation); test_dns_zone.c the zones and settings it refuses;
+ * test_dns_tcp.c answers over TCP, CHAOS TXT and NSID.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -376,5 +377,5 @@ int main(void)
 	};
 
 	return cmocka_run_group_tests_name("answers", tests, setup, teardown) |
-	       run_proto_tests() | run_zone_tests();
+	       run_proto_tests() | run_zone_tests() | run_tcp_tests();
 }

@@ -36,8 +36,9 @@ struct rr {
 };
 
 struct reply {
-	int len; /* > 0: a reply; else the request path's result */
-	uint8_t b[4096];
+	int len;	  /* > 0: a reply; else the request path's result */
+	uint8_t b[65536]; /* up to a reply over TCP */
+	int no_cache;	  /* ask_tcp(): the function said RR_REPLY_NO_CACHE */
 	unsigned int id, flags, rcode, qd, an, ns, ar;
 	char qname[300];
 	unsigned int qtype, qclass;
@@ -65,6 +66,10 @@ void add_opt(struct q *q, unsigned int payload, unsigned int version,
  */
 void ask_mtu(const struct q *q, uint32_t mtu, struct reply *r);
 void ask(const struct q *q, struct reply *r);
+/* Sends @q as one message of a TCP connection: the handler alone, with
+ * transport RR_TRANSPORT_TCP and 65535 bytes of room, as reqrouter's TCP
+ * server calls it. */
+void ask_tcp(const struct q *q, struct reply *r);
 /* One answer/authority/additional record as "owner type ttl data". */
 void check_rr(const struct rr *rr, const char *owner, unsigned int type,
 	      uint32_t ttl, const char *data);
@@ -105,5 +110,6 @@ int teardown(void **state);
 /* The other parts' tests; each returns the number that failed. */
 int run_proto_tests(void); /* test_dns_proto.c */
 int run_zone_tests(void);  /* test_dns_zone.c */
+int run_tcp_tests(void);   /* test_dns_tcp.c */
 
 #endif /* RR_TEST_DNS_H */

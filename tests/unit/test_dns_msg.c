@@ -304,6 +304,30 @@ void ask(const struct q *q, struct reply *r)
 	ask_mtu(q, 4000, r);
 }
 
+void ask_tcp(const struct q *q, struct reply *r)
+{
+	static uint8_t buf[65535];
+	struct rr_request ctx = { .family = AF_INET,
+				  .src_port = 40000,
+				  .dst_port = 53,
+				  .transport = RR_TRANSPORT_TCP };
+	uint32_t flags = 0;
+	int ret;
+
+	rr_fn_request_bind(&ctx, inst, 0, counters);
+	ctx.reply_flags = &flags;
+	memcpy(buf, q->b, q->len);
+	ret = fn->handler(&ctx, buf, q->len, sizeof(buf));
+	memset(r, 0, sizeof(*r));
+	r->len = ret;
+	r->no_cache = !!(flags & RR_REPLY_NO_CACHE);
+	if (ret <= 0)
+		return;
+	assert_true(ret <= (int)sizeof(buf));
+	memcpy(r->b, buf, (size_t)ret);
+	parse(r);
+}
+
 /* One answer/authority/additional record as "owner type ttl data". */
 void check_rr(const struct rr *rr, const char *owner, unsigned int type,
 	      uint32_t ttl, const char *data)
