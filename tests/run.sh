@@ -36,7 +36,7 @@ run_pass "$BUILD" "" "*.sh"
 # and the tests that drive reqrouter itself. The fuzz targets carry their
 # own sanitizers and the tools have their own smoke test.
 if [ -n "${SAN_BUILD:-}" ]; then
-	run_pass "$SAN_BUILD" " [san]" "@(invoker|hardening|function|control)_*.sh"
+	run_pass "$SAN_BUILD" " [san]" "@(invoker|hardening|function|control|tcp)_*.sh"
 fi
 
 run_summary

@@ -38,6 +38,8 @@
 
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <seccomp.h>
 
 #include "log.h"
@@ -161,7 +163,8 @@ static const struct allowed allowed[] = {
  * What the TCP loop's cell (tcp.c) adds: an event loop over its
  * listeners and connections (epoll; ppoll is on the list already),
  * accepting, reading and writing them with recv() and send() of any
- * length, the address a connection came to, closing one.
+ * length, the address a connection came to, what its send queue holds,
+ * closing one.
  */
 static const struct allowed tcp_allowed[] = {
 	{ .name = "epoll_wait" },
@@ -169,6 +172,11 @@ static const struct allowed tcp_allowed[] = {
 	{ .name = "epoll_ctl" },
 	{ .name = "accept4" },
 	{ .name = "getsockname" },
+	/* SIOCOUTQ alone: whether replies are still in the kernel's queue
+	 * before an idle connection is closed. */
+	{ .name = "ioctl",
+	  .ncmp = 1,
+	  .cmp = { SCMP_A1(SCMP_CMP_EQ, SIOCOUTQ, 0) } },
 	{ .name = "recvfrom" },
 	{ .name = "sendto" },
 	{ .name = "close" },

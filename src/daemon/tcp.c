@@ -34,7 +34,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -113,7 +115,7 @@ static int listen_on(const struct rr_invoker *inv, uint16_t port)
 	struct sockaddr_in a4 = { .sin_family = AF_INET,
 				  .sin_port = htons(port) };
 	const char *ifname = inv->cfg->ifname;
-	int fd, one = 1, zero = 0, ret;
+	int fd, one = 1, zero = 0, lowat = OUT_HIGH, ret;
 	struct sockaddr *a = (struct sockaddr *)&a6;
 	socklen_t alen = sizeof(a6);
 
@@ -142,6 +144,9 @@ static int listen_on(const struct rr_invoker *inv, uint16_t port)
 		close(fd);
 		return ret;
 	}
+	/* The kernel keeps little unsent either, so a reader's progress
+	 * shows soon as room to send (EPOLLOUT). Only an optimisation. */
+	setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof(lowat));
 	return fd;
 }
 
@@ -534,6 +539,9 @@ static void rearm(struct loop *l, struct conn *c)
 		ev |= EPOLLIN;
 	if (pending_out(c))
 		ev |= EPOLLOUT;
+	/* Reading again: a message begun has its time from now. */
+	if ((ev & EPOLLIN) && !(c->events & EPOLLIN) && c->in_since)
+		c->in_since = l->now;
 	arm(l, c, ev);
 }
 
@@ -696,6 +704,14 @@ static void on_listener(struct loop *l, uint32_t slot)
 	}
 }
 
+/* Bytes of @fd's the kernel holds, unsent or unacknowledged. */
+static bool kernel_queued(int fd)
+{
+	int n = 0;
+
+	return !ioctl(fd, SIOCOUTQ, &n) && n > 0;
+}
+
 /* Closes what timed out, what a retiring loop may let go, and what a
  * quarantined function holds. */
 static void sweep(struct loop *l)
@@ -709,7 +725,15 @@ static void sweep(struct loop *l)
 		if (c->fd < 0)
 			continue;
 		st = &l->rep->stats[c->slot];
-		if ((c->in_since && l->now - c->in_since >= l->io_ns) ||
+		/* Replies unsent for a while: whatever the client took since
+		 * frees room, taken now, and that is progress. */
+		if (c->out_since && l->now - c->out_since >= l->io_ns &&
+		    !flush(l, c))
+			continue;
+		/* Reading paused by unread replies: what waits in the buffer
+		 * is ours to take, not the client's to send. */
+		if ((c->in_since && (c->events & EPOLLIN) &&
+		     l->now - c->in_since >= l->io_ns) ||
 		    (c->out_since && l->now - c->out_since >= l->io_ns)) {
 			count(&st->io_timeouts);
 			conn_close(l, c);
@@ -720,6 +744,12 @@ static void sweep(struct loop *l)
 					   __ATOMIC_RELAXED)) {
 			conn_close(l, c);
 		} else if (l->now - c->active_ns >= l->idle_ns) {
+			/* Replies the client has not taken yet are still
+			 * under way, in the kernel's queue: not idle. */
+			if (kernel_queued(c->fd)) {
+				c->active_ns = l->now;
+				continue;
+			}
 			count(&st->idle_timeouts);
 			conn_close(l, c);
 		}

@@ -52,6 +52,8 @@ zone = example.com $ZONE
 max_amplification = 0
 EOF
 
+# The workers' cells, and the TCP loop's (dns is served over TCP too).
+CELLS=$((QUEUES + 1))
 # status_of PID FIELD: a field of /proc/PID/status.
 status_of() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
 # cells_confined: "N of M": how many of reqrouter's cells are in seccomp
@@ -104,7 +106,7 @@ rr_start cells -i "$TB_IF_SRV" -q $QUEUES -c "$CONF" --functions-dir "$MODS" \
 	die "reqrouter with isolation = cell did not start"
 check "the log says the cells run under a filter" \
 	grep -q "cells run under a system call filter" "$RR_ERR"
-check_eq "every cell is in seccomp filter mode" "$QUEUES of $QUEUES" \
+check_eq "every cell is in seccomp filter mode" "$CELLS of $CELLS" \
 	"$(cells_confined)"
 check_eq "the main process is not" 0 "$(status_of "$RR_PID" Seccomp)"
 all_answer "default list"
@@ -126,7 +128,7 @@ check_eq "the log says faulty crashed (Bad system call), once" 1 \
 check_eq "metrics: one crash of faulty" 1 \
 	"$(wait_metric "$M" 5 reqrouter_function_faults_total 'function="faulty"' 'kind="crash"' -- 1)"
 all_answer "after the kill"
-check_eq "the new cell is confined too" "$QUEUES of $QUEUES" "$(cells_confined)"
+check_eq "the new cell is confined too" "$CELLS of $CELLS" "$(cells_confined)"
 check_eq "faulty's 'signal' (tgkill to pid 1) gets no reply" "<none>" \
 	"$(cli_ask 0.5 $PORT signal)"
 check_eq "metrics: a second crash of faulty" 2 \
@@ -145,7 +147,7 @@ rr_start open -i "$TB_IF_SRV" -q $QUEUES -c "$RR_TMP/cells-open.conf" \
 	die "reqrouter with faulty's syscalls did not start"
 check "the log names the functions' calls" \
 	grep -q "the functions' syscalls add openat close" "$RR_ERR"
-check_eq "every cell is in seccomp filter mode" "$QUEUES of $QUEUES" \
+check_eq "every cell is in seccomp filter mode" "$CELLS of $CELLS" \
 	"$(cells_confined)"
 check "with syscalls = openat close, faulty's 'open' is answered" \
 	asks $PORT open opened
@@ -164,7 +166,7 @@ check "reqrouterctl deploy faulty.so adds it" \
 check "the deploy rebuilt the filter with faulty's calls (logged)" \
 	grep -q "the functions' syscalls add openat close" "$RR_ERR"
 check "after the deploy, faulty's 'open' is answered" asks $PORT open opened
-check_eq "the fresh cells are confined" "$QUEUES of $QUEUES" "$(cells_confined)"
+check_eq "the fresh cells are confined" "$CELLS of $CELLS" "$(cells_confined)"
 check_eq "no cell died" 0 "$(grep -c 'crashed\|died outside' "$RR_ERR")"
 rr_kill_wait TERM 10
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"
