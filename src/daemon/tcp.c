@@ -951,7 +951,8 @@ static bool own_listener(const void *ctx, int fd)
 
 /* Everything shared but its report and struct rr_live (read-only) goes:
  * the UMEMs and their rings, the workers' reports, the queues' locks, the
- * other loop's report. */
+ * other loop's report, the reply cache (which answers for every function
+ * inside XDP, and which replies over TCP never go to). */
 static int confine(struct loop *l)
 {
 	struct rr_invoker *inv = l->inv;
@@ -961,6 +962,8 @@ static int confine(struct loop *l)
 		 inv->live_fd, 0) == MAP_FAILED)
 		return -errno;
 	rr_unmap_workers(inv);
+	if (inv->xdp.cache)
+		munmap(inv->xdp.cache, inv->xdp.cache_size);
 	for (li = 0; li < RR_TCP_LOOPS; li++)
 		if (li != l->li)
 			munmap(&inv->tcp.reports[li], sizeof(inv->tcp.reports[li]));
