@@ -537,6 +537,12 @@ static int dns_handler(const struct rr_request *req, uint8_t *buf, size_t len,
 	switch (kind) {
 	case Q_NORMAL:
 		break;
+	case Q_AXFR: /* knotd: NOTIMP over UDP; over TCP, as IXFR, refused */
+		if (req->transport != RR_TRANSPORT_TCP)
+			return error_reply(req, st, buf, room, &q, DNS_R_NOTIMP,
+					   1, 0, z, 0);
+		return error_reply(req, st, buf, room, &q, DNS_R_NOTAUTH, 1, 0,
+				   z, z != NULL);
 	case Q_UPDATE:
 		if (q.qtype != DNS_T_SOA)
 			return error_reply(req, st, buf, room, &q,
@@ -546,7 +552,7 @@ static int dns_handler(const struct rr_request *req, uint8_t *buf, size_t len,
 	case Q_IXFR: /* nobody may transfer, notify or update */
 		return error_reply(req, st, buf, room, &q, DNS_R_NOTAUTH, 1, 0,
 				   z, z != NULL);
-	default: /* AXFR over UDP, opcodes knotd does not know, QTYPE 0 */
+	default: /* opcodes knotd does not know, QTYPE 0 */
 		return error_reply(req, st, buf, room, &q, DNS_R_NOTIMP, 1, 0,
 				   z, 0);
 	}

@@ -13,14 +13,22 @@
 # and IPv6, and compares them section by section. Only the message ID,
 # the order within an RRset, NSID and the message size are ignored; every
 # other difference is printed, and one that is not on the allow-list
-# below fails the test. Then both again with the largest EDNS reply
-# raised to 4096 bytes, and docs/TOOLS.md's load tools (dnsperf, kxdpgun)
-# for 2 s each: every query answered, with Knot's mix of rcodes.
+# below fails the test. A truncated answer is followed too: kdig's
+# default retries it over TCP, to the same whole answer as Knot's (big: a
+# TXT RRset of over 6 KB). Then all of it over TCP (RFC 7766 framing):
+# the kdig cases with +tcp, the raw ones framed (but the empty one, no
+# message over TCP), and pipelined: kdig +keepopen asks 14 questions on
+# one connection, and 16 messages go in one write on another, every reply
+# in order and equal to Knot's (two connections in reqrouter's count per
+# family). Then both again with the largest EDNS reply raised to 4096
+# bytes, over UDP and TCP, and docs/TOOLS.md's load tools (dnsperf,
+# kxdpgun) for 2 s each: every query answered, with Knot's mix of rcodes.
 #
 # First the harness proves itself: its comparison on replies it builds
 # (what must differ does, what may differ does not), Knot against itself
-# on a second port (no difference anywhere), and Knot against a Knot
-# serving a zone with three records changed (exactly those found).
+# on a second port (no difference anywhere, over UDP and TCP), and Knot
+# against a Knot serving a zone with three records changed (exactly those
+# found, over UDP, over TCP and pipelined).
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 
@@ -40,13 +48,18 @@ done
 # The zone both serve: the dns function's example zone (configs/
 # example.zone: every type it answers, CNAME chains, a wildcard, an empty
 # non-terminal, a delegation, TXT RRsets too long for 512 and for 1232
-# bytes), and two CNAMEs more, into the wildcard and into the delegation.
+# bytes), two CNAMEs more, into the wildcard and into the delegation, and
+# big: 25 TXT records of 241 bytes, a message of 6.3 KB, too long for any
+# UDP reply.
 ZONE=$RR_TMP/example.com.zone
 [ -f configs/example.zone ] || die "no configs/example.zone"
 {
 	cat configs/example.zone
 	printf '\n; Added by tests/integration/dns_knot.sh.\n'
 	printf 'wcname\t\tIN CNAME x.wild\ndcname\t\tIN CNAME www.sub\n'
+	for i in $(seq -w 0 24); do
+		printf 'big\t\tIN TXT\t"big-%s-%s"\n' "$i" "$(printf 'b%.0s' $(seq 232))"
+	done
 } >"$ZONE"
 
 # knot_start NAME ZONEFILE PORT...: a knotd of our own in the server
@@ -132,6 +145,12 @@ compare self "$TB_IP4_SRV@$KPORT" "$TB_IP4_SRV@$KPORT2" --names knot,knot2
 check_eq "Knot against itself: dnscompare exits 0" 0 "$CMP_RC"
 check "Knot against itself: no mismatch in any case" \
 	grep -Eq '^[0-9]+ cases .*: 0 mismatches, 0 allowed;' "$RR_TMP/self.out"
+compare self-tcp "$TB_IP4_SRV@$KPORT" "$TB_IP4_SRV@$KPORT2" --names knot,knot2 \
+	--tcp
+check_eq "Knot against itself over TCP: dnscompare exits 0" 0 "$CMP_RC"
+check "Knot against itself over TCP: no mismatch in any case, 30 pipelined" \
+	grep -Eq '^[0-9]+ cases \(.* 30 pipelined, over TCP\): 0 mismatches, 0 allowed;' \
+	"$RR_TMP/self-tcp.out"
 
 say "== the harness: Knot against a Knot with three records changed"
 # The apex's TXT, ns1's A TTL and the serial: the cases that see them,
@@ -160,6 +179,20 @@ for want in "apex TXT: answer" "ns1 A: answer" "apex SOA: answer" \
 		;;
 	esac
 done
+# Over TCP and pipelined, the cases that see the changes (and www A,
+# which must not differ).
+compare altered-tcp "$TB_IP4_SRV@$KPORT" "$TB_IP4_SRV@$ALTPORT" \
+	--names knot,altered --no-raw --tcp --only "apex TXT" --only "ns1 A" \
+	--only pipeline
+check_eq "altered zone over TCP: dnscompare exits 1" 1 "$CMP_RC"
+for want in "apex TXT: answer" "ns1 A: answer" "pipeline kdig 1 apex SOA: answer" \
+	"pipeline kdig 2 apex TXT: answer" "pipeline raw 2 apex TXT: answer" \
+	"pipeline raw 4 nxdomain: authority"; do
+	check "altered zone over TCP: mismatch found in '$want'" \
+		grep -q "^MISMATCH  $want " "$RR_TMP/altered-tcp.out"
+done
+check "altered zone over TCP: no mismatch reported for 'www A', pipelined" \
+	bash -c "! grep -q '^MISMATCH  pipeline .* www A:' '$RR_TMP/altered-tcp.out'"
 knot_stop "$ALT_PID" alt
 
 say "== reqrouter's dns function against Knot"
@@ -187,6 +220,15 @@ rr_start dns -i "$TB_IF_SRV" -q $QUEUES -c "$CONF" -p $DNSPORT \
 check "start-up log says dns is served on port $DNSPORT" \
 	grep -q "serving 'dns' on UDP port $DNSPORT" "$RR_ERR"
 
+# Over TCP, the same allow-list. How a connection ends is not compared:
+# knotd closes it after a message it answers FORMERR or not at all,
+# reqrouter keeps it open for the next; dnscompare notes each such case.
+ALLOWTCP=$RR_TMP/allow-tcp.txt
+cp "$ALLOW" "$ALLOWTCP"
+# followed FILE: the "followed" lines of cases over 6 KB, both sides whole.
+followed() {
+	grep -c '^followed  follow big .*: .* 25 answer records from knot, 25 from reqrouter$' "$1"
+}
 for addr in "$TB_IP4_SRV" "$TB_IP6_SRV"; do
 	family=v4
 	[[ $addr == *:* ]] && family=v6
@@ -195,7 +237,46 @@ for addr in "$TB_IP4_SRV" "$TB_IP6_SRV"; do
 		--names knot,reqrouter --allow "$ALLOW"
 	check_eq "IP$family: dnscompare exits 0 (no difference off the allow-list)" \
 		0 "$CMP_RC"
+	check "IP$family: 7 truncated answers followed over TCP by both" \
+		grep -q '; 7 followed over TCP$' "$RR_TMP/dns-$family.out"
+	check_eq "IP$family: big's 6 KB, truncated, then whole over TCP as Knot's" \
+		3 "$(followed "$RR_TMP/dns-$family.out")"
+	say "-- over IP$family, TCP"
+	compare "tcp-$family" "$addr@$KPORT" "$addr@$DNSPORT" \
+		--names knot,reqrouter --allow "$ALLOWTCP" --tcp --no-pipeline
+	check_eq "IP$family over TCP: dnscompare exits 0 (no difference off the allow-list)" \
+		0 "$CMP_RC"
+	check "IP$family over TCP: every kdig case, every raw one but the empty" \
+		grep -Eq '^158 cases \(111 kdig, 47 raw, 0 pipelined, over TCP\)' \
+		"$RR_TMP/tcp-$family.out"
 done
+
+say "-- pipelined: several queries on one connection"
+# new_metrics: once reqrouter has written its metrics file anew.
+new_metrics() {
+	touch "$RR_TMP/stamp"
+	wait_for 3 test "$M" -nt "$RR_TMP/stamp"
+}
+accepted() {
+	metric "$M" reqrouter_tcp_events_total 'function="dns"' 'event="accepted"'
+}
+tb_wait_file "$M" 5
+new_metrics
+before=$(accepted)
+for addr in "$TB_IP4_SRV" "$TB_IP6_SRV"; do
+	family=v4
+	[[ $addr == *:* ]] && family=v6
+	compare "pipe-$family" "$addr@$KPORT" "$addr@$DNSPORT" \
+		--names knot,reqrouter --allow "$ALLOWTCP" --tcp --only pipeline
+	check_eq "IP$family pipelined: dnscompare exits 0, the replies in order and Knot's" \
+		0 "$CMP_RC"
+	check "IP$family pipelined: 14 by kdig +keepopen, 16 in one write, all compared" \
+		grep -Eq '^30 cases \(0 kdig, 0 raw, 30 pipelined, over TCP\): 0 mismatches' \
+		"$RR_TMP/pipe-$family.out"
+done
+new_metrics
+check_eq "pipelined: one connection each, four in reqrouter's count" \
+	4 "$(($(accepted) - before))"
 
 # The setting both have: the largest EDNS reply, at 4096 bytes. knotd at
 # another port gets it, reqrouter through a reload of its config. huge's
@@ -211,6 +292,9 @@ for section in flags answer; do
 		"reqrouter sends no IP fragments: a reply longer than the MTU allows is truncated (TC) where knotd's is fragmented" \
 		>>"$ALLOW4096"
 done
+printf 'follow huge bufsize 4096\twarnings\t%s\n' \
+	"the same: kdig has reqrouter's truncated reply again over TCP, whole, as knotd's fragmented one" \
+	>>"$ALLOW4096"
 KNOT_UDP_MAX=4096 knot_start big "$ZONE" $ALTPORT ||
 	die "knotd with udp-max-payload 4096 did not start"
 BIG_PID=$KNOT_PID
@@ -221,10 +305,17 @@ check "reqrouter reloaded the dns function's settings" \
 	grep -q 'reload: 1 function re-initialised' "$RR_ERR"
 compare dns-4096 "$TB_IP4_SRV@$ALTPORT" "$TB_IP4_SRV@$DNSPORT" \
 	--names knot,reqrouter --allow "$ALLOW4096" --only tc --only edns \
-	--no-raw
+	--only follow --no-raw
 check_eq "udp_max_payload 4096: dnscompare exits 0" 0 "$CMP_RC"
 check_eq "udp_max_payload 4096: the reply over the MTU is the one allowed difference" \
-	2 "$(grep -c '^ALLOWED  tc huge bufsize 4096: ' "$RR_TMP/dns-4096.out")"
+	"2 1" "$(grep -c '^ALLOWED  tc huge bufsize 4096: ' "$RR_TMP/dns-4096.out") $(grep -c '^ALLOWED  follow huge bufsize 4096: warnings ' "$RR_TMP/dns-4096.out")"
+check_eq "udp_max_payload 4096: big's 6 KB, truncated, then whole over TCP as Knot's" \
+	3 "$(followed "$RR_TMP/dns-4096.out")"
+compare tcp-4096 "$TB_IP4_SRV@$ALTPORT" "$TB_IP4_SRV@$DNSPORT" \
+	--names knot,reqrouter --allow "$ALLOWTCP" --only tc --only edns \
+	--only follow --no-raw --tcp
+check_eq "udp_max_payload 4096 over TCP: dnscompare exits 0, no difference at all" \
+	"0 0" "$CMP_RC $(grep -c '^ALLOWED' "$RR_TMP/tcp-4096.out")"
 knot_stop "$BIG_PID" big
 
 tb_wait_file "$M" 5

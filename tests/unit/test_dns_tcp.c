@@ -165,6 +165,93 @@ static void test_tcp_past_4k(void **state)
 	free(t);
 }
 
+/* A TSIG record after the rest of @q (key "key.", hmac-sha256, no MAC,
+ * time signed 1700000000): the keys are unknown to dns, as to knotd. */
+static void add_tsig(struct q *q)
+{
+	static const uint8_t tsig[] =
+		"\3key\0\0\xfa\0\xff\0\0\0\0\0\x1d"
+		"\x0bhmac-sha256\0\0\0\x65\x53\xf1\0\x01\x2c\0\0\0\0\0\0\0\0";
+
+	memcpy(q->b + q->len, tsig, sizeof(tsig) - 1);
+	q->len += sizeof(tsig) - 1;
+	put16(q->b + 10, (unsigned int)(q->b[10] << 8 | q->b[11]) + 1);
+}
+
+/* @r is @q sent back with the header flags @flags (QR, RD and the
+ * RCODE), and, if @badkey, its TSIG's original ID the message's and its
+ * error BADKEY (17). */
+static void check_echo(const struct reply *r, const struct q *q,
+		       unsigned int flags, int badkey)
+{
+	uint8_t want[sizeof(q->b)];
+
+	memcpy(want, q->b, q->len);
+	put16(want + 2, flags);
+	if (badkey) {
+		put16(want + q->len - 6, QID);
+		put16(want + q->len - 4, 17);
+	}
+	assert_int_equal(r->len, q->len);
+	assert_memory_equal(r->b, want, q->len);
+}
+
+/*
+ * AXFR as knotd 3.2.6 answers it, byte for byte: over UDP NOTIMP (a
+ * transfer needs TCP); over TCP, as IXFR, NOTAUTH (nobody may transfer),
+ * the question alone (and the OPT), a TSIG sent back with BADKEY when
+ * the QNAME is a zone's apex. dns said NOTIMP over TCP too, which
+ * tests/integration/dns_knot.sh's comparison over TCP found.
+ */
+static void test_tcp_axfr(void **state)
+{
+	struct reply *r = malloc(sizeof(*r));
+	struct q q;
+
+	(void)state;
+	assert_non_null(r);
+	load_example();
+	query(&q, "example.com", 252, 1, RD);
+	ask(&q, r);
+	check_echo(r, &q, QR | RD | 4, 0);
+	ask_tcp(&q, r);
+	check_echo(r, &q, QR | RD | 9, 0);
+	/* The question as asked, and the OPT with our size. */
+	query(&q, "EXAMPLE.com", 252, 1, RD);
+	add_opt(&q, 1232, 0, 0, NULL, 0);
+	ask_tcp(&q, r);
+	check_echo(r, &q, QR | RD | 9, 0);
+	/* Not a zone's apex, or in no zone: NOTAUTH all the same. */
+	query(&q, "www.example.com", 252, 1, RD);
+	ask_tcp(&q, r);
+	check_echo(r, &q, QR | RD | 9, 0);
+	query(&q, "example.net", 252, 1, 0);
+	ask_tcp(&q, r);
+	check_echo(r, &q, QR | 9, 0);
+	assert_int_equal(counter("dns_other_rcode"), 4);
+	assert_int_equal(counter("dns_notimp"), 1);
+
+	/* Signed: the TSIG back with BADKEY over TCP, as for IXFR; none
+	 * over UDP (NOTIMP comes first), nor for a name with no zone. */
+	query(&q, "example.com", 252, 1, RD);
+	add_tsig(&q);
+	ask_tcp(&q, r);
+	check_echo(r, &q, QR | RD | 9, 1);
+	ask(&q, r);
+	check_counts(r, 4, RD, 0, 0, 0);
+	assert_int_equal(r->len, 12 + 13 + 4);
+	query(&q, "example.com", 251, 1, RD);
+	add_tsig(&q);
+	ask_tcp(&q, r);
+	check_echo(r, &q, QR | RD | 9, 1);
+	query(&q, "example.net", 252, 1, RD);
+	add_tsig(&q);
+	ask_tcp(&q, r);
+	check_counts(r, 9, RD, 0, 0, 0);
+	assert_int_equal(r->len, 12 + 13 + 4);
+	free(r);
+}
+
 /*
  * Checks the CHAOS answer in @r to a question of @qlen bytes (QNAME and
  * type and class): one TXT record, class CH, TTL 0, its owner a pointer
@@ -389,6 +476,7 @@ int run_tcp_tests(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tcp_whole_answers),
 		cmocka_unit_test(test_tcp_past_4k),
+		cmocka_unit_test(test_tcp_axfr),
 		cmocka_unit_test(test_chaos),
 		cmocka_unit_test(test_nsid),
 		cmocka_unit_test(test_server_settings_refused),

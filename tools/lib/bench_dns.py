@@ -6,9 +6,13 @@ generator run, and the closing table.
 bench_dns.py queries HEX-FILE TEXT-FILE  the queries, for rrload (hex) and
                                          for kxdpgun and dnsperf (text)
 bench_dns.py rrload JSON TEST BUSY       a row from rrload's --json summary
-bench_dns.py kxdpgun OUTPUT SECONDS      a row from kxdpgun's output
-bench_dns.py dnsperf OUTPUT              a row from dnsperf's output
-bench_dns.py report CSV CLK-TCK          medians, CPU per answer, ratios
+bench_dns.py kxdpgun OUTPUT SECONDS [GEN]
+                                         a row from kxdpgun's output
+bench_dns.py dnsperf OUTPUT [GEN [BUSY]] a row from dnsperf's output; with
+                                         BUSY, for CPU per answer too
+bench_dns.py report CSV CLK-TCK          medians, CPU per answer, ratios:
+                                         a table for the UDP servers and
+                                         one for the TCP ones, as present
 
 A row is "generator,offered/s,answered/s,wrong,busy ticks,answered".
 """
@@ -23,6 +27,7 @@ QUERIES = [("www", 1), ("www", 28), ("mail", 1), ("", 15), ("ns1", 28),
            ("nothere", 1), ("", 2), ("ftp", 1)]
 TYPES = {1: "A", 28: "AAAA", 15: "MX", 2: "NS"}
 SERVERS = ["knot-udp", "knot-xdp", "rr-dns", "rr-dns-cache"]
+SERVERS_TCP = ["knot-tcp", "rr-dns-tcp"]
 
 
 def queries(hex_path, txt_path):
@@ -54,8 +59,8 @@ def read(path):
         return f.read()
 
 
-def kxdpgun_row(path, seconds):
-    """Knot's AF_XDP generator: totals over the run."""
+def kxdpgun_row(path, seconds, gen="kxdpgun"):
+    """Knot's AF_XDP generator (-T: over TCP): totals over the run."""
     t = read(path)
     sent = re.search(r"total queries:\s+(\d+)", t)
     ans = re.search(r"total replies:\s+(\d+)", t)
@@ -63,21 +68,25 @@ def kxdpgun_row(path, seconds):
     if not sent or not ans:
         sys.stderr.write("bench-dns: kxdpgun said: %s\n" % t[-300:])
         return
-    print("kxdpgun,%.0f,%.0f,,," % (int(sent.group(1)) / d,
-                                    int(ans.group(1)) / d))
+    print("%s,%.0f,%.0f,,," % (gen, int(sent.group(1)) / d,
+                               int(ans.group(1)) / d))
 
 
-def dnsperf_row(path):
-    """dnsperf: kernel sockets, the classic benchmark client."""
+def dnsperf_row(path, gen="dnsperf", busy=None):
+    """dnsperf: kernel sockets, the classic benchmark client (-m tcp: over
+    TCP); with @busy, the server's busy ticks and the answers counted."""
     t = read(path)
     sent = re.search(r"Queries sent:\s+(\d+)", t)
+    done = re.search(r"Queries completed:\s+(\d+)", t)
     qps = re.search(r"Queries per second:\s+([\d.]+)", t)
     rt = re.search(r"Run time \(s\):\s+([\d.]+)", t)
-    if not sent or not qps:
+    if not sent or not qps or not rt:
         sys.stderr.write("bench-dns: dnsperf said: %s\n" % t[-300:])
         return
-    print("dnsperf,%.0f,%.0f,,," % (int(sent.group(1)) / float(rt.group(1)),
-                                    float(qps.group(1))))
+    print("%s,%.0f,%.0f,,%s,%s" % (
+        gen, int(sent.group(1)) / float(rt.group(1)), float(qps.group(1)),
+        busy if busy is not None else "",
+        done.group(1) if busy is not None and done else ""))
 
 
 def med(v):
@@ -93,10 +102,11 @@ def span(v):
 
 
 def report(path, clk_tck):
-    """The table of medians and the ratios between the servers."""
+    """The tables of medians and the ratios between the servers."""
     with open(path, encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     hz = float(clk_tck)
+    present = {r["server"] for r in rows}
 
     def cells(s, g, key):
         return [float(r[key]) for r in rows
@@ -107,39 +117,60 @@ def report(path, clk_tck):
         y = med(cells(b, g, "answered_per_s"))
         return x / y if y else float("nan")
 
-    print("\n| server | rrload XDP engine, answered/s | kxdpgun | dnsperf |"
-          " CPU us/answer at 50k/s | wrong |")
-    print("|---|---|---|---|---|---|")
-    for s in SERVERS:
-        cpu = [float(r["srv_busy_ticks"]) / hz * 1e6 / float(r["answered"])
-               for r in rows if r["server"] == s and
-               r["generator"] == "rrload-cpu" and
-               float(r["answered"] or 0) > 0]
-        wrong = sum(int(r["wrong"] or 0) for r in rows
-                    if r["server"] == s and r["wrong"])
-        print("| %s | %s | %s | %s | %s | %d |" % (
-            s, span(cells(s, "rrload", "answered_per_s")),
-            span(cells(s, "kxdpgun", "answered_per_s")),
-            span(cells(s, "dnsperf", "answered_per_s")),
-            "%.2f [%.2f-%.2f]" % (med(cpu), min(cpu), max(cpu))
-            if cpu else "-", wrong))
-    print("\nrr-dns / knot-xdp (rrload): %.2fx; rr-dns-cache / knot-xdp:"
-          " %.2fx; rr-dns / knot-udp: %.2fx"
-          % (ratio("rr-dns", "knot-xdp", "rrload"),
-             ratio("rr-dns-cache", "knot-xdp", "rrload"),
-             ratio("rr-dns", "knot-udp", "rrload")))
-    print("rr-dns / knot-xdp (kxdpgun): %.2fx; rr-dns-cache / knot-xdp"
-          " (kxdpgun): %.2fx"
-          % (ratio("rr-dns", "knot-xdp", "kxdpgun"),
-             ratio("rr-dns-cache", "knot-xdp", "kxdpgun")))
+    def cpu(s, g):
+        v = [float(r["srv_busy_ticks"]) / hz * 1e6 / float(r["answered"])
+             for r in rows if r["server"] == s and r["generator"] == g and
+             r["srv_busy_ticks"] and float(r["answered"] or 0) > 0]
+        return "%.2f [%.2f-%.2f]" % (med(v), min(v), max(v)) if v else "-"
+
+    def wrong(s):
+        return sum(int(r["wrong"] or 0) for r in rows
+                   if r["server"] == s and r["wrong"])
+
+    if present & set(SERVERS):
+        print("\n| server | rrload XDP engine, answered/s | kxdpgun |"
+              " dnsperf | CPU us/answer at 50k/s | wrong |")
+        print("|---|---|---|---|---|---|")
+        for s in SERVERS:
+            print("| %s | %s | %s | %s | %s | %d |" % (
+                s, span(cells(s, "rrload", "answered_per_s")),
+                span(cells(s, "kxdpgun", "answered_per_s")),
+                span(cells(s, "dnsperf", "answered_per_s")),
+                cpu(s, "rrload-cpu"), wrong(s)))
+        print("\nrr-dns / knot-xdp (rrload): %.2fx; rr-dns-cache / knot-xdp:"
+              " %.2fx; rr-dns / knot-udp: %.2fx"
+              % (ratio("rr-dns", "knot-xdp", "rrload"),
+                 ratio("rr-dns-cache", "knot-xdp", "rrload"),
+                 ratio("rr-dns", "knot-udp", "rrload")))
+        print("rr-dns / knot-xdp (kxdpgun): %.2fx; rr-dns-cache / knot-xdp"
+              " (kxdpgun): %.2fx"
+              % (ratio("rr-dns", "knot-xdp", "kxdpgun"),
+                 ratio("rr-dns-cache", "knot-xdp", "kxdpgun")))
+    if present & set(SERVERS_TCP):
+        paced = med([float(r["offered_per_s"]) for r in rows
+                     if r["generator"] == "dnsperf-tcp-cpu" and
+                     r["offered_per_s"]])
+        print("\n| server (TCP) | dnsperf -m tcp, answered/s | kxdpgun -T |"
+              " CPU us/answer at %.0fk/s (dnsperf -m tcp) |" % (paced / 1e3))
+        print("|---|---|---|---|")
+        for s in SERVERS_TCP:
+            print("| %s | %s | %s | %s |" % (
+                s, span(cells(s, "dnsperf-tcp", "answered_per_s")),
+                span(cells(s, "kxdpgun-tcp", "answered_per_s")),
+                cpu(s, "dnsperf-tcp-cpu")))
+        print("\nrr-dns-tcp / knot-tcp: %.2fx (dnsperf -m tcp), %.2fx"
+              " (kxdpgun -T)"
+              % (ratio("rr-dns-tcp", "knot-tcp", "dnsperf-tcp"),
+                 ratio("rr-dns-tcp", "knot-tcp", "kxdpgun-tcp")))
 
 
-COMMANDS = {"queries": (queries, 2), "rrload": (rrload_row, 3),
-            "kxdpgun": (kxdpgun_row, 2), "dnsperf": (dnsperf_row, 1),
-            "report": (report, 2)}
+# name: (function, the numbers of arguments it takes)
+COMMANDS = {"queries": (queries, (2,)), "rrload": (rrload_row, (3,)),
+            "kxdpgun": (kxdpgun_row, (2, 3)),
+            "dnsperf": (dnsperf_row, (1, 2, 3)), "report": (report, (2,))}
 
 if __name__ == "__main__":
     cmd = COMMANDS.get(sys.argv[1] if len(sys.argv) > 1 else "")
-    if not cmd or len(sys.argv) != cmd[1] + 2:
+    if not cmd or len(sys.argv) - 2 not in cmd[1]:
         sys.exit(__doc__.strip())
     cmd[0](*sys.argv[2:])

@@ -117,6 +117,19 @@ KDIG_CASES = [
     ("tc via cname no edns", "longalias.example.com TXT +noedns +notcp +ignore"),
     ("tc via cname bufsize 1232",
      "longalias.example.com TXT +bufsize=1232 +notcp +ignore"),
+    # big: an RRset of over 6 KB (25 TXT records), more than any UDP size.
+    ("tc big no edns", "big.example.com TXT +noedns +notcp +ignore"),
+    ("tc big bufsize 1232", "big.example.com TXT +bufsize=1232 +notcp +ignore"),
+    ("tc big bufsize 4096", "big.example.com TXT +bufsize=4096 +notcp +ignore"),
+    # The TC bit followed: kdig's default retries a truncated reply over
+    # TCP, and the whole answer must be Knot's.
+    ("follow long no edns", "long.example.com TXT +noedns"),
+    ("follow huge bufsize 1232", "huge.example.com TXT +bufsize=1232"),
+    ("follow huge bufsize 4096", "huge.example.com TXT +bufsize=4096"),
+    ("follow big no edns", "big.example.com TXT +noedns"),
+    ("follow big bufsize 1232", "big.example.com TXT +bufsize=1232"),
+    ("follow big bufsize 4096", "big.example.com TXT +bufsize=4096"),
+    ("follow via cname", "longalias.example.com TXT +noedns"),
     # Outside the zone, and other classes.
     ("refused other zone", "www.example.net A"),
     ("refused parent", "com NS"),
@@ -211,8 +224,8 @@ RAW_CASES = [
     ("raw rcode in query", header(rcode=5) + question()),
     ("raw qtype 0", header() + question(qtype=0)),
     ("raw qtype OPT", header() + question(qtype=41)),
-    ("raw qtype AXFR over UDP", header() + question("example.com", 252)),
-    ("raw qtype IXFR over UDP", header() + question("example.com", 251)),
+    ("raw qtype AXFR", header() + question("example.com", 252)),
+    ("raw qtype IXFR", header() + question("example.com", 251)),
     ("raw qtype TSIG", header() + question(qtype=250)),
     ("raw qclass ANY", header() + question(qclass=255)),
     ("raw qclass NONE", header() + question(qclass=254)),
@@ -223,4 +236,40 @@ RAW_CASES = [
     ("raw name with a zero byte", header() + b"\x03w\x00w" +
      wire_name("example.com") + struct.pack(">HH", 1, 1)),
     ("raw 512 bytes of padding after", header() + question() + bytes(400)),
+]
+
+# Over TCP, on one connection, in this order (dnscompare.py --tcp): kdig
+# +keepopen asks the kdig form of each one after another, and the wire
+# forms go in one write, pipelined. (label, kdig arguments or None, the
+# message; its ID is set when sent.) Answers of every kind, big's 6 KB
+# among them, and errors; each gets a reply.
+PIPELINE_CASES = [
+    ("apex SOA", "example.com SOA", header() + question("example.com", 6)),
+    ("apex TXT", "example.com TXT", header() + question("example.com", 16)),
+    ("big TXT", "big.example.com TXT",
+     header() + question("big.example.com", 16)),
+    ("nxdomain", "nothere.example.com A",
+     header() + question("nothere.example.com")),
+    ("cname chain A", "alias.example.com A",
+     header() + question("alias.example.com")),
+    ("referral", "www.sub.example.com A",
+     header() + question("www.sub.example.com")),
+    ("huge TXT edns", "huge.example.com TXT +bufsize=1232",
+     header(ar=1) + question("huge.example.com", 16) + opt()),
+    ("refused other zone", "www.example.net A",
+     header() + question("www.example.net")),
+    ("wildcard TXT", "x.wild.example.com TXT",
+     header() + question("x.wild.example.com", 16)),
+    ("edns DO", "www.example.com A +dnssec",
+     header(ar=1) + question() + opt(do=True)),
+    ("edns version 1", "www.example.com A +edns=1",
+     header(ar=1) + question() + opt(version=1)),
+    ("case www", "wWw.ExAmPlE.cOm A", header() + question("wWw.ExAmPlE.cOm")),
+    ("NOTIFY", "example.com NOTIFY",
+     header(opcode=4, flags=0x0400) + question("example.com", 6)),
+    ("opcode 3 (NOTIMP)", None, header(opcode=3) + question()),
+    ("www A", "www.example.com A", header() + question()),
+    # Last: knotd closes the connection once it has answered FORMERR.
+    ("trailing garbage (FORMERR)", None,
+     header() + question() + b"\x01\x02\x03"),
 ]

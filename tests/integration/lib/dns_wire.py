@@ -4,6 +4,7 @@
 kdig's output turned into one normal form, section by section, so that
 two servers' replies compare field by field (what may differ left out).
 """
+import re
 import socket
 import struct
 
@@ -24,6 +25,8 @@ FLAG_BITS = [("qr", 15), ("aa", 10), ("tc", 9), ("rd", 8), ("ra", 7),
 # EDNS options a server fills in about itself; never compared.
 IGNORED_OPTIONS = {"NSID"}
 OPTION_NAMES = {3: "NSID", 8: "ECS", 9: "EXPIRE", 10: "COOKIE", 12: "PADDING"}
+# A server's ADDR@PORT( in kdig's warnings.
+SERVER_AT = re.compile(r"\S+@\d+\(")
 SECTIONS = ["opcode", "rcode", "flags", "edns", "question", "answer",
             "authority", "additional", "warnings"]
 
@@ -200,7 +203,9 @@ def parse_kdig(text):
         elif line.startswith(";; Flags:"):
             m["flags"] = sorted(line[9:].split(";")[0].split())
         elif line.startswith(";; WARNING") or line.startswith(";; ERROR"):
-            m["warnings"].append(line[3:])
+            # "truncated reply from 192.0.2.1@53(UDP), retrying over
+            # TCP": the same words from either server.
+            m["warnings"].append(SERVER_AT.sub("SERVER(", line[3:]))
         elif line.endswith("PSEUDOSECTION:") or line.endswith("SECTION:"):
             section = line[3:].split()[0].lower()
             if section == "edns":

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Ask two DNS servers the same questions and compare the answers.
 
-  dnscompare.py A B [--allow FILE] [--only LABEL...] [--list] [--show]
+  dnscompare.py A B [--tcp [--no-pipeline]] [--allow FILE] [--only LABEL...]
+                [--no-raw] [--list] [--show]
   dnscompare.py --self-test
 
 A and B are ADDR@PORT (IPv6 addresses as they are). Every case runs against
@@ -26,11 +27,27 @@ Exit status 2: the harness itself failed (kdig missing, a case broken).
 --self-test checks the comparison on replies built here, with no server:
 what must count as a difference does, what may differ does not.
 
-The cases name records of configs/example.zone (example.com.), with the
-two CNAMEs tests/integration/dns_knot.sh adds (wcname, dcname). kdig runs
+The cases name records of configs/example.zone (example.com.), with what
+tests/integration/dns_knot.sh adds: two CNAMEs (wcname, dcname) and big,
+a TXT RRset of over 6 KB. kdig runs
 with +noidn first, or it would lower-case the names it sends; truncation
 cases add +ignore, so a truncated reply is compared as it came instead of
-being retried over TCP. --show prints each case's replies in one line.
+being retried over TCP; the "follow" cases leave kdig its default, a
+truncated reply retried over TCP, and a line "followed" says when both
+servers' replies were. --show prints each case's replies in one line.
+
+--tcp asks everything over TCP instead (RFC 7766: a two-byte length
+before each message): the kdig cases with +tcp (their +notcp and +ignore
+dropped), the raw cases framed, each on a connection of its own (at most
+24 open to a server at once, 6 of them awaiting a reply). How a
+connection ended is not compared, only noted where the servers differ:
+without a reply (closed, reset, or still open after 0.5 s), or after one
+(closed within 0.2 s or kept open). Then, unless --no-pipeline, the
+pipeline cases (dns_cases.PIPELINE_CASES, labels "pipeline ..."), each
+server's on one connection: kdig +keepopen asks them one after another,
+and their messages go in one write, pipelined, whose replies must all
+come, in the order asked (section "order"), each compared as above.
+The raw case of no bytes is left out over TCP.
 """
 import argparse
 import os
@@ -40,11 +57,13 @@ import struct
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 sys.dont_write_bytecode = True  # no __pycache__ left in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # pylint: disable=wrong-import-position
-from dns_cases import KDIG_CASES, RAW_CASES, opt, wire_name  # noqa: E402
+from dns_cases import (  # noqa: E402
+    KDIG_CASES, PIPELINE_CASES, RAW_CASES, opt, wire_name)
 from dns_wire import (  # noqa: E402
     Malformed, compare, parse_kdig, parse_wire, show)
 
@@ -57,20 +76,50 @@ def split_server(spec):
     return addr, int(port)
 
 
-def run_kdig(server, args, timeout):
+def kdig_output(server, args, timeout, retry=1):
     addr, port = server
     cmd = ["kdig", "+noidn", "@" + addr, "-p", str(port),
-           "+timeout=%d" % timeout, "+retry=1"] + args.split()
+           "+timeout=%d" % timeout, "+retry=%d" % retry] + args.split()
     try:
         r = subprocess.run(cmd, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, timeout=timeout * 3 + 5)
     except FileNotFoundError:
         print("dnscompare: kdig not found (knot-dnsutils)")
         sys.exit(2)
+    return r.stdout.decode("utf-8", "replace")
+
+
+def kdig_reply(text):
     try:
-        return parse_kdig(r.stdout.decode("utf-8", "replace"))
+        return parse_kdig(text)
     except (ValueError, IndexError) as e:
         return {"malformed": "kdig output not understood: %s" % e}
+
+
+def run_kdig(server, args, timeout):
+    return kdig_reply(kdig_output(server, args, timeout))
+
+
+def tcp_args(args):
+    """A kdig case over TCP: +tcp; +notcp and +ignore, which say what to
+    do with a truncated UDP reply, left out."""
+    return " ".join(a for a in args.split()
+                    if a not in ("+notcp", "+ignore")) + " +tcp"
+
+
+def run_kdig_keepopen(server, arglist, timeout):
+    """The kdig cases @arglist in one kdig on one TCP connection
+    (+keepopen), one after another: their replies in the order they came
+    (a reply ends with kdig's ";; From" line)."""
+    text = kdig_output(server, "+tcp +keepopen " + " ".join(arglist),
+                       timeout * len(arglist), retry=0)
+    chunks, cur = [], []
+    for line in text.splitlines():
+        cur.append(line)
+        if line.startswith(";; From "):
+            chunks.append("\n".join(cur))
+            cur = []
+    return [kdig_reply(c) for c in chunks]
 
 
 def run_raw(servers, cases, wait):
@@ -109,6 +158,153 @@ def run_raw(servers, cases, wait):
         s.close()
     return [[replies.get((ci, si)) for si in range(len(servers))]
             for ci in range(len(cases))]
+
+
+def with_id(dgram, qid):
+    return struct.pack(">H", qid & 0xFFFF) + dgram[2:] if len(dgram) >= 2 \
+        else dgram
+
+
+def framed(msg):
+    return struct.pack(">H", len(msg)) + msg
+
+
+def take_frames(buf):
+    """The whole messages at the start of @buf, and what is left."""
+    out = []
+    while len(buf) >= 2 and len(buf) >= 2 + struct.unpack(">H", buf[:2])[0]:
+        n = struct.unpack(">H", buf[:2])[0]
+        out.append(buf[2:2 + n])
+        buf = buf[2 + n:]
+    return out, buf
+
+
+def parsed(data):
+    try:
+        return parse_wire(data)
+    except Malformed as e:
+        return {"malformed": str(e)}
+
+
+def run_raw_tcp(servers, cases, wait, window=24, waiting=6, linger=0.2):
+    """Every raw case framed on a connection of its own to every server,
+    at most @window connections open to a server at once (below
+    reqrouter's tcp_max_per_source), @waiting of them still without a
+    reply (knotd's listen backlog is 10: past it a SYN waits a second for
+    its retry): the first reply on each, or how the connection ended
+    without one; after a reply, whether the server closed the connection
+    within @linger seconds (the reply's "after")."""
+    todo = [(ci, si) for ci in range(len(cases)) for si in range(len(servers))]
+    conns, replies = {}, {}
+    per, unanswered = [0] * len(servers), [0] * len(servers)
+    while todo or conns:
+        rest = []
+        for ci, si in todo:
+            if per[si] >= window or unanswered[si] >= waiting:
+                rest.append((ci, si))
+                continue
+            unanswered[si] += 1
+            s = socket.create_connection(servers[si], timeout=5)
+            s.sendall(framed(with_id(cases[ci][1], 0x5100 + ci * 2 + si)))
+            s.setblocking(False)
+            conns[s] = [(ci, si), b"", time.monotonic() + wait]
+            per[si] += 1
+        todo = rest
+        left = min(c[2] for c in conns.values()) - time.monotonic()
+        ready, _, _ = select.select(list(conns), [], [], max(0, left))
+        for s in list(conns):
+            key, buf, deadline = conns[s]
+            got = replies.get(key)
+            end = None
+            if s in ready:
+                try:
+                    part = s.recv(65535)
+                except OSError:
+                    part = None
+                if not part:
+                    end = "reset" if part is None else "closed"
+                elif got is None:
+                    buf += part
+                    msgs, buf = take_frames(buf)
+                    if msgs:
+                        got = replies[key] = parsed(msgs[0])
+                        conns[s][2] = time.monotonic() + linger
+                        unanswered[key[1]] -= 1
+            elif time.monotonic() >= deadline:
+                end = "open"
+            if got is None and end:
+                unanswered[key[1]] -= 1
+                replies[key] = {"noreply": [
+                    "no reply, connection still open" if end == "open"
+                    else "connection %s without a reply" % end]}
+            elif got is not None and end:
+                got["after"] = "kept open" if end == "open" else end
+            if not end:
+                conns[s][1] = buf
+                continue
+            s.close()
+            del conns[s]
+            per[key[1]] -= 1
+    return [[replies.get((ci, si)) for si in range(len(servers))]
+            for ci in range(len(cases))]
+
+
+def run_pipeline(server, msgs, wait):
+    """@msgs in one write on one connection (IDs 0x7000 and up, in
+    order), the replies read until all came, the server closed or @wait
+    seconds passed: {index: reply} and the indexes in the order the
+    replies came."""
+    deadline = time.monotonic() + wait
+    got, order, buf = {}, [], b""
+    with socket.create_connection(server, timeout=wait) as s:
+        s.sendall(b"".join(framed(with_id(m, 0x7000 + i))
+                           for i, m in enumerate(msgs)))
+        while len(order) < len(msgs):
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([s], [], [], left)[0]:
+                break
+            try:
+                part = s.recv(65535)
+            except OSError:
+                break
+            if not part:
+                break
+            frames, buf = take_frames(buf + part)
+            for f in frames:
+                i = struct.unpack(">H", f[:2])[0] - 0x7000 if len(f) >= 2 \
+                    else -1
+                order.append(i)
+                got[i] = parsed(f)
+    return got, order
+
+
+def run_pipelines(servers, cases, timeout):
+    """The pipeline cases over TCP, on one connection per server and
+    way: (label, what, replies) for each, and the order each server's
+    pipelined replies came in."""
+    results = []
+    kd = [(i, label, args) for i, (label, args, _) in enumerate(cases)
+          if args]
+    per = [run_kdig_keepopen(s, [a for _, _, a in kd], timeout)
+           for s in servers]
+    for n, (i, label, args) in enumerate(kd):
+        results.append(("pipeline kdig %d %s" % (i + 1, label),
+                        "kdig +tcp +keepopen, query %d: %s" % (n + 1, args),
+                        [p[n] if n < len(p) else None for p in per]))
+    msgs = [m for _, _, m in cases]
+    runs = [run_pipeline(s, msgs, 3) for s in servers]
+    for i, (label, _, m) in enumerate(cases):
+        results.append(("pipeline raw %d %s" % (i + 1, label),
+                        "%d messages pipelined, message %d: %s" % (
+                            len(msgs), i + 1, m.hex()),
+                        [got.get(i) for got, _ in runs]))
+    return results, [order for _, order in runs]
+
+
+def in_order(order, n):
+    """Whether the pipelined replies came in @order, all @n of them in
+    the order asked."""
+    return order == list(range(n))
 
 
 def load_allow(path):
@@ -176,6 +372,11 @@ def self_test():
         ("no reply", None, ["reply"]),
     ]
     fails = []
+    for order, want in (([0, 1, 2], True), ([0, 2, 1], False),
+                        ([0, 1], False), ([], False)):
+        if in_order(order, 3) != want:
+            fails.append("pipelined replies in order %s: in order is %s, "
+                         "expected %s" % (order, not want, want))
     for what, other, want in cases:
         a, b = other if isinstance(other, tuple) else (base, other)
         got, _, _ = compare(a, b)
@@ -207,6 +408,10 @@ def main():
     p.add_argument("--only", action="append",
                    help="run only the cases whose label starts with this")
     p.add_argument("--no-raw", action="store_true", help="kdig cases only")
+    p.add_argument("--tcp", action="store_true",
+                   help="over TCP, and the pipeline cases")
+    p.add_argument("--no-pipeline", action="store_true",
+                   help="--tcp without the pipeline cases")
     p.add_argument("--timeout", type=int, default=1,
                    help="kdig's wait for a reply, seconds")
     p.add_argument("--list", action="store_true", help="list the cases")
@@ -227,55 +432,117 @@ def main():
     pick = lambda label: not o.only or any(label.startswith(x)
                                            for x in o.only)
     kcases = [c for c in KDIG_CASES if pick(c[0])]
+    if o.tcp:
+        kcases = [(label, tcp_args(args)) for label, args in kcases]
     rcases = [] if o.no_raw else [c for c in RAW_CASES if pick(c[0])]
+    if o.tcp:
+        # A frame of length 0 is no message: knotd waits for one, which
+        # holds up its only TCP worker for its tcp-io-timeout.
+        rcases = [c for c in rcases if c[1]]
+    pcases = [c for c in PIPELINE_CASES
+              if o.tcp and not o.no_pipeline and pick("pipeline")]
     if o.list:
         for label, args in kcases:
             print("%-40s kdig %s" % (label, args))
         for label, dgram in rcases:
             print("%-40s %d bytes: %s" % (label, len(dgram), dgram.hex()))
+        for i, (label, args, msg) in enumerate(pcases):
+            print("%-40s kdig %s; %d bytes: %s" % (
+                "pipeline %d %s" % (i + 1, label), args or "-", len(msg),
+                msg.hex()))
         return 0
 
     results = []
-    for label, args in kcases:
-        results.append((label, "kdig " + args,
-                        [run_kdig(s, args, o.timeout) for s in servers]))
-    for (label, dgram), got in zip(rcases, run_raw(servers, rcases, 1.5)):
-        results.append((label, "raw " + dgram.hex(), got))
+    # kdig spends its time waiting: four at once.
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda job: run_kdig(job[0], job[1], o.timeout),
+                            [(s, args) for _, args in kcases
+                             for s in servers]))
+    for i, (label, args) in enumerate(kcases):
+        results.append((label, "kdig " + args, got[2 * i:2 * i + 2]))
+    if o.tcp:
+        raw = run_raw_tcp(servers, rcases, 0.5)
+    else:
+        raw = run_raw(servers, rcases, 1.5)
+    for (label, dgram), got in zip(rcases, raw):
+        results.append((label, "raw %s%s" % ("framed " if o.tcp else "",
+                                             dgram.hex()), got))
+    orders = []
+    if pcases:
+        presults, orders = run_pipelines(servers, pcases, o.timeout)
+        results += presults
 
-    bad = allowed = sizes = 0
+    bad = allowed = sizes = followed = 0
     used = set()
+
+    def report(label, sec, what, lines):
+        nonlocal bad, allowed
+        key = (label, sec)
+        why = allow.get(key)
+        if why:
+            allowed += 1
+            used.add(key)
+            tag = "ALLOWED"
+        else:
+            bad += 1
+            tag = "MISMATCH"
+        print("%s  %s: %s  (%s)" % (tag, label, sec, what))
+        for side, line in lines:
+            print("    %-10s %s" % (side + ":", line))
+        if why:
+            print("    allowed: %s" % why)
+
     for label, what, (ra, rb) in results:
         diff, na, nb = compare(ra, rb)
+        # Every pipelined message gets a reply: none is no agreement.
+        if label.startswith("pipeline") and not diff and \
+                any(m is None or "noreply" in m for m in (ra, rb)):
+            diff = ["reply"]
         if o.show:
             print("%-40s %s | %s" % (label, " ".join(show_reply(na)),
                                      " ".join(show_reply(nb))))
         for sec in diff:
-            key = (label, sec)
-            why = allow.get(key)
-            if why:
-                allowed += 1
-                used.add(key)
-                tag = "ALLOWED"
-            else:
-                bad += 1
-                tag = "MISMATCH"
-            print("%s  %s: %s  (%s)" % (tag, label, sec, what))
-            for side, m in ((names[0], na), (names[1], nb)):
-                lines = show_reply(m) if sec == "reply" else show(sec, m)
-                for line in lines:
-                    print("    %-10s %s" % (side + ":", line))
-            if why:
-                print("    allowed: %s" % why)
+            report(label, sec, what,
+                   [(side, line) for side, m in ((names[0], na),
+                                                 (names[1], nb))
+                    for line in (show_reply(m) if sec == "reply"
+                                 else show(sec, m))])
         if not diff and na and nb and "size" in na and "size" in nb and \
                 na["size"] != nb["size"]:
             sizes += 1
             print("note  %s: the same answer in %s and %s bytes (%s)" % (
                 label, na["size"], nb["size"], what))
+        if not diff and na and nb and "noreply" in na and "noreply" in nb \
+                and na["noreply"] != nb["noreply"]:
+            print("note  %s: no reply from either; %s: %s; %s: %s (%s)" % (
+                label, names[0], "; ".join(na["noreply"]), names[1],
+                "; ".join(nb["noreply"]), what))
+        if not diff and "after" in (na or {}) and "after" in (nb or {}) \
+                and na["after"] != nb["after"]:
+            print("note  %s: after the reply, %s: connection %s; %s: "
+                  "connection %s (%s)" % (label, names[0], ra.get("after"),
+                                          names[1], rb.get("after"), what))
+        if all(m and any("retrying over TCP" in w
+                         for w in m.get("warnings", ())) for m in (na, nb)):
+            followed += 1
+            print("followed  %s: truncated over UDP, retried over TCP, "
+                  "%d answer records from %s, %d from %s" % (
+                      label, len(ra["answer"]), names[0],
+                      len(rb["answer"]), names[1]))
+    if orders:
+        if not all(in_order(order, len(pcases)) for order in orders):
+            report("pipeline raw order", "order",
+                   "%d messages pipelined" % len(pcases),
+                   [(side, " ".join(str(i + 1) for i in order) or "(none)")
+                    for side, order in zip(names, orders)])
     for key in sorted(set(allow) - used):
         print("note  allow-list entry matched nothing: %s / %s" % key)
-    print("%d cases (%d kdig, %d raw): %d mismatches, %d allowed; "
-          "%d equal answers of different sizes" %
-          (len(results), len(kcases), len(rcases), bad, allowed, sizes))
+    print("%d cases (%d kdig, %d raw, %d pipelined%s): %d mismatches, "
+          "%d allowed; %d equal answers of different sizes; %d followed "
+          "over TCP" % (len(results), len(kcases), len(rcases),
+                        len(results) - len(kcases) - len(rcases),
+                        ", over TCP" if o.tcp else "", bad, allowed, sizes,
+                        followed))
     return 1 if bad else 0
 
 
