@@ -74,7 +74,7 @@ RR_VERSION := $(shell cat VERSION)
 # see the daemon's headers (below).
 CPPFLAGS += -Iinclude -Isrc/lib -Ikern -I$(BUILD)/skel -MMD -MP \
 	    -DRR_VERSION='"$(RR_VERSION)"'
-LDLIBS += -lxdp -lbpf -lelf -lz -linih -lcap-ng -lpthread -ldl
+LDLIBS += -lxdp -lbpf -lelf -lz -linih -lcap-ng -lpthread -ldl -lm
 # Only reqrouter itself talks to systemd and serves HTTP, and confines its
 # cells with a seccomp filter (libseccomp, src/daemon/seccomp.c): that
 # library also goes to the tests that link the daemon's objects.

@@ -2,7 +2,8 @@
 /*
  * reqrouterctl: talks to a running reqrouter through its control socket.
  * Sends one command, prints the JSON answer as it is (--json) or as a
- * few lines for a human; stats --watch asks again every few seconds.
+ * few lines for a human; stats --watch asks again every few seconds, and
+ * top does at a terminal.
  * Exit status: 0 done (health: ready), 1 the instance refused or is not
  * ready, 2 usage, 3 no instance to talk to. conf-check talks to no
  * instance: it runs reqrouter --check, whose exit status it has.
@@ -56,8 +57,8 @@ static const struct rr_opt opts[] = {
 	  "drain: stop once no request came for SECS (default " STR(
 		  RR_DRAIN_QUIET_S) ")" },
 	{ "watch", OPT_WATCH, NULL,
-	  "stats: ask again every SECONDS, the number after the command (default " STR(
-		  WATCH_DEFAULT_S) "), until interrupted" },
+	  "stats, top: ask again every SECONDS, the number after the command (default " STR(
+		  WATCH_DEFAULT_S) "), until interrupted; top does at a terminal" },
 	RR_OPT_VERSION_ENTRY,
 	RR_OPT_HELP_ENTRY,
 	{ 0 },
@@ -632,6 +633,79 @@ static void print_stats(const char *json)
 		print_umem(v);
 }
 
+/* A number of the reply, as a double (0 if it is not there). */
+static double json_num(const char *obj, const char *key)
+{
+	const char *v = obj ? json_get(obj, key) : NULL;
+
+	return v ? strtod(v, NULL) : 0;
+}
+
+/* One kind of a function's heavy hitters: "sources" (whose entries name
+ * a "source") or "prefixes" ("prefix"). */
+static void print_top_kind(const char *fn, const char *member,
+			   const char *entry, const char *title)
+{
+	const char *kind = json_get(fn, member), *e, *v;
+	char key[64];
+	struct jwalk w;
+	int n = 0;
+
+	if (!kind)
+		return;
+	printf("  %-40s %11s %8s %7s\n", title, "requests/s", "+-", "share");
+	json_walk(&w, json_get(kind, "top"));
+	while (json_next(&w, NULL, 0, &e)) {
+		v = json_get(e, entry);
+		key[0] = '\0';
+		if (v && *v == '"')
+			json_str(v, key, sizeof(key));
+		printf("  %-40s %11.0f %8.0f %6.1f%%\n", key,
+		       json_num(e, "requests_per_s"), json_num(e, "error"),
+		       100 * json_num(e, "share"));
+		n++;
+	}
+	if (!n)
+		printf("  none above the error bound\n");
+}
+
+/*
+ * top: per function, its requests/s as the sketch estimates them, the
+ * sampling rate and the error bound, then its top sources and prefixes.
+ */
+static void print_top(const char *json)
+{
+	const char *fns = json_get(json, "functions"), *f, *v;
+	char name[64];
+	struct jwalk w;
+
+	json_walk(&w, fns);
+	while (json_next(&w, NULL, 0, &f)) {
+		name[0] = '\0';
+		v = json_get(f, "name");
+		if (v && *v == '"')
+			json_str(v, name, sizeof(name));
+		v = json_get(f, "heavy_hitters");
+		if (!v || strncmp(v, "true", 4)) {
+			printf("%s (port %llu): heavy hitters off\n\n", name,
+			       json_u64(f, "port"));
+			continue;
+		}
+		printf("%s (port %llu): %.0f requests/s, 1 in %llu sampled, the sketch's error bound +-%.0f/s per source, +-%.0f/s per prefix",
+		       name, json_u64(f, "port"), json_num(f, "requests_per_s"),
+		       json_u64(f, "sample"),
+		       json_num(json_get(f, "sources"), "error_bound"),
+		       json_num(json_get(f, "prefixes"), "error_bound"));
+		if (json_u64(f, "candidates_lost"))
+			printf(", %llu sampled sources unread",
+			       json_u64(f, "candidates_lost"));
+		putchar('\n');
+		print_top_kind(f, "sources", "source", "source");
+		print_top_kind(f, "prefixes", "prefix", "prefix");
+		putchar('\n');
+	}
+}
+
 /* A reload: each line of what it applied and what needs a restart or
  * failed, then its summary, on stderr if not all was applied. */
 static void print_reload(const char *json, bool ok)
@@ -737,7 +811,8 @@ static const struct rr_ctlcmd *check_command(int argc, char **argv)
 	cmd = argv[optind];
 	c = rr_ctlcmd_find(cmd, strlen(cmd));
 	nargs = c ? (int)rr_ctlcmd_user_args(c) : 0;
-	if (argc - optind != 1 + nargs) {
+	if (argc - optind != 1 + nargs &&
+	    !(c && c->optional && argc - optind == 1)) {
 		if (nargs)
 			say_arguments();
 		else
@@ -806,6 +881,8 @@ static bool show(const struct rr_ctlcmd *c, const char *reply, bool json)
 		print_status(reply);
 	} else if (rr_ctlcmd_id(c) == RR_CTL_STATS) {
 		print_stats(reply);
+	} else if (rr_ctlcmd_id(c) == RR_CTL_TOP) {
+		print_top(reply);
 	} else if (rr_ctlcmd_id(c) == RR_CTL_HEALTH) {
 		if (ready)
 			printf("ready\n");
@@ -820,31 +897,31 @@ static bool show(const struct rr_ctlcmd *c, const char *reply, bool json)
 }
 
 /*
- * stats --watch [SECONDS]: the number is an operand, after the command or
- * before it (getopt moves the operands together). Taken out of argv's
+ * stats --watch [SECONDS], top [FUNCTION] --watch [SECONDS]: the number is
+ * an operand, anywhere among them (getopt moves the operands together;
+ * no command or function is named by digits). Taken out of argv's
  * operands: 0, or 2 after saying what is wrong.
  */
 static int watch_seconds(int *argc, char **argv, struct ctl_opts *o)
 {
 	int at;
 
-	if (!o->watch || *argc - optind != 2)
+	if (!o->watch || *argc - optind < 2)
 		return 0;
-	if (strspn(argv[optind + 1], "0123456789") == strlen(argv[optind + 1]))
-		at = optind + 1;
-	else if (strspn(argv[optind], "0123456789") == strlen(argv[optind]))
-		at = optind;
-	else
+	for (at = optind; at < *argc; at++)
+		if (argv[at][0] &&
+		    strspn(argv[at], "0123456789") == strlen(argv[at]))
+			break;
+	if (at == *argc)
 		return 0;
 	if (rr_parse_ulong(argv[at], 1, WATCH_MAX_S, &o->watch)) {
 		pr_warn("--watch takes seconds, 1-%d, not '%s'\n", WATCH_MAX_S,
 			argv[at]);
 		return 2;
 	}
-	if (at == optind)
-		optind++;
-	else
-		(*argc)--;
+	/* The operands after it close up, argv's NULL with them. */
+	memmove(&argv[at], &argv[at + 1], (size_t)(*argc - at) * sizeof(*argv));
+	(*argc)--;
 	return 0;
 }
 
@@ -879,9 +956,9 @@ static int watch(const struct ctl_opts *o, const struct rr_ctlcmd *c,
 			now = time(NULL);
 			if (localtime_r(&now, &tm))
 				strftime(when, sizeof(when), "%F %T", &tm);
-			printf("%sEvery %lus: reqrouterctl stats of %s, %s\n\n",
-			       tty ? "\033[H\033[2J" : "", o->watch, o->path,
-			       when);
+			printf("%sEvery %lus: reqrouterctl %s of %s, %s\n\n",
+			       tty ? "\033[H\033[2J" : "", o->watch, c->name,
+			       o->path, when);
 		}
 		ok = show(c, reply, o->json);
 		free(reply);
@@ -1008,10 +1085,15 @@ int main(int argc, char **argv)
 	c = check_command(argc, argv);
 	if (!c)
 		return 2;
-	if (o.watch && rr_ctlcmd_id(c) != RR_CTL_STATS) {
-		pr_warn("--watch goes with stats only\n");
+	if (o.watch && rr_ctlcmd_id(c) != RR_CTL_STATS &&
+	    rr_ctlcmd_id(c) != RR_CTL_TOP) {
+		pr_warn("--watch goes with stats and top only\n");
 		return 2;
 	}
+	/* top is live, as top(1) is, for a person at a terminal. */
+	if (rr_ctlcmd_id(c) == RR_CTL_TOP && !o.json && !o.watch &&
+	    isatty(STDOUT_FILENO))
+		o.watch = WATCH_DEFAULT_S;
 	if (!o.path[0] && find_socket(o.path, sizeof(o.path)))
 		return 3;
 	ret = request_line(c, rr_ctlcmd_user_args(c) ? argv[optind + 1] : NULL,

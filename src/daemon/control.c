@@ -29,6 +29,7 @@
 #include "registry.h"
 #include "service.h"
 #include "settings.h"
+#include "topk.h"
 #include "util.h"
 #include "version.h"
 
@@ -489,7 +490,8 @@ static void reload_step(struct rr_control *c, struct rr_invoker *inv,
 /*
  * One per row of rr_ctlcmds[]: answers the request with one JSON object
  * on @f. @arg is what followed the name and its space ("" for a command
- * without arguments, never empty for one with).
+ * without arguments, or whose optional ones were left out; never empty
+ * otherwise).
  */
 typedef void handler_fn(struct rr_control *c, struct rr_invoker *inv,
 			const struct rr_config *cfg, const char *arg, FILE *f);
@@ -660,6 +662,13 @@ static void cmd_unquarantine(struct rr_control *c, struct rr_invoker *inv,
 	reply(f, ret, msg);
 }
 
+/* Who calls: every function's heavy hitters, or @arg's (topk.c). */
+static void cmd_top(struct rr_control *c, struct rr_invoker *inv,
+		    const struct rr_config *cfg, const char *arg, FILE *f)
+{
+	rr_topk_json(inv, arg, f);
+}
+
 static handler_fn *const handlers[RR_CTL_NCMDS] = {
 	[RR_CTL_STATUS] = cmd_status,
 	[RR_CTL_STATS] = cmd_stats,
@@ -670,6 +679,7 @@ static handler_fn *const handlers[RR_CTL_NCMDS] = {
 	[RR_CTL_THREADS] = cmd_threads,
 	[RR_CTL_DRAIN] = cmd_drain,
 	[RR_CTL_UNQUARANTINE] = cmd_unquarantine,
+	[RR_CTL_TOP] = cmd_top,
 };
 
 /* The answer to a line that names no command: the ones there are. */
@@ -719,14 +729,16 @@ static void dispatch(struct rr_control *c, struct rr_invoker *inv,
 {
 	size_t len = strcspn(line, " ");
 	const struct rr_ctlcmd *cmd = rr_ctlcmd_find(line, len);
+	/* The name alone, where the arguments may be left out. */
+	bool bare = cmd && cmd->optional && !line[len];
 	char msg[160];
 
 	/* A command with arguments is "NAME ARGS", one without "NAME". */
-	if (!cmd || line[len] != (cmd->nargs ? ' ' : '\0')) {
+	if (!cmd || (!bare && line[len] != (cmd->nargs ? ' ' : '\0'))) {
 		reply_unknown(f, line);
 		return;
 	}
-	if (cmd->nargs && !line[len + 1]) {
+	if (cmd->nargs && !bare && !line[len + 1]) {
 		snprintf(msg, sizeof(msg), "%s needs an argument", cmd->name);
 		reply(f, -EINVAL, msg);
 		return;
@@ -749,8 +761,8 @@ static void dispatch(struct rr_control *c, struct rr_invoker *inv,
 		reply(f, -EBUSY, msg);
 		return;
 	}
-	handlers[rr_ctlcmd_id(cmd)](c, inv, cfg,
-				    cmd->nargs ? line + len + 1 : "", f);
+	handlers[rr_ctlcmd_id(cmd)](
+		c, inv, cfg, cmd->nargs && !bare ? line + len + 1 : "", f);
 }
 
 /* The reply to the line in @cl->in, ready to write. */

@@ -30,6 +30,7 @@
 #include "invoker_internal.h"
 #include "log.h"
 #include "seccomp.h"
+#include "topk.h"
 
 int rr_count_rx_queues(const char *ifname)
 {
@@ -332,6 +333,8 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	ret = rr_xdp_load(&inv->xdp, inv->mac, inv->mtu);
 	if (ret)
 		return ret;
+	/* Before any port opens: a port samples only with the pool drawn. */
+	rr_topk_open(inv);
 	ret = rr_xdp_attach(&inv->xdp, inv->ifindex, cfg->mode);
 	if (ret)
 		return ret;
@@ -614,6 +617,7 @@ void rr_invoker_destroy(struct rr_invoker *inv)
 		if (inv->umems[i].area)
 			munmap(inv->umems[i].area, inv->umems[i].size);
 	}
+	rr_topk_close(inv);
 	rr_xdp_destroy(&inv->xdp);
 	rr_localaddr_close(inv->local);
 	inv->local = NULL;

@@ -350,6 +350,9 @@ struct rr_invoker {
 	struct rr_tcp tcp;
 	/* A reload under way (slots.c), or NULL. */
 	struct rr_reload *reload;
+	/* Heavy hitters, followed from the XDP program's sketches (topk.c);
+	 * NULL if they could not be set up. */
+	struct rr_topk *topk;
 	/* The main loop's longest stretch between two waits, in which it
 	 * answered nobody (main.c): since start, and since the last GET
 	 * /metrics. */

@@ -27,6 +27,7 @@
 #include "reqrouter.skel.h" /* the allow-lists' maps: disallow() */
 #include "seccomp.h"
 #include "settings.h"
+#include "topk.h"
 #include "util.h"
 
 /*
@@ -252,6 +253,8 @@ int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 	/* Replies from XDP that would be lost: the workers answer. */
 	if (!rr_slot_in_kernel(inv, s))
 		conf.flags &= ~(RR_PORT_XDP | RR_PORT_CACHE);
+	/* Who is calling: heavy_hitters and its rate, as they are now. */
+	rr_topk_port_conf(inv, s->svc, &conf);
 	return rr_xdp_set_port(&inv->xdp, s->svc->port, &conf);
 }
 

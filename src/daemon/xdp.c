@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/utsname.h>
@@ -27,6 +28,7 @@
 #include <bpf/libbpf.h>
 #include <linux/if_link.h>
 
+#include "clock.h"
 #include "log.h"
 #include "registry.h"
 #include "reqrouter.skel.h"
@@ -69,6 +71,10 @@ int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu)
 	}
 	memcpy((void *)x->skel->rodata->if_mac, mac, 6);
 	x->skel->rodata->if_mtu = mtu;
+	/* Unknown outside: nobody can aim sources at one counter. */
+	if (getrandom(&x->hh_seed, sizeof(x->hh_seed), 0) != sizeof(x->hh_seed))
+		x->hh_seed = (uint64_t)rr_now_ns() * 0x9e3779b97f4a7c15ULL;
+	x->skel->rodata->hh_seed = x->hh_seed;
 	ret = reqrouter__load(x->skel);
 	if (ret) {
 		libbpf_strerror(ret, buf, sizeof(buf));
@@ -299,6 +305,12 @@ void rr_xdp_destroy(struct rr_xdp *x)
 	if (x->cache)
 		munmap(x->cache, x->cache_size);
 	x->cache = NULL;
+	if (x->hh)
+		munmap(x->hh, x->hh_size);
+	if (x->hh_pool)
+		munmap(x->hh_pool, x->hh_pool_size);
+	x->hh = NULL;
+	x->hh_pool = NULL;
 	for (i = 0; i < RR_MAX_SLOTS; i++) {
 		bpf_object__close(x->fn_objs[i]);
 		x->fn_objs[i] = NULL;
@@ -386,6 +398,70 @@ int rr_xdp_map_cache(struct rr_xdp *x)
 	x->cache = p;
 	x->cache_size = size;
 	return 0;
+}
+
+/* Map @fd's whole array, @size bytes of values, shared and not inherited
+ * by a fork: a cell must not write what the program samples with. */
+static void *map_shared(int fd, size_t size, size_t *mapped)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	size = (size + (size_t)page - 1) & ~((size_t)page - 1);
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (madvise(p, size, MADV_DONTFORK)) {
+		int err = errno;
+
+		munmap(p, size);
+		errno = err;
+		return NULL;
+	}
+	*mapped = size;
+	return p;
+}
+
+/* The kernel lays an array's values out 8-byte aligned: as C does. */
+_Static_assert(sizeof(struct rr_hh_sketch) % 8 == 0,
+	       "hh_sketch's entries must be laid out as an array of them");
+
+int rr_xdp_map_hh(struct rr_xdp *x)
+{
+	if (x->hh)
+		return 0;
+	x->hh_pool = map_shared(bpf_map__fd(x->skel->maps.hh_pool),
+				sizeof(struct rr_hh_pool), &x->hh_pool_size);
+	if (!x->hh_pool)
+		return -errno;
+	x->hh = map_shared(bpf_map__fd(x->skel->maps.hh_sketch),
+			   sizeof(struct rr_hh_sketch) * RR_MAX_SLOTS,
+			   &x->hh_size);
+	if (!x->hh) {
+		int ret = -errno;
+
+		munmap(x->hh_pool, x->hh_pool_size);
+		x->hh_pool = NULL;
+		return ret;
+	}
+	return 0;
+}
+
+int rr_xdp_hh_reset_cpu(struct rr_xdp *x, uint32_t slot)
+{
+	int fd = bpf_map__fd(x->skel->maps.hh_cpu), ncpus;
+	struct rr_hh_cpu *zero;
+	int ret;
+
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus <= 0 || slot >= RR_MAX_SLOTS)
+		return -EINVAL;
+	zero = calloc((size_t)ncpus, sizeof(*zero));
+	if (!zero)
+		return -ENOMEM;
+	ret = bpf_map_update_elem(fd, &slot, zero, 0) ? -errno : 0;
+	free(zero);
+	return ret;
 }
 
 int rr_xdp_set_socket(struct rr_xdp *x, uint32_t queue, uint32_t thread,

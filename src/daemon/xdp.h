@@ -26,6 +26,14 @@ struct rr_xdp {
 	/* The reply cache, mapped (RR_CACHE_ENTRIES entries). */
 	struct rr_cache_entry *cache;
 	size_t cache_size;
+	/* The heavy-hitter sketches (RR_MAX_SLOTS) and the pool of Exp(1)
+	 * variables, mapped by rr_xdp_map_hh(), and the hash's seed the
+	 * program was loaded with. */
+	struct rr_hh_sketch *hh;
+	size_t hh_size;
+	struct rr_hh_pool *hh_pool;
+	size_t hh_pool_size;
+	uint64_t hh_seed;
 };
 
 /* The oldest kernel the XDP program loads on: bpf_xdp_load_bytes() and
@@ -50,6 +58,11 @@ void rr_xdp_local_maps(const struct rr_xdp *x, int *fd_v4, int *fd_v6,
 		       int *fd_tab);
 /* Maps the reply cache into this process; 0 or -errno. */
 int rr_xdp_map_cache(struct rr_xdp *x);
+/* Maps the heavy-hitter sketches and pool into this process, never into
+ * a process it forks (a cell); 0 or -errno. */
+int rr_xdp_map_hh(struct rr_xdp *x);
+/* Every CPU's sampling state of @slot back to "sample the next request". */
+int rr_xdp_hh_reset_cpu(struct rr_xdp *x, uint32_t slot);
 /* Attaches to ifindex in the given mode, replacing a stale program of
  * ours; a foreign program is an error. */
 int rr_xdp_attach(struct rr_xdp *x, int ifindex, enum rr_xdp_mode mode);

@@ -85,6 +85,10 @@ enum rr_metrics_detail {
  * whatever reaches them: a request from one is refused (a loop guard). */
 #define RR_DEFAULT_MIN_SOURCE_PORT 1024
 
+/* Heavy hitters (src/daemon/topk.c): one request in this many sampled. */
+#define RR_DEFAULT_HH_SAMPLE 100
+#define RR_MAX_HH_SAMPLE 65536
+
 #define RR_DEFAULT_MAX_RUN_US 10000
 #define RR_MAX_MAX_RUN_US 60000000
 #define RR_DEFAULT_QUARANTINE_FAULTS 5
@@ -131,6 +135,10 @@ struct rr_service {
 	char syscalls[RR_SYSCALLS_LEN];
 	/* Served over TCP too (src/daemon/tcp.c); default: RR_FN_TCP. */
 	bool tcp;
+	/* Its requests sampled into a sketch of who calls it, one in
+	 * heavy_hitters_sample, in XDP (src/daemon/topk.c). */
+	bool heavy_hitters;
+	uint32_t heavy_hitters_sample;
 	/* The config has a [function NAME] section (an RR_FN_OPT_IN
 	 * function is served only then). */
 	bool configured;

@@ -64,6 +64,13 @@ const struct rr_ctlcmd rr_ctlcmds[RR_CTL_NCMDS] = {
 		.mutating = true,
 		.help = "a quarantined function serves again",
 	},
+	[RR_CTL_TOP] = {
+		.name = "top",
+		.args = "[FUNCTION]",
+		.nargs = 1,
+		.optional = true,
+		.help = "who calls each function: the top sources and prefixes by requests/s, live",
+	},
 };
 
 void rr_control_default_path(const char *ifname, char *path, size_t len)

@@ -36,6 +36,7 @@ enum rr_ctlcmd_id {
 	RR_CTL_THREADS,
 	RR_CTL_DRAIN,
 	RR_CTL_UNQUARANTINE,
+	RR_CTL_TOP,
 	RR_CTL_NCMDS
 };
 
@@ -54,6 +55,9 @@ struct rr_ctlcmd {
 	unsigned int nargs;
 	/* reqrouterctl fills the arguments from its own options. */
 	bool from_options;
+	/* The arguments may be left out (the request is then the name
+	 * alone); @args shows them in brackets. */
+	bool optional;
 	/* It changes the instance; else it only reads. */
 	bool mutating;
 	/* One line, for --help. */

@@ -3,7 +3,8 @@
  * Unit tests of the table of control commands (src/lib/ctlcmd.c), which
  * the daemon dispatches on and reqrouterctl prints its help from: every
  * row is complete and can be found by its name only, its arguments'
- * metavariables match their count, and the socket path rule.
+ * metavariables match their count (optional ones in brackets), and the
+ * socket path rule.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -43,6 +44,10 @@ static void test_rows_complete(void **state)
 		assert_null(strchr(c->help, '\n'));
 		assert_int_equal(words(c->args), c->nargs);
 		assert_true(!c->from_options || c->nargs);
+		/* Optional arguments are shown as such. */
+		assert_true(!c->optional ||
+			    (c->nargs && c->args[0] == '[' &&
+			     c->args[strlen(c->args) - 1] == ']'));
 		assert_int_equal(rr_ctlcmd_id(c), i);
 		for (j = 0; j < i; j++)
 			assert_string_not_equal(rr_ctlcmds[j].name, c->name);
@@ -75,6 +80,10 @@ static void test_user_args(void **state)
 	assert_int_equal(rr_ctlcmds[RR_CTL_DRAIN].nargs, 2);
 	assert_int_equal(rr_ctlcmd_user_args(&rr_ctlcmds[RR_CTL_DEPLOY]), 1);
 	assert_int_equal(rr_ctlcmd_user_args(&rr_ctlcmds[RR_CTL_HEALTH]), 0);
+	/* top takes a function's name, or none for every function. */
+	assert_int_equal(rr_ctlcmd_user_args(&rr_ctlcmds[RR_CTL_TOP]), 1);
+	assert_true(rr_ctlcmds[RR_CTL_TOP].optional);
+	assert_false(rr_ctlcmds[RR_CTL_DEPLOY].optional);
 }
 
 static void test_default_path(void **state)
