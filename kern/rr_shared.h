@@ -55,6 +55,17 @@ struct rr_port_conf {
 	 * the factor that turns a pre-drawn Exp(1) variable into the
 	 * number of requests to skip (rr_hh_skip()); 0 samples them all. */
 	__u32 hh_scale;
+	/* With RR_PORT_RL (docs/DESIGN.md, "Rate limiting"): replies per
+	 * second per source prefix as the nanoseconds between two
+	 * (1e9 / rate_limit), the burst a quiet prefix may send at once,
+	 * every how many limited requests one gets the slip reply (0:
+	 * none), and the prefix masks in memory order (the IPv6 one as
+	 * two words: the first and second half of the address). */
+	__u32 rl_interval_ns;
+	__u32 rl_burst;
+	__u32 rl_slip;
+	__u32 rl_mask_v4;
+	__u64 rl_mask_v6[2];
 };
 
 /* Only sources in the allow-lists (acl_v4/acl_v6) reach this function. */
@@ -71,6 +82,14 @@ struct rr_port_conf {
 #define RR_PORT_LOCAL_DST (1U << 4)
 /* Sampled into the function's heavy-hitter sketch (hh_cpu, hh_sketch). */
 #define RR_PORT_HH (1U << 5)
+/* Replies rate-limited per source prefix (rl_buckets), before either
+ * tier. */
+#define RR_PORT_RL (1U << 6)
+/* Its sources in rl_exempt_v4/v6 are never limited. */
+#define RR_PORT_RL_EXEMPT (1U << 7)
+/* A slipped request gets a DNS truncated reply (TC) built here and sent
+ * with XDP_TX; without it, or when XDP_TX would be lost, it is dropped. */
+#define RR_PORT_SLIP_TC (1U << 8)
 
 /*
  * Why a request got no reply, the same in both tiers: X(enum suffix, label).
@@ -97,12 +116,14 @@ enum rr_drop { RR_DROP_NONE, RR_DROPS(RR_DROP_ENUM) RR_DROP_MAX };
  * function slot), per CPU: the XDP program's answers and punts, the reply
  * cache's hits and misses, and one drop counter per enum rr_drop.
  */
-#define RR_FN_STATS(X)                                              \
-	X(XDP_RX, "xdp_rx")	    /* given to the XDP program */  \
-	X(XDP_TX, "xdp_tx")	    /* answered by it (XDP_TX) */   \
-	X(XDP_PUNT, "xdp_punt")	    /* handed on to user space */   \
-	X(CACHE_HIT, "cache_hit")   /* answered from the cache */   \
-	X(CACHE_MISS, "cache_miss") /* looked up, not answerable */ \
+#define RR_FN_STATS(X)                                                \
+	X(XDP_RX, "xdp_rx")	    /* given to the XDP program */    \
+	X(XDP_TX, "xdp_tx")	    /* answered by it (XDP_TX) */     \
+	X(XDP_PUNT, "xdp_punt")	    /* handed on to user space */     \
+	X(CACHE_HIT, "cache_hit")   /* answered from the cache */     \
+	X(CACHE_MISS, "cache_miss") /* looked up, not answerable */   \
+	X(RL_LIMITED, "rl_limited") /* over rate_limit, dropped */    \
+	X(RL_SLIPPED, "rl_slipped") /* over it, got the slip reply */ \
 	X(XDP_DROP, "xdp_drop")	    /* first of RR_DROP_MAX drop counters */
 
 #define RR_FN_STAT_ENUM(name, label) RR_FN_##name,
@@ -282,6 +303,32 @@ static __inline int rr_hh_sign(__u64 h, __u32 r)
 	return (h >> (16 * r + 15)) & 1 ? -1 : 1;
 }
 
+/*
+ * Response rate limiting (docs/DESIGN.md, "Rate limiting in XDP"): per
+ * function, RR_RL_ROWS rows of RR_RL_WIDTH buckets, a source prefix's
+ * bucket in row r picked by the seeded prefix hash's 16r..16r+11 bits.
+ * A bucket is a GCRA "theoretical arrival time" (CLOCK_MONOTONIC ns): a
+ * request conforms while it is at most (burst - 1) intervals ahead of
+ * now. A request is limited only when every row's bucket refuses it.
+ */
+#define RR_RL_ROWS 3
+#define RR_RL_WIDTH_BITS 12
+#define RR_RL_WIDTH (1U << RR_RL_WIDTH_BITS)
+
+struct rr_rl_table {
+	__u64 tat[RR_RL_ROWS][RR_RL_WIDTH];
+};
+
+/* Each CPU's count of limited requests per slot: every rl_slip-th slips. */
+struct rr_rl_cpu {
+	__u32 limited;
+	__u32 pad;
+};
+
+/* The limiter's hash of a source prefix: the sketch's hash over the
+ * masked address words, under a seed of its own. */
+#define RR_RL_SEED_XOR 0x5851f42d4c957f2dULL
+
 #define RR_MAX_ALLOW 1024 /* allow-list entries per address family */
 
 /*
@@ -369,7 +416,9 @@ static __inline __u32 rr_local_slot(__u32 folded)
 	X(TX_FUNCTION, "tx", "function")                  \
 	X(TX_CACHE, "tx", "cache")                        \
 	X(REDIRECT_PUNT, "redirect", "punted")            \
-	X(DROP_FUNCTION, "drop", "function")
+	X(DROP_FUNCTION, "drop", "function")              \
+	X(DROP_RATE_LIMITED, "drop", "rate_limited")      \
+	X(TX_SLIP, "tx", "slip")
 
 #define RR_XDP_STAT_ENUM(name, verdict, reason) RR_XDP_##name,
 enum rr_xdp_stat { RR_XDP_STATS(RR_XDP_STAT_ENUM) RR_XDP_STAT_MAX };

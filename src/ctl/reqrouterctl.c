@@ -508,7 +508,7 @@ static void print_function(const char *f)
 {
 	const char *user = json_get(f, "user"), *xdp = json_get(f, "xdp");
 	const char *cache = json_get(f, "cache"), *faults, *q, *ctrs;
-	const char *tcp = json_get(f, "tcp");
+	const char *tcp = json_get(f, "tcp"), *rl;
 	char name[64] = "?";
 	struct jwalk w;
 	const char *v;
@@ -534,6 +534,11 @@ static void print_function(const char *f)
 		      user ? json_get(user, "dropped") : NULL);
 	print_nonzero("dropped in XDP", xdp ? json_get(xdp, "dropped") : NULL);
 	print_nonzero("TCP", tcp ? json_get(tcp, "events") : NULL);
+	rl = json_get(f, "rate_limit");
+	if (rl)
+		printf("  rate limit %llu replies/s per prefix: limited %llu, slipped %llu\n",
+		       json_u64(rl, "limit"), json_u64(rl, "limited"),
+		       json_u64(rl, "slipped"));
 	faults = json_get(f, "faults");
 	if (faults)
 		printf("  faults: crash %llu, timeout %llu\n",

@@ -212,6 +212,12 @@ static const struct {
 	{ "reqrouter_cache_misses_total",
 	  "Requests of a cached function the cache could not answer.",
 	  RR_FN_CACHE_MISS, false },
+	{ "reqrouter_rate_limited_packets_total",
+	  "Requests over the function's rate_limit for their source prefix, dropped in XDP.",
+	  RR_FN_RL_LIMITED, false },
+	{ "reqrouter_rate_limit_slips_total",
+	  "Requests over the function's rate_limit answered with its slip reply from XDP.",
+	  RR_FN_RL_SLIPPED, false },
 };
 
 /* Where the counters of (queue q, slot) start in what rr_read_fn_stats()
@@ -254,8 +260,11 @@ static void write_fn_counters(struct rr_invoker *inv, FILE *out,
 	uint32_t slot;
 
 	for (slot = 0; slot < inv->nslots; slot++) {
-		if (xdp_tier ? !inv->slots[slot].tier_xdp
-			     : !inv->slots[slot].cached)
+		if (stat == RR_FN_RL_LIMITED || stat == RR_FN_RL_SLIPPED) {
+			if (!inv->slots[slot].svc->rate_limit)
+				continue;
+		} else if (xdp_tier ? !inv->slots[slot].tier_xdp
+				    : !inv->slots[slot].cached)
 			continue;
 		for (g = group_first(inv, slot, false); group_valid(inv, &g);
 		     group_next(inv, &g)) {
@@ -692,7 +701,7 @@ static void summary_in_kernel(struct rr_invoker *inv, FILE *out)
 
 	for (slot = 0; fs && slot < inv->nslots; slot++) {
 		s = &inv->slots[slot];
-		if (!s->tier_xdp && !s->cached)
+		if (!s->tier_xdp && !s->cached && !s->svc->rate_limit)
 			continue;
 		memset(sum, 0, sizeof(sum));
 		for (q = 0; q < inv->nqueues; q++)
@@ -706,10 +715,15 @@ static void summary_in_kernel(struct rr_invoker *inv, FILE *out)
 				"in XDP: %s: %lu requests, %lu replies, %lu punted to user space, %lu dropped\n",
 				s->svc->fn->name, sum[RR_FN_XDP_RX],
 				sum[RR_FN_XDP_TX], sum[RR_FN_XDP_PUNT], drops);
-		else
+		else if (s->cached)
 			fprintf(out, "reply cache: %s: %lu hits, %lu misses\n",
 				s->svc->fn->name, sum[RR_FN_CACHE_HIT],
 				sum[RR_FN_CACHE_MISS]);
+		if (s->svc->rate_limit)
+			fprintf(out,
+				"rate limit: %s: %u replies/s per prefix, %lu limited (dropped), %lu slipped\n",
+				s->svc->fn->name, s->svc->rate_limit,
+				sum[RR_FN_RL_LIMITED], sum[RR_FN_RL_SLIPPED]);
 	}
 	free(fs);
 }

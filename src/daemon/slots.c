@@ -5,6 +5,7 @@
  * swapped and retired once no worker can use them, and what changes them
  * while serving: reload and remove. Deploy is in deploy.c.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -238,6 +239,44 @@ bool rr_slot_in_kernel(const struct rr_invoker *inv, const struct rr_slot *s)
 	       (inv->xdp_tx_ok || s->svc->tier == RR_TIER_XDP);
 }
 
+/*
+ * Rate limiting as @svc says now (docs/DESIGN.md, "Rate limiting in
+ * XDP"): the interval between two replies, the burst, the slip and the
+ * prefix masks in memory order. The slip reply goes out with XDP_TX, so
+ * only where such frames are not lost (xdp_tx_ok); elsewhere a slipped
+ * request is dropped like any other limited one.
+ */
+static void rl_port_conf(const struct rr_invoker *inv,
+			 const struct rr_service *svc,
+			 struct rr_port_conf *conf)
+{
+	uint8_t m6[16] = { 0 };
+	uint32_t len = svc->rate_limit_v6_prefix, i;
+
+	conf->flags &= ~(RR_PORT_RL | RR_PORT_RL_EXEMPT | RR_PORT_SLIP_TC);
+	if (!svc->rate_limit)
+		return;
+	conf->flags |= RR_PORT_RL;
+	if (svc->nrate_limit_exempt)
+		conf->flags |= RR_PORT_RL_EXEMPT;
+	if (svc->fn->flags & RR_FN_SLIP_TC && inv->xdp_tx_ok)
+		conf->flags |= RR_PORT_SLIP_TC;
+	conf->rl_interval_ns = 1000000000U / svc->rate_limit;
+	if (!conf->rl_interval_ns)
+		conf->rl_interval_ns = 1;
+	conf->rl_burst =
+		svc->rate_limit_burst ? svc->rate_limit_burst : svc->rate_limit;
+	conf->rl_slip = svc->slip;
+	conf->rl_mask_v4 = htonl(svc->rate_limit_v4_prefix >= 32
+					 ? ~0U
+					 : ~(~0U >> svc->rate_limit_v4_prefix));
+	for (i = 0; i < 16 && len; i++) {
+		m6[i] = len >= 8 ? 0xff : (uint8_t)(0xff << (8 - len));
+		len = len >= 8 ? len - 8 : 0;
+	}
+	memcpy(conf->rl_mask_v6, m6, sizeof(m6));
+}
+
 int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 {
 	struct rr_port_conf conf = s->port_conf;
@@ -255,6 +294,7 @@ int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 		conf.flags &= ~(RR_PORT_XDP | RR_PORT_CACHE);
 	/* Who is calling: heavy_hitters and its rate, as they are now. */
 	rr_topk_port_conf(inv, s->svc, &conf);
+	rl_port_conf(inv, s->svc, &conf);
 	return rr_xdp_set_port(&inv->xdp, s->svc->port, &conf);
 }
 
@@ -352,6 +392,16 @@ int rr_open_port(struct rr_invoker *inv, uint32_t slot)
 		if (ret)
 			return ret;
 	}
+	for (i = 0; i < svc->nrate_limit_exempt; i++) {
+		ret = rr_xdp_rl_exempt(&inv->xdp, slot,
+				       &svc->rate_limit_exempt[i], true);
+		if (ret)
+			return ret;
+	}
+	/* The slot may have served another function. */
+	ret = rr_xdp_rl_reset(&inv->xdp, slot);
+	if (ret)
+		return ret;
 	ret = choose_tier(inv, slot, &conf);
 	if (ret)
 		return ret;
@@ -649,12 +699,14 @@ static void apply(struct reload *r, uint32_t slot, const struct rr_service *to,
 	struct rr_slot *s = &inv->slots[slot];
 	struct rr_service *svc = (struct rr_service *)s->svc;
 	const char *name = svc->fn->name;
-	struct rr_cidr was[RR_MAX_ALLOW_PER_FN];
-	uint32_t nwas = svc->nallow, i;
-	int allow_ret = 0, cache_ret, ret;
+	struct rr_cidr was[RR_MAX_ALLOW_PER_FN], xwas[RR_MAX_ALLOW_PER_FN];
+	uint32_t nwas = svc->nallow, nxwas = svc->nrate_limit_exempt, i;
+	int allow_ret = 0, exempt_ret = 0, cache_ret, ret;
+	bool rl_reset = false;
 	size_t k, live = 0;
 
 	memcpy(was, svc->allow, sizeof(was));
+	memcpy(xwas, svc->rate_limit_exempt, sizeof(xwas));
 	for (k = 0; k < n; k++) {
 		if (!rows[k]->live || is_key(rows[k], "enabled"))
 			continue;
@@ -662,6 +714,21 @@ static void apply(struct reload *r, uint32_t slot, const struct rr_service *to,
 		if (is_key(rows[k], "allow") && to->nallow) {
 			allow_ret = change_allow(inv, slot, was, nwas, to);
 			if (allow_ret)
+				continue;
+		}
+		/* New exemptions first: a source both lists exempt is
+		 * never limited in between; the old ones go after the
+		 * sync. */
+		if (is_key(rows[k], "rate_limit_exempt")) {
+			for (i = 0; i < to->nrate_limit_exempt && !exempt_ret;
+			     i++)
+				if (!listed(&to->rate_limit_exempt[i], xwas,
+					    nxwas))
+					exempt_ret = rr_xdp_rl_exempt(
+						&inv->xdp, slot,
+						&to->rate_limit_exempt[i],
+						true);
+			if (exempt_ret)
 				continue;
 		}
 		copy_field(rows[k], svc, to);
@@ -675,6 +742,11 @@ static void apply(struct reload *r, uint32_t slot, const struct rr_service *to,
 			r->stale[slot] = true;
 		if (is_key(rows[k], "syscalls"))
 			r->syscalls = true;
+		/* Buckets filled at the old rate could hold a prefix back
+		 * for up to a second of it: they start full. */
+		if (!strncmp(rows[k]->key, "rate_limit", 10) &&
+		    !is_key(rows[k], "rate_limit_exempt"))
+			rl_reset = true;
 	}
 	if (!live)
 		return;
@@ -689,10 +761,16 @@ static void apply(struct reload *r, uint32_t slot, const struct rr_service *to,
 		s->port_conf.flags &= ~RR_PORT_ALLOWLIST;
 	cache_ret = set_cache(inv, s);
 	ret = rr_slot_sync(inv, s);
+	if (!ret && rl_reset)
+		rr_xdp_rl_reset(&inv->xdp, slot);
 	/* No longer asked for: the old list can go. */
 	if (!ret && !svc->nallow)
 		for (i = 0; i < nwas; i++)
 			disallow(&inv->xdp, slot, &was[i]);
+	for (i = 0; !ret && !exempt_ret && i < nxwas; i++)
+		if (!listed(&xwas[i], svc->rate_limit_exempt,
+			    svc->nrate_limit_exempt))
+			rr_xdp_rl_exempt(&inv->xdp, slot, &xwas[i], false);
 	for (k = 0; k < n; k++) {
 		if (!rows[k]->live || is_key(rows[k], "enabled"))
 			continue;
@@ -700,6 +778,10 @@ static void apply(struct reload *r, uint32_t slot, const struct rr_service *to,
 			say(r, SAID_FAILED,
 			    "[function %s] allow: failed: cannot write the allow-list (%s); the old one stays",
 			    name, strerror(-allow_ret));
+		else if (is_key(rows[k], "rate_limit_exempt") && exempt_ret)
+			say(r, SAID_FAILED,
+			    "[function %s] rate_limit_exempt: failed: cannot write the exemptions (%s); the old ones stay",
+			    name, strerror(-exempt_ret));
 		else if (ret)
 			say(r, SAID_FAILED,
 			    "[function %s] %s: failed: cannot write port %u's XDP entry (%s)",

@@ -89,6 +89,12 @@ enum rr_metrics_detail {
 #define RR_DEFAULT_HH_SAMPLE 100
 #define RR_MAX_HH_SAMPLE 65536
 
+/* Response rate limiting (RR_FN_RATE_LIMITED's defaults are NSD's). */
+#define RR_DEFAULT_RATE_LIMIT 200 /* replies/s per prefix, when on */
+#define RR_MAX_RATE_LIMIT 100000000
+#define RR_DEFAULT_SLIP 2
+#define RR_MAX_SLIP 1000
+
 #define RR_DEFAULT_MAX_RUN_US 10000
 #define RR_MAX_MAX_RUN_US 60000000
 #define RR_DEFAULT_QUARANTINE_FAULTS 5
@@ -139,6 +145,17 @@ struct rr_service {
 	 * heavy_hitters_sample, in XDP (src/daemon/topk.c). */
 	bool heavy_hitters;
 	uint32_t heavy_hitters_sample;
+	/* Replies per second per source prefix (/rate_limit_v4_prefix,
+	 * /rate_limit_v6_prefix), limited in XDP; 0: off. A quiet prefix
+	 * may send rate_limit_burst at once (0: rate_limit); every slip-th
+	 * limited request gets the function's slip reply (0: none). */
+	uint32_t rate_limit;
+	uint32_t rate_limit_burst;
+	uint32_t rate_limit_v4_prefix;
+	uint32_t rate_limit_v6_prefix;
+	uint32_t slip;
+	struct rr_cidr rate_limit_exempt[RR_MAX_ALLOW_PER_FN];
+	uint32_t nrate_limit_exempt;
 	/* The config has a [function NAME] section (an RR_FN_OPT_IN
 	 * function is served only then). */
 	bool configured;

@@ -442,6 +442,60 @@ const struct rr_setting rr_fn_settings[] = {
 	  .def = RR_DEFAULT_HH_SAMPLE,
 	  .unit = "requests",
 	  .help = "one request in this many, on average, is sampled into the heavy-hitter sketch: 100 is 1 %, 1 every request" },
+	{ .key = "rate_limit",
+	  .live = true,
+	  .type = RR_SETTING_U32,
+	  SVC(rate_limit),
+	  .min = 0,
+	  .max = RR_MAX_RATE_LIMIT,
+	  .def = 0,
+	  .def_text = "200 if flagged RR_FN_RATE_LIMITED (dns), else 0",
+	  .unit = "replies/s",
+	  .help = "replies per second to one source prefix, limited in XDP before either tier; the rest are dropped or slipped; 0: no limit" },
+	{ .key = "rate_limit_burst",
+	  .live = true,
+	  .type = RR_SETTING_U32,
+	  SVC(rate_limit_burst),
+	  .min = 0,
+	  .max = RR_MAX_RATE_LIMIT,
+	  .def = 0,
+	  .def_text = "0: rate_limit (one second's worth)",
+	  .unit = "replies",
+	  .help = "how many replies a prefix that was quiet may get at once" },
+	{ .key = "rate_limit_v4_prefix",
+	  .live = true,
+	  .type = RR_SETTING_U32,
+	  SVC(rate_limit_v4_prefix),
+	  .min = 1,
+	  .max = 32,
+	  .def = 24,
+	  .unit = "bits",
+	  .help = "IPv4 sources are limited together by this prefix" },
+	{ .key = "rate_limit_v6_prefix",
+	  .live = true,
+	  .type = RR_SETTING_U32,
+	  SVC(rate_limit_v6_prefix),
+	  .min = 1,
+	  .max = 128,
+	  .def = 64,
+	  .unit = "bits",
+	  .help = "IPv6 sources are limited together by this prefix" },
+	{ .key = "slip",
+	  .live = true,
+	  .type = RR_SETTING_U32,
+	  SVC(slip),
+	  .min = 0,
+	  .max = RR_MAX_SLIP,
+	  .def = RR_DEFAULT_SLIP,
+	  .help = "every Nth rate-limited request gets the function's slip reply (dns: an empty truncated answer, which sends a real client to TCP) instead of nothing; 0: none; a function without a slip reply drops them all" },
+	{ .key = "rate_limit_exempt",
+	  .live = true,
+	  .type = RR_SETTING_CIDRS,
+	  SVC(rate_limit_exempt),
+	  SVC_COUNT(nrate_limit_exempt),
+	  .max = RR_MAX_ALLOW_PER_FN,
+	  .def_text = "none",
+	  .help = "sources never rate-limited. Repeated lines add up" },
 	{ .key = "syscalls",
 	  .live = true,
 	  .arg = "NAMES",
@@ -456,16 +510,16 @@ const size_t rr_fn_nsettings = ARRAY_SIZE(rr_fn_settings);
 
 /* A string field: replaced, or for an append row added to what the lines
  * before gave. */
-static int set_string(const struct rr_setting *s, char *field,
-		      const char *val, const char *what, char *err,
-		      size_t errlen)
+static int set_string(const struct rr_setting *s, char *field, const char *val,
+		      const char *what, char *err, size_t errlen)
 {
 	size_t have = s->append ? strlen(field) : 0, len = strlen(val);
 
 	if (have && have + 1 + len + 1 > s->size)
-		return rr_errf(err, errlen,
-			       "%s: too long with the lines before it (%zu bytes at most in all)",
-			       what, s->size - 1);
+		return rr_errf(
+			err, errlen,
+			"%s: too long with the lines before it (%zu bytes at most in all)",
+			what, s->size - 1);
 	if (have)
 		field[have++] = ' ';
 	memcpy(field + have, val, len + 1);
@@ -529,6 +583,8 @@ void rr_fn_settings_defaults(struct rr_service *svc)
 	if (svc->fn->flags & RR_FN_CLIENT_SIZED)
 		svc->max_amplification = 0;
 	svc->tcp = svc->fn->flags & RR_FN_TCP;
+	if (svc->fn->flags & RR_FN_RATE_LIMITED)
+		svc->rate_limit = RR_DEFAULT_RATE_LIMIT;
 }
 
 const struct rr_setting *rr_fn_setting_by_key(const char *key)

@@ -25,6 +25,7 @@ cat >"$RR_TMP/rr.conf" <<EOF
 [function dns]
 zone = example.com $ZONE
 max_amplification = 0
+rate_limit = 0
 EOF
 
 rr_start main -i "$TB_IF_SRV" -q 1 -c "$RR_TMP/rr.conf" --metrics-file "$M" ||

@@ -208,7 +208,7 @@ EOF
 # times the query, and larger answers would be truncated where Knot's are
 # not). So this compares the defaults.
 CONF=$RR_TMP/reqrouter.conf
-printf '[function dns]\nzone = example.com %s\n' "$ZONE" >"$CONF"
+printf '[function dns]\nzone = example.com %s\nrate_limit = 0\n' "$ZONE" >"$CONF"
 "$RR" -c "$CONF" --list >"$RR_TMP/list.out" 2>&1
 if ! grep -q '^dns ' "$RR_TMP/list.out"; then
 	bad "this build has no dns function (reqrouter --list)"

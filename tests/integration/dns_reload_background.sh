@@ -86,7 +86,7 @@ t0=$(date +%s%N)
 zone "$ZONE.1" 192.0.2.1
 zone "$ZONE.2" 192.0.2.2
 say "two zones of $RECORDS records written in $((($(date +%s%N) - t0) / 1000000)) ms"
-printf '[reqrouter]\nmetrics_listen = %s\n[function dns]\nzone = %s\n' \
+printf '[reqrouter]\nmetrics_listen = %s\n[function dns]\nzone = %s\nrate_limit = 0\n' \
 	"$LISTEN" "$ZONE" >"$CONF"
 python3 "$RR_LIB/notify_listen.py" "$NOTIFY" "$NLOG" &
 RR_BG_PIDS+=($!)

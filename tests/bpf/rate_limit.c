@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The response rate limiter (kern/reqrouter.bpf.c, rl_check) on crafted
+ * requests run through the XDP program with bpf_prog_test_run_opts(): a
+ * request that goes on is passed (the port has no socket), a limited one
+ * dropped, a slipped one sent back (XDP_TX) as DNS's truncated reply.
+ * - Burst: a quiet prefix gets rate_limit_burst requests through at
+ *   once, then nothing; another /24 is not affected.
+ * - Rate: offered faster than rate_limit for a while, a prefix gets
+ *   burst + rate x time through, within 5 %.
+ * - Slip: with slip 3 every third limited request gets the slip reply:
+ *   QR and TC set, the question echoed, every count but QDCOUNT zero,
+ *   nothing after the question; without RR_PORT_SLIP_TC none does.
+ * - Exempt prefixes are never limited, their neighbours are.
+ * - IPv6 is keyed by /64: two sources of one /64 share a bucket, one of
+ *   the next /64 does not.
+ * - rate_limit off: nothing is limited.
+ * Needs root; exits 77 (skip) otherwise.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+#include <linux/if_link.h>
+
+#include "config.h"
+#include "frames.h"
+#include "reqrouter.skel.h"
+#include "rr_shared.h"
+#include "testutil.h"
+#include "xdp.h"
+
+#define SKIP 77
+#define PORT 5353
+#define SLOT 3
+#define SPORT 40000
+
+static struct rr_xdp x;
+static int prog_fd;
+
+/* A DNS query for example.com. IN A, ID 0x1234, RD, with an OPT record
+ * after the question (which the slip reply must not carry). */
+static const uint8_t query[] =
+	"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x01" /* header */
+	"\x07"
+	"example"
+	"\x03"
+	"com"
+	"\x00\x00\x01\x00\x01"				/* example.com. A IN */
+	"\x00\x00\x29\x04\xd0\x00\x00\x00\x00\x00\x00"; /* OPT */
+#define QUESTION_END (12 + 13 + 4)
+
+struct frame {
+	uint8_t buf[256];
+	uint32_t len;
+	struct frame_layout lay;
+};
+
+static void make(struct frame *f, int family, const uint8_t *saddr)
+{
+	struct frame_spec s = { .family = family,
+				.sport = SPORT,
+				.dport = PORT,
+				.saddr = saddr,
+				.payload = query,
+				.plen = sizeof(query) - 1 };
+
+	f->len = build_frame(f->buf, sizeof(f->buf), &s, &f->lay);
+}
+
+/* Runs @f @n times (a fresh copy each, so a slip reply never feeds the
+ * next); counts the verdicts in @pass, @drop, @tx (any may be NULL), and
+ * keeps the last reply in @reply. */
+static int run(const struct frame *f, uint32_t n, uint32_t *pass,
+	       uint32_t *drop, uint32_t *tx, struct frame *reply)
+{
+	uint8_t out[256];
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = f->buf,
+			    .data_size_in = f->len, .data_out = out,
+			    .data_size_out = sizeof(out));
+
+		if (bpf_prog_test_run_opts(prog_fd, &opts))
+			return -errno;
+		if (opts.retval == XDP_PASS && pass)
+			(*pass)++;
+		else if (opts.retval == XDP_DROP && drop)
+			(*drop)++;
+		else if (opts.retval == XDP_TX) {
+			if (tx)
+				(*tx)++;
+			if (reply) {
+				memcpy(reply->buf, out, opts.data_size_out);
+				reply->len = opts.data_size_out;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Port PORT as function SLOT limited to @rate (0: off) with @burst and
+ * @slip, the prefixes /24 and /64; @flags added. */
+static void set_port(uint32_t rate, uint32_t burst, uint32_t slip,
+		     uint32_t flags)
+{
+	struct rr_port_conf conf = { .slot = SLOT,
+				     .nsocks = 1,
+				     .flags = flags,
+				     .rl_burst = burst,
+				     .rl_slip = slip,
+				     .rl_mask_v4 = htonl(0xffffff00U) };
+
+	memset(&conf.rl_mask_v6[0], 0xff, 8);
+	if (rate) {
+		conf.flags |= RR_PORT_RL;
+		conf.rl_interval_ns = 1000000000U / rate;
+	}
+	if (rr_xdp_set_port(&x, PORT, &conf))
+		t_fail("cannot set the port entry");
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void burst_and_rate(void)
+{
+	const uint8_t a[4] = { 192, 0, 2, 1 }, b[4] = { 192, 0, 2, 200 },
+		      c[4] = { 198, 51, 100, 1 }, d[4] = { 198, 51, 101, 1 };
+	uint32_t pass = 0, drop = 0, sent = 0;
+	struct frame fa, fb, fc, fd;
+	uint64_t t0, t;
+	double want;
+
+	make(&fa, AF_INET, a);
+	make(&fb, AF_INET, b);
+	make(&fc, AF_INET, c);
+	make(&fd, AF_INET, d);
+
+	t_at("burst 20 at 10/s");
+	set_port(10, 20, 0, 0);
+	run(&fa, 15, &pass, &drop, NULL, NULL);
+	run(&fb, 15, &pass, &drop, NULL, NULL);
+	if (pass != 20 || drop != 10)
+		t_fail("%u passed, %u dropped of 30 from one /24 (want 20, 10)",
+		       pass, drop);
+	pass = drop = 0;
+	run(&fc, 20, &pass, &drop, NULL, NULL);
+	if (pass != 20)
+		t_fail("another /24: %u of 20 passed", pass);
+
+	t_at("2000/s, burst 50, offered for 0.5 s");
+	set_port(2000, 50, 0, 0);
+	pass = drop = 0;
+	t0 = now_ns();
+	do {
+		run(&fd, 40, &pass, &drop, NULL, NULL);
+		sent += 40;
+		t = now_ns();
+	} while (t - t0 < 500000000ULL);
+	want = 2000.0 * (double)(t - t0) / 1e9;
+	if (pass < want * 0.95 || pass > (want + 50) * 1.05)
+		t_fail("%u of %u passed in %.3f s (want %.0f-%.0f)", pass, sent,
+		       (double)(t - t0) / 1e9, want, want + 50);
+	if (sent < pass * 2)
+		t_fail("only %u offered: not faster than the rate", sent);
+}
+
+static void slip(void)
+{
+	const uint8_t a[4] = { 203, 0, 113, 5 }, b[4] = { 203, 0, 114, 5 };
+	uint32_t pass = 0, drop = 0, tx = 0;
+	struct frame fa, fb, reply = { .len = 0 };
+	const uint8_t *p;
+	uint64_t st[RR_FN_STAT_MAX];
+
+	make(&fa, AF_INET, a);
+	make(&fb, AF_INET, b);
+	t_at("slip 3, DNS's TC reply");
+	set_port(1, 1, 3, RR_PORT_SLIP_TC);
+	run(&fa, 31, &pass, &drop, &tx, &reply);
+	if (pass != 1 || tx != 10 || drop != 20)
+		t_fail("%u passed, %u slipped, %u dropped of 31 (want 1, 10, 20)",
+		       pass, tx, drop);
+	if (reply.len != fa.lay.payload_off + QUESTION_END) {
+		t_fail("a slip reply of %u bytes, not %u", reply.len,
+		       fa.lay.payload_off + QUESTION_END);
+	} else {
+		p = reply.buf + fa.lay.payload_off;
+		if (p[0] != 0x12 || p[1] != 0x34 || p[2] != 0x83 || p[3] ||
+		    f_get16(p + 4) != 1 || f_get16(p + 6) || f_get16(p + 8) ||
+		    f_get16(p + 10))
+			t_fail("the slip header: %02x%02x %02x%02x qd %u an %u ns %u ar %u",
+			       p[0], p[1], p[2], p[3], f_get16(p + 4),
+			       f_get16(p + 6), f_get16(p + 8), f_get16(p + 10));
+		if (memcmp(p + 12, query + 12, QUESTION_END - 12))
+			t_fail("the question is not echoed");
+		if (f_get16(reply.buf + fa.lay.l4_off) != PORT ||
+		    f_get16(reply.buf + fa.lay.l4_off + 2) != SPORT)
+			t_fail("the reply's ports are not swapped");
+		if (ref_udp_check(reply.buf, AF_INET, fa.lay.l3_off,
+				  fa.lay.l4_off, 8 + QUESTION_END))
+			t_fail("the reply's UDP checksum is wrong");
+	}
+	if (rr_xdp_read_fn_stats(&x, 0, SLOT, st))
+		t_fail("cannot read the counters");
+	else if (st[RR_FN_RL_SLIPPED] < 10 || st[RR_FN_RL_LIMITED] < 20)
+		t_fail("counted %lu slipped, %lu limited",
+		       (unsigned long)st[RR_FN_RL_SLIPPED],
+		       (unsigned long)st[RR_FN_RL_LIMITED]);
+
+	t_at("slip 3 without a slip reply");
+	set_port(1, 1, 3, 0);
+	pass = drop = tx = 0;
+	run(&fb, 31, &pass, &drop, &tx, NULL);
+	if (pass != 1 || tx || drop != 30)
+		t_fail("%u passed, %u slipped, %u dropped of 31 (want 1, 0, 30)",
+		       pass, tx, drop);
+}
+
+static void exempt(void)
+{
+	const uint8_t a[4] = { 100, 64, 0, 77 }, b[4] = { 100, 64, 0, 78 };
+	struct rr_cidr c = { .family = AF_INET,
+			     .addr = { 100, 64, 0, 77 },
+			     .len = 32 };
+	uint32_t pass = 0, npass = 0;
+	struct frame fa, fb;
+
+	make(&fa, AF_INET, a);
+	make(&fb, AF_INET, b);
+	t_at("100.64.0.77/32 exempt, its /24 flooded");
+	if (rr_xdp_rl_exempt(&x, SLOT, &c, true))
+		t_fail("cannot add the exemption");
+	set_port(1, 5, 0, RR_PORT_RL_EXEMPT);
+	run(&fa, 50, &pass, NULL, NULL, NULL);
+	run(&fb, 100, &npass, NULL, NULL, NULL);
+	run(&fa, 50, &pass, NULL, NULL, NULL);
+	if (pass != 100)
+		t_fail("the exempt source: %u of 100 passed", pass);
+	if (npass != 5)
+		t_fail("its neighbour: %u of 100 passed (want the burst, 5)",
+		       npass);
+	rr_xdp_rl_exempt(&x, SLOT, &c, false);
+}
+
+static void ipv6(void)
+{
+	uint8_t a[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 7 }, b[16], c[16];
+	uint32_t pass = 0, drop = 0;
+	struct frame fa, fb, fc;
+
+	a[15] = 1;
+	memcpy(b, a, 16);
+	b[15] = 2;
+	b[8] = 0x80; /* same /64 */
+	memcpy(c, a, 16);
+	c[7] = 8; /* the next /64 */
+	make(&fa, AF_INET6, a);
+	make(&fb, AF_INET6, b);
+	make(&fc, AF_INET6, c);
+	t_at("IPv6 by /64");
+	set_port(1, 10, 0, 0);
+	run(&fa, 6, &pass, &drop, NULL, NULL);
+	run(&fb, 6, &pass, &drop, NULL, NULL);
+	if (pass != 10 || drop != 2)
+		t_fail("one /64: %u passed, %u dropped of 12 (want 10, 2)",
+		       pass, drop);
+	pass = drop = 0;
+	run(&fc, 10, &pass, &drop, NULL, NULL);
+	if (pass != 10)
+		t_fail("the next /64: %u of 10 passed", pass);
+
+	t_at("rate_limit off");
+	set_port(0, 0, 0, 0);
+	pass = 0;
+	run(&fa, 50, &pass, NULL, NULL, NULL);
+	if (pass != 50)
+		t_fail("%u of 50 passed with the limiter off", pass);
+}
+
+/* As hh_sketch.c: runs are cheap only with the program attached in
+ * driver mode, here to a veth of a private network namespace. */
+static int dispatch_once(char *why, size_t len)
+{
+	int ifindex, ret;
+
+	if (unshare(CLONE_NEWNET)) {
+		snprintf(why, len, "unshare(CLONE_NEWNET): %s",
+			 strerror(errno));
+		return -errno;
+	}
+	ret = system("ip link add rrrl0 type veth peer name rrrl1");
+	ifindex = (int)if_nametoindex("rrrl0");
+	if (ret || !ifindex) {
+		snprintf(why, len, "cannot make a veth pair");
+		return -ENODEV;
+	}
+	ret = bpf_xdp_attach(ifindex, prog_fd, XDP_FLAGS_DRV_MODE, NULL);
+	if (ret)
+		snprintf(why, len, "cannot attach in driver mode: %s",
+			 strerror(-ret));
+	return ret;
+}
+
+int main(void)
+{
+	static const uint8_t no_mac[6];
+	cpu_set_t one;
+	char why[160];
+	int ret;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (geteuid()) {
+		printf("SKIP: loading the XDP program needs root\n");
+		return SKIP;
+	}
+	/* The slip's count is per CPU. */
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+	libbpf_set_print(NULL);
+	ret = rr_xdp_load(&x, no_mac, 1500);
+	if (ret) {
+		printf("SKIP: cannot load the XDP program: %s\n",
+		       strerror(-ret));
+		return SKIP;
+	}
+	prog_fd = bpf_program__fd(x.skel->progs.reqrouter_xdp);
+	ret = dispatch_once(why, sizeof(why));
+	if (ret) {
+		printf("SKIP: %s\n", why);
+		rr_xdp_destroy(&x);
+		return SKIP;
+	}
+	burst_and_rate();
+	slip();
+	exempt();
+	ipv6();
+	rr_xdp_destroy(&x);
+	if (t_failures) {
+		fprintf(stderr, "%d check(s) failed\n", t_failures);
+		return 1;
+	}
+	printf("the rate limiter limited what it must\n");
+	return 0;
+}

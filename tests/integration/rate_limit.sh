@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Response rate limiting in XDP, on the bed, with dns's bare defaults
+# (rate_limit 200 replies/s per /24, burst 200, slip 2): a flood of 4000
+# queries/s from eight addresses of one /24 gets at most rate x time +
+# burst answers (5 % slack), the rest dropped or slipped (TC replies,
+# about one limited query in two), while a client in another /24 at
+# 50 queries/s gets at least 99 % answered. The limited and slipped
+# queries are counted in the metrics and in reqrouterctl stats. A reload
+# to rate_limit = 50 takes effect at once.
+cd "$(dirname "$0")/../.." || exit 1
+source tests/integration/lib/common.sh
+
+CTL=$BUILD/reqrouterctl
+[ -x "$CTL" ] || die "no binary at $CTL (run make first)"
+FLOOD=$RR_LIB/rl_flood.py
+
+# The defaults, all of them: the in-kernel tier and the reply cache too.
+RR_TIER=auto
+RR_CACHE=yes
+rr_bed 2
+SOCK=/run/reqrouter/$TB_IF_SRV.sock
+M=$RR_TMP/metrics.prom
+CONF=$RR_TMP/rl.conf
+# The flood's addresses, in a /24 of their own, inside the test bed only.
+SRCS=()
+for i in 2 3 4 5 6 7 8 9; do
+	tb_cli ip addr add "198.18.1.$i/24" dev "$TB_IF_CLI" ||
+		die "cannot add 198.18.1.$i"
+	SRCS+=(--flood "198.18.1.$i")
+done
+
+py() { json_eval "$@"; }
+# flood SECONDS: the flood and the client; JSON in $RR_TMP/flood.json.
+flood() {
+	tb_cli python3 "$FLOOD" --dst "$TB_IP4_SRV" --port 53 \
+		--duration "$1" "${SRCS[@]}" --flood-rate 4000 \
+		--client "$TB_IP4_CLI" --client-rate 50 >"$RR_TMP/flood.json" ||
+		die "the flood did not run"
+	sed 's/^/    /' "$RR_TMP/flood.json"
+}
+f() { py "$1" "$RR_TMP/flood.json"; }
+
+printf '[function dns]\nzone = example.com %s/configs/example.zone\n' \
+	"$PWD" >"$CONF"
+rr_start rl -c "$CONF" -i "$TB_IF_SRV" -q 2 --metrics-file "$M" ||
+	die "reqrouter did not start"
+
+say "== 4 s of flood from 198.18.1.0/24 at 4000/s, a client at 50/s"
+flood 4
+secs=$(f 'd["seconds"]')
+sent=$(f 'd["flood"]["sent"]')
+ans=$(f 'd["flood"]["answers"]')
+slips=$(f 'd["flood"]["slips"]')
+max=$(py "int((200 * $secs + 200) * 1.05)" - <<<'{}')
+check "the flood sent at least 12000 queries ($sent)" test "$sent" -ge 12000
+check "the flood got at most $max answers ($ans)" test "$ans" -le "$max"
+check "the flood got answers, the burst at least ($ans)" test "$ans" -ge 200
+lim=$((sent - ans))
+check "about one limited query in two slipped ($slips of $lim)" \
+	test $((slips * 10)) -ge $((lim * 3)) -a $((slips * 10)) -le $((lim * 7))
+csent=$(f 'd["client"]["sent"]')
+cans=$(f 'd["client"]["answers"]')
+check "the client got at least 99 % answered ($cans of $csent)" \
+	test $((cans * 100)) -ge $((csent * 99))
+
+rr_metrics_fresh "$M"
+limited=$(metric "$M" reqrouter_rate_limited_packets_total 'function="dns"')
+slipped=$(metric "$M" reqrouter_rate_limit_slips_total 'function="dns"')
+check "metrics: the limited queries counted (${limited:-none})" \
+	test "${limited:-0}" -ge $((lim - slips - lim / 10))
+check "metrics: the slips counted (${slipped:-none})" \
+	test "${slipped:-0}" -ge "$slips"
+"$CTL" --control "$SOCK" stats >"$RR_TMP/stats.txt" 2>&1
+check "reqrouterctl stats: dns's rate limit, limited and slipped" \
+	grep -qE '^  rate limit 200 replies/s per prefix: limited [1-9][0-9]*, slipped [1-9]' \
+	"$RR_TMP/stats.txt"
+
+say "== reload: rate_limit = 50"
+printf 'rate_limit = 50\n' >>"$CONF"
+"$CTL" --control "$SOCK" reload >"$RR_TMP/reload.out" 2>&1
+check_eq "reload: exit 0" 0 $?
+check "reload: rate_limit applied" \
+	grep -qF '[function dns] rate_limit: applied' "$RR_TMP/reload.out"
+flood 3
+secs=$(f 'd["seconds"]')
+ans=$(f 'd["flood"]["answers"]')
+max=$(py "int((50 * $secs + 50) * 1.05)" - <<<'{}')
+check "the flood got at most $max answers at 50/s ($ans)" test "$ans" -le "$max"
+check "the flood got its burst at least ($ans)" test "$ans" -ge 50
+csent=$(f 'd["client"]["sent"]')
+cans=$(f 'd["client"]["answers"]')
+check "the client still got at least 99 % answered ($cans of $csent)" \
+	test $((cans * 100)) -ge $((csent * 99))
+
+rr_kill_wait TERM 5
+check_eq "SIGTERM: exit 0" 0 "$RR_RC"
+finish
