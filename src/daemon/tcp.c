@@ -78,7 +78,7 @@ struct conn {
 	uint32_t in_off, in_len, in_cap; /* bytes in[in_off..in_len) */
 	uint8_t *out;
 	uint32_t out_off, out_len, out_cap; /* unsent: out[out_off..out_len) */
-	uint64_t active_ns; /* the last message or reply done */
+	uint64_t active_ns;		    /* the last message or reply done */
 	uint64_t in_since;  /* a message under way since; 0: none */
 	uint64_t out_since; /* replies unsent, no progress since; 0: none */
 	uint32_t events;    /* as armed in epoll */
@@ -238,8 +238,9 @@ int rr_tcp_sync(struct rr_invoker *inv)
 			pr_warn("function '%s': cannot listen on TCP port %u: %s; %s\n",
 				inv->slots[slot].svc->fn->name,
 				inv->slots[slot].svc->port, strerror(-fd),
-				inv->ready ? "it is served over UDP only"
-					   : "tcp = no in its section serves it over UDP only");
+				inv->ready
+					? "it is served over UDP only"
+					: "tcp = no in its section serves it over UDP only");
 			if (!ret)
 				ret = fd;
 			continue;
@@ -515,9 +516,9 @@ static bool make_room(struct conn *c)
 		c->in_len = avail;
 		c->in_off = 0;
 	}
-	want = avail >= FRAME_HDR ? FRAME_HDR + ((uint32_t)c->in[0] << 8 |
-						 c->in[1])
-				  : 512;
+	want = avail >= FRAME_HDR
+		       ? FRAME_HDR + ((uint32_t)c->in[0] << 8 | c->in[1])
+		       : 512;
 	if (want < 512)
 		want = 512;
 	if (want <= c->in_cap)
@@ -809,14 +810,13 @@ static void loop_run(struct loop *l)
 
 	while (!__atomic_load_n(&live->stop, __ATOMIC_RELAXED)) {
 		/* A quiescent point: no instance of before is held. */
-		__atomic_store_n(&l->rep->seen_epoch,
-				 __atomic_load_n(&l->inv->epoch,
-						 __ATOMIC_SEQ_CST),
-				 __ATOMIC_RELEASE);
+		__atomic_store_n(
+			&l->rep->seen_epoch,
+			__atomic_load_n(&l->inv->epoch, __ATOMIC_SEQ_CST),
+			__ATOMIC_RELEASE);
 		l->now = rr_now_ns();
-		if (!l->retiring &&
-		    __atomic_load_n(&live->tcp_retire[l->li],
-				    __ATOMIC_ACQUIRE)) {
+		if (!l->retiring && __atomic_load_n(&live->tcp_retire[l->li],
+						    __ATOMIC_ACQUIRE)) {
 			l->retiring = true;
 			stop_accepting(l);
 			retire_end = l->now + ms_ns(RETIRE_MAX_MS);
@@ -966,7 +966,8 @@ static int confine(struct loop *l)
 		munmap(inv->xdp.cache, inv->xdp.cache_size);
 	for (li = 0; li < RR_TCP_LOOPS; li++)
 		if (li != l->li)
-			munmap(&inv->tcp.reports[li], sizeof(inv->tcp.reports[li]));
+			munmap(&inv->tcp.reports[li],
+			       sizeof(inv->tcp.reports[li]));
 	return 0;
 }
 
@@ -1079,7 +1080,8 @@ static void loop_ended(struct rr_invoker *inv, uint32_t li, int st,
 		for (k = 0; k < sizeof(t->done[slot]) / sizeof(uint64_t); k++)
 			d[k] += rr_stat_read(&s[k]);
 		for (c = 0; c < RR_FN_MAX_COUNTERS; c++)
-			t->done_fn[slot][c] += rr_stat_read(&r->fn_counters[slot][c]);
+			t->done_fn[slot][c] +=
+				rr_stat_read(&r->fn_counters[slot][c]);
 	}
 	l->running = false;
 	l->pid = 0;
@@ -1115,7 +1117,8 @@ bool rr_tcp_reaped(struct rr_invoker *inv, pid_t pid, int status)
 	uint32_t li;
 
 	for (li = 0; li < RR_TCP_LOOPS; li++)
-		if (inv->tcp.loops[li].running && inv->tcp.loops[li].pid == pid) {
+		if (inv->tcp.loops[li].running &&
+		    inv->tcp.loops[li].pid == pid) {
 			loop_ended(inv, li, status, false);
 			return true;
 		}
@@ -1165,8 +1168,8 @@ static bool watch(struct rr_invoker *inv, uint32_t li, uint64_t now)
 	if (!limit || now - l->sv_since_ns < limit)
 		return calls;
 	if (cells) {
-		if (rr_cell_ran_out(l->pid, l->sv_since_ns,
-				    l->sv_since_cpu_ns, limit, now))
+		if (rr_cell_ran_out(l->pid, l->sv_since_ns, l->sv_since_cpu_ns,
+				    limit, now))
 			kill_cell(inv, li, true);
 	} else if (!l->sv_warned) {
 		l->sv_warned = true;
@@ -1227,7 +1230,6 @@ void rr_tcp_stop(struct rr_invoker *inv)
 	struct rr_tcp *t = &inv->tcp;
 	uint32_t li, slot, tries;
 	int st;
-
 
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += JOIN_S;
@@ -1293,7 +1295,8 @@ uint64_t rr_tcp_fn_counter(struct rr_invoker *inv, uint32_t slot, uint32_t c)
 
 	for (li = 0; t->reports && li < RR_TCP_LOOPS; li++)
 		if (t->loops[li].running)
-			sum += rr_stat_read(&t->reports[li].fn_counters[slot][c]);
+			sum += rr_stat_read(
+				&t->reports[li].fn_counters[slot][c]);
 	return sum;
 }
 

@@ -50,9 +50,9 @@ struct rr_tcp_stats {
  * each, checked before use like a worker's report.
  */
 struct rr_tcp_report {
-	uint64_t call_seq;  /* odd while inside a function */
-	uint32_t call_slot; /* the function it is in */
-	uint32_t open;	    /* connections open now */
+	uint64_t call_seq;   /* odd while inside a function */
+	uint32_t call_slot;  /* the function it is in */
+	uint32_t open;	     /* connections open now */
 	uint64_t seen_epoch; /* as a worker's: no older instance held */
 	struct rr_tcp_stats stats[RR_MAX_SLOTS];
 	uint64_t fn_counters[RR_MAX_SLOTS][RR_FN_MAX_COUNTERS];
@@ -79,9 +79,9 @@ struct rr_tcp {
 	const struct rr_service *failed[RR_MAX_SLOTS];
 	struct rr_tcp_report *reports; /* [RR_TCP_LOOPS], shared */
 	struct rr_tcp_loop loops[RR_TCP_LOOPS];
-	int cur;		 /* the loop serving, or -1 */
-	uint64_t next_start_ns;	 /* after a crash: not before */
-	bool unconfined;	 /* its cell could not confine itself: said */
+	int cur;		/* the loop serving, or -1 */
+	uint64_t next_start_ns; /* after a crash: not before */
+	bool unconfined;	/* its cell could not confine itself: said */
 	/* What loops that ended had counted, so that totals never fall. */
 	struct rr_tcp_stats done[RR_MAX_SLOTS];
 	uint64_t done_fn[RR_MAX_SLOTS][RR_FN_MAX_COUNTERS];

@@ -46,8 +46,8 @@ enum rr_tier {
 	RR_TIER_USER, /* always by the C function, in user space */
 };
 
-#define RR_DRAIN_TIMEOUT_S 30	/* a drain ends after this at the latest */
-#define RR_DRAIN_QUIET_S 2	/* ... or after this long without requests */
+#define RR_DRAIN_TIMEOUT_S 30 /* a drain ends after this at the latest */
+#define RR_DRAIN_QUIET_S 2    /* ... or after this long without requests */
 /* TCP (src/daemon/tcp.c): connections in all and per source address, and
  * how long one may idle, or take over a message or a reply. Knot DNS's
  * tcp-idle-timeout and tcp-io-timeout are 10 s and 500 ms. */

@@ -375,16 +375,15 @@ static void test_tcp_and_syscalls(void **state)
 	assert_int_equal(cfg.tcp_io_timeout_ms, RR_DEFAULT_TCP_IO_MS);
 	assert_string_equal(service("reverse")->syscalls, "");
 
-	path = t_write_file("/tmp/rr-test-conf",
-			    "[reqrouter]\n"
-			    "tcp_max_connections = 10\n"
-			    "tcp_max_per_source = 2\n"
-			    "tcp_idle_timeout = 500\n"
-			    "tcp_io_timeout = 100\n"
-			    "[function reverse]\n"
-			    "tcp = yes\n"
-			    "syscalls = openat\n"
-			    "syscalls = read close\n");
+	path = t_write_file("/tmp/rr-test-conf", "[reqrouter]\n"
+						 "tcp_max_connections = 10\n"
+						 "tcp_max_per_source = 2\n"
+						 "tcp_idle_timeout = 500\n"
+						 "tcp_io_timeout = 100\n"
+						 "[function reverse]\n"
+						 "tcp = yes\n"
+						 "syscalls = openat\n"
+						 "syscalls = read close\n");
 	assert_int_equal(PARSE("-i", "eth0", "-c", path), RR_OPTS_RUN);
 	assert_true(service("reverse")->tcp);
 	assert_false(service("echo")->tcp);
