@@ -247,9 +247,10 @@ help:
 	@echo 'make sandbox             = tools/sandbox up: a bed that stays, reqrouter serving'
 	@echo '                         functions/ on it (tools/sandbox down removes it)'
 	@echo 'make test                install its packages, make lint, build, run every test'
-	@echo '                         tier, then the unit and invoker tests again under'
-	@echo '                         ASan/UBSan'
+	@echo '                         tier, then the unit tests and those in tests/run.sh'
+	@echo '                         SAN_TESTS again under ASan/UBSan; builds on every CPU'
 	@echo 'make tests-build         build what make test runs: all, the tests, man pages'
+	@echo 'make tests-build-san     with SAN=1: what make test runs under ASan/UBSan'
 	@echo 'make test-fresh          make demo and make test on a minimal Debian 12'
 	@echo '                         root made with debootstrap (tools/test-fresh)'
 	@echo 'make test-scale          three anycast hosts behind a router: BGP, BFD,'
@@ -510,15 +511,22 @@ $(BUILD)/bpf $(BUILD)/skel $(BUILD)/tests $(BUILD)/gen $(BUILD)/man:
 	$(Q)mkdir -p $@
 
 tests-build: all $(TESTS) man
-.PHONY: tests-build
+# What the sanitizer pass of make test runs (tests/run.sh): no man pages,
+# and of the tools only the load generator.
+tests-build-san: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(BUILD)/rrload \
+	$(BPF_OBJS) $(MODULES) $(TEST_MODULES) $(TESTS)
+.PHONY: tests-build tests-build-san
 
+# make test builds and lints on every CPU, unless it was given -j itself.
+TEST_JOBS = $(if $(findstring -j,$(MAKEFLAGS)),,\
+	-j$(shell nproc 2>/dev/null || echo 1))
 # The static checks first (seconds, and a failure needs no build), then
 # every tier against the normal build, then again under ASan/UBSan.
 test:
 	$(Q)tools/install-deps.sh test
-	$(Q)$(MAKE) --no-print-directory lint
-	$(Q)$(MAKE) --no-print-directory tests-build
-	$(Q)$(MAKE) --no-print-directory SAN=1 tests-build
+	$(Q)$(MAKE) --no-print-directory $(TEST_JOBS) --output-sync=target lint
+	$(Q)$(MAKE) --no-print-directory $(TEST_JOBS) tests-build
+	$(Q)$(MAKE) --no-print-directory $(TEST_JOBS) SAN=1 tests-build-san
 	$(Q)BUILD=build SAN_BUILD=build/san tests/run.sh
 
 # The README's set-up on a minimal Debian 12 root: catches a missing
@@ -565,9 +573,15 @@ format-check:
 
 # -x: follow the files the scripts source (tools/testbed.sh, tools/lib/*.sh,
 # common.sh), run from the top directory as the scripts' source lines expect.
-shellcheck:
+# One stamp per script, so make -j checks them side by side and a script
+# is checked again only when it, or a file it may source, has changed.
+SH_LIBS := $(wildcard tools/testbed.sh tools/lib/*.sh tests/*/lib/*.sh)
+SH_STAMPS := $(patsubst %,$(BUILD)/shellcheck/%.ok,$(SH_SCRIPTS))
+$(BUILD)/shellcheck/%.ok: % $(SH_LIBS)
+	@mkdir -p $(@D)
+	$(Q)shellcheck -x $< && touch $@
+shellcheck: $(SH_STAMPS)
 	$(call msg,SHCHECK,$(words $(SH_SCRIPTS)) scripts)
-	$(Q)shellcheck -x $(SH_SCRIPTS)
 
 lint: format-check shellcheck
 

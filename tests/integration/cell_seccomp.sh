@@ -111,11 +111,11 @@ check_eq "every cell is in seccomp filter mode" "$CELLS of $CELLS" \
 check_eq "the main process is not" 0 "$(status_of "$RR_PID" Seccomp)"
 all_answer "default list"
 mapfile -t before < <(pgrep -P "$RR_PID")
-say "rrload on reverse and echo at 6000/s for 4 s, sizes 1-1400"
-rr_load_bg "$RR_TMP/load.json" -p 1232,7 -c 16 -r 6000 -d 4 -l 1-1400
+say "rrload on reverse and echo at 6000/s for 2 s, sizes 1-1400"
+rr_load_bg "$RR_TMP/load.json" -p 1232,7 -c 16 -r 6000 -d 2 -l 1-1400
 wait "$LOAD_PID"
 check_eq "rrload exits 0" 0 "$?"
-rr_load_checks "$RR_TMP/load.json" 22000 "under load: "
+rr_load_checks "$RR_TMP/load.json" 11000 "under load: "
 check_eq "no cell died under load, none was replaced" \
 	"0 ${before[*]}" \
 	"$(grep -c 'crashed\|died outside' "$RR_ERR") $(pgrep -P "$RR_PID" | tr '\n' ' ' | sed 's/ $//')"

@@ -93,6 +93,8 @@ sleep 0.3
 kill -TERM "$RR_PID"
 rr_wait_exit 3
 check_eq "a second SIGTERM stops at once: exit 0" 0 "$RR_RC"
+# Its load, unanswered from here on, is not what is checked.
+kill -INT "$LOAD" 2>/dev/null
 wait "$LOAD"
 
 # A drain whose requests never stop ends at its timeout.
@@ -108,6 +110,8 @@ check "it ended at its timeout (${took}s, requests still coming)" \
 rr_wait_exit 3
 check_eq "exit 0 at the timeout" 0 "$RR_RC"
 check "it logged the timeout" grep -q "drain timeout (2000 ms)" "$RR_ERR"
+check "the requests were still coming when it ended" kill -0 "$LOAD"
+kill -INT "$LOAD" 2>/dev/null
 wait "$LOAD"
 
 out=$("$CTL" --control "$SOCK" --quiet 5 --timeout 2 drain 2>&1)

@@ -21,7 +21,7 @@ rr_start main -i "$TB_IF_SRV" -q $QUEUES -t 1 --metrics-file "$M" \
 	--metrics-detail socket ||
 	die "reqrouter -q $QUEUES -t 1 did not start"
 
-tb_cli_bg "$BUILD/rrload" -s "$TB_IP4_SRV" -p 1232,7 -c 64 -r 20000 -d 16 \
+tb_cli_bg "$BUILD/rrload" -s "$TB_IP4_SRV" -p 1232,7 -c 64 -r 20000 -d 12 \
 	-l 1-1400 --timeout 1000 -q --json "$RR_TMP/load.json"
 LOAD=$TB_PID
 RR_BG_PIDS+=("$LOAD")
@@ -33,17 +33,18 @@ for n in "${STEPS[@]}"; do
 	else
 		say "    threads $n: $out"
 	fi
-	sleep 0.5
+	sleep 0.3
 done
 check_eq "${#STEPS[@]} steps, each accepted" ${#STEPS[@]} "$done_ok"
+check "the load ran through every step" kill -0 "$LOAD"
 check_eq "status shows the last count" 1 \
 	"$("$CTL" --control "$SOCK" --json status | json_get - threads)"
 wait "$LOAD"
 check_eq "rrload: exit 0" 0 $?
-rr_load_checks "$RR_TMP/load.json" 250000
+rr_load_checks "$RR_TMP/load.json" 200000
 
 # Every thread there ever was got requests on every queue.
-sleep 1.2
+rr_metrics_fresh "$M" || bad "the metrics file was not rewritten within 3 s"
 for t in 1 2 3; do
 	rx=$(metric "$M" reqrouter_rx_packets_total "thread=\"$t\"")
 	check "thread $t served requests ($rx)" [ "$rx" -gt 0 ]

@@ -159,14 +159,18 @@ check_eq "nsid = 0xHEX: the same NSID as the text gave" \
 	"$(kd $DNSPORT +nsid www.example.com A | grep 'NSID:')"
 
 say "== max_amplification: 0 is dns's default, 3 applies"
+# reloads: the reloads reqrouter has logged; reloads_above N: more than N.
+reloads() { grep -c 'reload: .* re-initialised' "$RR_ERR"; }
+# shellcheck disable=SC2317 # called through wait_for
+reloads_above() { [ "$(reloads)" -gt "$1" ]; }
 # reloaded NAME LINE: LINE appended to the config, a reload; its summary
 # line in $RR_TMP/NAME.log.
 reloaded() {
 	local n
-	n=$(grep -c 'reload: .* re-initialised' "$RR_ERR")
+	n=$(reloads)
 	printf '%s\n' "$2" >>"$CONF"
 	kill -HUP "$RR_PID"
-	wait_for 5 test "$(grep -c 'reload: .* re-initialised' "$RR_ERR")" -gt "$n"
+	wait_for 5 reloads_above "$n"
 	grep 'reload: .* re-initialised' "$RR_ERR" | sed -n "$((n + 1))p" \
 		>"$RR_TMP/$1.log"
 	sed 's/^/    /' "$RR_TMP/$1.log"

@@ -43,13 +43,22 @@ tb_cli ip route add 192.0.2.0/24 via "$TB_IP4_SRV" || die "client route"
 tb_cli ip route add 198.51.100.0/24 via "$TB_IP4_SRV" || die "client route"
 tb_cli ip -6 route add 2001:db8::/64 via "$TB_IP6_SRV" || die "client route"
 
-ask() { # WHAT ADDR all|none: 20 requests each to reverse and echo
-	local what=$1 addr=$2 expect=$3 port
-	for port in 1232:reverse 7:echo; do
-		check "$what (${port#*:})" tb_cli python3 $GP ask "$addr" "${port%:*}" \
-			--func "${port#*:}" -n 20 --timeout 0.5 --expect "$expect"
+ask() { # WHAT ADDR all|none: 20 requests each to reverse and echo, side by side
+	local what=$1 addr=$2 expect=$3 fn pid=() rc
+	for fn in reverse echo; do
+		tb_cli python3 $GP ask "$addr" "$(fn_port $fn)" --func $fn -n 20 \
+			--timeout 0.5 --expect "$expect" >"$RR_TMP/ask.$fn" 2>&1 &
+		pid+=($!)
+	done
+	for fn in reverse echo; do
+		wait "${pid[0]}"
+		rc=$?
+		pid=("${pid[@]:1}")
+		cat "$RR_TMP/ask.$fn"
+		check "$what ($fn)" test $rc -eq 0
 	done
 }
+fn_port() { if [ "$1" = echo ]; then echo 7; else echo 1232; fi; }
 not_local() {
 	metric "$M" reqrouter_xdp_packets_total 'verdict="pass"' 'reason="not_local"'
 }
@@ -115,11 +124,11 @@ check_eq "metrics: those counted as pass/not_local" $want \
 		'reason="not_local"' -- $want)"
 
 say "== the VIP removed while serving, then added again"
-tb_cli_bg python3 $RR_LIB/guard_probe.py watch $VIP4 1232 --duration 5 \
+tb_cli_bg python3 $RR_LIB/guard_probe.py watch $VIP4 1232 --duration 4 \
 	--interval 0.02 --log "$RR_TMP/watch.log" >"$RR_TMP/watch.out"
 WATCH=$TB_PID
 RR_BG_PIDS+=("$WATCH")
-sleep 1.5
+sleep 0.5
 t_del=$(date +%s.%N)
 tb_srv ip addr del $VIP4/32 dev lo
 sleep 1.7

@@ -65,17 +65,17 @@ m() { metric "$M" "$@"; }
 
 check "before: 100 IPv4 + 100 IPv6 requests answered" serves 100 --timeout 3
 
-say "== overload: rrload 64 sockets x 64 in flight x 1400 B, plus the XDP engine's flood, 5 s"
+say "== overload: rrload 64 sockets x 64 in flight x 1400 B, plus the XDP engine's flood, 3 s"
 tb_cli_bg "$RRLOAD" -s "$TB_IP4_SRV" -p 1232 -c 64 -w 64 -l 1400 \
-	-d 5 -q --json "$RR_TMP/sock.json" >"$RR_TMP/sock.out" 2>&1
+	-d 3 -q --json "$RR_TMP/sock.json" >"$RR_TMP/sock.out" 2>&1
 SOCK_PID=$TB_PID
 RR_BG_PIDS+=("$SOCK_PID")
 tb_cli_bg "$RRLOAD" --engine xdp -i "$TB_IF_CLI" -s "$TB_IP4_SRV" \
-	-p 1232 -l 64 -d 5 -q --json "$RR_TMP/xdp.json" >"$RR_TMP/xdp.out" 2>&1
+	-p 1232 -l 64 -d 3 -q --json "$RR_TMP/xdp.json" >"$RR_TMP/xdp.out" 2>&1
 XDP_PID=$TB_PID
 RR_BG_PIDS+=("$XDP_PID")
 # -b 4 and two function sockets: a worker holds at most 8 frames.
-python3 $HM watch "$M" --seconds 6 --max-worker 8 >"$RR_TMP/watch.out"
+python3 $HM watch "$M" --seconds 4 --max-worker 8 >"$RR_TMP/watch.out"
 wrc=$?
 for p in $SOCK_PID $XDP_PID; do
 	for _ in $(seq 150); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
@@ -126,7 +126,7 @@ for side in server client; do
 	fi
 	say "== the $side's link ($dev) down for 1 s and up again, under load"
 	tb_cli_bg "$RRLOAD" -s "$TB_IP4_SRV" -p 1232,7 -c 16 -w 4 \
-		-l 1-1400 -d 4 -q --timeout 500 --json "$RR_TMP/link.json" \
+		-l 1-1400 -d 3 -q --timeout 500 --json "$RR_TMP/link.json" \
 		>"$RR_TMP/link.out" 2>&1
 	LINK_PID=$TB_PID
 	RR_BG_PIDS+=("$LINK_PID")

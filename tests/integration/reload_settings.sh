@@ -133,7 +133,8 @@ suite() {
 	conf "[reqrouter]\nbatch = 32\n${KV}[function kv]\nallow = 192.0.2.1\n"
 	n=$(reloads)
 	kill -HUP "$RR_PID"
-	wait_for 5 test "$(reloads)" -gt "$n"
+	check "$iso: SIGHUP: the reload is over within 5 s" \
+		wait_for 5 reloads_above "$n"
 	check "$iso: SIGHUP logs what it applied" \
 		grep -qF "reload: [function kv] allow: applied" "$RR_ERR"
 	check_eq "$iso: ... and what needs a restart, once more" 2 \
@@ -151,8 +152,11 @@ suite() {
 	check_eq "$iso: SIGTERM: exit 0" 0 "$RR_RC"
 }
 
-# reloads: the reloads reqrouter has logged (one summary line each).
+# reloads: the reloads reqrouter has logged (one summary line each);
+# reloads_above N: more than N.
 reloads() { grep -c 'reload: [0-9]* functions\? re-initialised' "$RR_ERR"; }
+# shellcheck disable=SC2317 # called through wait_for
+reloads_above() { [ "$(reloads)" -gt "$1" ]; }
 
 suite cell
 suite thread

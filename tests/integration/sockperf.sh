@@ -4,7 +4,7 @@
 # The sockperf function against the real sockperf client (Debian's
 # sockperf), as a user measuring reqrouter would run it: reqrouter -q 2 in
 # the server namespace with [function sockperf] enabled, sockperf in the
-# client namespace for 2 s a run, bounded by timeout and by a message rate
+# client namespace for 1 s a run, bounded by timeout and by a message rate
 # where the client would otherwise send flat out.
 #
 # - ping-pong --data-integrity: every message answered byte for byte
@@ -21,7 +21,7 @@ source tests/integration/lib/common.sh
 
 QUEUES=2
 PORT=11111
-SECS=2
+SECS=1
 
 rr_bed $QUEUES
 command -v sockperf >/dev/null ||
@@ -57,7 +57,7 @@ srv() { metric "$M" "$@" "port=\"$PORT\""; }
 # snapshot: the server's counters, once the metrics file has caught up
 # with everything sent so far (it is rewritten every second).
 snapshot() {
-	sleep 1.5
+	rr_metrics_fresh "$M" || bad "the metrics file was not rewritten within 3 s"
 	RX=$(srv reqrouter_rx_packets_total)
 	TX=$(srv reqrouter_tx_packets_total)
 	NOREPLY=$(srv reqrouter_dropped_packets_total 'reason="no_reply"')

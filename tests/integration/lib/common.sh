@@ -75,10 +75,10 @@ rr_start() {
 	[ "$RR_CACHE" = no ] && tier+=(--no-cache)
 	tb_srv_bg "$RR" "${tier[@]}" "$@" >"$RR_OUT" 2>"$RR_ERR"
 	RR_PID=$TB_PID
-	for ((i = 0; i < 150; i++)); do
+	for ((i = 0; i < 750; i++)); do
 		grep -q 'ready on' "$RR_ERR" 2>/dev/null && return 0
 		kill -0 "$RR_PID" 2>/dev/null || break
-		sleep 0.1
+		sleep 0.02
 	done
 	say "reqrouter did not get ready; its stderr:"
 	sed 's/^/    /' "$RR_ERR"
@@ -152,6 +152,20 @@ rr_wait_exit() {
 			rr_check_sanitizers
 			return 0
 		fi
+		sleep 0.05
+	done
+	return 1
+}
+
+# rr_metrics_fresh FILE: wait (at most 3 s) until reqrouter has rewritten
+# its metrics FILE at least 0.2 s after the call, so that it counts what
+# was sent before the call; false if it was not rewritten.
+rr_metrics_fresh() {
+	local since i m
+	since=$(($(date +%s%N) / 1000000 + 200))
+	for ((i = 0; i < 60; i++)); do
+		m=$(stat -c %.3Y "$1" 2>/dev/null) &&
+			[ "${m/./}" -ge "$since" ] && return 0
 		sleep 0.05
 	done
 	return 1
@@ -245,14 +259,19 @@ rr_fuzz_build() {
 }
 
 # serves N [UDPCLIENT-ARGS...]: N requests over 16 sockets to reverse and
-# echo, over IPv4 and then IPv6; true if every one was answered correctly.
+# echo, over IPv4 and over IPv6 side by side; true if every one was
+# answered correctly.
 serves() {
-	local n=$1 out=$RR_TMP/serves.out rc=0 addr
+	local n=$1 rc=0 addr i pid=()
 	shift
 	for addr in "$TB_IP4_SRV" "$TB_IP6_SRV"; do
 		tb_cli python3 $RR_LIB/udpclient.py "$addr" 1232:reverse,7:echo \
-			-n "$n" -s 16 -q "$@" >"$out" 2>&1 || rc=1
-		tail -n 1 "$out" | sed 's/^/    /'
+			-n "$n" -s 16 -q "$@" >"$RR_TMP/serves.${#pid[@]}" 2>&1 &
+		pid+=($!)
+	done
+	for i in 0 1; do
+		wait "${pid[i]}" || rc=1
+		tail -n 1 "$RR_TMP/serves.$i" | sed 's/^/    /'
 	done
 	return $rc
 }
