@@ -330,7 +330,9 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 	ret = start(inv, cfg, pw, ctl, ctl_why);
 	if (ret)
 		return ret;
-	next_second = now_ms() + 1000;
+	/* The first round at once: the metrics file is there when "ready"
+	 * is said, not a second later. */
+	next_second = now_ms();
 	for (;;) {
 		drain_on_sigterm(inv, cfg);
 		if (stop_signal)
