@@ -511,9 +511,9 @@ $(BUILD)/bpf $(BUILD)/skel $(BUILD)/tests $(BUILD)/gen $(BUILD)/man:
 	$(Q)mkdir -p $@
 
 tests-build: all $(TESTS) man
-# What the sanitizer pass of make test runs (tests/run.sh): no man pages,
-# and of the tools only the load generator.
-tests-build-san: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(BUILD)/rrload \
+# What the sanitizer pass of make test runs (tests/run.sh): all but the
+# man pages (invoker_cli_errors.sh checks every tool's command line).
+tests-build-san: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(TOOLS) \
 	$(BPF_OBJS) $(MODULES) $(TEST_MODULES) $(TESTS)
 .PHONY: tests-build tests-build-san
 
