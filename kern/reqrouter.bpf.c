@@ -438,13 +438,13 @@ static __always_inline int parse_eth(struct cursor *c, int *stat)
 }
 
 /*
- * Whether the source may reach function @slot: one trie lookup, paid only
- * by ports that have an allow-list. The header was checked while parsing;
- * the check is repeated because the verifier does not carry it over to
- * the saved pointer.
+ * Whether the source is in function @slot's prefixes of @trie_v4 or
+ * @trie_v6 (keyed by slot and address): one trie lookup. The header was
+ * checked while parsing; the check is repeated because the verifier does
+ * not carry it over to the saved pointer.
  */
-static __always_inline int source_allowed(void *l3, void *end, int ipv6,
-					  __u32 slot)
+static __always_inline int source_in(void *trie_v4, void *trie_v6, void *l3,
+				     void *end, int ipv6, __u32 slot)
 {
 	if (ipv6) {
 		struct ipv6hdr *ip6h = l3;
@@ -454,7 +454,7 @@ static __always_inline int source_allowed(void *l3, void *end, int ipv6,
 		if ((void *)(ip6h + 1) > end)
 			return 0;
 		__builtin_memcpy(key.addr, &ip6h->saddr, sizeof(key.addr));
-		return bpf_map_lookup_elem(&acl_v6, &key) != NULL;
+		return bpf_map_lookup_elem(trie_v6, &key) != NULL;
 	} else {
 		struct iphdr *iph = l3;
 		struct rr_allow_v4 key = { .prefixlen = 32 + 32, .slot = slot };
@@ -462,8 +462,16 @@ static __always_inline int source_allowed(void *l3, void *end, int ipv6,
 		if ((void *)(iph + 1) > end)
 			return 0;
 		__builtin_memcpy(key.addr, &iph->saddr, sizeof(key.addr));
-		return bpf_map_lookup_elem(&acl_v4, &key) != NULL;
+		return bpf_map_lookup_elem(trie_v4, &key) != NULL;
 	}
+}
+
+/* Whether the source may reach function @slot: paid only by ports that
+ * have an allow-list. */
+static __always_inline int source_allowed(void *l3, void *end, int ipv6,
+					  __u32 slot)
+{
+	return source_in(&acl_v4, &acl_v6, l3, end, ipv6, slot);
 }
 
 /*
@@ -829,24 +837,7 @@ static __always_inline int in_kernel(struct xdp_md *ctx,
  */
 static __always_inline int rl_exempt(void *l3, void *end, int ipv6, __u32 slot)
 {
-	if (ipv6) {
-		struct ipv6hdr *ip6h = l3;
-		struct rr_allow_v6 key = { .prefixlen = 32 + 128,
-					   .slot = slot };
-
-		if ((void *)(ip6h + 1) > end)
-			return 0;
-		__builtin_memcpy(key.addr, &ip6h->saddr, sizeof(key.addr));
-		return bpf_map_lookup_elem(&rl_exempt_v6, &key) != NULL;
-	} else {
-		struct iphdr *iph = l3;
-		struct rr_allow_v4 key = { .prefixlen = 32 + 32, .slot = slot };
-
-		if ((void *)(iph + 1) > end)
-			return 0;
-		__builtin_memcpy(key.addr, &iph->saddr, sizeof(key.addr));
-		return bpf_map_lookup_elem(&rl_exempt_v4, &key) != NULL;
-	}
+	return source_in(&rl_exempt_v4, &rl_exempt_v6, l3, end, ipv6, slot);
 }
 
 #define DNS_HDR 12

@@ -207,12 +207,9 @@ int rr_unmap_workers(struct rr_invoker *inv)
 	return unmap_workers(inv, NULL);
 }
 
-static void cell_main(struct rr_worker *w, pid_t parent)
+void rr_cell_begin(pid_t parent)
 {
-	struct rlimit nocore = { 0, 0 };
 	struct sigaction ign = { .sa_handler = SIG_IGN };
-	char name[16];
-	cpu_set_t set;
 	sigset_t none;
 
 	/* The main thread stops cells through the shared stop flag; a
@@ -227,6 +224,15 @@ static void cell_main(struct rr_worker *w, pid_t parent)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(0);
+}
+
+static void cell_main(struct rr_worker *w, pid_t parent)
+{
+	struct rlimit nocore = { 0, 0 };
+	char name[16];
+	cpu_set_t set;
+
+	rr_cell_begin(parent);
 	/* A cell that cannot be confined does not serve. */
 	if (confine_memory(w))
 		_exit(RR_CELL_UNCONFINED);

@@ -32,6 +32,10 @@ void rr_unquarantine_slot(struct rr_invoker *inv, struct rr_slot *s);
 
 /* For other cells (tcp.c): what a cell may keep, and how it is watched. */
 
+/* A freshly forked cell's first step: signals left to the main thread,
+ * none blocked, death with the main thread (gone already: exits). */
+void rr_cell_begin(pid_t parent);
+
 /* Closes the main thread's descriptors a cell has no use for (BPF,
  * netlink, memfds, sysfs, sockets); @own says which sockets stay. */
 void rr_close_unused(bool (*own)(const void *ctx, int fd), const void *ctx);

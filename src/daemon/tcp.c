@@ -973,21 +973,11 @@ static int confine(struct loop *l)
 
 static void cell_main(struct rr_invoker *inv, uint32_t li, pid_t parent)
 {
-	struct sigaction ign = { .sa_handler = SIG_IGN };
 	struct rlimit nocore = { 0, 0 };
 	struct loop l;
-	sigset_t none;
 	int ret;
 
-	sigaction(SIGINT, &ign, NULL);
-	sigaction(SIGTERM, &ign, NULL);
-	sigaction(SIGHUP, &ign, NULL);
-	sigaction(SIGPIPE, &ign, NULL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(0);
+	rr_cell_begin(parent);
 	loop_init(&l, inv, li, true);
 	memcpy(l.lfd, inv->tcp.listen_fd, sizeof(l.lfd));
 	if (confine(&l))
