@@ -257,6 +257,7 @@ int rr_cell_start(struct rr_worker *w)
 			 __ATOMIC_RELEASE);
 	w->call_seq = 0;
 	w->sv_seq = 0;
+	w->rt_lowered = false; /* the new cell raises itself */
 	w->rep->call_seq = 0;
 	w->rep->batch.sock = RR_NO_BATCH;
 	/* Nothing buffered may be written twice. */
@@ -825,6 +826,7 @@ void rr_invoker_supervise(struct rr_invoker *inv)
 		seq = __atomic_load_n(&w->rep->call_seq, __ATOMIC_ACQUIRE);
 		in_calls |= seq != w->sv_last_seq || (seq & 1);
 		w->sv_last_seq = seq;
+		rr_priority_watch(inv, w, seq, now);
 		if (!(seq & 1))
 			continue;
 		if (seq != w->sv_seq) {

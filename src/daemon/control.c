@@ -536,6 +536,8 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 		rr_json_str(f, why);
 	}
 	fprintf(f, ",\"veth_peer\":\"%s\"", rr_peer_label(inv->peer));
+	fprintf(f, ",\"worker_priority\":\"%s\"",
+		inv->live->realtime ? "realtime" : "normal");
 	fprintf(f, ",\"functions\":[");
 	for (slot = 0; slot < inv->nslots; slot++) {
 		const struct rr_service *svc = inv->slots[slot].svc;

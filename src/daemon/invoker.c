@@ -480,6 +480,8 @@ int rr_start_worker(struct rr_invoker *inv, uint32_t q, uint32_t t, int cpu)
 	w->index = q * RR_MAX_THREADS + t;
 	w->cpu = cpu;
 	w->retire = false;
+	w->sys_tid = 0;
+	w->rt_lowered = false;
 	__atomic_store_n(&inv->live->retire[w->index], false, __ATOMIC_RELEASE);
 	/* It starts its first round in the current epoch. */
 	w->rep->seen_epoch = __atomic_load_n(&inv->epoch, __ATOMIC_SEQ_CST);
@@ -544,11 +546,15 @@ int rr_invoker_start(struct rr_invoker *inv)
 				goto out;
 		}
 	}
-	pr_info("%u worker%s started%s (%s)\n", i, i == 1 ? "" : "s",
+	pr_info("%u worker%s started%s (%s; %s priority%s%s)\n", i,
+		i == 1 ? "" : "s",
 		inv->cfg->isolation == RR_ISOLATION_CELL ? " as cells" : "",
 		!inv->cfg->busy_poll	      ? "sleeping in poll()"
 		: inv->live->prefer_busy_poll ? "busy-polling, preferred"
-					      : "busy-polling, plain spinning");
+					      : "busy-polling, plain spinning",
+		rr_priority_name(inv),
+		rr_priority_why_normal(inv) ? ": " : ", ahead of receive work",
+		rr_priority_why_normal(inv) ?: "");
 	if (inv->cfg->busy_poll && i > (uint32_t)ncpus)
 		pr_warn("%u busy-polling workers share %d CPU%s: they take turns, and latency suffers; use fewer queues or threads, or more CPUs\n",
 			i, ncpus, ncpus == 1 ? "" : "s");

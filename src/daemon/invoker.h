@@ -146,6 +146,9 @@ struct rr_live {
 	 * NAPI themselves, the interface's IRQs stay deferred. Cleared by
 	 * the main thread if the sockets have no NAPI to poll after all. */
 	bool prefer_busy_poll;
+	/* worker_priority = realtime, and the main thread found it allowed:
+	 * each worker raises itself (priority.c). */
+	bool realtime;
 	/* By slot: drop what is queued. A copy of slots[].quarantined that
 	 * a cell can see, written only by rr_slot_sync(). */
 	bool quarantined[RR_MAX_SLOTS];
@@ -262,6 +265,12 @@ struct rr_worker {
 	uint64_t sv_since_cpu_ns; /* the cell's CPU time then */
 	bool sv_warned;
 	uint32_t index; /* queue * RR_MAX_THREADS + thread */
+	/* A thread's id, written by itself (a cell's is pid), and whether
+	 * the supervisor took its realtime priority for the call with
+	 * call_seq rt_lowered_seq (priority.c). */
+	pid_t sys_tid;
+	bool rt_lowered;
+	uint64_t rt_lowered_seq;
 	/* The worker's own, reported in rep. */
 	uint64_t call_seq;
 	uint64_t frames_held;
@@ -319,6 +328,7 @@ struct rr_invoker {
 	/* Preferred busy polling (live->prefer_busy_poll) is undone unless
 	 * every queue's sockets turn out to have a NAPI to poll. */
 	uint64_t napi_checked; /* bit q: queue q's sockets have a NAPI ID */
+	int rt_refused; /* errno of the realtime priority's trial, or 0 */
 	struct rr_sysfs_knob napi_defer_hard_irqs;
 	struct rr_sysfs_knob gro_flush_timeout;
 	/* The host's own destinations, mirrored from the kernel's local
@@ -410,6 +420,16 @@ int rr_invoker_start(struct rr_invoker *inv);
  * NAPI; the main thread calls this every tick to check, and falls back to
  * plain spinning if they never will. */
 void rr_invoker_check_busy_poll(struct rr_invoker *inv);
+/* worker_priority (priority.c): the limit raised before the privileges
+ * go, found out after; the
+ * workers' scheduling as status says it, and why it is the normal one
+ * (NULL when it is not). */
+void rr_priority_setup(struct rr_invoker *inv);
+void rr_priority_check(struct rr_invoker *inv);
+const char *rr_priority_name(const struct rr_invoker *inv);
+const char *rr_priority_why_normal(const struct rr_invoker *inv);
+/* The worker, first thing: its id noted, realtime priority taken. */
+void rr_priority_raise(struct rr_worker *w);
 /*
  * Starts applying @next (the config a restart would run with) while
  * serving: every changed key a reload can apply (slots.c lists them) is

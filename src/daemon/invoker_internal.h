@@ -27,6 +27,12 @@ int rr_busy_poll_sock(int fd, bool on, uint32_t budget);
 /* The interface's NAPI knobs back to what they were. */
 void rr_busy_poll_restore(struct rr_invoker *inv);
 
+/* priority.c */
+/* The supervisor, each tick: a long call loses realtime priority until it
+ * returns. */
+void rr_priority_watch(struct rr_invoker *inv, struct rr_worker *w,
+		       uint64_t seq, uint64_t now);
+
 /* slots.c */
 /* Every served function's init(), before anything else is set up. */
 int rr_instances_create(struct rr_invoker *inv);

@@ -289,6 +289,8 @@ static int start(struct rr_invoker *inv, const struct rr_config *cfg,
 	sigaction(SIGHUP, &sa, NULL);
 	/* Only to cut the loop's sleep short: a cell ended. */
 	sigaction(SIGCHLD, &sa, NULL);
+	/* What it takes may go with the privileges. */
+	rr_priority_setup(inv);
 	/* --user naming the user we already are has no id to change. */
 	if (pw && (pw->pw_uid != uid || !uid))
 		ret = drop_privileges(cfg->user, pw->pw_uid, pw->pw_gid);
@@ -298,6 +300,7 @@ static int start(struct rr_invoker *inv, const struct rr_config *cfg,
 		ret = 0;
 	if (ret)
 		return ret;
+	rr_priority_check(inv);
 	ret = rr_invoker_start(inv);
 	if (ret)
 		return ret;

@@ -398,6 +398,7 @@ static void run(struct rr_worker *w, bool cell)
 	struct rr_sock *s;
 	int ret;
 
+	rr_priority_raise(w);
 	ret = rr_worker_drop_caps();
 	if (ret)
 		pr_warn("worker %u/%u: cannot drop its capabilities: %s\n",

@@ -69,6 +69,9 @@ struct rr_cidr {
 /* A registered function and how it is served. */
 enum rr_isolation { RR_ISOLATION_THREAD, RR_ISOLATION_CELL };
 
+/* The workers' scheduling (src/daemon/priority.c). */
+enum rr_worker_priority { RR_PRIORITY_REALTIME, RR_PRIORITY_NORMAL };
+
 /* Which destination addresses are answered: the host's own (its local
  * routes, followed through netlink), or any the frame carries. */
 enum rr_answer_for { RR_ANSWER_LOCAL, RR_ANSWER_ANY };
@@ -175,6 +178,7 @@ struct rr_config {
 	uint32_t batch;
 	enum rr_xdp_mode mode;
 	bool busy_poll;
+	enum rr_worker_priority worker_priority;
 	/* Workers as threads of this process, or as cells: processes that
 	 * a crash or an overrun function takes down alone. */
 	enum rr_isolation isolation;

@@ -48,6 +48,12 @@ const char *const rr_isolation_names[] = {
 	NULL,
 };
 
+const char *const rr_worker_priority_names[] = {
+	[RR_PRIORITY_REALTIME] = "realtime",
+	[RR_PRIORITY_NORMAL] = "normal",
+	NULL,
+};
+
 const char *const rr_answer_for_names[] = {
 	[RR_ANSWER_LOCAL] = "local",
 	[RR_ANSWER_ANY] = "any",
@@ -60,6 +66,7 @@ _Static_assert(sizeof(enum rr_tier) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum rr_tx_csum) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum rr_isolation) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum rr_answer_for) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum rr_worker_priority) == sizeof(int), "enum size");
 
 /* The order is --help's. */
 const struct rr_setting rr_settings[] = {
@@ -132,6 +139,14 @@ const struct rr_setting rr_settings[] = {
 	  .type = RR_SETTING_BOOL,
 	  FIELD(busy_poll),
 	  .help = "busy-poll the rings instead of sleeping" },
+	{ .key = "worker_priority",
+	  .flag = "worker-priority",
+	  .arg = "PRIORITY",
+	  .type = RR_SETTING_ENUM,
+	  FIELD(worker_priority),
+	  .names = rr_worker_priority_names,
+	  .def = RR_PRIORITY_REALTIME,
+	  .help = "run each sleeping worker ahead of its CPU's receive work (realtime: SCHED_FIFO 1), or beside it (normal; always with -B)" },
 	{ .flag = "tier",
 	  .arg = "TIER",
 	  .type = RR_SETTING_ENUM,

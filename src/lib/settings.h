@@ -84,6 +84,7 @@ extern const char *const rr_tier_names[];
 extern const char *const rr_tx_csum_names[];
 extern const char *const rr_isolation_names[];
 extern const char *const rr_answer_for_names[];
+extern const char *const rr_worker_priority_names[];
 extern const char *const rr_quarantine_action_names[];
 
 /* The row of [reqrouter] key @key, or NULL. */

@@ -3,7 +3,8 @@
  * A test module: a function that misbehaves on demand, for the
  * containment tests (isolation = cell). Its payload says what to do:
  * "crash" dereferences a bad pointer (SIGSEGV), "abort" calls abort()
- * (SIGABRT), "fpe" divides by zero (SIGFPE), "spin" never returns, "open"
+ * (SIGABRT), "fpe" divides by zero (SIGFPE), "spin" never returns, "slow"
+ * spins for 300 ms and answers "slow", "open"
  * opens and closes /etc/hostname (openat and close, which a cell's system
  * call filter allows only with `syscalls = openat close`) and answers
  * "opened", "signal" asks whether pid 1 exists (tgkill with signal 0, which
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <reqrouter/rr_function.h>
@@ -31,6 +33,7 @@ faulty(const struct rr_request *req, uint8_t *buf, size_t len, size_t room)
 	static const char opened[] = "opened", signalled[] = "signalled";
 	int *volatile bad = NULL;
 	volatile int zero = 0;
+	struct timespec t0, t;
 	int fd;
 
 	(void)req;
@@ -44,6 +47,15 @@ faulty(const struct rr_request *req, uint8_t *buf, size_t len, size_t room)
 	if (is(buf, len, "spin"))
 		for (;;)
 			__asm__ volatile("" ::: "memory");
+	if (is(buf, len, "slow")) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec -
+			       t0.tv_nsec <
+		       300000000L);
+		return (int)len;
+	}
 	if (is(buf, len, "open")) {
 		fd = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
 		if (fd < 0)

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Workers ahead of the receive work of their CPU (worker_priority).
+ *
+ * A worker shares its CPU with the NAPI poll that feeds it: on veth with
+ * threaded NAPI, and on a NIC once the softirq work has moved to
+ * ksoftirqd. At one priority the scheduler splits the CPU between the
+ * two, and under overload the receive side spends its share on frames the
+ * worker never gets to: what is answered is the scheduler's lottery, the
+ * receive livelock of Mogul and Ramakrishnan (1997). A worker at
+ * SCHED_FIFO priority 1 runs whenever it has a frame and waits when it
+ * has none, so receive work runs while the worker waits, and what cannot
+ * be served is dropped before this CPU spends anything on it (at the
+ * NIC's ring; on veth, in the sender's).
+ *
+ * A worker cannot keep its CPU without frames to answer, but a function
+ * can: a call that runs past RT_CALL_MAX_NS is put back to SCHED_OTHER by
+ * the supervisor, and raised again when it returns. Busy polling never
+ * waits, so with it the workers keep the normal priority.
+ *
+ * What it takes is RLIMIT_RTPRIO >= 1 or CAP_SYS_NICE in the process as
+ * it runs after set-up: root raises the limit before the privileges go
+ * (with CAP_SYS_RESOURCE), the unit grants it (LimitRTPRIO=1), and each
+ * worker raises itself. Where neither is there, or a seccomp filter
+ * refuses (a service with RestrictRealtime=yes), the workers run at the
+ * normal priority, as the start-up line says.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "invoker_internal.h"
+#include "log.h"
+
+/* The longest call at realtime priority, as the supervisor measures it
+ * (within its tick: 1 ms with cells while calls are made, 100 ms with
+ * threads). */
+#define RT_CALL_MAX_NS (10 * 1000000ULL)
+#define RT_PRIORITY 1
+
+static int set_policy(pid_t tid, bool realtime)
+{
+	struct sched_param sp = { .sched_priority = realtime ? RT_PRIORITY
+							     : 0 };
+
+	/* Nothing a worker or cell forks inherits it. */
+	if (sched_setscheduler(tid,
+			       (realtime ? SCHED_FIFO : SCHED_OTHER) |
+				       SCHED_RESET_ON_FORK,
+			       &sp))
+		return -errno;
+	return 0;
+}
+
+static bool wanted(const struct rr_invoker *inv)
+{
+	return inv->cfg->worker_priority == RR_PRIORITY_REALTIME &&
+	       !inv->cfg->busy_poll;
+}
+
+/* Before the privileges go: the limit raised, if this process may. A
+ * refusal shows in rr_priority_check(). */
+void rr_priority_setup(struct rr_invoker *inv)
+{
+	struct rlimit rl;
+
+	if (!wanted(inv) || getrlimit(RLIMIT_RTPRIO, &rl) ||
+	    rl.rlim_cur >= RT_PRIORITY)
+		return;
+	/* Above the hard limit only with CAP_SYS_RESOURCE. */
+	if (rl.rlim_max < RT_PRIORITY)
+		rl.rlim_max = RT_PRIORITY;
+	rl.rlim_cur = RT_PRIORITY;
+	setrlimit(RLIMIT_RTPRIO, &rl);
+}
+
+/*
+ * After the privileges went, before the workers start: one try on the
+ * main thread itself (put back at once), so that what the workers get is
+ * known and said once rather than found by each of them.
+ */
+void rr_priority_check(struct rr_invoker *inv)
+{
+	struct sched_param normal = { .sched_priority = 0 };
+	int ret;
+
+	inv->live->realtime = false;
+	inv->rt_refused = 0;
+	if (!wanted(inv))
+		return;
+	ret = sched_setscheduler(0, SCHED_FIFO,
+				 &(struct sched_param){ RT_PRIORITY }) ?
+		      -errno :
+		      0;
+	if (ret) {
+		inv->rt_refused = -ret;
+		return;
+	}
+	sched_setscheduler(0, SCHED_OTHER, &normal);
+	inv->live->realtime = true;
+}
+
+const char *rr_priority_name(const struct rr_invoker *inv)
+{
+	return inv->live->realtime ? "realtime (SCHED_FIFO 1)" : "normal";
+}
+
+/* Why the workers run at normal priority, or NULL when they do not. */
+const char *rr_priority_why_normal(const struct rr_invoker *inv)
+{
+	if (inv->live->realtime)
+		return NULL;
+	if (inv->cfg->worker_priority != RR_PRIORITY_REALTIME)
+		return "worker_priority = normal";
+	if (inv->cfg->busy_poll)
+		return "a busy-polling worker never sleeps";
+	return inv->rt_refused == EPERM ?
+		       "realtime refused: RLIMIT_RTPRIO is 0 without CAP_SYS_NICE, or a seccomp filter (RestrictRealtime=) forbids it" :
+		       strerror(inv->rt_refused);
+}
+
+/* In the worker, first thing: itself at realtime priority, if the main
+ * thread could do it. */
+void rr_priority_raise(struct rr_worker *w)
+{
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	int ret;
+
+	__atomic_store_n(&w->sys_tid, tid, __ATOMIC_RELEASE);
+	if (!w->inv->live->realtime)
+		return;
+	ret = set_policy(0, true);
+	if (ret)
+		pr_warn("worker %u/%u: cannot raise itself to realtime priority: %s\n",
+			w->queue, w->thread, strerror(-ret));
+}
+
+/*
+ * The supervisor, each tick, for worker @w seen at call_seq @seq (odd:
+ * inside a function, since w->sv_since_ns if seq == w->sv_seq): a call
+ * past RT_CALL_MAX_NS gives up realtime priority until it returns.
+ */
+void rr_priority_watch(struct rr_invoker *inv, struct rr_worker *w,
+		       uint64_t seq, uint64_t now)
+{
+	bool cells = inv->cfg->isolation == RR_ISOLATION_CELL;
+	pid_t tid;
+	int ret;
+
+	if (!inv->live->realtime)
+		return;
+	tid = cells ? w->pid : __atomic_load_n(&w->sys_tid, __ATOMIC_ACQUIRE);
+	if (tid <= 0)
+		return;
+	if (w->rt_lowered) {
+		if (seq == w->rt_lowered_seq)
+			return;
+		w->rt_lowered = false;
+		ret = set_policy(tid, true);
+		if (ret)
+			pr_warn("worker %u/%u: cannot raise it to realtime priority again: %s\n",
+				w->queue, w->thread, strerror(-ret));
+		else
+			pr_info("worker %u/%u: the long call returned; realtime priority again\n",
+				w->queue, w->thread);
+		return;
+	}
+	if (!(seq & 1) || seq != w->sv_seq || now - w->sv_since_ns < RT_CALL_MAX_NS)
+		return;
+	/* Once per call, lowered or not. */
+	w->rt_lowered = true;
+	w->rt_lowered_seq = seq;
+	ret = set_policy(tid, false);
+	if (ret) {
+		pr_warn("worker %u/%u: a call has run %llu ms at realtime priority and cannot be lowered: %s\n",
+			w->queue, w->thread,
+			(unsigned long long)((now - w->sv_since_ns) / 1000000),
+			strerror(-ret));
+		return;
+	}
+	pr_warn("worker %u/%u: a call has run %llu ms; normal priority until it returns, so that the CPU's other work runs\n",
+		w->queue, w->thread,
+		(unsigned long long)((now - w->sv_since_ns) / 1000000));
+}
