@@ -43,8 +43,8 @@
 
 static int set_policy(pid_t tid, bool realtime)
 {
-	struct sched_param sp = { .sched_priority = realtime ? RT_PRIORITY
-							     : 0 };
+	struct sched_param sp = { .sched_priority =
+					  realtime ? RT_PRIORITY : 0 };
 
 	/* Nothing a worker or cell forks inherits it. */
 	if (sched_setscheduler(tid,
@@ -92,9 +92,9 @@ void rr_priority_check(struct rr_invoker *inv)
 	if (!wanted(inv))
 		return;
 	ret = sched_setscheduler(0, SCHED_FIFO,
-				 &(struct sched_param){ RT_PRIORITY }) ?
-		      -errno :
-		      0;
+				 &(struct sched_param){ RT_PRIORITY })
+		      ? -errno
+		      : 0;
 	if (ret) {
 		inv->rt_refused = -ret;
 		return;
@@ -117,9 +117,9 @@ const char *rr_priority_why_normal(const struct rr_invoker *inv)
 		return "worker_priority = normal";
 	if (inv->cfg->busy_poll)
 		return "a busy-polling worker never sleeps";
-	return inv->rt_refused == EPERM ?
-		       "realtime refused: RLIMIT_RTPRIO is 0 without CAP_SYS_NICE, or a seccomp filter (RestrictRealtime=) forbids it" :
-		       strerror(inv->rt_refused);
+	return inv->rt_refused == EPERM
+		       ? "realtime refused: RLIMIT_RTPRIO is 0 without CAP_SYS_NICE, or a seccomp filter (RestrictRealtime=) forbids it"
+		       : strerror(inv->rt_refused);
 }
 
 /* In the worker, first thing: itself at realtime priority, if the main
@@ -168,7 +168,8 @@ void rr_priority_watch(struct rr_invoker *inv, struct rr_worker *w,
 				w->queue, w->thread);
 		return;
 	}
-	if (!(seq & 1) || seq != w->sv_seq || now - w->sv_since_ns < RT_CALL_MAX_NS)
+	if (!(seq & 1) || seq != w->sv_seq ||
+	    now - w->sv_since_ns < RT_CALL_MAX_NS)
 		return;
 	/* Once per call, lowered or not. */
 	w->rt_lowered = true;
