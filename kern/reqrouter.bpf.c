@@ -702,7 +702,7 @@ static __always_inline int cache_answer(struct xdp_md *ctx,
 					const struct rr_port_conf *conf)
 {
 	__u32 len = req->payload_len, zero = 0, key, rlen, i;
-	__u32 idb = conf->cache_id_bytes;
+	__u32 idb = conf->cache_id_bytes, nw = (len + 7) / 8, rw;
 	struct cache_scratch *sc;
 	struct rr_cache_entry *e;
 	__u64 h, s1, s2, diff = 0, idmask = 0, id;
@@ -712,9 +712,10 @@ static __always_inline int cache_answer(struct xdp_md *ctx,
 	sc = bpf_map_lookup_elem(&cache_scratch, &zero);
 	if (!sc)
 		return -1;
-#pragma unroll
-	for (i = 0; i < RR_CACHE_WORDS; i++)
-		sc->req[i] = 0;
+	/* Only the words the request covers are read, hashed and compared
+	 * (an entry is zero beyond its request, as the last word is here). */
+	if (nw)
+		sc->req[(nw - 1) & (RR_CACHE_WORDS - 1)] = 0;
 	if (len && bpf_xdp_load_bytes(ctx, req->payload_off, sc->req, len))
 		return -1;
 	/* A transaction ID is no part of the key; the reply gets this one.
@@ -726,7 +727,7 @@ static __always_inline int cache_answer(struct xdp_md *ctx,
 		idmask = idb == 8 ? ~0ULL : (1ULL << (8 * idb)) - 1;
 	id = sc->req[0] & idmask;
 	sc->req[0] &= ~idmask;
-	h = rr_cache_hash(sc->req, (len + 7) / 8, req->dst_port, len);
+	h = rr_cache_hash(sc->req, nw, req->dst_port, len);
 	key = h & (RR_CACHE_ENTRIES - 1);
 	e = bpf_map_lookup_elem(&reply_cache, &key);
 	if (!e)
@@ -735,15 +736,23 @@ static __always_inline int cache_answer(struct xdp_md *ctx,
 	if (s1 & 1 || e->hash != h || e->port != req->dst_port ||
 	    e->req_len != len || e->gen != conf->cache_gen)
 		return -1;
-	if (e->expires_ns && bpf_ktime_get_ns() > e->expires_ns)
+	/* The coarse clock (CLOCK_MONOTONIC, a tick behind at most) is a
+	 * load where the precise one reads the TSC: an entry may answer a
+	 * tick past its TTL, which is given in seconds. */
+	if (e->expires_ns && bpf_ktime_get_coarse_ns() > e->expires_ns)
 		return -1;
 	rlen = e->reply_len;
 	if (rlen > RR_CACHE_MAX_PAYLOAD || rlen > req->room || rlen < idb)
 		return -1;
+	rw = (rlen + 7) / 8;
 #pragma unroll
 	for (i = 0; i < RR_CACHE_WORDS; i++) {
-		diff |= e->req[i] ^ sc->req[i];
-		sc->reply[i] = e->reply[i];
+		if (i >= nw && i >= rw)
+			break;
+		if (i < nw)
+			diff |= e->req[i] ^ sc->req[i];
+		if (i < rw)
+			sc->reply[i] = e->reply[i];
 	}
 	s2 = __sync_fetch_and_add(&e->seq, 0);
 	if (diff || s1 != s2)

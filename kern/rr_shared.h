@@ -149,7 +149,7 @@ enum rr_fn_stat { RR_FN_STATS(RR_FN_STAT_ENUM) };
 struct rr_cache_entry {
 	__u64 seq;
 	__u64 hash;
-	__u64 expires_ns; /* CLOCK_MONOTONIC, as bpf_ktime_get_ns(); 0: never */
+	__u64 expires_ns; /* CLOCK_MONOTONIC; 0: never (XDP reads the coarse one) */
 	__u32 gen;
 	__u16 port;
 	__u16 req_len;

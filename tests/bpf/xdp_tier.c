@@ -715,7 +715,7 @@ static void cache(void)
 		       payload + 1);
 	cache_fill(a, la, 2, 0);
 	cache_case("entry of another generation", a, la, false);
-	cache_fill(a, la, 1, rr_now_ns() - 1);
+	cache_fill(a, la, 1, rr_now_ns() - 100000000ULL);
 	cache_case("expired entry", a, la, false);
 	cache_fill(a, la, 1, rr_now_ns() + 60000000000ULL);
 	cache_case("entry within its TTL", a, la, true);
