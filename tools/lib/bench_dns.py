@@ -5,6 +5,10 @@ generator run, and the closing table.
 
 bench_dns.py queries HEX-FILE TEXT-FILE  the queries, for rrload (hex) and
                                          for kxdpgun and dnsperf (text)
+bench_dns.py answers ADDR QUERIES OUT    each query of QUERIES (hex) asked
+                                         of ADDR port 53, the answers into
+                                         OUT (hex): the reflector's requests,
+                                         as long as dns's replies
 bench_dns.py rrload JSON TEST BUSY       a row from rrload's --json summary
 bench_dns.py kxdpgun OUTPUT SECONDS [GEN]
                                          a row from kxdpgun's output
@@ -19,6 +23,7 @@ A row is "generator,offered/s,answered/s,wrong,busy ticks,answered".
 import csv
 import json
 import re
+import socket
 import statistics
 import struct
 import sys
@@ -26,7 +31,7 @@ import sys
 QUERIES = [("www", 1), ("www", 28), ("mail", 1), ("", 15), ("ns1", 28),
            ("nothere", 1), ("", 2), ("ftp", 1)]
 TYPES = {1: "A", 28: "AAAA", 15: "MX", 2: "NS"}
-SERVERS = ["knot-udp", "knot-xdp", "rr-dns", "rr-dns-cache"]
+SERVERS = ["knot-udp", "knot-xdp", "rr-dns", "rr-dns-cache", "reflector"]
 SERVERS_TCP = ["knot-tcp", "rr-dns-tcp"]
 
 
@@ -42,6 +47,30 @@ def queries(hex_path, txt_path):
             q += b"\0" + struct.pack(">HH", qtype, 1)
             hexf.write("0x" + q.hex() + "\n")
             txt.write("%s %s\n" % (".".join(labels), TYPES[qtype]))
+
+
+def answers(addr, queries_path, out_path):
+    """The answer to each query, as the server at @addr gives it."""
+    with open(queries_path, encoding="utf-8") as f:
+        qs = [bytes.fromhex(line.strip()[2:]) for line in f if line.strip()]
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(1)
+    out = []
+    for q in qs:
+        for _ in range(3):
+            s.sendto(q, (addr, 53))
+            try:
+                a = s.recv(65535)
+            except socket.timeout:
+                continue
+            if a[:2] == q[:2]:
+                out.append(a)
+                break
+        else:
+            sys.exit("bench-dns: no answer from %s to a query" % addr)
+    with open(out_path, "w", encoding="utf-8") as f:
+        for a in out:
+            f.write("0x" + a.hex() + "\n")
 
 
 def rrload_row(path, test, busy):
@@ -146,6 +175,10 @@ def report(path, clk_tck):
               " (kxdpgun): %.2fx"
               % (ratio("rr-dns", "knot-xdp", "kxdpgun"),
                  ratio("rr-dns-cache", "knot-xdp", "kxdpgun")))
+        if "reflector" in present:
+            print("rr-dns-cache / reflector (rrload, the same reply sizes):"
+                  " %.2fx" % ratio("rr-dns-cache", "reflector", "rrload"))
+        per_rep(rows, hz)
     if present & set(SERVERS_TCP):
         paced = med([float(r["offered_per_s"]) for r in rows
                      if r["generator"] == "dnsperf-tcp-cpu" and
@@ -164,8 +197,51 @@ def report(path, clk_tck):
                  ratio("rr-dns-tcp", "knot-tcp", "kxdpgun-tcp")))
 
 
+def per_rep(rows, hz):
+    """Each repetition's ratios: the servers of one repetition ran one
+    after the other, minutes apart at most."""
+    by = {}
+    for r in rows:
+        by.setdefault((r["rep"], r["generator"]), {})[r["server"]] = r
+
+    def rate(rep, gen, s):
+        r = by.get((rep, gen), {}).get(s)
+        return float(r["answered_per_s"]) if r and r["answered_per_s"] \
+            else float("nan")
+
+    def us(rep, s):
+        r = by.get((rep, "rrload-cpu"), {}).get(s)
+        if not r or not r["srv_busy_ticks"] or not float(r["answered"] or 0):
+            return float("nan")
+        return float(r["srv_busy_ticks"]) / hz * 1e6 / float(r["answered"])
+
+    reps = sorted({r["rep"] for r in rows}, key=int)
+    lines = [
+        ("rr-dns / knot-xdp, rrload (target >= 1.5)",
+         lambda p: rate(p, "rrload", "rr-dns") / rate(p, "rrload", "knot-xdp")),
+        ("rr-dns / knot-xdp, kxdpgun (target >= 1.5)",
+         lambda p: rate(p, "kxdpgun", "rr-dns") /
+         rate(p, "kxdpgun", "knot-xdp")),
+        ("CPU per answer rr-dns / knot-xdp at 50k/s (target <= 0.7)",
+         lambda p: us(p, "rr-dns") / us(p, "knot-xdp")),
+        ("rr-dns-cache / reflector, rrload (target >= 0.9)",
+         lambda p: rate(p, "rrload", "rr-dns-cache") /
+         rate(p, "rrload", "reflector")),
+    ]
+    print("\nPer repetition:")
+    for name, f in lines:
+        v = []
+        for p in reps:
+            try:
+                v.append("%.2f" % f(p))
+            except ZeroDivisionError:
+                v.append("nan")
+        print("  %s: %s" % (name, " ".join(v)))
+
+
 # name: (function, the numbers of arguments it takes)
-COMMANDS = {"queries": (queries, (2,)), "rrload": (rrload_row, (3,)),
+COMMANDS = {"queries": (queries, (2,)), "answers": (answers, (3,)),
+            "rrload": (rrload_row, (3,)),
             "kxdpgun": (kxdpgun_row, (2, 3)),
             "dnsperf": (dnsperf_row, (1, 2, 3)), "report": (report, (2,))}
 
