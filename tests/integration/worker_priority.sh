@@ -6,10 +6,10 @@
 # also under --user, and says so in its start-up line and in status. A
 # call that runs long (faulty's "slow": 300 ms) is put back to the normal
 # priority while it runs, said in one line, and raised again when it
-# returns, its request answered. worker_priority = normal, busy polling
-# (-B) and a process that may not have realtime priority (no CAP_SYS_NICE,
-# RLIMIT_RTPRIO 0) run the workers at the normal priority, each saying
-# why, and serve all the same.
+# returns, its request answered. worker_priority = normal and a process
+# that may not have realtime priority (no CAP_SYS_NICE, RLIMIT_RTPRIO 0)
+# run the workers at the normal priority, each saying why, and serve all
+# the same (invoker_busy_poll.sh checks -B's line: normal, never sleeps).
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 
@@ -121,14 +121,6 @@ check "the start-up line says normal, and why" \
 check_eq "both worker threads: SCHED_OTHER" "2x0/0" "$(policies)"
 check_eq "status: worker_priority normal" normal "$(status_priority)"
 check_eq "faulty answers" hello "$(ask 1 hello)"
-rr_kill_wait TERM 5
-
-say "--- -B"
-rr_start busy -i "$TB_IF_SRV" -q 1 -t 1 -B --functions-dir "$TMODS" ||
-	die "reqrouter -B did not start"
-check "the start-up line says normal: a busy-polling worker never sleeps" \
-	grep -q "normal priority: a busy-polling worker never sleeps)" "$RR_ERR"
-check_eq "the worker thread: SCHED_OTHER" "1x0/0" "$(policies)"
 rr_kill_wait TERM 5
 
 say "--- no CAP_SYS_NICE, RLIMIT_RTPRIO 0 (as in a container)"
