@@ -5,7 +5,9 @@
 # both modes answers rrload over the test bed (IPv4 and IPv6, closed and
 # open loop) with every reply verified; rrload fails when the server
 # answers wrongly; the XDP reflector answers correctly; the XDP engine
-# offers frames and counts replies; xskfloor answers over IPv4 and IPv6.
+# offers frames and counts replies, also from spoofed sources (--spoof,
+# whose bad values are usage errors); xskfloor answers over IPv4 and
+# IPv6.
 # Runs as root with $BUILD pointing at the binaries. Exit 0 pass, 77 skip
 # (no network namespaces or veth here, as in the other tests), else fail.
 set -u
@@ -98,6 +100,26 @@ if [ $rc = 2 ] && [ "$(wc -l <"$TMP/err")" = 1 ]; then
 else
 	bad "rrload -c x: exit $rc, $(wc -l <"$TMP/err") lines"
 fi
+
+# usage_error WHAT ARGS...: rrload -s 198.18.0.1 ARGS is refused with one
+# line and exit status 2 before it touches anything.
+usage_error() {
+	local what=$1 rc
+	shift
+	"$BUILD/rrload" -s 198.18.0.1 "$@" >/dev/null 2>"$TMP/err"
+	rc=$?
+	if [ $rc = 2 ] && [ "$(wc -l <"$TMP/err")" = 1 ]; then
+		ok "rrload refuses $what: $(cat "$TMP/err")"
+	else
+		bad "rrload $*: exit $rc, $(wc -l <"$TMP/err") lines (want 2, one)"
+	fi
+}
+usage_error "--spoof 0" --engine xdp -i lo --spoof 0
+usage_error "more sources than the range holds" --engine xdp -i lo \
+	--spoof 257@198.18.64.0/24
+usage_error "an IPv6 range for an IPv4 server" --engine xdp -i lo \
+	--spoof 10@2001:2::/48
+usage_error "--spoof without the XDP engine" --spoof 10
 
 # The optimised server: reverse and echo, IPv4 and IPv6.
 start_srv "$BUILD/sockserver" -p 1232,7 -t 2
@@ -221,6 +243,23 @@ if [ -x "$BUILD/reflector" ]; then
 		-s "$TB_IP4_SRV" -p 7 -f reverse --payloads "$TMP/payloads.txt" \
 		-n 400 -r 20000 -q --json "$TMP/l.json" >/dev/null 2>&1
 	expect_wrong $? "$TMP/l.json" 300 "XDP engine --payloads"
+	# --spoof: each frame from the next of 500 addresses of the default
+	# range; the reflector answers them all, and the replies, which go
+	# to those addresses, count as the flood's, not as answers.
+	for dst in "$TB_IP4_SRV" "$TB_IP6_SRV"; do
+		tb_cli timeout 20 "$BUILD/rrload" --engine xdp -i "$TB_IF_CLI" \
+			-s "$dst" -p 1232 -l 64 -n 20000 -r 100000 --spoof 500 \
+			-q --json "$TMP/m.json" >/dev/null 2>"$TMP/m.err"
+		rc=$?
+		got=$(json_get "$TMP/m.json" spoof_sources answered wrong)
+		fans=$(json "$TMP/m.json" flood_answered)
+		if [ $rc = 0 ] && [ "$got" = "500 0 0" ] &&
+			[ "${fans:-0}" -ge 19000 ]; then
+			ok "XDP engine --spoof 500 to $dst: $fans of 20000 replies to the spoofed sources"
+		else
+			bad "XDP engine --spoof to $dst: exit $rc, spoof_sources answered wrong = '$got', flood_answered=$fans: $(head -c 300 "$TMP/m.err")"
+		fi
+	done
 	if tb_cli ip link show "$TB_IF_CLI" | grep -q xdp; then
 		bad "rrload left its XDP counter attached"
 	fi

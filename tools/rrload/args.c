@@ -27,6 +27,7 @@ enum {
 	OPT_FN_CONFIG,
 	OPT_PAYLOADS,
 	OPT_LOST,
+	OPT_SPOOF,
 };
 
 static const struct rr_opt opts[] = {
@@ -62,6 +63,8 @@ static const struct rr_opt opts[] = {
 	{ "iface", 'i', "IFACE", "xdp engine: the client's interface" },
 	{ "dst-mac", OPT_DST_MAC, "MAC",
 	  "xdp engine: server MAC (default: neighbour table)" },
+	{ "spoof", OPT_SPOOF, "N[@CIDR]",
+	  "xdp engine: send from N source addresses spread over CIDR (default 198.18.0.0/15, IPv6 2001:2::/48), in turn; replies to them count apart, as the function's answers or DNS slips (TC, no answer)" },
 	RR_OPT_VERSION_ENTRY,
 	RR_OPT_HELP_ENTRY,
 	{ NULL, 0, NULL, NULL },
@@ -256,6 +259,8 @@ static int apply(int key, const char *arg, void *ctx)
 	case OPT_DST_MAC:
 		cfg->dst_mac = arg;
 		return 0;
+	case OPT_SPOOF:
+		return rl_parse_spoof(cfg, arg);
 	}
 	return 0;
 }
@@ -276,6 +281,8 @@ static int check_args(struct rl_config *cfg, bool have_server)
 	if (cfg->engine_xdp && cfg->lost_file)
 		return rr_opt_fail("rrload", "%s",
 				   "--lost needs the socket engine");
+	if (rl_check_spoof(cfg))
+		return 2;
 	if (cfg->threads > cfg->conns) {
 		if (cfg->conns > 1)
 			return rr_opt_fail("rrload", "%s",

@@ -106,6 +106,7 @@ static void watch(struct rl_config *cfg, struct rl_thread *th, unsigned int nth)
 	struct rl_total *prev, *cur;
 	struct hist *sec;
 	uint64_t start = rl_now_ns(), next = start + 1000000000ull, now;
+	uint64_t ans, prev_ans = 0;
 	unsigned long long err;
 	struct timespec ts = { 0, 20000000 };
 	bool kicked = false;
@@ -129,15 +130,20 @@ static void watch(struct rl_config *cfg, struct rl_thread *th, unsigned int nth)
 		rl_sum_threads(cfg, th, cur);
 		hist_diff(sec, &cur->h, &prev->h);
 		err = cur->c.wrong + cur->c.timeouts + cur->c.send_errors;
+		/* --spoof: the flood's replies are all there is. */
+		ans = cur->c.answered + cur->c.flood_answered +
+		      cur->c.flood_slipped;
 		fprintf(stderr,
-			"%6.1fs  sent %9.0f/s  answered %9.0f/s  total %llu  errors %llu  p99 %.1f us\n",
+			"%6.1fs  sent %9.0f/s  %s %9.0f/s  total %llu  errors %llu  p99 %.1f us\n",
 			(double)(now - start) / 1e9,
 			(double)(cur->c.sent - prev->c.sent) * 1e9 /
 				(double)(now - next + 1000000000ull),
-			(double)(cur->c.answered - prev->c.answered) * 1e9 /
+			cfg->spoof.n ? "flood replies" : "answered",
+			(double)(ans - prev_ans) * 1e9 /
 				(double)(now - next + 1000000000ull),
-			(unsigned long long)cur->c.answered, err,
+			(unsigned long long)ans, err,
 			rl_us(hist_quantile(sec, 0.99)));
+		prev_ans = ans;
 		memcpy(prev, cur, sizeof(*prev));
 		next = now + 1000000000ull;
 	}

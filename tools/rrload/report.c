@@ -53,6 +53,15 @@ void rl_print_summary(const struct rl_config *cfg, struct rl_total *t)
 	if (t->c.refused)
 		printf("  %llu ICMP port unreachable: is the server listening?\n",
 		       (unsigned long long)t->c.refused);
+	if (cfg->spoof.n)
+		printf("  spoofed from %u sources in %s: %llu replies to them (%llu answers, %llu slips), %llu wrong, %llu without a reply\n",
+		       cfg->spoof.n, cfg->spoof.text,
+		       (unsigned long long)(t->c.flood_answered +
+					    t->c.flood_slipped + t->c.wrong),
+		       (unsigned long long)t->c.flood_answered,
+		       (unsigned long long)t->c.flood_slipped,
+		       (unsigned long long)t->c.wrong,
+		       (unsigned long long)(t->c.timeouts + t->c.in_flight));
 	if (h->count)
 		printf("  latency us: p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f  mean %.1f\n",
 		       rl_us(hist_quantile(h, 0.5)),
@@ -60,7 +69,6 @@ void rl_print_summary(const struct rl_config *cfg, struct rl_total *t)
 		       rl_us(hist_quantile(h, 0.99)),
 		       rl_us(hist_quantile(h, 0.999)), rl_us(h->max),
 		       rl_us(h->sum / h->count));
-	(void)cfg;
 }
 
 int rl_write_json(const struct rl_config *cfg, struct rl_total *t)
@@ -68,6 +76,7 @@ int rl_write_json(const struct rl_config *cfg, struct rl_total *t)
 	const struct hist *h = &t->h;
 	double el = t->elapsed > 0 ? t->elapsed : 1;
 	char addr[INET6_ADDRSTRLEN];
+	uint64_t flood;
 	const void *a;
 	FILE *f;
 	int i;
@@ -116,6 +125,20 @@ int rl_write_json(const struct rl_config *cfg, struct rl_total *t)
 		(unsigned long long)t->c.refused);
 	fprintf(f, "  \"sent_per_s\": %.1f,\n  \"answered_per_s\": %.1f,\n",
 		(double)t->c.sent / el, (double)t->c.answered / el);
+	/* --spoof: the flood's replies; what got none is in timeouts. */
+	fprintf(f,
+		"  \"spoof_sources\": %u,\n  \"spoof_cidr\": ", cfg->spoof.n);
+	if (cfg->spoof.n)
+		fprintf(f, "\"%s\",\n", cfg->spoof.text);
+	else
+		fprintf(f, "null,\n");
+	flood = t->c.flood_answered + t->c.flood_slipped + t->c.wrong;
+	fprintf(f,
+		"  \"flood_replies\": %llu,\n  \"flood_answered\": %llu,\n"
+		"  \"flood_slipped\": %llu,\n",
+		(unsigned long long)(cfg->spoof.n ? flood : 0),
+		(unsigned long long)t->c.flood_answered,
+		(unsigned long long)t->c.flood_slipped);
 	fprintf(f,
 		"  \"latency_us\": {\"samples\": %llu, \"p50\": %.3f, "
 		"\"p90\": %.3f, \"p99\": %.3f, \"p99_9\": %.3f, "

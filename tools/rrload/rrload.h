@@ -31,6 +31,16 @@ struct rl_payload {
 	uint32_t len;
 };
 
+/* --spoof N[@CIDR] (spoof.c): N source addresses spread over the range. */
+struct rl_spoof {
+	uint32_t n;	  /* 0: no spoofing */
+	const char *cidr; /* as given; NULL: the family's default */
+	int family;
+	uint8_t base[16]; /* the range's first address */
+	unsigned int plen;
+	char text[64]; /* the range, for the reports */
+};
+
 struct rl_config {
 	struct sockaddr_storage addr; /* server, port filled per connection */
 	socklen_t addrlen;
@@ -62,6 +72,7 @@ struct rl_config {
 	bool engine_xdp;
 	const char *ifname;
 	const char *dst_mac;
+	struct rl_spoof spoof;
 };
 
 /* What every engine reports; one set per thread, summed for output. */
@@ -75,6 +86,10 @@ struct rl_counters {
 	uint64_t send_errors;
 	uint64_t in_flight; /* set at the end: still out when interrupted */
 	uint64_t refused;   /* ICMP port unreachable: nothing listens */
+	/* --spoof: replies to the spoofed sources, the function's answer
+	 * or a DNS slip (TC, no answer); other replies count as wrong. */
+	uint64_t flood_answered;
+	uint64_t flood_slipped;
 };
 
 struct rl_conn;
@@ -127,6 +142,15 @@ const struct rr_fn_instance *rl_fn_instance(const struct rr_function *fn);
  * after saying why (2: usage). */
 int rl_parse_args(int argc, char **argv, struct rl_config *cfg);
 int rl_load_payloads(struct rl_config *cfg);
+
+/* spoof.c: --spoof's N (0, or 2 after saying why), its range once -s
+ * has given the family (likewise), source address @i of the range (16
+ * bytes, IPv4 in the first four), and the one's complement sum that
+ * moves a checksum from address @from to @to (@len bytes each). */
+int rl_parse_spoof(struct rl_config *cfg, const char *arg);
+int rl_check_spoof(struct rl_config *cfg);
+void rl_spoof_addr(const struct rl_spoof *sp, uint32_t i, uint8_t out[16]);
+uint32_t rl_spoof_delta(const uint8_t *from, const uint8_t *to, size_t len);
 
 /* report.c: what a run adds up to, on stdout, as JSON and as --lost. */
 struct rl_total {

@@ -26,10 +26,30 @@ struct gen_reply {
 	__u8 payload[GEN_REPLY_MAX];
 };
 
+/*
+ * --spoof: the source addresses the generator gives its frames in turn,
+ * each with the one's complement sum that turns the frame's own checksums
+ * (IPv4 header, UDP) into the ones for that address: the address's 16-bit
+ * words plus the complements of the original's, folded.
+ */
+#define GEN_SPOOF_MAX (1u << 20)
+
+struct gen_spoof {
+	__u8 addr[16]; /* network order; IPv4 in the first four bytes */
+	__u32 csum_delta;
+};
+
+/*
+ * With --spoof, replies to the spoofed sources count apart: the reply the
+ * function gives, or a DNS reply with TC set and no answer (a DNS
+ * server's rate-limit slip); anything else is wrong.
+ */
 enum gen_stat {
 	GEN_STAT_ANSWERED,
 	GEN_STAT_WRONG,
 	GEN_STAT_SENT,
+	GEN_STAT_FLOOD_ANSWERED,
+	GEN_STAT_FLOOD_SLIPPED,
 	GEN_STAT_MAX,
 };
 

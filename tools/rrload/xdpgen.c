@@ -11,7 +11,8 @@
  * reply, loads both programs with that in read-only data, attaches the
  * counter and calls the generator in chunks: as fast as it goes, or paced
  * to -r. There is no per-request latency here; that is the socket
- * engine's job.
+ * engine's job. With --spoof, a table of source addresses (spoof.c) goes
+ * with them, and the replies to those addresses are counted apart.
  */
 #include <errno.h>
 #include <net/if.h>
@@ -74,6 +75,38 @@ static int load_indexed(uint32_t n)
 		      bpf_map_update_elem(bpf_map__fd(gen.skel->maps.replies),
 					  &i, &gen.f.replies[i], BPF_ANY);
 	return err ? -errno : 0;
+}
+
+/* --spoof: the source addresses and their checksum sums, against the
+ * frame's own source address. */
+static int load_spoofed(const struct rl_spoof *sp)
+{
+	size_t alen = sp->family == AF_INET ? 4 : 16;
+	const uint8_t *own =
+		gen.f.frame + ETH_HLEN + (sp->family == AF_INET ? 12 : 8);
+	struct gen_spoof *vals;
+	uint32_t *keys, i, n = sp->n;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	int err;
+
+	keys = calloc(n, sizeof(*keys));
+	vals = calloc(n, sizeof(*vals));
+	if (!keys || !vals) {
+		free(keys);
+		free(vals);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		keys[i] = i;
+		rl_spoof_addr(sp, i, vals[i].addr);
+		vals[i].csum_delta = rl_spoof_delta(own, vals[i].addr, alen);
+	}
+	err = bpf_map_update_batch(bpf_map__fd(gen.skel->maps.spoof_srcs), keys,
+				   vals, &n, &opts);
+	err = err ? -errno : 0;
+	free(keys);
+	free(vals);
+	return err;
 }
 
 /* The function whose replies are checked, and the interface; 0, or
@@ -139,6 +172,16 @@ static int engine_load(const struct rl_config *cfg, uint32_t hlen,
 		gen.skel->rodata->reply_head[i] = payload[i];
 		gen.skel->rodata->reply_tail[i] = payload[r - edge + i];
 	}
+	gen.skel->rodata->nspoof = cfg->spoof.n;
+	memcpy((void *)gen.skel->rodata->own_addr,
+	       gen.f.frame + ETH_HLEN + (cfg->family == AF_INET ? 12 : 8),
+	       cfg->family == AF_INET ? 4 : 16);
+	err = bpf_map__set_max_entries(gen.skel->maps.spoof_srcs,
+				       cfg->spoof.n ? cfg->spoof.n : 1);
+	if (err) {
+		pr_warn("cannot size the source table: %s\n", strerror(-err));
+		return err;
+	}
 	err = rrload_gen__load(gen.skel);
 	if (err) {
 		pr_warn("cannot load the XDP engine: %s\n", strerror(-err));
@@ -147,6 +190,11 @@ static int engine_load(const struct rl_config *cfg, uint32_t hlen,
 	err = load_indexed(cfg->npayloads);
 	if (err) {
 		pr_warn("cannot fill the request table: %s\n", strerror(-err));
+		return err;
+	}
+	err = cfg->spoof.n ? load_spoofed(&cfg->spoof) : 0;
+	if (err) {
+		pr_warn("cannot fill the source table: %s\n", strerror(-err));
 		return err;
 	}
 	err = bpf_xdp_attach(
@@ -311,7 +359,7 @@ void *xdp_engine_run(void *arg)
 
 void xdp_engine_poll(struct rl_config *cfg, struct rl_thread *th)
 {
-	uint64_t sum[GEN_STAT_MAX] = { 0 }, done_sent;
+	uint64_t sum[GEN_STAT_MAX] = { 0 }, done_sent, replies;
 
 	(void)cfg;
 	if (!gen.skel || rr_percpu_sum(bpf_map__fd(gen.skel->maps.gen_stats), 0,
@@ -320,13 +368,19 @@ void xdp_engine_poll(struct rl_config *cfg, struct rl_thread *th)
 	__atomic_store_n(&th->c.answered, sum[GEN_STAT_ANSWERED],
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&th->c.wrong, sum[GEN_STAT_WRONG], __ATOMIC_RELAXED);
+	__atomic_store_n(&th->c.flood_answered, sum[GEN_STAT_FLOOD_ANSWERED],
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&th->c.flood_slipped, sum[GEN_STAT_FLOOD_SLIPPED],
+			 __ATOMIC_RELAXED);
 	/* Once sending is over, what never came back counts as timed out
-	 * (after the 100 ms grace), or as in flight when interrupted. */
+	 * (after the 100 ms grace), or as in flight when interrupted; with
+	 * --spoof, the flood's requests dropped on the way. */
 	if (__atomic_load_n(&th->done, __ATOMIC_ACQUIRE)) {
+		replies = sum[GEN_STAT_ANSWERED] + sum[GEN_STAT_WRONG] +
+			  sum[GEN_STAT_FLOOD_ANSWERED] +
+			  sum[GEN_STAT_FLOOD_SLIPPED];
 		done_sent = th->c.sent;
-		done_sent = done_sent > sum[0] + sum[1]
-				    ? done_sent - sum[0] - sum[1]
-				    : 0;
+		done_sent = done_sent > replies ? done_sent - replies : 0;
 		if (rl_stop)
 			th->c.in_flight = done_sent;
 		else
