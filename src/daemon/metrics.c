@@ -228,7 +228,8 @@ size_t rr_fn_row(const struct rr_invoker *inv, uint32_t q, uint32_t slot)
 }
 
 /* Reads the in-kernel counters of every served (queue, slot) once:
- * out[(q * nslots + slot) * RR_FN_STAT_MAX + stat]. */
+ * out[(q * nslots + slot) * RR_FN_STAT_MAX + stat]; those of a function
+ * with nothing in XDP (neither tier nor cache nor rate limit) stay 0. */
 uint64_t *rr_read_fn_stats(struct rr_invoker *inv)
 {
 	uint64_t *out = calloc((size_t)inv->nqueues * inv->nslots,
@@ -240,7 +241,8 @@ uint64_t *rr_read_fn_stats(struct rr_invoker *inv)
 	for (q = 0; q < inv->nqueues; q++)
 		for (slot = 0; slot < inv->nslots; slot++)
 			if ((inv->slots[slot].tier_xdp ||
-			     inv->slots[slot].cached) &&
+			     inv->slots[slot].cached ||
+			     inv->slots[slot].svc->rate_limit) &&
 			    rr_xdp_read_fn_stats(
 				    &inv->xdp, q, slot,
 				    out + rr_fn_row(inv, q, slot))) {
