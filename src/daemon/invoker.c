@@ -546,14 +546,12 @@ int rr_invoker_start(struct rr_invoker *inv)
 				goto out;
 		}
 	}
-	pr_info("%u worker%s started%s (%s; %s priority%s%s)\n", i,
-		i == 1 ? "" : "s",
+	pr_info("%u worker%s started%s (%s; %s%s%s)\n", i, i == 1 ? "" : "s",
 		inv->cfg->isolation == RR_ISOLATION_CELL ? " as cells" : "",
 		!inv->cfg->busy_poll	      ? "sleeping in poll()"
 		: inv->live->prefer_busy_poll ? "busy-polling, preferred"
 					      : "busy-polling, plain spinning",
-		rr_priority_name(inv),
-		rr_priority_why_normal(inv) ? ": " : ", ahead of receive work",
+		rr_priority_name(inv), rr_priority_why_normal(inv) ? ": " : "",
 		rr_priority_why_normal(inv) ?: "");
 	if (inv->cfg->busy_poll && i > (uint32_t)ncpus)
 		pr_warn("%u busy-polling workers share %d CPU%s: they take turns, and latency suffers; use fewer queues or threads, or more CPUs\n",

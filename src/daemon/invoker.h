@@ -421,9 +421,8 @@ int rr_invoker_start(struct rr_invoker *inv);
  * plain spinning if they never will. */
 void rr_invoker_check_busy_poll(struct rr_invoker *inv);
 /* worker_priority (priority.c): the limit raised before the privileges
- * go, found out after; the
- * workers' scheduling as status says it, and why it is the normal one
- * (NULL when it is not). */
+ * go, found out after; the workers' scheduling in words, and why it is
+ * the normal one although realtime was asked for (or NULL). */
 void rr_priority_setup(struct rr_invoker *inv);
 void rr_priority_check(struct rr_invoker *inv);
 const char *rr_priority_name(const struct rr_invoker *inv);

@@ -18,6 +18,11 @@
  * the supervisor, and raised again when it returns. Busy polling never
  * waits, so with it the workers keep the normal priority.
  *
+ * Not the default: a worker kept busy (heavy functions near saturation,
+ * a sanitizer build) leaves the CPU's other tasks only the deadline
+ * server's 5 %: the main thread's reloads and deploys, ksoftirqd, anything
+ * else pinned there. It is for CPUs left to the workers.
+ *
  * What it takes is RLIMIT_RTPRIO >= 1 or CAP_SYS_NICE in the process as
  * it runs after set-up: root raises the limit before the privileges go
  * (with CAP_SYS_RESOURCE), the unit grants it (LimitRTPRIO=1), and each
@@ -105,16 +110,18 @@ void rr_priority_check(struct rr_invoker *inv)
 
 const char *rr_priority_name(const struct rr_invoker *inv)
 {
-	return inv->live->realtime ? "realtime (SCHED_FIFO 1)" : "normal";
+	return inv->live->realtime
+		       ? "realtime (SCHED_FIFO 1) priority, ahead of receive work"
+		       : "normal priority";
 }
 
-/* Why the workers run at normal priority, or NULL when they do not. */
+/* Why the workers run at normal priority when realtime was asked for, or
+ * NULL. */
 const char *rr_priority_why_normal(const struct rr_invoker *inv)
 {
-	if (inv->live->realtime)
+	if (inv->live->realtime ||
+	    inv->cfg->worker_priority != RR_PRIORITY_REALTIME)
 		return NULL;
-	if (inv->cfg->worker_priority != RR_PRIORITY_REALTIME)
-		return "worker_priority = normal";
 	if (inv->cfg->busy_poll)
 		return "a busy-polling worker never sleeps";
 	return inv->rt_refused == EPERM

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# worker_priority, on the bare defaults: every worker thread (and every
-# cell) runs at SCHED_FIFO priority 1, ahead of its CPU's receive work,
-# also under --user, and says so in its start-up line and in status. A
-# call that runs long (faulty's "slow": 300 ms) is put back to the normal
-# priority while it runs, said in one line, and raised again when it
-# returns, its request answered. worker_priority = normal and a process
-# that may not have realtime priority (no CAP_SYS_NICE, RLIMIT_RTPRIO 0)
-# run the workers at the normal priority, each saying why, and serve all
-# the same (invoker_busy_poll.sh checks -B's line: normal, never sleeps).
+# worker_priority. The default is the normal priority, said in the
+# start-up line and in status. With worker_priority = realtime every
+# worker thread (and every cell) runs at SCHED_FIFO priority 1, ahead of
+# its CPU's receive work, and says so; a call that runs long (faulty's
+# "slow": 300 ms) is put back to the normal priority while it runs, said
+# in one line, and raised again when it returns, its request answered.
+# Under --user it rests on RLIMIT_RTPRIO, as the host allows. Busy
+# polling (-B) and a process that may not have realtime priority (no
+# CAP_SYS_NICE, RLIMIT_RTPRIO 0) keep the normal priority although
+# realtime was asked for, each saying why, and serve all the same.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 
@@ -44,9 +45,20 @@ status_priority() {
 }
 ask() { cli_ask "$1" 7700 "$2"; }
 
-say "--- the default, threads"
-rr_start rt -i "$TB_IF_SRV" -q 1 -t 2 --isolation thread --functions-dir "$TMODS" \
-	--control "$SOCK" || die "reqrouter did not start"
+say "--- the default"
+rr_start normal -i "$TB_IF_SRV" -q 1 -t 2 --isolation thread \
+	--functions-dir "$TMODS" --control "$SOCK" || die "reqrouter did not start"
+check "the start-up line says normal" \
+	grep -qF "2 workers started (sleeping in poll(); normal priority)" "$RR_ERR"
+check_eq "both worker threads: SCHED_OTHER" "2x0/0" "$(policies)"
+check_eq "status: worker_priority normal" normal "$(status_priority)"
+check_eq "faulty answers" hello "$(ask 1 hello)"
+rr_kill_wait TERM 5
+
+say "--- worker_priority = realtime, threads"
+printf '[reqrouter]\nworker_priority = realtime\n' >"$RR_TMP/rt.conf"
+rr_start rt -i "$TB_IF_SRV" -q 1 -t 2 --isolation thread -c "$RR_TMP/rt.conf" \
+	--functions-dir "$TMODS" --control "$SOCK" || die "reqrouter did not start"
 check "the start-up line says realtime, ahead of receive work" \
 	grep -qF "2 workers started (sleeping in poll(); realtime (SCHED_FIFO 1) priority, ahead of receive work)" "$RR_ERR"
 check_eq "both worker threads: SCHED_FIFO (1), priority 1" "2x1/1" \
@@ -76,7 +88,7 @@ rr_kill_wait TERM 5
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 
 say "--- cells"
-rr_start cells -i "$TB_IF_SRV" -q 1 -t 2 --isolation cell \
+rr_start cells -i "$TB_IF_SRV" -q 1 -t 2 --isolation cell --worker-priority realtime \
 	--functions-dir "$TMODS" || die "reqrouter with cells did not start"
 check "the start-up line says realtime" \
 	grep -qF "2 workers started as cells (sleeping in poll(); realtime (SCHED_FIFO 1) priority" "$RR_ERR"
@@ -97,6 +109,7 @@ else
 	say "    RLIMIT_RTPRIO cannot be raised here (no CAP_SYS_RESOURCE): normal expected"
 fi
 rr_start user -i "$TB_IF_SRV" -q 1 -t 2 --isolation cell --user nobody \
+	--worker-priority realtime \
 	--functions-dir "$TMODS" || die "reqrouter --user nobody did not start"
 if [ $expect = realtime ]; then
 	check "the start-up line says realtime" \
@@ -111,16 +124,12 @@ check_eq "faulty answers from a cell" hello "$(ask 1 hello)"
 rr_kill_wait TERM 5
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 
-say "--- worker_priority = normal"
-printf '[reqrouter]\nworker_priority = normal\n' >"$RR_TMP/normal.conf"
-rr_start normal -i "$TB_IF_SRV" -q 1 -t 2 --isolation thread -c "$RR_TMP/normal.conf" \
-	--functions-dir "$TMODS" --control "$SOCK" ||
-	die "reqrouter with worker_priority = normal did not start"
-check "the start-up line says normal, and why" \
-	grep -qF "(sleeping in poll(); normal priority: worker_priority = normal)" "$RR_ERR"
-check_eq "both worker threads: SCHED_OTHER" "2x0/0" "$(policies)"
-check_eq "status: worker_priority normal" normal "$(status_priority)"
-check_eq "faulty answers" hello "$(ask 1 hello)"
+say "--- -B"
+rr_start busy -i "$TB_IF_SRV" -q 1 -t 1 -B --worker-priority realtime \
+	--functions-dir "$TMODS" || die "reqrouter -B did not start"
+check "the start-up line says normal: a busy-polling worker never sleeps" \
+	grep -q "; normal priority: a busy-polling worker never sleeps)" "$RR_ERR"
+check_eq "the worker thread: SCHED_OTHER" "1x0/0" "$(policies)"
 rr_kill_wait TERM 5
 
 say "--- no CAP_SYS_NICE, RLIMIT_RTPRIO 0 (as in a container)"
@@ -129,7 +138,8 @@ RR=$RR_TMP/no-realtime
 printf '#!/bin/sh\nexec setpriv --bounding-set=-sys_nice,-sys_resource prlimit --rtprio=0:0 %s "$@"\n' \
 	"$RR_SAVED" >"$RR"
 chmod +x "$RR"
-rr_start refused -i "$TB_IF_SRV" -q 1 -t 1 --functions-dir "$TMODS" ||
+rr_start refused -i "$TB_IF_SRV" -q 1 -t 1 --worker-priority realtime \
+	--functions-dir "$TMODS" ||
 	die "reqrouter without the right to realtime priority did not start"
 RR=$RR_SAVED
 check "the start-up line says normal, and why" \
