@@ -647,7 +647,8 @@ static double json_num(const char *obj, const char *key)
 }
 
 /* One kind of a function's heavy hitters: "sources" (whose entries name
- * a "source") or "prefixes" ("prefix"). */
+ * a "source") or "prefixes" ("prefix"); "rate-limited" after one whose
+ * prefix the function's rate limit refuses now. */
 static void print_top_kind(const char *fn, const char *member,
 			   const char *entry, const char *title)
 {
@@ -665,9 +666,11 @@ static void print_top_kind(const char *fn, const char *member,
 		key[0] = '\0';
 		if (v && *v == '"')
 			json_str(v, key, sizeof(key));
-		printf("  %-40s %11.0f %8.0f %6.1f%%\n", key,
+		v = json_get(e, "limited");
+		printf("  %-40s %11.0f %8.0f %6.1f%%%s\n", key,
 		       json_num(e, "requests_per_s"), json_num(e, "error"),
-		       100 * json_num(e, "share"));
+		       100 * json_num(e, "share"),
+		       v && !strncmp(v, "true", 4) ? "  rate-limited" : "");
 		n++;
 	}
 	if (!n)

@@ -420,6 +420,10 @@ int rr_invoker_start(struct rr_invoker *inv);
  * NAPI; the main thread calls this every tick to check, and falls back to
  * plain spinning if they never will. */
 void rr_invoker_check_busy_poll(struct rr_invoker *inv);
+/* The rate limit of @svc into @conf, its XDP port entry, as the program
+ * reads it (slots.c; topk.c judges the top keys by the same). */
+void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
+		     struct rr_port_conf *conf);
 /* worker_priority (priority.c): the limit raised before the privileges
  * go, found out after; the workers' scheduling in words, and why it is
  * the normal one although realtime was asked for (or NULL). */

@@ -246,9 +246,8 @@ bool rr_slot_in_kernel(const struct rr_invoker *inv, const struct rr_slot *s)
  * only where such frames are not lost (xdp_tx_ok); elsewhere a slipped
  * request is dropped like any other limited one.
  */
-static void rl_port_conf(const struct rr_invoker *inv,
-			 const struct rr_service *svc,
-			 struct rr_port_conf *conf)
+void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
+		     struct rr_port_conf *conf)
 {
 	uint8_t m6[16] = { 0 };
 	uint32_t len = svc->rate_limit_v6_prefix, i;
@@ -294,7 +293,7 @@ int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 		conf.flags &= ~(RR_PORT_XDP | RR_PORT_CACHE);
 	/* Who is calling: heavy_hitters and its rate, as they are now. */
 	rr_topk_port_conf(inv, s->svc, &conf);
-	rl_port_conf(inv, s->svc, &conf);
+	rr_rl_port_conf(inv, s->svc, &conf);
 	return rr_xdp_set_port(&inv->xdp, s->svc->port, &conf);
 }
 

@@ -473,31 +473,79 @@ void rr_topk_tick(struct rr_invoker *inv)
 		pr_debug("heavy hitters: cannot draw the pool again\n");
 }
 
-/* @f's top keys of @kind as a JSON member: "sources" or "prefixes". */
-static void json_kind(FILE *out, const struct rr_hh_fn *f, enum rr_hh_kind kind)
+/*
+ * Whether the rate limiter refuses @key now: the limiter's prefix of it
+ * (the function's rate_limit_v4_prefix or _v6_prefix, from @conf) has
+ * every row's bucket of @tb more than a burst ahead of @now, as
+ * rl_check() in the XDP program judges a request from there.
+ */
+static bool rl_limited(const struct rr_port_conf *conf,
+		       const struct rr_rl_table *tb, uint64_t seed,
+		       const struct rr_hh_key *key, uint64_t now)
+{
+	__u64 a = 0, b = 0, w0, w1, h[RR_HH_KINDS], tau;
+	uint32_t v4, r;
+
+	if (key->family == AF_INET) {
+		memcpy(&v4, key->addr, 4);
+		w0 = v4 & conf->rl_mask_v4;
+		w1 = 0;
+	} else {
+		memcpy(&a, key->addr, 8);
+		memcpy(&b, key->addr + 8, 8);
+		w0 = a & conf->rl_mask_v6[0];
+		w1 = b & conf->rl_mask_v6[1];
+	}
+	rr_hh_hash(seed ^ RR_RL_SEED_XOR, key->family, w0, w1, h);
+	tau = (__u64)(conf->rl_burst ? conf->rl_burst - 1 : 0) *
+	      conf->rl_interval_ns;
+	for (r = 0; r < RR_RL_ROWS; r++)
+		if (__atomic_load_n(&tb->tat[r][rr_hh_col(h[RR_HH_SOURCE], r)],
+				    __ATOMIC_RELAXED) <= now + tau)
+			return false;
+	return true;
+}
+
+/* @f's top keys of @kind as a JSON member: "sources" or "prefixes"; with
+ * @tb (the function's rate-limit buckets) each says whether the limiter
+ * refuses it now. */
+static void json_kind(FILE *out, struct rr_invoker *inv, uint32_t slot,
+		      const struct rr_hh_fn *f, enum rr_hh_kind kind,
+		      const struct rr_rl_table *tb)
 {
 	struct rr_hh_entry top[RR_HH_TOPK];
 	size_t n = rr_hh_top(f, kind, top, RR_HH_TOPK), i;
 	char key[INET6_ADDRSTRLEN + 8];
 	double time = f->time > 0 ? f->time : 1;
+	struct rr_port_conf conf = { 0 };
 
+	if (tb)
+		rr_rl_port_conf(inv, inv->slots[slot].svc, &conf);
 	fprintf(out, ",\"%s\":{\"error_bound\":%.1f,\"top\":[",
 		kind == RR_HH_SOURCE ? "sources" : "prefixes",
 		rr_hh_bound(f, kind) / time);
 	for (i = 0; i < n; i++) {
 		rr_hh_key_str(&top[i].key, kind, key, sizeof(key));
 		fprintf(out,
-			"%s{\"%s\":\"%s\",\"requests_per_s\":%.1f,\"error\":%.1f,\"share\":%.4f}",
+			"%s{\"%s\":\"%s\",\"requests_per_s\":%.1f,\"error\":%.1f,\"share\":%.4f",
 			i ? "," : "", kind_names[kind], key,
 			top[i].count / time,
 			rr_hh_error(f, kind, top[i].count) / time,
 			f->total > 0 ? fmin(top[i].count / f->total, 1) : 0);
+		if (tb)
+			fprintf(out, ",\"limited\":%s",
+				rl_limited(&conf, tb, inv->xdp.hh_seed,
+					   &top[i].key, rr_now_ns())
+					? "true"
+					: "false");
+		fprintf(out, "}");
 	}
 	fprintf(out, "]}");
 }
 
 void rr_topk_json(struct rr_invoker *inv, const char *name, FILE *out)
 {
+	struct rr_rl_table *tb = NULL;
 	const struct rr_slot *s;
 	struct rr_hh_fn *f;
 	uint32_t slot;
@@ -543,12 +591,25 @@ void rr_topk_json(struct rr_invoker *inv, const char *name, FILE *out)
 				f->time > 0 ? f->total / f->time : 0,
 				(unsigned long)f->prev_samples,
 				(unsigned long)f->lost);
-			json_kind(out, f, RR_HH_SOURCE);
-			json_kind(out, f, RR_HH_PREFIX);
+			/* The limiter's buckets, read once for both kinds;
+			 * without them nothing is said either way. */
+			if (s->svc->rate_limit) {
+				if (!tb)
+					tb = malloc(sizeof(*tb));
+				if (tb && rr_xdp_rl_read(&inv->xdp, slot, tb)) {
+					free(tb);
+					tb = NULL;
+				}
+			}
+			json_kind(out, inv, slot, f, RR_HH_SOURCE,
+				  s->svc->rate_limit ? tb : NULL);
+			json_kind(out, inv, slot, f, RR_HH_PREFIX,
+				  s->svc->rate_limit ? tb : NULL);
 		}
 		fprintf(out, "}");
 	}
 	fprintf(out, "]}\n");
+	free(tb);
 }
 
 void rr_topk_write_metrics(struct rr_invoker *inv, FILE *out)

@@ -534,6 +534,12 @@ int rr_xdp_rl_reset(struct rr_xdp *x, uint32_t slot)
 	return ret;
 }
 
+int rr_xdp_rl_read(struct rr_xdp *x, uint32_t slot, struct rr_rl_table *out)
+{
+	return bpf_map__lookup_elem(x->skel->maps.rl_buckets, &slot,
+				    sizeof(slot), out, sizeof(*out), 0);
+}
+
 int rr_xdp_rl_exempt(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c,
 		     bool add)
 {

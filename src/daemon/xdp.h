@@ -89,6 +89,9 @@ int rr_xdp_allow(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c);
 /* Function @slot's rate-limit buckets all full again (a new function in
  * the slot, or new limits); 0 or -errno. */
 int rr_xdp_rl_reset(struct rr_xdp *x, uint32_t slot);
+/* Function @slot's rate-limit buckets as they are now, into @out; 0 or
+ * -errno. */
+int rr_xdp_rl_read(struct rr_xdp *x, uint32_t slot, struct rr_rl_table *out);
 /* Adds prefix @c to function @slot's rate-limit exemptions, or takes it
  * out (gone already is no error); 0 or -errno. */
 int rr_xdp_rl_exempt(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c,

@@ -138,11 +138,25 @@ check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 
 # The limiter is XDP's in either tier, and so are its counters: with dns
 # answered in user space only they must be read all the same.
-say "== --tier user --no-cache: 1 s of flood, the counters"
+say "== --tier user --no-cache: 4 s of flood, the counters, and top meanwhile"
 RR_TIER=user RR_CACHE=no
 rr_start user -c "$CONF" -i "$TB_IF_SRV" -q 2 --metrics-file "$M" ||
 	die "reqrouter --tier user --no-cache did not start"
-flood 1
+flood 4 &
+RR_BG_PIDS+=($!)
+sleep 2.5
+"$CTL" --control "$SOCK" --json top dns >"$RR_TMP/top.json"
+"$CTL" --control "$SOCK" top dns >"$RR_TMP/top.txt"
+wait "${RR_BG_PIDS[-1]}"
+sed 's/^/    /' "$RR_TMP/top.txt"
+check_eq "top: the flood's /24 is marked rate-limited" True \
+	"$(py '[e.get("limited") for e in d["functions"][0]["prefixes"]["top"] if e["prefix"] == "198.18.1.0/24"] == [True]' "$RR_TMP/top.json")"
+check_eq "top: the flood's sources are too" True \
+	"$(py 'all(e.get("limited") for e in d["functions"][0]["sources"]["top"] if e["source"].startswith("198.18.1."))' "$RR_TMP/top.json")"
+check_eq "top: no other prefix is" True \
+	"$(py 'all(e.get("limited") is False for e in d["functions"][0]["prefixes"]["top"] if e["prefix"] != "198.18.1.0/24")' "$RR_TMP/top.json")"
+check "top, as text: the flood's /24 with 'rate-limited'" \
+	grep -qE '^  198\.18\.1\.0/24 .* rate-limited$' "$RR_TMP/top.txt"
 rr_metrics_fresh "$M"
 limited=$(metric "$M" reqrouter_rate_limited_packets_total 'function="dns"')
 check "metrics: the limited queries counted in user space's tier too (${limited:-none})" \
