@@ -84,9 +84,29 @@
 #include "util.h"
 #include "xdp.h"
 
+/*
+ * Who is calling and the rate limit, on ports that must not notice them:
+ * every request sampled into the sketch (hh_scale 0), and a limit no
+ * fuzzing run reaches (a nanosecond an interval, a burst of 2^32 - 1:
+ * the bucket would have to run seconds ahead), so the verdicts stay the
+ * oracle's while the program hashes every source's /24 and /64.
+ */
+#define HH_RL (RR_PORT_HH | RR_PORT_RL)
+/* 255.255.255.0 as the address's bytes in memory, read as a u32. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define MASK_V4_24 0x00ffffffU
+#else
+#define MASK_V4_24 0xffffff00U
+#endif
+#define HH_RL_CONF                                                   \
+	.hh_scale = 0, .rl_interval_ns = 1, .rl_burst = 0xffffffffU, \
+	.rl_mask_v4 = MASK_V4_24, .rl_mask_v6 = { ~0ULL, 0 }
+
 /* The steering instance: no port has the in-kernel tier. */
 static const struct port ports[] = {
-	{ .port = 7, .conf = { .slot = 0, .nsocks = 1 }, .has_function = 1 },
+	{ .port = 7,
+	  .conf = { .slot = 0, .nsocks = 1, .flags = HH_RL, HH_RL_CONF },
+	  .has_function = 1 },
 	/* no requests from the well-known ports */
 	{ .port = 1232,
 	  .conf = { .slot = 1, .nsocks = 4, .min_src_port = 1024 },
@@ -130,7 +150,16 @@ static const struct port ports[] = {
  * reach it as often, each in a slot of its own.
  */
 static const struct port tier_ports[] = {
-	XDP_PORT(7, 0, 1, 3, XDP_ANY, 0, "echo", TIER_XDP),
+	{ .port = 7,
+	  .conf = { .slot = 0,
+		    .nsocks = 1,
+		    .flags = RR_PORT_XDP | HH_RL,
+		    .max_amplification = 3,
+		    .xdp_max_payload = XDP_ANY,
+		    HH_RL_CONF },
+	  .has_function = 1,
+	  .fn = "echo",
+	  .kind = TIER_XDP },
 	XDP_PORT(1232, 1, 4, 3, XDP_ANY, 0, "reverse", TIER_XDP),
 	/* Longer requests go on to user space. */
 	XDP_PORT(8080, 2, 1, 3, 33, 0, "reverse", TIER_XDP),
