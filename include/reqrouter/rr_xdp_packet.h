@@ -243,9 +243,11 @@ static __always_inline void rr_swap(void *a, void *b, const __u32 n)
  * Turns the request whose payload now holds @reply_len bytes into the
  * reply, exactly as user space's rr_build_reply() does: frame trimmed to
  * the reply, MACs, addresses and ports swapped, lengths set, TTL or hop
- * limit 64, IPv4 header checksum and the full UDP checksum recomputed
- * (a sender with checksum offload leaves a partial one, so nothing is
- * updated incrementally). 0, or -1 if the frame cannot hold it.
+ * limit 64, the full UDP checksum recomputed (a sender with checksum
+ * offload leaves a partial one, so it is not updated incrementally). The
+ * IPv4 header checksum is moved by the two words that change (RFC 1624):
+ * the request's must be right, as the steering program checks before any
+ * tier sees it. 0, or -1 if the frame cannot hold it.
  */
 static __always_inline int rr_xdp_build_reply(struct xdp_md *ctx,
 					      const struct rr_xdp_req *req,
@@ -291,21 +293,17 @@ static __always_inline int rr_xdp_build_reply(struct xdp_md *ctx,
 
 		if ((void *)(ip + 1) > end)
 			return -1;
+		__u16 *ttl_word = (__u16 *)&ip->ttl; /* TTL and protocol */
+
 		hlen = ip->ihl * 4;
 		rr_swap(&ip->saddr, &ip->daddr, 4);
+		/* ~HC + ~m + m' for each changed word m (the swap moves
+		 * none): the sum is the same in either byte order. */
+		hsum = (__u16)~ip->check;
+		hsum += (__u16)~ip->tot_len + (__u16)~*ttl_word;
 		ip->tot_len = bpf_htons(hlen + ulen);
 		ip->ttl = RR_REPLY_TTL;
-		ip->check = 0;
-		hsum = rr_xdp_csum(ctx, l3, hlen);
-		if (hsum == (__u64)-1)
-			return -1;
-		/* Packet pointers are void after a helper that may move
-		 * data; find the header again. */
-		data = (void *)(long)ctx->data;
-		end = (void *)(long)ctx->data_end;
-		ip = data + l3;
-		if ((void *)(ip + 1) > end)
-			return -1;
+		hsum += ip->tot_len + *ttl_word;
 		ip->check = (__u16)~rr_fold16(hsum);
 		sum = (__u64)ip->saddr + ip->daddr;
 	} else {
