@@ -300,7 +300,7 @@ static __always_inline int rr_xdp_build_reply(struct xdp_md *ctx,
 		/* ~HC + ~m + m' for each changed word m (the swap moves
 		 * none): the sum is the same in either byte order. */
 		hsum = (__u16)~ip->check;
-		hsum += (__u16)~ip->tot_len + (__u16)~*ttl_word;
+		hsum += (__u16)~ip->tot_len + (__u16) ~*ttl_word;
 		ip->tot_len = bpf_htons(hlen + ulen);
 		ip->ttl = RR_REPLY_TTL;
 		hsum += ip->tot_len + *ttl_word;
