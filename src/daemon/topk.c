@@ -473,6 +473,25 @@ void rr_topk_tick(struct rr_invoker *inv)
 		pr_debug("heavy hitters: cannot draw the pool again\n");
 }
 
+/* Whether @key (a source, or a prefix and all in it) is inside @c. */
+static bool key_in(const struct rr_hh_key *key, enum rr_hh_kind kind,
+		   const struct rr_cidr *c)
+{
+	uint32_t bits = key->family == AF_INET ? 32 : 128, i, n;
+
+	if ((uint32_t)c->family != key->family)
+		return false;
+	if (kind == RR_HH_PREFIX &&
+	    c->len > (key->family == AF_INET ? RR_HH_V4_PREFIX
+					     : RR_HH_V6_PREFIX))
+		return false;
+	n = c->len < bits ? c->len : bits;
+	for (i = 0; i < n; i++)
+		if ((key->addr[i / 8] ^ c->addr[i / 8]) & (0x80 >> (i % 8)))
+			return false;
+	return true;
+}
+
 /*
  * Whether the rate limiter refuses @key now: the limiter's prefix of it
  * (the function's rate_limit_v4_prefix or _v6_prefix, from @conf) has
@@ -506,6 +525,20 @@ static bool rl_limited(const struct rr_port_conf *conf,
 	return true;
 }
 
+/* Whether the limiter lets @key by, whatever its buckets: inside one of
+ * the function's rate_limit_exempt prefixes, which rl_check looks up
+ * first. */
+static bool exempt(const struct rr_service *svc, const struct rr_hh_key *key,
+		   enum rr_hh_kind kind)
+{
+	uint32_t i;
+
+	for (i = 0; i < svc->nrate_limit_exempt; i++)
+		if (key_in(key, kind, &svc->rate_limit_exempt[i]))
+			return true;
+	return false;
+}
+
 /* @f's top keys of @kind as a JSON member: "sources" or "prefixes"; with
  * @tb (the function's rate-limit buckets) each says whether the limiter
  * refuses it now. */
@@ -518,6 +551,7 @@ static void json_kind(FILE *out, struct rr_invoker *inv, uint32_t slot,
 	char key[INET6_ADDRSTRLEN + 8];
 	double time = f->time > 0 ? f->time : 1;
 	struct rr_port_conf conf = { 0 };
+	bool lim;
 
 	if (tb)
 		rr_rl_port_conf(inv, inv->slots[slot].svc, &conf);
@@ -532,12 +566,13 @@ static void json_kind(FILE *out, struct rr_invoker *inv, uint32_t slot,
 			top[i].count / time,
 			rr_hh_error(f, kind, top[i].count) / time,
 			f->total > 0 ? fmin(top[i].count / f->total, 1) : 0);
-		if (tb)
-			fprintf(out, ",\"limited\":%s",
-				rl_limited(&conf, tb, inv->xdp.hh_seed,
-					   &top[i].key, rr_now_ns())
-					? "true"
-					: "false");
+		if (tb) {
+			lim = !exempt(inv->slots[slot].svc, &top[i].key,
+				      kind) &&
+			      rl_limited(&conf, tb, inv->xdp.hh_seed,
+					 &top[i].key, rr_now_ns());
+			fprintf(out, ",\"limited\":%s", lim ? "true" : "false");
+		}
 		fprintf(out, "}");
 	}
 	fprintf(out, "]}");
