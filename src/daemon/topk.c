@@ -493,16 +493,20 @@ static bool key_in(const struct rr_hh_key *key, enum rr_hh_kind kind,
 }
 
 /*
- * Whether the rate limiter refuses @key now: the limiter's prefix of it
- * (the function's rate_limit_v4_prefix or _v6_prefix, from @conf) has
- * every row's bucket of @tb more than a burst ahead of @now, as
- * rl_check() in the XDP program judges a request from there.
+ * Whether the rate limiter holds @key at its limit now: the limiter's
+ * prefix of it (the function's rate_limit_v4_prefix or _v6_prefix, from
+ * @conf) has every row's bucket of @tb more than a burst less one
+ * interval ahead of @now. rl_check() refuses a request from there while
+ * a bucket is a burst ahead; a flood keeps it between that and one
+ * interval less (each token, freed, is taken by its next request), so
+ * the interval's margin shows a flooded prefix as limited throughout
+ * instead of flickering at every token.
  */
 static bool rl_limited(const struct rr_port_conf *conf,
 		       const struct rr_rl_table *tb, uint64_t seed,
 		       const struct rr_hh_key *key, uint64_t now)
 {
-	__u64 a = 0, b = 0, w0, w1, h[RR_HH_KINDS], tau;
+	__u64 a = 0, b = 0, w0, w1, h[RR_HH_KINDS], tau, edge;
 	uint32_t v4, r;
 
 	if (key->family == AF_INET) {
@@ -518,9 +522,11 @@ static bool rl_limited(const struct rr_port_conf *conf,
 	rr_hh_hash(seed ^ RR_RL_SEED_XOR, key->family, w0, w1, h);
 	tau = (__u64)(conf->rl_burst ? conf->rl_burst - 1 : 0) *
 	      conf->rl_interval_ns;
+	edge = now + tau > conf->rl_interval_ns
+		       ? now + tau - conf->rl_interval_ns
+		       : 0;
 	for (r = 0; r < RR_RL_ROWS; r++)
-		if (__atomic_load_n(&tb->tat[r][rr_hh_col(h[RR_HH_SOURCE], r)],
-				    __ATOMIC_RELAXED) <= now + tau)
+		if (tb->tat[r][rr_hh_col(h[RR_HH_SOURCE], r)] <= edge)
 			return false;
 	return true;
 }
