@@ -47,7 +47,12 @@ sys.stdout.write(body.decode())' "$1" "$2"
 # shellcheck disable=SC2317 # called through check, which shellcheck does not follow
 not() { ! "$@"; }
 # series FILE: the sample lines without their values, sorted.
-series() { grep -v '^#' "$1" | sed 's/ [^ ]*$//' | sort; }
+# The heavy hitters' series come and go with the sources (a top 10, read
+# once a second): the file and a scrape a moment apart may list others.
+series() {
+	grep -v -e '^#' -e '^reqrouter_heavy_hitter_requests_per_second{' "$1" |
+		sed 's/ [^ ]*$//' | sort
+}
 # promq EXPR: the value of a one-sample instant query ("" if none).
 promq() {
 	tb_cli python3 -c '
