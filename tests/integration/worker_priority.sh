@@ -20,6 +20,8 @@ CTL=$BUILD/reqrouterctl
 command -v setpriv >/dev/null || die "setpriv is not installed (util-linux)"
 command -v prlimit >/dev/null || die "prlimit is not installed (util-linux)"
 
+# The bare defaults a user meets: no XDP program on the veth peer.
+TB_PEER_XDP=0
 rr_bed 1
 SOCK=$RR_TMP/ctl.sock
 
