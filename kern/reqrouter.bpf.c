@@ -38,6 +38,9 @@ const volatile __u32 if_mtu = 1500;
 /* The heavy-hitter sketch's hash seed, drawn at random before load, so
  * that nobody outside can pick sources that collide. */
 const volatile __u64 hh_seed = 0;
+/* The sockets' RX ring size, set before load: a worker with this much
+ * backlog can take no more (0: never judged so). */
+const volatile __u32 rx_ring_size = 0;
 
 struct vlan_hdr {
 	__be16 tci;
@@ -104,6 +107,16 @@ struct {
 	__type(value, __u32);
 	__uint(max_entries, RR_MAX_QUEUES *RR_MAX_SLOTS);
 } rr_cursor SEC(".maps");
+
+/* The workers' load, one struct rr_queue_load per queue: mapped by user
+ * space, where each worker keeps its own. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct rr_queue_load);
+	__uint(max_entries, RR_MAX_QUEUES);
+	__uint(map_flags, BPF_F_MMAPABLE);
+} worker_load SEC(".maps");
 
 /* Function and socket count per UDP destination port (host order). */
 struct {
@@ -286,18 +299,132 @@ static __always_inline void rr_fn_count(const struct rr_xdp_req *req,
  * round-robin; XDP_PASS as the fallback, so a missing socket never drops
  * silently. Returns the action.
  */
-static __always_inline int rr_redirect(__u32 queue, __u32 slot, __u32 nsocks)
+/*
+ * A worker's backlog: the requests handed to it that it is not done with.
+ * The two counters are written on different CPUs, so a look may catch
+ * done ahead of sent for a moment: nothing, then.
+ */
+static __always_inline __u64 backlog(const struct rr_worker_load *l)
 {
-	__u32 key = queue * RR_MAX_SLOTS + slot, *rr;
+	__s64 b = (__s64)(READ_ONCE_U64(l->sent) - READ_ONCE_U64(l->done));
 
+	return b > 0 ? (__u64)b : 0;
+}
+
+/* Worker @t's load. t < RR_MAX_THREADS already, which the compiler
+ * knows and the verifier may not: hidden from the one, masked for the
+ * other. */
+static __always_inline struct rr_worker_load *load_of(struct rr_queue_load *ql,
+						      __u32 t)
+{
+	asm volatile("" : "+r"(t));
+	return &ql->w[t & (RR_MAX_THREADS - 1)];
+}
+
+/*
+ * steering = least_loaded: of the queue's @nsocks workers, the one with
+ * the least backlog; between equals, the one whose batch began last (a
+ * long batch is likelier a slow call), and between those, the first from
+ * the round-robin cursor @start, so that idle workers take turns. Scores
+ * backlog first, then the batch's age in microseconds (at most 2^24).
+ */
+static __always_inline __u32 least_loaded(struct rr_queue_load *ql,
+					  __u32 nsocks, __u32 start, __u64 now)
+{
+	__u64 best = ~0ULL, score, busy, age;
+	struct rr_worker_load *l;
+	__u32 i, t, pick = start;
+
+	for (i = 0; i < RR_MAX_THREADS && i < nsocks; i++) {
+		t = start + i;
+		if (t >= nsocks)
+			t -= nsocks;
+		l = load_of(ql, t);
+		score = backlog(l) << 24;
+		busy = READ_ONCE_U64(l->busy_ns);
+		if (busy && now > busy) {
+			age = (now - busy) >> 10;
+			score += age < (1U << 24) ? age : (1U << 24) - 1;
+		}
+		if (score < best) {
+			best = score;
+			pick = t;
+		}
+	}
+	return pick;
+}
+
+/* The arrival time in front of the frame, for the worker (struct
+ * rr_rx_meta). A driver without metadata room leaves it out. */
+static __always_inline void stamp_arrival(struct xdp_md *ctx, __u64 now)
+{
+	struct rr_rx_meta *m;
+
+	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
+		return;
+	m = (void *)(long)ctx->data_meta;
+	if ((void *)(m + 1) > (void *)(long)ctx->data)
+		return;
+	m->arrival_ns = now;
+	m->magic = RR_RX_META_MAGIC;
+	m->pad = 0;
+}
+
+/*
+ * Hands the request to one of function slot @slot's @nsocks sockets on
+ * the receiving queue (docs/DESIGN.md, "Steering"): the next in turn, or
+ * with RR_PORT_LEAST_LOADED in @flags the least loaded worker. A worker
+ * whose backlog fills its RX ring could take nothing more: the frame is
+ * dropped here, before the kernel copies it into the UMEM only to drop
+ * it. Returns XDP_REDIRECT, XDP_DROP (overload) or XDP_PASS (no socket).
+ * A function of its own, verified once: its loop would multiply the
+ * states of every path that reaches it.
+ */
+__noinline int rr_steer(struct xdp_md *ctx, __u32 queue, __u32 slot,
+			__u32 nsocks, __u32 flags)
+{
+	__u32 key = queue * RR_MAX_SLOTS + slot, *rr, t;
+	struct rr_queue_load *ql = NULL;
+	__u64 now;
+	int act;
+
+	if (!ctx || slot >= RR_MAX_SLOTS || queue >= RR_MAX_QUEUES)
+		return XDP_PASS;
 	rr = bpf_map_lookup_elem(&rr_cursor, &key);
 	if (!rr)
 		return XDP_PASS;
 	if (*rr >= nsocks || *rr >= RR_MAX_THREADS)
 		*rr = 0;
-	key = RR_XSK_KEY(queue, *rr, slot);
+	t = *rr;
 	*rr += 1;
-	return bpf_redirect_map(&xsks_map, key, XDP_PASS);
+	now = bpf_ktime_get_ns();
+	if (flags & RR_PORT_LOAD)
+		ql = bpf_map_lookup_elem(&worker_load, &queue);
+	if (ql) {
+		if (flags & RR_PORT_LEAST_LOADED)
+			t = least_loaded(ql, nsocks, t, now);
+		if (rx_ring_size && backlog(load_of(ql, t)) >= rx_ring_size)
+			return XDP_DROP;
+	}
+	act = bpf_redirect_map(&xsks_map, RR_XSK_KEY(queue, t, slot), XDP_PASS);
+	if (act != XDP_REDIRECT)
+		return act;
+	/* Only on its way to a socket: a frame the kernel gets is as it
+	 * came. */
+	stamp_arrival(ctx, now);
+	if (ql)
+		__sync_fetch_and_add(&load_of(ql, t)->sent, 1);
+	return act;
+}
+
+/* The counter of rr_steer()'s action @act for a request (@redirect) or a
+ * punt (@punt). */
+static __always_inline enum rr_xdp_stat steer_stat(int act,
+						   enum rr_xdp_stat redirect)
+{
+	if (act == XDP_REDIRECT)
+		return redirect;
+	return act == XDP_DROP ? RR_XDP_DROP_OVERLOAD : RR_XDP_PASS_NO_SOCKET;
 }
 
 /*
@@ -306,17 +433,18 @@ static __always_inline int rr_redirect(__u32 queue, __u32 slot, __u32 nsocks)
  * on to the function's sockets, anything else is dropped and counted by
  * its reason, as user space counts it. Returns the action.
  */
-static __always_inline int not_answered(struct rr_xdp_req *req, int ret)
+static __always_inline int not_answered(struct xdp_md *ctx,
+					const struct rr_port_conf *conf,
+					struct rr_xdp_req *req, int ret)
 {
 	enum rr_drop why;
 
 	if (ret == RR_XDP_PUNT) {
 		rr_fn_count(req, RR_FN_XDP_PUNT);
-		ret = rr_redirect(req->queue, req->slot, req->nsocks);
+		ret = rr_steer(ctx, req->queue, conf->slot, conf->nsocks,
+			       conf->flags);
 		return rr_count(req->queue,
-				ret == XDP_REDIRECT ? RR_XDP_REDIRECT_PUNT
-						    : RR_XDP_PASS_NO_SOCKET,
-				ret);
+				steer_stat(ret, RR_XDP_REDIRECT_PUNT), ret);
 	}
 	if (ret == -EMSGSIZE || ret > (int)req->room)
 		why = req->amp_limited ? RR_DROP_AMPLIFICATION
@@ -817,7 +945,7 @@ static __always_inline int in_kernel(struct xdp_md *ctx,
 	     req->payload_len > RR_XDP_MAX_PAYLOAD ||
 	     (long)ctx->data_end - (long)ctx->data > RR_XDP_MAX_FRAME)) {
 		rr_fn_count(req, RR_FN_XDP_RX);
-		return not_answered(req, RR_XDP_PUNT);
+		return not_answered(ctx, conf, req, RR_XDP_PUNT);
 	}
 	/* User space finds a bad checksum before the size: the same
 	 * reason for the same request (one longer than the in-kernel tier
@@ -1093,10 +1221,8 @@ int reqrouter_xdp(struct xdp_md *ctx)
 			return act;
 	}
 
-	act = rr_redirect(queue, conf->slot, conf->nsocks);
-	if (act != XDP_REDIRECT)
-		return rr_count(queue, RR_XDP_PASS_NO_SOCKET, act);
-	return rr_count(queue, RR_XDP_REDIRECT, act);
+	act = rr_steer(ctx, queue, conf->slot, conf->nsocks, conf->flags);
+	return rr_count(queue, steer_stat(act, RR_XDP_REDIRECT), act);
 }
 
 /*
@@ -1107,13 +1233,19 @@ int reqrouter_xdp(struct xdp_md *ctx)
 SEC("xdp")
 int reqrouter_verdict(struct xdp_md *ctx)
 {
+	const struct rr_port_conf *conf;
 	struct rr_xdp_req *req;
-	__u32 zero = 0;
+	__u32 zero = 0, port;
 
 	req = bpf_map_lookup_elem(&rr_req, &zero);
 	if (!req)
 		return XDP_PASS;
-	return not_answered(req, req->verdict);
+	/* The port's entry as it is now: how to steer a punt. */
+	port = req->dst_port;
+	conf = bpf_map_lookup_elem(&port_map, &port);
+	if (!conf || !conf->nsocks || conf->slot != req->slot)
+		return rr_count(req->queue, RR_XDP_PASS_NO_FUNCTION, XDP_PASS);
+	return not_answered(ctx, conf, req, req->verdict);
 }
 
 char _license[] SEC("license") = "GPL";

@@ -90,6 +90,54 @@ struct rr_port_conf {
 /* A slipped request gets a DNS truncated reply (TC) built here and sent
  * with XDP_TX; without it, or when XDP_TX would be lost, it is dropped. */
 #define RR_PORT_SLIP_TC (1U << 8)
+/* steering = least_loaded: the worker of the receiving queue with the
+ * least backlog gets the request (struct rr_queue_load), not the next in
+ * turn. */
+#define RR_PORT_LEAST_LOADED (1U << 9)
+/* The workers keep their struct rr_worker_load: the program may steer by
+ * it, and drops what no worker has room for. Without it (user space could
+ * not map worker_load) the backlog means nothing and is not read. */
+#define RR_PORT_LOAD (1U << 10)
+
+/*
+ * A worker's load as the steering program sees it (docs/DESIGN.md,
+ * "Steering"). The program counts the requests it hands the worker
+ * (sent); the worker counts those it is done with (done), and every
+ * round sets done to sent less what its RX rings still hold, so that
+ * frames the kernel dropped after the redirect do not count for ever.
+ * sent - done is the worker's backlog, the request in its hands
+ * included. busy_ns: CLOCK_MONOTONIC when its current batch began, 0
+ * between batches. Two cache lines: one the program writes, one the
+ * worker does.
+ */
+struct rr_worker_load {
+	__u64 sent;
+	__u64 pad0[7];
+	__u64 done;
+	__u64 busy_ns;
+	__u64 pad1[6];
+};
+
+/* worker_load's value: a queue's workers, by thread, one page a queue, so
+ * that a cell maps only its own queue's (src/daemon/cell.c). */
+struct rr_queue_load {
+	struct rr_worker_load w[RR_MAX_THREADS];
+	__u8 pad[4096 - RR_MAX_THREADS * sizeof(struct rr_worker_load)];
+};
+
+/*
+ * What the program puts in front of a frame it redirects (XDP metadata,
+ * which the kernel copies into the UMEM with the frame): when it arrived,
+ * for the worker to measure the request's queuing delay. magic tells a
+ * stamp from whatever the headroom held before; the worker clears it.
+ */
+struct rr_rx_meta {
+	__u64 arrival_ns; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u32 magic;
+	__u32 pad;
+};
+
+#define RR_RX_META_MAGIC 0x72727374U
 
 /*
  * Why a request got no reply, the same in both tiers: X(enum suffix, label).
@@ -418,7 +466,8 @@ static __inline __u32 rr_local_slot(__u32 folded)
 	X(REDIRECT_PUNT, "redirect", "punted")            \
 	X(DROP_FUNCTION, "drop", "function")              \
 	X(DROP_RATE_LIMITED, "drop", "rate_limited")      \
-	X(TX_SLIP, "tx", "slip")
+	X(TX_SLIP, "tx", "slip")                          \
+	X(DROP_OVERLOAD, "drop", "overload")
 
 #define RR_XDP_STAT_ENUM(name, verdict, reason) RR_XDP_##name,
 enum rr_xdp_stat { RR_XDP_STATS(RR_XDP_STAT_ENUM) RR_XDP_STAT_MAX };

@@ -171,6 +171,8 @@ static int unmap_workers(struct rr_invoker *inv, const struct rr_worker *w)
 		if (u->area)
 			munmap(u->area, u->size);
 		munmap(u->sh, sizeof(*u->sh));
+		if (inv->xdp.load)
+			munmap(&inv->xdp.load[q], sizeof(inv->xdp.load[q]));
 	}
 	for (i = 0; i < RR_NWORKERS(inv); i++)
 		if (!w || i != w->index)

@@ -333,6 +333,12 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	ret = rr_xdp_load(&inv->xdp, inv->mac, inv->mtu);
 	if (ret)
 		return ret;
+	/* Without it the program steers in turn and cannot tell a full
+	 * worker: what it did before there was a load to read. */
+	ret = rr_xdp_map_load(&inv->xdp, inv->nqueues);
+	if (ret)
+		pr_warn("cannot map the workers' load, steering = least_loaded acts as round_robin: %s\n",
+			strerror(-ret));
 	/* Before any port opens: a port samples only with the pool drawn. */
 	rr_topk_open(inv);
 	ret = rr_xdp_attach(&inv->xdp, inv->ifindex, cfg->mode);
@@ -474,6 +480,7 @@ int rr_start_worker(struct rr_invoker *inv, uint32_t q, uint32_t t, int cpu)
 	w->inv = inv;
 	w->umem = &inv->umems[q];
 	w->socks = rr_sock_at(inv, q, t, 0);
+	w->load = inv->xdp.load ? &inv->xdp.load[q].w[t] : NULL;
 	w->nsocks = inv->nslots;
 	w->queue = q;
 	w->thread = t;

@@ -30,7 +30,8 @@
 #define RR_NUM_FRAMES 4096
 #define RR_FILL_SIZE RR_NUM_FRAMES
 #define RR_COMP_SIZE RR_NUM_FRAMES
-#define RR_RX_SIZE 2048
+#define RR_RX_SIZE \
+	RR_XDP_RX_RING /* what the XDP program judges a full worker by */
 #define RR_TX_SIZE 2048
 /*
  * Bytes in front of each TX frame's data for a struct xsk_tx_metadata (24
@@ -51,6 +52,9 @@ struct rr_sock_stats {
 	uint64_t cache_evictions; /* ... over a live entry of another request */
 	uint64_t cache_skips;	  /* not stored: entry busy, or reply unfit */
 	struct rr_latency latency; /* of its replies (latency.h) */
+	/* Of its requests, from the XDP program's stamp to their batch
+	 * taken off RX (latency.h, rr_queue_delay()). */
+	struct rr_latency queue_delay;
 };
 
 /*
@@ -243,6 +247,10 @@ struct rr_worker {
 	struct rr_umem *umem;
 	struct rr_sock *socks; /* one per slot */
 	struct rr_worker_report *rep;
+	/* Its load as the XDP program steers by (struct rr_worker_load),
+	 * in its queue's page of worker_load; NULL where that could not be
+	 * mapped. */
+	struct rr_worker_load *load;
 	uint32_t nsocks; /* grows when a function is deployed */
 	uint32_t queue;
 	uint32_t thread; /* index within the queue, 0..threads-1 */
@@ -273,6 +281,7 @@ struct rr_worker {
 	uint64_t rt_lowered_seq;
 	/* The worker's own, reported in rep. */
 	uint64_t call_seq;
+	uint64_t done; /* load->done, as this worker keeps it */
 	uint64_t frames_held;
 	uint32_t nrecycle; /* recycle[] entries of this round */
 	/* Scratch for one round over the sockets. */

@@ -10,22 +10,31 @@
  * sums a function's sockets into one Prometheus histogram
  * (reqrouter_request_duration_seconds).
  *
- * Built with -DRR_NO_LATENCY the two hooks are empty: the baseline that
+ * And how long a request waited for a worker, its queuing delay: from
+ * the XDP program's stamp in front of its frame to its batch taken off
+ * RX, per request (reqrouter_queue_delay_seconds), which the batch's
+ * first clock read serves too.
+ *
+ * Built with -DRR_NO_LATENCY the hooks are empty: the baseline that
  * docs/BENCHMARKS.md compares against to price them.
  */
 #ifndef RR_LATENCY_H
 #define RR_LATENCY_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "clock.h"
+#include "rr_shared.h"
 
 /* The buckets' upper bounds in ns (Prometheus's le): 1-2-5 steps from
- * 0.5 us to 10 ms; a last bucket takes the rest (+Inf). */
+ * 0.5 us to 1 s (a request queued behind a slow call waits that long);
+ * a last bucket takes the rest (+Inf). */
 #define RR_LATENCY_LE_NS                                                    \
 	500, 1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000, \
-		1000000, 2000000, 5000000, 10000000
-#define RR_LATENCY_NLE 14
+		1000000, 2000000, 5000000, 10000000, 20000000, 50000000,    \
+		100000000, 200000000, 500000000, 1000000000
+#define RR_LATENCY_NLE 20
 
 struct rr_latency {
 	uint64_t start_ns; /* CLOCK_MONOTONIC: when the batch was taken */
@@ -41,13 +50,55 @@ static inline void rr_latency_add(uint64_t *ctr, uint64_t n)
 	__atomic_store_n(ctr, *ctr + n, __ATOMIC_RELAXED);
 }
 
-/* A batch was taken off RX. */
-static inline void rr_latency_start(struct rr_latency *l)
+/* A batch was taken off RX at @now. */
+static inline void rr_latency_start(struct rr_latency *l, uint64_t now)
 {
 #ifndef RR_NO_LATENCY
-	l->start_ns = rr_now_ns();
+	l->start_ns = now;
 #else
 	(void)l;
+	(void)now;
+#endif
+}
+
+/* @n replies took @ns each. */
+static inline void rr_latency_count(struct rr_latency *l, uint64_t ns,
+				    uint32_t n)
+{
+	static const uint64_t le[RR_LATENCY_NLE] = { RR_LATENCY_LE_NS };
+	uint32_t b = 0;
+
+	while (b < RR_LATENCY_NLE && ns > le[b])
+		b++;
+	rr_latency_add(&l->bucket[b], n);
+	rr_latency_add(&l->sum_ns, ns * n);
+}
+
+/*
+ * A request's queuing delay, from the XDP program's stamp in front of
+ * its frame (struct rr_rx_meta, @meta) to its batch taken off RX at @now,
+ * into @l; the stamp is wiped, so that the frame's next use cannot read
+ * it again. A frame without one (a driver without metadata room) is not
+ * counted, nor is a stamp from the future or older than a second, which
+ * cannot be this request's.
+ */
+static inline void rr_queue_delay(struct rr_latency *l, void *meta,
+				  uint64_t now)
+{
+#ifndef RR_NO_LATENCY
+	struct rr_rx_meta m;
+
+	memcpy(&m, meta, sizeof(m));
+	if (m.magic != RR_RX_META_MAGIC)
+		return;
+	((struct rr_rx_meta *)meta)->magic = 0;
+	if (m.arrival_ns > now || now - m.arrival_ns > 1000000000ULL)
+		return;
+	rr_latency_count(l, now - m.arrival_ns, 1);
+#else
+	(void)l;
+	(void)meta;
+	(void)now;
 #endif
 }
 
@@ -55,17 +106,8 @@ static inline void rr_latency_start(struct rr_latency *l)
 static inline void rr_latency_end(struct rr_latency *l, uint32_t n)
 {
 #ifndef RR_NO_LATENCY
-	static const uint64_t le[RR_LATENCY_NLE] = { RR_LATENCY_LE_NS };
-	uint64_t ns;
-	uint32_t b = 0;
-
-	if (!n)
-		return;
-	ns = rr_now_ns() - l->start_ns;
-	while (b < RR_LATENCY_NLE && ns > le[b])
-		b++;
-	rr_latency_add(&l->bucket[b], n);
-	rr_latency_add(&l->sum_ns, ns * n);
+	if (n)
+		rr_latency_count(l, rr_now_ns() - l->start_ns, n);
 #else
 	(void)l;
 	(void)n;

@@ -483,9 +483,12 @@ static void seconds(char *buf, size_t len, uint64_t ns)
 		buf[n - 1] = '\0';
 }
 
-/* Each function's replies by the time the user tier held them (latency.h),
- * summed over its sockets: one histogram per function. */
-static void write_latency(struct rr_invoker *inv, FILE *out)
+/*
+ * One histogram per function of the struct rr_latency at @off in its
+ * sockets' stats (latency.h), summed over them, as family @name.
+ */
+static void write_histogram(struct rr_invoker *inv, FILE *out, const char *name,
+			    const char *help, size_t off)
 {
 	static const uint64_t le[] = { RR_LATENCY_LE_NS };
 	uint64_t bucket[RR_LATENCY_NLE + 1], sum_ns, cum;
@@ -495,16 +498,17 @@ static void write_latency(struct rr_invoker *inv, FILE *out)
 	char sec[32];
 
 	_Static_assert(ARRAY_SIZE(le) == RR_LATENCY_NLE, "RR_LATENCY_LE_NS");
-	header(out, "reqrouter_request_duration_seconds", "histogram",
-	       "Time from a request's batch taken off a socket's RX ring to its reply put on the TX ring, in the user tier.");
+	header(out, name, "histogram", help);
 	for (slot = 0; slot < inv->nslots; slot++) {
 		svc = inv->slots[slot].svc;
 		memset(bucket, 0, sizeof(bucket));
 		sum_ns = 0;
 		for (q = 0; q < inv->nqueues; q++)
 			for (t = 0; t < inv->threads_made; t++) {
-				l = &rr_sock_at(inv, q, t, slot)
-					     ->stats->latency;
+				l = (const void *)((const char *)rr_sock_at(
+							   inv, q, t, slot)
+							   ->stats +
+						   off);
 				for (b = 0; b <= RR_LATENCY_NLE; b++)
 					bucket[b] +=
 						rr_stat_read(&l->bucket[b]);
@@ -515,18 +519,30 @@ static void write_latency(struct rr_invoker *inv, FILE *out)
 			if (b < RR_LATENCY_NLE)
 				seconds(sec, sizeof(sec), le[b]);
 			fprintf(out,
-				"reqrouter_request_duration_seconds_bucket{port=\"%u\",function=\"%s\",le=\"%s\"} %lu\n",
-				svc->port, svc->fn->name,
+				"%s_bucket{port=\"%u\",function=\"%s\",le=\"%s\"} %lu\n",
+				name, svc->port, svc->fn->name,
 				b < RR_LATENCY_NLE ? sec : "+Inf", cum);
 		}
 		seconds(sec, sizeof(sec), sum_ns);
-		fprintf(out,
-			"reqrouter_request_duration_seconds_sum{port=\"%u\",function=\"%s\"} %s\n",
+		fprintf(out, "%s_sum{port=\"%u\",function=\"%s\"} %s\n", name,
 			svc->port, svc->fn->name, sec);
-		fprintf(out,
-			"reqrouter_request_duration_seconds_count{port=\"%u\",function=\"%s\"} %lu\n",
-			svc->port, svc->fn->name, cum);
+		fprintf(out, "%s_count{port=\"%u\",function=\"%s\"} %lu\n",
+			name, svc->port, svc->fn->name, cum);
 	}
+}
+
+/* Each function's replies by the time the user tier held them, and its
+ * requests by the time they waited for a worker. */
+static void write_latency(struct rr_invoker *inv, FILE *out)
+{
+	write_histogram(
+		inv, out, "reqrouter_request_duration_seconds",
+		"Time from a request's batch taken off a socket's RX ring to its reply put on the TX ring, in the user tier.",
+		offsetof(struct rr_sock_stats, latency));
+	write_histogram(
+		inv, out, "reqrouter_queue_delay_seconds",
+		"Time from a request's arrival in the XDP program to its batch taken off the RX ring by a worker: how long it waited for one (the steering setting).",
+		offsetof(struct rr_sock_stats, queue_delay));
 }
 
 static void write_frames(struct rr_invoker *inv, FILE *out)

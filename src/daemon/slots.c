@@ -291,6 +291,13 @@ int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 	/* Replies from XDP that would be lost: the workers answer. */
 	if (!rr_slot_in_kernel(inv, s))
 		conf.flags &= ~(RR_PORT_XDP | RR_PORT_CACHE);
+	/* How to pick a worker: by load only where the workers keep it. */
+	conf.flags &= ~(RR_PORT_LOAD | RR_PORT_LEAST_LOADED);
+	if (inv->xdp.load) {
+		conf.flags |= RR_PORT_LOAD;
+		if (s->svc->steering == RR_STEER_LEAST_LOADED)
+			conf.flags |= RR_PORT_LEAST_LOADED;
+	}
 	/* Who is calling: heavy_hitters and its rate, as they are now. */
 	rr_topk_port_conf(inv, s->svc, &conf);
 	rr_rl_port_conf(inv, s->svc, &conf);

@@ -73,6 +73,49 @@ static void frames_held(struct rr_worker *w, int64_t n)
 			 __ATOMIC_RELAXED);
 }
 
+/*
+ * The load the XDP program steers by (struct rr_worker_load): @n more
+ * requests done with. One writer, the worker; the program reads.
+ */
+static void load_done(struct rr_worker *w, uint32_t n)
+{
+	w->done += n;
+	if (w->load)
+		__atomic_store_n(&w->load->done, w->done, __ATOMIC_RELAXED);
+}
+
+/* A batch begins (@now) or ends (0). */
+static void load_busy(struct rr_worker *w, uint64_t now)
+{
+	if (w->load)
+		__atomic_store_n(&w->load->busy_ns, now, __ATOMIC_RELAXED);
+}
+
+/*
+ * At the start of a round, done is set to what the program sent less what
+ * the worker's RX rings hold: a frame the kernel dropped after the
+ * program counted it (no fill frame, a full ring) would otherwise count
+ * as backlog for ever. sent is read first, so a frame that arrives in
+ * between is counted as held: the error is an overestimate, for a round.
+ */
+static void load_sync(struct rr_worker *w, uint32_t nsocks)
+{
+	uint64_t sent, held = 0;
+	struct rr_sock *s;
+	uint32_t i;
+
+	if (!w->load)
+		return;
+	sent = __atomic_load_n(&w->load->sent, __ATOMIC_ACQUIRE);
+	for (i = 0; i < nsocks; i++) {
+		s = &w->socks[i];
+		held += __atomic_load_n(s->rx.producer, __ATOMIC_ACQUIRE) -
+			*s->rx.consumer;
+	}
+	w->done = sent - held;
+	__atomic_store_n(&w->load->done, w->done, __ATOMIC_RELAXED);
+}
+
 /* Entering (odd) or leaving (even) a function. */
 static void call_step(struct rr_worker *w)
 {
@@ -146,6 +189,7 @@ static uint32_t drop_batch(struct rr_worker *w, struct rr_sock *s, uint32_t n,
 					    ->addr));
 	xsk_ring_cons__release(&s->rx, n);
 	frames_held(w, n);
+	load_done(w, n);
 	__atomic_store_n(&w->rep->batch.sock, RR_NO_BATCH, __ATOMIC_RELEASE);
 	rr_stat_add(&s->stats->rx, n);
 	rr_stat_add(&s->stats->drops[RR_DROP_QUARANTINED], n);
@@ -171,7 +215,7 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	struct xsk_tx_metadata *meta;
 	struct rr_keep *keep = NULL;
 	const struct xdp_desc *rxd;
-	uint64_t addr, base;
+	uint64_t addr, base, now;
 	uint8_t *data;
 	int ret;
 
@@ -185,7 +229,9 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 		rr_stat_add(&s->stats->tx_ring_full, 1);
 	if (!n)
 		return 0;
-	rr_latency_start(&s->stats->latency);
+	now = rr_now_ns();
+	rr_latency_start(&s->stats->latency, now);
+	load_busy(w, now);
 	mark->rx_cons = idx_rx;
 	mark->tx_prod = *s->tx.producer;
 	mark->n = n;
@@ -193,8 +239,10 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	mark->recycle_start = w->nrecycle;
 	__atomic_store_n(&mark->sock, si, __ATOMIC_RELEASE);
 	if (__atomic_load_n(&w->inv->live->quarantined[s->slot],
-			    __ATOMIC_RELAXED))
+			    __ATOMIC_RELAXED)) {
+		load_busy(w, 0);
 		return drop_batch(w, s, n, idx_rx);
+	}
 	if (w->inv->slots[s->slot].cached) {
 		keep = &w->keep;
 		keep->max = s->svc->cache_max_payload;
@@ -210,11 +258,17 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 		base = rr_frame_of(addr);
 		room = RR_FRAME_SIZE - (uint32_t)(addr - base);
 		data = xsk_umem__get_data(w->umem->area, addr);
+		/* The stamp lies in the frame's headroom, never before its
+		 * chunk: RX data starts 256 bytes in. */
+		if (addr - base >= sizeof(struct rr_rx_meta))
+			rr_queue_delay(&s->stats->queue_delay,
+				       data - sizeof(struct rr_rx_meta), now);
 		mark->cur = i;
 		call_step(w);
 		ret = rr_serve_keep(data, rxd->len, room, mtu, amp, fn, &ctx,
 				    keep, offload ? &csum_start : NULL);
 		call_step(w);
+		load_done(w, 1);
 		if (ret < 0) {
 			rr_stat_add(&s->stats->drops[-ret], 1);
 			recycle(w, base);
@@ -246,6 +300,7 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	frames_held(w, n);
 
 	ntx = rr_tx_put(w, s, ntx);
+	load_busy(w, 0);
 	rr_latency_end(&s->stats->latency, ntx);
 	__atomic_store_n(&mark->sock, RR_NO_BATCH, __ATOMIC_RELEASE);
 	rr_stat_add(&s->stats->rx, n);
@@ -430,6 +485,7 @@ static void run(struct rr_worker *w, bool cell)
 		/* A deployed function adds a socket between two rounds. */
 		if (!cell)
 			nsocks = __atomic_load_n(&w->nsocks, __ATOMIC_ACQUIRE);
+		load_sync(w, nsocks);
 		for (i = 0; i < nsocks; i++) {
 			s = &w->socks[i];
 			taken = serve_batch(w, i);

@@ -75,6 +75,7 @@ int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu)
 	if (getrandom(&x->hh_seed, sizeof(x->hh_seed), 0) != sizeof(x->hh_seed))
 		x->hh_seed = (uint64_t)rr_now_ns() * 0x9e3779b97f4a7c15ULL;
 	x->skel->rodata->hh_seed = x->hh_seed;
+	x->skel->rodata->rx_ring_size = RR_XDP_RX_RING;
 	ret = reqrouter__load(x->skel);
 	if (ret) {
 		libbpf_strerror(ret, buf, sizeof(buf));
@@ -311,6 +312,9 @@ void rr_xdp_destroy(struct rr_xdp *x)
 		munmap(x->hh_pool, x->hh_pool_size);
 	x->hh = NULL;
 	x->hh_pool = NULL;
+	if (x->load)
+		munmap(x->load, x->load_size);
+	x->load = NULL;
 	for (i = 0; i < RR_MAX_SLOTS; i++) {
 		bpf_object__close(x->fn_objs[i]);
 		x->fn_objs[i] = NULL;
@@ -444,6 +448,27 @@ int rr_xdp_map_hh(struct rr_xdp *x)
 		x->hh_pool = NULL;
 		return ret;
 	}
+	return 0;
+}
+
+_Static_assert(sizeof(struct rr_queue_load) == 4096,
+	       "a queue's load is a page of its own");
+
+int rr_xdp_map_load(struct rr_xdp *x, uint32_t nqueues)
+{
+	size_t size = sizeof(struct rr_queue_load) * nqueues;
+	void *p;
+
+	if (x->load)
+		return 0;
+	if (!nqueues || nqueues > RR_MAX_QUEUES)
+		return -EINVAL;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 bpf_map__fd(x->skel->maps.worker_load), 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	x->load = p;
+	x->load_size = size;
 	return 0;
 }
 

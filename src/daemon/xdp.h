@@ -34,6 +34,10 @@ struct rr_xdp {
 	struct rr_hh_pool *hh_pool;
 	size_t hh_pool_size;
 	uint64_t hh_seed;
+	/* The workers' load (worker_load, a page per queue served), mapped by
+	 * rr_xdp_map_load(); NULL: the program steers in turn only. */
+	struct rr_queue_load *load;
+	size_t load_size;
 };
 
 /* The oldest kernel the XDP program loads on: bpf_xdp_load_bytes() and
@@ -45,6 +49,8 @@ int rr_xdp_check_kernel(char *why, size_t len);
 /* Loads the program; frames not for @mac (6 bytes) go to the kernel, and
  * the in-kernel tier's replies fit @mtu. */
 int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu);
+/* The sockets' RX ring size the program judges a full worker by. */
+#define RR_XDP_RX_RING 2048
 /*
  * Loads a function's XDP implementation, sharing the steering program's
  * maps, and puts it in slot @slot of fn_progs. -errno with the reason in
@@ -61,6 +67,9 @@ int rr_xdp_map_cache(struct rr_xdp *x);
 /* Maps the heavy-hitter sketches and pool into this process, never into
  * a process it forks (a cell); 0 or -errno. */
 int rr_xdp_map_hh(struct rr_xdp *x);
+/* Maps the workers' load of queues 0..@nqueues-1 into this process, and
+ * into the cells it forks (each keeps its own queue's page); 0 or -errno. */
+int rr_xdp_map_load(struct rr_xdp *x, uint32_t nqueues);
 /* Every CPU's sampling state of @slot back to "sample the next request". */
 int rr_xdp_hh_reset_cpu(struct rr_xdp *x, uint32_t slot);
 /* Attaches to ifindex in the given mode, replacing a stale program of

@@ -46,6 +46,13 @@ enum rr_tier {
 	RR_TIER_USER, /* always by the C function, in user space */
 };
 
+/* Which of a queue's workers the XDP program hands a request to
+ * (docs/DESIGN.md, "Steering"). */
+enum rr_steering {
+	RR_STEER_ROUND_ROBIN,  /* the next in turn */
+	RR_STEER_LEAST_LOADED, /* the one with the least backlog */
+};
+
 #define RR_DRAIN_TIMEOUT_S 30 /* a drain ends after this at the latest */
 #define RR_DRAIN_QUIET_S 2    /* ... or after this long without requests */
 /* TCP (src/daemon/tcp.c): connections in all and per source address, and
@@ -138,6 +145,7 @@ struct rr_service {
 	uint32_t quarantine_expire;
 	/* Requests from lower source ports are dropped in XDP. */
 	uint32_t min_source_port;
+	enum rr_steering steering;
 	/* System calls a cell may make for this function beyond its own
 	 * allow-list (src/daemon/seccomp.c): names separated by spaces, ""
 	 * for none. Every cell allows those of all the served functions. */

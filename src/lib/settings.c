@@ -310,6 +310,13 @@ const size_t rr_nsettings = ARRAY_SIZE(rr_settings);
 
 const char *const rr_quarantine_action_names[] = { "drop", "pass", NULL };
 
+const char *const rr_steering_names[] = {
+	[RR_STEER_ROUND_ROBIN] = "round_robin",
+	[RR_STEER_LEAST_LOADED] = "least_loaded",
+	NULL,
+};
+_Static_assert(sizeof(enum rr_steering) == sizeof(int), "enum size");
+
 #define SVC(f)                                 \
 	.off = offsetof(struct rr_service, f), \
 	.size = sizeof(((struct rr_service *)0)->f)
@@ -437,6 +444,13 @@ const struct rr_setting rr_fn_settings[] = {
 	  .names = rr_quarantine_action_names,
 	  .def = 0,
 	  .help = "a quarantined function's requests are dropped in XDP, or passed to the kernel" },
+	{ .key = "steering",
+	  .live = true,
+	  .type = RR_SETTING_ENUM,
+	  SVC(steering),
+	  .names = rr_steering_names,
+	  .def = RR_STEER_ROUND_ROBIN,
+	  .help = "which worker of the receiving queue gets a request: the next in turn (round_robin), or the one with the least backlog, a worker inside a slow call last (least_loaded)" },
 	{ .key = "tcp",
 	  .type = RR_SETTING_BOOL,
 	  SVC(tcp),

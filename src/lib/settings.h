@@ -86,6 +86,7 @@ extern const char *const rr_isolation_names[];
 extern const char *const rr_answer_for_names[];
 extern const char *const rr_worker_priority_names[];
 extern const char *const rr_quarantine_action_names[];
+extern const char *const rr_steering_names[];
 
 /* The row of [reqrouter] key @key, or NULL. */
 const struct rr_setting *rr_setting_by_key(const char *key);

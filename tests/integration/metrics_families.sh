@@ -209,7 +209,7 @@ bad = []
 for fn, b in buckets.items():
     les = [le for le, _ in b]
     vals = [v for _, v in b]
-    if les != sorted(les) or les[-1] != float("inf") or len(les) != 15:
+    if les != sorted(les) or les[-1] != float("inf") or len(les) != 21:
         bad.append(fn + ": buckets out of order")
     if vals != sorted(vals):
         bad.append(fn + ": buckets not cumulative")

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# steering: which of a queue's workers gets a request, on the bare
+# defaults (cells, no XDP program on the veth peer), -q 1 -t 2, the test
+# module faulty, whose "slow" spins 300 ms inside the function.
+#
+# - round_robin (the default): quick requests sent while one worker is
+#   inside a slow call go to it in turn and wait behind the call (head-of-
+#   line blocking): about half of them are late (> 150 ms).
+# - steering = least_loaded, applied by reqrouterctl reload while serving:
+#   the worker stuck in the call receives nothing new (its socket's rx
+#   grows by the slow request only), and no quick request is late.
+# - the queuing delay of every request is measured from the XDP program's
+#   stamp (reqrouter_queue_delay_seconds): one sample per request, and
+#   the late ones show up above 100 ms.
+# - overload: both workers stuck, a burst of 6000 requests: what no worker
+#   has room for is dropped in XDP, counted as drop/overload, the rest
+#   answered once the calls return, and every UMEM frame comes home.
+cd "$(dirname "$0")/../.." || exit 1
+source tests/integration/lib/common.sh
+
+TMODS=$BUILD/tests/modules
+CTL=$BUILD/reqrouterctl
+PORT=7700
+[ -f "$TMODS/faulty.so" ] || die "no $TMODS/faulty.so (run make first)"
+
+# The bare defaults a user meets: no XDP program on the veth peer.
+TB_PEER_XDP=0
+rr_bed 1
+SOCK=$RR_TMP/ctl.sock
+M=$RR_TMP/metrics.prom
+CONF=$RR_TMP/reqrouter.conf
+
+# conf STEERING: the config, with the slow call inside max_run_us.
+conf() {
+	printf '[reqrouter]\nmetrics_detail = socket\n[function faulty]\nmax_run_us = 2000000\nsteering = %s\n' \
+		"$1" >"$CONF"
+}
+# probe NAME ARGS...: hol_probe.py from the client, JSON in $RR_TMP/NAME.json
+probe() {
+	local name=$1
+	shift
+	tb_cli timeout -k 2 20 python3 $RR_LIB/hol_probe.py "$TB_IP4_SRV" $PORT \
+		"$@" >"$RR_TMP/$name.json"
+	say "    $name: $(cat "$RR_TMP/$name.json")"
+}
+field() { json_eval "d['$2']" "$RR_TMP/$1.json"; }
+# rx THREAD: requests worker THREAD of queue 0 took for faulty.
+rx() {
+	metric "$M" reqrouter_rx_packets_total "port=\"$PORT\"" 'queue="0"' \
+		"thread=\"$1\""
+}
+stats() { rr_metrics_fresh "$M" || bad "the metrics file was not rewritten within 3 s"; }
+
+conf round_robin
+rr_start main -i "$TB_IF_SRV" -q 1 -t 2 -c "$CONF" --functions-dir "$TMODS" \
+	--control "$SOCK" --metrics-file "$M" || die "reqrouter did not start"
+tb_wait_file "$M" 5 || die "no metrics file"
+check_eq "faulty answers" hello "$(cli_ask 1 $PORT hello)"
+
+say "--- round_robin (the default): quick requests behind a slow call"
+probe rr --quick 40 --gap 4
+check_eq "the slow request answered" 1 "$(field rr slow)"
+check_eq "every quick request answered" 40 "$(field rr answered)"
+check_eq "no wrong reply" 0 "$(field rr wrong)"
+late=$(field rr late)
+check "about half the quick requests waited behind the call ($late late of 40)" \
+	test "$late" -ge 10 -a "$late" -le 30
+
+say "--- steering = least_loaded, by reload"
+conf least_loaded
+"$CTL" --control "$SOCK" reload >"$RR_TMP/reload.out" 2>&1
+check_eq "reload exits 0" 0 "$?"
+check "reload says what it changed" grep -q "steering" "$RR_TMP/reload.out"
+sed 's/^/    /' "$RR_TMP/reload.out"
+stats
+before0=$(rx 0) before1=$(rx 1)
+probe ll --quick 40 --gap 4
+check_eq "the slow request answered" 1 "$(field ll slow)"
+check_eq "every quick request answered" 40 "$(field ll answered)"
+check_eq "no wrong reply" 0 "$(field ll wrong)"
+check_eq "no quick request waited behind the call" 0 "$(field ll late)"
+stats
+d0=$(($(rx 0) - before0)) d1=$(($(rx 1) - before1))
+say "    worker 0 took $d0, worker 1 took $d1"
+check "the worker in the slow call took nothing new (1 and 40)" \
+	test "$d0" -eq 1 -a "$d1" -eq 40 -o "$d0" -eq 40 -a "$d1" -eq 1
+
+say "--- queuing delay, from the XDP program's stamp"
+stats
+n=$(metric "$M" reqrouter_queue_delay_seconds_count "port=\"$PORT\"")
+total=$(metric "$M" reqrouter_rx_packets_total "port=\"$PORT\"")
+check_eq "one queuing delay per request taken ($total)" "$total" "$n"
+fast=$(metric "$M" reqrouter_queue_delay_seconds_bucket "port=\"$PORT\"" 'le="0.1"')
+check "the late ones waited over 100 ms ($((n - fast)) of $n; $late were late)" \
+	test $((n - fast)) -ge "$late"
+
+say "--- overload: both workers inside a slow call, a burst of 6000"
+tb_cli timeout -k 2 20 python3 - "$TB_IP4_SRV" $PORT <<'EOF' >"$RR_TMP/burst.out"
+import socket, sys, time
+dst = (sys.argv[1], int(sys.argv[2]))
+slow = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+slow.sendto(b"slow", dst)
+slow.sendto(b"slow", dst)
+time.sleep(0.03)
+q = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+q.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+for i in range(6000):
+    q.sendto(b"burst %d" % i, dst)
+q.settimeout(1.5)
+got = 0
+try:
+    while True:
+        q.recv(2048)
+        got += 1
+except socket.timeout:
+    pass
+print(got)
+EOF
+got=$(cat "$RR_TMP/burst.out")
+stats
+over=$(metric "$M" reqrouter_xdp_packets_total 'verdict="drop"' 'reason="overload"')
+say "    answered $got, dropped as overload in XDP: $over"
+check "some of the burst dropped in XDP as overload" test "${over:-0}" -gt 0
+check "at least one RX ring's worth answered ($got)" test "$got" -ge 2048
+"$CTL" --control "$SOCK" --json stats >"$RR_TMP/stats.json"
+check_eq "every UMEM frame back at rest" 0 "$(rr_umem_held "$RR_TMP/stats.json")"
+check_eq "faulty still answers" hello "$(cli_ask 1 $PORT hello)"
+
+rr_kill_wait TERM 5
+check_eq "SIGTERM: exit 0" 0 "$RR_RC"
+finish
