@@ -28,6 +28,7 @@ enum {
 	OPT_PAYLOADS,
 	OPT_LOST,
 	OPT_SPOOF,
+	OPT_MIX,
 };
 
 static const struct rr_opt opts[] = {
@@ -40,6 +41,8 @@ static const struct rr_opt opts[] = {
 	  "functions' settings, from reqrouter's config FILE (needed to verify functions with state)" },
 	{ "payloads", OPT_PAYLOADS, "FILE",
 	  "send these requests in turn: one per line, as text, or as hex after '0x' (xdp engine: the first two bytes become the request's number, which the reply must echo, as DNS IDs)" },
+	{ "mix", OPT_MIX, "W:Nus[,W:Nus...]",
+	  "ask the work function (default port 9010) to spin N us, a class picked per request by its weight W (up to 8 classes, N up to 100000); every reply checked, latency reported per class" },
 	{ "conns", 'c', "N", "sockets (default 1)" },
 	{ "threads", 'j', "N",
 	  "threads, sockets spread over them (default 1)" },
@@ -70,10 +73,11 @@ static const struct rr_opt opts[] = {
 	{ NULL, 0, NULL, NULL },
 };
 
-#define SYNOPSIS                                                              \
-	"rrload -s ADDR [-p PORT[,PORT...]] [-c CONNS] [-j THREADS]\n"        \
-	"              [-l SIZE|MIN-MAX] [-d SECONDS | -n COUNT] [-r RATE]\n" \
-	"              [-w INFLIGHT] [--timeout MS] [--busy] [--json FILE] [-q]"
+#define SYNOPSIS                                                                \
+	"rrload -s ADDR [-p PORT[,PORT...]] [-c CONNS] [-j THREADS]\n"          \
+	"              [-l SIZE|MIN-MAX] [-d SECONDS | -n COUNT] [-r RATE]\n"   \
+	"              [-w INFLIGHT] [--mix W:Nus[,W:Nus...]] [--timeout MS]\n" \
+	"              [--busy] [--json FILE] [-q]"
 #define ABOUT                                                                \
 	"Sends UDP requests, matches and verifies every reply against the\n" \
 	"function linked into the client, and reports rates and latency.\n"  \
@@ -194,10 +198,64 @@ static int number_option(struct rl_config *cfg, int key, const char *arg)
 	return 1;
 }
 
+/*
+ * --mix W:Nus[,W:Nus...]: classes of requests to the work function, each
+ * W parts of the whole, asking for N microseconds. One line on a bad spec.
+ */
+static int parse_mix(struct rl_config *cfg, const char *arg)
+{
+	char buf[256], *item, *save = NULL, *colon, *us;
+	unsigned long w, n;
+	size_t len;
+
+	if (strlen(arg) >= sizeof(buf))
+		return rr_opt_fail("rrload", "--mix: '%s' is too long", arg);
+	strcpy(buf, arg);
+	cfg->nmix = 0;
+	cfg->mix_weights = 0;
+	for (item = strtok_r(buf, ",", &save); item;
+	     item = strtok_r(NULL, ",", &save)) {
+		if (cfg->nmix == RL_MIX_MAX)
+			return rr_opt_fail("rrload",
+					   "--mix: at most %u classes, in '%s'",
+					   RL_MIX_MAX, arg);
+		colon = strchr(item, ':');
+		len = strlen(item);
+		if (!colon || len < 2 || strcmp(item + len - 2, "us"))
+			return rr_opt_fail(
+				"rrload",
+				"--mix: '%s' is no WEIGHT:MICROSECONDSus (as 90:6us)",
+				item);
+		*colon = '\0';
+		us = colon + 1;
+		item[len - 2] = '\0';
+		if (rr_parse_ulong(item, 1, 1000000, &w))
+			return rr_opt_fail(
+				"rrload",
+				"--mix: the weight must be a number in 1..1000000, not '%s'",
+				item);
+		if (rr_parse_ulong(us, 0, RL_MIX_MAX_US, &n))
+			return rr_opt_fail(
+				"rrload",
+				"--mix: the microseconds must be a number in 0..%u, not '%s'",
+				RL_MIX_MAX_US, us);
+		cfg->mix[cfg->nmix].weight = (uint32_t)w;
+		cfg->mix[cfg->nmix].us = (uint32_t)n;
+		cfg->mix_weights += w;
+		cfg->nmix++;
+	}
+	if (!cfg->nmix)
+		return rr_opt_fail(
+			"rrload", "%s",
+			"--mix needs at least one WEIGHT:MICROSECONDSus");
+	return 0;
+}
+
 /* What the options are applied to. */
 struct args {
 	struct rl_config *cfg;
 	bool have_server;
+	bool have_ports;
 };
 
 /* One option of the table: 0, or the exit code after saying why. */
@@ -219,6 +277,7 @@ static int apply(int key, const char *arg, void *ctx)
 		a->have_server = true;
 		return 0;
 	case 'p':
+		a->have_ports = true;
 		return rr_opt_ports("rrload", arg, cfg->ports, RL_MAX_PORTS,
 				    &cfg->nports);
 	case 'f':
@@ -261,13 +320,36 @@ static int apply(int key, const char *arg, void *ctx)
 		return 0;
 	case OPT_SPOOF:
 		return rl_parse_spoof(cfg, arg);
+	case OPT_MIX:
+		return parse_mix(cfg, arg);
 	}
+	return 0;
+}
+
+/* --mix with the others: the socket engine, its own requests, and room
+ * in them for the microseconds and rrload's header (sock_run.c). */
+static int check_mix(struct rl_config *cfg, bool have_ports)
+{
+	if (cfg->engine_xdp)
+		return rr_opt_fail(
+			"rrload", "%s",
+			"--mix needs the socket engine (the xdp engine cannot check the work function's replies)");
+	if (cfg->payloads_file || cfg->fn_override)
+		return rr_opt_fail(
+			"rrload", "%s",
+			"--mix makes its own requests to the work function: not with --payloads or -f");
+	if (!have_ports)
+		cfg->ports[0] = RL_MIX_PORT;
+	if (cfg->len_min < RL_MIX_MIN_LEN)
+		cfg->len_min = RL_MIX_MIN_LEN;
+	if (cfg->len_max < RL_MIX_MIN_LEN)
+		cfg->len_max = RL_MIX_MIN_LEN;
 	return 0;
 }
 
 /* What the options say together; fills in the defaults that depend on
  * others. */
-static int check_args(struct rl_config *cfg, bool have_server)
+static int check_args(struct rl_config *cfg, bool have_server, bool have_ports)
 {
 	if (!have_server)
 		return rr_opt_fail("rrload", "%s",
@@ -282,6 +364,8 @@ static int check_args(struct rl_config *cfg, bool have_server)
 		return rr_opt_fail("rrload", "%s",
 				   "--lost needs the socket engine");
 	if (rl_check_spoof(cfg))
+		return 2;
+	if (cfg->nmix && check_mix(cfg, have_ports))
 		return 2;
 	if (cfg->threads > cfg->conns) {
 		if (cfg->conns > 1)
@@ -316,7 +400,7 @@ int rl_parse_args(int argc, char **argv, struct rl_config *cfg)
 	if (optind < argc)
 		return rr_opt_fail("rrload", "unexpected argument '%s'",
 				   argv[optind]);
-	return check_args(cfg, a.have_server);
+	return check_args(cfg, a.have_server, a.have_ports);
 }
 
 static int hexval(int c)

@@ -221,7 +221,8 @@ int main(int argc, char **argv)
 		return r;
 	if (rr_opt_registry("rrload"))
 		return 3;
-	if (make_instances(&cfg))
+	/* --mix checks the work function's replies without running it. */
+	if (!cfg.nmix && make_instances(&cfg))
 		return 3;
 	if (cfg.payloads_file && rl_load_payloads(&cfg))
 		return 2;

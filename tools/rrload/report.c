@@ -13,6 +13,22 @@
 #include "log.h"
 #include "rrload.h"
 
+static void class_merge(struct rl_class_stats *dst,
+			const struct rl_class_stats *src)
+{
+	dst->sent += __atomic_load_n(&src->sent, __ATOMIC_RELAXED);
+	dst->answered += __atomic_load_n(&src->answered, __ATOMIC_RELAXED);
+	dst->timeouts += __atomic_load_n(&src->timeouts, __ATOMIC_RELAXED);
+	dst->server_ns += __atomic_load_n(&src->server_ns, __ATOMIC_RELAXED);
+	hist_merge(&dst->hist, &src->hist);
+}
+
+/* The mean time spent the server reported for @m's answered requests. */
+static double class_server_us(const struct rl_class_stats *m)
+{
+	return m->answered ? rl_us(m->server_ns / m->answered) : 0.0;
+}
+
 void rl_sum_threads(const struct rl_config *cfg, struct rl_thread *th,
 		    struct rl_total *t)
 {
@@ -26,6 +42,8 @@ void rl_sum_threads(const struct rl_config *cfg, struct rl_thread *th,
 		for (k = 0; k < sizeof(t->c) / sizeof(uint64_t); k++)
 			dst[k] += __atomic_load_n(&src[k], __ATOMIC_RELAXED);
 		hist_merge(&t->h, &th[i].hist);
+		for (k = 0; th[i].mix && k < cfg->nmix; k++)
+			class_merge(&t->mix[k], &th[i].mix[k]);
 		if (th[i].t_start && th[i].t_start < start)
 			start = th[i].t_start;
 		if (th[i].t_send_end > end)
@@ -33,6 +51,30 @@ void rl_sum_threads(const struct rl_config *cfg, struct rl_thread *th,
 	}
 	if (start != UINT64_MAX && end > start)
 		t->elapsed = (double)(end - start) / 1e9;
+}
+
+/* --mix: two lines a class, its counts and its latency. */
+static void print_mix(const struct rl_config *cfg, const struct rl_total *t)
+{
+	const struct rl_class_stats *m;
+	unsigned int k;
+
+	for (k = 0; k < cfg->nmix; k++) {
+		m = &t->mix[k];
+		printf("  class %u:%uus: %llu sent, %llu answered, %llu timeouts, server spent %.1f us on average\n",
+		       cfg->mix[k].weight, cfg->mix[k].us,
+		       (unsigned long long)m->sent,
+		       (unsigned long long)m->answered,
+		       (unsigned long long)m->timeouts, class_server_us(m));
+		if (m->hist.count)
+			printf("    latency us: p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f  mean %.1f\n",
+			       rl_us(hist_quantile(&m->hist, 0.5)),
+			       rl_us(hist_quantile(&m->hist, 0.9)),
+			       rl_us(hist_quantile(&m->hist, 0.99)),
+			       rl_us(hist_quantile(&m->hist, 0.999)),
+			       rl_us(m->hist.max),
+			       rl_us(m->hist.sum / m->hist.count));
+	}
 }
 
 void rl_print_summary(const struct rl_config *cfg, struct rl_total *t)
@@ -69,6 +111,46 @@ void rl_print_summary(const struct rl_config *cfg, struct rl_total *t)
 		       rl_us(hist_quantile(h, 0.99)),
 		       rl_us(hist_quantile(h, 0.999)), rl_us(h->max),
 		       rl_us(h->sum / h->count));
+	print_mix(cfg, t);
+}
+
+/* A latency histogram as a JSON object, on one line. */
+static void json_latency(FILE *f, const struct hist *h)
+{
+	fprintf(f,
+		"{\"samples\": %llu, \"p50\": %.3f, \"p90\": %.3f, "
+		"\"p99\": %.3f, \"p99_9\": %.3f, \"max\": %.3f, "
+		"\"mean\": %.3f}",
+		(unsigned long long)h->count, rl_us(hist_quantile(h, 0.5)),
+		rl_us(hist_quantile(h, 0.9)), rl_us(hist_quantile(h, 0.99)),
+		rl_us(hist_quantile(h, 0.999)), rl_us(h->max),
+		h->count ? rl_us(h->sum / h->count) : 0.0);
+}
+
+/* --mix: "mix", an object per class (none without --mix). */
+static void json_mix(FILE *f, const struct rl_config *cfg,
+		     const struct rl_total *t)
+{
+	const struct rl_class_stats *m;
+	unsigned int k;
+
+	if (!cfg->nmix)
+		return;
+	fprintf(f, "  \"mix\": [\n");
+	for (k = 0; k < cfg->nmix; k++) {
+		m = &t->mix[k];
+		fprintf(f,
+			"    {\"weight\": %u, \"us\": %u, \"sent\": %llu, "
+			"\"answered\": %llu, \"timeouts\": %llu, "
+			"\"server_us_mean\": %.3f,\n     \"latency_us\": ",
+			cfg->mix[k].weight, cfg->mix[k].us,
+			(unsigned long long)m->sent,
+			(unsigned long long)m->answered,
+			(unsigned long long)m->timeouts, class_server_us(m));
+		json_latency(f, &m->hist);
+		fprintf(f, "}%s\n", k + 1 < cfg->nmix ? "," : "");
+	}
+	fprintf(f, "  ],\n");
 }
 
 int rl_write_json(const struct rl_config *cfg, struct rl_total *t)
@@ -139,14 +221,10 @@ int rl_write_json(const struct rl_config *cfg, struct rl_total *t)
 		(unsigned long long)(cfg->spoof.n ? flood : 0),
 		(unsigned long long)t->c.flood_answered,
 		(unsigned long long)t->c.flood_slipped);
-	fprintf(f,
-		"  \"latency_us\": {\"samples\": %llu, \"p50\": %.3f, "
-		"\"p90\": %.3f, \"p99\": %.3f, \"p99_9\": %.3f, "
-		"\"max\": %.3f, \"mean\": %.3f}\n}\n",
-		(unsigned long long)h->count, rl_us(hist_quantile(h, 0.5)),
-		rl_us(hist_quantile(h, 0.9)), rl_us(hist_quantile(h, 0.99)),
-		rl_us(hist_quantile(h, 0.999)), rl_us(h->max),
-		h->count ? rl_us(h->sum / h->count) : 0.0);
+	json_mix(f, cfg, t);
+	fprintf(f, "  \"latency_us\": ");
+	json_latency(f, h);
+	fprintf(f, "\n}\n");
 	if (fclose(f)) {
 		pr_warn("cannot write %s: %s\n", cfg->json, strerror(errno));
 		return -EIO;

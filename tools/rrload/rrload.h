@@ -25,10 +25,31 @@
 #define RL_MAX_THREADS 64
 #define RL_MAX_PAYLOAD 65507 /* largest IPv4 UDP payload */
 #define RL_ROOM 1472 /* reply room assumed for functions (MTU 1500, IPv4) */
+#define RL_MIX_MAX 8 /* --mix: classes at most */
+#define RL_MIX_MAX_US 100000u /* --mix: the work function's own bound */
+#define RL_MIX_PORT 9010      /* --mix: the work function's port */
+/* --mix: the shortest request, "100000 " and rrload's 12-byte header. */
+#define RL_MIX_MIN_LEN 19
 
 struct rl_payload {
 	uint8_t *data;
 	uint32_t len;
+};
+
+/* --mix: one class of requests to the work function. */
+struct rl_mix_class {
+	uint32_t weight;
+	uint32_t us; /* the microseconds its requests ask for */
+};
+
+/* What a class of --mix adds up to; one set per thread, summed for
+ * output. */
+struct rl_class_stats {
+	uint64_t sent;
+	uint64_t answered; /* correct replies */
+	uint64_t timeouts;
+	uint64_t server_ns; /* the time spent the replies reported, summed */
+	struct hist hist;   /* latency of the answered */
 };
 
 /* --spoof N[@CIDR] (spoof.c): N source addresses spread over the range. */
@@ -54,6 +75,11 @@ struct rl_config {
 	const char *payloads_file;
 	struct rl_payload *payloads;
 	unsigned int npayloads;
+	/* --mix: requests to the work function, a class picked per request
+	 * by weight (mix_weights: their sum). */
+	struct rl_mix_class mix[RL_MIX_MAX];
+	unsigned int nmix;
+	uint64_t mix_weights;
 	unsigned int conns;
 	unsigned int threads;
 	unsigned int len_min, len_max;
@@ -104,6 +130,7 @@ struct rl_thread {
 	double rate;	      /* this thread's share of -r */
 	struct rl_counters c; /* owner stores relaxed, main loads relaxed */
 	struct hist hist;
+	struct rl_class_stats *mix; /* --mix: [cfg->nmix], likewise */
 	/* --lost: send (open loop: due) times of the requests given up,
 	 * CLOCK_MONOTONIC ns; grown only when one is. */
 	uint64_t *lost;
@@ -157,6 +184,7 @@ struct rl_total {
 	struct rl_counters c;
 	struct hist h;
 	double elapsed;
+	struct rl_class_stats mix[RL_MIX_MAX]; /* [cfg->nmix] */
 };
 
 void rl_sum_threads(const struct rl_config *cfg, struct rl_thread *th,

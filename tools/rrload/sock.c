@@ -15,6 +15,13 @@
  * (+ in flight when interrupted). The chance that a wrong reply passes as
  * right is that of a 64-bit hash collision.
  *
+ * With --mix the requests are the work function's ("N" microseconds, then
+ * a tag: a space, the 12 bytes and the pattern) and its replies say how
+ * long the server spun, which the client cannot know: a reply is matched
+ * by the hash of the tag it carries back, then its microseconds must be
+ * its request's class's and the time spent at least that, else it is
+ * wrong. Every class has its counters and latency histogram.
+ *
  * Closed loop keeps INFLIGHT requests out per socket. Open loop sends on a
  * schedule, and a request's latency counts from when it was due, not from
  * when the client got round to sending it, so a client that falls behind
@@ -57,7 +64,8 @@ static int conn_open(const struct rl_config *cfg, struct rl_conn *c,
 	c->id = id;
 	c->fd = -1;
 	c->fn = cfg->fn_override ? cfg->fn_override : rr_registry_by_port(port);
-	if (!c->fn) {
+	/* --mix checks the work function's replies itself, on any port. */
+	if (!c->fn && !cfg->nmix) {
 		pr_warn("no function registered on port %u (use -f NAME)\n",
 			port);
 		return -ENOENT;
@@ -157,7 +165,9 @@ int sock_engine_init(struct rl_config *cfg, struct rl_thread *th)
 		th[t].nconns = cfg->conns / cfg->threads +
 			       (t < cfg->conns % cfg->threads);
 		th[t].conns = calloc(th[t].nconns, sizeof(struct rl_conn));
-		if (!th[t].conns) {
+		if (cfg->nmix)
+			th[t].mix = calloc(cfg->nmix, sizeof(*th[t].mix));
+		if (!th[t].conns || (cfg->nmix && !th[t].mix)) {
 			pr_warn("out of memory\n");
 			return -ENOMEM;
 		}
@@ -185,6 +195,8 @@ void sock_engine_fini(struct rl_config *cfg, struct rl_thread *th)
 		}
 		free(th[t].conns);
 		th[t].conns = NULL;
+		free(th[t].mix);
+		th[t].mix = NULL;
 		free(th[t].lost);
 		th[t].lost = NULL;
 	}

@@ -24,9 +24,10 @@ enum sent_state { SENT_FREE, SENT_OUT, SENT_DONE, SENT_EXPIRED, SENT_LATE };
 
 struct rl_sent {
 	uint64_t t_ns; /* when sent (closed loop) or due (open loop) */
-	uint64_t hash; /* of the expected reply */
+	uint64_t hash; /* of the expected reply (--mix: of its tag) */
 	uint32_t len;  /* of the expected reply; UINT32_MAX: none expected */
-	uint32_t state;
+	uint16_t state;
+	uint16_t cls; /* --mix: its class */
 };
 
 struct rl_conn {

@@ -25,6 +25,53 @@ static unsigned int pick_len(const struct rl_config *cfg, struct rl_bufs *b)
 					     (cfg->len_max - cfg->len_min + 1));
 }
 
+/* --mix: a class, by weight. */
+static unsigned int pick_class(const struct rl_config *cfg, struct rl_bufs *b)
+{
+	uint64_t r;
+	unsigned int i;
+
+	if (cfg->nmix == 1)
+		return 0;
+	r = xorshift(&b->rnd) % cfg->mix_weights;
+	for (i = 0; i + 1 < cfg->nmix; i++) {
+		if (r < cfg->mix[i].weight)
+			break;
+		r -= cfg->mix[i].weight;
+	}
+	return i;
+}
+
+/*
+ * --mix: request @seq of @c for the work function in @buf, "N", then the
+ * tag (a space, the connection id and sequence, the pattern up to -l's
+ * size), whose hash and length @s keeps: the reply carries it back after
+ * the microseconds and the time spent.
+ */
+static unsigned int make_mix_request(const struct rl_config *cfg,
+				     struct rl_bufs *b, struct rl_conn *c,
+				     uint64_t seq, uint8_t *buf,
+				     struct rl_sent *s)
+{
+	unsigned int cls = pick_class(cfg, b), len = pick_len(cfg, b), n;
+	char num[16];
+
+	n = (unsigned int)snprintf(num, sizeof(num), "%u", cfg->mix[cls].us);
+	if (len < n + 1 + HDR_LEN)
+		len = n + 1 + HDR_LEN; /* args.c made -l at least that */
+	memcpy(buf, num, n);
+	buf[n] = ' ';
+	memcpy(buf + n + 1, &c->id, 4);
+	memcpy(buf + n + 5, &seq, 8);
+	memcpy(buf + n + 1 + HDR_LEN,
+	       rl_pattern + ((seq * 64 + c->id * 8) & (PATTERN_LEN - 1)),
+	       len - n - 1 - HDR_LEN);
+	s->len = len - n;
+	s->hash = rl_hash(buf + n, s->len);
+	s->cls = (uint16_t)cls;
+	return len;
+}
+
 /* Builds request @seq of @c in @buf and records what to expect in @s. */
 static unsigned int make_request(const struct rl_config *cfg, struct rl_bufs *b,
 				 struct rl_conn *c, uint64_t seq, uint8_t *buf,
@@ -34,6 +81,8 @@ static unsigned int make_request(const struct rl_config *cfg, struct rl_bufs *b,
 	uint8_t hdr[HDR_LEN];
 	int r;
 
+	if (cfg->nmix)
+		return make_mix_request(cfg, b, c, seq, buf, s);
 	if (cfg->npayloads) {
 		/* Given requests, in turn, the connections out of step. */
 		const struct rl_payload *p =
@@ -100,6 +149,8 @@ static unsigned int send_batch(struct rl_thread *th, struct rl_bufs *b,
 	r = n ? sendmmsg(c->fd, b->smsg, n, MSG_DONTWAIT) : 0;
 	if (r < 0)
 		r = 0;
+	for (i = 0; th->mix && i < (unsigned int)r; i++)
+		rl_inc(&th->mix[c->ring[(c->head + i) & c->mask].cls].sent, 1);
 	for (i = (unsigned int)r; i < n; i++)
 		c->ring[(c->head + i) & c->mask].state = SENT_FREE;
 	c->head += (unsigned int)r;
@@ -117,51 +168,107 @@ static void advance_tail(struct rl_conn *c)
 		c->tail++;
 }
 
+/* @s got its reply at @now; --mix: one that said the server spun
+ * @server_ns. */
 static void answer(struct rl_thread *th, struct rl_conn *c, struct rl_sent *s,
-		   uint64_t now)
+		   uint64_t now, uint64_t server_ns)
 {
+	uint64_t lat = now > s->t_ns ? now - s->t_ns : 0;
+	struct rl_class_stats *m;
+
 	s->state = SENT_DONE;
 	c->out--;
 	rl_inc(&th->c.answered, 1);
-	hist_add(&th->hist, now > s->t_ns ? now - s->t_ns : 0);
+	hist_add(&th->hist, lat);
+	if (th->mix) {
+		m = &th->mix[s->cls];
+		rl_inc(&m->answered, 1);
+		rl_inc(&m->server_ns, server_ns);
+		hist_add(&m->hist, lat);
+	}
 	advance_tail(c);
+}
+
+/* A wrong reply, charged to @s (done with it), or to the oldest request
+ * out when it matches none: the server answered something, and waiting
+ * for its timeout would stall a closed loop. */
+static void wrong(struct rl_thread *th, struct rl_conn *c, struct rl_sent *s)
+{
+	rl_inc(&th->c.wrong, 1);
+	if (!s && c->tail < c->head)
+		s = &c->ring[c->tail & c->mask];
+	if (s) {
+		s->state = SENT_DONE;
+		c->out--;
+		advance_tail(c);
+	}
+}
+
+/*
+ * --mix: a work function's reply, "US NS" then the tag. Returns the
+ * tag's offset, or 0 if it is no such reply.
+ */
+static uint32_t parse_mix_reply(const uint8_t *buf, uint32_t len, uint64_t *us,
+				uint64_t *ns)
+{
+	uint32_t i = 0, start;
+
+	*us = 0;
+	*ns = 0;
+	while (i < len && i < 9 && buf[i] >= '0' && buf[i] <= '9')
+		*us = *us * 10 + (uint64_t)(buf[i++] - '0');
+	if (!i || i >= len || buf[i++] != ' ')
+		return 0;
+	start = i;
+	while (i < len && i - start < 19 && buf[i] >= '0' && buf[i] <= '9')
+		*ns = *ns * 10 + (uint64_t)(buf[i++] - '0');
+	return i > start ? i : 0;
 }
 
 static void on_reply(struct rl_thread *th, struct rl_conn *c,
 		     const uint8_t *buf, uint32_t len, uint64_t now)
 {
-	uint64_t h = rl_hash(buf, len), seq, lo;
+	uint64_t h, seq, lo, us = 0, ns = 0;
 	struct rl_sent *s, *alt = NULL;
+	uint32_t tag;
 
+	if (th->mix) {
+		tag = parse_mix_reply(buf, len, &us, &ns);
+		if (!tag) {
+			wrong(th, c, NULL);
+			return;
+		}
+		buf += tag;
+		len -= tag;
+	}
+	h = rl_hash(buf, len);
+	s = NULL;
 	if (c->tail < c->head) {
 		s = &c->ring[c->tail & c->mask];
-		if (s->hash == h && s->len == len) {
-			answer(th, c, s, now);
-			return;
-		}
+		if (s->hash != h || s->len != len)
+			s = NULL;
 	}
 	lo = c->head > c->mask + 1 ? c->head - c->mask - 1 : 0;
-	for (seq = lo; seq < c->head; seq++) {
+	for (seq = lo; !s && seq < c->head; seq++) {
 		s = &c->ring[seq & c->mask];
-		if (s->hash != h || s->len != len || s->state == SENT_FREE)
-			continue;
-		if (s->state == SENT_OUT) {
-			answer(th, c, s, now);
-			return;
-		}
-		if (!alt)
+		if (s->hash == h && s->len == len && s->state == SENT_OUT)
+			break;
+		if (s->hash == h && s->len == len && s->state != SENT_FREE &&
+		    !alt)
 			alt = s;
+		s = NULL;
+	}
+	if (s) {
+		/* --mix: its class's microseconds, and spun at least that. */
+		if (th->mix &&
+		    (us != th->cfg->mix[s->cls].us || ns < us * 1000))
+			wrong(th, c, s);
+		else
+			answer(th, c, s, now, ns);
+		return;
 	}
 	if (!alt) {
-		/* Blame the oldest request: the server answered something,
-		 * and waiting for its timeout would stall a closed loop. */
-		rl_inc(&th->c.wrong, 1);
-		if (c->tail < c->head) {
-			s = &c->ring[c->tail & c->mask];
-			s->state = SENT_DONE;
-			c->out--;
-			advance_tail(c);
-		}
+		wrong(th, c, NULL);
 	} else if (alt->state == SENT_EXPIRED) {
 		alt->state = SENT_LATE;
 		rl_inc(&th->c.late, 1);
@@ -229,6 +336,8 @@ static void expire(struct rl_thread *th, struct rl_conn *c, uint64_t now)
 			s->state = SENT_EXPIRED;
 			c->out--;
 			rl_inc(&th->c.timeouts, 1);
+			if (th->mix)
+				rl_inc(&th->mix[s->cls].timeouts, 1);
 			if (th->cfg->lost_file)
 				note_lost(th, s->t_ns);
 		}
