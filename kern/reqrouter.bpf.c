@@ -302,13 +302,17 @@ static __always_inline void rr_fn_count(const struct rr_xdp_req *req,
 /*
  * A worker's backlog: the requests handed to it that it is not done with.
  * The two counters are written on different CPUs, so a look may catch
- * done ahead of sent for a moment: nothing, then.
+ * done ahead of sent for a moment: nothing, then. Capped at 2^30, far
+ * past any ring, so that a score (backlog << 24) cannot wrap whatever a
+ * cell wrote.
  */
 static __always_inline __u64 backlog(const struct rr_worker_load *l)
 {
 	__s64 b = (__s64)(READ_ONCE_U64(l->sent) - READ_ONCE_U64(l->done));
 
-	return b > 0 ? (__u64)b : 0;
+	if (b <= 0)
+		return 0;
+	return b < (1LL << 30) ? (__u64)b : 1ULL << 30;
 }
 
 /* Worker @t's load. t < RR_MAX_THREADS already, which the compiler
@@ -321,37 +325,71 @@ static __always_inline struct rr_worker_load *load_of(struct rr_queue_load *ql,
 	return &ql->w[t & (RR_MAX_THREADS - 1)];
 }
 
-/*
- * steering = least_loaded: of the queue's @nsocks workers, the one with
- * the least backlog; between equals, the one whose batch began last (a
- * long batch is likelier a slow call), and between those, the first from
- * the round-robin cursor @start, so that idle workers take turns. Scores
- * backlog first, then the batch's age in microseconds (at most 2^24).
- */
-static __always_inline __u32 least_loaded(struct rr_queue_load *ql,
-					  __u32 nsocks, __u32 start, __u64 now)
-{
-	__u64 best = ~0ULL, score, busy, age;
-	struct rr_worker_load *l;
-	__u32 i, t, pick = start;
+/* least_loaded()'s state, for its bpf_loop() callback. */
+struct ll_scan {
+	__u64 now, best;
+	__u32 queue, nsocks, mask, start, pick;
+};
 
-	for (i = 0; i < RR_MAX_THREADS && i < nsocks; i++) {
-		t = start + i;
-		if (t >= nsocks)
-			t -= nsocks;
-		l = load_of(ql, t);
-		score = backlog(l) << 24;
-		busy = READ_ONCE_U64(l->busy_ns);
-		if (busy && now > busy) {
-			age = (now - busy) >> 10;
-			score += age < (1U << 24) ? age : (1U << 24) - 1;
-		}
-		if (score < best) {
-			best = score;
-			pick = t;
-		}
+/* Worker @i of the scan from the cursor on: scored, kept if the best. */
+static long ll_step(__u32 i, void *data)
+{
+	struct ll_scan *c = data;
+	struct rr_queue_load *ql;
+	struct rr_worker_load *l;
+	__u64 score, busy, age;
+	__u32 t;
+
+	if (i >= c->nsocks)
+		return 1;
+	t = c->start + i;
+	if (t >= c->nsocks)
+		t -= c->nsocks;
+	if (t >= RR_MAX_THREADS || (c->mask && !(c->mask & (1U << t))))
+		return 0;
+	ql = bpf_map_lookup_elem(&worker_load, &c->queue);
+	if (!ql)
+		return 1;
+	l = load_of(ql, t);
+	score = backlog(l) << 24;
+	busy = READ_ONCE_U64(l->busy_ns);
+	if (busy && c->now > busy) {
+		age = (c->now - busy) >> 10;
+		score += age < (1U << 24) ? age : (1U << 24) - 1;
 	}
-	return pick;
+	if (score < c->best) {
+		c->best = score;
+		c->pick = t;
+	}
+	return 0;
+}
+
+/*
+ * steering = least_loaded: of the queue's @nsocks workers (those in @mask
+ * where it is not 0: steering = groups), the one with the least backlog;
+ * between equals, the one whose batch began last (a long batch is
+ * likelier a slow call), and between those, the first from the
+ * round-robin cursor @start, so that idle workers take turns. Scores
+ * backlog first, then the batch's age in microseconds (at most 2^24).
+ * A mask with no worker below nsocks leaves @start. A bpf_loop(): its
+ * callback is verified once, where an unrolled or bounded loop's
+ * branches multiplied the verifier's states past its limit.
+ */
+static __always_inline __u32 least_loaded(__u32 queue, __u32 nsocks, __u32 mask,
+					  __u32 start, __u64 now)
+{
+	struct ll_scan c = {
+		.now = now,
+		.best = ~0ULL,
+		.queue = queue,
+		.nsocks = nsocks,
+		.mask = mask,
+		.start = start,
+		.pick = start,
+	};
+
+	bpf_loop(RR_MAX_THREADS, ll_step, &c, 0);
+	return c.pick < RR_MAX_THREADS ? c.pick : start;
 }
 
 /* The arrival time in front of the frame, for the worker (struct
@@ -371,9 +409,12 @@ static __always_inline void stamp_arrival(struct xdp_md *ctx, __u64 now)
 }
 
 /*
- * Hands the request to one of function slot @slot's @nsocks sockets on
- * the receiving queue (docs/DESIGN.md, "Steering"): the next in turn, or
- * with RR_PORT_LEAST_LOADED in @flags the least loaded worker. A worker
+ * Hands the request to one of function slot @slot's sockets on the
+ * receiving queue (docs/DESIGN.md, "Steering"): the next in turn, or with
+ * RR_PORT_LEAST_LOADED in @flags the least loaded worker (of those in the
+ * group mask). @socks packs the function's socket count per queue (low
+ * 16 bits) and its group mask (high 16): a BPF function takes five
+ * arguments at most. A worker
  * whose backlog fills its RX ring could take nothing more: the frame is
  * dropped here, before the kernel copies it into the UMEM only to drop
  * it. Returns XDP_REDIRECT, XDP_DROP (overload) or XDP_PASS (no socket).
@@ -381,9 +422,10 @@ static __always_inline void stamp_arrival(struct xdp_md *ctx, __u64 now)
  * states of every path that reaches it.
  */
 __noinline int rr_steer(struct xdp_md *ctx, __u32 queue, __u32 slot,
-			__u32 nsocks, __u32 flags)
+			__u32 socks, __u32 flags)
 {
 	__u32 key = queue * RR_MAX_SLOTS + slot, *rr, t;
+	__u32 nsocks = socks & 0xffff, mask = socks >> 16;
 	struct rr_queue_load *ql = NULL;
 	__u64 now;
 	int act;
@@ -402,7 +444,7 @@ __noinline int rr_steer(struct xdp_md *ctx, __u32 queue, __u32 slot,
 		ql = bpf_map_lookup_elem(&worker_load, &queue);
 	if (ql) {
 		if (flags & RR_PORT_LEAST_LOADED)
-			t = least_loaded(ql, nsocks, t, now);
+			t = least_loaded(queue, nsocks, mask, t, now);
 		if (rx_ring_size && backlog(load_of(ql, t)) >= rx_ring_size)
 			return XDP_DROP;
 	}
@@ -415,6 +457,12 @@ __noinline int rr_steer(struct xdp_md *ctx, __u32 queue, __u32 slot,
 	if (ql)
 		__sync_fetch_and_add(&load_of(ql, t)->sent, 1);
 	return act;
+}
+
+/* rr_steer()'s @socks for the port of @conf. */
+static __always_inline __u32 steer_socks(const struct rr_port_conf *conf)
+{
+	return (conf->nsocks & 0xffff) | (conf->group_mask & 0xffff) << 16;
 }
 
 /* The counter of rr_steer()'s action @act for a request (@redirect) or a
@@ -441,7 +489,7 @@ static __always_inline int not_answered(struct xdp_md *ctx,
 
 	if (ret == RR_XDP_PUNT) {
 		rr_fn_count(req, RR_FN_XDP_PUNT);
-		ret = rr_steer(ctx, req->queue, conf->slot, conf->nsocks,
+		ret = rr_steer(ctx, req->queue, conf->slot, steer_socks(conf),
 			       conf->flags);
 		return rr_count(req->queue,
 				steer_stat(ret, RR_XDP_REDIRECT_PUNT), ret);
@@ -1221,7 +1269,7 @@ int reqrouter_xdp(struct xdp_md *ctx)
 			return act;
 	}
 
-	act = rr_steer(ctx, queue, conf->slot, conf->nsocks, conf->flags);
+	act = rr_steer(ctx, queue, conf->slot, steer_socks(conf), conf->flags);
 	return rr_count(queue, steer_stat(act, RR_XDP_REDIRECT), act);
 }
 

@@ -66,6 +66,11 @@ struct rr_port_conf {
 	__u32 rl_slip;
 	__u32 rl_mask_v4;
 	__u64 rl_mask_v6[2];
+	/* steering = groups: the threads of each queue the function's
+	 * requests may go to, one bit each (RR_MAX_THREADS of them), the
+	 * least loaded of them chosen; 0: every thread. */
+	__u32 group_mask;
+	__u32 pad;
 };
 
 /* Only sources in the allow-lists (acl_v4/acl_v6) reach this function. */

@@ -182,6 +182,20 @@ struct rr_faults {
  * the code, a struct rr_slot pointer `s` (where `s` is a socket, the
  * slot is reached through its number: inv->slots[s->slot]).
  */
+/*
+ * A function's worker group under steering = groups, as it is now: the
+ * threads its `workers` list names and those it grew into (steer.c), and
+ * what the growth is judged by, its queuing delay since the last look.
+ */
+struct rr_group {
+	uint32_t grown;	  /* threads added to the listed ones */
+	uint64_t sum_ns;  /* its sockets' queuing delay, summed... */
+	uint64_t count;	  /* ... over this many requests, at next_ns */
+	uint64_t next_ns; /* CLOCK_MONOTONIC: the next look */
+	uint32_t calm;	  /* looks in a row below half the threshold */
+	bool primed;	  /* sum_ns and count are a window's start */
+};
+
 struct rr_slot {
 	/* Read by the workers every batch, so together on one line. The
 	 * function's state (API 2), swapped by a reload or a deploy while
@@ -206,6 +220,7 @@ struct rr_slot {
 	 * rr_slot_sync() adds. */
 	struct rr_port_conf port_conf;
 	struct rr_fn_counters fn_ctrs; /* the function's own, as registered */
+	struct rr_group group;	       /* steering = groups (steer.c) */
 	/* Last, off the workers' line: written at every fault. */
 	struct rr_faults faults;
 } __attribute__((aligned(RR_CACHELINE)));
@@ -589,5 +604,9 @@ static inline uint64_t rr_stat_read(const uint64_t *ctr)
 {
 	return __atomic_load_n(ctr, __ATOMIC_RELAXED);
 }
+
+/* steer.c: steering = groups' growth and shrinking, by their queuing
+ * delay; called every tick of the main loop, it looks every 200 ms. */
+void rr_steer_tick(struct rr_invoker *inv);
 
 #endif /* RR_INVOKER_H */

@@ -369,6 +369,7 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 		rr_invoker_supervise(inv);
 		rr_invoker_watch(inv);
 		rr_topk_tick(inv);
+		rr_steer_tick(inv);
 		rr_service_tick(inv);
 		if (now_ms() < next_second)
 			continue;

@@ -293,10 +293,12 @@ int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 		conf.flags &= ~(RR_PORT_XDP | RR_PORT_CACHE);
 	/* How to pick a worker: by load only where the workers keep it. */
 	conf.flags &= ~(RR_PORT_LOAD | RR_PORT_LEAST_LOADED);
+	conf.group_mask = 0;
 	if (inv->xdp.load) {
 		conf.flags |= RR_PORT_LOAD;
-		if (s->svc->steering == RR_STEER_LEAST_LOADED)
+		if (s->svc->steering != RR_STEER_ROUND_ROBIN)
 			conf.flags |= RR_PORT_LEAST_LOADED;
+		conf.group_mask = rr_steer_group_mask(inv, s);
 	}
 	/* Who is calling: heavy_hitters and its rate, as they are now. */
 	rr_topk_port_conf(inv, s->svc, &conf);

@@ -51,7 +51,10 @@ enum rr_tier {
 enum rr_steering {
 	RR_STEER_ROUND_ROBIN,  /* the next in turn */
 	RR_STEER_LEAST_LOADED, /* the one with the least backlog */
+	RR_STEER_GROUPS,       /* the least loaded of its own workers */
 };
+
+#define RR_WORKERS_LEN 64 /* a function's `workers` list */
 
 #define RR_DRAIN_TIMEOUT_S 30 /* a drain ends after this at the latest */
 #define RR_DRAIN_QUIET_S 2    /* ... or after this long without requests */
@@ -146,6 +149,11 @@ struct rr_service {
 	/* Requests from lower source ports are dropped in XDP. */
 	uint32_t min_source_port;
 	enum rr_steering steering;
+	/* steering = groups: the threads of each queue that serve it (""
+	 * for all), and the queuing delay past which the group grows into
+	 * the others, one worker at a time (0: it never does). */
+	char workers[RR_WORKERS_LEN];
+	uint32_t group_delay_us;
 	/* System calls a cell may make for this function beyond its own
 	 * allow-list (src/daemon/seccomp.c): names separated by spaces, ""
 	 * for none. Every cell allows those of all the served functions. */
@@ -273,6 +281,10 @@ int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen);
  * parse.h). */
 int rr_parse_cpus(const char *s, int *cpus, uint32_t *ncpus, char *err,
 		  size_t errlen);
+/* A function's `workers`: threads of each queue as "0-1,3", into a bit
+ * each in *mask; "" leaves it 0 (every thread). 0 or -EINVAL with why. */
+int rr_parse_workers(const char *s, uint32_t *mask, char *err, size_t errlen);
+int rr_check_workers(const char *s, char *err, size_t errlen);
 int rr_parse_ports(const char *s, uint16_t *ports, uint32_t max,
 		   uint32_t *nports, char *err, size_t errlen);
 int rr_parse_mode(const char *s, enum rr_xdp_mode *mode, char *err,

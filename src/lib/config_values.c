@@ -18,6 +18,54 @@
 #include "settings.h"
 
 /* "0-3,6": ranges and single CPUs, each below RR_MAX_CPUS, no repeats. */
+int rr_parse_workers(const char *s, uint32_t *mask, char *err, size_t errlen)
+{
+	char *buf, *tok, *save, *dash;
+	uint32_t lo, hi, t, m = 0;
+	int ret = -EINVAL;
+
+	*mask = 0;
+	if (!*s)
+		return 0;
+	buf = strdup(s);
+	if (!buf) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		dash = strchr(tok, '-');
+		if (dash)
+			*dash = '\0';
+		if (rr_parse_u32(tok, 0, RR_MAX_THREADS - 1, &lo,
+				 "a worker (a thread of each queue)", err,
+				 errlen))
+			goto out;
+		hi = lo;
+		if (dash && rr_parse_u32(dash + 1, lo, RR_MAX_THREADS - 1, &hi,
+					 "a worker range's end", err, errlen))
+			goto out;
+		for (t = lo; t <= hi; t++)
+			m |= 1U << t;
+	}
+	if (!m) {
+		rr_errf(err, errlen, "bad worker list '%s'", s);
+		goto out;
+	}
+	*mask = m;
+	ret = 0;
+out:
+	free(buf);
+	return ret;
+}
+
+int rr_check_workers(const char *s, char *err, size_t errlen)
+{
+	uint32_t mask;
+
+	return rr_parse_workers(s, &mask, err, errlen);
+}
+
 int rr_parse_cpus(const char *s, int *cpus, uint32_t *ncpus, char *err,
 		  size_t errlen)
 {

@@ -14,6 +14,10 @@
 # - the queuing delay of every request is measured from the XDP program's
 #   stamp (reqrouter_queue_delay_seconds): one sample per request, and
 #   the late ones show up above 100 ms.
+# - steering = groups: with workers = 1 every request goes to worker 1;
+#   with workers = 0 and group_delay_us, the group grows into worker 1
+#   while worker 0 is stuck in the call (said in one line), and shrinks
+#   back once the requests wait no more.
 # - overload: both workers stuck, a burst of 6000 requests: what no worker
 #   has room for is dropped in XDP, counted as drop/overload, the rest
 #   answered once the calls return, and every UMEM frame comes home.
@@ -32,10 +36,15 @@ SOCK=$RR_TMP/ctl.sock
 M=$RR_TMP/metrics.prom
 CONF=$RR_TMP/reqrouter.conf
 
-# conf STEERING: the config, with the slow call inside max_run_us.
+# conf STEERING [MORE]: the config, with the slow call inside max_run_us
+# and MORE lines in faulty's section.
 conf() {
-	printf '[reqrouter]\nmetrics_detail = socket\n[function faulty]\nmax_run_us = 2000000\nsteering = %s\n' \
-		"$1" >"$CONF"
+	printf '[reqrouter]\nmetrics_detail = socket\n[function faulty]\nmax_run_us = 2000000\nsteering = %s\n%b' \
+		"$1" "${2:-}" >"$CONF"
+}
+reload() {
+	"$CTL" --control "$SOCK" reload >"$RR_TMP/reload.out" 2>&1
+	check_eq "reload exits 0" 0 "$?"
 }
 # probe NAME ARGS...: hol_probe.py from the client, JSON in $RR_TMP/NAME.json
 probe() {
@@ -95,6 +104,37 @@ check_eq "one queuing delay per request taken ($total)" "$total" "$n"
 fast=$(metric "$M" reqrouter_queue_delay_seconds_bucket "port=\"$PORT\"" 'le="0.1"')
 check "the late ones waited over 100 ms ($((n - fast)) of $n; $late were late)" \
 	test $((n - fast)) -ge "$late"
+
+say "--- steering = groups, workers = 1: the function keeps to its group"
+conf groups 'workers = 1\n'
+reload
+stats
+before0=$(rx 0) before1=$(rx 1)
+probe g1 --slow 0 --quick 40 --gap 1
+check_eq "every request answered" 40 "$(field g1 answered)"
+stats
+check_eq "worker 0, outside the group, took none" 0 $(($(rx 0) - before0))
+check_eq "worker 1 took all 40" 40 $(($(rx 1) - before1))
+
+say "--- groups that grow: workers = 0, group_delay_us = 2000"
+conf groups 'workers = 0\ngroup_delay_us = 2000\n'
+reload
+stats
+before1=$(rx 1)
+probe g2 --quick 60 --gap 5
+check_eq "every quick request answered" 60 "$(field g2 answered)"
+check "the group grew into worker 1 while worker 0 was stuck, said in one line" \
+	grep -q "\[function faulty\] group grows to workers 0,1: its requests waited [0-9]* us for one, over group_delay_us 2000" "$RR_ERR"
+stats
+check "worker 1 took requests once the group grew ($(($(rx 1) - before1)))" \
+	test $(($(rx 1) - before1)) -gt 0
+late=$(field g2 late)
+check "fewer quick requests late than with round_robin's alternation ($late of 60)" \
+	test "$late" -lt 30
+check "quiet again, it shrinks back to worker 0, said in one line" \
+	wait_for 5 grep -q "\[function faulty\] group shrinks to workers 0: its requests waited [0-9]* us for one, under half of group_delay_us 2000" "$RR_ERR"
+conf least_loaded
+reload
 
 say "--- overload: both workers inside a slow call, a burst of 6000"
 tb_cli timeout -k 2 20 python3 - "$TB_IP4_SRV" $PORT <<'EOF' >"$RR_TMP/burst.out"

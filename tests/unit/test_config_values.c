@@ -122,6 +122,31 @@ static void test_parse_cidrs(void **state)
 	assert_int_equal(n, RR_MAX_ALLOW_PER_FN);
 }
 
+/* A function's `workers` (steering = groups): threads as a mask. */
+static void test_parse_workers(void **state)
+{
+	uint32_t m = 77;
+
+	(void)state;
+	assert_int_equal(rr_parse_workers("", &m, err, sizeof(err)), 0);
+	assert_int_equal(m, 0); /* every thread */
+	assert_int_equal(rr_parse_workers("1", &m, err, sizeof(err)), 0);
+	assert_int_equal(m, 0x2);
+	assert_int_equal(rr_parse_workers("0-1,3", &m, err, sizeof(err)), 0);
+	assert_int_equal(m, 0xb);
+	assert_int_equal(rr_parse_workers("2,2", &m, err, sizeof(err)), 0);
+	assert_int_equal(m, 0x4);
+	assert_int_equal(rr_parse_workers("0-15", &m, err, sizeof(err)), 0);
+	assert_int_equal(m, 0xffff);
+	assert_int_equal(rr_parse_workers("16", &m, err, sizeof(err)), -EINVAL);
+	assert_int_equal(rr_parse_workers("3-1", &m, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(rr_parse_workers(",", &m, err, sizeof(err)), -EINVAL);
+	assert_int_equal(rr_parse_workers("x", &m, err, sizeof(err)), -EINVAL);
+	assert_int_equal(rr_check_workers("0-1", err, sizeof(err)), 0);
+	assert_int_equal(rr_check_workers("1-", err, sizeof(err)), -EINVAL);
+}
+
 static void test_parse_cpus(void **state)
 {
 	int cpus[RR_MAX_CPUS];
@@ -300,6 +325,7 @@ int run_value_tests(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_cidrs),
 		cmocka_unit_test(test_parse_cpus),
+		cmocka_unit_test(test_parse_workers),
 		cmocka_unit_test(test_parse_values),
 	};
 
