@@ -110,8 +110,8 @@ struct rr_port_conf {
  * (sent); the worker counts those it is done with (done), and every
  * round sets done to sent less what its RX rings still hold, so that
  * frames the kernel dropped after the redirect do not count for ever.
- * sent - done is the worker's backlog, the request in its hands
- * included. busy_ns: CLOCK_MONOTONIC when its current batch began, 0
+ * sent - done is the worker's backlog, the batch in its hands
+ * included (done moves a batch at a time). busy_ns: CLOCK_MONOTONIC when its current batch began, 0
  * between batches. Two cache lines: one the program writes, one the
  * worker does.
  */

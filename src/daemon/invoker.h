@@ -606,7 +606,7 @@ static inline uint64_t rr_stat_read(const uint64_t *ctr)
 }
 
 /* steer.c: steering = groups' growth and shrinking, by their queuing
- * delay; called every tick of the main loop, it looks every 200 ms. */
+ * delay; called every tick of the main loop, it looks every 100 ms. */
 void rr_steer_tick(struct rr_invoker *inv);
 
 #endif /* RR_INVOKER_H */

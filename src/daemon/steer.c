@@ -24,8 +24,8 @@
 #include "invoker_internal.h"
 #include "log.h"
 
-#define LOOK_NS 200000000ULL /* how often a group is judged */
-#define CALM_LOOKS 5	     /* below half the threshold this often: shrink */
+#define LOOK_NS 100000000ULL /* how often a group is judged */
+#define CALM_LOOKS 10	     /* below half the threshold this often: shrink */
 
 /* The threads that exist in every queue now. */
 static uint32_t threads_mask(const struct rr_invoker *inv)

@@ -75,7 +75,8 @@ static void frames_held(struct rr_worker *w, int64_t n)
 
 /*
  * The load the XDP program steers by (struct rr_worker_load): @n more
- * requests done with. One writer, the worker; the program reads.
+ * requests done with, a batch at a time. One writer, the worker; the
+ * program reads.
  */
 static void load_done(struct rr_worker *w, uint32_t n)
 {
@@ -268,7 +269,6 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 		ret = rr_serve_keep(data, rxd->len, room, mtu, amp, fn, &ctx,
 				    keep, offload ? &csum_start : NULL);
 		call_step(w);
-		load_done(w, 1);
 		if (ret < 0) {
 			rr_stat_add(&s->stats->drops[-ret], 1);
 			recycle(w, base);
@@ -298,6 +298,10 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	 * or fill: a snapshot may miss a frame in passing, never see it twice. */
 	xsk_ring_cons__release(&s->rx, n);
 	frames_held(w, n);
+	/* Done with, all at once: a store per request would pull the line
+	 * away from the CPU that steers at every request. Meanwhile the
+	 * batch's age (busy_ns) tells a slow one. */
+	load_done(w, n);
 
 	ntx = rr_tx_put(w, s, ntx);
 	load_busy(w, 0);

@@ -23,6 +23,8 @@
  * Each case checks the verdicts, that xdp_stats moved by exactly those
  * (row 0: overload drops and no_socket passes, nothing else anywhere),
  * and that the program wrote no load (no redirect, no sent).
+ * With --cost N it checks nothing and prints what each policy costs the
+ * program per request, over N runs (tools/bench-steer).
  * Needs root; exits 77 (skip) otherwise.
  */
 #include <errno.h>
@@ -451,7 +453,47 @@ static void unchanged(void)
 	check("7 round_robin, IPv6, passed frames unchanged", &f6, N / 2, 0, 0);
 }
 
-int main(void)
+/*
+ * --cost (tools/bench-steer's cost test): what each policy costs the XDP
+ * program per request, every worker idle: the program's mean time over
+ * @reps runs of one IPv4 request (BPF_PROG_TEST_RUN's repeat, on one
+ * CPU, the kernel's clock), the redirect falling back to a pass as in
+ * the checks. One line per policy: "cost NAME NS".
+ */
+static int cost(uint32_t reps)
+{
+	static const struct {
+		const char *name;
+		uint32_t nsocks, flags, mask;
+	} c[] = {
+		{ "round_robin-unloaded-t2", 2, 0, 0 },
+		{ "round_robin-t2", 2, LOAD, 0 },
+		{ "least_loaded-t2", 2, LEAST, 0 },
+		{ "least_loaded-t16", 16, LEAST, 0 },
+		{ "groups-t16-of-4", 16, LEAST, 0xf0 },
+	};
+	uint32_t i;
+
+	clear_load();
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct xdp_md ctx = { .data_end = f4.len };
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = f4.buf,
+			    .data_size_in = f4.len, .ctx_in = &ctx,
+			    .ctx_size_in = sizeof(ctx), .repeat = reps);
+
+		set_port_group(c[i].nsocks, c[i].flags, c[i].mask);
+		if (bpf_prog_test_run_opts(prog_fd, &opts) ||
+		    opts.retval != XDP_PASS) {
+			fprintf(stderr, "%s: cannot run the program: %s\n",
+				c[i].name, strerror(errno));
+			return 1;
+		}
+		printf("cost %s %u\n", c[i].name, opts.duration);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	static const uint8_t no_mac[6];
 	int ret;
@@ -479,6 +521,11 @@ int main(void)
 	prog_fd = bpf_program__fd(x.skel->progs.reqrouter_xdp);
 	cursor_fd = bpf_map__fd(x.skel->maps.rr_cursor);
 	q0 = &x.load[0];
+	if (argc == 3 && !strcmp(argv[1], "--cost")) {
+		ret = cost((uint32_t)strtoul(argv[2], NULL, 10));
+		rr_xdp_destroy(&x);
+		return ret;
+	}
 	round_robin();
 	least_loaded();
 	groups();
