@@ -450,7 +450,7 @@ const struct rr_setting rr_fn_settings[] = {
 	  .type = RR_SETTING_ENUM,
 	  SVC(steering),
 	  .names = rr_steering_names,
-	  .def = RR_STEER_ROUND_ROBIN,
+	  .def = RR_STEER_LEAST_LOADED,
 	  .help = "which worker of the receiving queue gets a request: the next in turn (round_robin), the least loaded, a worker inside a slow call last (least_loaded), or the least loaded of its own (groups)" },
 	{ .key = "workers",
 	  .live = true,

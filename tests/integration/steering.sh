@@ -5,12 +5,13 @@
 # defaults (cells, no XDP program on the veth peer), -q 1 -t 2, the test
 # module faulty, whose "slow" spins 300 ms inside the function.
 #
-# - round_robin (the default): quick requests sent while one worker is
-#   inside a slow call go to it in turn and wait behind the call (head-of-
-#   line blocking): about half of them are late (> 150 ms).
-# - steering = least_loaded, applied by reqrouterctl reload while serving:
-#   the worker stuck in the call receives nothing new (its socket's rx
-#   grows by the slow request only), and no quick request is late.
+# - least_loaded, the default: the worker stuck in the call receives
+#   nothing new (its socket's rx grows by the slow request only), and no
+#   quick request is late.
+# - steering = round_robin, applied by reqrouterctl reload while serving:
+#   quick requests sent while one worker is inside a slow call go to it in
+#   turn and wait behind the call (head-of-line blocking): about half of
+#   them are late (> 150 ms).
 # - the queuing delay of every request is measured from the XDP program's
 #   stamp (reqrouter_queue_delay_seconds): one sample per request, and
 #   the late ones show up above 100 ms.
@@ -36,11 +37,15 @@ SOCK=$RR_TMP/ctl.sock
 M=$RR_TMP/metrics.prom
 CONF=$RR_TMP/reqrouter.conf
 
-# conf STEERING [MORE]: the config, with the slow call inside max_run_us
-# and MORE lines in faulty's section.
+# conf STEERING [MORE]: the config, with the slow call inside max_run_us,
+# steering = STEERING ("" leaves the default) and MORE lines in faulty's
+# section.
 conf() {
-	printf '[reqrouter]\nmetrics_detail = socket\n[function faulty]\nmax_run_us = 2000000\nsteering = %s\n%b' \
-		"$1" "${2:-}" >"$CONF"
+	{
+		printf '[reqrouter]\nmetrics_detail = socket\n[function faulty]\nmax_run_us = 2000000\n'
+		[ -n "$1" ] && printf 'steering = %s\n' "$1"
+		printf '%b' "${2:-}"
+	} >"$CONF"
 }
 reload() {
 	"$CTL" --control "$SOCK" reload >"$RR_TMP/reload.out" 2>&1
@@ -62,27 +67,13 @@ rx() {
 }
 stats() { rr_metrics_fresh "$M" || bad "the metrics file was not rewritten within 3 s"; }
 
-conf round_robin
+conf ""
 rr_start main -i "$TB_IF_SRV" -q 1 -t 2 -c "$CONF" --functions-dir "$TMODS" \
 	--control "$SOCK" --metrics-file "$M" || die "reqrouter did not start"
 tb_wait_file "$M" 5 || die "no metrics file"
 check_eq "faulty answers" hello "$(cli_ask 1 $PORT hello)"
 
-say "--- round_robin (the default): quick requests behind a slow call"
-probe rr --quick 40 --gap 4
-check_eq "the slow request answered" 1 "$(field rr slow)"
-check_eq "every quick request answered" 40 "$(field rr answered)"
-check_eq "no wrong reply" 0 "$(field rr wrong)"
-late=$(field rr late)
-check "about half the quick requests waited behind the call ($late late of 40)" \
-	test "$late" -ge 10 -a "$late" -le 30
-
-say "--- steering = least_loaded, by reload"
-conf least_loaded
-"$CTL" --control "$SOCK" reload >"$RR_TMP/reload.out" 2>&1
-check_eq "reload exits 0" 0 "$?"
-check "reload says what it changed" grep -q "steering" "$RR_TMP/reload.out"
-sed 's/^/    /' "$RR_TMP/reload.out"
+say "--- the default, least_loaded: a worker in a slow call takes nothing new"
 stats
 before0=$(rx 0) before1=$(rx 1)
 probe ll --quick 40 --gap 4
@@ -95,6 +86,19 @@ d0=$(($(rx 0) - before0)) d1=$(($(rx 1) - before1))
 say "    worker 0 took $d0, worker 1 took $d1"
 check "the worker in the slow call took nothing new (1 and 40)" \
 	test "$d0" -eq 1 -a "$d1" -eq 40 -o "$d0" -eq 40 -a "$d1" -eq 1
+
+say "--- steering = round_robin, by reload: quick requests behind a slow call"
+conf round_robin
+reload
+check "reload says what it changed" grep -q "steering" "$RR_TMP/reload.out"
+sed 's/^/    /' "$RR_TMP/reload.out"
+probe rr --quick 40 --gap 4
+check_eq "the slow request answered" 1 "$(field rr slow)"
+check_eq "every quick request answered" 40 "$(field rr answered)"
+check_eq "no wrong reply" 0 "$(field rr wrong)"
+late=$(field rr late)
+check "about half the quick requests waited behind the call ($late late of 40)" \
+	test "$late" -ge 10 -a "$late" -le 30
 
 say "--- queuing delay, from the XDP program's stamp"
 stats
