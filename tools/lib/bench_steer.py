@@ -103,9 +103,10 @@ def cmd_report(path):
         for p, xs in cost.items():
             print("  %-24s %s ns (%+.0f ns on round_robin-t2)" % (
                 p, med(xs), statistics.median(xs) - base))
-    reps = sorted({r["rep"] for r in rows if r["test"] == "overload-peak"})
-    for rep in reps:
-        rr = [r for r in rows if r["rep"] == rep and
+    peaks = sorted({(r["policy"], r["rep"]) for r in rows
+                    if r["test"] == "overload-peak"})
+    for prio, rep in peaks:
+        rr = [r for r in rows if r["rep"] == rep and r["policy"] == prio and
               r["test"].startswith("overload")]
         peak = float([r for r in rr if r["test"] == "overload-peak"][0]
                      ["answered_per_s"])
@@ -117,7 +118,8 @@ def cmd_report(path):
                 ", %s/s dropped as overload" % r["overload_drops_per_s"]
                 if r["overload_drops_per_s"] not in ("", "0") else "")
             for r in rr if r["test"] != "overload-peak")
-        print("overload rep %s, peak %d/s: %s" % (rep, peak, curve))
+        print("overload, worker_priority %s, rep %s, peak %d/s: %s" % (
+            prio, rep, peak, curve))
 
 
 def main():
