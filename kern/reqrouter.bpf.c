@@ -295,11 +295,6 @@ static __always_inline void rr_fn_count(const struct rr_xdp_req *req,
 }
 
 /*
- * Hands a request to one of the function's sockets on its queue,
- * round-robin; XDP_PASS as the fallback, so a missing socket never drops
- * silently. Returns the action.
- */
-/*
  * A worker's backlog: the requests handed to it that it is not done with.
  * The two counters are written on different CPUs, so a look may catch
  * done ahead of sent for a moment: nothing, then. Capped at 2^30, far
@@ -432,12 +427,12 @@ static __always_inline void stamp_arrival(struct xdp_md *ctx, __u64 now)
  * RR_PORT_LEAST_LOADED in @flags the least loaded worker (of those in the
  * group mask). @socks packs the function's socket count per queue (low
  * 16 bits) and its group mask (high 16): a BPF function takes five
- * arguments at most. A worker
- * whose backlog fills its RX ring could take nothing more: the frame is
- * dropped here, before the kernel copies it into the UMEM only to drop
- * it. Returns XDP_REDIRECT, XDP_DROP (overload) or XDP_PASS (no socket).
- * A function of its own, verified once: its loop would multiply the
- * states of every path that reaches it.
+ * arguments at most. A worker whose backlog fills its RX ring could take
+ * nothing more: the frame is dropped here, before the kernel copies it
+ * into the UMEM only to drop it. Returns XDP_REDIRECT, XDP_DROP
+ * (overload) or XDP_PASS (no socket: a missing socket never drops
+ * silently). A function of its own, verified once rather than inlined
+ * into both paths that redirect (a request, a punt).
  */
 __noinline int rr_steer(struct xdp_md *ctx, __u32 queue, __u32 slot,
 			__u32 socks, __u32 flags)
@@ -483,8 +478,8 @@ static __always_inline __u32 steer_socks(const struct rr_port_conf *conf)
 	return (conf->nsocks & 0xffff) | (conf->group_mask & 0xffff) << 16;
 }
 
-/* The counter of rr_steer()'s action @act for a request (@redirect) or a
- * punt (@punt). */
+/* The counter of rr_steer()'s action @act: @redirect (a request's or a
+ * punt's) for a redirect, else overload or no socket. */
 static __always_inline enum rr_xdp_stat steer_stat(int act,
 						   enum rr_xdp_stat redirect)
 {

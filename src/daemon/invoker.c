@@ -337,7 +337,7 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	 * worker: what it did before there was a load to read. */
 	ret = rr_xdp_map_load(&inv->xdp, inv->nqueues);
 	if (ret)
-		pr_warn("cannot map the workers' load, steering = least_loaded acts as round_robin: %s\n",
+		pr_warn("cannot map the workers' load, every function is steered round-robin: %s\n",
 			strerror(-ret));
 	/* Before any port opens: a port samples only with the pool drawn. */
 	rr_topk_open(inv);
