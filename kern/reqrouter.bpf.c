@@ -1118,7 +1118,7 @@ static __always_inline int rl_check(struct xdp_md *ctx,
 				    struct udphdr *udp, int ipv6, __u32 queue)
 {
 	__u32 slot = conf->slot, family, r, ok = 0;
-	__u64 a = 0, b = 0, w0, w1, now, tau, t, h[RR_HH_KINDS], *p;
+	__u64 a = 0, b = 0, now, tau, t, h, *p;
 	void *end = (void *)(long)ctx->data_end;
 	struct rr_rl_table *tb;
 	struct rr_rl_cpu *rc;
@@ -1136,25 +1136,21 @@ static __always_inline int rl_check(struct xdp_md *ctx,
 			return -1;
 		__builtin_memcpy(&a, &ip6h->saddr.in6_u.u6_addr8[0], 8);
 		__builtin_memcpy(&b, &ip6h->saddr.in6_u.u6_addr8[8], 8);
-		w0 = a & conf->rl_mask_v6[0];
-		w1 = b & conf->rl_mask_v6[1];
 		family = AF_INET6;
 	} else {
 		struct iphdr *iph = l3;
 
 		if ((void *)(iph + 1) > end)
 			return -1;
-		w0 = iph->saddr & conf->rl_mask_v4;
-		w1 = 0;
+		a = iph->saddr;
 		family = AF_INET;
 	}
-	rr_hh_hash(hh_seed ^ RR_RL_SEED_XOR, family, w0, w1, h);
+	h = rr_rl_hash(conf, hh_seed, family, a, b);
 	now = bpf_ktime_get_ns();
-	tau = (__u64)(conf->rl_burst ? conf->rl_burst - 1 : 0) *
-	      conf->rl_interval_ns;
+	tau = rr_rl_tau(conf);
 #pragma unroll
 	for (r = 0; r < RR_RL_ROWS; r++) {
-		t = READ_ONCE_U64(tb->tat[r][rr_hh_col(h[RR_HH_SOURCE], r)]);
+		t = READ_ONCE_U64(tb->tat[r][rr_hh_col(h, r)]);
 		if (t <= now + tau)
 			ok |= 1U << r;
 	}
@@ -1163,7 +1159,7 @@ static __always_inline int rl_check(struct xdp_md *ctx,
 		for (r = 0; r < RR_RL_ROWS; r++) {
 			if (!(ok & (1U << r)))
 				continue;
-			p = &tb->tat[r][rr_hh_col(h[RR_HH_SOURCE], r)];
+			p = &tb->tat[r][rr_hh_col(h, r)];
 			if (READ_ONCE_U64(*p) < now)
 				*p = now + conf->rl_interval_ns;
 			else

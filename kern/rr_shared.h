@@ -382,6 +382,35 @@ struct rr_rl_cpu {
  * masked address words, under a seed of its own. */
 #define RR_RL_SEED_XOR 0x5851f42d4c957f2dULL
 
+/*
+ * A source's hash in the limiter of the function @conf describes, whose
+ * bits pick its bucket in each row (rr_hh_col()): @a its IPv4 address as
+ * it lies in memory, or its IPv6 address's halves in @a and @b, masked to
+ * the function's prefix and hashed under @seed. rl_check() and
+ * reqrouterctl top reckon with this one.
+ */
+static __inline __u64 rr_rl_hash(const struct rr_port_conf *conf, __u64 seed,
+				 __u32 family, __u64 a, __u64 b)
+{
+	__u64 h[RR_HH_KINDS];
+
+	if (family == 2 /* AF_INET */)
+		rr_hh_hash(seed ^ RR_RL_SEED_XOR, family, a & conf->rl_mask_v4,
+			   0, h);
+	else
+		rr_hh_hash(seed ^ RR_RL_SEED_XOR, family,
+			   a & conf->rl_mask_v6[0], b & conf->rl_mask_v6[1], h);
+	return h[RR_HH_SOURCE];
+}
+
+/* How far ahead of now a bucket may be and still let a request by: the
+ * burst's intervals after the first. */
+static __inline __u64 rr_rl_tau(const struct rr_port_conf *conf)
+{
+	return (__u64)(conf->rl_burst ? conf->rl_burst - 1 : 0) *
+	       conf->rl_interval_ns;
+}
+
 #define RR_MAX_ALLOW 1024 /* allow-list entries per address family */
 
 /*

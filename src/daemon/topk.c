@@ -506,27 +506,23 @@ static bool rl_limited(const struct rr_port_conf *conf,
 		       const struct rr_rl_table *tb, uint64_t seed,
 		       const struct rr_hh_key *key, uint64_t now)
 {
-	__u64 a = 0, b = 0, w0, w1, h[RR_HH_KINDS], tau, edge;
+	__u64 a = 0, b = 0, h, tau, edge;
 	uint32_t v4, r;
 
 	if (key->family == AF_INET) {
 		memcpy(&v4, key->addr, 4);
-		w0 = v4 & conf->rl_mask_v4;
-		w1 = 0;
+		a = v4;
 	} else {
 		memcpy(&a, key->addr, 8);
 		memcpy(&b, key->addr + 8, 8);
-		w0 = a & conf->rl_mask_v6[0];
-		w1 = b & conf->rl_mask_v6[1];
 	}
-	rr_hh_hash(seed ^ RR_RL_SEED_XOR, key->family, w0, w1, h);
-	tau = (__u64)(conf->rl_burst ? conf->rl_burst - 1 : 0) *
-	      conf->rl_interval_ns;
+	h = rr_rl_hash(conf, seed, key->family, a, b);
+	tau = rr_rl_tau(conf);
 	edge = now + tau > conf->rl_interval_ns
 		       ? now + tau - conf->rl_interval_ns
 		       : 0;
 	for (r = 0; r < RR_RL_ROWS; r++)
-		if (tb->tat[r][rr_hh_col(h[RR_HH_SOURCE], r)] <= edge)
+		if (tb->tat[r][rr_hh_col(h, r)] <= edge)
 			return false;
 	return true;
 }
