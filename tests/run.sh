@@ -53,11 +53,58 @@ SAN_TESTS=${SAN_TESTS:-"
 	tcp_limits            TCP timeouts, connection limits, allow-lists
 "}
 
+# Integration tests that build reqrouter again, each into a directory of
+# its own, and touch neither the network nor a clock: in the main pass
+# they run beside the unit and BPF program tests, which leave most of a
+# CPU idle, and their lines come after those tests' (EARLY="" runs them
+# in turn with the rest).
+EARLY=${EARLY-"build_clang package_deb"}
+
+# early_start BUILD-DIR: the EARLY tests in the background, their lines
+# and counts kept for early_finish.
+early_start() {
+	(
+		# Counted apart, in this subshell, and added by early_finish.
+		# shellcheck disable=SC2030
+		RUN_PASS=0 RUN_FAIL=0 RUN_SKIP=0 RUN_FAILED=()
+		for t in $EARLY; do
+			BUILD=$1 run_one "tests/integration/$t.sh" \
+				"$INTEGRATION_LIMIT" bash "tests/integration/$t.sh"
+		done
+		echo "$RUN_PASS $RUN_FAIL $RUN_SKIP ${RUN_FAILED[*]}" \
+			>"$RUN_LOGS/early.counts"
+	) >"$RUN_LOGS/early.out" 2>&1 &
+	EARLY_PID=$!
+}
+
+# early_finish: waits for the EARLY tests, prints their lines and adds
+# their counts.
+# shellcheck disable=SC2031 # the subshell's counts come in by file
+early_finish() {
+	local p=0 f=0 s=0 failed=() failed_names=
+
+	wait "$EARLY_PID"
+	echo "== integration tests that build, beside the ones above"
+	cat "$RUN_LOGS/early.out"
+	read -r p f s failed_names <"$RUN_LOGS/early.counts" || {
+		echo "FAIL  the early tests left no counts"
+		f=1
+	}
+	read -ra failed <<<"${failed_names:-}"
+	RUN_PASS=$((RUN_PASS + p))
+	RUN_FAIL=$((RUN_FAIL + f))
+	RUN_SKIP=$((RUN_SKIP + s))
+	RUN_FAILED+=("${failed[@]}")
+}
+
 # run_pass BUILD-DIR LABEL TESTS [unit]: the unit and BPF program tests
 # (with "unit", the unit tests alone), then the integration tests TESTS
-# (names without .sh), each against BUILD-DIR.
+# (names without .sh), each against BUILD-DIR. The main pass (no label)
+# runs the EARLY tests beside the unit tests.
 run_pass() {
-	local build=$1 label=$2 tests=$3 only=${4:-} t
+	local build=$1 label=$2 tests=$3 only=${4:-} t early=
+	[ -z "$label" ] && [ -n "$EARLY" ] && early=1
+	[ -n "$early" ] && early_start "$build"
 	echo "== unit and BPF program tests ($build/tests)$label"
 	for t in "$build"/tests/*; do
 		{ [ -x "$t" ] && [ -f "$t" ]; } || continue
@@ -66,8 +113,10 @@ run_pass() {
 		BUILD=$build run_one "tests/$(basename "$t")$label" \
 			"$UNIT_LIMIT" "$t"
 	done
+	[ -n "$early" ] && early_finish
 	echo "== integration tests (tests/integration)$label"
 	for t in $tests; do
+		[ -n "$early" ] && [[ " $EARLY " == *" $t "* ]] && continue
 		t=tests/integration/$t.sh
 		if [ ! -f "$t" ]; then
 			# A name in SAN_TESTS without its script: a failure, not a
