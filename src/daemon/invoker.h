@@ -608,5 +608,9 @@ static inline uint64_t rr_stat_read(const uint64_t *ctr)
 /* steer.c: steering = groups' growth and shrinking, by their queuing
  * delay; called every tick of the main loop, it looks every 100 ms. */
 void rr_steer_tick(struct rr_invoker *inv);
+/* steer.c: slot @s's worker group as the XDP program reads it (0: every
+ * worker; always 0 but under steering = groups). */
+uint32_t rr_steer_group_mask(const struct rr_invoker *inv,
+			     const struct rr_slot *s);
 
 #endif /* RR_INVOKER_H */

@@ -72,10 +72,6 @@ int rr_open_port(struct rr_invoker *inv, uint32_t slot);
  * made from its state (removed, quarantined, port_conf); -errno if the
  * map cannot be written. */
 int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s);
-/* steer.c: slot @s's worker group as the XDP program reads it (0: every
- * worker; always 0 but under steering = groups). */
-uint32_t rr_steer_group_mask(const struct rr_invoker *inv,
-			     const struct rr_slot *s);
 
 /* invoker.c */
 /* The CPUs workers may be pinned to, or -errno. */

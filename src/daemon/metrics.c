@@ -24,6 +24,7 @@
 #include <linux/if_xdp.h>
 
 #include "metrics_internal.h"
+#include "settings.h"
 #include "topk.h"
 #include "util.h"
 #include "version.h"
@@ -603,7 +604,7 @@ static void write_xdp_stats(struct rr_invoker *inv, FILE *out)
 static void write_guards(struct rr_invoker *inv, FILE *out)
 {
 	const struct rr_slot *s;
-	uint32_t slot;
+	uint32_t slot, mask;
 
 	if (inv->local) {
 		header(out, "reqrouter_local_routes", "gauge",
@@ -617,6 +618,17 @@ static void write_guards(struct rr_invoker *inv, FILE *out)
 	       "1 while replies sent from XDP reach the peer (always, but on a veth whose peer runs no XDP program).");
 	fprintf(out, "reqrouter_xdp_tx_ok{veth_peer=\"%s\"} %d\n",
 		rr_peer_label(inv->peer), inv->xdp_tx_ok);
+	header(out, "reqrouter_steering_workers", "gauge",
+	       "The workers of each queue the function's requests may go to: every thread, or under steering = groups its group as it is now (grown or not).");
+	for (slot = 0; slot < inv->nslots; slot++) {
+		s = &inv->slots[slot];
+		mask = rr_steer_group_mask(inv, s);
+		fprintf(out,
+			"reqrouter_steering_workers{port=\"%u\",function=\"%s\",steering=\"%s\"} %d\n",
+			s->svc->port, s->svc->fn->name,
+			rr_steering_names[s->svc->steering],
+			mask ? __builtin_popcount(mask) : (int)inv->nthreads);
+	}
 	header(out, "reqrouter_function_in_kernel", "gauge",
 	       "1 while the function is answered in XDP first (its program or its reply cache).");
 	for (slot = 0; slot < inv->nslots; slot++) {

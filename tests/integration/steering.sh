@@ -72,6 +72,8 @@ rr_start main -i "$TB_IF_SRV" -q 1 -t 2 -c "$CONF" --functions-dir "$TMODS" \
 	--control "$SOCK" --metrics-file "$M" || die "reqrouter did not start"
 tb_wait_file "$M" 5 || die "no metrics file"
 check_eq "faulty answers" hello "$(cli_ask 1 $PORT hello)"
+check_eq "the metrics say least_loaded over both workers" 2 \
+	"$(metric "$M" reqrouter_steering_workers "port=\"$PORT\"" 'steering="least_loaded"')"
 
 say "--- the default, least_loaded: a worker in a slow call takes nothing new"
 stats
@@ -119,6 +121,8 @@ check_eq "every request answered" 40 "$(field g1 answered)"
 stats
 check_eq "worker 0, outside the group, took none" 0 $(($(rx 0) - before0))
 check_eq "worker 1 took all 40" 40 $(($(rx 1) - before1))
+check_eq "the metrics say a group of one worker" 1 \
+	"$(metric "$M" reqrouter_steering_workers "port=\"$PORT\"" 'steering="groups"')"
 
 say "--- groups that grow: workers = 0, group_delay_us = 2000"
 conf groups 'workers = 0\ngroup_delay_us = 2000\n'
@@ -137,6 +141,9 @@ check "fewer quick requests late than with round_robin's alternation ($late of 6
 	test "$late" -lt 30
 check "quiet again, it shrinks back to worker 0, said in one line" \
 	wait_for 5 grep -q "\[function faulty\] group shrinks to workers 0: its requests waited [0-9]* us for one, under half of group_delay_us 2000" "$RR_ERR"
+stats
+check_eq "the metrics say the group is back to one worker" 1 \
+	"$(metric "$M" reqrouter_steering_workers "port=\"$PORT\"" 'steering="groups"')"
 conf least_loaded
 reload
 
