@@ -194,6 +194,7 @@ struct rr_group {
 	uint64_t next_ns; /* CLOCK_MONOTONIC: the next look */
 	uint32_t calm;	  /* looks in a row below half the threshold */
 	bool primed;	  /* sum_ns and count are a window's start */
+	bool said_none;	  /* that its list names no running thread */
 };
 
 struct rr_slot {

@@ -33,17 +33,40 @@ static uint32_t threads_mask(const struct rr_invoker *inv)
 	return inv->nthreads >= 32 ? ~0U : (1U << inv->nthreads) - 1;
 }
 
+/* Slot @s's `workers` as listed, every thread that exists or not. */
+static uint32_t listed_raw(const struct rr_slot *s)
+{
+	char err[RR_ERRLEN];
+	uint32_t m = 0;
+
+	if (rr_parse_workers(s->svc->workers, &m, err, sizeof(err)))
+		m = 0;
+	return m;
+}
+
 /* Slot @s's listed threads (all of them without a list, or when none of
  * those listed runs). */
 static uint32_t listed(const struct rr_invoker *inv, const struct rr_slot *s)
 {
-	uint32_t m = 0, all = threads_mask(inv);
-	char err[RR_ERRLEN];
+	uint32_t all = threads_mask(inv), m = listed_raw(s) & all;
 
-	if (rr_parse_workers(s->svc->workers, &m, err, sizeof(err)))
-		m = 0;
-	m &= all;
 	return m ? m : all;
+}
+
+/*
+ * A group whose list names no thread that runs (workers = 3 with -t 2,
+ * or after reqrouterctl threads) is served by every thread: said once,
+ * and again after it was right in between.
+ */
+static void check_list(const struct rr_invoker *inv, struct rr_slot *s)
+{
+	uint32_t raw = listed_raw(s);
+	bool none = raw && !(raw & threads_mask(inv));
+
+	if (none && !s->group.said_none)
+		pr_warn("[function %s] workers = %s names no thread of the %u each queue has: every thread serves it\n",
+			s->svc->fn->name, s->svc->workers, inv->nthreads);
+	s->group.said_none = none;
 }
 
 uint32_t rr_steer_group_mask(const struct rr_invoker *inv,
@@ -205,6 +228,18 @@ static bool judge(struct rr_invoker *inv, struct rr_slot *s, uint32_t slot,
 	return true;
 }
 
+/* Slot @s back to its list (a reload switched growth off), written to
+ * the XDP program unless it is gone. */
+static void ungrow(struct rr_invoker *inv, struct rr_slot *s)
+{
+	s->group.primed = false;
+	if (!s->group.grown)
+		return;
+	s->group.grown = 0;
+	if (!s->removed)
+		rr_slot_sync(inv, s);
+}
+
 void rr_steer_tick(struct rr_invoker *inv)
 {
 	uint64_t now = rr_now_ns();
@@ -213,20 +248,18 @@ void rr_steer_tick(struct rr_invoker *inv)
 
 	for (slot = 0; slot < inv->nslots; slot++) {
 		s = &inv->slots[slot];
-		if (s->removed || s->svc->steering != RR_STEER_GROUPS ||
-		    !s->svc->group_delay_us) {
-			/* Switched off by a reload: back to the list. */
-			s->group.primed = false;
-			if (s->group.grown) {
-				s->group.grown = 0;
-				if (!s->removed)
-					rr_slot_sync(inv, s);
-			}
+		if (s->removed || s->svc->steering != RR_STEER_GROUPS) {
+			ungrow(inv, s);
 			continue;
 		}
 		if (now < s->group.next_ns)
 			continue;
 		s->group.next_ns = now + LOOK_NS;
+		check_list(inv, s);
+		if (!s->svc->group_delay_us) {
+			ungrow(inv, s);
+			continue;
+		}
 		if (judge(inv, s, slot, now) && rr_slot_sync(inv, s))
 			pr_warn("[function %s] cannot write its worker group to the XDP program\n",
 				s->svc->fn->name);

@@ -124,6 +124,16 @@ check_eq "worker 1 took all 40" 40 $(($(rx 1) - before1))
 check_eq "the metrics say a group of one worker" 1 \
 	"$(metric "$M" reqrouter_steering_workers "port=\"$PORT\"" 'steering="groups"')"
 
+say "--- workers = 5 with -t 2: every thread serves it, said once"
+conf groups 'workers = 5\n'
+reload
+check "the log says the list names no running thread" \
+	wait_for 3 grep -q "\[function faulty\] workers = 5 names no thread of the 2 each queue has: every thread serves it" "$RR_ERR"
+check_eq "faulty answers" hello "$(cli_ask 1 $PORT hello)"
+stats
+check_eq "the metrics say both workers" 2 \
+	"$(metric "$M" reqrouter_steering_workers "port=\"$PORT\"" 'steering="groups"')"
+
 say "--- groups that grow: workers = 0, group_delay_us = 2000"
 conf groups 'workers = 0\ngroup_delay_us = 2000\n'
 reload
