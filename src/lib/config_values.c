@@ -17,16 +17,21 @@
 #include "parse.h"
 #include "settings.h"
 
-/* "0-3,6": ranges and single CPUs, each below RR_MAX_CPUS, no repeats. */
-int rr_parse_workers(const char *s, uint32_t *mask, char *err, size_t errlen)
+/*
+ * A list of numbers and ranges such as "0-3,6", each number below @limit:
+ * @each is called with every number in turn, and may refuse one (saying
+ * why in @err). @what names a number in an error ("a CPU"), @end a
+ * range's end. Returns 0, -EINVAL with why in @err, or -ENOMEM.
+ */
+static int
+parse_ranges(const char *s, uint32_t limit, const char *what, const char *end,
+	     int (*each)(uint32_t v, void *arg, char *err, size_t errlen),
+	     void *arg, char *err, size_t errlen)
 {
 	char *buf, *tok, *save, *dash;
-	uint32_t lo, hi, t, m = 0;
+	uint32_t lo, hi, v;
 	int ret = -EINVAL;
 
-	*mask = 0;
-	if (!*s)
-		return 0;
 	buf = strdup(s);
 	if (!buf) {
 		snprintf(err, errlen, "out of memory");
@@ -37,26 +42,48 @@ int rr_parse_workers(const char *s, uint32_t *mask, char *err, size_t errlen)
 		dash = strchr(tok, '-');
 		if (dash)
 			*dash = '\0';
-		if (rr_parse_u32(tok, 0, RR_MAX_THREADS - 1, &lo,
-				 "a worker (a thread of each queue)", err,
-				 errlen))
+		if (rr_parse_u32(tok, 0, limit - 1, &lo, what, err, errlen))
 			goto out;
 		hi = lo;
-		if (dash && rr_parse_u32(dash + 1, lo, RR_MAX_THREADS - 1, &hi,
-					 "a worker range's end", err, errlen))
+		if (dash && rr_parse_u32(dash + 1, lo, limit - 1, &hi, end, err,
+					 errlen))
 			goto out;
-		for (t = lo; t <= hi; t++)
-			m |= 1U << t;
+		for (v = lo; v <= hi; v++)
+			if (each(v, arg, err, errlen))
+				goto out;
 	}
-	if (!m) {
-		rr_errf(err, errlen, "bad worker list '%s'", s);
-		goto out;
-	}
-	*mask = m;
 	ret = 0;
 out:
 	free(buf);
 	return ret;
+}
+
+static int add_worker(uint32_t t, void *arg, char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	*(uint32_t *)arg |= 1U << t;
+	return 0;
+}
+
+/* A function's `workers`: threads 0..RR_MAX_THREADS-1, repeats allowed. */
+int rr_parse_workers(const char *s, uint32_t *mask, char *err, size_t errlen)
+{
+	uint32_t m = 0;
+	int ret;
+
+	*mask = 0;
+	if (!*s)
+		return 0;
+	ret = parse_ranges(s, RR_MAX_THREADS,
+			   "a worker (a thread of each queue)",
+			   "a worker range's end", add_worker, &m, err, errlen);
+	if (ret)
+		return ret;
+	if (!m)
+		return rr_errf(err, errlen, "bad worker list '%s'", s);
+	*mask = m;
+	return 0;
 }
 
 int rr_check_workers(const char *s, char *err, size_t errlen)
@@ -66,52 +93,41 @@ int rr_check_workers(const char *s, char *err, size_t errlen)
 	return rr_parse_workers(s, &mask, err, errlen);
 }
 
+struct cpu_list {
+	int *cpus;
+	uint32_t n;
+};
+
+static int add_cpu(uint32_t c, void *arg, char *err, size_t errlen)
+{
+	struct cpu_list *l = arg;
+	uint32_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->cpus[i] == (int)c)
+			return rr_errf(err, errlen, "CPU %u is listed twice",
+				       c);
+	l->cpus[l->n++] = (int)c;
+	return 0;
+}
+
+/* "0-3,6": ranges and single CPUs, each below RR_MAX_CPUS, no repeats. */
 int rr_parse_cpus(const char *s, int *cpus, uint32_t *ncpus, char *err,
 		  size_t errlen)
 {
-	char *buf, *tok, *save, *dash;
-	uint32_t lo, hi, c, n = 0, i;
-	int ret = -EINVAL;
+	struct cpu_list l = { .cpus = cpus };
+	int ret;
 
 	if (!*s)
 		return rr_errf(err, errlen, "empty CPU list");
-	buf = strdup(s);
-	if (!buf) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	for (tok = strtok_r(buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		dash = strchr(tok, '-');
-		if (dash)
-			*dash = '\0';
-		if (rr_parse_u32(tok, 0, RR_MAX_CPUS - 1, &lo, "a CPU", err,
-				 errlen))
-			goto out;
-		hi = lo;
-		if (dash && rr_parse_u32(dash + 1, lo, RR_MAX_CPUS - 1, &hi,
-					 "a CPU range's end", err, errlen))
-			goto out;
-		for (c = lo; c <= hi; c++) {
-			for (i = 0; i < n; i++) {
-				if (cpus[i] == (int)c) {
-					rr_errf(err, errlen,
-						"CPU %u is listed twice", c);
-					goto out;
-				}
-			}
-			cpus[n++] = (int)c;
-		}
-	}
-	if (!n) {
-		rr_errf(err, errlen, "bad CPU list '%s'", s);
-		goto out;
-	}
-	*ncpus = n;
-	ret = 0;
-out:
-	free(buf);
-	return ret;
+	ret = parse_ranges(s, RR_MAX_CPUS, "a CPU", "a CPU range's end",
+			   add_cpu, &l, err, errlen);
+	if (ret)
+		return ret;
+	if (!l.n)
+		return rr_errf(err, errlen, "bad CPU list '%s'", s);
+	*ncpus = l.n;
+	return 0;
 }
 
 int rr_parse_ports(const char *s, uint16_t *ports, uint32_t max,
