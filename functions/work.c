@@ -187,4 +187,4 @@ invalid:
 RR_FUNCTION_DEF(work, WORK_PORT,
 		"spin for the microseconds a request names (benchmarks)",
 		.handler = work_handler, .init = work_init, .fini = work_fini,
-		.flags = RR_FN_OPT_IN);
+		.flags = RR_FN_OPT_IN | RR_FN_XDP_CLASSIFIER);

@@ -472,10 +472,13 @@ __noinline int rr_steer(struct xdp_md *ctx, __u32 queue, __u32 slot,
 	return act;
 }
 
-/* rr_steer()'s @socks for the port of @conf. */
-static __always_inline __u32 steer_socks(const struct rr_port_conf *conf)
+/* rr_steer()'s @socks for a request of class @cls to the port of
+ * @conf. */
+static __always_inline __u32 steer_socks(const struct rr_port_conf *conf,
+					 __u32 cls)
 {
-	return (conf->nsocks & 0xffff) | (conf->group_mask & 0xffff) << 16;
+	return (conf->nsocks & 0xffff) |
+	       (__u32)conf->group_mask[cls & (RR_XDP_CLASSES - 1)] << 16;
 }
 
 /* The counter of rr_steer()'s action @act: @redirect (a request's or a
@@ -498,12 +501,13 @@ static __always_inline int not_answered(struct xdp_md *ctx,
 					const struct rr_port_conf *conf,
 					struct rr_xdp_req *req, int ret)
 {
+	int cls = RR_XDP_PUNT_CLASS_OF(ret);
 	enum rr_drop why;
 
-	if (ret == RR_XDP_PUNT) {
+	if (cls >= 0) {
 		rr_fn_count(req, RR_FN_XDP_PUNT);
-		ret = rr_steer(ctx, req->queue, conf->slot, steer_socks(conf),
-			       conf->flags);
+		ret = rr_steer(ctx, req->queue, conf->slot,
+			       steer_socks(conf, (__u32)cls), conf->flags);
 		return rr_count(req->queue,
 				steer_stat(ret, RR_XDP_REDIRECT_PUNT), ret);
 	}
@@ -1278,7 +1282,8 @@ int reqrouter_xdp(struct xdp_md *ctx)
 			return act;
 	}
 
-	act = rr_steer(ctx, queue, conf->slot, steer_socks(conf), conf->flags);
+	act = rr_steer(ctx, queue, conf->slot, steer_socks(conf, 0),
+		       conf->flags);
 	return rr_count(queue, steer_stat(act, RR_XDP_REDIRECT), act);
 }
 

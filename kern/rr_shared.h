@@ -66,11 +66,11 @@ struct rr_port_conf {
 	__u32 rl_slip;
 	__u32 rl_mask_v4;
 	__u64 rl_mask_v6[2];
-	/* steering = groups: the threads of each queue the function's
+	/* steering = groups: by class (RR_XDP_PUNT_CLASS; a request no
+	 * program classified is class 0), the threads of each queue its
 	 * requests may go to, one bit each (RR_MAX_THREADS of them), the
 	 * least loaded of them chosen; 0: every thread. */
-	__u32 group_mask;
-	__u32 pad;
+	__u16 group_mask[RR_XDP_CLASSES];
 };
 
 /* Only sources in the allow-lists (acl_v4/acl_v6) reach this function. */

@@ -206,6 +206,14 @@ struct rr_function {
  * in XDP; a rate-limited function without it drops where it would slip.
  */
 #define RR_FN_SLIP_TC (1U << 5)
+/*
+ * Its XDP program (functions/NAME.bpf.c) answers nothing: it only looks
+ * at each request and punts it with a class (RR_XDP_PUNT_CLASS,
+ * rr_xdp.h), which steering = groups sends to that class's workers. Such
+ * a program never sends a reply from XDP, so it runs where those would be
+ * lost too (a veth whose peer has no XDP program).
+ */
+#define RR_FN_XDP_CLASSIFIER (1U << 6)
 
 /* Framings for tcp_framing: each message is preceded by its length,
  * two bytes in network order (DNS over TCP, RFC 1035 4.2.2, RFC 7766). */

@@ -20,6 +20,13 @@
  *                 function leaves what it cannot do here (too large, needs
  *                 state, beyond the verifier) to its C implementation. The
  *                 frame must still be untouched;
+ *   RR_XDP_PUNT_CLASS(k)
+ *                 a punt of a request of class k (rr_xdp_req.h): under
+ *                 steering = groups, to the workers of the k-th group of
+ *                 the function's `workers`. A function whose program only
+ *                 classifies (every request punted, none answered) says
+ *                 so with RR_FN_XDP_CLASSIFIER, and its program then runs
+ *                 where replies from XDP would be lost too (a bare veth);
  *   -errno        no reply; counted as reply_too_big (-EMSGSIZE) or
  *                 function_error, as user space counts them.
  *
@@ -119,7 +126,7 @@ static __always_inline int rr_xdp_finish(struct xdp_md *ctx,
 	bpf_tail_call(ctx, &rr_verdict, zero);
 	/* Not loaded by reqrouter: an untouched frame to the kernel, never
 	 * a silent drop of one. */
-	return ret == RR_XDP_PUNT ? XDP_PASS : XDP_DROP;
+	return RR_XDP_PUNT_CLASS_OF(ret) >= 0 ? XDP_PASS : XDP_DROP;
 }
 
 /* The entry point of a function's XDP program, named rr_fn_NAME. */

@@ -22,6 +22,20 @@
 #define RR_XDP_MAX_L3_OFF (14 + 8) /* Ethernet and two VLAN tags */
 
 #define RR_XDP_PUNT (-1000) /* a handler's "not here": user space answers */
+/*
+ * A punt with the request's class, 0 to RR_XDP_CLASSES - 1: under
+ * steering = groups the request goes to the workers of that class's
+ * group (the function's `workers`, groups separated by '|'), so that a
+ * function's XDP program can keep its slow requests off the workers of
+ * its quick ones. Class 0 is RR_XDP_PUNT.
+ */
+#define RR_XDP_CLASSES 4
+#define RR_XDP_PUNT_CLASS(k) (RR_XDP_PUNT - (int)(k))
+/* The class of verdict @v, or -1 if it is no punt. */
+#define RR_XDP_PUNT_CLASS_OF(v)                                   \
+	((v) <= RR_XDP_PUNT && (v) > RR_XDP_PUNT - RR_XDP_CLASSES \
+		 ? RR_XDP_PUNT - (v)                              \
+		 : -1)
 
 /* The request, as the steering program checked it. Offsets are from the
  * start of the frame, ports in host byte order. */

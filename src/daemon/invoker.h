@@ -609,9 +609,10 @@ static inline uint64_t rr_stat_read(const uint64_t *ctr)
 /* steer.c: steering = groups' growth and shrinking, by their queuing
  * delay; called every tick of the main loop, it looks every 100 ms. */
 void rr_steer_tick(struct rr_invoker *inv);
-/* steer.c: slot @s's worker group as the XDP program reads it (0: every
- * worker; always 0 but under steering = groups). */
+/* steer.c: slot @s's worker group of class @cls (RR_XDP_PUNT_CLASS) as
+ * the XDP program reads it (0: every worker; always 0 but under
+ * steering = groups, and for a class the function's list leaves out). */
 uint32_t rr_steer_group_mask(const struct rr_invoker *inv,
-			     const struct rr_slot *s);
+			     const struct rr_slot *s, uint32_t cls);
 
 #endif /* RR_INVOKER_H */

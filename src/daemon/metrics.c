@@ -604,7 +604,7 @@ static void write_xdp_stats(struct rr_invoker *inv, FILE *out)
 static void write_guards(struct rr_invoker *inv, FILE *out)
 {
 	const struct rr_slot *s;
-	uint32_t slot, mask;
+	uint32_t slot, mask, k;
 
 	if (inv->local) {
 		header(out, "reqrouter_local_routes", "gauge",
@@ -619,15 +619,21 @@ static void write_guards(struct rr_invoker *inv, FILE *out)
 	fprintf(out, "reqrouter_xdp_tx_ok{veth_peer=\"%s\"} %d\n",
 		rr_peer_label(inv->peer), inv->xdp_tx_ok);
 	header(out, "reqrouter_steering_workers", "gauge",
-	       "The workers of each queue the function's requests may go to: every thread, or under steering = groups its group as it is now (grown or not).");
+	       "The workers of each queue the function's requests of a class may go to: every thread, or under steering = groups the class's group as it is now (class 0 grown or not; 1-3 those its XDP program classifies so).");
 	for (slot = 0; slot < inv->nslots; slot++) {
 		s = &inv->slots[slot];
-		mask = rr_steer_group_mask(inv, s);
-		fprintf(out,
-			"reqrouter_steering_workers{port=\"%u\",function=\"%s\",steering=\"%s\"} %d\n",
-			s->svc->port, s->svc->fn->name,
-			rr_steering_names[s->svc->steering],
-			mask ? __builtin_popcount(mask) : (int)inv->nthreads);
+		for (k = 0; k < RR_XDP_CLASSES; k++) {
+			mask = rr_steer_group_mask(inv, s, k);
+			/* Classes past 0 only where a group is listed. */
+			if (k && !mask)
+				continue;
+			fprintf(out,
+				"reqrouter_steering_workers{port=\"%u\",function=\"%s\",steering=\"%s\",class=\"%u\"} %d\n",
+				s->svc->port, s->svc->fn->name,
+				rr_steering_names[s->svc->steering], k,
+				mask ? __builtin_popcount(mask)
+				     : (int)inv->nthreads);
+		}
 	}
 	header(out, "reqrouter_function_in_kernel", "gauge",
 	       "1 while the function is answered in XDP first (its program or its reply cache).");

@@ -235,8 +235,12 @@ int rr_slot_of(const struct rr_invoker *inv, const char *name)
  */
 bool rr_slot_in_kernel(const struct rr_invoker *inv, const struct rr_slot *s)
 {
+	/* A program that only classifies sends nothing from XDP. */
+	bool no_tx = s->tier_xdp && !s->cached &&
+		     s->svc->fn->flags & RR_FN_XDP_CLASSIFIER;
+
 	return (s->tier_xdp || s->cached) &&
-	       (inv->xdp_tx_ok || s->svc->tier == RR_TIER_XDP);
+	       (inv->xdp_tx_ok || no_tx || s->svc->tier == RR_TIER_XDP);
 }
 
 /*
@@ -279,6 +283,7 @@ void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
 int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 {
 	struct rr_port_conf conf = s->port_conf;
+	uint32_t k;
 
 	__atomic_store_n(&inv->live->quarantined[s - inv->slots],
 			 s->quarantined, __ATOMIC_RELAXED);
@@ -293,12 +298,14 @@ int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 		conf.flags &= ~(RR_PORT_XDP | RR_PORT_CACHE);
 	/* How to pick a worker: by load only where the workers keep it. */
 	conf.flags &= ~(RR_PORT_LOAD | RR_PORT_LEAST_LOADED);
-	conf.group_mask = 0;
+	memset(conf.group_mask, 0, sizeof(conf.group_mask));
 	if (inv->xdp.load) {
 		conf.flags |= RR_PORT_LOAD;
 		if (s->svc->steering != RR_STEER_ROUND_ROBIN)
 			conf.flags |= RR_PORT_LEAST_LOADED;
-		conf.group_mask = rr_steer_group_mask(inv, s);
+		for (k = 0; k < RR_XDP_CLASSES; k++)
+			conf.group_mask[k] =
+				(uint16_t)rr_steer_group_mask(inv, s, k);
 	}
 	/* Who is calling: heavy_hitters and its rate, as they are now. */
 	rr_topk_port_conf(inv, s->svc, &conf);
@@ -421,8 +428,10 @@ int rr_open_port(struct rr_invoker *inv, uint32_t slot)
 	pr_info("serving '%s' on UDP port %u%s, %s%s%s\n", svc->fn->name,
 		svc->port,
 		svc->nallow ? " to the sources in its allow-list" : "",
-		s->tier_xdp ? "in XDP first (tier xdp)"
-			    : "in user space (tier user)",
+		!s->tier_xdp ? "in user space (tier user)"
+		: svc->fn->flags & RR_FN_XDP_CLASSIFIER
+			? "in user space, classified in XDP (tier xdp)"
+			: "in XDP first (tier xdp)",
 		s->cached ? ", replies cached in XDP" : "",
 		held && (s->tier_xdp || s->cached)
 			? ", once the veth peer takes XDP frames (user space until then)"

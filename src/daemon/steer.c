@@ -33,22 +33,25 @@ static uint32_t threads_mask(const struct rr_invoker *inv)
 	return inv->nthreads >= 32 ? ~0U : (1U << inv->nthreads) - 1;
 }
 
-/* Slot @s's `workers` as listed, every thread that exists or not. */
-static uint32_t listed_raw(const struct rr_slot *s)
+/* Slot @s's `workers` group of class @cls as listed, every thread that
+ * exists or not; 0 if none is listed. */
+static uint32_t listed_raw(const struct rr_slot *s, uint32_t cls)
 {
+	uint32_t m[RR_XDP_CLASSES];
 	char err[RR_ERRLEN];
-	uint32_t m = 0;
 
-	if (rr_parse_workers(s->svc->workers, &m, err, sizeof(err)))
-		m = 0;
-	return m;
+	if (cls >= RR_XDP_CLASSES ||
+	    rr_parse_workers(s->svc->workers, m, err, sizeof(err)))
+		return 0;
+	return m[cls];
 }
 
-/* Slot @s's listed threads (all of them without a list, or when none of
- * those listed runs). */
-static uint32_t listed(const struct rr_invoker *inv, const struct rr_slot *s)
+/* Slot @s's listed threads of class @cls (all of them without a list, or
+ * when none of those listed runs). */
+static uint32_t listed(const struct rr_invoker *inv, const struct rr_slot *s,
+		       uint32_t cls)
 {
-	uint32_t all = threads_mask(inv), m = listed_raw(s) & all;
+	uint32_t all = threads_mask(inv), m = listed_raw(s, cls) & all;
 
 	return m ? m : all;
 }
@@ -60,8 +63,13 @@ static uint32_t listed(const struct rr_invoker *inv, const struct rr_slot *s)
  */
 static void check_list(const struct rr_invoker *inv, struct rr_slot *s)
 {
-	uint32_t raw = listed_raw(s);
-	bool none = raw && !(raw & threads_mask(inv));
+	bool none = false;
+	uint32_t raw, k;
+
+	for (k = 0; k < RR_XDP_CLASSES; k++) {
+		raw = listed_raw(s, k);
+		none |= raw && !(raw & threads_mask(inv));
+	}
 
 	if (none && !s->group.said_none)
 		pr_warn("[function %s] workers = %s names no thread of the %u each queue has: every thread serves it\n",
@@ -70,11 +78,13 @@ static void check_list(const struct rr_invoker *inv, struct rr_slot *s)
 }
 
 uint32_t rr_steer_group_mask(const struct rr_invoker *inv,
-			     const struct rr_slot *s)
+			     const struct rr_slot *s, uint32_t cls)
 {
-	if (s->svc->steering != RR_STEER_GROUPS)
+	if (s->svc->steering != RR_STEER_GROUPS || cls >= RR_XDP_CLASSES)
 		return 0;
-	return (listed(inv, s) | s->group.grown) & threads_mask(inv);
+	if (cls)
+		return listed_raw(s, cls) ? listed(inv, s, cls) : 0;
+	return (listed(inv, s, 0) | s->group.grown) & threads_mask(inv);
 }
 
 /* Slot @slot's queuing delay so far, over all its sockets. */
@@ -142,7 +152,7 @@ static int next_thread(const struct rr_invoker *inv, const struct rr_slot *s,
 		o = &inv->slots[slot];
 		if (o != s && !o->removed &&
 		    o->svc->steering == RR_STEER_GROUPS)
-			others |= listed(inv, o);
+			others |= listed(inv, o, 0);
 	}
 	free = threads_mask(inv) & ~have;
 	if (!free)
@@ -175,7 +185,8 @@ static bool judge(struct rr_invoker *inv, struct rr_slot *s, uint32_t slot,
 		  uint64_t now)
 {
 	uint64_t sum, count, mean_us, limit = s->svc->group_delay_us, live;
-	uint32_t have = rr_steer_group_mask(inv, s), base = listed(inv, s);
+	uint32_t have = rr_steer_group_mask(inv, s, 0),
+		 base = listed(inv, s, 0);
 	struct rr_group *g = &s->group;
 	char list[RR_WORKERS_LEN * 2];
 	int t;
@@ -223,7 +234,7 @@ static bool judge(struct rr_invoker *inv, struct rr_slot *s, uint32_t slot,
 	pr_notice(
 		"[function %s] group shrinks to workers %s: its requests waited %llu us for one, under half of group_delay_us %llu\n",
 		s->svc->fn->name,
-		thread_list(rr_steer_group_mask(inv, s), list, sizeof(list)),
+		thread_list(rr_steer_group_mask(inv, s, 0), list, sizeof(list)),
 		(unsigned long long)mean_us, (unsigned long long)limit);
 	return true;
 }

@@ -281,9 +281,12 @@ int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen);
  * parse.h). */
 int rr_parse_cpus(const char *s, int *cpus, uint32_t *ncpus, char *err,
 		  size_t errlen);
-/* A function's `workers`: threads of each queue as "0-1,3", into a bit
- * each in *mask; "" leaves it 0 (every thread). 0 or -EINVAL with why. */
-int rr_parse_workers(const char *s, uint32_t *mask, char *err, size_t errlen);
+/* A function's `workers`: per class, threads of each queue as "0-1,3",
+ * the classes' groups separated by '|' ("0 | 1-3"), into a bit each in
+ * masks[class]; a class not listed (all of them for "") is left 0, every
+ * thread. 0 or -EINVAL with why. */
+int rr_parse_workers(const char *s, uint32_t masks[RR_XDP_CLASSES], char *err,
+		     size_t errlen);
 int rr_check_workers(const char *s, char *err, size_t errlen);
 int rr_parse_ports(const char *s, uint16_t *ports, uint32_t max,
 		   uint32_t *nports, char *err, size_t errlen);

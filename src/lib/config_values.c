@@ -17,8 +17,22 @@
 #include "parse.h"
 #include "settings.h"
 
+/* @s without the blanks around it, in place. */
+static char *trim(char *s)
+{
+	size_t n;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	n = strlen(s);
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		s[--n] = '\0';
+	return s;
+}
+
 /*
- * A list of numbers and ranges such as "0-3,6", each number below @limit:
+ * A list of numbers and ranges such as "0-3,6", each number below @limit
+ * (blanks around each allowed):
  * @each is called with every number in turn, and may refuse one (saying
  * why in @err). @what names a number in an error ("a CPU"), @end a
  * range's end. Returns 0, -EINVAL with why in @err, or -ENOMEM.
@@ -42,11 +56,12 @@ parse_ranges(const char *s, uint32_t limit, const char *what, const char *end,
 		dash = strchr(tok, '-');
 		if (dash)
 			*dash = '\0';
-		if (rr_parse_u32(tok, 0, limit - 1, &lo, what, err, errlen))
+		if (rr_parse_u32(trim(tok), 0, limit - 1, &lo, what, err,
+				 errlen))
 			goto out;
 		hi = lo;
-		if (dash && rr_parse_u32(dash + 1, lo, limit - 1, &hi, end, err,
-					 errlen))
+		if (dash && rr_parse_u32(trim(dash + 1), lo, limit - 1, &hi,
+					 end, err, errlen))
 			goto out;
 		for (v = lo; v <= hi; v++)
 			if (each(v, arg, err, errlen))
@@ -66,31 +81,53 @@ static int add_worker(uint32_t t, void *arg, char *err, size_t errlen)
 	return 0;
 }
 
-/* A function's `workers`: threads 0..RR_MAX_THREADS-1, repeats allowed. */
-int rr_parse_workers(const char *s, uint32_t *mask, char *err, size_t errlen)
+/* A function's `workers`: a group of threads 0..RR_MAX_THREADS-1
+ * (repeats allowed) per class, the groups separated by '|'. */
+int rr_parse_workers(const char *s, uint32_t masks[RR_XDP_CLASSES], char *err,
+		     size_t errlen)
 {
-	uint32_t m = 0;
+	char group[RR_WORKERS_LEN], *bar;
+	uint32_t k = 0, m;
+	size_t len;
 	int ret;
 
-	*mask = 0;
+	memset(masks, 0, sizeof(uint32_t) * RR_XDP_CLASSES);
 	if (!*s)
 		return 0;
-	ret = parse_ranges(s, RR_MAX_THREADS,
-			   "a worker (a thread of each queue)",
-			   "a worker range's end", add_worker, &m, err, errlen);
-	if (ret)
-		return ret;
-	if (!m)
-		return rr_errf(err, errlen, "bad worker list '%s'", s);
-	*mask = m;
-	return 0;
+	for (;;) {
+		bar = strchr(s, '|');
+		len = bar ? (size_t)(bar - s) : strlen(s);
+		if (k == RR_XDP_CLASSES)
+			return rr_errf(err, errlen,
+				       "more than %u groups in '%s'",
+				       RR_XDP_CLASSES, s);
+		if (len >= sizeof(group))
+			return rr_errf(err, errlen, "a group too long in '%s'",
+				       s);
+		memcpy(group, s, len);
+		group[len] = '\0';
+		m = 0;
+		ret = parse_ranges(group, RR_MAX_THREADS,
+				   "a worker (a thread of each queue)",
+				   "a worker range's end", add_worker, &m, err,
+				   errlen);
+		if (ret)
+			return ret;
+		if (!m)
+			return rr_errf(err, errlen, "an empty group in '%s'",
+				       s);
+		masks[k++] = m;
+		if (!bar)
+			return 0;
+		s = bar + 1;
+	}
 }
 
 int rr_check_workers(const char *s, char *err, size_t errlen)
 {
-	uint32_t mask;
+	uint32_t masks[RR_XDP_CLASSES];
 
-	return rr_parse_workers(s, &mask, err, errlen);
+	return rr_parse_workers(s, masks, err, errlen);
 }
 
 struct cpu_list {

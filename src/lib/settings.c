@@ -459,7 +459,7 @@ const struct rr_setting rr_fn_settings[] = {
 	  SVC(workers),
 	  .check = rr_check_workers,
 	  .def_text = "every thread",
-	  .help = "with steering = groups: the threads of each queue that serve it (e.g. 0 or 1-3), its group" },
+	  .help = "with steering = groups: the threads of each queue that serve it (e.g. 0 or 1-3), its group; a group per class its XDP program sorts requests into, separated by | (0 | 1-3)" },
 	{ .key = "group_delay_us",
 	  .live = true,
 	  .type = RR_SETTING_U32,

@@ -99,7 +99,7 @@ static void set_port_group(uint32_t nsocks, uint32_t flags, uint32_t mask)
 	struct rr_port_conf conf = { .slot = SLOT,
 				     .nsocks = nsocks,
 				     .flags = flags,
-				     .group_mask = mask };
+				     .group_mask = { (uint16_t)mask } };
 
 	if (rr_xdp_set_port(&x, PORT, &conf))
 		t_fail("cannot set the port entry (nsocks %u, flags %#x)",

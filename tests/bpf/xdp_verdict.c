@@ -8,7 +8,11 @@
  * the expected fn_stats and xdp_stats counters moved, nothing else. An
  * answer is counted by the function's own program at the keys the
  * request carries. The function (tests/bpf/progs/verdict_fn.bpf.c) is
- * loaded the way reqrouter loads one (src/daemon/xdp.c).
+ * loaded the way reqrouter loads one (src/daemon/xdp.c). A punt with a
+ * class (RR_XDP_PUNT_CLASS) goes to its class's group under
+ * steering = groups: on SLOT_GROUPS class 0 is worker 0's, class 1
+ * worker 1's, and worker 1 is full, so class 1 is dropped as overload
+ * where a plain punt passes (no socket in a test run).
  *
  * Needs root and a kernel with BPF; exits 77 (skip) otherwise.
  */
@@ -35,7 +39,8 @@
 #define SKIP 77
 #define MTU 1500
 #define SLOT 3
-#define SLOT_AMP 4 /* max_amplification = 1: no room beyond the request */
+#define SLOT_AMP 4    /* max_amplification = 1: no room beyond the request */
+#define SLOT_GROUPS 5 /* steering = groups, workers = 0 | 1, worker 1 full */
 
 static const struct rr_xdp_impl impl = { .name = "verdict_fn",
 					 .elf_bytes = verdict_fn__elf_bytes };
@@ -88,6 +93,18 @@ static const struct want cases[] = {
 	  1,
 	  { RR_FN_XDP_RX, RR_FN_XDP_DROP + RR_DROP_REPLY_TOO_BIG },
 	  RR_XDP_DROP_FUNCTION },
+	{ "Punt",
+	  SLOT_GROUPS,
+	  XDP_PASS,
+	  1,
+	  { RR_FN_XDP_RX, RR_FN_XDP_PUNT },
+	  RR_XDP_PASS_NO_SOCKET }, /* class 0: worker 0, which has room */
+	{ "Class",
+	  SLOT_GROUPS,
+	  XDP_DROP,
+	  1,
+	  { RR_FN_XDP_RX, RR_FN_XDP_PUNT },
+	  RR_XDP_DROP_OVERLOAD }, /* class 1: worker 1, full */
 };
 
 static int setup(void)
@@ -103,7 +120,7 @@ static int setup(void)
 	if (ret)
 		return ret;
 	prog_fd = bpf_program__fd(x.skel->progs.reqrouter_xdp);
-	for (s = SLOT; s <= SLOT_AMP; s++) {
+	for (s = SLOT; s <= SLOT_GROUPS; s++) {
 		ret = rr_xdp_load_function(&x, s, &impl, why, sizeof(why));
 		if (ret) {
 			fprintf(stderr, "cannot load verdict_fn: %s\n", why);
@@ -111,10 +128,21 @@ static int setup(void)
 		}
 		conf.slot = s;
 		conf.max_amplification = s == SLOT_AMP;
+		if (s == SLOT_GROUPS) {
+			conf.nsocks = 2;
+			conf.flags |= RR_PORT_LOAD | RR_PORT_LEAST_LOADED;
+			conf.group_mask[0] = 1U << 0;
+			conf.group_mask[1] = 1U << 1;
+		}
 		ret = rr_xdp_set_port(&x, 5000 + s, &conf);
 		if (ret)
 			return ret;
 	}
+	/* Worker 1 of queue 0 has a full RX ring's backlog. */
+	ret = rr_xdp_map_load(&x, 1);
+	if (ret)
+		return ret;
+	x.load[0].w[1].sent = RR_XDP_RX_RING;
 	return 0;
 }
 

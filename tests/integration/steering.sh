@@ -19,6 +19,10 @@
 #   with workers = 0 and group_delay_us, the group grows into worker 1
 #   while worker 0 is stuck in the call (said in one line), and shrinks
 #   back once the requests wait no more.
+# - classes from a function's own XDP program: work's sends a request for
+#   20 us or more as class 1; with workers = 0 | 1, on the bare veth (the
+#   classifier sends nothing from XDP, so it runs there too), the short
+#   requests all reach worker 0 and the long ones worker 1.
 # - overload: both workers stuck, a burst of 6000 requests: what no worker
 #   has room for is dropped in XDP, counted as drop/overload, the rest
 #   answered once the calls return, and every UMEM frame comes home.
@@ -30,8 +34,11 @@ CTL=$BUILD/reqrouterctl
 PORT=7700
 [ -f "$TMODS/faulty.so" ] || die "no $TMODS/faulty.so (run make first)"
 
-# The bare defaults a user meets: no XDP program on the veth peer.
+# The bare defaults a user meets: no XDP program on the veth peer, the
+# default tier and cache (work's XDP classifier runs in the XDP tier).
 TB_PEER_XDP=0
+RR_TIER=auto
+RR_CACHE=yes
 rr_bed 1
 SOCK=$RR_TMP/ctl.sock
 M=$RR_TMP/metrics.prom
@@ -42,7 +49,9 @@ CONF=$RR_TMP/reqrouter.conf
 # section.
 conf() {
 	{
-		printf '[reqrouter]\nmetrics_detail = socket\n[function faulty]\nmax_run_us = 2000000\n'
+		printf '[reqrouter]\nmetrics_detail = socket\n'
+		printf '[function work]\nmax_us = 100\nsteering = groups\nworkers = 0 | 1\n'
+		printf '[function faulty]\nmax_run_us = 2000000\n'
 		[ -n "$1" ] && printf 'steering = %s\n' "$1"
 		printf '%b' "${2:-}"
 	} >"$CONF"
@@ -60,10 +69,11 @@ probe() {
 	say "    $name: $(cat "$RR_TMP/$name.json")"
 }
 field() { json_eval "d['$2']" "$RR_TMP/$1.json"; }
-# rx THREAD: requests worker THREAD of queue 0 took for faulty.
+# rx THREAD [PORT]: requests worker THREAD of queue 0 took for faulty
+# (or the function on PORT).
 rx() {
-	metric "$M" reqrouter_rx_packets_total "port=\"$PORT\"" 'queue="0"' \
-		"thread=\"$1\""
+	metric "$M" reqrouter_rx_packets_total "port=\"${2:-$PORT}\"" \
+		'queue="0"' "thread=\"$1\""
 }
 stats() { rr_metrics_fresh "$M" || bad "the metrics file was not rewritten within 3 s"; }
 
@@ -156,6 +166,31 @@ check_eq "the metrics say the group is back to one worker" 1 \
 	"$(metric "$M" reqrouter_steering_workers "port=\"$PORT\"" 'steering="groups"')"
 conf least_loaded
 reload
+
+say "--- classes from a function's XDP program: work, workers = 0 | 1"
+check "work's start-up line says it is classified in XDP" \
+	grep -q "serving 'work' on UDP port 9010, in user space, classified in XDP (tier xdp)" "$RR_ERR"
+check_eq "the metrics say class 1 has a group of one worker" 1 \
+	"$(metric "$M" reqrouter_steering_workers 'port="9010"' 'class="1"')"
+tb_cli timeout -k 2 20 python3 - "$TB_IP4_SRV" <<'EOF' >"$RR_TMP/classes.out"
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(2)
+ok = 0
+for i in range(30):
+    us = 60 if i % 3 == 0 else 5
+    s.sendto(b"%d r%d" % (us, i), (sys.argv[1], 9010))
+    reply = s.recv(2048).split()
+    ok += reply[0] == b"%d" % us and reply[2] == b"r%d" % i
+print(ok)
+EOF
+check_eq "30 work requests answered, each with its own tag" 30 \
+	"$(cat "$RR_TMP/classes.out")"
+stats
+say "    work: worker 0 took $(rx 0 9010), worker 1 took $(rx 1 9010)"
+check_eq "the 20 short requests (class 0) all went to worker 0" 20 \
+	"$(rx 0 9010)"
+check_eq "the 10 long ones (class 1) all went to worker 1" 10 "$(rx 1 9010)"
 
 say "--- overload: both workers inside a slow call, a burst of 6000"
 tb_cli timeout -k 2 20 python3 - "$TB_IP4_SRV" $PORT <<'EOF' >"$RR_TMP/burst.out"

@@ -122,27 +122,45 @@ static void test_parse_cidrs(void **state)
 	assert_int_equal(n, RR_MAX_ALLOW_PER_FN);
 }
 
-/* A function's `workers` (steering = groups): threads as a mask. */
+/* A function's `workers` (steering = groups): a mask of threads per
+ * class, the groups separated by '|'. */
 static void test_parse_workers(void **state)
 {
-	uint32_t m = 77;
+	uint32_t m[RR_XDP_CLASSES] = { 77, 77, 77, 77 };
 
 	(void)state;
-	assert_int_equal(rr_parse_workers("", &m, err, sizeof(err)), 0);
-	assert_int_equal(m, 0); /* every thread */
-	assert_int_equal(rr_parse_workers("1", &m, err, sizeof(err)), 0);
-	assert_int_equal(m, 0x2);
-	assert_int_equal(rr_parse_workers("0-1,3", &m, err, sizeof(err)), 0);
-	assert_int_equal(m, 0xb);
-	assert_int_equal(rr_parse_workers("2,2", &m, err, sizeof(err)), 0);
-	assert_int_equal(m, 0x4);
-	assert_int_equal(rr_parse_workers("0-15", &m, err, sizeof(err)), 0);
-	assert_int_equal(m, 0xffff);
-	assert_int_equal(rr_parse_workers("16", &m, err, sizeof(err)), -EINVAL);
-	assert_int_equal(rr_parse_workers("3-1", &m, err, sizeof(err)),
+	assert_int_equal(rr_parse_workers("", m, err, sizeof(err)), 0);
+	assert_int_equal(m[0] | m[1] | m[2] | m[3], 0); /* every thread */
+	assert_int_equal(rr_parse_workers("1", m, err, sizeof(err)), 0);
+	assert_int_equal(m[0], 0x2);
+	assert_int_equal(m[1], 0);
+	assert_int_equal(rr_parse_workers("0-1,3", m, err, sizeof(err)), 0);
+	assert_int_equal(m[0], 0xb);
+	assert_int_equal(rr_parse_workers("2,2", m, err, sizeof(err)), 0);
+	assert_int_equal(m[0], 0x4);
+	assert_int_equal(rr_parse_workers("0-15", m, err, sizeof(err)), 0);
+	assert_int_equal(m[0], 0xffff);
+	/* a group per class, blanks allowed */
+	assert_int_equal(rr_parse_workers("0 | 1-3", m, err, sizeof(err)), 0);
+	assert_int_equal(m[0], 0x1);
+	assert_int_equal(m[1], 0xe);
+	assert_int_equal(m[2], 0);
+	assert_int_equal(rr_parse_workers("0|1|2|3", m, err, sizeof(err)), 0);
+	assert_int_equal(m[3], 0x8);
+	assert_int_equal(rr_parse_workers(" 0 , 2 - 3 ", m, err, sizeof(err)),
+			 0);
+	assert_int_equal(m[0], 0xd);
+
+	assert_int_equal(rr_parse_workers("0|1|2|3|4", m, err, sizeof(err)),
 			 -EINVAL);
-	assert_int_equal(rr_parse_workers(",", &m, err, sizeof(err)), -EINVAL);
-	assert_int_equal(rr_parse_workers("x", &m, err, sizeof(err)), -EINVAL);
+	check_err("more than 4 groups");
+	assert_int_equal(rr_parse_workers("0||1", m, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(rr_parse_workers("0|", m, err, sizeof(err)), -EINVAL);
+	assert_int_equal(rr_parse_workers("16", m, err, sizeof(err)), -EINVAL);
+	assert_int_equal(rr_parse_workers("3-1", m, err, sizeof(err)), -EINVAL);
+	assert_int_equal(rr_parse_workers(",", m, err, sizeof(err)), -EINVAL);
+	assert_int_equal(rr_parse_workers("x", m, err, sizeof(err)), -EINVAL);
 	assert_int_equal(rr_check_workers("0-1", err, sizeof(err)), 0);
 	assert_int_equal(rr_check_workers("1-", err, sizeof(err)), -EINVAL);
 }

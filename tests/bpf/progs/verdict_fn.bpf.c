@@ -17,6 +17,8 @@ static __always_inline int verdict(struct xdp_md *ctx, struct rr_xdp_req *req)
 	switch (*p) {
 	case 'P':
 		return RR_XDP_PUNT;
+	case 'C':
+		return RR_XDP_PUNT_CLASS(1);
 	case 'M':
 		return -EMSGSIZE;
 	case 'E':
