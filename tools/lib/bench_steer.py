@@ -58,12 +58,11 @@ def cmd_report(path):
                 for c in ("answered_per_s", "short_p50_us", "short_p99_us",
                           "long_p50_us", "long_p99_us"):
                     cols[p][c].append(float(r[c]))
-            if "round_robin" in pol and "least_loaded" in pol:
-                rr, ll = pol["round_robin"], pol["least_loaded"]
-                ratios.append((float(rr["short_p99_us"]) /
-                               float(ll["short_p99_us"]),
-                               float(ll["long_p99_us"]) /
-                               float(rr["long_p99_us"])))
+            rr = pol.get("round_robin")
+            ratios.append({
+                p: (float(rr["short_p99_us"]) / float(r["short_p99_us"]),
+                    float(r["long_p99_us"]) / float(rr["long_p99_us"]))
+                for p, r in pol.items() if rr and p != "round_robin"})
         for p, c in cols.items():
             print("  %-13s answered/s %s  short p50 %s p99 %s  long p50 %s "
                   "p99 %s (us)" % (p, med(c["answered_per_s"]),
@@ -71,11 +70,11 @@ def cmd_report(path):
                                    med(c["short_p99_us"]),
                                    med(c["long_p50_us"]),
                                    med(c["long_p99_us"])))
-        if ratios:
-            print("  short p99 round_robin / least_loaded per rep: %s "
-                  "(goal >= 3)" % " ".join("%.2f" % a for a, _ in ratios))
-            print("  long p99 least_loaded / round_robin per rep: %s "
-                  "(goal <= 1.5)" % " ".join("%.2f" % b for _, b in ratios))
+        for p in sorted({p for r in ratios for p in r}):
+            print("  short p99 round_robin / %s per rep: %s (goal >= 3)" % (
+                p, " ".join("%.2f" % r[p][0] for r in ratios if p in r)))
+            print("  long p99 %s / round_robin per rep: %s (goal <= 1.5)" % (
+                p, " ".join("%.2f" % r[p][1] for r in ratios if p in r)))
     uni = [v for (rep, t), v in sorted(by.items()) if t == "uniform"]
     if uni:
         print("uniform: reverse 64 B at the XDP engine's max rate:")
