@@ -2,7 +2,8 @@
 /*
  * reqrouter's XDP program: parses Ethernet, up to two VLAN tags, IPv4 or
  * IPv6 and UDP; a datagram for a port that has a function is redirected to
- * one of that port's AF_XDP sockets on the receiving queue, round-robin.
+ * one of that port's AF_XDP sockets on the receiving queue, its worker
+ * chosen by the function's steering (rr_steer).
  * Everything else, including whatever it cannot parse, goes to the kernel
  * untouched (XDP_PASS), so the host's own traffic never notices.
  */
