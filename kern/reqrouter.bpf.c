@@ -438,7 +438,7 @@ static __always_inline void stamp_arrival(struct xdp_md *ctx, __u64 now)
 __noinline int rr_steer(struct xdp_md *ctx, __u32 queue, __u32 slot,
 			__u32 socks, __u32 flags)
 {
-	__u32 key = queue * RR_MAX_SLOTS + slot, *rr, t;
+	__u32 key = queue * RR_MAX_SLOTS + slot, *rr, t, turn;
 	__u32 nsocks = socks & 0xffff, mask = socks >> 16;
 	struct rr_queue_load *ql = NULL;
 	__u64 now;
@@ -451,7 +451,7 @@ __noinline int rr_steer(struct xdp_md *ctx, __u32 queue, __u32 slot,
 		return XDP_PASS;
 	if (*rr >= nsocks || *rr >= RR_MAX_THREADS)
 		*rr = 0;
-	t = *rr;
+	t = turn = *rr;
 	*rr += 1;
 	now = bpf_ktime_get_ns();
 	if (flags & RR_PORT_LOAD)
@@ -463,6 +463,16 @@ __noinline int rr_steer(struct xdp_md *ctx, __u32 queue, __u32 slot,
 			return XDP_DROP;
 	}
 	act = bpf_redirect_map(&xsks_map, RR_XSK_KEY(queue, t, slot), XDP_PASS);
+	/* A worker without this function's socket (one the kernel refused
+	 * to make) has no backlog and would win every pick: the worker in
+	 * turn takes it instead, as round-robin would have (a full ring
+	 * there drops it, counted by the kernel). A failed lookup leaves
+	 * nothing behind, so the second one decides. */
+	if (act != XDP_REDIRECT && t != turn) {
+		t = turn;
+		act = bpf_redirect_map(&xsks_map, RR_XSK_KEY(queue, t, slot),
+				       XDP_PASS);
+	}
 	if (act != XDP_REDIRECT)
 		return act;
 	/* Only on its way to a socket: a frame the kernel gets is as it
