@@ -101,7 +101,7 @@ static void load_busy(struct rr_worker *w, uint64_t now)
  */
 static void load_sync(struct rr_worker *w, uint32_t nsocks)
 {
-	uint64_t sent, held = 0;
+	uint64_t sent, held = 0, done;
 	struct rr_sock *s;
 	uint32_t i;
 
@@ -113,8 +113,13 @@ static void load_sync(struct rr_worker *w, uint32_t nsocks)
 		held += __atomic_load_n(s->rx.producer, __ATOMIC_ACQUIRE) -
 			*s->rx.consumer;
 	}
-	w->done = sent - held;
-	__atomic_store_n(&w->load->done, w->done, __ATOMIC_RELAXED);
+	done = w->done = sent - held;
+	/* Usually what the last batch left there: stored only when not, or
+	 * a busy-polling worker would pull the line from the steering CPU
+	 * at every idle round. Compared with the line itself, which a cell
+	 * before this one may have left otherwise. */
+	if (__atomic_load_n(&w->load->done, __ATOMIC_RELAXED) != done)
+		__atomic_store_n(&w->load->done, done, __ATOMIC_RELAXED);
 }
 
 /* Entering (odd) or leaving (even) a function. */
