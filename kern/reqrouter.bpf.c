@@ -295,20 +295,10 @@ static __always_inline void rr_fn_count(const struct rr_xdp_req *req,
 	rr_fn_count_at(req->queue, req->slot, stat);
 }
 
-/*
- * A worker's backlog: the requests handed to it that it is not done with.
- * The two counters are written on different CPUs, so a look may catch
- * done ahead of sent for a moment: nothing, then. Capped at 2^30, far
- * past any ring, so that a score (backlog << 24) cannot wrap whatever a
- * cell wrote.
- */
+/* Worker @l's backlog (rr_backlog()), each counter read once. */
 static __always_inline __u64 backlog(const struct rr_worker_load *l)
 {
-	__s64 b = (__s64)(READ_ONCE_U64(l->sent) - READ_ONCE_U64(l->done));
-
-	if (b <= 0)
-		return 0;
-	return b < (1LL << 30) ? (__u64)b : 1ULL << 30;
+	return rr_backlog(READ_ONCE_U64(l->sent), READ_ONCE_U64(l->done));
 }
 
 /* Worker @t's load. t < RR_MAX_THREADS already, which the compiler

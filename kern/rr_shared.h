@@ -123,6 +123,23 @@ struct rr_worker_load {
 	__u64 pad1[6];
 };
 
+/*
+ * A worker's backlog from its counters as read: the requests handed to
+ * it that it is not done with. They are written on different CPUs, so a
+ * look may catch done ahead of sent for a moment: nothing, then. Capped
+ * at 2^30, far past any ring, so that a score (backlog << 24) cannot wrap
+ * whatever a cell wrote. The XDP program and the supervisor (steer.c)
+ * reckon alike.
+ */
+static __inline __u64 rr_backlog(__u64 sent, __u64 done)
+{
+	__s64 b = (__s64)(sent - done);
+
+	if (b <= 0)
+		return 0;
+	return b < (1LL << 30) ? (__u64)b : 1ULL << 30;
+}
+
 /* worker_load's value: a queue's workers, by thread, one page a queue, so
  * that a cell maps only its own queue's (src/daemon/cell.c). */
 struct rr_queue_load {

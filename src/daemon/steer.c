@@ -117,9 +117,8 @@ static uint64_t stuck_us(const struct rr_invoker *inv, uint32_t have,
 			 uint64_t now)
 {
 	const struct rr_worker_load *l;
-	uint64_t most = 0, busy;
+	uint64_t most = 0, busy, backlog;
 	uint32_t q, t;
-	int64_t backlog;
 
 	if (!inv->xdp.load)
 		return 0;
@@ -128,10 +127,9 @@ static uint64_t stuck_us(const struct rr_invoker *inv, uint32_t have,
 			if (!(have & (1U << t)))
 				continue;
 			l = &inv->xdp.load[q].w[t];
-			backlog = (int64_t)(__atomic_load_n(&l->sent,
-							    __ATOMIC_RELAXED) -
-					    __atomic_load_n(&l->done,
-							    __ATOMIC_RELAXED));
+			backlog = rr_backlog(
+				__atomic_load_n(&l->sent, __ATOMIC_RELAXED),
+				__atomic_load_n(&l->done, __ATOMIC_RELAXED));
 			busy = __atomic_load_n(&l->busy_ns, __ATOMIC_RELAXED);
 			if (backlog >= 2 && busy && now > busy &&
 			    (now - busy) / 1000 > most)
