@@ -386,27 +386,10 @@ err:
 	return ret;
 }
 
-int rr_xdp_map_cache(struct rr_xdp *x)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	size_t size = sizeof(struct rr_cache_entry) * RR_CACHE_ENTRIES;
-	void *p;
-
-	if (x->cache)
-		return 0;
-	size = (size + (size_t)page - 1) & ~((size_t)page - 1);
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 bpf_map__fd(x->skel->maps.reply_cache), 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	x->cache = p;
-	x->cache_size = size;
-	return 0;
-}
-
-/* Map @fd's whole array, @size bytes of values, shared and not inherited
- * by a fork: a cell must not write what the program samples with. */
-static void *map_shared(int fd, size_t size, size_t *mapped)
+/* Map @fd's whole array, @size bytes of values, shared; with !@inherit
+ * not into a process this one forks: a cell must not write what the
+ * program samples with. */
+static void *map_shared(int fd, size_t size, bool inherit, size_t *mapped)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	void *p;
@@ -415,7 +398,7 @@ static void *map_shared(int fd, size_t size, size_t *mapped)
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		return NULL;
-	if (madvise(p, size, MADV_DONTFORK)) {
+	if (!inherit && madvise(p, size, MADV_DONTFORK)) {
 		int err = errno;
 
 		munmap(p, size);
@@ -426,6 +409,17 @@ static void *map_shared(int fd, size_t size, size_t *mapped)
 	return p;
 }
 
+/* The workers, cells included, store replies into it. */
+int rr_xdp_map_cache(struct rr_xdp *x)
+{
+	if (x->cache)
+		return 0;
+	x->cache = map_shared(bpf_map__fd(x->skel->maps.reply_cache),
+			      sizeof(struct rr_cache_entry) * RR_CACHE_ENTRIES,
+			      true, &x->cache_size);
+	return x->cache ? 0 : -errno;
+}
+
 /* The kernel lays an array's values out 8-byte aligned: as C does. */
 _Static_assert(sizeof(struct rr_hh_sketch) % 8 == 0,
 	       "hh_sketch's entries must be laid out as an array of them");
@@ -434,12 +428,13 @@ int rr_xdp_map_hh(struct rr_xdp *x)
 {
 	if (x->hh)
 		return 0;
-	x->hh_pool = map_shared(bpf_map__fd(x->skel->maps.hh_pool),
-				sizeof(struct rr_hh_pool), &x->hh_pool_size);
+	x->hh_pool =
+		map_shared(bpf_map__fd(x->skel->maps.hh_pool),
+			   sizeof(struct rr_hh_pool), false, &x->hh_pool_size);
 	if (!x->hh_pool)
 		return -errno;
 	x->hh = map_shared(bpf_map__fd(x->skel->maps.hh_sketch),
-			   sizeof(struct rr_hh_sketch) * RR_MAX_SLOTS,
+			   sizeof(struct rr_hh_sketch) * RR_MAX_SLOTS, false,
 			   &x->hh_size);
 	if (!x->hh) {
 		int ret = -errno;
@@ -454,22 +449,17 @@ int rr_xdp_map_hh(struct rr_xdp *x)
 _Static_assert(sizeof(struct rr_queue_load) == 4096,
 	       "a queue's load is a page of its own");
 
+/* Inherited by the cells, each of which unmaps all but its queue's. */
 int rr_xdp_map_load(struct rr_xdp *x, uint32_t nqueues)
 {
-	size_t size = sizeof(struct rr_queue_load) * nqueues;
-	void *p;
-
 	if (x->load)
 		return 0;
 	if (!nqueues || nqueues > RR_MAX_QUEUES)
 		return -EINVAL;
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 bpf_map__fd(x->skel->maps.worker_load), 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	x->load = p;
-	x->load_size = size;
-	return 0;
+	x->load = map_shared(bpf_map__fd(x->skel->maps.worker_load),
+			     sizeof(struct rr_queue_load) * nqueues, true,
+			     &x->load_size);
+	return x->load ? 0 : -errno;
 }
 
 int rr_xdp_hh_reset_cpu(struct rr_xdp *x, uint32_t slot)
