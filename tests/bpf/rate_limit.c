@@ -39,6 +39,7 @@
 #include "rr_shared.h"
 #include "testutil.h"
 #include "xdp.h"
+#include "xdptest.h"
 
 #define SKIP 77
 #define PORT 5353
@@ -327,21 +328,13 @@ int main(void)
 	int ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (geteuid()) {
-		printf("SKIP: loading the XDP program needs root\n");
-		return SKIP;
-	}
+	ret = t_xdp_load(&x, no_mac, 1500);
+	if (ret)
+		return ret;
 	/* The slip's count is per CPU. */
 	CPU_ZERO(&one);
 	CPU_SET(0, &one);
 	sched_setaffinity(0, sizeof(one), &one);
-	libbpf_set_print(NULL);
-	ret = rr_xdp_load(&x, no_mac, 1500);
-	if (ret) {
-		printf("SKIP: cannot load the XDP program: %s\n",
-		       strerror(-ret));
-		return SKIP;
-	}
 	prog_fd = bpf_program__fd(x.skel->progs.reqrouter_xdp);
 	ret = dispatch_once(why, sizeof(why));
 	if (ret) {

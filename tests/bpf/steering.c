@@ -44,6 +44,7 @@
 #include "rr_shared.h"
 #include "testutil.h"
 #include "xdp.h"
+#include "xdptest.h"
 
 #define SKIP 77
 #define PORT 6060
@@ -499,17 +500,9 @@ int main(int argc, char **argv)
 	int ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (geteuid()) {
-		printf("SKIP: loading the XDP program needs root\n");
-		return SKIP;
-	}
-	libbpf_set_print(NULL);
-	ret = rr_xdp_load(&x, no_mac, 1500);
-	if (ret) {
-		printf("SKIP: cannot load the XDP program: %s\n",
-		       strerror(-ret));
-		return SKIP;
-	}
+	ret = t_xdp_load(&x, no_mac, 1500);
+	if (ret)
+		return ret;
 	ret = rr_xdp_map_load(&x, 1);
 	if (!ret)
 		ret = make_frames();
