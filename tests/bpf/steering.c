@@ -46,7 +46,6 @@
 #include "xdp.h"
 #include "xdptest.h"
 
-#define SKIP 77
 #define PORT 6060
 #define SLOT 4
 #define SPORT 40000
