@@ -30,6 +30,10 @@
 /* Copy-mode sendto() transmits at most 32 frames and says EAGAIN if more
  * are waiting. */
 #define KICK_TRIES (RR_MAX_BATCH / 32 + 1)
+/* poll() on a socket with need_wakeup transmits too (xsk_poll(): in copy
+ * mode up to 32 frames, in zero-copy mode a driver wake-up), before it
+ * sleeps: a worker about to sleep leaves that many to it. */
+#define POLL_TX 32
 
 static void kick_tx(struct rr_sock *s)
 {
@@ -377,6 +381,12 @@ static bool rings_empty(struct rr_worker *w, uint32_t nsocks)
 	return true;
 }
 
+/* Replies on @s's TX ring the kernel has not taken yet. */
+static uint32_t tx_pending(struct rr_sock *s)
+{
+	return RR_TX_SIZE - xsk_prod_nb_free(&s->tx, RR_TX_SIZE);
+}
+
 static void wait_for_work(struct rr_worker *w, uint32_t n)
 {
 	uint32_t i;
@@ -456,8 +466,8 @@ static void catch_up(struct rr_worker *w, uint32_t nsocks)
  */
 static void run(struct rr_worker *w, bool cell)
 {
-	bool busy = w->inv->cfg->busy_poll, prefer;
-	uint32_t i, work, taken, nsocks = w->nsocks;
+	bool busy = w->inv->cfg->busy_poll, prefer, poll_sends;
+	uint32_t i, work, taken, nsocks = w->nsocks, pending;
 	struct rr_live *live = w->inv->live;
 	struct rr_sock *s;
 	int ret;
@@ -491,6 +501,7 @@ static void run(struct rr_worker *w, bool cell)
 		prefer = __atomic_load_n(&live->prefer_busy_poll,
 					 __ATOMIC_RELAXED);
 		work = 0;
+		poll_sends = false;
 		/* A deployed function adds a socket between two rounds. */
 		if (!cell)
 			nsocks = __atomic_load_n(&w->nsocks, __ATOMIC_ACQUIRE);
@@ -499,8 +510,15 @@ static void run(struct rr_worker *w, bool cell)
 			s = &w->socks[i];
 			taken = serve_batch(w, i);
 			work += taken;
-			if (xsk_ring_prod__needs_wakeup(&s->tx) &&
-			    xsk_prod_nb_free(&s->tx, RR_TX_SIZE) < RR_TX_SIZE)
+			pending = xsk_ring_prod__needs_wakeup(&s->tx)
+					  ? tx_pending(s)
+					  : 0;
+			/* A sleeping worker's next system call is poll(),
+			 * which sends a few: no sendto() for them (at low
+			 * rates, one system call of two per request). */
+			if (pending && !busy && pending <= POLL_TX)
+				poll_sends = true;
+			else if (pending)
 				kick_tx(s);
 			/* Preferred busy polling: NAPI runs when we ask, so
 			 * an empty RX ring is our cue (as in xdpsock). A
@@ -526,7 +544,9 @@ static void run(struct rr_worker *w, bool cell)
 			 * softirq threads, the client, a sibling worker. */
 			if (!work)
 				sched_yield();
-		} else if (!work) {
+		} else if (!work || poll_sends) {
+			/* After work, poll() sends what is left on TX and
+			 * returns at once if more came meanwhile. */
 			wait_for_work(w, nsocks);
 		}
 	}
