@@ -160,25 +160,24 @@ def report(path, clk_tck):
         print("\n| server | rrload XDP engine, answered/s | kxdpgun |"
               " dnsperf | CPU us/answer at 50k/s | wrong |")
         print("|---|---|---|---|---|---|")
-        for s in SERVERS:
+        for s in [s for s in SERVERS if s in present]:
             print("| %s | %s | %s | %s | %s | %d |" % (
                 s, span(cells(s, "rrload", "answered_per_s")),
                 span(cells(s, "kxdpgun", "answered_per_s")),
                 span(cells(s, "dnsperf", "answered_per_s")),
                 cpu(s, "rrload-cpu"), wrong(s)))
-        print("\nrr-dns / knot-xdp (rrload): %.2fx; rr-dns-cache / knot-xdp:"
-              " %.2fx; rr-dns / knot-udp: %.2fx"
-              % (ratio("rr-dns", "knot-xdp", "rrload"),
-                 ratio("rr-dns-cache", "knot-xdp", "rrload"),
-                 ratio("rr-dns", "knot-udp", "rrload")))
-        print("rr-dns / knot-xdp (kxdpgun): %.2fx; rr-dns-cache / knot-xdp"
-              " (kxdpgun): %.2fx"
-              % (ratio("rr-dns", "knot-xdp", "kxdpgun"),
-                 ratio("rr-dns-cache", "knot-xdp", "kxdpgun")))
-        if "reflector" in present:
-            print("rr-dns-cache / reflector (rrload, the same reply sizes):"
-                  " %.2fx" % ratio("rr-dns-cache", "reflector", "rrload"))
-        per_rep(rows, hz)
+        # Only the ratios of servers that ran (--servers).
+        said = ["%s / %s (%s): %.2fx" % (a, b, g, ratio(a, b, g))
+                for a, b, g in (("rr-dns", "knot-xdp", "rrload"),
+                                ("rr-dns-cache", "knot-xdp", "rrload"),
+                                ("rr-dns", "knot-udp", "rrload"),
+                                ("rr-dns", "knot-xdp", "kxdpgun"),
+                                ("rr-dns-cache", "knot-xdp", "kxdpgun"),
+                                ("rr-dns-cache", "reflector", "rrload"))
+                if {a, b} <= present]
+        if said:
+            print("\n" + "\n".join(said))
+        per_rep(rows, hz, present)
     if present & set(SERVERS_TCP):
         paced = med([float(r["offered_per_s"]) for r in rows
                      if r["generator"] == "dnsperf-tcp-cpu" and
@@ -197,7 +196,7 @@ def report(path, clk_tck):
                  ratio("rr-dns-tcp", "knot-tcp", "kxdpgun-tcp")))
 
 
-def per_rep(rows, hz):
+def per_rep(rows, hz, present):
     """Each repetition's ratios: the servers of one repetition ran one
     after the other, minutes apart at most."""
     by = {}
@@ -217,18 +216,22 @@ def per_rep(rows, hz):
 
     reps = sorted({r["rep"] for r in rows}, key=int)
     lines = [
-        ("rr-dns / knot-xdp, rrload (target >= 1.5)",
+        ("rr-dns / knot-xdp, rrload (target >= 1.5)", {"rr-dns", "knot-xdp"},
          lambda p: rate(p, "rrload", "rr-dns") / rate(p, "rrload", "knot-xdp")),
-        ("rr-dns / knot-xdp, kxdpgun (target >= 1.5)",
+        ("rr-dns / knot-xdp, kxdpgun (target >= 1.5)", {"rr-dns", "knot-xdp"},
          lambda p: rate(p, "kxdpgun", "rr-dns") /
          rate(p, "kxdpgun", "knot-xdp")),
         ("CPU per answer rr-dns / knot-xdp at 50k/s (target <= 0.7)",
+         {"rr-dns", "knot-xdp"},
          lambda p: us(p, "rr-dns") / us(p, "knot-xdp")),
         ("rr-dns-cache / reflector, rrload (target >= 0.9)",
+         {"rr-dns-cache", "reflector"},
          lambda p: rate(p, "rrload", "rr-dns-cache") /
          rate(p, "rrload", "reflector")),
     ]
-    print("\nPer repetition:")
+    lines = [(n, f) for n, need, f in lines if need <= present]
+    if lines:
+        print("\nPer repetition:")
     for name, f in lines:
         v = []
         for p in reps:
