@@ -538,6 +538,8 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 	fprintf(f, ",\"veth_peer\":\"%s\"", rr_peer_label(inv->peer));
 	fprintf(f, ",\"worker_priority\":\"%s\"",
 		inv->live->realtime ? "realtime" : "normal");
+	fprintf(f, ",\"coalesce_us\":%u",
+		inv->cfg->busy_poll ? 0 : inv->cfg->coalesce_us);
 	fprintf(f, ",\"functions\":[");
 	for (slot = 0; slot < inv->nslots; slot++) {
 		const struct rr_service *svc = inv->slots[slot].svc;

@@ -526,6 +526,7 @@ int rr_invoker_start(struct rr_invoker *inv)
 {
 	int cpus[RR_MAX_CPUS], ncpus;
 	uint32_t q, t, i = 0;
+	char co[32] = "";
 	sigset_t all, old;
 	int ret = 0;
 
@@ -553,13 +554,20 @@ int rr_invoker_start(struct rr_invoker *inv)
 				goto out;
 		}
 	}
-	pr_info("%u worker%s started%s (%s; %s%s%s)\n", i, i == 1 ? "" : "s",
+	if (inv->cfg->coalesce_us && !inv->cfg->busy_poll)
+		snprintf(co, sizeof(co), ", coalescing %u us",
+			 inv->cfg->coalesce_us);
+	pr_info("%u worker%s started%s (%s%s; %s%s%s)\n", i, i == 1 ? "" : "s",
 		inv->cfg->isolation == RR_ISOLATION_CELL ? " as cells" : "",
 		!inv->cfg->busy_poll	      ? "sleeping in poll()"
 		: inv->live->prefer_busy_poll ? "busy-polling, preferred"
 					      : "busy-polling, plain spinning",
-		rr_priority_name(inv), rr_priority_why_normal(inv) ? ": " : "",
+		co, rr_priority_name(inv),
+		rr_priority_why_normal(inv) ? ": " : "",
 		rr_priority_why_normal(inv) ?: "");
+	if (inv->cfg->coalesce_us && inv->cfg->busy_poll)
+		pr_warn("coalesce_us = %u: no effect with busy_poll (a busy-polling worker never sleeps)\n",
+			inv->cfg->coalesce_us);
 	if (inv->cfg->busy_poll && i > (uint32_t)ncpus)
 		pr_warn("%u busy-polling workers share %d CPU%s: they take turns, and latency suffers; use fewer queues or threads, or more CPUs\n",
 			i, ncpus, ncpus == 1 ? "" : "s");

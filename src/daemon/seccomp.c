@@ -81,7 +81,8 @@ static const struct allowed allowed[] = {
 	 * glibc has no poll); sendto() kicks TX and recvfrom() wakes RX or
 	 * drives busy polling, both with no data (length 0), so no socket
 	 * the cell inherited (netlink, say) carries a byte; sched_yield()
-	 * after an idle busy-polling round. */
+	 * after an idle busy-polling round; clock_nanosleep() (below) with
+	 * coalesce_us. */
 	{ .name = "poll" },
 	{ .name = "ppoll" },
 	{ .name = "sendto", .ncmp = 1, .cmp = { SCMP_A2(SCMP_CMP_EQ, 0, 0) } },

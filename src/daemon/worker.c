@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -405,6 +406,33 @@ static void wait_for_work(struct rr_worker *w, uint32_t n)
 }
 
 /*
+ * coalesce_us: while requests come faster than two in that time, a
+ * worker that took less than a full batch sends its replies and sleeps
+ * that long rather than in poll(), where every request would wake it:
+ * what comes meanwhile is taken in one round at its end, as a NIC's
+ * interrupt moderation does. It starts when poll() has been woken every
+ * half of that time or sooner (a moving average of the last few gaps: a
+ * burst of two is not a rate), and stops when a sleep brought fewer than
+ * two: slower requests each wake it as before, and an idle worker costs
+ * nothing more.
+ */
+static void coalesce(struct rr_worker *w, uint32_t nsocks)
+{
+	struct timespec ts = {
+		.tv_nsec = (long)w->inv->cfg->coalesce_us * 1000,
+	};
+	struct rr_sock *s;
+	uint32_t i;
+
+	for (i = 0; i < nsocks; i++) {
+		s = &w->socks[i];
+		if (xsk_ring_prod__needs_wakeup(&s->tx) && tx_pending(s))
+			kick_tx(s);
+	}
+	clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+}
+
+/*
  * A worker runs functions, which are user code: it holds no capability.
  * Linux keeps capabilities per thread, and capset() and the bounding-set
  * and no_new_privs prctl()s change only the calling one, so a worker
@@ -466,13 +494,22 @@ static void catch_up(struct rr_worker *w, uint32_t nsocks)
  */
 static void run(struct rr_worker *w, bool cell)
 {
-	bool busy = w->inv->cfg->busy_poll, prefer, poll_sends;
+	bool busy = w->inv->cfg->busy_poll, prefer, poll_sends, full;
 	uint32_t i, work, taken, nsocks = w->nsocks, pending;
+	uint32_t batch = w->inv->cfg->batch;
+	bool co = w->inv->cfg->coalesce_us && !busy, coalescing = false;
+	bool coalesced = false;
+	uint64_t half = (uint64_t)w->inv->cfg->coalesce_us * 500;
+	uint64_t gap = UINT64_MAX / 2, woken = 0, now;
 	struct rr_live *live = w->inv->live;
 	struct rr_sock *s;
 	int ret;
 
 	rr_priority_raise(w);
+	/* A normal thread's sleeps run up to 50 us late (timer slack);
+	 * before the system call filter, which has no prctl(). */
+	if (co)
+		prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	ret = rr_worker_drop_caps();
 	if (ret)
 		pr_warn("worker %u/%u: cannot drop its capabilities: %s\n",
@@ -502,6 +539,7 @@ static void run(struct rr_worker *w, bool cell)
 					 __ATOMIC_RELAXED);
 		work = 0;
 		poll_sends = false;
+		full = false;
 		/* A deployed function adds a socket between two rounds. */
 		if (!cell)
 			nsocks = __atomic_load_n(&w->nsocks, __ATOMIC_ACQUIRE);
@@ -510,6 +548,7 @@ static void run(struct rr_worker *w, bool cell)
 			s = &w->socks[i];
 			taken = serve_batch(w, i);
 			work += taken;
+			full |= taken == batch;
 			pending = xsk_ring_prod__needs_wakeup(&s->tx)
 					  ? tx_pending(s)
 					  : 0;
@@ -529,6 +568,9 @@ static void run(struct rr_worker *w, bool cell)
 					 NULL);
 		}
 		recycle_frames(w);
+		if (coalesced && work < 2)
+			coalescing = false;
+		coalesced = false;
 		/* Retiring (fewer threads): out of the XDP map already, so
 		 * once its rings are empty nothing more can come. */
 		if (__atomic_load_n(&live->retire[w->index],
@@ -544,10 +586,19 @@ static void run(struct rr_worker *w, bool cell)
 			 * softirq threads, the client, a sibling worker. */
 			if (!work)
 				sched_yield();
+		} else if (coalescing && work && !full) {
+			coalesce(w, nsocks);
+			coalesced = true;
 		} else if (!work || poll_sends) {
 			/* After work, poll() sends what is left on TX and
 			 * returns at once if more came meanwhile. */
 			wait_for_work(w, nsocks);
+			if (co) {
+				now = rr_now_ns();
+				gap = gap - gap / 4 + (now - woken) / 4;
+				woken = now;
+				coalescing = gap < half;
+			}
 		}
 	}
 }

@@ -19,6 +19,7 @@
 
 #define RR_MAX_CPUS 1024
 #define RR_MAX_BATCH 256
+#define RR_MAX_COALESCE_US 1000
 #define RR_ERRLEN 256
 
 enum rr_xdp_mode {
@@ -195,6 +196,7 @@ struct rr_config {
 	enum rr_xdp_mode mode;
 	bool busy_poll;
 	enum rr_worker_priority worker_priority;
+	uint32_t coalesce_us; /* 0: a worker sleeps in poll() alone */
 	/* Workers as threads of this process, or as cells: processes that
 	 * a crash or an overrun function takes down alone. */
 	enum rr_isolation isolation;

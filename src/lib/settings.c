@@ -147,6 +147,15 @@ const struct rr_setting rr_settings[] = {
 	  .names = rr_worker_priority_names,
 	  .def = RR_PRIORITY_NORMAL,
 	  .help = "run each worker beside its CPU's receive work (normal), or ahead of it (realtime: SCHED_FIFO 1, for CPUs left to the workers; never with -B)" },
+	{ .key = "coalesce_us",
+	  .flag = "coalesce-us",
+	  .arg = "US",
+	  .type = RR_SETTING_U32,
+	  FIELD(coalesce_us),
+	  .max = RR_MAX_COALESCE_US,
+	  .def = 0,
+	  .unit = "microseconds",
+	  .help = "under load, a worker sleeps this long between rounds instead of being woken per request: fewer wake-ups, a request up to this much later (0: off)" },
 	{ .flag = "tier",
 	  .arg = "TIER",
 	  .type = RR_SETTING_ENUM,
@@ -671,7 +680,8 @@ int rr_setting_enum(const char *const *names, const char *val, const char *what,
 /*
  * How an error names the setting: the key (with its unit), or the flag in
  * the words reqrouter has always used, which scripts may match: "-b
- * (batch)", a choice by its bare name ("tier must be ..."), else "--user".
+ * (batch)", a choice by its bare name ("tier must be ..."), else "--user"
+ * ("--coalesce-us (microseconds)" with a unit).
  */
 static void name_of(const struct rr_setting *s, bool as_flag, char *buf,
 		    size_t len)
@@ -684,6 +694,8 @@ static void name_of(const struct rr_setting *s, bool as_flag, char *buf,
 		snprintf(buf, len, "-%c (%s)", s->letter, s->flag);
 	else if (s->type == RR_SETTING_ENUM)
 		snprintf(buf, len, "%s", s->flag);
+	else if (s->unit)
+		snprintf(buf, len, "--%s (%s)", s->flag, s->unit);
 	else
 		snprintf(buf, len, "--%s", s->flag);
 }
