@@ -387,6 +387,9 @@ static __always_inline __u32 least_loaded(struct rr_queue_load *ql, __u32 queue,
 		.pick = start,
 	};
 
+	/* One worker: nothing to choose (its ring's guard is the caller's). */
+	if (nsocks < 2)
+		return start;
 	if (nsocks == 2 && (!mask || (mask & 3) == 3) && start < 2)
 		return ll_score(ql, other, now) < ll_score(ql, start, now)
 			       ? other
