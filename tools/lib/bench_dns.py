@@ -31,7 +31,8 @@ import sys
 QUERIES = [("www", 1), ("www", 28), ("mail", 1), ("", 15), ("ns1", 28),
            ("nothere", 1), ("", 2), ("ftp", 1)]
 TYPES = {1: "A", 28: "AAAA", 15: "MX", 2: "NS"}
-SERVERS = ["knot-udp", "knot-xdp", "rr-dns", "rr-dns-cache", "reflector"]
+SERVERS = ["knot-udp", "knot-xdp", "rr-dns", "rr-dns-coalesce", "rr-dns-cache",
+           "reflector"]
 SERVERS_TCP = ["knot-tcp", "rr-dns-tcp"]
 
 
@@ -172,6 +173,8 @@ def report(path, clk_tck):
                                 ("rr-dns-cache", "knot-xdp", "rrload"),
                                 ("rr-dns", "knot-udp", "rrload"),
                                 ("rr-dns", "knot-xdp", "kxdpgun"),
+                                ("rr-dns-coalesce", "knot-xdp", "rrload"),
+                                ("rr-dns-coalesce", "knot-xdp", "kxdpgun"),
                                 ("rr-dns-cache", "knot-xdp", "kxdpgun"),
                                 ("rr-dns-cache", "reflector", "rrload"))
                 if {a, b} <= present]
@@ -224,6 +227,17 @@ def per_rep(rows, hz, present):
         ("CPU per answer rr-dns / knot-xdp at 50k/s (target <= 0.7)",
          {"rr-dns", "knot-xdp"},
          lambda p: us(p, "rr-dns") / us(p, "knot-xdp")),
+        ("rr-dns-coalesce / knot-xdp, rrload (target >= 1.5)",
+         {"rr-dns-coalesce", "knot-xdp"},
+         lambda p: rate(p, "rrload", "rr-dns-coalesce") /
+         rate(p, "rrload", "knot-xdp")),
+        ("rr-dns-coalesce / knot-xdp, kxdpgun (target >= 1.5)",
+         {"rr-dns-coalesce", "knot-xdp"},
+         lambda p: rate(p, "kxdpgun", "rr-dns-coalesce") /
+         rate(p, "kxdpgun", "knot-xdp")),
+        ("CPU per answer rr-dns-coalesce / knot-xdp at 50k/s (target <= 0.7)",
+         {"rr-dns-coalesce", "knot-xdp"},
+         lambda p: us(p, "rr-dns-coalesce") / us(p, "knot-xdp")),
         ("rr-dns-cache / reflector, rrload (target >= 0.9)",
          {"rr-dns-cache", "reflector"},
          lambda p: rate(p, "rrload", "rr-dns-cache") /
