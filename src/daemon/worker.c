@@ -53,6 +53,25 @@ static void kick_tx(struct rr_sock *s)
 	rr_stat_add(&s->stats->kick_errors, 1);
 }
 
+/* Replies on @s's TX ring the kernel has not taken yet. */
+static uint32_t tx_pending(struct rr_sock *s)
+{
+	return RR_TX_SIZE - xsk_prod_nb_free(&s->tx, RR_TX_SIZE);
+}
+
+/* Every reply the worker's first @nsocks sockets hold goes out now. */
+static void kick_pending(struct rr_worker *w, uint32_t nsocks)
+{
+	struct rr_sock *s;
+	uint32_t i;
+
+	for (i = 0; i < nsocks; i++) {
+		s = &w->socks[i];
+		if (xsk_ring_prod__needs_wakeup(&s->tx) && tx_pending(s))
+			kick_tx(s);
+	}
+}
+
 /*
  * The worker's own lists and counts, each also copied into its report for
  * the supervisor (struct rr_worker_report): the entry before the count, so
@@ -330,12 +349,22 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
  * indices at the lock (fill_prod, comp_cons) how far it got: completions
  * are copied to the fill ring first, released, then the lot submitted.
  */
-static void recycle_frames(struct rr_worker *w)
+static void recycle_frames(struct rr_worker *w, uint32_t nsocks,
+			   bool poll_sends)
 {
 	uint32_t idx_comp = 0, idx_fill, ncomp, nrecycle = w->nrecycle, i;
 	struct rr_umem *u = w->umem;
 
-	rr_umem_lock(u, w->index + 1);
+	/* Replies left to poll() must not wait behind a lock a sibling
+	 * holds (or a cell the supervisor has yet to take it back from). */
+	if (poll_sends && pthread_spin_trylock(&u->sh->lock)) {
+		kick_pending(w, nsocks);
+		rr_umem_lock(u, w->index + 1);
+	} else if (poll_sends) {
+		rr_umem_locked(u, w->index + 1);
+	} else {
+		rr_umem_lock(u, w->index + 1);
+	}
 	ncomp = xsk_ring_cons__peek(&u->comp, RR_COMP_SIZE, &idx_comp);
 	if (ncomp + nrecycle &&
 	    xsk_ring_prod__reserve(&u->fill, ncomp + nrecycle, &idx_fill) ==
@@ -382,12 +411,6 @@ static bool rings_empty(struct rr_worker *w, uint32_t nsocks)
 	return true;
 }
 
-/* Replies on @s's TX ring the kernel has not taken yet. */
-static uint32_t tx_pending(struct rr_sock *s)
-{
-	return RR_TX_SIZE - xsk_prod_nb_free(&s->tx, RR_TX_SIZE);
-}
-
 static void wait_for_work(struct rr_worker *w, uint32_t n)
 {
 	uint32_t i;
@@ -421,14 +444,8 @@ static void coalesce(struct rr_worker *w, uint32_t nsocks)
 	struct timespec ts = {
 		.tv_nsec = (long)w->inv->cfg->coalesce_us * 1000,
 	};
-	struct rr_sock *s;
-	uint32_t i;
 
-	for (i = 0; i < nsocks; i++) {
-		s = &w->socks[i];
-		if (xsk_ring_prod__needs_wakeup(&s->tx) && tx_pending(s))
-			kick_tx(s);
-	}
+	kick_pending(w, nsocks);
 	clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
 }
 
@@ -567,7 +584,7 @@ static void run(struct rr_worker *w, bool cell)
 				recvfrom(s->fd, NULL, 0, MSG_DONTWAIT, NULL,
 					 NULL);
 		}
-		recycle_frames(w);
+		recycle_frames(w, nsocks, poll_sends);
 		if (coalesced && work < 2)
 			coalescing = false;
 		coalesced = false;
