@@ -6,36 +6,39 @@
  * workers = 0 | 1 the long calls keep to their own workers and the short
  * ones never queue behind them (the paper's core separation, seed 003).
  * What is no request (no digit first) is class 0: user space refuses it.
+ * Leading zeros are skipped, as user space reads "0006" as 6.
  */
 #include <reqrouter/rr_xdp.h>
 
 #define WORK_LONG_US 20
-/* Digits looked at: two decide between below 20 and at least 20. */
-#define WORK_DIGITS 3
+/* What is read of a request: its number has nine digits at most
+ * (work.c), leading zeros included. */
+#define WORK_HEAD 10
 
 static __always_inline int work_classify(struct xdp_md *ctx,
 					 struct rr_xdp_req *req)
 {
-	__u32 us = 0, i, n = req->payload_len;
-	__u8 *d;
+	__u32 len = req->payload_len, us = 0, digits = 0, k;
+	__u8 head[WORK_HEAD] = {};
+	int lead = 1;
 
-	if (n > WORK_DIGITS)
-		n = WORK_DIGITS;
-	for (i = 0; i < WORK_DIGITS; i++) {
-		if (i >= n)
+	if (len > WORK_HEAD)
+		len = WORK_HEAD;
+	if (!len || bpf_xdp_load_bytes(ctx, req->payload_off, head, len))
+		return RR_XDP_PUNT_CLASS(0);
+	for (k = 0; k < WORK_HEAD; k++) {
+		if (k >= len || head[k] < '0' || head[k] > '9')
 			break;
-		d = rr_xdp_bytes(ctx, req, i, 1);
-		if (!d || *d < '0' || *d > '9')
+		/* Leading zeros count for nothing: "0006" is 6. */
+		if (lead && head[k] == '0')
+			continue;
+		lead = 0;
+		us = us * 10 + (head[k] - '0');
+		/* Three digits that count: 100 or more. */
+		if (++digits == 3)
 			break;
-		us = us * 10 + (*d - '0');
 	}
-	/* More digits than looked at: a number of at least 100. */
-	if (i == WORK_DIGITS && req->payload_len > WORK_DIGITS) {
-		d = rr_xdp_bytes(ctx, req, WORK_DIGITS, 1);
-		if (d && *d >= '0' && *d <= '9')
-			us = WORK_LONG_US;
-	}
-	return RR_XDP_PUNT_CLASS(i && us >= WORK_LONG_US ? 1 : 0);
+	return RR_XDP_PUNT_CLASS(us >= WORK_LONG_US ? 1 : 0);
 }
 
 RR_XDP_FUNCTION(work, work_classify);

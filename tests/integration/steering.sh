@@ -179,7 +179,8 @@ s.settimeout(2)
 ok = 0
 for i in range(30):
     us = 60 if i % 3 == 0 else 5
-    s.sendto(b"%d r%d" % (us, i), (sys.argv[1], 9010))
+    # Every other one with leading zeros, which do not change its class.
+    s.sendto(b"%0*d r%d" % (4 if i % 2 else 1, us, i), (sys.argv[1], 9010))
     reply = s.recv(2048).split()
     ok += reply[0] == b"%d" % us and reply[2] == b"r%d" % i
 print(ok)
