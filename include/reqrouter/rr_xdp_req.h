@@ -42,7 +42,8 @@
 struct rr_xdp_req {
 	__u32 queue;  /* RX queue it arrived on */
 	__u32 slot;   /* function slot */
-	__u32 nsocks; /* the function's sockets per queue, for a punt */
+	__u32 nsocks; /* the function's sockets per queue (a punt is steered
+		       * by the port's entry, not by this) */
 	__u16 l3_off; /* IP header */
 	__u16 l4_off; /* UDP header */
 	__u16 payload_off;

@@ -11,7 +11,10 @@
 #  - its IPv6 client (fd00:7272::2, not in any of the ranges) is refused,
 #    and so is an IPv4 source outside them (100.64.0.2), all counted as
 #    source_not_allowed;
-#  - the log says both functions are served to an allow-list.
+#  - the log says both functions are served to an allow-list;
+#  - with -t 2 (two workers a queue, steered least_loaded, the default)
+#    the same file answers every allowed request, both workers of a
+#    queue taking their share, and still refuses the others.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 
@@ -62,6 +65,40 @@ check "IPv4 client, after the refusals: still answered" \
 	tb_cli python3 $RR_LIB/udpclient.py "$TB_IP4_SRV" 1232:reverse,7:echo \
 	-n 50 -s 16 -q
 
+rr_kill_wait TERM 5
+check_eq "SIGTERM: exit status" 0 "$RR_RC"
+
+say "--- the same file, -t 2: two workers a queue, least_loaded between them"
+rm -f "$M"
+rr_start t2 -i "$TB_IF_SRV" -c configs/service.conf -t 2 \
+	--metrics-file "$M" --metrics-detail socket ||
+	die "reqrouter -c configs/service.conf -t 2 did not start"
+tb_wait_file "$M" 5 || die "no metrics file at $M"
+check "IPv4 client: 400 requests over 32 sockets answered" \
+	tb_cli python3 $RR_LIB/udpclient.py "$TB_IP4_SRV" 1232:reverse,7:echo \
+	-n 400 -s 32 -q
+check "IPv4 source $OUTSIDE4: reverse still refused" tb_cli python3 "$GP" \
+	ask "$TB_IP4_SRV" 1232 --func reverse -n 20 --bind $OUTSIDE4 \
+	--timeout 0.3 --expect none
+wait_metric "$M" 5 reqrouter_tx_packets_total -- 400 >/dev/null
+# took Q T: requests worker T of queue Q took, echo and reverse.
+took() {
+	echo $(($(metric "$M" reqrouter_rx_packets_total 'port="7"' \
+		"queue=\"$1\"" "thread=\"$2\"") + $(metric "$M" \
+		reqrouter_rx_packets_total 'port="1232"' "queue=\"$1\"" \
+		"thread=\"$2\"")))
+}
+total=0
+for q in 0 1; do
+	t0=$(took $q 0) t1=$(took $q 1)
+	say "    queue $q: worker 0 took $t0, worker 1 took $t1"
+	total=$((total + t0 + t1))
+	[ $((t0 + t1)) = 0 ] && continue
+	check "queue $q: both of its workers took requests ($t0 and $t1)" \
+		[ "$t0" -gt 0 -a "$t1" -gt 0 ]
+done
+check_eq "every answered request was taken by one of the four workers" \
+	400 "$total"
 rr_kill_wait TERM 5
 check_eq "SIGTERM: exit status" 0 "$RR_RC"
 finish
