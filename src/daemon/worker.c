@@ -428,6 +428,13 @@ static void wait_for_work(struct rr_worker *w, uint32_t n)
 	poll(pfd, n, timeout);
 }
 
+/* The moving average @avg (0: none yet) of the gaps between poll()'s
+ * wake-ups, with one more, @gap. */
+static uint64_t gap_average(uint64_t avg, uint64_t gap)
+{
+	return avg ? avg - avg / 4 + gap / 4 : gap;
+}
+
 /*
  * coalesce_us: while requests come faster than two in that time, a
  * worker that took less than a full batch sends its replies and sleeps
@@ -517,7 +524,7 @@ static void run(struct rr_worker *w, bool cell)
 	bool co = w->inv->cfg->coalesce_us && !busy, coalescing = false;
 	bool coalesced = false;
 	uint64_t half = (uint64_t)w->inv->cfg->coalesce_us * 500;
-	uint64_t gap = UINT64_MAX / 2, woken = 0, now;
+	uint64_t gap = 0, woken = 0, now; /* gap 0: none measured yet */
 	struct rr_live *live = w->inv->live;
 	struct rr_sock *s;
 	int ret;
@@ -612,9 +619,10 @@ static void run(struct rr_worker *w, bool cell)
 			wait_for_work(w, nsocks);
 			if (co) {
 				now = rr_now_ns();
-				gap = gap - gap / 4 + (now - woken) / 4;
+				if (woken)
+					gap = gap_average(gap, now - woken);
 				woken = now;
-				coalescing = gap < half;
+				coalescing = gap && gap < half;
 			}
 		}
 	}
