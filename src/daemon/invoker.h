@@ -188,6 +188,9 @@ struct rr_faults {
  * what the growth is judged by, its queuing delay since the last look.
  */
 struct rr_group {
+	/* The function's `workers`, parsed by class (0: none listed) when
+	 * rr_slot_sync() last ran, which every change of it is followed by. */
+	uint32_t listed[RR_XDP_CLASSES];
 	uint32_t grown;	  /* threads added to the listed ones */
 	uint64_t sum_ns;  /* its sockets' queuing delay, summed... */
 	uint64_t count;	  /* ... over this many requests, at next_ns */
@@ -609,6 +612,8 @@ static inline uint64_t rr_stat_read(const uint64_t *ctr)
 /* steer.c: steering = groups' growth and shrinking, by their queuing
  * delay; called every tick of the main loop, it looks every 100 ms. */
 void rr_steer_tick(struct rr_invoker *inv);
+/* steer.c: slot @s's `workers` into s->group.listed (rr_slot_sync()). */
+void rr_steer_parse(struct rr_slot *s);
 /* steer.c: slot @s's worker group of class @cls (RR_XDP_PUNT_CLASS) as
  * the XDP program reads it (0: every worker; always 0 but under
  * steering = groups, and for a class the function's list leaves out). */

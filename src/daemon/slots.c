@@ -285,6 +285,7 @@ int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 	struct rr_port_conf conf = s->port_conf;
 	uint32_t k;
 
+	rr_steer_parse(s);
 	__atomic_store_n(&inv->live->quarantined[s - inv->slots],
 			 s->quarantined, __ATOMIC_RELAXED);
 	__atomic_store_n(&inv->live->cache_gen[s - inv->slots], s->cache_gen,

@@ -21,6 +21,8 @@
  * within the queue's threads, which moves requests among workers and
  * nothing else.
  */
+#include <string.h>
+
 #include "invoker_internal.h"
 #include "log.h"
 
@@ -33,17 +35,21 @@ static uint32_t threads_mask(const struct rr_invoker *inv)
 	return inv->nthreads >= 32 ? ~0U : (1U << inv->nthreads) - 1;
 }
 
+void rr_steer_parse(struct rr_slot *s)
+{
+	char err[RR_ERRLEN];
+
+	/* Checked when the config was read: a failure here lists none. */
+	if (rr_parse_workers(s->svc->workers, s->group.listed, err,
+			     sizeof(err)))
+		memset(s->group.listed, 0, sizeof(s->group.listed));
+}
+
 /* Slot @s's `workers` group of class @cls as listed, every thread that
  * exists or not; 0 if none is listed. */
 static uint32_t listed_raw(const struct rr_slot *s, uint32_t cls)
 {
-	uint32_t m[RR_XDP_CLASSES];
-	char err[RR_ERRLEN];
-
-	if (cls >= RR_XDP_CLASSES ||
-	    rr_parse_workers(s->svc->workers, m, err, sizeof(err)))
-		return 0;
-	return m[cls];
+	return cls < RR_XDP_CLASSES ? s->group.listed[cls] : 0;
 }
 
 /* Slot @s's listed threads of class @cls (all of them without a list, or
