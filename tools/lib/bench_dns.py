@@ -218,26 +218,20 @@ def per_rep(rows, hz, present):
         return float(r["srv_busy_ticks"]) / hz * 1e6 / float(r["answered"])
 
     reps = sorted({r["rep"] for r in rows}, key=int)
-    lines = [
-        ("rr-dns / knot-xdp, rrload (target >= 1.5)", {"rr-dns", "knot-xdp"},
-         lambda p: rate(p, "rrload", "rr-dns") / rate(p, "rrload", "knot-xdp")),
-        ("rr-dns / knot-xdp, kxdpgun (target >= 1.5)", {"rr-dns", "knot-xdp"},
-         lambda p: rate(p, "kxdpgun", "rr-dns") /
-         rate(p, "kxdpgun", "knot-xdp")),
-        ("CPU per answer rr-dns / knot-xdp at 50k/s (target <= 0.7)",
-         {"rr-dns", "knot-xdp"},
-         lambda p: us(p, "rr-dns") / us(p, "knot-xdp")),
-        ("rr-dns-coalesce / knot-xdp, rrload (target >= 1.5)",
-         {"rr-dns-coalesce", "knot-xdp"},
-         lambda p: rate(p, "rrload", "rr-dns-coalesce") /
-         rate(p, "rrload", "knot-xdp")),
-        ("rr-dns-coalesce / knot-xdp, kxdpgun (target >= 1.5)",
-         {"rr-dns-coalesce", "knot-xdp"},
-         lambda p: rate(p, "kxdpgun", "rr-dns-coalesce") /
-         rate(p, "kxdpgun", "knot-xdp")),
-        ("CPU per answer rr-dns-coalesce / knot-xdp at 50k/s (target <= 0.7)",
-         {"rr-dns-coalesce", "knot-xdp"},
-         lambda p: us(p, "rr-dns-coalesce") / us(p, "knot-xdp")),
+    def against_knot(rr):
+        """rr-dns or a variant of it against knot-xdp, each repetition."""
+        need = {rr, "knot-xdp"}
+        return [
+            ("%s / knot-xdp, rrload (target >= 1.5)" % rr, need,
+             lambda p: rate(p, "rrload", rr) / rate(p, "rrload", "knot-xdp")),
+            ("%s / knot-xdp, kxdpgun (target >= 1.5)" % rr, need,
+             lambda p: rate(p, "kxdpgun", rr) /
+             rate(p, "kxdpgun", "knot-xdp")),
+            ("CPU per answer %s / knot-xdp at 50k/s (target <= 0.7)" % rr,
+             need, lambda p: us(p, rr) / us(p, "knot-xdp")),
+        ]
+
+    lines = against_knot("rr-dns") + against_knot("rr-dns-coalesce") + [
         ("rr-dns-cache / reflector, rrload (target >= 0.9)",
          {"rr-dns-cache", "reflector"},
          lambda p: rate(p, "rrload", "rr-dns-cache") /
