@@ -88,6 +88,15 @@ struct {
 	__uint(max_entries, 1);
 } rr_verdict SEC(".maps");
 
+/* rr_verdict's twin for the functions' cpumap copies (xdp_spread): a
+ * program array holds programs of one attach type. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1);
+} rr_verdict_cpumap SEC(".maps");
+
 /* The steering program's own maps. */
 
 /* AF_XDP sockets, keyed by RR_XSK_KEY(queue, thread, slot). */
@@ -178,6 +187,33 @@ struct {
 	__type(value, __u32);
 	__uint(max_entries, RR_MAX_SLOTS);
 } fn_progs SEC(".maps");
+
+/* The same programs loaded as cpumap programs, by slot, for ports with
+ * RR_PORT_SPREAD. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, RR_MAX_SLOTS);
+} fn_progs_cpumap SEC(".maps");
+
+/* xdp_spread's CPUs, by CPU number, each entry's thread running
+ * reqrouter_spread; sized to the possible CPUs before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_CPUMAP);
+	__type(key, __u32);
+	__type(value, struct bpf_cpumap_val);
+	__uint(max_entries, 1);
+} spread_cpus SEC(".maps");
+
+/* Which of a function's spread_cpu[] is next, per receiving CPU, by
+ * slot. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, RR_MAX_SLOTS);
+} spread_turn SEC(".maps");
 
 /* The reply cache (struct rr_cache_entry), mapped into user space, which
  * fills it. */
@@ -499,7 +535,11 @@ static __always_inline enum rr_xdp_stat steer_stat(int act,
  * A request the in-kernel tier did not answer, with a handler's verdict
  * (RR_XDP_PUNT, -errno, or a reply that could not be built): a punt goes
  * on to the function's sockets, anything else is dropped and counted by
- * its reason, as user space counts it. Returns the action.
+ * its reason, as user space counts it. On an xdp_spread CPU a punt is
+ * dropped too (spread_punt): AF_XDP's copy-mode receive path takes no
+ * lock, it counts on one producer per queue, the queue's NAPI, and a
+ * cpumap thread would be a second (net/xdp/xsk.c, __xsk_rcv). Returns
+ * the action.
  */
 static __always_inline int not_answered(struct xdp_md *ctx,
 					const struct rr_port_conf *conf,
@@ -508,14 +548,16 @@ static __always_inline int not_answered(struct xdp_md *ctx,
 	int cls = RR_XDP_PUNT_CLASS_OF(ret);
 	enum rr_drop why;
 
-	if (cls >= 0) {
+	if (cls >= 0 && !req->spread) {
 		rr_fn_count(req, RR_FN_XDP_PUNT);
 		ret = rr_steer(ctx, req->queue, conf->slot,
 			       steer_socks(conf, (__u32)cls), conf->flags);
 		return rr_count(req->queue,
 				steer_stat(ret, RR_XDP_REDIRECT_PUNT), ret);
 	}
-	if (ret == -EMSGSIZE || ret > (int)req->room)
+	if (cls >= 0)
+		why = RR_DROP_SPREAD_PUNT;
+	else if (ret == -EMSGSIZE || ret > (int)req->room)
 		why = req->amp_limited ? RR_DROP_AMPLIFICATION
 				       : RR_DROP_REPLY_TOO_BIG;
 	else
@@ -975,10 +1017,14 @@ static __always_inline int cache_answer(struct xdp_md *ctx,
  * The in-kernel tier: the reply cache for a pure function, or a tail call
  * into the function's own XDP program. Returns the action when the
  * request was dealt with here, -1 when it goes on to the AF_XDP sockets.
+ * @on_spread, a constant: in reqrouter_spread, on an xdp_spread CPU,
+ * where nothing goes on (and only the cpumap program array is named:
+ * a program array keeps to one attach type).
  */
 static __always_inline int in_kernel(struct xdp_md *ctx,
 				     const struct rr_port_conf *conf, void *l3,
-				     struct udphdr *udp, int ipv6, __u32 queue)
+				     struct udphdr *udp, int ipv6, __u32 queue,
+				     const int on_spread)
 {
 	struct rr_xdp_req *req;
 	__u32 zero = 0;
@@ -986,13 +1032,14 @@ static __always_inline int in_kernel(struct xdp_md *ctx,
 
 	req = bpf_map_lookup_elem(&rr_req, &zero);
 	if (!req)
-		return -1;
+		return on_spread ? XDP_DROP : -1;
 	req->queue = queue;
 	req->slot = conf->slot;
 	req->nsocks = conf->nsocks;
+	req->spread = on_spread;
 	ret = describe(ctx, req, conf, l3, udp, ipv6);
 
-	if (conf->flags & RR_PORT_CACHE) {
+	if (!on_spread && conf->flags & RR_PORT_CACHE) {
 		/* User space judges what the cache cannot answer. */
 		if (ret)
 			return -1;
@@ -1032,9 +1079,55 @@ static __always_inline int in_kernel(struct xdp_md *ctx,
 	req->rx_key = RR_FN_STATS_KEY(queue, conf->slot, RR_FN_XDP_RX);
 	req->tx_key = RR_FN_STATS_KEY(queue, conf->slot, RR_FN_XDP_TX);
 	req->tx_stat_key = queue * RR_XDP_STAT_MAX + RR_XDP_TX_FUNCTION;
+	if (on_spread) {
+		bpf_tail_call(ctx, &fn_progs_cpumap, conf->slot);
+		/* No program in the slot: no worker to hand it to here. */
+		rr_fn_count(req, RR_FN_XDP_RX);
+		return not_answered(ctx, conf, req, RR_XDP_PUNT);
+	}
 	bpf_tail_call(ctx, &fn_progs, conf->slot);
 	/* No program in the slot (being replaced): user space answers. */
 	return -1;
+}
+
+/*
+ * xdp_spread: the request to the next of the function's spread CPUs
+ * (through spread_cpus), where reqrouter_spread runs its XDP program,
+ * with the receiving queue in front of it (struct rr_spread_meta). What
+ * the program would not take (longer than xdp_max_payload or the
+ * in-kernel tier's limits) stays, for the workers of this queue.
+ * Returns XDP_REDIRECT, or -1 for today's path.
+ */
+static __always_inline int spread(struct xdp_md *ctx,
+				  const struct rr_port_conf *conf,
+				  struct udphdr *udp, __u32 queue)
+{
+	__u32 len = bpf_ntohs(udp->len) - sizeof(*udp), n = conf->spread_n;
+	__u32 slot = conf->slot, *turn, i, cpu;
+	struct rr_spread_meta *m;
+
+	if (!n || n > RR_MAX_SPREAD || len > conf->xdp_max_payload ||
+	    len > RR_XDP_MAX_PAYLOAD ||
+	    (long)ctx->data_end - (long)ctx->data > RR_XDP_MAX_FRAME)
+		return -1;
+	turn = bpf_map_lookup_elem(&spread_turn, &slot);
+	if (!turn)
+		return -1;
+	i = *turn < n ? *turn : 0;
+	*turn = i + 1;
+	cpu = conf->spread_cpu[i & (RR_MAX_SPREAD - 1)];
+	if (bpf_redirect_map(&spread_cpus, cpu, 0) != XDP_REDIRECT)
+		return -1;
+	/* Without room for it the counters take the CPU's queue. */
+	if (!bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m))) {
+		m = (void *)(long)ctx->data_meta;
+		if ((void *)(m + 1) <= (void *)(long)ctx->data) {
+			m->magic = RR_SPREAD_META_MAGIC;
+			m->queue = queue;
+		}
+	}
+	rr_fn_count_at(queue, slot, RR_FN_XDP_SPREAD);
+	return rr_count(queue, RR_XDP_REDIRECT_SPREAD, XDP_REDIRECT);
 }
 
 /*
@@ -1280,8 +1373,13 @@ int reqrouter_xdp(struct xdp_md *ctx)
 			return act;
 	}
 
+	if (conf->flags & RR_PORT_SPREAD) {
+		act = spread(ctx, conf, udph, queue);
+		if (act >= 0)
+			return act;
+	}
 	if (conf->flags & (RR_PORT_XDP | RR_PORT_CACHE)) {
-		act = in_kernel(ctx, conf, l3, udph, ipv6, queue);
+		act = in_kernel(ctx, conf, l3, udph, ipv6, queue, 0);
 		if (act >= 0)
 			return act;
 	}
@@ -1296,8 +1394,7 @@ int reqrouter_xdp(struct xdp_md *ctx)
  * (through rr_verdict, with its verdict in the request): only punts and
  * failures take this second tail call, never a reply.
  */
-SEC("xdp")
-int reqrouter_verdict(struct xdp_md *ctx)
+static __always_inline int verdict(struct xdp_md *ctx)
 {
 	const struct rr_port_conf *conf;
 	struct rr_xdp_req *req;
@@ -1312,6 +1409,64 @@ int reqrouter_verdict(struct xdp_md *ctx)
 	if (!conf || !conf->nsocks || conf->slot != req->slot)
 		return rr_count(req->queue, RR_XDP_PASS_NO_FUNCTION, XDP_PASS);
 	return not_answered(ctx, conf, req, req->verdict);
+}
+
+SEC("xdp")
+int reqrouter_verdict(struct xdp_md *ctx)
+{
+	return verdict(ctx);
+}
+
+/* reqrouter_verdict for the functions' cpumap copies (rr_verdict_cpumap). */
+SEC("xdp/cpumap")
+int reqrouter_verdict_cpumap(struct xdp_md *ctx)
+{
+	return verdict(ctx);
+}
+
+/*
+ * xdp_spread's other half: runs in the cpumap thread of a CPU a
+ * function's requests are spread over (spread()), on a frame the
+ * receiving CPU has checked and not changed: only the parsing is done
+ * again, for the offsets, and the port looked up again (a reload may
+ * have changed it meanwhile). The function's XDP program answers with a
+ * redirect to the receiving device; everything else ends here, counted.
+ */
+SEC("xdp/cpumap")
+int reqrouter_spread(struct xdp_md *ctx)
+{
+	struct rr_spread_meta *m = (void *)(long)ctx->data_meta;
+	__u32 queue = ctx->rx_queue_index, l4_len = 0, key;
+	struct cursor c = {
+		.pos = (void *)(long)ctx->data,
+		.end = (void *)(long)ctx->data_end,
+	};
+	const struct rr_port_conf *conf;
+	int proto, ipv6, not_ours = 0;
+	struct udphdr *udph;
+	void *l3;
+
+	if ((void *)(m + 1) <= c.pos && m->magic == RR_SPREAD_META_MAGIC)
+		queue = m->queue;
+	if (queue >= RR_MAX_QUEUES)
+		queue = 0;
+	proto = parse_eth(&c, &not_ours);
+	l3 = c.pos;
+	ipv6 = proto == ETH_P_IPV6;
+	if (proto == ETH_P_IP)
+		proto = parse_ipv4(&c, &l4_len);
+	else if (ipv6)
+		proto = parse_ipv6(&c, &l4_len);
+	else
+		proto = -1;
+	udph = c.pos;
+	if (proto != IPPROTO_UDP || not_ours || (void *)(udph + 1) > c.end)
+		return rr_count(queue, RR_XDP_PASS_MALFORMED, XDP_PASS);
+	key = bpf_ntohs(udph->dest);
+	conf = bpf_map_lookup_elem(&port_map, &key);
+	if (!conf || !conf->nsocks || conf->slot >= RR_MAX_SLOTS)
+		return rr_count(queue, RR_XDP_PASS_NO_FUNCTION, XDP_PASS);
+	return in_kernel(ctx, conf, l3, udph, ipv6, queue, 1);
 }
 
 char _license[] SEC("license") = "GPL";

@@ -19,6 +19,7 @@
 #define RR_MAX_QUEUES 64  /* RX queues served */
 #define RR_MAX_SLOTS 32	  /* functions served at once */
 #define RR_MAX_THREADS 16 /* workers per queue */
+#define RR_MAX_SPREAD 16  /* CPUs a function's xdp_spread lists */
 #define RR_XSKMAP_SIZE (RR_MAX_QUEUES * RR_MAX_SLOTS * RR_MAX_THREADS)
 
 /*
@@ -71,6 +72,11 @@ struct rr_port_conf {
 	 * requests may go to, one bit each (RR_MAX_THREADS of them), the
 	 * least loaded of them chosen; 0: every thread. */
 	__u16 group_mask[RR_XDP_CLASSES];
+	/* With RR_PORT_SPREAD (xdp_spread): the CPUs its requests are
+	 * handed to in turn, through spread_cpus, where its XDP program
+	 * runs them. */
+	__u16 spread_n;
+	__u16 spread_cpu[RR_MAX_SPREAD];
 };
 
 /* Only sources in the allow-lists (acl_v4/acl_v6) reach this function. */
@@ -103,6 +109,10 @@ struct rr_port_conf {
  * it, and drops what no worker has room for. Without it (user space could
  * not map worker_load) the backlog means nothing and is not read. */
 #define RR_PORT_LOAD (1U << 10)
+/* xdp_spread: with RR_PORT_XDP, its requests run on the CPUs of
+ * spread_cpu[] (a cpumap), not on the CPU that received them; set only
+ * where the replies can leave from there (rr_slot_in_kernel). */
+#define RR_PORT_SPREAD (1U << 11)
 
 /*
  * A worker's load as the steering program sees it (docs/DESIGN.md,
@@ -161,6 +171,15 @@ struct rr_rx_meta {
 
 #define RR_RX_META_MAGIC 0x72727374U
 
+/* What a frame handed to an xdp_spread CPU carries in front of it: the
+ * queue it arrived on, which a cpumap does not keep, for the counters. */
+struct rr_spread_meta {
+	__u32 magic;
+	__u32 queue;
+};
+
+#define RR_SPREAD_META_MAGIC 0x72727370U
+
 /*
  * Why a request got no reply, the same in both tiers: X(enum suffix, label).
  * User space counts them per socket, the XDP tier per (queue, function).
@@ -175,7 +194,8 @@ struct rr_rx_meta {
 	X(CRASH, "crash")		/* its call crashed the cell */        \
 	X(TIMEOUT, "timeout")		/* its call overran max_run_us */      \
 	X(QUARANTINED, "quarantined")	/* queued when quarantined */          \
-	X(BAD_CHECKSUM, "bad_checksum") /* the kernel would drop it too */
+	X(BAD_CHECKSUM, "bad_checksum") /* the kernel would drop it too */     \
+	X(SPREAD_PUNT, "spread_punt")	/* punted on an xdp_spread CPU */
 
 #define RR_DROP_ENUM(name, label) RR_DROP_##name,
 enum rr_drop { RR_DROP_NONE, RR_DROPS(RR_DROP_ENUM) RR_DROP_MAX };
@@ -194,6 +214,7 @@ enum rr_drop { RR_DROP_NONE, RR_DROPS(RR_DROP_ENUM) RR_DROP_MAX };
 	X(CACHE_MISS, "cache_miss") /* looked up, not answerable */   \
 	X(RL_LIMITED, "rl_limited") /* over rate_limit, dropped */    \
 	X(RL_SLIPPED, "rl_slipped") /* over it, got the slip reply */ \
+	X(XDP_SPREAD, "xdp_spread") /* handed to an xdp_spread CPU */ \
 	X(XDP_DROP, "xdp_drop")	    /* first of RR_DROP_MAX drop counters */
 
 #define RR_FN_STAT_ENUM(name, label) RR_FN_##name,
@@ -518,7 +539,8 @@ static __inline __u32 rr_local_slot(__u32 folded)
 	X(DROP_FUNCTION, "drop", "function")              \
 	X(DROP_RATE_LIMITED, "drop", "rate_limited")      \
 	X(TX_SLIP, "tx", "slip")                          \
-	X(DROP_OVERLOAD, "drop", "overload")
+	X(DROP_OVERLOAD, "drop", "overload")              \
+	X(REDIRECT_SPREAD, "redirect", "spread")
 
 #define RR_XDP_STAT_ENUM(name, verdict, reason) RR_XDP_##name,
 enum rr_xdp_stat { RR_XDP_STATS(RR_XDP_STAT_ENUM) RR_XDP_STAT_MAX };

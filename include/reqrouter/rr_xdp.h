@@ -69,6 +69,11 @@
  *               req->verdict by a tail call to entry 0, the steering
  *               program's, which counts it and redirects or drops it.
  *
+ * For xdp_spread the object is loaded a second time as a cpumap program
+ * (BPF_XDP_CPUMAP), with the cpumap side's rr_verdict: a program array
+ * holds programs of one attach type only. The same code serves both;
+ * req->spread tells it where it runs.
+ *
  * A function's XDP object is built with reqrouter and embedded in it, so
  * both sides always come from one build; the ABI is written down to keep
  * it this small.
@@ -120,6 +125,8 @@ static __always_inline int rr_xdp_finish(struct xdp_md *ctx,
 	    !rr_xdp_build_reply(ctx, req, (__u32)ret)) {
 		rr_xdp_count(&fn_stats, req->tx_key);
 		rr_xdp_count(&xdp_stats, req->tx_stat_key);
+		if (req->spread)
+			return bpf_redirect(ctx->ingress_ifindex, 0);
 		return XDP_TX;
 	}
 	req->verdict = ret;

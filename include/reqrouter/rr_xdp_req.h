@@ -53,6 +53,11 @@ struct rr_xdp_req {
 	__u16 dst_port;
 	__u8 family;	  /* AF_INET or AF_INET6 */
 	__u8 amp_limited; /* room was cut by the amplification limit */
+	/* Served on an xdp_spread CPU, from a cpumap: a reply leaves by a
+	 * redirect to the receiving device (XDP_TX is no action there),
+	 * and what the handler does not answer cannot reach a worker. */
+	__u8 spread;
+	__u8 pad;
 	/* reqrouter's, for RR_XDP_FUNCTION (rr_xdp.h), not the handler's:
 	 * the keys of the counters it bumps, so that their layout stays the
 	 * steering program's, and the handler's verdict when it hands the

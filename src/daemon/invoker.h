@@ -200,6 +200,26 @@ struct rr_group {
 	bool said_none;	  /* that its list names no running thread */
 };
 
+/* Whether a slot's xdp_spread is in effect, and if not, why (spread.c). */
+enum rr_spread_state {
+	RR_SPREAD_OFF, /* none listed */
+	RR_SPREAD_ON,
+	RR_SPREAD_NO_XDP,     /* not answered in XDP */
+	RR_SPREAD_CLASSIFIER, /* its program only classifies */
+	RR_SPREAD_HELD,	      /* replies from XDP would be lost (a veth) */
+	RR_SPREAD_NO_COPY,    /* no cpumap copy of its program */
+	RR_SPREAD_CPU,	      /* a CPU's cpumap entry failed */
+};
+
+struct rr_spread {
+	int cpus[RR_MAX_SPREAD]; /* the list as parsed */
+	uint32_t n;
+	enum rr_spread_state state;
+	int bad_cpu; /* RR_SPREAD_CPU: which */
+	/* The list the state was said for. */
+	char said[RR_SPREAD_LEN];
+};
+
 struct rr_slot {
 	/* Read by the workers every batch, so together on one line. The
 	 * function's state (API 2), swapped by a reload or a deploy while
@@ -225,6 +245,7 @@ struct rr_slot {
 	struct rr_port_conf port_conf;
 	struct rr_fn_counters fn_ctrs; /* the function's own, as registered */
 	struct rr_group group;	       /* steering = groups (steer.c) */
+	struct rr_spread spread;       /* xdp_spread (spread.c) */
 	/* Last, off the workers' line: written at every fault. */
 	struct rr_faults faults;
 } __attribute__((aligned(RR_CACHELINE)));
@@ -619,5 +640,15 @@ void rr_steer_parse(struct rr_slot *s);
  * steering = groups, and for a class the function's list leaves out). */
 uint32_t rr_steer_group_mask(const struct rr_invoker *inv,
 			     const struct rr_slot *s, uint32_t cls);
+/* spread.c: slot @s's xdp_spread into its port entry @conf, which has its
+ * in-kernel tier decided; the cpumap entries it needs made, each change
+ * said. */
+void rr_spread_port_conf(struct rr_invoker *inv, struct rr_slot *s,
+			 struct rr_port_conf *conf);
+/* spread.c: slot @s spreads nothing any more (removed). */
+void rr_spread_forget(struct rr_slot *s);
+/* spread.c: the cpumap entries of CPUs no function spreads over out. */
+void rr_spread_sweep(struct rr_invoker *inv);
+const char *rr_spread_state_name(enum rr_spread_state st);
 
 #endif /* RR_INVOKER_H */

@@ -207,6 +207,9 @@ static const struct {
 	{ "reqrouter_punted_packets_total",
 	  "Requests the in-kernel tier handed on to user space.",
 	  RR_FN_XDP_PUNT, true },
+	{ "reqrouter_spread_packets_total",
+	  "Requests handed to an xdp_spread CPU, where the function's XDP program ran them.",
+	  RR_FN_XDP_SPREAD, true },
 	{ "reqrouter_cache_hits_total",
 	  "Requests answered from the reply cache inside XDP.", RR_FN_CACHE_HIT,
 	  false },
@@ -635,6 +638,18 @@ static void write_guards(struct rr_invoker *inv, FILE *out)
 				     : (int)inv->nthreads);
 		}
 	}
+	header(out, "reqrouter_xdp_spread_cpus", "gauge",
+	       "The CPUs the function's XDP program runs on by xdp_spread (0: the receiving CPU); state says why a listed set is not in effect (held: replies from XDP would be lost on this veth).");
+	for (slot = 0; slot < inv->nslots; slot++) {
+		s = &inv->slots[slot];
+		if (s->spread.state == RR_SPREAD_OFF)
+			continue;
+		fprintf(out,
+			"reqrouter_xdp_spread_cpus{port=\"%u\",function=\"%s\",state=\"%s\"} %u\n",
+			s->svc->port, s->svc->fn->name,
+			rr_spread_state_name(s->spread.state),
+			s->spread.state == RR_SPREAD_ON ? s->spread.n : 0);
+	}
 	header(out, "reqrouter_function_in_kernel", "gauge",
 	       "1 while the function is answered in XDP first (its program or its reply cache).");
 	for (slot = 0; slot < inv->nslots; slot++) {
@@ -746,12 +761,16 @@ static void summary_in_kernel(struct rr_invoker *inv, FILE *out)
 		drops = 0;
 		for (i = 1; i < RR_DROP_MAX; i++)
 			drops += sum[RR_FN_XDP_DROP + i];
-		if (s->tier_xdp)
+		if (s->tier_xdp) {
 			fprintf(out,
-				"in XDP: %s: %lu requests, %lu replies, %lu punted to user space, %lu dropped\n",
+				"in XDP: %s: %lu requests, %lu replies, %lu punted to user space, %lu dropped",
 				s->svc->fn->name, sum[RR_FN_XDP_RX],
 				sum[RR_FN_XDP_TX], sum[RR_FN_XDP_PUNT], drops);
-		else if (s->cached)
+			if (sum[RR_FN_XDP_SPREAD])
+				fprintf(out, ", %lu of them on xdp_spread CPUs",
+					sum[RR_FN_XDP_SPREAD]);
+			fprintf(out, "\n");
+		} else if (s->cached)
 			fprintf(out, "reply cache: %s: %lu hits, %lu misses\n",
 				s->svc->fn->name, sum[RR_FN_CACHE_HIT],
 				sum[RR_FN_CACHE_MISS]);

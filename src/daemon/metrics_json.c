@@ -59,9 +59,9 @@ static void json_function(struct rr_invoker *inv, uint32_t slot,
 	fprintf(out, "}}");
 	if (inv->slots[slot].tier_xdp) {
 		fprintf(out,
-			",\"xdp\":{\"rx\":%lu,\"tx\":%lu,\"punted\":%lu,\"dropped\":{",
+			",\"xdp\":{\"rx\":%lu,\"tx\":%lu,\"punted\":%lu,\"spread\":%lu,\"dropped\":{",
 			sum[RR_FN_XDP_RX], sum[RR_FN_XDP_TX],
-			sum[RR_FN_XDP_PUNT]);
+			sum[RR_FN_XDP_PUNT], sum[RR_FN_XDP_SPREAD]);
 		for (d = 1; d < RR_DROP_MAX; d++)
 			fprintf(out, "%s\"%s\":%lu", d > 1 ? "," : "",
 				rr_drop_label(d), sum[RR_FN_XDP_DROP + d]);

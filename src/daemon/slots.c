@@ -284,19 +284,28 @@ int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 {
 	struct rr_port_conf conf = s->port_conf;
 	uint32_t k;
+	int ret;
 
 	rr_steer_parse(s);
 	__atomic_store_n(&inv->live->quarantined[s - inv->slots],
 			 s->quarantined, __ATOMIC_RELAXED);
 	__atomic_store_n(&inv->live->cache_gen[s - inv->slots], s->cache_gen,
 			 __ATOMIC_RELAXED);
-	if (s->removed || (s->quarantined && s->svc->quarantine_pass))
-		return rr_xdp_del_port(&inv->xdp, s->svc->port);
+	if (s->removed || (s->quarantined && s->svc->quarantine_pass)) {
+		ret = rr_xdp_del_port(&inv->xdp, s->svc->port);
+		if (s->removed) {
+			rr_spread_forget(s);
+			rr_spread_sweep(inv);
+		}
+		return ret;
+	}
 	if (s->quarantined)
 		conf.flags |= RR_PORT_QUARANTINED;
 	/* Replies from XDP that would be lost: the workers answer. */
 	if (!rr_slot_in_kernel(inv, s))
 		conf.flags &= ~(RR_PORT_XDP | RR_PORT_CACHE);
+	/* Where its XDP program runs; the cpumap entries made first. */
+	rr_spread_port_conf(inv, s, &conf);
 	/* How to pick a worker: by load only where the workers keep it. */
 	conf.flags &= ~(RR_PORT_LOAD | RR_PORT_LEAST_LOADED);
 	memset(conf.group_mask, 0, sizeof(conf.group_mask));
@@ -311,7 +320,9 @@ int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 	/* Who is calling: heavy_hitters and its rate, as they are now. */
 	rr_topk_port_conf(inv, s->svc, &conf);
 	rr_rl_port_conf(inv, s->svc, &conf);
-	return rr_xdp_set_port(&inv->xdp, s->svc->port, &conf);
+	ret = rr_xdp_set_port(&inv->xdp, s->svc->port, &conf);
+	rr_spread_sweep(inv);
+	return ret;
 }
 
 /*

@@ -55,7 +55,7 @@ int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu)
 {
 	char buf[RR_ERRLEN];
 	uint32_t zero = 0;
-	int ret, fd;
+	int ret, fd, ncpus;
 
 	memset(x, 0, sizeof(*x));
 	ret = rr_xdp_check_kernel(buf, sizeof(buf));
@@ -76,6 +76,11 @@ int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu)
 		x->hh_seed = (uint64_t)rr_now_ns() * 0x9e3779b97f4a7c15ULL;
 	x->skel->rodata->hh_seed = x->hh_seed;
 	x->skel->rodata->rx_ring_size = RR_XDP_RX_RING;
+	ncpus = libbpf_num_possible_cpus();
+	x->spread_ncpus = ncpus > 0 ? (uint32_t)ncpus : 1;
+	if (x->spread_ncpus > RR_MAX_CPUS)
+		x->spread_ncpus = RR_MAX_CPUS;
+	bpf_map__set_max_entries(x->skel->maps.spread_cpus, x->spread_ncpus);
 	ret = reqrouter__load(x->skel);
 	if (ret) {
 		libbpf_strerror(ret, buf, sizeof(buf));
@@ -92,6 +97,12 @@ int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu)
 	fd = bpf_program__fd(x->skel->progs.reqrouter_verdict);
 	ret = bpf_map__update_elem(x->skel->maps.rr_verdict, &zero,
 				   sizeof(zero), &fd, sizeof(fd), 0);
+	if (!ret) {
+		fd = bpf_program__fd(x->skel->progs.reqrouter_verdict_cpumap);
+		ret = bpf_map__update_elem(x->skel->maps.rr_verdict_cpumap,
+					   &zero, sizeof(zero), &fd, sizeof(fd),
+					   0);
+	}
 	if (ret) {
 		pr_warn("cannot load the XDP program: rr_verdict: %s\n",
 			strerror(-ret));
@@ -317,39 +328,50 @@ void rr_xdp_destroy(struct rr_xdp *x)
 	x->load = NULL;
 	for (i = 0; i < RR_MAX_SLOTS; i++) {
 		bpf_object__close(x->fn_objs[i]);
+		bpf_object__close(x->fn_objs_cpumap[i]);
 		x->fn_objs[i] = NULL;
+		x->fn_objs_cpumap[i] = NULL;
 	}
 	reqrouter__destroy(x->skel);
 	x->skel = NULL;
 }
 
-int rr_xdp_load_function(struct rr_xdp *x, uint32_t slot,
-			 const struct rr_xdp_impl *impl, char *why, size_t len)
+/*
+ * Function @impl's XDP object, opened, sharing the steering program's
+ * maps, and loaded into @progs at @slot: as an XDP program, or with
+ * @cpumap as a cpumap program (xdp_spread), which hands back what it
+ * does not answer through rr_verdict_cpumap. Returns the object.
+ */
+static struct bpf_object *load_fn(struct rr_xdp *x, uint32_t slot,
+				  const struct rr_xdp_impl *impl, bool cpumap,
+				  char *why, size_t len)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = impl->name);
+	struct bpf_map *m, *ours, *progs;
 	struct bpf_program *prog;
 	struct bpf_object *obj;
-	struct bpf_map *m, *ours;
 	const void *bytes;
 	size_t size;
 	int ret, fd;
 
-	if (slot >= RR_MAX_SLOTS)
-		return -EINVAL;
 	bytes = impl->elf_bytes(&size);
 	obj = bpf_object__open_mem(bytes, size, &opts);
 	if (!obj) {
 		ret = -errno;
 		snprintf(why, len, "cannot open its object: %s",
 			 strerror(-ret));
-		return ret;
+		errno = -ret;
+		return NULL;
 	}
 	/* Every map the steering program has too is the steering
 	 * program's: the request, the counters, rr_verdict. */
 	bpf_object__for_each_map(m, obj)
 	{
-		ours = bpf_object__find_map_by_name(x->skel->obj,
-						    bpf_map__name(m));
+		if (cpumap && !strcmp(bpf_map__name(m), "rr_verdict"))
+			ours = x->skel->maps.rr_verdict_cpumap;
+		else
+			ours = bpf_object__find_map_by_name(x->skel->obj,
+							    bpf_map__name(m));
 		if (!ours)
 			continue;
 		ret = bpf_map__reuse_fd(m, bpf_map__fd(ours));
@@ -365,6 +387,8 @@ int rr_xdp_load_function(struct rr_xdp *x, uint32_t slot,
 		ret = -EINVAL;
 		goto err;
 	}
+	if (cpumap)
+		bpf_program__set_expected_attach_type(prog, BPF_XDP_CPUMAP);
 	ret = bpf_object__load(obj);
 	if (ret) {
 		snprintf(why, len, "the kernel refused it: %s%s",
@@ -372,18 +396,74 @@ int rr_xdp_load_function(struct rr_xdp *x, uint32_t slot,
 		goto err;
 	}
 	fd = bpf_program__fd(prog);
-	ret = bpf_map__update_elem(x->skel->maps.fn_progs, &slot, sizeof(slot),
-				   &fd, sizeof(fd), 0);
+	progs = cpumap ? x->skel->maps.fn_progs_cpumap : x->skel->maps.fn_progs;
+	ret = bpf_map__update_elem(progs, &slot, sizeof(slot), &fd, sizeof(fd),
+				   0);
 	if (ret) {
 		snprintf(why, len, "cannot install it: %s", strerror(-ret));
 		goto err;
 	}
-	bpf_object__close(x->fn_objs[slot]);
-	x->fn_objs[slot] = obj;
-	return 0;
+	return obj;
 err:
 	bpf_object__close(obj);
-	return ret;
+	errno = -ret;
+	return NULL;
+}
+
+int rr_xdp_load_function(struct rr_xdp *x, uint32_t slot,
+			 const struct rr_xdp_impl *impl, char *why, size_t len)
+{
+	struct bpf_object *obj, *spread;
+	char whynot[RR_ERRLEN];
+
+	if (slot >= RR_MAX_SLOTS)
+		return -EINVAL;
+	obj = load_fn(x, slot, impl, false, why, len);
+	if (!obj)
+		return -errno;
+	/* Only xdp_spread needs it; a kernel that refuses it keeps the
+	 * function's requests on the receiving CPU (rr_spread_port_conf). */
+	spread = load_fn(x, slot, impl, true, whynot, sizeof(whynot));
+	if (!spread) {
+		pr_debug("%s: no cpumap copy for xdp_spread: %s\n", impl->name,
+			 whynot);
+		bpf_map__delete_elem(x->skel->maps.fn_progs_cpumap, &slot,
+				     sizeof(slot), 0);
+	}
+	bpf_object__close(x->fn_objs[slot]);
+	bpf_object__close(x->fn_objs_cpumap[slot]);
+	x->fn_objs[slot] = obj;
+	x->fn_objs_cpumap[slot] = spread;
+	return 0;
+}
+
+/*
+ * An entry of spread_cpus for @cpu, which starts the cpumap thread there
+ * that runs reqrouter_spread, or with !@on the entry taken out (its
+ * thread stops once its queue is empty).
+ */
+int rr_xdp_spread_cpu(struct rr_xdp *x, uint32_t cpu, bool on)
+{
+	struct bpf_cpumap_val val = {
+		.qsize = RR_SPREAD_QSIZE,
+		.bpf_prog.fd = bpf_program__fd(x->skel->progs.reqrouter_spread),
+	};
+	int ret;
+
+	if (cpu >= x->spread_ncpus)
+		return -ENODEV;
+	if (x->spread_on[cpu] == on)
+		return 0;
+	if (on)
+		ret = bpf_map__update_elem(x->skel->maps.spread_cpus, &cpu,
+					   sizeof(cpu), &val, sizeof(val), 0);
+	else
+		ret = bpf_map__delete_elem(x->skel->maps.spread_cpus, &cpu,
+					   sizeof(cpu), 0);
+	if (ret && !(ret == -ENOENT && !on))
+		return ret;
+	x->spread_on[cpu] = on;
+	return 0;
 }
 
 /* Map @fd's whole array, @size bytes of values, shared; with !@inherit

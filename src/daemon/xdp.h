@@ -23,6 +23,13 @@ struct rr_xdp {
 	char ifname[IF_NAMESIZE]; /* names the record of prog_id, see xdp.c */
 	/* The functions' XDP programs, by slot, once loaded. */
 	struct bpf_object *fn_objs[RR_MAX_SLOTS];
+	/* The same, loaded as cpumap programs for xdp_spread; NULL where
+	 * the kernel refused that copy. */
+	struct bpf_object *fn_objs_cpumap[RR_MAX_SLOTS];
+	/* xdp_spread's CPUs with an entry in spread_cpus (a thread each),
+	 * below spread_ncpus, the possible CPUs. */
+	bool spread_on[RR_MAX_CPUS];
+	uint32_t spread_ncpus;
 	/* The reply cache, mapped (RR_CACHE_ENTRIES entries). */
 	struct rr_cache_entry *cache;
 	size_t cache_size;
@@ -51,6 +58,8 @@ int rr_xdp_check_kernel(char *why, size_t len);
 int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu);
 /* The sockets' RX ring size the program judges a full worker by. */
 #define RR_XDP_RX_RING 2048
+/* Frames a cpumap thread of xdp_spread may have queued. */
+#define RR_SPREAD_QSIZE 2048
 /*
  * Loads a function's XDP implementation, sharing the steering program's
  * maps, and puts it in slot @slot of fn_progs. -errno with the reason in
@@ -94,6 +103,7 @@ int rr_xdp_set_port(struct rr_xdp *x, uint16_t port,
 /* Adds a prefix to the allow-list of function @slot. */
 /* Takes @port out: its packets go to the kernel again. */
 int rr_xdp_del_port(struct rr_xdp *x, uint16_t port);
+int rr_xdp_spread_cpu(struct rr_xdp *x, uint32_t cpu, bool on);
 int rr_xdp_allow(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c);
 /* Function @slot's rate-limit buckets all full again (a new function in
  * the slot, or new limits); 0 or -errno. */

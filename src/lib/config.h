@@ -56,6 +56,7 @@ enum rr_steering {
 };
 
 #define RR_WORKERS_LEN 64 /* a function's `workers` list */
+#define RR_SPREAD_LEN 64  /* a function's `xdp_spread` CPU list */
 
 #define RR_DRAIN_TIMEOUT_S 30 /* a drain ends after this at the latest */
 #define RR_DRAIN_QUIET_S 2    /* ... or after this long without requests */
@@ -155,6 +156,9 @@ struct rr_service {
 	 * the others, one worker at a time (0: it never does). */
 	char workers[RR_WORKERS_LEN];
 	uint32_t group_delay_us;
+	/* Its XDP program runs on these CPUs, in turn (a CPU list, "" for
+	 * the CPU that received the request): src/daemon/spread.c. */
+	char xdp_spread[RR_SPREAD_LEN];
 	/* System calls a cell may make for this function beyond its own
 	 * allow-list (src/daemon/seccomp.c): names separated by spaces, ""
 	 * for none. Every cell allows those of all the served functions. */
@@ -290,6 +294,9 @@ int rr_parse_cpus(const char *s, int *cpus, uint32_t *ncpus, char *err,
 int rr_parse_workers(const char *s, uint32_t masks[RR_XDP_CLASSES], char *err,
 		     size_t errlen);
 int rr_check_workers(const char *s, char *err, size_t errlen);
+int rr_parse_spread(const char *s, int cpus[RR_MAX_SPREAD], uint32_t *n,
+		    char *err, size_t errlen);
+int rr_check_spread(const char *s, char *err, size_t errlen);
 int rr_parse_ports(const char *s, uint16_t *ports, uint32_t max,
 		   uint32_t *nports, char *err, size_t errlen);
 int rr_parse_mode(const char *s, enum rr_xdp_mode *mode, char *err,

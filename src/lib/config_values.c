@@ -167,6 +167,33 @@ int rr_parse_cpus(const char *s, int *cpus, uint32_t *ncpus, char *err,
 	return 0;
 }
 
+/* A function's `xdp_spread`: a CPU list of at most RR_MAX_SPREAD. */
+int rr_parse_spread(const char *s, int cpus[RR_MAX_SPREAD], uint32_t *n,
+		    char *err, size_t errlen)
+{
+	int all[RR_MAX_CPUS];
+	uint32_t count = 0;
+	int ret;
+
+	ret = rr_parse_cpus(s, all, &count, err, errlen);
+	if (ret)
+		return ret;
+	if (count > RR_MAX_SPREAD)
+		return rr_errf(err, errlen, "%u CPUs in '%s': at most %u",
+			       count, s, RR_MAX_SPREAD);
+	memcpy(cpus, all, sizeof(int) * count);
+	*n = count;
+	return 0;
+}
+
+int rr_check_spread(const char *s, char *err, size_t errlen)
+{
+	int cpus[RR_MAX_SPREAD];
+	uint32_t n;
+
+	return rr_parse_spread(s, cpus, &n, err, errlen);
+}
+
 int rr_parse_ports(const char *s, uint16_t *ports, uint32_t max,
 		   uint32_t *nports, char *err, size_t errlen)
 {

@@ -334,6 +334,9 @@ _Static_assert(sizeof(enum rr_steering) == sizeof(int), "enum size");
 
 /* The keys of a [function NAME] section that are reqrouter's; any other
  * key is the function's own (API 2). */
+/* Past a size clang-format stops laying a table out row by row: this one
+ * is kept as written, in the layout of rr_settings above. */
+/* clang-format off */
 const struct rr_setting rr_fn_settings[] = {
 	{ .key = "port",
 	  .type = RR_SETTING_U32,
@@ -478,6 +481,14 @@ const struct rr_setting rr_fn_settings[] = {
 	  .def = 0,
 	  .unit = "microseconds",
 	  .help = "with steering = groups: requests waiting longer grow the group by one worker, which it gives back once they wait under half of it for a second; 0: never" },
+	{ .key = "xdp_spread",
+	  .live = true,
+	  .arg = "CPU-LIST",
+	  .type = RR_SETTING_STRING,
+	  SVC(xdp_spread),
+	  .check = rr_check_spread,
+	  .def_text = "off",
+	  .help = "run its XDP program on these CPUs in turn (e.g. 0-3, through a cpumap), not on the CPU that received the request; off where replies cannot leave from there (a veth whose peer runs no XDP program)" },
 	{ .key = "tcp",
 	  .type = RR_SETTING_BOOL,
 	  SVC(tcp),
@@ -561,6 +572,7 @@ const struct rr_setting rr_fn_settings[] = {
 	  .append = true,
 	  .help = "system calls the function needs beyond a cell's allow-list, separated by spaces (e.g. openat read); repeated lines add up; every cell allows those of all served functions, and any other call kills the cell as a crash. Cells only (isolation = cell): threads have no filter" },
 };
+/* clang-format on */
 
 const size_t rr_fn_nsettings = ARRAY_SIZE(rr_fn_settings);
 
