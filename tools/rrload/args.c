@@ -26,6 +26,7 @@ enum {
 	OPT_CPUS,
 	OPT_FN_CONFIG,
 	OPT_PAYLOADS,
+	OPT_PAYLOAD,
 	OPT_LOST,
 	OPT_SPOOF,
 	OPT_MIX,
@@ -41,6 +42,8 @@ static const struct rr_opt opts[] = {
 	  "functions' settings, from reqrouter's config FILE (needed to verify functions with state)" },
 	{ "payloads", OPT_PAYLOADS, "FILE",
 	  "send these requests in turn: one per line, as text, or as hex after '0x' (xdp engine: the first two bytes become the request's number, which the reply must echo, as DNS IDs)" },
+	{ "payload", OPT_PAYLOAD, "TEXT",
+	  "xdp engine: send this payload (1-32 bytes), whose reply the function linked in gives, rather than -l's pattern: for a function that reads its request" },
 	{ "mix", OPT_MIX, "W:Nus[,W:Nus...]",
 	  "ask the work function (default port 9010) to spin N us, a class picked per request by its weight W (up to 8 classes, N up to 100000); every reply checked, latency reported per class" },
 	{ "conns", 'c', "N", "sockets (default 1)" },
@@ -288,6 +291,9 @@ static int apply(int key, const char *arg, void *ctx)
 	case OPT_PAYLOADS:
 		cfg->payloads_file = arg;
 		return 0;
+	case OPT_PAYLOAD:
+		cfg->payload = arg;
+		return 0;
 	case 'l':
 		return parse_size(cfg, arg) ? 2 : 0;
 	case OPT_BUSY:
@@ -363,6 +369,13 @@ static int check_args(struct rl_config *cfg, bool have_server, bool have_ports)
 	if (cfg->engine_xdp && cfg->lost_file)
 		return rr_opt_fail("rrload", "%s",
 				   "--lost needs the socket engine");
+	/* The engine rewrites GEN_EDGE bytes at each end of the payload
+	 * every run, over what the server left: 32 bytes are all of it. */
+	if (cfg->payload && (!cfg->engine_xdp || cfg->payloads_file ||
+			     !*cfg->payload || strlen(cfg->payload) > 32))
+		return rr_opt_fail(
+			"rrload", "%s",
+			"--payload takes 1-32 bytes, with --engine xdp and without --payloads");
 	if (rl_check_spoof(cfg))
 		return 2;
 	if (cfg->nmix && check_mix(cfg, have_ports))

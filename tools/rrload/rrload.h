@@ -73,6 +73,8 @@ struct rl_config {
 	/* --payloads: requests to send, cycled through, instead of -l's
 	 * numbered pattern. */
 	const char *payloads_file;
+	/* --payload: the xdp engine's one request, instead of -l's. */
+	const char *payload;
 	struct rl_payload *payloads;
 	unsigned int npayloads;
 	/* --mix: requests to the work function, a class picked per request

@@ -215,7 +215,8 @@ int gen_build_frame(const struct rl_config *cfg, struct gen_frames *g,
 		    struct rr_request *req, uint8_t *payload_out,
 		    uint32_t *plen_out, uint32_t *hlen_out)
 {
-	uint32_t hlen, plen = cfg->len_min;
+	uint32_t hlen, plen = cfg->payload ? (uint32_t)strlen(cfg->payload)
+					   : cfg->len_min;
 	char addr[INET6_ADDRSTRLEN];
 	struct ethhdr *eth;
 	struct udphdr *udp;
@@ -256,7 +257,10 @@ int gen_build_frame(const struct rl_config *cfg, struct gen_frames *g,
 	udp->source = htons(g->port);
 	udp->dest = htons(cfg->ports[0]);
 	udp->len = htons((uint16_t)(sizeof(*udp) + plen));
-	fill_payload(f + hlen, plen);
+	if (cfg->payload)
+		memcpy(f + hlen, cfg->payload, plen);
+	else
+		fill_payload(f + hlen, plen);
 	frame_csums(f, cfg->family);
 
 	memcpy(payload_out, f + hlen, plen);
