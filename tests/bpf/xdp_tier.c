@@ -18,6 +18,9 @@
  * generation, an expired entry or one being written answer nothing and
  * leave the frame untouched, and so does a request the cache holds the
  * answer to but user space would refuse (a garbage checksum, options).
+ * Last, hash, whose program answers part of what it gets: the same frame
+ * where its DATA fits in XDP, the rest (too long, or no request) punted
+ * untouched; and its cost in XDP, printed for benchmarks.
  *
  * Needs root and a kernel with BPF; exits 77 (skip) otherwise.
  */
@@ -62,6 +65,8 @@ enum {
 	SLOT_PUNTY,   /* reverse with xdp_max_payload = 100 */
 	SLOT_AMP1,    /* echo with max_amplification = 1 */
 	SLOT_IDCACHE, /* rrtest_idrev (a 2-byte ID), replies cached */
+	SLOT_HASH,
+	SLOT_HASH_AMP1, /* hash with max_amplification = 1 */
 	NSLOTS
 };
 
@@ -103,6 +108,16 @@ static const struct {
 			     .cache_gen = 1,
 			     .cache_max_payload = RR_CACHE_MAX_PAYLOAD,
 			     .cache_id_bytes = 2 } },
+	[SLOT_HASH] = { 9012,
+			"hash",
+			{ .flags = RR_PORT_XDP,
+			  .max_amplification = 3,
+			  .xdp_max_payload = RR_XDP_MAX_PAYLOAD } },
+	[SLOT_HASH_AMP1] = { 9112,
+			     "hash",
+			     { .flags = RR_PORT_XDP,
+			       .max_amplification = 1,
+			       .xdp_max_payload = RR_XDP_MAX_PAYLOAD } },
 };
 
 static int setup(void)
@@ -736,6 +751,270 @@ static void cache(void)
 	cache_case("entry written", a, la, true);
 }
 
+/*
+ * hash, a function whose XDP program answers only part of what it is
+ * sent (functions/hash.bpf.c): requests whose DATA is at most
+ * HASH_XDP_MAX_DATA bytes are answered in XDP with user space's very
+ * frame; a longer DATA, and whatever is no valid request, must reach the
+ * sockets untouched (no socket here: XDP_PASS), counted as a punt, for
+ * user space to answer or refuse (hash_invalid).
+ */
+#define HASH_XDP_MAX_DATA 128
+
+enum hash_want {
+	HASH_IN_XDP,	   /* answered in XDP as in user space */
+	HASH_PUNT_ANSWER,  /* DATA too long for XDP: user space answers */
+	HASH_PUNT_INVALID, /* no request: user space answers nothing */
+};
+
+/* A hash request: @head (ROUNDS and its space, or what stands there),
+ * then @dlen bytes of DATA. */
+static const struct hash_req {
+	const char *head;
+	uint32_t dlen;
+	enum hash_want want;
+} hash_reqs[] = {
+	{ "1 ", 0, HASH_IN_XDP },
+	{ "9 ", 0, HASH_IN_XDP },
+	{ "1 ", 1, HASH_IN_XDP },
+	{ "0001 ", 3, HASH_IN_XDP },
+	{ "3  ", 5, HASH_IN_XDP }, /* DATA starts with a space */
+	{ "7 ", 13, HASH_IN_XDP },
+	{ "64 ", 64, HASH_IN_XDP },
+	{ "4096 ", 1, HASH_IN_XDP },
+	{ "1 ", HASH_XDP_MAX_DATA, HASH_IN_XDP },
+	{ "4096 ", HASH_XDP_MAX_DATA, HASH_IN_XDP },
+	{ "1 ", HASH_XDP_MAX_DATA + 1, HASH_PUNT_ANSWER },
+	{ "4096 ", HASH_XDP_MAX_DATA + 1, HASH_PUNT_ANSWER },
+	{ "300 ", 200, HASH_PUNT_ANSWER },
+	{ "2 ", 1400, HASH_PUNT_ANSWER },
+	{ "", 0, HASH_PUNT_INVALID },
+	{ "1", 0, HASH_PUNT_INVALID },
+	{ "4096", 0, HASH_PUNT_INVALID },
+	{ "a 1", 0, HASH_PUNT_INVALID },
+	{ " 1 ", 4, HASH_PUNT_INVALID },
+	{ "1x ", 4, HASH_PUNT_INVALID },
+	{ "1\t", 4, HASH_PUNT_INVALID },
+	{ "0 ", 4, HASH_PUNT_INVALID },
+	{ "0000 ", 4, HASH_PUNT_INVALID },
+	{ "4097 ", 4, HASH_PUNT_INVALID },
+	{ "9999 ", 0, HASH_PUNT_INVALID },
+	{ "00001 ", 4, HASH_PUNT_INVALID },
+	{ "12345 ", 200, HASH_PUNT_INVALID },
+	{ "-1 ", 4, HASH_PUNT_INVALID },
+	{ "0 ", 200, HASH_PUNT_INVALID },
+};
+
+/* A hash request's payload: @head, then @dlen bytes of every value
+ * (spaces and digits among them). Returns its length. */
+static uint32_t hash_payload(uint8_t *p, const char *head, uint32_t dlen)
+{
+	uint32_t hlen = (uint32_t)strlen(head), i;
+
+	memcpy(p, head, hlen);
+	for (i = 0; i < dlen; i++)
+		p[hlen + i] = (uint8_t)(i * 37 + 11);
+	return hlen + dlen;
+}
+
+/* A request XDP must punt: untouched, counted, and user space's call. */
+static void hash_punted(uint32_t slot, const uint8_t *frame, uint32_t len,
+			enum hash_want want)
+{
+	uint8_t user[ROOM], out[ROOM];
+	uint32_t out_len, retval;
+	uint64_t punts;
+	int ret;
+
+	checks++;
+	memcpy(user, frame, len);
+	ret = rr_serve(user, len, ROOM, MTU, ports[slot].conf.max_amplification,
+		       function(slot), 0, 0);
+	if (want == HASH_PUNT_INVALID && ret != -RR_DROP_NO_REPLY)
+		t_fail("user space gave %d to what is no request, want no_reply",
+		       ret);
+	if (want == HASH_PUNT_ANSWER && ret < 0)
+		t_fail("user space does not answer (%d)", ret);
+	punts = fn_stat(slot, RR_FN_XDP_PUNT);
+	if (run(frame, len, out, &out_len, &retval)) {
+		t_fail("test run refused");
+		return;
+	}
+	if (retval != XDP_PASS || out_len != len || memcmp(out, frame, len))
+		t_fail("a punt must reach the sockets untouched (verdict %u)",
+		       retval);
+	if (fn_stat(slot, RR_FN_XDP_PUNT) != punts + 1)
+		t_fail("punt not counted");
+}
+
+/* One request to @slot in one frame: punted, or compared byte for byte
+ * with user space by differ() (which also takes the frames that neither
+ * tier answers: a garbage checksum, IPv4 options). */
+static void hash_case(uint32_t slot, const uint8_t *payload, uint32_t plen,
+		      enum hash_want want, int fam, int vlans, int opts,
+		      enum frame_csum csum)
+{
+	uint8_t frame[ROOM];
+	uint32_t len;
+	int ret;
+
+	len = frame_for(frame, slot, fam, vlans, opts ? 3 : 0, plen, csum, 0,
+			payload);
+	if (want != HASH_IN_XDP && !opts && csum != CSUM_GARBAGE) {
+		hash_punted(slot, frame, len, want);
+		return;
+	}
+	ret = differ(slot, frame, len);
+	if (slot == SLOT_HASH && want == HASH_IN_XDP && !opts &&
+	    csum != CSUM_GARBAGE && ret < 0)
+		t_fail("user space does not answer (%d)", ret);
+}
+
+/* hash_reqs[@i] to @slot over IPv4 and IPv6, untagged and QinQ, with
+ * and without IPv4 options, under each checksum kind. */
+static void hash_frames(uint32_t slot, uint32_t i)
+{
+	static const enum frame_csum csums[] = { CSUM_PARTIAL, CSUM_VALID,
+						 CSUM_GARBAGE };
+	const uint32_t amp = ports[slot].conf.max_amplification;
+	const struct hash_req *r = &hash_reqs[i];
+	uint8_t payload[1500];
+	int fam, vlans, opts, ci;
+	uint32_t plen;
+
+	plen = hash_payload(payload, r->head, r->dlen);
+	for (fam = 0; fam < 2; fam++)
+		for (vlans = 0; vlans <= 2; vlans += 2)
+			for (opts = 0; opts <= !fam; opts++)
+				for (ci = 0; ci < 3; ci++) {
+					t_at("hash '%s' and %u bytes, %s, vlans %d, opts %d, csum %s, amplification %u",
+					     r->head, r->dlen,
+					     fam ? "IPv6" : "IPv4", vlans, opts,
+					     f_csum_name(csums[ci]), amp);
+					hash_case(slot, payload, plen, r->want,
+						  fam ? AF_INET6 : AF_INET,
+						  vlans, opts, csums[ci]);
+				}
+}
+
+static void hash_cases(void)
+{
+	uint32_t i;
+
+	for (i = 0; i < ARRAY_SIZE(hash_reqs); i++) {
+		hash_frames(SLOT_HASH, i);
+		hash_frames(SLOT_HASH_AMP1, i);
+	}
+}
+
+/* Random requests, mostly valid: which tier answers is what user space
+ * makes of each (the unit test checks that) and its DATA's length. */
+static void hash_random(unsigned int seed, int n)
+{
+	uint8_t payload[1500];
+	uint32_t plen, digits, rounds, dlen, i;
+	enum hash_want want;
+	uint8_t user[ROOM], frame[ROOM];
+	uint32_t len;
+	int k, ret;
+
+	srandom(seed);
+	for (k = 0; k < n; k++) {
+		rounds = random() % 8 ? (uint32_t)(random() % 100)
+				      : (uint32_t)(random() % 10000);
+		digits = (uint32_t)snprintf((char *)payload, 8, "%0*u",
+					    (int)(random() % 6), rounds);
+		payload[digits] = random() % 8 ? ' ' : (uint8_t)random();
+		dlen = (uint32_t)(random() % (HASH_XDP_MAX_DATA + 40));
+		for (i = 0; i < dlen; i++)
+			payload[digits + 1 + i] = (uint8_t)random();
+		plen = digits + 1 + dlen;
+		len = frame_for(frame, SLOT_HASH, AF_INET, 0, 0, plen,
+				CSUM_PARTIAL, 0, payload);
+		memcpy(user, frame, len);
+		ret = rr_serve(user, len, ROOM, MTU, 3, function(SLOT_HASH), 0,
+			       0);
+		if (ret < 0)
+			want = HASH_PUNT_INVALID;
+		else if (dlen > HASH_XDP_MAX_DATA)
+			want = HASH_PUNT_ANSWER;
+		else
+			want = HASH_IN_XDP;
+		t_at("random hash request %d (seed %u): %u rounds, %u digits, %u bytes",
+		     k, seed, rounds, digits, dlen);
+		hash_case(SLOT_HASH, payload, plen, want, AF_INET,
+			  (int)(random() % 3), 0, CSUM_PARTIAL);
+	}
+}
+
+/* The median of test runs of one frame to @slot, each run alone (a
+ * repeated run would see the reply it made): ns, or 0 if not answered. */
+static uint32_t median_ns(uint32_t slot, const uint8_t *payload, uint32_t plen)
+{
+	uint8_t frame[ROOM], out[ROOM];
+	uint32_t ns[15], len, k, t, v;
+
+	len = frame_for(frame, slot, AF_INET, 0, 0, plen, CSUM_PARTIAL, 0,
+			payload);
+	for (k = 0; k < ARRAY_SIZE(ns); k++) {
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame,
+			    .data_size_in = len, .data_out = out,
+			    .data_size_out = ROOM, .repeat = 1);
+
+		if (bpf_prog_test_run_opts(prog_fd, &opts) ||
+		    opts.retval != XDP_TX)
+			return 0;
+		/* Insertion sort as it comes. */
+		for (t = k; t > 0 && ns[t - 1] > opts.duration; t--)
+			ns[t] = ns[t - 1];
+		ns[t] = opts.duration;
+	}
+	v = ns[ARRAY_SIZE(ns) / 2];
+	return v ? v : 1;
+}
+
+/*
+ * What a hash request costs in XDP, the steering program's work
+ * included, printed for choosing a benchmark's request (payloads of 32
+ * bytes first: what rrload --payload sends at most), with echo on a
+ * frame as long for the part that is not the hash's.
+ */
+static void hash_cost(void)
+{
+	static const uint32_t sizes[][2] = {
+		{ 1, 16 },    { 16, 29 }, { 64, 29 },  { 256, 28 },
+		{ 1024, 27 }, { 64, 64 }, { 64, 128 }, { 4096, 128 },
+	};
+	uint8_t payload[256];
+	uint32_t i, plen, ns;
+	char head[16];
+
+	t_at("hash: cost");
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		snprintf(head, sizeof(head), "%u ", sizes[i][0]);
+		plen = hash_payload(payload, head, sizes[i][1]);
+		ns = median_ns(SLOT_HASH, payload, plen);
+		if (!ns)
+			t_fail("%u rounds x %u B not answered", sizes[i][0],
+			       sizes[i][1]);
+		printf("hash in XDP, %u rounds x %u B (%u-byte payload): %u ns\n",
+		       sizes[i][0], sizes[i][1], plen, ns);
+	}
+	plen = hash_payload(payload, "", 32);
+	printf("echo in XDP, a 32-byte payload: %u ns\n",
+	       median_ns(SLOT_ECHO, payload, plen));
+}
+
+/* hash's XDP program, the one with loops and bpf_loop(), must load as
+ * a cpumap program too where echo's does: xdp_spread runs that copy. */
+static void hash_cpumap(void)
+{
+	t_at("hash: cpumap copy");
+	checks++;
+	if (x.fn_objs_cpumap[SLOT_ECHO] && !x.fn_objs_cpumap[SLOT_HASH])
+		t_fail("echo's cpumap copy loads, hash's does not");
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int seed = argc > 1 ? (unsigned int)strtoul(argv[1], NULL, 0)
@@ -758,6 +1037,10 @@ int main(int argc, char **argv)
 	cache();
 	cached_refusals();
 	cache_ids();
+	hash_cpumap();
+	hash_cases();
+	hash_random(seed, 300);
+	hash_cost();
 	rr_xdp_destroy(&x);
 	printf("%d frames compared, %d failures (seed %u)\n", checks,
 	       t_failures, seed);
