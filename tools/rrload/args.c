@@ -43,7 +43,7 @@ static const struct rr_opt opts[] = {
 	{ "payloads", OPT_PAYLOADS, "FILE",
 	  "send these requests in turn: one per line, as text, or as hex after '0x' (xdp engine: the first two bytes become the request's number, which the reply must echo, as DNS IDs)" },
 	{ "payload", OPT_PAYLOAD, "TEXT",
-	  "xdp engine: send this payload (1-32 bytes), whose reply the function linked in gives, rather than -l's pattern: for a function that reads its request" },
+	  "xdp engine: send this payload (1-32 bytes) rather than -l's pattern, for a function that reads its request; its reply must be as long (hash: 16 bytes)" },
 	{ "mix", OPT_MIX, "W:Nus[,W:Nus...]",
 	  "ask the work function (default port 9010) to spin N us, a class picked per request by its weight W (up to 8 classes, N up to 100000); every reply checked, latency reported per class" },
 	{ "conns", 'c', "N", "sockets (default 1)" },

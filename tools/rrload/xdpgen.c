@@ -255,6 +255,16 @@ int xdp_engine_init(struct rl_config *cfg, struct rl_thread *th)
 			fn->name, r, GEN_FRAME_MAX - hlen);
 		return -EMSGSIZE;
 	}
+	/* A frame comes back to the engine's pool with the length the
+	 * server's reply left in it, and a live test run puts that length
+	 * back only if the program moved the frame's bounds, which this one
+	 * does not (kernel/bpf/test_run.c): a reply of another length would
+	 * send the next request cut or padded. */
+	if (cfg->payload && (uint32_t)r != plen) {
+		pr_warn("%s answers '%s' with %d bytes: --payload needs a request whose reply is as long (%u bytes)\n",
+			fn->name, cfg->payload, r, plen);
+		return -EINVAL;
+	}
 	edge = plen < GEN_EDGE ? plen : GEN_EDGE;
 	if ((uint32_t)r < edge)
 		edge = (uint32_t)r;
