@@ -206,6 +206,14 @@ struct {
 	__uint(max_entries, 1);
 } spread_cpus SEC(".maps");
 
+/* Each xdp_spread CPU's last wait (struct rr_spread_load), by CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct rr_spread_load);
+	__uint(max_entries, RR_MAX_SPREAD_CPUS);
+} spread_load SEC(".maps");
+
 /* Which of a function's spread_cpu[] is next, per receiving CPU, by
  * slot. */
 struct {
@@ -1090,21 +1098,35 @@ static __always_inline int in_kernel(struct xdp_md *ctx,
 	return -1;
 }
 
+/* What is left now of spread CPU @cpu's last wait (rr_spread_load). */
+static __always_inline __u64 spread_wait(__u32 cpu, __u64 now)
+{
+	struct rr_spread_load *l = bpf_map_lookup_elem(&spread_load, &cpu);
+	__u64 age;
+
+	if (!l)
+		return ~0ULL;
+	age = now - l->at_ns;
+	return l->wait_ns > age ? l->wait_ns - age : 0;
+}
+
 /*
- * xdp_spread: the request to the next of the function's spread CPUs
- * (through spread_cpus), where reqrouter_spread runs its XDP program,
- * with the receiving queue in front of it (struct rr_spread_meta). What
- * the program would not take (longer than xdp_max_payload or the
- * in-kernel tier's limits) stays, for the workers of this queue.
- * Returns XDP_REDIRECT, or -1 for today's path.
+ * xdp_spread: the request to one of the function's spread CPUs (through
+ * spread_cpus), where reqrouter_spread runs its XDP program, with the
+ * receiving queue and the time in front of it (struct rr_spread_meta):
+ * of the next two in turn, the one whose queue should be shorter now
+ * (rr_spread_load). What the program would not take (longer than
+ * xdp_max_payload or the in-kernel tier's limits) stays, for the
+ * workers of this queue. Returns XDP_REDIRECT, or -1 for today's path.
  */
 static __always_inline int spread(struct xdp_md *ctx,
 				  const struct rr_port_conf *conf,
 				  struct udphdr *udp, __u32 queue)
 {
 	__u32 len = bpf_ntohs(udp->len) - sizeof(*udp), n = conf->spread_n;
-	__u32 slot = conf->slot, *turn, i, cpu;
+	__u32 slot = conf->slot, *turn, i, j, cpu, other;
 	struct rr_spread_meta *m;
+	__u64 now;
 
 	if (!n || n > RR_MAX_SPREAD || len > conf->xdp_max_payload ||
 	    len > RR_XDP_MAX_PAYLOAD ||
@@ -1114,8 +1136,15 @@ static __always_inline int spread(struct xdp_md *ctx,
 	if (!turn)
 		return -1;
 	i = *turn < n ? *turn : 0;
-	*turn = i + 1;
+	j = i + 1 < n ? i + 1 : 0;
+	*turn = j;
+	now = bpf_ktime_get_ns();
 	cpu = conf->spread_cpu[i & (RR_MAX_SPREAD - 1)];
+	if (n > 1) {
+		other = conf->spread_cpu[j & (RR_MAX_SPREAD - 1)];
+		if (spread_wait(other, now) < spread_wait(cpu, now))
+			cpu = other;
+	}
 	if (bpf_redirect_map(&spread_cpus, cpu, 0) != XDP_REDIRECT)
 		return -1;
 	/* Without room for it the counters take the CPU's queue. */
@@ -1124,6 +1153,7 @@ static __always_inline int spread(struct xdp_md *ctx,
 		if ((void *)(m + 1) <= (void *)(long)ctx->data) {
 			m->magic = RR_SPREAD_META_MAGIC;
 			m->queue = queue;
+			m->sent_ns = now;
 		}
 	}
 	rr_fn_count_at(queue, slot, RR_FN_XDP_SPREAD);
@@ -1437,6 +1467,9 @@ int reqrouter_spread(struct xdp_md *ctx)
 {
 	struct rr_spread_meta *m = (void *)(long)ctx->data_meta;
 	__u32 queue = ctx->rx_queue_index, l4_len = 0, key;
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct rr_spread_load *l;
+	__u64 now;
 	struct cursor c = {
 		.pos = (void *)(long)ctx->data,
 		.end = (void *)(long)ctx->data_end,
@@ -1446,8 +1479,16 @@ int reqrouter_spread(struct xdp_md *ctx)
 	struct udphdr *udph;
 	void *l3;
 
-	if ((void *)(m + 1) <= c.pos && m->magic == RR_SPREAD_META_MAGIC)
+	if ((void *)(m + 1) <= c.pos && m->magic == RR_SPREAD_META_MAGIC) {
 		queue = m->queue;
+		/* This CPU's wait, for the receiving side's choice. */
+		l = bpf_map_lookup_elem(&spread_load, &cpu);
+		now = bpf_ktime_get_ns();
+		if (l && now > m->sent_ns) {
+			l->wait_ns = now - m->sent_ns;
+			l->at_ns = now;
+		}
+	}
 	if (queue >= RR_MAX_QUEUES)
 		queue = 0;
 	proto = parse_eth(&c, &not_ours);

@@ -24,6 +24,9 @@
 #include "invoker_internal.h"
 #include "log.h"
 
+/* spread_load is keyed by CPU, the numbers a list may hold. */
+_Static_assert(RR_MAX_SPREAD_CPUS == RR_MAX_CPUS, "spread_load's size");
+
 static const char *state_text(enum rr_spread_state st)
 {
 	switch (st) {
