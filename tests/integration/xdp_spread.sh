@@ -14,6 +14,10 @@
 #    nothing is dropped;
 #  - reload to xdp_spread = 1: CPU 0's thread goes, requests still
 #    answered; the key taken out: spread off, no thread left;
+#  - hash on the spread CPUs: what its program punts there (a DATA over
+#    128 bytes, an invalid request) gets no reply and is counted
+#    spread_punt; xdp_max_payload = 130 keeps the long ones on the
+#    receiving CPU, for the workers, which answer them;
 #  - work (a classifier) with xdp_spread: said to wait, answered by the
 #    workers;
 #  - a CPU this machine does not have: said in one line, requests stay;
@@ -143,6 +147,61 @@ threads_are 0 "" "xdp_spread off: no cpumap thread left"
 ask "xdp_spread off" 200
 rr_kill_wait TERM 5
 check_eq "SIGTERM exit status" 0 "$RR_RC"
+
+say "== a punt on a spread CPU: hash"
+# hash's program hands back what it cannot do (a DATA over 128 bytes, an
+# invalid request); on a spread CPU that cannot reach a worker, so it is
+# dropped and counted, and xdp_max_payload keeps the long ones home.
+printf '[function hash]\nxdp_spread = 0-1\n' >"$CONF"
+rm -f "$M"
+rr_start hash -c "$CONF" -i "$TB_IF_SRV" -q 1 --metrics-file "$M" \
+	--control "$SOCK" || die "reqrouter with hash's xdp_spread did not start"
+tb_wait_file "$M" 5 || die "no metrics file at $M"
+state_becomes "on 2" "hash"
+# hashes KIND N: N requests of KIND (short, long or invalid); prints how
+# many got the right reply, none for invalid ones.
+hashes() {
+	tb_cli python3 - "$TB_IP4_SRV" "$1" "$2" <<'PY'
+import socket, sys
+addr, kind, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def fnv(data, rounds):
+    h = 0xcbf29ce484222325
+    for _ in range(rounds):
+        for b in data:
+            h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
+    return b"%016x" % h
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(0.3)
+good = 0
+for i in range(n):
+    data = b"d%d-" % i + (b"x" * 200 if kind == "long" else b"")
+    req = b"x" + data if kind == "invalid" else b"3 " + data
+    s.sendto(req, (addr, 9012))
+    try:
+        good += s.recvfrom(2048)[0] == fnv(data, 3)
+    except socket.timeout:
+        pass
+print(good)
+PY
+}
+hfn() { metric "$M" "$1" 'function="hash"' ${2:+"$2"}; }
+check_eq "hash: 50 short requests answered from the spread CPUs" 50 \
+	"$(hashes short 50)"
+check_eq "hash: 10 long ones get nothing (punted on a spread CPU)" 0 \
+	"$(hashes long 10)"
+check_eq "hash: 10 invalid ones get nothing" 0 "$(hashes invalid 10)"
+sleep 1.2
+check_eq "hash: the 20 punts counted as spread_punt" 20 \
+	"$(hfn reqrouter_dropped_packets_total 'reason="spread_punt"')"
+check_eq "hash: all 70 ran on the spread CPUs" 70 \
+	"$(hfn reqrouter_spread_packets_total)"
+printf 'xdp_max_payload = 130\n' >>"$CONF"
+reload "hash, xdp_max_payload = 130"
+check_eq "xdp_max_payload = 130: the long ones answered by the workers" 10 \
+	"$(hashes long 10)"
+check_eq "xdp_max_payload = 130: short ones still answered" 20 \
+	"$(hashes short 20)"
+rr_kill_wait TERM 5
 
 say "== what cannot be spread"
 cat >"$CONF" <<EOF
