@@ -119,6 +119,35 @@ def cmd_report(path):
             for r in rr if r["test"] != "overload-peak")
         print("overload, worker_priority %s, rep %s, peak %d/s: %s" % (
             prio, rep, peak, curve))
+    cmd_spread(rows)
+
+
+def cmd_spread(rows):
+    peaks = defaultdict(dict)  # rep -> list -> (rate, us per reply)
+    for r in rows:
+        if r["test"] == "spread-peak":
+            peaks[r["rep"]][r["policy"]] = (
+                float(r["answered_per_s"]),
+                float(r["overload_drops_per_s"] or 0))
+    if not peaks:
+        return
+    print("spread: hash in XDP on -q 1, the peak answered rate over the "
+          "offered sweep, and the server's CPU us per reply there:")
+    cols = defaultdict(lambda: ([], []))
+    ratios = []
+    for rep, v in sorted(peaks.items()):
+        for p, (rate, us) in v.items():
+            cols[p][0].append(rate)
+            cols[p][1].append(us)
+        if "off" in v and len(v) > 1:
+            other = [p for p in v if p != "off"][0]
+            ratios.append(v[other][0] / v["off"][0] if v["off"][0] else 0)
+    for p, (rates, uss) in cols.items():
+        print("  xdp_spread %-5s peak %s/s, %s us per reply" % (
+            p, med(rates), med(uss)))
+    if ratios:
+        print("  spread / off per rep: %s (goal >= 1.6)" %
+              " ".join("%.2f" % x for x in ratios))
 
 
 def main():
