@@ -9,6 +9,7 @@
 #define RR_TESTUTIL_H
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -19,6 +20,14 @@
  * the file cannot be written: nothing else in the test would mean much.
  */
 char *t_write_file(const char *prefix, const char *text);
+
+/*
+ * For a function flagged RR_FN_OPT_IN: 0 if it is off in a config with no
+ * file, and on with the config file @conf (its section's text), on @port,
+ * with @nsettings keys of its own; 1 otherwise (tests/lib/optin.c).
+ */
+int t_check_opt_in(const char *name, uint16_t port, const char *conf,
+		   uint32_t nsettings);
 
 /* Failures counted by t_fail(), and where the test is (t_at()). */
 extern int t_failures;

@@ -34,8 +34,6 @@
 /* Counter order, as hash.c registers them. */
 enum { C_INVALID, C_N };
 
-static struct rr_config cfg; /* large: not on the stack */
-
 struct fixture {
 	const struct rr_function *fn;
 	struct rr_fn_counters ctrs;
@@ -300,37 +298,13 @@ static void test_settings(void **state)
 	assert_null(strchr(f->err, '\n'));
 }
 
-static struct rr_service *service(const char *name)
-{
-	struct rr_service *svc = rr_config_service_named(&cfg, name);
-
-	if (!svc)
-		fail_msg("no service '%s'", name);
-	return svc;
-}
-
 /* Off until configured: a function that burns CPU on request. */
 static void test_config(void **state)
 {
-	char *argv[6] = { (char *)"reqrouter", (char *)"-i", (char *)"lo",
-			  (char *)"-c",	       NULL,	     NULL };
-	char err[RR_ERRLEN];
-	char *path;
-
 	(void)state;
-	assert_int_equal(rr_options_parse(3, argv, &cfg, err, sizeof(err)), 0);
-	assert_false(service("hash")->enabled);
-	rr_config_free(&cfg);
-
-	path = t_write_file("/tmp/rr-test-hash",
-			    "[function hash]\nenabled = yes\n");
-	argv[4] = path;
-	assert_int_equal(rr_options_parse(5, argv, &cfg, err, sizeof(err)), 0);
-	assert_true(service("hash")->enabled);
-	assert_int_equal(service("hash")->port, 9012);
-	assert_int_equal(service("hash")->nsettings, 0);
-	rr_config_free(&cfg);
-	unlink(path);
+	assert_int_equal(t_check_opt_in("hash", 9012,
+					"[function hash]\nenabled = yes\n", 0),
+			 0);
 }
 
 int main(void)

@@ -32,8 +32,6 @@
 /* Counter order, as work.c registers them. */
 enum { C_REFUSED, C_INVALID, C_BUSY_US, C_N };
 
-static struct rr_config cfg; /* large: not on the stack */
-
 struct fixture {
 	const struct rr_function *fn;
 	struct rr_fn_counters ctrs;
@@ -297,37 +295,15 @@ static void test_settings(void **state)
 		fail_msg("unknown key: error \"%s\"", f->err);
 }
 
-static struct rr_service *service(const char *name)
-{
-	struct rr_service *svc = rr_config_service_named(&cfg, name);
-
-	if (!svc)
-		fail_msg("no service '%s'", name);
-	return svc;
-}
-
 /* Off until configured: a function that burns CPU on request. */
 static void test_config(void **state)
 {
-	char *argv[6] = { (char *)"reqrouter", (char *)"-i", (char *)"lo",
-			  (char *)"-c",	       NULL,	     NULL };
-	char err[RR_ERRLEN];
-	char *path;
-
 	(void)state;
-	assert_int_equal(rr_options_parse(3, argv, &cfg, err, sizeof(err)), 0);
-	assert_false(service("work")->enabled);
-	rr_config_free(&cfg);
-
-	path = t_write_file("/tmp/rr-test-work",
-			    "[function work]\nenabled = yes\nmax_us = 200\n");
-	argv[4] = path;
-	assert_int_equal(rr_options_parse(5, argv, &cfg, err, sizeof(err)), 0);
-	assert_true(service("work")->enabled);
-	assert_int_equal(service("work")->port, 9010);
-	assert_int_equal(service("work")->nsettings, 1);
-	rr_config_free(&cfg);
-	unlink(path);
+	assert_int_equal(
+		t_check_opt_in("work", 9010,
+			       "[function work]\nenabled = yes\nmax_us = 200\n",
+			       1),
+		0);
 }
 
 int main(void)
