@@ -149,8 +149,7 @@ static int setup(void)
 
 static void one(const struct want *w)
 {
-	uint64_t fa[RR_FN_STAT_MAX], fb[RR_FN_STAT_MAX];
-	uint64_t sa[RR_XDP_STAT_MAX], sb[RR_XDP_STAT_MAX];
+	struct t_xdp_counts a, b;
 	uint8_t frame[2048], out[2048], payload[256];
 	struct frame_spec spec = {
 		.family = AF_INET,
@@ -163,8 +162,7 @@ static void one(const struct want *w)
 	struct rr_spread_load l = { 0 };
 	struct frame_layout lay;
 	uint32_t len, cpu;
-	uint64_t now = now_ns(), want;
-	int k;
+	uint64_t now = now_ns();
 
 	memset(payload, 'p', sizeof(payload));
 	len = build_frame(frame, sizeof(frame), &spec, &lay);
@@ -182,28 +180,14 @@ static void one(const struct want *w)
 			return;
 		}
 	}
-	if (set_port(w->ncpus) || rr_xdp_read_fn_stats(&x, 0, SLOT, fa) ||
-	    rr_xdp_read_stats(&x, sa, 1) ||
-	    bpf_prog_test_run_opts(prog_fd, &o) ||
-	    rr_xdp_read_fn_stats(&x, 0, SLOT, fb) ||
-	    rr_xdp_read_stats(&x, sb, 1)) {
+	if (set_port(w->ncpus) || t_xdp_counts(&x, SLOT, &a) ||
+	    bpf_prog_test_run_opts(prog_fd, &o) || t_xdp_counts(&x, SLOT, &b)) {
 		t_fail("cannot run it: %s", strerror(errno));
 		return;
 	}
 	if (o.retval != w->verdict)
 		t_fail("verdict %u, want %u", o.retval, w->verdict);
-	for (k = 0; k < RR_FN_STAT_MAX; k++) {
-		want = fa[k] + (k == w->fn_stat[0] || k == w->fn_stat[1]);
-		if (fb[k] != want)
-			t_fail("fn_stats[%d] moved by %lu", k,
-			       (unsigned long)(fb[k] - fa[k]));
-	}
-	for (k = 0; k < RR_XDP_STAT_MAX; k++) {
-		want = sa[k] + (k == w->xdp_stat);
-		if (sb[k] != want)
-			t_fail("xdp_stats[%d] moved by %lu", k,
-			       (unsigned long)(sb[k] - sa[k]));
-	}
+	t_xdp_moved(&a, &b, w->fn_stat, w->xdp_stat);
 }
 
 int main(void)

@@ -148,8 +148,7 @@ static int setup(void)
 
 static void one(const struct want *w)
 {
-	uint64_t fa[RR_FN_STAT_MAX], fb[RR_FN_STAT_MAX];
-	uint64_t sa[RR_XDP_STAT_MAX], sb[RR_XDP_STAT_MAX];
+	struct t_xdp_counts a, b;
 	uint8_t frame[2048], out[2048];
 	struct frame_spec spec = {
 		.family = AF_INET,
@@ -163,16 +162,12 @@ static void one(const struct want *w)
 	uint32_t len = build_frame(frame, sizeof(frame), &spec, &lay);
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = len,
 		    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
-	uint64_t want;
-	int k;
 
 	t_at("'%s' on slot %u", w->payload, w->slot);
 	checks++;
-	if (rr_xdp_read_fn_stats(&x, 0, w->slot, fa) ||
-	    rr_xdp_read_stats(&x, sa, 1) ||
+	if (t_xdp_counts(&x, w->slot, &a) ||
 	    bpf_prog_test_run_opts(prog_fd, &o) ||
-	    rr_xdp_read_fn_stats(&x, 0, w->slot, fb) ||
-	    rr_xdp_read_stats(&x, sb, 1)) {
+	    t_xdp_counts(&x, w->slot, &b)) {
 		t_fail("cannot run it: %s", strerror(errno));
 		return;
 	}
@@ -180,18 +175,7 @@ static void one(const struct want *w)
 		t_fail("verdict %u, want %u", o.retval, w->verdict);
 	if (w->untouched && (o.data_size_out != len || memcmp(out, frame, len)))
 		t_fail("the frame was changed");
-	for (k = 0; k < RR_FN_STAT_MAX; k++) {
-		want = fa[k] + (k == w->fn_stat[0] || k == w->fn_stat[1]);
-		if (fb[k] != want)
-			t_fail("fn_stats[%d] moved by %lu", k,
-			       (unsigned long)(fb[k] - fa[k]));
-	}
-	for (k = 0; k < RR_XDP_STAT_MAX; k++) {
-		want = sa[k] + (k == w->xdp_stat);
-		if (sb[k] != want)
-			t_fail("xdp_stats[%d] moved by %lu", k,
-			       (unsigned long)(sb[k] - sa[k]));
-	}
+	t_xdp_moved(&a, &b, w->fn_stat, w->xdp_stat);
 }
 
 int main(void)

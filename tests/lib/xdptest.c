@@ -7,6 +7,7 @@
 #include <bpf/libbpf.h>
 
 #include "config.h"
+#include "testutil.h"
 #include "xdp.h"
 #include "xdptest.h"
 
@@ -41,4 +42,32 @@ int t_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu)
 		return 77;
 	}
 	return 0;
+}
+
+int t_xdp_counts(struct rr_xdp *x, uint32_t slot, struct t_xdp_counts *c)
+{
+	if (rr_xdp_read_fn_stats(x, 0, slot, c->fn) ||
+	    rr_xdp_read_stats(x, c->xdp, 1))
+		return -1;
+	return 0;
+}
+
+void t_xdp_moved(const struct t_xdp_counts *a, const struct t_xdp_counts *b,
+		 const int fn[2], int xdp_stat)
+{
+	uint64_t want;
+	int k;
+
+	for (k = 0; k < RR_FN_STAT_MAX; k++) {
+		want = a->fn[k] + (k == fn[0] || k == fn[1]);
+		if (b->fn[k] != want)
+			t_fail("fn_stats[%d] moved by %lu", k,
+			       (unsigned long)(b->fn[k] - a->fn[k]));
+	}
+	for (k = 0; k < RR_XDP_STAT_MAX; k++) {
+		want = a->xdp[k] + (k == xdp_stat);
+		if (b->xdp[k] != want)
+			t_fail("xdp_stats[%d] moved by %lu", k,
+			       (unsigned long)(b->xdp[k] - a->xdp[k]));
+	}
 }

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "rr_shared.h"
+
 /* Whether this process can load and test-run them (root, a kernel with
  * what reqrouter checks for); if not, says "SKIP: why" on stdout. */
 bool t_xdp_can_run(void);
@@ -20,5 +22,21 @@ struct rr_xdp;
  * for @mac and @mtu), libbpf's messages silenced: 0, or 77 (skip) after
  * saying "SKIP: why" on stdout (not root, or the kernel refused it). */
 int t_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu);
+
+/* The counters a test run on queue 0 may move: xdp_stats' row, and
+ * fn_stats of one function slot there. */
+struct t_xdp_counts {
+	uint64_t fn[RR_FN_STAT_MAX];
+	uint64_t xdp[RR_XDP_STAT_MAX];
+};
+
+/* Reads them for @slot: 0, or -1 with errno. */
+int t_xdp_counts(struct rr_xdp *x, uint32_t slot, struct t_xdp_counts *c);
+
+/* t_fail()s each counter that did not move as said from @a to @b: by one
+ * for fn_stats @fn[0] and @fn[1] (-1: none) and xdp_stats @xdp_stat, by
+ * nothing for every other. */
+void t_xdp_moved(const struct t_xdp_counts *a, const struct t_xdp_counts *b,
+		 const int fn[2], int xdp_stat);
 
 #endif /* RR_XDPTEST_H */
