@@ -18,6 +18,8 @@
 #    128 bytes, an invalid request) gets no reply and is counted
 #    spread_punt; xdp_max_payload = 130 keeps the long ones on the
 #    receiving CPU, for the workers, which answer them;
+#  - a source outside the function's allow-list: refused on the receiving
+#    CPU (source_not_allowed), nothing spread;
 #  - work (a classifier) with xdp_spread: said to wait, answered by the
 #    workers;
 #  - a CPU this machine does not have: said in one line, requests stay;
@@ -201,6 +203,31 @@ check_eq "xdp_max_payload = 130: the long ones answered by the workers" 10 \
 	"$(hashes long 10)"
 check_eq "xdp_max_payload = 130: short ones still answered" 20 \
 	"$(hashes short 20)"
+rr_kill_wait TERM 5
+
+say "== the guards come first: a source outside the allow-list"
+# The allow-list is checked on the receiving CPU, before any spread: a
+# refused request reaches no spread CPU.
+printf '[function reverse]\nxdp_spread = 0-1\nallow = %s/32\n' \
+	"$TB_IP4_SRV" >"$CONF"
+rm -f "$M"
+rr_start allow -c "$CONF" -i "$TB_IF_SRV" -q 1 --metrics-file "$M" ||
+	die "reqrouter with an allow-list and xdp_spread did not start"
+tb_wait_file "$M" 5 || die "no metrics file at $M"
+state_becomes "on 2" "allow-list"
+# shellcheck disable=SC2317 # called through check
+unanswered() { # every one of 20 requests lost (udpclient fails)
+	! tb_cli python3 "$RR_LIB/udpclient.py" "$TB_IP4_SRV" 1232:reverse \
+		-n 20 -s 20 --min-size 1 --max-size 64 --timeout 0.3 \
+		--deadline 10 >"$RR_TMP/refused.out" 2>&1 &&
+		grep -q "0 ok, 0 wrong, 20 lost" "$RR_TMP/refused.out"
+}
+check "allow-list: 20 requests from outside it get no reply" unanswered
+sleep 1.2
+check_eq "allow-list: all 20 dropped as source_not_allowed" 20 \
+	"$(metric "$M" reqrouter_xdp_packets_total 'reason="source_not_allowed"')"
+check_eq "allow-list: none ran on a spread CPU" 0 \
+	"$(metric "$M" reqrouter_xdp_packets_total 'reason="spread"')"
 rr_kill_wait TERM 5
 
 say "== what cannot be spread"
