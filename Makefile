@@ -353,6 +353,8 @@ $(BUILD)/$(1): $(call obj,$(filter-out %.bpf.c,$(wildcard tools/$(1)/*.c))) $(RR
 	$$(Q)$$(CC) $$(LDFLAGS) -o $$@ $$(filter %.o,$$^) $(RRLIB) $$(LDLIBS) -lm
 endef
 $(foreach t,$(patsubst tools/%/,%,$(TOOL_DIRS)),$(eval $(call tool_rule,$(t))))
+# sgbase's io_uring baseline (tools/sgbase/uring.c) links liburing.
+$(BUILD)/sgbase: LDLIBS += -luring
 
 $(TESTLIB): $(call obj,$(TESTLIB_SRCS))
 	$(call msg,AR,$@)

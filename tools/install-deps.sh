@@ -33,10 +33,11 @@ LIB=$(dirname "$0")/lib
 # libcap-ng (--user); libseccomp (the cells' filter); libsystemd
 # (sd_notify) and libmicrohttpd (/metrics), which reqrouter links; Knot's
 # libzscanner, which the dns function links (functions/dns/dns.pkgs);
-# ip (the bed) and python3 (its client).
+# liburing, which tools/sgbase (the io_uring scatter-gather baseline,
+# built by make all) links; ip (the bed) and python3 (its client).
 SET_DEMO="make gcc clang bpftool libbpf-dev libxdp-dev libelf-dev zlib1g-dev
 libinih-dev libcap-ng-dev pkg-config libseccomp-dev libsystemd-dev
-libmicrohttpd-dev libknot-dev iproute2 python3"
+libmicrohttpd-dev libknot-dev liburing-dev iproute2 python3"
 # sandbox: the clients tools/sandbox shows (nc, kdig). No services.
 SET_SANDBOX="netcat-openbsd knot-dnsutils"
 # test: what make test needs beyond demo and sandbox. The compiler
