@@ -387,6 +387,10 @@ $(BUILD)/bpf/%.bpf.o: %.bpf.c | $(BUILD)/bpf
 	$(call msg,BPF,$<)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c -o $@ $<
 
+# The gathers' merges take a ticket and count with atomics that return the
+# old value (BPF_FETCH, BPF_CMPXCHG): instruction set v3, kernel 5.12.
+$(BUILD)/bpf/reqrouter.bpf.o: BPF_CFLAGS += -mcpu=v3
+
 $(BUILD)/skel/%.skel.h: $(BUILD)/bpf/%.bpf.o | $(BUILD)/skel
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*) > $@

@@ -12,6 +12,7 @@
 #include <linux/in.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/pkt_cls.h>
 #include <linux/udp.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
@@ -232,6 +233,26 @@ struct {
 	__uint(max_entries, RR_CACHE_ENTRIES);
 	__uint(map_flags, BPF_F_MMAPABLE);
 } reply_cache SEC(".maps");
+
+/* Scatter and gather (struct rr_gather_entry): the gathers the workers
+ * have outstanding, mapped into user space; sized before load, one entry
+ * when no function gathers. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct rr_gather_entry);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+} gathers SEC(".maps");
+
+/* The groups' targets (struct rr_sg_target), written by user space at
+ * start and on reload; sized before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct rr_sg_target);
+	__uint(max_entries, 1);
+} sg_targets SEC(".maps");
 
 /* Each CPU's heavy-hitter sampling state per slot (struct rr_hh_cpu). */
 struct {
@@ -1312,6 +1333,166 @@ static __always_inline int rl_check(struct xdp_md *ctx,
 	return rr_count(queue, RR_XDP_DROP_RATE_LIMITED, XDP_DROP);
 }
 
+/*
+ * The value a reduction reads from a reply's body: its leading ASCII
+ * decimal digits (1 to RR_SG_VALUE_DIGITS). Returns 0 with *v, or -1.
+ */
+static __always_inline int sg_value(void *body, void *end, __u64 *v)
+{
+	__u8 *p = body;
+	__u64 n = 0;
+	int i;
+
+	for (i = 0; i < RR_SG_VALUE_DIGITS; i++) {
+		if ((void *)(p + i + 1) > end || p[i] < '0' || p[i] > '9')
+			break;
+		n = n * 10 + (p[i] - '0');
+	}
+	if (!i)
+		return -1;
+	*v = n;
+	return 0;
+}
+
+/* Whether the reply's source is @t, the target it says it is. */
+static __always_inline int sg_from(const struct rr_sg_target *t, void *l3,
+				   void *end, struct udphdr *udp, int ipv6)
+{
+	const __u32 *a = (const __u32 *)t->addr; /* 4-byte aligned */
+
+	if (udp->source != t->port)
+		return 0;
+	if (ipv6) {
+		struct ipv6hdr *ip6 = l3;
+		const __u32 *s6;
+
+		if ((void *)(ip6 + 1) > end || t->family != AF_INET6)
+			return 0;
+		s6 = ip6->saddr.in6_u.u6_addr32;
+		return s6[0] == a[0] && s6[1] == a[1] && s6[2] == a[2] &&
+		       s6[3] == a[3];
+	}
+	struct iphdr *ip = l3;
+
+	return (void *)(ip + 1) <= end && t->family == AF_INET &&
+	       ip->saddr == a[0];
+}
+
+/* MIN or MAX of @v into @p, by compare-and-swap (a bounded number of
+ * tries: only replies of one gather on other CPUs contend). */
+static __always_inline void sg_minmax(__u64 *p, __u64 v, int max)
+{
+	__u64 old;
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		old = READ_ONCE_U64(*p);
+		if (max ? v <= old : v >= old)
+			return;
+		if (__sync_val_compare_and_swap(p, old, v) == old)
+			return;
+	}
+}
+
+/*
+ * A reply to one of the workers' gathers (RR_PORT_GATHER): the checks, in
+ * the order that keeps a wrong reply from touching the entry (header,
+ * entry, target sent to, source, checksum, value), then one ticket, the
+ * merge, and the count that says the gather is complete. A reduction's
+ * replies end here; the last one goes on to the owner's socket to wake
+ * it, as does every CONCAT reply, whose body the owner collects (only on
+ * the owner's queue: a socket takes frames of its own queue only).
+ */
+static __always_inline int gather_reply(struct xdp_md *ctx, void *l3,
+					struct udphdr *udp, int ipv6,
+					__u32 queue)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	struct rr_sg_hdr *h = (void *)(udp + 1);
+	struct rr_xdp_req r = {};
+	struct rr_gather_entry *g;
+	struct rr_sg_target *t;
+	__u32 idx, target, gen, word, tkey, reduce, m;
+	__u64 bit, state, v = 0, old;
+	int i;
+
+	if ((void *)(h + 1) > end || h->magic != bpf_htonl(RR_SG_MAGIC))
+		return rr_count(queue, RR_XDP_GATHER_MALFORMED, XDP_DROP);
+	idx = bpf_ntohl(h->gather);
+	gen = bpf_ntohl(h->gen);
+	target = bpf_ntohs(h->target);
+	g = bpf_map_lookup_elem(&gathers, &idx);
+	if (!g || target >= RR_SG_MAX_TARGETS)
+		return rr_count(queue, RR_XDP_GATHER_MALFORMED, XDP_DROP);
+	state = READ_ONCE_U64(g->state);
+	if ((__u32)(state >> 32) != gen || (__u32)state >= g->need)
+		return rr_count(queue, RR_XDP_GATHER_LATE, XDP_DROP);
+	word = target / 64;
+	bit = 1ULL << (target % 64);
+	if (!(READ_ONCE_U64(g->sent[word]) & bit))
+		return rr_count(queue, RR_XDP_GATHER_WRONG_SOURCE, XDP_DROP);
+	tkey = g->group * RR_SG_MAX_TARGETS + target;
+	t = bpf_map_lookup_elem(&sg_targets, &tkey);
+	if (!t || !sg_from(t, l3, end, udp, ipv6))
+		return rr_count(queue, RR_XDP_GATHER_WRONG_SOURCE, XDP_DROP);
+	r.l3_off = l3 - data;
+	r.l4_off = (void *)udp - data;
+	r.family = ipv6 ? AF_INET6 : AF_INET;
+	if ((ipv6 && !udp->check) || !udp_csum_ok(ctx, &r))
+		return rr_count(queue, RR_XDP_GATHER_MALFORMED, XDP_DROP);
+	reduce = g->reduce;
+	if (reduce == RR_REDUCE_CONCAT && g->queue != queue)
+		return rr_count(queue, RR_XDP_GATHER_OTHER_QUEUE, XDP_DROP);
+	if (reduce != RR_REDUCE_CONCAT && sg_value(h + 1, end, &v))
+		return rr_count(queue, RR_XDP_GATHER_NO_VALUE, XDP_DROP);
+
+	old = __sync_fetch_and_or(&g->seen[word], bit);
+	if (old & bit)
+		return rr_count(queue, RR_XDP_GATHER_DUPLICATE, XDP_DROP);
+	for (i = 0; i < 16; i++) {
+		state = READ_ONCE_U64(g->state);
+		if ((__u32)(state >> 32) != gen || (__u32)state >= g->need)
+			return rr_count(queue, RR_XDP_GATHER_LATE, XDP_DROP);
+		if (__sync_val_compare_and_swap(&g->state, state, state + 1) ==
+		    state)
+			break;
+	}
+	if (i == 16)
+		return rr_count(queue, RR_XDP_GATHER_LATE, XDP_DROP);
+
+	switch (reduce) {
+	case RR_REDUCE_SUM:
+		__sync_fetch_and_add(&g->value, v);
+		break;
+	case RR_REDUCE_COUNT:
+		__sync_fetch_and_add(&g->value, 1);
+		break;
+	case RR_REDUCE_OR:
+		__sync_fetch_and_or(&g->value, v);
+		break;
+	case RR_REDUCE_MIN:
+	case RR_REDUCE_MAX:
+		sg_minmax(&g->value, v, reduce == RR_REDUCE_MAX);
+		break;
+	case RR_REDUCE_TOPK:
+		if (v < RR_SG_TOPK_RANGE)
+			__sync_fetch_and_or(&g->topk[(v / 64) & 3],
+					    1ULL << (v % 64));
+		break;
+	}
+	__sync_fetch_and_or(&g->merged_bits[word], bit);
+	m = __sync_add_and_fetch(&g->merged, 1);
+	if (reduce != RR_REDUCE_CONCAT && m < g->need)
+		return rr_count(queue, RR_XDP_GATHER_MERGED, XDP_DROP);
+	/* The owner's socket; a missing one (a worker going) or another
+	 * queue's: the owner finds the gather complete at its next look. */
+	if (g->queue != queue ||
+	    bpf_redirect_map(&xsks_map, g->xsk_key, XDP_DROP) != XDP_REDIRECT)
+		return rr_count(queue, RR_XDP_GATHER_MERGED, XDP_DROP);
+	return rr_count(queue, RR_XDP_REDIRECT_GATHER, XDP_REDIRECT);
+}
+
 SEC("xdp")
 int reqrouter_xdp(struct xdp_md *ctx)
 {
@@ -1366,6 +1547,10 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	/* Not addressed to this host: the kernel forwards or drops it. */
 	if (conf->flags & RR_PORT_LOCAL_DST && !dest_local(l3, c.end, ipv6))
 		return rr_count(queue, RR_XDP_PASS_NOT_LOCAL, XDP_PASS);
+	/* Replies to a gather come from their targets' service ports
+	 * (echo's 7 among them): they are known before the loop check. */
+	if (conf->flags & RR_PORT_GATHER)
+		return gather_reply(ctx, l3, udph, ipv6, queue);
 	/*
 	 * A reply to port 0 is meaningless, and one to a service that answers
 	 * anything (echo, daytime, chargen, time, or a function of ours, here
@@ -1508,6 +1693,200 @@ int reqrouter_spread(struct xdp_md *ctx)
 	if (!conf || !conf->nsocks || conf->slot >= RR_MAX_SLOTS)
 		return rr_count(queue, RR_XDP_PASS_NO_FUNCTION, XDP_PASS);
 	return in_kernel(ctx, conf, l3, udph, ipv6, queue, 1);
+}
+
+/*
+ * The scatter, at TC egress: a worker sends one template of a gather
+ * through a UDP socket of its own (its gather port, RR_PORT_GATHER),
+ * marked RR_SG_TARGET_TEMPLATE, and this program sends a copy to each
+ * target the entry says (sent[]), each aimed by the kernel's FIB and
+ * neighbour table: the copies never go through the stack again. A
+ * target whose next hop has no neighbour entry yet (or whose copy the
+ * device refused) is left in unsent[] for the worker to send through its
+ * socket, which resolves it. The template itself becomes the last copy.
+ * Everything else leaves as it came.
+ */
+struct sg_scatter {
+	struct __sk_buff *skb;
+	struct rr_gather_entry *g;
+	__u32 l3_off, l4_off, ipv6, group, last;
+};
+
+/* Aims the skb at target @i of the gather: the header's target, the
+ * destination address and port, the MACs, the checksums. Returns the
+ * egress interface, or 0 (unsent). */
+static __always_inline __u32 sg_aim(struct sg_scatter *sc, __u32 i)
+{
+	struct __sk_buff *skb = sc->skb;
+	__u32 key = sc->group * RR_SG_MAX_TARGETS + i, ip_off = sc->l3_off;
+	__u32 udp_off = sc->l4_off, csum_off = udp_off + 6, a, b, k;
+	struct bpf_fib_lookup fib = {};
+	struct rr_sg_target *t;
+	__be16 old16, new16;
+	__be32 old32;
+
+	t = bpf_map_lookup_elem(&sg_targets, &key);
+	if (!t || t->family != (sc->ipv6 ? AF_INET6 : AF_INET))
+		return 0;
+	if (bpf_skb_load_bytes(skb, udp_off + 8 + 12, &old16, 2))
+		return 0;
+	new16 = bpf_htons(i);
+	bpf_l4_csum_replace(skb, csum_off, old16, new16,
+			    2 | BPF_F_MARK_MANGLED_0);
+	bpf_skb_store_bytes(skb, udp_off + 8 + 12, &new16, 2, 0);
+	if (bpf_skb_load_bytes(skb, udp_off + 2, &old16, 2))
+		return 0;
+	bpf_l4_csum_replace(skb, csum_off, old16, t->port,
+			    2 | BPF_F_MARK_MANGLED_0);
+	bpf_skb_store_bytes(skb, udp_off + 2, &t->port, 2, 0);
+	fib.l4_protocol = IPPROTO_UDP;
+	fib.ifindex = skb->ifindex;
+	if (!sc->ipv6) {
+		if (bpf_skb_load_bytes(skb, ip_off + 16, &old32, 4))
+			return 0;
+		__builtin_memcpy(&a, t->addr, 4);
+		bpf_l4_csum_replace(skb, csum_off, old32, a,
+				    4 | BPF_F_PSEUDO_HDR |
+					    BPF_F_MARK_MANGLED_0);
+		bpf_l3_csum_replace(skb, ip_off + 10, old32, a, 4);
+		bpf_skb_store_bytes(skb, ip_off + 16, &a, 4, 0);
+		fib.family = AF_INET;
+		fib.ipv4_dst = a;
+		if (bpf_skb_load_bytes(skb, ip_off + 12, &fib.ipv4_src, 4))
+			return 0;
+	} else {
+		for (k = 0; k < 4; k++) {
+			if (bpf_skb_load_bytes(skb, ip_off + 24 + k * 4, &old32,
+					       4))
+				return 0;
+			__builtin_memcpy(&b, t->addr + k * 4, 4);
+			bpf_l4_csum_replace(skb, csum_off, old32, b,
+					    4 | BPF_F_PSEUDO_HDR);
+			bpf_skb_store_bytes(skb, ip_off + 24 + k * 4, &b, 4, 0);
+			fib.ipv6_dst[k] = b;
+		}
+		fib.family = AF_INET6;
+		if (bpf_skb_load_bytes(skb, ip_off + 8, fib.ipv6_src, 16))
+			return 0;
+	}
+	if (bpf_fib_lookup(skb, &fib, sizeof(fib), BPF_FIB_LOOKUP_OUTPUT) !=
+	    BPF_FIB_LKUP_RET_SUCCESS)
+		return 0;
+	bpf_skb_store_bytes(skb, 0, fib.dmac, ETH_ALEN, 0);
+	bpf_skb_store_bytes(skb, ETH_ALEN, fib.smac, ETH_ALEN, 0);
+	return fib.ifindex;
+}
+
+/* The highest bit set in @x (not 0). */
+static __always_inline __u32 msb64(__u64 x)
+{
+	__u32 n = 0;
+
+	if (x >> 32) {
+		x >>= 32;
+		n += 32;
+	}
+	if (x >> 16) {
+		x >>= 16;
+		n += 16;
+	}
+	if (x >> 8) {
+		x >>= 8;
+		n += 8;
+	}
+	if (x >> 4) {
+		x >>= 4;
+		n += 4;
+	}
+	if (x >> 2) {
+		x >>= 2;
+		n += 2;
+	}
+	return n + (__u32)(x >> 1);
+}
+
+static long sg_scatter_step(__u32 i, void *data)
+{
+	struct sg_scatter *sc = data;
+	struct rr_gather_entry *g = sc->g;
+	__u32 word = (i / 64) & (RR_SG_WORDS - 1), ifindex;
+	__u64 bit = 1ULL << (i % 64);
+
+	if (i >= sc->last)
+		return 1;
+	if (!(g->sent[word] & bit))
+		return 0;
+	ifindex = sg_aim(sc, i);
+	if (!ifindex || bpf_clone_redirect(sc->skb, ifindex, 0))
+		__sync_fetch_and_or(&g->unsent[word], bit);
+	return 0;
+}
+
+SEC("tc")
+int reqrouter_scatter(struct __sk_buff *skb)
+{
+	void *data = (void *)(long)skb->data;
+	void *end = (void *)(long)skb->data_end;
+	struct cursor c = { .pos = data, .end = end };
+	struct sg_scatter sc = { .skb = skb };
+	struct rr_gather_entry *g;
+	struct rr_port_conf *conf;
+	struct rr_sg_hdr *h;
+	struct udphdr *udp;
+	__u32 l4_len = 0, key, word, ifindex, i;
+	int proto, not_ours = 0;
+	__u64 bit;
+
+	proto = parse_eth(&c, &not_ours);
+	sc.l3_off = c.pos - data;
+	sc.ipv6 = proto == ETH_P_IPV6;
+	if (proto == ETH_P_IP)
+		proto = parse_ipv4(&c, &l4_len);
+	else if (proto == ETH_P_IPV6)
+		proto = parse_ipv6(&c, &l4_len);
+	else
+		return TC_ACT_OK;
+	udp = c.pos;
+	if (proto != IPPROTO_UDP || (void *)(udp + 1) > end)
+		return TC_ACT_OK;
+	key = bpf_ntohs(udp->source);
+	conf = bpf_map_lookup_elem(&port_map, &key);
+	if (!conf || !(conf->flags & RR_PORT_GATHER))
+		return TC_ACT_OK;
+	h = (void *)(udp + 1);
+	if ((void *)(h + 1) > end || h->magic != bpf_htonl(RR_SG_MAGIC) ||
+	    h->target != bpf_htons(RR_SG_TARGET_TEMPLATE))
+		return TC_ACT_OK;
+	key = bpf_ntohl(h->gather);
+	g = bpf_map_lookup_elem(&gathers, &key);
+	if (!g || (__u32)(READ_ONCE_U64(g->state) >> 32) != bpf_ntohl(h->gen))
+		return TC_ACT_SHOT;
+	sc.l4_off = (void *)udp - data;
+	sc.g = g;
+	sc.group = g->group;
+	/* The last target sent to: the template itself goes there. */
+	sc.last = RR_SG_MAX_TARGETS;
+	for (i = RR_SG_WORDS; i > 0; i--) {
+		bit = g->sent[i - 1];
+		if (bit) {
+			sc.last = (i - 1) * 64 + msb64(bit);
+			break;
+		}
+	}
+	if (sc.last >= RR_SG_MAX_TARGETS) {
+		__sync_fetch_and_or(&g->scattered, 1);
+		return TC_ACT_SHOT;
+	}
+	bpf_loop(sc.last, sg_scatter_step, &sc, 0);
+	word = (sc.last / 64) & (RR_SG_WORDS - 1);
+	bit = 1ULL << (sc.last % 64);
+	ifindex = sg_aim(&sc, sc.last);
+	__sync_fetch_and_or(&g->scattered, 1);
+	if (!ifindex) {
+		__sync_fetch_and_or(&g->unsent[word], bit);
+		return TC_ACT_SHOT;
+	}
+	return bpf_redirect(ifindex, 0);
 }
 
 char _license[] SEC("license") = "GPL";

@@ -13,6 +13,8 @@
 
 /* The in-kernel tier's limits (RR_XDP_MAX_*) are the function API's. */
 #include <reqrouter/rr_xdp_req.h>
+/* The gather primitive's wire format and reductions. */
+#include <reqrouter/rr_gather.h>
 
 #define RR_XDP_PROG_NAME "reqrouter_xdp" /* how a stale program is known */
 
@@ -114,6 +116,10 @@ struct rr_port_conf {
  * spread_cpu[] (a cpumap), not on the CPU that received them; set only
  * where the replies can leave from there (rr_slot_in_kernel). */
 #define RR_PORT_SPREAD (1U << 11)
+/* Not a function's port: a worker's gather port, where the replies of
+ * the gathers it started come (struct rr_gather_entry). Nothing else
+ * sent there is for anyone: dropped, counted. */
+#define RR_PORT_GATHER (1U << 12)
 
 /*
  * A worker's load as the steering program sees it (docs/DESIGN.md,
@@ -200,6 +206,55 @@ struct rr_spread_load {
 #define RR_SPREAD_META_MAGIC 0x72727370U
 
 /*
+ * Scatter and gather (docs/DESIGN.md, "Gathers"). One entry of the
+ * gathers map per gather a worker may have outstanding: worker index w
+ * owns entries w * RR_SG_PER_WORKER and on, so that no two writers share
+ * one, and a cell maps only its own (the map is mmapped). The entry
+ * number and its generation travel in every message (struct rr_sg_hdr);
+ * a reply is merged by the XDP program on whatever CPU it arrives.
+ *
+ * state is the generation (high 32 bits) and the tickets taken (low): a
+ * reply takes a ticket with one compare-and-swap on both, so a reply to
+ * an older use of the entry never counts in the new one, and no more
+ * than need replies are merged. The owner closes a gather by adding
+ * RR_SG_CLOSED to the tickets, which turns every later reply away, and
+ * then waits until merged equals the tickets that had been taken: from
+ * then on nothing changes the entry under it.
+ */
+#define RR_SG_PER_WORKER 64
+#define RR_SG_WORDS (RR_SG_MAX_TARGETS / 64)
+#define RR_SG_MAX_GROUPS 16
+#define RR_SG_CLOSED (1U << 30)
+#define RR_SG_TARGET_TEMPLATE 0xffff /* rr_sg_hdr.target of a template */
+
+struct rr_gather_entry {
+	__u64 state;
+	__u32 merged;  /* replies merged (or handed over, CONCAT) */
+	__u32 need;    /* replies that complete it */
+	__u32 reduce;  /* enum rr_reduce */
+	__u32 group;   /* whose targets (sg_targets) */
+	__u32 queue;   /* the owner's RX queue */
+	__u32 xsk_key; /* the owner's socket for the function */
+	__u64 value;   /* SUM, MIN, MAX, COUNT, OR */
+	__u64 topk[RR_SG_TOPK_RANGE / 64]; /* TOPK: the values seen */
+	/* Set by the scatter program once it sent the copies. */
+	__u32 scattered;
+	__u32 pad[13]; /* the bitmaps start a cache line */
+	__u64 sent[RR_SG_WORDS]; /* the targets it was sent to */
+	__u64 seen[RR_SG_WORDS]; /* a reply came: a second is a duplicate */
+	__u64 merged_bits[RR_SG_WORDS]; /* ... and is in the result */
+	__u64 unsent[RR_SG_WORDS];	/* no copy made: the user sends these */
+};
+
+/* A group's target, in sg_targets at group * RR_SG_MAX_TARGETS + index. */
+struct rr_sg_target {
+	__u32 family; /* 0: none, AF_INET (addr[0..3]) or AF_INET6 */
+	__be16 port;
+	__u16 pad;
+	__u8 addr[16];
+};
+
+/*
  * Why a request got no reply, the same in both tiers: X(enum suffix, label).
  * User space counts them per socket, the XDP tier per (queue, function).
  */
@@ -214,7 +269,9 @@ struct rr_spread_load {
 	X(TIMEOUT, "timeout")		/* its call overran max_run_us */      \
 	X(QUARANTINED, "quarantined")	/* queued when quarantined */          \
 	X(BAD_CHECKSUM, "bad_checksum") /* the kernel would drop it too */     \
-	X(SPREAD_PUNT, "spread_punt")	/* punted on an xdp_spread CPU */
+	X(SPREAD_PUNT, "spread_punt")	/* punted on an xdp_spread CPU */      \
+	X(GATHER_LIMIT, "gather_limit") /* its gathers at gather_limit */      \
+	X(GATHER_LOST, "gather_lost") /* its gather's function went away */
 
 #define RR_DROP_ENUM(name, label) RR_DROP_##name,
 enum rr_drop { RR_DROP_NONE, RR_DROPS(RR_DROP_ENUM) RR_DROP_MAX };
@@ -534,32 +591,40 @@ static __inline __u32 rr_local_slot(__u32 folded)
  * gives the enum here and the metric labels in user space from one list:
  * X(enum suffix, verdict label, reason label).
  */
-#define RR_XDP_STATS(X)                                   \
-	X(REDIRECT, "redirect", "function")               \
-	X(PASS_NO_SOCKET, "pass", "no_socket")            \
-	X(PASS_NO_FUNCTION, "pass", "no_function")        \
-	X(PASS_NOT_IP, "pass", "not_ip")                  \
-	X(PASS_NOT_UDP, "pass", "not_udp")                \
-	X(PASS_FRAGMENT, "pass", "fragment")              \
-	X(PASS_IPV6_EXT, "pass", "ipv6_ext_header")       \
-	X(PASS_MALFORMED, "pass", "malformed")            \
-	X(PASS_QUEUE_RANGE, "pass", "queue_out_of_range") \
-	X(PASS_NOT_UNICAST, "pass", "not_unicast")        \
-	X(PASS_OTHER_HOST, "pass", "other_host")          \
-	X(PASS_NOT_LOCAL, "pass", "not_local")            \
-	X(PASS_IP_OPTIONS, "pass", "ip_options")          \
-	X(DROP_NOT_ALLOWED, "drop", "source_not_allowed") \
-	X(DROP_LOOP_PORT, "drop", "loop_source_port")     \
-	X(DROP_LOW_PORT, "drop", "low_source_port")       \
-	X(DROP_QUARANTINED, "drop", "quarantined")        \
-	X(TX_FUNCTION, "tx", "function")                  \
-	X(TX_CACHE, "tx", "cache")                        \
-	X(REDIRECT_PUNT, "redirect", "punted")            \
-	X(DROP_FUNCTION, "drop", "function")              \
-	X(DROP_RATE_LIMITED, "drop", "rate_limited")      \
-	X(TX_SLIP, "tx", "slip")                          \
-	X(DROP_OVERLOAD, "drop", "overload")              \
-	X(REDIRECT_SPREAD, "redirect", "spread")
+#define RR_XDP_STATS(X)                                       \
+	X(REDIRECT, "redirect", "function")                   \
+	X(PASS_NO_SOCKET, "pass", "no_socket")                \
+	X(PASS_NO_FUNCTION, "pass", "no_function")            \
+	X(PASS_NOT_IP, "pass", "not_ip")                      \
+	X(PASS_NOT_UDP, "pass", "not_udp")                    \
+	X(PASS_FRAGMENT, "pass", "fragment")                  \
+	X(PASS_IPV6_EXT, "pass", "ipv6_ext_header")           \
+	X(PASS_MALFORMED, "pass", "malformed")                \
+	X(PASS_QUEUE_RANGE, "pass", "queue_out_of_range")     \
+	X(PASS_NOT_UNICAST, "pass", "not_unicast")            \
+	X(PASS_OTHER_HOST, "pass", "other_host")              \
+	X(PASS_NOT_LOCAL, "pass", "not_local")                \
+	X(PASS_IP_OPTIONS, "pass", "ip_options")              \
+	X(DROP_NOT_ALLOWED, "drop", "source_not_allowed")     \
+	X(DROP_LOOP_PORT, "drop", "loop_source_port")         \
+	X(DROP_LOW_PORT, "drop", "low_source_port")           \
+	X(DROP_QUARANTINED, "drop", "quarantined")            \
+	X(TX_FUNCTION, "tx", "function")                      \
+	X(TX_CACHE, "tx", "cache")                            \
+	X(REDIRECT_PUNT, "redirect", "punted")                \
+	X(DROP_FUNCTION, "drop", "function")                  \
+	X(DROP_RATE_LIMITED, "drop", "rate_limited")          \
+	X(TX_SLIP, "tx", "slip")                              \
+	X(DROP_OVERLOAD, "drop", "overload")                  \
+	X(REDIRECT_SPREAD, "redirect", "spread")              \
+	X(GATHER_MERGED, "gather", "merged")                  \
+	X(REDIRECT_GATHER, "redirect", "gather")              \
+	X(GATHER_LATE, "drop", "gather_late")                 \
+	X(GATHER_DUPLICATE, "drop", "gather_duplicate")       \
+	X(GATHER_WRONG_SOURCE, "drop", "gather_wrong_source") \
+	X(GATHER_MALFORMED, "drop", "gather_malformed")       \
+	X(GATHER_NO_VALUE, "drop", "gather_no_value")         \
+	X(GATHER_OTHER_QUEUE, "drop", "gather_other_queue")
 
 #define RR_XDP_STAT_ENUM(name, verdict, reason) RR_XDP_##name,
 enum rr_xdp_stat { RR_XDP_STATS(RR_XDP_STAT_ENUM) RR_XDP_STAT_MAX };

@@ -45,9 +45,11 @@
 #include <stdint.h>
 #include <netinet/in.h>
 
+#include <reqrouter/rr_gather.h>
+
 /* The version of this API; struct rr_function records the one a function
  * was built against. */
-#define RR_FUNCTION_API 3
+#define RR_FUNCTION_API 4
 
 /* A handler's return value: the request gets no reply, on purpose (a
  * protocol that ignores some messages); counted as "no_reply", not as an
@@ -84,6 +86,10 @@ struct rr_request {
 	 * Over TCP, room is the framing's limit (65535 bytes) and the reply
 	 * is never cut to fit a datagram; queue and thread are 0. */
 	uint32_t transport;
+	/* API 4. reqrouter's, for rr_gather_start(): the worker and the
+	 * frame the request is in. NULL where the request cannot wait for
+	 * a gather (over TCP, in the tools). */
+	struct rr_gather_ctx *gather;
 };
 
 #define RR_TRANSPORT_UDP 0
@@ -106,7 +112,9 @@ struct rr_fn_setting {
 	unsigned int line;
 };
 
-struct rr_fn_env; /* reqrouter's side of an init() call */
+struct rr_fn_env;	 /* reqrouter's side of an init() call */
+struct rr_gather_ctx;	 /* reqrouter's side of a gather */
+struct rr_gather_result; /* a completed gather (below) */
 
 /* What init() is given. */
 struct rr_fn_config {
@@ -159,6 +167,12 @@ struct rr_function {
 	void (*fini)(void *state);
 	int (*init_worker)(void *state, uint32_t worker, void **worker_state);
 	void (*fini_worker)(void *state, void *worker_state);
+	/* API 4, with RR_FN_GATHER: writes the reply of a request whose
+	 * handler started a gather, once the gather is complete (see
+	 * "Gathers" below); NULL: rr_gather_format(). */
+	int (*gathered)(const struct rr_request *req,
+			const struct rr_gather_result *res, uint8_t *buf,
+			size_t room);
 };
 
 /*
@@ -214,6 +228,13 @@ struct rr_function {
  * lost too (a veth whose peer has no XDP program).
  */
 #define RR_FN_XDP_CLASSIFIER (1U << 6)
+
+/*
+ * The handler may start a gather (rr_gather_start()) and leave the reply
+ * for later: reqrouter then opens a gather port per worker and puts the
+ * scatter program on the interface's egress (docs/DESIGN.md, "Gathers").
+ */
+#define RR_FN_GATHER (1U << 7)
 
 /* Framings for tcp_framing: each message is preceded by its length,
  * two bytes in network order (DNS over TCP, RFC 1035 4.2.2, RFC 7766). */
@@ -300,6 +321,119 @@ static inline void rr_fn_no_cache(const struct rr_request *req)
 	if (req->reply_flags)
 		*req->reply_flags |= RR_REPLY_NO_CACHE;
 }
+
+/*
+ * Gathers (API 4): a handler asks a group of UDP endpoints, its targets,
+ * and answers its request once from what they answered, without waiting
+ * for them. The wire format and the reductions are in rr_gather.h.
+ *
+ *	static int group;	// from rr_fn_group() in init()
+ *
+ *	static int handler(const struct rr_request *req, uint8_t *buf,
+ *			   size_t len, size_t room)
+ *	{
+ *		struct rr_gather_spec g = {
+ *			.group = group, .payload = buf, .len = len,
+ *			.reduce = RR_REDUCE_SUM,
+ *		};
+ *
+ *		return rr_gather_start(req, &g);
+ *	}
+ *
+ * The request is kept (its frame stays with the worker) and its reply is
+ * written by the function's gathered() hook once the gather completes:
+ * when every target it was sent to answered (or `need` of them), or at
+ * its deadline with what came by then. A target's reply counts once, from
+ * the target's own address and port, while the gather is open; late,
+ * duplicate and stray ones are dropped in XDP and counted.
+ */
+/* A handler's return value: its reply comes from gathered(). What
+ * rr_gather_start() returns when it started one. */
+#define RR_GATHER_PENDING (-65537)
+
+/* Bytes of its own a function may keep with a gather (rr_gather_spec's
+ * cookie), handed back to gathered(). */
+#define RR_SG_COOKIE_MAX 64
+
+struct rr_gather_spec {
+	int group; /* rr_fn_group()'s number */
+	/* Sent to every target, behind the header (at most 1200 bytes). */
+	const void *payload;
+	size_t len;
+	/* The group's targets to ask, by index; NULL: all of them. */
+	const uint16_t *targets;
+	uint32_t ntargets;
+	/* Complete after this many replies; 0: all that were asked. */
+	uint32_t need;
+	/* Complete at this age with what came; 0: the function's
+	 * gather_deadline_us. */
+	uint32_t deadline_us;
+	enum rr_reduce reduce;
+	uint32_t k; /* RR_REDUCE_TOPK: how many values (1..16) */
+	const void *cookie;
+	size_t cookie_len; /* at most RR_SG_COOKIE_MAX */
+};
+
+/* One target's reply body in a CONCAT result, in arrival order; the
+ * next part starts at the next 2-byte boundary. */
+struct rr_gather_part {
+	uint16_t target;
+	uint16_t len;
+	uint8_t body[];
+};
+
+struct rr_gather_result {
+	uint32_t asked;	   /* targets the gather was sent to */
+	uint32_t answered; /* of those, whose replies are in the result */
+	/* RR_SG_MAX_TARGETS bits each, by target index: asked, and
+	 * answered (in the result). */
+	const uint64_t *asked_bits;
+	const uint64_t *answered_bits;
+	int timed_out; /* completed by its deadline */
+	enum rr_reduce reduce;
+	uint64_t value; /* SUM, MIN, MAX, COUNT, OR (MIN of none: 0) */
+	/* TOPK: the k largest values, descending; ntopk may be fewer. */
+	uint32_t ntopk;
+	uint32_t topk[16];
+	/* CONCAT: struct rr_gather_part records, len bytes in all; parts
+	 * that did not fit RR_SG_CONCAT_ROOM are not answered. */
+	const uint8_t *data;
+	size_t len;
+	const void *cookie;
+	size_t cookie_len;
+};
+
+/* The room for a CONCAT result's parts. */
+#define RR_SG_CONCAT_ROOM 3072
+
+/*
+ * For init(): the number of the config's group [group @name], its target
+ * count in *ntargets (if not NULL). -errno with the reason said, as by
+ * rr_fn_error(), when there is none or the function is not RR_FN_GATHER.
+ */
+int rr_fn_group(const struct rr_fn_config *cfg, const char *name,
+		uint32_t *ntargets);
+
+/*
+ * For the handler: starts gather @g for @req. Returns RR_GATHER_PENDING,
+ * for the handler to return; or -EBUSY when the function has
+ * gather_limit gathers outstanding on this worker, -EINVAL for a bad
+ * spec, -EOPNOTSUPP where the request cannot wait (over TCP), -errno
+ * when the template could not be sent: for the handler to return (the
+ * request is counted unanswered) or to answer otherwise.
+ */
+int rr_gather_start(const struct rr_request *req,
+		    const struct rr_gather_spec *g);
+
+/*
+ * The default reply of a gather (gathered() NULL), text: for a
+ * reduction "VALUE ANSWERED/ASKED", for TOPK the values separated by
+ * ',' ("-" for none), for CONCAT each part's body and '\n', then the
+ * line "ANSWERED/ASKED"; and when some missed, " missed I,J,..." (their
+ * indexes, the first 32), then '\n'. Returns the length, or -EMSGSIZE.
+ */
+int rr_gather_format(const struct rr_gather_result *res, uint8_t *buf,
+		     size_t room);
 
 /* Registration collects pointers in the "rr_functions" section; the linker
  * provides __start_/__stop_ symbols around it. Pointers rather than the

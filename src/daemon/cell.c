@@ -47,6 +47,7 @@
 
 #include "cell.h"
 #include "clock.h"
+#include "gather.h"
 #include "invoker_internal.h"
 #include "log.h"
 #include "util.h"
@@ -239,6 +240,8 @@ static void cell_main(struct rr_worker *w, pid_t parent)
 	if (confine_memory(w))
 		_exit(RR_CELL_UNCONFINED);
 	rr_close_unused(own_socket, w);
+	if (rr_gathers_confine(w))
+		_exit(RR_CELL_UNCONFINED);
 	/* A crash dump of the shared UMEM would slow the restart. */
 	setrlimit(RLIMIT_CORE, &nocore);
 	snprintf(name, sizeof(name), "rr-cell %u/%u", w->queue, w->thread);

@@ -177,9 +177,9 @@ static void check_functions(struct check *c, const struct rr_config *cfg,
 		if (!svc->enabled)
 			continue;
 		inv.slots[inv.nslots].svc = svc;
-		if (rr_fn_instance_new(svc->fn, svc->port, svc->settings,
-				       svc->nsettings, 1, NULL,
-				       &inst[inv.nslots], err, sizeof(err)))
+		if (rr_fn_instance_new_for(svc->fn, svc->port, svc->settings,
+					   svc->nsettings, 1, NULL, NULL, cfg,
+					   &inst[inv.nslots], err, sizeof(err)))
 			problem(c, 1, "%s", err);
 		inv.nslots++;
 		allow[0] = '\0';

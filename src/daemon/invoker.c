@@ -27,6 +27,7 @@
 
 #include "cell.h"
 #include "clock.h"
+#include "gather.h"
 #include "invoker_internal.h"
 #include "log.h"
 #include "seccomp.h"
@@ -286,6 +287,7 @@ static int watch_local(struct rr_invoker *inv)
 int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 {
 	uint32_t i, slot;
+	bool gathering;
 	char why[128];
 	int ret;
 
@@ -330,7 +332,12 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 				&inv->reports[i].stats[slot];
 	}
 
-	ret = rr_xdp_load(&inv->xdp, inv->mac, inv->mtu);
+	/* Room for the gathers only where a function gathers. */
+	gathering = rr_gather_needed(inv);
+	ret = rr_xdp_load_sized(&inv->xdp, inv->mac, inv->mtu,
+				gathering ? RR_NWORKERS(inv) * RR_SG_PER_WORKER
+					  : 0,
+				gathering ? cfg->ngroups : 0);
 	if (ret)
 		return ret;
 	/* Without it the program steers in turn and cannot tell a full
@@ -353,6 +360,11 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	if (ret)
 		return ret;
 	rr_busy_poll_setup(inv);
+	if (gathering) {
+		ret = rr_gather_setup(inv);
+		if (ret)
+			return ret;
+	}
 	/* Ports last: until now every packet went to the kernel. Which
 	 * tier answers depends on the peer, so it is known first. */
 	look_at_peer(inv, why, sizeof(why));
@@ -493,6 +505,11 @@ int rr_start_worker(struct rr_invoker *inv, uint32_t q, uint32_t t, int cpu)
 	/* It starts its first round in the current epoch. */
 	w->rep->seen_epoch = __atomic_load_n(&inv->epoch, __ATOMIC_SEQ_CST);
 	w->rep->batch.sock = RR_NO_BATCH;
+	if (inv->xdp.gathers) {
+		ret = rr_gathers_new(w);
+		if (ret)
+			return ret;
+	}
 	if (inv->cfg->isolation == RR_ISOLATION_CELL) {
 		/* A cell pins itself, where a failure would go unheard:
 		 * a CPU this process may not run on is refused here. */
@@ -619,6 +636,7 @@ void rr_invoker_destroy(struct rr_invoker *inv)
 	rr_invoker_stop(inv);
 	/* No new packets for sockets that are about to go. */
 	rr_xdp_detach(&inv->xdp);
+	rr_gather_teardown(inv);
 	if (inv->cfg)
 		rr_busy_poll_restore(inv);
 	/* A thread left in a function would touch them if it came back. */

@@ -276,6 +276,8 @@ struct rr_worker_report {
 	uint64_t fn_counters[RR_MAX_SLOTS][RR_FN_MAX_COUNTERS];
 	struct xdp_desc tx[RR_MAX_BATCH];
 	uint64_t recycle[RR_MAX_RECYCLE];
+	/* The frames its outstanding gathers keep (0: none), by gather. */
+	uint64_t gather_frames[RR_SG_PER_WORKER];
 } __attribute__((aligned(4096)));
 
 /*
@@ -324,6 +326,8 @@ struct rr_worker {
 	uint64_t done; /* load->done, as this worker keeps it */
 	uint64_t frames_held;
 	uint32_t nrecycle; /* recycle[] entries of this round */
+	/* Its gathers (gather.c), if a function it serves gathers. */
+	struct rr_gathers *gathers;
 	/* Scratch for one round over the sockets. */
 	struct rr_keep keep; /* a request's payload, for the reply cache */
 	struct xdp_desc tx[RR_MAX_BATCH];
@@ -572,6 +576,12 @@ void rr_worker_run_cell(struct rr_worker *w);
  * recycle list. Returns how many went out.
  */
 uint32_t rr_tx_put(struct rr_worker *w, struct rr_sock *s, uint32_t n);
+/* One reply, frame @addr of @len bytes, onto @s's TX ring and kicked;
+ * returns 1, or 0 (it was recycled: no room). */
+uint32_t rr_tx_one(struct rr_worker *w, struct rr_sock *s, uint64_t addr,
+		   uint32_t len);
+/* Frame @frame back to the fill ring at the end of the round. */
+void rr_recycle(struct rr_worker *w, uint64_t frame);
 
 /* The start of the UMEM frame that @addr points into. */
 static inline uint64_t rr_frame_of(uint64_t addr)

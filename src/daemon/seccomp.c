@@ -42,6 +42,7 @@
 #include <sys/ioctl.h>
 #include <seccomp.h>
 
+#include "gather.h"
 #include "log.h"
 #include "seccomp.h"
 #include "util.h"
@@ -337,6 +338,11 @@ static int build(struct rr_invoker *inv, bool tcp, struct sock_fprog *out,
 		ret = add_allowed(ctx, allowed, ARRAY_SIZE(allowed));
 	if (!ret && tcp)
 		ret = add_allowed(ctx, tcp_allowed, ARRAY_SIZE(tcp_allowed));
+	/* A gather's template, and its copies to the targets the scatter
+	 * program could not reach: sent on the cell's gather socket alone. */
+	if (!ret && inv->xdp.gathers)
+		ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendto), 1,
+				       SCMP_A0(SCMP_CMP_EQ, RR_SG_CELL_FD));
 	if (ret) {
 		pr_warn("cannot build the cells' system call filter: %s\n",
 			strerror(-ret));

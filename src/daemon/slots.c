@@ -343,7 +343,7 @@ int rr_slot_instance_new(struct rr_invoker *inv, struct rr_slot *s,
 	return rr_fn_instance_new_for(
 		fn, s->svc->port, svc ? svc->settings : NULL,
 		svc ? svc->nsettings : 0, RR_NWORKERS(inv) + 1, active,
-		&s->fn_ctrs, out, err, errlen);
+		&s->fn_ctrs, inv->cfg, out, err, errlen);
 }
 
 /* Slot @s is answered only by its sockets from now on: a function that
@@ -1173,7 +1173,8 @@ static void *make_instances(void *arg)
 		if (p->fn)
 			rr_fn_instance_new_for(p->fn, p->port, p->to->settings,
 					       p->to->nsettings, rl->nworkers,
-					       rl->active, &p->ctrs, &p->inst,
+					       rl->active, &p->ctrs, rl->next,
+					       &p->inst,
 					       p->err, sizeof(p->err));
 	}
 	__atomic_store_n(&rl->done, 1, __ATOMIC_RELEASE);

@@ -21,6 +21,7 @@
 
 #include "cache.h"
 #include "clock.h"
+#include "gather.h"
 #include "invoker.h"
 #include "log.h"
 #include "seccomp.h"
@@ -82,6 +83,11 @@ static void recycle(struct rr_worker *w, uint64_t frame)
 	w->rep->recycle[w->nrecycle] = frame;
 	w->recycle[w->nrecycle++] = frame;
 	__atomic_store_n(&w->rep->nrecycle, w->nrecycle, __ATOMIC_RELEASE);
+}
+
+void rr_recycle(struct rr_worker *w, uint64_t frame)
+{
+	recycle(w, frame);
 }
 
 static void recycled(struct rr_worker *w)
@@ -206,6 +212,20 @@ uint32_t rr_tx_put(struct rr_worker *w, struct rr_sock *s, uint32_t n)
 	return n;
 }
 
+uint32_t rr_tx_one(struct rr_worker *w, struct rr_sock *s, uint64_t addr,
+		   uint32_t len)
+{
+	w->tx[0].addr = addr;
+	w->tx[0].len = len;
+	w->tx[0].options = 0;
+	if (!rr_tx_put(w, s, 1))
+		return 0;
+	rr_stat_add(&s->stats->tx, 1);
+	if (xsk_ring_prod__needs_wakeup(&s->tx))
+		kick_tx(s);
+	return 1;
+}
+
 /* A quarantined function's queued requests go back unanswered (the batch
  * mark is set: each one recycled counts as done). */
 static uint32_t drop_batch(struct rr_worker *w, struct rr_sock *s, uint32_t n,
@@ -282,6 +302,10 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	inst = __atomic_load_n(&w->inv->slots[s->slot].inst, __ATOMIC_ACQUIRE);
 	fn = inst->fn;
 	rr_fn_request_bind(&ctx, inst, w->index, w->rep->fn_counters[s->slot]);
+	if (w->gathers && fn->flags & RR_FN_GATHER) {
+		ctx.gather = &w->gathers->ctx;
+		w->gathers->cur_slot = s->slot;
+	}
 	for (i = 0; i < n; i++) {
 		rxd = xsk_ring_cons__rx_desc(&s->rx, idx_rx + i);
 		addr = rxd->addr;
@@ -294,10 +318,21 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 			rr_queue_delay(&s->stats->queue_delay,
 				       data - sizeof(struct rr_rx_meta), now);
 		mark->cur = i;
+		/* A reply to one of this worker's gathers, not a request. */
+		if (w->gathers && rr_gathers_frame(w, data, rxd->len)) {
+			recycle(w, base);
+			continue;
+		}
+		if (ctx.gather) {
+			w->gathers->cur_addr = addr;
+			w->gathers->cur_len = rxd->len;
+		}
 		call_step(w);
 		ret = rr_serve_keep(data, rxd->len, room, mtu, amp, fn, &ctx,
 				    keep, offload ? &csum_start : NULL);
 		call_step(w);
+		if (ret == RR_SERVE_KEPT)
+			continue; /* kept by its gather (gather.c) */
 		if (ret < 0) {
 			rr_stat_add(&s->stats->drops[-ret], 1);
 			recycle(w, base);
@@ -425,6 +460,8 @@ static void wait_for_work(struct rr_worker *w, uint32_t n)
 		__atomic_load_n(&w->umem->sh->tx_outstanding, __ATOMIC_RELAXED)
 			? SLEEP_MS_TX_PENDING
 			: SLEEP_MS;
+	/* A gather's deadline ends the sleep. */
+	timeout = rr_gathers_timeout(w, timeout);
 	poll(pfd, n, timeout);
 }
 
@@ -549,6 +586,7 @@ static void run(struct rr_worker *w, bool cell)
 		}
 	}
 	catch_up(w, nsocks);
+	rr_gathers_reset(w);
 	while (!__atomic_load_n(&live->stop, __ATOMIC_RELAXED)) {
 		/* A quiescent point: nothing of the last round is held. */
 		__atomic_store_n(
@@ -591,6 +629,9 @@ static void run(struct rr_worker *w, bool cell)
 				recvfrom(s->fd, NULL, 0, MSG_DONTWAIT, NULL,
 					 NULL);
 		}
+		/* Gathers complete between batches: their replies join
+		 * this round's. */
+		work += rr_gathers_poll(w);
 		recycle_frames(w, nsocks, poll_sends);
 		if (coalesced && work < 2)
 			coalescing = false;
@@ -599,7 +640,8 @@ static void run(struct rr_worker *w, bool cell)
 		 * once its rings are empty nothing more can come. */
 		if (__atomic_load_n(&live->retire[w->index],
 				    __ATOMIC_ACQUIRE) &&
-		    !work && rings_empty(w, nsocks))
+		    !work && rings_empty(w, nsocks) &&
+		    !(w->gathers && w->gathers->outstanding))
 			break;
 		if (busy) {
 			if (!prefer &&

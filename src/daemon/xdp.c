@@ -28,7 +28,10 @@
 #include <bpf/libbpf.h>
 #include <linux/if_link.h>
 
+#include <arpa/inet.h>
+
 #include "clock.h"
+#include "config.h"
 #include "log.h"
 #include "registry.h"
 #include "reqrouter.skel.h"
@@ -52,6 +55,12 @@ int rr_xdp_check_kernel(char *why, size_t len)
 }
 
 int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu)
+{
+	return rr_xdp_load_sized(x, mac, mtu, 0, 0);
+}
+
+int rr_xdp_load_sized(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu,
+		      uint32_t ngathers, uint32_t ngroups)
 {
 	char buf[RR_ERRLEN];
 	uint32_t zero = 0;
@@ -81,6 +90,12 @@ int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu)
 	if (x->spread_ncpus > RR_MAX_CPUS)
 		x->spread_ncpus = RR_MAX_CPUS;
 	bpf_map__set_max_entries(x->skel->maps.spread_cpus, x->spread_ncpus);
+	x->ngathers = ngathers;
+	x->ngroups = ngroups;
+	bpf_map__set_max_entries(x->skel->maps.gathers,
+				 ngathers ? ngathers : 1);
+	bpf_map__set_max_entries(x->skel->maps.sg_targets,
+				 ngroups ? ngroups * RR_SG_MAX_TARGETS : 1);
 	ret = reqrouter__load(x->skel);
 	if (ret) {
 		libbpf_strerror(ret, buf, sizeof(buf));
@@ -307,6 +322,11 @@ void rr_xdp_detach(struct rr_xdp *x)
 	}
 }
 
+/* The scatter program's filter on the egress: handle and priority
+ * reqrouter's own, so that it finds (and replaces) only its own. */
+#define RR_SCATTER_HANDLE 0x7272
+#define RR_SCATTER_PRIO 0x7272
+
 void rr_xdp_destroy(struct rr_xdp *x)
 {
 	uint32_t i;
@@ -326,6 +346,9 @@ void rr_xdp_destroy(struct rr_xdp *x)
 	if (x->load)
 		munmap(x->load, x->load_size);
 	x->load = NULL;
+	if (x->gathers)
+		munmap(x->gathers, x->gathers_size);
+	x->gathers = NULL;
 	for (i = 0; i < RR_MAX_SLOTS; i++) {
 		bpf_object__close(x->fn_objs[i]);
 		bpf_object__close(x->fn_objs_cpumap[i]);
@@ -498,6 +521,91 @@ int rr_xdp_map_cache(struct rr_xdp *x)
 			      sizeof(struct rr_cache_entry) * RR_CACHE_ENTRIES,
 			      true, &x->cache_size);
 	return x->cache ? 0 : -errno;
+}
+
+/* Each worker's entries fill whole pages, so that a cell can keep its
+ * own alone. */
+_Static_assert(RR_SG_PER_WORKER * sizeof(struct rr_gather_entry) % 4096 == 0,
+	       "a worker's gathers must fill whole pages");
+
+int rr_xdp_map_gathers(struct rr_xdp *x)
+{
+	if (x->gathers || !x->ngathers)
+		return 0;
+	x->gathers = map_shared(bpf_map__fd(x->skel->maps.gathers),
+				sizeof(struct rr_gather_entry) * x->ngathers,
+				true, &x->gathers_size);
+	return x->gathers ? 0 : -errno;
+}
+
+int rr_xdp_set_targets(struct rr_xdp *x, uint32_t group,
+		       const struct rr_endpoint *t, uint32_t n)
+{
+	struct rr_sg_target v;
+	uint32_t i, key;
+	int ret;
+
+	if (group >= x->ngroups || n > RR_SG_MAX_TARGETS)
+		return -EINVAL;
+	for (i = 0; i < RR_SG_MAX_TARGETS; i++) {
+		memset(&v, 0, sizeof(v));
+		if (i < n) {
+			v.family = (uint32_t)t[i].family;
+			v.port = htons(t[i].port);
+			memcpy(v.addr, t[i].addr,
+			       t[i].family == AF_INET6 ? 16 : 4);
+		}
+		key = group * RR_SG_MAX_TARGETS + i;
+		ret = bpf_map__update_elem(x->skel->maps.sg_targets, &key,
+					   sizeof(key), &v, sizeof(v), 0);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int rr_xdp_attach_scatter(struct rr_xdp *x, int ifindex)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
+		    .attach_point = BPF_TC_EGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = RR_SCATTER_HANDLE,
+		    .priority = RR_SCATTER_PRIO,
+		    .prog_fd =
+			    bpf_program__fd(x->skel->progs.reqrouter_scatter));
+	int ret;
+
+	ret = bpf_tc_hook_create(&hook);
+	if (ret && ret != -EEXIST)
+		return ret;
+	x->scatter_qdisc = !ret;
+	/* One of ours left by a reqrouter that was killed is replaced. */
+	opts.flags = BPF_TC_F_REPLACE;
+	ret = bpf_tc_attach(&hook, &opts);
+	if (ret) {
+		rr_xdp_detach_scatter(x, ifindex);
+		return ret;
+	}
+	x->scatter_attached = true;
+	return 0;
+}
+
+void rr_xdp_detach_scatter(struct rr_xdp *x, int ifindex)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
+		    .attach_point = BPF_TC_EGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, opts, .handle = RR_SCATTER_HANDLE,
+		    .priority = RR_SCATTER_PRIO);
+
+	if (x->scatter_attached)
+		bpf_tc_detach(&hook, &opts);
+	x->scatter_attached = false;
+	/* The qdisc goes only if this made it, with whatever else was put
+	 * on it since (nothing, usually). */
+	if (x->scatter_qdisc) {
+		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+		bpf_tc_hook_destroy(&hook);
+	}
+	x->scatter_qdisc = false;
 }
 
 /* The kernel lays an array's values out 8-byte aligned: as C does. */

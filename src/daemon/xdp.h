@@ -45,6 +45,16 @@ struct rr_xdp {
 	 * rr_xdp_map_load(); NULL: the program steers in turn only. */
 	struct rr_queue_load *load;
 	size_t load_size;
+	/* Gathers (docs/DESIGN.md, "Gathers"): the gathers map, mapped by
+	 * rr_xdp_map_gathers() (ngathers entries, RR_SG_PER_WORKER per
+	 * worker index), and the scatter program on the egress, if put
+	 * there (with the clsact qdisc, if this made it). */
+	uint32_t ngathers;
+	uint32_t ngroups;
+	struct rr_gather_entry *gathers;
+	size_t gathers_size;
+	bool scatter_attached;
+	bool scatter_qdisc;
 };
 
 /* The oldest kernel the XDP program loads on: bpf_xdp_load_bytes() and
@@ -56,6 +66,22 @@ int rr_xdp_check_kernel(char *why, size_t len);
 /* Loads the program; frames not for @mac (6 bytes) go to the kernel, and
  * the in-kernel tier's replies fit @mtu. */
 int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu);
+/* rr_xdp_load() with room for @ngathers outstanding gathers and @ngroups
+ * groups of targets (0, 0: none). */
+int rr_xdp_load_sized(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu,
+		      uint32_t ngathers, uint32_t ngroups);
+/* Maps the gathers map into this process and the cells it forks; 0 or
+ * -errno. */
+int rr_xdp_map_gathers(struct rr_xdp *x);
+/* Writes group @group's @n targets (struct rr_endpoint) into sg_targets,
+ * the rest of its room emptied; 0 or -errno. */
+struct rr_endpoint;
+int rr_xdp_set_targets(struct rr_xdp *x, uint32_t group,
+		       const struct rr_endpoint *t, uint32_t n);
+/* Puts the scatter program on @ifindex's egress (TC, a clsact qdisc made
+ * if there is none), or takes it off; 0 or -errno. */
+int rr_xdp_attach_scatter(struct rr_xdp *x, int ifindex);
+void rr_xdp_detach_scatter(struct rr_xdp *x, int ifindex);
 /* The sockets' RX ring size the program judges a full worker by. */
 #define RR_XDP_RX_RING 2048
 /* Frames a cpumap thread of xdp_spread may have queued. */

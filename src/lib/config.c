@@ -104,6 +104,12 @@ void rr_config_free(struct rr_config *cfg)
 {
 	uint32_t i, j;
 
+	for (i = 0; i < cfg->ngroups; i++) {
+		free(cfg->groups[i].targets);
+		cfg->groups[i].targets = NULL;
+	}
+	cfg->ngroups = 0;
+
 	for (i = 0; i < cfg->nservices; i++) {
 		for (j = 0; j < cfg->services[i].nsettings; j++) {
 			free((char *)cfg->services[i].settings[j].key);
@@ -153,6 +159,58 @@ static int function_key(struct ini_ctx *c, const char *name, const char *key,
 		       name);
 }
 
+int rr_config_group(const struct rr_config *cfg, const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; i < cfg->ngroups; i++)
+		if (!strcmp(cfg->groups[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+/* A [group NAME] key: only targets, which lines add to. */
+static int group_key(struct ini_ctx *c, const char *name, const char *key,
+		     const char *val, char *err, size_t errlen)
+{
+	struct rr_config *cfg = c->cfg;
+	struct rr_sg_group *g;
+	int i = rr_config_group(cfg, name);
+
+	if (strcmp(key, "targets"))
+		return rr_errf(
+			err, errlen,
+			"unknown key '%s' in [group %s] (it takes targets)",
+			key, name);
+	if (i < 0) {
+		if (!*name || strlen(name) >= RR_GROUP_NAME_LEN)
+			return rr_errf(
+				err, errlen,
+				"[group %s]: a group's name has 1 to %d characters",
+				name, RR_GROUP_NAME_LEN - 1);
+		if (cfg->ngroups == RR_SG_MAX_GROUPS)
+			return rr_errf(err, errlen,
+				       "[group %s]: more than %d groups", name,
+				       RR_SG_MAX_GROUPS);
+		g = &cfg->groups[cfg->ngroups];
+		memset(g, 0, sizeof(*g));
+		g->targets = calloc(RR_SG_MAX_TARGETS, sizeof(*g->targets));
+		if (!g->targets)
+			return rr_errf(err, errlen, "[group %s]: out of memory",
+				       name);
+		snprintf(g->name, sizeof(g->name), "%s", name);
+		g->file = c->path;
+		g->line = c->line;
+		cfg->ngroups++;
+	} else {
+		g = &cfg->groups[i];
+	}
+	if (rr_parse_targets(val, g->targets, RR_SG_MAX_TARGETS, &g->ntargets,
+			     err, errlen))
+		return -EINVAL;
+	return 0;
+}
+
 static int on_ini_line(void *user, const char *section, const char *key,
 		       const char *val)
 {
@@ -164,6 +222,8 @@ static int on_ini_line(void *user, const char *section, const char *key,
 		ret = main_key(c, key, val, msg, sizeof(msg));
 	else if (!strncmp(section, "function ", 9))
 		ret = function_key(c, section + 9, key, val, msg, sizeof(msg));
+	else if (!strncmp(section, "group ", 6))
+		ret = group_key(c, section + 6, key, val, msg, sizeof(msg));
 	else {
 		ret = rr_errf(msg, sizeof(msg), "unknown section [%s]",
 			      section);
@@ -246,6 +306,10 @@ int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen)
 	uint32_t i, j, served = 0, allow4 = 0, allow6 = 0;
 	bool found;
 
+	for (i = 0; i < cfg->ngroups; i++)
+		if (!cfg->groups[i].ntargets)
+			return rr_errf(err, errlen, "[group %s] has no targets",
+				       cfg->groups[i].name);
 	/* A function that needs settings is served only with them. */
 	for (i = 0; i < cfg->nservices; i++)
 		if ((cfg->services[i].fn->flags & RR_FN_OPT_IN) &&

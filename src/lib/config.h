@@ -163,6 +163,10 @@ struct rr_service {
 	 * allow-list (src/daemon/seccomp.c): names separated by spaces, ""
 	 * for none. Every cell allows those of all the served functions. */
 	char syscalls[RR_SYSCALLS_LEN];
+	/* RR_FN_GATHER: gathers it may have outstanding per worker, and
+	 * their age at which they complete with what came. */
+	uint32_t gather_limit;
+	uint32_t gather_deadline_us;
 	/* Served over TCP too (src/daemon/tcp.c); default: RR_FN_TCP. */
 	bool tcp;
 	/* Its requests sampled into a sketch of who calls it, one in
@@ -191,6 +195,25 @@ struct rr_service {
 
 /* Where the control sockets and the XDP program records live. */
 #define RR_RUN_DIR "/run/reqrouter"
+
+/* A gather's target: a UDP endpoint of a [group NAME] section. */
+struct rr_endpoint {
+	int family; /* AF_INET or AF_INET6 */
+	uint8_t addr[16];
+	uint16_t port; /* host order */
+};
+
+#define RR_GROUP_NAME_LEN 32
+
+/* [group NAME]: the targets a gathering function may ask (docs/DESIGN.md,
+ * "Gathers"), in the order of its `targets` lines: their indexes. */
+struct rr_sg_group {
+	char name[RR_GROUP_NAME_LEN];
+	struct rr_endpoint *targets; /* [RR_SG_MAX_TARGETS], malloc'ed */
+	uint32_t ntargets;
+	const char *file; /* where it was defined, for messages */
+	unsigned int line;
+};
 
 struct rr_config {
 	char ifname[IF_NAMESIZE];
@@ -235,6 +258,9 @@ struct rr_config {
 	char control_group[64];
 	bool list;
 	int verbose;
+	/* [group NAME] sections, in file order: their numbers. */
+	struct rr_sg_group groups[RR_SG_MAX_GROUPS];
+	uint32_t ngroups;
 };
 
 /* Defaults, and one service per registered function on its own port. */
@@ -297,6 +323,15 @@ int rr_check_workers(const char *s, char *err, size_t errlen);
 int rr_parse_spread(const char *s, int cpus[RR_MAX_SPREAD], uint32_t *n,
 		    char *err, size_t errlen);
 int rr_check_spread(const char *s, char *err, size_t errlen);
+/*
+ * A group's `targets`: ADDR:PORT entries ([ADDR]:PORT for IPv6)
+ * separated by ',' or blanks, and IPv4 ranges FIRST-LAST:PORT, appended
+ * to out[*n...] (room for @max in all). 0 or -EINVAL with why.
+ */
+int rr_parse_targets(const char *s, struct rr_endpoint *out, uint32_t max,
+		     uint32_t *n, char *err, size_t errlen);
+/* The group called @name in @cfg, or -1. */
+int rr_config_group(const struct rr_config *cfg, const char *name);
 int rr_parse_ports(const char *s, uint16_t *ports, uint32_t max,
 		   uint32_t *nports, char *err, size_t errlen);
 int rr_parse_mode(const char *s, enum rr_xdp_mode *mode, char *err,

@@ -393,3 +393,97 @@ int rr_check_listen(const char *s, char *err, size_t errlen)
 
 	return rr_parse_listen(s, &sa, &salen, err, errlen);
 }
+
+/* One target, @tok: ADDR:PORT, [ADDR6]:PORT or FIRST-LAST:PORT. */
+static int parse_target(const char *tok, struct rr_endpoint *out, uint32_t max,
+			uint32_t *n, char *err, size_t errlen)
+{
+	char addr[INET6_ADDRSTRLEN + 2], *colon, *dash;
+	struct rr_endpoint ep = { 0 };
+	struct in_addr a, b;
+	uint32_t port, first, last, i;
+	size_t alen;
+
+	colon = strrchr(tok, ':');
+	if (!colon || colon == tok)
+		return rr_errf(
+			err, errlen,
+			"target '%s': want ADDR:PORT, [ADDR6]:PORT or FIRST-LAST:PORT",
+			tok);
+	if (rr_parse_u32(colon + 1, 1, 65535, &port, "port", err, errlen))
+		return -EINVAL;
+	alen = (size_t)(colon - tok);
+	if (tok[0] == '[') {
+		if (alen < 3 || tok[alen - 1] != ']' ||
+		    alen - 2 >= sizeof(addr))
+			return rr_errf(err, errlen, "target '%s': bad address",
+				       tok);
+		memcpy(addr, tok + 1, alen - 2);
+		addr[alen - 2] = '\0';
+		if (inet_pton(AF_INET6, addr, ep.addr) != 1)
+			return rr_errf(err, errlen,
+				       "target '%s': bad IPv6 address", tok);
+		ep.family = AF_INET6;
+		ep.port = (uint16_t)port;
+		if (*n >= max)
+			goto full;
+		out[(*n)++] = ep;
+		return 0;
+	}
+	if (alen >= sizeof(addr))
+		return rr_errf(err, errlen, "target '%s': bad address", tok);
+	memcpy(addr, tok, alen);
+	addr[alen] = '\0';
+	dash = strchr(addr, '-');
+	if (dash)
+		*dash++ = '\0';
+	if (inet_pton(AF_INET, addr, &a) != 1 ||
+	    (dash && inet_pton(AF_INET, dash, &b) != 1))
+		return rr_errf(
+			err, errlen,
+			"target '%s': bad IPv4 address (an IPv6 one goes in brackets)",
+			tok);
+	first = ntohl(a.s_addr);
+	last = dash ? ntohl(b.s_addr) : first;
+	if (last < first)
+		return rr_errf(err, errlen,
+			       "target '%s': the range ends before it starts",
+			       tok);
+	if (last - first >= max - *n)
+		goto full;
+	for (i = first;; i++) {
+		ep.family = AF_INET;
+		ep.port = (uint16_t)port;
+		a.s_addr = htonl(i);
+		memcpy(ep.addr, &a, 4);
+		out[(*n)++] = ep;
+		if (i == last)
+			break;
+	}
+	return 0;
+full:
+	return rr_errf(err, errlen, "target '%s': a group holds at most %u",
+		       tok, max);
+}
+
+int rr_parse_targets(const char *s, struct rr_endpoint *out, uint32_t max,
+		     uint32_t *n, char *err, size_t errlen)
+{
+	char tok[128];
+	size_t len;
+
+	for (;;) {
+		s += strspn(s, ", \t");
+		if (!*s)
+			return 0;
+		len = strcspn(s, ", \t");
+		if (len >= sizeof(tok))
+			return rr_errf(err, errlen,
+				       "target '%.*s...': too long", 32, s);
+		memcpy(tok, s, len);
+		tok[len] = '\0';
+		if (parse_target(tok, out, max, n, err, errlen))
+			return -EINVAL;
+		s += len;
+	}
+}

@@ -22,7 +22,9 @@ struct rr_fn_env {
 	size_t errlen;
 	int said; /* rr_fn_error() was called */
 	struct rr_fn_counters *ctrs;
-	struct rr_fn_instance *inst; /* keeps the shared memory */
+	struct rr_fn_instance *inst;  /* keeps the shared memory */
+	const struct rr_config *conf; /* its groups (rr_fn_group()) */
+	const struct rr_function *fn;
 };
 
 int rr_fn_error(const struct rr_fn_config *cfg, const struct rr_fn_setting *s,
@@ -205,17 +207,18 @@ int rr_fn_instance_new(const struct rr_function *fn, uint16_t port,
 		       struct rr_fn_instance **out, char *err, size_t errlen)
 {
 	return rr_fn_instance_new_for(fn, port, settings, nsettings, nworkers,
-				      NULL, ctrs, out, err, errlen);
+				      NULL, ctrs, NULL, out, err, errlen);
 }
 
 int rr_fn_instance_new_for(const struct rr_function *fn, uint16_t port,
 			   const struct rr_fn_setting *settings,
 			   size_t nsettings, uint32_t nworkers,
 			   const bool *active, struct rr_fn_counters *ctrs,
+			   const struct rr_config *conf,
 			   struct rr_fn_instance **out, char *err,
 			   size_t errlen)
 {
-	struct rr_fn_env env = { err, errlen, 0, ctrs, NULL };
+	struct rr_fn_env env = { err, errlen, 0, ctrs, NULL, conf, fn };
 	struct rr_fn_config cfg = {
 		.name = fn->name,
 		.port = port,
@@ -284,6 +287,26 @@ int rr_fn_instance_new_for(const struct rr_function *fn, uint16_t port,
 	return 0;
 }
 
+int rr_fn_group(const struct rr_fn_config *cfg, const char *name,
+		uint32_t *ntargets)
+{
+	const struct rr_fn_env *env = cfg->env;
+	int g;
+
+	if (!env || !env->fn || !(env->fn->flags & RR_FN_GATHER))
+		return rr_fn_error(
+			cfg, NULL,
+			"group '%s': only a function flagged RR_FN_GATHER may gather",
+			name);
+	g = env->conf ? rr_config_group(env->conf, name) : -1;
+	if (g < 0)
+		return rr_fn_error(cfg, NULL, "no [group %s] in the config",
+				   name);
+	if (ntargets)
+		*ntargets = env->conf->groups[g].ntargets;
+	return g;
+}
+
 static __thread uint64_t scratch_counters[RR_FN_MAX_COUNTERS];
 
 void rr_fn_request_bind(struct rr_request *req,
@@ -314,9 +337,9 @@ int rr_fn_instance_from_file(const struct rr_function *fn, uint16_t port,
 	if (!cfg)
 		return -EINVAL;
 	svc = rr_config_service_of(cfg, fn);
-	ret = rr_fn_instance_new(fn, port, svc ? svc->settings : NULL,
-				 svc ? svc->nsettings : 0, nworkers, NULL, out,
-				 err, errlen);
+	ret = rr_fn_instance_new_for(fn, port, svc ? svc->settings : NULL,
+				     svc ? svc->nsettings : 0, nworkers, NULL,
+				     NULL, cfg, out, err, errlen);
 	rr_config_destroy(cfg);
 	return ret;
 }

@@ -12,6 +12,8 @@
 
 #include <reqrouter/rr_function.h>
 
+struct rr_config;
+
 #define RR_FN_COUNTER_NAME 48
 #define RR_FN_COUNTER_HELP 160
 
@@ -55,14 +57,25 @@ int rr_fn_instance_new(const struct rr_function *fn, uint16_t port,
 /*
  * The same for worker indices 0..nworkers-1 of which only those with
  * @active[i] set run (NULL: all): init_worker() runs for those alone, and
- * cfg->workers counts them.
+ * cfg->workers counts them; and with @conf (may be NULL), the config
+ * whose groups rr_fn_group() finds.
  */
 int rr_fn_instance_new_for(const struct rr_function *fn, uint16_t port,
 			   const struct rr_fn_setting *settings,
 			   size_t nsettings, uint32_t nworkers,
 			   const bool *active, struct rr_fn_counters *ctrs,
+			   const struct rr_config *conf,
 			   struct rr_fn_instance **out, char *err,
 			   size_t errlen);
+
+/*
+ * What rr_gather_start() calls: the worker's (src/daemon/gather.c), put
+ * in a request that may wait for a gather (rr_request.gather).
+ */
+struct rr_gather_ctx {
+	int (*start)(struct rr_gather_ctx *ctx, const struct rr_request *req,
+		     const struct rr_gather_spec *g);
+};
 
 /* fini_worker() for every worker, fini(), the shared memory unmapped,
  * free. NULL-safe. The caller

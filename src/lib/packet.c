@@ -310,6 +310,39 @@ uint32_t rr_build_reply_partial(uint8_t *frame, const struct rr_pkt *pkt,
 }
 
 /*
+ * The room a reply has in a parsed request's frame of @room bytes: it
+ * must fit the buffer, the MTU and the 16-bit lengths, and its IP packet
+ * may be at most @max_amplification times the request's (0: no limit;
+ * *amp_room is the room that limit left, UINT32_MAX if it did not cut).
+ * 0, or -RR_DROP_REPLY_TOO_BIG when not even the request's size fits.
+ */
+static int reply_room_of(const struct rr_pkt *pkt, uint32_t room, uint32_t mtu,
+			 uint32_t max_amplification, uint32_t *reply_room,
+			 uint32_t *amp_room)
+{
+	uint32_t max_frame, hdr;
+	uint64_t cap;
+
+	max_frame = room < pkt->l3_off + mtu ? room : pkt->l3_off + mtu;
+	if (max_frame > pkt->l3_off + 0xffff)
+		max_frame = pkt->l3_off + 0xffff;
+	*reply_room =
+		max_frame > pkt->payload_off ? max_frame - pkt->payload_off : 0;
+	*amp_room = UINT32_MAX;
+	if (pkt->payload_len > *reply_room)
+		return -RR_DROP_REPLY_TOO_BIG;
+	/* Reply IP packet <= factor x request IP packet, in 64 bits. */
+	if (max_amplification) {
+		hdr = pkt->payload_off - pkt->l3_off;
+		cap = (uint64_t)max_amplification * (hdr + pkt->payload_len) -
+		      hdr;
+		if (cap < *reply_room)
+			*amp_room = *reply_room = (uint32_t)cap;
+	}
+	return 0;
+}
+
+/*
  * The whole path. With @keep, a short request's payload is copied there
  * before the function overwrites it (the reply cache); with @csum_start,
  * the reply's UDP checksum is left for the transmitter.
@@ -319,7 +352,7 @@ int rr_serve_keep(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 		  const struct rr_request *ctx, struct rr_keep *keep,
 		  uint32_t *csum_start)
 {
-	uint32_t max_frame, reply_room, hdr, amp_room = UINT32_MAX;
+	uint32_t reply_room, amp_room;
 	uint32_t reply_flags = 0;
 	struct rr_request req;
 	struct rr_pkt pkt;
@@ -328,26 +361,10 @@ int rr_serve_keep(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 	ret = rr_parse(frame, len, &pkt);
 	if (ret)
 		return ret;
-
-	/* The reply must fit the buffer, the MTU and the 16-bit lengths. */
-	max_frame = room < pkt.l3_off + mtu ? room : pkt.l3_off + mtu;
-	if (max_frame > pkt.l3_off + 0xffff)
-		max_frame = pkt.l3_off + 0xffff;
-	reply_room =
-		max_frame > pkt.payload_off ? max_frame - pkt.payload_off : 0;
-	if (pkt.payload_len > reply_room)
-		return -RR_DROP_REPLY_TOO_BIG;
-
-	/* Reply IP packet <= factor x request IP packet, in 64 bits. */
-	if (max_amplification) {
-		uint64_t cap;
-
-		hdr = pkt.payload_off - pkt.l3_off;
-		cap = (uint64_t)max_amplification * (hdr + pkt.payload_len) -
-		      hdr;
-		if (cap < reply_room)
-			amp_room = reply_room = (uint32_t)cap;
-	}
+	ret = reply_room_of(&pkt, room, mtu, max_amplification, &reply_room,
+			    &amp_room);
+	if (ret)
+		return ret;
 
 	if (keep) {
 		keep->len = UINT32_MAX;
@@ -364,10 +381,16 @@ int rr_serve_keep(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 	req.worker_state = ctx->worker_state;
 	req.counters = ctx->counters;
 	req.reply_flags = &reply_flags;
+	req.gather = ctx->gather;
 	ret = fn->handler(&req, frame + pkt.payload_off, pkt.payload_len,
 			  reply_room);
 	if (keep && reply_flags & RR_REPLY_NO_CACHE)
 		keep->len = UINT32_MAX;
+	if (ret == RR_GATHER_PENDING && ctx->gather) {
+		if (keep)
+			keep->len = UINT32_MAX;
+		return RR_SERVE_KEPT;
+	}
 	if (ret == RR_NO_REPLY)
 		return -RR_DROP_NO_REPLY;
 	if (ret == -EMSGSIZE || ret > (int)reply_room)
@@ -379,6 +402,43 @@ int rr_serve_keep(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 		return (int)rr_build_reply(frame, &pkt, (uint32_t)ret);
 	*csum_start = pkt.l4_off;
 	return (int)rr_build_reply_partial(frame, &pkt, (uint32_t)ret);
+}
+
+int rr_serve_gathered(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
+		      uint32_t max_amplification, const struct rr_function *fn,
+		      const struct rr_request *ctx,
+		      const struct rr_gather_result *res)
+{
+	uint32_t reply_room, amp_room;
+	struct rr_request req;
+	struct rr_pkt pkt;
+	int ret;
+
+	ret = rr_parse(frame, len, &pkt);
+	if (ret)
+		return ret;
+	ret = reply_room_of(&pkt, room, mtu, max_amplification, &reply_room,
+			    &amp_room);
+	if (ret)
+		return ret;
+	rr_request_init(&req, frame, &pkt, ctx->queue, ctx->thread);
+	req.state = ctx->state;
+	req.worker_state = ctx->worker_state;
+	req.counters = ctx->counters;
+	if (fn->api >= 4 && fn->gathered)
+		ret = fn->gathered(&req, res, frame + pkt.payload_off,
+				   reply_room);
+	else
+		ret = rr_gather_format(res, frame + pkt.payload_off,
+				       reply_room);
+	if (ret == RR_NO_REPLY)
+		return -RR_DROP_NO_REPLY;
+	if (ret == -EMSGSIZE || ret > (int)reply_room)
+		return reply_room == amp_room ? -RR_DROP_AMPLIFICATION
+					      : -RR_DROP_REPLY_TOO_BIG;
+	if (ret < 0)
+		return -RR_DROP_FUNCTION_ERROR;
+	return (int)rr_build_reply(frame, &pkt, (uint32_t)ret);
 }
 
 /* The context of a caller that runs stateless functions: no state, and

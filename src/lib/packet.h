@@ -91,6 +91,27 @@ int rr_serve_keep(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 		  uint32_t max_amplification, const struct rr_function *fn,
 		  const struct rr_request *ctx, struct rr_keep *keep,
 		  uint32_t *csum_start);
+/*
+ * rr_serve_keep()'s return when the function started a gather with the
+ * request (ctx->gather set, RR_GATHER_PENDING): no reply yet, and the
+ * frame stays with the caller until rr_serve_gathered(). Never a frame
+ * length.
+ */
+#define RR_SERVE_KEPT 0
+
+/*
+ * The reply to a request kept for gather @res: the frame as it was kept
+ * (addresses not yet swapped), the function's gathered() (or
+ * rr_gather_format()) writing the payload under the same limits as its
+ * handler, the reply built with a full UDP checksum. Returns the reply
+ * frame length or -enum rr_drop.
+ */
+int rr_serve_gathered(uint8_t *frame, uint32_t len, uint32_t room,
+		      uint32_t mtu, uint32_t max_amplification,
+		      const struct rr_function *fn,
+		      const struct rr_request *ctx,
+		      const struct rr_gather_result *res);
+
 /* rr_serve() with rr_build_reply_partial(); *csum_start is where the
  * transmitter's checksumming starts (the UDP header), the field being 6
  * bytes further. */

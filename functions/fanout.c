@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fanout: sends its request to every target of a group and answers with
+ * what they answered, reduced: the example of a function that gathers
+ * (API 4, RR_FN_GATHER; docs/DESIGN.md, "Gathers"). Opt-in: served only
+ * where the config names its group.
+ *
+ *	[group shards]
+ *	targets = 10.0.0.1-10.0.0.8:7
+ *
+ *	[function fanout]
+ *	group = shards
+ *	reduce = sum	; concat, sum, min, max, count, or, topk
+ *	k = 3		; topk: how many values
+ *	need = 0	; complete after this many replies; 0: all
+ *
+ * The request's payload (up to 1200 bytes) goes to each target behind
+ * the gather header; each reply's value is its leading decimal digits
+ * (rr_gather.h). The reply is rr_gather_format()'s: "VALUE ANSWERED/ASKED"
+ * (for topk the values, for concat each reply's body on a line of its
+ * own and then "ANSWERED/ASKED"), and " missed I,J" where some targets
+ * did not answer by the deadline (gather_deadline_us). An empty request
+ * is not answered; at gather_limit outstanding gathers a request is
+ * dropped (counted gather_limit).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <reqrouter/rr_function.h>
+
+#define FANOUT_PORT 9014
+
+struct fanout_state {
+	int group;
+	enum rr_reduce reduce;
+	uint32_t k, need;
+};
+
+static const char *const reduce_names[RR_REDUCE_MAX_OP] = {
+	[RR_REDUCE_CONCAT] = "concat", [RR_REDUCE_SUM] = "sum",
+	[RR_REDUCE_MIN] = "min",       [RR_REDUCE_MAX] = "max",
+	[RR_REDUCE_COUNT] = "count",   [RR_REDUCE_OR] = "or",
+	[RR_REDUCE_TOPK] = "topk",
+};
+
+static int number(const struct rr_fn_config *cfg, const struct rr_fn_setting *s,
+		  uint32_t max, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	v = strtoul(s->value, &end, 10);
+	if (!*s->value || *end || v > max)
+		return rr_fn_error(cfg, s, "%s: want 0 to %u", s->key, max);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int fanout_init(const struct rr_fn_config *cfg, void **state)
+{
+	struct fanout_state *f;
+	const struct rr_fn_setting *s, *group = NULL;
+	uint32_t ntargets = 0, i, r;
+	int ret = 0;
+
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->reduce = RR_REDUCE_SUM;
+	f->k = 1;
+	for (i = 0; i < cfg->nsettings && !ret; i++) {
+		s = &cfg->settings[i];
+		if (!strcmp(s->key, "group")) {
+			group = s;
+		} else if (!strcmp(s->key, "reduce")) {
+			for (r = 0; r < RR_REDUCE_MAX_OP; r++)
+				if (!strcmp(s->value, reduce_names[r]))
+					break;
+			if (r == RR_REDUCE_MAX_OP)
+				ret = rr_fn_error(
+					cfg, s,
+					"reduce: want concat, sum, min, max, count, or or topk");
+			f->reduce = (enum rr_reduce)r;
+		} else if (!strcmp(s->key, "k")) {
+			ret = number(cfg, s, 16, &f->k);
+			if (!ret && !f->k)
+				ret = rr_fn_error(cfg, s, "k: want 1 to 16");
+		} else if (!strcmp(s->key, "need")) {
+			ret = number(cfg, s, RR_SG_MAX_TARGETS, &f->need);
+		} else {
+			ret = rr_fn_error(
+				cfg, s,
+				"unknown key '%s' (fanout takes group, reduce, k and need)",
+				s->key);
+		}
+	}
+	if (!ret && !group)
+		ret = rr_fn_error(cfg, NULL,
+				  "no group: fanout needs one (group = NAME)");
+	if (!ret) {
+		f->group = rr_fn_group(cfg, group->value, &ntargets);
+		ret = f->group < 0 ? f->group : 0;
+	}
+	if (!ret && f->need > ntargets)
+		ret = rr_fn_error(cfg, NULL,
+				  "need = %u: group %s has %u targets", f->need,
+				  group->value, ntargets);
+	if (ret) {
+		free(f);
+		return ret;
+	}
+	*state = f;
+	return 0;
+}
+
+static void fanout_fini(void *state)
+{
+	free(state);
+}
+
+static int fanout_handler(const struct rr_request *req, uint8_t *buf,
+			  size_t len, size_t room)
+{
+	const struct fanout_state *f = req->state;
+	struct rr_gather_spec g = { 0 };
+
+	(void)room;
+	if (!f || !len)
+		return RR_NO_REPLY;
+	g.group = f->group;
+	g.payload = buf;
+	g.len = len;
+	g.need = f->need;
+	g.reduce = f->reduce;
+	g.k = f->k;
+	return rr_gather_start(req, &g);
+}
+
+RR_FUNCTION_DEF(
+	fanout, FANOUT_PORT,
+	"ask every target of a group, answer with their replies reduced",
+	.handler = fanout_handler, .init = fanout_init, .fini = fanout_fini,
+	.flags = RR_FN_OPT_IN | RR_FN_GATHER);

@@ -1,0 +1,546 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Gathers, the worker's side (docs/DESIGN.md, "Gathers").
+ *
+ * A worker owns RR_SG_PER_WORKER entries of the XDP program's gathers
+ * map (mapped here; its index is worker index * RR_SG_PER_WORKER + i)
+ * and a UDP socket, its gather port, from which its templates leave and
+ * to which the targets answer. Starting a gather opens an entry under a
+ * new generation and sends one template; the scatter program at TC
+ * egress turns it into a copy per target. The replies never reach the
+ * stack: the XDP program checks and merges them into the entry, and
+ * hands the last one (every one, for CONCAT) to the worker's socket of
+ * the function, which wakes it. The request's frame stays in the
+ * worker's hands meanwhile; completing the gather writes the reply over
+ * it and sends it as any other.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+
+#include "clock.h"
+#include "gather.h"
+#include "invoker.h"
+#include "log.h"
+
+/* How long completing waits for merges that took their ticket before it
+ * closed the gather: a merge is a few atomics in softirq. */
+#define CLOSE_SPIN_NS 100000ULL
+
+static uint64_t load64(const __u64 *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static uint32_t load32(const __u32 *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+bool rr_gather_needed(const struct rr_invoker *inv)
+{
+	uint32_t slot;
+
+	for (slot = 0; slot < inv->nslots; slot++)
+		if (inv->slots[slot].svc->fn->flags & RR_FN_GATHER)
+			return true;
+	return false;
+}
+
+int rr_gather_setup(struct rr_invoker *inv)
+{
+	const struct rr_config *cfg = inv->cfg;
+	uint32_t i;
+	int ret;
+
+	ret = rr_xdp_map_gathers(&inv->xdp);
+	if (ret) {
+		pr_warn("cannot map the gathers: %s\n", strerror(-ret));
+		return ret;
+	}
+	for (i = 0; i < cfg->ngroups; i++) {
+		ret = rr_xdp_set_targets(&inv->xdp, i, cfg->groups[i].targets,
+					 cfg->groups[i].ntargets);
+		if (ret) {
+			pr_warn("cannot set group %s's targets: %s\n",
+				cfg->groups[i].name, strerror(-ret));
+			return ret;
+		}
+	}
+	ret = rr_xdp_attach_scatter(&inv->xdp, inv->ifindex);
+	if (ret) {
+		pr_warn("cannot put the scatter program on %s's egress (TC): %s\n",
+			cfg->ifname, strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+void rr_gather_teardown(struct rr_invoker *inv)
+{
+	rr_xdp_detach_scatter(&inv->xdp, inv->ifindex);
+}
+
+static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
+		 const struct rr_gather_spec *spec);
+
+int rr_gathers_new(struct rr_worker *w)
+{
+	struct rr_invoker *inv = w->inv;
+	struct sockaddr_in6 sa = { .sin6_family = AF_INET6 };
+	struct rr_port_conf conf = {
+		.nsocks = 1,
+		.flags = RR_PORT_GATHER,
+	};
+	socklen_t salen = sizeof(sa);
+	struct rr_gathers *gs;
+	int fd, off = 0, small = 4096, ret;
+
+	if (w->gathers)
+		return 0;
+	gs = calloc(1, sizeof(*gs));
+	if (!gs)
+		return -ENOMEM;
+	/* Dual-stack: a template to an IPv4 target leaves as IPv4. Nothing
+	 * is ever read from it: the XDP program takes every reply. */
+	fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0 ||
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)) ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    getsockname(fd, (struct sockaddr *)&sa, &salen)) {
+		ret = -errno;
+		pr_warn("worker %u/%u: cannot open its gather socket: %s\n",
+			w->queue, w->thread, strerror(-ret));
+		if (fd >= 0)
+			close(fd);
+		free(gs);
+		return ret;
+	}
+	gs->ctx.start = start;
+	gs->w = w;
+	gs->fd = fd;
+	gs->port = ntohs(sa.sin6_port);
+	gs->first = w->index * RR_SG_PER_WORKER;
+	gs->entries = &inv->xdp.gathers[gs->first];
+	ret = rr_xdp_set_port(&inv->xdp, gs->port, &conf);
+	if (ret) {
+		pr_warn("worker %u/%u: cannot open its gather port %u: %s\n",
+			w->queue, w->thread, gs->port, strerror(-ret));
+		close(fd);
+		free(gs);
+		return ret;
+	}
+	w->gathers = gs;
+	return 0;
+}
+
+int rr_gathers_confine(struct rr_worker *w)
+{
+	struct rr_invoker *inv = w->inv;
+	struct rr_gathers *gs = w->gathers, *o;
+	size_t own, end,
+		len = sizeof(struct rr_gather_entry) * RR_SG_PER_WORKER;
+	uint8_t *base = (uint8_t *)inv->xdp.gathers;
+	uint32_t i;
+
+	if (!gs)
+		return 0;
+	for (i = 0; i < RR_NWORKERS(inv); i++) {
+		o = inv->workers[i].gathers;
+		if (o && o != gs)
+			close(o->fd);
+	}
+	if (gs->fd != RR_SG_CELL_FD) {
+		if (dup2(gs->fd, RR_SG_CELL_FD) < 0)
+			return -errno;
+		close(gs->fd);
+		gs->fd = RR_SG_CELL_FD;
+	}
+	/* Its entries fill whole pages (xdp.c), the others go. */
+	own = (size_t)gs->first * sizeof(struct rr_gather_entry);
+	end = own + len;
+	if ((own && munmap(base, own)) ||
+	    (end < inv->xdp.gathers_size &&
+	     munmap(base + end, inv->xdp.gathers_size - end)))
+		return -errno;
+	return 0;
+}
+
+/* Closes entry @e: no later reply counts. Returns the tickets taken. */
+static uint32_t close_entry(struct rr_gather_entry *e)
+{
+	uint64_t old =
+		__atomic_fetch_add(&e->state, RR_SG_CLOSED, __ATOMIC_ACQ_REL);
+
+	return (uint32_t)old & (RR_SG_CLOSED - 1);
+}
+
+void rr_gathers_reset(struct rr_worker *w)
+{
+	struct rr_gathers *gs = w->gathers;
+	struct rr_gather_entry *e;
+	uint32_t i, gen;
+
+	if (!gs)
+		return;
+	gs->outstanding = 0;
+	memset(gs->per_slot, 0, sizeof(gs->per_slot));
+	for (i = 0; i < RR_SG_PER_WORKER; i++) {
+		e = &gs->entries[i];
+		/* A generation on from the last one used, closed: a late
+		 * reply to a dead cell's gather never matches again. */
+		gen = (uint32_t)(load64(&e->state) >> 32) + 1;
+		__atomic_store_n(&e->state, (uint64_t)gen << 32 | RR_SG_CLOSED,
+				 __ATOMIC_RELEASE);
+		gs->g[i].busy = false;
+		gs->g[i].gen = gen;
+	}
+}
+
+static bool asked(const __u64 *bits, uint32_t i)
+{
+	return bits[i / 64] >> (i % 64) & 1;
+}
+
+/* Sends target @i of gather @idx its message, through the stack (which
+ * resolves its neighbour): what the scatter program could not. */
+static void send_one(struct rr_gathers *gs, const struct rr_endpoint *t,
+		     uint8_t *msg, size_t len, uint32_t i)
+{
+	struct rr_sg_hdr *h = (void *)msg;
+	struct sockaddr_in6 sa = { .sin6_family = AF_INET6 };
+
+	h->target = htons((uint16_t)i);
+	sa.sin6_port = htons(t->port);
+	if (t->family == AF_INET6) {
+		memcpy(&sa.sin6_addr, t->addr, 16);
+	} else {
+		sa.sin6_addr.s6_addr[10] = 0xff;
+		sa.sin6_addr.s6_addr[11] = 0xff;
+		memcpy(&sa.sin6_addr.s6_addr[12], t->addr, 4);
+	}
+	sendto(gs->fd, msg, len, MSG_DONTWAIT, (struct sockaddr *)&sa,
+	       sizeof(sa));
+}
+
+static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
+		 const struct rr_gather_spec *spec)
+{
+	struct rr_gathers *gs = (struct rr_gathers *)ctx;
+	struct rr_worker *w = gs->w;
+	const struct rr_config *cfg = w->inv->cfg;
+	const struct rr_slot *s = &w->inv->slots[gs->cur_slot];
+	const struct rr_sg_group *grp;
+	struct rr_gather_entry *e;
+	struct rr_gather_slot *g;
+	struct rr_sg_hdr *h;
+	uint32_t i, n = 0, last = 0, limit;
+	uint64_t now;
+
+	(void)req;
+	if (spec->group < 0 || (uint32_t)spec->group >= cfg->ngroups ||
+	    spec->len > RR_SG_MAX_PAYLOAD || spec->reduce >= RR_REDUCE_MAX_OP ||
+	    spec->cookie_len > RR_SG_COOKIE_MAX ||
+	    (spec->reduce == RR_REDUCE_TOPK && (spec->k < 1 || spec->k > 16)))
+		return -EINVAL;
+	grp = &cfg->groups[spec->group];
+	limit = s->svc->gather_limit;
+	if (gs->per_slot[gs->cur_slot] >= limit)
+		return -EBUSY;
+	for (i = 0; i < RR_SG_PER_WORKER && gs->g[i].busy; i++)
+		;
+	if (i == RR_SG_PER_WORKER)
+		return -EBUSY;
+	g = &gs->g[i];
+	e = &gs->entries[i];
+
+	/* A new generation, closed while it is laid out. */
+	g->gen++;
+	__atomic_store_n(&e->state, (uint64_t)g->gen << 32 | RR_SG_CLOSED,
+			 __ATOMIC_RELEASE);
+	memset(e->sent, 0, sizeof(e->sent));
+	if (spec->targets) {
+		for (n = 0; n < spec->ntargets; n++) {
+			if (spec->targets[n] >= grp->ntargets)
+				return -EINVAL;
+			e->sent[spec->targets[n] / 64] |=
+				1ULL << (spec->targets[n] % 64);
+		}
+	} else {
+		for (n = 0; n < grp->ntargets; n++)
+			e->sent[n / 64] |= 1ULL << (n % 64);
+	}
+	n = 0;
+	for (i = 0; i < RR_SG_MAX_TARGETS; i++)
+		if (asked(e->sent, i)) {
+			n++;
+			last = i;
+		}
+	if (!n || spec->need > n)
+		return -EINVAL;
+	i = (uint32_t)(g - gs->g);
+	e->merged = 0;
+	e->need = spec->need ? spec->need : n;
+	e->reduce = spec->reduce;
+	e->group = (uint32_t)spec->group;
+	e->queue = w->queue;
+	e->xsk_key = RR_XSK_KEY(w->queue, w->thread, gs->cur_slot);
+	e->value = spec->reduce == RR_REDUCE_MIN ? UINT64_MAX : 0;
+	memset(e->topk, 0, sizeof(e->topk));
+	e->scattered = 0;
+	memset(e->seen, 0, sizeof(e->seen));
+	memset(e->merged_bits, 0, sizeof(e->merged_bits));
+	memset(e->unsent, 0, sizeof(e->unsent));
+	/* Open: tickets from 0, under the new generation. */
+	__atomic_store_n(&e->state, (uint64_t)g->gen << 32, __ATOMIC_RELEASE);
+
+	now = rr_now_ns();
+	g->busy = true;
+	g->slot = gs->cur_slot;
+	g->fn = s->svc->fn;
+	g->addr = gs->cur_addr;
+	g->len = gs->cur_len;
+	g->asked = n;
+	g->k = spec->k;
+	g->reduce = spec->reduce;
+	g->deadline_ns =
+		now + (uint64_t)(spec->deadline_us
+					 ? spec->deadline_us
+					 : s->svc->gather_deadline_us) *
+			      1000;
+	g->cookie_len = (uint32_t)spec->cookie_len;
+	if (spec->cookie_len)
+		memcpy(g->cookie, spec->cookie, spec->cookie_len);
+	g->concat_len = 0;
+	g->parts = 0;
+	memset(g->got, 0, sizeof(g->got));
+	gs->outstanding++;
+	gs->per_slot[gs->cur_slot]++;
+
+	rr_gather_held(w, i, rr_frame_of(gs->cur_addr));
+	h = (void *)g->msg;
+	h->magic = htonl(RR_SG_MAGIC);
+	h->gather = htonl(gs->first + i);
+	h->gen = htonl(g->gen);
+	h->flags = 0;
+	if (spec->len)
+		memcpy(g->msg + sizeof(*h), spec->payload, spec->len);
+	g->msg_len = (uint32_t)(sizeof(*h) + spec->len);
+	if (w->inv->xdp.scatter_attached) {
+		/* One template: the scatter program sends the copies, the
+		 * template itself to the last target, where it is aimed. */
+		g->unsent = true;
+		send_one(gs, &grp->targets[last], g->msg, g->msg_len,
+			 RR_SG_TARGET_TEMPLATE);
+	} else {
+		for (n = 0; n < RR_SG_MAX_TARGETS; n++)
+			if (asked(e->sent, n))
+				send_one(gs, &grp->targets[n], g->msg,
+					 g->msg_len, n);
+	}
+	return RR_GATHER_PENDING;
+}
+
+/*
+ * The copies the scatter program could not make (no neighbour entry yet
+ * for a target's next hop, a device that refused), once it has run:
+ * sent one by one through the stack.
+ */
+static void send_unsent(struct rr_gathers *gs, struct rr_gather_slot *g,
+			struct rr_gather_entry *e)
+{
+	const struct rr_sg_group *grp = &gs->w->inv->cfg->groups[e->group];
+	uint32_t i;
+
+	if (!load32(&e->scattered))
+		return;
+	g->unsent = false;
+	for (i = 0; i < grp->ntargets; i++)
+		if (asked(e->unsent, i))
+			send_one(gs, &grp->targets[i], g->msg, g->msg_len, i);
+}
+
+void rr_gather_held(struct rr_worker *w, uint32_t i, uint64_t frame)
+{
+	__atomic_store_n(&w->rep->gather_frames[i], frame, __ATOMIC_RELEASE);
+}
+
+bool rr_gathers_frame(struct rr_worker *w, const uint8_t *data, uint32_t len)
+{
+	struct rr_gathers *gs = w->gathers;
+	const struct rr_sg_hdr *h;
+	struct rr_gather_part *p;
+	struct rr_gather_slot *g;
+	struct rr_pkt pkt;
+	uint32_t i, blen, t;
+
+	if (!gs || rr_parse(data, len, &pkt) ||
+	    ntohs(*(const uint16_t *)(data + pkt.l4_off + 2)) != gs->port)
+		return false;
+	/* The XDP program checked it: its header and entry are sound. */
+	if (pkt.payload_len < sizeof(*h))
+		return true;
+	h = (const void *)(data + pkt.payload_off);
+	i = ntohl(h->gather) - gs->first;
+	if (i >= RR_SG_PER_WORKER)
+		return true;
+	g = &gs->g[i];
+	if (!g->busy || g->gen != ntohl(h->gen) ||
+	    g->reduce != RR_REDUCE_CONCAT)
+		return true;
+	blen = pkt.payload_len - (uint32_t)sizeof(*h);
+	t = ntohs(h->target) % RR_SG_MAX_TARGETS;
+	g->parts++;
+	/* No room: it does not count as answered. */
+	if (g->concat_len + sizeof(*p) + blen > sizeof(g->concat))
+		return true;
+	g->got[t / 64] |= 1ULL << (t % 64);
+	p = (void *)(g->concat + g->concat_len);
+	p->target = (uint16_t)t;
+	p->len = (uint16_t)blen;
+	memcpy(p->body, h + 1, blen);
+	g->concat_len += (uint32_t)(sizeof(*p) + blen + 1) & ~1U;
+	return true;
+}
+
+static uint32_t popcount_bits(const uint64_t *bits)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < RR_SG_WORDS; i++)
+		n += (uint32_t)__builtin_popcountll(bits[i]);
+	return n;
+}
+
+/* Completes gather @i: closed, its result made, its reply put on TX (or
+ * its frame recycled). */
+static uint32_t complete(struct rr_worker *w, uint32_t i, bool timed_out)
+{
+	struct rr_gathers *gs = w->gathers;
+	struct rr_gather_slot *g = &gs->g[i];
+	struct rr_gather_entry *e = &gs->entries[i];
+	uint64_t answered[RR_SG_WORDS], sent[RR_SG_WORDS], until;
+	struct rr_gather_result res = { 0 };
+	struct rr_request ctx = { .queue = w->queue, .thread = w->thread };
+	const struct rr_fn_instance *inst;
+	struct rr_sock *s = &w->socks[g->slot];
+	uint32_t tickets, v, room;
+	uint8_t *data;
+	int ret;
+
+	tickets = close_entry(e);
+	if (tickets > e->need)
+		tickets = e->need;
+	until = rr_now_ns() + CLOSE_SPIN_NS;
+	while (load32(&e->merged) < tickets && rr_now_ns() < until)
+		;
+	memcpy(sent, e->sent, sizeof(sent));
+	/* CONCAT: what reached the worker, not what the program passed. */
+	memcpy(answered,
+	       g->reduce == RR_REDUCE_CONCAT ? g->got
+					     : (uint64_t *)e->merged_bits,
+	       sizeof(answered));
+	for (v = 0; v < RR_SG_WORDS; v++)
+		answered[v] &= sent[v];
+	res.asked = g->asked;
+	res.answered = popcount_bits(answered);
+	res.asked_bits = sent;
+	res.answered_bits = answered;
+	res.timed_out = timed_out;
+	res.reduce = g->reduce;
+	res.value = load64(&e->value);
+	if (g->reduce == RR_REDUCE_MIN && !res.answered)
+		res.value = 0;
+	if (g->reduce == RR_REDUCE_TOPK)
+		for (v = RR_SG_TOPK_RANGE; v-- > 0 && res.ntopk < g->k;)
+			if (e->topk[v / 64] >> (v % 64) & 1)
+				res.topk[res.ntopk++] = v;
+	res.data = g->concat;
+	res.len = g->concat_len;
+	res.cookie = g->cookie;
+	res.cookie_len = g->cookie_len;
+
+	g->busy = false;
+	gs->outstanding--;
+	gs->per_slot[g->slot]--;
+	inst = __atomic_load_n(&w->inv->slots[g->slot].inst, __ATOMIC_ACQUIRE);
+	data = xsk_umem__get_data(w->umem->area, g->addr);
+	room = RR_FRAME_SIZE - (uint32_t)(g->addr - rr_frame_of(g->addr));
+	if (g->slot >= w->nsocks || !inst || inst->fn != g->fn) {
+		ret = -RR_DROP_GATHER_LOST;
+	} else {
+		rr_fn_request_bind(&ctx, inst, w->index,
+				   w->rep->fn_counters[g->slot]);
+		ret = rr_serve_gathered(data, g->len, room, w->inv->mtu,
+					s->svc->max_amplification, inst->fn,
+					&ctx, &res);
+	}
+	rr_gather_held(w, i, 0);
+	if (ret < 0) {
+		rr_stat_add(&s->stats->drops[-ret], 1);
+		rr_recycle(w, rr_frame_of(g->addr));
+		return 0;
+	}
+	return rr_tx_one(w, s, g->addr, (uint32_t)ret);
+}
+
+uint32_t rr_gathers_poll(struct rr_worker *w)
+{
+	struct rr_gathers *gs = w->gathers;
+	struct rr_gather_entry *e;
+	struct rr_gather_slot *g;
+	uint32_t i, sent = 0;
+	uint64_t now;
+
+	if (!gs || !gs->outstanding)
+		return 0;
+	now = rr_now_ns();
+	for (i = 0; i < RR_SG_PER_WORKER; i++) {
+		g = &gs->g[i];
+		if (!g->busy)
+			continue;
+		e = &gs->entries[i];
+		if (g->unsent)
+			send_unsent(gs, g, e);
+		if ((g->reduce == RR_REDUCE_CONCAT
+			     ? g->parts
+			     : load32(&e->merged)) >= e->need)
+			sent += complete(w, i, false);
+		else if (now >= g->deadline_ns)
+			sent += complete(w, i, true);
+	}
+	return sent;
+}
+
+int rr_gathers_timeout(const struct rr_worker *w, int max)
+{
+	const struct rr_gathers *gs = w->gathers;
+	uint64_t now, next = UINT64_MAX;
+	uint32_t i;
+	int ms;
+
+	if (!gs || !gs->outstanding)
+		return max;
+	for (i = 0; i < RR_SG_PER_WORKER; i++) {
+		if (!gs->g[i].busy)
+			continue;
+		if (gs->g[i].unsent)
+			return 1;
+		if (gs->g[i].deadline_ns < next)
+			next = gs->g[i].deadline_ns;
+	}
+	now = rr_now_ns();
+	if (next <= now)
+		return 0;
+	ms = (int)((next - now + 999999) / 1000000);
+	return ms < max ? ms : max;
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Gathers, the worker's side (docs/DESIGN.md, "Gathers"): a function's
+ * handler starts one with rr_gather_start(), the worker sends its
+ * template through its gather socket (the scatter program at TC egress
+ * makes the copies), keeps the request's frame, and answers it once the
+ * XDP program has merged enough replies or the deadline passed.
+ */
+#ifndef RR_GATHER_DAEMON_H
+#define RR_GATHER_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "function.h"
+#include "rr_shared.h"
+
+struct rr_invoker;
+struct rr_worker;
+
+/* The longest payload a gather sends. */
+#define RR_SG_MAX_PAYLOAD 1200
+
+/* One gather of a worker, in its own memory (a cell's copy is its own). */
+struct rr_gather_slot {
+	bool busy;
+	bool unsent;   /* targets the scatter program could not send to */
+	uint32_t gen;  /* of the entry's current use */
+	uint32_t slot; /* the function's */
+	const struct rr_function *fn; /* that started it */
+	uint64_t addr;		      /* the request's frame (descriptor) */
+	uint32_t len;
+	uint32_t asked;
+	uint32_t k;
+	enum rr_reduce reduce;
+	uint64_t deadline_ns;
+	uint32_t cookie_len;
+	uint8_t cookie[RR_SG_COOKIE_MAX];
+	/* Its message (header and payload), for the targets the scatter
+	 * program could not send it to. */
+	uint32_t msg_len;
+	uint8_t msg[sizeof(struct rr_sg_hdr) + RR_SG_MAX_PAYLOAD];
+	/* CONCAT: the replies taken off RX so far (the XDP program's count
+	 * runs ahead of them), those kept, and their bodies. */
+	uint32_t parts;
+	uint64_t got[RR_SG_WORDS];
+	uint32_t concat_len;
+	uint8_t concat[RR_SG_CONCAT_ROOM];
+};
+
+/* A worker's gathers: made by the main thread before the worker starts. */
+struct rr_gathers {
+	struct rr_gather_ctx ctx; /* first: rr_gather_start() gets this */
+	struct rr_worker *w;
+	int fd;		/* its gather socket (IPv6, dual-stack) */
+	uint16_t port;	/* its port, host order */
+	uint32_t first; /* its entries' first index in the gathers map */
+	struct rr_gather_entry *entries; /* [RR_SG_PER_WORKER], mapped */
+	uint32_t outstanding;
+	uint32_t per_slot[RR_MAX_SLOTS];
+	/* The request being served, for start(): its frame and socket. */
+	uint64_t cur_addr;
+	uint32_t cur_len;
+	uint32_t cur_slot;
+	struct rr_gather_slot g[RR_SG_PER_WORKER];
+};
+
+/* A cell's gather socket, at this descriptor: the one its system call
+ * filter lets it send data on (seccomp.c). */
+#define RR_SG_CELL_FD 1023
+
+/* Whether any function served gathers (RR_FN_GATHER). */
+bool rr_gather_needed(const struct rr_invoker *inv);
+
+/* The groups' targets into the XDP program's map, and the scatter
+ * program onto the egress; 0 or -errno, said. */
+int rr_gather_setup(struct rr_invoker *inv);
+void rr_gather_teardown(struct rr_invoker *inv);
+
+/* Worker @w's gathers (its socket, its port's entry), made once; 0 or
+ * -errno, said. */
+int rr_gathers_new(struct rr_worker *w);
+
+/* In a cell of worker @w: the other workers' gather sockets closed and
+ * their entries unmapped; its own socket moved to RR_SG_CELL_FD. 0 or
+ * -errno. */
+int rr_gathers_confine(struct rr_worker *w);
+
+/* At a worker's start: its entries closed to whatever a worker before
+ * it (a dead cell) left outstanding. */
+void rr_gathers_reset(struct rr_worker *w);
+
+/*
+ * In serve_batch(): whether the frame @data (@len) is a reply to one of
+ * @w's gathers (its gather port); if so it has been taken in (a CONCAT
+ * reply's body) and the caller recycles the frame.
+ */
+bool rr_gathers_frame(struct rr_worker *w, const uint8_t *data, uint32_t len);
+
+/* Once a round: completes the gathers whose replies are in or whose
+ * deadline passed (their replies onto TX), and sends what the scatter
+ * program could not. Returns the replies sent. */
+uint32_t rr_gathers_poll(struct rr_worker *w);
+
+/* Says in @w's report that its gather @i holds frame @frame (0: none),
+ * for the supervisor to take back if the cell dies. */
+void rr_gather_held(struct rr_worker *w, uint32_t i, uint64_t frame);
+
+/* How long poll() may sleep, in ms, with gathers outstanding: to the
+ * nearest deadline; @max when none is. */
+int rr_gathers_timeout(const struct rr_worker *w, int max);
+
+#endif /* RR_GATHER_DAEMON_H */
