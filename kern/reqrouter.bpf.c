@@ -1354,6 +1354,14 @@ static __always_inline int sg_value(void *body, void *end, __u64 *v)
 	return 0;
 }
 
+/* Whether the datagram at @udp is a gather's message (its header). */
+static __always_inline int sg_message(struct udphdr *udp, void *end)
+{
+	struct rr_sg_hdr *h = (void *)(udp + 1);
+
+	return (void *)(h + 1) <= end && h->magic == bpf_htonl(RR_SG_MAGIC);
+}
+
 /* Whether the reply's source is @t, the target it says it is. */
 static __always_inline int sg_from(const struct rr_sg_target *t, void *l3,
 				   void *end, struct udphdr *udp, int ipv6)
@@ -1588,6 +1596,8 @@ int reqrouter_xdp(struct xdp_md *ctx)
 			return act;
 	}
 
+	if (conf->flags & RR_PORT_SG_TARGET && sg_message(udph, c.end))
+		goto workers;
 	if (conf->flags & RR_PORT_SPREAD) {
 		act = spread(ctx, conf, udph, queue);
 		if (act >= 0)
@@ -1599,6 +1609,7 @@ int reqrouter_xdp(struct xdp_md *ctx)
 			return act;
 	}
 
+workers:
 	act = rr_steer(ctx, queue, conf->slot, steer_socks(conf, 0),
 		       conf->flags);
 	return rr_count(queue, steer_stat(act, RR_XDP_REDIRECT), act);

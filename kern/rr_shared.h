@@ -120,6 +120,10 @@ struct rr_port_conf {
  * the gathers it started come (struct rr_gather_entry). Nothing else
  * sent there is for anyone: dropped, counted. */
 #define RR_PORT_GATHER (1U << 12)
+/* gather_target: a message of another's gather (it starts with struct
+ * rr_sg_hdr) skips the in-kernel tier, which would take the header for
+ * the request. */
+#define RR_PORT_SG_TARGET (1U << 13)
 
 /*
  * A worker's load as the steering program sees it (docs/DESIGN.md,

@@ -317,6 +317,11 @@ int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 			conf.group_mask[k] =
 				(uint16_t)rr_steer_group_mask(inv, s, k);
 	}
+	/* gather_target: a gather's message is the workers', who take its
+	 * header off before the handler. */
+	conf.flags &= ~RR_PORT_SG_TARGET;
+	if (s->svc->gather_target)
+		conf.flags |= RR_PORT_SG_TARGET;
 	/* Who is calling: heavy_hitters and its rate, as they are now. */
 	rr_topk_port_conf(inv, s->svc, &conf);
 	rr_rl_port_conf(inv, s->svc, &conf);
@@ -1174,8 +1179,8 @@ static void *make_instances(void *arg)
 			rr_fn_instance_new_for(p->fn, p->port, p->to->settings,
 					       p->to->nsettings, rl->nworkers,
 					       rl->active, &p->ctrs, rl->next,
-					       &p->inst,
-					       p->err, sizeof(p->err));
+					       &p->inst, p->err,
+					       sizeof(p->err));
 	}
 	__atomic_store_n(&rl->done, 1, __ATOMIC_RELEASE);
 	return NULL;

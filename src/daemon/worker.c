@@ -246,6 +246,9 @@ static uint32_t drop_batch(struct rr_worker *w, struct rr_sock *s, uint32_t n,
 	return n;
 }
 
+/* A gather_target function's requests: no gathers of its own. */
+static struct rr_gather_ctx target_only = { .target = true };
+
 /*
  * One batch from socket @si; returns the number of requests taken. While it
  * runs, w->rep->batch says where it is (struct rr_batch_mark): the supervisor
@@ -305,6 +308,9 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	if (w->gathers && fn->flags & RR_FN_GATHER) {
 		ctx.gather = &w->gathers->ctx;
 		w->gathers->cur_slot = s->slot;
+		w->gathers->ctx.target = s->svc->gather_target;
+	} else if (s->svc->gather_target) {
+		ctx.gather = &target_only;
 	}
 	for (i = 0; i < n; i++) {
 		rxd = xsk_ring_cons__rx_desc(&s->rx, idx_rx + i);
@@ -323,7 +329,7 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 			recycle(w, base);
 			continue;
 		}
-		if (ctx.gather) {
+		if (ctx.gather && ctx.gather->start) {
 			w->gathers->cur_addr = addr;
 			w->gathers->cur_len = rxd->len;
 		}

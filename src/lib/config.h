@@ -167,6 +167,10 @@ struct rr_service {
 	 * their age at which they complete with what came. */
 	uint32_t gather_limit;
 	uint32_t gather_deadline_us;
+	/* A target of gathers: a request that starts with struct
+	 * rr_sg_hdr has it taken off before the handler and put back in
+	 * front of the reply. */
+	bool gather_target;
 	/* Served over TCP too (src/daemon/tcp.c); default: RR_FN_TCP. */
 	bool tcp;
 	/* Its requests sampled into a sketch of who calls it, one in

@@ -73,8 +73,12 @@ int rr_fn_instance_new_for(const struct rr_function *fn, uint16_t port,
  * in a request that may wait for a gather (rr_request.gather).
  */
 struct rr_gather_ctx {
+	/* NULL: the request cannot start a gather. */
 	int (*start)(struct rr_gather_ctx *ctx, const struct rr_request *req,
 		     const struct rr_gather_spec *g);
+	/* gather_target: a payload that starts with a gather's header is
+	 * a message of another's gather (rr_serve_keep()). */
+	bool target;
 };
 
 /* fini_worker() for every worker, fini(), the shared memory unmapped,

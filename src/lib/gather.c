@@ -17,7 +17,7 @@ int rr_gather_start(const struct rr_request *req,
 {
 	if (!req || !g)
 		return -EINVAL;
-	if (!req->gather)
+	if (!req->gather || !req->gather->start)
 		return -EOPNOTSUPP;
 	return req->gather->start(req->gather, req, g);
 }

@@ -309,6 +309,17 @@ uint32_t rr_build_reply_partial(uint8_t *frame, const struct rr_pkt *pkt,
 	return len;
 }
 
+/* Whether @len bytes at @p start with a gather's header. */
+static bool sg_header(const uint8_t *p, uint32_t len)
+{
+	uint32_t magic;
+
+	if (len < sizeof(struct rr_sg_hdr))
+		return false;
+	memcpy(&magic, p, sizeof(magic));
+	return ntohl(magic) == RR_SG_MAGIC;
+}
+
 /*
  * The room a reply has in a parsed request's frame of @room bytes: it
  * must fit the buffer, the MTU and the 16-bit lengths, and its IP packet
@@ -352,7 +363,7 @@ int rr_serve_keep(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 		  const struct rr_request *ctx, struct rr_keep *keep,
 		  uint32_t *csum_start)
 {
-	uint32_t reply_room, amp_room;
+	uint32_t reply_room, amp_room, sg = 0;
 	uint32_t reply_flags = 0;
 	struct rr_request req;
 	struct rr_pkt pkt;
@@ -382,8 +393,18 @@ int rr_serve_keep(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 	req.counters = ctx->counters;
 	req.reply_flags = &reply_flags;
 	req.gather = ctx->gather;
-	ret = fn->handler(&req, frame + pkt.payload_off, pkt.payload_len,
-			  reply_room);
+	/* A message of another's gather: the function answers what
+	 * follows the header, which stays where it is, in front. */
+	if (ctx->gather && ctx->gather->target &&
+	    sg_header(frame + pkt.payload_off, pkt.payload_len)) {
+		sg = sizeof(struct rr_sg_hdr);
+		if (keep)
+			keep->len = UINT32_MAX;
+	}
+	ret = fn->handler(&req, frame + pkt.payload_off + sg,
+			  pkt.payload_len - sg, reply_room - sg);
+	if (ret >= 0)
+		ret += (int)sg;
 	if (keep && reply_flags & RR_REPLY_NO_CACHE)
 		keep->len = UINT32_MAX;
 	if (ret == RR_GATHER_PENDING && ctx->gather) {
