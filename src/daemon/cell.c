@@ -494,8 +494,8 @@ static void take_report(struct rr_invoker *inv, struct rr_worker *w,
 	}
 	if (m->sock != RR_NO_BATCH &&
 	    (m->sock >= w->nsocks || !m->n || m->n > inv->cfg->batch ||
-	     m->ntx > m->n || m->recycle_start > n ||
-	     m->ntx + (n - m->recycle_start) > m->n || bad)) {
+	     m->ntx > m->n || m->recycle_start > n || m->kept > m->n ||
+	     m->ntx + (n - m->recycle_start) + m->kept > m->n || bad)) {
 		m->sock = RR_NO_BATCH;
 		bad++;
 	}
@@ -509,6 +509,31 @@ static void take_report(struct rr_invoker *inv, struct rr_worker *w,
 	if (bad)
 		pr_warn("the report of the cell of queue %u, thread %u did not add up (written over?): the frames it names that cannot be are left out\n",
 			w->queue, w->thread);
+}
+
+/*
+ * The frames dead cell @w's outstanding gathers kept (its report's
+ * gather_frames), into w->recycle: each of the UMEM, and once (a cell
+ * killed in the middle of starting a gather lists the frame of the
+ * request finish_batch() dropped, too). The entries are closed by the
+ * next cell (rr_gathers_reset()).
+ */
+static void take_gathers(struct rr_worker *w)
+{
+	struct rr_worker_report *r = w->rep;
+	uint64_t frame;
+	uint32_t i, j;
+
+	for (i = 0; i < RR_SG_PER_WORKER; i++) {
+		frame = r->gather_frames[i];
+		r->gather_frames[i] = 0;
+		if (!frame || !frame_ok(w->umem, frame))
+			continue;
+		for (j = 0; j < w->nrecycle && w->recycle[j] != frame; j++)
+			;
+		if (j == w->nrecycle && w->nrecycle < RR_MAX_RECYCLE)
+			w->recycle[w->nrecycle++] = frame;
+	}
 }
 
 /*
@@ -531,7 +556,7 @@ static int finish_batch(struct rr_worker *w, const struct rr_batch_mark *m,
 	ntx = m->ntx;
 	if (*s->rx.consumer == m->rx_cons) {
 		/* Still on RX: what was accounted for is done. */
-		done = ntx + (w->nrecycle - m->recycle_start);
+		done = ntx + (w->nrecycle - m->recycle_start) + m->kept;
 		sent = send_made(w, s, ntx);
 		left = done;
 		if (done < m->n) {
@@ -663,6 +688,7 @@ static void cell_ended(struct rr_invoker *inv, struct rr_worker *w, int st,
 	take_report(inv, w, &mark);
 	recover_lock(w);
 	slot = finish_batch(w, &mark, why);
+	take_gathers(w);
 	refill(w);
 	/* What could not go back yet goes with the next cell, which
 	 * returns it at the end of its first round. */

@@ -129,6 +129,7 @@ struct rr_batch_mark {
 	uint32_t cur;
 	uint32_t ntx;
 	uint32_t recycle_start; /* recycle[] entries of earlier batches */
+	uint32_t kept; /* requests of it kept by their gathers (gather.c) */
 };
 
 #define RR_NO_BATCH UINT32_MAX

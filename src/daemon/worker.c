@@ -290,6 +290,7 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	mark->n = n;
 	mark->ntx = 0;
 	mark->recycle_start = w->nrecycle;
+	mark->kept = 0;
 	__atomic_store_n(&mark->sock, si, __ATOMIC_RELEASE);
 	if (__atomic_load_n(&w->inv->live->quarantined[s->slot],
 			    __ATOMIC_RELAXED)) {
@@ -337,8 +338,12 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 		ret = rr_serve_keep(data, rxd->len, room, mtu, amp, fn, &ctx,
 				    keep, offload ? &csum_start : NULL);
 		call_step(w);
-		if (ret == RR_SERVE_KEPT)
-			continue; /* kept by its gather (gather.c) */
+		if (ret == RR_SERVE_KEPT) {
+			/* Kept by its gather (gather.c), listed in the
+			 * report's gather_frames. */
+			mark->kept++;
+			continue;
+		}
 		if (ret < 0) {
 			rr_stat_add(&s->stats->drops[-ret], 1);
 			recycle(w, base);
