@@ -115,11 +115,12 @@ static const struct rr_opt client_opts[] = {
 #define CLIENT_SYNOPSIS                                                       \
 	"sgbase client --server ADDR:PORT [--concurrency C] [--duration S]\n" \
 	"       [--payload TEXT] [--expect-sum N] [--timeout-ms MS] [--count N]"
-#define CLIENT_ABOUT                                                               \
-	"A closed loop against a scatter-gather coordinator: C requests out,\n"    \
-	"each reply checked. Ends with one line: rate=GATHERS/S p50_us= p99_us=\n" \
-	"done= timeouts= wrong= partial= sent=. Exits 1 if a reply was wrong\n"    \
-	"or none came."
+#define CLIENT_ABOUT                                                            \
+	"A closed loop against a scatter-gather coordinator: C requests out,\n" \
+	"each reply checked. Ends with one line: rate= (answered gathers/s)\n"  \
+	"full_rate= (those every target answered) p50_us= p99_us= done=\n"      \
+	"timeouts= wrong= partial= sent=. Exits 1 if a reply was wrong or\n"    \
+	"none came."
 
 struct client_cfg {
 	struct sockaddr_storage server;
@@ -462,11 +463,13 @@ int sg_client_main(int argc, char **argv)
 	elapsed = (double)(now - start) / 1e9;
 	if (elapsed <= 0)
 		elapsed = 1e-9;
-	printf("rate=%.1f p50_us=%.1f p99_us=%.1f done=%llu timeouts=%llu wrong=%llu partial=%llu sent=%llu\n",
-	       (double)cl->done / elapsed, h_quantile_us(&cl->h, 0.50),
-	       h_quantile_us(&cl->h, 0.99), (unsigned long long)cl->done,
-	       (unsigned long long)cl->timeouts, (unsigned long long)cl->wrong,
-	       (unsigned long long)cl->partial, (unsigned long long)cl->sent);
+	printf("rate=%.1f full_rate=%.1f p50_us=%.1f p99_us=%.1f done=%llu timeouts=%llu wrong=%llu partial=%llu sent=%llu\n",
+	       (double)cl->done / elapsed,
+	       (double)(cl->done - cl->partial) / elapsed,
+	       h_quantile_us(&cl->h, 0.50), h_quantile_us(&cl->h, 0.99),
+	       (unsigned long long)cl->done, (unsigned long long)cl->timeouts,
+	       (unsigned long long)cl->wrong, (unsigned long long)cl->partial,
+	       (unsigned long long)cl->sent);
 	if (cl->stray || cl->send_errors)
 		fprintf(stderr, "%s: client: stray=%llu send_errors=%llu\n",
 			SG_PROG, (unsigned long long)cl->stray,
