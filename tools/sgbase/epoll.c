@@ -111,7 +111,7 @@ static bool send_rest(struct ep *e, struct sg_slot *s)
 			s->next_send += (uint32_t)r;
 			continue;
 		}
-		if (errno == EAGAIN || errno == ENOBUFS)
+		if (!r || errno == EAGAIN || errno == ENOBUFS)
 			return false;
 		if (errno == EINTR)
 			continue;

@@ -96,7 +96,7 @@ struct sg_slot {
 	uint32_t cat_len;
 	/* The engine's: what it still owes this slot before it is reused. */
 	uint32_t next_send; /* epoll: the first target not sent yet */
-	bool queued;	    /* epoll: in the send queue */
+	bool queued;	    /* in the engine's queue of scatters to send */
 	uint32_t inflight;  /* uring: SQEs whose CQE has not come */
 	uint8_t *out;	    /* uring: header+payload per target */
 	size_t out_cap;

@@ -10,7 +10,9 @@
  * the loop, which sleeps until a completion or the oldest deadline
  * (io_uring_submit_and_wait_timeout, the timeout as an argument rather
  * than a timeout SQE). A slot is reused only once every SQE that reads
- * its buffers has completed.
+ * its buffers has completed. At most UR_SEND_BUDGET target sends are out
+ * at once; a gather past it waits its turn in a FIFO, so the completion
+ * queue cannot overflow however many clients ask.
  *
  * The ring is set up single-issuer with deferred task work where the
  * kernel has it (6.1+): completions are then posted only when the loop
@@ -33,6 +35,9 @@
 #define UR_TBUFS 4096		  /* replies in flight before ENOBUFS */
 #define UR_CBUFS 256
 #define UR_CQE_BATCH 256
+/* Target sends out at once: with their replies they stay well inside the
+ * CQ, which must never overflow (liburing's submit then fails -EBUSY). */
+#define UR_SEND_BUDGET 8192
 
 enum { UD_RECV_T = 1, UD_RECV_C, UD_SEND_T, UD_SEND_C };
 enum { BGID_T = 1, BGID_C = 2 };
@@ -55,6 +60,10 @@ struct ur {
 	struct ur_rx rx_t, rx_c;
 	int cfd, tfd;
 	uint64_t nobufs;
+	uint32_t sends_out; /* target sends whose CQE has not come */
+	/* Gathers waiting for the budget to scatter, oldest first. */
+	struct sg_slot **pending;
+	uint32_t pend_head, pend_len;
 };
 
 static struct io_uring_sqe *get_sqe(struct ur *u)
@@ -140,7 +149,7 @@ static void rx_publish(struct ur_rx *rx)
 
 static void maybe_release(struct ur *u, struct sg_slot *s)
 {
-	if (!s->active && !s->inflight)
+	if (!s->active && !s->inflight && !s->queued)
 		sg_release(u->t, s);
 }
 
@@ -190,6 +199,37 @@ static void scatter(struct ur *u, struct sg_slot *s)
 		io_uring_sqe_set_data64(sqe, (uint64_t)s->idx << 8 | UD_SEND_T);
 		s->inflight++;
 	}
+	u->sends_out += tg->n;
+}
+
+/* Scatters the waiting gathers, in order, while the budget allows. */
+static void pump(struct ur *u)
+{
+	uint32_t n = u->t->cfg->targets.n, cap = u->t->cfg->max_gathers;
+	struct sg_slot *s;
+
+	while (u->pend_len) {
+		s = u->pending[u->pend_head];
+		/* One finished at its deadline while it waited sends nothing. */
+		if (s->active && u->sends_out + n > UR_SEND_BUDGET)
+			break;
+		if (s->active)
+			scatter(u, s);
+		s->queued = false;
+		u->pend_head = (u->pend_head + 1) % cap;
+		u->pend_len--;
+		maybe_release(u, s);
+	}
+}
+
+static void queue_scatter(struct ur *u, struct sg_slot *s)
+{
+	uint32_t cap = u->t->cfg->max_gathers;
+
+	s->queued = true;
+	u->pending[(u->pend_head + u->pend_len) % cap] = s;
+	u->pend_len++;
+	pump(u);
 }
 
 /* A multishot completion: the datagram in its buffer, or NULL. */
@@ -248,7 +288,7 @@ static void on_cqe(struct ur *u, const struct io_uring_cqe *cqe, uint64_t now)
 			s = sg_start(u->t, p, len, io_uring_recvmsg_name(o),
 				     o->namelen, now);
 			if (s)
-				scatter(u, s);
+				queue_scatter(u, s);
 		}
 		rx_recycle(rx, bid);
 		return;
@@ -257,6 +297,8 @@ static void on_cqe(struct ur *u, const struct io_uring_cqe *cqe, uint64_t now)
 		s = &u->t->slots[ud >> 8];
 		if (cqe->res < 0)
 			u->t->st.send_errors++;
+		if ((ud & 0xff) == UD_SEND_T)
+			u->sends_out--;
 		s->inflight--;
 		maybe_release(u, s);
 		return;
@@ -304,13 +346,18 @@ int sg_run_uring(struct sg_table *t, int cfd, int tfd)
 	int ret;
 
 	u = calloc(1, sizeof(*u));
-	if (!u)
+	if (u)
+		u->pending = calloc(t->cfg->max_gathers, sizeof(*u->pending));
+	if (!u || !u->pending) {
+		free(u);
 		return -ENOMEM;
+	}
 	u->t = t;
 	u->cfd = cfd;
 	u->tfd = tfd;
 	ret = ring_setup(u);
 	if (ret) {
+		free(u->pending);
 		free(u);
 		return ret;
 	}
@@ -356,6 +403,7 @@ int sg_run_uring(struct sg_table *t, int cfd, int tfd)
 		}
 		rx_publish(&u->rx_t);
 		rx_publish(&u->rx_c);
+		pump(u);
 		now = rr_now_ns();
 		while ((s = sg_expired(t, now)))
 			finish(u, s);
@@ -399,6 +447,7 @@ out:
 	io_uring_queue_exit(&u->ring);
 	rx_free(&u->rx_t);
 	rx_free(&u->rx_c);
+	free(u->pending);
 	free(u);
 	return ret;
 }
