@@ -332,12 +332,13 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 				&inv->reports[i].stats[slot];
 	}
 
-	/* Room for the gathers only where a function gathers. */
+	/* Room for the gathers only where a function gathers; for every
+	 * group a reload may bring. */
 	gathering = rr_gather_needed(inv);
 	ret = rr_xdp_load_sized(&inv->xdp, inv->mac, inv->mtu,
 				gathering ? RR_NWORKERS(inv) * RR_SG_PER_WORKER
 					  : 0,
-				gathering ? cfg->ngroups : 0);
+				gathering ? RR_SG_MAX_GROUPS : 0);
 	if (ret)
 		return ret;
 	/* Without it the program steers in turn and cannot tell a full

@@ -1064,6 +1064,14 @@ static void add_function(struct reload *r, const struct rr_service *to)
 		    name, RR_MAX_SLOTS);
 		return;
 	}
+	/* The gathers' map, sockets and scatter program are made at start,
+	 * and only where a function gathers. */
+	if (to->fn->flags & RR_FN_GATHER && !inv->xdp.gathers) {
+		say(r, SAID_REFUSED,
+		    "[function %s] enabled: needs a restart (the first function that gathers)",
+		    name);
+		return;
+	}
 	for (slot = 0; slot < inv->nslots; slot++)
 		if (inv->slots[slot].svc->port == to->port) {
 			say(r, SAID_FAILED,
@@ -1137,6 +1145,56 @@ static void reload_main(struct reload *r)
 				    : "");
 		}
 	}
+}
+
+static bool same_group(const struct rr_sg_group *a, const struct rr_sg_group *b)
+{
+	return !strcmp(a->name, b->name) && a->ntargets == b->ntargets &&
+	       !memcmp(a->targets, b->targets,
+		       a->ntargets * sizeof(*a->targets));
+}
+
+/*
+ * [group NAME]: the new groups into the running config and the XDP
+ * program's targets (which has room for RR_SG_MAX_GROUPS); the workers
+ * see them once renewed. A gather outstanding
+ * meanwhile finds replies from a target that left refused, as missed.
+ */
+static void reload_groups(struct reload *r)
+{
+	struct rr_config *next = (struct rr_config *)r->next;
+	struct rr_invoker *inv = r->inv;
+	struct rr_sg_group tmp;
+	uint32_t i, n = next->ngroups > r->cfg->ngroups ? next->ngroups
+							: r->cfg->ngroups;
+	bool changed = next->ngroups != r->cfg->ngroups;
+	int ret = 0;
+
+	for (i = 0; i < n && !changed; i++)
+		changed = !same_group(&r->cfg->groups[i], &next->groups[i]);
+	if (!changed)
+		return;
+	for (i = 0; inv->xdp.gathers && i < inv->xdp.ngroups && !ret; i++)
+		ret = rr_xdp_set_targets(
+			&inv->xdp, i,
+			i < next->ngroups ? next->groups[i].targets : NULL,
+			i < next->ngroups ? next->groups[i].ntargets : 0);
+	if (ret) {
+		say(r, SAID_FAILED, "[group]: failed: %s", strerror(-ret));
+		return;
+	}
+	/* Swapped, not copied: the old ones are freed with @next. */
+	for (i = 0; i < RR_SG_MAX_GROUPS; i++) {
+		tmp = r->cfg->groups[i];
+		r->cfg->groups[i] = next->groups[i];
+		next->groups[i] = tmp;
+	}
+	i = r->cfg->ngroups;
+	r->cfg->ngroups = next->ngroups;
+	next->ngroups = i;
+	r->renew = true;
+	say(r, SAID_APPLIED, "[group]: %u group%s, applied", r->cfg->ngroups,
+	    r->cfg->ngroups == 1 ? "" : "s");
 }
 
 /* Once no worker has the old state: the instances' settings kept, and
@@ -1364,6 +1422,7 @@ static int apply_reload(struct rr_invoker *inv, struct rr_reload *rl, char *msg,
 		    inv->slots[slot].svc->fn->name);
 	}
 	reload_main(&r);
+	reload_groups(&r);
 	for (slot = 0; slot < nslots; slot++)
 		reload_slot(&r, slot);
 	for (slot = 0; slot < next->nservices; slot++)
