@@ -1,20 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Target lists and addresses on the command line. sg_parse_targets() takes
- * the syntax reqrouter's `[group NAME] targets =` will: kept apart, with
- * no state, so that it can move into src/lib unchanged.
+ * Target lists and addresses on the command line. sg_parse_targets() reads
+ * reqrouter's own `[group NAME] targets =` syntax (rr_parse_targets()).
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include "config.h"
 #include "parse.h"
 #include "sgbase.h"
-
-/* The longest entry: "[" an IPv6 address "]:" a port, or two IPv4 ones. */
-#define ENTRY_MAX (INET6_ADDRSTRLEN + 16)
 
 static int parse_port(const char *s, uint16_t *port)
 {
@@ -26,131 +24,38 @@ static int parse_port(const char *s, uint16_t *port)
 	return 0;
 }
 
-static void set_v4(struct sockaddr_storage *sa, uint32_t host_order,
-		   uint16_t port)
-{
-	struct sockaddr_in *a = (struct sockaddr_in *)sa;
-
-	memset(sa, 0, sizeof(*sa));
-	a->sin_family = AF_INET;
-	a->sin_addr.s_addr = htonl(host_order);
-	a->sin_port = htons(port);
-}
-
-/* One entry, NUL-terminated in @e (which it may write into). */
-static int parse_entry(char *e, struct sockaddr_storage *out, uint32_t max,
-		       uint32_t *n, char *err, size_t errlen)
-{
-	struct in_addr first, last;
-	char *colon, *dash;
-	uint32_t lo, hi;
-	uint64_t count;
-	uint16_t port;
-
-	if (e[0] == '[') {
-		struct sockaddr_in6 *a;
-		char *close = strchr(e, ']');
-
-		if (!close || close[1] != ':')
-			return rr_errf(err, errlen,
-				       "'%s': an IPv6 target is [ADDR]:PORT",
-				       e);
-		*close = '\0';
-		if (strchr(e + 1, '-'))
-			return rr_errf(
-				err, errlen,
-				"'%s]': IPv6 ranges are not supported; list the targets",
-				e);
-		if (parse_port(close + 2, &port))
-			return rr_errf(err, errlen,
-				       "'%s]:%s': the port must be 1-65535", e,
-				       close + 2);
-		if (*n >= max)
-			return rr_errf(err, errlen, "more than %u targets",
-				       max);
-		a = (struct sockaddr_in6 *)&out[*n];
-		memset(&out[*n], 0, sizeof(out[*n]));
-		if (inet_pton(AF_INET6, e + 1, &a->sin6_addr) != 1)
-			return rr_errf(err, errlen, "'%s': not an IPv6 address",
-				       e + 1);
-		a->sin6_family = AF_INET6;
-		a->sin6_port = htons(port);
-		(*n)++;
-		return 0;
-	}
-	colon = strrchr(e, ':');
-	if (!colon)
-		return rr_errf(
-			err, errlen,
-			"'%s': a target is ADDR:PORT, FIRST-LAST:PORT or [IPv6]:PORT",
-			e);
-	*colon = '\0';
-	if (strchr(e, ':'))
-		return rr_errf(
-			err, errlen,
-			"'%s': an IPv6 target needs brackets, [ADDR]:PORT", e);
-	if (parse_port(colon + 1, &port))
-		return rr_errf(err, errlen, "'%s:%s': the port must be 1-65535",
-			       e, colon + 1);
-	dash = strchr(e, '-');
-	if (dash)
-		*dash = '\0';
-	if (inet_pton(AF_INET, e, &first) != 1)
-		return rr_errf(err, errlen, "'%s': not an IPv4 address", e);
-	last = first;
-	if (dash && inet_pton(AF_INET, dash + 1, &last) != 1)
-		return rr_errf(err, errlen, "'%s': not an IPv4 address",
-			       dash + 1);
-	lo = ntohl(first.s_addr);
-	hi = ntohl(last.s_addr);
-	if (hi < lo)
-		return rr_errf(err, errlen,
-			       "'%s-%s': the range ends before it starts", e,
-			       dash + 1);
-	count = (uint64_t)hi - lo + 1;
-	if (count > max - *n)
-		return rr_errf(err, errlen, "more than %u targets", max);
-	for (uint64_t i = 0; i < count; i++)
-		set_v4(&out[(*n)++], lo + (uint32_t)i, port);
-	return 0;
-}
-
 int sg_parse_targets(const char *spec, struct sockaddr_storage *out,
 		     uint32_t max, uint32_t *n, char *err, size_t errlen)
 {
-	const char *p = spec, *end;
-	char e[ENTRY_MAX + 1];
-	size_t len;
+	struct rr_endpoint *ep;
+	uint32_t i;
 	int ret;
 
 	*n = 0;
 	if (!spec || !*spec)
 		return rr_errf(err, errlen, "no targets");
-	for (;;) {
-		end = strchr(p, ',');
-		len = end ? (size_t)(end - p) : strlen(p);
-		/* Spaces around an entry, as a config line would have. */
-		while (len && (*p == ' ' || *p == '\t')) {
-			p++;
-			len--;
+	ep = calloc(max, sizeof(*ep));
+	if (!ep)
+		return rr_errf(err, errlen, "out of memory");
+	ret = rr_parse_targets(spec, ep, max, n, err, errlen);
+	for (i = 0; !ret && i < *n; i++) {
+		memset(&out[i], 0, sizeof(out[i]));
+		if (ep[i].family == AF_INET6) {
+			struct sockaddr_in6 *a = (struct sockaddr_in6 *)&out[i];
+
+			a->sin6_family = AF_INET6;
+			memcpy(&a->sin6_addr, ep[i].addr, 16);
+			a->sin6_port = htons(ep[i].port);
+		} else {
+			struct sockaddr_in *a = (struct sockaddr_in *)&out[i];
+
+			a->sin_family = AF_INET;
+			memcpy(&a->sin_addr, ep[i].addr, 4);
+			a->sin_port = htons(ep[i].port);
 		}
-		while (len && (p[len - 1] == ' ' || p[len - 1] == '\t'))
-			len--;
-		if (!len)
-			return rr_errf(err, errlen, "an empty entry in '%s'",
-				       spec);
-		if (len > ENTRY_MAX)
-			return rr_errf(err, errlen, "'%.*s...': not a target",
-				       ENTRY_MAX, p);
-		memcpy(e, p, len);
-		e[len] = '\0';
-		ret = parse_entry(e, out, max, n, err, errlen);
-		if (ret)
-			return ret;
-		if (!end)
-			return 0;
-		p = end + 1;
 	}
+	free(ep);
+	return ret;
 }
 
 int sg_parse_addr(const char *s, uint16_t port, struct sockaddr_storage *sa,
