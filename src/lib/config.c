@@ -60,8 +60,43 @@ struct ini_ctx {
 	size_t errlen;
 	int failed;
 	FILE *f;
-	unsigned int line; /* of the line inih last read */
+	unsigned int line;	  /* of the line inih last read */
+	unsigned int failed_line; /* of a failure inih does not see */
 };
+
+/*
+ * A [function NAME] header: the function is configured even if no key
+ * follows (inih reports keys only), which serves an opt-in function
+ * that needs no settings.
+ */
+static void section_line(struct ini_ctx *c, const char *buf)
+{
+	char name[128];
+	struct rr_service *svc;
+	size_t n;
+
+	buf += strspn(buf, " \t");
+	if (strncmp(buf, "[function ", 10))
+		return;
+	buf += 10;
+	buf += strspn(buf, " \t");
+	n = strcspn(buf, "]");
+	if (buf[n] != ']' || n >= sizeof(name))
+		return;
+	while (n && (buf[n - 1] == ' ' || buf[n - 1] == '\t'))
+		n--;
+	memcpy(name, buf, n);
+	name[n] = '\0';
+	svc = rr_config_service_named(c->cfg, name);
+	if (svc) {
+		svc->configured = true;
+	} else if (!c->failed) {
+		snprintf(c->err, c->errlen,
+			 "no function named '%s' is registered", name);
+		c->failed = 1;
+		c->failed_line = c->line;
+	}
+}
 
 /* inih's reader, counting lines: a function's settings carry theirs. */
 static char *read_line(char *buf, int size, void *user)
@@ -71,6 +106,7 @@ static char *read_line(char *buf, int size, void *user)
 	if (!fgets(buf, size, c->f))
 		return NULL;
 	c->line++;
+	section_line(c, buf);
 	return buf;
 }
 
@@ -263,7 +299,7 @@ static int check_lines(FILE *f, const char *path, char *err, size_t errlen)
 int rr_config_load(struct rr_config *cfg, const char *path, char *err,
 		   size_t errlen)
 {
-	struct ini_ctx c = { cfg, path, err, errlen, 0, NULL, 0 };
+	struct ini_ctx c = { cfg, path, err, errlen, 0, NULL, 0, 0 };
 	char msg[RR_ERRLEN];
 	struct stat st;
 	int line, ret;
@@ -293,6 +329,8 @@ int rr_config_load(struct rr_config *cfg, const char *path, char *err,
 	c.f = f;
 	line = ini_parse_stream(read_line, &c, on_ini_line, &c);
 	fclose(f);
+	if (!line && c.failed)
+		line = (int)c.failed_line;
 	if (line) {
 		snprintf(msg, sizeof(msg), "%s",
 			 c.failed ? err : "syntax error");
