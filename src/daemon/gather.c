@@ -75,12 +75,18 @@ int rr_gather_setup(struct rr_invoker *inv)
 			return ret;
 		}
 	}
+	if (cfg->gather_scatter == RR_SCATTER_SOCKET) {
+		pr_info("gathers: each copy sent through its worker's socket (gather_scatter = socket)\n");
+		return 0;
+	}
 	ret = rr_xdp_attach_scatter(&inv->xdp, inv->ifindex);
 	if (ret) {
-		pr_warn("cannot put the scatter program on %s's egress (TC): %s\n",
+		pr_warn("cannot put the scatter program on %s's egress (TC): %s (gather_scatter = socket does without)\n",
 			cfg->ifname, strerror(-ret));
 		return ret;
 	}
+	pr_info("gathers: the scatter program is on %s's egress (TC)\n",
+		cfg->ifname);
 	return 0;
 }
 

@@ -35,6 +35,12 @@ enum rr_tx_csum {
 	RR_TX_CSUM_OFFLOAD, /* the kernel, or no start */
 };
 
+/* How a gather's copies are made (docs/DESIGN.md, "Gathers"). */
+enum rr_scatter {
+	RR_SCATTER_TC,	   /* cloned at TC egress from one template */
+	RR_SCATTER_SOCKET, /* each sent through the worker's socket */
+};
+
 #define RR_DEFAULT_AMPLIFICATION 3 /* QUIC's anti-amplification factor */
 #define RR_MAX_AMPLIFICATION 1000
 #define RR_MAX_ALLOW_PER_FN 64
@@ -236,6 +242,7 @@ struct rr_config {
 	enum rr_tier tier;
 	bool no_cache; /* --no-cache: no function's replies are cached */
 	enum rr_tx_csum tx_csum;
+	enum rr_scatter gather_scatter;
 	int cpus[RR_MAX_CPUS];
 	uint32_t ncpus; /* 0: every CPU the process may run on */
 	char metrics_file[PATH_MAX];

@@ -42,6 +42,12 @@ const char *const rr_tx_csum_names[] = {
 	NULL,
 };
 
+const char *const rr_scatter_names[] = {
+	[RR_SCATTER_TC] = "tc",
+	[RR_SCATTER_SOCKET] = "socket",
+	NULL,
+};
+
 const char *const rr_isolation_names[] = {
 	[RR_ISOLATION_THREAD] = "thread",
 	[RR_ISOLATION_CELL] = "cell",
@@ -194,6 +200,14 @@ const struct rr_setting rr_settings[] = {
 	  .names = rr_tx_csum_names,
 	  .def = RR_TX_CSUM_AUTO,
 	  .help = "reply UDP checksums" },
+	{ .key = "gather_scatter",
+	  .flag = "gather-scatter",
+	  .arg = "HOW",
+	  .type = RR_SETTING_ENUM,
+	  FIELD(gather_scatter),
+	  .names = rr_scatter_names,
+	  .def = RR_SCATTER_TC,
+	  .help = "how a gather's copies are made: cloned from one template by a program on the interface's egress (tc), or each sent through the worker's socket (socket: where no TC program may be put)" },
 	{ .key = "cpus",
 	  .flag = "cpus",
 	  .arg = "LIST",

@@ -82,6 +82,7 @@ extern const size_t rr_fn_nsettings;
 extern const char *const rr_mode_names[];
 extern const char *const rr_tier_names[];
 extern const char *const rr_tx_csum_names[];
+extern const char *const rr_scatter_names[];
 extern const char *const rr_isolation_names[];
 extern const char *const rr_answer_for_names[];
 extern const char *const rr_worker_priority_names[];
