@@ -326,6 +326,7 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 	g->cookie_len = (uint32_t)spec->cookie_len;
 	if (spec->cookie_len)
 		memcpy(g->cookie, spec->cookie, spec->cookie_len);
+	rr_stat_add(&w->socks[gs->cur_slot].stats->gathers, 1);
 	g->concat_len = 0;
 	g->parts = 0;
 	memset(g->got, 0, sizeof(g->got));
@@ -459,6 +460,9 @@ static uint32_t complete(struct rr_worker *w, uint32_t i, bool timed_out)
 		answered[v] &= sent[v];
 	res.asked = g->asked;
 	res.answered = popcount_bits(answered);
+	if (timed_out)
+		rr_stat_add(&s->stats->gathers_timed_out, 1);
+	rr_stat_add(&s->stats->gather_missed, res.asked - res.answered);
 	res.asked_bits = sent;
 	res.answered_bits = answered;
 	res.timed_out = timed_out;

@@ -51,7 +51,10 @@ struct rr_sock_stats {
 	uint64_t cache_inserts; /* replies stored in the reply cache */
 	uint64_t cache_evictions; /* ... over a live entry of another request */
 	uint64_t cache_skips;	  /* not stored: entry busy, or reply unfit */
-	struct rr_latency latency; /* of its replies (latency.h) */
+	uint64_t gathers;	  /* started (gather.c) */
+	uint64_t gathers_timed_out; /* ... completed by their deadline */
+	uint64_t gather_missed;	    /* targets asked that did not answer */
+	struct rr_latency latency;  /* of its replies (latency.h) */
 	/* Of its requests, from the XDP program's stamp to their batch
 	 * taken off RX (latency.h, rr_queue_delay()). */
 	struct rr_latency queue_delay;

@@ -192,6 +192,15 @@ static const struct {
 	{ "reqrouter_cache_skips_total",
 	  "Replies of a cached function not stored: another worker was writing the entry, or the reply did not fit.",
 	  offsetof(struct rr_sock_stats, cache_skips) },
+	{ "reqrouter_gathers_total",
+	  "Gathers a worker started for the function's requests.",
+	  offsetof(struct rr_sock_stats, gathers) },
+	{ "reqrouter_gathers_timed_out_total",
+	  "Gathers that completed by their deadline, some targets missing.",
+	  offsetof(struct rr_sock_stats, gathers_timed_out) },
+	{ "reqrouter_gather_targets_missed_total",
+	  "Targets asked in a gather whose reply was not in its result.",
+	  offsetof(struct rr_sock_stats, gather_missed) },
 };
 
 /* The in-kernel tier's counters (enum rr_fn_stat) as metrics: rx, tx and

@@ -263,6 +263,7 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	uint32_t amp = s->svc->max_amplification;
 	bool offload = w->inv->tx_csum_offload;
 	uint32_t idx_rx = 0, n, i, ntx = 0, room, limit, csum_start = 0;
+	uint32_t replies = 0;
 	struct rr_request ctx = { .queue = w->queue, .thread = w->thread };
 	struct rr_batch_mark *mark = &w->rep->batch;
 	struct xsk_tx_metadata *meta;
@@ -328,6 +329,7 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 		/* A reply to one of this worker's gathers, not a request. */
 		if (w->gathers && rr_gathers_frame(w, data, rxd->len)) {
 			recycle(w, base);
+			replies++;
 			continue;
 		}
 		if (ctx.gather && ctx.gather->start) {
@@ -382,7 +384,8 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	load_busy(w, 0);
 	rr_latency_end(&s->stats->latency, ntx);
 	__atomic_store_n(&mark->sock, RR_NO_BATCH, __ATOMIC_RELEASE);
-	rr_stat_add(&s->stats->rx, n);
+	/* A gather's replies are not requests: not counted as such. */
+	rr_stat_add(&s->stats->rx, n - replies);
 	rr_stat_add(&s->stats->tx, ntx);
 	return n;
 }
