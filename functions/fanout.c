@@ -104,8 +104,9 @@ static int fanout_init(const struct rr_fn_config *cfg, void **state)
 	}
 	if (!ret && f->need > ntargets)
 		ret = rr_fn_error(cfg, NULL,
-				  "need = %u: group %s has %u targets", f->need,
-				  group->value, ntargets);
+				  "need = %u: group %s has only %u target%s",
+				  f->need, group->value, ntargets,
+				  ntargets == 1 ? "" : "s");
 	if (ret) {
 		free(f);
 		return ret;

@@ -260,12 +260,12 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 		return -EINVAL;
 	grp = &cfg->groups[spec->group];
 	limit = s->svc->gather_limit;
-	if (gs->per_slot[gs->cur_slot] >= limit)
-		return -EBUSY;
 	for (i = 0; i < RR_SG_PER_WORKER && gs->g[i].busy; i++)
 		;
-	if (i == RR_SG_PER_WORKER)
+	if (gs->per_slot[gs->cur_slot] >= limit || i == RR_SG_PER_WORKER) {
+		ctx->at_limit = true;
 		return -EBUSY;
+	}
 	g = &gs->g[i];
 	e = &gs->entries[i];
 
@@ -528,6 +528,17 @@ uint32_t rr_gathers_poll(struct rr_worker *w)
 		else if (now >= g->deadline_ns)
 			sent += complete(w, i, true);
 	}
+	return sent;
+}
+
+uint32_t rr_gathers_end(struct rr_worker *w)
+{
+	struct rr_gathers *gs = w->gathers;
+	uint32_t i, sent = 0;
+
+	for (i = 0; gs && gs->outstanding && i < RR_SG_PER_WORKER; i++)
+		if (gs->g[i].busy)
+			sent += complete(w, i, true);
 	return sent;
 }
 

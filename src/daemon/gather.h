@@ -106,6 +106,14 @@ uint32_t rr_gathers_poll(struct rr_worker *w);
  * for the supervisor to take back if the cell dies. */
 void rr_gather_held(struct rr_worker *w, uint32_t i, uint64_t frame);
 
+/* How long a cell that makes way (a reload renews it) waits for its
+ * outstanding gathers before it answers them with what came. */
+#define RR_SG_DRAIN_NS 1000000000ULL
+
+/* Completes every outstanding gather of @w now, with what came (a cell
+ * that makes way); returns the replies sent. */
+uint32_t rr_gathers_end(struct rr_worker *w);
+
 /* How long poll() may sleep, in ms, with gathers outstanding: to the
  * nearest deadline; @max when none is. */
 int rr_gathers_timeout(const struct rr_worker *w, int max);

@@ -508,6 +508,28 @@ static void coalesce(struct rr_worker *w, uint32_t nsocks)
 }
 
 /*
+ * A cell told to make way (a reload renews it) answers its outstanding
+ * gathers first: as they complete, for RR_SG_DRAIN_NS at most, then with
+ * what came by then. What queued meanwhile waits for the next cell.
+ */
+static void drain_gathers(struct rr_worker *w, uint32_t nsocks)
+{
+	struct timespec ms = { .tv_nsec = 1000000 };
+	uint64_t until = rr_now_ns() + RR_SG_DRAIN_NS;
+
+	if (!w->gathers || !w->gathers->outstanding)
+		return;
+	while (w->gathers->outstanding && rr_now_ns() < until) {
+		rr_gathers_poll(w);
+		recycle_frames(w, nsocks, false);
+		if (w->gathers->outstanding)
+			clock_nanosleep(CLOCK_MONOTONIC, 0, &ms, NULL);
+	}
+	rr_gathers_end(w);
+	recycle_frames(w, nsocks, false);
+}
+
+/*
  * A worker runs functions, which are user code: it holds no capability.
  * Linux keeps capabilities per thread, and capset() and the bounding-set
  * and no_new_privs prctl()s change only the calling one, so a worker
@@ -607,9 +629,11 @@ static void run(struct rr_worker *w, bool cell)
 			&w->rep->seen_epoch,
 			__atomic_load_n(&w->inv->epoch, __ATOMIC_SEQ_CST),
 			__ATOMIC_RELEASE);
-		if (cell &&
-		    __atomic_load_n(&live->restart[w->index], __ATOMIC_ACQUIRE))
+		if (cell && __atomic_load_n(&live->restart[w->index],
+					    __ATOMIC_ACQUIRE)) {
+			drain_gathers(w, nsocks);
 			break;
+		}
 		/* The main thread may fall back to plain spinning. */
 		prefer = __atomic_load_n(&live->prefer_busy_poll,
 					 __ATOMIC_RELAXED);

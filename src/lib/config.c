@@ -64,21 +64,59 @@ struct ini_ctx {
 	unsigned int failed_line; /* of a failure inih does not see */
 };
 
+/* Group @name of the config, made at its first mention; NULL with why. */
+static struct rr_sg_group *group_named(struct ini_ctx *c, const char *name,
+				       char *err, size_t errlen)
+{
+	struct rr_config *cfg = c->cfg;
+	struct rr_sg_group *g;
+	int i = rr_config_group(cfg, name);
+
+	if (i >= 0)
+		return &cfg->groups[i];
+	if (!*name || strlen(name) >= RR_GROUP_NAME_LEN) {
+		rr_errf(err, errlen,
+			"[group %s]: a group's name has 1 to %d characters",
+			name, RR_GROUP_NAME_LEN - 1);
+		return NULL;
+	}
+	if (cfg->ngroups == RR_SG_MAX_GROUPS) {
+		rr_errf(err, errlen, "[group %s]: more than %d groups", name,
+			RR_SG_MAX_GROUPS);
+		return NULL;
+	}
+	g = &cfg->groups[cfg->ngroups];
+	memset(g, 0, sizeof(*g));
+	g->targets = calloc(RR_SG_MAX_TARGETS, sizeof(*g->targets));
+	if (!g->targets) {
+		rr_errf(err, errlen, "[group %s]: out of memory", name);
+		return NULL;
+	}
+	snprintf(g->name, sizeof(g->name), "%s", name);
+	g->file = c->path;
+	g->line = c->line;
+	cfg->ngroups++;
+	return g;
+}
+
 /*
  * A [function NAME] header: the function is configured even if no key
  * follows (inih reports keys only), which serves an opt-in function
- * that needs no settings.
+ * that needs no settings. A [group NAME] header makes the group, so that
+ * one without a targets line is said to have none.
  */
 static void section_line(struct ini_ctx *c, const char *buf)
 {
 	char name[128];
 	struct rr_service *svc;
+	bool group;
 	size_t n;
 
 	buf += strspn(buf, " \t");
-	if (strncmp(buf, "[function ", 10))
+	group = !strncmp(buf, "[group ", 7);
+	if (strncmp(buf, "[function ", 10) && !group)
 		return;
-	buf += 10;
+	buf += group ? 7 : 10;
 	buf += strspn(buf, " \t");
 	n = strcspn(buf, "]");
 	if (buf[n] != ']' || n >= sizeof(name))
@@ -87,6 +125,14 @@ static void section_line(struct ini_ctx *c, const char *buf)
 		n--;
 	memcpy(name, buf, n);
 	name[n] = '\0';
+	/* A group without a targets line is there, and said empty. */
+	if (group) {
+		if (!group_named(c, name, c->err, c->errlen) && !c->failed) {
+			c->failed = 1;
+			c->failed_line = c->line;
+		}
+		return;
+	}
 	svc = rr_config_service_named(c->cfg, name);
 	if (svc) {
 		svc->configured = true;
@@ -209,38 +255,16 @@ int rr_config_group(const struct rr_config *cfg, const char *name)
 static int group_key(struct ini_ctx *c, const char *name, const char *key,
 		     const char *val, char *err, size_t errlen)
 {
-	struct rr_config *cfg = c->cfg;
 	struct rr_sg_group *g;
-	int i = rr_config_group(cfg, name);
 
 	if (strcmp(key, "targets"))
 		return rr_errf(
 			err, errlen,
 			"unknown key '%s' in [group %s] (it takes targets)",
 			key, name);
-	if (i < 0) {
-		if (!*name || strlen(name) >= RR_GROUP_NAME_LEN)
-			return rr_errf(
-				err, errlen,
-				"[group %s]: a group's name has 1 to %d characters",
-				name, RR_GROUP_NAME_LEN - 1);
-		if (cfg->ngroups == RR_SG_MAX_GROUPS)
-			return rr_errf(err, errlen,
-				       "[group %s]: more than %d groups", name,
-				       RR_SG_MAX_GROUPS);
-		g = &cfg->groups[cfg->ngroups];
-		memset(g, 0, sizeof(*g));
-		g->targets = calloc(RR_SG_MAX_TARGETS, sizeof(*g->targets));
-		if (!g->targets)
-			return rr_errf(err, errlen, "[group %s]: out of memory",
-				       name);
-		snprintf(g->name, sizeof(g->name), "%s", name);
-		g->file = c->path;
-		g->line = c->line;
-		cfg->ngroups++;
-	} else {
-		g = &cfg->groups[i];
-	}
+	g = group_named(c, name, err, errlen);
+	if (!g)
+		return -EINVAL;
 	if (rr_parse_targets(val, g->targets, RR_SG_MAX_TARGETS, &g->ntargets,
 			     err, errlen))
 		return -EINVAL;
@@ -346,8 +370,11 @@ int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen)
 
 	for (i = 0; i < cfg->ngroups; i++)
 		if (!cfg->groups[i].ntargets)
-			return rr_errf(err, errlen, "[group %s] has no targets",
-				       cfg->groups[i].name);
+			return rr_errf(
+				err, errlen, "%s:%u: [group %s] has no targets",
+				cfg->groups[i].file ? cfg->groups[i].file
+						    : "config",
+				cfg->groups[i].line, cfg->groups[i].name);
 	/* A function that needs settings is served only with them. */
 	for (i = 0; i < cfg->nservices; i++)
 		if ((cfg->services[i].fn->flags & RR_FN_OPT_IN) &&

@@ -79,6 +79,9 @@ struct rr_gather_ctx {
 	/* gather_target: a payload that starts with a gather's header is
 	 * a message of another's gather (rr_serve_keep()). */
 	bool target;
+	/* start() refused the request's gather for the function's
+	 * gather_limit: its drop is counted as such. */
+	bool at_limit;
 };
 
 /* fini_worker() for every worker, fini(), the shared memory unmapped,

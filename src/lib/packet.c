@@ -401,8 +401,13 @@ int rr_serve_keep(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 		if (keep)
 			keep->len = UINT32_MAX;
 	}
+	if (ctx->gather)
+		ctx->gather->at_limit = false;
 	ret = fn->handler(&req, frame + pkt.payload_off + sg,
 			  pkt.payload_len - sg, reply_room - sg);
+	if (ret < 0 && ret != RR_NO_REPLY && ctx->gather &&
+	    ctx->gather->at_limit)
+		return -RR_DROP_GATHER_LIMIT;
 	if (ret >= 0)
 		ret += (int)sg;
 	if (keep && reply_flags & RR_REPLY_NO_CACHE)
