@@ -243,7 +243,7 @@ struct rr_gather_entry {
 	__u64 topk[RR_SG_TOPK_RANGE / 64]; /* TOPK: the values seen */
 	/* Set by the scatter program once it sent the copies. */
 	__u32 scattered;
-	__u32 pad[13]; /* the bitmaps start a cache line */
+	__u32 pad[13];		 /* the bitmaps start a cache line */
 	__u64 sent[RR_SG_WORDS]; /* the targets it was sent to */
 	__u64 seen[RR_SG_WORDS]; /* a reply came: a second is a duplicate */
 	__u64 merged_bits[RR_SG_WORDS]; /* ... and is in the result */
@@ -275,7 +275,7 @@ struct rr_sg_target {
 	X(BAD_CHECKSUM, "bad_checksum") /* the kernel would drop it too */     \
 	X(SPREAD_PUNT, "spread_punt")	/* punted on an xdp_spread CPU */      \
 	X(GATHER_LIMIT, "gather_limit") /* its gathers at gather_limit */      \
-	X(GATHER_LOST, "gather_lost") /* its gather's function went away */
+	X(GATHER_LOST, "gather_lost")	/* its gather's function went away */
 
 #define RR_DROP_ENUM(name, label) RR_DROP_##name,
 enum rr_drop { RR_DROP_NONE, RR_DROPS(RR_DROP_ENUM) RR_DROP_MAX };

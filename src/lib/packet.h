@@ -106,9 +106,8 @@ int rr_serve_keep(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
  * handler, the reply built with a full UDP checksum. Returns the reply
  * frame length or -enum rr_drop.
  */
-int rr_serve_gathered(uint8_t *frame, uint32_t len, uint32_t room,
-		      uint32_t mtu, uint32_t max_amplification,
-		      const struct rr_function *fn,
+int rr_serve_gathered(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
+		      uint32_t max_amplification, const struct rr_function *fn,
 		      const struct rr_request *ctx,
 		      const struct rr_gather_result *res);
 
