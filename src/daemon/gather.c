@@ -217,25 +217,75 @@ static bool asked(const __u64 *bits, uint32_t i)
 	return bits[i / 64] >> (i % 64) & 1;
 }
 
-/* Sends target @i of gather @idx its message, through the stack (which
- * resolves its neighbour): what the scatter program could not. */
-static void send_one(struct rr_gathers *gs, const struct rr_endpoint *t,
-		     uint8_t *msg, size_t len, uint32_t i)
+/* @t's address, as the dual-stack gather socket takes it. */
+static void target_addr(const struct rr_endpoint *t, struct sockaddr_in6 *sa)
 {
-	struct rr_sg_hdr *h = (void *)msg;
-	struct sockaddr_in6 sa = { .sin6_family = AF_INET6 };
-
-	h->target = htons((uint16_t)i);
-	sa.sin6_port = htons(t->port);
+	memset(sa, 0, sizeof(*sa));
+	sa->sin6_family = AF_INET6;
+	sa->sin6_port = htons(t->port);
 	if (t->family == AF_INET6) {
-		memcpy(&sa.sin6_addr, t->addr, 16);
+		memcpy(&sa->sin6_addr, t->addr, 16);
 	} else {
-		sa.sin6_addr.s6_addr[10] = 0xff;
-		sa.sin6_addr.s6_addr[11] = 0xff;
-		memcpy(&sa.sin6_addr.s6_addr[12], t->addr, 4);
+		sa->sin6_addr.s6_addr[10] = 0xff;
+		sa->sin6_addr.s6_addr[11] = 0xff;
+		memcpy(&sa->sin6_addr.s6_addr[12], t->addr, 4);
 	}
-	sendto(gs->fd, msg, len, MSG_DONTWAIT, (struct sockaddr *)&sa,
+}
+
+/* The scatter template: gather @g's message to @t, where the scatter
+ * program picks it up. */
+static void send_template(struct rr_gathers *gs, struct rr_gather_slot *g,
+			  const struct rr_endpoint *t)
+{
+	struct rr_sg_hdr *h = (void *)g->msg;
+	struct sockaddr_in6 sa;
+
+	h->target = htons(RR_SG_TARGET_TEMPLATE);
+	target_addr(t, &sa);
+	sendto(gs->fd, g->msg, g->msg_len, MSG_DONTWAIT, (struct sockaddr *)&sa,
 	       sizeof(sa));
+}
+
+/*
+ * Gather @g's message to each target of @grp in @bits, through the
+ * stack, RR_SG_SEND_BATCH to a sendmmsg(): each its own header (the
+ * target's index) in front of the one payload. A copy the socket does
+ * not take is not retried: its target misses.
+ */
+static void send_each(struct rr_gathers *gs, struct rr_gather_slot *g,
+		      const struct rr_sg_group *grp, const __u64 *bits)
+{
+	struct rr_sg_send *b = &gs->send;
+	const struct rr_sg_hdr *h = (void *)g->msg;
+	uint32_t i, n = 0;
+	int sent;
+
+	for (i = 0; i <= grp->ntargets; i++) {
+		if (i < grp->ntargets && asked(bits, i)) {
+			b->hdr[n] = *h;
+			b->hdr[n].target = htons((uint16_t)i);
+			target_addr(&grp->targets[i], &b->sa[n]);
+			b->iov[n][0].iov_base = &b->hdr[n];
+			b->iov[n][0].iov_len = sizeof(*h);
+			b->iov[n][1].iov_base = g->msg + sizeof(*h);
+			b->iov[n][1].iov_len = g->msg_len - sizeof(*h);
+			memset(&b->mmsg[n], 0, sizeof(b->mmsg[n]));
+			b->mmsg[n].msg_hdr.msg_name = &b->sa[n];
+			b->mmsg[n].msg_hdr.msg_namelen = sizeof(b->sa[n]);
+			b->mmsg[n].msg_hdr.msg_iov = b->iov[n];
+			b->mmsg[n].msg_hdr.msg_iovlen = 2;
+			n++;
+		}
+		if (n == RR_SG_SEND_BATCH || (i == grp->ntargets && n)) {
+			sent = sendmmsg(gs->fd, b->mmsg, n, MSG_DONTWAIT);
+			/* A datagram it refused (a route, a full buffer) is
+			 * skipped: the next ones may still go. */
+			if (sent >= 0 && (uint32_t)sent < n)
+				sendmmsg(gs->fd, b->mmsg + sent + 1,
+					 n - (uint32_t)sent - 1, MSG_DONTWAIT);
+			n = 0;
+		}
+	}
 }
 
 static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
@@ -285,12 +335,14 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 		for (n = 0; n < grp->ntargets; n++)
 			e->sent[n / 64] |= 1ULL << (n % 64);
 	}
+	/* How many, and the last: a word at a time. */
 	n = 0;
-	for (i = 0; i < RR_SG_MAX_TARGETS; i++)
-		if (asked(e->sent, i)) {
-			n++;
-			last = i;
-		}
+	for (i = 0; i < RR_SG_WORDS; i++) {
+		if (!e->sent[i])
+			continue;
+		n += (uint32_t)__builtin_popcountll(e->sent[i]);
+		last = i * 64 + 63 - (uint32_t)__builtin_clzll(e->sent[i]);
+	}
 	if (!n || spec->need > n)
 		return -EINVAL;
 	i = (uint32_t)(g - gs->g);
@@ -346,13 +398,9 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 		/* One template: the scatter program sends the copies, the
 		 * template itself to the last target, where it is aimed. */
 		g->unsent = true;
-		send_one(gs, &grp->targets[last], g->msg, g->msg_len,
-			 RR_SG_TARGET_TEMPLATE);
+		send_template(gs, g, &grp->targets[last]);
 	} else {
-		for (n = 0; n < RR_SG_MAX_TARGETS; n++)
-			if (asked(e->sent, n))
-				send_one(gs, &grp->targets[n], g->msg,
-					 g->msg_len, n);
+		send_each(gs, g, grp, e->sent);
 	}
 	return RR_GATHER_PENDING;
 }
@@ -360,20 +408,19 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 /*
  * The copies the scatter program could not make (no neighbour entry yet
  * for a target's next hop, a device that refused), once it has run:
- * sent one by one through the stack.
+ * sent through the stack.
  */
 static void send_unsent(struct rr_gathers *gs, struct rr_gather_slot *g,
 			struct rr_gather_entry *e)
 {
 	const struct rr_sg_group *grp = &gs->w->inv->cfg->groups[e->group];
-	uint32_t i;
+	__u64 unsent[RR_SG_WORDS];
 
 	if (!load32(&e->scattered))
 		return;
 	g->unsent = false;
-	for (i = 0; i < grp->ntargets; i++)
-		if (asked(e->unsent, i))
-			send_one(gs, &grp->targets[i], g->msg, g->msg_len, i);
+	memcpy(unsent, e->unsent, sizeof(unsent));
+	send_each(gs, g, grp, unsent);
 }
 
 void rr_gather_held(struct rr_worker *w, uint32_t i, uint64_t frame)

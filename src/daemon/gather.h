@@ -12,6 +12,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
 #include "function.h"
 #include "rr_shared.h"
 
@@ -48,6 +52,17 @@ struct rr_gather_slot {
 	uint8_t concat[RR_SG_CONCAT_ROOM];
 };
 
+/* Copies a sendmmsg() sends at once (gather_scatter = socket). */
+#define RR_SG_SEND_BATCH 64
+
+/* Scratch for them: each copy its own header and address. */
+struct rr_sg_send {
+	struct rr_sg_hdr hdr[RR_SG_SEND_BATCH];
+	struct sockaddr_in6 sa[RR_SG_SEND_BATCH];
+	struct iovec iov[RR_SG_SEND_BATCH][2];
+	struct mmsghdr mmsg[RR_SG_SEND_BATCH];
+};
+
 /* A worker's gathers: made by the main thread before the worker starts. */
 struct rr_gathers {
 	struct rr_gather_ctx ctx; /* first: rr_gather_start() gets this */
@@ -62,6 +77,7 @@ struct rr_gathers {
 	uint64_t cur_addr;
 	uint32_t cur_len;
 	uint32_t cur_slot;
+	struct rr_sg_send send;
 	struct rr_gather_slot g[RR_SG_PER_WORKER];
 };
 

@@ -580,8 +580,8 @@ void rr_worker_run_cell(struct rr_worker *w);
  * recycle list. Returns how many went out.
  */
 uint32_t rr_tx_put(struct rr_worker *w, struct rr_sock *s, uint32_t n);
-/* One reply, frame @addr of @len bytes, onto @s's TX ring and kicked;
- * returns 1, or 0 (it was recycled: no room). */
+/* One reply, frame @addr of @len bytes, onto @s's TX ring (the caller
+ * kicks it); returns 1, or 0 (it was recycled: no room). */
 uint32_t rr_tx_one(struct rr_worker *w, struct rr_sock *s, uint64_t addr,
 		   uint32_t len);
 /* Frame @frame back to the fill ring at the end of the round. */

@@ -343,6 +343,9 @@ static int build(struct rr_invoker *inv, bool tcp, struct sock_fprog *out,
 	if (!ret && inv->xdp.gathers)
 		ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendto), 1,
 				       SCMP_A0(SCMP_CMP_EQ, RR_SG_CELL_FD));
+	if (!ret && inv->xdp.gathers)
+		ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmmsg),
+				       1, SCMP_A0(SCMP_CMP_EQ, RR_SG_CELL_FD));
 	if (ret) {
 		pr_warn("cannot build the cells' system call filter: %s\n",
 			strerror(-ret));

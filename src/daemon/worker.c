@@ -221,8 +221,6 @@ uint32_t rr_tx_one(struct rr_worker *w, struct rr_sock *s, uint64_t addr,
 	if (!rr_tx_put(w, s, 1))
 		return 0;
 	rr_stat_add(&s->stats->tx, 1);
-	if (xsk_ring_prod__needs_wakeup(&s->tx))
-		kick_tx(s);
 	return 1;
 }
 
@@ -508,6 +506,35 @@ static void coalesce(struct rr_worker *w, uint32_t nsocks)
 }
 
 /*
+ * What socket @s has on TX goes out: a sleeping worker's next system
+ * call is poll(), which sends a few, so no sendto() for them (at low
+ * rates, one system call of two per request). Returns whether it left
+ * them to poll().
+ */
+static bool send_socket(struct rr_sock *s, bool busy)
+{
+	uint32_t pending =
+		xsk_ring_prod__needs_wakeup(&s->tx) ? tx_pending(s) : 0;
+
+	if (pending && !busy && pending <= POLL_TX)
+		return true;
+	if (pending)
+		kick_tx(s);
+	return false;
+}
+
+/* send_socket() for each of the worker's first @nsocks sockets. */
+static bool send_pending(struct rr_worker *w, uint32_t nsocks, bool busy)
+{
+	bool left = false;
+	uint32_t i;
+
+	for (i = 0; i < nsocks; i++)
+		left |= send_socket(&w->socks[i], busy);
+	return left;
+}
+
+/*
  * A cell told to make way (a reload renews it) answers its outstanding
  * gathers first: as they complete, for RR_SG_DRAIN_NS at most, then with
  * what came by then. What queued meanwhile waits for the next cell.
@@ -520,12 +547,14 @@ static void drain_gathers(struct rr_worker *w, uint32_t nsocks)
 	if (!w->gathers || !w->gathers->outstanding)
 		return;
 	while (w->gathers->outstanding && rr_now_ns() < until) {
-		rr_gathers_poll(w);
+		if (rr_gathers_poll(w))
+			kick_pending(w, nsocks);
 		recycle_frames(w, nsocks, false);
 		if (w->gathers->outstanding)
 			clock_nanosleep(CLOCK_MONOTONIC, 0, &ms, NULL);
 	}
 	rr_gathers_end(w);
+	kick_pending(w, nsocks);
 	recycle_frames(w, nsocks, false);
 }
 
@@ -592,7 +621,7 @@ static void catch_up(struct rr_worker *w, uint32_t nsocks)
 static void run(struct rr_worker *w, bool cell)
 {
 	bool busy = w->inv->cfg->busy_poll, prefer, poll_sends, full;
-	uint32_t i, work, taken, nsocks = w->nsocks, pending;
+	uint32_t i, work, taken, nsocks = w->nsocks;
 	uint32_t batch = w->inv->cfg->batch;
 	bool co = w->inv->cfg->coalesce_us && !busy, coalescing = false;
 	bool coalesced = false;
@@ -649,16 +678,7 @@ static void run(struct rr_worker *w, bool cell)
 			taken = serve_batch(w, i);
 			work += taken;
 			full |= taken == batch;
-			pending = xsk_ring_prod__needs_wakeup(&s->tx)
-					  ? tx_pending(s)
-					  : 0;
-			/* A sleeping worker's next system call is poll(),
-			 * which sends a few: no sendto() for them (at low
-			 * rates, one system call of two per request). */
-			if (pending && !busy && pending <= POLL_TX)
-				poll_sends = true;
-			else if (pending)
-				kick_tx(s);
+			poll_sends |= send_socket(s, busy);
 			/* Preferred busy polling: NAPI runs when we ask, so
 			 * an empty RX ring is our cue (as in xdpsock). A
 			 * socket that never received has no NAPI to run yet;
@@ -667,9 +687,12 @@ static void run(struct rr_worker *w, bool cell)
 				recvfrom(s->fd, NULL, 0, MSG_DONTWAIT, NULL,
 					 NULL);
 		}
-		/* Gathers complete between batches: their replies join
-		 * this round's. */
-		work += rr_gathers_poll(w);
+		/* Gathers complete between batches: their replies go out
+		 * as the batches' do, the last few with poll(). */
+		if (rr_gathers_poll(w)) {
+			work++;
+			poll_sends |= send_pending(w, nsocks, busy);
+		}
 		recycle_frames(w, nsocks, poll_sends);
 		if (coalesced && work < 2)
 			coalescing = false;
