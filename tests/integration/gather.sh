@@ -24,9 +24,11 @@
 #    every UMEM frame back, the next request answered;
 #  - gather_limit = 1: a second request while the first is outstanding
 #    is dropped (gather_limit), the first answered;
-#  - the host's own traffic (ping, other UDP, both ways) is untouched
-#    while the scatter program is on the egress, and the program is
-#    gone once reqrouter exits;
+#  - the default (gather_scatter = socket) puts nothing on the egress;
+#    with gather_scatter = tc the scatter program is there, sums and
+#    misses as the default does, the host's own traffic (ping, other
+#    UDP, both ways) is untouched, and the program is gone once
+#    reqrouter exits;
 #  - --check refuses a group without targets, bad targets, fanout
 #    without a group or with an unknown one, need over the group's
 #    size, each in one line, and accepts the good config.
@@ -196,8 +198,10 @@ rr_start gather -i "$TB_IF_SRV" -q 1 -c "$CONF" --metrics-file "$M" \
 tb_wait_file "$M" 5 || die "no metrics file at $M"
 check "log: fanout served on its port" \
 	grep -q "serving 'fanout' on UDP port $PORT" "$RR_ERR"
-check "the scatter program is on the egress while fanout is served" \
-	grep -q 'reqrouter_scat.*' <(tb_srv tc filter show dev "$TB_IF_SRV" egress)
+check "the default sends the copies from the worker's socket" \
+	grep -q "gathers: each copy sent through its worker's socket" "$RR_ERR"
+check "... and puts nothing on the host's egress" \
+	test -z "$(tb_srv tc filter show dev "$TB_IF_SRV" egress)"
 cells=$(pgrep -c -P "$RR_PID")
 check_eq "one cell (isolation cell, the default)" 1 "$cells"
 
@@ -335,6 +339,23 @@ check_eq "gather_limit: fanout's drops moved by 1" $((limit + 1)) \
 		'reason="gather_limit"')"
 check_eq "after it: one request, one reply" "45 9/10 missed 4" \
 	"$(fan alone)"
+
+say "== gather_scatter = tc: the copies cloned at TC egress"
+rr_kill_wait TERM 10
+check_eq "SIGTERM: exit 0" 0 "$RR_RC"
+conf ten sum 'gather_deadline_us = 1000000'
+rr_start gather_tc -i "$TB_IF_SRV" -q 1 -c "$CONF" --metrics-file "$M" \
+	--control "$SOCK" --gather-scatter tc ||
+	die "reqrouter with gather_scatter = tc did not start"
+check "log: the scatter program is on the egress" \
+	grep -q "gathers: the scatter program is on $TB_IF_SRV's egress (TC)" \
+	"$RR_ERR"
+check "the scatter program is on the egress while fanout is served" \
+	grep -q 'reqrouter_scat.*' <(tb_srv tc filter show dev "$TB_IF_SRV" egress)
+check_eq "tc: sum over 10 targets answering 1..10" "55 10/10" "$(fan tc)"
+conf silent sum 'gather_deadline_us = 50000'
+"$CTL" --control "$SOCK" reload >/dev/null 2>&1
+check_eq "tc: a silent target missed" "45 9/10 missed 4" "$(fan tc2)"
 
 say "== the host's own traffic, with the scatter program on the egress"
 # pings NS ARGS...: one ping from NS (cli or srv) answered within 2 s.
