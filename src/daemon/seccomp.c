@@ -342,10 +342,11 @@ static int build(struct rr_invoker *inv, bool tcp, struct sock_fprog *out,
 	 * program could not reach: sent on the cell's gather socket alone. */
 	if (!ret && inv->xdp.gathers)
 		ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendto), 1,
-				       SCMP_A0(SCMP_CMP_EQ, RR_SG_CELL_FD));
+				       SCMP_A0(SCMP_CMP_EQ, RR_SG_CELL_FD, 0));
 	if (!ret && inv->xdp.gathers)
 		ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmmsg),
-				       1, SCMP_A0(SCMP_CMP_EQ, RR_SG_CELL_FD));
+				       1,
+				       SCMP_A0(SCMP_CMP_EQ, RR_SG_CELL_FD, 0));
 	if (ret) {
 		pr_warn("cannot build the cells' system call filter: %s\n",
 			strerror(-ret));

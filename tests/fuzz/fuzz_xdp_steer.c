@@ -81,6 +81,9 @@ const char *const stat_verdicts[RR_XDP_STAT_MAX] = { RR_XDP_STATS(
 #undef STAT_VERDICT
 
 /* Adds up what the counters of one queue row gained since last read. */
+_Static_assert(RR_XDP_STAT_MAX <= BATCH_MAX,
+	       "a row of xdp_stats is read in one system call");
+
 int row_delta(struct stats *st, uint32_t row, struct delta *dl)
 {
 	uint64_t v[RR_XDP_STAT_MAX], d;

@@ -158,7 +158,7 @@ gcc -shared -fPIC -o "$RR_TMP/bad/old.so" "$RR_TMP/bad/old.c" ||
 rr_run oldapi -i "$TB_IF_SRV" -q 1 --functions-dir "$RR_TMP/bad"
 check_eq "a module of another API: exit 2" 2 "$RR_RC"
 check_eq "... in one line" 1 "$(wc -l <"$RR_ERR")"
-check "... that says rebuild it" grep -q 'built against function API 1; this reqrouter has API 3: rebuild it' "$RR_ERR"
+check "... that says rebuild it" grep -q 'built against function API 1; this reqrouter has API 4: rebuild it' "$RR_ERR"
 rm "$RR_TMP/bad/old.so"
 # A module of a newer API calls what this reqrouter lacks: the loader
 # fails on the symbol, and the API is what is said.
@@ -181,7 +181,7 @@ gcc -shared -fPIC -o "$RR_TMP/bad/newer.so" "$RR_TMP/bad/newer.c" ||
 	die "cannot build the newer-API module"
 rr_run newerapi -i "$TB_IF_SRV" -q 1 --functions-dir "$RR_TMP/bad"
 check_eq "a module of a newer API using a call this reqrouter lacks: exit 2" 2 "$RR_RC"
-check "... that says rebuild it, not 'undefined symbol'" grep -q 'built against function API 99; this reqrouter has API 3: rebuild it' "$RR_ERR"
+check "... that says rebuild it, not 'undefined symbol'" grep -q 'built against function API 99; this reqrouter has API 4: rebuild it' "$RR_ERR"
 rm "$RR_TMP/bad/newer.so"
 echo "not an ELF file" >"$RR_TMP/bad/junk.so"
 rr_run junk -i "$TB_IF_SRV" -q 1 --functions-dir "$RR_TMP/bad"
