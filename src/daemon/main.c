@@ -62,12 +62,13 @@ static void list_functions(const struct rr_config *cfg)
 	for (i = 0; i < cfg->nservices; i++) {
 		const struct rr_service *svc = &cfg->services[i];
 
-		printf("%-16s %-6u %-9s %-5s %s%s%s\n", svc->fn->name,
+		printf("%-16s %-6u %-9s %-5s %s%s%s%s\n", svc->fn->name,
 		       svc->port,
 		       rr_registry_xdp(svc->fn->name) ? "xdp,user" : "user",
 		       svc->fn->flags & RR_FN_PURE ? "yes" : "no",
 		       svc->fn->description,
 		       rr_registry_module_of(svc->fn) ? " [module]" : "",
+		       svc->fn->flags & RR_FN_GATHER ? " [gathers]" : "",
 		       svc->enabled ? ""
 		       : (svc->fn->flags & RR_FN_OPT_IN) && !svc->configured
 			       ? " (served once configured)"
