@@ -36,6 +36,15 @@ static struct rr_service *new_service(struct rr_invoker *inv,
 		snprintf(msg, msglen, "no room for another function");
 		return NULL;
 	}
+	/* The gathers' map, sockets and scatter are made at start, only
+	 * where a function gathers. */
+	if (fn->flags & RR_FN_GATHER && !inv->xdp.gathers) {
+		snprintf(
+			msg, msglen,
+			"function '%s' gathers, and none did at start: it needs a restart",
+			fn->name);
+		return NULL;
+	}
 	tmp = rr_config_read(cfg->config_file, err, sizeof(err));
 	if (!tmp) {
 		snprintf(msg, msglen, "%s", err);

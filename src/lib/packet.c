@@ -354,6 +354,29 @@ static int reply_room_of(const struct rr_pkt *pkt, uint32_t room, uint32_t mtu,
 }
 
 /*
+ * What the function returned (@ret, into a room of @reply_room, which
+ * the amplification limit made @amp_room) made into the reply, or the
+ * reason there is none; with @csum_start, the UDP checksum is left to
+ * the transmitter.
+ */
+static int reply_of(uint8_t *frame, const struct rr_pkt *pkt, int ret,
+		    uint32_t reply_room, uint32_t amp_room,
+		    uint32_t *csum_start)
+{
+	if (ret == RR_NO_REPLY)
+		return -RR_DROP_NO_REPLY;
+	if (ret == -EMSGSIZE || ret > (int)reply_room)
+		return reply_room == amp_room ? -RR_DROP_AMPLIFICATION
+					      : -RR_DROP_REPLY_TOO_BIG;
+	if (ret < 0)
+		return -RR_DROP_FUNCTION_ERROR;
+	if (!csum_start)
+		return (int)rr_build_reply(frame, pkt, (uint32_t)ret);
+	*csum_start = pkt->l4_off;
+	return (int)rr_build_reply_partial(frame, pkt, (uint32_t)ret);
+}
+
+/*
  * The whole path. With @keep, a short request's payload is copied there
  * before the function overwrites it (the reply cache); with @csum_start,
  * the reply's UDP checksum is left for the transmitter.
@@ -417,17 +440,7 @@ int rr_serve_keep(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 			keep->len = UINT32_MAX;
 		return RR_SERVE_KEPT;
 	}
-	if (ret == RR_NO_REPLY)
-		return -RR_DROP_NO_REPLY;
-	if (ret == -EMSGSIZE || ret > (int)reply_room)
-		return reply_room == amp_room ? -RR_DROP_AMPLIFICATION
-					      : -RR_DROP_REPLY_TOO_BIG;
-	if (ret < 0)
-		return -RR_DROP_FUNCTION_ERROR;
-	if (!csum_start)
-		return (int)rr_build_reply(frame, &pkt, (uint32_t)ret);
-	*csum_start = pkt.l4_off;
-	return (int)rr_build_reply_partial(frame, &pkt, (uint32_t)ret);
+	return reply_of(frame, &pkt, ret, reply_room, amp_room, csum_start);
 }
 
 int rr_serve_gathered(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
@@ -457,14 +470,7 @@ int rr_serve_gathered(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 	else
 		ret = rr_gather_format(res, frame + pkt.payload_off,
 				       reply_room);
-	if (ret == RR_NO_REPLY)
-		return -RR_DROP_NO_REPLY;
-	if (ret == -EMSGSIZE || ret > (int)reply_room)
-		return reply_room == amp_room ? -RR_DROP_AMPLIFICATION
-					      : -RR_DROP_REPLY_TOO_BIG;
-	if (ret < 0)
-		return -RR_DROP_FUNCTION_ERROR;
-	return (int)rr_build_reply(frame, &pkt, (uint32_t)ret);
+	return reply_of(frame, &pkt, ret, reply_room, amp_room, NULL);
 }
 
 /* The context of a caller that runs stateless functions: no state, and
