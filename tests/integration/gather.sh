@@ -10,7 +10,8 @@
 # first part:
 #  - sum over 10 targets answering 1..10 is "55 10/10", each target
 #    asked once with its own index, the reply sent as soon as the last
-#    reply is in (well before the deadline); concat over 3 echoes
+#    reply is in (well before the deadline); two IPv6 targets and an
+#    IPv4 one in a group sum as well; concat over 3 echoes
 #    returns each body; topk k=3, min, max, count and or, once each;
 #  - a silent target: the reply comes after gather_deadline_us (50 ms),
 #    well under a second, "45 9/10 missed 4";
@@ -54,7 +55,13 @@ for ((i = 101; i <= 120; i++)); do
 	tb_cli ip addr add "$NET.$i/24" dev "$TB_IF_CLI" ||
 		die "cannot add $NET.$i to the client end"
 done
-targets=()
+# Two IPv6 targets, answering 20 and 22.
+NET6=fd00:7272::
+for i in 101 102; do
+	tb_cli ip -6 addr add "$NET6$i/64" dev "$TB_IF_CLI" nodad ||
+		die "cannot add $NET6$i to the client end"
+done
+targets=("$NET6""101=value:20" "$NET6""102=value:22")
 for ((i = 1; i <= 10; i++)); do targets+=("$NET.$((100 + i))=value:$i"); done
 targets+=("$NET.111=echo" "$NET.112=echo" "$NET.113=echo"
 	"$NET.114=silent" "$NET.115=twice+value:7" "$NET.116=late:200+value:5"
@@ -142,6 +149,8 @@ targets = $NET.115:7 $NET.118:7
 targets = $NET.101-$NET.103:7, $NET.116:7
 [group wrong]
 targets = $NET.117:7, $NET.101-$NET.102:7
+[group six]
+targets = [$NET6$((101))]:7 [$NET6$((102))]:7, $NET.101:7
 [function fanout]
 group = $group
 reduce = $reduce
@@ -218,6 +227,9 @@ done
 check_eq "sum: each target asked once, with its index and the payload" 10 \
 	$ok_targets
 check_eq "sum again: the same" "55 10/10" "$(fan again)"
+conf six sum 'gather_deadline_us = 1000000'
+reload "IPv6 targets"
+check_eq "two IPv6 targets and an IPv4 one" "43 3/3" "$(fan six)"
 
 conf three concat 'gather_deadline_us = 1000000'
 reload concat
@@ -353,6 +365,9 @@ check "log: the scatter program is on the egress" \
 check "the scatter program is on the egress while fanout is served" \
 	grep -q 'reqrouter_scat.*' <(tb_srv tc filter show dev "$TB_IF_SRV" egress)
 check_eq "tc: sum over 10 targets answering 1..10" "55 10/10" "$(fan tc)"
+conf six sum 'gather_deadline_us = 1000000'
+reload "tc, IPv6 targets"
+check_eq "tc: two IPv6 targets and an IPv4 one" "43 3/3" "$(fan tc6)"
 conf silent sum 'gather_deadline_us = 50000'
 "$CTL" --control "$SOCK" reload >/dev/null 2>&1
 check_eq "tc: a silent target missed" "45 9/10 missed 4" "$(fan tc2)"
