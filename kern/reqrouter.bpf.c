@@ -24,6 +24,7 @@
 
 /* One load the compiler neither repeats nor tears: another CPU writes it. */
 #define READ_ONCE_U64(x) (*(volatile __u64 *)&(x))
+#define READ_ONCE_U32(x) (*(volatile __u32 *)&(x))
 
 #define IP_MF 0x2000
 #define IP_OFFSET 0x1fff
@@ -1419,9 +1420,9 @@ static __always_inline int gather_reply(struct xdp_md *ctx, void *l3,
 	void *end = (void *)(long)ctx->data_end;
 	struct rr_sg_hdr *h = (void *)(udp + 1);
 	struct rr_xdp_req r = {};
-	struct rr_gather_entry *g;
+	struct rr_gather_entry *g, *owner;
 	struct rr_sg_target *t;
-	__u32 idx, target, gen, word, tkey, reduce, m;
+	__u32 idx, target, gen, word, tkey, reduce, m, first;
 	__u64 bit, state, v = 0, old;
 	int i;
 
@@ -1493,6 +1494,15 @@ static __always_inline int gather_reply(struct xdp_md *ctx, void *l3,
 	m = __sync_add_and_fetch(&g->merged, 1);
 	if (reduce != RR_REDUCE_CONCAT && m < g->need)
 		return rr_count(queue, RR_XDP_GATHER_MERGED, XDP_DROP);
+	/* The last of a reduction wakes its worker only if it sleeps (the
+	 * add above orders this read after the count, as the worker reads
+	 * the count after saying it sleeps). */
+	if (reduce != RR_REDUCE_CONCAT) {
+		first = idx - idx % RR_SG_PER_WORKER;
+		owner = bpf_map_lookup_elem(&gathers, &first);
+		if (owner && !READ_ONCE_U32(owner->asleep))
+			return rr_count(queue, RR_XDP_GATHER_MERGED, XDP_DROP);
+	}
 	/* The owner's socket; a missing one (a worker going) or another
 	 * queue's: the owner finds the gather complete at its next look. */
 	if (g->queue != queue ||

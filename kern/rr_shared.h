@@ -243,7 +243,11 @@ struct rr_gather_entry {
 	__u64 topk[RR_SG_TOPK_RANGE / 64]; /* TOPK: the values seen */
 	/* Set by the scatter program once it sent the copies. */
 	__u32 scattered;
-	__u32 pad[13];		 /* the bitmaps start a cache line */
+	/* In a worker's first entry only: the worker sleeps in poll(), and
+	 * only then does the reply that completes a reduction go on to
+	 * wake it; awake, it sees the count at its next round. */
+	__u32 asleep;
+	__u32 pad[12];		 /* the bitmaps start a cache line */
 	__u64 sent[RR_SG_WORDS]; /* the targets it was sent to */
 	__u64 seen[RR_SG_WORDS]; /* a reply came: a second is a duplicate */
 	__u64 merged_bits[RR_SG_WORDS]; /* ... and is in the result */

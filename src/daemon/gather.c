@@ -210,6 +210,7 @@ void rr_gathers_reset(struct rr_worker *w)
 		gs->g[i].busy = false;
 		gs->g[i].gen = gen;
 	}
+	rr_gathers_awake(w);
 }
 
 static bool asked(const __u64 *bits, uint32_t i)
@@ -587,6 +588,32 @@ uint32_t rr_gathers_end(struct rr_worker *w)
 		if (gs->g[i].busy)
 			sent += complete(w, i, true);
 	return sent;
+}
+
+bool rr_gathers_sleep(struct rr_worker *w)
+{
+	struct rr_gathers *gs = w->gathers;
+	uint32_t i;
+
+	if (!gs || !gs->outstanding)
+		return true;
+	/* Then the counts: the XDP program counts, then reads this. */
+	__atomic_store_n(&gs->entries[0].asleep, 1, __ATOMIC_SEQ_CST);
+	for (i = 0; i < RR_SG_PER_WORKER; i++)
+		if (gs->g[i].busy && gs->g[i].reduce != RR_REDUCE_CONCAT &&
+		    __atomic_load_n(&gs->entries[i].merged, __ATOMIC_SEQ_CST) >=
+			    gs->entries[i].need) {
+			rr_gathers_awake(w);
+			return false;
+		}
+	return true;
+}
+
+void rr_gathers_awake(struct rr_worker *w)
+{
+	if (w->gathers)
+		__atomic_store_n(&w->gathers->entries[0].asleep, 0,
+				 __ATOMIC_RELAXED);
 }
 
 int rr_gathers_timeout(const struct rr_worker *w, int max)

@@ -130,6 +130,14 @@ void rr_gather_held(struct rr_worker *w, uint32_t i, uint64_t frame);
  * that makes way); returns the replies sent. */
 uint32_t rr_gathers_end(struct rr_worker *w);
 
+/*
+ * Before poll(): says @w sleeps, so that the reply that completes one of
+ * its gathers wakes it; false (awake again) if one completed meanwhile,
+ * for the caller to go round instead. rr_gathers_awake() after poll().
+ */
+bool rr_gathers_sleep(struct rr_worker *w);
+void rr_gathers_awake(struct rr_worker *w);
+
 /* How long poll() may sleep, in ms, with gathers outstanding: to the
  * nearest deadline; @max when none is. */
 int rr_gathers_timeout(const struct rr_worker *w, int max);

@@ -472,9 +472,13 @@ static void wait_for_work(struct rr_worker *w, uint32_t n)
 		__atomic_load_n(&w->umem->sh->tx_outstanding, __ATOMIC_RELAXED)
 			? SLEEP_MS_TX_PENDING
 			: SLEEP_MS;
-	/* A gather's deadline ends the sleep. */
+	/* A gather's deadline ends the sleep, and its last reply wakes
+	 * it (only now: awake, the worker finds it at its next round). */
 	timeout = rr_gathers_timeout(w, timeout);
+	if (!rr_gathers_sleep(w))
+		return;
 	poll(pfd, n, timeout);
+	rr_gathers_awake(w);
 }
 
 /* The moving average @avg (0: none yet) of the gaps between poll()'s
