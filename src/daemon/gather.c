@@ -4,15 +4,16 @@
  *
  * A worker owns RR_SG_PER_WORKER entries of the XDP program's gathers
  * map (mapped here; its index is worker index * RR_SG_PER_WORKER + i)
- * and a UDP socket, its gather port, from which its templates leave and
+ * and a UDP socket, its gather port, from which its messages leave and
  * to which the targets answer. Starting a gather opens an entry under a
- * new generation and sends one template; the scatter program at TC
- * egress turns it into a copy per target. The replies never reach the
+ * new generation and sends a copy to each target, 64 to a sendmmsg()
+ * (or, with gather_scatter = tc, one template that the scatter program
+ * at TC egress turns into the copies). The replies never reach the
  * stack: the XDP program checks and merges them into the entry, and
  * hands the last one (every one, for CONCAT) to the worker's socket of
- * the function, which wakes it. The request's frame stays in the
- * worker's hands meanwhile; completing the gather writes the reply over
- * it and sends it as any other.
+ * the function if the worker sleeps, to wake it. The request's frame
+ * stays in the worker's hands meanwhile; completing the gather writes
+ * the reply over it and sends it as any other.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -95,6 +96,21 @@ void rr_gather_teardown(struct rr_invoker *inv)
 	rr_xdp_detach_scatter(&inv->xdp, inv->ifindex);
 }
 
+void rr_gathers_free(struct rr_invoker *inv)
+{
+	struct rr_gathers *gs;
+	uint32_t i;
+
+	for (i = 0; inv->workers && i < RR_NWORKERS(inv); i++) {
+		gs = inv->workers[i].gathers;
+		if (!gs)
+			continue;
+		close(gs->fd);
+		free(gs);
+		inv->workers[i].gathers = NULL;
+	}
+}
+
 static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 		 const struct rr_gather_spec *spec);
 
@@ -115,7 +131,7 @@ int rr_gathers_new(struct rr_worker *w)
 	gs = calloc(1, sizeof(*gs));
 	if (!gs)
 		return -ENOMEM;
-	/* Dual-stack: a template to an IPv4 target leaves as IPv4. Nothing
+	/* Dual-stack: a message to an IPv4 target leaves as IPv4. Nothing
 	 * is ever read from it: the XDP program takes every reply. */
 	fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0 ||
@@ -137,6 +153,10 @@ int rr_gathers_new(struct rr_worker *w)
 	gs->port = ntohs(sa.sin6_port);
 	gs->first = w->index * RR_SG_PER_WORKER;
 	gs->entries = &inv->xdp.gathers[gs->first];
+	/* What is not for the host's own addresses goes on to the kernel,
+	 * as for a function's port. */
+	if (inv->cfg->answer_for == RR_ANSWER_LOCAL)
+		conf.flags |= RR_PORT_LOCAL_DST;
 	ret = rr_xdp_set_port(&inv->xdp, gs->port, &conf);
 	if (ret) {
 		pr_warn("worker %u/%u: cannot open its gather port %u: %s\n",

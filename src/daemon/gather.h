@@ -92,6 +92,9 @@ bool rr_gather_needed(const struct rr_invoker *inv);
  * program onto the egress; 0 or -errno, said. */
 int rr_gather_setup(struct rr_invoker *inv);
 void rr_gather_teardown(struct rr_invoker *inv);
+/* Every worker's gathers freed, their sockets closed: once no worker
+ * runs. */
+void rr_gathers_free(struct rr_invoker *inv);
 
 /* Worker @w's gathers (its socket, its port's entry), made once; 0 or
  * -errno, said. */

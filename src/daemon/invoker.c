@@ -656,6 +656,7 @@ void rr_invoker_destroy(struct rr_invoker *inv)
 			munmap(inv->umems[i].area, inv->umems[i].size);
 	}
 	rr_topk_close(inv);
+	rr_gathers_free(inv);
 	rr_xdp_destroy(&inv->xdp);
 	rr_localaddr_close(inv->local);
 	inv->local = NULL;

@@ -324,8 +324,10 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 			rr_queue_delay(&s->stats->queue_delay,
 				       data - sizeof(struct rr_rx_meta), now);
 		mark->cur = i;
-		/* A reply to one of this worker's gathers, not a request. */
-		if (w->gathers && rr_gathers_frame(w, data, rxd->len)) {
+		/* A reply to one of this worker's gathers, not a request:
+		 * only a gathering function's socket gets those. */
+		if (ctx.gather && ctx.gather->start &&
+		    rr_gathers_frame(w, data, rxd->len)) {
 			recycle(w, base);
 			replies++;
 			continue;
