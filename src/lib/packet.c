@@ -354,6 +354,32 @@ static int reply_room_of(const struct rr_pkt *pkt, uint32_t room, uint32_t mtu,
 }
 
 /*
+ * The request in @frame parsed into @pkt, the room its reply has
+ * (reply_room_of()), and @req as the function sees it, with @ctx's
+ * queue, thread, state and counters. 0 or -enum rr_drop.
+ */
+static int prepare(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
+		   uint32_t max_amplification, const struct rr_request *ctx,
+		   struct rr_pkt *pkt, struct rr_request *req,
+		   uint32_t *reply_room, uint32_t *amp_room)
+{
+	int ret;
+
+	ret = rr_parse(frame, len, pkt);
+	if (ret)
+		return ret;
+	ret = reply_room_of(pkt, room, mtu, max_amplification, reply_room,
+			    amp_room);
+	if (ret)
+		return ret;
+	rr_request_init(req, frame, pkt, ctx->queue, ctx->thread);
+	req->state = ctx->state;
+	req->worker_state = ctx->worker_state;
+	req->counters = ctx->counters;
+	return 0;
+}
+
+/*
  * What the function returned (@ret, into a room of @reply_room, which
  * the amplification limit made @amp_room) made into the reply, or the
  * reason there is none; with @csum_start, the UDP checksum is left to
@@ -392,14 +418,10 @@ int rr_serve_keep(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 	struct rr_pkt pkt;
 	int ret;
 
-	ret = rr_parse(frame, len, &pkt);
+	ret = prepare(frame, len, room, mtu, max_amplification, ctx, &pkt, &req,
+		      &reply_room, &amp_room);
 	if (ret)
 		return ret;
-	ret = reply_room_of(&pkt, room, mtu, max_amplification, &reply_room,
-			    &amp_room);
-	if (ret)
-		return ret;
-
 	if (keep) {
 		keep->len = UINT32_MAX;
 		keep->reply_off = pkt.payload_off;
@@ -410,10 +432,6 @@ int rr_serve_keep(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 			keep->len = pkt.payload_len;
 		}
 	}
-	rr_request_init(&req, frame, &pkt, ctx->queue, ctx->thread);
-	req.state = ctx->state;
-	req.worker_state = ctx->worker_state;
-	req.counters = ctx->counters;
 	req.reply_flags = &reply_flags;
 	req.gather = ctx->gather;
 	/* A message of another's gather: the function answers what
@@ -453,17 +471,10 @@ int rr_serve_gathered(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 	struct rr_pkt pkt;
 	int ret;
 
-	ret = rr_parse(frame, len, &pkt);
+	ret = prepare(frame, len, room, mtu, max_amplification, ctx, &pkt, &req,
+		      &reply_room, &amp_room);
 	if (ret)
 		return ret;
-	ret = reply_room_of(&pkt, room, mtu, max_amplification, &reply_room,
-			    &amp_room);
-	if (ret)
-		return ret;
-	rr_request_init(&req, frame, &pkt, ctx->queue, ctx->thread);
-	req.state = ctx->state;
-	req.worker_state = ctx->worker_state;
-	req.counters = ctx->counters;
 	if (fn->api >= 4 && fn->gathered)
 		ret = fn->gathered(&req, res, frame + pkt.payload_off,
 				   reply_room);
