@@ -1422,7 +1422,7 @@ static __always_inline int gather_reply(struct xdp_md *ctx, void *l3,
 	struct rr_xdp_req r = {};
 	struct rr_gather_entry *g, *owner;
 	struct rr_sg_target *t;
-	__u32 idx, target, gen, word, tkey, reduce, m, first;
+	__u32 idx, target, gen, word, tkey, reduce, m, first, owner_w;
 	__u64 bit, state, v = 0, old;
 	int i;
 
@@ -1451,7 +1451,10 @@ static __always_inline int gather_reply(struct xdp_md *ctx, void *l3,
 	if ((ipv6 && !udp->check) || !udp_csum_ok(ctx, &r))
 		return rr_count(queue, RR_XDP_GATHER_MALFORMED, XDP_DROP);
 	reduce = g->reduce;
-	if (reduce == RR_REDUCE_CONCAT && g->queue != queue)
+	/* The owner, by the entry's index: worker index queue *
+	 * RR_MAX_THREADS + thread owns RR_SG_PER_WORKER entries. */
+	owner_w = idx / RR_SG_PER_WORKER;
+	if (reduce == RR_REDUCE_CONCAT && owner_w / RR_MAX_THREADS != queue)
 		return rr_count(queue, RR_XDP_GATHER_OTHER_QUEUE, XDP_DROP);
 	if (reduce != RR_REDUCE_CONCAT && sg_value(h + 1, end, &v))
 		return rr_count(queue, RR_XDP_GATHER_NO_VALUE, XDP_DROP);
@@ -1505,8 +1508,11 @@ static __always_inline int gather_reply(struct xdp_md *ctx, void *l3,
 	}
 	/* The owner's socket; a missing one (a worker going) or another
 	 * queue's: the owner finds the gather complete at its next look. */
-	if (g->queue != queue ||
-	    bpf_redirect_map(&xsks_map, g->xsk_key, XDP_DROP) != XDP_REDIRECT)
+	if (owner_w / RR_MAX_THREADS != queue ||
+	    bpf_redirect_map(&xsks_map,
+			     RR_XSK_KEY(queue, owner_w % RR_MAX_THREADS,
+					g->slot % RR_MAX_SLOTS),
+			     XDP_DROP) != XDP_REDIRECT)
 		return rr_count(queue, RR_XDP_GATHER_MERGED, XDP_DROP);
 	return rr_count(queue, RR_XDP_REDIRECT_GATHER, XDP_REDIRECT);
 }

@@ -233,13 +233,16 @@ struct rr_spread_load {
 
 struct rr_gather_entry {
 	__u64 state;
-	__u32 merged;  /* replies merged (or handed over, CONCAT) */
-	__u32 need;    /* replies that complete it */
-	__u32 reduce;  /* enum rr_reduce */
-	__u32 group;   /* whose targets (sg_targets) */
-	__u32 queue;   /* the owner's RX queue */
-	__u32 xsk_key; /* the owner's socket for the function */
-	__u64 value;   /* SUM, MIN, MAX, COUNT, OR */
+	__u32 merged; /* replies merged (or handed over, CONCAT) */
+	__u32 need;   /* replies that complete it */
+	__u32 reduce; /* enum rr_reduce */
+	__u32 group;  /* whose targets (sg_targets) */
+	__u32 pad0;
+	/* The function's slot: its reply goes to the socket of the owner
+	 * (the worker whose entries these are, known by the entry's index,
+	 * never by what a cell wrote) for that slot. */
+	__u32 slot;
+	__u64 value;			   /* SUM, MIN, MAX, COUNT, OR */
 	__u64 topk[RR_SG_TOPK_RANGE / 64]; /* TOPK: the values seen */
 	/* Set by the scatter program once it sent the copies. */
 	__u32 scattered;

@@ -371,8 +371,7 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 	e->need = spec->need ? spec->need : n;
 	e->reduce = spec->reduce;
 	e->group = (uint32_t)spec->group;
-	e->queue = w->queue;
-	e->xsk_key = RR_XSK_KEY(w->queue, w->thread, gs->cur_slot);
+	e->slot = gs->cur_slot;
 	e->value = spec->reduce == RR_REDUCE_MIN ? UINT64_MAX : 0;
 	memset(e->topk, 0, sizeof(e->topk));
 	e->scattered = 0;

@@ -38,8 +38,11 @@
 #define MTU 1500
 #define GPORT 40001 /* the worker's gather port */
 #define TPORT 7	    /* the targets' */
-#define NGATHERS RR_SG_PER_WORKER
-#define IDX 5 /* the entry the cases use */
+/* Room for worker 0 of queues 0 and 1 (worker index 16). */
+#define NGATHERS (RR_SG_PER_WORKER * (RR_MAX_THREADS + 1))
+#define IDX 5 /* the entry the cases use: queue 0's worker 0 */
+/* Queue 1's worker 0's first entry: its replies arrive on queue 0 here. */
+#define IDX_Q1 (RR_SG_PER_WORKER * RR_MAX_THREADS)
 
 static struct rr_xdp x;
 static int prog_fd, checks;
@@ -51,16 +54,17 @@ static const uint8_t target_ip[3][4] = {
 };
 static const uint8_t stranger_ip[4] = { 198, 18, 0, 104 };
 
-/* A gather of @reduce to targets 0 and 1 (of 0-2), needing @need. */
-static void open_gather(uint32_t gen, enum rr_reduce reduce, uint32_t need,
-			uint32_t queue)
+/* A gather of @reduce to targets 0 and 1 (of 0-2), needing @need, in
+ * entry @idx, which e then points at. */
+static void open_gather(uint32_t idx, uint32_t gen, enum rr_reduce reduce,
+			uint32_t need)
 {
+	e = &x.gathers[idx];
 	memset(e, 0, sizeof(*e));
 	e->need = need;
 	e->reduce = reduce;
 	e->group = 0;
-	e->queue = queue;
-	e->xsk_key = RR_XSK_KEY(0, 0, 0);
+	e->slot = 0;
 	e->value = reduce == RR_REDUCE_MIN ? UINT64_MAX : 0;
 	e->sent[0] = 0x3;
 	__atomic_store_n(&e->state, (uint64_t)gen << 32, __ATOMIC_RELEASE);
@@ -156,7 +160,7 @@ static void checks_and_sum(void)
 {
 	struct reply r;
 
-	open_gather(7, RR_REDUCE_SUM, 2, 0);
+	open_gather(IDX, 7, RR_REDUCE_SUM, 2);
 	r = reply(7, 0, "40 and more");
 	expect("sum: target 0's 40 merged", &r, XDP_DROP, RR_XDP_GATHER_MERGED);
 	want_u64("sum after target 0", e->value, 40);
@@ -232,7 +236,7 @@ static void reductions(void)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
-		open_gather(100 + (uint32_t)i, cases[i].reduce, 2, 0);
+		open_gather(IDX, 100 + (uint32_t)i, cases[i].reduce, 2);
 		r = reply(100 + (uint32_t)i, 0, cases[i].a);
 		expect("a reduction's first", &r, XDP_DROP,
 		       RR_XDP_GATHER_MERGED);
@@ -244,7 +248,7 @@ static void reductions(void)
 		want_u64("value", e->value, cases[i].want);
 	}
 
-	open_gather(200, RR_REDUCE_TOPK, 2, 0);
+	open_gather(IDX, 200, RR_REDUCE_TOPK, 2);
 	r = reply(200, 0, "200");
 	expect("top-k: 200", &r, XDP_DROP, RR_XDP_GATHER_MERGED);
 	r = reply(200, 1, "3");
@@ -254,15 +258,16 @@ static void reductions(void)
 	want_u64("values 192-255", e->topk[3], 1ULL << (200 - 192));
 
 	/* need 1 of 2: the second reply finds it complete. */
-	open_gather(300, RR_REDUCE_SUM, 1, 0);
+	open_gather(IDX, 300, RR_REDUCE_SUM, 1);
 	r = reply(300, 0, "1");
 	expect("first of need 1", &r, XDP_DROP, RR_XDP_GATHER_MERGED);
 	r = reply(300, 1, "1");
 	expect("second of need 1: late", &r, XDP_DROP, RR_XDP_GATHER_LATE);
 	want_u64("need 1: sum", e->value, 1);
 
-	open_gather(400, RR_REDUCE_CONCAT, 2, 1);
+	open_gather(IDX_Q1, 400, RR_REDUCE_CONCAT, 2);
 	r = reply(400, 0, "body");
+	r.gather = IDX_Q1;
 	expect("a concatenation's reply on another queue", &r, XDP_DROP,
 	       RR_XDP_GATHER_OTHER_QUEUE);
 	want_u64("other queue: nothing merged", e->merged, 0);
@@ -290,7 +295,6 @@ static int setup(void)
 	ret = rr_xdp_set_targets(&x, 0, t, 3);
 	if (ret)
 		return ret;
-	e = &x.gathers[IDX];
 	return rr_xdp_set_port(&x, GPORT, &conf);
 }
 
