@@ -231,8 +231,9 @@ struct rr_function {
 
 /*
  * The handler may start a gather (rr_gather_start()) and leave the reply
- * for later: reqrouter then opens a gather port per worker and puts the
- * scatter program on the interface's egress (docs/DESIGN.md, "Gathers").
+ * for later: reqrouter then opens a gather port per worker, and with
+ * gather_scatter = tc puts the scatter program on the interface's egress
+ * (docs/DESIGN.md, "Gathers").
  */
 #define RR_FN_GATHER (1U << 7)
 
