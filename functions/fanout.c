@@ -13,10 +13,13 @@
  *	reduce = sum	; concat, sum, min, max, count, or, topk
  *	k = 3		; topk: how many values
  *	need = 0	; complete after this many replies; 0: all
+ *	split = no	; yes: the request is a comma-separated list, the
+ *			; first item sent to target 0, the next to target 1...
  *
  * The request's payload (up to 1200 bytes) goes to each target behind
- * the gather header; each reply's value is its leading decimal digits
- * (rr_gather.h). The reply is rr_gather_format()'s: "VALUE ANSWERED/ASKED"
+ * the gather header (with split = yes, each target its own item of it,
+ * and an empty payload to a target past the list's end); each reply's
+ * value is its leading decimal digits (rr_gather.h). The reply is rr_gather_format()'s: "VALUE ANSWERED/ASKED"
  * (for topk the values, for concat each reply's body on a line of its
  * own and then "ANSWERED/ASKED"), and " missed I,J" where some targets
  * did not answer by the deadline (gather_deadline_us). An empty request
@@ -35,7 +38,12 @@ struct fanout_state {
 	int group;
 	enum rr_reduce reduce;
 	uint32_t k, need;
+	uint32_t ntargets;
+	int split;
 };
+
+/* split = yes: each target's item of the request, for one call. */
+static __thread struct rr_gather_payload items[RR_SG_MAX_TARGETS];
 
 static const char *const reduce_names[RR_REDUCE_MAX_OP] = {
 	[RR_REDUCE_CONCAT] = "concat", [RR_REDUCE_SUM] = "sum",
@@ -88,6 +96,12 @@ static int fanout_init(const struct rr_fn_config *cfg, void **state)
 				ret = rr_fn_error(cfg, s, "k: want 1 to 16");
 		} else if (!strcmp(s->key, "need")) {
 			ret = number(cfg, s, RR_SG_MAX_TARGETS, &f->need);
+		} else if (!strcmp(s->key, "split")) {
+			if (!strcmp(s->value, "yes"))
+				f->split = 1;
+			else if (strcmp(s->value, "no"))
+				ret = rr_fn_error(cfg, s,
+						  "split: want yes or no");
 		} else {
 			ret = rr_fn_error(
 				cfg, s,
@@ -102,6 +116,7 @@ static int fanout_init(const struct rr_fn_config *cfg, void **state)
 		f->group = rr_fn_group(cfg, group->value, &ntargets);
 		ret = f->group < 0 ? f->group : 0;
 	}
+	f->ntargets = ntargets;
 	if (!ret && f->need > ntargets)
 		ret = rr_fn_error(cfg, NULL,
 				  "need = %u: group %s has only %u target%s",
@@ -120,6 +135,24 @@ static void fanout_fini(void *state)
 	free(state);
 }
 
+/* The request's comma-separated items, one per target of @n: those past
+ * the list's end get none. */
+static const struct rr_gather_payload *split(const uint8_t *buf, size_t len,
+					     uint32_t n)
+{
+	size_t at = 0, e;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		for (e = at; e < len && buf[e] != ','; e++)
+			;
+		items[i].data = at < len ? buf + at : NULL;
+		items[i].len = at < len ? e - at : 0;
+		at = e + 1;
+	}
+	return items;
+}
+
 static int fanout_handler(const struct rr_request *req, uint8_t *buf,
 			  size_t len, size_t room)
 {
@@ -135,6 +168,8 @@ static int fanout_handler(const struct rr_request *req, uint8_t *buf,
 	g.need = f->need;
 	g.reduce = f->reduce;
 	g.k = f->k;
+	if (f->split)
+		g.payloads = split(buf, len, f->ntargets);
 	return rr_gather_start(req, &g);
 }
 

@@ -356,11 +356,22 @@ static inline void rr_fn_no_cache(const struct rr_request *req)
  * cookie), handed back to gathered(). */
 #define RR_SG_COOKIE_MAX 64
 
+/* One target's own payload (rr_gather_spec.payloads). */
+struct rr_gather_payload {
+	const void *data;
+	size_t len; /* at most 1200 bytes */
+};
+
 struct rr_gather_spec {
 	int group; /* rr_fn_group()'s number */
 	/* Sent to every target, behind the header (at most 1200 bytes). */
 	const void *payload;
 	size_t len;
+	/* Or a payload per target, sent instead: payloads[i] to the i-th
+	 * target asked (targets[i], or the group's target i when targets
+	 * is NULL); NULL: payload to all. Sent before rr_gather_start()
+	 * returns, so they need not outlive the call. */
+	const struct rr_gather_payload *payloads;
 	/* The group's targets to ask, by index; NULL: all of them. */
 	const uint16_t *targets;
 	uint32_t ntargets;

@@ -267,46 +267,82 @@ static void send_template(struct rr_gathers *gs, struct rr_gather_slot *g,
 	       sizeof(sa));
 }
 
+/* Copy @n of a batch: header @h for target @i (@t), then @len bytes. */
+static void put_copy(struct rr_sg_send *b, uint32_t n,
+		     const struct rr_sg_hdr *h, uint32_t i,
+		     const struct rr_endpoint *t, const void *data, size_t len)
+{
+	b->hdr[n] = *h;
+	b->hdr[n].target = htons((uint16_t)i);
+	target_addr(t, &b->sa[n]);
+	b->iov[n][0].iov_base = &b->hdr[n];
+	b->iov[n][0].iov_len = sizeof(*h);
+	b->iov[n][1].iov_base = (void *)data;
+	b->iov[n][1].iov_len = len;
+	memset(&b->mmsg[n], 0, sizeof(b->mmsg[n]));
+	b->mmsg[n].msg_hdr.msg_name = &b->sa[n];
+	b->mmsg[n].msg_hdr.msg_namelen = sizeof(b->sa[n]);
+	b->mmsg[n].msg_hdr.msg_iov = b->iov[n];
+	b->mmsg[n].msg_hdr.msg_iovlen = 2;
+}
+
+/* The batch's @n copies, in one sendmmsg(). A datagram the socket
+ * refuses (a route, a full buffer) is skipped, not retried: its target
+ * misses; the ones after it go in a second call. */
+static void send_copies(struct rr_gathers *gs, uint32_t n)
+{
+	int sent = sendmmsg(gs->fd, gs->send.mmsg, n, MSG_DONTWAIT);
+
+	if (sent >= 0 && (uint32_t)sent + 1 < n)
+		sendmmsg(gs->fd, gs->send.mmsg + sent + 1,
+			 n - (uint32_t)sent - 1, MSG_DONTWAIT);
+}
+
 /*
  * Gather @g's message to each target of @grp in @bits, through the
  * stack, RR_SG_SEND_BATCH to a sendmmsg(): each its own header (the
- * target's index) in front of the one payload. A copy the socket does
- * not take is not retried: its target misses.
+ * target's index) in front of the one payload.
  */
 static void send_each(struct rr_gathers *gs, struct rr_gather_slot *g,
 		      const struct rr_sg_group *grp, const __u64 *bits)
 {
-	struct rr_sg_send *b = &gs->send;
 	const struct rr_sg_hdr *h = (void *)g->msg;
 	uint32_t i, n = 0;
-	int sent;
 
-	for (i = 0; i <= grp->ntargets; i++) {
-		if (i < grp->ntargets && asked(bits, i)) {
-			b->hdr[n] = *h;
-			b->hdr[n].target = htons((uint16_t)i);
-			target_addr(&grp->targets[i], &b->sa[n]);
-			b->iov[n][0].iov_base = &b->hdr[n];
-			b->iov[n][0].iov_len = sizeof(*h);
-			b->iov[n][1].iov_base = g->msg + sizeof(*h);
-			b->iov[n][1].iov_len = g->msg_len - sizeof(*h);
-			memset(&b->mmsg[n], 0, sizeof(b->mmsg[n]));
-			b->mmsg[n].msg_hdr.msg_name = &b->sa[n];
-			b->mmsg[n].msg_hdr.msg_namelen = sizeof(b->sa[n]);
-			b->mmsg[n].msg_hdr.msg_iov = b->iov[n];
-			b->mmsg[n].msg_hdr.msg_iovlen = 2;
-			n++;
-		}
-		if (n == RR_SG_SEND_BATCH || (i == grp->ntargets && n)) {
-			sent = sendmmsg(gs->fd, b->mmsg, n, MSG_DONTWAIT);
-			/* A datagram it refused (a route, a full buffer) is
-			 * skipped: the next ones may still go. */
-			if (sent >= 0 && (uint32_t)sent < n)
-				sendmmsg(gs->fd, b->mmsg + sent + 1,
-					 n - (uint32_t)sent - 1, MSG_DONTWAIT);
+	for (i = 0; i < grp->ntargets; i++) {
+		if (!asked(bits, i))
+			continue;
+		put_copy(&gs->send, n++, h, i, &grp->targets[i],
+			 g->msg + sizeof(*h), g->msg_len - sizeof(*h));
+		if (n == RR_SG_SEND_BATCH) {
+			send_copies(gs, n);
 			n = 0;
 		}
 	}
+	if (n)
+		send_copies(gs, n);
+}
+
+/* The same with a payload each: spec->payloads[k] to the k-th of the
+ * @asked targets @spec asks. */
+static void send_payloads(struct rr_gathers *gs, struct rr_gather_slot *g,
+			  const struct rr_sg_group *grp,
+			  const struct rr_gather_spec *spec, uint32_t asked)
+{
+	const struct rr_sg_hdr *h = (void *)g->msg;
+	uint32_t k, i, n = 0;
+
+	for (k = 0; k < asked; k++) {
+		i = spec->targets ? spec->targets[k] : k;
+		put_copy(&gs->send, n++, h, i, &grp->targets[i],
+			 spec->payloads[k].data, spec->payloads[k].len);
+		if (n == RR_SG_SEND_BATCH) {
+			send_copies(gs, n);
+			n = 0;
+		}
+	}
+	if (n)
+		send_copies(gs, n);
 }
 
 static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
@@ -330,6 +366,14 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 	    (spec->reduce == RR_REDUCE_TOPK && (spec->k < 1 || spec->k > 16)))
 		return -EINVAL;
 	grp = &cfg->groups[spec->group];
+	/* Each payload its target's: as many as asked, each in bounds. */
+	if (spec->payloads) {
+		n = spec->targets ? spec->ntargets : grp->ntargets;
+		for (i = 0; i < n; i++)
+			if (spec->payloads[i].len > RR_SG_MAX_PAYLOAD ||
+			    (spec->payloads[i].len && !spec->payloads[i].data))
+				return -EINVAL;
+	}
 	limit = s->svc->gather_limit;
 	for (i = 0; i < RR_SG_PER_WORKER && gs->g[i].busy; i++)
 		;
@@ -348,6 +392,12 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 	if (spec->targets) {
 		for (n = 0; n < spec->ntargets; n++) {
 			if (spec->targets[n] >= grp->ntargets)
+				return -EINVAL;
+			/* Asked twice: one reply would count for both. */
+			if (spec->payloads &&
+			    e->sent[spec->targets[n] / 64] >>
+					    (spec->targets[n] % 64) &
+				    1)
 				return -EINVAL;
 			e->sent[spec->targets[n] / 64] |=
 				1ULL << (spec->targets[n] % 64);
@@ -414,7 +464,12 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 	if (spec->len)
 		memcpy(g->msg + sizeof(*h), spec->payload, spec->len);
 	g->msg_len = (uint32_t)(sizeof(*h) + spec->len);
-	if (w->inv->xdp.scatter_attached) {
+	if (spec->payloads) {
+		/* One template cannot carry them: through the socket. */
+		g->msg_len = sizeof(*h);
+		send_payloads(gs, g, grp, spec,
+			      spec->targets ? spec->ntargets : grp->ntargets);
+	} else if (w->inv->xdp.scatter_attached) {
 		/* One template: the scatter program sends the copies, the
 		 * template itself to the last target, where it is aimed. */
 		g->unsent = true;

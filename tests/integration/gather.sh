@@ -11,7 +11,8 @@
 #  - sum over 10 targets answering 1..10 is "55 10/10", each target
 #    asked once with its own index, the reply sent as soon as the last
 #    reply is in (well before the deadline); two IPv6 targets and an
-#    IPv4 one in a group sum as well; concat over 3 echoes
+#    IPv4 one in a group sum as well; split = yes sends each echo its own
+#    item (an empty payload past the list: no value, missed); concat over 3 echoes
 #    returns each body; topk k=3, min, max, count and or, once each;
 #  - a silent target: the reply comes after gather_deadline_us (50 ms),
 #    well under a second, "45 9/10 missed 4";
@@ -231,6 +232,12 @@ conf six sum 'gather_deadline_us = 1000000'
 reload "IPv6 targets"
 check_eq "two IPv6 targets and an IPv4 one" "43 3/3" "$(fan six)"
 
+conf three sum 'split = yes' 'gather_deadline_us = 1000000'
+reload "split = yes"
+check_eq "a payload per target: 3,4,5 to three echoes" "12 3/3" \
+	"$(fan '3,4,5')"
+check_eq "... and two items for three: the third gets none, misses" \
+	"13 2/3 missed 2" "$(fan '6,7')"
 conf three concat 'gather_deadline_us = 1000000'
 reload concat
 check_eq "concat over 3 echoes: each body, then the count (lines joined by |)" \
