@@ -168,11 +168,7 @@ static int serve_apply(int key, const char *arg, void *ctx)
 				arg);
 		return 0;
 	case 'p':
-		if (rr_parse_ulong(arg, 1, 65535, &v))
-			return rr_opt_fail(
-				SG_PROG, "--port takes 1-65535, not '%s'", arg);
-		c->port = (uint16_t)v;
-		return 0;
+		return sg_port_option(arg, &c->port);
 	case OPT_TARGETS:
 		a->spec = arg;
 		return 0;

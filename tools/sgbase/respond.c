@@ -56,15 +56,10 @@ struct respond_cfg {
 static int respond_apply(int key, const char *arg, void *ctx)
 {
 	struct respond_cfg *c = ctx;
-	unsigned long v;
 
 	switch (key) {
 	case 'p':
-		if (rr_parse_ulong(arg, 1, 65535, &v))
-			return rr_opt_fail(
-				SG_PROG, "--port takes 1-65535, not '%s'", arg);
-		c->port = (uint16_t)v;
-		return 0;
+		return sg_port_option(arg, &c->port);
 	case OPT_BIND:
 		if (c->nbind == RS_MAX_SOCKS)
 			return rr_opt_fail(SG_PROG, "--bind: at most %d",

@@ -49,6 +49,9 @@ struct sg_targets {
 int sg_parse_targets(const char *spec, struct sockaddr_storage *out,
 		     uint32_t max, uint32_t *n, char *err, size_t errlen);
 
+/* --port's value into @port: 0, or what rr_opt_fail() returns after
+ * saying why. */
+int sg_port_option(const char *arg, uint16_t *port);
 /* ADDR or [ADDR] (IPv4 or IPv6) with :PORT into @sa; 0 or -EINVAL. */
 int sg_parse_hostport(const char *s, struct sockaddr_storage *sa,
 		      socklen_t *len);

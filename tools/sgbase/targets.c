@@ -13,6 +13,7 @@
 #include "config.h"
 #include "parse.h"
 #include "sgbase.h"
+#include "toolargs.h"
 
 static int parse_port(const char *s, uint16_t *port)
 {
@@ -21,6 +22,14 @@ static int parse_port(const char *s, uint16_t *port)
 	if (rr_parse_ulong(s, 1, 65535, &v))
 		return -EINVAL;
 	*port = (uint16_t)v;
+	return 0;
+}
+
+int sg_port_option(const char *arg, uint16_t *port)
+{
+	if (parse_port(arg, port))
+		return rr_opt_fail(SG_PROG, "--port takes 1-65535, not '%s'",
+				   arg);
 	return 0;
 }
 
