@@ -1157,8 +1157,8 @@ static bool same_group(const struct rr_sg_group *a, const struct rr_sg_group *b)
 /*
  * [group NAME]: the new groups into the running config and the XDP
  * program's targets (which has room for RR_SG_MAX_GROUPS); the workers
- * see them once renewed. A gather outstanding
- * meanwhile finds replies from a target that left refused, as missed.
+ * see them once renewed. A gather outstanding meanwhile finds replies
+ * from a target that left refused, as missed.
  */
 static void reload_groups(struct reload *r)
 {
@@ -1183,10 +1183,12 @@ static void reload_groups(struct reload *r)
 		say(r, SAID_FAILED, "[group]: failed: %s", strerror(-ret));
 		return;
 	}
-	/* Swapped, not copied: the old ones are freed with @next. */
+	/* Swapped, not copied: the old ones are freed with @next. Their
+	 * file names pointed into @next too: the same file. */
 	for (i = 0; i < RR_SG_MAX_GROUPS; i++) {
 		tmp = r->cfg->groups[i];
 		r->cfg->groups[i] = next->groups[i];
+		r->cfg->groups[i].file = r->cfg->config_file;
 		next->groups[i] = tmp;
 	}
 	i = r->cfg->ngroups;

@@ -10,7 +10,8 @@
 # first part:
 #  - sum over 10 targets answering 1..10 is "55 10/10", each target
 #    asked once with its own index, the reply sent as soon as the last
-#    reply is in (well before the deadline); two IPv6 targets and an
+#    reply is in (well before the deadline); a reload that takes group
+#    ten down to five targets asks those five; two IPv6 targets and an
 #    IPv4 one in a group sum as well; split = yes sends each echo its own
 #    item (an empty payload past the list: no value, missed); concat over 3 echoes
 #    returns each body; topk k=3, min, max, count and or, once each;
@@ -138,7 +139,7 @@ conf() {
 	shift 2
 	cat >"$CONF" <<EOF
 [group ten]
-targets = $NET.101-$NET.110:7
+targets = $NET.101-$NET.${TEN_LAST:-110}:7
 [group three]
 targets = $NET.111:7, $NET.112:7 $NET.113:7
 [group silent]
@@ -228,6 +229,11 @@ done
 check_eq "sum: each target asked once, with its index and the payload" 10 \
 	$ok_targets
 check_eq "sum again: the same" "55 10/10" "$(fan again)"
+TEN_LAST=105 conf ten sum 'gather_deadline_us = 1000000'
+reload "group ten down to five targets"
+check "... the reload says the groups changed" \
+	grep -q '\[group\]: 7 groups, applied' "$RR_TMP/reload.out"
+check_eq "the group's new targets asked: 1..5" "15 5/5" "$(fan five)"
 conf six sum 'gather_deadline_us = 1000000'
 reload "IPv6 targets"
 check_eq "two IPv6 targets and an IPv4 one" "43 3/3" "$(fan six)"
