@@ -34,7 +34,6 @@
 #include "xdp.h"
 #include "xdptest.h"
 
-#define SKIP 77
 #define MTU 1500
 #define GPORT 40001 /* the worker's gather port */
 #define TPORT 7	    /* the targets' */
@@ -302,15 +301,9 @@ int main(void)
 {
 	int ret;
 
-	if (!t_xdp_can_run())
-		return SKIP;
-	ret = setup();
-	if (ret) {
-		fprintf(stderr, "FAIL cannot load the program: %s\n",
-			strerror(-ret));
-		rr_xdp_destroy(&x);
-		return 1;
-	}
+	ret = t_xdp_start(&x, setup);
+	if (ret)
+		return ret;
 	checks_and_sum();
 	reductions();
 	rr_xdp_destroy(&x);

@@ -195,19 +195,13 @@ int main(void)
 	size_t i;
 	int ret;
 
-	if (!t_xdp_can_run())
-		return SKIP;
 	if (libbpf_num_possible_cpus() < 2) {
 		printf("SKIP: one possible CPU: nothing to spread over\n");
 		return SKIP;
 	}
-	ret = setup();
-	if (ret) {
-		fprintf(stderr, "FAIL cannot load the programs: %s\n",
-			strerror(-ret));
-		rr_xdp_destroy(&x);
-		return 1;
-	}
+	ret = t_xdp_start(&x, setup);
+	if (ret)
+		return ret;
 	for (i = 0; i < ARRAY_SIZE(cases); i++)
 		one(&cases[i]);
 	rr_xdp_destroy(&x);

@@ -50,7 +50,6 @@
 #include "xdp.h"
 #include "xdptest.h"
 
-#define SKIP 77
 #define MTU 1500
 #define ROOM 4096 /* a UMEM frame: the user path's room */
 
@@ -1021,15 +1020,9 @@ int main(int argc, char **argv)
 				     : (unsigned int)getpid();
 	int ret;
 
-	if (!t_xdp_can_run())
-		return SKIP;
-	ret = setup();
-	if (ret) {
-		fprintf(stderr, "FAIL cannot load the programs: %s\n",
-			strerror(-ret));
-		rr_xdp_destroy(&x);
-		return 1;
-	}
+	ret = t_xdp_start(&x, setup);
+	if (ret)
+		return ret;
 	edge_cases();
 	bad_headers();
 	random_frames(seed, 3000);

@@ -36,7 +36,6 @@
 #include "xdp.h"
 #include "xdptest.h"
 
-#define SKIP 77
 #define MTU 1500
 #define SLOT 3
 #define SLOT_AMP 4    /* max_amplification = 1: no room beyond the request */
@@ -183,15 +182,9 @@ int main(void)
 	size_t i;
 	int ret;
 
-	if (!t_xdp_can_run())
-		return SKIP;
-	ret = setup();
-	if (ret) {
-		fprintf(stderr, "FAIL cannot load the programs: %s\n",
-			strerror(-ret));
-		rr_xdp_destroy(&x);
-		return 1;
-	}
+	ret = t_xdp_start(&x, setup);
+	if (ret)
+		return ret;
 	for (i = 0; i < ARRAY_SIZE(cases); i++)
 		one(&cases[i]);
 	rr_xdp_destroy(&x);

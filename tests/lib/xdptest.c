@@ -26,6 +26,22 @@ bool t_xdp_can_run(void)
 	return true;
 }
 
+int t_xdp_start(struct rr_xdp *x, int (*setup)(void))
+{
+	int ret;
+
+	if (!t_xdp_can_run())
+		return 77;
+	ret = setup();
+	if (ret) {
+		fprintf(stderr, "FAIL cannot load the programs: %s\n",
+			strerror(-ret));
+		rr_xdp_destroy(x);
+		return 1;
+	}
+	return 0;
+}
+
 int t_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu)
 {
 	int ret;

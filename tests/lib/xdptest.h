@@ -18,6 +18,11 @@ bool t_xdp_can_run(void);
 
 struct rr_xdp;
 
+/* A test's start: t_xdp_can_run(), then @setup(), which loads into @x.
+ * 0 to go on; else the exit code: 77 (skip, said), or 1 after "FAIL
+ * cannot load the programs: why" with @x destroyed. */
+int t_xdp_start(struct rr_xdp *x, int (*setup)(void));
+
 /* Loads reqrouter's XDP program into @x as reqrouter does (rr_xdp_load(),
  * for @mac and @mtu), libbpf's messages silenced: 0, or 77 (skip) after
  * saying "SKIP: why" on stdout (not root, or the kernel refused it). */
