@@ -255,6 +255,16 @@ struct {
 	__uint(max_entries, 1);
 } sg_targets SEC(".maps");
 
+/* The ways to the targets (struct rr_sg_path), learned from their
+ * replies; sized as sg_targets. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct rr_sg_path);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+} sg_paths SEC(".maps");
+
 /* Each CPU's heavy-hitter sampling state per slot (struct rr_hh_cpu). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -1387,6 +1397,67 @@ static __always_inline int sg_from(const struct rr_sg_target *t, void *l3,
 	       ip->saddr == a[0];
 }
 
+static __always_inline __u64 sg_hw(const __u8 *mac)
+{
+	__u64 v = 0;
+	int i;
+
+	for (i = 0; i < 6; i++)
+		v = v << 8 | mac[i];
+	return v | RR_SG_PATH_VALID;
+}
+
+/*
+ * Target @tkey's way from its sound reply (@l3 right after an untagged
+ * Ethernet header), for copies built in the UMEM; written only where it
+ * changed.
+ */
+static __always_inline void sg_learn(struct xdp_md *ctx, __u32 tkey,
+				     void *l3, void *end, int ipv6)
+{
+	struct ethhdr *eth = (void *)(long)ctx->data;
+	struct rr_sg_path *p;
+	__u64 hw, own_hw;
+	__u32 *own;
+
+	if ((void *)(eth + 1) > end || l3 != (void *)(eth + 1))
+		return;
+	p = bpf_map_lookup_elem(&sg_paths, &tkey);
+	if (!p)
+		return;
+	hw = sg_hw(eth->h_source);
+	own_hw = sg_hw(eth->h_dest);
+	own = (__u32 *)p->own_addr;
+	if (ipv6) {
+		struct ipv6hdr *ip6 = l3;
+		__u32 *d;
+
+		if ((void *)(ip6 + 1) > end)
+			return;
+		d = ip6->daddr.in6_u.u6_addr32;
+		if (own[0] != d[0] || own[1] != d[1] || own[2] != d[2] ||
+		    own[3] != d[3]) {
+			own[0] = d[0];
+			own[1] = d[1];
+			own[2] = d[2];
+			own[3] = d[3];
+		}
+	} else {
+		struct iphdr *ip = l3;
+
+		if ((void *)(ip + 1) > end)
+			return;
+		if (own[0] != ip->daddr)
+			own[0] = ip->daddr;
+	}
+	if (p->ifindex != ctx->ingress_ifindex)
+		p->ifindex = ctx->ingress_ifindex;
+	if (p->own_hw != own_hw)
+		p->own_hw = own_hw;
+	if (p->hw != hw)
+		p->hw = hw;
+}
+
 /* MIN or MAX of @v into @p, by compare-and-swap (a bounded number of
  * tries: only replies of one gather on other CPUs contend). */
 static __always_inline void sg_minmax(__u64 *p, __u64 v, int max)
@@ -1450,6 +1521,7 @@ static __always_inline int gather_reply(struct xdp_md *ctx, void *l3,
 	r.family = ipv6 ? AF_INET6 : AF_INET;
 	if ((ipv6 && !udp->check) || !udp_csum_ok(ctx, &r))
 		return rr_count(queue, RR_XDP_GATHER_MALFORMED, XDP_DROP);
+	sg_learn(ctx, tkey, l3, end, ipv6);
 	reduce = g->reduce;
 	/* The owner, by the entry's index: worker index queue *
 	 * RR_MAX_THREADS + thread owns RR_SG_PER_WORKER entries. */

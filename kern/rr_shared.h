@@ -266,6 +266,24 @@ struct rr_sg_target {
 };
 
 /*
+ * The way to a group's target, in sg_paths at the same index as its
+ * struct rr_sg_target: learned by the XDP program from the target's last
+ * sound reply (its checks all passed, no VLAN tag), read by the workers
+ * that build the copies in the UMEM (gather_scatter = umem). Zero until
+ * then, and again whenever the group's targets are written.
+ * Each field is rewritten only when it changed: a worker that reads one
+ * mid-change sends a copy astray once, which counts as a missed target.
+ */
+#define RR_SG_PATH_VALID (1ULL << 63)
+struct rr_sg_path {
+	__u64 hw;     /* the target's (or its router's) MAC | VALID */
+	__u64 own_hw; /* the MAC it answered to */
+	__u8 own_addr[16]; /* the address it answered to (IPv4: [0..3]) */
+	__u32 ifindex;	   /* where the reply came in */
+	__u32 pad;
+};
+
+/*
  * Why a request got no reply, the same in both tiers: X(enum suffix, label).
  * User space counts them per socket, the XDP tier per (queue, function).
  */

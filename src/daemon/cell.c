@@ -340,12 +340,14 @@ static void refill(struct rr_worker *w)
 }
 
 /*
- * A cell died holding its queue's lock, in recycle_frames(). It copies
- * the completions to the fill ring, releases them, then submits them with
- * its recycle list: if the fill ring's producer moved, all of that was
- * done; if only the completion ring's consumer moved, the completions
- * it released wait in the fill ring's next entries and are submitted
- * here; otherwise nothing it did counts. Its recycle list is returned
+ * A cell died holding its queue's lock, in recycle_frames() or
+ * rr_stock_take(). It copies the first completions to its stock (as many
+ * as the lock page's divert says) and the rest to the fill ring, releases
+ * them, counts the stock, then submits the fill ring's with its recycle
+ * list: if the fill ring's producer moved, all of that was done; if only
+ * the completion ring's consumer moved, the stock's are counted here if
+ * they were not, and the fill ring's wait in its next entries and are
+ * submitted here; otherwise nothing it did counts. Its recycle list is returned
  * later unless it was submitted. The indices at the lock are in the lock
  * page, which the cell can write: no more than a ring holds is taken
  * from them, and every frame checked.
@@ -354,7 +356,7 @@ static void recover_lock(struct rr_worker *w)
 {
 	struct rr_queue_shared *sh = w->umem->sh;
 	struct rr_umem *u = w->umem;
-	uint32_t fill_prod, moved, released, idx, i, n = 0;
+	uint32_t fill_prod, moved, released, diverted, before, idx, i, n = 0;
 	uint64_t frame;
 	const char *step = "undone";
 
@@ -363,7 +365,20 @@ static void recover_lock(struct rr_worker *w)
 	fill_prod = sh->fill_prod;
 	moved = *u->fill.producer - fill_prod;
 	released = *u->comp.consumer - sh->comp_cons;
+	diverted = sh->divert;
+	before = sh->stock_before;
 	rr_umem_locked(u, RR_LOCK_MAIN);
+	/* Completions it released went to its stock first: counted there
+	 * unless it counted them itself (take_stock() returns them). */
+	if (released && released <= u->comp.size && diverted) {
+		if (diverted > released)
+			diverted = released;
+		if (w->rep->nstock == before &&
+		    before + diverted <= RR_SG_STOCK)
+			w->rep->nstock = before + diverted;
+		released -= diverted;
+		step = "completed";
+	}
 	if (moved && moved <= u->fill.size) {
 		w->nrecycle = 0;
 		step = "completed";
@@ -511,6 +526,20 @@ static void take_report(struct rr_invoker *inv, struct rr_worker *w,
 			w->queue, w->thread);
 }
 
+/* Frame @frame a dead cell named, onto w->recycle: if it is one of the
+ * UMEM's and not there already. */
+static void keep_frame(struct rr_worker *w, uint64_t frame)
+{
+	uint32_t j;
+
+	if (!frame || !frame_ok(w->umem, frame))
+		return;
+	for (j = 0; j < w->nrecycle && w->recycle[j] != frame; j++)
+		;
+	if (j == w->nrecycle && w->nrecycle < RR_MAX_RECYCLE)
+		w->recycle[w->nrecycle++] = frame;
+}
+
 /*
  * The frames dead cell @w's outstanding gathers kept (its report's
  * gather_frames), into w->recycle: each of the UMEM, and once (a cell
@@ -522,18 +551,46 @@ static void take_gathers(struct rr_worker *w)
 {
 	struct rr_worker_report *r = w->rep;
 	uint64_t frame;
-	uint32_t i, j;
+	uint32_t i;
 
 	for (i = 0; i < RR_SG_PER_WORKER; i++) {
 		frame = r->gather_frames[i];
 		r->gather_frames[i] = 0;
-		if (!frame || !frame_ok(w->umem, frame))
+		keep_frame(w, frame);
+	}
+}
+
+/*
+ * The frames ended cell @w kept for gathers' copies (its report's stock):
+ * with @keep, left there for the next cell, those that are frames of the
+ * UMEM and nowhere else it named; otherwise into w->recycle as
+ * take_gathers() does. Returns how many stay.
+ */
+static uint32_t take_stock(struct rr_worker *w, bool keep)
+{
+	struct rr_worker_report *r = w->rep;
+	uint32_t i, j, k, n = r->nstock, kept = 0;
+	uint64_t frame;
+
+	if (n > RR_SG_STOCK)
+		n = RR_SG_STOCK;
+	for (i = 0; i < n; i++) {
+		frame = r->stock[i];
+		if (!keep) {
+			keep_frame(w, frame);
+			continue;
+		}
+		if (!frame_ok(w->umem, frame))
 			continue;
 		for (j = 0; j < w->nrecycle && w->recycle[j] != frame; j++)
 			;
-		if (j == w->nrecycle && w->nrecycle < RR_MAX_RECYCLE)
-			w->recycle[w->nrecycle++] = frame;
+		for (k = 0; k < kept && r->stock[k] != frame; k++)
+			;
+		if (j == w->nrecycle && k == kept)
+			r->stock[kept++] = frame;
 	}
+	r->nstock = kept;
+	return kept;
 }
 
 /*
@@ -680,7 +737,7 @@ static void cell_ended(struct rr_invoker *inv, struct rr_worker *w, int st,
 	const struct rr_service *svc;
 	struct rr_batch_mark mark;
 	char how[32];
-	uint32_t i;
+	uint32_t i, stock;
 	int slot;
 
 	w->pid = 0;
@@ -689,13 +746,15 @@ static void cell_ended(struct rr_invoker *inv, struct rr_worker *w, int st,
 	recover_lock(w);
 	slot = finish_batch(w, &mark, why);
 	take_gathers(w);
+	/* A cell that comes next takes over the stock. */
+	stock = take_stock(w, !inv->stopping && !w->retire);
 	refill(w);
 	/* What could not go back yet goes with the next cell, which
 	 * returns it at the end of its first round. */
 	for (i = 0; i < w->nrecycle; i++)
 		r->recycle[i] = w->recycle[i];
 	r->nrecycle = w->nrecycle;
-	w->frames_held = w->nrecycle;
+	w->frames_held = w->nrecycle + stock;
 	__atomic_store_n(&r->frames_held, w->frames_held, __ATOMIC_RELAXED);
 	r->batch.sock = RR_NO_BATCH;
 	w->call_seq = 0;

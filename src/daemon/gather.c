@@ -31,6 +31,7 @@
 #include "gather.h"
 #include "invoker.h"
 #include "log.h"
+#include "packet.h"
 
 /* How long completing waits for merges that took their ticket before it
  * closed the gather: a merge is a few atomics in softirq. */
@@ -78,6 +79,10 @@ int rr_gather_setup(struct rr_invoker *inv)
 	}
 	if (cfg->gather_scatter == RR_SCATTER_SOCKET) {
 		pr_info("gathers: each copy sent through its worker's socket (gather_scatter = socket)\n");
+		return 0;
+	}
+	if (cfg->gather_scatter == RR_SCATTER_UMEM) {
+		pr_info("gathers: each copy built in the UMEM and sent from the function's AF_XDP socket, once its target answered; before that through the worker's socket (gather_scatter = umem)\n");
 		return 0;
 	}
 	ret = rr_xdp_attach_scatter(&inv->xdp, inv->ifindex);
@@ -298,29 +303,118 @@ static void send_copies(struct rr_gathers *gs, uint32_t n)
 			 n - (uint32_t)sent - 1, MSG_DONTWAIT);
 }
 
+/* The copies built in the UMEM so far, onto the TX ring of the socket
+ * of the function being served, and sent. */
+static void flush_umem(struct rr_gathers *gs)
+{
+	struct rr_worker *w = gs->w;
+	struct rr_sock *s = &w->socks[gs->cur_slot];
+
+	if (!gs->ncopies)
+		return;
+	rr_stat_add(&s->stats->gather_umem,
+		    rr_tx_copies(w, s, gs->copies, gs->ncopies));
+	gs->ncopies = 0;
+}
+
+/* Where a copy starts in its frame: the room in front an RX frame has. */
+#define COPY_HEADROOM 256
+
 /*
- * Gather @g's message to each target of @grp in @bits, through the
- * stack, RR_SG_SEND_BATCH to a sendmmsg(): each its own header (the
- * target's index) in front of the one payload.
+ * gather_scatter = umem: a copy of header @h and @len bytes for target
+ * @i of group @group (@t), built in a frame of the worker's stock and
+ * queued for the TX ring of the function's socket. Only once the XDP
+ * program learned the way to @t from a reply of it (sg_paths), while
+ * the stock has a frame and the ring room beside a batch's replies: it
+ * returns false otherwise, and the copy goes through the stack.
+ */
+static bool umem_copy(struct rr_gathers *gs, uint32_t group, uint32_t i,
+		      const struct rr_endpoint *t, const struct rr_sg_hdr *h,
+		      const void *data, size_t len)
+{
+	struct rr_worker *w = gs->w;
+	const struct rr_sg_path *p;
+	struct rr_udp_ends e;
+	struct rr_sg_hdr *ch;
+	uint64_t hw, own_hw, frame;
+	uint8_t *f;
+	int b;
+
+	if (!w->stock_want || !w->inv->xdp.sg_paths)
+		return false;
+	p = &w->inv->xdp.sg_paths[group * RR_SG_MAX_TARGETS + i];
+	hw = __atomic_load_n(&p->hw, __ATOMIC_RELAXED);
+	own_hw = __atomic_load_n(&p->own_hw, __ATOMIC_RELAXED);
+	if (!(hw & own_hw & RR_SG_PATH_VALID) ||
+	    p->ifindex != (uint32_t)w->inv->ifindex ||
+	    xsk_prod_nb_free(&w->socks[gs->cur_slot].tx,
+			     gs->ncopies + 1 + RR_MAX_BATCH) <=
+		    gs->ncopies + RR_MAX_BATCH)
+		return false;
+	frame = rr_stock_take(w);
+	if (!frame)
+		return false;
+	e.family = t->family;
+	for (b = 0; b < 6; b++) {
+		e.dst_hw[b] = (uint8_t)(hw >> (40 - 8 * b));
+		e.src_hw[b] = (uint8_t)(own_hw >> (40 - 8 * b));
+	}
+	memcpy(e.saddr, p->own_addr, 16);
+	memcpy(e.daddr, t->addr, 16);
+	e.sport = gs->port;
+	e.dport = t->port;
+	f = xsk_umem__get_data(w->umem->area, frame + COPY_HEADROOM);
+	ch = (void *)(f + rr_udp_payload_off(t->family));
+	*ch = *h;
+	ch->target = htons((uint16_t)i);
+	if (len)
+		memcpy(ch + 1, data, len);
+	gs->copies[gs->ncopies].addr = frame + COPY_HEADROOM;
+	gs->copies[gs->ncopies].len =
+		rr_build_udp(f, &e, (uint32_t)(sizeof(*h) + len));
+	gs->copies[gs->ncopies].options = 0;
+	if (++gs->ncopies == RR_SG_SEND_BATCH)
+		flush_umem(gs);
+	return true;
+}
+
+/* A copy for target @i of group @group (@t): in the UMEM where it can
+ * be, else onto the socket's batch (@n so far), sent when full. */
+static uint32_t scatter_one(struct rr_gathers *gs, uint32_t n, uint32_t group,
+			    uint32_t i, const struct rr_endpoint *t,
+			    const struct rr_sg_hdr *h, const void *data,
+			    size_t len)
+{
+	if (umem_copy(gs, group, i, t, h, data, len))
+		return n;
+	put_copy(&gs->send, n++, h, i, t, data, len);
+	if (n < RR_SG_SEND_BATCH)
+		return n;
+	send_copies(gs, n);
+	return 0;
+}
+
+/*
+ * Gather @g's message to each target of group @group (@grp) in @bits,
+ * each its own header (the target's index) in front of the one payload:
+ * built in the UMEM (gather_scatter = umem) or through the stack,
+ * RR_SG_SEND_BATCH to a sendmmsg().
  */
 static void send_each(struct rr_gathers *gs, struct rr_gather_slot *g,
-		      const struct rr_sg_group *grp, const __u64 *bits)
+		      uint32_t group, const struct rr_sg_group *grp,
+		      const __u64 *bits)
 {
 	const struct rr_sg_hdr *h = (void *)g->msg;
 	uint32_t i, n = 0;
 
-	for (i = 0; i < grp->ntargets; i++) {
-		if (!asked(bits, i))
-			continue;
-		put_copy(&gs->send, n++, h, i, &grp->targets[i],
-			 g->msg + sizeof(*h), g->msg_len - sizeof(*h));
-		if (n == RR_SG_SEND_BATCH) {
-			send_copies(gs, n);
-			n = 0;
-		}
-	}
+	for (i = 0; i < grp->ntargets; i++)
+		if (asked(bits, i))
+			n = scatter_one(gs, n, group, i, &grp->targets[i], h,
+					g->msg + sizeof(*h),
+					g->msg_len - sizeof(*h));
 	if (n)
 		send_copies(gs, n);
+	flush_umem(gs);
 }
 
 /* The same with a payload each: spec->payloads[k] to the k-th of the
@@ -334,15 +428,13 @@ static void send_payloads(struct rr_gathers *gs, struct rr_gather_slot *g,
 
 	for (k = 0; k < asked; k++) {
 		i = spec->targets ? spec->targets[k] : k;
-		put_copy(&gs->send, n++, h, i, &grp->targets[i],
-			 spec->payloads[k].data, spec->payloads[k].len);
-		if (n == RR_SG_SEND_BATCH) {
-			send_copies(gs, n);
-			n = 0;
-		}
+		n = scatter_one(gs, n, (uint32_t)spec->group, i,
+				&grp->targets[i], h, spec->payloads[k].data,
+				spec->payloads[k].len);
 	}
 	if (n)
 		send_copies(gs, n);
+	flush_umem(gs);
 }
 
 static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
@@ -475,7 +567,7 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 		g->unsent = true;
 		send_template(gs, g, &grp->targets[last]);
 	} else {
-		send_each(gs, g, grp, e->sent);
+		send_each(gs, g, e->group, grp, e->sent);
 	}
 	return RR_GATHER_PENDING;
 }
@@ -495,7 +587,7 @@ static void send_unsent(struct rr_gathers *gs, struct rr_gather_slot *g,
 		return;
 	g->unsent = false;
 	memcpy(unsent, e->unsent, sizeof(unsent));
-	send_each(gs, g, grp, unsent);
+	send_each(gs, g, e->group, grp, unsent);
 }
 
 void rr_gather_held(struct rr_worker *w, uint32_t i, uint64_t frame)

@@ -16,6 +16,8 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <linux/if_xdp.h>
+
 #include "function.h"
 #include "rr_shared.h"
 
@@ -78,6 +80,10 @@ struct rr_gathers {
 	uint32_t cur_len;
 	uint32_t cur_slot;
 	struct rr_sg_send send;
+	/* gather_scatter = umem: copies built in the stock's frames, not
+	 * yet on the TX ring. */
+	uint32_t ncopies;
+	struct xdp_desc copies[RR_SG_SEND_BATCH];
 	struct rr_gather_slot g[RR_SG_PER_WORKER];
 };
 

@@ -420,7 +420,7 @@ void rr_invoker_frames(struct rr_invoker *inv, uint32_t queue,
 		       struct rr_frames *f)
 {
 	struct rr_umem *u = &inv->umems[queue];
-	uint32_t t, slot, known;
+	uint32_t t, slot, known, stock;
 	uint64_t held;
 	struct rr_sock *s;
 	bool locked;
@@ -438,8 +438,16 @@ void rr_invoker_frames(struct rr_invoker *inv, uint32_t queue,
 	for (t = 0; t < inv->threads_made; t++) {
 		held = rr_stat_read(
 			&rr_worker_at(inv, queue, t)->rep->frames_held);
-		f->worker +=
-			held > RR_NUM_FRAMES ? RR_NUM_FRAMES : (uint32_t)held;
+		if (held > RR_NUM_FRAMES)
+			held = RR_NUM_FRAMES;
+		/* The stock is part of what it holds. */
+		stock = __atomic_load_n(
+			&rr_worker_at(inv, queue, t)->rep->nstock,
+			__ATOMIC_RELAXED);
+		if (stock > held)
+			stock = (uint32_t)held;
+		f->stock += stock;
+		f->worker += (uint32_t)held - stock;
 		for (slot = 0; slot < inv->nslots; slot++) {
 			s = rr_sock_at(inv, queue, t, slot);
 			f->rx += ring_used(s->rx.producer, s->rx.consumer,
@@ -448,7 +456,7 @@ void rr_invoker_frames(struct rr_invoker *inv, uint32_t queue,
 					   s->tx.size);
 		}
 	}
-	known = f->fill + f->rx + f->worker + f->tx + f->completion;
+	known = f->fill + f->rx + f->worker + f->stock + f->tx + f->completion;
 	f->kernel = known < RR_NUM_FRAMES ? RR_NUM_FRAMES - known : 0;
 }
 

@@ -54,6 +54,7 @@ struct rr_sock_stats {
 	uint64_t gathers;	  /* started (gather.c) */
 	uint64_t gathers_timed_out; /* ... completed by their deadline */
 	uint64_t gather_missed;	    /* targets asked that did not answer */
+	uint64_t gather_umem;	    /* copies built in the UMEM */
 	struct rr_latency latency;  /* of its replies (latency.h) */
 	/* Of its requests, from the XDP program's stamp to their batch
 	 * taken off RX (latency.h, rr_queue_delay()). */
@@ -94,6 +95,11 @@ struct rr_queue_shared {
 	 * when it was taken. */
 	uint32_t fill_prod;
 	uint32_t comp_cons;
+	/* Of the completions released, the first @divert went to the
+	 * holder's stock (its report's stock[] from @stock_before on), the
+	 * rest to the fill ring (worker.c, recycle_frames()). */
+	uint32_t stock_before;
+	uint32_t divert;
 	uint64_t tx_outstanding; /* submitted to TX, not yet completed */
 } __attribute__((aligned(4096)));
 
@@ -255,6 +261,9 @@ struct rr_slot {
 } __attribute__((aligned(RR_CACHELINE)));
 
 #define RR_MAX_RECYCLE (RR_MAX_BATCH * RR_MAX_SLOTS)
+/* Frames a worker keeps to build its gathers' copies in (gather_scatter =
+ * umem), taken from the completions as they come back. */
+#define RR_SG_STOCK 256
 
 /*
  * What a worker tells the supervisor, in memory shared with the cells: one
@@ -282,6 +291,9 @@ struct rr_worker_report {
 	uint64_t recycle[RR_MAX_RECYCLE];
 	/* The frames its outstanding gathers keep (0: none), by gather. */
 	uint64_t gather_frames[RR_SG_PER_WORKER];
+	/* Its stock of frames for copies (part of frames_held). */
+	uint32_t nstock;
+	uint64_t stock[RR_SG_STOCK];
 } __attribute__((aligned(4096)));
 
 /*
@@ -332,6 +344,11 @@ struct rr_worker {
 	uint32_t nrecycle; /* recycle[] entries of this round */
 	/* Its gathers (gather.c), if a function it serves gathers. */
 	struct rr_gathers *gathers;
+	/* Its stock of frames for copies, up to stock_want (RR_SG_STOCK
+	 * with gather_scatter = umem, else 0); also in its report. */
+	uint32_t stock_want;
+	uint32_t nstock;
+	uint64_t stock[RR_SG_STOCK];
 	/* Scratch for one round over the sockets. */
 	struct rr_keep keep; /* a request's payload, for the reply cache */
 	struct xdp_desc tx[RR_MAX_BATCH];
@@ -437,6 +454,7 @@ struct rr_frames {
 	uint32_t fill;	     /* on the fill ring, waiting for a packet */
 	uint32_t rx;	     /* received, on the sockets' RX rings */
 	uint32_t worker;     /* in a worker's hands */
+	uint32_t stock;	     /* kept by a worker for its gathers' copies */
 	uint32_t tx;	     /* on the sockets' TX rings */
 	uint32_t completion; /* sent, on the completion ring */
 	uint32_t kernel;     /* between rings inside the kernel */
@@ -587,6 +605,15 @@ uint32_t rr_tx_one(struct rr_worker *w, struct rr_sock *s, uint64_t addr,
 /* Frame @frame back to the fill ring at the end of the round. */
 void rr_recycle(struct rr_worker *w, uint64_t frame);
 
+/* A frame of @w's stock for a copy (gather_scatter = umem), topped up
+ * from the completions when it ran out; 0 if none. */
+uint64_t rr_stock_take(struct rr_worker *w);
+/* @n copies, descriptors @d built in frames of the stock, onto @s's TX
+ * ring and kicked; those with no room there go back to the stock.
+ * Returns how many went out. */
+uint32_t rr_tx_copies(struct rr_worker *w, struct rr_sock *s,
+		      const struct xdp_desc *d, uint32_t n);
+
 /* The start of the UMEM frame that @addr points into. */
 static inline uint64_t rr_frame_of(uint64_t addr)
 {
@@ -615,6 +642,7 @@ static inline void rr_umem_locked(struct rr_umem *u, uint32_t owner)
 		__atomic_load_n(u->comp.consumer, __ATOMIC_ACQUIRE);
 	u->sh->fill_prod = u->fill.cached_prod;
 	u->sh->comp_cons = u->comp.cached_cons;
+	u->sh->divert = 0;
 	__atomic_store_n(&u->sh->owner, owner, __ATOMIC_RELEASE);
 }
 

@@ -201,6 +201,9 @@ static const struct {
 	{ "reqrouter_gather_targets_missed_total",
 	  "Targets asked in a gather whose reply was not in its result.",
 	  offsetof(struct rr_sock_stats, gather_missed) },
+	{ "reqrouter_gather_copies_umem_total",
+	  "Gather copies built in the UMEM and sent from the function's AF_XDP socket (gather_scatter = umem); the others, to targets not heard from yet, went through the stack.",
+	  offsetof(struct rr_sock_stats, gather_umem) },
 };
 
 /* The in-kernel tier's counters (enum rr_fn_stat) as metrics: rx, tx and
@@ -574,6 +577,7 @@ static void write_frames(struct rr_invoker *inv, FILE *out)
 			{ "fill", f.fill },
 			{ "rx", f.rx },
 			{ "worker", f.worker },
+			{ "stock", f.stock },
 			{ "tx", f.tx },
 			{ "completion", f.completion },
 			{ "kernel", f.kernel },

@@ -121,8 +121,8 @@ void rr_metrics_json(struct rr_invoker *inv, FILE *out)
 
 		rr_invoker_frames(inv, q, &f);
 		fprintf(out,
-			"%s{\"queue\":%u,\"fill\":%u,\"rx\":%u,\"worker\":%u,\"tx\":%u,\"completion\":%u,\"kernel\":%u}",
-			q ? "," : "", q, f.fill, f.rx, f.worker, f.tx,
+			"%s{\"queue\":%u,\"fill\":%u,\"rx\":%u,\"worker\":%u,\"stock\":%u,\"tx\":%u,\"completion\":%u,\"kernel\":%u}",
+			q ? "," : "", q, f.fill, f.rx, f.worker, f.stock, f.tx,
 			f.completion, f.kernel);
 	}
 	fprintf(out, "]}\n");

@@ -104,6 +104,92 @@ static void frames_held(struct rr_worker *w, int64_t n)
 }
 
 /*
+ * The stock of frames for gathers' copies: its entries in the report
+ * before its count, as recycle[]'s. Topped up under the queue's lock
+ * from the first completions peeked at @idx (at most @ncomp): divert()
+ * lists them past the count and says how many in the lock page, the
+ * caller releases the completions, then stocked() counts them. A cell
+ * that dies between the two is put right by recover_lock() (cell.c).
+ */
+static uint32_t divert(struct rr_worker *w, uint32_t idx, uint32_t ncomp)
+{
+	struct rr_umem *u = w->umem;
+	uint32_t n = w->stock_want - w->nstock, i;
+	uint64_t frame;
+
+	if (w->nstock >= w->stock_want || !ncomp)
+		return 0;
+	if (n > ncomp)
+		n = ncomp;
+	for (i = 0; i < n; i++) {
+		frame = rr_frame_of(*xsk_ring_cons__comp_addr(&u->comp, idx + i));
+		w->stock[w->nstock + i] = frame;
+		w->rep->stock[w->nstock + i] = frame;
+	}
+	u->sh->stock_before = w->nstock;
+	__atomic_store_n(&u->sh->divert, n, __ATOMIC_RELEASE);
+	return n;
+}
+
+static void stocked(struct rr_worker *w, uint32_t n)
+{
+	w->nstock += n;
+	__atomic_store_n(&w->rep->nstock, w->nstock, __ATOMIC_RELEASE);
+}
+
+uint64_t rr_stock_take(struct rr_worker *w)
+{
+	struct rr_umem *u = w->umem;
+	uint32_t idx = 0, n;
+
+	if (!w->nstock && w->stock_want) {
+		rr_umem_lock(u, w->index + 1);
+		n = xsk_ring_cons__peek(&u->comp, w->stock_want, &idx);
+		n = divert(w, idx, n);
+		if (n) {
+			xsk_ring_cons__release(&u->comp, n);
+			stocked(w, n);
+			frames_held(w, n);
+		}
+		rr_umem_unlock(u);
+		if (n)
+			__atomic_sub_fetch(&u->sh->tx_outstanding, n,
+					   __ATOMIC_RELAXED);
+	}
+	if (!w->nstock)
+		return 0;
+	/* Off the count first: a frame lost by a cell killed here is
+	 * better than one sent and kept both. */
+	w->nstock--;
+	__atomic_store_n(&w->rep->nstock, w->nstock, __ATOMIC_RELEASE);
+	return w->stock[w->nstock];
+}
+
+uint32_t rr_tx_copies(struct rr_worker *w, struct rr_sock *s,
+		      const struct xdp_desc *d, uint32_t n)
+{
+	uint32_t idx, i, room = xsk_prod_nb_free(&s->tx, n);
+
+	if (room > n)
+		room = n;
+	for (i = room; i < n; i++) {
+		w->stock[w->nstock] = rr_frame_of(d[i].addr);
+		w->rep->stock[w->nstock] = w->stock[w->nstock];
+		stocked(w, 1);
+	}
+	if (!room || xsk_ring_prod__reserve(&s->tx, room, &idx) != room)
+		return 0;
+	for (i = 0; i < room; i++)
+		*xsk_ring_prod__tx_desc(&s->tx, idx + i) = d[i];
+	frames_held(w, -(int64_t)room);
+	xsk_ring_prod__submit(&s->tx, room);
+	__atomic_add_fetch(&w->umem->sh->tx_outstanding, room,
+			   __ATOMIC_RELAXED);
+	kick_tx(s);
+	return room;
+}
+
+/*
  * The load the XDP program steers by (struct rr_worker_load): @n more
  * requests done with, a batch at a time. One writer, the worker; the
  * program reads.
@@ -396,12 +482,14 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
  * reservation always succeeds. A cell that dies in here is put right by
  * the supervisor (cell.c, recover_lock()), which tells from the rings'
  * indices at the lock (fill_prod, comp_cons) how far it got: completions
- * are copied to the fill ring first, released, then the lot submitted.
+ * are copied to the stock (divert()) and the fill ring first, released,
+ * then the stock counted and the lot submitted.
  */
 static void recycle_frames(struct rr_worker *w, uint32_t nsocks,
 			   bool poll_sends)
 {
-	uint32_t idx_comp = 0, idx_fill, ncomp, nrecycle = w->nrecycle, i;
+	uint32_t idx_comp = 0, idx_fill = 0, ncomp, nrecycle = w->nrecycle;
+	uint32_t nstock, nfill, i;
 	struct rr_umem *u = w->umem;
 
 	/* Replies left to poll() must not wait behind a lock a sibling
@@ -415,10 +503,13 @@ static void recycle_frames(struct rr_worker *w, uint32_t nsocks,
 		rr_umem_lock(u, w->index + 1);
 	}
 	ncomp = xsk_ring_cons__peek(&u->comp, RR_COMP_SIZE, &idx_comp);
+	/* The first completions top up the stock, the rest are filled. */
+	nstock = divert(w, idx_comp, ncomp);
+	nfill = ncomp - nstock + nrecycle;
 	if (ncomp + nrecycle &&
-	    xsk_ring_prod__reserve(&u->fill, ncomp + nrecycle, &idx_fill) ==
-		    ncomp + nrecycle) {
-		for (i = 0; i < ncomp; i++)
+	    (!nfill ||
+	     xsk_ring_prod__reserve(&u->fill, nfill, &idx_fill) == nfill)) {
+		for (i = nstock; i < ncomp; i++)
 			*xsk_ring_prod__fill_addr(&u->fill, idx_fill++) =
 				rr_frame_of(*xsk_ring_cons__comp_addr(
 					&u->comp, idx_comp + i));
@@ -426,9 +517,10 @@ static void recycle_frames(struct rr_worker *w, uint32_t nsocks,
 			*xsk_ring_prod__fill_addr(&u->fill, idx_fill++) =
 				w->recycle[i];
 		xsk_ring_cons__release(&u->comp, ncomp);
-		xsk_ring_prod__submit(&u->fill, ncomp + nrecycle);
+		stocked(w, nstock);
+		xsk_ring_prod__submit(&u->fill, nfill);
 		recycled(w);
-		frames_held(w, -(int64_t)nrecycle);
+		frames_held(w, (int64_t)nstock - (int64_t)nrecycle);
 	} else if (ncomp) {
 		xsk_ring_cons__cancel(&u->comp, ncomp);
 		ncomp = 0;
@@ -564,6 +656,20 @@ static void drain_gathers(struct rr_worker *w, uint32_t nsocks)
 	recycle_frames(w, nsocks, false);
 }
 
+/* A worker thread that ends returns its stock to the fill ring. */
+static void give_back_stock(struct rr_worker *w, uint32_t nsocks)
+{
+	w->stock_want = 0;
+	/* Listed twice rather than nowhere, if a cell dies in between
+	 * (take_stock() skips what recycle[] has). */
+	while (w->nstock) {
+		recycle(w, w->stock[w->nstock - 1]);
+		w->nstock--;
+		__atomic_store_n(&w->rep->nstock, w->nstock, __ATOMIC_RELEASE);
+	}
+	recycle_frames(w, nsocks, false);
+}
+
 /*
  * A worker runs functions, which are user code: it holds no capability.
  * Linux keeps capabilities per thread, and capset() and the bounding-set
@@ -658,6 +764,16 @@ static void run(struct rr_worker *w, bool cell)
 	}
 	catch_up(w, nsocks);
 	rr_gathers_reset(w);
+	/* Its stock: the one it was given at the start, or the one the
+	 * cell before it left (checked by the supervisor, cell.c). */
+	w->stock_want = w->gathers && w->inv->cfg->gather_scatter ==
+						RR_SCATTER_UMEM
+				? RR_SG_STOCK
+				: 0;
+	w->nstock = __atomic_load_n(&w->rep->nstock, __ATOMIC_ACQUIRE);
+	if (w->nstock > RR_SG_STOCK)
+		w->nstock = RR_SG_STOCK;
+	memcpy(w->stock, w->rep->stock, w->nstock * sizeof(w->stock[0]));
 	while (!__atomic_load_n(&live->stop, __ATOMIC_RELAXED)) {
 		/* A quiescent point: nothing of the last round is held. */
 		__atomic_store_n(
@@ -735,6 +851,9 @@ static void run(struct rr_worker *w, bool cell)
 			}
 		}
 	}
+	/* A cell's stock stays in its report for the next one. */
+	if (!cell)
+		give_back_stock(w, nsocks);
 }
 
 void *rr_worker_run(void *arg)

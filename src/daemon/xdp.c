@@ -96,6 +96,8 @@ int rr_xdp_load_sized(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu,
 				 ngathers ? ngathers : 1);
 	bpf_map__set_max_entries(x->skel->maps.sg_targets,
 				 ngroups ? ngroups * RR_SG_MAX_TARGETS : 1);
+	bpf_map__set_max_entries(x->skel->maps.sg_paths,
+				 ngroups ? ngroups * RR_SG_MAX_TARGETS : 1);
 	ret = reqrouter__load(x->skel);
 	if (ret) {
 		libbpf_strerror(ret, buf, sizeof(buf));
@@ -349,6 +351,9 @@ void rr_xdp_destroy(struct rr_xdp *x)
 	if (x->gathers)
 		munmap(x->gathers, x->gathers_size);
 	x->gathers = NULL;
+	if (x->sg_paths)
+		munmap((void *)x->sg_paths, x->sg_paths_size);
+	x->sg_paths = NULL;
 	for (i = 0; i < RR_MAX_SLOTS; i++) {
 		bpf_object__close(x->fn_objs[i]);
 		bpf_object__close(x->fn_objs_cpumap[i]);
@@ -489,16 +494,18 @@ int rr_xdp_spread_cpu(struct rr_xdp *x, uint32_t cpu, bool on)
 	return 0;
 }
 
-/* Map @fd's whole array, @size bytes of values, shared; with !@inherit
- * not into a process this one forks: a cell must not write what the
- * program samples with. */
-static void *map_shared(int fd, size_t size, bool inherit, size_t *mapped)
+/* Map @fd's whole array, @size bytes of values, shared (@prot); with
+ * !@inherit not into a process this one forks: a cell must not write what
+ * the program samples with. Mapped PROT_READ alone, it can never be made
+ * writable (the kernel drops VM_MAYWRITE). */
+static void *map_prot(int fd, size_t size, int prot, bool inherit,
+		      size_t *mapped)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	void *p;
 
 	size = (size + (size_t)page - 1) & ~((size_t)page - 1);
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = mmap(NULL, size, prot, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		return NULL;
 	if (!inherit && madvise(p, size, MADV_DONTFORK)) {
@@ -510,6 +517,11 @@ static void *map_shared(int fd, size_t size, bool inherit, size_t *mapped)
 	}
 	*mapped = size;
 	return p;
+}
+
+static void *map_shared(int fd, size_t size, bool inherit, size_t *mapped)
+{
+	return map_prot(fd, size, PROT_READ | PROT_WRITE, inherit, mapped);
 }
 
 /* The workers, cells included, store replies into it. */
@@ -535,12 +547,20 @@ int rr_xdp_map_gathers(struct rr_xdp *x)
 	x->gathers = map_shared(bpf_map__fd(x->skel->maps.gathers),
 				sizeof(struct rr_gather_entry) * x->ngathers,
 				true, &x->gathers_size);
-	return x->gathers ? 0 : -errno;
+	if (!x->gathers)
+		return -errno;
+	/* Read alone, by the workers and cells: only the program learns. */
+	x->sg_paths = map_prot(bpf_map__fd(x->skel->maps.sg_paths),
+			       sizeof(struct rr_sg_path) * x->ngroups *
+				       RR_SG_MAX_TARGETS,
+			       PROT_READ, true, &x->sg_paths_size);
+	return x->sg_paths ? 0 : -errno;
 }
 
 int rr_xdp_set_targets(struct rr_xdp *x, uint32_t group,
 		       const struct rr_endpoint *t, uint32_t n)
 {
+	struct rr_sg_path path = { 0 };
 	struct rr_sg_target v;
 	uint32_t i, key;
 	int ret;
@@ -558,6 +578,10 @@ int rr_xdp_set_targets(struct rr_xdp *x, uint32_t group,
 		key = group * RR_SG_MAX_TARGETS + i;
 		ret = bpf_map__update_elem(x->skel->maps.sg_targets, &key,
 					   sizeof(key), &v, sizeof(v), 0);
+		if (!ret)
+			ret = bpf_map__update_elem(x->skel->maps.sg_paths,
+						   &key, sizeof(key), &path,
+						   sizeof(path), 0);
 		if (ret)
 			return ret;
 	}

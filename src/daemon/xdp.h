@@ -53,6 +53,10 @@ struct rr_xdp {
 	uint32_t ngroups;
 	struct rr_gather_entry *gathers;
 	size_t gathers_size;
+	/* The ways to the targets the program learned (sg_paths), read
+	 * only; mapped with the gathers. */
+	const struct rr_sg_path *sg_paths;
+	size_t sg_paths_size;
 	bool scatter_attached;
 	bool scatter_qdisc;
 };

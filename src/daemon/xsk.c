@@ -17,6 +17,7 @@
 #include <linux/if_xdp.h>
 #include <xdp/libxdp.h>
 
+#include "gather.h"
 #include "invoker_internal.h"
 #include "log.h"
 #include "xsk_txmd.h"
@@ -54,19 +55,54 @@ static int umem_create(struct rr_umem *u, bool shared)
 	return 0;
 }
 
-/* Every frame starts in the fill ring, which can hold them all. */
-static int umem_fill_all(struct rr_umem *u)
+/* Every frame but the last @keep starts in the fill ring, which can hold
+ * them all. */
+static int umem_fill_all(struct rr_umem *u, uint32_t keep)
 {
-	uint32_t idx, i;
+	uint32_t idx, i, n = RR_NUM_FRAMES - keep;
 
-	if (xsk_ring_prod__reserve(&u->fill, RR_NUM_FRAMES, &idx) !=
-	    RR_NUM_FRAMES)
+	if (xsk_ring_prod__reserve(&u->fill, n, &idx) != n)
 		return -ENOSPC;
-	for (i = 0; i < RR_NUM_FRAMES; i++)
+	for (i = 0; i < n; i++)
 		*xsk_ring_prod__fill_addr(&u->fill, idx++) =
 			(uint64_t)i * RR_FRAME_SIZE;
-	xsk_ring_prod__submit(&u->fill, RR_NUM_FRAMES);
+	xsk_ring_prod__submit(&u->fill, n);
 	return 0;
+}
+
+/*
+ * With gather_scatter = umem, the frames each worker starts its stock
+ * with (worker.c, rr_stock_take()): taken from completions alone, a stock
+ * fills only as fast as replies are sent, and a first gather would find
+ * it empty. A quarter of the UMEM at most, shared by the threads.
+ */
+static uint32_t stock_seed(const struct rr_invoker *inv)
+{
+	uint32_t n = RR_NUM_FRAMES / 4 / inv->nthreads;
+
+	if (inv->cfg->gather_scatter != RR_SCATTER_UMEM ||
+	    !rr_gather_needed(inv))
+		return 0;
+	return n < RR_SG_STOCK ? n : RR_SG_STOCK;
+}
+
+/* Queue @q's workers get @n frames each, from the UMEM's last ones,
+ * which the fill ring did not get. */
+static void seed_stocks(struct rr_invoker *inv, uint32_t q, uint32_t n)
+{
+	uint64_t frame = (uint64_t)(RR_NUM_FRAMES - n * inv->nthreads) *
+			 RR_FRAME_SIZE;
+	struct rr_worker *w;
+	uint32_t t, i;
+
+	for (t = 0; t < inv->nthreads && n; t++) {
+		w = rr_worker_at(inv, q, t);
+		for (i = 0; i < n; i++, frame += RR_FRAME_SIZE)
+			w->rep->stock[i] = frame;
+		w->rep->nstock = n;
+		w->frames_held = n;
+		w->rep->frames_held = n;
+	}
 }
 
 /* libxdp's struct xsk_ring_prod and xsk_ring_cons have the same fields:
@@ -211,6 +247,7 @@ static int create_umem(struct rr_invoker *inv, uint32_t q, bool *tx_metadata,
 		       const char **why)
 {
 	struct rr_umem *u = &inv->umems[q];
+	uint32_t seed = stock_seed(inv);
 	int ret;
 
 	ret = umem_create(u, inv->cfg->isolation == RR_ISOLATION_CELL);
@@ -230,10 +267,12 @@ static int create_umem(struct rr_invoker *inv, uint32_t q, bool *tx_metadata,
 			return ret;
 		}
 	}
-	ret = umem_fill_all(u);
+	ret = umem_fill_all(u, seed * inv->nthreads);
 	if (ret)
 		pr_warn("cannot put the %d frames of queue %u's UMEM in its fill ring\n",
 			RR_NUM_FRAMES, q);
+	else
+		seed_stocks(inv, q, seed);
 	return ret;
 }
 

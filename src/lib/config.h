@@ -39,6 +39,7 @@ enum rr_tx_csum {
 enum rr_scatter {
 	RR_SCATTER_TC,	   /* cloned at TC egress from one template */
 	RR_SCATTER_SOCKET, /* each sent through the worker's socket */
+	RR_SCATTER_UMEM,   /* built in the UMEM, sent from its AF_XDP socket */
 };
 
 #define RR_DEFAULT_AMPLIFICATION 3 /* QUIC's anti-amplification factor */

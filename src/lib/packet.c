@@ -309,6 +309,52 @@ uint32_t rr_build_reply_partial(uint8_t *frame, const struct rr_pkt *pkt,
 	return len;
 }
 
+uint32_t rr_build_udp(uint8_t *frame, const struct rr_udp_ends *e,
+		      uint32_t payload_len)
+{
+	struct rr_pkt pkt = { .l3_off = ETH_HLEN, .family = e->family };
+	uint32_t ulen = sizeof(struct udphdr) + payload_len;
+	uint8_t *ip = frame + ETH_HLEN, *udp;
+	uint16_t csum;
+
+	memcpy(frame, e->dst_hw, ETH_ALEN);
+	memcpy(frame + ETH_ALEN, e->src_hw, ETH_ALEN);
+	if (e->family == AF_INET) {
+		put_be16(frame + 12, ETH_P_IP);
+		memset(ip, 0, 20);
+		ip[0] = 0x45;
+		put_be16(ip + 2, (uint16_t)(20 + ulen));
+		put_be16(ip + 6, 0x4000); /* DF */
+		ip[8] = RR_REPLY_TTL;
+		ip[9] = IPPROTO_UDP;
+		memcpy(ip + 12, e->saddr, 4);
+		memcpy(ip + 16, e->daddr, 4);
+		csum = rr_csum_fold(rr_csum_partial(ip, 20, 0));
+		memcpy(ip + 10, &csum, 2);
+		pkt.l4_off = ETH_HLEN + 20;
+	} else {
+		put_be16(frame + 12, ETH_P_IPV6);
+		memset(ip, 0, 8);
+		ip[0] = 0x60;
+		put_be16(ip + 4, (uint16_t)ulen);
+		ip[6] = IPPROTO_UDP;
+		ip[7] = RR_REPLY_TTL;
+		memcpy(ip + 8, e->saddr, 16);
+		memcpy(ip + 24, e->daddr, 16);
+		pkt.l4_off = ETH_HLEN + 40;
+	}
+	udp = frame + pkt.l4_off;
+	put_be16(udp, e->sport);
+	put_be16(udp + 2, e->dport);
+	put_be16(udp + 4, (uint16_t)ulen);
+	udp[6] = udp[7] = 0;
+	csum = rr_udp_csum(frame, &pkt);
+	if (!csum)
+		csum = 0xffff;
+	memcpy(udp + 6, &csum, 2);
+	return pkt.l4_off + ulen;
+}
+
 /* Whether @len bytes at @p start with a gather's header. */
 static bool sg_header(const uint8_t *p, uint32_t len)
 {

@@ -123,6 +123,31 @@ int rr_serve_unlimited(uint8_t *frame, uint32_t len, uint32_t room,
 		       uint32_t mtu, const struct rr_function *fn,
 		       uint32_t queue, uint32_t thread);
 
+/* The two ends of a UDP datagram that is no reply (a gather's copy):
+ * addresses of @family's size, ports in host order. */
+struct rr_udp_ends {
+	int family; /* AF_INET or AF_INET6 */
+	uint8_t dst_hw[6];
+	uint8_t src_hw[6];
+	uint8_t saddr[16];
+	uint8_t daddr[16];
+	uint16_t sport;
+	uint16_t dport;
+};
+
+/* Where a new frame's payload starts: untagged Ethernet, IP without
+ * options, UDP. */
+static inline uint32_t rr_udp_payload_off(int family)
+{
+	return 14 + (family == AF_INET6 ? 40 : 20) + 8;
+}
+
+/* Headers for @payload_len bytes already at rr_udp_payload_off() of
+ * @frame, from @e: IPv4 with DF, TTL or hop limit RR_REPLY_TTL, the full
+ * UDP checksum. Returns the frame's length. */
+uint32_t rr_build_udp(uint8_t *frame, const struct rr_udp_ends *e,
+		      uint32_t payload_len);
+
 /* RFC 1071 checksum helpers, exposed for the tests. */
 uint32_t rr_csum_partial(const void *data, uint32_t len, uint32_t sum);
 uint16_t rr_csum_fold(uint32_t sum);

@@ -45,6 +45,7 @@ const char *const rr_tx_csum_names[] = {
 const char *const rr_scatter_names[] = {
 	[RR_SCATTER_TC] = "tc",
 	[RR_SCATTER_SOCKET] = "socket",
+	[RR_SCATTER_UMEM] = "umem",
 	NULL,
 };
 

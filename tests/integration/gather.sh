@@ -32,6 +32,12 @@
 #    misses as the default does, the host's own traffic (ping, other
 #    UDP, both ways) is untouched, and the program is gone once
 #    reqrouter exits;
+#  - with gather_scatter = umem the first gather's copies go through the
+#    stack and the later ones' are built in the UMEM
+#    (reqrouter_gather_copies_umem_total): sums, IPv6, a silent target
+#    (never learned: always through the stack); the stock of frames is
+#    counted apart and the frames add up to 4096, before and after a
+#    cell holding a stock is killed;
 #  - --check refuses a group without targets, bad targets, fanout
 #    without a group or with an unknown one, need over the group's
 #    size, each in one line, and accepts the good config.
@@ -431,6 +437,79 @@ filters=$(tb_srv tc filter show dev "$TB_IF_SRV" egress)
 check "after exit: no reqrouter_scatter filter on the egress" \
 	test -z "$(grep 'reqrouter_scat' <<<"$filters")"
 [ -n "$filters" ] && say "    egress filters left: $filters"
+
+say "== gather_scatter = umem: the copies built in the UMEM"
+conf ten sum 'gather_deadline_us = 1000000'
+rr_start gather_umem -i "$TB_IF_SRV" -q 1 -c "$CONF" --metrics-file "$M" \
+	--control "$SOCK" --gather-scatter umem ||
+	die "reqrouter with gather_scatter = umem did not start"
+check "log: the copies are built in the UMEM" \
+	grep -q "gathers: each copy built in the UMEM" "$RR_ERR"
+check "... and nothing is put on the host's egress" \
+	test -z "$(tb_srv tc filter show dev "$TB_IF_SRV" egress)"
+# copies: fanout's copies built in the UMEM so far.
+copies() {
+	rr_metrics_fresh "$M"
+	metric "$M" reqrouter_gather_copies_umem_total 'function="fanout"'
+}
+before101=$(got "$NET.101")
+check_eq "umem: the first sum (no way to a target known yet)" "55 10/10" \
+	"$(fan u-first)"
+check_eq "... its copies went through the stack" 0 "$(copies)"
+lines=$(wc -l <"$RESP_LOG")
+check_eq "umem: the second sum" "55 10/10" "$(fan u-second)"
+check_eq "... its ten copies built in the UMEM" 10 "$(copies)"
+# Each of .101-.110 got its own index (.101 index 0) and the payload.
+asked_right=$(tail -n +$((lines + 1)) "$RESP_LOG" |
+	sed -n "s/^got $NET\.1\([01][0-9]\) gather=[0-9]* gen=[0-9]* target=\([0-9]\) flags=0 len=8$/\1 \2/p" |
+	awk '$1 - 1 == $2' | wc -l)
+check_eq "... each target asked once, with its index and the payload" 10 \
+	"$asked_right"
+check_eq "... target 0 asked once per gather" $((before101 + 2)) \
+	"$(got "$NET.101")"
+conf six sum 'gather_deadline_us = 1000000'
+reload "umem, IPv6 targets"
+fan u6 >/dev/null
+check_eq "umem: two IPv6 targets and an IPv4 one, built in the UMEM" \
+	"43 3/3" "$(fan u6)"
+check_eq "... 3 more copies from the UMEM" 13 "$(copies)"
+conf silent sum 'gather_deadline_us = 50000'
+reload "umem, a silent target"
+fan u-silent >/dev/null
+check_eq "umem: a silent target missed, the others built in the UMEM" \
+	"45 9/10 missed 4" "$(fan u-silent)"
+check_eq "... 9 more copies from the UMEM (the silent one's never)" 22 \
+	"$(copies)"
+rr_metrics_fresh "$M"
+stock=$(metric "$M" reqrouter_umem_frames 'state="stock"')
+check "the worker keeps a stock of frames for the copies ($stock)" \
+	test "${stock:-0}" -gt 0 -a "${stock:-0}" -le 256
+# all_frames: the states of queue 0's frames add up to the UMEM's 4096.
+all_frames() {
+	local s n=0
+	rr_metrics_fresh "$M"
+	for s in fill rx worker stock tx completion kernel; do
+		n=$((n + $(metric "$M" reqrouter_umem_frames "state=\"$s\"")))
+	done
+	echo $n
+}
+check_eq "... counted apart: the frames still add up to 4096" 4096 \
+	"$(all_frames)"
+cell=$(pgrep -P "$RR_PID")
+restarts=$(deaths)
+kill -KILL "$cell"
+check "a cell killed holding a stock is restarted" \
+	wait_for 5 restarted_since "$restarts"
+check "... a new cell runs" wait_for 5 new_cell "$cell"
+check "... every UMEM frame back once idle" wait_for 3 held_is 0
+rr_metrics_fresh "$M"
+check_eq "... the dead cell's stock back: the frames add up to 4096" 4096 \
+	"$(all_frames)"
+fan u-after >/dev/null
+check_eq "... and the next cell builds copies again" "45 9/10 missed 4" \
+	"$(fan u-after)"
+rr_kill_wait TERM 10
+check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 
 say "== --check"
 # check_refuses WHAT WANT: --check of $CONF exits non-zero with one line
