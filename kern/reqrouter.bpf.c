@@ -1412,8 +1412,8 @@ static __always_inline __u64 sg_hw(const __u8 *mac)
  * Ethernet header), for copies built in the UMEM; written only where it
  * changed.
  */
-static __always_inline void sg_learn(struct xdp_md *ctx, __u32 tkey,
-				     void *l3, void *end, int ipv6)
+static __always_inline void sg_learn(struct xdp_md *ctx, __u32 tkey, void *l3,
+				     void *end, int ipv6)
 {
 	struct ethhdr *eth = (void *)(long)ctx->data;
 	struct rr_sg_path *p;

@@ -276,8 +276,8 @@ struct rr_sg_target {
  */
 #define RR_SG_PATH_VALID (1ULL << 63)
 struct rr_sg_path {
-	__u64 hw;     /* the target's (or its router's) MAC | VALID */
-	__u64 own_hw; /* the MAC it answered to */
+	__u64 hw;	   /* the target's (or its router's) MAC | VALID */
+	__u64 own_hw;	   /* the MAC it answered to */
 	__u8 own_addr[16]; /* the address it answered to (IPv4: [0..3]) */
 	__u32 ifindex;	   /* where the reply came in */
 	__u32 pad;

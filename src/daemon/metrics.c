@@ -574,12 +574,9 @@ static void write_frames(struct rr_invoker *inv, FILE *out)
 			const char *state;
 			uint32_t n;
 		} where[] = {
-			{ "fill", f.fill },
-			{ "rx", f.rx },
-			{ "worker", f.worker },
-			{ "stock", f.stock },
-			{ "tx", f.tx },
-			{ "completion", f.completion },
+			{ "fill", f.fill },	{ "rx", f.rx },
+			{ "worker", f.worker }, { "stock", f.stock },
+			{ "tx", f.tx },		{ "completion", f.completion },
 			{ "kernel", f.kernel },
 		};
 

@@ -122,7 +122,8 @@ static uint32_t divert(struct rr_worker *w, uint32_t idx, uint32_t ncomp)
 	if (n > ncomp)
 		n = ncomp;
 	for (i = 0; i < n; i++) {
-		frame = rr_frame_of(*xsk_ring_cons__comp_addr(&u->comp, idx + i));
+		frame = rr_frame_of(
+			*xsk_ring_cons__comp_addr(&u->comp, idx + i));
 		w->stock[w->nstock + i] = frame;
 		w->rep->stock[w->nstock + i] = frame;
 	}
@@ -766,10 +767,10 @@ static void run(struct rr_worker *w, bool cell)
 	rr_gathers_reset(w);
 	/* Its stock: the one it was given at the start, or the one the
 	 * cell before it left (checked by the supervisor, cell.c). */
-	w->stock_want = w->gathers && w->inv->cfg->gather_scatter ==
-						RR_SCATTER_UMEM
-				? RR_SG_STOCK
-				: 0;
+	w->stock_want =
+		w->gathers && w->inv->cfg->gather_scatter == RR_SCATTER_UMEM
+			? RR_SG_STOCK
+			: 0;
 	w->nstock = __atomic_load_n(&w->rep->nstock, __ATOMIC_ACQUIRE);
 	if (w->nstock > RR_SG_STOCK)
 		w->nstock = RR_SG_STOCK;

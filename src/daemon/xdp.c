@@ -579,8 +579,8 @@ int rr_xdp_set_targets(struct rr_xdp *x, uint32_t group,
 		ret = bpf_map__update_elem(x->skel->maps.sg_targets, &key,
 					   sizeof(key), &v, sizeof(v), 0);
 		if (!ret)
-			ret = bpf_map__update_elem(x->skel->maps.sg_paths,
-						   &key, sizeof(key), &path,
+			ret = bpf_map__update_elem(x->skel->maps.sg_paths, &key,
+						   sizeof(key), &path,
 						   sizeof(path), 0);
 		if (ret)
 			return ret;

@@ -90,8 +90,8 @@ static uint32_t stock_seed(const struct rr_invoker *inv)
  * which the fill ring did not get. */
 static void seed_stocks(struct rr_invoker *inv, uint32_t q, uint32_t n)
 {
-	uint64_t frame = (uint64_t)(RR_NUM_FRAMES - n * inv->nthreads) *
-			 RR_FRAME_SIZE;
+	uint64_t frame =
+		(uint64_t)(RR_NUM_FRAMES - n * inv->nthreads) * RR_FRAME_SIZE;
 	struct rr_worker *w;
 	uint32_t t, i;
 
