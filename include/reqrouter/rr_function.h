@@ -441,8 +441,10 @@ int rr_gather_start(const struct rr_request *req,
  * The default reply of a gather (gathered() NULL), text: for a
  * reduction "VALUE ANSWERED/ASKED", for TOPK the values separated by
  * ',' ("-" for none), for CONCAT each part's body and '\n', then the
- * line "ANSWERED/ASKED"; and when some missed, " missed I,J,..." (their
- * indexes, the first 32), then '\n'. Returns the length, or -EMSGSIZE.
+ * line "ANSWERED/ASKED"; and when some missed, " missed I,J" (their
+ * indexes: the first 32, or as many as @room leaves space for, then
+ * ",..."), then '\n'. Without a gathered() hook, @room is cut to the
+ * function's amplification limit. Returns the length, or -EMSGSIZE.
  */
 int rr_gather_format(const struct rr_gather_result *res, uint8_t *buf,
 		     size_t room);

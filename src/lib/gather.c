@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,7 +36,7 @@ static int put(uint8_t *buf, size_t room, size_t *at, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
 	va_end(ap);
-	if (n < 0 || (size_t)n > room - *at)
+	if (n < 0 || *at > room || (size_t)n > room - *at)
 		return 0;
 	memcpy(buf + *at, tmp, (size_t)n);
 	*at += (size_t)n;
@@ -47,8 +48,9 @@ int rr_gather_format(const struct rr_gather_result *res, uint8_t *buf,
 {
 	const struct rr_gather_part *p;
 	uint32_t i, w, missed = 0;
-	size_t at = 0, off = 0;
+	size_t at = 0, off = 0, cut = room > 5 ? room - 5 : 0;
 	uint64_t miss;
+	bool more = false;
 	int ok = 1;
 
 	switch (res->reduce) {
@@ -77,19 +79,25 @@ int rr_gather_format(const struct rr_gather_result *res, uint8_t *buf,
 		break;
 	}
 	ok = ok && put(buf, room, &at, "%u/%u", res->answered, res->asked);
-	/* The missing, a word at a time: most gathers have none. */
-	for (w = 0; ok && missed <= 32 && w < RR_SG_MAX_TARGETS / 64; w++) {
+	/* The missing, a word at a time (most gathers have none): the first
+	 * 32, or as many as leave room for ",...\n", then ",...". */
+	for (w = 0; ok && !more && w < RR_SG_MAX_TARGETS / 64; w++) {
 		miss = res->asked_bits[w] & ~res->answered_bits[w];
-		for (; ok && miss; miss &= miss - 1) {
+		for (; miss; miss &= miss - 1) {
 			i = w * 64 + (uint32_t)__builtin_ctzll(miss);
-			if (++missed > 32) {
-				ok = put(buf, room, &at, ",...");
+			if (missed == 32 ||
+			    !put(buf, cut, &at, "%s%u",
+				 missed ? "," : " missed ", i)) {
+				more = true;
 				break;
 			}
-			ok = put(buf, room, &at, "%s%u",
-				 missed == 1 ? " missed " : ",", i);
+			missed++;
 		}
 	}
+	if (ok && more && missed)
+		ok = put(buf, room, &at, ",...");
+	else if (ok && more && room) /* if it leaves room for the '\n' */
+		put(buf, room - 1, &at, " missed ...");
 	ok = ok && put(buf, room, &at, "\n");
 	return ok ? (int)at : -EMSGSIZE;
 }

@@ -524,9 +524,10 @@ int rr_serve_gathered(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 	if (fn->api >= 4 && fn->gathered)
 		ret = fn->gathered(&req, res, frame + pkt.payload_off,
 				   reply_room);
-	else
+	else /* its list of the missed cut to the amplification limit */
 		ret = rr_gather_format(res, frame + pkt.payload_off,
-				       reply_room);
+				       amp_room < reply_room ? amp_room
+							     : reply_room);
 	return reply_of(frame, &pkt, ret, reply_room, amp_room, NULL);
 }
 

@@ -800,6 +800,64 @@ static void test_counter_names(void **state)
 	}
 }
 
+/* The default reply of a gather fits the room it is given (in reqrouter,
+ * the amplification limit): the list of the missed is cut to fit, the
+ * value and the count never. */
+static void test_gather_format(void **state)
+{
+	uint64_t asked[RR_SG_MAX_TARGETS / 64] = { 0 };
+	uint64_t answered[RR_SG_MAX_TARGETS / 64] = { 0 };
+	struct rr_gather_result res = {
+		.asked = 100,
+		.answered = 97,
+		.asked_bits = asked,
+		.answered_bits = answered,
+		.reduce = RR_REDUCE_SUM,
+		.value = 97,
+	};
+	uint8_t buf[512];
+	char want[512];
+	int n, i;
+
+	(void)state;
+	for (i = 0; i < 100; i++)
+		asked[i / 64] |= 1ULL << (i % 64);
+	memcpy(answered, asked, sizeof(answered));
+	answered[0] &= ~(1ULL << 3 | 1ULL << 17 | 1ULL << 55);
+	/* room, and the reply; NULL: none fits */
+	const struct {
+		size_t room;
+		const char *reply;
+	} cases[] = {
+		{ 64, "97 97/100 missed 3,17,55\n" },
+		{ 24, "97 97/100 missed 3,...\n" },
+		{ 16, "97 97/100\n" },
+		{ 10, "97 97/100\n" },
+		{ 9, NULL },
+	};
+	for (i = 0; i < (int)(sizeof(cases) / sizeof(cases[0])); i++) {
+		memset(buf, '#', sizeof(buf));
+		n = rr_gather_format(&res, buf, cases[i].room);
+		if (!cases[i].reply) {
+			assert_int_equal(n, -EMSGSIZE);
+			continue;
+		}
+		assert_int_equal(n, (int)strlen(cases[i].reply));
+		assert_memory_equal(buf, cases[i].reply, (size_t)n);
+		assert_int_equal(buf[cases[i].room], '#'); /* nothing past */
+	}
+	/* 40 missed, room enough: the first 32 and ",...". */
+	res.answered = 60;
+	answered[0] = ~0ULL << 40;
+	n = rr_gather_format(&res, buf, sizeof(buf));
+	strcpy(want, "97 60/100 missed 0");
+	for (i = 1; i < 32; i++)
+		sprintf(want + strlen(want), ",%d", i);
+	strcat(want, ",...\n");
+	assert_int_equal(n, (int)strlen(want));
+	assert_memory_equal(buf, want, (size_t)n);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -811,6 +869,7 @@ int main(void)
 		cmocka_unit_test(test_kv_writable),
 		cmocka_unit_test(test_counter_names),
 		cmocka_unit_test(test_no_cache),
+		cmocka_unit_test(test_gather_format),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
