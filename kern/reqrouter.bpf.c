@@ -1521,7 +1521,6 @@ static __always_inline int gather_reply(struct xdp_md *ctx, void *l3,
 	r.family = ipv6 ? AF_INET6 : AF_INET;
 	if ((ipv6 && !udp->check) || !udp_csum_ok(ctx, &r))
 		return rr_count(queue, RR_XDP_GATHER_MALFORMED, XDP_DROP);
-	sg_learn(ctx, tkey, l3, end, ipv6);
 	reduce = g->reduce;
 	/* The owner, by the entry's index: worker index queue *
 	 * RR_MAX_THREADS + thread owns RR_SG_PER_WORKER entries. */
@@ -1530,6 +1529,7 @@ static __always_inline int gather_reply(struct xdp_md *ctx, void *l3,
 		return rr_count(queue, RR_XDP_GATHER_OTHER_QUEUE, XDP_DROP);
 	if (reduce != RR_REDUCE_CONCAT && sg_value(h + 1, end, &v))
 		return rr_count(queue, RR_XDP_GATHER_NO_VALUE, XDP_DROP);
+	sg_learn(ctx, tkey, l3, end, ipv6);
 
 	old = __sync_fetch_and_or(&g->seen[word], bit);
 	if (old & bit)

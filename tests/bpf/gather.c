@@ -11,7 +11,10 @@
  * with a bad checksum changes nothing in the entry. The reductions
  * (sum, min, max, count, or, top-k) merge as they say, and a
  * concatenation's reply on another queue than its worker's is refused
- * (a socket takes frames of its own queue only). The last reply of a
+ * (a socket takes frames of its own queue only). A sound reply teaches
+ * the program the way to its target (sg_paths, for copies built in the
+ * UMEM), a refused one does not, and writing the targets again forgets
+ * it. The last reply of a
  * reduction would go to the worker's socket; there is none here, so the
  * program counts it merged and drops it, as when the worker went away.
  *
@@ -155,6 +158,33 @@ static struct reply reply(uint32_t gen, uint16_t target, const char *body)
 	return r;
 }
 
+/* The 48 bits of MAC @m with RR_SG_PATH_VALID, as sg_paths holds it. */
+static uint64_t hw_of(const uint8_t *m)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 6; i++)
+		v = v << 8 | m[i];
+	return v | RR_SG_PATH_VALID;
+}
+
+/* sg_paths[target]: learned from a frame of build_frame()'s defaults, or
+ * (!@learned) nothing at all. */
+static void want_path(const char *what, uint32_t target, int learned)
+{
+	const struct rr_sg_path *p = &x.sg_paths[target];
+
+	want_u64(what, p->hw, learned ? hw_of(f_src_mac) : 0);
+	want_u64("... the MAC it answered to", p->own_hw,
+		 learned ? hw_of(f_dst_mac) : 0);
+	checks++;
+	if (learned ? memcmp(p->own_addr, f_dst_ip4, 4) : p->own_addr[0])
+		t_fail("%s: the address it answered to is %u.%u.%u.%u", what,
+		       p->own_addr[0], p->own_addr[1], p->own_addr[2],
+		       p->own_addr[3]);
+}
+
 static void checks_and_sum(void)
 {
 	struct reply r;
@@ -167,6 +197,7 @@ static void checks_and_sum(void)
 	want_u64("tickets after target 0", (uint32_t)e->state, 1);
 	want_u64("seen after target 0", e->seen[0], 1);
 	want_u64("merged bits after target 0", e->merged_bits[0], 1);
+	want_path("the way to target 0, learned from its reply", 0, 1);
 
 	expect("a duplicate of target 0's reply", &r, XDP_DROP,
 	       RR_XDP_GATHER_DUPLICATE);
@@ -195,6 +226,8 @@ static void checks_and_sum(void)
 	r = reply(7, 1, "two");
 	expect("no value", &r, XDP_DROP, RR_XDP_GATHER_NO_VALUE);
 	t_at("after the refusals");
+	want_path("no way to target 1 learned from refused replies", 1, 0);
+	want_path("nor to target 2", 2, 0);
 	want_u64("sum", e->value, 40);
 	want_u64("merged", e->merged, 1);
 	want_u64("seen", e->seen[0], 1);
@@ -207,6 +240,7 @@ static void checks_and_sum(void)
 	want_u64("sum, complete", e->value, 42);
 	want_u64("merged, complete", e->merged, 2);
 	want_u64("merged bits, complete", e->merged_bits[0], 3);
+	want_path("the way to target 1, learned", 1, 1);
 
 	/* Closed by its worker: later replies do nothing. */
 	__atomic_fetch_add(&e->state, RR_SG_CLOSED, __ATOMIC_ACQ_REL);
@@ -272,11 +306,25 @@ static void reductions(void)
 	want_u64("other queue: nothing merged", e->merged, 0);
 }
 
+/* Group 0: the three targets. */
+static int setup_targets(void)
+{
+	struct rr_endpoint t[3];
+	int i;
+
+	memset(t, 0, sizeof(t));
+	for (i = 0; i < 3; i++) {
+		t[i].family = AF_INET;
+		t[i].port = TPORT;
+		memcpy(t[i].addr, target_ip[i], 4);
+	}
+	return rr_xdp_set_targets(&x, 0, t, 3);
+}
+
 static int setup(void)
 {
 	struct rr_port_conf conf = { .nsocks = 1, .flags = RR_PORT_GATHER };
-	struct rr_endpoint t[3];
-	int ret, i;
+	int ret;
 
 	ret = rr_xdp_load_sized(&x, f_dst_mac, MTU, NGATHERS, 1);
 	if (ret)
@@ -285,13 +333,7 @@ static int setup(void)
 	ret = rr_xdp_map_gathers(&x);
 	if (ret)
 		return ret;
-	memset(t, 0, sizeof(t));
-	for (i = 0; i < 3; i++) {
-		t[i].family = AF_INET;
-		t[i].port = TPORT;
-		memcpy(t[i].addr, target_ip[i], 4);
-	}
-	ret = rr_xdp_set_targets(&x, 0, t, 3);
+	ret = setup_targets();
 	if (ret)
 		return ret;
 	return rr_xdp_set_port(&x, GPORT, &conf);
@@ -306,6 +348,12 @@ int main(void)
 		return ret;
 	checks_and_sum();
 	reductions();
+	/* Targets written again (a reload): what was learned goes. */
+	t_at("the targets rewritten");
+	checks++;
+	if (setup_targets())
+		t_fail("cannot write the targets again: %s", strerror(errno));
+	want_path("the way to target 0 forgotten", 0, 0);
 	rr_xdp_destroy(&x);
 	printf("gather replies judged as they must in %d checks, %d failures\n",
 	       checks, t_failures);
