@@ -340,7 +340,8 @@ static bool umem_copy(struct rr_gathers *gs, uint32_t group, uint32_t i,
 	uint8_t *f;
 	int b;
 
-	if (!w->stock_want || !w->inv->xdp.sg_paths)
+	if (!w->stock_want || !w->inv->xdp.sg_paths ||
+	    asked(gs->stale[group % RR_SG_MAX_GROUPS], i))
 		return false;
 	p = &w->inv->xdp.sg_paths[group * RR_SG_MAX_TARGETS + i];
 	hw = __atomic_load_n(&p->hw, __ATOMIC_RELAXED);
@@ -650,6 +651,7 @@ static uint32_t complete(struct rr_worker *w, uint32_t i, bool timed_out)
 	struct rr_gather_slot *g = &gs->g[i];
 	struct rr_gather_entry *e = &gs->entries[i];
 	uint64_t answered[RR_SG_WORDS], sent[RR_SG_WORDS], until;
+	__u64 *stale;
 	struct rr_gather_result res = { 0 };
 	struct rr_request ctx = { .queue = w->queue, .thread = w->thread };
 	const struct rr_fn_instance *inst;
@@ -670,8 +672,14 @@ static uint32_t complete(struct rr_worker *w, uint32_t i, bool timed_out)
 	       g->reduce == RR_REDUCE_CONCAT ? g->got
 					     : (uint64_t *)e->merged_bits,
 	       sizeof(answered));
-	for (v = 0; v < RR_SG_WORDS; v++)
+	for (v = 0; v < RR_SG_WORDS; v++) {
 		answered[v] &= sent[v];
+		/* A miss at the deadline is news; an answer clears it. */
+		stale = gs->stale[e->group % RR_SG_MAX_GROUPS];
+		stale[v] &= ~answered[v];
+		if (timed_out)
+			stale[v] |= sent[v] & ~answered[v];
+	}
 	res.asked = g->asked;
 	res.answered = popcount_bits(answered);
 	if (timed_out)

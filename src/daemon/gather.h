@@ -84,6 +84,11 @@ struct rr_gathers {
 	 * yet on the TX ring. */
 	uint32_t ncopies;
 	struct xdp_desc copies[RR_SG_SEND_BATCH];
+	/* By group, the targets that missed the last gather that timed out
+	 * asking them: their learned way may be stale (a target replaced, a
+	 * new router), so their copies go through the stack, which resolves
+	 * the neighbour again, until they answer. */
+	__u64 stale[RR_SG_MAX_GROUPS][RR_SG_WORDS];
 	struct rr_gather_slot g[RR_SG_PER_WORKER];
 };
 

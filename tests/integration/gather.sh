@@ -35,7 +35,9 @@
 #  - with gather_scatter = umem the first gather's copies go through the
 #    stack and the later ones' are built in the UMEM
 #    (reqrouter_gather_copies_umem_total): sums, IPv6, a silent target
-#    (never learned: always through the stack); the stock of frames is
+#    (never learned: always through the stack), the targets' MAC
+#    changed (all missed once, then through the stack, then learned
+#    again); the stock of frames is
 #    counted apart and the frames add up to 4096, before and after a
 #    cell holding a stock is killed;
 #  - --check refuses a group without targets, bad targets, fanout
@@ -480,6 +482,25 @@ check_eq "umem: a silent target missed, the others built in the UMEM" \
 	"45 9/10 missed 4" "$(fan u-silent)"
 check_eq "... 9 more copies from the UMEM (the silent one's never)" 22 \
 	"$(copies)"
+# A target's MAC changes (a host replaced; its gratuitous ARP updated
+# the kernel's neighbours, which the flush stands for): the learned way
+# is stale, the gather misses them all once, then asks through the
+# stack, then learns the new way.
+conf ten sum 'gather_deadline_us = 50000'
+reload "umem, ten again, deadline 50 ms"
+fan u-warm >/dev/null
+c0=$(copies)
+tb_cli ip link set dev "$TB_IF_CLI" address 02:72:72:00:00:99 ||
+	die "cannot change the client end's MAC"
+tb_srv ip neigh flush dev "$TB_IF_SRV"
+check_eq "umem: the targets' MAC changed: all missed once" \
+	"0 0/10 missed 0,1,2,3,4,5,6,7,8,9" "$(fan u-moved)"
+check_eq "... the next gather asks through the stack, all answer" \
+	"55 10/10" "$(fan u-moved)"
+check_eq "... no copy of it built in the UMEM" $((c0 + 10)) "$(copies)"
+check_eq "... the one after is built in the UMEM again" "55 10/10" \
+	"$(fan u-moved)"
+check_eq "... its ten copies" $((c0 + 20)) "$(copies)"
 rr_metrics_fresh "$M"
 stock=$(metric "$M" reqrouter_umem_frames 'state="stock"')
 check "the worker keeps a stock of frames for the copies ($stock)" \
@@ -506,8 +527,9 @@ rr_metrics_fresh "$M"
 check_eq "... the dead cell's stock back: the frames add up to 4096" 4096 \
 	"$(all_frames)"
 fan u-after >/dev/null
-check_eq "... and the next cell builds copies again" "45 9/10 missed 4" \
-	"$(fan u-after)"
+c1=$(copies)
+check_eq "... and the next cell answers" "55 10/10" "$(fan u-after)"
+check_eq "... its copies built in the UMEM" $((c1 + 10)) "$(copies)"
 rr_kill_wait TERM 10
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 
