@@ -30,7 +30,7 @@
 #define MAX_OPTS 64
 
 static struct rr_opt rr_options[MAX_OPTS];
-static char rr_option_help[MAX_OPTS][320];
+static char rr_option_help[MAX_OPTS][RR_SETTING_HELP_MAX];
 
 /* The option table: the settings' flags in the table's order, then the
  * entries every program has. Built once; NULL if the table outgrew it. */

@@ -114,6 +114,8 @@ int rr_setting_check(const struct rr_setting *s, const char *val, bool as_flag,
 
 /* The --help line of row @s: its help, the range or values, the default. */
 void rr_setting_help(const struct rr_setting *s, char *buf, size_t len);
+/* The room --help gives each option's line of rr_setting_help(). */
+#define RR_SETTING_HELP_MAX 320
 
 /* "a, b or c" of a NULL-terminated list of names. */
 void rr_setting_names(const char *const *names, char *buf, size_t len);

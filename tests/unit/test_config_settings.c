@@ -297,6 +297,24 @@ static void test_defaults_from_rows(void **state)
 	assert_null(rr_setting_by_key("ports")); /* a flag only */
 }
 
+/* Every option's --help line fits the room --help gives it, whole. */
+static void test_help_fits(void **state)
+{
+	char line[RR_SETTING_HELP_MAX + 1];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < rr_nsettings; i++) {
+		if (!rr_settings[i].flag)
+			continue;
+		rr_setting_help(&rr_settings[i], line, sizeof(line));
+		if (strlen(line) >= RR_SETTING_HELP_MAX)
+			fail_msg("--%s's help is cut at %d bytes: '%s'",
+				 rr_settings[i].flag, RR_SETTING_HELP_MAX - 1,
+				 line);
+	}
+}
+
 int run_settings_tests(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -304,6 +322,7 @@ int run_settings_tests(void)
 		cmocka_unit_test(test_switches_agree),
 		cmocka_unit_test(test_former_drifts),
 		cmocka_unit_test(test_defaults_from_rows),
+		cmocka_unit_test(test_help_fits),
 	};
 
 	return cmocka_run_group_tests_name("settings", tests, NULL, NULL);
