@@ -27,11 +27,13 @@
 #    every UMEM frame back, the next request answered;
 #  - gather_limit = 1: a second request while the first is outstanding
 #    is dropped (gather_limit), the first answered;
-#  - the default (gather_scatter = socket) puts nothing on the egress;
+#  - the default (gather_scatter = umem) puts nothing on the egress;
 #    with gather_scatter = tc the scatter program is there, sums and
 #    misses as the default does, the host's own traffic (ping, other
 #    UDP, both ways) is untouched, and the program is gone once
 #    reqrouter exits;
+#  - gather_scatter = socket sums with no copy built in the UMEM and no
+#    stock of frames kept;
 #  - with gather_scatter = umem the first gather's copies go through the
 #    stack and the later ones' are built in the UMEM
 #    (reqrouter_gather_copies_umem_total): sums, IPv6, a silent target
@@ -217,8 +219,8 @@ rr_start gather -i "$TB_IF_SRV" -q 1 -c "$CONF" --metrics-file "$M" \
 tb_wait_file "$M" 5 || die "no metrics file at $M"
 check "log: fanout served on its port" \
 	grep -q "serving 'fanout' on UDP port $PORT" "$RR_ERR"
-check "the default sends the copies from the worker's socket" \
-	grep -q "gathers: each copy sent through its worker's socket" "$RR_ERR"
+check "the default builds the copies in the UMEM" \
+	grep -q "gathers: each copy built in the UMEM" "$RR_ERR"
 check "... and puts nothing on the host's egress" \
 	test -z "$(tb_srv tc filter show dev "$TB_IF_SRV" egress)"
 cells=$(pgrep -c -P "$RR_PID")
@@ -440,20 +442,34 @@ check "after exit: no reqrouter_scatter filter on the egress" \
 	test -z "$(grep 'reqrouter_scat' <<<"$filters")"
 [ -n "$filters" ] && say "    egress filters left: $filters"
 
-say "== gather_scatter = umem: the copies built in the UMEM"
-conf ten sum 'gather_deadline_us = 1000000'
-rr_start gather_umem -i "$TB_IF_SRV" -q 1 -c "$CONF" --metrics-file "$M" \
-	--control "$SOCK" --gather-scatter umem ||
-	die "reqrouter with gather_scatter = umem did not start"
-check "log: the copies are built in the UMEM" \
-	grep -q "gathers: each copy built in the UMEM" "$RR_ERR"
-check "... and nothing is put on the host's egress" \
-	test -z "$(tb_srv tc filter show dev "$TB_IF_SRV" egress)"
 # copies: fanout's copies built in the UMEM so far.
 copies() {
 	rr_metrics_fresh "$M"
 	metric "$M" reqrouter_gather_copies_umem_total 'function="fanout"'
 }
+
+say "== gather_scatter = socket: every copy through the worker's socket"
+conf ten sum 'gather_deadline_us = 1000000'
+rr_start gather_socket -i "$TB_IF_SRV" -q 1 -c "$CONF" --metrics-file "$M" \
+	--control "$SOCK" --gather-scatter socket ||
+	die "reqrouter with gather_scatter = socket did not start"
+check "log: the copies are sent through the worker's socket" \
+	grep -q "gathers: each copy sent through its worker's socket" "$RR_ERR"
+check_eq "socket: sum over 10 targets" "55 10/10" "$(fan s-first)"
+check_eq "socket: and again" "55 10/10" "$(fan s-second)"
+check_eq "... no copy built in the UMEM" 0 "$(copies)"
+check_eq "... no stock of frames kept" 0 \
+	"$(metric "$M" reqrouter_umem_frames 'state="stock"')"
+rr_kill_wait TERM 10
+check_eq "SIGTERM: exit 0" 0 "$RR_RC"
+
+say "== gather_scatter = umem (the default): the copies built in the UMEM"
+conf ten sum 'gather_deadline_us = 1000000'
+rr_start gather_umem -i "$TB_IF_SRV" -q 1 -c "$CONF" --metrics-file "$M" \
+	--control "$SOCK" ||
+	die "reqrouter with the default gather_scatter did not start"
+check "... nothing is put on the host's egress" \
+	test -z "$(tb_srv tc filter show dev "$TB_IF_SRV" egress)"
 before101=$(got "$NET.101")
 check_eq "umem: the first sum (no way to a target known yet)" "55 10/10" \
 	"$(fan u-first)"
