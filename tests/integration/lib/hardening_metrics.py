@@ -6,8 +6,9 @@
 
 Waits (at most S seconds) until every queue's UMEM frames are back where an
 idle invoker keeps them: reqrouter_umem_frames says rx, worker, tx and
-completion are 0, fill + kernel is the UMEM size (4096) and kernel is at
-most N (default 0: every frame in the fill ring). Only a metrics write
+completion are 0, fill + kernel + stock (the frames workers keep for
+gathers' copies) is the UMEM size (4096) and kernel is at most N (default
+0: every frame in the fill ring or a stock). Only a metrics write
 made after the call started counts, so the picture is a fresh one. Prints
 one line per queue; exit status 0 if every queue was at rest.
 
@@ -39,7 +40,7 @@ from promtext import msum, samples  # noqa: E402
 from promtext import read_text as read  # noqa: E402
 
 UMEM_FRAMES = 4096
-STATES = ("fill", "rx", "worker", "tx", "completion", "kernel")
+STATES = ("fill", "rx", "worker", "stock", "tx", "completion", "kernel")
 SAMPLE = re.compile(r'^reqrouter_umem_frames\{queue="(\d+)",state="(\w+)"\}'
                     r' (\d+)$')
 
@@ -63,8 +64,9 @@ def problems(q, st, max_kernel):
             errs.append("%s=%d" % (s, st[s]))
     if sum(st.values()) != UMEM_FRAMES:
         errs.append("states add up to %d" % sum(st.values()))
-    if st["fill"] + st["kernel"] != UMEM_FRAMES:
-        errs.append("fill+kernel=%d" % (st["fill"] + st["kernel"]))
+    if st["fill"] + st["kernel"] + st["stock"] != UMEM_FRAMES:
+        errs.append("fill+kernel+stock=%d" % (
+            st["fill"] + st["kernel"] + st["stock"]))
     if st["kernel"] > max_kernel:
         errs.append("kernel=%d > %d" % (st["kernel"], max_kernel))
     return errs
