@@ -1525,8 +1525,6 @@ static __always_inline int gather_reply(struct xdp_md *ctx, void *l3,
 	/* The owner, by the entry's index: worker index queue *
 	 * RR_MAX_THREADS + thread owns RR_SG_PER_WORKER entries. */
 	owner_w = idx / RR_SG_PER_WORKER;
-	if (reduce == RR_REDUCE_CONCAT && owner_w / RR_MAX_THREADS != queue)
-		return rr_count(queue, RR_XDP_GATHER_OTHER_QUEUE, XDP_DROP);
 	if (reduce != RR_REDUCE_CONCAT && sg_value(h + 1, end, &v))
 		return rr_count(queue, RR_XDP_GATHER_NO_VALUE, XDP_DROP);
 	sg_learn(ctx, tkey, l3, end, ipv6);
@@ -1578,6 +1576,11 @@ static __always_inline int gather_reply(struct xdp_md *ctx, void *l3,
 		if (owner && !READ_ONCE_U32(owner->asleep))
 			return rr_count(queue, RR_XDP_GATHER_MERGED, XDP_DROP);
 	}
+	/* A concatenation's reply on another queue than its owner's, whose
+	 * socket takes its own queue's frames only: to the kernel, which
+	 * gives it to the owner's gather socket. */
+	if (reduce == RR_REDUCE_CONCAT && owner_w / RR_MAX_THREADS != queue)
+		return rr_count(queue, RR_XDP_GATHER_OTHER_QUEUE, XDP_PASS);
 	/* The owner's socket; a missing one (a worker going) or another
 	 * queue's: the owner finds the gather complete at its next look. */
 	if (owner_w / RR_MAX_THREADS != queue ||

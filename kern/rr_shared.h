@@ -653,7 +653,7 @@ static __inline __u32 rr_local_slot(__u32 folded)
 	X(GATHER_WRONG_SOURCE, "drop", "gather_wrong_source") \
 	X(GATHER_MALFORMED, "drop", "gather_malformed")       \
 	X(GATHER_NO_VALUE, "drop", "gather_no_value")         \
-	X(GATHER_OTHER_QUEUE, "drop", "gather_other_queue")
+	X(GATHER_OTHER_QUEUE, "pass", "gather_other_queue")
 
 #define RR_XDP_STAT_ENUM(name, verdict, reason) RR_XDP_##name,
 enum rr_xdp_stat { RR_XDP_STATS(RR_XDP_STAT_ENUM) RR_XDP_STAT_MAX };

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cell.h"
+#include "gather.h"
 #include "invoker_internal.h"
 #include "log.h"
 #include "module.h"
@@ -29,6 +30,7 @@ static struct rr_service *new_service(struct rr_invoker *inv,
 {
 	struct rr_config *cfg = (struct rr_config *)inv->cfg, *tmp;
 	struct rr_service *svc = NULL, *t;
+	const struct rr_worker *owner;
 	char err[RR_ERRLEN];
 	uint32_t slot, i;
 
@@ -65,6 +67,14 @@ static struct rr_service *new_service(struct rr_invoker *inv,
 				 inv->slots[slot].svc->fn->name);
 			goto out;
 		}
+	owner = rr_gather_port_owner(inv, t->port);
+	if (owner) {
+		snprintf(
+			msg, msglen,
+			"port %u is worker %u/%u's gather port, an ephemeral one (a port outside net.ipv4.ip_local_port_range is never taken)",
+			t->port, owner->queue, owner->thread);
+		goto out;
+	}
 	if (cfg->no_cache)
 		t->cache = false;
 	if (cfg->tier_set)

@@ -119,43 +119,94 @@ void rr_gathers_free(struct rr_invoker *inv)
 static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 		 const struct rr_gather_spec *spec);
 
+const struct rr_worker *rr_gather_port_owner(const struct rr_invoker *inv,
+					     uint16_t port)
+{
+	uint32_t i;
+
+	for (i = 0; inv->workers && i < RR_NWORKERS(inv); i++)
+		if (inv->workers[i].gathers &&
+		    inv->workers[i].gathers->port == port)
+			return &inv->workers[i];
+	return NULL;
+}
+
+/* Whether a function is served on UDP port @port. */
+static bool function_port(const struct rr_invoker *inv, uint16_t port)
+{
+	uint32_t slot;
+
+	for (slot = 0; slot < inv->nslots; slot++)
+		if (inv->slots[slot].svc->port == port)
+			return true;
+	return false;
+}
+
+/*
+ * A dual-stack UDP socket on an ephemeral port, the worker's gather
+ * port: not one a function is served on (the kernel knows nothing of
+ * those), which its port_map entry would take over. Its fd, or -errno.
+ */
+static int gather_socket(const struct rr_invoker *inv, uint16_t *port)
+{
+	struct sockaddr_in6 sa = { .sin6_family = AF_INET6 };
+	socklen_t salen = sizeof(sa);
+	int fd, off = 0, rcvbuf = 1 << 18, tries, ret = -EADDRINUSE;
+
+	for (tries = 0; tries < 16; tries++) {
+		/* A message to an IPv4 target leaves as IPv4. The XDP
+		 * program takes every reply but a concatenation's that
+		 * came in on another queue than the worker's. */
+		fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+			    0);
+		sa.sin6_port = 0;
+		if (fd < 0 ||
+		    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off,
+			       sizeof(off)) ||
+		    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+			       sizeof(rcvbuf)) ||
+		    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+		    getsockname(fd, (struct sockaddr *)&sa, &salen)) {
+			ret = -errno;
+			if (fd >= 0)
+				close(fd);
+			return ret;
+		}
+		*port = ntohs(sa.sin6_port);
+		if (!function_port(inv, *port))
+			return fd;
+		close(fd);
+	}
+	return ret;
+}
+
 int rr_gathers_new(struct rr_worker *w)
 {
 	struct rr_invoker *inv = w->inv;
-	struct sockaddr_in6 sa = { .sin6_family = AF_INET6 };
 	struct rr_port_conf conf = {
 		.nsocks = 1,
 		.flags = RR_PORT_GATHER,
 	};
-	socklen_t salen = sizeof(sa);
 	struct rr_gathers *gs;
-	int fd, off = 0, small = 4096, ret;
+	uint16_t port = 0;
+	int fd, ret;
 
 	if (w->gathers)
 		return 0;
 	gs = calloc(1, sizeof(*gs));
 	if (!gs)
 		return -ENOMEM;
-	/* Dual-stack: a message to an IPv4 target leaves as IPv4. Nothing
-	 * is ever read from it: the XDP program takes every reply. */
-	fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0 ||
-	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off)) ||
-	    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)) ||
-	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    getsockname(fd, (struct sockaddr *)&sa, &salen)) {
-		ret = -errno;
+	fd = gather_socket(inv, &port);
+	if (fd < 0) {
 		pr_warn("worker %u/%u: cannot open its gather socket: %s\n",
-			w->queue, w->thread, strerror(-ret));
-		if (fd >= 0)
-			close(fd);
+			w->queue, w->thread, strerror(-fd));
 		free(gs);
-		return ret;
+		return fd;
 	}
 	gs->ctx.start = start;
 	gs->w = w;
 	gs->fd = fd;
-	gs->port = ntohs(sa.sin6_port);
+	gs->port = port;
 	gs->first = w->index * RR_SG_PER_WORKER;
 	gs->entries = &inv->xdp.gathers[gs->first];
 	/* What is not for the host's own addresses goes on to the kernel,
@@ -224,6 +275,7 @@ void rr_gathers_reset(struct rr_worker *w)
 	if (!gs)
 		return;
 	gs->outstanding = 0;
+	gs->concats = 0;
 	memset(gs->per_slot, 0, sizeof(gs->per_slot));
 	for (i = 0; i < RR_SG_PER_WORKER; i++) {
 		e = &gs->entries[i];
@@ -546,6 +598,8 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 	g->parts = 0;
 	memset(g->got, 0, sizeof(g->got));
 	gs->outstanding++;
+	if (spec->reduce == RR_REDUCE_CONCAT)
+		gs->concats++;
 	gs->per_slot[gs->cur_slot]++;
 
 	rr_gather_held(w, i, rr_frame_of(gs->cur_addr));
@@ -596,42 +650,117 @@ void rr_gather_held(struct rr_worker *w, uint32_t i, uint64_t frame)
 	__atomic_store_n(&w->rep->gather_frames[i], frame, __ATOMIC_RELEASE);
 }
 
-bool rr_gathers_frame(struct rr_worker *w, const uint8_t *data, uint32_t len)
+/* A concatenation's reply, header @h and @blen bytes of body after it:
+ * taken in, if its gather is still the one it answers. */
+static void take_part(struct rr_gathers *gs, const struct rr_sg_hdr *h,
+		      uint32_t blen)
 {
-	struct rr_gathers *gs = w->gathers;
-	const struct rr_sg_hdr *h;
 	struct rr_gather_part *p;
 	struct rr_gather_slot *g;
-	struct rr_pkt pkt;
-	uint32_t i, blen, t;
+	uint32_t i, t;
 
-	if (!gs || rr_parse(data, len, &pkt) ||
-	    ntohs(*(const uint16_t *)(data + pkt.l4_off + 2)) != gs->port)
-		return false;
-	/* The XDP program checked it: its header and entry are sound. */
-	if (pkt.payload_len < sizeof(*h))
-		return true;
-	h = (const void *)(data + pkt.payload_off);
 	i = ntohl(h->gather) - gs->first;
 	if (i >= RR_SG_PER_WORKER)
-		return true;
+		return;
 	g = &gs->g[i];
 	if (!g->busy || g->gen != ntohl(h->gen) ||
 	    g->reduce != RR_REDUCE_CONCAT)
-		return true;
-	blen = pkt.payload_len - (uint32_t)sizeof(*h);
+		return;
 	t = ntohs(h->target) % RR_SG_MAX_TARGETS;
 	g->parts++;
 	/* No room: it does not count as answered. */
 	if (g->concat_len + sizeof(*p) + blen > sizeof(g->concat))
-		return true;
+		return;
 	g->got[t / 64] |= 1ULL << (t % 64);
 	p = (void *)(g->concat + g->concat_len);
 	p->target = (uint16_t)t;
 	p->len = (uint16_t)blen;
 	memcpy(p->body, h + 1, blen);
 	g->concat_len += (uint32_t)(sizeof(*p) + blen + 1) & ~1U;
+}
+
+bool rr_gathers_frame(struct rr_worker *w, const uint8_t *data, uint32_t len)
+{
+	struct rr_gathers *gs = w->gathers;
+	struct rr_pkt pkt;
+
+	if (!gs || rr_parse(data, len, &pkt) ||
+	    ntohs(*(const uint16_t *)(data + pkt.l4_off + 2)) != gs->port)
+		return false;
+	/* The XDP program checked it: its header and entry are sound. */
+	if (pkt.payload_len >= sizeof(struct rr_sg_hdr))
+		take_part(gs, (const void *)(data + pkt.payload_off),
+			  pkt.payload_len - (uint32_t)sizeof(struct rr_sg_hdr));
 	return true;
+}
+
+/*
+ * Reply @k read from the gather socket, if it is one to take: the XDP
+ * program passed it there (a concatenation's, on another queue than the
+ * worker's) after its checks, but anyone on the host can send to the
+ * socket too. So: the header of an outstanding concatenation, from the
+ * target it names, which was asked and has not answered yet.
+ */
+static bool socket_part_ok(struct rr_gathers *gs, uint32_t k)
+{
+	const struct rr_config *cfg = gs->w->inv->cfg;
+	const struct rr_sg_hdr *h = (const void *)gs->rbuf[k];
+	const struct rr_gather_entry *e;
+	const struct rr_gather_slot *g;
+	struct sockaddr_in6 want;
+	uint32_t i, t;
+
+	if (gs->rmsg[k].msg_len < sizeof(*h) ||
+	    gs->rmsg[k].msg_hdr.msg_flags & MSG_TRUNC ||
+	    ntohl(h->magic) != RR_SG_MAGIC)
+		return false;
+	i = ntohl(h->gather) - gs->first;
+	t = ntohs(h->target);
+	if (i >= RR_SG_PER_WORKER || t >= RR_SG_MAX_TARGETS)
+		return false;
+	g = &gs->g[i];
+	e = &gs->entries[i];
+	if (!g->busy || g->reduce != RR_REDUCE_CONCAT ||
+	    g->gen != ntohl(h->gen) || !asked(e->sent, t) ||
+	    g->got[t / 64] >> (t % 64) & 1 || e->group >= cfg->ngroups ||
+	    t >= cfg->groups[e->group].ntargets)
+		return false;
+	target_addr(&cfg->groups[e->group].targets[t], &want);
+	return !memcmp(&want.sin6_addr, &gs->from[k].sin6_addr,
+		       sizeof(want.sin6_addr)) &&
+	       want.sin6_port == gs->from[k].sin6_port;
+}
+
+/* What the gather socket holds, RR_SG_RECV_BATCH to a recvmmsg(). */
+static void read_socket(struct rr_gathers *gs)
+{
+	uint32_t k;
+	int n;
+
+	do {
+		for (k = 0; k < RR_SG_RECV_BATCH; k++) {
+			gs->riov[k].iov_base = gs->rbuf[k];
+			gs->riov[k].iov_len = RR_SG_RECV_LEN;
+			memset(&gs->rmsg[k], 0, sizeof(gs->rmsg[k]));
+			gs->rmsg[k].msg_hdr.msg_name = &gs->from[k];
+			gs->rmsg[k].msg_hdr.msg_namelen = sizeof(gs->from[k]);
+			gs->rmsg[k].msg_hdr.msg_iov = &gs->riov[k];
+			gs->rmsg[k].msg_hdr.msg_iovlen = 1;
+		}
+		n = recvmmsg(gs->fd, gs->rmsg, RR_SG_RECV_BATCH, MSG_DONTWAIT,
+			     NULL);
+		for (k = 0; n > 0 && k < (uint32_t)n; k++)
+			if (socket_part_ok(gs, k))
+				take_part(gs, (const void *)gs->rbuf[k],
+					  gs->rmsg[k].msg_len -
+						  (uint32_t)sizeof(
+							  struct rr_sg_hdr));
+	} while (n == RR_SG_RECV_BATCH);
+}
+
+int rr_gathers_fd(const struct rr_worker *w)
+{
+	return w->gathers && w->gathers->concats ? w->gathers->fd : -1;
 }
 
 static uint32_t popcount_bits(const uint64_t *bits)
@@ -703,6 +832,8 @@ static uint32_t complete(struct rr_worker *w, uint32_t i, bool timed_out)
 
 	g->busy = false;
 	gs->outstanding--;
+	if (g->reduce == RR_REDUCE_CONCAT)
+		gs->concats--;
 	gs->per_slot[g->slot]--;
 	inst = __atomic_load_n(&w->inv->slots[g->slot].inst, __ATOMIC_ACQUIRE);
 	data = xsk_umem__get_data(w->umem->area, g->addr);
@@ -735,6 +866,8 @@ uint32_t rr_gathers_poll(struct rr_worker *w)
 
 	if (!gs || !gs->outstanding)
 		return 0;
+	if (gs->concats)
+		read_socket(gs);
 	now = rr_now_ns();
 	for (i = 0; i < RR_SG_PER_WORKER; i++) {
 		g = &gs->g[i];

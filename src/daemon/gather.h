@@ -54,6 +54,10 @@ struct rr_gather_slot {
 	uint8_t concat[RR_SG_CONCAT_ROOM];
 };
 
+/* Replies a recvmmsg() reads at once, and the room for each. */
+#define RR_SG_RECV_BATCH 16
+#define RR_SG_RECV_LEN 2048
+
 /* Copies a sendmmsg() sends at once (gather_scatter = socket). */
 #define RR_SG_SEND_BATCH 64
 
@@ -74,6 +78,7 @@ struct rr_gathers {
 	uint32_t first; /* its entries' first index in the gathers map */
 	struct rr_gather_entry *entries; /* [RR_SG_PER_WORKER], mapped */
 	uint32_t outstanding;
+	uint32_t concats; /* of them, CONCAT */
 	uint32_t per_slot[RR_MAX_SLOTS];
 	/* The request being served, for start(): its frame and socket. */
 	uint64_t cur_addr;
@@ -84,6 +89,12 @@ struct rr_gathers {
 	 * yet on the TX ring. */
 	uint32_t ncopies;
 	struct xdp_desc copies[RR_SG_SEND_BATCH];
+	/* Replies read from the gather socket (a concatenation's, from
+	 * other queues). */
+	struct sockaddr_in6 from[RR_SG_RECV_BATCH];
+	struct iovec riov[RR_SG_RECV_BATCH];
+	struct mmsghdr rmsg[RR_SG_RECV_BATCH];
+	uint8_t rbuf[RR_SG_RECV_BATCH][RR_SG_RECV_LEN];
 	/* By group, the targets that missed the last gather that timed out
 	 * asking them: their learned way may be stale (a target replaced, a
 	 * new router), so their copies go through the stack, which resolves
@@ -107,6 +118,10 @@ void rr_gather_teardown(struct rr_invoker *inv);
  * runs. */
 void rr_gathers_free(struct rr_invoker *inv);
 
+/* The worker whose gather port is @port, or NULL. */
+const struct rr_worker *rr_gather_port_owner(const struct rr_invoker *inv,
+					     uint16_t port);
+
 /* Worker @w's gathers (its socket, its port's entry), made once; 0 or
  * -errno, said. */
 int rr_gathers_new(struct rr_worker *w);
@@ -126,6 +141,10 @@ void rr_gathers_reset(struct rr_worker *w);
  * reply's body) and the caller recycles the frame.
  */
 bool rr_gathers_frame(struct rr_worker *w, const uint8_t *data, uint32_t len);
+
+/* The gather socket while a concatenation is outstanding (its replies
+ * that come in on other queues arrive there), else -1. */
+int rr_gathers_fd(const struct rr_worker *w);
 
 /* Once a round: completes the gathers whose replies are in or whose
  * deadline passed (their replies onto TX), and sends what the scatter

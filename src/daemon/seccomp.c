@@ -347,6 +347,12 @@ static int build(struct rr_invoker *inv, bool tcp, struct sock_fprog *out,
 		ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sendmmsg),
 				       1,
 				       SCMP_A0(SCMP_CMP_EQ, RR_SG_CELL_FD, 0));
+	/* A concatenation's replies that came in on another queue: the
+	 * kernel's, read from that socket. */
+	if (!ret && inv->xdp.gathers)
+		ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(recvmmsg),
+				       1,
+				       SCMP_A0(SCMP_CMP_EQ, RR_SG_CELL_FD, 0));
 	if (ret) {
 		pr_warn("cannot build the cells' system call filter: %s\n",
 			strerror(-ret));

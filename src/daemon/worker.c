@@ -556,12 +556,17 @@ static bool rings_empty(struct rr_worker *w, uint32_t nsocks)
 static void wait_for_work(struct rr_worker *w, uint32_t n)
 {
 	uint32_t i;
-	struct pollfd pfd[RR_MAX_SLOTS];
+	struct pollfd pfd[RR_MAX_SLOTS + 1];
 	int timeout;
 
 	for (i = 0; i < n; i++) {
 		pfd[i].fd = w->socks[i].fd;
 		pfd[i].events = POLLIN;
+	}
+	/* A concatenation's replies from other queues come there. */
+	if (rr_gathers_fd(w) >= 0) {
+		pfd[n].fd = rr_gathers_fd(w);
+		pfd[n++].events = POLLIN;
 	}
 	timeout =
 		__atomic_load_n(&w->umem->sh->tx_outstanding, __ATOMIC_RELAXED)

@@ -10,8 +10,9 @@
  * stranger, a late or stale reply, one without a header or a value, or
  * with a bad checksum changes nothing in the entry. The reductions
  * (sum, min, max, count, or, top-k) merge as they say, and a
- * concatenation's reply on another queue than its worker's is refused
- * (a socket takes frames of its own queue only). A sound reply teaches
+ * concatenation's reply on another queue than its worker's goes to the
+ * kernel, for the worker's gather socket (an AF_XDP socket takes frames
+ * of its own queue only). A sound reply teaches
  * the program the way to its target (sg_paths, for copies built in the
  * UMEM), a refused one does not, and writing the targets again forgets
  * it. The last reply of a
@@ -301,9 +302,12 @@ static void reductions(void)
 	open_gather(IDX_Q1, 400, RR_REDUCE_CONCAT, 2);
 	r = reply(400, 0, "body");
 	r.gather = IDX_Q1;
-	expect("a concatenation's reply on another queue", &r, XDP_DROP,
-	       RR_XDP_GATHER_OTHER_QUEUE);
-	want_u64("other queue: nothing merged", e->merged, 0);
+	expect("a concatenation's reply on another queue: to the kernel", &r,
+	       XDP_PASS, RR_XDP_GATHER_OTHER_QUEUE);
+	want_u64("other queue: counted, as its worker reads it", e->merged, 1);
+	want_u64("other queue: its ticket", (uint32_t)e->state, 1);
+	expect("... and its duplicate is not passed", &r, XDP_DROP,
+	       RR_XDP_GATHER_DUPLICATE);
 }
 
 /* Group 0: the three targets. */
