@@ -78,14 +78,7 @@ for ((i = 1; i <= 10; i++)); do targets+=("$NET.$((100 + i))=value:$i"); done
 targets+=("$NET.111=echo" "$NET.112=echo" "$NET.113=echo"
 	"$NET.114=silent" "$NET.115=twice+value:7" "$NET.116=late:200+value:5"
 	"$NET.117=from:$NET.120+value:5" "$NET.118=late:20+value:3")
-tb_cli_bg python3 "$RR_LIB/sg_responder.py" --seconds 110 "${targets[@]}" \
-	>"$RESP_LOG" 2>&1
-RESP_PID=$TB_PID
-RR_BG_PIDS+=("$RESP_PID")
-wait_for 5 grep -q '^ready$' "$RESP_LOG" || {
-	sed 's/^/    /' "$RESP_LOG"
-	die "the responders did not start"
-}
+sg_responders "$RESP_LOG" 110 "${targets[@]}"
 
 # The client: requests to fanout, each from a socket of its own, the
 # first at once and each other AT_MS after the first; each reply (or

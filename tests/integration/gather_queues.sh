@@ -32,14 +32,7 @@ for ((i = 101; i <= 108; i++)); do
 		die "cannot add $NET.$i to the client end"
 	targets+=("$NET.$i=echo")
 done
-tb_cli_bg python3 "$RR_LIB/sg_responder.py" --seconds 60 "${targets[@]}" \
-	>"$RESP_LOG" 2>&1
-RESP_PID=$TB_PID
-RR_BG_PIDS+=("$RESP_PID")
-wait_for 5 grep -q '^ready$' "$RESP_LOG" || {
-	sed 's/^/    /' "$RESP_LOG"
-	die "the responders did not start"
-}
+sg_responders "$RESP_LOG" 60 "${targets[@]}"
 
 cat >"$CONF" <<EOF2
 [group eight]

@@ -275,3 +275,20 @@ serves() {
 	done
 	return $rc
 }
+
+# sg_responders LOG SECONDS ADDR=HOW...: gather targets (lib/sg_responder.py)
+# in the client namespace for at most SECONDS, their lines in LOG; dies
+# unless they are ready within 5 s. Their PID in RESP_PID, also in
+# RR_BG_PIDS (stopped at exit).
+sg_responders() {
+	local log=$1 secs=$2
+	shift 2
+	tb_cli_bg python3 "$RR_LIB/sg_responder.py" --seconds "$secs" "$@" \
+		>"$log" 2>&1
+	RESP_PID=$TB_PID
+	RR_BG_PIDS+=("$RESP_PID")
+	wait_for 5 grep -q '^ready$' "$log" || {
+		sed 's/^/    /' "$log"
+		die "the responders did not start"
+	}
+}
