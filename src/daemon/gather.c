@@ -684,7 +684,9 @@ bool rr_gathers_frame(struct rr_worker *w, const uint8_t *data, uint32_t len)
 	struct rr_gathers *gs = w->gathers;
 	struct rr_pkt pkt;
 
-	if (!gs || rr_parse(data, len, &pkt) ||
+	/* The checksum once: the XDP program summed a gather's reply, and
+	 * a request's is summed as it is served. */
+	if (!gs || rr_parse_headers(data, len, &pkt) ||
 	    ntohs(*(const uint16_t *)(data + pkt.l4_off + 2)) != gs->port)
 		return false;
 	/* The XDP program checked it: its header and entry are sound. */

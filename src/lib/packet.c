@@ -54,7 +54,7 @@ static void swap_bytes(uint8_t *a, uint8_t *b, uint32_t len)
 	memcpy(b, tmp, len);
 }
 
-int rr_parse(const uint8_t *frame, uint32_t len, struct rr_pkt *pkt)
+int rr_parse_headers(const uint8_t *frame, uint32_t len, struct rr_pkt *pkt)
 {
 	uint32_t off = ETH_HLEN, hlen, tot, l4_len, ulen;
 	uint16_t proto;
@@ -128,9 +128,16 @@ int rr_parse(const uint8_t *frame, uint32_t len, struct rr_pkt *pkt)
 	pkt->l4_off = off;
 	pkt->payload_off = off + sizeof(struct udphdr);
 	pkt->payload_len = ulen - sizeof(struct udphdr);
-	if (!rr_udp_csum_ok(frame, pkt))
-		return -RR_DROP_BAD_CHECKSUM;
 	return 0;
+}
+
+int rr_parse(const uint8_t *frame, uint32_t len, struct rr_pkt *pkt)
+{
+	int ret = rr_parse_headers(frame, len, pkt);
+
+	if (!ret && !rr_udp_csum_ok(frame, pkt))
+		return -RR_DROP_BAD_CHECKSUM;
+	return ret;
 }
 
 void rr_request_init(struct rr_request *req, const uint8_t *frame,

@@ -35,6 +35,9 @@ struct rr_pkt {
  * loopback, :: or ::1 (the XDP program passes those to the kernel; this is
  * the second line). */
 int rr_parse(const uint8_t *frame, uint32_t len, struct rr_pkt *pkt);
+/* rr_parse() but for the UDP checksum: for a frame whose checksum the
+ * XDP program checked, or that rr_parse() will see again. */
+int rr_parse_headers(const uint8_t *frame, uint32_t len, struct rr_pkt *pkt);
 
 /* Fills the function's read-only view of a parsed request. */
 void rr_request_init(struct rr_request *req, const uint8_t *frame,
