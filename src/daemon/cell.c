@@ -527,12 +527,12 @@ static void take_report(struct rr_invoker *inv, struct rr_worker *w,
 }
 
 /* Frame @frame a dead cell named, onto w->recycle: if it is one of the
- * UMEM's and not there already. */
+ * UMEM's (frame 0 is) and not there already. */
 static void keep_frame(struct rr_worker *w, uint64_t frame)
 {
 	uint32_t j;
 
-	if (!frame || !frame_ok(w->umem, frame))
+	if (!frame_ok(w->umem, frame))
 		return;
 	for (j = 0; j < w->nrecycle && w->recycle[j] != frame; j++)
 		;
@@ -556,7 +556,8 @@ static void take_gathers(struct rr_worker *w)
 	for (i = 0; i < RR_SG_PER_WORKER; i++) {
 		frame = r->gather_frames[i];
 		r->gather_frames[i] = 0;
-		keep_frame(w, frame);
+		if (frame)
+			keep_frame(w, rr_frame_of(frame));
 	}
 }
 

@@ -404,8 +404,7 @@ static bool umem_copy(struct rr_gathers *gs, uint32_t group, uint32_t i,
 			     gs->ncopies + 1 + RR_MAX_BATCH) <=
 		    gs->ncopies + RR_MAX_BATCH)
 		return false;
-	frame = rr_stock_take(w);
-	if (!frame)
+	if (!rr_stock_take(w, &frame))
 		return false;
 	e.family = t->family;
 	for (b = 0; b < 6; b++) {
@@ -602,7 +601,7 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 		gs->concats++;
 	gs->per_slot[gs->cur_slot]++;
 
-	rr_gather_held(w, i, rr_frame_of(gs->cur_addr));
+	rr_gather_held(w, i, gs->cur_addr);
 	h = (void *)g->msg;
 	h->magic = htonl(RR_SG_MAGIC);
 	h->gather = htonl(gs->first + i);
@@ -645,9 +644,9 @@ static void send_unsent(struct rr_gathers *gs, struct rr_gather_slot *g,
 	send_each(gs, g, e->group, grp, unsent);
 }
 
-void rr_gather_held(struct rr_worker *w, uint32_t i, uint64_t frame)
+void rr_gather_held(struct rr_worker *w, uint32_t i, uint64_t addr)
 {
-	__atomic_store_n(&w->rep->gather_frames[i], frame, __ATOMIC_RELEASE);
+	__atomic_store_n(&w->rep->gather_frames[i], addr, __ATOMIC_RELEASE);
 }
 
 /* A concatenation's reply, header @h and @blen bytes of body after it:

@@ -151,9 +151,10 @@ int rr_gathers_fd(const struct rr_worker *w);
  * program could not. Returns the replies sent. */
 uint32_t rr_gathers_poll(struct rr_worker *w);
 
-/* Says in @w's report that its gather @i holds frame @frame (0: none),
- * for the supervisor to take back if the cell dies. */
-void rr_gather_held(struct rr_worker *w, uint32_t i, uint64_t frame);
+/* Says in @w's report that its gather @i holds the request at @addr
+ * (0: none; a request's data is never at its frame's start), for the
+ * supervisor to take its frame back if the cell dies. */
+void rr_gather_held(struct rr_worker *w, uint32_t i, uint64_t addr);
 
 /* How long a cell that makes way (a reload renews it) waits for its
  * outstanding gathers before it answers them with what came. */

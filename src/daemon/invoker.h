@@ -289,7 +289,8 @@ struct rr_worker_report {
 	uint64_t fn_counters[RR_MAX_SLOTS][RR_FN_MAX_COUNTERS];
 	struct xdp_desc tx[RR_MAX_BATCH];
 	uint64_t recycle[RR_MAX_RECYCLE];
-	/* The frames its outstanding gathers keep (0: none), by gather. */
+	/* The requests its outstanding gathers keep, by gather: their
+	 * descriptors' addresses, inside their frames (0: none). */
 	uint64_t gather_frames[RR_SG_PER_WORKER];
 	/* Its stock of frames for copies (part of frames_held). */
 	uint32_t nstock;
@@ -605,9 +606,9 @@ uint32_t rr_tx_one(struct rr_worker *w, struct rr_sock *s, uint64_t addr,
 /* Frame @frame back to the fill ring at the end of the round. */
 void rr_recycle(struct rr_worker *w, uint64_t frame);
 
-/* A frame of @w's stock for a copy (gather_scatter = umem), topped up
- * from the completions when it ran out; 0 if none. */
-uint64_t rr_stock_take(struct rr_worker *w);
+/* A frame of @w's stock for a copy (gather_scatter = umem) into *@frame,
+ * topped up from the completions when it ran out; false if none. */
+bool rr_stock_take(struct rr_worker *w, uint64_t *frame);
 /* @n copies, descriptors @d built in frames of the stock, onto @s's TX
  * ring and kicked; those with no room there go back to the stock.
  * Returns how many went out. */

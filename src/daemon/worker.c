@@ -138,7 +138,7 @@ static void stocked(struct rr_worker *w, uint32_t n)
 	__atomic_store_n(&w->rep->nstock, w->nstock, __ATOMIC_RELEASE);
 }
 
-uint64_t rr_stock_take(struct rr_worker *w)
+bool rr_stock_take(struct rr_worker *w, uint64_t *frame)
 {
 	struct rr_umem *u = w->umem;
 	uint32_t idx = 0, n;
@@ -158,12 +158,13 @@ uint64_t rr_stock_take(struct rr_worker *w)
 					   __ATOMIC_RELAXED);
 	}
 	if (!w->nstock)
-		return 0;
+		return false;
 	/* Off the count first: a frame lost by a cell killed here is
 	 * better than one sent and kept both. */
 	w->nstock--;
 	__atomic_store_n(&w->rep->nstock, w->nstock, __ATOMIC_RELEASE);
-	return w->stock[w->nstock];
+	*frame = w->stock[w->nstock];
+	return true;
 }
 
 uint32_t rr_tx_copies(struct rr_worker *w, struct rr_sock *s,
