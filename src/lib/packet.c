@@ -264,6 +264,26 @@ bool rr_udp_csum_ok(const uint8_t *frame, const struct rr_pkt *pkt)
 	return field == partial;
 }
 
+/* The IPv4 header's checksum, over its @hlen bytes at @ip. */
+static void put_ip_csum(uint8_t *ip, uint32_t hlen)
+{
+	uint16_t csum;
+
+	ip[10] = ip[11] = 0;
+	csum = rr_csum_fold(rr_csum_partial(ip, hlen, 0));
+	memcpy(ip + 10, &csum, 2);
+}
+
+/* The full UDP checksum of parsed @frame, whose field is zero. */
+static void put_udp_csum(uint8_t *frame, const struct rr_pkt *pkt)
+{
+	uint16_t csum = rr_udp_csum(frame, pkt);
+
+	if (!csum)
+		csum = 0xffff; /* 0 means "no checksum" on the wire */
+	memcpy(frame + pkt->l4_off + 6, &csum, 2);
+}
+
 /* Everything but the UDP checksum; the field is left zero. */
 static uint32_t build_headers(uint8_t *frame, const struct rr_pkt *pkt,
 			      uint32_t reply_len)
@@ -271,7 +291,6 @@ static uint32_t build_headers(uint8_t *frame, const struct rr_pkt *pkt,
 	uint8_t *ip = frame + pkt->l3_off;
 	uint8_t *udp = frame + pkt->l4_off;
 	uint32_t ulen = sizeof(struct udphdr) + reply_len;
-	uint16_t csum;
 
 	swap_bytes(frame, frame + ETH_ALEN, ETH_ALEN);
 	if (pkt->family == AF_INET) {
@@ -280,9 +299,7 @@ static uint32_t build_headers(uint8_t *frame, const struct rr_pkt *pkt,
 		swap_bytes(ip + 12, ip + 16, 4);
 		put_be16(ip + 2, (uint16_t)(hlen + ulen));
 		ip[8] = RR_REPLY_TTL;
-		ip[10] = ip[11] = 0;
-		csum = rr_csum_fold(rr_csum_partial(ip, hlen, 0));
-		memcpy(ip + 10, &csum, 2);
+		put_ip_csum(ip, hlen);
 	} else {
 		swap_bytes(ip + 8, ip + 24, 16);
 		put_be16(ip + 4, (uint16_t)ulen);
@@ -298,11 +315,8 @@ uint32_t rr_build_reply(uint8_t *frame, const struct rr_pkt *pkt,
 			uint32_t reply_len)
 {
 	uint32_t len = build_headers(frame, pkt, reply_len);
-	uint16_t csum = rr_udp_csum(frame, pkt);
 
-	if (!csum)
-		csum = 0xffff; /* 0 means "no checksum" on the wire */
-	memcpy(frame + pkt->l4_off + 6, &csum, 2);
+	put_udp_csum(frame, pkt);
 	return len;
 }
 
@@ -322,7 +336,6 @@ uint32_t rr_build_udp(uint8_t *frame, const struct rr_udp_ends *e,
 	struct rr_pkt pkt = { .l3_off = ETH_HLEN, .family = e->family };
 	uint32_t ulen = sizeof(struct udphdr) + payload_len;
 	uint8_t *ip = frame + ETH_HLEN, *udp;
-	uint16_t csum;
 
 	memcpy(frame, e->dst_hw, ETH_ALEN);
 	memcpy(frame + ETH_ALEN, e->src_hw, ETH_ALEN);
@@ -336,8 +349,7 @@ uint32_t rr_build_udp(uint8_t *frame, const struct rr_udp_ends *e,
 		ip[9] = IPPROTO_UDP;
 		memcpy(ip + 12, e->saddr, 4);
 		memcpy(ip + 16, e->daddr, 4);
-		csum = rr_csum_fold(rr_csum_partial(ip, 20, 0));
-		memcpy(ip + 10, &csum, 2);
+		put_ip_csum(ip, 20);
 		pkt.l4_off = ETH_HLEN + 20;
 	} else {
 		put_be16(frame + 12, ETH_P_IPV6);
@@ -355,10 +367,7 @@ uint32_t rr_build_udp(uint8_t *frame, const struct rr_udp_ends *e,
 	put_be16(udp + 2, e->dport);
 	put_be16(udp + 4, (uint16_t)ulen);
 	udp[6] = udp[7] = 0;
-	csum = rr_udp_csum(frame, &pkt);
-	if (!csum)
-		csum = 0xffff;
-	memcpy(udp + 6, &csum, 2);
+	put_udp_csum(frame, &pkt);
 	return pkt.l4_off + ulen;
 }
 
