@@ -526,17 +526,23 @@ static void take_report(struct rr_invoker *inv, struct rr_worker *w,
 			w->queue, w->thread);
 }
 
+/* Whether @frame is among the first @n of @list. */
+static bool listed(const uint64_t *list, uint32_t n, uint64_t frame)
+{
+	uint32_t j;
+
+	for (j = 0; j < n && list[j] != frame; j++)
+		;
+	return j < n;
+}
+
 /* Frame @frame a dead cell named, onto w->recycle: if it is one of the
  * UMEM's (frame 0 is) and not there already. */
 static void keep_frame(struct rr_worker *w, uint64_t frame)
 {
-	uint32_t j;
-
-	if (!frame_ok(w->umem, frame))
-		return;
-	for (j = 0; j < w->nrecycle && w->recycle[j] != frame; j++)
-		;
-	if (j == w->nrecycle && w->nrecycle < RR_MAX_RECYCLE)
+	if (frame_ok(w->umem, frame) &&
+	    !listed(w->recycle, w->nrecycle, frame) &&
+	    w->nrecycle < RR_MAX_RECYCLE)
 		w->recycle[w->nrecycle++] = frame;
 }
 
@@ -570,7 +576,7 @@ static void take_gathers(struct rr_worker *w)
 static uint32_t take_stock(struct rr_worker *w, bool keep)
 {
 	struct rr_worker_report *r = w->rep;
-	uint32_t i, j, k, n = r->nstock, kept = 0;
+	uint32_t i, n = r->nstock, kept = 0;
 	uint64_t frame;
 
 	if (n > RR_SG_STOCK)
@@ -581,13 +587,9 @@ static uint32_t take_stock(struct rr_worker *w, bool keep)
 			keep_frame(w, frame);
 			continue;
 		}
-		if (!frame_ok(w->umem, frame))
-			continue;
-		for (j = 0; j < w->nrecycle && w->recycle[j] != frame; j++)
-			;
-		for (k = 0; k < kept && r->stock[k] != frame; k++)
-			;
-		if (j == w->nrecycle && k == kept)
+		if (frame_ok(w->umem, frame) &&
+		    !listed(w->recycle, w->nrecycle, frame) &&
+		    !listed(r->stock, kept, frame))
 			r->stock[kept++] = frame;
 	}
 	r->nstock = kept;
