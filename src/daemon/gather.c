@@ -6,9 +6,12 @@
  * map (mapped here; its index is worker index * RR_SG_PER_WORKER + i)
  * and a UDP socket, its gather port, from which its messages leave and
  * to which the targets answer. Starting a gather opens an entry under a
- * new generation and sends a copy to each target, 64 to a sendmmsg()
- * (or, with gather_scatter = tc, one template that the scatter program
- * at TC egress turns into the copies). The replies never reach the
+ * new generation and sends a copy to each target: built in a UMEM frame
+ * and put on the function's AF_XDP TX ring once the XDP program learned
+ * the way to the target (gather_scatter = umem), else through the
+ * socket, 64 to a sendmmsg() (or, with gather_scatter = tc, one
+ * template that the scatter program at TC egress turns into the
+ * copies). The replies never reach the
  * stack: the XDP program checks and merges them into the entry, and
  * hands the last one (every one, for CONCAT) to the worker's socket of
  * the function if the worker sleeps, to wake it. The request's frame
@@ -781,7 +784,7 @@ static uint32_t complete(struct rr_worker *w, uint32_t i, bool timed_out)
 	struct rr_gather_slot *g = &gs->g[i];
 	struct rr_gather_entry *e = &gs->entries[i];
 	uint64_t answered[RR_SG_WORDS], sent[RR_SG_WORDS], until;
-	__u64 *stale;
+	__u64 *stale = gs->stale[e->group % RR_SG_MAX_GROUPS];
 	struct rr_gather_result res = { 0 };
 	struct rr_request ctx = { .queue = w->queue, .thread = w->thread };
 	const struct rr_fn_instance *inst;
@@ -805,7 +808,6 @@ static uint32_t complete(struct rr_worker *w, uint32_t i, bool timed_out)
 	for (v = 0; v < RR_SG_WORDS; v++) {
 		answered[v] &= sent[v];
 		/* A miss at the deadline is news; an answer clears it. */
-		stale = gs->stale[e->group % RR_SG_MAX_GROUPS];
 		stale[v] &= ~answered[v];
 		if (timed_out)
 			stale[v] |= sent[v] & ~answered[v];

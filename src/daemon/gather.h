@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Gathers, the worker's side (docs/DESIGN.md, "Gathers"): a function's
- * handler starts one with rr_gather_start(), the worker sends its
- * template through its gather socket (the scatter program at TC egress
- * makes the copies), keeps the request's frame, and answers it once the
- * XDP program has merged enough replies or the deadline passed.
+ * handler starts one with rr_gather_start(), the worker sends a copy
+ * to each target (gather.c says the three ways), keeps the request's
+ * frame, and answers it once the XDP program has merged enough replies
+ * or the deadline passed.
  */
 #ifndef RR_GATHER_DAEMON_H
 #define RR_GATHER_DAEMON_H
