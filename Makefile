@@ -3,7 +3,9 @@
 # reqrouter build. Sources are found by wildcard (docs/DESIGN.md maps them):
 #   src/lib/*.c         -> build/librr.a: what the daemon, reqrouterctl and
 #                          the tools share
-#   src/daemon/*.c      -> build/reqrouter (build/libreqrouter.a: all but main)
+#   src/daemon/*.c, src/daemon/FLOOR/*.c
+#                       -> build/reqrouter (build/libreqrouter.a: all but main);
+#                          the floors are docs/DESIGN.md's ("Where things are")
 #   src/ctl/*.c         -> build/reqrouterctl
 #   functions/NAME.c, functions/NAME/*.c
 #                       -> function NAME: linked into reqrouter and every
@@ -108,7 +110,11 @@ BPF_BASE_CFLAGS := -O2 -g -target bpf -Wall -Werror -I$(ARCH_INC) -Iinclude
 BPF_CFLAGS := $(BPF_BASE_CFLAGS) -Ikern
 
 SRC_MAIN := src/daemon/main.c
-SRC_DAEMON := $(filter-out $(SRC_MAIN),$(wildcard src/daemon/*.c))
+SRC_DAEMON := $(filter-out $(SRC_MAIN),$(wildcard src/daemon/*.c src/daemon/*/*.c))
+# The daemon's headers, by their floor's folder: each includes the others
+# by name alone (quotes only, see below).
+DAEMON_INC := $(patsubst %/,-iquote %,$(sort $(dir $(wildcard src/daemon/*.h \
+	src/daemon/*/*.h))))
 SRC_RRLIB := $(wildcard src/lib/*.c)
 # A function is functions/NAME.c alone, or every .c file in functions/NAME/.
 FN_FILE_NAMES := $(patsubst functions/%.c,%,\
@@ -343,7 +349,7 @@ $(RRLIB): $(call obj,$(SRC_RRLIB))
 # finds what it needs of the control socket in src/lib/ctlcmd.h). The
 # daemon includes its own with quotes only: src/daemon/seccomp.h must not
 # hide libseccomp's <seccomp.h>.
-$(call obj,$(SRC_MAIN) $(SRC_DAEMON)): CPPFLAGS += -iquote src/daemon
+$(call obj,$(SRC_MAIN) $(SRC_DAEMON)): CPPFLAGS += $(DAEMON_INC)
 $(call obj,$(FN_SRCS)): CPPFLAGS := $(FN_CPPFLAGS)
 
 # Each tools/NAME/ directory is one program.
@@ -359,7 +365,7 @@ $(BUILD)/sgbase: LDLIBS += -luring
 $(TESTLIB): $(call obj,$(TESTLIB_SRCS))
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
-$(BUILD)/obj/tests/%.o: CPPFLAGS += -Itests/lib -Isrc/daemon -Ifunctions/dns
+$(BUILD)/obj/tests/%.o: CPPFLAGS += -Itests/lib $(DAEMON_INC) -Ifunctions/dns
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o \
 		$$(call test_parts,tests/unit/$$*) $(TESTLIB) $(DAEMON_LIB) $(RRLIB) $(FN_OBJS) \

@@ -136,7 +136,7 @@ if [ -n "${SAN_BUILD:-}" ]; then
 	# The first word of each line of SAN_TESTS is a test's name. The BPF
 	# program tests (tests/bpf/) stay out: what they test is the XDP
 	# program, which no sanitizer sees, and their user-space side (xdp.c's
-	# set-up, topk.c's reading) runs in every reqrouter of the pass.
+	# set-up, hh.c's reading) runs in every reqrouter of the pass.
 	run_pass "$SAN_BUILD" " [san]" "$(awk 'NF { print $1 }' <<<"$SAN_TESTS")" \
 		unit
 fi

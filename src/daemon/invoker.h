@@ -435,9 +435,9 @@ struct rr_invoker {
 	struct rr_tcp tcp;
 	/* A reload under way (slots.c), or NULL. */
 	struct rr_reload *reload;
-	/* Heavy hitters, followed from the XDP program's sketches (topk.c);
+	/* Heavy hitters, followed from the XDP program's sketches (hh.c);
 	 * NULL if they could not be set up. */
-	struct rr_topk *topk;
+	struct rr_hh *hh;
 	/* The main loop's longest stretch between two waits, in which it
 	 * answered nobody (main.c): since start, and since the last GET
 	 * /metrics. */
@@ -497,7 +497,7 @@ int rr_invoker_start(struct rr_invoker *inv);
  * plain spinning if they never will. */
 void rr_invoker_check_busy_poll(struct rr_invoker *inv);
 /* The rate limit of @svc into @conf, its XDP port entry, as the program
- * reads it (slots.c; topk.c judges the top keys by the same). */
+ * reads it (slots.c; hh.c judges the top keys by the same). */
 void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
 		     struct rr_port_conf *conf);
 /* worker_priority (priority.c): the limit raised before the privileges

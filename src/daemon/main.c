@@ -34,7 +34,7 @@
 #include "options.h"
 #include "registry.h"
 #include "service.h"
-#include "topk.h"
+#include "hh.h"
 #include "util.h"
 
 #define TICK_MS 100
@@ -369,7 +369,7 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 		rr_invoker_check_busy_poll(inv);
 		rr_invoker_supervise(inv);
 		rr_invoker_watch(inv);
-		rr_topk_tick(inv);
+		rr_hh_tick(inv);
 		rr_steer_tick(inv);
 		rr_service_tick(inv);
 		if (now_ms() < next_second)

@@ -107,7 +107,7 @@ enum rr_metrics_detail {
  * whatever reaches them: a request from one is refused (a loop guard). */
 #define RR_DEFAULT_MIN_SOURCE_PORT 1024
 
-/* Heavy hitters (src/daemon/topk.c): one request in this many sampled. */
+/* Heavy hitters (src/daemon/features/hh.c): one request in this many sampled. */
 #define RR_DEFAULT_HH_SAMPLE 100
 #define RR_MAX_HH_SAMPLE 65536
 
@@ -181,7 +181,7 @@ struct rr_service {
 	/* Served over TCP too (src/daemon/tcp.c); default: RR_FN_TCP. */
 	bool tcp;
 	/* Its requests sampled into a sketch of who calls it, one in
-	 * heavy_hitters_sample, in XDP (src/daemon/topk.c). */
+	 * heavy_hitters_sample, in XDP (src/daemon/features/hh.c). */
 	bool heavy_hitters;
 	uint32_t heavy_hitters_sample;
 	/* Replies per second per source prefix (/rate_limit_v4_prefix,

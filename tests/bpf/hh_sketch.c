@@ -2,7 +2,7 @@
 /*
  * The heavy-hitter sketch on known traffic: requests run through the XDP
  * program (kern/reqrouter.bpf.c, hh_count) with bpf_prog_test_run_opts(),
- * and are read back as reqrouter reads them (src/daemon/topk.c), against
+ * and are read back as reqrouter reads them (src/daemon/features/hh.c), against
  * exact counts kept here.
  * - Small cases: a port without heavy hitters samples nothing; 1 in 1
  *   samples every request, and the sketch gives three sources' counts
@@ -38,7 +38,7 @@
 #include "reqrouter.skel.h"
 #include "rr_shared.h"
 #include "testutil.h"
-#include "topk.h"
+#include "hh.h"
 #include "xdp.h"
 #include "xdptest.h"
 

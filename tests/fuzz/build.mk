@@ -49,7 +49,7 @@ fuzz-xdp-build: $(FUZZ_DIR)/fuzz_xdp
 $(FUZZ_DIR)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(call msg,FUZZCC,$<)
-	$(Q)$(CLANG) $(CPPFLAGS) -Itests/lib -Isrc/daemon -Ifunctions/dns $(FUZZ_CFLAGS) \
+	$(Q)$(CLANG) $(CPPFLAGS) -Itests/lib $(DAEMON_INC) -Ifunctions/dns $(FUZZ_CFLAGS) \
 		-fsanitize=fuzzer-no-link -c -o $@ $<
 
 $(FUZZ_DIR)/fuzz_request: $(FUZZ_REQ_OBJS)
@@ -64,7 +64,7 @@ $(FUZZ_DIR)/fuzz_dns: $(FUZZ_DNS_OBJS)
 $(FUZZ_DIR)/host/%.o: tests/fuzz/%.c | $(SKELS)
 	@mkdir -p $(@D)
 	$(call msg,CC,$<)
-	$(Q)$(CC) $(CPPFLAGS) -Itests/lib -Isrc/daemon -Ifunctions/dns $(CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CPPFLAGS) -Itests/lib $(DAEMON_INC) -Ifunctions/dns $(CFLAGS) -c -o $@ $<
 
 # The functions (and their generated XDP registrations) are objects, not
 # archive members, so the linker keeps the registry's sections.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the heavy hitters' user-space half (src/daemon/topk.c),
+ * Unit tests of the heavy hitters' user-space half (src/daemon/features/hh.c),
  * on sketches filled here as the XDP program fills them (the hash and
  * the layout are kern/rr_shared.h's, shared with it): keys and their
  * text, the skip factor, the pool's mean, exact counts read back, two
@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "config.h"
-#include "topk.h"
+#include "hh.h"
 
 #define SEED 0x1234567890abcdefULL
 

@@ -7,8 +7,8 @@
  * reqrouterctl top and the metrics. The estimator (struct rr_hh_fn) is
  * apart from the invoker so that a test can run it on a replayed trace.
  */
-#ifndef RR_TOPK_H
-#define RR_TOPK_H
+#ifndef RR_HH_H
+#define RR_HH_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -102,18 +102,18 @@ int rr_hh_fill_pool(struct rr_hh_pool *pool);
 
 /* The invoker's: set up after the program is loaded (a failure only
  * turns heavy hitters off), and gone with it. */
-int rr_topk_open(struct rr_invoker *inv);
-void rr_topk_close(struct rr_invoker *inv);
+int rr_hh_open(struct rr_invoker *inv);
+void rr_hh_close(struct rr_invoker *inv);
 /* The port entry's heavy-hitter flag and scale, as @svc says. */
-void rr_topk_port_conf(const struct rr_invoker *inv,
+void rr_hh_port_conf(const struct rr_invoker *inv,
 		       const struct rr_service *svc, struct rr_port_conf *conf);
 /* Every tick of the main loop: never waits, does its work at its own
  * pace (RR_HH_COLLECT_MS, RR_HH_INTERVAL_MS). */
-void rr_topk_tick(struct rr_invoker *inv);
+void rr_hh_tick(struct rr_invoker *inv);
 /* reqrouterctl top [FUNCTION]: one JSON object on @f. */
-void rr_topk_json(struct rr_invoker *inv, const char *name, FILE *f);
+void rr_hh_json(struct rr_invoker *inv, const char *name, FILE *f);
 /* The heavy hitters' families, at most RR_HH_TOPK series per function
  * and kind. */
-void rr_topk_write_metrics(struct rr_invoker *inv, FILE *out);
+void rr_hh_write_metrics(struct rr_invoker *inv, FILE *out);
 
-#endif /* RR_TOPK_H */
+#endif /* RR_HH_H */

@@ -25,7 +25,7 @@
 
 #include "metrics_internal.h"
 #include "settings.h"
-#include "topk.h"
+#include "hh.h"
 #include "util.h"
 #include "version.h"
 
@@ -709,7 +709,7 @@ int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 	write_drops(inv, out, fs);
 	free(fs);
 	rr_tcp_write_metrics(inv, out);
-	rr_topk_write_metrics(inv, out);
+	rr_hh_write_metrics(inv, out);
 	write_latency(inv, out);
 	write_function_counters(inv, out);
 	write_faults(inv, out);

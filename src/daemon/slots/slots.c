@@ -28,7 +28,7 @@
 #include "reqrouter.skel.h" /* the allow-lists' maps: disallow() */
 #include "seccomp.h"
 #include "settings.h"
-#include "topk.h"
+#include "hh.h"
 #include "util.h"
 
 /*
@@ -323,7 +323,7 @@ int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 	if (s->svc->gather_target)
 		conf.flags |= RR_PORT_SG_TARGET;
 	/* Who is calling: heavy_hitters and its rate, as they are now. */
-	rr_topk_port_conf(inv, s->svc, &conf);
+	rr_hh_port_conf(inv, s->svc, &conf);
 	rr_rl_port_conf(inv, s->svc, &conf);
 	ret = rr_xdp_set_port(&inv->xdp, s->svc->port, &conf);
 	rr_spread_sweep(inv);

@@ -31,7 +31,7 @@
 #include "invoker_internal.h"
 #include "log.h"
 #include "seccomp.h"
-#include "topk.h"
+#include "hh.h"
 
 int rr_count_rx_queues(const char *ifname)
 {
@@ -348,7 +348,7 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 		pr_warn("cannot map the workers' load, every function is steered round-robin: %s\n",
 			strerror(-ret));
 	/* Before any port opens: a port samples only with the pool drawn. */
-	rr_topk_open(inv);
+	rr_hh_open(inv);
 	ret = rr_xdp_attach(&inv->xdp, inv->ifindex, cfg->mode);
 	if (ret)
 		return ret;
@@ -663,7 +663,7 @@ void rr_invoker_destroy(struct rr_invoker *inv)
 		if (inv->umems[i].area)
 			munmap(inv->umems[i].area, inv->umems[i].size);
 	}
-	rr_topk_close(inv);
+	rr_hh_close(inv);
 	rr_gathers_free(inv);
 	rr_xdp_destroy(&inv->xdp);
 	rr_localaddr_close(inv->local);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Heavy hitters per function (see topk.h and docs/DESIGN.md, "Who is
+ * Heavy hitters per function (see hh.h and docs/DESIGN.md, "Who is
  * calling"). The XDP program does the counting; everything here runs on
  * the main thread between its ticks, reads mapped memory only (the
  * sketches, the ring of sampled sources) and never waits: a function's
@@ -18,7 +18,7 @@
 #include "invoker.h"
 #include "log.h"
 #include "metrics.h"
-#include "topk.h"
+#include "hh.h"
 #include "util.h"
 #include "xdp.h"
 
@@ -345,7 +345,7 @@ int rr_hh_fill_pool(struct rr_hh_pool *pool)
 
 /* The invoker's part. */
 
-struct rr_topk {
+struct rr_hh {
 	/* By slot: what we follow of it, and whose it is (a slot can be
 	 * given to another function by a deploy or a reload). */
 	struct rr_hh_fn *fn[RR_MAX_SLOTS];
@@ -356,9 +356,9 @@ struct rr_topk {
 	uint64_t last_interval_ns;
 };
 
-int rr_topk_open(struct rr_invoker *inv)
+int rr_hh_open(struct rr_invoker *inv)
 {
-	struct rr_topk *t;
+	struct rr_hh *t;
 	int ret;
 
 	ret = rr_xdp_map_hh(&inv->xdp);
@@ -371,20 +371,20 @@ int rr_topk_open(struct rr_invoker *inv)
 		return ret ? ret : -ENOMEM;
 	}
 	t->last_interval_ns = rr_now_ns();
-	inv->topk = t;
+	inv->hh = t;
 	return 0;
 }
 
-void rr_topk_close(struct rr_invoker *inv)
+void rr_hh_close(struct rr_invoker *inv)
 {
 	uint32_t slot;
 
-	if (!inv->topk)
+	if (!inv->hh)
 		return;
 	for (slot = 0; slot < RR_MAX_SLOTS; slot++)
-		free(inv->topk->fn[slot]);
-	free(inv->topk);
-	inv->topk = NULL;
+		free(inv->hh->fn[slot]);
+	free(inv->hh);
+	inv->hh = NULL;
 }
 
 static bool hh_on(const struct rr_service *svc)
@@ -392,11 +392,11 @@ static bool hh_on(const struct rr_service *svc)
 	return svc->heavy_hitters && svc->heavy_hitters_sample;
 }
 
-void rr_topk_port_conf(const struct rr_invoker *inv,
+void rr_hh_port_conf(const struct rr_invoker *inv,
 		       const struct rr_service *svc, struct rr_port_conf *conf)
 {
 	/* Without the pool every request would be sampled. */
-	if (!inv->topk || !hh_on(svc)) {
+	if (!inv->hh || !hh_on(svc)) {
 		conf->flags &= ~RR_PORT_HH;
 		conf->hh_scale = 0;
 		return;
@@ -409,7 +409,7 @@ void rr_topk_port_conf(const struct rr_invoker *inv,
  * NULL if they are off. */
 static struct rr_hh_fn *follow(struct rr_invoker *inv, uint32_t slot)
 {
-	struct rr_topk *t = inv->topk;
+	struct rr_hh *t = inv->hh;
 	const struct rr_slot *s = &inv->slots[slot];
 	const struct rr_hh_sketch *sk = &inv->xdp.hh[slot];
 	bool on = slot < inv->nslots && !s->removed && hh_on(s->svc);
@@ -441,9 +441,9 @@ static struct rr_hh_fn *follow(struct rr_invoker *inv, uint32_t slot)
 	return t->fn[slot];
 }
 
-void rr_topk_tick(struct rr_invoker *inv)
+void rr_hh_tick(struct rr_invoker *inv)
 {
-	struct rr_topk *t = inv->topk;
+	struct rr_hh *t = inv->hh;
 	uint64_t now = rr_now_ns();
 	struct rr_hh_fn *f;
 	bool interval, any = false;
@@ -580,7 +580,7 @@ static void json_kind(FILE *out, struct rr_invoker *inv, uint32_t slot,
 	fprintf(out, "]}");
 }
 
-void rr_topk_json(struct rr_invoker *inv, const char *name, FILE *out)
+void rr_hh_json(struct rr_invoker *inv, const char *name, FILE *out)
 {
 	struct rr_rl_table *tb = NULL;
 	const struct rr_slot *s;
@@ -613,7 +613,7 @@ void rr_topk_json(struct rr_invoker *inv, const char *name, FILE *out)
 		s = &inv->slots[slot];
 		if (s->removed || (*name && strcmp(s->svc->fn->name, name)))
 			continue;
-		f = inv->topk ? inv->topk->fn[slot] : NULL;
+		f = inv->hh ? inv->hh->fn[slot] : NULL;
 		fprintf(out, "%s{\"name\":", first ? "" : ",");
 		first = false;
 		rr_json_str(out, s->svc->fn->name);
@@ -649,7 +649,7 @@ void rr_topk_json(struct rr_invoker *inv, const char *name, FILE *out)
 	free(tb);
 }
 
-void rr_topk_write_metrics(struct rr_invoker *inv, FILE *out)
+void rr_hh_write_metrics(struct rr_invoker *inv, FILE *out)
 {
 	struct rr_hh_entry top[RR_HH_TOPK];
 	char key[INET6_ADDRSTRLEN + 8];
@@ -660,13 +660,13 @@ void rr_topk_write_metrics(struct rr_invoker *inv, FILE *out)
 	double time;
 	int k;
 
-	if (!inv->topk)
+	if (!inv->hh)
 		return;
 	fputs("# HELP reqrouter_heavy_hitter_requests_per_second The function's top sources and source prefixes (at most 10 of each kind) by requests/s, estimated from its sampled sketch, decayed over 10 s.\n"
 	      "# TYPE reqrouter_heavy_hitter_requests_per_second gauge\n",
 	      out);
 	for (slot = 0; slot < inv->nslots; slot++) {
-		f = inv->topk->fn[slot];
+		f = inv->hh->fn[slot];
 		if (!f)
 			continue;
 		svc = inv->slots[slot].svc;
@@ -686,7 +686,7 @@ void rr_topk_write_metrics(struct rr_invoker *inv, FILE *out)
 	      "# TYPE reqrouter_heavy_hitters_error_bound_requests_per_second gauge\n",
 	      out);
 	for (slot = 0; slot < inv->nslots; slot++) {
-		f = inv->topk->fn[slot];
+		f = inv->hh->fn[slot];
 		if (!f)
 			continue;
 		svc = inv->slots[slot].svc;
@@ -701,7 +701,7 @@ void rr_topk_write_metrics(struct rr_invoker *inv, FILE *out)
 	      "# TYPE reqrouter_heavy_hitters_sample_ratio gauge\n",
 	      out);
 	for (slot = 0; slot < inv->nslots; slot++)
-		if (inv->topk->fn[slot])
+		if (inv->hh->fn[slot])
 			fprintf(out,
 				"reqrouter_heavy_hitters_sample_ratio{port=\"%u\",function=\"%s\"} %g\n",
 				inv->slots[slot].svc->port,
@@ -712,10 +712,10 @@ void rr_topk_write_metrics(struct rr_invoker *inv, FILE *out)
 	      "# TYPE reqrouter_heavy_hitters_candidates_lost_total counter\n",
 	      out);
 	for (slot = 0; slot < inv->nslots; slot++)
-		if (inv->topk->fn[slot])
+		if (inv->hh->fn[slot])
 			fprintf(out,
 				"reqrouter_heavy_hitters_candidates_lost_total{port=\"%u\",function=\"%s\"} %lu\n",
 				inv->slots[slot].svc->port,
 				inv->slots[slot].svc->fn->name,
-				(unsigned long)inv->topk->fn[slot]->lost);
+				(unsigned long)inv->hh->fn[slot]->lost);
 }

@@ -29,7 +29,7 @@
 #include "registry.h"
 #include "service.h"
 #include "settings.h"
-#include "topk.h"
+#include "hh.h"
 #include "util.h"
 #include "version.h"
 
@@ -666,11 +666,11 @@ static void cmd_unquarantine(struct rr_control *c, struct rr_invoker *inv,
 	reply(f, ret, msg);
 }
 
-/* Who calls: every function's heavy hitters, or @arg's (topk.c). */
+/* Who calls: every function's heavy hitters, or @arg's (hh.c). */
 static void cmd_top(struct rr_control *c, struct rr_invoker *inv,
 		    const struct rr_config *cfg, const char *arg, FILE *f)
 {
-	rr_topk_json(inv, arg, f);
+	rr_hh_json(inv, arg, f);
 }
 
 static handler_fn *const handlers[RR_CTL_NCMDS] = {
