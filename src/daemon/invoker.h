@@ -593,28 +593,6 @@ void *rr_worker_run(void *arg);
 /* A cell's: serves until told to stop, restart or retire, then returns
  * (the cell exits). */
 void rr_worker_run_cell(struct rr_worker *w);
-/*
- * Puts replies w->tx[0..n-1] on socket @s's TX ring, or if it has no room
- * (it always has: a batch takes no more than TX can hold) back on the
- * recycle list. Returns how many went out.
- */
-uint32_t rr_tx_put(struct rr_worker *w, struct rr_sock *s, uint32_t n);
-/* One reply, frame @addr of @len bytes, onto @s's TX ring (the caller
- * kicks it); returns 1, or 0 (it was recycled: no room). */
-uint32_t rr_tx_one(struct rr_worker *w, struct rr_sock *s, uint64_t addr,
-		   uint32_t len);
-/* Frame @frame back to the fill ring at the end of the round. */
-void rr_recycle(struct rr_worker *w, uint64_t frame);
-
-/* A frame of @w's stock for a copy (gather_scatter = umem) into *@frame,
- * topped up from the completions when it ran out; false if none. */
-bool rr_stock_take(struct rr_worker *w, uint64_t *frame);
-/* @n copies, descriptors @d built in frames of the stock, onto @s's TX
- * ring and kicked; those with no room there go back to the stock.
- * Returns how many went out. */
-uint32_t rr_tx_copies(struct rr_worker *w, struct rr_sock *s,
-		      const struct xdp_desc *d, uint32_t n);
-
 /* The start of the UMEM frame that @addr points into. */
 static inline uint64_t rr_frame_of(uint64_t addr)
 {

@@ -31,6 +31,7 @@
 #include <sys/socket.h>
 
 #include "clock.h"
+#include "frames.h"
 #include "gather.h"
 #include "invoker.h"
 #include "log.h"

@@ -15,10 +15,10 @@
 #include <sys/random.h>
 
 #include "clock.h"
+#include "expo.h"
+#include "hh.h"
 #include "invoker.h"
 #include "log.h"
-#include "metrics.h"
-#include "hh.h"
 #include "util.h"
 #include "xdp.h"
 
@@ -392,8 +392,8 @@ static bool hh_on(const struct rr_service *svc)
 	return svc->heavy_hitters && svc->heavy_hitters_sample;
 }
 
-void rr_hh_port_conf(const struct rr_invoker *inv,
-		       const struct rr_service *svc, struct rr_port_conf *conf)
+void rr_hh_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
+		     struct rr_port_conf *conf)
 {
 	/* Without the pool every request would be sampled. */
 	if (!inv->hh || !hh_on(svc)) {
@@ -662,9 +662,9 @@ void rr_hh_write_metrics(struct rr_invoker *inv, FILE *out)
 
 	if (!inv->hh)
 		return;
-	fputs("# HELP reqrouter_heavy_hitter_requests_per_second The function's top sources and source prefixes (at most 10 of each kind) by requests/s, estimated from its sampled sketch, decayed over 10 s.\n"
-	      "# TYPE reqrouter_heavy_hitter_requests_per_second gauge\n",
-	      out);
+	rr_metric_family(
+		out, "reqrouter_heavy_hitter_requests_per_second", "gauge",
+		"The function's top sources and source prefixes (at most 10 of each kind) by requests/s, estimated from its sampled sketch, decayed over 10 s.");
 	for (slot = 0; slot < inv->nslots; slot++) {
 		f = inv->hh->fn[slot];
 		if (!f)
@@ -682,9 +682,10 @@ void rr_hh_write_metrics(struct rr_invoker *inv, FILE *out)
 			}
 		}
 	}
-	fputs("# HELP reqrouter_heavy_hitters_error_bound_requests_per_second How far off a heavy hitter's requests/s may be from the sketch alone (3 sqrt(F2res / width)), with probability at least 0.9; sampling adds its own.\n"
-	      "# TYPE reqrouter_heavy_hitters_error_bound_requests_per_second gauge\n",
-	      out);
+	rr_metric_family(
+		out, "reqrouter_heavy_hitters_error_bound_requests_per_second",
+		"gauge",
+		"How far off a heavy hitter's requests/s may be from the sketch alone (3 sqrt(F2res / width)), with probability at least 0.9; sampling adds its own.");
 	for (slot = 0; slot < inv->nslots; slot++) {
 		f = inv->hh->fn[slot];
 		if (!f)
@@ -697,9 +698,9 @@ void rr_hh_write_metrics(struct rr_invoker *inv, FILE *out)
 				svc->port, svc->fn->name, kind_names[k],
 				rr_hh_bound(f, k) / time);
 	}
-	fputs("# HELP reqrouter_heavy_hitters_sample_ratio The share of the function's requests sampled into its heavy-hitter sketch (1 / heavy_hitters_sample).\n"
-	      "# TYPE reqrouter_heavy_hitters_sample_ratio gauge\n",
-	      out);
+	rr_metric_family(
+		out, "reqrouter_heavy_hitters_sample_ratio", "gauge",
+		"The share of the function's requests sampled into its heavy-hitter sketch (1 / heavy_hitters_sample).");
 	for (slot = 0; slot < inv->nslots; slot++)
 		if (inv->hh->fn[slot])
 			fprintf(out,
@@ -708,9 +709,9 @@ void rr_hh_write_metrics(struct rr_invoker *inv, FILE *out)
 				inv->slots[slot].svc->fn->name,
 				1.0 / inv->slots[slot]
 						.svc->heavy_hitters_sample);
-	fputs("# HELP reqrouter_heavy_hitters_candidates_lost_total Sampled sources overwritten in the ring before they were read (the sketch counted them).\n"
-	      "# TYPE reqrouter_heavy_hitters_candidates_lost_total counter\n",
-	      out);
+	rr_metric_family(
+		out, "reqrouter_heavy_hitters_candidates_lost_total", "counter",
+		"Sampled sources overwritten in the ring before they were read (the sketch counted them).");
 	for (slot = 0; slot < inv->nslots; slot++)
 		if (inv->hh->fn[slot])
 			fprintf(out,

@@ -57,12 +57,6 @@ static void xsk_stats(int fd, uint64_t out[N_XSK_STATS])
 	out[5] = st.tx_ring_empty_descs;
 }
 
-static void header(FILE *out, const char *name, const char *type,
-		   const char *help)
-{
-	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
 /* Every socket, with its queue, thread and slot (the exit summary's). */
 #define for_each_sock(inv, s, q, t, slot)                                   \
 	for (q = 0; q < (inv)->nqueues; q++)                                \
@@ -317,8 +311,9 @@ static void write_function_counters(struct rr_invoker *inv, FILE *out)
 	const struct rr_slot *s;
 	uint32_t slot, c;
 
-	header(out, "reqrouter_function_events_total", "counter",
-	       "Events a function counted (rr_fn_count()), by its counter's name (rr_fn_counter()).");
+	rr_metric_family(
+		out, "reqrouter_function_events_total", "counter",
+		"Events a function counted (rr_fn_count()), by its counter's name (rr_fn_counter()).");
 	for (slot = 0; slot < inv->nslots; slot++) {
 		s = &inv->slots[slot];
 		for (c = 0; c < s->fn_ctrs.n; c++)
@@ -336,8 +331,9 @@ static void write_faults(struct rr_invoker *inv, FILE *out)
 	const struct rr_slot *s;
 	uint32_t slot;
 
-	header(out, "reqrouter_function_faults_total", "counter",
-	       "Calls that crashed their cell, or ran past max_run_us and were killed.");
+	rr_metric_family(
+		out, "reqrouter_function_faults_total", "counter",
+		"Calls that crashed their cell, or ran past max_run_us and were killed.");
 	for (slot = 0; slot < inv->nslots; slot++) {
 		s = &inv->slots[slot];
 		fprintf(out,
@@ -347,16 +343,17 @@ static void write_faults(struct rr_invoker *inv, FILE *out)
 			"reqrouter_function_faults_total{port=\"%u\",function=\"%s\",kind=\"timeout\"} %lu\n",
 			s->svc->port, s->svc->fn->name, s->faults.timeouts);
 	}
-	header(out, "reqrouter_function_quarantined", "gauge",
-	       "1 while the function is quarantined: its port drops or passes its requests.");
+	rr_metric_family(
+		out, "reqrouter_function_quarantined", "gauge",
+		"1 while the function is quarantined: its port drops or passes its requests.");
 	for (slot = 0; slot < inv->nslots; slot++) {
 		s = &inv->slots[slot];
 		fprintf(out,
 			"reqrouter_function_quarantined{port=\"%u\",function=\"%s\"} %d\n",
 			s->svc->port, s->svc->fn->name, s->quarantined);
 	}
-	header(out, "reqrouter_cell_restarts_total", "counter",
-	       "Cells that died and were forked again.");
+	rr_metric_family(out, "reqrouter_cell_restarts_total", "counter",
+			 "Cells that died and were forked again.");
 	fprintf(out, "reqrouter_cell_restarts_total %lu\n", inv->cell_restarts);
 }
 
@@ -370,8 +367,8 @@ static void write_counters(struct rr_invoker *inv, FILE *out,
 	struct group g;
 
 	for (i = 0; i < ARRAY_SIZE(sock_counters); i++) {
-		header(out, sock_counters[i].name, "counter",
-		       sock_counters[i].help);
+		rr_metric_family(out, sock_counters[i].name, "counter",
+				 sock_counters[i].help);
 		for (slot = 0; slot < inv->nslots; slot++)
 			for (g = group_first(inv, slot, true);
 			     group_valid(inv, &g); group_next(inv, &g)) {
@@ -393,8 +390,8 @@ static void write_counters(struct rr_invoker *inv, FILE *out,
 	for (j = 0; fs && j < nfn; j++) {
 		if (!fn_counters[j].help)
 			continue; /* written beside the user tier's above */
-		header(out, fn_counters[j].name, "counter",
-		       fn_counters[j].help);
+		rr_metric_family(out, fn_counters[j].name, "counter",
+				 fn_counters[j].help);
 		write_fn_counters(inv, out, fs, fn_counters[j].name,
 				  fn_counters[j].stat, fn_counters[j].xdp_tier);
 	}
@@ -407,8 +404,8 @@ static void write_drops(struct rr_invoker *inv, FILE *out, const uint64_t *fs)
 	uint32_t slot, d;
 	struct group g;
 
-	header(out, "reqrouter_dropped_packets_total", "counter",
-	       "Requests recycled without a reply, by reason.");
+	rr_metric_family(out, "reqrouter_dropped_packets_total", "counter",
+			 "Requests recycled without a reply, by reason.");
 	for (slot = 0; slot < inv->nslots; slot++) {
 		for (g = group_first(inv, slot, true); group_valid(inv, &g);
 		     group_next(inv, &g)) {
@@ -471,8 +468,8 @@ static void write_xsk_stats(struct rr_invoker *inv, FILE *out)
 	for (i = 0; xs && i < N_XSK_STATS; i++) {
 		snprintf(name, sizeof(name), "reqrouter_xsk_%s_total",
 			 xsk_stat_names[i]);
-		header(out, name, "counter",
-		       "The kernel's XDP_STATISTICS for the socket.");
+		rr_metric_family(out, name, "counter",
+				 "The kernel's XDP_STATISTICS for the socket.");
 		for (slot = 0; slot < inv->nslots; slot++)
 			for (g = group_first(inv, slot, true);
 			     group_valid(inv, &g); group_next(inv, &g)) {
@@ -514,7 +511,7 @@ static void write_histogram(struct rr_invoker *inv, FILE *out, const char *name,
 	char sec[32];
 
 	_Static_assert(ARRAY_SIZE(le) == RR_LATENCY_NLE, "RR_LATENCY_LE_NS");
-	header(out, name, "histogram", help);
+	rr_metric_family(out, name, "histogram", help);
 	for (slot = 0; slot < inv->nslots; slot++) {
 		svc = inv->slots[slot].svc;
 		memset(bucket, 0, sizeof(bucket));
@@ -566,8 +563,9 @@ static void write_frames(struct rr_invoker *inv, FILE *out)
 	struct rr_frames f;
 	uint32_t q, i;
 
-	header(out, "reqrouter_umem_frames", "gauge",
-	       "Where each queue's UMEM frames are; they add up to the UMEM size.");
+	rr_metric_family(
+		out, "reqrouter_umem_frames", "gauge",
+		"Where each queue's UMEM frames are; they add up to the UMEM size.");
 	for (q = 0; q < inv->nqueues; q++) {
 		rr_invoker_frames(inv, q, &f);
 		const struct {
@@ -597,8 +595,9 @@ static void write_xdp_stats(struct rr_invoker *inv, FILE *out)
 
 	if (rr_xdp_read_stats(&inv->xdp, xdp, rows))
 		return;
-	header(out, "reqrouter_xdp_packets_total", "counter",
-	       "Packets seen by the XDP program, by queue and verdict.");
+	rr_metric_family(
+		out, "reqrouter_xdp_packets_total", "counter",
+		"Packets seen by the XDP program, by queue and verdict.");
 	for (q = 0; q < rows; q++) {
 		if (q == RR_MAX_QUEUES)
 			snprintf(queue, sizeof(queue), "%u+", q);
@@ -620,19 +619,22 @@ static void write_guards(struct rr_invoker *inv, FILE *out)
 	uint32_t slot, mask, k;
 
 	if (inv->local) {
-		header(out, "reqrouter_local_routes", "gauge",
-		       "The host's local routes the destination check answers for (answer_for = local).");
+		rr_metric_family(
+			out, "reqrouter_local_routes", "gauge",
+			"The host's local routes the destination check answers for (answer_for = local).");
 		fprintf(out, "reqrouter_local_routes{family=\"ipv4\"} %u\n",
 			rr_localaddr_count(inv->local, AF_INET));
 		fprintf(out, "reqrouter_local_routes{family=\"ipv6\"} %u\n",
 			rr_localaddr_count(inv->local, AF_INET6));
 	}
-	header(out, "reqrouter_xdp_tx_ok", "gauge",
-	       "1 while replies sent from XDP reach the peer (always, but on a veth whose peer runs no XDP program).");
+	rr_metric_family(
+		out, "reqrouter_xdp_tx_ok", "gauge",
+		"1 while replies sent from XDP reach the peer (always, but on a veth whose peer runs no XDP program).");
 	fprintf(out, "reqrouter_xdp_tx_ok{veth_peer=\"%s\"} %d\n",
 		rr_peer_label(inv->peer), inv->xdp_tx_ok);
-	header(out, "reqrouter_steering_workers", "gauge",
-	       "The workers of each queue the function's requests of a class may go to: every thread, or under steering = groups the class's group as it is now (class 0 grown or not; 1-3 those its XDP program classifies so).");
+	rr_metric_family(
+		out, "reqrouter_steering_workers", "gauge",
+		"The workers of each queue the function's requests of a class may go to: every thread, or under steering = groups the class's group as it is now (class 0 grown or not; 1-3 those its XDP program classifies so).");
 	for (slot = 0; slot < inv->nslots; slot++) {
 		s = &inv->slots[slot];
 		for (k = 0; k < RR_XDP_CLASSES; k++) {
@@ -648,8 +650,9 @@ static void write_guards(struct rr_invoker *inv, FILE *out)
 				     : (int)inv->nthreads);
 		}
 	}
-	header(out, "reqrouter_xdp_spread_cpus", "gauge",
-	       "The CPUs the function's XDP program runs on by xdp_spread (0: the receiving CPU); state says why a listed set is not in effect (held: replies from XDP would be lost on this veth).");
+	rr_metric_family(
+		out, "reqrouter_xdp_spread_cpus", "gauge",
+		"The CPUs the function's XDP program runs on by xdp_spread (0: the receiving CPU); state says why a listed set is not in effect (held: replies from XDP would be lost on this veth).");
 	for (slot = 0; slot < inv->nslots; slot++) {
 		s = &inv->slots[slot];
 		if (s->spread.state == RR_SPREAD_OFF)
@@ -660,8 +663,9 @@ static void write_guards(struct rr_invoker *inv, FILE *out)
 			rr_spread_state_name(s->spread.state),
 			s->spread.state == RR_SPREAD_ON ? s->spread.n : 0);
 	}
-	header(out, "reqrouter_function_in_kernel", "gauge",
-	       "1 while the function is answered in XDP first (its program or its reply cache).");
+	rr_metric_family(
+		out, "reqrouter_function_in_kernel", "gauge",
+		"1 while the function is answered in XDP first (its program or its reply cache).");
 	for (slot = 0; slot < inv->nslots; slot++) {
 		s = &inv->slots[slot];
 		fprintf(out,
@@ -674,13 +678,15 @@ static void write_guards(struct rr_invoker *inv, FILE *out)
 /* Which reqrouter this is, and whether it serves (as /healthz says). */
 static void write_state(struct rr_invoker *inv, FILE *out)
 {
-	header(out, "reqrouter_build_info", "gauge",
-	       "Always 1: the release and the function API version (RR_FUNCTION_API) in labels.");
+	rr_metric_family(
+		out, "reqrouter_build_info", "gauge",
+		"Always 1: the release and the function API version (RR_FUNCTION_API) in labels.");
 	fprintf(out,
 		"reqrouter_build_info{version=\"%s\",function_api=\"%u\"} 1\n",
 		RR_VERSION, RR_FUNCTION_API);
-	header(out, "reqrouter_ready", "gauge",
-	       "1 while every worker serves (GET /healthz says ready); 0 while starting, draining or stopping.");
+	rr_metric_family(
+		out, "reqrouter_ready", "gauge",
+		"1 while every worker serves (GET /healthz says ready); 0 while starting, draining or stopping.");
 	fprintf(out, "reqrouter_ready %d\n", !rr_invoker_not_ready(inv));
 }
 
@@ -691,8 +697,9 @@ static void write_stall(struct rr_invoker *inv, FILE *out)
 
 	seconds(start, sizeof(start), inv->stall_max_ns);
 	seconds(scrape, sizeof(scrape), inv->stall_scrape_ns);
-	header(out, "reqrouter_main_loop_max_stall_seconds", "gauge",
-	       "The longest the main thread went between two waits, answering no control client, scrape or watchdog: since start, and since the last GET /metrics.");
+	rr_metric_family(
+		out, "reqrouter_main_loop_max_stall_seconds", "gauge",
+		"The longest the main thread went between two waits, answering no control client, scrape or watchdog: since start, and since the last GET /metrics.");
 	fprintf(out,
 		"reqrouter_main_loop_max_stall_seconds{since=\"start\"} %s\n"
 		"reqrouter_main_loop_max_stall_seconds{since=\"scrape\"} %s\n",

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "expo.h"
 #include "invoker.h"
 
 /* Writes the metrics in Prometheus text format to out. */
@@ -18,7 +19,5 @@ void rr_metrics_json(struct rr_invoker *inv, FILE *out);
 /* Requests that reached the XDP program for one of our ports so far,
  * whatever became of them (answered in either tier, or dropped). */
 uint64_t rr_metrics_requests(struct rr_invoker *inv);
-/* @s as a JSON string: quoted, with what JSON forbids raw escaped. */
-void rr_json_str(FILE *f, const char *s);
 
 #endif /* RR_METRICS_H */

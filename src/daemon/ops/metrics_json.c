@@ -11,22 +11,6 @@
 
 #include "metrics_internal.h"
 
-void rr_json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
 /* One function's totals over every queue and thread, both tiers. */
 static void json_function(struct rr_invoker *inv, uint32_t slot,
 			  const uint64_t *fs, FILE *out)

@@ -46,6 +46,7 @@
 
 #include "cell.h"
 #include "clock.h"
+#include "expo.h"
 #include "invoker.h"
 #include "invoker_internal.h"
 #include "log.h"
@@ -1354,13 +1355,12 @@ void rr_tcp_write_metrics(struct rr_invoker *inv, FILE *out)
 
 	if (!any_listener(inv))
 		return;
-	fputs("# HELP reqrouter_tcp_connections Connections open over TCP now.\n"
-	      "# TYPE reqrouter_tcp_connections gauge\n",
-	      out);
+	rr_metric_family(out, "reqrouter_tcp_connections", "gauge",
+			 "Connections open over TCP now.");
 	fprintf(out, "reqrouter_tcp_connections %u\n", rr_tcp_open(inv));
-	fputs("# HELP reqrouter_tcp_events_total Connections over TCP by what became of them (accepted, refused at once, closed by a time-out or a bad frame) and messages without a reply.\n"
-	      "# TYPE reqrouter_tcp_events_total counter\n",
-	      out);
+	rr_metric_family(
+		out, "reqrouter_tcp_events_total", "counter",
+		"Connections over TCP by what became of them (accepted, refused at once, closed by a time-out or a bad frame) and messages without a reply.");
 	for (slot = 0; slot < inv->nslots; slot++) {
 		if (inv->tcp.listen_fd[slot] < 0)
 			continue;

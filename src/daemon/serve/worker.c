@@ -21,6 +21,7 @@
 
 #include "cache.h"
 #include "clock.h"
+#include "frames.h"
 #include "gather.h"
 #include "invoker.h"
 #include "log.h"
@@ -29,36 +30,10 @@
 
 #define SLEEP_MS 100	      /* bounds how long a stop request waits */
 #define SLEEP_MS_TX_PENDING 1 /* completions due: come back soon */
-/* Copy-mode sendto() transmits at most 32 frames and says EAGAIN if more
- * are waiting. */
-#define KICK_TRIES (RR_MAX_BATCH / 32 + 1)
 /* poll() on a socket with need_wakeup transmits too (xsk_poll(): in copy
  * mode up to 32 frames, in zero-copy mode a driver wake-up), before it
  * sleeps: a worker about to sleep leaves that many to it. */
 #define POLL_TX 32
-
-static void kick_tx(struct rr_sock *s)
-{
-	int i;
-
-	for (i = 0; i < KICK_TRIES; i++) {
-		if (sendto(s->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0)
-			return;
-		if (errno != EAGAIN)
-			break;
-	}
-	/* Backpressure or a link going down: retried on the next round. */
-	if (errno == EAGAIN || errno == EBUSY || errno == ENOBUFS ||
-	    errno == ENETDOWN)
-		return;
-	rr_stat_add(&s->stats->kick_errors, 1);
-}
-
-/* Replies on @s's TX ring the kernel has not taken yet. */
-static uint32_t tx_pending(struct rr_sock *s)
-{
-	return RR_TX_SIZE - xsk_prod_nb_free(&s->tx, RR_TX_SIZE);
-}
 
 /* Every reply the worker's first @nsocks sockets hold goes out now. */
 static void kick_pending(struct rr_worker *w, uint32_t nsocks)
@@ -68,127 +43,9 @@ static void kick_pending(struct rr_worker *w, uint32_t nsocks)
 
 	for (i = 0; i < nsocks; i++) {
 		s = &w->socks[i];
-		if (xsk_ring_prod__needs_wakeup(&s->tx) && tx_pending(s))
-			kick_tx(s);
+		if (xsk_ring_prod__needs_wakeup(&s->tx) && rr_tx_pending(s))
+			rr_kick_tx(s);
 	}
-}
-
-/*
- * The worker's own lists and counts, each also copied into its report for
- * the supervisor (struct rr_worker_report): the entry before the count, so
- * that a cell killed in between leaves a report that adds up.
- */
-static void recycle(struct rr_worker *w, uint64_t frame)
-{
-	w->rep->recycle[w->nrecycle] = frame;
-	w->recycle[w->nrecycle++] = frame;
-	__atomic_store_n(&w->rep->nrecycle, w->nrecycle, __ATOMIC_RELEASE);
-}
-
-void rr_recycle(struct rr_worker *w, uint64_t frame)
-{
-	recycle(w, frame);
-}
-
-static void recycled(struct rr_worker *w)
-{
-	w->nrecycle = 0;
-	__atomic_store_n(&w->rep->nrecycle, 0, __ATOMIC_RELEASE);
-}
-
-static void frames_held(struct rr_worker *w, int64_t n)
-{
-	w->frames_held += (uint64_t)n;
-	__atomic_store_n(&w->rep->frames_held, w->frames_held,
-			 __ATOMIC_RELAXED);
-}
-
-/*
- * The stock of frames for gathers' copies: its entries in the report
- * before its count, as recycle[]'s. Topped up under the queue's lock
- * from the first completions peeked at @idx (at most @ncomp): divert()
- * lists them past the count and says how many in the lock page, the
- * caller releases the completions, then stocked() counts them. A cell
- * that dies between the two is put right by recover_lock() (cell.c).
- */
-static uint32_t divert(struct rr_worker *w, uint32_t idx, uint32_t ncomp)
-{
-	struct rr_umem *u = w->umem;
-	uint32_t n = w->stock_want - w->nstock, i;
-	uint64_t frame;
-
-	if (w->nstock >= w->stock_want || !ncomp)
-		return 0;
-	if (n > ncomp)
-		n = ncomp;
-	for (i = 0; i < n; i++) {
-		frame = rr_frame_of(
-			*xsk_ring_cons__comp_addr(&u->comp, idx + i));
-		w->stock[w->nstock + i] = frame;
-		w->rep->stock[w->nstock + i] = frame;
-	}
-	u->sh->stock_before = w->nstock;
-	__atomic_store_n(&u->sh->divert, n, __ATOMIC_RELEASE);
-	return n;
-}
-
-static void stocked(struct rr_worker *w, uint32_t n)
-{
-	w->nstock += n;
-	__atomic_store_n(&w->rep->nstock, w->nstock, __ATOMIC_RELEASE);
-}
-
-bool rr_stock_take(struct rr_worker *w, uint64_t *frame)
-{
-	struct rr_umem *u = w->umem;
-	uint32_t idx = 0, n;
-
-	if (!w->nstock && w->stock_want) {
-		rr_umem_lock(u, w->index + 1);
-		n = xsk_ring_cons__peek(&u->comp, w->stock_want, &idx);
-		n = divert(w, idx, n);
-		if (n) {
-			xsk_ring_cons__release(&u->comp, n);
-			stocked(w, n);
-			frames_held(w, n);
-		}
-		rr_umem_unlock(u);
-		if (n)
-			__atomic_sub_fetch(&u->sh->tx_outstanding, n,
-					   __ATOMIC_RELAXED);
-	}
-	if (!w->nstock)
-		return false;
-	/* Off the count first: a frame lost by a cell killed here is
-	 * better than one sent and kept both. */
-	w->nstock--;
-	__atomic_store_n(&w->rep->nstock, w->nstock, __ATOMIC_RELEASE);
-	*frame = w->stock[w->nstock];
-	return true;
-}
-
-uint32_t rr_tx_copies(struct rr_worker *w, struct rr_sock *s,
-		      const struct xdp_desc *d, uint32_t n)
-{
-	uint32_t idx, i, room = xsk_prod_nb_free(&s->tx, n);
-
-	if (room > n)
-		room = n;
-	for (i = room; i < n; i++) {
-		w->stock[w->nstock] = rr_frame_of(d[i].addr);
-		w->rep->stock[w->nstock] = w->stock[w->nstock];
-		stocked(w, 1);
-	}
-	if (!room || xsk_ring_prod__reserve(&s->tx, room, &idx) != room)
-		return 0;
-	for (i = 0; i < room; i++)
-		*xsk_ring_prod__tx_desc(&s->tx, idx + i) = d[i];
-	frames_held(w, -(int64_t)room);
-	xsk_ring_prod__submit(&s->tx, room);
-	__atomic_add_fetch(&w->umem->sh->tx_outstanding, room,
-			   __ATOMIC_RELAXED);
-	kick_tx(s);
-	return room;
 }
 
 /*
@@ -275,43 +132,6 @@ static void cache_reply(struct rr_worker *w, struct rr_sock *s,
 	}
 }
 
-uint32_t rr_tx_put(struct rr_worker *w, struct rr_sock *s, uint32_t n)
-{
-	uint32_t idx, i;
-
-	if (!n)
-		return 0;
-	/* n <= free TX entries, so this cannot fail; if it ever did, the
-	 * frames go back to the fill ring rather than astray. */
-	if (xsk_ring_prod__reserve(&s->tx, n, &idx) != n) {
-		/* Off the mark first: a frame lost by a cell killed here is
-		 * better than one sent and recycled both. */
-		w->rep->batch.ntx = 0;
-		for (i = 0; i < n; i++)
-			recycle(w, rr_frame_of(w->tx[i].addr));
-		rr_stat_add(&s->stats->tx_ring_full, 1);
-		return 0;
-	}
-	for (i = 0; i < n; i++)
-		*xsk_ring_prod__tx_desc(&s->tx, idx + i) = w->tx[i];
-	frames_held(w, -(int64_t)n);
-	xsk_ring_prod__submit(&s->tx, n);
-	__atomic_add_fetch(&w->umem->sh->tx_outstanding, n, __ATOMIC_RELAXED);
-	return n;
-}
-
-uint32_t rr_tx_one(struct rr_worker *w, struct rr_sock *s, uint64_t addr,
-		   uint32_t len)
-{
-	w->tx[0].addr = addr;
-	w->tx[0].len = len;
-	w->tx[0].options = 0;
-	if (!rr_tx_put(w, s, 1))
-		return 0;
-	rr_stat_add(&s->stats->tx, 1);
-	return 1;
-}
-
 /* A quarantined function's queued requests go back unanswered (the batch
  * mark is set: each one recycled counts as done). */
 static uint32_t drop_batch(struct rr_worker *w, struct rr_sock *s, uint32_t n,
@@ -320,11 +140,11 @@ static uint32_t drop_batch(struct rr_worker *w, struct rr_sock *s, uint32_t n,
 	uint32_t i;
 
 	for (i = 0; i < n; i++)
-		recycle(w,
-			rr_frame_of(xsk_ring_cons__rx_desc(&s->rx, idx_rx + i)
-					    ->addr));
+		rr_recycle(w, rr_frame_of(
+				      xsk_ring_cons__rx_desc(&s->rx, idx_rx + i)
+					      ->addr));
 	xsk_ring_cons__release(&s->rx, n);
-	frames_held(w, n);
+	rr_frames_held(w, n);
 	load_done(w, n);
 	__atomic_store_n(&w->rep->batch.sock, RR_NO_BATCH, __ATOMIC_RELEASE);
 	rr_stat_add(&s->stats->rx, n);
@@ -416,7 +236,7 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 		 * only a gathering function's socket gets those. */
 		if (ctx.gather && ctx.gather->start &&
 		    rr_gathers_frame(w, data, rxd->len)) {
-			recycle(w, base);
+			rr_recycle(w, base);
 			replies++;
 			continue;
 		}
@@ -436,7 +256,7 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 		}
 		if (ret < 0) {
 			rr_stat_add(&s->stats->drops[-ret], 1);
-			recycle(w, base);
+			rr_recycle(w, base);
 			continue;
 		}
 		if (keep && keep->len != UINT32_MAX)
@@ -462,7 +282,7 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	/* Counted as the worker's only once off RX, and no longer once on TX
 	 * or fill: a snapshot may miss a frame in passing, never see it twice. */
 	xsk_ring_cons__release(&s->rx, n);
-	frames_held(w, n);
+	rr_frames_held(w, n);
 	/* Done with, all at once: a store per request would pull the line
 	 * away from the CPU that steers at every request. Meanwhile the
 	 * batch's age (busy_ns) tells a slow one. */
@@ -484,7 +304,7 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
  * reservation always succeeds. A cell that dies in here is put right by
  * the supervisor (cell.c, recover_lock()), which tells from the rings'
  * indices at the lock (fill_prod, comp_cons) how far it got: completions
- * are copied to the stock (divert()) and the fill ring first, released,
+ * are copied to the stock (rr_divert()) and the fill ring first, released,
  * then the stock counted and the lot submitted.
  */
 static void recycle_frames(struct rr_worker *w, uint32_t nsocks,
@@ -506,7 +326,7 @@ static void recycle_frames(struct rr_worker *w, uint32_t nsocks,
 	}
 	ncomp = xsk_ring_cons__peek(&u->comp, RR_COMP_SIZE, &idx_comp);
 	/* The first completions top up the stock, the rest are filled. */
-	nstock = divert(w, idx_comp, ncomp);
+	nstock = rr_divert(w, idx_comp, ncomp);
 	nfill = ncomp - nstock + nrecycle;
 	if (ncomp + nrecycle &&
 	    (!nfill ||
@@ -519,10 +339,10 @@ static void recycle_frames(struct rr_worker *w, uint32_t nsocks,
 			*xsk_ring_prod__fill_addr(&u->fill, idx_fill++) =
 				w->recycle[i];
 		xsk_ring_cons__release(&u->comp, ncomp);
-		stocked(w, nstock);
+		rr_stocked(w, nstock);
 		xsk_ring_prod__submit(&u->fill, nfill);
-		recycled(w);
-		frames_held(w, (int64_t)nstock - (int64_t)nrecycle);
+		rr_recycled(w);
+		rr_frames_held(w, (int64_t)nstock - (int64_t)nrecycle);
 	} else if (ncomp) {
 		xsk_ring_cons__cancel(&u->comp, ncomp);
 		ncomp = 0;
@@ -547,7 +367,7 @@ static bool rings_empty(struct rr_worker *w, uint32_t nsocks)
 			    __atomic_load_n(s->rx.consumer, __ATOMIC_ACQUIRE) ||
 		    __atomic_load_n(s->tx.producer, __ATOMIC_ACQUIRE) !=
 			    __atomic_load_n(s->tx.consumer, __ATOMIC_ACQUIRE)) {
-			kick_tx(s);
+			rr_kick_tx(s);
 			return false;
 		}
 	}
@@ -619,12 +439,12 @@ static void coalesce(struct rr_worker *w, uint32_t nsocks)
 static bool send_socket(struct rr_sock *s, bool busy)
 {
 	uint32_t pending =
-		xsk_ring_prod__needs_wakeup(&s->tx) ? tx_pending(s) : 0;
+		xsk_ring_prod__needs_wakeup(&s->tx) ? rr_tx_pending(s) : 0;
 
 	if (pending && !busy && pending <= POLL_TX)
 		return true;
 	if (pending)
-		kick_tx(s);
+		rr_kick_tx(s);
 	return false;
 }
 
@@ -670,7 +490,7 @@ static void give_back_stock(struct rr_worker *w, uint32_t nsocks)
 	/* Listed twice rather than nowhere, if a cell dies in between
 	 * (take_stock() skips what recycle[] has). */
 	while (w->nstock) {
-		recycle(w, w->stock[w->nstock - 1]);
+		rr_recycle(w, w->stock[w->nstock - 1]);
 		w->nstock--;
 		__atomic_store_n(&w->rep->nstock, w->nstock, __ATOMIC_RELEASE);
 	}
