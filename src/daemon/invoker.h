@@ -496,10 +496,6 @@ int rr_invoker_start(struct rr_invoker *inv);
  * NAPI; the main thread calls this every tick to check, and falls back to
  * plain spinning if they never will. */
 void rr_invoker_check_busy_poll(struct rr_invoker *inv);
-/* The rate limit of @svc into @conf, its XDP port entry, as the program
- * reads it (slots.c; hh.c judges the top keys by the same). */
-void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
-		     struct rr_port_conf *conf);
 /* worker_priority (priority.c): the limit raised before the privileges
  * go, found out after; the workers' scheduling in words, and why it is
  * the normal one although realtime was asked for (or NULL). */
@@ -651,9 +647,13 @@ static inline uint64_t rr_stat_read(const uint64_t *ctr)
 	return __atomic_load_n(ctr, __ATOMIC_RELAXED);
 }
 
+/* Writes slot @s's port entry from its state (slots.c, rr_slot_sync()):
+ * what a feature below the slots is given to call when it changed one. */
+typedef int (*rr_slot_sync_fn)(struct rr_invoker *inv, struct rr_slot *s);
 /* steer.c: steering = groups' growth and shrinking, by their queuing
- * delay; called every tick of the main loop, it looks every 100 ms. */
-void rr_steer_tick(struct rr_invoker *inv);
+ * delay; called every tick of the main loop, it looks every 100 ms, and
+ * has a changed group written with @sync. */
+void rr_steer_tick(struct rr_invoker *inv, rr_slot_sync_fn sync);
 /* steer.c: slot @s's `workers` into s->group.listed (rr_slot_sync()). */
 void rr_steer_parse(struct rr_slot *s);
 /* steer.c: slot @s's worker group of class @cls (RR_XDP_PUNT_CLASS) as

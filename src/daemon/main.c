@@ -34,6 +34,7 @@
 #include "options.h"
 #include "registry.h"
 #include "service.h"
+#include "slots.h"
 #include "hh.h"
 #include "util.h"
 
@@ -370,7 +371,7 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 		rr_invoker_supervise(inv);
 		rr_invoker_watch(inv);
 		rr_hh_tick(inv);
-		rr_steer_tick(inv);
+		rr_steer_tick(inv, rr_slot_sync);
 		rr_service_tick(inv);
 		if (now_ms() < next_second)
 			continue;

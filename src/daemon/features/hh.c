@@ -19,6 +19,7 @@
 #include "hh.h"
 #include "invoker.h"
 #include "log.h"
+#include "rl.h"
 #include "util.h"
 #include "xdp.h"
 

@@ -13,8 +13,9 @@
  * in no other function's group first; after a second's looks below half
  * of it, it gives the last one back, never below its list. The decision
  * is here, in user space; the XDP program reads the group from the
- * port's entry (struct rr_port_conf.group_mask), written by
- * rr_slot_sync().
+ * port's entry (struct rr_port_conf.group_mask), written by the slots'
+ * rr_slot_sync(), which the tick is given: the slots sit on the features
+ * and call them, never the other way.
  *
  * The queuing delays come from the workers' reports and their load
  * (struct rr_worker_load), which a cell can write: a lying cell can make its function's group grow or shrink
@@ -245,17 +246,18 @@ static bool judge(struct rr_invoker *inv, struct rr_slot *s, uint32_t slot,
 
 /* Slot @s back to its list (a reload switched growth off), written to
  * the XDP program unless it is gone. */
-static void ungrow(struct rr_invoker *inv, struct rr_slot *s)
+static void ungrow(struct rr_invoker *inv, struct rr_slot *s,
+		   rr_slot_sync_fn sync)
 {
 	s->group.primed = false;
 	if (!s->group.grown)
 		return;
 	s->group.grown = 0;
 	if (!s->removed)
-		rr_slot_sync(inv, s);
+		sync(inv, s);
 }
 
-void rr_steer_tick(struct rr_invoker *inv)
+void rr_steer_tick(struct rr_invoker *inv, rr_slot_sync_fn sync)
 {
 	uint64_t now = rr_now_ns();
 	struct rr_slot *s;
@@ -264,7 +266,7 @@ void rr_steer_tick(struct rr_invoker *inv)
 	for (slot = 0; slot < inv->nslots; slot++) {
 		s = &inv->slots[slot];
 		if (s->removed || s->svc->steering != RR_STEER_GROUPS) {
-			ungrow(inv, s);
+			ungrow(inv, s, sync);
 			continue;
 		}
 		if (now < s->group.next_ns)
@@ -272,10 +274,10 @@ void rr_steer_tick(struct rr_invoker *inv)
 		s->group.next_ns = now + LOOK_NS;
 		check_list(inv, s);
 		if (!s->svc->group_delay_us) {
-			ungrow(inv, s);
+			ungrow(inv, s, sync);
 			continue;
 		}
-		if (judge(inv, s, slot, now) && rr_slot_sync(inv, s))
+		if (judge(inv, s, slot, now) && sync(inv, s))
 			pr_warn("[function %s] cannot write its worker group to the XDP program\n",
 				s->svc->fn->name);
 	}

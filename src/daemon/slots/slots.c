@@ -29,6 +29,7 @@
 #include "seccomp.h"
 #include "settings.h"
 #include "hh.h"
+#include "rl.h"
 #include "util.h"
 
 /*
@@ -243,43 +244,6 @@ bool rr_slot_in_kernel(const struct rr_invoker *inv, const struct rr_slot *s)
 	       (inv->xdp_tx_ok || no_tx || s->svc->tier == RR_TIER_XDP);
 }
 
-/*
- * Rate limiting as @svc says now (docs/DESIGN.md, "Rate limiting in
- * XDP"): the interval between two replies, the burst, the slip and the
- * prefix masks in memory order. The slip reply goes out with XDP_TX, so
- * only where such frames are not lost (xdp_tx_ok); elsewhere a slipped
- * request is dropped like any other limited one.
- */
-void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
-		     struct rr_port_conf *conf)
-{
-	uint8_t m6[16] = { 0 };
-	uint32_t len = svc->rate_limit_v6_prefix, i;
-
-	conf->flags &= ~(RR_PORT_RL | RR_PORT_RL_EXEMPT | RR_PORT_SLIP_TC);
-	if (!svc->rate_limit)
-		return;
-	conf->flags |= RR_PORT_RL;
-	if (svc->nrate_limit_exempt)
-		conf->flags |= RR_PORT_RL_EXEMPT;
-	if (svc->fn->flags & RR_FN_SLIP_TC && inv->xdp_tx_ok)
-		conf->flags |= RR_PORT_SLIP_TC;
-	conf->rl_interval_ns = 1000000000U / svc->rate_limit;
-	if (!conf->rl_interval_ns)
-		conf->rl_interval_ns = 1;
-	conf->rl_burst =
-		svc->rate_limit_burst ? svc->rate_limit_burst : svc->rate_limit;
-	conf->rl_slip = svc->slip;
-	conf->rl_mask_v4 = htonl(svc->rate_limit_v4_prefix >= 32
-					 ? ~0U
-					 : ~(~0U >> svc->rate_limit_v4_prefix));
-	for (i = 0; i < 16 && len; i++) {
-		m6[i] = len >= 8 ? 0xff : (uint8_t)(0xff << (8 - len));
-		len = len >= 8 ? len - 8 : 0;
-	}
-	memcpy(conf->rl_mask_v6, m6, sizeof(m6));
-}
-
 int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 {
 	struct rr_port_conf conf = s->port_conf;
@@ -424,14 +388,7 @@ int rr_open_port(struct rr_invoker *inv, uint32_t slot)
 		if (ret)
 			return ret;
 	}
-	for (i = 0; i < svc->nrate_limit_exempt; i++) {
-		ret = rr_xdp_rl_exempt(&inv->xdp, slot,
-				       &svc->rate_limit_exempt[i], true);
-		if (ret)
-			return ret;
-	}
-	/* The slot may have served another function. */
-	ret = rr_xdp_rl_reset(&inv->xdp, slot);
+	ret = rr_rl_open(inv, slot, svc);
 	if (ret)
 		return ret;
 	ret = choose_tier(inv, slot, &conf);

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Rate limiting in XDP, user space's half (rl.c). */
+#ifndef RR_RL_H
+#define RR_RL_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "rr_shared.h"
+
+struct rr_invoker;
+
+/* The rate limit of @svc into @conf, its XDP port entry, as the program
+ * reads it (slots.c; hh.c judges the top keys by the same). */
+void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
+		     struct rr_port_conf *conf);
+/* Slot @slot's exemptions (@svc's rate_limit_exempt) into the program's
+ * maps and its buckets emptied, before its port opens. */
+int rr_rl_open(struct rr_invoker *inv, uint32_t slot,
+	       const struct rr_service *svc);
+
+#endif /* RR_RL_H */
