@@ -435,6 +435,12 @@ struct rr_invoker {
 	struct rr_tcp tcp;
 	/* A reload under way (slots.c), or NULL. */
 	struct rr_reload *reload;
+	/* Has every serving loop pass a quiescent point after an instance
+	 * swap: true once none can still use an instance swapped out before
+	 * @epoch, false if one has not come back from a function within
+	 * ~5 s. The cells' rr_cells_quiesce(), set at set-up: the slots,
+	 * which swap, sit below the loops and the cells that run them. */
+	bool (*quiesce)(struct rr_invoker *inv, uint64_t epoch);
 	/* Heavy hitters, followed from the XDP program's sketches (hh.c);
 	 * NULL if they could not be set up. */
 	struct rr_hh *hh;

@@ -644,69 +644,6 @@ static int finish_batch(struct rr_worker *w, const struct rr_batch_mark *m,
 	return slot;
 }
 
-static void quarantine(struct rr_invoker *inv, struct rr_slot *s)
-{
-	const struct rr_service *svc = s->svc;
-	int ret;
-
-	char when[64] = "";
-
-	s->quarantined = true;
-	s->faults.quarantined_ns = rr_now_ns();
-	ret = rr_slot_sync(inv, s);
-	if (svc->quarantine_expire)
-		snprintf(when, sizeof(when), " in %u s (quarantine_expire), or",
-			 svc->quarantine_expire);
-	pr_warn("function '%s' quarantined after %u fault%s in %u s: port %u %s its requests (it comes back%s with reqrouterctl unquarantine %s)%s\n",
-		svc->fn->name, svc->quarantine_faults,
-		svc->quarantine_faults == 1 ? "" : "s", svc->quarantine_window,
-		svc->port,
-		svc->quarantine_pass ? "passes to the kernel" : "drops", when,
-		svc->fn->name, ret ? "; the XDP map could not be updated" : "");
-}
-
-/* Quarantines that have lasted their quarantine_expire seconds lift. */
-static void expire_quarantines(struct rr_invoker *inv, uint64_t now)
-{
-	struct rr_slot *s;
-	uint32_t exp;
-
-	for (s = inv->slots; s < inv->slots + inv->nslots; s++) {
-		exp = s->svc->quarantine_expire;
-		if (!s->quarantined || !exp ||
-		    now - s->faults.quarantined_ns < exp * 1000000000ULL)
-			continue;
-		rr_unquarantine_slot(inv, s);
-		pr_notice(
-			"function '%s' is out of quarantine after %u s (quarantine_expire)%s\n",
-			s->svc->fn->name, exp,
-			s->removed ? ", but stays removed" : "");
-	}
-}
-
-/* One more fault of the function in @s; quarantines it at the limit. */
-void rr_charge_fault(struct rr_invoker *inv, struct rr_slot *s, bool timeout,
-		     uint64_t now)
-{
-	const struct rr_service *svc = s->svc;
-	struct rr_faults *f = &s->faults;
-	uint32_t n = svc->quarantine_faults;
-
-	if (timeout)
-		f->timeouts++;
-	else
-		f->crashes++;
-	if (!n || s->quarantined)
-		return;
-	f->at_ns[f->next % n] = now;
-	f->next++;
-	/* The ring entry written next holds the fault n faults ago. */
-	if (f->next >= n &&
-	    now - f->at_ns[f->next % n] <=
-		    (uint64_t)svc->quarantine_window * 1000000000ULL)
-		quarantine(inv, s);
-}
-
 /* How a cell ended, for the log: the signal's name, or the exit status. */
 static const char *ending(int st, char *buf, size_t len)
 {
@@ -908,7 +845,7 @@ void rr_invoker_supervise(struct rr_invoker *inv)
 	}
 	now = rr_now_ns();
 	tcp_calls = rr_tcp_supervise(inv, now);
-	expire_quarantines(inv, now);
+	rr_quarantine_expire(inv, now);
 	if (now / 1000000 >= inv->next_lock_look_ms)
 		inv->next_lock_look_ms =
 			now / 1000000 +
@@ -977,6 +914,29 @@ bool rr_cells_renew(struct rr_invoker *inv)
 	return false;
 }
 
+bool rr_cells_quiesce(struct rr_invoker *inv, uint64_t e)
+{
+	struct timespec ms = { 0, 1000000L };
+	uint32_t i, n = RR_NWORKERS(inv), tries;
+
+	/* A cell's copies of the functions are its own: only fresh cells
+	 * see the new ones. */
+	if (inv->cfg->isolation == RR_ISOLATION_CELL)
+		return rr_cells_renew(inv);
+	for (tries = 0; tries < 5000; tries++) {
+		for (i = 0; i < n; i++)
+			if (__atomic_load_n(&inv->workers[i].started,
+					    __ATOMIC_ACQUIRE) &&
+			    __atomic_load_n(&inv->workers[i].rep->seen_epoch,
+					    __ATOMIC_ACQUIRE) < e)
+				break;
+		if (i == n && rr_tcp_passed_epoch(inv, e))
+			return true;
+		nanosleep(&ms, NULL);
+	}
+	return false;
+}
+
 void rr_cell_join(struct rr_invoker *inv, struct rr_worker *w)
 {
 	struct timespec ms = { 0, 1000000L };
@@ -999,41 +959,4 @@ void rr_cell_join(struct rr_invoker *inv, struct rr_worker *w)
 	kill(pid, SIGKILL);
 	if (waitpid(pid, &st, 0) == pid)
 		cell_ended(inv, w, st, false);
-}
-
-int rr_invoker_unquarantine(struct rr_invoker *inv, const char *name, char *msg,
-			    size_t msglen)
-{
-	int slot = rr_slot_of(inv, name);
-	struct rr_slot *s;
-
-	if (slot < 0) {
-		snprintf(msg, msglen, "no function '%s' is served", name);
-		return -ENOENT;
-	}
-	s = &inv->slots[slot];
-	if (!s->quarantined) {
-		snprintf(msg, msglen, "function '%s' is not quarantined", name);
-		return -EALREADY;
-	}
-	rr_unquarantine_slot(inv, s);
-	if (s->removed)
-		snprintf(
-			msg, msglen,
-			"function '%s' is out of quarantine, but removed: port %u stays with the kernel (reqrouterctl deploy brings it back)",
-			name, s->svc->port);
-	else
-		snprintf(msg, msglen, "function '%s' serves again on port %u",
-			 name, s->svc->port);
-	pr_notice("%s\n", msg);
-	return 0;
-}
-
-void rr_unquarantine_slot(struct rr_invoker *inv, struct rr_slot *s)
-{
-	if (!s->quarantined)
-		return;
-	s->quarantined = false;
-	s->faults.next = 0;
-	rr_slot_sync(inv, s);
 }

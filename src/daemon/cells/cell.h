@@ -22,13 +22,11 @@ void rr_invoker_supervise(struct rr_invoker *inv);
 /* Replaces every running cell with a fresh fork of the main thread, each
  * at the end of a round; false if one did not end within 5 s. */
 bool rr_cells_renew(struct rr_invoker *inv);
+/* inv->quiesce: every serving loop past epoch @e (threads: each one's
+ * next round; cells: a fresh fork each), or false after ~5 s. */
+bool rr_cells_quiesce(struct rr_invoker *inv, uint64_t e);
 /* Waits for cell @w to end (it was told to stop or retire). */
 void rr_cell_join(struct rr_invoker *inv, struct rr_worker *w);
-/* reqrouterctl unquarantine NAME. */
-int rr_invoker_unquarantine(struct rr_invoker *inv, const char *name, char *msg,
-			    size_t msglen);
-/* Lifts slot @s's quarantine, if it has one. */
-void rr_unquarantine_slot(struct rr_invoker *inv, struct rr_slot *s);
 
 /* For other cells (tcp.c): what a cell may keep, and how it is watched. */
 
@@ -50,10 +48,5 @@ uint64_t rr_cell_cpu_ns(pid_t pid);
  * @since_cpu_ns), has run out of @limit ns of max_run_us. */
 bool rr_cell_ran_out(pid_t pid, uint64_t since_ns, uint64_t since_cpu_ns,
 		     uint64_t limit, uint64_t now);
-
-/* One more fault (a crash, or with @timeout an overrun) of the function
- * in @s; quarantines it at its limit. */
-void rr_charge_fault(struct rr_invoker *inv, struct rr_slot *s, bool timeout,
-		     uint64_t now);
 
 #endif /* RR_CELL_H */

@@ -295,6 +295,7 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	inv->cfg = cfg;
 	inv->live_fd = -1;
 	inv->nthreads = cfg->threads;
+	inv->quiesce = rr_cells_quiesce;
 	rr_tcp_init(inv);
 	for (i = 0; i < cfg->nservices; i++)
 		if (cfg->services[i].enabled)

@@ -24,13 +24,4 @@ bool rr_check_asked(int argc, char **argv);
  */
 int rr_check_main(int argc, char **argv);
 
-/* Function @svc's allow-list in words into @buf: "127.0.0.0/8, ::1/128",
- * as many prefixes as fit, then how many in all. */
-void rr_allow_text(const struct rr_service *svc, char *buf, size_t len);
-
-/* At start (rr_open_port()), a notice for a function served to an
- * allow-list only: which sources it answers, and where that is set
- * (@config_file, or "" for none). Nothing for one served to everyone. */
-void rr_allow_notice(const struct rr_service *svc, const char *config_file);
-
 #endif /* RR_CHECK_H */

@@ -19,7 +19,6 @@
 
 #include <linux/if_link.h>
 
-#include "cell.h"
 #include "clock.h"
 #include "control.h"
 #include "log.h"
@@ -29,6 +28,7 @@
 #include "registry.h"
 #include "service.h"
 #include "settings.h"
+#include "slots.h"
 #include "hh.h"
 #include "util.h"
 #include "version.h"

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cell.h"
 #include "gather.h"
 #include "invoker_internal.h"
 #include "log.h"

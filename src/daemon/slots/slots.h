@@ -28,6 +28,12 @@ struct rr_fn_instance *rr_swap_instance(struct rr_slot *s,
 /* Frees the swapped-out @old[RR_MAX_SLOTS] once no worker can use them;
  * false (nothing freed) if a worker did not come back from a function. */
 bool rr_retire_instances(struct rr_invoker *inv, struct rr_fn_instance **old);
+/* Until every serving loop has passed a quiescent point after the swaps
+ * made so far; false if one has not come back from a function.
+ * *@filter: what rebuilding the cells' system call filter returned. */
+bool rr_slots_quiesce(struct rr_invoker *inv, int *filter);
+/* Which worker indexes run: thread < nthreads on every served queue. */
+void rr_active_workers(const struct rr_invoker *inv, bool *active);
 /* The slot serving function @name, or -1. */
 int rr_slot_of(const struct rr_invoker *inv, const char *name);
 /* Slot @s answered in user space only from now on (its XDP program and
@@ -49,5 +55,18 @@ int rr_open_port(struct rr_invoker *inv, uint32_t slot);
  * made from its state (removed, quarantined, port_conf); -errno if the
  * map cannot be written. */
 int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s);
+
+/* quarantine.c */
+/* One more fault (a crash, or with @timeout an overrun) of the function
+ * in @s; quarantines it at its limit. */
+void rr_charge_fault(struct rr_invoker *inv, struct rr_slot *s, bool timeout,
+		     uint64_t now);
+/* Quarantines that have lasted their quarantine_expire seconds lift. */
+void rr_quarantine_expire(struct rr_invoker *inv, uint64_t now);
+/* reqrouterctl unquarantine NAME. */
+int rr_invoker_unquarantine(struct rr_invoker *inv, const char *name, char *msg,
+			    size_t msglen);
+/* Lifts slot @s's quarantine, if it has one. */
+void rr_unquarantine_slot(struct rr_invoker *inv, struct rr_slot *s);
 
 #endif /* RR_SLOTS_H */
