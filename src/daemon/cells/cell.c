@@ -47,7 +47,7 @@
 
 #include "cell.h"
 #include "clock.h"
-#include "frames.h"
+#include "frame.h"
 #include "gather.h"
 #include "invoker_internal.h"
 #include "log.h"

@@ -31,7 +31,7 @@
 #include <sys/socket.h>
 
 #include "clock.h"
-#include "frames.h"
+#include "frame.h"
 #include "gather.h"
 #include "invoker.h"
 #include "log.h"

@@ -21,7 +21,7 @@
 
 #include "cache.h"
 #include "clock.h"
-#include "frames.h"
+#include "frame.h"
 #include "gather.h"
 #include "invoker.h"
 #include "log.h"

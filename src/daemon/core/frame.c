@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A worker's frames onto its TX rings and into its stock (frames.h).
+ * A worker's frames onto its TX rings and into its stock (frame.h).
  */
 #include <errno.h>
 #include <sys/socket.h>
 
-#include "frames.h"
+#include "frame.h"
 
 /* Copy-mode sendto() transmits at most 32 frames and says EAGAIN if more
  * are waiting. */

@@ -8,8 +8,8 @@
  * worker's round (serve/worker.c) and the gathers (features/gather.c)
  * both move frames through here.
  */
-#ifndef RR_FRAMES_H
-#define RR_FRAMES_H
+#ifndef RR_FRAME_H
+#define RR_FRAME_H
 
 #include <stdbool.h>
 #include <stdint.h>
