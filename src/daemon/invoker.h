@@ -21,6 +21,7 @@
 #include "netlink.h"
 #include "packet.h"
 #include "tcp.h"
+#include "watch.h"
 #include "xdp.h"
 
 #define RR_CACHELINE 64
@@ -324,13 +325,10 @@ struct rr_worker {
 	bool fork_failed;      /* said once, retried every tick */
 	bool unconfined;       /* a cell could not confine itself: said once */
 	uint64_t next_fork_ns; /* CLOCK_MONOTONIC: not before */
-	/* The supervisor's: the call_seq it saw last, the odd one it saw
-	 * first, and since when. */
+	/* The supervisor's: the call_seq it saw last (any calls since?),
+	 * and its overrun watch. */
 	uint64_t sv_last_seq;
-	uint64_t sv_seq;
-	uint64_t sv_since_ns;
-	uint64_t sv_since_cpu_ns; /* the cell's CPU time then */
-	bool sv_warned;
+	struct rr_call_watch sv;
 	uint32_t index; /* queue * RR_MAX_THREADS + thread */
 	/* A thread's id, written by itself (a cell's is pid), and whether
 	 * the supervisor took its realtime priority for the call with

@@ -108,7 +108,7 @@ static bool unused(bool (*own)(const void *ctx, int fd), const void *ctx,
 	       !strncmp(link, "/sys/", 5);
 }
 
-void rr_close_unused(bool (*own)(const void *ctx, int fd), const void *ctx)
+static void close_unused(bool (*own)(const void *ctx, int fd), const void *ctx)
 {
 	int fds[1024], n = 0, fd;
 	struct dirent *e;
@@ -189,8 +189,9 @@ static int unmap_workers(struct rr_invoker *inv, const struct rr_worker *w)
  * runs can reach another queue's frames, another worker's rings or
  * report. Returns 0 or -errno.
  */
-static int confine_memory(struct rr_worker *w)
+static int confine_memory(void *ctx)
 {
+	struct rr_worker *w = ctx;
 	struct rr_invoker *inv = w->inv;
 	int ret;
 
@@ -211,7 +212,9 @@ int rr_unmap_workers(struct rr_invoker *inv)
 	return unmap_workers(inv, NULL);
 }
 
-void rr_cell_begin(pid_t parent)
+/* A freshly forked cell's first step: signals left to the main thread,
+ * none blocked, death with the main thread (gone already: exits). */
+static void cell_begin(pid_t parent)
 {
 	struct sigaction ign = { .sa_handler = SIG_IGN };
 	sigset_t none;
@@ -230,48 +233,81 @@ void rr_cell_begin(pid_t parent)
 		_exit(0);
 }
 
-static void cell_main(struct rr_worker *w, pid_t parent)
+/* The child's side of rr_cell_fork(): confined, or it serves nothing. */
+static void cell_main(const struct rr_cell *c, pid_t parent)
 {
 	struct rlimit nocore = { 0, 0 };
-	char name[16];
 	cpu_set_t set;
 
-	rr_cell_begin(parent);
-	/* A cell that cannot be confined does not serve. */
-	if (confine_memory(w))
+	cell_begin(parent);
+	if (c->keep_memory(c->ctx))
 		_exit(RR_CELL_UNCONFINED);
-	rr_close_unused(own_socket, w);
-	if (rr_gathers_confine(w))
-		_exit(RR_CELL_UNCONFINED);
+	close_unused(c->own, c->ctx);
 	/* A crash dump of the shared UMEM would slow the restart. */
 	setrlimit(RLIMIT_CORE, &nocore);
-	snprintf(name, sizeof(name), "rr-cell %u/%u", w->queue, w->thread);
-	prctl(PR_SET_NAME, name);
-	CPU_ZERO(&set);
-	CPU_SET(w->cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-	rr_worker_run_cell(w);
+	prctl(PR_SET_NAME, c->name);
+	if (c->cpu >= 0) {
+		CPU_ZERO(&set);
+		CPU_SET(c->cpu, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	}
+	if (c->confine && c->confine(c->ctx))
+		_exit(RR_CELL_UNCONFINED);
+	c->run(c->ctx);
 	_exit(0);
+}
+
+pid_t rr_cell_fork(const struct rr_cell *c)
+{
+	pid_t parent = getpid(), pid;
+
+	/* Nothing buffered may be written twice. */
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid)
+		cell_main(c, parent);
+	return pid;
+}
+
+/* A worker's cell: what it keeps of the shared memory is confine_memory()'s
+ * choice, of the descriptors its sockets (and its gathers'). */
+static int confine_gathers(void *ctx)
+{
+	return rr_gathers_confine(ctx);
+}
+
+static void run_worker(void *ctx)
+{
+	rr_worker_run_cell(ctx);
 }
 
 int rr_cell_start(struct rr_worker *w)
 {
-	pid_t parent = getpid(), pid;
+	struct rr_cell c = {
+		.cpu = w->cpu,
+		.keep_memory = confine_memory,
+		.own = own_socket,
+		.confine = confine_gathers,
+		.run = run_worker,
+		.ctx = w,
+	};
+	pid_t pid;
 	int ret;
 
 	__atomic_store_n(&w->inv->live->restart[w->index], false,
 			 __ATOMIC_RELEASE);
 	w->call_seq = 0;
-	w->sv_seq = 0;
+	w->sv.seq = 0;
 	w->rt_lowered = false; /* the new cell raises itself */
 	w->rep->call_seq = 0;
 	w->rep->batch.sock = RR_NO_BATCH;
-	/* Nothing buffered may be written twice. */
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
+	snprintf(c.name, sizeof(c.name), "rr-cell %u/%u", w->queue, w->thread);
+	pid = rr_cell_fork(&c);
 	if (pid < 0) {
-		ret = -errno;
+		ret = pid;
 		/* Retried every tick: said once. */
 		if (!w->fork_failed)
 			pr_warn("cannot fork a cell for queue %u thread %u: %s; retrying\n",
@@ -279,8 +315,6 @@ int rr_cell_start(struct rr_worker *w)
 		w->fork_failed = true;
 		return ret;
 	}
-	if (!pid)
-		cell_main(w, parent);
 	if (w->fork_failed)
 		pr_info("the cell for queue %u thread %u is forked at last\n",
 			w->queue, w->thread);
@@ -771,18 +805,12 @@ uint64_t rr_cell_cpu_ns(pid_t pid)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/*
- * Whether the call cell @w has been in for @limit ns of wall time has run
- * out of max_run_us: it has used that much CPU since the call was seen,
- * or it has been in it for OVERRUN_WALL_TIMES times as long (at least
- * OVERRUN_WALL_MIN_NS) whatever it used (a function asleep in a call).
- * A cell that waited for a CPU (an overloaded host) is not charged for
- * the wait.
- */
+/* Whether a call seen since @since_ns (the cell's CPU time then
+ * @since_cpu_ns) has run out of @limit ns: see rr_call_watch(). */
 #define OVERRUN_WALL_TIMES 10
 #define OVERRUN_WALL_MIN_NS 100000000ULL
-bool rr_cell_ran_out(pid_t pid, uint64_t since_ns, uint64_t since_cpu_ns,
-		     uint64_t limit, uint64_t now)
+static bool ran_out(pid_t pid, uint64_t since_ns, uint64_t since_cpu_ns,
+		    uint64_t limit, uint64_t now)
 {
 	uint64_t wall = limit * OVERRUN_WALL_TIMES, cpu;
 
@@ -792,6 +820,29 @@ bool rr_cell_ran_out(pid_t pid, uint64_t since_ns, uint64_t since_cpu_ns,
 		return true;
 	cpu = rr_cell_cpu_ns(pid);
 	return !cpu || !since_cpu_ns || cpu - since_cpu_ns >= limit;
+}
+
+enum rr_overrun rr_call_watch(struct rr_call_watch *cw, uint64_t seq,
+			      uint64_t limit_ns, pid_t pid, uint64_t now)
+{
+	if (seq != cw->seq) {
+		cw->seq = seq;
+		cw->since_ns = now;
+		cw->since_cpu_ns = pid ? rr_cell_cpu_ns(pid) : 0;
+		cw->warned = false;
+		return RR_IN_TIME;
+	}
+	if (!(seq & 1) || !limit_ns || now - cw->since_ns < limit_ns)
+		return RR_IN_TIME;
+	if (pid)
+		return ran_out(pid, cw->since_ns, cw->since_cpu_ns, limit_ns,
+			       now)
+			       ? RR_OVERRUN_KILL
+			       : RR_IN_TIME;
+	if (cw->warned)
+		return RR_IN_TIME;
+	cw->warned = true;
+	return RR_OVERRUN_WARN;
 }
 
 /* Reaps the cells that ended since the last tick. */
@@ -860,30 +911,21 @@ void rr_invoker_supervise(struct rr_invoker *inv)
 		rr_priority_watch(inv, w, seq, now);
 		if (!(seq & 1))
 			continue;
-		if (seq != w->sv_seq) {
-			w->sv_seq = seq;
-			w->sv_since_ns = now;
-			w->sv_since_cpu_ns = cells ? rr_cell_cpu_ns(w->pid) : 0;
-			w->sv_warned = false;
-			continue;
-		}
 		si = __atomic_load_n(&w->rep->batch.sock, __ATOMIC_ACQUIRE);
-		if (si >= w->nsocks)
-			continue;
-		svc = inv->slots[w->socks[si].slot].svc;
-		limit = (uint64_t)svc->max_run_us * 1000;
-		if (!limit || now - w->sv_since_ns < limit)
-			continue;
-		if (cells) {
-			if (!rr_cell_ran_out(w->pid, w->sv_since_ns,
-					     w->sv_since_cpu_ns, limit, now))
-				continue;
+		svc = si < w->nsocks ? inv->slots[w->socks[si].slot].svc : NULL;
+		limit = svc ? (uint64_t)svc->max_run_us * 1000 : 0;
+		switch (rr_call_watch(&w->sv, seq, limit, cells ? w->pid : 0,
+				      now)) {
+		case RR_OVERRUN_KILL:
 			overrun(inv, w, seq);
-		} else if (!w->sv_warned) {
-			w->sv_warned = true;
+			break;
+		case RR_OVERRUN_WARN:
 			pr_warn("function '%s' has run past max_run_us (%u us) on queue %u, thread %u; a thread cannot be taken back (isolation = cell can)\n",
 				svc->fn->name, svc->max_run_us, w->queue,
 				w->thread);
+			break;
+		case RR_IN_TIME:
+			break;
 		}
 	}
 	inv->in_calls = in_calls || tcp_calls;

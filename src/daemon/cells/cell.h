@@ -7,6 +7,7 @@
 #define RR_CELL_H
 
 #include "invoker.h"
+#include "watch.h"
 
 /* The main thread's way to a queue's lock: false if it was not had
  * within ~1 ms (a holder that will not let go); never waits longer. */
@@ -28,25 +29,30 @@ bool rr_cells_quiesce(struct rr_invoker *inv, uint64_t e);
 /* Waits for cell @w to end (it was told to stop or retire). */
 void rr_cell_join(struct rr_invoker *inv, struct rr_worker *w);
 
-/* For other cells (tcp.c): what a cell may keep, and how it is watched. */
+/*
+ * A serving loop to run in a process of its own, a worker's or a TCP
+ * loop's alike. In the child, in this order: @keep_memory unmaps what the
+ * cell must not reach of the shared memory; every descriptor of the main
+ * thread's it has no use for is closed (BPF, netlink, memfds, sysfs,
+ * other sockets; @own says which sockets stay); no core dump; named
+ * @name, pinned to @cpu (-1: not); @confine does the rest of its
+ * confinement and set-up; then @run serves until the cell is told to end.
+ * A step that fails ends the cell with RR_CELL_UNCONFINED.
+ */
+struct rr_cell {
+	char name[16];
+	int cpu;
+	int (*keep_memory)(void *ctx);
+	bool (*own)(const void *ctx, int fd);
+	int (*confine)(void *ctx); /* may be NULL */
+	void (*run)(void *ctx);
+	void *ctx;
+};
 
-/* A freshly forked cell's first step: signals left to the main thread,
- * none blocked, death with the main thread (gone already: exits). */
-void rr_cell_begin(pid_t parent);
-
-/* Closes the main thread's descriptors a cell has no use for (BPF,
- * netlink, memfds, sysfs, sockets); @own says which sockets stay. */
-void rr_close_unused(bool (*own)(const void *ctx, int fd), const void *ctx);
+/* Forks cell @c: its pid, or -errno. The child never returns. */
+pid_t rr_cell_fork(const struct rr_cell *c);
 
 /* Unmaps every worker's and queue's shared memory; 0 or -errno. */
 int rr_unmap_workers(struct rr_invoker *inv);
-
-/* The CPU time cell @pid has used, in ns; 0 if it cannot be read. */
-uint64_t rr_cell_cpu_ns(pid_t pid);
-
-/* Whether cell @pid's call, seen since @since_ns (its CPU time then
- * @since_cpu_ns), has run out of @limit ns of max_run_us. */
-bool rr_cell_ran_out(pid_t pid, uint64_t since_ns, uint64_t since_cpu_ns,
-		     uint64_t limit, uint64_t now);
 
 #endif /* RR_CELL_H */

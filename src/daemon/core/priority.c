@@ -147,7 +147,7 @@ void rr_priority_raise(struct rr_worker *w)
 
 /*
  * The supervisor, each tick, for worker @w seen at call_seq @seq (odd:
- * inside a function, since w->sv_since_ns if seq == w->sv_seq): a call
+ * inside a function, since w->sv.since_ns if seq == w->sv.seq): a call
  * past RT_CALL_MAX_NS gives up realtime priority until it returns.
  */
 void rr_priority_watch(struct rr_invoker *inv, struct rr_worker *w,
@@ -175,8 +175,8 @@ void rr_priority_watch(struct rr_invoker *inv, struct rr_worker *w,
 				w->queue, w->thread);
 		return;
 	}
-	if (!(seq & 1) || seq != w->sv_seq ||
-	    now - w->sv_since_ns < RT_CALL_MAX_NS)
+	if (!(seq & 1) || seq != w->sv.seq ||
+	    now - w->sv.since_ns < RT_CALL_MAX_NS)
 		return;
 	/* Once per call, lowered or not. */
 	w->rt_lowered = true;
@@ -185,11 +185,11 @@ void rr_priority_watch(struct rr_invoker *inv, struct rr_worker *w,
 	if (ret) {
 		pr_warn("worker %u/%u: a call has run %llu ms at realtime priority and cannot be lowered: %s\n",
 			w->queue, w->thread,
-			(unsigned long long)((now - w->sv_since_ns) / 1000000),
+			(unsigned long long)((now - w->sv.since_ns) / 1000000),
 			strerror(-ret));
 		return;
 	}
 	pr_warn("worker %u/%u: a call has run %llu ms; normal priority until it returns, so that the CPU's other work runs\n",
 		w->queue, w->thread,
-		(unsigned long long)((now - w->sv_since_ns) / 1000000));
+		(unsigned long long)((now - w->sv.since_ns) / 1000000));
 }

@@ -938,7 +938,7 @@ static int start_thread(struct rr_invoker *inv, uint32_t li)
 /* ---- As a cell ---- */
 
 /* Keeps the listeners of this loop, closes every other socket of the
- * main thread's (see rr_close_unused()). */
+ * main thread's (see struct rr_cell). */
 static bool own_listener(const void *ctx, int fd)
 {
 	const struct loop *l = ctx;
@@ -954,8 +954,9 @@ static bool own_listener(const void *ctx, int fd)
  * the UMEMs and their rings, the workers' reports, the queues' locks, the
  * other loop's report, the reply cache (which answers for every function
  * inside XDP, and which replies over TCP never go to). */
-static int confine(struct loop *l)
+static int confine(void *ctx)
 {
+	struct loop *l = ctx;
 	struct rr_invoker *inv = l->inv;
 	uint32_t li;
 
@@ -972,42 +973,49 @@ static int confine(struct loop *l)
 	return 0;
 }
 
-static void cell_main(struct rr_invoker *inv, uint32_t li, pid_t parent)
+/* The rest of the cell's confinement: its loop set up, then no
+ * capability and the TCP server's system call filter. */
+static int confine_loop(void *ctx)
 {
-	struct rlimit nocore = { 0, 0 };
-	struct loop l;
+	struct loop *l = ctx;
 	int ret;
 
-	rr_cell_begin(parent);
-	loop_init(&l, inv, li, true);
-	memcpy(l.lfd, inv->tcp.listen_fd, sizeof(l.lfd));
-	if (confine(&l))
-		_exit(RR_CELL_UNCONFINED);
-	rr_close_unused(own_listener, &l);
-	setrlimit(RLIMIT_CORE, &nocore);
-	prctl(PR_SET_NAME, "rr-tcp");
-	ret = loop_setup(&l);
+	ret = loop_setup(l);
 	if (ret) {
 		pr_warn("TCP: cannot set the loop up: %s\n", strerror(-ret));
-		_exit(RR_CELL_UNCONFINED);
+		return ret;
 	}
-	if (rr_worker_drop_caps() || rr_tcp_cell_seccomp(inv))
-		_exit(RR_CELL_UNCONFINED);
-	loop_run(&l);
-	_exit(0);
+	ret = rr_worker_drop_caps();
+	return ret ? ret : rr_tcp_cell_seccomp(l->inv);
 }
+
+static void run_loop(void *ctx)
+{
+	loop_run(ctx);
+}
+
+/* The cell's loop: made here before the fork, the child's copy is the one
+ * that serves. */
+static struct loop cell_loop;
 
 static int start_cell(struct rr_invoker *inv, uint32_t li)
 {
-	pid_t parent = getpid(), pid;
+	struct rr_cell c = {
+		.name = "rr-tcp",
+		.cpu = -1,
+		.keep_memory = confine,
+		.own = own_listener,
+		.confine = confine_loop,
+		.run = run_loop,
+		.ctx = &cell_loop,
+	};
+	pid_t pid;
 
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
+	loop_init(&cell_loop, inv, li, true);
+	memcpy(cell_loop.lfd, inv->tcp.listen_fd, sizeof(cell_loop.lfd));
+	pid = rr_cell_fork(&c);
 	if (pid < 0)
-		return -errno;
-	if (!pid)
-		cell_main(inv, li, parent);
+		return pid;
 	inv->tcp.loops[li].pid = pid;
 	return 0;
 }
@@ -1135,7 +1143,7 @@ static bool watch(struct rr_invoker *inv, uint32_t li, uint64_t now)
 	uint64_t seq = __atomic_load_n(&l->rep->call_seq, __ATOMIC_ACQUIRE);
 	uint32_t slot = __atomic_load_n(&l->rep->call_slot, __ATOMIC_RELAXED);
 	const struct rr_service *svc;
-	bool calls = (seq & 1) || seq != l->sv_seq;
+	bool calls = (seq & 1) || seq != l->sv.seq;
 	uint64_t limit;
 
 	if (l->retiring && cells &&
@@ -1144,28 +1152,21 @@ static bool watch(struct rr_invoker *inv, uint32_t li, uint64_t now)
 		return false;
 	}
 	if (!(seq & 1) || slot >= inv->nslots) {
-		l->sv_seq = seq;
-		return calls;
-	}
-	if (seq != l->sv_seq) {
-		l->sv_seq = seq;
-		l->sv_since_ns = now;
-		l->sv_since_cpu_ns = cells ? rr_cell_cpu_ns(l->pid) : 0;
-		l->sv_warned = false;
+		l->sv.seq = seq;
 		return calls;
 	}
 	svc = inv->slots[slot].svc;
 	limit = (uint64_t)svc->max_run_us * 1000;
-	if (!limit || now - l->sv_since_ns < limit)
-		return calls;
-	if (cells) {
-		if (rr_cell_ran_out(l->pid, l->sv_since_ns, l->sv_since_cpu_ns,
-				    limit, now))
-			kill_cell(inv, li, true);
-	} else if (!l->sv_warned) {
-		l->sv_warned = true;
+	switch (rr_call_watch(&l->sv, seq, limit, cells ? l->pid : 0, now)) {
+	case RR_OVERRUN_KILL:
+		kill_cell(inv, li, true);
+		break;
+	case RR_OVERRUN_WARN:
 		pr_warn("function '%s' has run past max_run_us (%u us) over TCP; a thread cannot be taken back (isolation = cell can)\n",
 			svc->fn->name, svc->max_run_us);
+		break;
+	case RR_IN_TIME:
+		break;
 	}
 	return calls;
 }

@@ -19,6 +19,7 @@
 #include <reqrouter/rr_function.h>
 
 #include "config.h"
+#include "watch.h"
 
 /* The loop serving now, and one handing over to it (after a reload, or
  * when the functions served over TCP change). */
@@ -66,11 +67,8 @@ struct rr_tcp_loop {
 	bool running;  /* started, not yet joined or reaped */
 	bool retiring; /* told to hand over: no accepting, then exit */
 	uint64_t retired_ns;
-	/* The supervisor's view of its calls, as for a worker. */
-	uint64_t sv_seq;
-	uint64_t sv_since_ns;
-	uint64_t sv_since_cpu_ns;
-	bool sv_warned;
+	/* The supervisor's overrun watch, as for a worker. */
+	struct rr_call_watch sv;
 };
 
 struct rr_tcp {
