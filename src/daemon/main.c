@@ -23,7 +23,7 @@
 #include <cap-ng.h>
 #include <linux/capability.h>
 
-#include "cell.h"
+#include "supervise.h"
 #include "check.h"
 #include "clock.h"
 #include "control.h"

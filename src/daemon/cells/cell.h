@@ -1,33 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Containing faulty functions: workers as cells (processes), the main
- * thread's supervision of them, max_run_us and quarantine. See cell.c.
+ * Cells: serving loops in processes of their own, forked and confined one
+ * way (cell.c), and the overrun watch (watch.h). Their supervision is
+ * supervise.h's (workers) and tcp_loops.h's (TCP loops).
  */
 #ifndef RR_CELL_H
 #define RR_CELL_H
 
 #include "invoker.h"
 #include "watch.h"
-
-/* The main thread's way to a queue's lock: false if it was not had
- * within ~1 ms (a holder that will not let go); never waits longer. */
-bool rr_umem_trylock(struct rr_umem *u);
-/* Forks the cell that runs worker @w (its fields set); -errno if not. */
-int rr_cell_start(struct rr_worker *w);
-/*
- * Every tick of the main thread: cells that ended are reaped, their frames
- * put back, their function charged and a new cell forked; a call past its
- * max_run_us is killed (cells) or reported once (threads).
- */
-void rr_invoker_supervise(struct rr_invoker *inv);
-/* Replaces every running cell with a fresh fork of the main thread, each
- * at the end of a round; false if one did not end within 5 s. */
-bool rr_cells_renew(struct rr_invoker *inv);
-/* inv->quiesce: every serving loop past epoch @e (threads: each one's
- * next round; cells: a fresh fork each), or false after ~5 s. */
-bool rr_cells_quiesce(struct rr_invoker *inv, uint64_t e);
-/* Waits for cell @w to end (it was told to stop or retire). */
-void rr_cell_join(struct rr_invoker *inv, struct rr_worker *w);
 
 /*
  * A serving loop to run in a process of its own, a worker's or a TCP
@@ -52,7 +33,9 @@ struct rr_cell {
 /* Forks cell @c: its pid, or -errno. The child never returns. */
 pid_t rr_cell_fork(const struct rr_cell *c);
 
-/* Unmaps every worker's and queue's shared memory; 0 or -errno. */
-int rr_unmap_workers(struct rr_invoker *inv);
+/* Unmaps every worker's and queue's shared memory but worker @keep's
+ * (NULL: all): the sockets' rings, the other queues' UMEMs, rings and
+ * locks, the reports; 0 or -errno. */
+int rr_unmap_workers(struct rr_invoker *inv, const struct rr_worker *keep);
 
 #endif /* RR_CELL_H */

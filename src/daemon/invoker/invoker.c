@@ -26,10 +26,12 @@
 #include <net/if.h>
 
 #include "cell.h"
+#include "supervise.h"
 #include "clock.h"
 #include "gather.h"
 #include "invoker_internal.h"
 #include "log.h"
+#include "tcp_loops.h"
 #include "seccomp.h"
 #include "hh.h"
 
@@ -377,7 +379,7 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	}
 	say_peer(inv, why);
 	/* Still privileged: a port below 1024 can be bound. */
-	ret = rr_tcp_sync(inv);
+	ret = rr_tcp_sync(inv, &(bool){ false });
 	if (ret)
 		return ret;
 	inv->ready = true;

@@ -97,30 +97,34 @@ void rr_tcp_init(struct rr_invoker *inv);
 /*
  * Opens or closes listeners so that exactly the served functions with tcp
  * set have one, bound to the interface, on their port, IPv6 and IPv4.
- * Called at set-up (still privileged) and after a reload or a deploy; a
- * change hands over to a fresh loop. 0, or -errno with the reason logged
- * (at set-up that stops reqrouter; later the function stays UDP only).
+ * Called at set-up (still privileged) and after a reload or a deploy;
+ * *@changed set if a listener came or went (the serving loop then hands
+ * over to a fresh one). 0, or -errno with the reason logged (at set-up
+ * that stops reqrouter; later the function stays UDP only).
  */
-int rr_tcp_sync(struct rr_invoker *inv);
+int rr_tcp_sync(struct rr_invoker *inv, bool *changed);
+/* Closes the listeners and unmaps the loops' reports (stopped). */
+void rr_tcp_close(struct rr_invoker *inv);
 
-/* The main thread's tick: follows the served functions with the
- * listeners, starts the loop if there is none, watches its calls against
- * max_run_us, joins loops that ended. True if a loop made calls since
- * the last tick (the supervisor then looks again soon). */
-bool rr_tcp_supervise(struct rr_invoker *inv, uint64_t now);
+/* A retiring loop exits after this long at the latest. */
+#define RR_TCP_RETIRE_MAX_MS 5000
 
-/* A child the supervisor reaped: true if it was a loop's cell. */
-bool rr_tcp_reaped(struct rr_invoker *inv, pid_t pid, int status);
-
-/* The functions' instances changed: a cell loop hands over to a fresh
- * fork (a thread loop picks them up by itself). */
-void rr_tcp_renew(struct rr_invoker *inv);
-
-/* Whether every running loop has passed epoch @e (threads). */
-bool rr_tcp_passed_epoch(struct rr_invoker *inv, uint64_t e);
-
-/* Stops the loops and closes the listeners. */
-void rr_tcp_stop(struct rr_invoker *inv);
+/*
+ * A loop's own state, for whoever runs it (cells/tcp_loops.c, as a
+ * thread or a cell): made for loop @li with its listeners @lfd (by slot,
+ * -1 for none; the loop closes them), set up (-errno), run until told to
+ * stop or retire, freed. rr_tcp_serve_owns(): whether @fd is one of its
+ * listeners.
+ */
+struct rr_tcp_serve;
+struct rr_tcp_serve *rr_tcp_serve_new(struct rr_invoker *inv, uint32_t li,
+				      const int *lfd, bool cell);
+int rr_tcp_serve_setup(struct rr_tcp_serve *l);
+void rr_tcp_serve_run(struct rr_tcp_serve *l);
+void rr_tcp_serve_free(struct rr_tcp_serve *l);
+bool rr_tcp_serve_owns(const struct rr_tcp_serve *l, int fd);
+/* Whether any function is served over TCP now. */
+bool rr_tcp_any_listener(const struct rr_invoker *inv);
 
 /* The loops' counters for function @slot, ended loops included. */
 void rr_tcp_stats_sum(struct rr_invoker *inv, uint32_t slot,
