@@ -5,6 +5,13 @@
  * AF_XDP socket. A slot is the invoker's number for a function it serves;
  * function, service, slot, port, worker and cell are defined in
  * docs/DESIGN.md, with the path of a request through these structs.
+ *
+ * What every floor of the daemon needs and nothing else: the structs
+ * every part reads, the UMEM lock and the counters. Each floor's
+ * functions are declared in its own headers (core/xsk.h, features/
+ * gather.h, slots/slots.h, serve/worker.h, cells/supervise.h,
+ * invoker/lifecycle.h, ...); a feature's own structs live with it
+ * (features/steer.h, spread.h, gather.h, hh.h; serve/tcp.h).
  */
 #ifndef RR_INVOKER_H
 #define RR_INVOKER_H
@@ -20,6 +27,8 @@
 #include "latency.h"
 #include "netlink.h"
 #include "packet.h"
+#include "spread.h"
+#include "steer.h"
 #include "tcp.h"
 #include "watch.h"
 #include "xdp.h"
@@ -193,43 +202,6 @@ struct rr_faults {
  * the code, a struct rr_slot pointer `s` (where `s` is a socket, the
  * slot is reached through its number: inv->slots[s->slot]).
  */
-/*
- * A function's worker group under steering = groups, as it is now: the
- * threads its `workers` list names and those it grew into (steer.c), and
- * what the growth is judged by, its queuing delay since the last look.
- */
-struct rr_group {
-	/* The function's `workers`, parsed by class (0: none listed) when
-	 * rr_slot_sync() last ran, which every change of it is followed by. */
-	uint32_t listed[RR_XDP_CLASSES];
-	uint32_t grown;	  /* threads added to the listed ones */
-	uint64_t sum_ns;  /* its sockets' queuing delay, summed... */
-	uint64_t count;	  /* ... over this many requests, at next_ns */
-	uint64_t next_ns; /* CLOCK_MONOTONIC: the next look */
-	uint32_t calm;	  /* looks in a row below half the threshold */
-	bool primed;	  /* sum_ns and count are a window's start */
-	bool said_none;	  /* that its list names no running thread */
-};
-
-/* Whether a slot's xdp_spread is in effect, and if not, why (spread.c). */
-enum rr_spread_state {
-	RR_SPREAD_OFF, /* none listed */
-	RR_SPREAD_ON,
-	RR_SPREAD_NO_XDP,     /* not answered in XDP */
-	RR_SPREAD_CLASSIFIER, /* its program only classifies */
-	RR_SPREAD_HELD,	      /* replies from XDP would be lost (a veth) */
-	RR_SPREAD_NO_COPY,    /* no cpumap copy of its program */
-	RR_SPREAD_CPU,	      /* a CPU's cpumap entry failed */
-};
-
-struct rr_spread {
-	int cpus[RR_MAX_SPREAD]; /* the list as parsed */
-	uint32_t n;
-	enum rr_spread_state state;
-	int bad_cpu; /* RR_SPREAD_CPU: which */
-	/* The list the state was said for. */
-	char said[RR_SPREAD_LEN];
-};
 
 struct rr_slot {
 	/* Read by the workers every batch, so together on one line. The
@@ -449,25 +421,6 @@ struct rr_invoker {
 	uint64_t stall_scrape_ns;
 };
 
-/*
- * Where a queue's UMEM frames are. At rest they add up to RR_NUM_FRAMES
- * and all are on the fill ring; under load a frame the kernel moved but
- * has not yet said it consumed can show in two places (see
- * rr_invoker_frames), and "kernel" is what is left, never negative.
- */
-struct rr_frames {
-	uint32_t fill;	     /* on the fill ring, waiting for a packet */
-	uint32_t rx;	     /* received, on the sockets' RX rings */
-	uint32_t worker;     /* in a worker's hands */
-	uint32_t stock;	     /* kept by a worker for its gathers' copies */
-	uint32_t tx;	     /* on the sockets' TX rings */
-	uint32_t completion; /* sent, on the completion ring */
-	uint32_t kernel;     /* between rings inside the kernel */
-};
-
-void rr_invoker_frames(struct rr_invoker *inv, uint32_t queue,
-		       struct rr_frames *f);
-
 static inline struct rr_sock *rr_sock_at(struct rr_invoker *inv, uint32_t q,
 					 uint32_t t, uint32_t slot)
 {
@@ -489,110 +442,6 @@ static inline struct rr_worker *rr_worker_at(struct rr_invoker *inv, uint32_t q,
 #define RR_MAX_WORKERS (RR_MAX_QUEUES * RR_MAX_THREADS)
 #define RR_NWORKERS(inv) ((inv)->nqueues * RR_MAX_THREADS)
 
-/* The interface's RX queue count (from sysfs), or -errno. */
-int rr_count_rx_queues(const char *ifname);
-
-/* Loads, attaches and creates every UMEM and socket; -errno on failure
- * with the reason logged. */
-int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg);
-int rr_invoker_start(struct rr_invoker *inv);
-/* Preferred busy polling only works once the sockets know their queue's
- * NAPI; the main thread calls this every tick to check, and falls back to
- * plain spinning if they never will. */
-void rr_invoker_check_busy_poll(struct rr_invoker *inv);
-/* worker_priority (priority.c): the limit raised before the privileges
- * go, found out after; the workers' scheduling in words, and why it is
- * the normal one although realtime was asked for (or NULL). */
-void rr_priority_setup(struct rr_invoker *inv);
-void rr_priority_check(struct rr_invoker *inv);
-const char *rr_priority_name(const struct rr_invoker *inv);
-const char *rr_priority_why_normal(const struct rr_invoker *inv);
-/* The worker, first thing: its id noted, realtime priority taken. */
-void rr_priority_raise(struct rr_worker *w);
-/*
- * Starts applying @next (the config a restart would run with) while
- * serving: every changed key a reload can apply (slots.c lists them) is
- * applied, functions enabled or disabled are served or removed, and
- * init() of every served function that has one runs again into new
- * state, which the workers move to between batches (the old state is
- * freed once none can use it; a function whose init fails keeps it).
- * Every other changed key is refused as needing a restart.
- *
- * The new states are made on a thread of the reload's own, while the
- * main loop goes on serving; rr_invoker_reload_poll() applies the rest
- * on the main thread once they are made. The reload takes @next (and
- * frees it) when it returns 0; -EBUSY while another one is under way,
- * or -errno if the thread cannot be started, @next then the caller's.
- */
-int rr_invoker_reload_start(struct rr_invoker *inv, struct rr_config *next);
-/*
- * Every tick while inv->reload is set: -EINPROGRESS while the new states
- * are being made; then, once, the reload is applied: returns how many
- * keys were refused or failed, @msg a summary line, then one line per
- * key. The states swapped out are then freed off the main thread too:
- * -EINPROGRESS again until inv->reload is NULL, the reload over.
- */
-int rr_invoker_reload_poll(struct rr_invoker *inv, char *msg, size_t msglen);
-/* Waits for a reload's thread and drops what it made, nothing applied
- * (stopping). Does nothing without one. */
-void rr_invoker_reload_cancel(struct rr_invoker *inv);
-/*
- * Loads the function module at @path and has its functions replace the
- * served ones of the same names while serving: each gets a new instance,
- * the workers move to it between batches, and the old code is unloaded
- * once none can be in it. A function not served yet is added: its
- * service read from the config file again, its sockets made and taken
- * into the workers' rounds, then its port opened. Returns 0 or -errno;
- * @msg says what happened.
- */
-int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
-		      size_t msglen);
-/* Takes function @name's port out of the XDP program (its packets go to
- * the kernel); a later deploy of it puts it back. */
-int rr_invoker_remove(struct rr_invoker *inv, const char *name, char *msg,
-		      size_t msglen);
-/*
- * Changes the workers (and so the sockets) per queue to @n while serving.
- * Up: sockets made on the queues' UMEMs and put into the XSKMAP, workers
- * started, then the round-robin widened. Down: the round-robin narrowed
- * and the sockets taken out of the XSKMAP first, then each retiring worker
- * empties its rings and exits; its sockets stay for a later increase.
- * Returns 0 or -errno; @msg says what happened.
- */
-int rr_invoker_set_threads(struct rr_invoker *inv, uint32_t n, char *msg,
-			   size_t msglen);
-/*
- * Why the instance is not ready to serve ("starting", "stopping", ...), or
- * NULL while it is: set up, its program attached, every worker running.
- * The one readiness test behind reqrouterctl health, /healthz and the
- * systemd watchdog.
- */
-const char *rr_invoker_not_ready(struct rr_invoker *inv);
-/*
- * Follows the host while serving (the main thread, every tick, netlink
- * asked at most every RR_WATCH_MS): the local routes into the
- * destination check, and the veth peer's XDP program into the choice of
- * tier.
- */
-#define RR_WATCH_MS 100
-void rr_invoker_watch(struct rr_invoker *inv);
-/* Whether slot @s is answered in XDP now (its program, or its cache). */
-bool rr_slot_in_kernel(const struct rr_invoker *inv, const struct rr_slot *s);
-/* Stops and joins the workers. */
-void rr_invoker_stop(struct rr_invoker *inv);
-/* NULL-safe, and safe after a failed setup: frees what exists. */
-void rr_invoker_destroy(struct rr_invoker *inv);
-
-/* Drops every capability of the calling thread (the workers'). */
-int rr_worker_drop_caps(void);
-/* A worker thread's start routine. */
-void *rr_worker_run(void *arg);
-/* A cell's exit status when it cannot be confined (its memory, its system
- * calls): it serves nothing. */
-#define RR_CELL_UNCONFINED 3
-/* A cell's: serves until told to stop, restart or retire, then returns
- * (the cell exits). */
-void rr_worker_run_cell(struct rr_worker *w);
 /* The start of the UMEM frame that @addr points into. */
 static inline uint64_t rr_frame_of(uint64_t addr)
 {
@@ -651,29 +500,8 @@ static inline uint64_t rr_stat_read(const uint64_t *ctr)
 	return __atomic_load_n(ctr, __ATOMIC_RELAXED);
 }
 
-/* Writes slot @s's port entry from its state (slots.c, rr_slot_sync()):
- * what a feature below the slots is given to call when it changed one. */
-typedef int (*rr_slot_sync_fn)(struct rr_invoker *inv, struct rr_slot *s);
-/* steer.c: steering = groups' growth and shrinking, by their queuing
- * delay; called every tick of the main loop, it looks every 100 ms, and
- * has a changed group written with @sync. */
-void rr_steer_tick(struct rr_invoker *inv, rr_slot_sync_fn sync);
-/* steer.c: slot @s's `workers` into s->group.listed (rr_slot_sync()). */
-void rr_steer_parse(struct rr_slot *s);
-/* steer.c: slot @s's worker group of class @cls (RR_XDP_PUNT_CLASS) as
- * the XDP program reads it (0: every worker; always 0 but under
- * steering = groups, and for a class the function's list leaves out). */
-uint32_t rr_steer_group_mask(const struct rr_invoker *inv,
-			     const struct rr_slot *s, uint32_t cls);
-/* spread.c: slot @s's xdp_spread into its port entry @conf, which has its
- * in-kernel tier decided; the cpumap entries it needs made, each change
- * said. */
-void rr_spread_port_conf(struct rr_invoker *inv, struct rr_slot *s,
-			 struct rr_port_conf *conf);
-/* spread.c: slot @s spreads nothing any more (removed). */
-void rr_spread_forget(struct rr_slot *s);
-/* spread.c: the cpumap entries of CPUs no function spreads over out. */
-void rr_spread_sweep(struct rr_invoker *inv);
-const char *rr_spread_state_name(enum rr_spread_state st);
+/* How often the main thread follows the host (rr_invoker_watch()) and
+ * looks at the queues' locks (cells/supervise.c), in ms. */
+#define RR_WATCH_MS 100
 
 #endif /* RR_INVOKER_H */

@@ -23,6 +23,9 @@
 #include <cap-ng.h>
 #include <linux/capability.h>
 
+#include "busypoll.h"
+#include "lifecycle.h"
+#include "priority.h"
 #include "supervise.h"
 #include "check.h"
 #include "clock.h"

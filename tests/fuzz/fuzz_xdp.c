@@ -75,6 +75,7 @@
 #include "frames.h"
 #include "fuzz_xdp.h"
 #include "invoker.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "packet.h"
 #include "parse.h"

@@ -31,6 +31,7 @@
 #include "cell.h"
 #include "invoker.h"
 #include "util.h"
+#include "worker.h"
 
 /*
  * Whether the main thread's descriptor @fd is of no use to the cell: the

@@ -47,12 +47,14 @@
 #include "clock.h"
 #include "frame.h"
 #include "gather.h"
-#include "invoker_internal.h"
+#include "invoker.h"
 #include "log.h"
+#include "priority.h"
 #include "slots.h"
 #include "supervise.h"
 #include "tcp_loops.h"
 #include "util.h"
+#include "worker.h"
 
 #define RENEW_TIMEOUT_MS 5000
 #define JOIN_TIMEOUT_MS 3000
@@ -144,26 +146,6 @@ int rr_cell_start(struct rr_worker *w)
 	w->pid = pid;
 	__atomic_store_n(&w->started, true, __ATOMIC_RELEASE);
 	return 0;
-}
-
-/*
- * The main thread's way to a queue's lock: a holder keeps it for a few
- * hundred nanoseconds, so ~1 ms without it means it is not coming back
- * soon (a dead or stopped cell, or a lock a function wrote over), and the
- * main thread goes on without it rather than wait.
- */
-#define TRYLOCK_NS 1000000ULL
-bool rr_umem_trylock(struct rr_umem *u)
-{
-	uint64_t until = rr_now_ns() + TRYLOCK_NS;
-
-	do {
-		if (!pthread_spin_trylock(&u->sh->lock)) {
-			rr_umem_locked(u, RR_LOCK_MAIN);
-			return true;
-		}
-	} while (rr_now_ns() < until);
-	return false;
 }
 
 /* A frame address a cell reported: the start of one of the UMEM's frames. */
@@ -259,7 +241,7 @@ static void recover_lock(struct rr_worker *w)
 
 /*
  * Every RR_WATCH_MS, and every LOCK_RELOOK_MS while one is missed: a
- * queue lock the main thread could not take within TRYLOCK_NS
+ * queue lock the main thread could not take within RR_TRYLOCK_NS
  * LOCK_LOOKS looks in a row is held by no one who will let go: a
  * stopped or dying cell, or one whose function wrote over it. A cell
  * named as its holder is killed (its death is then put right as any); a
@@ -292,7 +274,8 @@ static bool watch_locks(struct rr_invoker *inv, uint64_t now)
 			continue;
 		}
 		u->lock_misses = 0;
-		ms = (now - u->lock_missed_ns) / 1000000 + TRYLOCK_NS / 1000000;
+		ms = (now - u->lock_missed_ns) / 1000000 +
+		     RR_TRYLOCK_NS / 1000000;
 		owner = __atomic_load_n(&u->sh->owner, __ATOMIC_ACQUIRE);
 		w = owner && owner <= RR_NWORKERS(inv)
 			    ? &inv->workers[owner - 1]

@@ -9,9 +9,6 @@
 
 #include "invoker.h"
 
-/* The main thread's way to a queue's lock: false if it was not had
- * within ~1 ms (a holder that will not let go); never waits longer. */
-bool rr_umem_trylock(struct rr_umem *u);
 /* Forks the cell that runs worker @w (its fields set); -errno if not. */
 int rr_cell_start(struct rr_worker *w);
 /*

@@ -34,6 +34,7 @@
 #include "slots.h"
 #include "tcp.h"
 #include "tcp_loops.h"
+#include "worker.h"
 
 /* Stopping waits this long for a loop inside a function. */
 #define JOIN_S 3

@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "invoker_internal.h"
+#include "invoker.h"
 #include "log.h"
 
 /*

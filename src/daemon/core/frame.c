@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A worker's frames onto its TX rings and into its stock (frame.h).
+ * A worker's frames onto its TX rings and into its stock, the queue's
+ * lock as the main thread takes it, and where a queue's frames are
+ * (frame.h).
  */
 #include <errno.h>
+#include <string.h>
 #include <sys/socket.h>
 
+#include "clock.h"
 #include "frame.h"
 
 /* Copy-mode sendto() transmits at most 32 frames and says EAGAIN if more
@@ -26,6 +30,41 @@ void rr_kick_tx(struct rr_sock *s)
 	    errno == ENETDOWN)
 		return;
 	rr_stat_add(&s->stats->kick_errors, 1);
+}
+
+/*
+ * The main thread's way to a queue's lock: a holder keeps it for a few
+ * hundred nanoseconds, so ~1 ms without it means it is not coming back
+ * soon (a dead or stopped cell, or a lock a function wrote over), and the
+ * main thread goes on without it rather than wait.
+ */
+bool rr_umem_trylock(struct rr_umem *u)
+{
+	uint64_t until = rr_now_ns() + RR_TRYLOCK_NS;
+
+	do {
+		if (!pthread_spin_trylock(&u->sh->lock)) {
+			rr_umem_locked(u, RR_LOCK_MAIN);
+			return true;
+		}
+	} while (rr_now_ns() < until);
+	return false;
+}
+
+/*
+ * Entries on a ring: the producer's count less the consumer's. Under load
+ * the picture is a moment's: the kernel publishes how far it consumed a
+ * ring lazily, so a frame it took from the fill ring can already be on an
+ * RX ring. At rest it is exact. Never more than the ring holds, whatever
+ * a cell wrote into its indices.
+ */
+static uint32_t ring_used(const uint32_t *producer, const uint32_t *consumer,
+			  uint32_t size)
+{
+	uint32_t n = __atomic_load_n(producer, __ATOMIC_ACQUIRE) -
+		     __atomic_load_n(consumer, __ATOMIC_ACQUIRE);
+
+	return n > size ? size : n;
 }
 
 /*
@@ -145,4 +184,48 @@ uint32_t rr_tx_one(struct rr_worker *w, struct rr_sock *s, uint64_t addr,
 		return 0;
 	rr_stat_add(&s->stats->tx, 1);
 	return 1;
+}
+
+void rr_invoker_frames(struct rr_invoker *inv, uint32_t queue,
+		       struct rr_frames *f)
+{
+	struct rr_umem *u = &inv->umems[queue];
+	uint32_t t, slot, known, stock;
+	uint64_t held;
+	struct rr_sock *s;
+	bool locked;
+
+	memset(f, 0, sizeof(*f));
+	/* Workers move frames from completion to fill under this lock;
+	 * without it (held for long: see rr_umem_trylock) the picture is
+	 * a moment's. */
+	locked = rr_umem_trylock(u);
+	f->fill = ring_used(u->fill.producer, u->fill.consumer, u->fill.size);
+	f->completion =
+		ring_used(u->comp.producer, u->comp.consumer, u->comp.size);
+	if (locked)
+		rr_umem_unlock(u);
+	for (t = 0; t < inv->threads_made; t++) {
+		held = rr_stat_read(
+			&rr_worker_at(inv, queue, t)->rep->frames_held);
+		if (held > RR_NUM_FRAMES)
+			held = RR_NUM_FRAMES;
+		/* The stock is part of what it holds. */
+		stock = __atomic_load_n(
+			&rr_worker_at(inv, queue, t)->rep->nstock,
+			__ATOMIC_RELAXED);
+		if (stock > held)
+			stock = (uint32_t)held;
+		f->stock += stock;
+		f->worker += (uint32_t)held - stock;
+		for (slot = 0; slot < inv->nslots; slot++) {
+			s = rr_sock_at(inv, queue, t, slot);
+			f->rx += ring_used(s->rx.producer, s->rx.consumer,
+					   s->rx.size);
+			f->tx += ring_used(s->tx.producer, s->tx.consumer,
+					   s->tx.size);
+		}
+	}
+	known = f->fill + f->rx + f->worker + f->stock + f->tx + f->completion;
+	f->kernel = known < RR_NUM_FRAMES ? RR_NUM_FRAMES - known : 0;
 }

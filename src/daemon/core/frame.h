@@ -79,4 +79,31 @@ bool rr_stock_take(struct rr_worker *w, uint64_t *frame);
 uint32_t rr_tx_copies(struct rr_worker *w, struct rr_sock *s,
 		      const struct xdp_desc *d, uint32_t n);
 
-#endif
+/*
+ * Where a queue's UMEM frames are. At rest they add up to RR_NUM_FRAMES
+ * and all are on the fill ring; under load a frame the kernel moved but
+ * has not yet said it consumed can show in two places (see
+ * rr_invoker_frames), and "kernel" is what is left, never negative.
+ */
+struct rr_frames {
+	uint32_t fill;	     /* on the fill ring, waiting for a packet */
+	uint32_t rx;	     /* received, on the sockets' RX rings */
+	uint32_t worker;     /* in a worker's hands */
+	uint32_t stock;	     /* kept by a worker for its gathers' copies */
+	uint32_t tx;	     /* on the sockets' TX rings */
+	uint32_t completion; /* sent, on the completion ring */
+	uint32_t kernel;     /* between rings inside the kernel */
+};
+
+void rr_invoker_frames(struct rr_invoker *inv, uint32_t queue,
+		       struct rr_frames *f);
+
+/* The main thread's way to a queue's lock: false if it was not had
+ * within RR_TRYLOCK_NS (a holder that will not let go); never waits
+ * longer. A holder keeps it for a few hundred nanoseconds, so ~1 ms
+ * without it means it is not coming back soon (a dead or stopped cell,
+ * or a lock a function wrote over). */
+#define RR_TRYLOCK_NS 1000000ULL
+bool rr_umem_trylock(struct rr_umem *u);
+
+#endif /* RR_FRAME_H */

@@ -37,7 +37,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "invoker_internal.h"
+#include "invoker.h"
 #include "log.h"
 
 /* The longest call at realtime priority, as the supervisor measures it

@@ -42,7 +42,6 @@
 #include <sys/ioctl.h>
 #include <seccomp.h>
 
-#include "gather.h"
 #include "log.h"
 #include "seccomp.h"
 #include "util.h"

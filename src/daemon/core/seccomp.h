@@ -31,4 +31,8 @@ int rr_tcp_cell_seccomp(const struct rr_invoker *inv);
  */
 int rr_seccomp_syscall_nr(const char *name);
 
+/* A cell's gather socket, at this descriptor: the one its system call
+ * filter lets it send data on (features/gather.c moves it there). */
+#define RR_SG_CELL_FD 1023
+
 #endif /* RR_SECCOMP_H */

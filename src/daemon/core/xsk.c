@@ -17,8 +17,8 @@
 #include <linux/if_xdp.h>
 #include <xdp/libxdp.h>
 
-#include "gather.h"
-#include "invoker_internal.h"
+#include "busypoll.h"
+#include "invoker.h"
 #include "log.h"
 #include "xsk_txmd.h"
 
@@ -68,22 +68,6 @@ static int umem_fill_all(struct rr_umem *u, uint32_t keep)
 			(uint64_t)i * RR_FRAME_SIZE;
 	xsk_ring_prod__submit(&u->fill, n);
 	return 0;
-}
-
-/*
- * With gather_scatter = umem, the frames each worker starts its stock
- * with (worker.c, rr_stock_take()): taken from completions alone, a stock
- * fills only as fast as replies are sent, and a first gather would find
- * it empty. A quarter of the UMEM at most, shared by the threads.
- */
-static uint32_t stock_seed(const struct rr_invoker *inv)
-{
-	uint32_t n = RR_NUM_FRAMES / 4 / inv->nthreads;
-
-	if (inv->cfg->gather_scatter != RR_SCATTER_UMEM ||
-	    !rr_gather_needed(inv))
-		return 0;
-	return n < RR_SG_STOCK ? n : RR_SG_STOCK;
 }
 
 /* Queue @q's workers get @n frames each, from the UMEM's last ones,
@@ -243,11 +227,10 @@ static bool sock_zerocopy(int fd)
  * cleared, with the reason in @why, if the kernel refuses it on the first
  * queue (it then refuses it on all).
  */
-static int create_umem(struct rr_invoker *inv, uint32_t q, bool *tx_metadata,
-		       const char **why)
+static int create_umem(struct rr_invoker *inv, uint32_t q, uint32_t seed,
+		       bool *tx_metadata, const char **why)
 {
 	struct rr_umem *u = &inv->umems[q];
-	uint32_t seed = stock_seed(inv);
 	int ret;
 
 	ret = umem_create(u, inv->cfg->isolation == RR_ISOLATION_CELL);
@@ -306,7 +289,7 @@ static int choose_tx_csum(struct rr_invoker *inv, bool tx_metadata,
 	return 0;
 }
 
-int rr_xsk_create_all(struct rr_invoker *inv)
+int rr_xsk_create_all(struct rr_invoker *inv, uint32_t stock)
 {
 	bool tx_metadata = inv->cfg->tx_csum != RR_TX_CSUM_SOFT;
 	const char *why = "--tx-csum soft";
@@ -316,7 +299,7 @@ int rr_xsk_create_all(struct rr_invoker *inv)
 	int ret;
 
 	for (q = 0; q < inv->nqueues; q++) {
-		ret = create_umem(inv, q, &tx_metadata, &why);
+		ret = create_umem(inv, q, stock, &tx_metadata, &why);
 		if (ret)
 			return ret;
 		for (t = 0; t < inv->nthreads; t++) {

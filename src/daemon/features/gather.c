@@ -61,6 +61,22 @@ bool rr_gather_needed(const struct rr_invoker *inv)
 	return false;
 }
 
+/*
+ * With gather_scatter = umem, the frames each worker starts its stock
+ * with (worker.c, rr_stock_take()): taken from completions alone, a stock
+ * fills only as fast as replies are sent, and a first gather would find
+ * it empty. A quarter of the UMEM at most, shared by the threads.
+ */
+uint32_t rr_gather_stock_seed(const struct rr_invoker *inv)
+{
+	uint32_t n = RR_NUM_FRAMES / 4 / inv->nthreads;
+
+	if (inv->cfg->gather_scatter != RR_SCATTER_UMEM ||
+	    !rr_gather_needed(inv))
+		return 0;
+	return n < RR_SG_STOCK ? n : RR_SG_STOCK;
+}
+
 int rr_gather_setup(struct rr_invoker *inv)
 {
 	const struct rr_config *cfg = inv->cfg;

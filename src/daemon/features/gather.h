@@ -20,6 +20,7 @@
 
 #include "function.h"
 #include "rr_shared.h"
+#include "seccomp.h"
 
 struct rr_invoker;
 struct rr_worker;
@@ -103,15 +104,14 @@ struct rr_gathers {
 	struct rr_gather_slot g[RR_SG_PER_WORKER];
 };
 
-/* A cell's gather socket, at this descriptor: the one its system call
- * filter lets it send data on (seccomp.c). */
-#define RR_SG_CELL_FD 1023
-
 /* Whether any function served gathers (RR_FN_GATHER). */
 bool rr_gather_needed(const struct rr_invoker *inv);
 
 /* The groups' targets into the XDP program's map, and the scatter
  * program onto the egress; 0 or -errno, said. */
+/* The frames each worker starts its stock with (rr_xsk_create_all()):
+ * none unless a function gathers with gather_scatter = umem. */
+uint32_t rr_gather_stock_seed(const struct rr_invoker *inv);
 int rr_gather_setup(struct rr_invoker *inv);
 void rr_gather_teardown(struct rr_invoker *inv);
 /* Every worker's gathers freed, their sockets closed: once no worker

@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "invoker_internal.h"
+#include "invoker.h"
 #include "log.h"
 
 /* spread_load is keyed by CPU, the numbers a list may hold. */

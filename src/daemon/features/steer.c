@@ -24,7 +24,7 @@
  */
 #include <string.h>
 
-#include "invoker_internal.h"
+#include "invoker.h"
 #include "log.h"
 
 #define LOOK_NS 100000000ULL /* how often a group is judged */

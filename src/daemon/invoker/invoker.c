@@ -25,15 +25,20 @@
 #include <linux/sockios.h>
 #include <net/if.h>
 
+#include "busypoll.h"
 #include "cell.h"
+#include "priority.h"
+#include "slots.h"
 #include "supervise.h"
 #include "clock.h"
 #include "gather.h"
-#include "invoker_internal.h"
+#include "invoker.h"
 #include "log.h"
 #include "tcp_loops.h"
 #include "seccomp.h"
 #include "hh.h"
+#include "worker.h"
+#include "xsk.h"
 
 int rr_count_rx_queues(const char *ifname)
 {
@@ -360,7 +365,7 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	ret = watch_local(inv);
 	if (ret)
 		return ret;
-	ret = rr_xsk_create_all(inv);
+	ret = rr_xsk_create_all(inv, rr_gather_stock_seed(inv));
 	if (ret)
 		return ret;
 	rr_busy_poll_setup(inv);
@@ -401,66 +406,6 @@ int rr_allowed_cpus(const struct rr_config *cfg, int *cpus)
 		if (CPU_ISSET(c, &set))
 			cpus[n++] = c;
 	return n;
-}
-
-/*
- * Entries on a ring: the producer's count less the consumer's. Under load
- * the picture is a moment's: the kernel publishes how far it consumed a
- * ring lazily, so a frame it took from the fill ring can already be on an
- * RX ring. At rest it is exact. Never more than the ring holds, whatever
- * a cell wrote into its indices.
- */
-static uint32_t ring_used(const uint32_t *producer, const uint32_t *consumer,
-			  uint32_t size)
-{
-	uint32_t n = __atomic_load_n(producer, __ATOMIC_ACQUIRE) -
-		     __atomic_load_n(consumer, __ATOMIC_ACQUIRE);
-
-	return n > size ? size : n;
-}
-
-void rr_invoker_frames(struct rr_invoker *inv, uint32_t queue,
-		       struct rr_frames *f)
-{
-	struct rr_umem *u = &inv->umems[queue];
-	uint32_t t, slot, known, stock;
-	uint64_t held;
-	struct rr_sock *s;
-	bool locked;
-
-	memset(f, 0, sizeof(*f));
-	/* Workers move frames from completion to fill under this lock;
-	 * without it (held for long: see rr_umem_trylock) the picture is
-	 * a moment's. */
-	locked = rr_umem_trylock(u);
-	f->fill = ring_used(u->fill.producer, u->fill.consumer, u->fill.size);
-	f->completion =
-		ring_used(u->comp.producer, u->comp.consumer, u->comp.size);
-	if (locked)
-		rr_umem_unlock(u);
-	for (t = 0; t < inv->threads_made; t++) {
-		held = rr_stat_read(
-			&rr_worker_at(inv, queue, t)->rep->frames_held);
-		if (held > RR_NUM_FRAMES)
-			held = RR_NUM_FRAMES;
-		/* The stock is part of what it holds. */
-		stock = __atomic_load_n(
-			&rr_worker_at(inv, queue, t)->rep->nstock,
-			__ATOMIC_RELAXED);
-		if (stock > held)
-			stock = (uint32_t)held;
-		f->stock += stock;
-		f->worker += (uint32_t)held - stock;
-		for (slot = 0; slot < inv->nslots; slot++) {
-			s = rr_sock_at(inv, queue, t, slot);
-			f->rx += ring_used(s->rx.producer, s->rx.consumer,
-					   s->rx.size);
-			f->tx += ring_used(s->tx.producer, s->tx.consumer,
-					   s->tx.size);
-		}
-	}
-	known = f->fill + f->rx + f->worker + f->stock + f->tx + f->completion;
-	f->kernel = known < RR_NUM_FRAMES ? RR_NUM_FRAMES - known : 0;
 }
 
 /*

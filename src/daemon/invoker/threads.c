@@ -11,8 +11,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "invoker_internal.h"
+#include "invoker.h"
+#include "lifecycle.h"
 #include "log.h"
+#include "slots.h"
+#include "xsk.h"
 
 /* Every port's round-robin over @n sockets per queue. */
 static int set_nsocks(struct rr_invoker *inv, uint32_t n)

@@ -21,6 +21,7 @@
 
 #include "clock.h"
 #include "control.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "metrics.h"
 #include "module.h"

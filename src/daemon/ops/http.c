@@ -15,6 +15,7 @@
 #include <microhttpd.h>
 
 #include "http.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "metrics.h"
 

@@ -23,9 +23,12 @@
 
 #include <linux/if_xdp.h>
 
+#include "frame.h"
+#include "lifecycle.h"
 #include "metrics_internal.h"
 #include "settings.h"
 #include "hh.h"
+#include "slots.h"
 #include "util.h"
 #include "version.h"
 

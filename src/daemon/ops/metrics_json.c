@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frame.h"
 #include "metrics_internal.h"
 
 /* One function's totals over every queue and thread, both tiers. */

@@ -10,6 +10,7 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "lifecycle.h"
 #include "log.h"
 #include "service.h"
 

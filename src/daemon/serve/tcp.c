@@ -47,7 +47,7 @@
 #include "clock.h"
 #include "expo.h"
 #include "invoker.h"
-#include "invoker_internal.h"
+#include "invoker.h"
 #include "log.h"
 #include "seccomp.h"
 #include "tcp.h"

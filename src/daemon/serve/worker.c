@@ -25,7 +25,9 @@
 #include "gather.h"
 #include "invoker.h"
 #include "log.h"
+#include "priority.h"
 #include "seccomp.h"
+#include "worker.h"
 #include "xsk_txmd.h"
 
 #define SLEEP_MS 100	      /* bounds how long a stop request waits */

@@ -11,10 +11,11 @@
 #include <string.h>
 
 #include "gather.h"
-#include "invoker_internal.h"
+#include "invoker.h"
 #include "log.h"
 #include "module.h"
 #include "registry.h"
+#include "slots.h"
 #include "util.h"
 
 /*

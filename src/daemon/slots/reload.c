@@ -22,7 +22,7 @@
 
 #include "clock.h"
 #include "hh.h"
-#include "invoker_internal.h"
+#include "invoker.h"
 #include "log.h"
 #include "module.h"
 #include "registry.h"

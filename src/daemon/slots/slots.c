@@ -20,7 +20,7 @@
 
 #include "guard.h"
 #include "clock.h"
-#include "invoker_internal.h"
+#include "invoker.h"
 #include "log.h"
 #include "module.h"
 #include "registry.h"
@@ -29,7 +29,9 @@
 #include "settings.h"
 #include "hh.h"
 #include "rl.h"
+#include "slots.h"
 #include "util.h"
+#include "xsk.h"
 
 /*
  * Where function @slot is answered: its XDP program when it has one and

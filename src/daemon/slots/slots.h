@@ -56,6 +56,55 @@ int rr_open_port(struct rr_invoker *inv, uint32_t slot);
  * map cannot be written. */
 int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s);
 
+/* Whether slot @s is answered in XDP now (its program, or its cache). */
+bool rr_slot_in_kernel(const struct rr_invoker *inv, const struct rr_slot *s);
+
+/* reload.c */
+/*
+ * Starts applying @next (the config a restart would run with) while
+ * serving: every changed key a reload can apply (slots.c lists them) is
+ * applied, functions enabled or disabled are served or removed, and
+ * init() of every served function that has one runs again into new
+ * state, which the workers move to between batches (the old state is
+ * freed once none can use it; a function whose init fails keeps it).
+ * Every other changed key is refused as needing a restart.
+ *
+ * The new states are made on a thread of the reload's own, while the
+ * main loop goes on serving; rr_invoker_reload_poll() applies the rest
+ * on the main thread once they are made. The reload takes @next (and
+ * frees it) when it returns 0; -EBUSY while another one is under way,
+ * or -errno if the thread cannot be started, @next then the caller's.
+ */
+int rr_invoker_reload_start(struct rr_invoker *inv, struct rr_config *next);
+/*
+ * Every tick while inv->reload is set: -EINPROGRESS while the new states
+ * are being made; then, once, the reload is applied: returns how many
+ * keys were refused or failed, @msg a summary line, then one line per
+ * key. The states swapped out are then freed off the main thread too:
+ * -EINPROGRESS again until inv->reload is NULL, the reload over.
+ */
+int rr_invoker_reload_poll(struct rr_invoker *inv, char *msg, size_t msglen);
+/* Waits for a reload's thread and drops what it made, nothing applied
+ * (stopping). Does nothing without one. */
+void rr_invoker_reload_cancel(struct rr_invoker *inv);
+
+/* deploy.c */
+/*
+ * Loads the function module at @path and has its functions replace the
+ * served ones of the same names while serving: each gets a new instance,
+ * the workers move to it between batches, and the old code is unloaded
+ * once none can be in it. A function not served yet is added: its
+ * service read from the config file again, its sockets made and taken
+ * into the workers' rounds, then its port opened. Returns 0 or -errno;
+ * @msg says what happened.
+ */
+int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
+		      size_t msglen);
+/* Takes function @name's port out of the XDP program (its packets go to
+ * the kernel); a later deploy of it puts it back. */
+int rr_invoker_remove(struct rr_invoker *inv, const char *name, char *msg,
+		      size_t msglen);
+
 /* quarantine.c */
 /* One more fault (a crash, or with @timeout an overrun) of the function
  * in @s; quarantines it at its limit. */
