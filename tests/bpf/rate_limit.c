@@ -38,6 +38,7 @@
 #include "reqrouter.skel.h"
 #include "rr_shared.h"
 #include "testutil.h"
+#include "rl.h"
 #include "xdp.h"
 #include "xdptest.h"
 
@@ -247,7 +248,7 @@ static void exempt(void)
 	make(&fa, AF_INET, a);
 	make(&fb, AF_INET, b);
 	t_at("100.64.0.77/32 exempt, its /24 flooded");
-	if (rr_xdp_rl_exempt(&x, SLOT, &c, true))
+	if (rr_rl_exempt(&x, SLOT, &c, true))
 		t_fail("cannot add the exemption");
 	set_port(1, 5, 0, RR_PORT_RL_EXEMPT);
 	run(&fa, 50, &pass, NULL, NULL, NULL);
@@ -258,7 +259,7 @@ static void exempt(void)
 	if (npass != 5)
 		t_fail("its neighbour: %u of 100 passed (want the burst, 5)",
 		       npass);
-	rr_xdp_rl_exempt(&x, SLOT, &c, false);
+	rr_rl_exempt(&x, SLOT, &c, false);
 }
 
 static void ipv6(void)

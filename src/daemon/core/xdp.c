@@ -748,59 +748,6 @@ int rr_xdp_del_port(struct rr_xdp *x, uint16_t port)
 	return rr_xdp_set_port(x, port, &none);
 }
 
-int rr_xdp_rl_reset(struct rr_xdp *x, uint32_t slot)
-{
-	struct rr_rl_table *zero = calloc(1, sizeof(*zero));
-	int ret;
-
-	if (!zero)
-		return -ENOMEM;
-	ret = bpf_map__update_elem(x->skel->maps.rl_buckets, &slot,
-				   sizeof(slot), zero, sizeof(*zero), 0);
-	free(zero);
-	return ret;
-}
-
-int rr_xdp_rl_read(struct rr_xdp *x, uint32_t slot, struct rr_rl_table *out)
-{
-	return bpf_map__lookup_elem(x->skel->maps.rl_buckets, &slot,
-				    sizeof(slot), out, sizeof(*out), 0);
-}
-
-int rr_xdp_rl_exempt(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c,
-		     bool add)
-{
-	struct rr_allow_v4 k4 = { .prefixlen = 32 + c->len, .slot = slot };
-	struct rr_allow_v6 k6 = { .prefixlen = 32 + c->len, .slot = slot };
-	struct bpf_map *m;
-	uint8_t one = 1;
-	void *key;
-	size_t klen;
-	int ret;
-
-	if (c->family == AF_INET) {
-		memcpy(k4.addr, c->addr, sizeof(k4.addr));
-		m = x->skel->maps.rl_exempt_v4;
-		key = &k4;
-		klen = sizeof(k4);
-	} else {
-		memcpy(k6.addr, c->addr, sizeof(k6.addr));
-		m = x->skel->maps.rl_exempt_v6;
-		key = &k6;
-		klen = sizeof(k6);
-	}
-	if (!add) {
-		ret = bpf_map__delete_elem(m, key, klen, 0);
-		return ret == -ENOENT ? 0 : ret;
-	}
-	ret = bpf_map__update_elem(m, key, klen, &one, sizeof(one), 0);
-	if (ret)
-		pr_warn("cannot add to the rate-limit exemptions: %s%s\n",
-			strerror(-ret),
-			ret == -ENOSPC ? " (too many prefixes)" : "");
-	return ret;
-}
-
 int rr_xdp_allow(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c)
 {
 	struct rr_allow_v4 k4 = { .prefixlen = 32 + c->len, .slot = slot };

@@ -135,16 +135,6 @@ int rr_xdp_set_port(struct rr_xdp *x, uint16_t port,
 int rr_xdp_del_port(struct rr_xdp *x, uint16_t port);
 int rr_xdp_spread_cpu(struct rr_xdp *x, uint32_t cpu, bool on);
 int rr_xdp_allow(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c);
-/* Function @slot's rate-limit buckets all full again (a new function in
- * the slot, or new limits); 0 or -errno. */
-int rr_xdp_rl_reset(struct rr_xdp *x, uint32_t slot);
-/* Function @slot's rate-limit buckets as they are now, into @out; 0 or
- * -errno. */
-int rr_xdp_rl_read(struct rr_xdp *x, uint32_t slot, struct rr_rl_table *out);
-/* Adds prefix @c to function @slot's rate-limit exemptions, or takes it
- * out (gone already is no error); 0 or -errno. */
-int rr_xdp_rl_exempt(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c,
-		     bool add);
 /*
  * Sums the per-CPU counters: out[row * RR_XDP_STAT_MAX + stat] for rows
  * 0..nrows-1; row q is RX queue q, row RR_MAX_QUEUES every queue beyond.

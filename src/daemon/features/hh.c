@@ -634,7 +634,7 @@ void rr_hh_json(struct rr_invoker *inv, const char *name, FILE *out)
 			if (s->svc->rate_limit) {
 				if (!tb)
 					tb = malloc(sizeof(*tb));
-				if (tb && rr_xdp_rl_read(&inv->xdp, slot, tb)) {
+				if (tb && rr_rl_read(&inv->xdp, slot, tb)) {
 					free(tb);
 					tb = NULL;
 				}

@@ -7,9 +7,16 @@
  * the top sources it holds back.
  */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+
+#include <bpf/libbpf.h>
 
 #include "invoker.h"
+#include "log.h"
+#include "reqrouter.skel.h"
 #include "rl.h"
 #include "xdp.h"
 
@@ -57,11 +64,64 @@ int rr_rl_open(struct rr_invoker *inv, uint32_t slot,
 	int ret;
 
 	for (i = 0; i < svc->nrate_limit_exempt; i++) {
-		ret = rr_xdp_rl_exempt(&inv->xdp, slot,
-				       &svc->rate_limit_exempt[i], true);
+		ret = rr_rl_exempt(&inv->xdp, slot, &svc->rate_limit_exempt[i],
+				   true);
 		if (ret)
 			return ret;
 	}
 	/* The slot may have served another function. */
-	return rr_xdp_rl_reset(&inv->xdp, slot);
+	return rr_rl_reset(&inv->xdp, slot);
+}
+
+int rr_rl_reset(struct rr_xdp *x, uint32_t slot)
+{
+	struct rr_rl_table *zero = calloc(1, sizeof(*zero));
+	int ret;
+
+	if (!zero)
+		return -ENOMEM;
+	ret = bpf_map__update_elem(x->skel->maps.rl_buckets, &slot,
+				   sizeof(slot), zero, sizeof(*zero), 0);
+	free(zero);
+	return ret;
+}
+
+int rr_rl_read(struct rr_xdp *x, uint32_t slot, struct rr_rl_table *out)
+{
+	return bpf_map__lookup_elem(x->skel->maps.rl_buckets, &slot,
+				    sizeof(slot), out, sizeof(*out), 0);
+}
+
+int rr_rl_exempt(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c,
+		 bool add)
+{
+	struct rr_allow_v4 k4 = { .prefixlen = 32 + c->len, .slot = slot };
+	struct rr_allow_v6 k6 = { .prefixlen = 32 + c->len, .slot = slot };
+	struct bpf_map *m;
+	uint8_t one = 1;
+	void *key;
+	size_t klen;
+	int ret;
+
+	if (c->family == AF_INET) {
+		memcpy(k4.addr, c->addr, sizeof(k4.addr));
+		m = x->skel->maps.rl_exempt_v4;
+		key = &k4;
+		klen = sizeof(k4);
+	} else {
+		memcpy(k6.addr, c->addr, sizeof(k6.addr));
+		m = x->skel->maps.rl_exempt_v6;
+		key = &k6;
+		klen = sizeof(k6);
+	}
+	if (!add) {
+		ret = bpf_map__delete_elem(m, key, klen, 0);
+		return ret == -ENOENT ? 0 : ret;
+	}
+	ret = bpf_map__update_elem(m, key, klen, &one, sizeof(one), 0);
+	if (ret)
+		pr_warn("cannot add to the rate-limit exemptions: %s%s\n",
+			strerror(-ret),
+			ret == -ENOSPC ? " (too many prefixes)" : "");
+	return ret;
 }

@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "rr_shared.h"
+#include "xdp.h"
 
 struct rr_invoker;
 
@@ -18,5 +19,16 @@ void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
  * maps and its buckets emptied, before its port opens. */
 int rr_rl_open(struct rr_invoker *inv, uint32_t slot,
 	       const struct rr_service *svc);
+
+/* Function @slot's rate-limit buckets all full again (a new function in
+ * the slot, or new limits); 0 or -errno. */
+int rr_rl_reset(struct rr_xdp *x, uint32_t slot);
+/* Function @slot's rate-limit buckets as they are now, into @out; 0 or
+ * -errno. */
+int rr_rl_read(struct rr_xdp *x, uint32_t slot, struct rr_rl_table *out);
+/* Adds prefix @c to function @slot's rate-limit exemptions, or takes it
+ * out (gone already is no error); 0 or -errno. */
+int rr_rl_exempt(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c,
+		 bool add);
 
 #endif /* RR_RL_H */

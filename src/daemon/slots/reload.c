@@ -321,7 +321,7 @@ static void apply(struct reload *r, uint32_t slot, const struct rr_service *to,
 			     i++)
 				if (!listed(&to->rate_limit_exempt[i], xwas,
 					    nxwas))
-					exempt_ret = rr_xdp_rl_exempt(
+					exempt_ret = rr_rl_exempt(
 						&inv->xdp, slot,
 						&to->rate_limit_exempt[i],
 						true);
@@ -359,7 +359,7 @@ static void apply(struct reload *r, uint32_t slot, const struct rr_service *to,
 	cache_ret = set_cache(inv, s);
 	ret = rr_slot_sync(inv, s);
 	if (!ret && rl_reset)
-		rr_xdp_rl_reset(&inv->xdp, slot);
+		rr_rl_reset(&inv->xdp, slot);
 	/* No longer asked for: the old list can go. */
 	if (!ret && !svc->nallow)
 		for (i = 0; i < nwas; i++)
@@ -367,7 +367,7 @@ static void apply(struct reload *r, uint32_t slot, const struct rr_service *to,
 	for (i = 0; !ret && !exempt_ret && i < nxwas; i++)
 		if (!listed(&xwas[i], svc->rate_limit_exempt,
 			    svc->nrate_limit_exempt))
-			rr_xdp_rl_exempt(&inv->xdp, slot, &xwas[i], false);
+			rr_rl_exempt(&inv->xdp, slot, &xwas[i], false);
 	for (k = 0; k < n; k++) {
 		if (!rows[k]->live || is_key(rows[k], "enabled"))
 			continue;
