@@ -105,8 +105,8 @@ int rr_hh_fill_pool(struct rr_hh_pool *pool);
 int rr_hh_open(struct rr_invoker *inv);
 void rr_hh_close(struct rr_invoker *inv);
 /* The port entry's heavy-hitter flag and scale, as @svc says. */
-void rr_hh_port_conf(const struct rr_invoker *inv,
-		       const struct rr_service *svc, struct rr_port_conf *conf);
+void rr_hh_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
+		     struct rr_port_conf *conf);
 /* Every tick of the main loop: never waits, does its work at its own
  * pace (RR_HH_COLLECT_MS, RR_HH_INTERVAL_MS). */
 void rr_hh_tick(struct rr_invoker *inv);
