@@ -11,7 +11,8 @@
  *   peer has a native XDP program attached.
  *
  * Both are polled from the main thread, between ticks; nothing here blocks
- * for more than about 100 ms.
+ * for more than about 100 ms. The local routes are localaddr.c's, the
+ * veth peer peer.c's, the rtnetlink exchanges both use netlink.c's.
  */
 #ifndef RR_NETLINK_H
 #define RR_NETLINK_H
@@ -19,7 +20,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stdbool.h>
+
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 
 struct rr_localaddr;
 
@@ -94,5 +98,33 @@ enum rr_peer rr_veth_peer(int ifindex, char *why, size_t len);
 
 /* "not_veth", "xdp", "no_xdp", "unknown". */
 const char *rr_peer_label(enum rr_peer p);
+
+/* What localaddr.c and peer.c share (netlink.c). */
+
+/*
+ * Files the attributes at @rta (@len bytes) by type into @tb[0..@max];
+ * unknown types (a newer kernel's) are passed over. -EINVAL if one runs
+ * past the end or something that is no attribute is left over.
+ */
+int rr_nl_parse_attrs(const struct rtattr **tb, unsigned int max,
+		      const struct rtattr *rta, int len);
+/* NLMSG_OK() without its signed/unsigned comparison, which clang's
+ * -Wsign-compare refuses: a whole message header, and the message within
+ * the @len bytes left. */
+bool rr_nl_ok(const struct nlmsghdr *nh, int len);
+/* A NETLINK_ROUTE socket: non-blocking, or with a receive timeout. */
+int rr_nl_socket(bool nonblock, long timeout_us);
+/*
+ * One datagram into @buf: its length, 0 for one that is not the kernel's
+ * (ignored), or -errno: -EAGAIN when nothing came (non-blocking, or the
+ * timeout), -EMSGSIZE when it did not fit, -ENOBUFS when the socket
+ * overran and notifications were lost.
+ */
+int rr_nl_recv(int fd, void *buf, size_t size, int flags);
+int rr_nl_send(int fd, const struct nlmsghdr *nh);
+/* The error an NLMSG_ERROR carries; we ask for no ACKs, so 0 is odd. */
+int rr_nl_error(const struct nlmsghdr *nh);
+/* Appends a u32 attribute to the request at @msg, which has room. */
+void rr_nl_put_u32(void *msg, unsigned short type, uint32_t v);
 
 #endif /* RR_NETLINK_H */
