@@ -19,8 +19,17 @@
 
 #include <reqrouter/rr_xdp_packet.h>
 
-#include "rr_shared.h"
-#include "rr_unicast.h"
+#include "shared/cache.h"
+#include "shared/common.h"
+#include "shared/gather.h"
+#include "shared/guard.h"
+#include "shared/hh.h"
+#include "shared/port.h"
+#include "shared/rl.h"
+#include "shared/spread.h"
+#include "shared/stats.h"
+#include "shared/steer.h"
+#include "shared/unicast.h"
 
 /* One load the compiler neither repeats nor tears: another CPU writes it. */
 #define READ_ONCE_U64(x) (*(volatile __u64 *)&(x))

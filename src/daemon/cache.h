@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "rr_shared.h"
+#include "shared/cache.h"
 
 enum rr_cache_insert {
 	RR_CACHE_SKIPPED,  /* another worker was writing that entry, or the

@@ -19,7 +19,8 @@
 #include <linux/if_xdp.h>
 
 #include "function.h"
-#include "rr_shared.h"
+#include "shared/common.h"
+#include "shared/gather.h"
 
 struct rr_invoker;
 struct rr_worker;

@@ -20,6 +20,7 @@
 #include "latency.h"
 #include "netlink.h"
 #include "packet.h"
+#include "shared/port.h"
 #include "tcp.h"
 #include "xdp.h"
 

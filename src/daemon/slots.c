@@ -28,6 +28,7 @@
 #include "reqrouter.skel.h" /* the allow-lists' maps: disallow() */
 #include "seccomp.h"
 #include "settings.h"
+#include "shared/guard.h"
 #include "topk.h"
 #include "util.h"
 

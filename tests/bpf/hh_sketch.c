@@ -36,7 +36,8 @@
 
 #include "frames.h"
 #include "reqrouter.skel.h"
-#include "rr_shared.h"
+#include "shared/hh.h"
+#include "shared/port.h"
 #include "testutil.h"
 #include "topk.h"
 #include "xdp.h"

@@ -41,7 +41,10 @@
 
 #include "frames.h"
 #include "reqrouter.skel.h"
-#include "rr_shared.h"
+#include "shared/common.h"
+#include "shared/port.h"
+#include "shared/stats.h"
+#include "shared/steer.h"
 #include "testutil.h"
 #include "xdp.h"
 #include "xdptest.h"

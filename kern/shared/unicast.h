@@ -7,8 +7,8 @@
  * 0.0.0.0/8 or at the host itself. Byte pointers and fixed-width types
  * only: the same code compiles for BPF and for user space.
  */
-#ifndef RR_UNICAST_H
-#define RR_UNICAST_H
+#ifndef RR_SHARED_UNICAST_H
+#define RR_SHARED_UNICAST_H
 
 #include <linux/types.h>
 
@@ -35,4 +35,4 @@ static __inline int rr_ipv6_unicast(const __u8 *a)
 	return a[0] != 0xff && (high || a[15] > 1);
 }
 
-#endif /* RR_UNICAST_H */
+#endif /* RR_SHARED_UNICAST_H */
