@@ -49,7 +49,7 @@ int reqrouter_xdp(struct xdp_md *ctx)
 		.end = (void *)(long)ctx->data_end,
 	};
 	__u32 queue = ctx->rx_queue_index;
-	struct rr_port_conf *conf, *sconf;
+	struct rr_port_conf *conf;
 	__u32 l4_len = 0, key;
 	struct udphdr *udph;
 	int proto, act, ipv6, not_ours = 0;
@@ -99,25 +99,11 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	 * (echo's 7 among them): they are known before the loop check. */
 	if (conf->flags & RR_PORT_GATHER)
 		return gather_reply(ctx, l3, udph, ipv6, queue);
-	/*
-	 * A reply to port 0 is meaningless, and one to a service that answers
-	 * anything (echo, daytime, chargen, time, or a function of ours, here
-	 * or on a peer) can bounce between two servers forever: drop them, as
-	 * inetd did.
-	 */
+	/* Source ports a reply could bounce back from. */
 	key = bpf_ntohs(udph->source);
-	if (key == 0 || key == 7 || key == 13 || key == 19 || key == 37)
+	if (loop_port(&key))
 		return rr_count(queue, RR_XDP_DROP_LOOP_PORT, XDP_DROP);
-	sconf = bpf_map_lookup_elem(&port_map, &key);
-	if (sconf && sconf->nsocks)
-		return rr_count(queue, RR_XDP_DROP_LOOP_PORT, XDP_DROP);
-	/*
-	 * Below min_src_port are the well-known services: clients do not
-	 * send from there, but a spoofed request from another server's
-	 * service port makes the two answer each other for ever (the
-	 * CVE-2024-2169 class), whatever ports are served here.
-	 */
-	if (key < conf->min_src_port)
+	if (low_port(conf, key))
 		return rr_count(queue, RR_XDP_DROP_LOW_PORT, XDP_DROP);
 	if (conf->flags & RR_PORT_QUARANTINED)
 		return rr_count(queue, RR_XDP_DROP_QUARANTINED, XDP_DROP);

@@ -3,7 +3,8 @@
  * The guards a request passes before either tier sees it: its
  * destination must be one of the host's own addresses (local_tab in
  * front of the local_v4/local_v6 tries, which user space keeps equal to
- * the kernel's local routes), and its source in the function's
+ * the kernel's local routes), its source port one no reply can loop
+ * from (loop_port(), low_port()), and its source in the function's
  * allow-list (acl_v4/acl_v6) where it has one.
  */
 #ifndef RR_LIB_GUARD_H
@@ -17,7 +18,9 @@
 #include <reqrouter/rr_xdp_packet.h>
 
 #include "lib/common.h"
+#include "lib/port.h"
 #include "shared/guard.h"
+#include "shared/port.h"
 
 /* Allowed source prefixes per function slot, for ports with
  * RR_PORT_ALLOWLIST set. */
@@ -146,6 +149,38 @@ static __always_inline int dest_local(void *l3, void *end, int ipv6)
 		__builtin_memcpy(key.addr, &iph->daddr, sizeof(key.addr));
 		return bpf_map_lookup_elem(&local_v4, &key) != NULL;
 	}
+}
+
+/*
+ * Whether source port *@sport is one a reply could loop from. A reply to
+ * port 0 is meaningless, and one to a service that answers anything
+ * (echo, daytime, chargen, time, or a function of ours, here or on a
+ * peer) can bounce between two servers forever: such requests are
+ * dropped, as inetd did. @sport is the caller's key, in memory as a map
+ * lookup needs it (a copy here would take another stack slot).
+ */
+static __always_inline int loop_port(__u32 *sport)
+{
+	struct rr_port_conf *sconf;
+	__u32 p = *sport;
+
+	if (p == 0 || p == 7 || p == 13 || p == 19 || p == 37)
+		return 1;
+	sconf = bpf_map_lookup_elem(&port_map, sport);
+	return sconf && sconf->nsocks;
+}
+
+/*
+ * Whether source port @sport is below the function's min_src_port, where
+ * the well-known services are: clients do not send from there, but a
+ * spoofed request from another server's service port makes the two
+ * answer each other for ever (the CVE-2024-2169 class), whatever ports
+ * are served here.
+ */
+static __always_inline int low_port(const struct rr_port_conf *conf,
+				    __u32 sport)
+{
+	return sport < conf->min_src_port;
 }
 
 #endif /* RR_LIB_GUARD_H */
