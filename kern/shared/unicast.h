@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Which addresses may be either end of a reply: the one rule the XDP
- * program (kern/reqrouter.bpf.c, which passes such requests to the kernel)
+ * program (kern/lib/parse.h, which passes such requests to the kernel)
  * and user space (src/lib/packet.c, which drops them) both apply. A reply
  * swaps the ends, so a spoofed source must not aim it at a group, at
  * 0.0.0.0/8 or at the host itself. Byte pointers and fixed-width types

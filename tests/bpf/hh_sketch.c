@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The heavy-hitter sketch on known traffic: requests run through the XDP
- * program (kern/reqrouter.bpf.c, hh_count) with bpf_prog_test_run_opts(),
+ * program (kern/lib/hh.h, hh_count) with bpf_prog_test_run_opts(),
  * and are read back as reqrouter reads them (src/daemon/topk.c), against
  * exact counts kept here.
  * - Small cases: a port without heavy hitters samples nothing; 1 in 1
