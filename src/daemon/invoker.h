@@ -27,6 +27,7 @@
 #include "latency.h"
 #include "netlink.h"
 #include "packet.h"
+#include "shared/port.h"
 #include "spread.h"
 #include "steer.h"
 #include "tcp.h"

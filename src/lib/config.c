@@ -19,6 +19,7 @@
 #include "parse.h"
 #include "registry.h"
 #include "settings.h"
+#include "shared/guard.h"
 #include "util.h"
 
 int rr_config_init(struct rr_config *cfg, char *err, size_t errlen)

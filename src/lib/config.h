@@ -15,7 +15,10 @@
 
 #include "parse.h"
 #include <reqrouter/rr_function.h>
-#include "rr_shared.h"
+#include <reqrouter/rr_xdp_req.h>
+#include "shared/common.h"
+#include "shared/gather.h"
+#include "shared/spread.h"
 
 #define RR_MAX_CPUS 1024
 #define RR_MAX_BATCH 256

@@ -17,7 +17,7 @@
 
 #include "function.h"
 #include "packet.h"
-#include "rr_unicast.h"
+#include "shared/unicast.h"
 
 #define IP_MF 0x2000
 #define IP_OFFSET 0x1fff

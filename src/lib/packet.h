@@ -11,12 +11,13 @@
 #include <stdint.h>
 
 #include <reqrouter/rr_function.h>
-#include "rr_shared.h"
+#include "shared/cache.h"
+#include "shared/stats.h"
 
 #define RR_REPLY_TTL 64
 
 /* Why a frame was recycled instead of answered: enum rr_drop, shared with
- * the XDP tier (rr_shared.h). */
+ * the XDP tier (shared/stats.h). */
 const char *rr_drop_label(enum rr_drop drop);
 
 /* Offsets into a parsed request frame. */

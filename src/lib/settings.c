@@ -14,6 +14,7 @@
 #include "config.h"
 #include "parse.h"
 #include "settings.h"
+#include "shared/cache.h"
 #include "util.h"
 
 #define FIELD(f)                              \

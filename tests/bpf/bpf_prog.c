@@ -40,7 +40,9 @@
 #include "packet.h"
 #include "registry.h"
 #include "reqrouter.skel.h"
-#include "rr_shared.h"
+#include "shared/common.h"
+#include "shared/port.h"
+#include "shared/stats.h"
 #include "util.h"
 #include "xdp.h"
 

@@ -23,7 +23,9 @@
 #include "testutil.h"
 #include "config.h"
 #include "reqrouter.skel.h"
-#include "rr_shared.h"
+#include "shared/guard.h"
+#include "shared/port.h"
+#include "shared/stats.h"
 #include "util.h"
 #include "xdp.h"
 

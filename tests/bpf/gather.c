@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The XDP side of gathers (kern/reqrouter.bpf.c, gather_reply()) through
+ * The XDP side of gathers (kern/lib/gather.h, gather_reply()) through
  * BPF_PROG_TEST_RUN: the program loaded as reqrouter loads it with room
  * for gathers, a worker's gather port, a group of three targets, and
  * replies crafted to each of the checks in turn. Each case says the

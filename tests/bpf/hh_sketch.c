@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The heavy-hitter sketch on known traffic: requests run through the XDP
- * program (kern/reqrouter.bpf.c, hh_count) with bpf_prog_test_run_opts(),
+ * program (kern/lib/hh.h, hh_count) with bpf_prog_test_run_opts(),
  * and are read back as reqrouter reads them (src/daemon/features/hh.c), against
  * exact counts kept here.
  * - Small cases: a port without heavy hitters samples nothing; 1 in 1
@@ -36,7 +36,8 @@
 
 #include "frames.h"
 #include "reqrouter.skel.h"
-#include "rr_shared.h"
+#include "shared/hh.h"
+#include "shared/port.h"
 #include "testutil.h"
 #include "hh.h"
 #include "xdp.h"

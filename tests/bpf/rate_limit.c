@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The response rate limiter (kern/reqrouter.bpf.c, rl_check) on crafted
+ * The response rate limiter (kern/lib/rl.h, rl_check) on crafted
  * requests run through the XDP program with bpf_prog_test_run_opts(): a
  * request that goes on is passed (the port has no socket), a limited one
  * dropped, a slipped one sent back (XDP_TX) as DNS's truncated reply.
@@ -36,7 +36,8 @@
 #include "config.h"
 #include "frames.h"
 #include "reqrouter.skel.h"
-#include "rr_shared.h"
+#include "shared/port.h"
+#include "shared/stats.h"
 #include "testutil.h"
 #include "rl.h"
 #include "xdp.h"

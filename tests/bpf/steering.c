@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Steering (kern/reqrouter.bpf.c, rr_steer; docs/DESIGN.md, "Steering")
+ * Steering (kern/lib/steer.h, rr_steer; docs/DESIGN.md, "Steering")
  * on crafted requests run through the XDP program with
  * bpf_prog_test_run_opts(), the workers' load written here into the
  * mapped worker_load. A test run has no AF_XDP socket: a request steered
@@ -41,7 +41,10 @@
 
 #include "frames.h"
 #include "reqrouter.skel.h"
-#include "rr_shared.h"
+#include "shared/common.h"
+#include "shared/port.h"
+#include "shared/stats.h"
+#include "shared/steer.h"
 #include "testutil.h"
 #include "xdp.h"
 #include "xdptest.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * xdp_spread's receiving side (kern/reqrouter.bpf.c, spread()) through
+ * xdp_spread's receiving side (kern/lib/spread.h, spread()) through
  * BPF_PROG_TEST_RUN: which listed CPU a request goes to, and what stays.
  * echo is loaded the way reqrouter loads a function (its cpumap copy
  * too, which must load), port 7 spreads over CPUs 0 and 1, and only CPU
@@ -35,7 +35,9 @@
 #include "config.h"
 #include "registry.h"
 #include "reqrouter.skel.h"
-#include "rr_shared.h"
+#include "shared/port.h"
+#include "shared/spread.h"
+#include "shared/stats.h"
 #include "util.h"
 #include "xdp.h"
 #include "xdptest.h"

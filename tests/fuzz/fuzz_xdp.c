@@ -81,7 +81,10 @@
 #include "parse.h"
 #include "registry.h"
 #include "reqrouter.skel.h"
-#include "rr_shared.h"
+#include "shared/cache.h"
+#include "shared/common.h"
+#include "shared/port.h"
+#include "shared/stats.h"
 #include "util.h"
 #include "xdp.h"
 

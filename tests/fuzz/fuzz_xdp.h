@@ -13,7 +13,8 @@
 #include <stdint.h>
 
 #include "reqrouter.skel.h"
-#include "rr_shared.h"
+#include "shared/port.h"
+#include "shared/stats.h"
 #include "xdp.h"
 
 #define MAX_FRAME 3500 /* a test run takes one page minus head/tailroom */

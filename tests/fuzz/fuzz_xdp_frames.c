@@ -30,7 +30,6 @@
 #include "parse.h"
 #include "registry.h"
 #include "reqrouter.skel.h"
-#include "rr_shared.h"
 #include "xdp.h"
 
 /* Addresses the mutator picks from: in and just out of the allow-list

@@ -30,7 +30,10 @@
 #include "parse.h"
 #include "registry.h"
 #include "reqrouter.skel.h"
-#include "rr_shared.h"
+#include "shared/common.h"
+#include "shared/guard.h"
+#include "shared/port.h"
+#include "shared/stats.h"
 #include "xdp.h"
 
 int stat_read(struct stats *st, uint32_t key, uint64_t *sum)

@@ -29,7 +29,9 @@
 #include "parse.h"
 #include "registry.h"
 #include "reqrouter.skel.h"
-#include "rr_shared.h"
+#include "shared/cache.h"
+#include "shared/common.h"
+#include "shared/stats.h"
 #include "xdp.h"
 
 /* What the tier instance must do with a steered request. */

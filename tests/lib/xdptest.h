@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "rr_shared.h"
+#include "shared/stats.h"
 
 /* Whether this process can load and test-run them (root, a kernel with
  * what reqrouter checks for); if not, says "SKIP: why" on stdout. */

@@ -24,6 +24,7 @@
 #include "config.h"
 #include "options.h"
 #include "registry.h"
+#include "shared/cache.h"
 #include "test_config.h"
 #include "testutil.h"
 

@@ -39,7 +39,7 @@
 #include <linux/rtnetlink.h>
 
 #include "netlink.h"
-#include "rr_shared.h"
+#include "shared/guard.h"
 
 #define SKIP 77
 

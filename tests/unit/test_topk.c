@@ -2,7 +2,7 @@
 /*
  * Unit tests of the heavy hitters' user-space half (src/daemon/features/hh.c),
  * on sketches filled here as the XDP program fills them (the hash and
- * the layout are kern/rr_shared.h's, shared with it): keys and their
+ * the layout are kern/shared/hh.h's, shared with it): keys and their
  * text, the skip factor, the pool's mean, exact counts read back, two
  * heavy keys that share columns told apart, the ring read and what it
  * lost, decay and rates, and the error bound. No privileges needed; the

@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "clock.h"
-#include "rr_shared.h"
+#include "shared/steer.h"
 
 /* The buckets' upper bounds in ns (Prometheus's le): 1-2-5 steps from
  * 0.5 us to 1 s (a request queued behind a slow call waits that long);

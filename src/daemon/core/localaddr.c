@@ -28,7 +28,7 @@
 
 #include "log.h"
 #include "netlink.h"
-#include "rr_shared.h"
+#include "shared/guard.h"
 
 /*
  * Large enough for any one datagram the kernel sends us: a dump packs

@@ -50,7 +50,7 @@ int rr_localaddr_update(struct rr_localaddr *la);
 
 /*
  * Also keeps the direct-mapped table @fd (an array of RR_LOCAL_TAB struct
- * rr_local_ent, rr_shared.h) in front of the tries: filled now, then
+ * rr_local_ent, shared/guard.h) in front of the tries: filled now, then
  * emptied of an address before the tries lose it and given a new one
  * after they have it. 0, or -errno if a slot could not be written (it is
  * tried again at the next update).

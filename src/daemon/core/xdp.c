@@ -36,6 +36,10 @@
 #include "registry.h"
 #include "reqrouter.skel.h"
 #include "percpu.h"
+#include "shared/cache.h"
+#include "shared/guard.h"
+#include "shared/stats.h"
+#include "shared/steer.h"
 #include "xdp.h"
 
 int rr_xdp_check_kernel(char *why, size_t len)

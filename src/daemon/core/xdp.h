@@ -8,6 +8,8 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "shared/port.h"
+#include "shared/rl.h"
 
 struct reqrouter;
 

@@ -2,7 +2,7 @@
 /*
  * The reply cache, user-space side: workers insert the replies of pure
  * functions into the table the XDP program answers repeated requests
- * from (struct rr_cache_entry in rr_shared.h). An insert is a few stores
+ * from (struct rr_cache_entry in kern/shared/cache.h). An insert is a few stores
  * into shared memory, never a system call.
  */
 #ifndef RR_CACHE_H
@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "rr_shared.h"
+#include "shared/cache.h"
 
 enum rr_cache_insert {
 	RR_CACHE_SKIPPED,  /* another worker was writing that entry, or the

@@ -19,8 +19,9 @@
 #include <linux/if_xdp.h>
 
 #include "function.h"
-#include "rr_shared.h"
 #include "seccomp.h"
+#include "shared/common.h"
+#include "shared/gather.h"
 
 struct rr_invoker;
 struct rr_worker;

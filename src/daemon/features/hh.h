@@ -15,7 +15,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "rr_shared.h"
+#include "shared/hh.h"
+#include "shared/port.h"
 
 struct rr_invoker;
 struct rr_service;

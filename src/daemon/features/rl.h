@@ -6,7 +6,9 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "rr_shared.h"
+#include "shared/port.h"
+#include "shared/guard.h"
+#include "shared/rl.h"
 #include "xdp.h"
 
 struct rr_invoker;

@@ -7,7 +7,8 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "rr_shared.h"
+#include "shared/port.h"
+#include "shared/spread.h"
 
 struct rr_invoker;
 struct rr_slot;

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "rr_shared.h"
+#include "shared/port.h"
 
 struct rr_invoker;
 struct rr_slot;

@@ -30,6 +30,7 @@
 #include "rl.h"
 #include "seccomp.h"
 #include "settings.h"
+#include "shared/guard.h"
 #include "slots.h"
 #include "util.h"
 

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Which addresses may be either end of a reply: the one rule the XDP
- * program (kern/reqrouter.bpf.c, which passes such requests to the kernel)
+ * program (kern/lib/parse.h, which passes such requests to the kernel)
  * and user space (src/lib/packet.c, which drops them) both apply. A reply
  * swaps the ends, so a spoofed source must not aim it at a group, at
  * 0.0.0.0/8 or at the host itself. Byte pointers and fixed-width types
  * only: the same code compiles for BPF and for user space.
  */
-#ifndef RR_UNICAST_H
-#define RR_UNICAST_H
+#ifndef RR_SHARED_UNICAST_H
+#define RR_SHARED_UNICAST_H
 
 #include <linux/types.h>
 
@@ -35,4 +35,4 @@ static __inline int rr_ipv6_unicast(const __u8 *a)
 	return a[0] != 0xff && (high || a[15] > 1);
 }
 
-#endif /* RR_UNICAST_H */
+#endif /* RR_SHARED_UNICAST_H */

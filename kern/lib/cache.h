@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The reply cache (docs/DESIGN.md, "A request, from the NIC to its
+ * reply", step 4): a repeated request of a pure function answered in
+ * place, XDP_TX, from reply_cache, which the workers fill; cache_scratch
+ * is the room on each CPU that the request and the reply are copied
+ * through (lib/rl.h's slip borrows it).
+ */
+#ifndef RR_LIB_CACHE_H
+#define RR_LIB_CACHE_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#include <reqrouter/rr_xdp_packet.h>
+
+#include "lib/common.h"
+#include "lib/parse.h"
+#include "lib/stats.h"
+#include "shared/cache.h"
+#include "shared/port.h"
+
+/* The reply cache (struct rr_cache_entry), mapped into user space, which
+ * fills it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct rr_cache_entry);
+	__uint(max_entries, RR_CACHE_ENTRIES);
+	__uint(map_flags, BPF_F_MMAPABLE);
+} reply_cache SEC(".maps");
+
+/* A request's and a cached reply's bytes while one is checked. */
+struct cache_scratch {
+	__u64 req[RR_CACHE_WORDS];
+	__u64 reply[RR_CACHE_WORDS];
+};
+
+/* One struct cache_scratch per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct cache_scratch);
+	__uint(max_entries, 1);
+} cache_scratch SEC(".maps");
+
+/*
+ * Answers a repeated request of a pure function from the reply cache.
+ * The request's bytes are compared in full, not only its hash, and the
+ * entry is read between two looks at its sequence count (atomic reads,
+ * which order the loads between them), so an entry a worker is
+ * rewriting answers nothing. Returns XDP_TX, or -1 on a miss with the
+ * frame untouched.
+ */
+static __always_inline int cache_answer(struct xdp_md *ctx,
+					struct rr_xdp_req *req,
+					const struct rr_port_conf *conf)
+{
+	__u32 len = req->payload_len, zero = 0, key, rlen, i;
+	__u32 idb = conf->cache_id_bytes, nw = (len + 7) / 8, rw;
+	struct cache_scratch *sc;
+	struct rr_cache_entry *e;
+	__u64 h, s1, s2, diff = 0, idmask = 0, id;
+
+	if (len > conf->cache_max_payload || len > RR_CACHE_MAX_PAYLOAD)
+		return -1;
+	sc = bpf_map_lookup_elem(&cache_scratch, &zero);
+	if (!sc)
+		return -1;
+	/* Only the words the request covers are read, hashed and compared
+	 * (an entry is zero beyond its request, as the last word is here). */
+	if (nw)
+		sc->req[(nw - 1) & (RR_CACHE_WORDS - 1)] = 0;
+	if (len && bpf_xdp_load_bytes(ctx, req->payload_off, sc->req, len))
+		return -1;
+	/* A transaction ID is no part of the key; the reply gets this one.
+	 * Words are little-endian in memory order: the first bytes are the
+	 * low ones. */
+	if (idb > 8 || len < idb)
+		return -1;
+	if (idb)
+		idmask = idb == 8 ? ~0ULL : (1ULL << (8 * idb)) - 1;
+	id = sc->req[0] & idmask;
+	sc->req[0] &= ~idmask;
+	h = rr_cache_hash(sc->req, nw, req->dst_port, len);
+	key = h & (RR_CACHE_ENTRIES - 1);
+	e = bpf_map_lookup_elem(&reply_cache, &key);
+	if (!e)
+		return -1;
+	s1 = __sync_fetch_and_add(&e->seq, 0);
+	if (s1 & 1 || e->hash != h || e->port != req->dst_port ||
+	    e->req_len != len || e->gen != conf->cache_gen)
+		return -1;
+	/* The coarse clock (CLOCK_MONOTONIC, a tick behind at most) is a
+	 * load where the precise one reads the TSC: an entry may answer a
+	 * tick past its TTL, which is given in seconds. */
+	if (e->expires_ns && bpf_ktime_get_coarse_ns() > e->expires_ns)
+		return -1;
+	rlen = e->reply_len;
+	if (rlen > RR_CACHE_MAX_PAYLOAD || rlen > req->room || rlen < idb)
+		return -1;
+	rw = (rlen + 7) / 8;
+#pragma unroll
+	for (i = 0; i < RR_CACHE_WORDS; i++) {
+		if (i >= nw && i >= rw)
+			break;
+		if (i < nw)
+			diff |= e->req[i] ^ sc->req[i];
+		if (i < rw)
+			sc->reply[i] = e->reply[i];
+	}
+	s2 = __sync_fetch_and_add(&e->seq, 0);
+	if (diff || s1 != s2)
+		return -1;
+	/* A hit: only now is the checksum worth checking. A bad one is
+	 * user space's to drop and count. */
+	if (!udp_csum_ok(ctx, req))
+		return -1;
+	sc->reply[0] = (sc->reply[0] & ~idmask) | id;
+
+	/* From here the frame changes: a failure can no longer punt. */
+	if (rr_xdp_resize(ctx, req, rlen))
+		return -1;
+	if (rlen && bpf_xdp_store_bytes(ctx, req->payload_off, sc->reply, rlen))
+		return -2;
+	if (rr_xdp_build_reply(ctx, req, rlen))
+		return -2;
+	rr_fn_count(req, RR_FN_CACHE_HIT);
+	return rr_count(req->queue, RR_XDP_TX_CACHE, XDP_TX);
+}
+
+#endif /* RR_LIB_CACHE_H */

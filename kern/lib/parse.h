@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Parsing with a bounds-checked cursor: Ethernet and up to two VLAN
+ * tags, IPv4 (no options, no fragments) or IPv6 (no extension headers),
+ * UDP; either end of a reply must be unicast (kern/shared/unicast.h). A
+ * frame that does not parse is the kernel's, and each parser says why (an
+ * enum rr_xdp_stat). And the UDP checksum, verified as the kernel would.
+ */
+#ifndef RR_LIB_PARSE_H
+#define RR_LIB_PARSE_H
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include <reqrouter/rr_xdp_packet.h>
+
+#include "shared/stats.h"
+#include "shared/unicast.h"
+
+#define IP_MF 0x2000
+#define IP_OFFSET 0x1fff
+
+/*
+ * The interface's MAC, set before load: frames for another host (a
+ * promiscuous interface, a bridge port) are the kernel's to drop. All
+ * zeros turns the check off (the BPF tests load the program bare).
+ */
+const volatile __u8 if_mac[ETH_ALEN] = {};
+
+struct vlan_hdr {
+	__be16 tci;
+	__be16 encap_proto;
+};
+
+struct cursor {
+	void *pos;
+	void *end;
+};
+
+/* Returns the EtherType after the Ethernet header and up to two tags;
+ * *stat says why the frame is not ours (a group address at either end,
+ * another host's destination), or stays 0. */
+static __always_inline int parse_eth(struct cursor *c, int *stat)
+{
+	struct ethhdr *eth = c->pos;
+	struct vlan_hdr *vlan;
+	__u16 proto;
+	int i;
+
+	if ((void *)(eth + 1) > c->end)
+		return -1;
+	proto = eth->h_proto;
+	if (!rr_mac_unicast(eth->h_dest, eth->h_source))
+		*stat = RR_XDP_PASS_NOT_UNICAST;
+	else if ((if_mac[0] | if_mac[1] | if_mac[2] | if_mac[3] | if_mac[4] |
+		  if_mac[5]) &&
+		 (eth->h_dest[0] != if_mac[0] || eth->h_dest[1] != if_mac[1] ||
+		  eth->h_dest[2] != if_mac[2] || eth->h_dest[3] != if_mac[3] ||
+		  eth->h_dest[4] != if_mac[4] || eth->h_dest[5] != if_mac[5]))
+		*stat = RR_XDP_PASS_OTHER_HOST;
+	c->pos = eth + 1;
+#pragma unroll
+	for (i = 0; i < 2; i++) {
+		if (proto != bpf_htons(ETH_P_8021Q) &&
+		    proto != bpf_htons(ETH_P_8021AD))
+			break;
+		vlan = c->pos;
+		if ((void *)(vlan + 1) > c->end)
+			return -1;
+		proto = vlan->encap_proto;
+		c->pos = vlan + 1;
+	}
+	return bpf_ntohs(proto);
+}
+
+/* Returns the L4 protocol, or a negative rr_xdp_stat to pass for. */
+static __always_inline int parse_ipv4(struct cursor *c, __u32 *l4_len)
+{
+	struct iphdr *iph = c->pos;
+	__u32 hlen, tot;
+
+	if ((void *)(iph + 1) > c->end)
+		return -RR_XDP_PASS_MALFORMED;
+	hlen = iph->ihl * 4;
+	tot = bpf_ntohs(iph->tot_len);
+	if (iph->version != 4 || hlen < sizeof(*iph) || tot < hlen ||
+	    c->pos + tot > c->end)
+		return -RR_XDP_PASS_MALFORMED;
+	if (iph->frag_off & bpf_htons(IP_MF | IP_OFFSET))
+		return -RR_XDP_PASS_FRAGMENT;
+	/* Options (record route, timestamps, source routes) ask things of
+	 * the host that a reply built by swapping addresses would get wrong:
+	 * the kernel's to handle. */
+	if (hlen != sizeof(*iph))
+		return -RR_XDP_PASS_IP_OPTIONS;
+	if (!rr_ipv4_unicast((__u8 *)&iph->saddr) ||
+	    !rr_ipv4_unicast((__u8 *)&iph->daddr))
+		return -RR_XDP_PASS_NOT_UNICAST;
+	*l4_len = tot - hlen;
+	c->pos += hlen;
+	return iph->protocol;
+}
+
+static __always_inline int parse_ipv6(struct cursor *c, __u32 *l4_len)
+{
+	struct ipv6hdr *ip6h = c->pos;
+	__u32 plen;
+
+	if ((void *)(ip6h + 1) > c->end)
+		return -RR_XDP_PASS_MALFORMED;
+	plen = bpf_ntohs(ip6h->payload_len);
+	if (ip6h->version != 6 || (void *)(ip6h + 1) + plen > c->end)
+		return -RR_XDP_PASS_MALFORMED;
+	switch (ip6h->nexthdr) {
+	case IPPROTO_HOPOPTS:
+	case IPPROTO_ROUTING:
+	case IPPROTO_FRAGMENT:
+	case IPPROTO_DSTOPTS:
+	case IPPROTO_AH:
+	case IPPROTO_ESP:
+	case IPPROTO_MH:
+		return -RR_XDP_PASS_IPV6_EXT;
+	}
+	if (!rr_ipv6_unicast(ip6h->saddr.in6_u.u6_addr8) ||
+	    !rr_ipv6_unicast(ip6h->daddr.in6_u.u6_addr8))
+		return -RR_XDP_PASS_NOT_UNICAST;
+	*l4_len = plen;
+	c->pos = ip6h + 1;
+	return ip6h->nexthdr;
+}
+
+/*
+ * Whether the request's UDP checksum is one the kernel would accept: the
+ * full sum over the pseudo-header and the datagram checks out, or the
+ * field holds only the pseudo-header's sum, as a local sender with
+ * checksum offload (a veth peer, a container) leaves it for the device to
+ * finish (the kernel trusts such a frame, CHECKSUM_PARTIAL). A zero field
+ * over IPv4 means "no checksum". The same rule as user space's
+ * rr_udp_csum_ok(). Only what the in-kernel tier answers pays for it: user
+ * space checks what it is handed.
+ */
+static __always_inline int udp_csum_ok(struct xdp_md *ctx,
+				       const struct rr_xdp_req *req)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	__u64 l3_off = req->l3_off, l4_off = req->l4_off, pseudo, sum;
+	struct udphdr *udp;
+	__u16 field, ulen;
+
+	/* Offsets the verifier can bound (options never get here). */
+	rr_opaque(l3_off);
+	rr_opaque(l4_off);
+	if (l3_off > RR_XDP_MAX_L3_OFF || l4_off > RR_XDP_MAX_L3_OFF + 40)
+		return 0;
+	udp = data + l4_off;
+	if ((void *)(udp + 1) > end)
+		return 0;
+	field = udp->check;
+	ulen = udp->len;
+	if (req->family == AF_INET6) {
+		struct ipv6hdr *ip6 = data + l3_off;
+
+		if ((void *)(ip6 + 1) > end)
+			return 0;
+		pseudo = 0;
+#pragma unroll
+		for (int i = 0; i < 4; i++)
+			pseudo += (__u64)ip6->saddr.in6_u.u6_addr32[i] +
+				  ip6->daddr.in6_u.u6_addr32[i];
+	} else {
+		struct iphdr *ip = data + l3_off;
+
+		if (!field)
+			return 1;
+		if ((void *)(ip + 1) > end)
+			return 0;
+		pseudo = (__u64)ip->saddr + ip->daddr;
+	}
+	pseudo += bpf_htons(IPPROTO_UDP) + ulen;
+	sum = rr_xdp_csum(ctx, l4_off, bpf_ntohs(ulen));
+	if (sum == (__u64)-1)
+		return 0;
+	return rr_fold16(sum + pseudo) == 0xffff || field == rr_fold16(pseudo);
+}
+
+#endif /* RR_LIB_PARSE_H */

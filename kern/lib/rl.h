@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Rate limiting (docs/DESIGN.md, "Rate limiting in XDP"): before either
+ * tier, a request over its source prefix's rate is dropped, or, every
+ * rl_slip-th one, answered with a DNS truncated reply built here that
+ * sends the client to TCP (slip_tc()). GCRA buckets per function
+ * (rl_buckets), shared by every CPU; exempt sources in rl_exempt_v4/v6,
+ * keyed as the allow-lists are (lib/guard.h).
+ */
+#ifndef RR_LIB_RL_H
+#define RR_LIB_RL_H
+
+#include <linux/bpf.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <bpf/bpf_helpers.h>
+
+#include <reqrouter/rr_xdp_packet.h>
+
+#include "lib/cache.h"
+#include "lib/common.h"
+#include "lib/guard.h"
+#include "lib/hh.h"
+#include "lib/parse.h"
+#include "lib/stats.h"
+#include "lib/tier.h"
+#include "shared/port.h"
+#include "shared/rl.h"
+
+/* The rate limiter's buckets per slot (struct rr_rl_table), shared by
+ * every CPU; mapped into user space, which may read them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct rr_rl_table);
+	__uint(max_entries, RR_MAX_SLOTS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+} rl_buckets SEC(".maps");
+
+/* Each CPU's count of limited requests per slot, for the slip. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct rr_rl_cpu);
+	__uint(max_entries, RR_MAX_SLOTS);
+} rl_cpu SEC(".maps");
+
+/* Sources never rate-limited per function slot, for ports with
+ * RR_PORT_RL_EXEMPT: the allow-lists' keys. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__type(key, struct rr_allow_v4);
+	__type(value, __u8);
+	__uint(max_entries, RR_MAX_ALLOW);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} rl_exempt_v4 SEC(".maps");
+
+/* The same for IPv6 sources. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__type(key, struct rr_allow_v6);
+	__type(value, __u8);
+	__uint(max_entries, RR_MAX_ALLOW);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+} rl_exempt_v6 SEC(".maps");
+
+/*
+ * Whether the source is in function @slot's rate-limit exemptions: one
+ * trie lookup, paid only by ports that have some.
+ */
+static __always_inline int rl_exempt(void *l3, void *end, int ipv6, __u32 slot)
+{
+	return source_in(&rl_exempt_v4, &rl_exempt_v6, l3, end, ipv6, slot);
+}
+
+#define DNS_HDR 12
+#define DNS_QR 0x80
+#define DNS_TC 0x02
+/* The question's name may take 255 bytes: labels of at least one. */
+#define DNS_MAX_LABELS 128
+#define SLIP_BUF 512 /* the scratch area's bytes (struct cache_scratch) */
+
+/*
+ * The slip reply of a DNS function, as Knot's RRL sends it: the header
+ * and question echoed, QR and TC set (AA, RA and the RCODE clear), every
+ * count but QDCOUNT zero, nothing after the question. A client that gets
+ * it asks again over TCP, which a spoofed source cannot. Only a single
+ * well-formed question in a query is answered. XDP_TX, or -1 to drop.
+ */
+static __always_inline int slip_tc(struct xdp_md *ctx,
+				   const struct rr_port_conf *conf, void *l3,
+				   struct udphdr *udp, int ipv6, __u32 queue)
+{
+	__u32 zero = 0, len, n, pos = DNS_HDR, i;
+	struct rr_xdp_req *req;
+	__u8 *buf, l;
+
+	req = bpf_map_lookup_elem(&rr_req, &zero);
+	buf = bpf_map_lookup_elem(&cache_scratch, &zero);
+	if (!req || !buf)
+		return -1;
+	req->queue = queue;
+	req->slot = conf->slot;
+	req->nsocks = conf->nsocks;
+	if (describe(ctx, req, conf, l3, udp, ipv6) || !udp_csum_ok(ctx, req))
+		return -1;
+	len = req->payload_len;
+	if (len < DNS_HDR + 5)
+		return -1;
+	n = len > SLIP_BUF ? SLIP_BUF : len;
+	if (bpf_xdp_load_bytes(ctx, req->payload_off, buf, n))
+		return -1;
+	if (buf[2] & DNS_QR || buf[4] || buf[5] != 1)
+		return -1;
+#pragma clang loop unroll(disable)
+	for (i = 0; i < DNS_MAX_LABELS; i++) {
+		if (pos >= n)
+			return -1;
+		l = buf[pos & (SLIP_BUF - 1)];
+		if (!l)
+			break;
+		if (l & 0xc0)
+			return -1;
+		pos += l + 1;
+	}
+	if (i == DNS_MAX_LABELS)
+		return -1;
+	pos += 1 + 4; /* the root label, QTYPE and QCLASS */
+	if (pos > n)
+		return -1;
+	buf[2] = (buf[2] & 0x79) | DNS_QR | DNS_TC; /* opcode and RD kept */
+	buf[3] = 0;
+	__builtin_memset(&buf[6], 0, 6);
+	/* From here the frame changes. */
+	if (bpf_xdp_store_bytes(ctx, req->payload_off, buf, DNS_HDR) ||
+	    rr_xdp_build_reply(ctx, req, pos))
+		return -1;
+	rr_fn_count(req, RR_FN_RL_SLIPPED);
+	return rr_count(queue, RR_XDP_TX_SLIP, XDP_TX);
+}
+
+/*
+ * Response rate limiting, before either tier: the source's prefix
+ * (rl_mask_v4/v6) hashed into one bucket per row. It conforms if any
+ * row's bucket does, and then takes a token from each that has one
+ * (atomic adds; a bucket idle long enough is restarted with a plain
+ * store, which may lose a concurrent token once: bounded). A limited
+ * request costs reads only, never a write to the shared table. Returns
+ * -1 to go on, or the action taken for a limited request.
+ */
+static __always_inline int rl_check(struct xdp_md *ctx,
+				    const struct rr_port_conf *conf, void *l3,
+				    struct udphdr *udp, int ipv6, __u32 queue)
+{
+	__u32 slot = conf->slot, family, r, ok = 0;
+	__u64 a = 0, b = 0, now, tau, t, h, *p;
+	void *end = (void *)(long)ctx->data_end;
+	struct rr_rl_table *tb;
+	struct rr_rl_cpu *rc;
+	int act;
+
+	if (conf->flags & RR_PORT_RL_EXEMPT && rl_exempt(l3, end, ipv6, slot))
+		return -1;
+	tb = bpf_map_lookup_elem(&rl_buckets, &slot);
+	if (!tb)
+		return -1;
+	if (ipv6) {
+		struct ipv6hdr *ip6h = l3;
+
+		if ((void *)(ip6h + 1) > end)
+			return -1;
+		__builtin_memcpy(&a, &ip6h->saddr.in6_u.u6_addr8[0], 8);
+		__builtin_memcpy(&b, &ip6h->saddr.in6_u.u6_addr8[8], 8);
+		family = AF_INET6;
+	} else {
+		struct iphdr *iph = l3;
+
+		if ((void *)(iph + 1) > end)
+			return -1;
+		a = iph->saddr;
+		family = AF_INET;
+	}
+	h = rr_rl_hash(conf, hh_seed, family, a, b);
+	now = bpf_ktime_get_ns();
+	tau = rr_rl_tau(conf);
+#pragma unroll
+	for (r = 0; r < RR_RL_ROWS; r++) {
+		t = READ_ONCE_U64(tb->tat[r][rr_hh_col(h, r)]);
+		if (t <= now + tau)
+			ok |= 1U << r;
+	}
+	if (ok) {
+#pragma unroll
+		for (r = 0; r < RR_RL_ROWS; r++) {
+			if (!(ok & (1U << r)))
+				continue;
+			p = &tb->tat[r][rr_hh_col(h, r)];
+			if (READ_ONCE_U64(*p) < now)
+				*p = now + conf->rl_interval_ns;
+			else
+				__sync_fetch_and_add(p, conf->rl_interval_ns);
+		}
+		return -1;
+	}
+
+	rc = bpf_map_lookup_elem(&rl_cpu, &slot);
+	if (rc && conf->rl_slip && ++rc->limited >= conf->rl_slip) {
+		rc->limited = 0;
+		if (conf->flags & RR_PORT_SLIP_TC) {
+			act = slip_tc(ctx, conf, l3, udp, ipv6, queue);
+			if (act >= 0)
+				return act;
+		}
+	}
+	rr_fn_count_at(queue, slot, RR_FN_RL_LIMITED);
+	return rr_count(queue, RR_XDP_DROP_RATE_LIMITED, XDP_DROP);
+}
+
+#endif /* RR_LIB_RL_H */

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The in-kernel tier (docs/DESIGN.md, "A request, from the NIC to its
+ * reply", step 4): a request described as user space would see it
+ * (rr_req), then answered from the reply cache (lib/cache.h) or by a tail
+ * call into the function's own XDP program (fn_progs; fn_progs_cpumap on
+ * an xdp_spread CPU). What neither answers goes on to the workers through
+ * rr_steer(), or is dropped and counted by its reason (not_answered()).
+ */
+#ifndef RR_LIB_TIER_H
+#define RR_LIB_TIER_H
+
+#include <linux/bpf.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include <reqrouter/rr_xdp_packet.h>
+
+#include "lib/cache.h"
+#include "lib/common.h"
+#include "lib/parse.h"
+#include "lib/stats.h"
+#include "lib/steer.h"
+#include "shared/port.h"
+#include "shared/stats.h"
+
+/* The interface's MTU, set before load: the longest reply the in-kernel
+ * tier may send, as user space computes it. */
+const volatile __u32 if_mtu = 1500;
+
+/*
+ * The maps a function's XDP program shares (include/reqrouter/rr_xdp.h
+ * declares the same names; reqrouter hands it these): the request, here;
+ * the counters it bumps at the keys the request carries (lib/stats.h);
+ * and where it hands back what it did not answer (lib/verdict.h).
+ */
+
+/* The request being served on this CPU (a tail call passes only ctx). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct rr_xdp_req);
+	__uint(max_entries, 1);
+} rr_req SEC(".maps");
+
+/* The functions' XDP programs, by slot, for ports with RR_PORT_XDP. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, RR_MAX_SLOTS);
+} fn_progs SEC(".maps");
+
+/* The same programs loaded as cpumap programs, by slot, for ports with
+ * RR_PORT_SPREAD. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, RR_MAX_SLOTS);
+} fn_progs_cpumap SEC(".maps");
+
+/*
+ * A request the in-kernel tier did not answer, with a handler's verdict
+ * (RR_XDP_PUNT, -errno, or a reply that could not be built): a punt goes
+ * on to the function's sockets, anything else is dropped and counted by
+ * its reason, as user space counts it. On an xdp_spread CPU a punt is
+ * dropped too (spread_punt): AF_XDP's copy-mode receive path takes no
+ * lock, it counts on one producer per queue, the queue's NAPI, and a
+ * cpumap thread would be a second (net/xdp/xsk.c, __xsk_rcv). Returns
+ * the action.
+ */
+static __always_inline int not_answered(struct xdp_md *ctx,
+					const struct rr_port_conf *conf,
+					struct rr_xdp_req *req, int ret)
+{
+	int cls = RR_XDP_PUNT_CLASS_OF(ret);
+	enum rr_drop why;
+
+	if (cls >= 0 && !req->spread) {
+		rr_fn_count(req, RR_FN_XDP_PUNT);
+		ret = rr_steer(ctx, req->queue, conf->slot,
+			       steer_socks(conf, (__u32)cls), conf->flags);
+		return rr_count(req->queue,
+				steer_stat(ret, RR_XDP_REDIRECT_PUNT), ret);
+	}
+	if (cls >= 0)
+		why = RR_DROP_SPREAD_PUNT;
+	else if (ret == -EMSGSIZE || ret > (int)req->room)
+		why = req->amp_limited ? RR_DROP_AMPLIFICATION
+				       : RR_DROP_REPLY_TOO_BIG;
+	else
+		why = RR_DROP_FUNCTION_ERROR;
+	rr_fn_count(req, RR_FN_XDP_DROP + why);
+	return rr_count(req->queue, RR_XDP_DROP_FUNCTION, XDP_DROP);
+}
+
+/*
+ * Describes the request for the in-kernel tier, as user space's rr_serve()
+ * would see it, and applies its checks but the UDP checksum's (the caller
+ * verifies it only for what it answers): a bad IPv4 header checksum or a
+ * zero UDP checksum over IPv6 is malformed, and the request must leave
+ * room for a reply of its own size under the MTU (and the amplification
+ * limit, which only narrows the room). Returns 0, or -enum rr_drop.
+ */
+static __always_inline int describe(struct xdp_md *ctx, struct rr_xdp_req *req,
+				    const struct rr_port_conf *conf, void *l3,
+				    struct udphdr *udp, int ipv6)
+{
+	void *data = (void *)(long)ctx->data;
+	void *end = (void *)(long)ctx->data_end;
+	__u32 room, hdr, l3_off = l3 - data, l4_off = (void *)udp - data;
+	__u64 cap;
+
+	if ((void *)(udp + 1) > end)
+		return -RR_DROP_MALFORMED;
+	req->l3_off = l3_off;
+	req->l4_off = l4_off;
+	req->payload_off = l4_off + sizeof(*udp);
+	req->payload_len = bpf_ntohs(udp->len) - sizeof(*udp);
+	req->src_port = bpf_ntohs(udp->source);
+	req->dst_port = bpf_ntohs(udp->dest);
+	req->family = ipv6 ? AF_INET6 : AF_INET;
+	if (ipv6 && !udp->check)
+		return -RR_DROP_MALFORMED; /* RFC 8200 8.1 */
+	if (!ipv6) {
+		struct iphdr *ip = l3;
+
+		if ((void *)(ip + 1) > end)
+			return -RR_DROP_MALFORMED;
+		if (rr_fold16(rr_xdp_csum(ctx, l3_off, ip->ihl * 4)) != 0xffff)
+			return -RR_DROP_MALFORMED;
+	}
+
+	room = l3_off + if_mtu;
+	if (room > l3_off + 0xffff)
+		room = l3_off + 0xffff;
+	room = room > req->payload_off ? room - req->payload_off : 0;
+	if (req->payload_len > room)
+		return -RR_DROP_REPLY_TOO_BIG;
+	req->amp_limited = 0;
+	if (conf->max_amplification) {
+		hdr = req->payload_off - l3_off;
+		cap = (__u64)conf->max_amplification *
+			      (hdr + req->payload_len) -
+		      hdr;
+		if (cap < room) {
+			room = cap;
+			req->amp_limited = 1;
+		}
+	}
+	req->room = room > 0xffff ? 0xffff : room;
+	return 0;
+}
+
+/*
+ * The in-kernel tier: the reply cache for a pure function, or a tail call
+ * into the function's own XDP program. Returns the action when the
+ * request was dealt with here, -1 when it goes on to the AF_XDP sockets.
+ * @on_spread, a constant: in reqrouter_spread, on an xdp_spread CPU,
+ * where nothing goes on (and only the cpumap program array is named:
+ * a program array keeps to one attach type).
+ */
+static __always_inline int in_kernel(struct xdp_md *ctx,
+				     const struct rr_port_conf *conf, void *l3,
+				     struct udphdr *udp, int ipv6, __u32 queue,
+				     const int on_spread)
+{
+	struct rr_xdp_req *req;
+	__u32 zero = 0;
+	int ret;
+
+	req = bpf_map_lookup_elem(&rr_req, &zero);
+	if (!req)
+		return on_spread ? XDP_DROP : -1;
+	req->queue = queue;
+	req->slot = conf->slot;
+	req->nsocks = conf->nsocks;
+	req->spread = on_spread;
+	ret = describe(ctx, req, conf, l3, udp, ipv6);
+
+	if (!on_spread && conf->flags & RR_PORT_CACHE) {
+		/* User space judges what the cache cannot answer. */
+		if (ret)
+			return -1;
+		ret = cache_answer(ctx, req, conf);
+		if (ret == -2) {
+			rr_fn_count(req,
+				    RR_FN_XDP_DROP + RR_DROP_FUNCTION_ERROR);
+			return rr_count(queue, RR_XDP_DROP_FUNCTION, XDP_DROP);
+		}
+		if (ret < 0)
+			rr_fn_count(req, RR_FN_CACHE_MISS);
+		return ret;
+	}
+
+	/* Too long for the in-kernel tier (or for what the operator lets it
+	 * take): the C implementation answers. */
+	if (!ret &&
+	    (req->payload_len > conf->xdp_max_payload ||
+	     req->payload_len > RR_XDP_MAX_PAYLOAD ||
+	     (long)ctx->data_end - (long)ctx->data > RR_XDP_MAX_FRAME)) {
+		rr_fn_count(req, RR_FN_XDP_RX);
+		return not_answered(ctx, conf, req, RR_XDP_PUNT);
+	}
+	/* User space finds a bad checksum before the size: the same
+	 * reason for the same request (one longer than the in-kernel tier
+	 * can sum keeps its own). */
+	if (ret != -RR_DROP_MALFORMED &&
+	    req->payload_len <= RR_XDP_MAX_PAYLOAD && !udp_csum_ok(ctx, req))
+		ret = -RR_DROP_BAD_CHECKSUM;
+	if (ret) {
+		rr_fn_count(req, RR_FN_XDP_RX);
+		rr_fn_count(req, RR_FN_XDP_DROP - ret);
+		return rr_count(queue, RR_XDP_DROP_FUNCTION, XDP_DROP);
+	}
+	/* Where the function's entry point counts, so that it needs no
+	 * knowledge of the counters' layout. */
+	req->rx_key = RR_FN_STATS_KEY(queue, conf->slot, RR_FN_XDP_RX);
+	req->tx_key = RR_FN_STATS_KEY(queue, conf->slot, RR_FN_XDP_TX);
+	req->tx_stat_key = queue * RR_XDP_STAT_MAX + RR_XDP_TX_FUNCTION;
+	if (on_spread) {
+		bpf_tail_call(ctx, &fn_progs_cpumap, conf->slot);
+		/* No program in the slot: no worker to hand it to here. */
+		rr_fn_count(req, RR_FN_XDP_RX);
+		return not_answered(ctx, conf, req, RR_XDP_PUNT);
+	}
+	bpf_tail_call(ctx, &fn_progs, conf->slot);
+	/* No program in the slot (being replaced): user space answers. */
+	return -1;
+}
+
+#endif /* RR_LIB_TIER_H */

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The port entry: port_map's value, one per UDP destination port, the
+ * one lookup the XDP program needs to decide, and its RR_PORT_* flags,
+ * which say what the function behind the port has on. Each feature's
+ * fields are its settings as user space computed them (rr_slot_sync()).
+ */
+#ifndef RR_SHARED_PORT_H
+#define RR_SHARED_PORT_H
+
+#include <linux/types.h>
+
+/* The in-kernel tier's limits (RR_XDP_MAX_*, RR_XDP_CLASSES) are the
+ * function API's. */
+#include <reqrouter/rr_xdp_req.h>
+
+#include "shared/common.h"
+#include "shared/spread.h"
+
+/*
+ * One entry per UDP destination port (host byte order), the only lookup the
+ * program needs to decide; nsocks == 0 means no function on that port.
+ */
+struct rr_port_conf {
+	__u32 slot;   /* function slot, 0..RR_MAX_SLOTS-1 */
+	__u32 nsocks; /* sockets per queue for this port (= workers) */
+	__u32 flags;  /* RR_PORT_* */
+	/* A reply's IP packet may be at most this many times the request's;
+	 * 0: no limit. The XDP tier and the cache apply it as user space does. */
+	__u32 max_amplification;
+	/* Cached replies written under another generation are stale: bumped
+	 * whenever the function's settings change. */
+	__u32 cache_gen;
+	__u32 cache_max_payload; /* cache requests up to this many bytes */
+	/* Leading payload bytes the cache ignores in a request and copies
+	 * into the reply (rr_function.id_bytes), 0-8. */
+	__u32 cache_id_bytes;
+	__u32 xdp_max_payload; /* longer requests skip the XDP program */
+	/* Requests from lower source ports (the well-known services, which
+	 * may answer a reply and loop) are dropped; 0: only the classic loop
+	 * ports (0, 7, 13, 19, 37) and the ports served here are. */
+	__u32 min_src_port;
+	/* With RR_PORT_HH: 2^16 / -ln(1 - p) for sampling probability p,
+	 * the factor that turns a pre-drawn Exp(1) variable into the
+	 * number of requests to skip (rr_hh_skip()); 0 samples them all. */
+	__u32 hh_scale;
+	/* With RR_PORT_RL (docs/DESIGN.md, "Rate limiting"): replies per
+	 * second per source prefix as the nanoseconds between two
+	 * (1e9 / rate_limit), the burst a quiet prefix may send at once,
+	 * every how many limited requests one gets the slip reply (0:
+	 * none), and the prefix masks in memory order (the IPv6 one as
+	 * two words: the first and second half of the address). */
+	__u32 rl_interval_ns;
+	__u32 rl_burst;
+	__u32 rl_slip;
+	__u32 rl_mask_v4;
+	__u64 rl_mask_v6[2];
+	/* steering = groups: by class (RR_XDP_PUNT_CLASS; a request no
+	 * program classified is class 0), the threads of each queue its
+	 * requests may go to, one bit each (RR_MAX_THREADS of them), the
+	 * least loaded of them chosen; 0: every thread. */
+	__u16 group_mask[RR_XDP_CLASSES];
+	/* With RR_PORT_SPREAD (xdp_spread): the CPUs its requests are
+	 * handed to in turn, through spread_cpus, where its XDP program
+	 * runs them. */
+	__u16 spread_n;
+	__u16 spread_cpu[RR_MAX_SPREAD];
+};
+
+/* Only sources in the allow-lists (acl_v4/acl_v6) reach this function. */
+#define RR_PORT_ALLOWLIST (1U << 0)
+/* The function's XDP program (fn_progs[slot]) sees requests first. */
+#define RR_PORT_XDP (1U << 1)
+/* A pure function served in user space: repeated requests are answered
+ * from the reply cache. */
+#define RR_PORT_CACHE (1U << 2)
+/* Quarantined (quarantine_action = drop): its requests are dropped here. */
+#define RR_PORT_QUARANTINED (1U << 3)
+/* Answered only for the host's own destinations (local_v4/local_v6);
+ * without it, for any destination the frame carries (answer_for = any). */
+#define RR_PORT_LOCAL_DST (1U << 4)
+/* Sampled into the function's heavy-hitter sketch (hh_cpu, hh_sketch). */
+#define RR_PORT_HH (1U << 5)
+/* Replies rate-limited per source prefix (rl_buckets), before either
+ * tier. */
+#define RR_PORT_RL (1U << 6)
+/* Its sources in rl_exempt_v4/v6 are never limited. */
+#define RR_PORT_RL_EXEMPT (1U << 7)
+/* A slipped request gets a DNS truncated reply (TC) built here and sent
+ * with XDP_TX; without it, or when XDP_TX would be lost, it is dropped. */
+#define RR_PORT_SLIP_TC (1U << 8)
+/* steering = least_loaded: the worker of the receiving queue with the
+ * least backlog gets the request (struct rr_queue_load), not the next in
+ * turn. */
+#define RR_PORT_LEAST_LOADED (1U << 9)
+/* The workers keep their struct rr_worker_load: the program may steer by
+ * it, and drops what no worker has room for. Without it (user space could
+ * not map worker_load) the backlog means nothing and is not read. */
+#define RR_PORT_LOAD (1U << 10)
+/* xdp_spread: with RR_PORT_XDP, its requests run on the CPUs of
+ * spread_cpu[] (a cpumap), not on the CPU that received them; set only
+ * where the replies can leave from there (rr_slot_in_kernel). */
+#define RR_PORT_SPREAD (1U << 11)
+/* Not a function's port: a worker's gather port, where the replies of
+ * the gathers it started come (struct rr_gather_entry). Nothing else
+ * sent there is for anyone: dropped, counted. */
+#define RR_PORT_GATHER (1U << 12)
+/* gather_target: a message of another's gather (it starts with struct
+ * rr_sg_hdr) skips the in-kernel tier, which would take the header for
+ * the request. */
+#define RR_PORT_SG_TARGET (1U << 13)
+
+#endif /* RR_SHARED_PORT_H */
