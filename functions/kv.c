@@ -397,19 +397,13 @@ static int kv_parse_bool(const struct rr_fn_config *cfg,
 static int kv_parse_capacity(const struct rr_fn_config *cfg,
 			     const struct rr_fn_setting *s, uint32_t *out)
 {
-	unsigned long v;
-	char *end;
+	uint64_t v;
+	int ret;
 
-	errno = 0;
-	v = strtoul(s->value, &end, 10);
-	if (errno || end == s->value || *end || s->value[0] == '-' || v < 1 ||
-	    v > KV_MAX_CAPACITY)
-		return rr_fn_error(
-			cfg, s,
-			"capacity must be a number from 1 to %u, not '%s'",
-			KV_MAX_CAPACITY, s->value);
-	*out = (uint32_t)v;
-	return 0;
+	ret = rr_fn_setting_uint(cfg, s, 1, KV_MAX_CAPACITY, &v);
+	if (!ret)
+		*out = (uint32_t)v;
+	return ret;
 }
 
 static int kv_counter(const struct rr_fn_config *cfg, int *idx,
