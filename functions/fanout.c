@@ -39,7 +39,7 @@ struct fanout_state {
 	enum rr_reduce reduce;
 	uint32_t k, need;
 	uint32_t ntargets;
-	int split;
+	bool split;
 };
 
 /* split = yes: each target's item of the request, for one call. */
@@ -95,15 +95,11 @@ static int fanout_init(const struct rr_fn_config *cfg, void **state)
 		} else if (!strcmp(s->key, "need")) {
 			ret = number(cfg, s, 0, RR_SG_MAX_TARGETS, &f->need);
 		} else if (!strcmp(s->key, "split")) {
-			if (!strcmp(s->value, "yes"))
-				f->split = 1;
-			else if (strcmp(s->value, "no"))
-				ret = rr_fn_error(cfg, s,
-						  "split: want yes or no");
+			ret = rr_fn_setting_bool(cfg, s, &f->split);
 		} else {
 			ret = rr_fn_error(
 				cfg, s,
-				"unknown key '%s' (fanout takes group, reduce, k and need)",
+				"unknown key '%s' (fanout takes group, reduce, k, need and split)",
 				s->key);
 		}
 	}

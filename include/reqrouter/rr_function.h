@@ -41,6 +41,7 @@
 #define RR_FUNCTION_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <netinet/in.h>
@@ -269,6 +270,15 @@ int rr_fn_error(const struct rr_fn_config *cfg, const struct rr_fn_setting *s,
 int rr_fn_setting_uint(const struct rr_fn_config *cfg,
 		       const struct rr_fn_setting *s, uint64_t min,
 		       uint64_t max, uint64_t *out);
+
+/*
+ * For init(): reads setting @s as yes or no into *@out, as reqrouter reads
+ * its own: yes, true, on or 1; no, false, off or 0; in any case. Returns
+ * 0; or -EINVAL, *@out untouched, after saying as rr_fn_error() does
+ * "KEY must be yes or no, not 'VALUE'".
+ */
+int rr_fn_setting_bool(const struct rr_fn_config *cfg,
+		       const struct rr_fn_setting *s, bool *out);
 
 /*
  * For init(): registers a counter, exported as

@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the function API's setting reader, rr_fn_setting_uint():
- * what a function's init() gets from a number in its section. Decimal
- * digits alone are read, from min to max inclusive, up to the whole of
+ * Unit tests of the function API's setting readers, what a function's
+ * init() gets from its section. rr_fn_setting_uint(): decimal digits
+ * alone are read, from min to max inclusive, up to the whole of
  * uint64_t; anything else (empty, a sign, a blank, a unit, hex, an
  * exponent, too large for 64 bits, outside the range) is refused with
  * -EINVAL, the output left as it was, and one line that names the file,
  * the line, the function, the key, the range and the value. A second bad
- * setting does not replace the first one's line.
+ * setting does not replace the first one's line. rr_fn_setting_bool():
+ * the words reqrouter takes for its own yes/no keys, in any case; any
+ * other refused in one line the same way.
  */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -67,6 +70,45 @@ static const struct rr_function reader = {
 };
 
 static char err[RR_ERRLEN];
+
+/* The yes/no reader's test function: every setting is a bool. */
+static bool flags[4];
+
+static int yesno_init(const struct rr_fn_config *cfg, void **state)
+{
+	size_t i;
+	int ret = 0;
+
+	(void)state;
+	for (i = 0; i < cfg->nsettings && i < ARRAY_SIZE(flags) && !ret; i++)
+		ret = rr_fn_setting_bool(cfg, &cfg->settings[i], &flags[i]);
+	return ret;
+}
+
+static const struct rr_function yesno = {
+	.name = "rrtest_yesno",
+	.description = "test: reads yes and no",
+	.handler = reader_handler,
+	.port = 40011,
+	.api = RR_FUNCTION_API,
+	.init = yesno_init,
+};
+
+/* init() of yesno with "on = VALUE" at test.conf:3, flags[0] at @was
+ * before; returns what the instance made of it. */
+static int read_bool(const char *value, bool was)
+{
+	struct rr_fn_setting s = { "on", value, "test.conf", 3 };
+	struct rr_fn_instance *inst = NULL;
+	int ret;
+
+	flags[0] = was;
+	err[0] = '\0';
+	ret = rr_fn_instance_new(&yesno, yesno.port, &s, 1, 1, NULL, &inst, err,
+				 sizeof(err));
+	rr_fn_instance_free(inst);
+	return ret;
+}
 
 /* Runs init() with @n settings "n = VALUE" at lines 7, 8, ... of
  * test.conf, reading each in @min..@max; returns what the instance
@@ -189,6 +231,41 @@ static void test_full_range(void **state)
 		"test.conf:7: function rrtest_reader: n must be a number from 0 to 18446744073709551615, not '18446744073709551616'");
 }
 
+static void test_bool(void **state)
+{
+	static const char *const yes[] = { "yes", "YES", "true", "On", "1" };
+	static const char *const no[] = { "no", "No", "false", "OFF", "0" };
+	static const char *const bad[] = {
+		"", "y", "n", "2", "yes ", "enabled"
+	};
+	char want[128];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(yes); i++) {
+		assert_int_equal(read_bool(yes[i], false), 0);
+		if (!flags[0])
+			fail_msg("on = '%s' read as no", yes[i]);
+	}
+	for (i = 0; i < ARRAY_SIZE(no); i++) {
+		assert_int_equal(read_bool(no[i], true), 0);
+		if (flags[0])
+			fail_msg("on = '%s' read as yes", no[i]);
+	}
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		if (read_bool(bad[i], true) != -EINVAL)
+			fail_msg("on = '%s' taken", bad[i]);
+		assert_true(flags[0]); /* untouched */
+		snprintf(
+			want, sizeof(want),
+			"test.conf:3: function rrtest_yesno: on must be yes or no, not '%s'",
+			bad[i]);
+		if (strcmp(err, want))
+			fail_msg("on = '%s': error \"%s\", not \"%s\"", bad[i],
+				 err, want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -196,6 +273,7 @@ int main(void)
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_first_error),
 		cmocka_unit_test(test_full_range),
+		cmocka_unit_test(test_bool),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
