@@ -39,7 +39,7 @@ struct fanout_state {
 	enum rr_reduce reduce;
 	uint32_t k, need;
 	uint32_t ntargets;
-	int split;
+	bool split;
 };
 
 /* split = yes: each target's item of the request, for one call. */
@@ -52,17 +52,17 @@ static const char *const reduce_names[RR_REDUCE_MAX_OP] = {
 	[RR_REDUCE_TOPK] = "topk",
 };
 
+/* A number setting into a uint32_t field. */
 static int number(const struct rr_fn_config *cfg, const struct rr_fn_setting *s,
-		  uint32_t max, uint32_t *out)
+		  uint32_t min, uint32_t max, uint32_t *out)
 {
-	char *end;
-	unsigned long v;
+	uint64_t v;
+	int ret;
 
-	v = strtoul(s->value, &end, 10);
-	if (!*s->value || *end || v > max)
-		return rr_fn_error(cfg, s, "%s: want 0 to %u", s->key, max);
-	*out = (uint32_t)v;
-	return 0;
+	ret = rr_fn_setting_uint(cfg, s, min, max, &v);
+	if (!ret)
+		*out = (uint32_t)v;
+	return ret;
 }
 
 static int fanout_init(const struct rr_fn_config *cfg, void **state)
@@ -91,21 +91,15 @@ static int fanout_init(const struct rr_fn_config *cfg, void **state)
 					"reduce: want concat, sum, min, max, count, or or topk");
 			f->reduce = (enum rr_reduce)r;
 		} else if (!strcmp(s->key, "k")) {
-			ret = number(cfg, s, 16, &f->k);
-			if (!ret && !f->k)
-				ret = rr_fn_error(cfg, s, "k: want 1 to 16");
+			ret = number(cfg, s, 1, 16, &f->k);
 		} else if (!strcmp(s->key, "need")) {
-			ret = number(cfg, s, RR_SG_MAX_TARGETS, &f->need);
+			ret = number(cfg, s, 0, RR_SG_MAX_TARGETS, &f->need);
 		} else if (!strcmp(s->key, "split")) {
-			if (!strcmp(s->value, "yes"))
-				f->split = 1;
-			else if (strcmp(s->value, "no"))
-				ret = rr_fn_error(cfg, s,
-						  "split: want yes or no");
+			ret = rr_fn_setting_bool(cfg, s, &f->split);
 		} else {
 			ret = rr_fn_error(
 				cfg, s,
-				"unknown key '%s' (fanout takes group, reduce, k and need)",
+				"unknown key '%s' (fanout takes group, reduce, k, need and split)",
 				s->key);
 		}
 	}

@@ -42,7 +42,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <reqrouter/rr_function.h>
 
@@ -376,40 +375,16 @@ static int kv_load(const struct rr_fn_config *cfg,
 	return ret;
 }
 
-static int kv_parse_bool(const struct rr_fn_config *cfg,
-			 const struct rr_fn_setting *s, bool *out)
-{
-	static const char *const yes[] = { "1", "yes", "true", "on" };
-	static const char *const no[] = { "0", "no", "false", "off" };
-	size_t i;
-
-	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
-		if (!strcasecmp(s->value, yes[i]) ||
-		    !strcasecmp(s->value, no[i])) {
-			*out = !strcasecmp(s->value, yes[i]);
-			return 0;
-		}
-	}
-	return rr_fn_error(cfg, s, "%s must be yes or no, not '%s'", s->key,
-			   s->value);
-}
-
 static int kv_parse_capacity(const struct rr_fn_config *cfg,
 			     const struct rr_fn_setting *s, uint32_t *out)
 {
-	unsigned long v;
-	char *end;
+	uint64_t v;
+	int ret;
 
-	errno = 0;
-	v = strtoul(s->value, &end, 10);
-	if (errno || end == s->value || *end || s->value[0] == '-' || v < 1 ||
-	    v > KV_MAX_CAPACITY)
-		return rr_fn_error(
-			cfg, s,
-			"capacity must be a number from 1 to %u, not '%s'",
-			KV_MAX_CAPACITY, s->value);
-	*out = (uint32_t)v;
-	return 0;
+	ret = rr_fn_setting_uint(cfg, s, 1, KV_MAX_CAPACITY, &v);
+	if (!ret)
+		*out = (uint32_t)v;
+	return ret;
 }
 
 static int kv_counter(const struct rr_fn_config *cfg, int *idx,
@@ -438,7 +413,7 @@ static int kv_init(const struct rr_fn_config *cfg, void **state)
 		if (!strcmp(s->key, "table"))
 			table = s;
 		else if (!strcmp(s->key, "writable"))
-			ret = kv_parse_bool(cfg, s, &writable);
+			ret = rr_fn_setting_bool(cfg, s, &writable);
 		else if (!strcmp(s->key, "capacity"))
 			ret = kv_parse_capacity(cfg, s, &capacity);
 		else

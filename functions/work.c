@@ -57,27 +57,9 @@ struct work_state {
 	int refused, invalid, busy_us;
 };
 
-static int work_parse_max(const struct rr_fn_config *cfg,
-			  const struct rr_fn_setting *s, uint32_t *out)
-{
-	unsigned long v;
-	char *end;
-
-	errno = 0;
-	v = strtoul(s->value, &end, 10);
-	if (errno || end == s->value || *end || s->value[0] == '-' ||
-	    v > WORK_LIMIT_US)
-		return rr_fn_error(
-			cfg, s,
-			"max_us must be a number from 0 to %u, not '%s'",
-			WORK_LIMIT_US, s->value);
-	*out = (uint32_t)v;
-	return 0;
-}
-
 static int work_init(const struct rr_fn_config *cfg, void **state)
 {
-	uint32_t max_us = WORK_DEFAULT_MAX_US;
+	uint64_t max_us = WORK_DEFAULT_MAX_US;
 	struct work_state *w;
 	size_t i;
 	int ret;
@@ -89,14 +71,14 @@ static int work_init(const struct rr_fn_config *cfg, void **state)
 			return rr_fn_error(
 				cfg, s, "unknown key '%s' (work takes: max_us)",
 				s->key);
-		ret = work_parse_max(cfg, s, &max_us);
+		ret = rr_fn_setting_uint(cfg, s, 0, WORK_LIMIT_US, &max_us);
 		if (ret)
 			return ret;
 	}
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	w->max_us = max_us;
+	w->max_us = (uint32_t)max_us;
 	w->refused = rr_fn_counter(
 		cfg, "work_refused",
 		"Requests for more than max_us microseconds (not answered).");

@@ -710,16 +710,11 @@ static int dns_init(const struct rr_fn_config *cfg, void **state)
 			if (!ret)
 				ret = index_zones(st);
 		} else if (!strcmp(s->key, "udp_max_payload")) {
-			char *end;
-			unsigned long v = strtoul(s->value, &end, 10);
+			uint64_t v;
 
-			if (end == s->value || *end || v < DNS_MIN_UDP ||
-			    v > DNS_UDP_MAX)
-				ret = rr_fn_error(
-					cfg, s,
-					"udp_max_payload must be %d-%d bytes, not '%s'",
-					DNS_MIN_UDP, DNS_UDP_MAX, s->value);
-			else
+			ret = rr_fn_setting_uint(cfg, s, DNS_MIN_UDP,
+						 DNS_UDP_MAX, &v);
+			if (!ret)
 				st->udp_max = (uint16_t)v;
 		} else if (!strcmp(s->key, "identity")) {
 			ret = set_text(cfg, s, st->identity, &st->identity_len);

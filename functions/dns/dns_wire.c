@@ -310,6 +310,15 @@ size_t dns_name_len(const uint8_t *name)
 	return (size_t)(p - name) + 1;
 }
 
+size_t dns_name_len_in(const uint8_t *p, const uint8_t *end)
+{
+	const uint8_t *s = p;
+
+	while (p < end && *p)
+		p += *p + 1;
+	return p < end ? (size_t)(p - s) + 1 : 0;
+}
+
 unsigned int dns_name_labels(const uint8_t *name)
 {
 	unsigned int n = 0;

@@ -175,6 +175,9 @@ size_t dns_name_unpack(uint8_t *dst, const uint8_t *p, const uint8_t *msg);
 /* Length of an uncompressed name, the root label included. */
 size_t dns_name_len(const uint8_t *name);
 
+/* Length of the uncompressed name at @p if it ends before @end, else 0. */
+size_t dns_name_len_in(const uint8_t *p, const uint8_t *end);
+
 /* Labels of an uncompressed name, the root not counted. */
 unsigned int dns_name_labels(const uint8_t *name);
 

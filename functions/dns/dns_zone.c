@@ -55,7 +55,7 @@ struct brrset {
 };
 
 struct builder {
-	struct buf blob;
+	struct dns_buf blob;
 	struct bnode *nodes;
 	size_t nnodes, node_cap;
 	struct brrset *rrsets;

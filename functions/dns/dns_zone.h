@@ -95,6 +95,7 @@ static inline const struct dns_rrset *dns_node_rrset(const struct dns_node *n,
  * NULL: the owner of the file's first SOA record, read with the root as
  * the origin). Returns 0, or -errno with one line in @err: what is wrong,
  * with the zone file's own line where there is one ("FILE:LINE: ...").
+ * In dns_zone_file.c, which reads the file, then has dns_zone.c build it.
  */
 int dns_zone_load(const char *file, const char *origin, struct dns_zone **out,
 		  char *err, size_t errlen);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A part of the dns function's zone loader: dns_zone_load() reads the
+ * The top of the dns function's zone loader: dns_zone_load() reads the
  * master file with Knot's libzscanner into records, lower-casing names as
  * knotd does and refusing what it refuses while reading, then has
- * dns_zone.c build the zone from them (dns_zone_file.h).
+ * dns_zone.c, the floor below, build the zone from them
+ * (dns_zone_file.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,36 +16,6 @@
 
 #include "dns_zone_file.h"
 
-int dns_grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
-/* Appends @len bytes; returns their offset, or -1. */
-long dns_buf_add(struct buf *b, const void *data, size_t len)
-{
-	size_t off = b->len;
-
-	if (dns_grow((void **)&b->p, &b->cap, b->len + len, 1))
-		return -1;
-	if (len)
-		memcpy(b->p + off, data, len);
-	b->len += len;
-	return (long)off;
-}
-
 static int fail(struct loader *ld, const char *file, uint64_t line,
 		const char *what)
 {
@@ -53,16 +24,6 @@ static int fail(struct loader *ld, const char *file, uint64_t line,
 			 (unsigned long long)line, what);
 	ld->failed = 1;
 	return -EINVAL;
-}
-
-/* Length of the name at @p if it ends before @end, else 0. */
-size_t dns_name_len_in(const uint8_t *p, const uint8_t *end)
-{
-	const uint8_t *s = p;
-
-	while (p < end && *p)
-		p += *p + 1;
-	return p < end ? (size_t)(p - s) + 1 : 0;
 }
 
 /* Lower-cases the names in one RDATA as Knot's canonical form has them. */

@@ -2,7 +2,8 @@
 /*
  * Inside the dns function's zone loader: what reading a master file with
  * libzscanner (dns_zone_file.c) hands to the builder (dns_zone.c), the
- * records as they were read, and the growable buffers both use.
+ * records as they were read. The reader calls the builder, never the
+ * other way round; the growable buffers both use are dns_buf.h's.
  */
 #ifndef RR_DNS_ZONE_FILE_H
 #define RR_DNS_ZONE_FILE_H
@@ -10,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "dns_buf.h"
 #include "dns_zone.h"
 
 struct rec {
@@ -23,14 +25,9 @@ struct rec {
 	uint8_t owner_len;
 };
 
-struct buf {
-	uint8_t *p;
-	size_t len, cap;
-};
-
 struct loader {
 	const char *file;
-	struct buf data;
+	struct dns_buf data;
 	struct rec *recs;
 	size_t nrecs, cap;
 	uint8_t origin[DNS_MAX_NAME];
@@ -41,16 +38,6 @@ struct loader {
 	char *err;
 	size_t errlen;
 };
-
-/* Makes room for @need elements of @size bytes in *@p (capacity *@cap),
- * doubling from 64. Returns 0 or -ENOMEM. */
-int dns_grow(void **p, size_t *cap, size_t need, size_t size);
-
-/* Appends @len bytes; returns their offset, or -1. */
-long dns_buf_add(struct buf *b, const void *data, size_t len);
-
-/* Length of the name at @p if it ends before @end, else 0. */
-size_t dns_name_len_in(const uint8_t *p, const uint8_t *end);
 
 /*
  * Reads @ld->file with @origin_text as the origin into @ld's records

@@ -41,6 +41,7 @@
 #define RR_FUNCTION_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <netinet/in.h>
@@ -248,6 +249,36 @@ struct rr_function {
  */
 int rr_fn_error(const struct rr_fn_config *cfg, const struct rr_fn_setting *s,
 		const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/*
+ * For init(): the one reader of a number in a setting. Reads setting @s
+ * as a whole number from @min to @max into *@out: decimal digits alone,
+ * no sign, blank or unit; leading zeros are allowed. A size or a duration
+ * is such a number in the unit its key names (work's max_us, dns's
+ * udp_max_payload). Returns 0; or -EINVAL, *@out untouched (so it may hold
+ * the default), after saying as rr_fn_error() does
+ * "KEY must be a number from MIN to MAX, not 'VALUE'":
+ *
+ *	uint64_t v;
+ *
+ *	if (!strcmp(s->key, "capacity")) {
+ *		ret = rr_fn_setting_uint(cfg, s, 1, 1000000, &v);
+ *		if (!ret)
+ *			capacity = (uint32_t)v;
+ *	}
+ */
+int rr_fn_setting_uint(const struct rr_fn_config *cfg,
+		       const struct rr_fn_setting *s, uint64_t min,
+		       uint64_t max, uint64_t *out);
+
+/*
+ * For init(): reads setting @s as yes or no into *@out, as reqrouter reads
+ * its own: yes, true, on or 1; no, false, off or 0; in any case. Returns
+ * 0; or -EINVAL, *@out untouched, after saying as rr_fn_error() does
+ * "KEY must be yes or no, not 'VALUE'".
+ */
+int rr_fn_setting_bool(const struct rr_fn_config *cfg,
+		       const struct rr_fn_setting *s, bool *out);
 
 /*
  * For init(): registers a counter, exported as

@@ -469,48 +469,6 @@ void rr_config_destroy(struct rr_config *cfg)
 	free(cfg);
 }
 
-/*
- * Defined by reqrouter, which confines cells (src/daemon/seccomp.c, with
- * libseccomp): the number of system call @name on this machine, -ENOENT
- * if no system call has that name, -ENOSYS if this machine has none of
- * it. A weak reference, so that reqrouterctl and the tools, which read
- * the same config but confine nothing, need not link libseccomp.
- */
-extern int rr_seccomp_syscall_nr(const char *name) __attribute__((weak));
-
-int rr_check_syscalls(const char *s, char *err, size_t errlen)
-{
-	char name[64];
-	size_t len;
-	int nr;
-
-	for (s += strspn(s, " \t"); *s; s += strspn(s, " \t")) {
-		len = strcspn(s, " \t");
-		if (len >= sizeof(name) ||
-		    strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_") != len)
-			return rr_errf(
-				err, errlen,
-				"syscalls: '%.*s' is not a system call name",
-				(int)len, s);
-		memcpy(name, s, len);
-		name[len] = '\0';
-		s += len;
-		if (!rr_seccomp_syscall_nr)
-			continue;
-		nr = rr_seccomp_syscall_nr(name);
-		if (nr == -ENOENT)
-			return rr_errf(err, errlen,
-				       "syscalls: no system call is named '%s'",
-				       name);
-		if (nr < 0)
-			return rr_errf(
-				err, errlen,
-				"syscalls: '%s' is not a system call of this machine",
-				name);
-	}
-	return 0;
-}
-
 struct rr_service *rr_config_service_of(const struct rr_config *cfg,
 					const struct rr_function *fn)
 {

@@ -324,8 +324,20 @@ struct rr_service *rr_config_service_named(const struct rr_config *cfg,
  */
 int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen);
 
-/* Value parsers shared by the file and the flags (the generic ones are in
- * parse.h). */
+/* Value parsers shared by the file and the flags (config_values.c; the
+ * generic ones are in parse.h). */
+
+/* The words of each enum, NULL-terminated, indexed by its values. */
+extern const char *const rr_mode_names[];
+extern const char *const rr_tier_names[];
+extern const char *const rr_tx_csum_names[];
+extern const char *const rr_scatter_names[];
+extern const char *const rr_isolation_names[];
+extern const char *const rr_answer_for_names[];
+extern const char *const rr_worker_priority_names[];
+extern const char *const rr_quarantine_action_names[];
+extern const char *const rr_steering_names[];
+
 int rr_parse_cpus(const char *s, int *cpus, uint32_t *ncpus, char *err,
 		  size_t errlen);
 /* A function's `workers`: per class, threads of each queue as "0-1,3",

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The configuration's value parsers, shared by the INI file (config.c)
- * and the command line (options.c): CPU and port lists, modes, tiers,
- * allow-lists, names and addresses. Each writes one sentence into the
- * caller's buffer on error.
+ * The configuration's value parsers, shared by the INI file (config.c),
+ * the settings table (settings.c) and the command line (options.c): CPU
+ * and port lists, the enums' words, allow-lists, names, addresses and
+ * system calls. Each writes one sentence into the caller's buffer on
+ * error. Below the settings table: it calls nothing of it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,7 +16,6 @@
 
 #include "config.h"
 #include "parse.h"
-#include "settings.h"
 
 /* @s without the blanks around it, in place. */
 static char *trim(char *s)
@@ -223,11 +223,67 @@ int rr_parse_ports(const char *s, uint16_t *ports, uint32_t max,
 	return 0;
 }
 
-/* The enums' names are the settings table's (settings.c). */
+/* The words of each enum, in its order: the settings table's values
+ * (settings.c), and what the tools and metrics print. */
+const char *const rr_mode_names[] = {
+	[RR_MODE_AUTO] = "auto",
+	[RR_MODE_NATIVE] = "native",
+	[RR_MODE_SKB] = "skb",
+	NULL,
+};
+
+const char *const rr_tier_names[] = {
+	[RR_TIER_AUTO] = "auto",
+	[RR_TIER_XDP] = "xdp",
+	[RR_TIER_USER] = "user",
+	NULL,
+};
+
+const char *const rr_tx_csum_names[] = {
+	[RR_TX_CSUM_AUTO] = "auto",
+	[RR_TX_CSUM_SOFT] = "soft",
+	[RR_TX_CSUM_OFFLOAD] = "offload",
+	NULL,
+};
+
+const char *const rr_scatter_names[] = {
+	[RR_SCATTER_TC] = "tc",
+	[RR_SCATTER_SOCKET] = "socket",
+	[RR_SCATTER_UMEM] = "umem",
+	NULL,
+};
+
+const char *const rr_isolation_names[] = {
+	[RR_ISOLATION_THREAD] = "thread",
+	[RR_ISOLATION_CELL] = "cell",
+	NULL,
+};
+
+const char *const rr_worker_priority_names[] = {
+	[RR_PRIORITY_REALTIME] = "realtime",
+	[RR_PRIORITY_NORMAL] = "normal",
+	NULL,
+};
+
+const char *const rr_answer_for_names[] = {
+	[RR_ANSWER_LOCAL] = "local",
+	[RR_ANSWER_ANY] = "any",
+	NULL,
+};
+
+const char *const rr_quarantine_action_names[] = { "drop", "pass", NULL };
+
+const char *const rr_steering_names[] = {
+	[RR_STEER_ROUND_ROBIN] = "round_robin",
+	[RR_STEER_LEAST_LOADED] = "least_loaded",
+	[RR_STEER_GROUPS] = "groups",
+	NULL,
+};
+
 int rr_parse_mode(const char *s, enum rr_xdp_mode *mode, char *err,
 		  size_t errlen)
 {
-	int i = rr_setting_enum(rr_mode_names, s, "mode", err, errlen);
+	int i = rr_parse_enum(rr_mode_names, s, "mode", err, errlen);
 
 	if (i < 0)
 		return i;
@@ -237,7 +293,7 @@ int rr_parse_mode(const char *s, enum rr_xdp_mode *mode, char *err,
 
 int rr_parse_tier(const char *s, enum rr_tier *tier, char *err, size_t errlen)
 {
-	int i = rr_setting_enum(rr_tier_names, s, "tier", err, errlen);
+	int i = rr_parse_enum(rr_tier_names, s, "tier", err, errlen);
 
 	if (i < 0)
 		return i;
@@ -248,7 +304,7 @@ int rr_parse_tier(const char *s, enum rr_tier *tier, char *err, size_t errlen)
 int rr_parse_tx_csum(const char *s, enum rr_tx_csum *csum, char *err,
 		     size_t errlen)
 {
-	int i = rr_setting_enum(rr_tx_csum_names, s, "tx-csum", err, errlen);
+	int i = rr_parse_enum(rr_tx_csum_names, s, "tx-csum", err, errlen);
 
 	if (i < 0)
 		return i;
@@ -259,8 +315,7 @@ int rr_parse_tx_csum(const char *s, enum rr_tx_csum *csum, char *err,
 int rr_parse_isolation(const char *s, enum rr_isolation *iso, char *err,
 		       size_t errlen)
 {
-	int i = rr_setting_enum(rr_isolation_names, s, "isolation", err,
-				errlen);
+	int i = rr_parse_enum(rr_isolation_names, s, "isolation", err, errlen);
 
 	if (i < 0)
 		return i;
@@ -486,4 +541,46 @@ int rr_parse_targets(const char *s, struct rr_endpoint *out, uint32_t max,
 			return -EINVAL;
 		s += len;
 	}
+}
+
+/*
+ * Defined by reqrouter, which confines cells (src/daemon/seccomp.c, with
+ * libseccomp): the number of system call @name on this machine, -ENOENT
+ * if no system call has that name, -ENOSYS if this machine has none of
+ * it. A weak reference, so that reqrouterctl and the tools, which read
+ * the same config but confine nothing, need not link libseccomp.
+ */
+extern int rr_seccomp_syscall_nr(const char *name) __attribute__((weak));
+
+int rr_check_syscalls(const char *s, char *err, size_t errlen)
+{
+	char name[64];
+	size_t len;
+	int nr;
+
+	for (s += strspn(s, " \t"); *s; s += strspn(s, " \t")) {
+		len = strcspn(s, " \t");
+		if (len >= sizeof(name) ||
+		    strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_") != len)
+			return rr_errf(
+				err, errlen,
+				"syscalls: '%.*s' is not a system call name",
+				(int)len, s);
+		memcpy(name, s, len);
+		name[len] = '\0';
+		s += len;
+		if (!rr_seccomp_syscall_nr)
+			continue;
+		nr = rr_seccomp_syscall_nr(name);
+		if (nr == -ENOENT)
+			return rr_errf(err, errlen,
+				       "syscalls: no system call is named '%s'",
+				       name);
+		if (nr < 0)
+			return rr_errf(
+				err, errlen,
+				"syscalls: '%s' is not a system call of this machine",
+				name);
+	}
+	return 0;
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Function modules (see module.h): dlopen(), the API check, and the
- * directory loaded at start.
+ * Function modules (see module.h): the trusted private copy, dlopen(),
+ * the API check, and the walk over a directory of them. Below the
+ * registry (registry.c), which checks a module's functions, adopts them
+ * and loads a directory through rr_module_dir_each().
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -16,7 +18,6 @@
 #include <unistd.h>
 
 #include "module.h"
-#include "registry.h"
 
 /*
  * Whether @st (of @what, a module or its directory) is one only its owner
@@ -165,7 +166,6 @@ int rr_module_open(struct rr_module *m, const char *path, char *err,
 	char self[32];
 	rr_module_list_t list;
 	uint32_t api = 0;
-	size_t i;
 	int fd;
 
 	memset(m, 0, sizeof(*m));
@@ -208,9 +208,6 @@ int rr_module_open(struct rr_module *m, const char *path, char *err,
 		snprintf(err, errlen, "module %s registers no function", path);
 		goto fail;
 	}
-	for (i = 0; i < m->nfns; i++)
-		if (rr_registry_check_one(m->fns[i], err, errlen))
-			goto fail;
 	strcpy(m->path, path);
 	return 0;
 fail:
@@ -233,7 +230,8 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int rr_modules_load_dir(const char *dir, char *err, size_t errlen)
+int rr_module_dir_each(const char *dir, rr_module_path_fn fn, void *arg,
+		       char *err, size_t errlen)
 {
 	char *names[RR_MAX_MODULES], path[PATH_MAX];
 	size_t n = 0, i, len;
@@ -269,7 +267,7 @@ int rr_modules_load_dir(const char *dir, char *err, size_t errlen)
 	qsort(names, n, sizeof(names[0]), by_name);
 	for (i = 0; !ret && i < n; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		ret = rr_registry_load_module(path, NULL, err, errlen);
+		ret = fn(path, arg, err, errlen);
 	}
 	for (i = 0; i < n; i++)
 		free(names[i]);

@@ -31,17 +31,29 @@ struct rr_module {
 };
 
 /*
- * dlopen()s @path and checks it: its API, at least one function, each
- * valid (as the registry checks compiled-in ones). Returns 0, or -errno
- * with one line in @err; nothing stays loaded on failure.
+ * dlopen()s @path and checks it: its API and at least one function (the
+ * registry then checks each as it checks compiled-in ones:
+ * rr_registry_open_module()). Returns 0, or -errno with one line in @err;
+ * nothing stays loaded on failure.
  */
 int rr_module_open(struct rr_module *m, const char *path, char *err,
 		   size_t errlen);
 /* dlclose(); the caller makes sure no function of it can run. */
 void rr_module_close(struct rr_module *m);
 
+/* What rr_module_dir_each() calls with each module's path: 0, or -errno
+ * with one line in @err, which ends the walk. */
+typedef int (*rr_module_path_fn)(const char *path, void *arg, char *err,
+				 size_t errlen);
+
+/* Calls @fn with every DIR/ *.so, in name order; stops at the first
+ * failure (-errno, one line in @err). */
+int rr_module_dir_each(const char *dir, rr_module_path_fn fn, void *arg,
+		       char *err, size_t errlen);
+
 /* Loads every DIR/ *.so into the registry, in name order; stops at the
- * first failure (-errno, one line in @err). */
+ * first failure (-errno, one line in @err). The registry's (registry.c),
+ * declared here for its callers. */
 int rr_modules_load_dir(const char *dir, char *err, size_t errlen);
 
 #endif /* RR_MODULE_H */

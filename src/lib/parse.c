@@ -2,12 +2,14 @@
 /*
  * Value parsing shared by src/lib/config.c (file and flags), src/daemon/options.c,
  * the control socket, reqrouterctl and the tools: one number parser, one
- * boolean parser and one way to write an error sentence.
+ * boolean parser, one for a word of a list (an enum) and one way to write
+ * an error sentence.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 #include "parse.h"
@@ -80,4 +82,33 @@ int rr_parse_bool(const char *s, bool *out, const char *what, char *err,
 		}
 	}
 	return rr_errf(err, errlen, "%s must be yes or no, not '%s'", what, s);
+}
+
+void rr_enum_names(const char *const *names, char *buf, size_t len)
+{
+	size_t i, n, at = 0;
+
+	for (n = 0; names[n]; n++)
+		;
+	buf[0] = '\0';
+	for (i = 0; i < n && at < len; i++) {
+		at += (size_t)snprintf(buf + at, len - at, "%s%s",
+				       !i	   ? ""
+				       : i < n - 1 ? ", "
+						   : " or ",
+				       names[i]);
+	}
+}
+
+int rr_parse_enum(const char *const *names, const char *val, const char *what,
+		  char *err, size_t errlen)
+{
+	char list[128];
+	int i;
+
+	for (i = 0; names[i]; i++)
+		if (!strcmp(val, names[i]))
+			return i;
+	rr_enum_names(names, list, sizeof(list));
+	return rr_errf(err, errlen, "%s must be %s, not '%s'", what, list, val);
 }

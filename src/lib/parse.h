@@ -2,7 +2,7 @@
 /*
  * Value parsing for the configuration file, the command lines and the
  * tools: numbers (strtoull with an end-pointer check and a range),
- * booleans, and the one helper that writes an error sentence into the
+ * booleans, a word of a list, and the one helper that writes an error sentence into the
  * caller's buffer.
  */
 #ifndef RR_PARSE_H
@@ -35,5 +35,13 @@ int rr_parse_u32(const char *s, uint32_t min, uint32_t max, uint32_t *out,
 /* yes/no, true/false, on/off, 1/0, in any case. */
 int rr_parse_bool(const char *s, bool *out, const char *what, char *err,
 		  size_t errlen);
+
+/* "a, b or c" of a NULL-terminated list of names. */
+void rr_enum_names(const char *const *names, char *buf, size_t len);
+
+/* Looks @val up in @names (NULL-terminated): its index, or -EINVAL with
+ * "WHAT must be a, b or c, not 'VAL'" in @err. */
+int rr_parse_enum(const char *const *names, const char *val, const char *what,
+		  char *err, size_t errlen);
 
 #endif /* RR_PARSE_H */

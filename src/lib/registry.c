@@ -134,6 +134,11 @@ int rr_registry_open_module(const char *path, struct rr_module **out, char *err,
 	ret = rr_module_open(m, path, err, errlen);
 	if (ret)
 		return ret;
+	/* Each function as a compiled-in one is checked, then against what
+	 * the registry has. */
+	for (j = 0; j < m->nfns; j++)
+		if (rr_registry_check_one(m->fns[j], err, errlen))
+			goto fail;
 	n = nview;
 	for (j = 0; j < m->nfns; j++) {
 		const struct rr_function *f = m->fns[j];
@@ -195,6 +200,17 @@ int rr_registry_load_module(const char *path, struct rr_module **out, char *err,
 	if (out)
 		*out = m;
 	return 0;
+}
+
+static int load_path(const char *path, void *arg, char *err, size_t errlen)
+{
+	(void)arg;
+	return rr_registry_load_module(path, NULL, err, errlen);
+}
+
+int rr_modules_load_dir(const char *dir, char *err, size_t errlen)
+{
+	return rr_module_dir_each(dir, load_path, NULL, err, errlen);
 }
 
 struct rr_registry_snapshot {

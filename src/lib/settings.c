@@ -22,52 +22,6 @@
 	.size = sizeof(((struct rr_config *)0)->f)
 #define COUNT(f) .count = offsetof(struct rr_config, f)
 
-const char *const rr_mode_names[] = {
-	[RR_MODE_AUTO] = "auto",
-	[RR_MODE_NATIVE] = "native",
-	[RR_MODE_SKB] = "skb",
-	NULL,
-};
-
-const char *const rr_tier_names[] = {
-	[RR_TIER_AUTO] = "auto",
-	[RR_TIER_XDP] = "xdp",
-	[RR_TIER_USER] = "user",
-	NULL,
-};
-
-const char *const rr_tx_csum_names[] = {
-	[RR_TX_CSUM_AUTO] = "auto",
-	[RR_TX_CSUM_SOFT] = "soft",
-	[RR_TX_CSUM_OFFLOAD] = "offload",
-	NULL,
-};
-
-const char *const rr_scatter_names[] = {
-	[RR_SCATTER_TC] = "tc",
-	[RR_SCATTER_SOCKET] = "socket",
-	[RR_SCATTER_UMEM] = "umem",
-	NULL,
-};
-
-const char *const rr_isolation_names[] = {
-	[RR_ISOLATION_THREAD] = "thread",
-	[RR_ISOLATION_CELL] = "cell",
-	NULL,
-};
-
-const char *const rr_worker_priority_names[] = {
-	[RR_PRIORITY_REALTIME] = "realtime",
-	[RR_PRIORITY_NORMAL] = "normal",
-	NULL,
-};
-
-const char *const rr_answer_for_names[] = {
-	[RR_ANSWER_LOCAL] = "local",
-	[RR_ANSWER_ANY] = "any",
-	NULL,
-};
-
 /* An enum field is written as an int: every one of them must be one. */
 _Static_assert(sizeof(enum rr_xdp_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(enum rr_tier) == sizeof(int), "enum size");
@@ -333,14 +287,6 @@ const struct rr_setting rr_settings[] = {
 
 const size_t rr_nsettings = ARRAY_SIZE(rr_settings);
 
-const char *const rr_quarantine_action_names[] = { "drop", "pass", NULL };
-
-const char *const rr_steering_names[] = {
-	[RR_STEER_ROUND_ROBIN] = "round_robin",
-	[RR_STEER_LEAST_LOADED] = "least_loaded",
-	[RR_STEER_GROUPS] = "groups",
-	NULL,
-};
 _Static_assert(sizeof(enum rr_steering) == sizeof(int), "enum size");
 
 #define SVC(f)                                 \
@@ -700,35 +646,6 @@ const struct rr_setting *rr_fn_setting_by_key(const char *key)
 	return by_key(rr_fn_settings, rr_fn_nsettings, key);
 }
 
-void rr_setting_names(const char *const *names, char *buf, size_t len)
-{
-	size_t i, n, at = 0;
-
-	for (n = 0; names[n]; n++)
-		;
-	buf[0] = '\0';
-	for (i = 0; i < n && at < len; i++) {
-		at += (size_t)snprintf(buf + at, len - at, "%s%s",
-				       !i	   ? ""
-				       : i < n - 1 ? ", "
-						   : " or ",
-				       names[i]);
-	}
-}
-
-int rr_setting_enum(const char *const *names, const char *val, const char *what,
-		    char *err, size_t errlen)
-{
-	char list[128];
-	int i;
-
-	for (i = 0; names[i]; i++)
-		if (!strcmp(val, names[i]))
-			return i;
-	rr_setting_names(names, list, sizeof(list));
-	return rr_errf(err, errlen, "%s must be %s, not '%s'", what, list, val);
-}
-
 /*
  * How an error names the setting: the key (with its unit), or the flag in
  * the words reqrouter has always used, which scripts may match: "-b
@@ -801,7 +718,7 @@ int rr_setting_set(const struct rr_setting *s, void *base, const char *val,
 			return ret;
 		return set_string(s, (char *)field, val, what, err, errlen);
 	case RR_SETTING_ENUM:
-		ret = rr_setting_enum(s->names, val, what, err, errlen);
+		ret = rr_parse_enum(s->names, val, what, err, errlen);
 		if (ret < 0)
 			return ret;
 		store(field, s->size, (uint32_t)ret);
@@ -841,7 +758,7 @@ static void value_text(const struct rr_setting *s, char *buf, size_t len)
 			 s->unit ? " " : "", s->unit ? s->unit : "");
 		return;
 	case RR_SETTING_ENUM:
-		rr_setting_names(s->names, buf, len);
+		rr_enum_names(s->names, buf, len);
 		return;
 	case RR_SETTING_BOOL:
 		snprintf(buf, len, "yes or no");

@@ -78,17 +78,6 @@ extern const size_t rr_nsettings;
 extern const struct rr_setting rr_fn_settings[];
 extern const size_t rr_fn_nsettings;
 
-/* The enum names, also for the per-function keys and the tools. */
-extern const char *const rr_mode_names[];
-extern const char *const rr_tier_names[];
-extern const char *const rr_tx_csum_names[];
-extern const char *const rr_scatter_names[];
-extern const char *const rr_isolation_names[];
-extern const char *const rr_answer_for_names[];
-extern const char *const rr_worker_priority_names[];
-extern const char *const rr_quarantine_action_names[];
-extern const char *const rr_steering_names[];
-
 /* The row of [reqrouter] key @key, or NULL. */
 const struct rr_setting *rr_setting_by_key(const char *key);
 
@@ -116,14 +105,6 @@ int rr_setting_check(const struct rr_setting *s, const char *val, bool as_flag,
 void rr_setting_help(const struct rr_setting *s, char *buf, size_t len);
 /* The room --help gives each option's line of rr_setting_help(). */
 #define RR_SETTING_HELP_MAX 320
-
-/* "a, b or c" of a NULL-terminated list of names. */
-void rr_setting_names(const char *const *names, char *buf, size_t len);
-
-/* Looks @val up in @names: its index, or -EINVAL with "WHAT must be a, b
- * or c, not 'VAL'" in @err. */
-int rr_setting_enum(const char *const *names, const char *val, const char *what,
-		    char *err, size_t errlen);
 
 /* docs/CONFIGURATION.md's table of [reqrouter] keys (Markdown), and of a
  * function's. */

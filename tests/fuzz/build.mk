@@ -21,10 +21,11 @@ FUZZ_CFLAGS := -O1 -g -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	-D_GNU_SOURCE -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined
 # The functions and what their init() calls (function API 2: settings,
-# counters; config.c reads --fn-config files; API 4: the gather calls).
-FUZZ_FN_SRCS := src/lib/registry.c src/lib/module.c src/lib/function.c src/lib/config.c \
-	src/lib/config_values.c src/lib/settings.c src/lib/parse.c \
-	src/lib/gather.c $(FN_SRCS)
+# counters, the setting readers; config.c reads --fn-config files; API 4:
+# the gather calls).
+FUZZ_FN_SRCS := src/lib/registry.c src/lib/module.c src/lib/function.c \
+	src/lib/fn_setting.c src/lib/config.c src/lib/config_values.c \
+	src/lib/settings.c src/lib/parse.c src/lib/gather.c $(FN_SRCS)
 FUZZ_FN_LIBS := $(FN_PKG_LIBS) -linih -ldl
 FUZZ_REQ_SRCS := tests/fuzz/fuzz_request.c tests/lib/frames.c \
 	src/lib/packet.c $(FUZZ_FN_SRCS)

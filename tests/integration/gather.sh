@@ -580,6 +580,14 @@ check_refuses "fanout naming an unknown group" "no \[group h\] in the config"
 printf '[group g]\ntargets = %s.101-%s.110:7\n[function fanout]\ngroup = g\nneed = 11\n' \
 	$NET $NET >"$CONF"
 check_refuses "need = 11 for a group of 10" "need = 11: group g has only 10 targets"
+printf '[group g]\ntargets = %s.101-%s.110:7\n[function fanout]\ngroup = g\nk = 0\n' \
+	$NET $NET >"$CONF"
+check_refuses "k = 0" \
+	"$CONF:5: function fanout: k must be a number from 1 to 16, not '0'"
+printf '[group g]\ntargets = %s.101-%s.110:7\n[function fanout]\ngroup = g\nneed = +3\n' \
+	$NET $NET >"$CONF"
+check_refuses "need = +3" \
+	"$CONF:5: function fanout: need must be a number from 0 to 1024, not '+3'"
 conf ten topk 'k = 3' 'need = 10' 'gather_deadline_us = 50000' \
 	'gather_limit = 8'
 rr_run check --check -c "$CONF" -i "$TB_IF_SRV"

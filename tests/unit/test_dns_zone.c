@@ -199,7 +199,9 @@ static void test_init_errors(void **state)
 	{
 		const char *kv[] = { "zone", ZONE, "udp_max_payload", "100" };
 
-		check_init_error(kv, 2, "udp_max_payload must be 512-4096");
+		check_init_error(
+			kv, 2,
+			"function dns: udp_max_payload must be a number from 512 to 4096, not '100'");
 	}
 	check_init_error(NULL, 0, "needs at least one 'zone = [ORIGIN] FILE'");
 	unlink(bad);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
+#include "clock.h"
 #include "log.h"
 #include "registry.h"
 #include "toolargs.h"
@@ -24,28 +25,12 @@
 #include "config.h"
 #include "opttable.h"
 
-volatile sig_atomic_t rl_stop;
-
-/* One instance per function this run checks replies of. */
-static struct {
-	const struct rr_function *fn;
-	struct rr_fn_instance *inst;
-} instances[RL_MAX_PORTS + 1];
-static unsigned int ninstances;
-
-const struct rr_fn_instance *rl_fn_instance(const struct rr_function *fn)
-{
-	unsigned int i;
-
-	for (i = 0; i < ninstances; i++)
-		if (instances[i].fn == fn)
-			return instances[i].inst;
-	return NULL;
-}
+/* Set by SIGINT and SIGTERM; the threads see it through rl_thread.stop. */
+static volatile sig_atomic_t stop;
 
 /* Runs init() of every function the run's ports (or -f) verify with, as
- * reqrouter would with the same config. */
-static int make_instances(const struct rl_config *cfg)
+ * reqrouter would with the same config, into cfg->instances. */
+static int make_instances(struct rl_config *cfg)
 {
 	const struct rr_function *fn;
 	char err[256];
@@ -54,37 +39,33 @@ static int make_instances(const struct rl_config *cfg)
 	for (i = 0; i < cfg->nports; i++) {
 		fn = cfg->fn_override ? cfg->fn_override
 				      : rr_registry_by_port(cfg->ports[i]);
-		if (!fn || rl_fn_instance(fn) || !fn->init)
+		if (!fn || rl_fn_instance(cfg, fn) || !fn->init)
 			continue; /* the engines report a missing one */
 		if (rr_fn_instance_from_file(
 			    fn, cfg->ports[i], cfg->fn_config, cfg->threads,
-			    &instances[ninstances].inst, err, sizeof(err))) {
+			    &cfg->instances[cfg->ninstances].inst, err,
+			    sizeof(err))) {
 			pr_warn("%s%s\n", err,
 				cfg->fn_config
 					? ""
 					: " (give its settings with --fn-config FILE)");
 			return -EINVAL;
 		}
-		instances[ninstances++].fn = fn;
+		cfg->instances[cfg->ninstances++].fn = fn;
 	}
 	return 0;
 }
 
-static void free_instances(void)
+static void free_instances(struct rl_config *cfg)
 {
-	while (ninstances)
-		rr_fn_instance_free(instances[--ninstances].inst);
+	while (cfg->ninstances)
+		rr_fn_instance_free(cfg->instances[--cfg->ninstances].inst);
 }
 
 static void on_signal(int sig)
 {
 	if (sig != SIGUSR1)
-		rl_stop = 1;
-}
-
-void rl_pin(const struct rl_config *cfg, unsigned int idx)
-{
-	rr_opt_pin_thread("rrload", cfg->cpus, cfg->ncpus, idx);
+		stop = 1;
 }
 
 static bool all_done(const struct rl_config *cfg, struct rl_thread *th,
@@ -105,7 +86,7 @@ static void watch(struct rl_config *cfg, struct rl_thread *th, unsigned int nth)
 {
 	struct rl_total *prev, *cur;
 	struct hist *sec;
-	uint64_t start = rl_now_ns(), next = start + 1000000000ull, now;
+	uint64_t start = rr_now_ns(), next = start + 1000000000ull, now;
 	uint64_t ans, prev_ans = 0;
 	unsigned long long err;
 	struct timespec ts = { 0, 20000000 };
@@ -118,13 +99,13 @@ static void watch(struct rl_config *cfg, struct rl_thread *th, unsigned int nth)
 		nanosleep(&ts, NULL);
 		/* A test run lasts up to a second and only a signal to its
 		 * own thread ends it early. */
-		if (rl_stop && cfg->engine_xdp && !kicked) {
+		if (stop && cfg->engine_xdp && !kicked) {
 			pthread_kill(th[0].tid, SIGUSR1);
 			kicked = true;
 		}
 		if (cfg->engine_xdp)
 			xdp_engine_poll(cfg, th);
-		now = rl_now_ns();
+		now = rr_now_ns();
 		if (now < next || cfg->quiet || !prev || !cur || !sec)
 			continue;
 		rl_sum_threads(cfg, th, cur);
@@ -167,7 +148,7 @@ static unsigned int run_threads(struct rl_config *cfg, struct rl_thread *th,
 				   &th[i]);
 		if (r) {
 			pr_warn("cannot start a thread: %s\n", strerror(r));
-			rl_stop = 1;
+			stop = 1;
 			break;
 		}
 		started++;
@@ -237,6 +218,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < nth; i++) {
 		th[i].idx = i;
 		th[i].cfg = &cfg;
+		th[i].stop = &stop;
 		th[i].budget = cfg.count
 				       ? cfg.count / nth + (i < cfg.count % nth)
 				       : UINT64_MAX;
@@ -264,7 +246,7 @@ fini:
 out:
 	free(th);
 	free(tot);
-	free_instances();
+	free_instances(&cfg);
 	for (i = 0; i < cfg.npayloads; i++)
 		free(cfg.payloads[i].data);
 	free(cfg.payloads);

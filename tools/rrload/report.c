@@ -10,6 +10,7 @@
 #include <time.h>
 #include <arpa/inet.h>
 
+#include "clock.h"
 #include "log.h"
 #include "rrload.h"
 
@@ -265,7 +266,7 @@ int rl_write_lost(const struct rl_config *cfg, struct rl_thread *th,
 	qsort(all, n, sizeof(*all), cmp_u64);
 	clock_gettime(CLOCK_REALTIME, &rt);
 	off = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec -
-	      rl_now_ns();
+	      rr_now_ns();
 	f = fopen(cfg->lost_file, "w");
 	if (!f) {
 		pr_warn("cannot write %s: %s\n", cfg->lost_file,

@@ -3,7 +3,9 @@
  * rrload: the load client. main.c parses options, starts the engine's
  * threads, prints progress and the summary; sock.c is the socket engine
  * (closed and open loop, every reply verified); xdpgen.c offers frames
- * from the kernel for max-rate runs.
+ * from the kernel for max-rate runs. main.c sits on top: what the engines
+ * need of it (the stop flag, the functions' instances) reaches them
+ * through struct rl_thread and struct rl_config, never a call up.
  */
 #ifndef RRLOAD_H
 #define RRLOAD_H
@@ -18,6 +20,7 @@
 #include "hist.h"
 #include "config.h"
 #include "function.h"
+#include "toolargs.h"
 #include <reqrouter/rr_function.h>
 
 #define RL_MAX_PORTS 32
@@ -101,6 +104,13 @@ struct rl_config {
 	const char *ifname;
 	const char *dst_mac;
 	struct rl_spoof spoof;
+	/* The instance (state) of each function this run checks replies
+	 * with, made by main() from --fn-config (rl_fn_instance()). */
+	struct {
+		const struct rr_function *fn;
+		struct rr_fn_instance *inst;
+	} instances[RL_MAX_PORTS + 1];
+	unsigned int ninstances;
 };
 
 /* What every engine reports; one set per thread, summed for output. */
@@ -126,6 +136,9 @@ struct rl_thread {
 	pthread_t tid;
 	unsigned int idx;
 	const struct rl_config *cfg;
+	/* Set by SIGINT/SIGTERM (main's): the thread stops at its next
+	 * turn. */
+	const volatile sig_atomic_t *stop;
 	struct rl_conn *conns;
 	unsigned int nconns;
 	uint64_t budget;      /* requests this thread may send (-n), or ~0 */
@@ -142,15 +155,16 @@ struct rl_thread {
 	bool done;
 } __attribute__((aligned(64)));
 
-extern volatile sig_atomic_t rl_stop; /* set by SIGINT/SIGTERM */
-
 static inline void rl_inc(uint64_t *v, uint64_t n)
 {
 	__atomic_store_n(v, *v + n, __ATOMIC_RELAXED);
 }
 
-uint64_t rl_now_ns(void);
-void rl_pin(const struct rl_config *cfg, unsigned int idx);
+/* Pins engine thread @idx to its CPU of --cpus, if given. */
+static inline void rl_pin(const struct rl_config *cfg, unsigned int idx)
+{
+	rr_opt_pin_thread("rrload", cfg->cpus, cfg->ncpus, idx);
+}
 
 /* Socket engine. */
 int sock_engine_init(struct rl_config *cfg, struct rl_thread *th);
@@ -164,8 +178,17 @@ void xdp_engine_poll(struct rl_config *cfg, struct rl_thread *th);
 void xdp_engine_fini(struct rl_config *cfg, struct rl_thread *th);
 
 /* The instance (state) of @fn this run verifies with, made in main()
- * from -C; NULL for a function without init(). */
-const struct rr_fn_instance *rl_fn_instance(const struct rr_function *fn);
+ * from --fn-config; NULL for a function without init(). */
+static inline const struct rr_fn_instance *
+rl_fn_instance(const struct rl_config *cfg, const struct rr_function *fn)
+{
+	unsigned int i;
+
+	for (i = 0; i < cfg->ninstances; i++)
+		if (cfg->instances[i].fn == fn)
+			return cfg->instances[i].inst;
+	return NULL;
+}
 
 /* args.c: the command line, and --payloads. Return 0, or the exit code
  * after saying why (2: usage). */

@@ -45,14 +45,6 @@
 
 uint8_t *rl_pattern; /* PATTERN_LEN + RL_MAX_PAYLOAD bytes */
 
-uint64_t rl_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int conn_open(const struct rl_config *cfg, struct rl_conn *c,
 		     uint32_t id, uint16_t port, uint64_t ring_size,
 		     unsigned int thread)
@@ -109,7 +101,7 @@ static int conn_open(const struct rl_config *cfg, struct rl_conn *c,
 			ntohs(((struct sockaddr_in6 *)&local)->sin6_port);
 	}
 	/* The state this thread's replies are checked with. */
-	rr_fn_request_bind(&c->req, rl_fn_instance(c->fn), thread,
+	rr_fn_request_bind(&c->req, rl_fn_instance(cfg, c->fn), thread,
 			   c->fn_counters);
 	c->ring = calloc(ring_size, sizeof(*c->ring));
 	if (!c->ring) {

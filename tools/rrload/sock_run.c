@@ -14,6 +14,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
+#include "clock.h"
 #include "registry.h"
 #include "sock.h"
 
@@ -292,7 +293,7 @@ static unsigned int recv_conn(struct rl_thread *th, struct rl_bufs *b,
 				rl_inc(&th->c.refused, 1);
 			break;
 		}
-		now = rl_now_ns();
+		now = rr_now_ns();
 		for (i = 0; i < r; i++) {
 			if (b->rmsg[i].msg_hdr.msg_flags & MSG_TRUNC)
 				rl_inc(&th->c.wrong, 1);
@@ -428,7 +429,7 @@ static unsigned int send_window(struct rl_thread *th, struct rl_bufs *b,
 			n = (unsigned int)ring_room(c);
 		if (!n)
 			continue;
-		send_batch(th, b, c, n, rl_now_ns(), 0);
+		send_batch(th, b, c, n, rr_now_ns(), 0);
 		r->budget -= n;
 		progress += n;
 	}
@@ -454,7 +455,7 @@ static uint64_t requests_out(const struct rl_thread *th)
 static bool check_timeouts(struct rl_thread *th, struct run *r,
 			   unsigned int progress)
 {
-	uint64_t now = rl_now_ns();
+	uint64_t now = rr_now_ns();
 	unsigned int k;
 
 	if (now < r->next_expire && (r->sending || progress))
@@ -473,7 +474,7 @@ static bool check_timeouts(struct rl_thread *th, struct run *r,
  */
 static void idle(struct rl_thread *th, struct rl_bufs *b, struct run *r)
 {
-	uint64_t now = rl_now_ns(), next_due, wait;
+	uint64_t now = rr_now_ns(), next_due, wait;
 
 	wait = r->next_expire > now ? r->next_expire - now : 0;
 	if (r->sending && r->step > 0) {
@@ -486,15 +487,15 @@ static void idle(struct rl_thread *th, struct rl_bufs *b, struct run *r)
 		recv_ready(th, b, r->ep, wait);
 }
 
-/* The send and receive loop, until the run is over or rl_stop is set. */
+/* The send and receive loop, until the run is over or a signal stops it. */
 static void run_loop(struct rl_thread *th, struct rl_bufs *b, struct run *r)
 {
 	const struct rl_config *cfg = th->cfg;
 	unsigned int k, progress;
 	uint64_t now;
 
-	while (!rl_stop) {
-		now = rl_now_ns();
+	while (!*th->stop) {
+		now = rr_now_ns();
 		if (r->sending && (now >= r->end_send || !r->budget)) {
 			r->sending = false;
 			th->t_send_end = now;
@@ -540,14 +541,14 @@ void *sock_engine_run(void *arg)
 	if (th->err)
 		goto out;
 
-	r.start = rl_now_ns();
+	r.start = rr_now_ns();
 	th->t_start = r.start;
 	r.end_send = cfg->duration > 0
 			     ? r.start + (uint64_t)(cfg->duration * 1e9)
 			     : UINT64_MAX;
 	run_loop(th, &b, &r);
 	if (!th->t_send_end)
-		th->t_send_end = rl_now_ns();
+		th->t_send_end = rr_now_ns();
 	__atomic_store_n(&th->c.in_flight, requests_out(th), __ATOMIC_RELAXED);
 out:
 	if (r.ep >= 0)

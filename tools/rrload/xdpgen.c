@@ -31,6 +31,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "clock.h"
 #include "log.h"
 #include "packet.h"
 #include "percpu.h"
@@ -234,7 +235,7 @@ int xdp_engine_init(struct rl_config *cfg, struct rl_thread *th)
 	err = gen_build_frame(cfg, &gen.f, &req, payload, &plen, &hlen);
 	if (err)
 		return err;
-	rr_fn_request_bind(&req, rl_fn_instance(fn), 0, NULL);
+	rr_fn_request_bind(&req, rl_fn_instance(cfg, fn), 0, NULL);
 	if (cfg->npayloads) {
 		err = gen_indexed_requests(cfg, &gen.f, fn, &req, hlen);
 		if (err)
@@ -276,14 +277,14 @@ int xdp_engine_init(struct rl_config *cfg, struct rl_thread *th)
 	return engine_load(cfg, hlen, edge, payload, r);
 }
 
-static void sleep_until(uint64_t t)
+static void sleep_until(const struct rl_thread *th, uint64_t t)
 {
 	struct timespec ts = { .tv_sec = (time_t)(t / 1000000000ull),
 			       .tv_nsec = (long)(t % 1000000000ull) };
 
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
 		       EINTR &&
-	       !rl_stop)
+	       !*th->stop)
 		;
 }
 
@@ -316,7 +317,7 @@ void *xdp_engine_run(void *arg)
 	rl_pin(cfg, 0);
 	if (th->budget != UINT64_MAX)
 		gen.skel->data->budget = th->budget;
-	start = rl_now_ns();
+	start = rr_now_ns();
 	th->t_start = start;
 	last_progress = start;
 	gen.skel->bss->next_ns = 0;
@@ -330,8 +331,8 @@ void *xdp_engine_run(void *arg)
 	 * cut short to end on time. The program paces to -r and stops at
 	 * -n; a signal ends a run early.
 	 */
-	while (!rl_stop && sent < th->budget) {
-		t0 = rl_now_ns();
+	while (!*th->stop && sent < th->budget) {
+		t0 = rr_now_ns();
 		if (t0 >= end_send)
 			break;
 		if (per_frame > 0) {
@@ -344,7 +345,7 @@ void *xdp_engine_run(void *arg)
 			th->err = -errno;
 			break;
 		}
-		t1 = rl_now_ns();
+		t1 = rr_now_ns();
 		per_frame = (double)(t1 - t0) / opts.repeat;
 		if (gen_sent() > sent)
 			last_progress = t1;
@@ -359,10 +360,10 @@ void *xdp_engine_run(void *arg)
 			break;
 		}
 	}
-	th->t_send_end = rl_now_ns();
+	th->t_send_end = rr_now_ns();
 	/* Let the last replies come in; nothing tracks them one by one. */
-	if (!rl_stop)
-		sleep_until(th->t_send_end + 100000000ull);
+	if (!*th->stop)
+		sleep_until(th, th->t_send_end + 100000000ull);
 	__atomic_store_n(&th->done, true, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -391,7 +392,7 @@ void xdp_engine_poll(struct rl_config *cfg, struct rl_thread *th)
 			  sum[GEN_STAT_FLOOD_SLIPPED];
 		done_sent = th->c.sent;
 		done_sent = done_sent > replies ? done_sent - replies : 0;
-		if (rl_stop)
+		if (*th->stop)
 			th->c.in_flight = done_sent;
 		else
 			th->c.timeouts = done_sent;

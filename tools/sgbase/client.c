@@ -20,63 +20,11 @@
 #include <sys/epoll.h>
 
 #include "clock.h"
+#include "hist.h"
 #include "opttable.h"
 #include "parse.h"
 #include "sgbase.h"
 #include "toolargs.h"
-
-/* Latency histogram in ns: a bucket each below 2^8, then 2^7 buckets a
- * power of two (under 0.8 % wide), up to 2^40 ns. */
-#define H_SUB_BITS 7
-#define H_SUB (1u << H_SUB_BITS)
-#define H_MAX_SHIFT 33
-#define H_BUCKETS ((H_MAX_SHIFT + 2) * H_SUB)
-
-struct hist {
-	uint64_t b[H_BUCKETS];
-	uint64_t count;
-};
-
-static unsigned int h_index(uint64_t v)
-{
-	unsigned int shift;
-
-	if (v < 2 * H_SUB)
-		return (unsigned int)v;
-	shift = 63 - (unsigned int)__builtin_clzll(v) - H_SUB_BITS;
-	if (shift > H_MAX_SHIFT)
-		return H_BUCKETS - 1;
-	return (shift + 1) * H_SUB + (unsigned int)(v >> shift) - H_SUB;
-}
-
-/* The highest value of bucket @i: what a percentile reports. */
-static uint64_t h_top(unsigned int i)
-{
-	unsigned int shift;
-
-	if (i < 2 * H_SUB)
-		return i;
-	shift = i / H_SUB - 1;
-	return ((uint64_t)(i % H_SUB + H_SUB + 1) << shift) - 1;
-}
-
-static double h_quantile_us(const struct hist *h, double q)
-{
-	uint64_t want, seen = 0;
-	unsigned int i;
-
-	if (!h->count)
-		return 0;
-	want = (uint64_t)(q * (double)h->count + 0.999999);
-	if (!want)
-		want = 1;
-	for (i = 0; i < H_BUCKETS; i++) {
-		seen += h->b[i];
-		if (seen >= want)
-			return (double)h_top(i) / 1000.0;
-	}
-	return (double)h_top(H_BUCKETS - 1) / 1000.0;
-}
 
 enum {
 	OPT_SERVER = 256,
@@ -354,8 +302,7 @@ static void conn_recv(struct client *cl, uint32_t i)
 		}
 		c->out = false;
 		cl->done++;
-		cl->h.b[h_index(now - c->sent_ns)]++;
-		cl->h.count++;
+		hist_add(&cl->h, now - c->sent_ns);
 		check_reply(cl, buf, (size_t)n);
 	}
 }
@@ -466,7 +413,8 @@ int sg_client_main(int argc, char **argv)
 	printf("rate=%.1f full_rate=%.1f p50_us=%.1f p99_us=%.1f done=%llu timeouts=%llu wrong=%llu partial=%llu sent=%llu\n",
 	       (double)cl->done / elapsed,
 	       (double)(cl->done - cl->partial) / elapsed,
-	       h_quantile_us(&cl->h, 0.50), h_quantile_us(&cl->h, 0.99),
+	       (double)hist_quantile(&cl->h, 0.50) / 1000.0,
+	       (double)hist_quantile(&cl->h, 0.99) / 1000.0,
 	       (unsigned long long)cl->done, (unsigned long long)cl->timeouts,
 	       (unsigned long long)cl->wrong, (unsigned long long)cl->partial,
 	       (unsigned long long)cl->sent);

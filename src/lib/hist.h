@@ -5,10 +5,12 @@
  * buckets, so a bucket is never wider than 1/2^B (< 0.8 %) of its values.
  * One owner thread records; another thread may read it at any time (each
  * bucket is a single aligned word, stored without a lock), which is how
- * the progress line gets the p99 of the last second from two snapshots.
+ * rrload's progress line gets the p99 of the last second from two
+ * snapshots. The tools' one latency histogram: rrload's and sgbase
+ * client's.
  */
-#ifndef RRLOAD_HIST_H
-#define RRLOAD_HIST_H
+#ifndef RR_HIST_H
+#define RR_HIST_H
 
 #include <stdint.h>
 
@@ -57,4 +59,4 @@ void hist_diff(struct hist *dst, const struct hist *a, const struct hist *b);
 /* Value at quantile q (0..1]; 0 for an empty histogram. */
 uint64_t hist_quantile(const struct hist *h, double q);
 
-#endif /* RRLOAD_HIST_H */
+#endif /* RR_HIST_H */
