@@ -4,7 +4,7 @@
  * XDP"): every request past the guards is counted down on its CPU, and
  * one in heavy_hitters_sample, on average, sampled into its function's
  * sketches and ring of sources (kern/shared/hh.h), which
- * src/daemon/topk.c reads.
+ * src/daemon/features/hh.c reads.
  */
 #ifndef RR_LIB_HH_H
 #define RR_LIB_HH_H

@@ -33,7 +33,7 @@ struct rr_allow_v6 {
  * The host's own destinations, for the destination check: the kernel's
  * local routes (every address on any interface, lo's VIPs, "local"
  * prefixes such as AnyIP ranges), kept current from netlink by user space
- * (src/daemon/netlink.c). A request for anything else goes to the kernel.
+ * (src/daemon/core/localaddr.c). A request for anything else goes to the kernel.
  * prefixlen counts address bits only.
  */
 #define RR_MAX_LOCAL 4096 /* local routes per address family */

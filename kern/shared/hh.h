@@ -2,7 +2,7 @@
 /*
  * Heavy hitters (docs/DESIGN.md, "Who is calling: heavy hitters in
  * XDP"): the sketch's layout, each CPU's sampling state, and the hash the
- * XDP program and the top-k (src/daemon/topk.c) compute alike.
+ * XDP program and the top-k (src/daemon/features/hh.c) compute alike.
  */
 #ifndef RR_SHARED_HH_H
 #define RR_SHARED_HH_H
@@ -13,7 +13,7 @@
  * Heavy hitters (docs/DESIGN.md, "Who is calling"): per function, a count
  * sketch of sampled requests keyed by source address and by source prefix,
  * and a ring of the latest sampled sources for user space to enumerate
- * them by (src/daemon/topk.c). Requests to skip between two samples are
+ * them by (src/daemon/features/hh.c). Requests to skip between two samples are
  * drawn from a pool of Exp(1) variables that user space keeps refilled.
  */
 #define RR_HH_ROWS 4	    /* rows, each its own 16 bits of the hash */

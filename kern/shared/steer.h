@@ -57,7 +57,7 @@ static __inline __u64 rr_backlog(__u64 sent, __u64 done)
 }
 
 /* worker_load's value: a queue's workers, by thread, one page a queue, so
- * that a cell maps only its own queue's (src/daemon/cell.c). */
+ * that a cell maps only its own queue's (src/daemon/cells/supervise.c). */
 struct rr_queue_load {
 	struct rr_worker_load w[RR_MAX_THREADS];
 	__u8 pad[4096 - RR_MAX_THREADS * sizeof(struct rr_worker_load)];

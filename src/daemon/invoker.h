@@ -93,7 +93,7 @@ struct rr_sock {
  * What the workers of a queue share, cells included: the lock that
  * serialises the workers producing to its fill ring and consuming from
  * its completion ring. A page of its own, so that a cell maps only its
- * own queue's (see cell.c).
+ * own queue's (see cells/cell.c).
  */
 struct rr_queue_shared {
 	pthread_spinlock_t lock; /* process-shared */
@@ -127,8 +127,9 @@ struct rr_umem {
 	void *area;
 	size_t size;
 	struct rr_queue_shared *sh;
-	bool tx_metadata;     /* registered with RR_TX_META_LEN bytes of it */
-	uint32_t lock_misses; /* the supervisor's looks in vain (cell.c) */
+	bool tx_metadata; /* registered with RR_TX_META_LEN bytes of it */
+	uint32_t
+		lock_misses; /* the supervisor's looks in vain (cells/supervise.c) */
 	uint64_t lock_missed_ns; /* since the first of them */
 } __attribute__((aligned(RR_CACHELINE)));
 
@@ -158,7 +159,7 @@ struct rr_batch_mark {
  * What the main thread changes while workers run, in memory shared with
  * the cells (a cell's copy of struct rr_invoker is frozen at its fork).
  * Written by the main thread only: a cell maps it read-only, from a
- * sealed memfd that cannot be mapped writable again (cell.c).
+ * sealed memfd that cannot be mapped writable again (cells/supervise.c).
  */
 struct rr_live {
 	int stop;
@@ -389,7 +390,7 @@ struct rr_invoker {
 	enum rr_peer peer;
 	bool xdp_tx_ok;
 	uint64_t next_watch_ms;	    /* CLOCK_MONOTONIC: netlink's next look */
-	uint64_t next_lock_look_ms; /* the queues' locks' (cell.c) */
+	uint64_t next_lock_look_ms; /* the queues' locks' (cells/supervise.c) */
 	/* A worker was in a function, or made calls, since the last tick:
 	 * the supervisor looks again within 1 ms. */
 	bool in_calls;
@@ -404,7 +405,7 @@ struct rr_invoker {
 	uint32_t drain_timeout_ms;
 	/* The functions served over TCP too (tcp.c). */
 	struct rr_tcp tcp;
-	/* A reload under way (slots.c), or NULL. */
+	/* A reload under way (slots/reload.c), or NULL. */
 	struct rr_reload *reload;
 	/* Has every serving loop pass a quiescent point after an instance
 	 * swap: true once none can still use an instance swapped out before
@@ -476,7 +477,7 @@ static inline void rr_umem_locked(struct rr_umem *u, uint32_t owner)
 }
 
 /* For the workers, whose rounds wait for it. The main thread never
- * waits for a lock a cell can hold: rr_umem_trylock(), cell.c. */
+ * waits for a lock a cell can hold: rr_umem_trylock(), core/frame.c. */
 static inline void rr_umem_lock(struct rr_umem *u, uint32_t owner)
 {
 	pthread_spin_lock(&u->sh->lock);

@@ -5,7 +5,7 @@
  * metrics once a second and answering reqrouterctl and HTTP scrapes
  * between ticks, until SIGINT or SIGTERM; then it stops the workers,
  * detaches the program, removes the metrics file and prints the totals.
- * systemd hears about each step through src/daemon/service.c.
+ * systemd hears about each step through src/daemon/ops/service.c.
  */
 #include <errno.h>
 #include <poll.h>

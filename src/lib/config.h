@@ -70,7 +70,7 @@ enum rr_steering {
 
 #define RR_DRAIN_TIMEOUT_S 30 /* a drain ends after this at the latest */
 #define RR_DRAIN_QUIET_S 2    /* ... or after this long without requests */
-/* TCP (src/daemon/tcp.c): connections in all and per source address, and
+/* TCP (src/daemon/serve/tcp.c): connections in all and per source address, and
  * how long one may idle, or take over a message or a reply. Knot DNS's
  * tcp-idle-timeout and tcp-io-timeout are 10 s and 500 ms. */
 #define RR_MAX_TCP_CONNECTIONS 65536
@@ -91,7 +91,7 @@ struct rr_cidr {
 /* A registered function and how it is served. */
 enum rr_isolation { RR_ISOLATION_THREAD, RR_ISOLATION_CELL };
 
-/* The workers' scheduling (src/daemon/priority.c). */
+/* The workers' scheduling (src/daemon/core/priority.c). */
 enum rr_worker_priority { RR_PRIORITY_REALTIME, RR_PRIORITY_NORMAL };
 
 /* Which destination addresses are answered: the host's own (its local
@@ -99,7 +99,7 @@ enum rr_worker_priority { RR_PRIORITY_REALTIME, RR_PRIORITY_NORMAL };
 enum rr_answer_for { RR_ANSWER_LOCAL, RR_ANSWER_ANY };
 
 /* What a per-socket counter is summed over before it is exported
- * (metrics_detail, src/daemon/metrics.c). */
+ * (metrics_detail, src/daemon/ops/metrics.c). */
 enum rr_metrics_detail {
 	RR_DETAIL_SOCKET,   /* nothing: per (queue, thread, function) */
 	RR_DETAIL_QUEUE,    /* a queue's threads: per (queue, function) */
@@ -167,10 +167,10 @@ struct rr_service {
 	char workers[RR_WORKERS_LEN];
 	uint32_t group_delay_us;
 	/* Its XDP program runs on these CPUs, in turn (a CPU list, "" for
-	 * the CPU that received the request): src/daemon/spread.c. */
+	 * the CPU that received the request): src/daemon/features/spread.c. */
 	char xdp_spread[RR_SPREAD_LEN];
 	/* System calls a cell may make for this function beyond its own
-	 * allow-list (src/daemon/seccomp.c): names separated by spaces, ""
+	 * allow-list (src/daemon/core/seccomp.c): names separated by spaces, ""
 	 * for none. Every cell allows those of all the served functions. */
 	char syscalls[RR_SYSCALLS_LEN];
 	/* RR_FN_GATHER: gathers it may have outstanding per worker, and
@@ -181,7 +181,7 @@ struct rr_service {
 	 * rr_sg_hdr has it taken off before the handler and put back in
 	 * front of the reply. */
 	bool gather_target;
-	/* Served over TCP too (src/daemon/tcp.c); default: RR_FN_TCP. */
+	/* Served over TCP too (src/daemon/serve/tcp.c); default: RR_FN_TCP. */
 	bool tcp;
 	/* Its requests sampled into a sketch of who calls it, one in
 	 * heavy_hitters_sample, in XDP (src/daemon/features/hh.c). */
@@ -261,7 +261,7 @@ struct rr_config {
 	uint32_t n_only_ports;
 	char user[64];	    /* --user: drop to this user after set-up */
 	bool drain_on_term; /* SIGTERM drains first (see reqrouterctl drain) */
-	/* TCP for the functions that have it (src/daemon/tcp.c). */
+	/* TCP for the functions that have it (src/daemon/serve/tcp.c). */
 	uint32_t tcp_max_connections;
 	uint32_t tcp_max_per_source;
 	uint32_t tcp_idle_timeout_ms;
@@ -390,7 +390,7 @@ int rr_check_listen(const char *s, char *err, size_t errlen);
 /*
  * A function's `syscalls`: names separated by spaces, each a system call
  * of this machine. The names are looked up where reqrouter confines
- * cells (src/daemon/seccomp.c); a program without that (reqrouterctl,
+ * cells (src/daemon/core/seccomp.c); a program without that (reqrouterctl,
  * the tools) checks their form only.
  */
 int rr_check_syscalls(const char *s, char *err, size_t errlen);

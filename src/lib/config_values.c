@@ -544,7 +544,7 @@ int rr_parse_targets(const char *s, struct rr_endpoint *out, uint32_t max,
 }
 
 /*
- * Defined by reqrouter, which confines cells (src/daemon/seccomp.c, with
+ * Defined by reqrouter, which confines cells (src/daemon/core/seccomp.c, with
  * libseccomp): the number of system call @name on this machine, -ENOENT
  * if no system call has that name, -ENOSYS if this machine has none of
  * it. A weak reference, so that reqrouterctl and the tools, which read

@@ -69,7 +69,7 @@ int rr_fn_instance_new_for(const struct rr_function *fn, uint16_t port,
 			   size_t errlen);
 
 /*
- * What rr_gather_start() calls: the worker's (src/daemon/gather.c), put
+ * What rr_gather_start() calls: the worker's (src/daemon/features/gather.c), put
  * in a request that may wait for a gather (rr_request.gather).
  */
 struct rr_gather_ctx {

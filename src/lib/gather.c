@@ -3,7 +3,7 @@
  * The gather API's side that functions link wherever they run
  * (reqrouter, the tools): rr_gather_start() hands over to the worker
  * that holds the request, and the default reply of a completed gather.
- * The gathers themselves are src/daemon/gather.c's.
+ * The gathers themselves are src/daemon/features/gather.c's.
  */
 #include <errno.h>
 #include <stdarg.h>

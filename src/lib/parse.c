@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Value parsing shared by src/lib/config.c (file and flags), src/daemon/options.c,
+ * Value parsing shared by src/lib/config.c (file and flags), src/daemon/ops/options.c,
  * the control socket, reqrouterctl and the tools: one number parser, one
  * boolean parser, one for a word of a list (an enum) and one way to write
  * an error sentence.

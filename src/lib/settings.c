@@ -479,7 +479,7 @@ const struct rr_setting rr_fn_settings[] = {
 	  .type = RR_SETTING_BOOL,
 	  SVC(tcp),
 	  .def_text = "yes for a function flagged RR_FN_TCP",
-	  .help = "serve the function over TCP too, on the same port, through the kernel's TCP (src/daemon/tcp.c): each message framed by a two-byte length, as DNS over TCP" },
+	  .help = "serve the function over TCP too, on the same port, through the kernel's TCP (src/daemon/serve/tcp.c): each message framed by a two-byte length, as DNS over TCP" },
 	{ .key = "heavy_hitters",
 	  .live = true,
 	  .type = RR_SETTING_BOOL,

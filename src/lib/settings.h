@@ -3,7 +3,7 @@
  * reqrouter's own settings as one typed table: each row names the
  * [reqrouter] key, the flag, the type and its limits, the default, the
  * unit and the help once. The config file's parser, getopt and --help
- * (src/daemon/options.c), docs/CONFIGURATION.md's and the man page's tables
+ * (src/daemon/ops/options.c), docs/CONFIGURATION.md's and the man page's tables
  * and the bash completion all come from it, so a flag and its key accept
  * exactly the same values. Adding a setting is one row here and its use
  * where it is read. The [function NAME] keys are a second table of the
@@ -62,7 +62,7 @@ struct rr_setting {
 	const char *def_text;	  /* default in words, instead of def */
 	rr_setting_check_fn check;
 	enum rr_setting_complete complete;
-	/* A reload applies a change of it while serving (slots.c); any
+	/* A reload applies a change of it while serving (src/daemon/slots/reload.c); any
 	 * other key's change needs a restart. */
 	bool live;
 	/* A string whose repeated lines add up, separated by spaces. */

@@ -317,7 +317,7 @@ static void kill_cell(struct rr_invoker *inv, uint32_t li, bool overran)
 		loop_ended(inv, li, st, overran);
 }
 
-/* Watches loop @li's call as a worker's (cell.c), and a retiring loop
+/* Watches loop @li's call as a worker's (rr_call_watch()), and a retiring loop
  * that does not end. */
 static bool watch(struct rr_invoker *inv, uint32_t li, uint64_t now)
 {

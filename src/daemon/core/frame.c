@@ -73,7 +73,7 @@ static uint32_t ring_used(const uint32_t *producer, const uint32_t *consumer,
  * from the first completions peeked at @idx (at most @ncomp): rr_divert()
  * lists them past the count and says how many in the lock page, the
  * caller releases the completions, then rr_stocked() counts them. A cell
- * that dies between the two is put right by recover_lock() (cell.c).
+ * that dies between the two is put right by recover_lock() (cells/supervise.c).
  */
 uint32_t rr_divert(struct rr_worker *w, uint32_t idx, uint32_t ncomp)
 {

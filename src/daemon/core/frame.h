@@ -4,7 +4,7 @@
  * fill ring at the end of the round, onto a TX ring, into the stock that
  * gathers build their copies in), each step recorded in the worker's
  * report first so that a cell killed in between leaves an account that
- * adds up (the supervisor's recovery, cells/cell.c, reads it). The
+ * adds up (the supervisor's recovery, cells/supervise.c, reads it). The
  * worker's round (serve/worker.c) and the gathers (features/gather.c)
  * both move frames through here.
  */

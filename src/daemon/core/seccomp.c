@@ -6,7 +6,7 @@
  * calls a worker and a function need. Anything else kills the cell
  * (SECCOMP_RET_KILL_PROCESS): the supervisor sees it die of SIGSYS ("Bad
  * system call"), charges the function that was in a call with a crash
- * and forks a new cell (cell.c). A function that needs more says so in
+ * and forks a new cell (cells/supervise.c). A function that needs more says so in
  * its section, `syscalls = openat read`; every cell allows the union of
  * the served functions' lists, since any cell serves every function.
  * Worker threads (isolation = thread) share the main thread's process and

@@ -100,7 +100,7 @@ void rr_xdp_detach_scatter(struct rr_xdp *x, int ifindex);
 int rr_xdp_load_function(struct rr_xdp *x, uint32_t slot,
 			 const struct rr_xdp_impl *impl, char *why, size_t len);
 /* The maps of the host's own destinations (local_v4, local_v6 and the
- * table in front of them, local_tab), for netlink.c to keep current. */
+ * table in front of them, local_tab), for localaddr.c to keep current. */
 void rr_xdp_local_maps(const struct rr_xdp *x, int *fd_v4, int *fd_v6,
 		       int *fd_tab);
 /* Maps the reply cache into this process; 0 or -errno. */

@@ -14,7 +14,7 @@
 struct rr_invoker;
 
 /* The rate limit of @svc into @conf, its XDP port entry, as the program
- * reads it (slots.c; hh.c judges the top keys by the same). */
+ * reads it (slots.c, rl.c; hh.c judges the top keys by the same). */
 void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
 		     struct rr_port_conf *conf);
 /* Slot @slot's exemptions (@svc's rate_limit_exempt) into the program's

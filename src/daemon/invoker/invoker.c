@@ -2,11 +2,11 @@
 /*
  * Setting the invoker up and tearing it down: check the interface, attach
  * the XDP program, create one UMEM per RX queue and on it one socket per
- * (queue, thread, slot) (xsk.c), publish the sockets and ports to the
- * program (slots.c), start the pinned workers, as threads or as cells
- * (cell.c). Teardown runs the same steps backwards and copes with a setup
- * that stopped half-way. What changes while serving is in slots.c (reload,
- * remove), deploy.c and threads.c.
+ * (queue, thread, slot) (core/xsk.c), publish the sockets and ports to
+ * the program (slots/slots.c), start the pinned workers, as threads or as
+ * cells (cells/supervise.c). Teardown runs the same steps backwards and
+ * copes with a setup that stopped half-way. What changes while serving is
+ * in slots/ (reload, deploy, remove) and threads.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -157,7 +157,7 @@ static void free_shared(void *p, size_t size)
 /*
  * struct rr_live, shared and sealed: the main thread's mapping stays
  * writable, and no other can become so (F_SEAL_FUTURE_WRITE), so a cell
- * that maps the memfd read-only (cell.c) cannot make it writable again.
+ * that maps the memfd read-only (cells/cell.c) cannot make it writable again.
  */
 static int live_create(struct rr_invoker *inv)
 {

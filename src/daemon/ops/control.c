@@ -277,7 +277,7 @@ static const struct rr_setting *flag_row(int key)
  * The config a restart would run with: the defaults, the config file as
  * it is now, then the flags of reqrouter's own command line (read back
  * from /proc/self/cmdline) over it, each through its row of the settings
- * table as at start-up (src/daemon/options.c): a flag keeps overriding
+ * table as at start-up (src/daemon/ops/options.c): a flag keeps overriding
  * the file, and a reload compares like with like. Modules are not loaded
  * again: a changed functions_dir is a key that needs a restart. NULL
  * with one line in @err.

@@ -328,7 +328,7 @@ static void write_function_counters(struct rr_invoker *inv, FILE *out)
 	}
 }
 
-/* Crashes, overruns and quarantine (isolation = cell; see cell.c). */
+/* Crashes, overruns and quarantine (isolation = cell; see cells/supervise.c and slots/quarantine.c). */
 static void write_faults(struct rr_invoker *inv, FILE *out)
 {
 	const struct rr_slot *s;

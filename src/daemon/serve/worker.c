@@ -304,7 +304,7 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
  * Returns the round's dropped frames and every completed transmission to
  * the fill ring. The fill ring can hold all frames of the UMEM, so the
  * reservation always succeeds. A cell that dies in here is put right by
- * the supervisor (cell.c, recover_lock()), which tells from the rings'
+ * the supervisor (cells/supervise.c, recover_lock()), which tells from the rings'
  * indices at the lock (fill_prod, comp_cons) how far it got: completions
  * are copied to the stock (rr_divert()) and the fill ring first, released,
  * then the stock counted and the lot submitted.
@@ -594,7 +594,7 @@ static void run(struct rr_worker *w, bool cell)
 	catch_up(w, nsocks);
 	rr_gathers_reset(w);
 	/* Its stock: the one it was given at the start, or the one the
-	 * cell before it left (checked by the supervisor, cell.c). */
+	 * cell before it left (checked by the supervisor, cells/supervise.c). */
 	w->stock_want =
 		w->gathers && w->inv->cfg->gather_scatter == RR_SCATTER_UMEM
 			? RR_SG_STOCK

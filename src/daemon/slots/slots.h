@@ -2,7 +2,7 @@
 /*
  * The slots (docs/DESIGN.md, "Words"): the functions served, their
  * instances, their port entries in the XDP program, and their changes
- * while serving (slots.c: open, reload, remove; deploy.c). They sit on
+ * while serving (slots.c: open, remove; reload.c; deploy.c; quarantine.c). They sit on
  * the core and the features; what must happen above them when they
  * change (cells renewed) they are told through callbacks.
  */
@@ -62,7 +62,7 @@ bool rr_slot_in_kernel(const struct rr_invoker *inv, const struct rr_slot *s);
 /* reload.c */
 /*
  * Starts applying @next (the config a restart would run with) while
- * serving: every changed key a reload can apply (slots.c lists them) is
+ * serving: every changed key a reload can apply (reload.c lists them) is
  * applied, functions enabled or disabled are served or removed, and
  * init() of every served function that has one runs again into new
  * state, which the workers move to between batches (the old state is
