@@ -12,8 +12,9 @@
 #                       -> the functions' XDP programs, embedded likewise
 #   kern/*.bpf.c, tools/*/*.bpf.c -> build/bpf/NAME.bpf.o + build/skel/NAME.skel.h
 #   tools/NAME/*.c      -> build/NAME
-#   tests/unit/*.c, tests/bpf/*.c -> build/tests/NAME (DIR/NAME_PART.c:
-#                          a part of test NAME, as in functions/)
+#   tests/unit/*.c, tests/bpf/*.c -> build/tests/unit/NAME,
+#                          build/tests/bpf/NAME (DIR/NAME_PART.c: a part of
+#                          test NAME, as in functions/)
 #   tests/lib/*.c       -> build/libtests.a, linked into every test
 #   functions/*.pkgs, functions/*/*.pkgs
 #                       -> pkg-config names whose flags every object and
@@ -142,7 +143,9 @@ test_owner = $(firstword $(foreach t,$(filter-out $(1),$(TEST_STEMS)),\
 test_parts = $(call obj,$(addsuffix .c,$(foreach s,$(TEST_STEMS),\
 	$(if $(filter $(1),$(call test_owner,$(s))),$(s)))))
 TEST_MAINS := $(foreach s,$(TEST_STEMS),$(if $(call test_owner,$(s)),,$(s)))
-TESTS := $(patsubst %,$(BUILD)/tests/%,$(notdir $(TEST_MAINS)))
+# A tier's programs in a directory of their own, so that a unit test and a
+# BPF program test may both be named after the feature they test.
+TESTS := $(patsubst tests/%,$(BUILD)/tests/%,$(TEST_MAINS))
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 BPF_OBJS := $(patsubst %.bpf.c,$(BUILD)/bpf/%.bpf.o,$(notdir $(BPF_SRCS)))
@@ -361,17 +364,17 @@ $(TESTLIB): $(call obj,$(TESTLIB_SRCS))
 	$(Q)rm -f $@ && ar rcs $@ $^
 $(BUILD)/obj/tests/%.o: CPPFLAGS += -Itests/lib -Isrc/daemon -Ifunctions/dns
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o \
+$(BUILD)/tests/unit/%: $(BUILD)/obj/tests/unit/%.o \
 		$$(call test_parts,tests/unit/$$*) $(TESTLIB) $(DAEMON_LIB) $(RRLIB) $(FN_OBJS) \
-		| $(BUILD)/tests
+		| $(BUILD)/tests/unit
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(call test_parts,tests/unit/$*) \
 		$(FN_OBJS) $(TESTLIB) $(DAEMON_LIB) $(RRLIB) $(LDLIBS) \
 		$(SECCOMP_LIBS) -lcmocka
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/bpf/%.o \
+$(BUILD)/tests/bpf/%: $(BUILD)/obj/tests/bpf/%.o \
 		$$(call test_parts,tests/bpf/$$*) $(TESTLIB) $(DAEMON_LIB) $(RRLIB) $(FN_OBJS) \
-		| $(BUILD)/tests
+		| $(BUILD)/tests/bpf
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(call test_parts,tests/bpf/$*) \
 		$(FN_OBJS) $(TESTLIB) $(DAEMON_LIB) $(RRLIB) $(LDLIBS) \
@@ -513,7 +516,8 @@ deb:
 		  exit 1; }
 	$(Q)ls $(BUILD)/deb/reqrouter_$(DEB_VERSION)_$(DEB_ARCH).deb >/dev/null
 
-$(BUILD)/bpf $(BUILD)/skel $(BUILD)/tests $(BUILD)/gen $(BUILD)/man:
+$(BUILD)/bpf $(BUILD)/skel $(BUILD)/tests/unit $(BUILD)/tests/bpf $(BUILD)/gen \
+		$(BUILD)/man:
 	$(Q)mkdir -p $@
 
 tests-build: all $(TESTS) man

@@ -4,8 +4,9 @@
 # Runs every test tier and prints one closing line, "N passed, N failed,
 # N skipped". With SAN_BUILD set (a build made with SAN=1), the unit tests
 # and the integration tests in SAN_TESTS run a second time against it. A
-# test is an executable in $BUILD/tests/ (cmocka unit tests and BPF
-# program tests) or a script in tests/integration/, run by
+# test is an executable in $BUILD/tests/unit/ (cmocka unit tests) or
+# $BUILD/tests/bpf/ (BPF program tests), or a script in tests/integration/,
+# run by
 # tools/lib/runner.sh (a time limit each; 0 pass, 77 skip, else failure).
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -102,16 +103,18 @@ early_finish() {
 # (names without .sh), each against BUILD-DIR. The main pass (no label)
 # runs the EARLY tests beside the unit tests.
 run_pass() {
-	local build=$1 label=$2 tests=$3 only=${4:-} t early=
+	local build=$1 label=$2 tests=$3 only=${4:-} t tier tiers early=
 	[ -z "$label" ] && [ -n "$EARLY" ] && early=1
 	[ -n "$early" ] && early_start "$build"
 	echo "== unit and BPF program tests ($build/tests)$label"
-	for t in "$build"/tests/*; do
-		{ [ -x "$t" ] && [ -f "$t" ]; } || continue
-		[ "$only" = unit ] && [ -f "tests/bpf/$(basename "$t").c" ] &&
-			continue
-		BUILD=$build run_one "tests/$(basename "$t")$label" \
-			"$UNIT_LIMIT" "$t"
+	tiers=unit
+	[ "$only" = unit ] || tiers="unit bpf"
+	for tier in $tiers; do
+		for t in "$build/tests/$tier"/*; do
+			{ [ -x "$t" ] && [ -f "$t" ]; } || continue
+			BUILD=$build run_one "tests/$tier/${t##*/}$label" \
+				"$UNIT_LIMIT" "$t"
+		done
 	done
 	[ -n "$early" ] && early_finish
 	echo "== integration tests (tests/integration)$label"
