@@ -21,18 +21,18 @@ source tools/lib/runner.sh
 # the paths the tests drive, each path once: SAN_TESTS, one test a line,
 # its name first, then the code it drives. Left out, with what runs their
 # code instead:
-# - hardening_badinput, invoker_vlan, invoker_tx_csum: parsing and reply
+# - packet_badinput, invoker_vlan, invoker_tx_csum: parsing and reply
 #   building for malformed, tagged and offloaded frames, which the
 #   fuzz_request target (ASan and UBSan, in the main pass) runs through
 #   rr_serve() and rr_serve_partial() far harder; the ring handling
 #   around them is invoker_requests'.
-# - hardening_abuse: --user is privileges_workers', the allow-lists'
+# - guard_abuse: --user is invoker_privileges', the allow-lists'
 #   user-space side tcp_limits'; the rest is the XDP program's.
-# - function_cells_ops: reload, deploy and threads N with cells are
-#   function_reload's, function_modules' and control_threads' (all on
+# - cell_ops: reload, deploy and threads N with cells are
+#   reload_functions', module_deploy's and control_threads' (all on
 #   the default isolation = cell).
-# - function_quarantine_ops: quarantine and unquarantine are
-#   function_faults'; only quarantine_expire's timer is not run.
+# - cell_quarantine: quarantine and unquarantine are
+#   cell_faults'; only quarantine_expire's timer is not run.
 # - control_drain, control_stale, invoker_busy_poll, invoker_host_traffic:
 #   a few lines of the main loop or of reqrouterctl each, or only the
 #   XDP program.
@@ -44,12 +44,12 @@ SAN_TESTS=${SAN_TESTS:-"
 	control_ctl           the control socket's commands, text and JSON
 	control_clients       slow and over-long control clients
 	control_threads       threads N under load: sockets made and torn down
-	function_faults       cells that crash or spin, restarts, quarantine
-	function_reload       50 reloads under load: states made and freed
-	function_modules      dlopen, deploy and remove under load
-	function_kv_cells     memory shared between cells, kv.so
-	privileges_workers    --user and the capability drop, threads and cells
-	hardening_faults      overload, links down and up, the interface gone
+	cell_faults           cells that crash or spin, restarts, quarantine
+	reload_functions      50 reloads under load: states made and freed
+	module_deploy         dlopen, deploy and remove under load
+	kv_cells              memory shared between cells, kv.so
+	invoker_privileges    --user and the capability drop, threads and cells
+	invoker_faults        overload, links down and up, the interface gone
 	tcp_functions         functions over TCP
 	tcp_limits            TCP timeouts, connection limits, allow-lists
 "}
@@ -59,7 +59,7 @@ SAN_TESTS=${SAN_TESTS:-"
 # they run beside the unit and BPF program tests, which leave most of a
 # CPU idle, and their lines come after those tests' (EARLY="" runs them
 # in turn with the rest).
-EARLY=${EARLY-"build_clang package_deb"}
+EARLY=${EARLY-"build_clang service_deb"}
 
 # early_start BUILD-DIR: the EARLY tests in the background, their lines
 # and counts kept for early_finish.

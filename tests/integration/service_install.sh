@@ -61,7 +61,7 @@ EOW
 	for m in "$BUILD"/functions/*.so; do
 		echo "/usr/lib/reqrouter/functions/${m##*/}"
 	done
-	# The function API, for modules built out of tree (out_of_tree.sh
+	# The function API, for modules built out of tree (module_out_of_tree.sh
 	# builds one against it).
 	for h in include/reqrouter/*.h; do
 		echo "/usr/$h"
