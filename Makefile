@@ -237,7 +237,7 @@ INSTALLED := $(addprefix $(DESTDIR),$(SBINDIR)/reqrouter \
 .DELETE_ON_ERROR:
 .SECONDARY: $(SKELS) $(BPF_OBJS)
 .PHONY: all clean test test-fresh test-scale demo sandbox anycast-demo deps bench fuzz \
-	help format format-check shellcheck lint man install uninstall deb
+	help format format-check shellcheck drift lint man install uninstall deb
 
 all: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(TOOLS) $(BPF_OBJS) \
 	$(MODULES) $(TEST_MODULES)
@@ -260,10 +260,14 @@ help:
 	@echo '                         ECMP, drain and crash (tests/scale/, under a minute)'
 	@echo 'make anycast-demo        that bed step by step (tools/anycast-bed.sh; --hold'
 	@echo '                         keeps it up to work on by hand)'
-	@echo 'make lint                format-check and shellcheck; make test runs it first'
+	@echo 'make lint                format-check, shellcheck and drift; make test runs it'
+	@echo '                         first'
 	@echo 'make format              reformat the C sources with clang-format'
 	@echo 'make format-check        fail if clang-format would change a C source'
 	@echo 'make shellcheck          check the shell scripts (tools/, tests/, .ci/run)'
+	@echo 'make drift               build, then the drift checks (tests/lint/): the docs,'
+	@echo '                         man pages, completion and make help against the'
+	@echo '                         tables and --help they are made from'
 	@echo 'make deps                install every missing Debian package any target needs'
 	@echo '                         (tools/install-deps.sh; each target asks for its own)'
 	@echo 'make man                 man pages into $(BUILD)/man (help2man)'
@@ -530,8 +534,9 @@ tests-build-san: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(TOOLS) \
 # make test builds and lints on every CPU, unless it was given -j itself.
 TEST_JOBS = $(if $(findstring -j,$(MAKEFLAGS)),,\
 	-j$(shell nproc 2>/dev/null || echo 1))
-# The static checks first (seconds, and a failure needs no build), then
-# every tier against the normal build, then again under ASan/UBSan.
+# The static checks and the drift checks first (a failure there needs no
+# test bed), then every tier against the normal build, then again under
+# ASan/UBSan.
 test:
 	$(Q)tools/install-deps.sh test
 	$(Q)$(MAKE) --no-print-directory $(TEST_JOBS) --output-sync=target lint
@@ -593,7 +598,13 @@ $(BUILD)/shellcheck/%.ok: % $(SH_LIBS)
 shellcheck: $(SH_STAMPS)
 	$(call msg,SHCHECK,$(words $(SH_SCRIPTS)) scripts)
 
-lint: format-check shellcheck
+# The drift checks (tests/lint/): what the docs, the man pages, the
+# completion and make help say against the tables and --help they are
+# made from. They need the binaries and the man pages, not root.
+drift: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(MAN_PAGES)
+	$(Q)BUILD=$(BUILD) tests/run.sh lint
+
+lint: format-check shellcheck drift
 
 clean:
 	$(Q)rm -rf $(BUILD)

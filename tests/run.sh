@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Runs every test tier and prints one closing line, "N passed, N failed,
-# N skipped". With SAN_BUILD set (a build made with SAN=1), the unit tests
-# and the integration tests in SAN_TESTS run a second time against it. A
-# test is an executable in $BUILD/tests/unit/ (cmocka unit tests) or
-# $BUILD/tests/bpf/ (BPF program tests), or a script in tests/integration/,
-# run by
-# tools/lib/runner.sh (a time limit each; 0 pass, 77 skip, else failure).
+# tests/run.sh [TIER...]: runs the test tiers named (lint, unit, bpf,
+# integration; without a name, unit, bpf and integration: make test runs
+# make lint, whose drift checks are the lint tier, first) and prints one
+# closing line, "N passed, N failed, N skipped". A test is a script in
+# tests/lint/ (the docs, man pages and help against the tables and --help
+# they come from: a build, no privileges), an executable in
+# $BUILD/tests/unit/ (cmocka unit tests) or $BUILD/tests/bpf/ (BPF
+# program tests), or a script in tests/integration/ (a test bed), each run
+# by tools/lib/runner.sh (a time limit each; 0 pass, 77 skip, else
+# failure). With SAN_BUILD set (a build made with SAN=1), the unit tests
+# and the integration tests in SAN_TESTS, of the tiers named, run a second
+# time against it.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
 export BUILD
 
+LINT_LIMIT=${LINT_LIMIT:-120}
 UNIT_LIMIT=${UNIT_LIMIT:-300}
 INTEGRATION_LIMIT=${INTEGRATION_LIMIT:-600}
 source tools/lib/runner.sh
@@ -98,18 +104,18 @@ early_finish() {
 	RUN_FAILED+=("${failed[@]}")
 }
 
-# run_pass BUILD-DIR LABEL TESTS [unit]: the unit and BPF program tests
-# (with "unit", the unit tests alone), then the integration tests TESTS
-# (names without .sh), each against BUILD-DIR. The main pass (no label)
-# runs the EARLY tests beside the unit tests.
+# run_pass BUILD-DIR LABEL TIERS TESTS: of TIERS, the unit and BPF
+# program tests, then the integration tests TESTS (names without .sh),
+# each against BUILD-DIR. The main pass (no label) runs the EARLY tests
+# beside the unit tests.
 run_pass() {
-	local build=$1 label=$2 tests=$3 only=${4:-} t tier tiers early=
-	[ -z "$label" ] && [ -n "$EARLY" ] && early=1
+	local build=$1 label=$2 tiers=$3 tests=$4 t tier early=
+	[ -z "$label" ] && [ -n "$EARLY" ] && [[ " $tiers " == *" integration "* ]] &&
+		early=1
 	[ -n "$early" ] && early_start "$build"
-	echo "== unit and BPF program tests ($build/tests)$label"
-	tiers=unit
-	[ "$only" = unit ] || tiers="unit bpf"
-	for tier in $tiers; do
+	for tier in unit bpf; do
+		[[ " $tiers " == *" $tier "* ]] || continue
+		echo "== $tier tests ($build/tests/$tier)$label"
 		for t in "$build/tests/$tier"/*; do
 			{ [ -x "$t" ] && [ -f "$t" ]; } || continue
 			BUILD=$build run_one "tests/$tier/${t##*/}$label" \
@@ -117,6 +123,7 @@ run_pass() {
 		done
 	done
 	[ -n "$early" ] && early_finish
+	[[ " $tiers " == *" integration "* ]] || return 0
 	echo "== integration tests (tests/integration)$label"
 	for t in $tests; do
 		[ -n "$early" ] && [[ " $EARLY " == *" $t "* ]] && continue
@@ -133,15 +140,31 @@ run_pass() {
 	done
 }
 
+tiers=" ${*:-unit bpf integration} "
+for tier in $tiers; do
+	case $tier in
+	lint | unit | bpf | integration) ;;
+	*)
+		echo "tests/run.sh: no tier '$tier' (lint, unit, bpf, integration)" >&2
+		exit 2
+		;;
+	esac
+done
+if [[ $tiers == *" lint "* ]]; then
+	echo "== drift checks (tests/lint)"
+	for t in tests/lint/*.sh; do
+		run_one "$t" "$LINT_LIMIT" bash "$t"
+	done
+fi
 all=$(cd tests/integration && for t in *.sh; do echo "${t%.sh}"; done)
-run_pass "$BUILD" "" "$all"
+run_pass "$BUILD" "" "$tiers" "$all"
 if [ -n "${SAN_BUILD:-}" ]; then
 	# The first word of each line of SAN_TESTS is a test's name. The BPF
 	# program tests (tests/bpf/) stay out: what they test is the XDP
 	# program, which no sanitizer sees, and their user-space side (xdp.c's
 	# set-up, topk.c's reading) runs in every reqrouter of the pass.
-	run_pass "$SAN_BUILD" " [san]" "$(awk 'NF { print $1 }' <<<"$SAN_TESTS")" \
-		unit
+	run_pass "$SAN_BUILD" " [san]" "${tiers/ bpf / }" \
+		"$(awk 'NF { print $1 }' <<<"$SAN_TESTS")"
 fi
 
 run_summary
