@@ -236,7 +236,7 @@ INSTALLED := $(addprefix $(DESTDIR),$(SBINDIR)/reqrouter \
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(SKELS) $(BPF_OBJS)
-.PHONY: all clean test test-fresh test-scale demo sandbox anycast-demo deps bench fuzz \
+.PHONY: all clean check test test-fresh test-scale demo sandbox anycast-demo deps bench fuzz \
 	help format format-check shellcheck drift lint man install uninstall deb
 
 all: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(TOOLS) $(BPF_OBJS) \
@@ -249,6 +249,8 @@ help:
 	@echo '                         requests on a two-namespace test bed, tear it down'
 	@echo 'make sandbox             = tools/sandbox up: a bed that stays, reqrouter serving'
 	@echo '                         functions/ on it (tools/sandbox down removes it)'
+	@echo 'make check               the inner loop, a few minutes: build, make lint, the'
+	@echo '                         unit and BPF program tests (no test bed, no ASan)'
 	@echo 'make test                install its packages, make lint, build, run every test'
 	@echo '                         tier, then the unit tests and those in tests/run.sh'
 	@echo '                         SAN_TESTS again under ASan/UBSan; builds on every CPU'
@@ -543,6 +545,15 @@ test:
 	$(Q)$(MAKE) --no-print-directory $(TEST_JOBS) tests-build
 	$(Q)$(MAKE) --no-print-directory $(TEST_JOBS) SAN=1 tests-build-san
 	$(Q)BUILD=build SAN_BUILD=build/san tests/run.sh
+
+# The inner loop: the build, make lint (drift checks included) and the
+# unit and BPF program tests, on every CPU; no test bed and no sanitizer
+# build, which make test adds.
+check:
+	$(Q)tools/install-deps.sh test
+	$(Q)$(MAKE) --no-print-directory $(TEST_JOBS) --output-sync=target \
+		lint tests-build
+	$(Q)BUILD=$(BUILD) tests/run.sh unit bpf
 
 # The README's set-up on a minimal Debian 12 root: catches a missing
 # install step that this machine's own packages would hide.
