@@ -14,8 +14,9 @@
 #                       -> the functions' XDP programs, embedded likewise
 #   kern/*.bpf.c, tools/*/*.bpf.c -> build/bpf/NAME.bpf.o + build/skel/NAME.skel.h
 #   tools/NAME/*.c      -> build/NAME
-#   tests/unit/*.c, tests/bpf/*.c -> build/tests/NAME (DIR/NAME_PART.c:
-#                          a part of test NAME, as in functions/)
+#   tests/unit/*.c, tests/bpf/*.c -> build/tests/unit/NAME,
+#                          build/tests/bpf/NAME (DIR/NAME_PART.c: a part of
+#                          test NAME, as in functions/)
 #   tests/lib/*.c       -> build/libtests.a, linked into every test
 #   functions/*.pkgs, functions/*/*.pkgs
 #                       -> pkg-config names whose flags every object and
@@ -148,7 +149,9 @@ test_owner = $(firstword $(foreach t,$(filter-out $(1),$(TEST_STEMS)),\
 test_parts = $(call obj,$(addsuffix .c,$(foreach s,$(TEST_STEMS),\
 	$(if $(filter $(1),$(call test_owner,$(s))),$(s)))))
 TEST_MAINS := $(foreach s,$(TEST_STEMS),$(if $(call test_owner,$(s)),,$(s)))
-TESTS := $(patsubst %,$(BUILD)/tests/%,$(notdir $(TEST_MAINS)))
+# A tier's programs in a directory of their own, so that a unit test and a
+# BPF program test may both be named after the feature they test.
+TESTS := $(patsubst tests/%,$(BUILD)/tests/%,$(TEST_MAINS))
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 BPF_OBJS := $(patsubst %.bpf.c,$(BUILD)/bpf/%.bpf.o,$(notdir $(BPF_SRCS)))
@@ -239,8 +242,8 @@ INSTALLED := $(addprefix $(DESTDIR),$(SBINDIR)/reqrouter \
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(SKELS) $(BPF_OBJS)
-.PHONY: all clean test test-fresh test-scale demo sandbox anycast-demo deps bench fuzz \
-	help format format-check shellcheck lint man install uninstall deb
+.PHONY: all clean check test test-fresh test-scale demo sandbox anycast-demo deps bench fuzz \
+	help format format-check shellcheck drift lint man install uninstall deb
 
 all: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(TOOLS) $(BPF_OBJS) \
 	$(MODULES) $(TEST_MODULES)
@@ -252,6 +255,8 @@ help:
 	@echo '                         requests on a two-namespace test bed, tear it down'
 	@echo 'make sandbox             = tools/sandbox up: a bed that stays, reqrouter serving'
 	@echo '                         functions/ on it (tools/sandbox down removes it)'
+	@echo 'make check               the inner loop, a few minutes: build, make lint, the'
+	@echo '                         unit and BPF program tests (no test bed, no ASan)'
 	@echo 'make test                install its packages, make lint, build, run every test'
 	@echo '                         tier, then the unit tests and those in tests/run.sh'
 	@echo '                         SAN_TESTS again under ASan/UBSan; builds on every CPU'
@@ -263,10 +268,14 @@ help:
 	@echo '                         ECMP, drain and crash (tests/scale/, under a minute)'
 	@echo 'make anycast-demo        that bed step by step (tools/anycast-bed.sh; --hold'
 	@echo '                         keeps it up to work on by hand)'
-	@echo 'make lint                format-check and shellcheck; make test runs it first'
+	@echo 'make lint                format-check, shellcheck and drift; make test runs it'
+	@echo '                         first'
 	@echo 'make format              reformat the C sources with clang-format'
 	@echo 'make format-check        fail if clang-format would change a C source'
 	@echo 'make shellcheck          check the shell scripts (tools/, tests/, .ci/run)'
+	@echo 'make drift               build, then the drift checks (tests/lint/): the docs,'
+	@echo '                         man pages, completion and make help against the'
+	@echo '                         tables and --help they are made from'
 	@echo 'make deps                install every missing Debian package any target needs'
 	@echo '                         (tools/install-deps.sh; each target asks for its own)'
 	@echo 'make man                 man pages into $(BUILD)/man (help2man)'
@@ -367,17 +376,17 @@ $(TESTLIB): $(call obj,$(TESTLIB_SRCS))
 	$(Q)rm -f $@ && ar rcs $@ $^
 $(BUILD)/obj/tests/%.o: CPPFLAGS += -Itests/lib $(DAEMON_INC) -Ifunctions/dns
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o \
+$(BUILD)/tests/unit/%: $(BUILD)/obj/tests/unit/%.o \
 		$$(call test_parts,tests/unit/$$*) $(TESTLIB) $(DAEMON_LIB) $(RRLIB) $(FN_OBJS) \
-		| $(BUILD)/tests
+		| $(BUILD)/tests/unit
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(call test_parts,tests/unit/$*) \
 		$(FN_OBJS) $(TESTLIB) $(DAEMON_LIB) $(RRLIB) $(LDLIBS) \
 		$(SECCOMP_LIBS) -lcmocka
 
-$(BUILD)/tests/%: $(BUILD)/obj/tests/bpf/%.o \
+$(BUILD)/tests/bpf/%: $(BUILD)/obj/tests/bpf/%.o \
 		$$(call test_parts,tests/bpf/$$*) $(TESTLIB) $(DAEMON_LIB) $(RRLIB) $(FN_OBJS) \
-		| $(BUILD)/tests
+		| $(BUILD)/tests/bpf
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(call test_parts,tests/bpf/$*) \
 		$(FN_OBJS) $(TESTLIB) $(DAEMON_LIB) $(RRLIB) $(LDLIBS) \
@@ -519,7 +528,8 @@ deb:
 		  exit 1; }
 	$(Q)ls $(BUILD)/deb/reqrouter_$(DEB_VERSION)_$(DEB_ARCH).deb >/dev/null
 
-$(BUILD)/bpf $(BUILD)/skel $(BUILD)/tests $(BUILD)/gen $(BUILD)/man:
+$(BUILD)/bpf $(BUILD)/skel $(BUILD)/tests/unit $(BUILD)/tests/bpf $(BUILD)/gen \
+		$(BUILD)/man:
 	$(Q)mkdir -p $@
 
 tests-build: all $(TESTS) man
@@ -532,14 +542,24 @@ tests-build-san: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(TOOLS) \
 # make test builds and lints on every CPU, unless it was given -j itself.
 TEST_JOBS = $(if $(findstring -j,$(MAKEFLAGS)),,\
 	-j$(shell nproc 2>/dev/null || echo 1))
-# The static checks first (seconds, and a failure needs no build), then
-# every tier against the normal build, then again under ASan/UBSan.
+# The static checks and the drift checks first (a failure there needs no
+# test bed), then every tier against the normal build, then again under
+# ASan/UBSan.
 test:
 	$(Q)tools/install-deps.sh test
 	$(Q)$(MAKE) --no-print-directory $(TEST_JOBS) --output-sync=target lint
 	$(Q)$(MAKE) --no-print-directory $(TEST_JOBS) tests-build
 	$(Q)$(MAKE) --no-print-directory $(TEST_JOBS) SAN=1 tests-build-san
 	$(Q)BUILD=build SAN_BUILD=build/san tests/run.sh
+
+# The inner loop: the build, make lint (drift checks included) and the
+# unit and BPF program tests, on every CPU; no test bed and no sanitizer
+# build, which make test adds.
+check:
+	$(Q)tools/install-deps.sh test
+	$(Q)$(MAKE) --no-print-directory $(TEST_JOBS) --output-sync=target \
+		lint tests-build
+	$(Q)BUILD=$(BUILD) tests/run.sh unit bpf
 
 # The README's set-up on a minimal Debian 12 root: catches a missing
 # install step that this machine's own packages would hide.
@@ -595,7 +615,13 @@ $(BUILD)/shellcheck/%.ok: % $(SH_LIBS)
 shellcheck: $(SH_STAMPS)
 	$(call msg,SHCHECK,$(words $(SH_SCRIPTS)) scripts)
 
-lint: format-check shellcheck
+# The drift checks (tests/lint/): what the docs, the man pages, the
+# completion and make help say against the tables and --help they are
+# made from. They need the binaries and the man pages, not root.
+drift: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(MAN_PAGES)
+	$(Q)BUILD=$(BUILD) tests/run.sh lint
+
+lint: format-check shellcheck drift
 
 clean:
 	$(Q)rm -rf $(BUILD)

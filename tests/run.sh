@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Runs every test tier and prints one closing line, "N passed, N failed,
-# N skipped". With SAN_BUILD set (a build made with SAN=1), the unit tests
-# and the integration tests in SAN_TESTS run a second time against it. A
-# test is an executable in $BUILD/tests/ (cmocka unit tests and BPF
-# program tests) or a script in tests/integration/, run by
-# tools/lib/runner.sh (a time limit each; 0 pass, 77 skip, else failure).
+# tests/run.sh [TIER...]: runs the test tiers named (lint, unit, bpf,
+# integration; without a name, unit, bpf and integration: make test runs
+# make lint, whose drift checks are the lint tier, first) and prints one
+# closing line, "N passed, N failed, N skipped". A test is a script in
+# tests/lint/ (the docs, man pages and help against the tables and --help
+# they come from: a build, no privileges), an executable in
+# $BUILD/tests/unit/ (cmocka unit tests) or $BUILD/tests/bpf/ (BPF
+# program tests), or a script in tests/integration/ (a test bed), each run
+# by tools/lib/runner.sh (a time limit each; 0 pass, 77 skip, else
+# failure). With SAN_BUILD set (a build made with SAN=1), the unit tests
+# and the integration tests in SAN_TESTS, of the tiers named, run a second
+# time against it.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
 export BUILD
 
+LINT_LIMIT=${LINT_LIMIT:-120}
 UNIT_LIMIT=${UNIT_LIMIT:-300}
 INTEGRATION_LIMIT=${INTEGRATION_LIMIT:-600}
 source tools/lib/runner.sh
@@ -20,18 +27,18 @@ source tools/lib/runner.sh
 # the paths the tests drive, each path once: SAN_TESTS, one test a line,
 # its name first, then the code it drives. Left out, with what runs their
 # code instead:
-# - hardening_badinput, invoker_vlan, invoker_tx_csum: parsing and reply
+# - packet_badinput, invoker_vlan, invoker_tx_csum: parsing and reply
 #   building for malformed, tagged and offloaded frames, which the
 #   fuzz_request target (ASan and UBSan, in the main pass) runs through
 #   rr_serve() and rr_serve_partial() far harder; the ring handling
 #   around them is invoker_requests'.
-# - hardening_abuse: --user is privileges_workers', the allow-lists'
+# - guard_abuse: --user is invoker_privileges', the allow-lists'
 #   user-space side tcp_limits'; the rest is the XDP program's.
-# - function_cells_ops: reload, deploy and threads N with cells are
-#   function_reload's, function_modules' and control_threads' (all on
+# - cell_ops: reload, deploy and threads N with cells are
+#   reload_functions', module_deploy's and control_threads' (all on
 #   the default isolation = cell).
-# - function_quarantine_ops: quarantine and unquarantine are
-#   function_faults'; only quarantine_expire's timer is not run.
+# - cell_quarantine: quarantine and unquarantine are
+#   cell_faults'; only quarantine_expire's timer is not run.
 # - control_drain, control_stale, invoker_busy_poll, invoker_host_traffic:
 #   a few lines of the main loop or of reqrouterctl each, or only the
 #   XDP program.
@@ -43,12 +50,12 @@ SAN_TESTS=${SAN_TESTS:-"
 	control_ctl           the control socket's commands, text and JSON
 	control_clients       slow and over-long control clients
 	control_threads       threads N under load: sockets made and torn down
-	function_faults       cells that crash or spin, restarts, quarantine
-	function_reload       50 reloads under load: states made and freed
-	function_modules      dlopen, deploy and remove under load
-	function_kv_cells     memory shared between cells, kv.so
-	privileges_workers    --user and the capability drop, threads and cells
-	hardening_faults      overload, links down and up, the interface gone
+	cell_faults           cells that crash or spin, restarts, quarantine
+	reload_functions      50 reloads under load: states made and freed
+	module_deploy         dlopen, deploy and remove under load
+	kv_cells              memory shared between cells, kv.so
+	invoker_privileges    --user and the capability drop, threads and cells
+	invoker_faults        overload, links down and up, the interface gone
 	tcp_functions         functions over TCP
 	tcp_limits            TCP timeouts, connection limits, allow-lists
 "}
@@ -58,7 +65,7 @@ SAN_TESTS=${SAN_TESTS:-"
 # they run beside the unit and BPF program tests, which leave most of a
 # CPU idle, and their lines come after those tests' (EARLY="" runs them
 # in turn with the rest).
-EARLY=${EARLY-"build_clang package_deb"}
+EARLY=${EARLY-"build_clang service_deb"}
 
 # early_start BUILD-DIR: the EARLY tests in the background, their lines
 # and counts kept for early_finish.
@@ -97,23 +104,26 @@ early_finish() {
 	RUN_FAILED+=("${failed[@]}")
 }
 
-# run_pass BUILD-DIR LABEL TESTS [unit]: the unit and BPF program tests
-# (with "unit", the unit tests alone), then the integration tests TESTS
-# (names without .sh), each against BUILD-DIR. The main pass (no label)
-# runs the EARLY tests beside the unit tests.
+# run_pass BUILD-DIR LABEL TIERS TESTS: of TIERS, the unit and BPF
+# program tests, then the integration tests TESTS (names without .sh),
+# each against BUILD-DIR. The main pass (no label) runs the EARLY tests
+# beside the unit tests.
 run_pass() {
-	local build=$1 label=$2 tests=$3 only=${4:-} t early=
-	[ -z "$label" ] && [ -n "$EARLY" ] && early=1
+	local build=$1 label=$2 tiers=$3 tests=$4 t tier early=
+	[ -z "$label" ] && [ -n "$EARLY" ] && [[ " $tiers " == *" integration "* ]] &&
+		early=1
 	[ -n "$early" ] && early_start "$build"
-	echo "== unit and BPF program tests ($build/tests)$label"
-	for t in "$build"/tests/*; do
-		{ [ -x "$t" ] && [ -f "$t" ]; } || continue
-		[ "$only" = unit ] && [ -f "tests/bpf/$(basename "$t").c" ] &&
-			continue
-		BUILD=$build run_one "tests/$(basename "$t")$label" \
-			"$UNIT_LIMIT" "$t"
+	for tier in unit bpf; do
+		[[ " $tiers " == *" $tier "* ]] || continue
+		echo "== $tier tests ($build/tests/$tier)$label"
+		for t in "$build/tests/$tier"/*; do
+			{ [ -x "$t" ] && [ -f "$t" ]; } || continue
+			BUILD=$build run_one "tests/$tier/${t##*/}$label" \
+				"$UNIT_LIMIT" "$t"
+		done
 	done
 	[ -n "$early" ] && early_finish
+	[[ " $tiers " == *" integration "* ]] || return 0
 	echo "== integration tests (tests/integration)$label"
 	for t in $tests; do
 		[ -n "$early" ] && [[ " $EARLY " == *" $t "* ]] && continue
@@ -130,15 +140,31 @@ run_pass() {
 	done
 }
 
+tiers=" ${*:-unit bpf integration} "
+for tier in $tiers; do
+	case $tier in
+	lint | unit | bpf | integration) ;;
+	*)
+		echo "tests/run.sh: no tier '$tier' (lint, unit, bpf, integration)" >&2
+		exit 2
+		;;
+	esac
+done
+if [[ $tiers == *" lint "* ]]; then
+	echo "== drift checks (tests/lint)"
+	for t in tests/lint/*.sh; do
+		run_one "$t" "$LINT_LIMIT" bash "$t"
+	done
+fi
 all=$(cd tests/integration && for t in *.sh; do echo "${t%.sh}"; done)
-run_pass "$BUILD" "" "$all"
+run_pass "$BUILD" "" "$tiers" "$all"
 if [ -n "${SAN_BUILD:-}" ]; then
 	# The first word of each line of SAN_TESTS is a test's name. The BPF
 	# program tests (tests/bpf/) stay out: what they test is the XDP
 	# program, which no sanitizer sees, and their user-space side (xdp.c's
 	# set-up, hh.c's reading) runs in every reqrouter of the pass.
-	run_pass "$SAN_BUILD" " [san]" "$(awk 'NF { print $1 }' <<<"$SAN_TESTS")" \
-		unit
+	run_pass "$SAN_BUILD" " [san]" "${tiers/ bpf / }" \
+		"$(awk 'NF { print $1 }' <<<"$SAN_TESTS")"
 fi
 
 run_summary

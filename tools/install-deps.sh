@@ -53,7 +53,7 @@ SET_SANDBOX="netcat-openbsd knot-dnsutils"
 SET_TEST="llvm libclang-rt-14-dev libcmocka-dev ethtool iputils-ping
 xdp-tools procps clang-format shellcheck knot dnsperf sockperf help2man
 systemd prometheus python3-yaml"
-# packaging: make deb, which package_deb.sh (make test) and test-fresh's
+# packaging: make deb, which service_deb.sh (make test) and test-fresh's
 # install-deb step run: debhelper and dpkg-dev build it, lintian checks
 # it; help2man is the one Build-Depends (debian/control) demo lacks, and
 # dpkg-buildpackage wants build-essential itself (a minimal root has none).
@@ -90,7 +90,7 @@ for arg in "$@"; do
 	esac
 done
 [ -n "$sets$extra" ] || sets="demo sandbox test packaging bench anycast"
-# make test runs the sandbox's test and package_deb.sh.
+# make test runs the sandbox's test and service_deb.sh.
 case " $sets " in *" test "*) sets="$sets sandbox packaging" ;; esac
 
 PKGS=""

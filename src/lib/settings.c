@@ -4,7 +4,7 @@
  * and a [function NAME]'s, and what reads them: the defaults, one parser
  * for a key's and a flag's value, the --help line of a row, and the
  * generated tables of docs/CONFIGURATION.md, man page list and bash
- * completion that tests/integration/settings_drift.sh compares with the
+ * completion that tests/lint/config_drift.sh compares with the
  * files.
  */
 #include <errno.h>

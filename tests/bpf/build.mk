@@ -10,5 +10,5 @@ $(TEST_BPF_OBJS): $(BUILD)/bpf/%.bpf.o: tests/bpf/progs/%.bpf.c | $(BUILD)/bpf
 	$(call msg,BPF,$<)
 	$(Q)$(CLANG) -O2 -g -target bpf -Wall -Werror -I$(ARCH_INC) -Iinclude \
 		-MMD -MP -c -o $@ $<
-$(BUILD)/obj/tests/bpf/xdp_verdict.o: $(BUILD)/skel/verdict_fn.skel.h
+$(BUILD)/obj/tests/bpf/tier_verdict.o: $(BUILD)/skel/verdict_fn.skel.h
 -include $(TEST_BPF_OBJS:.o=.d)

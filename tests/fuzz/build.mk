@@ -90,9 +90,9 @@ $(FUZZ_DIR)/dns-seeds/.stamp: $(FUZZ_DIR)/gen_dns_seeds
 	$(Q)rm -rf $(@D) && mkdir -p $(@D) && $< $(@D) && touch $@
 
 fuzz-short: fuzz-build
-	$(Q)bash tests/integration/fuzz_request_path.sh
-	$(Q)bash tests/integration/fuzz_dns.sh
-	$(Q)bash tests/integration/fuzz_xdp.sh
+	$(Q)bash tests/integration/packet_fuzz.sh
+	$(Q)bash tests/integration/dns_fuzz.sh
+	$(Q)bash tests/integration/packet_fuzz_xdp.sh
 
 fuzz-long: fuzz-request-long fuzz-dns-long fuzz-xdp-long
 

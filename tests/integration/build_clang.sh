@@ -23,7 +23,7 @@ else
 	bad "make CC=clang tests-build failed:"
 	grep -v -E '^  [A-Z]+ +' "$out/make.log" | tail -n 40
 fi
-for bin in reqrouter reqrouterctl rrload sockserver tests/test_packet \
+for bin in reqrouter reqrouterctl rrload sockserver tests/unit/packet \
 	functions/echo.so bpf/reqrouter.bpf.o man/reqrouter.8; do
 	check "clang build has $bin" test -s "$out/$bin"
 done

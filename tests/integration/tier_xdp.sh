@@ -38,7 +38,7 @@ check "log: reverse is answered in XDP" \
 check "log: echo is answered in XDP" \
 	grep -q "serving 'echo' on UDP port 7, in XDP first" "$RR_ERR"
 # The bed's client end runs an XDP program, so XDP_TX replies arrive and
-# nothing needs saying (bare_veth.sh has the other case).
+# nothing needs saying (tier_bare_veth.sh has the other case).
 check "log: no warning about the veth's peer, which runs an XDP program" \
 	bash -c "! grep -q 'is a veth and its' '$RR_ERR'"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A function's XDP program for tests/bpf/xdp_verdict.c: its verdict is
+ * A function's XDP program for tests/bpf/tier_verdict.c: its verdict is
  * chosen by the request's first payload byte, so that the test can take
  * every way a handler has back to the steering program (punt, -errno, a
  * reply longer than the room). Built with the public API alone, as

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the parts of the bpf_prog test share: a fixture, one crafted frame
+ * What the parts of the tests/bpf/packet program share: a fixture, one crafted frame
  * and the one counter it must move, and the tables of them
- * (bpf_prog_cases.c) that bpf_prog.c runs.
+ * (packet_cases.c) that packet.c runs.
  */
-#ifndef RR_BPF_PROG_H
-#define RR_BPF_PROG_H
+#ifndef RR_BPF_PACKET_TEST_H
+#define RR_BPF_PACKET_TEST_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -56,4 +56,4 @@ int setup_allow_lists(struct reqrouter *skel);
  * prefix, 198.51.100.0/24. */
 int setup_local_routes(struct reqrouter *skel);
 
-#endif /* RR_BPF_PROG_H */
+#endif /* RR_BPF_PACKET_TEST_H */

@@ -98,7 +98,7 @@ check "status: says what it serves" grep -qE '^ +reverse +UDP 1232 ' "$T/status1
 
 cat >"$FN_SRC" <<EOF
 // SPDX-License-Identifier: GPL-2.0
-/* tests/integration/sandbox.sh's function, here only while it runs. */
+/* tests/integration/tools_sandbox.sh's function, here only while it runs. */
 #include <reqrouter/rr_function.h>
 
 static int $FN(const struct rr_request *req, uint8_t *buf, size_t len,

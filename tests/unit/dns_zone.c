@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A part of the test_dns program (test_dns.c): zone files and settings,
+ * A part of the tests/unit/dns program (dns.c): zone files and settings,
  * what the function refuses and the sentence it says why in, several
  * zones at once, a config file, and a caller without state.
  */
@@ -20,7 +20,7 @@
 #include "function.h"
 #include "packet.h"
 #include "registry.h"
-#include "test_dns.h"
+#include "dns_test.h"
 #include "testutil.h"
 #include "util.h"
 

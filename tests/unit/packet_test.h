@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the files of the test_packet program share: test_packet.c
- * (replies), test_packet_limits.c (room and drops), test_packet_csum.c
- * (checksums), test_packet_parse.c (what is dropped before the function
- * is called) and test_packet_guards.c (the request's UDP checksum and
- * IPv4 options). The test functions registered by test_packet.c, the
+ * What the files of the tests/unit/packet program share: packet.c
+ * (replies), packet_limits.c (room and drops), packet_csum.c
+ * (checksums), packet_parse.c (what is dropped before the function
+ * is called) and packet_guards.c (the request's UDP checksum and
+ * IPv4 options). The test functions registered by packet.c, the
  * checks' context and the helpers that build a request and check its
  * reply.
  */
-#ifndef RR_TEST_PACKET_H
-#define RR_TEST_PACKET_H
+#ifndef RR_UNIT_PACKET_TEST_H
+#define RR_UNIT_PACKET_TEST_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -72,9 +72,9 @@ void roundtrip(const struct frame_spec *s, const char *name, uint32_t room,
 	       uint32_t mtu);
 
 /* The other parts' tests; each returns the number that failed. */
-int run_limit_tests(void); /* test_packet_limits.c */
-int run_csum_tests(void);  /* test_packet_csum.c */
-int run_parse_tests(void); /* test_packet_parse.c */
-int run_guard_tests(void); /* test_packet_guards.c */
+int run_limit_tests(void); /* packet_limits.c */
+int run_csum_tests(void);  /* packet_csum.c */
+int run_parse_tests(void); /* packet_parse.c */
+int run_guard_tests(void); /* packet_guards.c */
 
-#endif /* RR_TEST_PACKET_H */
+#endif /* RR_UNIT_PACKET_TEST_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A part of the test_dns program (test_dns.c): DNS queries built by hand,
+ * A part of the tests/unit/dns program (dns.c): DNS queries built by hand,
  * sent through the request path as a worker sends them, and the replies
  * parsed here, apart from the function's code: header flags and counts,
  * the question, each record with its names decompressed (every pointer
@@ -25,7 +25,7 @@
 #include "function.h"
 #include "packet.h"
 #include "registry.h"
-#include "test_dns.h"
+#include "dns_test.h"
 #include "testutil.h"
 #include "util.h"
 

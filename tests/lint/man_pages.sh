@@ -6,7 +6,8 @@
 # program's current version, so the two can never drift apart: an option
 # added to a table but not to a page rebuilt from it fails here.
 cd "$(dirname "$0")/../.." || exit 1
-source tests/integration/lib/common.sh
+source tools/lib/checks.sh
+BUILD=${BUILD:-build}
 
 version=$(cat VERSION)
 for page in reqrouter.8 reqrouterctl.8 rrload.1; do

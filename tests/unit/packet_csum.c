@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A part of the test_packet program (test_packet.c): the checksums of a
+ * A part of the tests/unit/packet program (packet.c): the checksums of a
  * reply. rr_csum_partial() against the textbook sum, a checksum of 0
  * sent as 0xffff, and the partial checksum left for the transmitter
  * completing to the one the software path writes.
@@ -20,7 +20,7 @@
 #include "frames.h"
 #include "packet.h"
 #include "registry.h"
-#include "test_packet.h"
+#include "packet_test.h"
 #include "util.h"
 
 /*

@@ -11,10 +11,10 @@
  *
  * The expectations are knotd's (Knot DNS 3.2.6) answers from the same
  * zone, configs/example.zone; the tests run from the repository's root.
- * test_dns_msg.c builds the queries and reads the replies;
- * test_dns_proto.c tests the protocol around the answers (RCODEs, EDNS,
- * truncation); test_dns_zone.c the zones and settings it refuses;
- * test_dns_tcp.c answers over TCP, CHAOS TXT and NSID.
+ * dns_msg.c builds the queries and reads the replies;
+ * dns_proto.c tests the protocol around the answers (RCODEs, EDNS,
+ * truncation); dns_zone.c the zones and settings it refuses;
+ * dns_tcp.c answers over TCP, CHAOS TXT and NSID.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -32,7 +32,7 @@
 #include "function.h"
 #include "packet.h"
 #include "registry.h"
-#include "test_dns.h"
+#include "dns_test.h"
 #include "testutil.h"
 #include "util.h"
 

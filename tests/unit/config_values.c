@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A part of the test_config program (test_config.c): the value parsers
+ * A part of the tests/unit/config program (config.c): the value parsers
  * the file and the flags share (src/lib/config_values.c, src/lib/parse.c):
  * allow-lists, CPU lists, numbers and booleans.
  */
@@ -21,7 +21,7 @@
 #include "options.h"
 #include "parse.h"
 #include "registry.h"
-#include "test_config.h"
+#include "config_test.h"
 #include "testutil.h"
 
 static void test_parse_cidrs(void **state)

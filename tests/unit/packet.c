@@ -7,8 +7,8 @@
  * checksums right (checked with the independent sum in frames.h), the
  * payload what the function wrote. Frames that are not well-formed UDP
  * requests must be dropped as malformed without reaching the function
- * (test_packet_parse.c), and so must requests whose UDP checksum the
- * kernel would refuse, or that carry IPv4 options (test_packet_guards.c).
+ * (packet_parse.c), and so must requests whose UDP checksum the
+ * kernel would refuse, or that carry IPv4 options (packet_guards.c).
  * Buffers are allocated at their exact size, so ASan catches any access
  * past the frame or the room.
  */
@@ -25,7 +25,7 @@
 #include <cmocka.h>
 
 #include "frames.h"
-#include "test_packet.h"
+#include "packet_test.h"
 #include "packet.h"
 #include "registry.h"
 #include "util.h"
@@ -393,7 +393,7 @@ static void test_function_sees_request(void **state)
 
 /* Replies longer than the request: lengths and checksums follow. (This
  * once had a case with IPv4 options; those are dropped now, see
- * test_packet_guards.c.) */
+ * packet_guards.c.) */
 static void test_longer_reply(void **state)
 {
 	struct frame_spec s = { .sport = 4444,

@@ -5,7 +5,7 @@
 # the Makefile and of the build.mk files it includes, so a target added
 # without a help line fails here.
 cd "$(dirname "$0")/../.." || exit 1
-source tests/integration/lib/common.sh
+source tools/lib/checks.sh
 
 # make test runs this: its MAKEFLAGS are not ours.
 unset MAKEFLAGS MFLAGS MAKELEVEL

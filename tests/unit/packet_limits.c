@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A part of the test_packet program (test_packet.c): the room a function
+ * A part of the tests/unit/packet program (packet.c): the room a function
  * is offered (MTU, buffer, 16-bit lengths, the amplification limit) and
  * the drops when a reply does not fit it or the function fails.
  */
@@ -19,7 +19,7 @@
 #include "frames.h"
 #include "packet.h"
 #include "registry.h"
-#include "test_packet.h"
+#include "packet_test.h"
 #include "util.h"
 
 /* A function and the limits it is served under, and what comes of it:
@@ -197,7 +197,7 @@ static void test_amplification_room(void **state)
 		/* tags are not IP */
 		{ AF_INET, 2, 0, 10, 2048, 1500, 3, 114 - 28 },
 		/* (IPv4 options, which counted on both sides, are refused
-		 * now: test_packet_guards.c) */
+		 * now: packet_guards.c) */
 		/* IPv6: 40 + 8 + 10 = 58, reply <= 174 */
 		{ AF_INET6, 0, 0, 10, 2048, 1500, 3, 174 - 48 },
 		{ AF_INET6, 1, 0, 10, 2048, 1500, 3, 174 - 48 },

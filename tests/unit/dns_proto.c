@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A part of the test_dns program (test_dns.c): the protocol around the
+ * A part of the tests/unit/dns program (dns.c): the protocol around the
  * answers, as knotd has it: REFUSED and the classes, FORMERR and NOTIMP,
  * what is not answered at all, EDNS(0) and truncation.
  */
@@ -20,7 +20,7 @@
 #include "function.h"
 #include "packet.h"
 #include "registry.h"
-#include "test_dns.h"
+#include "dns_test.h"
 #include "testutil.h"
 #include "util.h"
 

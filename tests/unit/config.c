@@ -5,8 +5,8 @@
  * parsers they share, and the registry of functions the settings refer
  * to. A mistake must come back as an error with one line that names what
  * was wrong (the option, the value, the file and line), never as a
- * silently different configuration. test_config_file.c tests the file,
- * test_config_values.c the value parsers, test_config_settings.c that
+ * silently different configuration. config_file.c tests the file,
+ * config_values.c the value parsers, config_settings.c that
  * every key and its flag agree.
  */
 #include <errno.h>
@@ -24,8 +24,8 @@
 #include "config.h"
 #include "options.h"
 #include "registry.h"
+#include "config_test.h"
 #include "shared/cache.h"
-#include "test_config.h"
 #include "testutil.h"
 
 #define MAX_ARGS 32

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the files of the test_config program share: a configuration
+ * What the files of the tests/unit/config program share: a configuration
  * parsed as reqrouter parses its command line, and the checks on the one
  * line an error must be.
  */
-#ifndef RR_TEST_CONFIG_H
-#define RR_TEST_CONFIG_H
+#ifndef RR_UNIT_CONFIG_TEST_H
+#define RR_UNIT_CONFIG_TEST_H
 
 #include "config.h"
 
@@ -32,8 +32,8 @@ void check_err(const char *what);
 struct rr_service *service(const char *name);
 
 /* The other parts' tests; each returns the number that failed. */
-int run_file_tests(void);     /* test_config_file.c */
-int run_value_tests(void);    /* test_config_values.c */
-int run_settings_tests(void); /* test_config_settings.c */
+int run_file_tests(void);     /* config_file.c */
+int run_value_tests(void);    /* config_values.c */
+int run_settings_tests(void); /* config_settings.c */
 
-#endif /* RR_TEST_CONFIG_H */
+#endif /* RR_UNIT_CONFIG_TEST_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A part of the test_config program (test_config.c): the settings table.
+ * A part of the tests/unit/config program (config.c): the settings table.
  * Every [reqrouter] key that has a flag must take exactly the values the
  * flag takes, store the same, and refuse the same with the same sentence
  * (naming the key or the flag), because both go through the same row.
@@ -23,7 +23,7 @@
 #include "config.h"
 #include "options.h"
 #include "settings.h"
-#include "test_config.h"
+#include "config_test.h"
 #include "testutil.h"
 
 /* A second configuration, the flag's, to hold beside the file's. */

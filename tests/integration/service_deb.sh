@@ -4,14 +4,15 @@
 # make deb: the Debian package builds (debian/, in a private build
 # directory), lintian finds no error in it (its warnings are printed),
 # its version is VERSION's, and unpacked with dpkg -x it holds exactly
-# the expected files: what make install puts (install.sh), with the unit
-# in /lib/systemd/system as debhelper 13 wants it, compressed man pages
-# and docs, and Debian's copyright and changelog. The configuration is a
-# conffile, the postinst makes user reqrouter with systemd-sysusers, the
-# dependencies are the libraries reqrouter links, and the unpacked
-# binaries run. Installing the package into a real root, and
-# reqrouter --check on its configuration there, is make test-fresh's
-# (tools/test-fresh). Skipped without dpkg-buildpackage and debhelper.
+# the expected files: what make install puts (service_install.sh), with
+# the unit in /lib/systemd/system as debhelper 13 wants it, compressed
+# man pages and docs, and Debian's copyright and changelog. The
+# configuration is a conffile, the postinst makes user reqrouter with
+# systemd-sysusers, the dependencies are the libraries reqrouter links,
+# and the unpacked binaries run. Installing the package into a real
+# root, and reqrouter --check on its configuration there, is make
+# test-fresh's (tools/test-fresh). Skipped without dpkg-buildpackage and
+# debhelper.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 # shellcheck disable=SC2317 # called through check, which shellcheck does not follow

@@ -182,7 +182,7 @@ MD=$(mktemp -d "$RR_TMP/metrics.XXXXXX")
 chmod 1777 "$MD"
 M=$MD/user.prom
 # Threads, so that every worker is a task of this process (cells are
-# checked alike in privileges_workers.sh).
+# checked alike in invoker_privileges.sh).
 rr_start user -i "$TB_IF_SRV" -q 4 -t 2 --isolation thread --user nobody \
 	--metrics-file "$M" ||
 	die "reqrouter --user nobody did not start"

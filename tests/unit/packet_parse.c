@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A part of the test_packet program (test_packet.c): requests that are
+ * A part of the tests/unit/packet program (packet.c): requests that are
  * not well-formed UDP, or whose ends may not get a reply, are dropped
  * with the right reason without reaching the function, and with the frame
  * left as it was; what is odd but well-formed is still served.
@@ -20,7 +20,7 @@
 #include "frames.h"
 #include "packet.h"
 #include "registry.h"
-#include "test_packet.h"
+#include "packet_test.h"
 #include "util.h"
 
 /* A UDP datagram shorter than its IP payload: only the datagram counts. */

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the files of the test_dns program share: the function's instance
- * and counters (test_dns.c), queries built by hand and replies read apart
- * from the function's code (test_dns_msg.c).
+ * What the files of the tests/unit/dns program share: the function's instance
+ * and counters (dns.c), queries built by hand and replies read apart
+ * from the function's code (dns_msg.c).
  */
-#ifndef RR_TEST_DNS_H
-#define RR_TEST_DNS_H
+#ifndef RR_UNIT_DNS_TEST_H
+#define RR_UNIT_DNS_TEST_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -108,8 +108,8 @@ int setup(void **state);
 int teardown(void **state);
 
 /* The other parts' tests; each returns the number that failed. */
-int run_proto_tests(void); /* test_dns_proto.c */
-int run_zone_tests(void);  /* test_dns_zone.c */
-int run_tcp_tests(void);   /* test_dns_tcp.c */
+int run_proto_tests(void); /* dns_proto.c */
+int run_zone_tests(void);  /* dns_zone.c */
+int run_tcp_tests(void);   /* dns_tcp.c */
 
-#endif /* RR_TEST_DNS_H */
+#endif /* RR_UNIT_DNS_TEST_H */

@@ -61,7 +61,7 @@ EOW
 	for m in "$BUILD"/functions/*.so; do
 		echo "/usr/lib/reqrouter/functions/${m##*/}"
 	done
-	# The function API, for modules built out of tree (out_of_tree.sh
+	# The function API, for modules built out of tree (module_out_of_tree.sh
 	# builds one against it).
 	for h in include/reqrouter/*.h; do
 		echo "/usr/$h"
@@ -127,7 +127,8 @@ if command -v systemd-sysusers >/dev/null; then
 fi
 if command -v systemd-analyze >/dev/null; then
 	# Verified as an instance, with the paths moved into DESTDIR so the
-	# executables it names exist; man pages are checked by man_pages.sh.
+	# executables it names exist; man pages are checked by
+	# tests/lint/man_pages.sh.
 	mkdir -p "$RR_TMP/unit"
 	sed "s|/usr/sbin/|$D/usr/sbin/|g" "$U" >"$RR_TMP/unit/reqrouter@eth0.service"
 	systemd-analyze verify --man=no "$RR_TMP/unit/reqrouter@eth0.service" \

@@ -57,7 +57,7 @@ for part in docs/CONFIGURATION.md:readme:settings \
 		echo "ok: $file matches reqrouter --dump-settings $what"
 	else
 		echo "FAIL: $file differs from reqrouter --dump-settings $what" \
-			"(tests/integration/settings_drift.sh --update rewrites it):"
+			"(tests/lint/config_drift.sh --update rewrites it):"
 		cat "$tmp/diff"
 		rc=1
 	fi

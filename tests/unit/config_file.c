@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A part of the test_config program (test_config.c): the INI file. What
+ * A part of the tests/unit/config program (config.c): the INI file. What
  * it sets, how flags override it, and every mistake in it reported as
  * FILE:LINE and the word that is wrong, through rr_config_load() and the
  * command line alike.
@@ -20,7 +20,7 @@
 #include "config.h"
 #include "options.h"
 #include "registry.h"
-#include "test_config.h"
+#include "config_test.h"
 #include "testutil.h"
 #include "util.h"
 

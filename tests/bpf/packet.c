@@ -34,7 +34,7 @@
 
 #include "frames.h"
 #include "percpu.h"
-#include "bpf_prog.h"
+#include "packet_test.h"
 #include "testutil.h"
 #include "config.h"
 #include "packet.h"

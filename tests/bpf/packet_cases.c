@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A part of the bpf_prog test (bpf_prog.c): the fixture tables, frame ->
- * the counter it must move, for the ports bpf_prog.c configures, and the
+ * A part of the tests/bpf/packet program (packet.c): the fixture tables, frame ->
+ * the counter it must move, for the ports packet.c configures, and the
  * allow-lists and local routes the cases assume, written as reqrouter
  * writes them.
  */
@@ -19,7 +19,7 @@
 #include <linux/bpf.h>
 
 #include "frames.h"
-#include "bpf_prog.h"
+#include "packet_test.h"
 #include "testutil.h"
 #include "config.h"
 #include "reqrouter.skel.h"
@@ -450,7 +450,7 @@ static const struct bpf_case guard[] = {
 };
 
 /*
- * The in-kernel tier (bpf_prog.c loads echo's XDP program for PORT_XDP and
+ * The in-kernel tier (packet.c loads echo's XDP program for PORT_XDP and
  * PORT_XDP_GUARDED): it verifies the UDP checksum as the kernel would,
  * and sees nothing the guards turn away.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A part of the test_dns program (test_dns.c): the same queries over TCP
+ * A part of the tests/unit/dns program (dns.c): the same queries over TCP
  * and over UDP (RFC 7766: over TCP the whole answer, TC only past 64 KiB;
  * over UDP what the client offers), and what a server says about itself:
  * CHAOS TXT id.server and version.bind, EDNS NSID. The bytes expected are
@@ -23,7 +23,7 @@
 #include "function.h"
 #include "packet.h"
 #include "registry.h"
-#include "test_dns.h"
+#include "dns_test.h"
 #include "testutil.h"
 #include "util.h"
 

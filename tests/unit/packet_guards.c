@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A part of the test_packet program (test_packet.c): the request path
+ * A part of the tests/unit/packet program (packet.c): the request path
  * answers only what the kernel would have taken as a datagram for us. A
  * UDP checksum must be valid, partial (the pseudo-header sum a sender
  * with checksum offload leaves, as a veth peer does) or, over IPv4 only,
@@ -26,7 +26,7 @@
 #include "frames.h"
 #include "packet.h"
 #include "registry.h"
-#include "test_packet.h"
+#include "packet_test.h"
 #include "util.h"
 
 /* What is done to the frame after it is built, checksums and all. */
