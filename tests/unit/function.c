@@ -26,6 +26,7 @@
 #include "config.h"
 #include "frames.h"
 #include "function.h"
+#include "function_test.h"
 #include "options.h"
 #include "packet.h"
 #include "registry.h"
@@ -872,5 +873,6 @@ int main(void)
 		cmocka_unit_test(test_gather_format),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests_name("instances", tests, NULL, NULL) |
+	       run_settings_tests();
 }

@@ -24,6 +24,7 @@
 
 #include "config.h"
 #include "function.h"
+#include "function_test.h"
 #include "util.h"
 
 #define UNTOUCHED 0x5eed
@@ -266,7 +267,7 @@ static void test_bool(void **state)
 	}
 }
 
-int main(void)
+int run_settings_tests(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_valid),
@@ -276,5 +277,5 @@ int main(void)
 		cmocka_unit_test(test_bool),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests_name("settings", tests, NULL, NULL);
 }
