@@ -542,13 +542,13 @@ tests-build-san: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(TOOLS) \
 # make test builds and lints on every CPU, unless it was given -j itself.
 TEST_JOBS = $(if $(findstring -j,$(MAKEFLAGS)),,\
 	-j$(shell nproc 2>/dev/null || echo 1))
-# The static checks and the drift checks first (a failure there needs no
-# test bed), then every tier against the normal build, then again under
-# ASan/UBSan.
+# The static checks and the drift checks beside the build (a failure there
+# needs no test bed), then every tier against the normal build, then again
+# under ASan/UBSan.
 test:
 	$(Q)tools/install-deps.sh test
-	$(Q)$(MAKE) --no-print-directory $(TEST_JOBS) --output-sync=target lint
-	$(Q)$(MAKE) --no-print-directory $(TEST_JOBS) tests-build
+	$(Q)$(MAKE) --no-print-directory $(TEST_JOBS) --output-sync=target \
+		lint tests-build
 	$(Q)$(MAKE) --no-print-directory $(TEST_JOBS) SAN=1 tests-build-san
 	$(Q)BUILD=build SAN_BUILD=build/san tests/run.sh
 

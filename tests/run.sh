@@ -12,7 +12,9 @@
 # by tools/lib/runner.sh (a time limit each; 0 pass, 77 skip, else
 # failure). With SAN_BUILD set (a build made with SAN=1), the unit tests
 # and the integration tests in SAN_TESTS, of the tiers named, run a second
-# time against it.
+# time against it. The integration tests run three at a time, each on a
+# bed of its own, but for those in ALONE (below), which run one at a time
+# after them.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
@@ -21,6 +23,7 @@ export BUILD
 LINT_LIMIT=${LINT_LIMIT:-120}
 UNIT_LIMIT=${UNIT_LIMIT:-300}
 INTEGRATION_LIMIT=${INTEGRATION_LIMIT:-600}
+RUN_JOBS=${RUN_JOBS:-3}
 source tools/lib/runner.sh
 
 # The sanitizer pass runs reqrouter's own code under ASan and UBSan along
@@ -60,11 +63,28 @@ SAN_TESTS=${SAN_TESTS:-"
 	tcp_limits            TCP timeouts, connection limits, allow-lists
 "}
 
+# Integration tests whose checks need the machine to themselves: a load
+# generator's rate (rl, invoker_coalesce, invoker_soak, control_threads,
+# module_deploy: 20 000 requests/s and more, of which a share must be
+# sent), latency windows of a few hundred milliseconds (tcp_limits,
+# sockperf), which worker a busy or slow worker's request goes to
+# (steer), SCHED_FIFO workers (invoker_priority); or that take a whole
+# CPU from their neighbours (invoker_faults' flood, invoker_busy_poll's
+# spin). Each runs alone, after the others, which run RUN_JOBS at a time
+# (default 3; 1 runs every test alone), each on a bed of its own: they
+# mostly wait (for replies, a metrics rewrite, a deadline), and nothing
+# they check is upset by a neighbour.
+ALONE=${ALONE-"
+	control_threads invoker_busy_poll invoker_coalesce invoker_faults
+	invoker_priority invoker_soak module_deploy rl sockperf steer
+	tcp_limits
+"}
+
 # Integration tests that build reqrouter again, each into a directory of
 # its own, and touch neither the network nor a clock: in the main pass
 # they run beside the unit and BPF program tests, which leave most of a
 # CPU idle, and their lines come after those tests' (EARLY="" runs them
-# in turn with the rest).
+# with the other integration tests).
 EARLY=${EARLY-"build_clang service_deb"}
 
 # early_start BUILD-DIR: the EARLY tests in the background, their lines
@@ -104,17 +124,16 @@ early_finish() {
 	RUN_FAILED+=("${failed[@]}")
 }
 
-# run_pass BUILD-DIR LABEL TIERS TESTS: of TIERS, the unit and BPF
-# program tests, then the integration tests TESTS (names without .sh),
-# each against BUILD-DIR. The main pass (no label) runs the EARLY tests
-# beside the unit tests.
+# run_pass BUILD-DIR LABEL TIERS: of TIERS, the unit and BPF program
+# tests against BUILD-DIR. The main pass (no label) runs the EARLY tests
+# beside them.
 run_pass() {
-	local build=$1 label=$2 tiers=$3 tests=$4 t tier early=
-	[ -z "$label" ] && [ -n "$EARLY" ] && [[ " $tiers " == *" integration "* ]] &&
+	local build=$1 label=$2 tiers=$3 t tier early=
+	[ -z "$label" ] && [ -n "$EARLY" ] && [[ $tiers == *" integration "* ]] &&
 		early=1
 	[ -n "$early" ] && early_start "$build"
 	for tier in unit bpf; do
-		[[ " $tiers " == *" $tier "* ]] || continue
+		[[ $tiers == *" $tier "* ]] || continue
 		echo "== $tier tests ($build/tests/$tier)$label"
 		for t in "$build/tests/$tier"/*; do
 			{ [ -x "$t" ] && [ -f "$t" ]; } || continue
@@ -123,10 +142,19 @@ run_pass() {
 		done
 	done
 	[ -n "$early" ] && early_finish
-	[[ " $tiers " == *" integration "* ]] || return 0
-	echo "== integration tests (tests/integration)$label"
+	return 0
+}
+
+# run_integration ALONE|TOGETHER BUILD-DIR LABEL TESTS: of the
+# integration tests TESTS (names without .sh), those in ALONE one at a
+# time, or the others RUN_JOBS at a time, against BUILD-DIR.
+run_integration() {
+	local how=$1 build=$2 label=$3 tests=$4 t kind
 	for t in $tests; do
-		[ -n "$early" ] && [[ " $EARLY " == *" $t "* ]] && continue
+		[ -z "$label" ] && [[ " $EARLY " == *" $t "* ]] && continue
+		kind=TOGETHER
+		[[ " ${ALONE//[$'\t\n']/ } " == *" $t "* ]] && kind=ALONE
+		[ "$kind" = "$how" ] || continue
 		t=tests/integration/$t.sh
 		if [ ! -f "$t" ]; then
 			# A name in SAN_TESTS without its script: a failure, not a
@@ -136,7 +164,11 @@ run_pass() {
 			printf 'FAIL  %-40s no such test\n' "$t$label"
 			continue
 		fi
-		BUILD=$build run_one "$t$label" "$INTEGRATION_LIMIT" bash "$t"
+		if [ "$how" = ALONE ] || [ "$RUN_JOBS" -le 1 ]; then
+			BUILD=$build run_one "$t$label" "$INTEGRATION_LIMIT" bash "$t"
+		else
+			BUILD=$build run_bg "$t$label" "$INTEGRATION_LIMIT" bash "$t"
+		fi
 	done
 }
 
@@ -156,15 +188,33 @@ if [[ $tiers == *" lint "* ]]; then
 		run_one "$t" "$LINT_LIMIT" bash "$t"
 	done
 fi
-all=$(cd tests/integration && for t in *.sh; do echo "${t%.sh}"; done)
-run_pass "$BUILD" "" "$tiers" "$all"
-if [ -n "${SAN_BUILD:-}" ]; then
-	# The first word of each line of SAN_TESTS is a test's name. The BPF
-	# program tests (tests/bpf/) stay out: what they test is the XDP
-	# program, which no sanitizer sees, and their user-space side (xdp.c's
-	# set-up, hh.c's reading) runs in every reqrouter of the pass.
-	run_pass "$SAN_BUILD" " [san]" "${tiers/ bpf / }" \
-		"$(awk 'NF { print $1 }' <<<"$SAN_TESTS")"
+run_pass "$BUILD" "" "$tiers"
+# The BPF program tests (tests/bpf/) stay out of the sanitizer pass: what
+# they test is the XDP program, which no sanitizer sees, and their
+# user-space side (xdp.c's set-up, hh.c's reading) runs in every
+# reqrouter of the pass.
+[ -n "${SAN_BUILD:-}" ] && run_pass "$SAN_BUILD" " [san]" "${tiers/ bpf / }"
+if [[ $tiers == *" integration "* ]]; then
+	all=$(cd tests/integration && for t in *.sh; do echo "${t%.sh}"; done)
+	# The first word of each line of SAN_TESTS is a test's name.
+	san=$(awk 'NF { print $1 }' <<<"$SAN_TESTS")
+	# Every name in ALONE must be a test's: a renamed test must not slip
+	# in among the others unnoticed.
+	for t in $ALONE; do
+		[ -f "tests/integration/$t.sh" ] && continue
+		RUN_FAIL=$((RUN_FAIL + 1))
+		RUN_FAILED+=("ALONE:$t")
+		printf 'FAIL  %-40s no such test\n' "ALONE names $t"
+	done
+	echo "== integration tests, $RUN_JOBS at a time (tests/integration)"
+	run_integration TOGETHER "$BUILD" "" "$all"
+	[ -n "${SAN_BUILD:-}" ] &&
+		run_integration TOGETHER "$SAN_BUILD" " [san]" "$san"
+	run_wait
+	echo "== integration tests, one at a time (tests/integration)"
+	run_integration ALONE "$BUILD" "" "$all"
+	[ -n "${SAN_BUILD:-}" ] &&
+		run_integration ALONE "$SAN_BUILD" " [san]" "$san"
 fi
 
 run_summary

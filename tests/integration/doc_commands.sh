@@ -39,7 +39,20 @@
 # new block cannot go untested without saying why. First, every relative
 # link of those files must name a file of the tree, and its #anchor a
 # heading there (as GitHub makes anchors).
+#
+# A block's bare `reqrouterctl status` asks the one instance in
+# /run/reqrouter, as on a host that runs one. make test runs other tests
+# beside this one, whose instances are there too: the test runs in a
+# mount namespace of its own, /run/reqrouter a tmpfs of its own in it.
 cd "$(dirname "$0")/../.." || exit 1
+if [ -z "${RR_DOC_OWN_RUN:-}" ] && [ "$(id -u)" = 0 ]; then
+	export RR_DOC_OWN_RUN=1
+	# shellcheck disable=SC2016 # $0 and $@ are the inner bash's
+	exec unshare --mount --propagation private -- bash -c \
+		'mkdir -p /run/reqrouter &&
+		mount -t tmpfs -o mode=0755 tmpfs /run/reqrouter && exec bash "$0" "$@"' \
+		tests/integration/doc_commands.sh "$@"
+fi
 source tests/integration/lib/common.sh
 
 links=$(python3 - README.md docs/*.md <<'EOF'

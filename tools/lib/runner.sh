@@ -8,6 +8,12 @@
 # skip (the test's last line says why), anything else a failure.
 #
 #   run_one NAME LIMIT CMD...   run one test; its log is kept in RUN_LOGS
+#   run_bg NAME LIMIT CMD...    run_one in the background, beside at most
+#                               RUN_JOBS - 1 others (default 2):
+#                               for tests that neither measure time nor
+#                               load the machine; its line comes when it
+#                               ends
+#   run_wait                    wait for every test run_bg started
 #   run_summary                 the closing line; false if any failed or
 #                               nothing ran
 #
@@ -18,6 +24,9 @@ RUN_PASS=0
 RUN_FAIL=0
 RUN_SKIP=0
 RUN_FAILED=()
+RUN_JOBS=${RUN_JOBS:-2}
+RUN_BG=()   # the PIDs of the tests run_bg started, by their number
+RUN_BG_N=0
 RUN_LOGS=$(mktemp -d /tmp/rr-tests.XXXXXX)
 trap 'rm -rf "$RUN_LOGS"' EXIT
 
@@ -49,6 +58,54 @@ run_one() {
 		;;
 	esac
 	return 0
+}
+
+# run_bg NAME LIMIT CMD...: run_one in a subshell of its own, its output
+# and counts in files that run_reap reads once it ends.
+run_bg() {
+	local n
+	while [ "${#RUN_BG[@]}" -ge "$RUN_JOBS" ]; do
+		run_reap
+	done
+	n=$((RUN_BG_N += 1))
+	(
+		# Counted apart, in this subshell, and added by run_reap.
+		# shellcheck disable=SC2030
+		RUN_PASS=0 RUN_FAIL=0 RUN_SKIP=0 RUN_FAILED=()
+		run_one "$@"
+		echo "$RUN_PASS $RUN_FAIL $RUN_SKIP ${RUN_FAILED[*]}" \
+			>"$RUN_LOGS/bg.$n.counts"
+	) >"$RUN_LOGS/bg.$n.out" 2>&1 &
+	RUN_BG[n]=$!
+}
+
+# run_reap: waits for one of run_bg's tests to end, prints its line and
+# adds its counts.
+# shellcheck disable=SC2031 # the subshell's counts come in by file
+run_reap() {
+	local pid n p=0 f=0 s=0 failed=() names=
+
+	wait -n -p pid "${RUN_BG[@]}"
+	for n in "${!RUN_BG[@]}"; do
+		[ "${RUN_BG[n]}" = "$pid" ] && break
+	done
+	unset "RUN_BG[n]"
+	cat "$RUN_LOGS/bg.$n.out"
+	read -r p f s names <"$RUN_LOGS/bg.$n.counts" || {
+		echo "FAIL  a test run beside another left no counts"
+		f=1
+	}
+	read -ra failed <<<"${names:-}"
+	RUN_PASS=$((RUN_PASS + p))
+	RUN_FAIL=$((RUN_FAIL + f))
+	RUN_SKIP=$((RUN_SKIP + s))
+	RUN_FAILED+=("${failed[@]}")
+}
+
+run_wait() {
+	while [ "${#RUN_BG[@]}" -gt 0 ]; do
+		run_reap
+	done
 }
 
 run_summary() {

@@ -15,6 +15,15 @@
 BUILD=${BUILD:-build}
 RR=$BUILD/reqrouter
 RR_LIB=tests/integration/lib
+# The tests' python is the system's, which tools/install-deps.sh's
+# python3-* packages go into. A test starts it a hundred times and more
+# (each probe, client and responder), and a pyenv or virtualenv shim
+# ahead of it in PATH costs about 0.1 s of CPU a start (tools/lib/json.sh
+# takes the system's for the same reason): its directory goes first.
+if [ -x /usr/bin/python3 ] && [ "$(command -v python3)" != /usr/bin/python3 ]; then
+	PATH=/usr/bin:$PATH
+	export PATH
+fi
 source tools/lib/checks.sh
 source tools/lib/prom.sh
 source tools/lib/json.sh
