@@ -241,7 +241,9 @@ INSTALLED := $(addprefix $(DESTDIR),$(SBINDIR)/reqrouter \
 	$(addprefix $(ANYCASTDIR)/,$(notdir $(ANYCAST_EXAMPLES)) $(ANYCAST_DROPIN)))
 
 .DELETE_ON_ERROR:
-.SECONDARY: $(SKELS) $(BPF_OBJS)
+# The test programs' objects come in through pattern rules only: kept,
+# so that a change to src/ relinks the tests without compiling them again.
+.SECONDARY: $(SKELS) $(BPF_OBJS) $(call obj,$(TEST_SRCS))
 .PHONY: all clean check test test-fresh test-scale demo sandbox anycast-demo deps bench fuzz \
 	help format format-check shellcheck drift lint man install uninstall deb
 
@@ -255,7 +257,7 @@ help:
 	@echo '                         requests on a two-namespace test bed, tear it down'
 	@echo 'make sandbox             = tools/sandbox up: a bed that stays, reqrouter serving'
 	@echo '                         functions/ on it (tools/sandbox down removes it)'
-	@echo 'make check               the inner loop, a few minutes: build, make lint, the'
+	@echo 'make check               the inner loop, a minute or two: build, make lint, the'
 	@echo '                         unit and BPF program tests (no test bed, no ASan)'
 	@echo 'make test                install its packages, make lint, build, run every test'
 	@echo '                         tier, then the unit tests and those in tests/run.sh'

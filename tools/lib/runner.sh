@@ -9,7 +9,7 @@
 #
 #   run_one NAME LIMIT CMD...   run one test; its log is kept in RUN_LOGS
 #   run_bg NAME LIMIT CMD...    run_one in the background, beside at most
-#                               RUN_JOBS - 1 others (default 2):
+#                               RUN_JOBS - 1 others (RUN_JOBS: default 2),
 #                               for tests that neither measure time nor
 #                               load the machine; its line comes when it
 #                               ends
@@ -85,7 +85,10 @@ run_bg() {
 run_reap() {
 	local pid n p=0 f=0 s=0 failed=() names=
 
+	pid=
 	wait -n -p pid "${RUN_BG[@]}"
+	# No PID: the wait was interrupted (a signal); the caller waits again.
+	[ -n "$pid" ] || return 0
 	for n in "${!RUN_BG[@]}"; do
 		[ "${RUN_BG[n]}" = "$pid" ] && break
 	done
