@@ -108,22 +108,11 @@ early_start() {
 
 # early_finish: waits for the EARLY tests, prints their lines and adds
 # their counts.
-# shellcheck disable=SC2031 # the subshell's counts come in by file
 early_finish() {
-	local p=0 f=0 s=0 failed=() failed_names=
-
 	wait "$EARLY_PID"
 	echo "== integration tests that build, beside the ones above"
 	cat "$RUN_LOGS/early.out"
-	read -r p f s failed_names <"$RUN_LOGS/early.counts" || {
-		echo "FAIL  the early tests left no counts"
-		f=1
-	}
-	read -ra failed <<<"${failed_names:-}"
-	RUN_PASS=$((RUN_PASS + p))
-	RUN_FAIL=$((RUN_FAIL + f))
-	RUN_SKIP=$((RUN_SKIP + s))
-	RUN_FAILED+=("${failed[@]}")
+	run_add_counts "$RUN_LOGS/early.counts" "the early tests"
 }
 
 # run_pass BUILD-DIR LABEL TIERS: of TIERS, the unit and BPF program
@@ -150,6 +139,7 @@ run_pass() {
 # run_integration ALONE|TOGETHER BUILD-DIR LABEL TESTS: of the
 # integration tests TESTS (names without .sh), those in ALONE one at a
 # time, or the others RUN_JOBS at a time, against BUILD-DIR.
+# shellcheck disable=SC2031 # EARLY's subshell counted apart
 run_integration() {
 	local how=$1 build=$2 label=$3 tests=$4 t kind
 	for t in $tests; do

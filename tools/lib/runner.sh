@@ -81,9 +81,8 @@ run_bg() {
 
 # run_reap: waits for one of run_bg's tests to end, prints its line and
 # adds its counts.
-# shellcheck disable=SC2031 # the subshell's counts come in by file
 run_reap() {
-	local pid n p=0 f=0 s=0 failed=() names=
+	local pid n
 
 	pid=
 	wait -n -p pid "${RUN_BG[@]}"
@@ -94,8 +93,17 @@ run_reap() {
 	done
 	unset "RUN_BG[n]"
 	cat "$RUN_LOGS/bg.$n.out"
-	read -r p f s names <"$RUN_LOGS/bg.$n.counts" || {
-		echo "FAIL  a test run beside another left no counts"
+	run_add_counts "$RUN_LOGS/bg.$n.counts" "a test run beside another"
+}
+
+# run_add_counts FILE WHAT: adds the counts a subshell left in FILE
+# ("PASS FAIL SKIP NAME..."); a failure, said with WHAT, if it left none.
+# shellcheck disable=SC2031 # the subshell's counts come in by file
+run_add_counts() {
+	local p=0 f=0 s=0 failed=() names=
+
+	read -r p f s names <"$1" || {
+		echo "FAIL  $2 left no counts"
 		f=1
 	}
 	read -ra failed <<<"${names:-}"
