@@ -18,6 +18,7 @@
 #include "log.h"
 #include "reqrouter.skel.h"
 #include "rl.h"
+#include "shared/guard.h"
 #include "xdp.h"
 
 /*

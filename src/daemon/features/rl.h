@@ -3,11 +3,11 @@
 #ifndef RR_RL_H
 #define RR_RL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "config.h"
 #include "shared/port.h"
-#include "shared/guard.h"
 #include "shared/rl.h"
 #include "xdp.h"
 

@@ -10,38 +10,27 @@
  * connection's reading, nobody else's. Connections are bounded in all and
  * per source address, and checked against the function's allow-list.
  *
- * The loop runs as a thread (isolation = thread) or as a cell of its own:
- * forked from the main thread, it keeps of the shared memory only its own
- * report and struct rr_live (read-only), of the descriptors only its
- * listeners and connections, no capability, and a system call filter
- * that adds to a cell's the calls of a TCP server (seccomp.c).
- *
- * Hand-over: when the functions change (a reload's fresh instances reach a
- * cell only through a fresh fork) or the listeners do, the serving loop is
- * told to retire: it stops accepting, answers what its connections have
- * under way, closes each as it falls idle, and exits; the next loop,
- * started on the following tick, accepts from the same listeners
- * meanwhile. A client sees at worst its idle connection closed, which
- * RFC 7766 clients expect.
+ * The loop is run as a thread or a cell, and handed over to a fresh one
+ * when the functions or the listeners change, by cells/tcp_loops.c,
+ * through rr_tcp_serve_*(): a retiring loop stops accepting, answers what
+ * its connections have under way, closes each as it falls idle, and
+ * exits. A client sees at worst its idle connection closed, which RFC
+ * 7766 clients expect.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/sockios.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "clock.h"
