@@ -35,6 +35,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "options.h"
+#include "owner.h"
 #include "registry.h"
 #include "service.h"
 #include "slots.h"
@@ -428,9 +429,11 @@ int main(int argc, char **argv)
 	rr_log_set_level(cfg.verbose ? RR_LOG_DEBUG : RR_LOG_INFO);
 	rr_log_route_libraries();
 
-	/* Before any set-up: a second instance on the same socket is told
-	 * so before it touches the interface. */
-	ret = open_control(&ctl, &cfg, ctl_why, sizeof(ctl_why));
+	/* Before any set-up: a second instance on the same interface is
+	 * refused before it touches anything, whatever its control socket. */
+	ret = rr_owner_claim(cfg.ifname) == -EBUSY ? -EBUSY : 0;
+	if (!ret)
+		ret = open_control(&ctl, &cfg, ctl_why, sizeof(ctl_why));
 	if (!ret)
 		ret = rr_http_open(&http, &cfg);
 	if (!ret)

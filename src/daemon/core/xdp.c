@@ -33,6 +33,7 @@
 #include "clock.h"
 #include "config.h"
 #include "log.h"
+#include "owner.h"
 #include "registry.h"
 #include "reqrouter.skel.h"
 #include "percpu.h"
@@ -192,8 +193,9 @@ static void record_id(const char *ifname, uint32_t id)
 	fclose(f);
 }
 
-/* Removes a program of ours that a killed run left on the interface;
- * refuses anybody else's. */
+/* Removes a program of ours that a dead run left on the interface (we
+ * hold the interface's lock, owner.c, so its owner is gone); refuses
+ * anybody else's. */
 static int clear_stale(int ifindex, const char *ifname)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
@@ -231,6 +233,12 @@ static int clear_stale(int ifindex, const char *ifname)
 		if (strcmp(name, RR_XDP_PROG_NAME)) {
 			pr_warn("%s already has XDP program '%s' (id %u) attached; remove it first (ip link set dev %s xdp off)\n",
 				ifname, name, ids[i].id, ifname);
+			return -EBUSY;
+		}
+		/* Ours, and its owner would hold the lock we hold: gone. */
+		if (!rr_owner_held()) {
+			pr_warn("%s already has a reqrouter XDP program (id %u) attached, and without the lock %s it cannot be told whether the reqrouter that attached it lives; if none does, remove it (ip link set dev %s xdp off)\n",
+				ifname, ids[i].id, rr_owner_path(), ifname);
 			return -EBUSY;
 		}
 		pr_notice(

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The interface's owner. A reqrouter that starts on an interface where a
+ * reqrouter program is attached must know whether the instance that
+ * attached it lives: a live one is left alone and the start refused; a
+ * dead one's program is replaced (core/xdp.c). A program id or a pid in
+ * a file cannot tell (the id stays after a SIGKILL, a pid is reused), so
+ * the owner holds an flock(2) on RR_RUN_DIR/IFACE.lock for as long as it
+ * lives and the kernel lets it go when the process ends, however it ends.
+ *
+ * The file is never removed: a lock on a file that is unlinked and made
+ * again could be held by two processes at once, one on each inode. The
+ * pid in it is only for the refusal's words. Interfaces of one name in
+ * two network namespaces are two interfaces, so outside the first
+ * namespace the file's name carries the namespace's inode.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <net/if.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "log.h"
+#include "owner.h"
+
+static int lock_fd = -1;
+static char lock_path[sizeof(RR_RUN_DIR) + IF_NAMESIZE + 48];
+
+/* Whether this process's network namespace is pid 1's; unknown counts as
+ * not, which only makes the name longer. */
+static bool first_netns(unsigned long *ino)
+{
+	struct stat self, init;
+
+	if (stat("/proc/self/ns/net", &self))
+		return true; /* no /proc: there is one name to use */
+	*ino = (unsigned long)self.st_ino;
+	return !stat("/proc/1/ns/net", &init) && init.st_ino == self.st_ino &&
+	       init.st_dev == self.st_dev;
+}
+
+/* The pid written in the lock file, or 0. */
+static long holder_pid(int fd)
+{
+	char buf[32];
+	ssize_t n;
+	long pid;
+
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return sscanf(buf, "%ld", &pid) == 1 ? pid : 0;
+}
+
+int rr_owner_claim(const char *ifname)
+{
+	unsigned long ino = 0;
+	char pid[32];
+	long other;
+	int fd, ret, n;
+
+	if (first_netns(&ino))
+		snprintf(lock_path, sizeof(lock_path), "%s/%s.lock", RR_RUN_DIR,
+			 ifname);
+	else
+		snprintf(lock_path, sizeof(lock_path), "%s/%s@net%lu.lock",
+			 RR_RUN_DIR, ifname, ino);
+	if (mkdir(RR_RUN_DIR, 0755) && errno != EEXIST) {
+		ret = -errno;
+		goto unlocked;
+	}
+	fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0) {
+		ret = -errno;
+		goto unlocked;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		ret = -errno;
+		if (ret == -EWOULDBLOCK) {
+			other = holder_pid(fd);
+			close(fd);
+			if (other > 0)
+				pr_warn("%s: reqrouter (pid %ld) already serves it; refused before touching anything (stop that one first)\n",
+					ifname, other);
+			else
+				pr_warn("%s: another reqrouter already serves it (%s is locked); refused before touching anything\n",
+					ifname, lock_path);
+			return -EBUSY;
+		}
+		close(fd);
+		goto unlocked;
+	}
+	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)n, 0) != n)
+		pr_debug("cannot write the pid into %s: %s\n", lock_path,
+			 strerror(errno));
+	lock_fd = fd;
+	return 0;
+unlocked:
+	pr_debug("cannot lock %s: %s\n", lock_path, strerror(-ret));
+	return ret;
+}
+
+bool rr_owner_held(void)
+{
+	return lock_fd >= 0;
+}
+
+const char *rr_owner_path(void)
+{
+	return lock_path;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Who serves an interface (owner.c): one reqrouter per interface, known
+ * by a lock it holds for as long as it lives. The lock is what tells a
+ * live instance's XDP program from one a dead instance left behind.
+ */
+#ifndef RR_OWNER_H
+#define RR_OWNER_H
+
+#include <stdbool.h>
+
+/*
+ * Takes the lock of @ifname in this network namespace
+ * (RR_RUN_DIR/IFACE.lock, flock(2), with the holder's pid in it), before
+ * anything else is touched. 0: ours until the process exits. -EBUSY: a
+ * live reqrouter serves @ifname, said in one line. Another -errno: the
+ * lock could not be made (no /run/reqrouter for this user, a read-only
+ * /run), said in a debug line; the start goes on, but no program found
+ * on the interface counts as stale then (rr_owner_held()).
+ */
+int rr_owner_claim(const char *ifname);
+
+/* Whether this process holds the lock: then any reqrouter program on its
+ * interface was left by an instance that is gone. */
+bool rr_owner_held(void);
+
+/* Where the lock is, for the log line that cannot make it. */
+const char *rr_owner_path(void);
+
+#endif /* RR_OWNER_H */
