@@ -37,6 +37,7 @@
 #include "lib/verdict.h"
 #include "shared/common.h"
 #include "shared/gather.h"
+#include "shared/link.h"
 #include "shared/port.h"
 #include "shared/spread.h"
 #include "shared/stats.h"
@@ -95,6 +96,10 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	/* Not addressed to this host: the kernel forwards or drops it. */
 	if (conf->flags & RR_PORT_LOCAL_DST && !dest_local(l3, c.end, ipv6))
 		return rr_count(queue, RR_XDP_PASS_NOT_LOCAL, XDP_PASS);
+	/* Longer than a UMEM frame holds: no worker could take it (an MTU
+	 * above what reqrouter serves; the start-up lines say so). */
+	if (c.end - (void *)(long)ctx->data > RR_FRAME_DATA_MAX)
+		return rr_count(queue, RR_XDP_DROP_FRAME_TOO_BIG, XDP_DROP);
 	/* Replies to a gather come from their targets' service ports
 	 * (echo's 7 among them): they are known before the loop check. */
 	if (conf->flags & RR_PORT_GATHER)

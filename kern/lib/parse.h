@@ -20,18 +20,12 @@
 
 #include <reqrouter/rr_xdp_packet.h>
 
+#include "lib/link.h"
 #include "shared/stats.h"
 #include "shared/unicast.h"
 
 #define IP_MF 0x2000
 #define IP_OFFSET 0x1fff
-
-/*
- * The interface's MAC, set before load: frames for another host (a
- * promiscuous interface, a bridge port) are the kernel's to drop. All
- * zeros turns the check off (the BPF tests load the program bare).
- */
-const volatile __u8 if_mac[ETH_ALEN] = {};
 
 struct vlan_hdr {
 	__be16 tci;
@@ -58,11 +52,9 @@ static __always_inline int parse_eth(struct cursor *c, int *stat)
 	proto = eth->h_proto;
 	if (!rr_mac_unicast(eth->h_dest, eth->h_source))
 		*stat = RR_XDP_PASS_NOT_UNICAST;
-	else if ((if_mac[0] | if_mac[1] | if_mac[2] | if_mac[3] | if_mac[4] |
-		  if_mac[5]) &&
-		 (eth->h_dest[0] != if_mac[0] || eth->h_dest[1] != if_mac[1] ||
-		  eth->h_dest[2] != if_mac[2] || eth->h_dest[3] != if_mac[3] ||
-		  eth->h_dest[4] != if_mac[4] || eth->h_dest[5] != if_mac[5]))
+	/* Frames for another host (a promiscuous interface, a bridge
+	 * port) are the kernel's to drop. */
+	else if (!link_mac_ours(eth->h_dest))
 		*stat = RR_XDP_PASS_OTHER_HOST;
 	c->pos = eth + 1;
 #pragma unroll

@@ -20,15 +20,12 @@
 
 #include "lib/cache.h"
 #include "lib/common.h"
+#include "lib/link.h"
 #include "lib/parse.h"
 #include "lib/stats.h"
 #include "lib/steer.h"
 #include "shared/port.h"
 #include "shared/stats.h"
-
-/* The interface's MTU, set before load: the longest reply the in-kernel
- * tier may send, as user space computes it. */
-const volatile __u32 if_mtu = 1500;
 
 /*
  * The maps a function's XDP program shares (include/reqrouter/rr_xdp.h
@@ -134,7 +131,7 @@ static __always_inline int describe(struct xdp_md *ctx, struct rr_xdp_req *req,
 			return -RR_DROP_MALFORMED;
 	}
 
-	room = l3_off + if_mtu;
+	room = l3_off + link_mtu;
 	if (room > l3_off + 0xffff)
 		room = l3_off + 0xffff;
 	room = room > req->payload_off ? room - req->payload_off : 0;

@@ -27,6 +27,7 @@
 #include "latency.h"
 #include "netlink.h"
 #include "packet.h"
+#include "shared/link.h" /* RR_FRAME_SIZE */
 #include "shared/port.h"
 #include "spread.h"
 #include "steer.h"
@@ -35,7 +36,6 @@
 #include "xdp.h"
 
 #define RR_CACHELINE 64
-#define RR_FRAME_SIZE XSK_UMEM__DEFAULT_FRAME_SIZE
 /* The fill ring holds every frame of its UMEM, so returning a frame to it
  * can never fail for lack of room. */
 #define RR_NUM_FRAMES 4096

@@ -567,7 +567,7 @@ static int setup(const uint8_t *mac)
 	libbpf_set_print(print_quiet);
 	skel = reqrouter__open();
 	if (skel && mac)
-		memcpy((void *)skel->rodata->if_mac, mac, 6);
+		memcpy((void *)&skel->data->link_mac, mac, 6);
 	if (skel && reqrouter__load(skel)) {
 		reqrouter__destroy(skel);
 		skel = NULL;

@@ -327,7 +327,7 @@ int main(int argc, char **argv)
 			strerror(errno));
 		return 1;
 	}
-	memcpy((void *)skel->rodata->if_mac, f_dst_mac, 6);
+	memcpy((void *)&skel->data->link_mac, f_dst_mac, 6);
 	ret = reqrouter__load(skel);
 	if (ret) {
 		fprintf(stderr, "fuzz_xdp: cannot load the XDP program: %s\n",

@@ -59,6 +59,16 @@ int rr_xdp_check_kernel(char *why, size_t len)
 	return -ENOTSUP;
 }
 
+void rr_xdp_set_link(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu)
+{
+	uint64_t word = 0;
+
+	/* One aligned store: the program reads all 8 bytes at once. */
+	memcpy(&word, mac, 6);
+	__atomic_store_n(&x->skel->data->link_mac, word, __ATOMIC_RELAXED);
+	__atomic_store_n(&x->skel->data->link_mtu, mtu, __ATOMIC_RELAXED);
+}
+
 int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu)
 {
 	return rr_xdp_load_sized(x, mac, mtu, 0, 0);
@@ -83,8 +93,7 @@ int rr_xdp_load_sized(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu,
 		pr_warn("cannot open the XDP program: %s\n", strerror(-ret));
 		return ret;
 	}
-	memcpy((void *)x->skel->rodata->if_mac, mac, 6);
-	x->skel->rodata->if_mtu = mtu;
+	rr_xdp_set_link(x, mac, mtu);
 	/* Unknown outside: nobody can aim sources at one counter. */
 	if (getrandom(&x->hh_seed, sizeof(x->hh_seed), 0) != sizeof(x->hh_seed))
 		x->hh_seed = (uint64_t)rr_now_ns() * 0x9e3779b97f4a7c15ULL;

@@ -72,6 +72,9 @@ int rr_xdp_check_kernel(char *why, size_t len);
 /* Loads the program; frames not for @mac (6 bytes) go to the kernel, and
  * the in-kernel tier's replies fit @mtu. */
 int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu);
+/* The interface's MAC and MTU the loaded program goes by from now on
+ * (shared/link.h): what link.c learned changed. */
+void rr_xdp_set_link(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu);
 /* rr_xdp_load() with room for @ngathers outstanding gathers and @ngroups
  * groups of targets (0, 0: none). */
 int rr_xdp_load_sized(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu,
