@@ -25,6 +25,7 @@
 #include "config.h"
 #include "function.h"
 #include "latency.h"
+#include "link.h"
 #include "netlink.h"
 #include "packet.h"
 #include "shared/link.h" /* RR_FRAME_SIZE */
@@ -184,6 +185,8 @@ struct rr_live {
 	uint32_t cache_gen[RR_MAX_SLOTS];
 	/* By TCP loop: stop accepting, finish, exit (tcp.c). */
 	bool tcp_retire[RR_TCP_LOOPS];
+	/* The interface's MTU now: the longest reply a worker sends. */
+	uint32_t mtu;
 };
 
 #define RR_LIVE_SIZE ((sizeof(struct rr_live) + 4095) & ~(size_t)4095)
@@ -345,10 +348,18 @@ struct rr_invoker {
 	const struct rr_config *cfg;
 	struct rr_xdp xdp;
 	int ifindex;
-	uint8_t mac[6];
-	uint32_t mtu;
+	/* The interface as it is now, followed (core/link.c); the MTU the
+	 * workers size replies by is live->mtu. */
+	struct rr_link *link;
+	struct rr_link_state link_now;
+	/* Changes followed, by enum rr_link_change (metrics). */
+	uint64_t link_changes[RR_LINK_CHANGE_MAX];
+	/* A change that only a restart can follow, in words ("" if none):
+	 * health fails with it, and under systemd reqrouter exits for the
+	 * unit to start it again (main.c). */
+	char restart_why[160];
 	uint32_t nqueues;   /* served: 0..nqueues-1 */
-	uint32_t nrxqueues; /* the interface's; the XDP program sees them all */
+	uint32_t nrxqueues; /* the interface's now; the program sees them all */
 	uint32_t nthreads;  /* workers per queue, running now */
 	uint32_t threads_made; /* sockets exist for threads 0..threads_made-1 */
 	uint32_t nslots;

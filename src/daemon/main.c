@@ -240,6 +240,7 @@ static void drain_on_sigterm(struct rr_invoker *inv,
 static int each_second(struct rr_invoker *inv, const struct rr_config *cfg,
 		       bool *metrics_failing)
 {
+	char name[IF_NAMESIZE];
 	int ret;
 
 	if (cfg->metrics_file[0]) {
@@ -251,8 +252,9 @@ static int each_second(struct rr_invoker *inv, const struct rr_config *cfg,
 				cfg->user[0] ? " by --user" : "");
 		*metrics_failing = ret != 0;
 	}
-	if (!if_nametoindex(cfg->ifname)) {
-		pr_warn("interface %s is gone; stopping\n", cfg->ifname);
+	if (inv->link_now.gone ||
+	    !if_indextoname((unsigned)inv->ifindex, name)) {
+		pr_warn("interface %s is gone; stopping\n", inv->link_now.name);
 		inv->xdp.attached = false;
 		return -ENODEV;
 	}
@@ -261,6 +263,12 @@ static int each_second(struct rr_invoker *inv, const struct rr_config *cfg,
 			cfg->ifname);
 		inv->xdp.attached = false;
 		return -ENOLINK;
+	}
+	/* A change only a restart follows: the unit makes it. */
+	if (inv->restart_why[0] && rr_service_managed()) {
+		pr_warn("%s; stopping for systemd to start reqrouter again\n",
+			inv->restart_why);
+		return -EAGAIN;
 	}
 	return 0;
 }

@@ -75,7 +75,7 @@
 #include "frames.h"
 #include "fuzz_xdp.h"
 #include "invoker.h"
-#include "lifecycle.h"
+#include "link.h"
 #include "log.h"
 #include "packet.h"
 #include "parse.h"
@@ -312,7 +312,7 @@ int main(int argc, char **argv)
 
 	if (ifname) {
 		ctx.ingress_ifindex = if_nametoindex(ifname);
-		nq = rr_count_rx_queues(ifname);
+		nq = rr_link_rx_queues(ifname);
 		if (!ctx.ingress_ifindex || nq <= 0) {
 			fprintf(stderr, "fuzz_xdp: no device '%s'\n", ifname);
 			return 1;

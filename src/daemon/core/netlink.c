@@ -2,7 +2,8 @@
 /*
  * rtnetlink, spoken directly, for what reqrouter follows of the host
  * (netlink.h): the sockets, requests and attributes that the local routes
- * (localaddr.c) and the veth peer (peer.c) share. No call blocks for
+ * (localaddr.c), the veth peer (peer.c) and the link itself (link.c)
+ * share. No call blocks for
  * longer than the timeout its socket was given.
  */
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include <bpf/bpf.h>
 
 #include <linux/bpf.h>
+#include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -144,4 +146,129 @@ void rr_nl_put_u32(void *msg, unsigned short type, uint32_t v)
 	rta->rta_len = RTA_LENGTH(sizeof(v));
 	memcpy(RTA_DATA(rta), &v, sizeof(v));
 	nh->nlmsg_len = NLMSG_ALIGN(nh->nlmsg_len) + RTA_ALIGN(rta->rta_len);
+}
+
+static void attr_str(char *dst, size_t size, const struct rtattr *rta)
+{
+	size_t n = RTA_PAYLOAD(rta);
+
+	if (n >= size)
+		n = size - 1;
+	memcpy(dst, RTA_DATA(rta), n);
+	dst[n] = '\0';
+}
+
+static bool attr_u32(const struct rtattr *rta, uint32_t *v)
+{
+	if (!rta || RTA_PAYLOAD(rta) < sizeof(*v))
+		return false;
+	memcpy(v, RTA_DATA(rta), sizeof(*v));
+	return true;
+}
+
+int rr_nl_parse_link(const struct nlmsghdr *nh, struct rr_nl_link *l)
+{
+	const struct rtattr *tb[IFLA_MAX + 1], *info[IFLA_INFO_MAX + 1];
+	const struct rtattr *xdp[IFLA_XDP_MAX + 1];
+	const struct ifinfomsg *ifi;
+	uint32_t v;
+
+	if (nh->nlmsg_len < NLMSG_LENGTH(sizeof(*ifi)) ||
+	    nh->nlmsg_len > INT_MAX)
+		return -EBADMSG;
+	ifi = NLMSG_DATA(nh);
+	memset(l, 0, sizeof(*l));
+	l->ifindex = ifi->ifi_index;
+	l->flags = ifi->ifi_flags;
+	l->netnsid = -1;
+	if (rr_nl_parse_attrs(tb, IFLA_MAX, IFLA_RTA(ifi),
+			      (int)IFLA_PAYLOAD(nh)))
+		return -EBADMSG;
+	if (tb[IFLA_IFNAME])
+		attr_str(l->name, sizeof(l->name), tb[IFLA_IFNAME]);
+	else
+		snprintf(l->name, sizeof(l->name), "%d", ifi->ifi_index);
+	attr_u32(tb[IFLA_MTU], &l->mtu);
+	if (tb[IFLA_ADDRESS] && RTA_PAYLOAD(tb[IFLA_ADDRESS]) == ETH_ALEN) {
+		memcpy(l->mac, RTA_DATA(tb[IFLA_ADDRESS]), ETH_ALEN);
+		l->has_mac = true;
+	}
+	if (attr_u32(tb[IFLA_LINK], &v)) {
+		l->has_link = true;
+		l->link = (int)v;
+	}
+	if (attr_u32(tb[IFLA_LINK_NETNSID], &v))
+		l->netnsid = (int)v;
+	if (tb[IFLA_LINKINFO]) {
+		if (rr_nl_parse_attrs(info, IFLA_INFO_MAX,
+				      RTA_DATA(tb[IFLA_LINKINFO]),
+				      (int)RTA_PAYLOAD(tb[IFLA_LINKINFO])))
+			return -EBADMSG;
+		if (info[IFLA_INFO_KIND])
+			attr_str(l->kind, sizeof(l->kind),
+				 info[IFLA_INFO_KIND]);
+	}
+	if (tb[IFLA_XDP]) {
+		if (rr_nl_parse_attrs(xdp, IFLA_XDP_MAX, RTA_DATA(tb[IFLA_XDP]),
+				      (int)RTA_PAYLOAD(tb[IFLA_XDP])))
+			return -EBADMSG;
+		attr_u32(xdp[IFLA_XDP_PROG_ID], &l->xdp_prog);
+		attr_u32(xdp[IFLA_XDP_DRV_PROG_ID], &l->xdp_drv_prog);
+		if (!l->xdp_prog)
+			l->xdp_prog = l->xdp_drv_prog;
+		if (!l->xdp_prog)
+			attr_u32(xdp[IFLA_XDP_SKB_PROG_ID], &l->xdp_prog);
+		if (!l->xdp_drv_prog && xdp[IFLA_XDP_ATTACHED] &&
+		    RTA_PAYLOAD(xdp[IFLA_XDP_ATTACHED]) >= 1 &&
+		    *(const uint8_t *)RTA_DATA(xdp[IFLA_XDP_ATTACHED]) ==
+			    XDP_ATTACHED_DRV)
+			l->xdp_drv_prog = l->xdp_prog;
+	}
+	return 0;
+}
+
+int rr_nl_get_link(int fd, uint32_t seq, int ifindex, int netnsid,
+		   struct rr_nl_link *l)
+{
+	union {
+		struct nlmsghdr align;
+		uint8_t bytes[16384];
+	} buf;
+	struct {
+		struct nlmsghdr nh;
+		struct ifinfomsg ifi;
+		uint8_t attrs[2 * RTA_SPACE(sizeof(uint32_t))];
+	} req;
+	const struct nlmsghdr *nh;
+	int n, ret;
+
+	memset(&req, 0, sizeof(req));
+	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(req.ifi));
+	req.nh.nlmsg_type = RTM_GETLINK;
+	req.nh.nlmsg_flags = NLM_F_REQUEST;
+	req.nh.nlmsg_seq = seq;
+	req.ifi.ifi_family = AF_UNSPEC;
+	req.ifi.ifi_index = ifindex;
+	/* Counters are most of a link message and of no use here. */
+	rr_nl_put_u32(&req, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
+	if (netnsid >= 0)
+		rr_nl_put_u32(&req, IFLA_TARGET_NETNSID, (uint32_t)netnsid);
+	ret = rr_nl_send(fd, &req.nh);
+	if (ret < 0)
+		return ret;
+	for (;;) {
+		n = rr_nl_recv(fd, buf.bytes, sizeof(buf.bytes), 0);
+		if (n == -EAGAIN)
+			return -ETIMEDOUT;
+		if (n < 0)
+			return n;
+		for (nh = &buf.align; rr_nl_ok(nh, n); nh = NLMSG_NEXT(nh, n)) {
+			if (nh->nlmsg_seq != seq)
+				continue;
+			if (nh->nlmsg_type == NLMSG_ERROR)
+				return rr_nl_error(nh);
+			if (nh->nlmsg_type == RTM_NEWLINK)
+				return rr_nl_parse_link(nh, l);
+		}
+	}
 }

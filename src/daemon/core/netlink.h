@@ -22,6 +22,8 @@
 
 #include <stdbool.h>
 
+#include <net/if.h>
+
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
@@ -99,7 +101,31 @@ enum rr_peer rr_veth_peer(int ifindex, char *why, size_t len);
 /* "not_veth", "xdp", "no_xdp", "unknown". */
 const char *rr_peer_label(enum rr_peer p);
 
-/* What localaddr.c and peer.c share (netlink.c). */
+/* What localaddr.c, peer.c and link.c share (netlink.c). */
+
+/* What reqrouter reads of one RTM_NEWLINK. */
+struct rr_nl_link {
+	int ifindex;
+	unsigned int flags; /* ifi_flags: IFF_UP, IFF_RUNNING, ... */
+	char name[IF_NAMESIZE];
+	char kind[32];	/* IFLA_INFO_KIND, "" if none */
+	uint32_t mtu;	/* IFLA_MTU, 0 if none */
+	uint8_t mac[6]; /* IFLA_ADDRESS, if has_mac (an Ethernet one) */
+	bool has_mac;
+	bool has_link; /* IFLA_LINK */
+	int link;
+	int netnsid;	       /* IFLA_LINK_NETNSID, -1 if none */
+	uint32_t xdp_prog;     /* any mode */
+	uint32_t xdp_drv_prog; /* native mode, 0 if none */
+};
+
+/* Reads an RTM_NEWLINK or RTM_DELLINK whose nlmsg_len bytes the caller
+ * has checked are there. 0 or -EBADMSG. */
+int rr_nl_parse_link(const struct nlmsghdr *nh, struct rr_nl_link *l);
+/* RTM_GETLINK of @ifindex, in namespace @netnsid (ours if < 0), on a
+ * blocking socket @fd (its timeout bounds the wait), tagged @seq. */
+int rr_nl_get_link(int fd, uint32_t seq, int ifindex, int netnsid,
+		   struct rr_nl_link *l);
 
 /*
  * Files the attributes at @rta (@len bytes) by type into @tb[0..@max];

@@ -27,143 +27,8 @@
 #include "log.h"
 #include "netlink.h"
 
-/* Large enough for a single link's RTM_NEWLINK without stats or VF
- * lists, which is a few KiB. */
-#define NL_BUFSIZE 32768
 /* rr_veth_peer() asks twice; together they stay within a tick. */
 #define PEER_TIMEOUT_US 50000
-
-/* What rr_veth_peer() needs of one RTM_NEWLINK. */
-struct link {
-	unsigned int flags;
-	char name[IFNAMSIZ];
-	char kind[32]; /* IFLA_INFO_KIND, "" if none */
-	bool has_link; /* IFLA_LINK */
-	int link;
-	int netnsid;	       /* IFLA_LINK_NETNSID, -1 if none */
-	uint32_t xdp_prog;     /* any mode */
-	uint32_t xdp_drv_prog; /* native mode, 0 if none */
-};
-
-static void attr_str(char *dst, size_t size, const struct rtattr *rta)
-{
-	size_t n = RTA_PAYLOAD(rta);
-
-	if (n >= size)
-		n = size - 1;
-	memcpy(dst, RTA_DATA(rta), n);
-	dst[n] = '\0';
-}
-
-static bool attr_u32(const struct rtattr *rta, uint32_t *v)
-{
-	if (!rta || RTA_PAYLOAD(rta) < sizeof(*v))
-		return false;
-	memcpy(v, RTA_DATA(rta), sizeof(*v));
-	return true;
-}
-
-static int parse_link(const struct nlmsghdr *nh, struct link *l)
-{
-	const struct rtattr *tb[IFLA_MAX + 1], *info[IFLA_INFO_MAX + 1];
-	const struct rtattr *xdp[IFLA_XDP_MAX + 1];
-	const struct ifinfomsg *ifi;
-	uint32_t v;
-
-	if (nh->nlmsg_len < NLMSG_LENGTH(sizeof(*ifi)) ||
-	    nh->nlmsg_len > INT_MAX)
-		return -EBADMSG;
-	ifi = NLMSG_DATA(nh);
-	memset(l, 0, sizeof(*l));
-	l->flags = ifi->ifi_flags;
-	l->netnsid = -1;
-	if (rr_nl_parse_attrs(tb, IFLA_MAX, IFLA_RTA(ifi),
-			      (int)IFLA_PAYLOAD(nh)))
-		return -EBADMSG;
-	if (tb[IFLA_IFNAME])
-		attr_str(l->name, sizeof(l->name), tb[IFLA_IFNAME]);
-	else
-		snprintf(l->name, sizeof(l->name), "%d", ifi->ifi_index);
-	if (attr_u32(tb[IFLA_LINK], &v)) {
-		l->has_link = true;
-		l->link = (int)v;
-	}
-	if (attr_u32(tb[IFLA_LINK_NETNSID], &v))
-		l->netnsid = (int)v;
-	if (tb[IFLA_LINKINFO]) {
-		if (rr_nl_parse_attrs(info, IFLA_INFO_MAX,
-				      RTA_DATA(tb[IFLA_LINKINFO]),
-				      (int)RTA_PAYLOAD(tb[IFLA_LINKINFO])))
-			return -EBADMSG;
-		if (info[IFLA_INFO_KIND])
-			attr_str(l->kind, sizeof(l->kind),
-				 info[IFLA_INFO_KIND]);
-	}
-	if (tb[IFLA_XDP]) {
-		if (rr_nl_parse_attrs(xdp, IFLA_XDP_MAX, RTA_DATA(tb[IFLA_XDP]),
-				      (int)RTA_PAYLOAD(tb[IFLA_XDP])))
-			return -EBADMSG;
-		attr_u32(xdp[IFLA_XDP_PROG_ID], &l->xdp_prog);
-		attr_u32(xdp[IFLA_XDP_DRV_PROG_ID], &l->xdp_drv_prog);
-		if (!l->xdp_prog)
-			l->xdp_prog = l->xdp_drv_prog;
-		if (!l->xdp_prog)
-			attr_u32(xdp[IFLA_XDP_SKB_PROG_ID], &l->xdp_prog);
-		if (!l->xdp_drv_prog && xdp[IFLA_XDP_ATTACHED] &&
-		    RTA_PAYLOAD(xdp[IFLA_XDP_ATTACHED]) >= 1 &&
-		    *(const uint8_t *)RTA_DATA(xdp[IFLA_XDP_ATTACHED]) ==
-			    XDP_ATTACHED_DRV)
-			l->xdp_drv_prog = l->xdp_prog;
-	}
-	return 0;
-}
-
-/* RTM_GETLINK of @ifindex, in namespace @netnsid (ours if < 0). */
-static int get_link(int fd, uint32_t seq, int ifindex, int netnsid,
-		    struct link *l)
-{
-	union {
-		struct nlmsghdr align;
-		uint8_t bytes[16384];
-	} buf;
-	struct {
-		struct nlmsghdr nh;
-		struct ifinfomsg ifi;
-		uint8_t attrs[2 * RTA_SPACE(sizeof(uint32_t))];
-	} req;
-	const struct nlmsghdr *nh;
-	int n, ret;
-
-	memset(&req, 0, sizeof(req));
-	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(req.ifi));
-	req.nh.nlmsg_type = RTM_GETLINK;
-	req.nh.nlmsg_flags = NLM_F_REQUEST;
-	req.nh.nlmsg_seq = seq;
-	req.ifi.ifi_family = AF_UNSPEC;
-	req.ifi.ifi_index = ifindex;
-	/* Counters are most of a link message and of no use here. */
-	rr_nl_put_u32(&req, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
-	if (netnsid >= 0)
-		rr_nl_put_u32(&req, IFLA_TARGET_NETNSID, (uint32_t)netnsid);
-	ret = rr_nl_send(fd, &req.nh);
-	if (ret < 0)
-		return ret;
-	for (;;) {
-		n = rr_nl_recv(fd, buf.bytes, sizeof(buf.bytes), 0);
-		if (n == -EAGAIN)
-			return -ETIMEDOUT;
-		if (n < 0)
-			return n;
-		for (nh = &buf.align; rr_nl_ok(nh, n); nh = NLMSG_NEXT(nh, n)) {
-			if (nh->nlmsg_seq != seq)
-				continue;
-			if (nh->nlmsg_type == NLMSG_ERROR)
-				return rr_nl_error(nh);
-			if (nh->nlmsg_type == RTM_NEWLINK)
-				return parse_link(nh, l);
-		}
-	}
-}
 
 static void say(char *why, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -181,7 +46,7 @@ static void say(char *why, size_t len, const char *fmt, ...)
 
 enum rr_peer rr_veth_peer(int ifindex, char *why, size_t len)
 {
-	struct link self, peer;
+	struct rr_nl_link self, peer;
 	enum rr_peer res;
 	char where[64] = "";
 	int fd, ret, peer_index;
@@ -192,7 +57,7 @@ enum rr_peer rr_veth_peer(int ifindex, char *why, size_t len)
 		    strerror(-fd));
 		return RR_PEER_UNKNOWN;
 	}
-	ret = get_link(fd, 1, ifindex, -1, &self);
+	ret = rr_nl_get_link(fd, 1, ifindex, -1, &self);
 	if (ret < 0) {
 		say(why, len, "peer is unknown: link %d cannot be read (%s)",
 		    ifindex, strerror(-ret));
@@ -225,7 +90,7 @@ enum rr_peer rr_veth_peer(int ifindex, char *why, size_t len)
 	if (self.netnsid >= 0)
 		snprintf(where, sizeof(where),
 			 " in another network namespace (id %d)", self.netnsid);
-	ret = get_link(fd, 2, peer_index, self.netnsid, &peer);
+	ret = rr_nl_get_link(fd, 2, peer_index, self.netnsid, &peer);
 	if (ret < 0) {
 		say(why, len, "peer (link %d%s) cannot be seen: %s", peer_index,
 		    where, strerror(-ret));

@@ -863,9 +863,10 @@ static uint32_t complete(struct rr_worker *w, uint32_t i, bool timed_out)
 	} else {
 		rr_fn_request_bind(&ctx, inst, w->index,
 				   w->rep->fn_counters[g->slot]);
-		ret = rr_serve_gathered(data, g->len, room, w->inv->mtu,
-					s->svc->max_amplification, inst->fn,
-					&ctx, &res);
+		ret = rr_serve_gathered(
+			data, g->len, room,
+			__atomic_load_n(&w->inv->live->mtu, __ATOMIC_RELAXED),
+			s->svc->max_amplification, inst->fn, &ctx, &res);
 	}
 	rr_gather_held(w, i, 0);
 	if (ret < 0) {

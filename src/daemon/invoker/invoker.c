@@ -8,7 +8,6 @@
  * copes with a setup that stopped half-way. What changes while serving is
  * in slots/ (reload, deploy, remove) and threads.c.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -23,6 +22,7 @@
 
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
+#include <linux/if_ether.h>
 #include <net/if.h>
 
 #include "busypoll.h"
@@ -31,6 +31,7 @@
 #include "slots.h"
 #include "supervise.h"
 #include "clock.h"
+#include "follow.h"
 #include "gather.h"
 #include "invoker.h"
 #include "log.h"
@@ -40,65 +41,9 @@
 #include "worker.h"
 #include "xsk.h"
 
-int rr_count_rx_queues(const char *ifname)
-{
-	char path[PATH_MAX];
-	struct dirent *de;
-	int n = 0;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/queues", ifname);
-	d = opendir(path);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d)))
-		if (!strncmp(de->d_name, "rx-", 3))
-			n++;
-	closedir(d);
-	return n;
-}
-
-/* Reads /sys/class/net/IFNAME/ATTR into buf, without the newline. */
-static int read_sysfs(const char *ifname, const char *attr, char *buf,
-		      size_t len)
-{
-	char path[PATH_MAX];
-	FILE *f;
-	int ok;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", ifname, attr);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	ok = fgets(buf, (int)len, f) != NULL;
-	fclose(f);
-	if (!ok)
-		return -EINVAL;
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
-}
-
-static int read_mac_mtu(const char *ifname, uint8_t *mac, uint32_t *mtu)
-{
-	unsigned int b[6], v;
-	char buf[64];
-	int i;
-
-	if (read_sysfs(ifname, "mtu", buf, sizeof(buf)) ||
-	    sscanf(buf, "%u", &v) != 1)
-		return -EINVAL;
-	*mtu = v;
-	if (read_sysfs(ifname, "address", buf, sizeof(buf)) ||
-	    sscanf(buf, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4],
-		   &b[5]) != 6)
-		return -EINVAL;
-	for (i = 0; i < 6; i++)
-		mac[i] = (uint8_t)b[i];
-	return 0;
-}
-
 static int check_interface(struct rr_invoker *inv, const struct rr_config *cfg)
 {
+	char mac[18];
 	int nrx, ret;
 
 	inv->ifindex = (int)if_nametoindex(cfg->ifname);
@@ -106,10 +51,18 @@ static int check_interface(struct rr_invoker *inv, const struct rr_config *cfg)
 		pr_warn("no network interface named '%s'\n", cfg->ifname);
 		return -ENODEV;
 	}
-	nrx = rr_count_rx_queues(cfg->ifname);
+	ret = rr_link_open(&inv->link, inv->ifindex, &inv->link_now);
+	if (ret) {
+		pr_warn("cannot read %s through netlink: %s\n", cfg->ifname,
+			ret == -EPROTONOSUPPORT
+				? "it has no Ethernet (6-byte) MAC address"
+				: strerror(-ret));
+		return ret;
+	}
+	nrx = (int)inv->link_now.rx_queues;
 	if (nrx <= 0) {
 		pr_warn("cannot count the RX queues of %s\n", cfg->ifname);
-		return nrx ? nrx : -ENODEV;
+		return -ENODEV;
 	}
 	inv->nrxqueues = (uint32_t)nrx;
 	inv->nqueues = cfg->queues ? cfg->queues : (uint32_t)nrx;
@@ -126,12 +79,11 @@ static int check_interface(struct rr_invoker *inv, const struct rr_config *cfg)
 			cfg->ifname, inv->nqueues, RR_MAX_QUEUES);
 		inv->nqueues = RR_MAX_QUEUES;
 	}
-	ret = read_mac_mtu(cfg->ifname, inv->mac, &inv->mtu);
-	if (ret) {
-		pr_warn("cannot read the MTU and MAC address of %s\n",
-			cfg->ifname);
-		return ret;
-	}
+	pr_info("%s: MTU %u, MAC address %s: serving requests up to %u bytes (a UMEM frame holds %u bytes of Ethernet frame)\n",
+		cfg->ifname, inv->link_now.mtu,
+		rr_link_mac_str(inv->link_now.mac, mac),
+		rr_serve_limit(inv->link_now.mtu), RR_FRAME_DATA_MAX);
+	rr_say_frame_limit(cfg->ifname, inv->link_now.mtu);
 	return 0;
 }
 
@@ -185,85 +137,6 @@ fail:
 	ret = -errno;
 	close(fd);
 	return ret;
-}
-
-/* Whether a served function wants to answer from XDP (its program or
- * its cache) and follows the peer (tier auto or user, not xdp). */
-static bool wants_xdp_tx(const struct rr_invoker *inv, bool forced)
-{
-	const struct rr_slot *s;
-
-	for (s = inv->slots; s < inv->slots + inv->nslots; s++)
-		if ((s->tier_xdp || s->cached) &&
-		    (s->svc->tier == RR_TIER_XDP) == forced)
-			return true;
-	return false;
-}
-
-/*
- * A veth hands its peer XDP_TX frames only while the peer runs NAPI, in
- * practice an XDP program of its own; without one every reply sent from
- * XDP is lost. So the in-kernel tier and the reply cache answer only
- * while the peer takes them (rr_slot_sync masks them out otherwise), and
- * the workers answer the rest of the time. Looked at during set-up and
- * then every RR_WATCH_MS. True if that changed; @why gets the peer's
- * state in a few words.
- */
-static bool look_at_peer(struct rr_invoker *inv, char *why, size_t len)
-{
-	bool ok;
-
-	inv->peer = rr_veth_peer(inv->ifindex, why, len);
-	ok = inv->peer == RR_PEER_NOT_VETH || inv->peer == RR_PEER_XDP;
-	if (ok == inv->xdp_tx_ok)
-		return false;
-	inv->xdp_tx_ok = ok;
-	return true;
-}
-
-/* Says what the peer's state means for the functions served. */
-static void say_peer(const struct rr_invoker *inv, const char *why)
-{
-	const char *ifname = inv->cfg->ifname;
-
-	if (!inv->xdp_tx_ok && wants_xdp_tx(inv, false))
-		pr_warn("%s is a veth and its %s: replies sent from XDP would be lost there, so the workers answer every request; the in-kernel tier and the reply cache start within a second of an XDP program (any, even one that passes everything) running on the peer\n",
-			ifname, why);
-	else if (inv->xdp_tx_ok && inv->ready && wants_xdp_tx(inv, false))
-		pr_info("%s: the veth peer runs an XDP program now: the in-kernel tier and the reply cache answer\n",
-			ifname);
-	if (!inv->xdp_tx_ok && wants_xdp_tx(inv, true))
-		pr_warn("%s is a veth and its %s: functions with tier = xdp answer from XDP anyway, and those replies are lost\n",
-			ifname, why);
-}
-
-void rr_invoker_watch(struct rr_invoker *inv)
-{
-	uint64_t now = rr_now_ns() / 1000000;
-	char why[128];
-	uint32_t slot;
-	int ret;
-
-	if (now < inv->next_watch_ms)
-		return;
-	inv->next_watch_ms = now + RR_WATCH_MS;
-	if (inv->local) {
-		ret = rr_localaddr_update(inv->local);
-		if (ret > 0)
-			pr_info("the host's addresses changed: answering for %u IPv4 and %u IPv6 local routes\n",
-				rr_localaddr_count(inv->local, AF_INET),
-				rr_localaddr_count(inv->local, AF_INET6));
-		else if (ret < 0)
-			pr_debug("netlink: cannot read the local routes: %s\n",
-				 strerror(-ret));
-	}
-	/* A device does not become a veth: only a veth's peer is followed. */
-	if (inv->peer == RR_PEER_NOT_VETH ||
-	    !look_at_peer(inv, why, sizeof(why)))
-		return;
-	say_peer(inv, why);
-	for (slot = 0; slot < inv->nslots; slot++)
-		rr_slot_sync(inv, &inv->slots[slot]);
 }
 
 /*
@@ -343,7 +216,8 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	/* Room for the gathers only where a function gathers; for every
 	 * group a reload may bring. */
 	gathering = rr_gather_needed(inv);
-	ret = rr_xdp_load_sized(&inv->xdp, inv->mac, inv->mtu,
+	inv->live->mtu = inv->link_now.mtu;
+	ret = rr_xdp_load_sized(&inv->xdp, inv->link_now.mac, inv->link_now.mtu,
 				gathering ? RR_NWORKERS(inv) * RR_SG_PER_WORKER
 					  : 0,
 				gathering ? RR_SG_MAX_GROUPS : 0);
@@ -376,13 +250,13 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	}
 	/* Ports last: until now every packet went to the kernel. Which
 	 * tier answers depends on the peer, so it is known first. */
-	look_at_peer(inv, why, sizeof(why));
+	rr_look_at_peer(inv, why, sizeof(why));
 	for (slot = 0; slot < inv->nslots; slot++) {
 		ret = rr_open_port(inv, slot);
 		if (ret)
 			return ret;
 	}
-	say_peer(inv, why);
+	rr_say_peer(inv, why);
 	/* Still privileged: a port below 1024 can be bound. */
 	ret = rr_tcp_sync(inv, &(bool){ false });
 	if (ret)
@@ -564,6 +438,10 @@ const char *rr_invoker_not_ready(struct rr_invoker *inv)
 		return "stopping";
 	if (!inv->xdp.attached)
 		return "the XDP program is not attached";
+	if (!inv->link_now.up)
+		return "the link is down";
+	if (inv->restart_why[0])
+		return inv->restart_why;
 	for (q = 0; q < inv->nqueues; q++)
 		for (t = 0; t < inv->nthreads; t++)
 			if (!rr_worker_at(inv, q, t)->started)
@@ -616,6 +494,8 @@ void rr_invoker_destroy(struct rr_invoker *inv)
 	rr_xdp_destroy(&inv->xdp);
 	rr_localaddr_close(inv->local);
 	inv->local = NULL;
+	rr_link_close(inv->link);
+	inv->link = NULL;
 	for (i = 0; i < RR_MAX_SLOTS; i++) {
 		rr_instance_release(inv->slots[i].inst);
 		inv->slots[i].inst = NULL;

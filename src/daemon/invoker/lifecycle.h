@@ -11,9 +11,6 @@
 
 #include "invoker.h"
 
-/* The interface's RX queue count (from sysfs), or -errno. */
-int rr_count_rx_queues(const char *ifname);
-
 /* Loads, attaches and creates every UMEM and socket; -errno on failure
  * with the reason logged. */
 int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg);
@@ -37,9 +34,9 @@ int rr_invoker_set_threads(struct rr_invoker *inv, uint32_t n, char *msg,
 const char *rr_invoker_not_ready(struct rr_invoker *inv);
 /*
  * Follows the host while serving (the main thread, every tick, netlink
- * asked at most every RR_WATCH_MS): the local routes into the
- * destination check, and the veth peer's XDP program into the choice of
- * tier.
+ * asked at most every RR_WATCH_MS; follow.c): the interface's MTU, MAC,
+ * RX queues and carrier, the local routes into the destination check,
+ * and the veth peer's XDP program into the choice of tier.
  */
 void rr_invoker_watch(struct rr_invoker *inv);
 /* Stops and joins the workers. */

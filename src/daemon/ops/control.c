@@ -512,6 +512,7 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 	const char *why = rr_invoker_not_ready(inv);
 	struct rr_module *mod;
 	uint32_t slot;
+	char mac[18];
 
 	fprintf(f, "{\"ok\":true,\"version\":");
 	rr_json_str(f, RR_VERSION);
@@ -537,6 +538,13 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 		rr_json_str(f, why);
 	}
 	fprintf(f, ",\"veth_peer\":\"%s\"", rr_peer_label(inv->peer));
+	fprintf(f, ",\"mtu\":%u,\"mac\":\"%s\",\"rx_queues\":%u,\"link_up\":%s",
+		inv->link_now.mtu, rr_link_mac_str(inv->link_now.mac, mac),
+		inv->link_now.rx_queues, inv->link_now.up ? "true" : "false");
+	if (inv->restart_why[0]) {
+		fprintf(f, ",\"restart_needed\":");
+		rr_json_str(f, inv->restart_why);
+	}
 	fprintf(f, ",\"worker_priority\":\"%s\"",
 		inv->live->realtime ? "realtime" : "normal");
 	fprintf(f, ",\"coalesce_us\":%u",

@@ -681,6 +681,8 @@ static void write_guards(struct rr_invoker *inv, FILE *out)
 /* Which reqrouter this is, and whether it serves (as /healthz says). */
 static void write_state(struct rr_invoker *inv, FILE *out)
 {
+	int i;
+
 	rr_metric_family(
 		out, "reqrouter_build_info", "gauge",
 		"Always 1: the release and the function API version (RR_FUNCTION_API) in labels.");
@@ -689,8 +691,19 @@ static void write_state(struct rr_invoker *inv, FILE *out)
 		RR_VERSION, RR_FUNCTION_API);
 	rr_metric_family(
 		out, "reqrouter_ready", "gauge",
-		"1 while every worker serves (GET /healthz says ready); 0 while starting, draining or stopping.");
+		"1 while every worker serves (GET /healthz says ready); 0 while starting, draining or stopping, while the link is down, and when a change of the interface needs a restart.");
 	fprintf(out, "reqrouter_ready %d\n", !rr_invoker_not_ready(inv));
+	rr_metric_family(
+		out, "reqrouter_link_mtu", "gauge",
+		"The served interface's MTU now: the longest reply sent, and the longest request served up to what a UMEM frame holds.");
+	fprintf(out, "reqrouter_link_mtu %u\n", inv->link_now.mtu);
+	rr_metric_family(
+		out, "reqrouter_link_changes_total", "counter",
+		"Changes of the served interface followed while serving: mtu, mac, rx_queues (ethtool -L), down and up (carrier or admin state), name.");
+	for (i = 0; i < RR_LINK_CHANGE_MAX; i++)
+		fprintf(out,
+			"reqrouter_link_changes_total{change=\"%s\"} %lu\n",
+			rr_link_change_names[i], inv->link_changes[i]);
 }
 
 /* How long the main loop went without answering anybody, at most. */

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "service.h"
 
+static bool managed;	      /* systemd listens (NOTIFY_SOCKET) */
 static uint64_t watchdog_us;  /* 0: no watchdog asked for */
 static uint64_t last_ping_us; /* CLOCK_MONOTONIC */
 
@@ -38,6 +39,7 @@ void rr_service_ready(struct rr_invoker *inv, const struct rr_config *cfg)
 		inv->nthreads == 1 ? "" : "s");
 	if (ret <= 0)
 		return; /* not under systemd, or it cannot be told */
+	managed = true;
 	/* > 0: enabled for this process (WATCHDOG_USEC, WATCHDOG_PID). */
 	if (sd_watchdog_enabled(0, &usec) > 0 && usec) {
 		watchdog_us = usec;
@@ -68,12 +70,19 @@ void rr_service_tick(struct rr_invoker *inv)
 	now = now_us();
 	/* A draining instance is not ready (its health fails on purpose)
 	 * but alive: a drain longer than WatchdogSec must not end in a
-	 * watchdog kill. */
+	 * watchdog kill. Nor must a link that is down (it serves again
+	 * when it is up) or a restart main.c is about to make itself. */
 	if (now - last_ping_us < watchdog_us / 2 ||
-	    (rr_invoker_not_ready(inv) && !inv->draining))
+	    (rr_invoker_not_ready(inv) && !inv->draining && inv->link_now.up &&
+	     !inv->restart_why[0]))
 		return;
 	last_ping_us = now;
 	sd_notify(0, "WATCHDOG=1");
+}
+
+bool rr_service_managed(void)
+{
+	return managed;
 }
 
 void rr_service_stopping(void)

@@ -28,6 +28,10 @@ void rr_service_status(const char *fmt, ...)
 void rr_service_tick(struct rr_invoker *inv);
 
 /* STOPPING=1, once the instance has decided to exit. */
+/* Whether systemd was told READY=1: a unit runs reqrouter, and starts
+ * it again after a failure (Restart=on-failure). */
+bool rr_service_managed(void);
+
 void rr_service_stopping(void);
 
 #endif /* RR_SERVICE_H */

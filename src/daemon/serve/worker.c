@@ -167,7 +167,8 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	struct rr_sock *s = &w->socks[si];
 	const struct rr_fn_instance *inst;
 	const struct rr_function *fn;
-	uint32_t batch = w->inv->cfg->batch, mtu = w->inv->mtu;
+	uint32_t batch = w->inv->cfg->batch;
+	uint32_t mtu = __atomic_load_n(&w->inv->live->mtu, __ATOMIC_RELAXED);
 	uint32_t amp = s->svc->max_amplification;
 	bool offload = w->inv->tx_csum_offload;
 	uint32_t idx_rx = 0, n, i, ntx = 0, room, limit, csum_start = 0;
