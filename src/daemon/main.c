@@ -467,6 +467,7 @@ int main(int argc, char **argv)
 		       rr_log_last_problem()[0] ? rr_log_last_problem()
 						: "see above");
 	rr_invoker_destroy(&inv);
+	rr_owner_release();
 	rr_config_free(&cfg);
 	return ret ? 1 : 0;
 }

@@ -185,7 +185,8 @@ int rr_link_update(struct rr_link *l, struct rr_link_state *st)
 		     nh = NLMSG_NEXT(nh, n)) {
 			if ((nh->nlmsg_type != RTM_NEWLINK &&
 			     nh->nlmsg_type != RTM_DELLINK) ||
-			    rr_nl_parse_link(nh, &nl) || nl.ifindex != l->ifindex)
+			    rr_nl_parse_link(nh, &nl) ||
+			    nl.ifindex != l->ifindex)
 				continue;
 			if (nh->nlmsg_type == RTM_DELLINK)
 				now.gone = true;

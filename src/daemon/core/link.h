@@ -16,12 +16,12 @@
 struct rr_link;
 
 /* The changes reqrouter follows, X(enum suffix, metric label). */
-#define RR_LINK_CHANGES(X)             \
-	X(MTU, "mtu")                  \
-	X(MAC, "mac")                  \
-	X(RX_QUEUES, "rx_queues")      \
-	X(DOWN, "down")                \
-	X(UP, "up")                    \
+#define RR_LINK_CHANGES(X)        \
+	X(MTU, "mtu")             \
+	X(MAC, "mac")             \
+	X(RX_QUEUES, "rx_queues") \
+	X(DOWN, "down")           \
+	X(UP, "up")               \
 	X(NAME, "name")
 
 #define RR_LINK_CHANGE_ENUM(name, label) RR_LINK_##name,

@@ -8,8 +8,10 @@
  * the owner holds an flock(2) on RR_RUN_DIR/IFACE.lock for as long as it
  * lives and the kernel lets it go when the process ends, however it ends.
  *
- * The file is never removed: a lock on a file that is unlinked and made
- * again could be held by two processes at once, one on each inode. The
+ * The file goes when its owner stops cleanly, while still locked. A
+ * start that locked a file which was removed meanwhile (it opened it
+ * before the removal) holds a lock nobody else can see, so it checks that
+ * the path still names the file it locked, and tries again if not. The
  * pid in it is only for the refusal's words. Interfaces of one name in
  * two network namespaces are two interfaces, so outside the first
  * namespace the file's name carries the namespace's inode.
@@ -58,12 +60,27 @@ static long holder_pid(int fd)
 	return sscanf(buf, "%ld", &pid) == 1 ? pid : 0;
 }
 
+/* Says who serves @ifname, the holder of the lock @fd is open on. */
+static int refuse(const char *ifname, int fd)
+{
+	long other = holder_pid(fd);
+
+	close(fd);
+	if (other > 0)
+		pr_warn("%s: reqrouter (pid %ld) already serves it; refused before touching anything (stop that one first)\n",
+			ifname, other);
+	else
+		pr_warn("%s: another reqrouter already serves it (%s is locked); refused before touching anything\n",
+			ifname, lock_path);
+	return -EBUSY;
+}
+
 int rr_owner_claim(const char *ifname)
 {
+	struct stat locked, named;
 	unsigned long ino = 0;
+	int fd, ret, n, tries;
 	char pid[32];
-	long other;
-	int fd, ret, n;
 
 	if (first_netns(&ino))
 		snprintf(lock_path, sizeof(lock_path), "%s/%s.lock", RR_RUN_DIR,
@@ -75,26 +92,30 @@ int rr_owner_claim(const char *ifname)
 		ret = -errno;
 		goto unlocked;
 	}
-	fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0) {
-		ret = -errno;
-		goto unlocked;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		ret = -errno;
-		if (ret == -EWOULDBLOCK) {
-			other = holder_pid(fd);
-			close(fd);
-			if (other > 0)
-				pr_warn("%s: reqrouter (pid %ld) already serves it; refused before touching anything (stop that one first)\n",
-					ifname, other);
-			else
-				pr_warn("%s: another reqrouter already serves it (%s is locked); refused before touching anything\n",
-					ifname, lock_path);
-			return -EBUSY;
+	for (tries = 0;; tries++) {
+		fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+			  0644);
+		if (fd < 0) {
+			ret = -errno;
+			goto unlocked;
 		}
+		if (flock(fd, LOCK_EX | LOCK_NB)) {
+			ret = -errno;
+			if (ret == -EWOULDBLOCK)
+				return refuse(ifname, fd);
+			close(fd);
+			goto unlocked;
+		}
+		/* Still the file at the path: then it is the lock. */
+		if (!fstat(fd, &locked) && !stat(lock_path, &named) &&
+		    locked.st_ino == named.st_ino &&
+		    locked.st_dev == named.st_dev)
+			break;
 		close(fd);
-		goto unlocked;
+		if (tries == 3) {
+			ret = -EAGAIN;
+			goto unlocked;
+		}
 	}
 	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
 	if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)n, 0) != n)
@@ -105,6 +126,16 @@ int rr_owner_claim(const char *ifname)
 unlocked:
 	pr_debug("cannot lock %s: %s\n", lock_path, strerror(-ret));
 	return ret;
+}
+
+void rr_owner_release(void)
+{
+	if (lock_fd < 0)
+		return;
+	/* Before the lock goes: nobody can be waiting on this file then. */
+	unlink(lock_path); /* fails harmlessly after --user */
+	close(lock_fd);
+	lock_fd = -1;
 }
 
 bool rr_owner_held(void)

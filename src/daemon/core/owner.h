@@ -20,6 +20,10 @@
  */
 int rr_owner_claim(const char *ifname);
 
+/* Removes the lock file and lets the lock go: at a clean exit, once the
+ * interface is as it was found. */
+void rr_owner_release(void);
+
 /* Whether this process holds the lock: then any reqrouter program on its
  * interface was left by an instance that is gone. */
 bool rr_owner_held(void);

@@ -121,19 +121,25 @@ static void follow_queues(struct rr_invoker *inv, uint32_t was)
 		snprintf(inv->restart_why, sizeof(inv->restart_why),
 			 "restart needed: %s has %u RX queues now, %u served",
 			 ifname, now, inv->nqueues);
-		pr_notice("%s: RX queues %u -> %u: requests on %s go to the kernel, counted as pass/no_socket, until a restart serves them; health fails until then\n",
-			  ifname, was, now,
-			  queue_range(inv->nqueues, want, range, sizeof(range)));
+		pr_notice(
+			"%s: RX queues %u -> %u: requests on %s go to the kernel, counted as pass/no_socket, until a restart serves them; health fails until then\n",
+			ifname, was, now,
+			queue_range(inv->nqueues, want, range, sizeof(range)));
 		return;
 	}
 	inv->restart_why[0] = '\0';
 	if (now < inv->nqueues)
-		pr_notice("%s: RX queues %u -> %u: the workers of %s get nothing until the queues are back\n",
-			  ifname, was, now,
-			  queue_range(now, inv->nqueues, range, sizeof(range)));
+		pr_notice(
+			"%s: RX queues %u -> %u: the workers of %s get nothing until the queues are back\n",
+			ifname, was, now,
+			queue_range(now, inv->nqueues, range, sizeof(range)));
+	else if (now > inv->nqueues)
+		pr_notice(
+			"%s: RX queues %u -> %u: serving the first %u (-q %u)\n",
+			ifname, was, now, inv->nqueues, inv->nqueues);
 	else
-		pr_notice("%s: RX queues %u -> %u: serving %u of them (-q)\n",
-			  ifname, was, now, inv->nqueues);
+		pr_notice("%s: RX queues %u -> %u: every queue is served\n",
+			  ifname, was, now);
 }
 
 /*
@@ -165,16 +171,18 @@ static void follow_link(struct rr_invoker *inv)
 	}
 	if (was.mtu != now->mtu) {
 		inv->link_changes[RR_LINK_MTU]++;
-		pr_notice("%s: MTU %u -> %u: replies are sized for %u now, requests served up to %u bytes\n",
-			  now->name, was.mtu, now->mtu, now->mtu,
-			  rr_serve_limit(now->mtu));
+		pr_notice(
+			"%s: MTU %u -> %u: replies are sized for %u now, requests served up to %u bytes\n",
+			now->name, was.mtu, now->mtu, now->mtu,
+			rr_serve_limit(now->mtu));
 		rr_say_frame_limit(now->name, now->mtu);
 	}
 	if (memcmp(was.mac, now->mac, 6)) {
 		inv->link_changes[RR_LINK_MAC]++;
-		pr_notice("%s: MAC address %s -> %s: the XDP program takes requests sent to %s now\n",
-			  now->name, rr_link_mac_str(was.mac, a),
-			  rr_link_mac_str(now->mac, b), b);
+		pr_notice(
+			"%s: MAC address %s -> %s: the XDP program takes requests sent to %s now\n",
+			now->name, rr_link_mac_str(was.mac, a),
+			rr_link_mac_str(now->mac, b), b);
 	}
 	if (was.rx_queues != now->rx_queues && now->rx_queues) {
 		inv->link_changes[RR_LINK_RX_QUEUES]++;
@@ -185,8 +193,9 @@ static void follow_link(struct rr_invoker *inv)
 		if (now->up)
 			pr_notice("%s: link up: serving again\n", now->name);
 		else
-			pr_notice("%s: link down: nothing arrives until it is up again, and health fails meanwhile\n",
-				  now->name);
+			pr_notice(
+				"%s: link down: nothing arrives until it is up again, and health fails meanwhile\n",
+				now->name);
 	}
 }
 
@@ -219,4 +228,3 @@ void rr_invoker_watch(struct rr_invoker *inv)
 	for (slot = 0; slot < inv->nslots; slot++)
 		rr_slot_sync(inv, &inv->slots[slot]);
 }
-
