@@ -226,6 +226,18 @@ static const struct bpf_case mac[] = {
 	  0, RR_XDP_PASS_NOT_UNICAST, NO_ALT },
 };
 
+/* The same program after the interface took other_mac while it ran
+ * (rr_xdp_set_link(), as link.c follows it): the old address is another
+ * host's now. */
+static const struct bpf_case moved_mac[] = {
+	{ "the new MAC", U4(.dst_mac = other_mac), 0, RR_XDP_PASS_NO_SOCKET,
+	  NO_ALT },
+	{ "the new MAC, 802.1Q, IPv6", U6(.dst_mac = other_mac, .vlans = 1), 0,
+	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	{ "the old MAC", U4(), 0, RR_XDP_PASS_OTHER_HOST, NO_ALT },
+	{ "the old MAC, IPv6", U6(), 0, RR_XDP_PASS_OTHER_HOST, NO_ALT },
+};
+
 /*
  * Allow-lists, written the way reqrouter writes them: parsed from the
  * config syntax by rr_parse_cidrs() and added by rr_xdp_allow().
@@ -506,6 +518,8 @@ static const struct bpf_case tier[] = {
 
 const struct bpf_table steer_cases = { steer, ARRAY_SIZE(steer) };
 const struct bpf_table mac_cases = { mac, ARRAY_SIZE(mac) };
+const struct bpf_table moved_mac_cases = { moved_mac, ARRAY_SIZE(moved_mac) };
+const uint8_t *const moved_mac_addr = other_mac;
 const struct bpf_table allow_cases = { allow, ARRAY_SIZE(allow) };
 const struct bpf_table guard_cases = { guard, ARRAY_SIZE(guard) };
 const struct bpf_table tier_cases = { tier, ARRAY_SIZE(tier) };

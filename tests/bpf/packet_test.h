@@ -50,6 +50,10 @@ struct bpf_table {
  * the in-kernel tier's ports. */
 extern const struct bpf_table steer_cases, mac_cases, allow_cases, guard_cases,
 	tier_cases;
+/* Frames after the interface's MAC moved to moved_mac_addr while the
+ * program ran. */
+extern const struct bpf_table moved_mac_cases;
+extern const uint8_t *const moved_mac_addr;
 int setup_allow_lists(struct reqrouter *skel);
 /* The host's own destinations, as reqrouter mirrors its local routes:
  * the server's address (f_dst_ip4/32, f_dst_ip6/128) and an "AnyIP"
