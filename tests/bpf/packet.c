@@ -667,14 +667,7 @@ int main(void)
 		return ret;
 	}
 	run_table(&mac_cases);
-	/* The MAC changes under the running program: one 8-byte store
-	 * into its .data, which this process maps, as rr_xdp_set_link(). */
-	{
-		uint64_t word = 0;
-
-		memcpy(&word, moved_mac_addr, 6);
-		__atomic_store_n(&skel->data->link_mac, word, __ATOMIC_RELAXED);
-	}
+	move_mac(moved_mac_addr);
 	run_table(&moved_mac_cases);
 	reqrouter__destroy(skel);
 	skel = NULL;
