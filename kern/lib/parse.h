@@ -65,6 +65,8 @@ static __always_inline int parse_eth(struct cursor *c, int *stat)
 		vlan = c->pos;
 		if ((void *)(vlan + 1) > c->end)
 			return -1;
+		if (!*stat && !link_vlan_ours(vlan->tci))
+			*stat = RR_XDP_PASS_VLAN;
 		proto = vlan->encap_proto;
 		c->pos = vlan + 1;
 	}

@@ -2,8 +2,8 @@
 /*
  * What the XDP program knows of the interface it is attached to, kept
  * current by user space while it serves (src/daemon/core/link.c): the
- * MAC address requests must be sent to, and the MTU the in-kernel tier
- * sizes its replies by. And how long a frame a UMEM frame holds, which
+ * MAC address requests must be sent to, the MTU the in-kernel tier sizes
+ * its replies by, and the VLANs the host has on it. And how long a frame a UMEM frame holds, which
  * never changes: a longer request is refused in XDP (frame_too_big).
  */
 #ifndef RR_SHARED_LINK_H
@@ -23,5 +23,14 @@
  * never sees half of an old address and half of a new one. 0 turns the
  * check off (the BPF tests load the program bare).
  */
+
+/*
+ * link_vlans: a bit per VLAN ID (4096), the tags the host answers on the
+ * interface (its VLAN devices, followed, or the setting `vlans`); with
+ * link_vlan_check 0 any tag is answered. A frame with a tag outside it is
+ * the kernel's (pass/vlan_not_ours): a reply would go out on a VLAN the
+ * host does not have.
+ */
+#define RR_VLAN_WORDS 64
 
 #endif /* RR_SHARED_LINK_H */

@@ -524,6 +524,7 @@ static bool setting_differs(const struct rr_setting *s, const void *a,
 	case RR_SETTING_U32:
 	case RR_SETTING_BOOL:
 	case RR_SETTING_ENUM:
+	case RR_SETTING_VLANS:
 		return memcmp(fa, fb, s->size) != 0;
 	default:
 		return false; /* a switch or a flag of the command line's */

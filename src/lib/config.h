@@ -81,6 +81,15 @@ enum rr_steering {
 #define RR_DEFAULT_CACHE_TTL 60 /* seconds a cached reply answers */
 #define RR_MAX_CACHE_TTL 86400
 
+/* The VLAN tags answered (`vlans`): zeroed, the host's VLAN devices on
+ * the interface, followed while serving. */
+#define RR_VLAN_IDS 4096
+struct rr_vlans {
+	bool any;     /* every tag */
+	bool no_host; /* only the IDs listed, not the host's devices */
+	uint64_t ids[RR_VLAN_IDS / 64]; /* listed, a bit per VLAN ID */
+};
+
 /* An address prefix of an allow-list. */
 struct rr_cidr {
 	int family; /* AF_INET or AF_INET6 */
@@ -242,6 +251,7 @@ struct rr_config {
 	 * a crash or an overrun function takes down alone. */
 	enum rr_isolation isolation;
 	enum rr_answer_for answer_for;
+	struct rr_vlans vlans;
 	bool tier_set; /* --tier: every function's tier */
 	enum rr_tier tier;
 	bool no_cache; /* --no-cache: no function's replies are cached */
@@ -361,6 +371,10 @@ int rr_parse_targets(const char *s, struct rr_endpoint *out, uint32_t max,
 int rr_config_group(const struct rr_config *cfg, const char *name);
 int rr_parse_ports(const char *s, uint16_t *ports, uint32_t max,
 		   uint32_t *nports, char *err, size_t errlen);
+/* `vlans`: "host", "any", or VLAN IDs and ranges 1-4094 separated by ','
+ * with "host" among them or not. 0 or -EINVAL with why, naming @what. */
+int rr_parse_vlans(const char *s, struct rr_vlans *v, const char *what,
+		   char *err, size_t errlen);
 int rr_parse_mode(const char *s, enum rr_xdp_mode *mode, char *err,
 		  size_t errlen);
 int rr_parse_tier(const char *s, enum rr_tier *tier, char *err, size_t errlen);

@@ -223,6 +223,52 @@ int rr_parse_ports(const char *s, uint16_t *ports, uint32_t max,
 	return 0;
 }
 
+int rr_parse_vlans(const char *s, struct rr_vlans *v, const char *what,
+		   char *err, size_t errlen)
+{
+	char buf[512], *tok, *save, *dash;
+	uint32_t lo, hi, id;
+	bool host = false;
+
+	memset(v, 0, sizeof(*v));
+	if (strlen(s) >= sizeof(buf) || !*s)
+		return rr_errf(err, errlen, "bad %s '%s'", what, s);
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ", \t", &save); tok;
+	     tok = strtok_r(NULL, ", \t", &save)) {
+		if (!strcmp(tok, "host")) {
+			host = true;
+			continue;
+		}
+		if (!strcmp(tok, "any")) {
+			v->any = true;
+			continue;
+		}
+		dash = strchr(tok, '-');
+		if (dash)
+			*dash++ = '\0';
+		if (rr_parse_u32(tok, 1, 4094, &lo, "a VLAN ID", err, errlen) ||
+		    (dash &&
+		     rr_parse_u32(dash, lo, 4094, &hi,
+				  "the end of a VLAN ID range", err, errlen)))
+			return -EINVAL;
+		if (!dash)
+			hi = lo;
+		for (id = lo; id <= hi; id++)
+			v->ids[id / 64] |= 1ULL << (id % 64);
+		v->no_host = true;
+	}
+	if (v->any && (host || v->no_host))
+		return rr_errf(err, errlen,
+			       "%s: any answers every tag, alone or not at all",
+			       what);
+	if (!v->any && !host && !v->no_host)
+		return rr_errf(err, errlen, "bad %s '%s'", what, s);
+	if (host)
+		v->no_host = false;
+	return 0;
+}
+
 /* The words of each enum, in its order: the settings table's values
  * (settings.c), and what the tools and metrics print. */
 const char *const rr_mode_names[] = {

@@ -134,6 +134,13 @@ const struct rr_setting rr_settings[] = {
 	  .names = rr_answer_for_names,
 	  .def = RR_ANSWER_LOCAL,
 	  .help = "answer requests for the host's own addresses only (local), or for any destination sent to the interface (any: a router's transit traffic too)" },
+	{ .key = "vlans",
+	  .flag = "vlans",
+	  .arg = "WHICH",
+	  .type = RR_SETTING_VLANS,
+	  FIELD(vlans),
+	  .def_text = "host",
+	  .help = "the VLAN tags answered: the host's own VLAN devices on the interface, followed (host), every tag (any), or VLAN IDs and ranges, with host among them or not (\"host,100-110\"); a frame with another tag goes to the kernel" },
 	{ .flag = "no-cache",
 	  .type = RR_SETTING_BOOL,
 	  FIELD(no_cache),
@@ -743,6 +750,9 @@ int rr_setting_set(const struct rr_setting *s, void *base, const char *val,
 		return rr_parse_cidrs(val, (struct rr_cidr *)field, s->max,
 				      (uint32_t *)((char *)base + s->count),
 				      err, errlen);
+	case RR_SETTING_VLANS:
+		return rr_parse_vlans(val, (struct rr_vlans *)field, what, err,
+				      errlen);
 	case RR_SETTING_NONE:
 		return 0;
 	}
@@ -778,6 +788,9 @@ static void value_text(const struct rr_setting *s, char *buf, size_t len)
 		snprintf(buf, len,
 			 "IPv4 and IPv6 prefixes or addresses, at most %u",
 			 s->max);
+		return;
+	case RR_SETTING_VLANS:
+		snprintf(buf, len, "host, any, or VLAN IDs 1-4094 and ranges");
 		return;
 	default:
 		buf[0] = '\0';

@@ -29,6 +29,7 @@ enum rr_setting_type {
 	RR_SETTING_CPUS,   /* a CPU list, "0-3,6", into the field and count */
 	RR_SETTING_PORTS,  /* a port list, "7,1232", into the field and count */
 	RR_SETTING_CIDRS,  /* an allow-list, appended to the field and count */
+	RR_SETTING_VLANS,  /* "host", "any" or VLAN IDs: struct rr_vlans */
 	RR_SETTING_NONE,   /* flag only, read by the command line itself */
 };
 

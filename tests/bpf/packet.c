@@ -637,6 +637,15 @@ static void move_mac(const uint8_t *mac)
 	__atomic_store_n(&skel->data->link_mac, word, __ATOMIC_RELAXED);
 }
 
+/* The host's VLANs as rr_xdp_set_vlans() writes them: the IDs given
+ * (0-terminated), the check on. */
+static void set_vlans(const uint16_t *ids)
+{
+	for (; *ids; ids++)
+		skel->data->link_vlans[*ids / 64] |= 1ULL << (*ids % 64);
+	__atomic_store_n(&skel->data->link_vlan_check, 1, __ATOMIC_RELEASE);
+}
+
 int main(void)
 {
 	int ret;
@@ -669,6 +678,10 @@ int main(void)
 	run_table(&mac_cases);
 	move_mac(moved_mac_addr);
 	run_table(&moved_mac_cases);
+	set_vlans((const uint16_t[]){ 100, 0 });
+	run_table(&vlan100_cases);
+	set_vlans((const uint16_t[]){ 201, 0 });
+	run_table(&vlan100_201_cases);
 	reqrouter__destroy(skel);
 	skel = NULL;
 
@@ -686,6 +699,7 @@ int main(void)
 	}
 	printf("%zu frames and the round robin checked\n",
 	       steer_cases.n + allow_cases.n + guard_cases.n + mac_cases.n +
-		       moved_mac_cases.n + tier_cases.n);
+		       moved_mac_cases.n + vlan100_cases.n +
+		       vlan100_201_cases.n + tier_cases.n);
 	return 0;
 }

@@ -238,6 +238,28 @@ static const struct bpf_case moved_mac[] = {
 	{ "the old MAC, IPv6", U6(), 0, RR_XDP_PASS_OTHER_HOST, NO_ALT },
 };
 
+/* With the VLAN check on (as reqrouter runs) and only VLAN 100 the
+ * host's: the frames' outer tag is VID 100, an inner one VID 201. */
+static const struct bpf_case vlan100[] = {
+	{ "untagged", U4(.dst_mac = other_mac), 0, RR_XDP_PASS_NO_SOCKET,
+	  NO_ALT },
+	{ "802.1Q VID 100, the host's", U4(.dst_mac = other_mac, .vlans = 1), 0,
+	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	{ "IPv6, 802.1Q VID 100", U6(.dst_mac = other_mac, .vlans = 1), 0,
+	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
+	{ "QinQ 100 + 201: the inner one not the host's",
+	  U4(.dst_mac = other_mac, .vlans = 2), 0, RR_XDP_PASS_VLAN, NO_ALT },
+};
+
+/* And with VLANs 100 and 201 the host's. */
+static const struct bpf_case vlan100_201[] = {
+	{ "QinQ 100 + 201, both the host's",
+	  U4(.dst_mac = other_mac, .vlans = 2), 0, RR_XDP_PASS_NO_SOCKET,
+	  NO_ALT },
+	{ "IPv6, QinQ 100 + 201", U6(.dst_mac = other_mac, .vlans = 2), 0,
+	  RR_XDP_PASS_NO_SOCKET, NO_ALT },
+};
+
 /*
  * Allow-lists, written the way reqrouter writes them: parsed from the
  * config syntax by rr_parse_cidrs() and added by rr_xdp_allow().
@@ -519,6 +541,9 @@ static const struct bpf_case tier[] = {
 const struct bpf_table steer_cases = { steer, ARRAY_SIZE(steer) };
 const struct bpf_table mac_cases = { mac, ARRAY_SIZE(mac) };
 const struct bpf_table moved_mac_cases = { moved_mac, ARRAY_SIZE(moved_mac) };
+const struct bpf_table vlan100_cases = { vlan100, ARRAY_SIZE(vlan100) };
+const struct bpf_table vlan100_201_cases = { vlan100_201,
+					     ARRAY_SIZE(vlan100_201) };
 const uint8_t *const moved_mac_addr = other_mac;
 const struct bpf_table allow_cases = { allow, ARRAY_SIZE(allow) };
 const struct bpf_table guard_cases = { guard, ARRAY_SIZE(guard) };

@@ -53,6 +53,8 @@ extern const struct bpf_table steer_cases, mac_cases, allow_cases, guard_cases,
 /* Frames after the interface's MAC moved to moved_mac_addr while the
  * program ran. */
 extern const struct bpf_table moved_mac_cases;
+/* Then with the VLAN check on: VLAN 100 the host's; then 100 and 201. */
+extern const struct bpf_table vlan100_cases, vlan100_201_cases;
 extern const uint8_t *const moved_mac_addr;
 int setup_allow_lists(struct reqrouter *skel);
 /* The host's own destinations, as reqrouter mirrors its local routes:

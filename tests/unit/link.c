@@ -161,11 +161,11 @@ static int sh(const char *fmt, ...)
 	return ret;
 }
 
-#define FAIL(...)                                          \
-	do {                                               \
-		fprintf(stderr, "  FAIL: " __VA_ARGS__);   \
-		fputc('\n', stderr);                       \
-		return 1;                                  \
+#define FAIL(...)                                        \
+	do {                                             \
+		fprintf(stderr, "  FAIL: " __VA_ARGS__); \
+		fputc('\n', stderr);                     \
+		return 1;                                \
 	} while (0)
 
 /* Polls every 10 ms for up to a second until rr_link_update() says

@@ -107,6 +107,102 @@ static int ask(struct rr_link *l, struct rr_link_state *st)
 	return take(&nl, st) ? 0 : -EPROTONOSUPPORT;
 }
 
+/* A VLAN device seen in a dump. */
+struct vdev {
+	int ifindex, link;
+	uint16_t id;
+};
+
+#define VDEV_MAX 4096
+
+static void add_vlan(struct rr_link_state *st, uint16_t id)
+{
+	if (id && id < RR_VLAN_IDS)
+		st->vlans[id / 64] |= 1ULL << (id % 64);
+}
+
+/*
+ * The VLAN devices on the link, and for QinQ those on them, into
+ * st->vlans: one dump of every link of the namespace. A VLAN device in
+ * another namespace (moved into a container) is not seen, and its tag is
+ * not answered.
+ */
+static int dump_vlans(struct rr_link *l, struct rr_link_state *st)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct ifinfomsg ifi;
+		uint8_t attrs[RTA_SPACE(sizeof(uint32_t))];
+	} req;
+	const struct nlmsghdr *nh;
+	struct rr_nl_link nl;
+	struct vdev *v = NULL;
+	uint32_t nv = 0, i, j, seq = ++l->seq;
+	int fd, n, ret = 0;
+	bool done = false;
+
+	fd = rr_nl_socket(false, GET_TIMEOUT_US);
+	if (fd < 0)
+		return fd;
+	v = calloc(VDEV_MAX, sizeof(*v));
+	if (!v) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	memset(&req, 0, sizeof(req));
+	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(req.ifi));
+	req.nh.nlmsg_type = RTM_GETLINK;
+	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	req.nh.nlmsg_seq = seq;
+	req.ifi.ifi_family = AF_UNSPEC;
+	rr_nl_put_u32(&req, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
+	ret = rr_nl_send(fd, &req.nh);
+	while (!ret && !done) {
+		n = rr_nl_recv(fd, l->buf.bytes, sizeof(l->buf.bytes), 0);
+		if (n < 0) {
+			ret = n == -EAGAIN ? -ETIMEDOUT : n;
+			break;
+		}
+		for (nh = &l->buf.align; rr_nl_ok(nh, n);
+		     nh = NLMSG_NEXT(nh, n)) {
+			if (nh->nlmsg_seq != seq)
+				continue;
+			if (nh->nlmsg_flags & NLM_F_DUMP_INTR)
+				ret = -EAGAIN; /* a change raced it: again */
+			if (nh->nlmsg_type == NLMSG_DONE) {
+				done = true;
+				break;
+			}
+			if (nh->nlmsg_type == NLMSG_ERROR) {
+				ret = rr_nl_error(nh);
+				break;
+			}
+			if (nh->nlmsg_type != RTM_NEWLINK ||
+			    rr_nl_parse_link(nh, &nl) || !nl.vlan_id ||
+			    !nl.has_link || nl.netnsid >= 0 || nv == VDEV_MAX)
+				continue;
+			v[nv++] = (struct vdev){ nl.ifindex, nl.link,
+						 nl.vlan_id };
+		}
+	}
+	if (ret)
+		goto out;
+	memset(st->vlans, 0, sizeof(st->vlans));
+	for (i = 0; i < nv; i++) {
+		if (v[i].link != l->ifindex)
+			continue;
+		add_vlan(st, v[i].id);
+		for (j = 0; j < nv; j++)
+			if (v[j].link == v[i].ifindex)
+				add_vlan(st, v[j].id);
+	}
+out:
+	free(v);
+	close(fd);
+	st->vlans_known = !ret;
+	return ret;
+}
+
 static void count_queues(struct rr_link_state *st)
 {
 	int n = rr_link_rx_queues(st->name);
@@ -145,6 +241,11 @@ int rr_link_open(struct rr_link **out, int ifindex, struct rr_link_state *st)
 	if (ret)
 		goto err;
 	count_queues(st);
+	/* Without them no tag is answered until a later look reads them. */
+	ret = dump_vlans(l, st);
+	if (ret)
+		pr_debug("cannot read the VLAN devices on %s: %s\n", st->name,
+			 strerror(-ret));
 	*out = l;
 	return 0;
 err:
@@ -156,7 +257,9 @@ static bool same(const struct rr_link_state *a, const struct rr_link_state *b)
 {
 	return !strcmp(a->name, b->name) && !memcmp(a->mac, b->mac, 6) &&
 	       a->mtu == b->mtu && a->rx_queues == b->rx_queues &&
-	       a->up == b->up && a->gone == b->gone;
+	       a->up == b->up && a->gone == b->gone &&
+	       a->vlans_known == b->vlans_known &&
+	       !memcmp(a->vlans, b->vlans, sizeof(a->vlans));
 }
 
 int rr_link_update(struct rr_link *l, struct rr_link_state *st)
@@ -164,7 +267,7 @@ int rr_link_update(struct rr_link *l, struct rr_link_state *st)
 	struct rr_link_state now = *st;
 	const struct nlmsghdr *nh;
 	struct rr_nl_link nl;
-	bool lost = false;
+	bool lost = false, vlans = !st->vlans_known;
 	int i, n, ret;
 
 	if (!l)
@@ -176,7 +279,7 @@ int rr_link_update(struct rr_link *l, struct rr_link_state *st)
 			break;
 		if (n == -ENOBUFS || n == -EMSGSIZE) {
 			/* What was lost is unknown: ask once, after. */
-			lost = true;
+			lost = vlans = true;
 			continue;
 		}
 		if (n < 0)
@@ -185,9 +288,13 @@ int rr_link_update(struct rr_link *l, struct rr_link_state *st)
 		     nh = NLMSG_NEXT(nh, n)) {
 			if ((nh->nlmsg_type != RTM_NEWLINK &&
 			     nh->nlmsg_type != RTM_DELLINK) ||
-			    rr_nl_parse_link(nh, &nl) ||
-			    nl.ifindex != l->ifindex)
+			    rr_nl_parse_link(nh, &nl))
 				continue;
+			/* Another link: a VLAN device, which may be on ours. */
+			if (nl.ifindex != l->ifindex) {
+				vlans |= nl.vlan_id != 0;
+				continue;
+			}
 			if (nh->nlmsg_type == RTM_DELLINK)
 				now.gone = true;
 			else if (!take(&nl, &now))
@@ -201,6 +308,8 @@ int rr_link_update(struct rr_link *l, struct rr_link_state *st)
 	}
 	if (!now.gone)
 		count_queues(&now);
+	if (!now.gone && vlans)
+		dump_vlans(l, &now);
 	if (same(&now, st))
 		return 0;
 	*st = now;

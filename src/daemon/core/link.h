@@ -2,7 +2,8 @@
 /*
  * The served interface as it is now (link.c): what the XDP program and
  * the workers rely on, read at start and followed while serving from
- * rtnetlink's link notifications, and the RX queues, which change with
+ * rtnetlink's link notifications, the VLAN devices on it (from the same
+ * notifications, of those links), and the RX queues, which change with
  * no notification (ethtool -L), counted again at each look.
  */
 #ifndef RR_LINK_H
@@ -13,6 +14,8 @@
 
 #include <net/if.h>
 
+#include "config.h" /* RR_VLAN_IDS */
+
 struct rr_link;
 
 /* The changes reqrouter follows, X(enum suffix, metric label). */
@@ -22,7 +25,8 @@ struct rr_link;
 	X(RX_QUEUES, "rx_queues") \
 	X(DOWN, "down")           \
 	X(UP, "up")               \
-	X(NAME, "name")
+	X(NAME, "name")           \
+	X(VLANS, "vlans")
 
 #define RR_LINK_CHANGE_ENUM(name, label) RR_LINK_##name,
 enum rr_link_change { RR_LINK_CHANGES(RR_LINK_CHANGE_ENUM) RR_LINK_CHANGE_MAX };
@@ -36,6 +40,11 @@ struct rr_link_state {
 	uint32_t rx_queues; /* 0 if they cannot be counted */
 	bool up;	    /* administratively up and running (carrier) */
 	bool gone;	    /* deleted, or moved to another namespace */
+	/* The VLAN IDs of the host's VLAN devices on it (and, for QinQ, on
+	 * those), a bit per ID; rr_link_vlans_known false if they could
+	 * not be read. */
+	uint64_t vlans[RR_VLAN_IDS / 64];
+	bool vlans_known;
 };
 
 /*

@@ -166,6 +166,18 @@ static bool attr_u32(const struct rtattr *rta, uint32_t *v)
 	return true;
 }
 
+/* A VLAN device's ID, from its IFLA_INFO_DATA. */
+static void vlan_id(const struct rtattr *data, struct rr_nl_link *l)
+{
+	const struct rtattr *tb[IFLA_VLAN_MAX + 1];
+
+	if (rr_nl_parse_attrs(tb, IFLA_VLAN_MAX, RTA_DATA(data),
+			      (int)RTA_PAYLOAD(data)) ||
+	    !tb[IFLA_VLAN_ID] || RTA_PAYLOAD(tb[IFLA_VLAN_ID]) < 2)
+		return;
+	memcpy(&l->vlan_id, RTA_DATA(tb[IFLA_VLAN_ID]), 2);
+}
+
 int rr_nl_parse_link(const struct nlmsghdr *nh, struct rr_nl_link *l)
 {
 	const struct rtattr *tb[IFLA_MAX + 1], *info[IFLA_INFO_MAX + 1];
@@ -207,6 +219,8 @@ int rr_nl_parse_link(const struct nlmsghdr *nh, struct rr_nl_link *l)
 		if (info[IFLA_INFO_KIND])
 			attr_str(l->kind, sizeof(l->kind),
 				 info[IFLA_INFO_KIND]);
+		if (!strcmp(l->kind, "vlan") && info[IFLA_INFO_DATA])
+			vlan_id(info[IFLA_INFO_DATA], l);
 	}
 	if (tb[IFLA_XDP]) {
 		if (rr_nl_parse_attrs(xdp, IFLA_XDP_MAX, RTA_DATA(tb[IFLA_XDP]),

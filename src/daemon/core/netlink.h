@@ -108,9 +108,10 @@ struct rr_nl_link {
 	int ifindex;
 	unsigned int flags; /* ifi_flags: IFF_UP, IFF_RUNNING, ... */
 	char name[IF_NAMESIZE];
-	char kind[32];	/* IFLA_INFO_KIND, "" if none */
-	uint32_t mtu;	/* IFLA_MTU, 0 if none */
-	uint8_t mac[6]; /* IFLA_ADDRESS, if has_mac (an Ethernet one) */
+	char kind[32];	  /* IFLA_INFO_KIND, "" if none */
+	uint16_t vlan_id; /* a VLAN device's IFLA_VLAN_ID, else 0 */
+	uint32_t mtu;	  /* IFLA_MTU, 0 if none */
+	uint8_t mac[6];	  /* IFLA_ADDRESS, if has_mac (an Ethernet one) */
 	bool has_mac;
 	bool has_link; /* IFLA_LINK */
 	int link;

@@ -39,6 +39,7 @@
 #include "percpu.h"
 #include "shared/cache.h"
 #include "shared/guard.h"
+#include "shared/link.h"
 #include "shared/stats.h"
 #include "shared/steer.h"
 #include "xdp.h"
@@ -67,6 +68,17 @@ void rr_xdp_set_link(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu)
 	memcpy(&word, mac, 6);
 	__atomic_store_n(&x->skel->data->link_mac, word, __ATOMIC_RELAXED);
 	__atomic_store_n(&x->skel->data->link_mtu, mtu, __ATOMIC_RELAXED);
+}
+
+void rr_xdp_set_vlans(struct rr_xdp *x, const uint64_t *vlans)
+{
+	uint32_t i;
+
+	for (i = 0; i < RR_VLAN_WORDS; i++)
+		__atomic_store_n(&x->skel->data->link_vlans[i],
+				 vlans ? vlans[i] : 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&x->skel->data->link_vlan_check, vlans != NULL,
+			 __ATOMIC_RELEASE);
 }
 
 int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu)

@@ -75,6 +75,9 @@ int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu);
 /* The interface's MAC and MTU the loaded program goes by from now on
  * (shared/link.h): what link.c learned changed. */
 void rr_xdp_set_link(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu);
+/* The VLAN IDs the program answers tagged frames for (RR_VLAN_WORDS
+ * words, a bit per ID), or NULL: any tag. Loaded, it answers any. */
+void rr_xdp_set_vlans(struct rr_xdp *x, const uint64_t *vlans);
 /* rr_xdp_load() with room for @ngathers outstanding gathers and @ngroups
  * groups of targets (0, 0: none). */
 int rr_xdp_load_sized(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu,

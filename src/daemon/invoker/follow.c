@@ -18,6 +18,7 @@
 #include "lifecycle.h"
 #include "link.h"
 #include "log.h"
+#include "shared/link.h"
 #include "slots.h"
 
 /* The longest IP packet a UMEM frame holds, untagged. */
@@ -85,6 +86,61 @@ void rr_say_peer(const struct rr_invoker *inv, const char *why)
 	if (!inv->xdp_tx_ok && wants_xdp_tx(inv, true))
 		pr_warn("%s is a veth and its %s: functions with tier = xdp answer from XDP anyway, and those replies are lost\n",
 			ifname, why);
+}
+
+/* "100, 200-210" of the IDs in @ids, or "none". */
+static const char *vlan_list(const uint64_t *ids, char *buf, size_t len)
+{
+	uint32_t id, end;
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (id = 1; id < RR_VLAN_IDS && off < len; id++) {
+		if (!(ids[id / 64] & (1ULL << (id % 64))))
+			continue;
+		for (end = id; end + 1 < RR_VLAN_IDS &&
+			       ids[(end + 1) / 64] & (1ULL << ((end + 1) % 64));
+		     end++)
+			;
+		if (end == id)
+			off += (size_t)snprintf(buf + off, len - off, "%s%u",
+						off ? ", " : "", id);
+		else
+			off += (size_t)snprintf(buf + off, len - off, "%s%u-%u",
+						off ? ", " : "", id, end);
+		id = end;
+	}
+	return buf[0] ? buf : "none";
+}
+
+void rr_follow_vlans(struct rr_invoker *inv, bool started)
+{
+	const struct rr_vlans *v = &inv->cfg->vlans;
+	uint64_t ids[RR_VLAN_WORDS];
+	char list[256];
+	uint32_t i;
+
+	if (v->any) {
+		rr_xdp_set_vlans(&inv->xdp, NULL);
+		if (!started)
+			pr_info("answering frames with any VLAN tag (vlans = any)\n");
+		return;
+	}
+	for (i = 0; i < RR_VLAN_WORDS; i++)
+		ids[i] = v->ids[i] | (v->no_host ? 0 : inv->link_now.vlans[i]);
+	rr_xdp_set_vlans(&inv->xdp, ids);
+	vlan_list(ids, list, sizeof(list));
+	if (started)
+		pr_notice(
+			"%s: the VLAN devices on it changed: answering VLAN tags %s now\n",
+			inv->link_now.name, list);
+	else if (strcmp(list, "none"))
+		pr_info("answering VLAN tags %s%s; other tagged frames go to the kernel\n",
+			list, v->no_host ? " (vlans)" : "");
+	else
+		pr_debug(
+			"answering untagged and priority-tagged frames only: %s has no VLAN device (vlans = any answers every tag)\n",
+			inv->link_now.name);
 }
 
 /* "queue 3" or "queues 2-3". */
@@ -187,6 +243,11 @@ static void follow_link(struct rr_invoker *inv)
 	if (was.rx_queues != now->rx_queues && now->rx_queues) {
 		inv->link_changes[RR_LINK_RX_QUEUES]++;
 		follow_queues(inv, was.rx_queues);
+	}
+	if (memcmp(was.vlans, now->vlans, sizeof(was.vlans)) &&
+	    !inv->cfg->vlans.no_host && !inv->cfg->vlans.any) {
+		inv->link_changes[RR_LINK_VLANS]++;
+		rr_follow_vlans(inv, true);
 	}
 	if (was.up != now->up) {
 		inv->link_changes[now->up ? RR_LINK_UP : RR_LINK_DOWN]++;

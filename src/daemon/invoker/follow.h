@@ -18,6 +18,10 @@ uint32_t rr_serve_limit(uint32_t mtu);
 /* A warning if a UMEM frame cannot hold what @mtu lets in. */
 void rr_say_frame_limit(const char *ifname, uint32_t mtu);
 
+/* The VLAN tags the program answers: the setting `vlans` with the host's
+ * VLAN devices as link.c last saw them; said at start, or as a change. */
+void rr_follow_vlans(struct rr_invoker *inv, bool started);
+
 /*
  * A veth hands its peer XDP_TX frames only while the peer runs NAPI;
  * looked at during set-up and then every RR_WATCH_MS. True if whether

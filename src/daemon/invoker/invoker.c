@@ -223,6 +223,7 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 				gathering ? RR_SG_MAX_GROUPS : 0);
 	if (ret)
 		return ret;
+	rr_follow_vlans(inv, false);
 	/* Without it the program steers in turn and cannot tell a full
 	 * worker: what it did before there was a load to read. */
 	ret = rr_xdp_map_load(&inv->xdp, inv->nqueues);
