@@ -232,7 +232,8 @@ int rr_parse_vlans(const char *s, struct rr_vlans *v, const char *what,
 
 	memset(v, 0, sizeof(*v));
 	if (strlen(s) >= sizeof(buf) || !*s)
-		return rr_errf(err, errlen, "bad %s '%s'", what, s);
+		return rr_errf(err, errlen,
+			       "%s: host, any, or VLAN IDs, not '%s'", what, s);
 	strcpy(buf, s);
 	for (tok = strtok_r(buf, ", \t", &save); tok;
 	     tok = strtok_r(NULL, ", \t", &save)) {
@@ -263,7 +264,8 @@ int rr_parse_vlans(const char *s, struct rr_vlans *v, const char *what,
 			       "%s: any answers every tag, alone or not at all",
 			       what);
 	if (!v->any && !host && !v->no_host)
-		return rr_errf(err, errlen, "bad %s '%s'", what, s);
+		return rr_errf(err, errlen,
+			       "%s: host, any, or VLAN IDs, not '%s'", what, s);
 	if (host)
 		v->no_host = false;
 	return 0;

@@ -334,6 +334,54 @@ static void test_parse_values(void **state)
 	check_err("32");
 }
 
+static bool vlan_on(const struct rr_vlans *v, uint32_t id)
+{
+	return v->ids[id / 64] & (1ULL << (id % 64));
+}
+
+/* vlans: host, any, or IDs and ranges with host or not. */
+static void test_parse_vlans(void **state)
+{
+	struct rr_vlans v;
+
+	assert_int_equal(rr_parse_vlans("host", &v, "vlans", err, sizeof(err)),
+			 0);
+	assert_false(v.any);
+	assert_false(v.no_host);
+	assert_false(vlan_on(&v, 100));
+	assert_int_equal(rr_parse_vlans("any", &v, "vlans", err, sizeof(err)),
+			 0);
+	assert_true(v.any);
+	assert_int_equal(rr_parse_vlans("100, 200-202,4094", &v, "vlans", err,
+					sizeof(err)),
+			 0);
+	assert_true(v.no_host);
+	assert_true(vlan_on(&v, 100) && vlan_on(&v, 200) && vlan_on(&v, 201) &&
+		    vlan_on(&v, 202) && vlan_on(&v, 4094));
+	assert_false(vlan_on(&v, 199) || vlan_on(&v, 203) || vlan_on(&v, 0));
+	assert_int_equal(
+		rr_parse_vlans("host,7", &v, "vlans", err, sizeof(err)), 0);
+	assert_false(v.no_host);
+	assert_true(vlan_on(&v, 7));
+	/* Out of range, backwards, any with others, nothing. */
+	assert_int_equal(rr_parse_vlans("0", &v, "vlans", err, sizeof(err)),
+			 -EINVAL);
+	check_err("VLAN ID");
+	assert_int_equal(rr_parse_vlans("4095", &v, "vlans", err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(
+		rr_parse_vlans("300-200", &v, "vlans", err, sizeof(err)),
+		-EINVAL);
+	assert_int_equal(
+		rr_parse_vlans("any,100", &v, "vlans", err, sizeof(err)),
+		-EINVAL);
+	check_err("any answers every tag");
+	assert_int_equal(rr_parse_vlans(",", &v, "vlans", err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(rr_parse_vlans("", &v, "vlans", err, sizeof(err)),
+			 -EINVAL);
+}
+
 /* The functions linked in are found by name and by port. */
 /* Tiers and the reply cache: defaults, file keys, the flags that
  * override them, and one-line errors. */
@@ -345,6 +393,7 @@ int run_value_tests(void)
 		cmocka_unit_test(test_parse_cpus),
 		cmocka_unit_test(test_parse_workers),
 		cmocka_unit_test(test_parse_values),
+		cmocka_unit_test(test_parse_vlans),
 	};
 
 	return cmocka_run_group_tests_name("values", tests, NULL, NULL);

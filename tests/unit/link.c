@@ -107,6 +107,37 @@ static void test_parse_not_ethernet(void **state)
 	assert_int_equal(l.mtu, 0);
 }
 
+/* A VLAN device: its kind and ID, in IFLA_LINKINFO's nest. */
+static void test_parse_vlan(void **state)
+{
+	uint8_t nest[64], *p = nest;
+	struct rr_nl_link l;
+	union msgbuf m;
+	uint16_t id = 100;
+	uint32_t link = 2;
+	struct rtattr a;
+
+	/* IFLA_INFO_KIND "vlan", IFLA_INFO_DATA { IFLA_VLAN_ID 100 } */
+	a = (struct rtattr){ RTA_LENGTH(5), IFLA_INFO_KIND };
+	memcpy(p, &a, sizeof(a));
+	memcpy(p + RTA_LENGTH(0), "vlan", 5);
+	p += RTA_SPACE(5);
+	a = (struct rtattr){ RTA_LENGTH(RTA_SPACE(2)), IFLA_INFO_DATA };
+	memcpy(p, &a, sizeof(a));
+	a = (struct rtattr){ RTA_LENGTH(2), IFLA_VLAN_ID };
+	memcpy(p + RTA_LENGTH(0), &a, sizeof(a));
+	memcpy(p + RTA_LENGTH(0) + RTA_LENGTH(0), &id, 2);
+	p += RTA_SPACE(RTA_SPACE(2));
+	link_msg(&m, 9, 0);
+	add_attr(&m, IFLA_LINK, &link, sizeof(link));
+	add_attr(&m, IFLA_LINKINFO, nest, (size_t)(p - nest));
+	assert_int_equal(rr_nl_parse_link(&m.nh, &l), 0);
+	assert_string_equal(l.kind, "vlan");
+	assert_int_equal(l.vlan_id, 100);
+	assert_true(l.has_link);
+	assert_int_equal(l.link, 2);
+}
+
 static void test_parse_malformed(void **state)
 {
 	struct rr_nl_link l;
@@ -297,6 +328,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_link),
 		cmocka_unit_test(test_parse_not_ethernet),
+		cmocka_unit_test(test_parse_vlan),
 		cmocka_unit_test(test_parse_malformed),
 		cmocka_unit_test(test_parse_random),
 		cmocka_unit_test(test_live_link),
