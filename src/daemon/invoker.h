@@ -198,6 +198,12 @@ struct rr_faults {
 	uint64_t at_ns[RR_MAX_QUARANTINE_FAULTS]; /* the latest, a ring */
 	uint32_t next;
 	uint64_t quarantined_ns; /* CLOCK_MONOTONIC: when quarantined */
+	/* How long the quarantine lasts (0: until lifted by hand), and the
+	 * back-off that made it so: quarantined again soon after lifting
+	 * itself, a function stays out twice as long (quarantine.c). */
+	uint32_t quarantine_s;
+	uint32_t backoff;
+	uint64_t lifted_ns; /* when it last lifted itself, or 0 */
 };
 
 /*

@@ -9,7 +9,9 @@
 # the XDP program drops its requests ("<none>"). Meanwhile reverse, on the
 # same workers, answers throughout. On the bare defaults a user meets: no
 # XDP program on the client's veth. With quarantine_expire the quarantine
-# lifts itself after that many seconds, and the log says so.
+# lifts itself after that many seconds (60 by default, which the log of the
+# runs without it says), and the log says so; quarantined again soon after
+# that, the function stays out twice as long, until an operator lifts it.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 
@@ -63,6 +65,8 @@ for action in pass drop; do
 	check "$action: faulty answers" port_is hello
 
 	quarantine 1 $action
+	check "$action: with no quarantine_expire set, it comes back in 60 s by itself (the default)" \
+		grep -q "it comes back in 60 s (quarantine_expire), or" "$RR_ERR"
 	check "$action: the quarantined port is shut ($shut)" port_is "$shut"
 	check "$action: threads 2" ctl threads 2
 	check_eq "$action: two cells per queue" $((QUEUES * 2)) \
@@ -108,6 +112,23 @@ lifted() { grep -q "function 'faulty' is out of quarantine after 2 s (quarantine
 wait_for 4 lifted
 check "expire: lifted by itself after 2 s, and said so" lifted
 check "expire: faulty answers again" port_is hello
+# Quarantined again within twice its last quarantine of its release: it is
+# still faulty, and stays out twice as long.
+quarantine 2 expire
+check "expire: quarantined again soon: 4 s, doubled once, and the log says why" \
+	grep -q "it comes back in 4 s (quarantine_expire, doubled 1 time: it faulted again soon after its last release), or with reqrouterctl unquarantine faulty" "$RR_ERR"
+# shellcheck disable=SC2317 # called through wait_for
+lifted4() { grep -q "function 'faulty' is out of quarantine after 4 s (quarantine_expire)" "$RR_ERR"; }
+check "expire: still shut 2.5 s on" sh -c "sleep 2.5; ! grep -q 'out of quarantine after 4 s' '$RR_ERR'"
+wait_for 3 lifted4
+check "expire: lifted by itself after 4 s" lifted4
+check "expire: faulty answers again after the doubled quarantine" port_is hello
+# By hand: the doubling starts over.
+quarantine 3 expire
+ctl unquarantine faulty >/dev/null
+quarantine 4 expire
+check "expire: after an unquarantine by hand, back to 2 s" \
+	test "$(grep -c 'it comes back in 2 s (quarantine_expire), or' "$RR_ERR")" -ge 2
 reverse_answers "expire"
 rr_kill_wait TERM 10
 check_eq "expire: SIGTERM: exit 0" 0 "$RR_RC"

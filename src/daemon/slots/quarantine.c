@@ -6,6 +6,13 @@
  * quarantine_window seconds quarantine it: its port entry drops (or
  * passes) its requests in XDP and the workers drop what was queued, until
  * reqrouterctl unquarantine, quarantine_expire, a reload or a deploy.
+ *
+ * quarantine_expire lifts it by itself (60 s by default), so a function
+ * that crashed on one bad input serves again without an operator. A
+ * function quarantined again within twice its last quarantine of its
+ * release is still faulty: each such time it stays out twice as long, up
+ * to an hour (or quarantine_expire, if longer). Lifted by an operator, a
+ * reload or a deploy, it starts over.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,19 +21,49 @@
 #include "log.h"
 #include "slots.h"
 
+#define QUARANTINE_MAX_S 3600
+
+/* How long a quarantine starting @now lasts: quarantine_expire, doubled
+ * for each time in a row the function came back and faulted again
+ * within twice its last quarantine. */
+static uint32_t quarantine_for(const struct rr_service *svc,
+			       struct rr_faults *f, uint64_t now)
+{
+	uint32_t base = svc->quarantine_expire, cap, len, i;
+
+	if (!base)
+		return 0;
+	if (f->lifted_ns &&
+	    now - f->lifted_ns < 2ULL * f->quarantine_s * 1000000000ULL)
+		f->backoff++;
+	else
+		f->backoff = 0;
+	cap = base > QUARANTINE_MAX_S ? base : QUARANTINE_MAX_S;
+	for (len = base, i = 0; i < f->backoff && len < cap; i++)
+		len *= 2;
+	return len < cap ? len : cap;
+}
+
 static void quarantine(struct rr_invoker *inv, struct rr_slot *s)
 {
 	const struct rr_service *svc = s->svc;
+	struct rr_faults *f = &s->faults;
+	char when[160] = "";
 	int ret;
 
-	char when[64] = "";
-
 	s->quarantined = true;
-	s->faults.quarantined_ns = rr_now_ns();
+	f->quarantined_ns = rr_now_ns();
+	f->quarantine_s = quarantine_for(svc, f, f->quarantined_ns);
 	ret = rr_slot_sync(inv, s);
-	if (svc->quarantine_expire)
+	if (f->quarantine_s && f->backoff)
+		snprintf(
+			when, sizeof(when),
+			" in %u s (quarantine_expire, doubled %u time%s: it faulted again soon after its last release), or",
+			f->quarantine_s, f->backoff,
+			f->backoff == 1 ? "" : "s");
+	else if (f->quarantine_s)
 		snprintf(when, sizeof(when), " in %u s (quarantine_expire), or",
-			 svc->quarantine_expire);
+			 f->quarantine_s);
 	pr_warn("function '%s' quarantined after %u fault%s in %u s: port %u %s its requests (it comes back%s with reqrouterctl unquarantine %s)%s\n",
 		svc->fn->name, svc->quarantine_faults,
 		svc->quarantine_faults == 1 ? "" : "s", svc->quarantine_window,
@@ -35,30 +72,39 @@ static void quarantine(struct rr_invoker *inv, struct rr_slot *s)
 		svc->fn->name, ret ? "; the XDP map could not be updated" : "");
 }
 
-void rr_unquarantine_slot(struct rr_invoker *inv, struct rr_slot *s)
+static void lift(struct rr_invoker *inv, struct rr_slot *s)
 {
-	if (!s->quarantined)
-		return;
 	s->quarantined = false;
 	s->faults.next = 0;
 	rr_slot_sync(inv, s);
 }
 
-/* Quarantines that have lasted their quarantine_expire seconds lift. */
+void rr_unquarantine_slot(struct rr_invoker *inv, struct rr_slot *s)
+{
+	if (!s->quarantined)
+		return;
+	lift(inv, s);
+	/* An operator's word, a reload or a deploy: a fresh start. */
+	s->faults.backoff = 0;
+	s->faults.lifted_ns = 0;
+}
+
+/* Quarantines that have lasted their time (quarantine_for()) lift. */
 void rr_quarantine_expire(struct rr_invoker *inv, uint64_t now)
 {
 	struct rr_slot *s;
-	uint32_t exp;
+	uint32_t len;
 
 	for (s = inv->slots; s < inv->slots + inv->nslots; s++) {
-		exp = s->svc->quarantine_expire;
-		if (!s->quarantined || !exp ||
-		    now - s->faults.quarantined_ns < exp * 1000000000ULL)
+		len = s->faults.quarantine_s;
+		if (!s->quarantined || !len ||
+		    now - s->faults.quarantined_ns < len * 1000000000ULL)
 			continue;
-		rr_unquarantine_slot(inv, s);
+		lift(inv, s);
+		s->faults.lifted_ns = now;
 		pr_notice(
 			"function '%s' is out of quarantine after %u s (quarantine_expire)%s\n",
-			s->svc->fn->name, exp,
+			s->svc->fn->name, len,
 			s->removed ? ", but stays removed" : "");
 	}
 }
