@@ -245,6 +245,10 @@ struct rr_slot {
 } __attribute__((aligned(RR_CACHELINE)));
 
 #define RR_MAX_RECYCLE (RR_MAX_BATCH * RR_MAX_SLOTS)
+/* One more than a round fills: the supervisor puts a dead cell's last
+ * request on top of what its report named, and hands the list to the
+ * next cell if it cannot return it at once (cells/supervise.c). */
+#define RR_RECYCLE_ROOM (RR_MAX_RECYCLE + 1)
 /* Frames a worker keeps to build its gathers' copies in (gather_scatter =
  * umem), taken from the completions as they come back. */
 #define RR_SG_STOCK 256
@@ -272,7 +276,7 @@ struct rr_worker_report {
 	/* Its copies of the functions' own counters, by slot. */
 	uint64_t fn_counters[RR_MAX_SLOTS][RR_FN_MAX_COUNTERS];
 	struct xdp_desc tx[RR_MAX_BATCH];
-	uint64_t recycle[RR_MAX_RECYCLE];
+	uint64_t recycle[RR_RECYCLE_ROOM];
 	/* The requests its outstanding gathers keep, by gather: their
 	 * descriptors' addresses, inside their frames (0: none). */
 	uint64_t gather_frames[RR_SG_PER_WORKER];
@@ -334,7 +338,7 @@ struct rr_worker {
 	/* Scratch for one round over the sockets. */
 	struct rr_keep keep; /* a request's payload, for the reply cache */
 	struct xdp_desc tx[RR_MAX_BATCH];
-	uint64_t recycle[RR_MAX_RECYCLE];
+	uint64_t recycle[RR_RECYCLE_ROOM];
 } __attribute__((aligned(RR_CACHELINE)));
 
 /*

@@ -463,7 +463,10 @@ static int finish_batch(struct rr_worker *w, const struct rr_batch_mark *m,
 			frame = rr_frame_of(xsk_ring_cons__rx_desc(
 						    &s->rx, m->rx_cons + done)
 						    ->addr);
-			if (frame_ok(w->umem, frame))
+			/* Room for it: the report named RR_MAX_RECYCLE at
+			 * most (take_report()), and there is one more. */
+			if (frame_ok(w->umem, frame) &&
+			    w->nrecycle < RR_RECYCLE_ROOM)
 				w->recycle[w->nrecycle++] = frame;
 			rr_stat_add(&s->stats->drops[why], 1);
 			slot = (int)s->slot;

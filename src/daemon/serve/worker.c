@@ -604,6 +604,10 @@ static void run(struct rr_worker *w, bool cell)
 	if (w->nstock > RR_SG_STOCK)
 		w->nstock = RR_SG_STOCK;
 	memcpy(w->stock, w->rep->stock, w->nstock * sizeof(w->stock[0]));
+	/* What the supervisor could not return for a dead predecessor goes
+	 * back first: a round adds up to RR_MAX_RECYCLE of its own. */
+	if (w->nrecycle)
+		recycle_frames(w, nsocks, false);
 	while (!__atomic_load_n(&live->stop, __ATOMIC_RELAXED)) {
 		/* A quiescent point: nothing of the last round is held. */
 		__atomic_store_n(
