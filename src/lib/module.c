@@ -8,6 +8,8 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,20 @@
 #include <unistd.h>
 
 #include "module.h"
+
+/* Whether others than root, us and root's (or our) group may write
+ * into the directory @st. */
+static bool others_write(const struct stat *st)
+{
+	return st->st_mode & S_IWOTH ||
+	       (st->st_mode & S_IWGRP && st->st_gid != 0 &&
+		st->st_gid != getegid());
+}
+
+static bool ours(const struct stat *st)
+{
+	return st->st_uid == 0 || st->st_uid == geteuid();
+}
 
 /*
  * Whether @st (of @what, a module or its directory) is one only its owner
@@ -34,9 +50,7 @@ static int trusted(const struct stat *st, const char *what, const char *path,
 			path, what, (unsigned int)st->st_uid);
 		return -EPERM;
 	}
-	if (st->st_mode & S_IWOTH ||
-	    (st->st_mode & S_IWGRP && st->st_gid != 0 &&
-	     st->st_gid != getegid())) {
+	if (others_write(st)) {
 		snprintf(
 			err, errlen,
 			"module %s: its %s is writable by others (mode %03o): refused",
@@ -44,6 +58,125 @@ static int trusted(const struct stat *st, const char *what, const char *path,
 		return -EPERM;
 	}
 	return 0;
+}
+
+#define MAX_LINKS 40
+
+/*
+ * Opens directory @dir from the root down, one component at a time,
+ * never through a place others could change: a directory others may
+ * write into is passed only if it is sticky (/tmp) and the entry taken
+ * from it is root's or ours, which others then cannot rename or remove;
+ * a symbolic link is followed only where it lies in a directory others
+ * cannot write (or a sticky one, the link root's or ours), as /lib ->
+ * usr/lib does. Returns an O_RDONLY descriptor of the directory, or
+ * -errno with one line in @err.
+ */
+static int open_dir(const char *dir, const char *path, char *err, size_t errlen)
+{
+	char buf[PATH_MAX], link[PATH_MAX], rest[PATH_MAX], *comp, *slash;
+	int cur, next, links = 0, ret;
+	struct stat dst, cst;
+	ssize_t n;
+
+	if (dir[0] == '/') {
+		snprintf(rest, sizeof(rest), "%s", dir);
+	} else {
+		if (!getcwd(buf, sizeof(buf)))
+			return -errno;
+		if ((size_t)snprintf(rest, sizeof(rest), "%s/%s", buf, dir) >=
+		    sizeof(rest))
+			return -ENAMETOOLONG;
+	}
+	cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cur < 0)
+		return -errno;
+	comp = rest;
+	for (;;) {
+		while (*comp == '/')
+			comp++;
+		if (!*comp)
+			break;
+		slash = strchr(comp, '/');
+		if (slash)
+			*slash = '\0';
+		if (fstat(cur, &dst)) {
+			ret = -errno;
+			goto fail;
+		}
+		next = openat(cur, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 || fstat(next, &cst)) {
+			ret = -errno;
+			if (next >= 0)
+				close(next);
+			goto fail;
+		}
+		if (others_write(&dst) &&
+		    (!(dst.st_mode & S_ISVTX) || !ours(&cst))) {
+			close(next);
+			snprintf(
+				err, errlen,
+				"module %s: '%s' is in a directory others can write (mode %03o): refused",
+				path, comp,
+				(unsigned int)(dst.st_mode & 07777));
+			ret = -EPERM;
+			goto fail_said;
+		}
+		if (S_ISLNK(cst.st_mode)) {
+			close(next);
+			if (++links > MAX_LINKS) {
+				ret = -ELOOP;
+				goto fail;
+			}
+			n = readlinkat(cur, comp, link, sizeof(link) - 1);
+			if (n < 0) {
+				ret = -errno;
+				goto fail;
+			}
+			link[n] = '\0';
+			/* The link's target, then what was left after it. */
+			if ((size_t)snprintf(buf, sizeof(buf), "%s%s%s", link,
+					     slash ? "/" : "",
+					     slash ? slash + 1 : "") >=
+			    sizeof(buf)) {
+				ret = -ENAMETOOLONG;
+				goto fail;
+			}
+			strcpy(rest, buf);
+			comp = rest;
+			if (rest[0] == '/') {
+				close(cur);
+				cur = open("/",
+					   O_PATH | O_DIRECTORY | O_CLOEXEC);
+				if (cur < 0)
+					return -errno;
+			}
+			continue;
+		}
+		if (!S_ISDIR(cst.st_mode)) {
+			close(next);
+			ret = -ENOTDIR;
+			goto fail;
+		}
+		close(cur);
+		cur = next;
+		if (!slash)
+			break;
+		comp = slash + 1;
+	}
+	next = openat(cur, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ret = next < 0 ? -errno : next;
+	close(cur);
+	if (ret < 0)
+		snprintf(err, errlen, "cannot load module %s: %s", path,
+			 strerror(-ret));
+	return ret;
+fail:
+	snprintf(err, errlen, "cannot load module %s: %s", path,
+		 strerror(-ret));
+fail_said:
+	close(cur);
+	return ret;
 }
 
 /*
@@ -74,8 +207,12 @@ static int private_copy(const char *path, char *err, size_t errlen)
 		strcpy(dir, ".");
 		base = path;
 	}
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 || fstat(dfd, &st)) {
+	dfd = open_dir(dir, path, err, errlen);
+	if (dfd < 0) {
+		ret = dfd;
+		goto out;
+	}
+	if (fstat(dfd, &st)) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot load module %s: %s", path,
 			 strerror(-ret));

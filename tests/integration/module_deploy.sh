@@ -11,8 +11,9 @@
 # port out; 100 replacements (30 in the sanitizer pass, where each
 # takes longer) under 20000 requests/s lose nothing. A module
 # built against another API, a file that is no module, a link, or a file
-# or directory someone else could change is refused in one line before
-# anything is set up. A module rebuilt at the same path runs its new code
+# or directory someone else could change, or a directory reached through
+# one others can write (an ancestor, a link in one), is refused in one
+# line before anything is set up. A module rebuilt at the same path runs its new code
 # on the next deploy, and overwriting a loaded file cannot crash it.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
@@ -206,6 +207,26 @@ chmod 755 "$RR_TMP/open" && chmod 666 "$RR_TMP/open/shout.so"
 refused open-file "$RR_TMP/open" "its file is writable by others"
 cp "$TMODS/shout.so" "$RR_TMP/owned/" && chown nobody "$RR_TMP/owned/shout.so"
 refused owned "$RR_TMP/owned" "belongs to uid $(id -u nobody), not root"
+# Nor through a directory others can change higher up: an ancestor others
+# can write (not sticky), or a link in one.
+mkdir -p "$RR_TMP/anc/mods" "$RR_TMP/real"
+cp "$TMODS/shout.so" "$RR_TMP/anc/mods/" && chmod 777 "$RR_TMP/anc"
+refused open-ancestor "$RR_TMP/anc/mods" "'mods' is in a directory others can write (mode 777)"
+cp "$TMODS/shout.so" "$RR_TMP/real/"
+mkdir -p "$RR_TMP/openlink" && ln -s "$RR_TMP/real" "$RR_TMP/openlink/mods"
+chmod 777 "$RR_TMP/openlink"
+refused link-in-open-dir "$RR_TMP/openlink/mods" "'mods' is in a directory others can write"
+# A link in a directory only root can change is followed (as /lib ->
+# usr/lib), and a sticky one (as /tmp) may hold a directory of root's.
+mkdir -p "$RR_TMP/safe" && ln -s "$RR_TMP/real" "$RR_TMP/safe/mods"
+check "a link to the directory, in a directory only root can write: loaded" \
+	sh -c '"$1" --functions-dir "$2" --list | grep -q "upper-cased"' _ "$RR" "$RR_TMP/safe/mods"
+mkdir -p "$RR_TMP/sticky/mods" && chmod 1777 "$RR_TMP/sticky"
+cp "$TMODS/shout.so" "$RR_TMP/sticky/mods/"
+check "a directory of root's in a sticky one others can write: loaded" \
+	sh -c '"$1" --functions-dir "$2" --list | grep -q "upper-cased"' _ "$RR" "$RR_TMP/sticky/mods"
+chown nobody "$RR_TMP/sticky/mods"
+refused sticky-not-ours "$RR_TMP/sticky/mods" "'mods' is in a directory others can write (mode 1777)"
 if xdp_on_srv; then
 	bad "a refused start left an XDP program attached"
 else
