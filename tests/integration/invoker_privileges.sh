@@ -4,6 +4,7 @@
 # Functions hold nothing: in every mode (threads or cells, as root or with
 # --user nobody) every worker thread and every cell runs with no
 # capability at all (effective, permitted, bounding) and no_new_privs set,
+# and a cell runs as nobody even when reqrouter runs as root,
 # while the main thread keeps what it needs (all of root's, or exactly
 # CAP_NET_ADMIN, CAP_NET_RAW and CAP_BPF under --user). The capability sets of every
 # task of every reqrouter process are printed. Requests are answered in
@@ -51,6 +52,15 @@ for user in root nobody; do
 		[ "$user" = nobody ] && args+=(--user nobody)
 		rr_start "$iso-$user" "${args[@]}" || die "$what: reqrouter did not start"
 		check_workers "$what" 2
+		if [ "$iso" = cell ]; then
+			# A uid-0 process with no capability still owns what
+			# root owns: cells of a root reqrouter run as nobody.
+			cuids=$(for p in $(pgrep -P "$RR_PID"); do
+				awk '/^Uid:/ { print $2 }' "/proc/$p/status"
+			done | sort -u | tr '\n' ' ')
+			check_eq "$what: every cell runs as nobody" \
+				"$(id -u nobody) " "$cuids"
+		fi
 		main=$(caps | awk '$1 == "reqrouter" { print $2 }' | head -n 1)
 		if [ "$user" = nobody ]; then
 			check_eq "$what: the main thread keeps CAP_NET_ADMIN, CAP_NET_RAW and CAP_BPF only" \

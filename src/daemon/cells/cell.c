@@ -13,6 +13,7 @@
  * one ends is supervise.c's (workers) and tcp_loops.c's (TCP loops).
  */
 #include <dirent.h>
+#include <grp.h>
 #include <errno.h>
 #include <sched.h>
 #include <signal.h>
@@ -23,9 +24,11 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
 #include <linux/if_xdp.h>
 
 #include "cell.h"
@@ -168,6 +171,55 @@ static void cell_begin(pid_t parent)
 		_exit(0);
 }
 
+static uid_t cell_uid;
+static gid_t cell_gid;
+static bool cell_rtprio;
+
+void rr_cell_identity(uid_t uid, gid_t gid, bool rtprio)
+{
+	cell_uid = uid;
+	cell_gid = gid;
+	cell_rtprio = rtprio;
+}
+
+/*
+ * A cell of a root reqrouter becomes cell_uid: with no capability it
+ * could still open and change whatever root owns. Its bounding set goes
+ * first, while it still may drop it. With realtime priority asked for it
+ * keeps CAP_SYS_NICE alone across the change, for the worker to raise
+ * itself before it drops every capability (serve/worker.c).
+ */
+static int become(pid_t parent)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct nice[_LINUX_CAPABILITY_U32S_3] = {};
+	int cap;
+
+	if (!cell_uid)
+		return 0;
+	for (cap = 0; cap <= CAP_LAST_CAP; cap++)
+		if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) > 0)
+			prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+	if (cell_rtprio && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0))
+		return -errno;
+	if (setgroups(0, NULL) || setresgid(cell_gid, cell_gid, cell_gid) ||
+	    setresuid(cell_uid, cell_uid, cell_uid))
+		return -errno;
+	if (cell_rtprio) {
+		nice[0].effective = nice[0].permitted = 1U << CAP_SYS_NICE;
+		if (syscall(SYS_capset, &hdr, nice) ||
+		    prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0))
+			return -errno;
+	}
+	/* A change of credentials clears the parent-death signal. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(0);
+	return 0;
+}
+
 /* The child's side of rr_cell_fork(): confined, or it serves nothing. */
 static void cell_main(const struct rr_cell *c, pid_t parent)
 {
@@ -186,7 +238,7 @@ static void cell_main(const struct rr_cell *c, pid_t parent)
 		CPU_SET(c->cpu, &set);
 		sched_setaffinity(0, sizeof(set), &set);
 	}
-	if (c->confine && c->confine(c->ctx))
+	if (become(parent) || (c->confine && c->confine(c->ctx)))
 		_exit(RR_CELL_UNCONFINED);
 	c->run(c->ctx);
 	_exit(0);

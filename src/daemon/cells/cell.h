@@ -7,6 +7,9 @@
 #ifndef RR_CELL_H
 #define RR_CELL_H
 
+#include <stdbool.h>
+#include <sys/types.h>
+
 #include "invoker.h"
 #include "watch.h"
 
@@ -29,6 +32,15 @@ struct rr_cell {
 	void (*run)(void *ctx);
 	void *ctx;
 };
+
+/*
+ * The identity cells take when reqrouter runs as root: uid @uid and gid
+ * @gid, no supplementary groups, set before the cell runs anything of a
+ * function's (0: they keep the process's, under --user already another).
+ * With @rtprio a cell may still raise itself to SCHED_FIFO 1
+ * (worker_priority = realtime) without the capability.
+ */
+void rr_cell_identity(uid_t uid, gid_t gid, bool rtprio);
 
 /* Forks cell @c: its pid, or -errno. The child never returns. */
 pid_t rr_cell_fork(const struct rr_cell *c);

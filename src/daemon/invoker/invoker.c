@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -371,6 +372,30 @@ int rr_start_worker(struct rr_invoker *inv, uint32_t q, uint32_t t, int cpu)
 	return 0;
 }
 
+/*
+ * Cells of a reqrouter still root (no --user) run as nobody: with no
+ * capability a uid-0 process still owns every file root owns. Looked up
+ * here, before any fork, not in a cell.
+ */
+#define NOBODY 65534
+static void cells_identity(struct rr_invoker *inv)
+{
+	const struct passwd *pw;
+	uid_t uid = NOBODY;
+	gid_t gid = NOBODY;
+
+	if (geteuid() != 0)
+		return;
+	pw = getpwnam("nobody");
+	if (pw && pw->pw_uid) {
+		uid = pw->pw_uid;
+		gid = pw->pw_gid;
+	}
+	rr_cell_identity(uid, gid, inv->live->realtime);
+	pr_info("cells run as uid %u, gid %u (nobody), with no capability\n",
+		(unsigned int)uid, (unsigned int)gid);
+}
+
 int rr_invoker_start(struct rr_invoker *inv)
 {
 	int cpus[RR_MAX_CPUS], ncpus;
@@ -384,6 +409,7 @@ int rr_invoker_start(struct rr_invoker *inv)
 		ret = rr_seccomp_prepare(inv);
 		if (ret)
 			return ret;
+		cells_identity(inv);
 	}
 	ncpus = rr_allowed_cpus(inv->cfg, cpus);
 	if (ncpus <= 0) {
