@@ -21,7 +21,8 @@
 #include "shared/port.h"
 
 /* The reply cache (struct rr_cache_entry), mapped into user space, which
- * fills it. */
+ * fills it: cache_queues partitions of 1 << cache_queue_bits entries,
+ * sized at load (shared/cache.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
@@ -29,6 +30,9 @@ struct {
 	__uint(max_entries, RR_CACHE_ENTRIES);
 	__uint(map_flags, BPF_F_MMAPABLE);
 } reply_cache SEC(".maps");
+
+const volatile __u32 cache_queues = 1;
+const volatile __u32 cache_queue_bits = 13; /* log2(RR_CACHE_ENTRIES) */
 
 /* A request's and a cached reply's bytes while one is checked. */
 struct cache_scratch {
@@ -83,7 +87,11 @@ static __always_inline int cache_answer(struct xdp_md *ctx,
 	id = sc->req[0] & idmask;
 	sc->req[0] &= ~idmask;
 	h = rr_cache_hash(sc->req, nw, req->dst_port, len);
-	key = h & (RR_CACHE_ENTRIES - 1);
+	/* Its queue's partition only: a queue not served has none. */
+	if (req->queue >= cache_queues)
+		return -1;
+	key = req->queue << cache_queue_bits |
+	      (__u32)(h & ((1U << cache_queue_bits) - 1));
 	e = bpf_map_lookup_elem(&reply_cache, &key);
 	if (!e)
 		return -1;

@@ -21,6 +21,17 @@
 #define RR_CACHE_WORDS (RR_CACHE_MAX_PAYLOAD / 8)
 #define RR_CACHE_ENTRIES 8192 /* a power of two */
 
+/*
+ * The table is one partition per RX queue served, RR_CACHE_ENTRIES shared
+ * out in powers of two, RR_CACHE_QUEUE_MIN at least: a request is looked
+ * up only in its queue's partition, and a queue's workers store only
+ * there. A cell answers every request of its queue anyway; what it can
+ * write of the cache is no more than that, never another queue's answers.
+ * 1024 entries of 552 bytes fill whole pages, so a cell keeps its own
+ * partition mapped and nothing else.
+ */
+#define RR_CACHE_QUEUE_MIN 1024
+
 struct rr_cache_entry {
 	__u64 seq;
 	__u64 hash;

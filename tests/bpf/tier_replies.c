@@ -524,8 +524,9 @@ static void cache_fill_at(uint32_t slot, const uint8_t *frame, uint32_t len,
 		t_fail("cannot make a reply to cache (%d)", ret);
 		return;
 	}
-	if (rr_cache_insert(x.cache, ports[slot].port, gen, expires, keep.req,
-			    keep.len, user + keep.reply_off,
+	if (rr_cache_insert(x.cache, x.cache_queue_entries, ports[slot].port,
+			    gen, expires, keep.req, keep.len,
+			    user + keep.reply_off,
 			    (uint32_t)ret - keep.reply_off,
 			    function(slot)->id_bytes) == RR_CACHE_SKIPPED)
 		t_fail("insert skipped");
@@ -672,10 +673,10 @@ static void cache_ids(void)
 	/* A reply that does not echo the ID is refused by the insert. */
 	checks++;
 	t_at("id: insert without the ID echoed");
-	if (rr_cache_insert(x.cache, ports[SLOT_IDCACHE].port, 1, 0,
-			    (const uint8_t *)"ab-request", 10,
-			    (const uint8_t *)"xy-reply", 8,
-			    2) != RR_CACHE_SKIPPED)
+	if (rr_cache_insert(
+		    x.cache, x.cache_queue_entries, ports[SLOT_IDCACHE].port, 1,
+		    0, (const uint8_t *)"ab-request", 10,
+		    (const uint8_t *)"xy-reply", 8, 2) != RR_CACHE_SKIPPED)
 		t_fail("a reply without the request's ID was cached");
 }
 

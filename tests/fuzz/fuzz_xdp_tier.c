@@ -453,9 +453,9 @@ void tier_check(struct tier *t, uint64_t no, const uint8_t *f, uint32_t len,
 	    pkt.payload_len > p->conf.cache_max_payload)
 		return;
 
-	if (rr_cache_insert(t->x.cache, p->port, p->conf.cache_gen, 0,
-			    f + pkt.payload_off, pkt.payload_len,
-			    c.reply + pkt.payload_off,
+	if (rr_cache_insert(t->x.cache, t->x.cache_queue_entries, p->port,
+			    p->conf.cache_gen, 0, f + pkt.payload_off,
+			    pkt.payload_len, c.reply + pkt.payload_off,
 			    (uint32_t)c.user - pkt.payload_off,
 			    0) == RR_CACHE_SKIPPED) {
 		tier_report(t, no, &c, "cache insert skipped");

@@ -219,12 +219,15 @@ refused link-in-open-dir "$RR_TMP/openlink/mods" "'mods' is in a directory other
 # A link in a directory only root can change is followed (as /lib ->
 # usr/lib), and a sticky one (as /tmp) may hold a directory of root's.
 mkdir -p "$RR_TMP/safe" && ln -s "$RR_TMP/real" "$RR_TMP/safe/mods"
+# lists_shout DIR: --functions-dir DIR loads shout (its echo upper-cases).
+# shellcheck disable=SC2317 # called through check
+lists_shout() { "$RR" --functions-dir "$1" --list | grep -q "upper-cased"; }
 check "a link to the directory, in a directory only root can write: loaded" \
-	sh -c '"$1" --functions-dir "$2" --list | grep -q "upper-cased"' _ "$RR" "$RR_TMP/safe/mods"
+	lists_shout "$RR_TMP/safe/mods"
 mkdir -p "$RR_TMP/sticky/mods" && chmod 1777 "$RR_TMP/sticky"
 cp "$TMODS/shout.so" "$RR_TMP/sticky/mods/"
 check "a directory of root's in a sticky one others can write: loaded" \
-	sh -c '"$1" --functions-dir "$2" --list | grep -q "upper-cased"' _ "$RR" "$RR_TMP/sticky/mods"
+	lists_shout "$RR_TMP/sticky/mods"
 chown nobody "$RR_TMP/sticky/mods"
 refused sticky-not-ours "$RR_TMP/sticky/mods" "'mods' is in a directory others can write (mode 1777)"
 if xdp_on_srv; then

@@ -33,6 +33,7 @@
 
 #include "cell.h"
 #include "invoker.h"
+#include "owner.h"
 #include "util.h"
 #include "worker.h"
 
@@ -141,6 +142,11 @@ int rr_unmap_workers(struct rr_invoker *inv, const struct rr_worker *w)
 		if (u->area)
 			munmap(u->area, u->size);
 		munmap(u->sh, sizeof(*u->sh));
+		/* Another queue's cached answers are not the cell's. */
+		if (rr_xdp_cache_of(&inv->xdp, q))
+			munmap(rr_xdp_cache_of(&inv->xdp, q),
+			       sizeof(struct rr_cache_entry) *
+				       inv->xdp.cache_queue_entries);
 		if (inv->xdp.load)
 			munmap(&inv->xdp.load[q], sizeof(inv->xdp.load[q]));
 	}
@@ -230,6 +236,7 @@ static void cell_main(const struct rr_cell *c, pid_t parent)
 	if (c->keep_memory(c->ctx))
 		_exit(RR_CELL_UNCONFINED);
 	close_unused(c->own, c->ctx);
+	rr_owner_forget();
 	/* A crash dump of the shared UMEM would slow the restart. */
 	setrlimit(RLIMIT_CORE, &nocore);
 	prctl(PR_SET_NAME, c->name);

@@ -138,6 +138,14 @@ void rr_owner_release(void)
 	lock_fd = -1;
 }
 
+void rr_owner_forget(void)
+{
+	/* The lock is the open file's: the owner's descriptor keeps it. */
+	if (lock_fd >= 0)
+		close(lock_fd);
+	lock_fd = -1;
+}
+
 bool rr_owner_held(void)
 {
 	return lock_fd >= 0;

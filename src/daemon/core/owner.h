@@ -24,6 +24,10 @@ int rr_owner_claim(const char *ifname);
  * interface is as it was found. */
 void rr_owner_release(void);
 
+/* In a forked child (a cell): closes its copy of the lock's descriptor,
+ * so that the lock goes with the owner, not with the last cell to die. */
+void rr_owner_forget(void);
+
 /* Whether this process holds the lock: then any reqrouter program on its
  * interface was left by an instance that is gone. */
 bool rr_owner_held(void);

@@ -15,16 +15,18 @@
 #include "clock.h"
 
 enum rr_cache_insert rr_cache_insert(struct rr_cache_entry *table,
-				     uint16_t port, uint32_t gen,
-				     uint64_t expires_ns, const uint8_t *req,
-				     uint32_t req_len, const uint8_t *reply,
-				     uint32_t reply_len, uint32_t id_bytes)
+				     uint32_t entries, uint16_t port,
+				     uint32_t gen, uint64_t expires_ns,
+				     const uint8_t *req, uint32_t req_len,
+				     const uint8_t *reply, uint32_t reply_len,
+				     uint32_t id_bytes)
 {
 	__u64 words[RR_CACHE_WORDS] = { 0 }, h, seq, now;
 	struct rr_cache_entry *e;
 	bool live;
 
-	if (req_len > RR_CACHE_MAX_PAYLOAD || reply_len > RR_CACHE_MAX_PAYLOAD)
+	if (!table || req_len > RR_CACHE_MAX_PAYLOAD ||
+	    reply_len > RR_CACHE_MAX_PAYLOAD)
 		return RR_CACHE_SKIPPED;
 	/* A reply that does not echo the ID breaks the function's promise:
 	 * the cache would answer it wrongly, so it is not stored. */
@@ -34,7 +36,7 @@ enum rr_cache_insert rr_cache_insert(struct rr_cache_entry *table,
 	memcpy(words, req, req_len);
 	memset(words, 0, id_bytes); /* as the XDP program keys it */
 	h = rr_cache_hash(words, (req_len + 7) / 8, port, req_len);
-	e = &table[h & (RR_CACHE_ENTRIES - 1)];
+	e = &table[h & (entries - 1)];
 
 	seq = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
 	if (seq & 1 ||

@@ -20,16 +20,18 @@ enum rr_cache_insert {
 };
 
 /*
- * Stores @reply as the answer to @req on @port under generation @gen,
+ * Stores @reply as the answer to @req on @port under generation @gen, in
+ * @table of @entries (a power of two: a queue's partition, shared/cache.h),
  * valid until @expires_ns (0: no expiry). Lengths up to
  * RR_CACHE_MAX_PAYLOAD; anything longer is skipped. The first @id_bytes
  * (0-8) of the request are a transaction ID: left out of the key, and the
  * reply must start with them (else it is skipped).
  */
 enum rr_cache_insert rr_cache_insert(struct rr_cache_entry *table,
-				     uint16_t port, uint32_t gen,
-				     uint64_t expires_ns, const uint8_t *req,
-				     uint32_t req_len, const uint8_t *reply,
-				     uint32_t reply_len, uint32_t id_bytes);
+				     uint32_t entries, uint16_t port,
+				     uint32_t gen, uint64_t expires_ns,
+				     const uint8_t *req, uint32_t req_len,
+				     const uint8_t *reply, uint32_t reply_len,
+				     uint32_t id_bytes);
 
 #endif /* RR_CACHE_H */

@@ -218,10 +218,10 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	 * group a reload may bring. */
 	gathering = rr_gather_needed(inv);
 	inv->live->mtu = inv->link_now.mtu;
-	ret = rr_xdp_load_sized(&inv->xdp, inv->link_now.mac, inv->link_now.mtu,
-				gathering ? RR_NWORKERS(inv) * RR_SG_PER_WORKER
-					  : 0,
-				gathering ? RR_SG_MAX_GROUPS : 0);
+	ret = rr_xdp_load_sized(
+		&inv->xdp, inv->link_now.mac, inv->link_now.mtu, inv->nqueues,
+		gathering ? RR_NWORKERS(inv) * RR_SG_PER_WORKER : 0,
+		gathering ? RR_SG_MAX_GROUPS : 0);
 	if (ret)
 		return ret;
 	rr_follow_vlans(inv, false);

@@ -117,7 +117,8 @@ static void cache_reply(struct rr_worker *w, struct rr_sock *s,
 		expires = rr_now_ns() +
 			  (uint64_t)s->svc->cache_ttl * 1000000000ULL;
 	switch (rr_cache_insert(
-		w->inv->xdp.cache, s->svc->port,
+		rr_xdp_cache_of(&w->inv->xdp, w->queue),
+		w->inv->xdp.cache_queue_entries, s->svc->port,
 		__atomic_load_n(&w->inv->live->cache_gen[s->slot],
 				__ATOMIC_RELAXED),
 		expires, k->req, k->len, frame + k->reply_off,
