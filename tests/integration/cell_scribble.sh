@@ -148,4 +148,42 @@ grep -E 'lock|report|killed|died|crashed' "$RR_ERR" | sed 's/[0-9]\+/N/g' |
 
 rr_kill_wait TERM 10
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"
+
+# Under --user the cells run as the instance's own user, which may change
+# it (the socket's group lets them connect here, as the unit's user can
+# under systemd); the control socket still refuses them, a worker's cell
+# (UDP) and the TCP loop's cell (scribble served over TCP too) alike.
+say "== --user nobody: cells of the instance's own user"
+chmod 755 "$RR_TMP"
+USOCK=$RR_TMP/user.sock
+printf '[reqrouter]\nisolation = cell\n\n[function scribble]\ntcp = yes\nsyscalls = socket connect write read close\n' \
+	>"$RR_TMP/user.conf"
+rr_start user -i "$TB_IF_SRV" -q $QUEUES -c "$RR_TMP/user.conf" \
+	--functions-dir "$RR_TMP/mods" --control "$USOCK" --user nobody \
+	--control-group "$(id -gn nobody)" ||
+	die "reqrouter --user nobody with scribble did not start"
+r=$(cli_ask 1 9011 "ctl:$USOCK")
+say "    a worker's cell asks for threads 3: $r"
+check "a worker's cell is refused" grep -q "only root and the user it runs as" <<<"$r"
+r=$(tb_cli python3 - "$TB_IP4_SRV" 9011 "ctl:$USOCK" <<'PY'
+import socket, struct, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=3)
+m = sys.argv[3].encode()
+s.sendall(struct.pack("!H", len(m)) + m)
+n = struct.unpack("!H", s.recv(2))[0]
+b = b""
+while len(b) < n:
+    c = s.recv(n - len(b))
+    if not c:
+        break
+    b += c
+print(b.decode(errors="replace"))
+PY
+)
+say "    the TCP loop's cell asks for threads 3: $r"
+check "the TCP loop's cell is refused" grep -q "only root and the user it runs as" <<<"$r"
+check_eq "threads still 1" 1 "$("$BUILD/reqrouterctl" --control "$USOCK" --json status |
+	json_eval 'd["threads"]' /dev/stdin)"
+rr_kill_wait TERM 10
+check_eq "--user nobody: SIGTERM: exit 0" 0 "$RR_RC"
 finish

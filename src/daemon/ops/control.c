@@ -714,11 +714,36 @@ static void reply_unknown(FILE *f, const char *line)
 
 /*
  * Whether the client on @fd may change the instance: root, or the user
- * the instance runs as, but not one of its own cells (which run as that
- * user, and whose functions a `syscalls` setting may let connect).
+ * the instance runs as, but not one of its own cells, a worker's or a TCP
+ * loop's (which under --user run as that user, and whose functions a
+ * `syscalls` setting may let connect).
  * Members of --control-group only read. The kernel says who connected
  * (SO_PEERCRED); nothing the client sends is asked.
  */
+/* Whether @pid is a child of this process: a cell, a worker's or a TCP
+ * loop's, whatever its kind (or one that could not be told: refused). */
+static bool our_child(pid_t pid)
+{
+	char path[32], line[64];
+	bool child = true;
+	long ppid;
+	FILE *f;
+
+	if (pid == getpid())
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return true;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "PPid: %ld", &ppid) == 1) {
+			child = ppid == (long)getpid();
+			break;
+		}
+	fclose(f);
+	return child;
+}
+
 static bool may_change(int fd, const struct rr_invoker *inv)
 {
 	struct ucred cred;
@@ -731,6 +756,11 @@ static bool may_change(int fd, const struct rr_invoker *inv)
 	for (i = 0; inv->workers && i < RR_NWORKERS(inv); i++)
 		if (inv->workers[i].pid && inv->workers[i].pid == cred.pid)
 			return false;
+	for (i = 0; i < RR_TCP_LOOPS; i++)
+		if (inv->tcp.loops[i].pid && inv->tcp.loops[i].pid == cred.pid)
+			return false;
+	if (our_child(cred.pid))
+		return false;
 	return cred.uid == 0 || cred.uid == geteuid();
 }
 
