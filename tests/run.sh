@@ -70,7 +70,8 @@ SAN_TESTS=${SAN_TESTS:-"
 # sockperf), gathers' deadlines of 50 ms (gather: one of its checks
 # missed beside two others, once in three runs), which worker a busy or
 # slow worker's request goes to (steer), SCHED_FIFO workers
-# (invoker_priority); or that take a whole
+# (invoker_priority); or that take a whole CPU from the host
+# (invoker_cpu_hotplug takes one offline) or a whole
 # CPU from their neighbours (invoker_faults' flood, invoker_busy_poll's
 # spin). Each runs alone, after the others, which run RUN_JOBS at a time
 # (default 3; 1 runs every test alone), each on a bed of its own: they
@@ -79,7 +80,7 @@ SAN_TESTS=${SAN_TESTS:-"
 ALONE=${ALONE-"
 	control_threads gather invoker_busy_poll invoker_coalesce invoker_faults
 	invoker_priority invoker_soak module_deploy rl sockperf steer
-	tcp_limits
+	tcp_limits invoker_cpu_hotplug
 "}
 
 # Integration tests that build reqrouter again, each into a directory of

@@ -303,6 +303,7 @@ struct rr_worker {
 	uint32_t thread; /* index within the queue, 0..threads-1 */
 	bool retire;	 /* reqrouterctl threads: finish what is queued, exit */
 	int cpu;
+	bool cpu_lost; /* its CPU went offline and the kernel moved it */
 	pthread_t tid;
 	bool started;
 	/* Isolation = cell: the process running it (told to end its round
@@ -368,7 +369,8 @@ struct rr_invoker {
 	 * health fails with it, and under systemd reqrouter exits for the
 	 * unit to start it again (main.c). */
 	char restart_why[160];
-	uint32_t nqueues;   /* served: 0..nqueues-1 */
+	uint64_t watch_rounds; /* rr_invoker_watch()'s looks */
+	uint32_t nqueues;      /* served: 0..nqueues-1 */
 	uint32_t nrxqueues; /* the interface's now; the program sees them all */
 	uint32_t nthreads;  /* workers per queue, running now */
 	uint32_t threads_made; /* sockets exist for threads 0..threads_made-1 */

@@ -3,9 +3,11 @@
  * What the invoker follows of the host while it serves, from the main
  * thread every RR_WATCH_MS: the interface itself (core/link.c: its MTU,
  * MAC, RX queues and carrier), the host's local addresses (the
- * destination check), and a veth's peer (which tier may answer).
+ * destination check), a veth's peer (which tier may answer), and the
+ * CPUs the workers are pinned to.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -260,6 +262,81 @@ static void follow_link(struct rr_invoker *inv)
 	}
 }
 
+/* The CPUs online now (/sys/devices/system/cpu/online); false if they
+ * cannot be read. */
+static bool cpus_online(cpu_set_t *set)
+{
+	int cpus[RR_MAX_CPUS];
+	char buf[256], err[RR_ERRLEN];
+	uint32_t n, i;
+	FILE *f;
+	bool ok;
+
+	f = fopen("/sys/devices/system/cpu/online", "r");
+	if (!f)
+		return false;
+	ok = fgets(buf, sizeof(buf), f) != NULL;
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	if (!ok || rr_parse_cpus(buf, cpus, &n, err, sizeof(err)))
+		return false;
+	CPU_ZERO(set);
+	for (i = 0; i < n; i++)
+		if (cpus[i] >= 0 && cpus[i] < CPU_SETSIZE)
+			CPU_SET(cpus[i], set);
+	return true;
+}
+
+/*
+ * A CPU a worker is pinned to that goes offline: the kernel moves the
+ * worker to the others and forgets the pinning. Said once; when the CPU
+ * is back, the worker is pinned to it again.
+ */
+static void follow_cpus(struct rr_invoker *inv)
+{
+	bool cells = inv->cfg->isolation == RR_ISOLATION_CELL;
+	cpu_set_t online, now, want;
+	struct rr_worker *w;
+	pid_t task;
+	uint32_t i;
+
+	if (!cpus_online(&online))
+		return;
+	for (i = 0; i < RR_NWORKERS(inv); i++) {
+		w = &inv->workers[i];
+		task = cells ? w->pid
+			     : __atomic_load_n(&w->sys_tid, __ATOMIC_ACQUIRE);
+		if (!__atomic_load_n(&w->started, __ATOMIC_ACQUIRE) ||
+		    task <= 0 || w->cpu < 0 || w->cpu >= CPU_SETSIZE ||
+		    sched_getaffinity(task, sizeof(now), &now))
+			continue;
+		CPU_ZERO(&want);
+		CPU_SET(w->cpu, &want);
+		if (CPU_EQUAL(&now, &want))
+			continue;
+		if (!CPU_ISSET(w->cpu, &online)) {
+			if (!w->cpu_lost)
+				pr_notice(
+					"CPU %d is offline: the kernel moved worker %u/%u off it; it is pinned there again when the CPU is back\n",
+					w->cpu, w->queue, w->thread);
+			w->cpu_lost = true;
+			continue;
+		}
+		if (sched_setaffinity(task, sizeof(want), &want)) {
+			if (w->cpu_lost)
+				pr_warn("CPU %d is back, but worker %u/%u cannot be pinned to it again: %s\n",
+					w->cpu, w->queue, w->thread,
+					strerror(errno));
+			w->cpu_lost = false;
+			continue;
+		}
+		pr_notice(
+			"CPU %d is back: worker %u/%u is pinned to it again\n",
+			w->cpu, w->queue, w->thread);
+		w->cpu_lost = false;
+	}
+}
+
 void rr_invoker_watch(struct rr_invoker *inv)
 {
 	uint64_t now = rr_now_ns() / 1000000;
@@ -271,6 +348,9 @@ void rr_invoker_watch(struct rr_invoker *inv)
 		return;
 	inv->next_watch_ms = now + RR_WATCH_MS;
 	follow_link(inv);
+	/* A CPU going away is rare: a look a second. */
+	if (!(++inv->watch_rounds % (1000 / RR_WATCH_MS)))
+		follow_cpus(inv);
 	if (inv->local) {
 		ret = rr_localaddr_update(inv->local);
 		if (ret > 0)
