@@ -344,6 +344,17 @@ struct rr_sysfs_knob {
 	bool changed;
 };
 
+/* What became of the clients of the control socket (ops/control.c):
+ * counted, never logged one by one. */
+enum rr_control_event {
+	RR_CONTROL_EV_ACCEPTED,
+	RR_CONTROL_EV_REFUSED_UID,  /* its uid held RR_CONTROL_PER_UID slots */
+	RR_CONTROL_EV_REFUSED_FULL, /* every slot was taken */
+	RR_CONTROL_EV_EVICTED,	    /* its slot went to root or the service */
+	RR_CONTROL_EV_TIMED_OUT,    /* its exchange outlasted the deadline */
+	RR_CONTROL_EV_MAX
+};
+
 struct rr_invoker {
 	const struct rr_config *cfg;
 	struct rr_xdp xdp;
@@ -432,6 +443,8 @@ struct rr_invoker {
 	 * /metrics. */
 	uint64_t stall_max_ns;
 	uint64_t stall_scrape_ns;
+	/* By enum rr_control_event (metrics). */
+	uint64_t control_events[RR_CONTROL_EV_MAX];
 };
 
 static inline struct rr_sock *rr_sock_at(struct rr_invoker *inv, uint32_t q,
