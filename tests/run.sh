@@ -53,6 +53,7 @@ SAN_TESTS=${SAN_TESTS:-"
 	control_ctl           the control socket's commands, text and JSON
 	control_clients       slow and over-long control clients
 	control_starve        control clients refused, evicted, cut off by uid
+	metrics_http_starve   HTTP connections followed, evicted, cut off
 	control_threads       threads N under load: sockets made and torn down
 	cell_faults           cells that crash or spin, restarts, quarantine
 	reload_functions      50 reloads under load: states made and freed

@@ -1,18 +1,28 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Clients that try to starve reqrouter's health (control_starve.sh).
+"""Clients that try to starve reqrouter's health, and the probes that
+must get through (control_starve.sh, metrics_http_starve.sh).
 
   starve.py hold PATH N SECS RETRY
       N connections to the control socket at PATH, for SECS seconds: the
       even ones say nothing, the odd ones send "health" a byte every
       0.5 s, never its newline. One closed is made again RETRY seconds
       later.
+  starve.py drip HOST PORT SRC N SECS
+      N TCP connections from address SRC to HOST:PORT, for SECS seconds,
+      each sending a request head a byte every 2 s, never its end. One
+      closed is made again 0.2 s later.
+  starve.py probe HOST PORT ROUNDS SRC...
+      ROUNDS rounds, 0.4 s apart, of GET /healthz and GET /metrics, each
+      from the next SRC in turn, each with a 1 s time-out: one line each,
+      "PATH SRC STATUS SECONDS" (status 0: no answer).
 
-hold stops after SECS, or sooner on SIGTERM, and prints one JSON line:
-connects, closed (by the server), busy (refusals that said so),
-held_max (the longest the server kept one open, in seconds), open
-(still open at the end). Every loop ends after SECS whatever the server
-does.
+hold and drip stop after SECS, or sooner on SIGTERM, and print one JSON
+line: connects, closed (by the server), busy (control: refusals that
+said so), held_max (the longest the server kept one open, in seconds),
+open (still open at the end). Every loop ends after SECS (or ROUNDS)
+whatever the server does.
 """
+import http.client
 import json
 import select
 import signal
@@ -22,6 +32,8 @@ import time
 
 STOP = []
 signal.signal(signal.SIGTERM, lambda sig, frame: STOP.append(sig))
+
+HEAD = b"GET /metrics HTTP/1.1\r\nHost: reqrouter\r\nUser-Agent: drip\r\n"
 
 
 class Conn:
@@ -120,11 +132,56 @@ def hold(path, n, secs, retry):
         retry)
 
 
+def drip(host, port, src, n, secs):
+    def connect():
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.settimeout(1)
+        try:
+            s.bind((src, 0))
+            s.connect((host, port))
+        except OSError:
+            s.close()
+            return None
+        s.setblocking(False)
+        return s
+
+    def feed(i, c):
+        return send_byte(c, HEAD)
+
+    stats = dict(kind="drip", connects=0, closed=0, busy=0, held_max=0.0)
+    run([None] * n, stats, time.monotonic() + secs, connect, feed, 2, 0.2)
+
+
+def probe(host, port, rounds, srcs):
+    for r in range(rounds):
+        src = srcs[r % len(srcs)]
+        for path in ("/healthz", "/metrics"):
+            start = time.monotonic()
+            status = 0
+            try:
+                conn = http.client.HTTPConnection(
+                    host, port, timeout=1, source_address=(src, 0))
+                conn.request("GET", path)
+                resp = conn.getresponse()
+                resp.read()
+                status = resp.status
+                conn.close()
+            except (OSError, http.client.HTTPException):
+                pass
+            print("%s %s %d %.3f" % (path, src, status,
+                                     time.monotonic() - start), flush=True)
+        time.sleep(0.4)
+
+
 def main(argv):
     if argv[1] == "hold":
         hold(argv[2], int(argv[3]), float(argv[4]), float(argv[5]))
+    elif argv[1] == "drip":
+        drip(argv[2], int(argv[3]), argv[4], int(argv[5]), float(argv[6]))
+    elif argv[1] == "probe":
+        probe(argv[2], int(argv[3]), int(argv[4]), argv[5:])
     else:
-        sys.exit("usage: starve.py hold PATH N SECS RETRY")
+        sys.exit("usage: starve.py hold|drip|probe ...")
 
 
 if __name__ == "__main__":
