@@ -52,6 +52,8 @@ SAN_TESTS=${SAN_TESTS:-"
 	invoker_modes         -S, -N, -B, -p, -c and fewer queues than the NIC
 	control_ctl           the control socket's commands, text and JSON
 	control_clients       slow and over-long control clients
+	control_starve        control clients refused, evicted, cut off by uid
+	metrics_http_starve   HTTP connections followed, evicted, cut off
 	control_threads       threads N under load: sockets made and torn down
 	cell_faults           cells that crash or spin, restarts, quarantine
 	reload_functions      50 reloads under load: states made and freed
@@ -73,14 +75,16 @@ SAN_TESTS=${SAN_TESTS:-"
 # (invoker_priority); or that take a whole CPU from the host
 # (invoker_cpu_hotplug takes one offline) or a whole
 # CPU from their neighbours (invoker_faults' flood, invoker_busy_poll's
-# spin). Each runs alone, after the others, which run RUN_JOBS at a time
-# (default 3; 1 runs every test alone), each on a bed of its own: they
-# mostly wait (for replies, a metrics rewrite, a deadline), and nothing
-# they check is upset by a neighbour.
+# spin, control_starve's 40 clients connecting again and again while
+# root's health must answer within 1 s). Each runs alone, after the
+# others, which run RUN_JOBS at a time (default 3; 1 runs every test
+# alone), each on a bed of its own: they mostly wait (for replies, a
+# metrics rewrite, a deadline), and nothing they check is upset by a
+# neighbour.
 ALONE=${ALONE-"
-	control_threads gather invoker_busy_poll invoker_coalesce invoker_faults
-	invoker_priority invoker_soak module_deploy rl sockperf steer
-	tcp_limits invoker_cpu_hotplug
+	control_starve control_threads gather invoker_busy_poll invoker_coalesce
+	invoker_cpu_hotplug invoker_faults invoker_priority invoker_soak
+	module_deploy rl sockperf steer tcp_limits
 "}
 
 # Integration tests that build reqrouter again, each into a directory of

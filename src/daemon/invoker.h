@@ -355,6 +355,26 @@ struct rr_sysfs_knob {
 	bool changed;
 };
 
+/*
+ * What became of the clients of the control socket (ops/control.c) and
+ * of the metrics listener (ops/http.c): counted, never logged one by one.
+ */
+enum rr_control_event {
+	RR_CONTROL_EV_ACCEPTED,
+	RR_CONTROL_EV_REFUSED_UID,  /* its uid held RR_CONTROL_PER_UID slots */
+	RR_CONTROL_EV_REFUSED_FULL, /* every slot was taken */
+	RR_CONTROL_EV_EVICTED,	    /* its slot went to root or the service */
+	RR_CONTROL_EV_TIMED_OUT,    /* its exchange outlasted the deadline */
+	RR_CONTROL_EV_MAX
+};
+enum rr_http_event {
+	RR_HTTP_EV_ACCEPTED,
+	RR_HTTP_EV_EVICTED_ADDRESS, /* for a newer one from its address */
+	RR_HTTP_EV_EVICTED_FULL,    /* for a newer one, every slot taken */
+	RR_HTTP_EV_HEADER_TIMEOUT,  /* no whole request head in time */
+	RR_HTTP_EV_MAX
+};
+
 struct rr_invoker {
 	const struct rr_config *cfg;
 	struct rr_xdp xdp;
@@ -444,6 +464,9 @@ struct rr_invoker {
 	 * /metrics. */
 	uint64_t stall_max_ns;
 	uint64_t stall_scrape_ns;
+	/* By enum rr_control_event and enum rr_http_event (metrics). */
+	uint64_t control_events[RR_CONTROL_EV_MAX];
+	uint64_t http_events[RR_HTTP_EV_MAX];
 };
 
 static inline struct rr_sock *rr_sock_at(struct rr_invoker *inv, uint32_t q,

@@ -172,7 +172,7 @@ int rr_control_open(struct rr_control *c, const char *path, const char *group,
 	ret = bind(c->fd, (struct sockaddr *)&sa, sizeof(sa));
 	umask(mask);
 	if (ret || (gr && lchown(path, (uid_t)-1, gr->gr_gid)) ||
-	    listen(c->fd, 16)) {
+	    listen(c->fd, RR_CONTROL_BACKLOG)) {
 		ret = -errno;
 		/* Not root (the unit), it may give the socket only a group
 		 * its user is a member of. */
@@ -712,14 +712,6 @@ static void reply_unknown(FILE *f, const char *line)
 	reply(f, -EINVAL, msg);
 }
 
-/*
- * Whether the client on @fd may change the instance: root, or the user
- * the instance runs as, but not one of its own cells, a worker's or a TCP
- * loop's (which under --user run as that user, and whose functions a
- * `syscalls` setting may let connect).
- * Members of --control-group only read. The kernel says who connected
- * (SO_PEERCRED); nothing the client sends is asked.
- */
 /* Whether @pid is a child of this process: a cell, a worker's or a TCP
  * loop's, whatever its kind (or one that could not be told: refused). */
 static bool our_child(pid_t pid)
@@ -744,15 +736,25 @@ static bool our_child(pid_t pid)
 	return child;
 }
 
-static bool may_change(int fd, const struct rr_invoker *inv)
+/*
+ * Whether the client on @fd may change the instance: root, or the user
+ * the instance runs as, but not one of its own cells, a worker's or a TCP
+ * loop's (which under --user run as that user, and whose functions a
+ * `syscalls` setting may let connect).
+ * Members of --control-group only read. The kernel says who connected
+ * (SO_PEERCRED, its uid into *@uid); nothing the client sends is asked.
+ */
+static bool may_change(int fd, const struct rr_invoker *inv, uint32_t *uid)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	uint32_t i;
 
+	*uid = (uint32_t)-1;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) ||
 	    len != sizeof(cred))
 		return false;
+	*uid = (uint32_t)cred.uid;
 	for (i = 0; inv->workers && i < RR_NWORKERS(inv); i++)
 		if (inv->workers[i].pid && inv->workers[i].pid == cred.pid)
 			return false;
@@ -906,6 +908,145 @@ static void client_write(struct rr_ctl_client *cl)
 	client_close(cl);
 }
 
+/*
+ * Admission. The backlog is read through every call, so a client of
+ * root's never waits behind a crowd of others': each connection is
+ * taken or refused at once, by who it is (SO_PEERCRED). Root and the
+ * service's user (may_change()) get a free slot, or the one that
+ * another user's client has held longest; any other user gets a free
+ * slot while it holds fewer than RR_CONTROL_PER_UID, and is refused
+ * otherwise, with one line saying why. Each is counted
+ * (inv->control_events), never logged: a crowd must not flood the log.
+ */
+
+/* Whether a connection could be taken now: a slot is free, or held by a
+ * client that root's or the service user's would take it from. */
+static bool room(const struct rr_control *c)
+{
+	const struct rr_ctl_client *cl;
+
+	for (cl = c->clients; cl < c->clients + RR_CONTROL_CLIENTS; cl++)
+		if (cl->fd < 0 || !cl->changer)
+			return true;
+	return false;
+}
+
+/* The slots held by clients of @uid that may not change the instance. */
+static unsigned int held_by(const struct rr_control *c, uint32_t uid)
+{
+	const struct rr_ctl_client *cl;
+	unsigned int n = 0;
+
+	for (cl = c->clients; cl < c->clients + RR_CONTROL_CLIENTS; cl++)
+		n += cl->fd >= 0 && !cl->changer && cl->uid == uid;
+	return n;
+}
+
+/* A free slot, or NULL. */
+static struct rr_ctl_client *free_slot(struct rr_control *c)
+{
+	struct rr_ctl_client *cl;
+
+	for (cl = c->clients; cl < c->clients + RR_CONTROL_CLIENTS; cl++)
+		if (cl->fd < 0)
+			return cl;
+	return NULL;
+}
+
+/* The client that may not change the instance and has held its slot
+ * longest (the earliest deadline), or NULL. */
+static struct rr_ctl_client *oldest_other(struct rr_control *c)
+{
+	struct rr_ctl_client *cl, *old = NULL;
+
+	for (cl = c->clients; cl < c->clients + RR_CONTROL_CLIENTS; cl++)
+		if (cl->fd >= 0 && !cl->changer &&
+		    (!old || cl->deadline_ns < old->deadline_ns))
+			old = cl;
+	return old;
+}
+
+/* Tells the client on @fd that it got no slot, if it listens (never
+ * waiting), and closes it. */
+static void refuse(int fd, const char *why)
+{
+	char line[320];
+	int n;
+
+	n = snprintf(line, sizeof(line),
+		     "{\"ok\":false,\"message\":\"busy: %s; try again\"}\n",
+		     why);
+	if (n > 0 && (size_t)n < sizeof(line))
+		send(fd, line, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	close(fd);
+}
+
+/* The new connection @fd gets a slot, or is refused (room() was true). */
+static void admit(struct rr_control *c, struct rr_invoker *inv, int fd,
+		  uint64_t now)
+{
+	struct rr_ctl_client *cl;
+	char why[192];
+	bool changer;
+	uint32_t uid;
+
+	changer = may_change(fd, inv, &uid);
+	cl = free_slot(c);
+	if (!changer && held_by(c, uid) >= RR_CONTROL_PER_UID) {
+		snprintf(
+			why, sizeof(why),
+			"uid %u holds %d connections to the control socket, the most for a user other than root or the service's",
+			(unsigned int)uid, RR_CONTROL_PER_UID);
+		inv->control_events[RR_CONTROL_EV_REFUSED_UID]++;
+		refuse(fd, why);
+		return;
+	}
+	if (!changer && !cl) {
+		snprintf(why, sizeof(why),
+			 "all %d of the control socket's slots are taken",
+			 RR_CONTROL_CLIENTS);
+		inv->control_events[RR_CONTROL_EV_REFUSED_FULL]++;
+		refuse(fd, why);
+		return;
+	}
+	if (!cl) {
+		/* Root's or the service user's: another's slot. */
+		cl = oldest_other(c);
+		if (!cl) { /* not without room() */
+			close(fd);
+			return;
+		}
+		if (!cl->writing)
+			refuse(cl->fd,
+			       "the slot went to root or the service's user");
+		else
+			close(cl->fd);
+		cl->fd = -1;
+		client_close(cl);
+		inv->control_events[RR_CONTROL_EV_EVICTED]++;
+	}
+	cl->fd = fd;
+	cl->changer = changer;
+	cl->uid = uid;
+	cl->deadline_ns = now + CLIENT_DEADLINE_MS * 1000000ULL;
+	inv->control_events[RR_CONTROL_EV_ACCEPTED]++;
+}
+
+/* Takes the connections waiting, as many as the backlog holds at most,
+ * while any could get a slot. */
+static void take_clients(struct rr_control *c, struct rr_invoker *inv,
+			 uint64_t now)
+{
+	int i, fd;
+
+	for (i = 0; i < RR_CONTROL_BACKLOG && room(c); i++) {
+		fd = accept4(c->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			break;
+		admit(c, inv, fd, now);
+	}
+}
+
 int rr_control_pollfds(const struct rr_control *c, struct pollfd *pfd)
 {
 	const struct rr_ctl_client *cl;
@@ -913,7 +1054,9 @@ int rr_control_pollfds(const struct rr_control *c, struct pollfd *pfd)
 
 	if (c->fd < 0)
 		return 0;
-	pfd[n++] = (struct pollfd){ .fd = c->fd, .events = POLLIN };
+	/* Left in the backlog, it would wake the loop at once, every time. */
+	if (room(c))
+		pfd[n++] = (struct pollfd){ .fd = c->fd, .events = POLLIN };
 	/* One waiting for a reload has nothing to say until it ends. */
 	for (cl = c->clients; cl < c->clients + RR_CONTROL_CLIENTS; cl++)
 		if (cl->fd >= 0 && !cl->reload)
@@ -925,11 +1068,11 @@ int rr_control_pollfds(const struct rr_control *c, struct pollfd *pfd)
 }
 
 /*
- * Never waits: moves a reload on, takes new connections while a slot is
- * free, moves every client on as far as its bytes allow, and drops any
- * that has not finished its exchange within CLIENT_DEADLINE_MS (but for
- * the wait for a reload). A client that sends a byte at a time, or reads
- * its reply slowly, holds only its own slot; the main loop's
+ * Never waits: moves a reload on, takes the connections waiting
+ * (take_clients()), moves every client on as far as its bytes allow, and
+ * drops any that has not finished its exchange within CLIENT_DEADLINE_MS
+ * (but for the wait for a reload). A client that sends a byte at a time,
+ * or reads its reply slowly, holds only its own slot; the main loop's
  * supervision, health and metrics go on.
  */
 void rr_control_serve(struct rr_control *c, struct rr_invoker *inv,
@@ -937,25 +1080,16 @@ void rr_control_serve(struct rr_control *c, struct rr_invoker *inv,
 {
 	uint64_t now = rr_now_ns();
 	struct rr_ctl_client *cl;
-	int fd;
 
 	reload_step(c, inv, cfg);
 	if (c->fd < 0)
 		return;
-	for (cl = c->clients; cl < c->clients + RR_CONTROL_CLIENTS; cl++) {
-		if (cl->fd >= 0)
-			continue;
-		fd = accept4(c->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0)
-			break;
-		cl->fd = fd;
-		cl->changer = may_change(fd, inv);
-		cl->deadline_ns = now + CLIENT_DEADLINE_MS * 1000000ULL;
-	}
+	take_clients(c, inv, now);
 	for (cl = c->clients; cl < c->clients + RR_CONTROL_CLIENTS; cl++) {
 		if (cl->fd < 0 || cl->reload)
 			continue;
 		if (now > cl->deadline_ns) {
+			inv->control_events[RR_CONTROL_EV_TIMED_OUT]++;
 			client_close(cl);
 			continue;
 		}

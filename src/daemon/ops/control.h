@@ -19,14 +19,24 @@
 #include "ctlcmd.h"
 #include "invoker.h"
 
-/* Clients served at once; more wait in the listen backlog. */
+/*
+ * Clients served at once. A client of root or of the user reqrouter runs
+ * as always gets a slot (taking, if it must, the one another user's client
+ * has held longest); another user's clients hold at most
+ * RR_CONTROL_PER_UID slots, and once every slot is taken they are refused
+ * at once with a line that says so, never left queued ahead of root's.
+ */
 #define RR_CONTROL_CLIENTS 16
+#define RR_CONTROL_PER_UID 4
+/* The listen backlog, and the connections taken per call at most. */
+#define RR_CONTROL_BACKLOG 64
 
 /* One connection: its line coming in, then its reply going out. */
 struct rr_ctl_client {
 	int fd;		      /* -1: a free slot */
 	uint64_t deadline_ns; /* CLOCK_MONOTONIC: dropped after it */
 	bool changer;	      /* may change the instance (SO_PEERCRED) */
+	uint32_t uid;	      /* the peer's (SO_PEERCRED; -1 if unknown) */
 	bool too_long;	      /* the line did not fit: refused */
 	bool writing;	      /* the reply is being written */
 	uint64_t reload;      /* waits for reload number @reload (0: none) */
@@ -61,7 +71,8 @@ int rr_control_open(struct rr_control *c, const char *path, const char *group,
 		    char *err, size_t errlen);
 
 /* The descriptors to poll (at most 1 + RR_CONTROL_CLIENTS), into @pfd;
- * returns how many. */
+ * returns how many. The listening socket is left out while no client
+ * could be taken (every slot root's or the service user's). */
 int rr_control_pollfds(const struct rr_control *c, struct pollfd *pfd);
 
 /* Moves a reload under way on, and every connection as far as it can

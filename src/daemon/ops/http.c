@@ -3,9 +3,11 @@
  * The HTTP endpoint (see http.h) on libmicrohttpd in "external epoll"
  * mode: we make and bind the listening socket ourselves (so a bind error
  * is our own one line), and libmicrohttpd hands us a single epoll
- * descriptor that the main loop polls.
+ * descriptor that the main loop polls. Which connections stay open is
+ * decided here, not by libmicrohttpd's limits (below).
  */
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,14 +16,183 @@
 
 #include <microhttpd.h>
 
+#include "clock.h"
 #include "http.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "metrics.h"
 
 #define PROM_TYPE "text/plain; version=0.0.4; charset=utf-8"
-#define MAX_CONNECTIONS 16
+/* A response that does not move (a client that does not read) for this
+ * long is dropped by libmicrohttpd. */
 #define CONNECTION_TIMEOUT_S 10
+/* Entries: the connections counted, and as many cut that libmicrohttpd
+ * has not closed yet (it does on its next look at them). */
+#define TRACKED (2 * RR_HTTP_CONNECTIONS)
+
+/*
+ * Keeping /healthz and /metrics answered. libmicrohttpd's own limits
+ * refuse the newest connection once its table is full, and its timeout
+ * starts again at every byte, so a few connections that each send a
+ * byte every few seconds would hold every slot for good. Instead every
+ * connection is followed here from libmicrohttpd's notices, and
+ *  - a connection must send a whole request head within
+ *    RR_HTTP_HEAD_TIMEOUT_MS of its connect or of its previous reply,
+ *    however it drips;
+ *  - a newer connection always gets in: past RR_HTTP_PER_ADDRESS from its
+ *    address, or past RR_HTTP_CONNECTIONS in all, the one that has waited
+ *    longest for its request (of that address, or of all) is cut, one in
+ *    a request only if none is waiting for one.
+ * A prober sends its request as soon as it connects, so it is answered
+ * however many connections others hold or make. A connection is cut by
+ * shutdown(): libmicrohttpd sees its end and closes it as a client's
+ * (there is no call to close one). Each cut is counted
+ * (inv->http_events), never logged.
+ */
+struct rr_http_conn {
+	struct MHD_Connection *conn; /* NULL: a free entry */
+	int fd;
+	sa_family_t family;
+	uint8_t addr[16];  /* the peer's address, without its port */
+	uint64_t since_ns; /* CLOCK_MONOTONIC: connected, or its last reply */
+	bool busy;	   /* in a request: its head is in, the reply not out */
+	bool cut;	   /* shut down; libmicrohttpd closes it */
+};
+
+static bool same_peer(const struct rr_http_conn *a,
+		      const struct rr_http_conn *b)
+{
+	return a->family == b->family && !memcmp(a->addr, b->addr, 16);
+}
+
+static void count(struct rr_http *h, enum rr_http_event ev)
+{
+	if (h->inv)
+		h->inv->http_events[ev]++;
+}
+
+static void cut(struct rr_http *h, struct rr_http_conn *e,
+		enum rr_http_event ev)
+{
+	shutdown(e->fd, SHUT_RDWR);
+	e->cut = true;
+	count(h, ev);
+}
+
+/* Of the open connections (of @newest's address if @peer), when there
+ * are more than @max counting @newest, the one to cut first: waiting for
+ * its request head rather than in a request, then the longest; NULL
+ * while there are at most @max. Never @newest. */
+static struct rr_http_conn *victim(struct rr_http *h,
+				   const struct rr_http_conn *newest, bool peer,
+				   unsigned int max)
+{
+	struct rr_http_conn *e, *v = NULL;
+	unsigned int n = 0;
+
+	for (e = h->conns; e < h->conns + TRACKED; e++) {
+		if (!e->conn || e->cut || (peer && !same_peer(e, newest)))
+			continue;
+		n++;
+		if (e == newest)
+			continue;
+		if (!v || e->busy < v->busy ||
+		    (e->busy == v->busy && e->since_ns < v->since_ns))
+			v = e;
+	}
+	return n > max ? v : NULL;
+}
+
+/* @newest is in: one of its address's, or anyone's, goes if it is one
+ * too many. */
+static void make_room(struct rr_http *h, const struct rr_http_conn *newest)
+{
+	struct rr_http_conn *v;
+
+	v = victim(h, newest, true, RR_HTTP_PER_ADDRESS);
+	if (v)
+		cut(h, v, RR_HTTP_EV_EVICTED_ADDRESS);
+	v = victim(h, newest, false, RR_HTTP_CONNECTIONS);
+	if (v)
+		cut(h, v, RR_HTTP_EV_EVICTED_FULL);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	const union MHD_ConnectionInfo *i;
+	struct rr_http *h = cls;
+	struct rr_http_conn *e;
+	const struct sockaddr *sa;
+
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		e = *ctx;
+		if (e)
+			memset(e, 0, sizeof(*e));
+		*ctx = NULL;
+		return;
+	}
+	/* Each answer may share one buffer: read before the next is asked. */
+	i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (!i)
+		return;
+	for (e = h->conns; e < h->conns + TRACKED && e->conn; e++)
+		;
+	if (e == h->conns + TRACKED) {
+		/* Not while fewer are cut than are open: this one goes too. */
+		shutdown(i->connect_fd, SHUT_RDWR);
+		count(h, RR_HTTP_EV_EVICTED_FULL);
+		return;
+	}
+	e->fd = i->connect_fd;
+	i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	sa = i ? i->client_addr : NULL;
+	if (sa && sa->sa_family == AF_INET)
+		memcpy(e->addr, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	else if (sa && sa->sa_family == AF_INET6)
+		memcpy(e->addr, &((const struct sockaddr_in6 *)sa)->sin6_addr,
+		       16);
+	e->family = sa ? sa->sa_family : AF_UNSPEC;
+	e->conn = c;
+	e->since_ns = rr_now_ns();
+	*ctx = e;
+	count(h, RR_HTTP_EV_ACCEPTED);
+	make_room(h, e);
+}
+
+/* The connection's entry, or NULL. */
+static struct rr_http_conn *entry_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *i;
+
+	i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return i ? i->socket_context : NULL;
+}
+
+/* A request answered (or abandoned): the wait for the next one's head
+ * starts. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct rr_http_conn *e = entry_of(c);
+
+	if (e) {
+		e->busy = false;
+		e->since_ns = rr_now_ns();
+	}
+}
+
+/* Cuts the connections whose request head is late. */
+static void cut_late(struct rr_http *h)
+{
+	uint64_t now = rr_now_ns();
+	struct rr_http_conn *e;
+
+	for (e = h->conns; e < h->conns + TRACKED; e++)
+		if (e->conn && !e->cut && !e->busy &&
+		    now - e->since_ns > RR_HTTP_HEAD_TIMEOUT_MS * 1000000ULL)
+			cut(h, e, RR_HTTP_EV_HEADER_TIMEOUT);
+}
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status,
 			     const char *type, char *body, size_t len,
@@ -91,7 +262,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 				  size_t *upload_len, void **req_cls)
 {
 	struct rr_http *h = cls;
+	struct rr_http_conn *e = entry_of(c);
 
+	/* Its head is in: no longer a candidate for the head's deadline. */
+	if (e)
+		e->busy = true;
 	if (strcmp(method, MHD_HTTP_METHOD_GET) &&
 	    strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return text(c, MHD_HTTP_METHOD_NOT_ALLOWED,
@@ -151,18 +326,28 @@ int rr_http_open(struct rr_http *h, const struct rr_config *cfg)
 
 	h->daemon = NULL;
 	h->inv = NULL;
+	h->conns = NULL;
 	h->fd = -1;
 	if (!cfg->metrics_listen[0])
 		return 0;
+	h->conns = calloc(TRACKED, sizeof(*h->conns));
+	if (!h->conns)
+		return -ENOMEM;
 	fd = listen_on(cfg->metrics_listen);
-	if (fd < 0)
+	if (fd < 0) {
+		free(h->conns);
+		h->conns = NULL;
 		return fd;
+	}
+	/* Its limit only bounds the table: the limits are make_room()'s. */
 	h->daemon = MHD_start_daemon(
 		MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, h,
 		MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_EXTERNAL_LOGGER,
 		mhd_log, NULL, MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned int)MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
-		(unsigned int)CONNECTION_TIMEOUT_S, MHD_OPTION_END);
+		(unsigned int)TRACKED, MHD_OPTION_CONNECTION_TIMEOUT,
+		(unsigned int)CONNECTION_TIMEOUT_S,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
 	if (!h->daemon)
 		close(fd);
 	/* From here on the daemon owns fd and closes it when stopped. */
@@ -187,14 +372,16 @@ void rr_http_serve(struct rr_http *h, struct rr_invoker *inv)
 		return;
 	h->inv = inv;
 	MHD_run(h->daemon);
+	cut_late(h);
 }
 
 void rr_http_close(struct rr_http *h)
 {
-	if (!h->daemon)
-		return;
-	/* MHD closes the listening socket it was given. */
-	MHD_stop_daemon(h->daemon);
+	if (h->daemon)
+		/* MHD closes the listening socket it was given. */
+		MHD_stop_daemon(h->daemon);
 	h->daemon = NULL;
 	h->fd = -1;
+	free(h->conns);
+	h->conns = NULL;
 }

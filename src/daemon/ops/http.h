@@ -14,12 +14,24 @@
 #include "config.h"
 #include "invoker.h"
 
+/*
+ * Connections open at once, and from one address: a newer one takes the
+ * place of the one that has waited longest for its request (http.c). A
+ * connection's request head must be in within RR_HTTP_HEAD_TIMEOUT_MS of
+ * its connect or of its previous reply.
+ */
+#define RR_HTTP_CONNECTIONS 16
+#define RR_HTTP_PER_ADDRESS 4
+#define RR_HTTP_HEAD_TIMEOUT_MS 2000
+
 struct MHD_Daemon;
+struct rr_http_conn;
 
 struct rr_http {
-	struct MHD_Daemon *daemon; /* NULL: no HTTP endpoint */
-	struct rr_invoker *inv;	   /* set by rr_http_serve() */
-	int fd;			   /* to poll for POLLIN; -1 if none */
+	struct MHD_Daemon *daemon;  /* NULL: no HTTP endpoint */
+	struct rr_invoker *inv;	    /* set by rr_http_serve() */
+	struct rr_http_conn *conns; /* the connections followed (http.c) */
+	int fd;			    /* to poll for POLLIN; -1 if none */
 };
 
 /*

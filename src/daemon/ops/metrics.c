@@ -722,12 +722,49 @@ static void write_stall(struct rr_invoker *inv, FILE *out)
 		start, scrape);
 }
 
+/* What became of the clients of the control socket and of the metrics
+ * listener (enum rr_control_event, enum rr_http_event). */
+static const char *const control_event_names[RR_CONTROL_EV_MAX] = {
+	[RR_CONTROL_EV_ACCEPTED] = "accepted",
+	[RR_CONTROL_EV_REFUSED_UID] = "refused_uid",
+	[RR_CONTROL_EV_REFUSED_FULL] = "refused_full",
+	[RR_CONTROL_EV_EVICTED] = "evicted",
+	[RR_CONTROL_EV_TIMED_OUT] = "timed_out",
+};
+static const char *const http_event_names[RR_HTTP_EV_MAX] = {
+	[RR_HTTP_EV_ACCEPTED] = "accepted",
+	[RR_HTTP_EV_EVICTED_ADDRESS] = "evicted_address",
+	[RR_HTTP_EV_EVICTED_FULL] = "evicted_full",
+	[RR_HTTP_EV_HEADER_TIMEOUT] = "header_timeout",
+};
+
+static void write_ops_clients(struct rr_invoker *inv, FILE *out)
+{
+	int i;
+
+	rr_metric_family(
+		out, "reqrouter_control_clients_total", "counter",
+		"Connections to the control socket by what became of them: accepted, refused at once (refused_uid: its uid held its most; refused_full: every slot taken), evicted for root or the service user, timed_out.");
+	for (i = 0; i < RR_CONTROL_EV_MAX; i++)
+		fprintf(out,
+			"reqrouter_control_clients_total{event=\"%s\"} %lu\n",
+			control_event_names[i], inv->control_events[i]);
+	rr_metric_family(
+		out, "reqrouter_metrics_http_connections_total", "counter",
+		"Connections to the metrics listener by what became of them: accepted, closed for a newer one (evicted_address: from its address; evicted_full: every slot taken), header_timeout (no whole request in time).");
+	for (i = 0; i < RR_HTTP_EV_MAX; i++)
+		fprintf(out,
+			"reqrouter_metrics_http_connections_total{event=\"%s\"} %lu\n",
+			http_event_names[i], inv->http_events[i]);
+}
+
 int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 {
 	uint64_t *fs = rr_read_fn_stats(inv);
 
 	write_state(inv, out);
 	write_stall(inv, out);
+	write_ops_clients(inv, out);
 	write_counters(inv, out, fs);
 	write_drops(inv, out, fs);
 	free(fs);
