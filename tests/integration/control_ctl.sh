@@ -87,7 +87,9 @@ wait $SILENT
 # A second instance on the same interface is refused, the first unharmed.
 rr_run second -i "$TB_IF_SRV" -q 1
 check_eq "second instance: exit 1" 1 "$RR_RC"
-check "second instance: says the socket is in use" grep -q "control socket $SOCK is in use" "$RR_ERR"
+check "second instance: says who serves the interface" \
+	grep -q "$TB_IF_SRV: reqrouter (pid $RR_PID) already serves it; refused before touching anything" "$RR_ERR"
+check "second instance: its socket path not touched" test -S "$SOCK"
 check "the first still answers" serves 20
 check "the first's socket is still there" test -S "$SOCK"
 
