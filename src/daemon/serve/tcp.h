@@ -44,6 +44,12 @@ struct rr_tcp_stats {
 	uint64_t idle_timeouts;
 	uint64_t io_timeouts;
 	uint64_t bad_frames;
+	/* Sharing the pool (a closed connection counts where it was):
+	 * refused, its prefix at tcp_max_per_prefix with every one of its
+	 * connections busy; closed, idle longest, for a newcomer to its own
+	 * prefix at tcp_max_per_prefix. */
+	uint64_t refused_prefix;
+	uint64_t evicted_prefix;
 };
 
 /*
