@@ -233,7 +233,7 @@ const struct rr_setting rr_settings[] = {
 	  .min = 1,
 	  .max = RR_MAX_TCP_CONNECTIONS,
 	  .def = RR_DEFAULT_TCP_CONNECTIONS,
-	  .help = "open TCP connections at most, all functions together; a connection past it is closed at once" },
+	  .help = "open TCP connections at most, all functions together; past it, the one idle longest is closed for a new one (the new one if every one has a message or a reply under way)" },
 	{ .key = "tcp_max_per_source",
 	  .type = RR_SETTING_U32,
 	  FIELD(tcp_max_per_source),

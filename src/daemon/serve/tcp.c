@@ -11,10 +11,11 @@
  * per source address and per source prefix, and checked against the
  * function's allow-list.
  *
- * A prefix cannot take more than its share of the pool (admit()): past
- * it, it gives up its own connection idle longest for a newcomer. Only an
- * address past tcp_max_per_source, a prefix whose every connection has
- * work under way, or a full pool, is refused.
+ * The pool cannot be held by a few (admit()): a prefix past its share
+ * gives up its own connection idle longest for a newcomer, a full pool
+ * its connection idle longest, whoever holds it. Only an address past
+ * tcp_max_per_source, or a pool (or a prefix) whose every connection has
+ * work under way, is refused.
  *
  * The loop is run as a thread or a cell, and handed over to a fresh one
  * when the functions or the listeners change, by cells/tcp_loops.c,
@@ -655,10 +656,10 @@ static void take_census(struct loop *l, const struct rr_request *r,
  * Makes room for a newcomer from @r, come for the function @st counts:
  * false if it is refused (counted). An address past tcp_max_per_source is
  * refused: it is one host, which should use the connections it has (RFC
- * 7766); so is any newcomer to a full pool. A prefix past
- * tcp_max_per_prefix gives up its own connection idle longest: a
- * newcomer of it is refused only when every one of them has work under
- * way.
+ * 7766). A prefix past tcp_max_per_prefix gives up its own connection
+ * idle longest, a full pool its connection idle longest, whoever holds
+ * it: a newcomer is refused only when every connection it could take the
+ * place of has work under way.
  */
 static bool admit(struct loop *l, const struct rr_request *r,
 		  struct rr_tcp_stats *st)
@@ -676,14 +677,10 @@ static bool admit(struct loop *l, const struct rr_request *r,
 			count(&st->refused_source);
 			return false;
 		}
-		if (!l->nfree) {
-			count(&st->refused_full);
-			return false;
-		}
 		prefix = cs.prefix >= cfg->tcp_max_per_prefix;
-		if (!prefix)
+		if (!prefix && l->nfree)
 			return true;
-		victim = cs.prefix_idlest;
+		victim = prefix ? cs.prefix_idlest : cs.idlest;
 		if (victim && unread(victim)) {
 			/* Busy after all: served in this round. */
 			victim->active_ns = l->now;
@@ -692,11 +689,11 @@ static bool admit(struct loop *l, const struct rr_request *r,
 			victim = NULL;
 		}
 		if (!victim) {
-			count(&st->refused_prefix);
+			count(prefix ? &st->refused_prefix : &st->refused_full);
 			return false;
 		}
 		vst = &l->rep->stats[victim->slot];
-		count(&vst->evicted_prefix);
+		count(prefix ? &vst->evicted_prefix : &vst->evicted_full);
 		conn_close(l, victim);
 		return true;
 	}
@@ -1103,6 +1100,7 @@ static const struct {
 	{ "refused_allow", offsetof(struct rr_tcp_stats, refused_allow) },
 	{ "refused_quarantined",
 	  offsetof(struct rr_tcp_stats, refused_quarantined) },
+	{ "evicted_full", offsetof(struct rr_tcp_stats, evicted_full) },
 	{ "evicted_prefix", offsetof(struct rr_tcp_stats, evicted_prefix) },
 	{ "idle_timeout", offsetof(struct rr_tcp_stats, idle_timeouts) },
 	{ "io_timeout", offsetof(struct rr_tcp_stats, io_timeouts) },
@@ -1123,7 +1121,7 @@ void rr_tcp_write_metrics(struct rr_invoker *inv, FILE *out)
 	fprintf(out, "reqrouter_tcp_connections %u\n", rr_tcp_open(inv));
 	rr_metric_family(
 		out, "reqrouter_tcp_events_total", "counter",
-		"Connections over TCP by what became of them (accepted, refused at once, closed for a newcomer of their prefix, closed by a time-out or a bad frame) and messages without a reply.");
+		"Connections over TCP by what became of them (accepted, refused at once, closed for a newcomer, closed by a time-out or a bad frame) and messages without a reply.");
 	for (slot = 0; slot < inv->nslots; slot++) {
 		if (inv->tcp.listen_fd[slot] < 0)
 			continue;

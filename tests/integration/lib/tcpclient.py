@@ -37,7 +37,9 @@ people; the exit status is 0 unless the client itself failed.
       reply; the connection is kept), closed (EOF or reset, no reply),
       silent (nothing within --timeout), wrong or refused. "again" asks
       every connection still held once more: answered if all answer.
-      "drop" closes the oldest one held. "sleep:S" waits. A step from an
+      "each" asks each of them once more: one letter a connection, in the
+      order they were opened: a (answered), c (closed), s (silent), w
+      (wrong). "drop" closes the oldest one held. "sleep:S" waits. A step from an
       IPv6 SRC goes to --addr6 when ADDR is IPv4. results (one word a
       step, space-separated), closed_max_ms (connect to close, of the
       steps that ended closed).
@@ -438,6 +440,14 @@ def cmd_conns(a, rng):
             if held:
                 held.pop(0).close()
             words.append("dropped")
+            continue
+        if step == "each":
+            letters = ""
+            for s in held:
+                w = ask_once(s, rng.randbytes(64), a.func, a.timeout)[0]
+                letters += w[0] if w in ("answered", "closed", "silent",
+                                         "wrong") else "?"
+            words.append(letters or "-")
             continue
         if step == "again":
             ok = 0
