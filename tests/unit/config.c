@@ -335,6 +335,8 @@ static void test_tcp_and_syscalls(void **state)
 	assert_int_equal(cfg.tcp_v4_prefix, 24);
 	assert_int_equal(cfg.tcp_v6_prefix, 56);
 	assert_int_equal(cfg.tcp_idle_timeout_ms, RR_DEFAULT_TCP_IDLE_MS);
+	assert_int_equal(cfg.tcp_idle_timeout_full_ms,
+			 RR_DEFAULT_TCP_IDLE_FULL_MS);
 	assert_int_equal(cfg.tcp_io_timeout_ms, RR_DEFAULT_TCP_IO_MS);
 	assert_string_equal(service("reverse")->syscalls, "");
 
@@ -345,6 +347,7 @@ static void test_tcp_and_syscalls(void **state)
 						 "tcp_v4_prefix = 16\n"
 						 "tcp_v6_prefix = 64\n"
 						 "tcp_idle_timeout = 500\n"
+						 "tcp_idle_timeout_full = 50\n"
 						 "tcp_io_timeout = 100\n"
 						 "[function reverse]\n"
 						 "tcp = yes\n"
@@ -359,6 +362,7 @@ static void test_tcp_and_syscalls(void **state)
 	assert_int_equal(cfg.tcp_v4_prefix, 16);
 	assert_int_equal(cfg.tcp_v6_prefix, 64);
 	assert_int_equal(cfg.tcp_idle_timeout_ms, 500);
+	assert_int_equal(cfg.tcp_idle_timeout_full_ms, 50);
 	assert_int_equal(cfg.tcp_io_timeout_ms, 100);
 	assert_string_equal(service("reverse")->syscalls, "openat read close");
 	unlink(path);

@@ -11,11 +11,13 @@
  * per source address and per source prefix, and checked against the
  * function's allow-list.
  *
- * The pool cannot be held by a few (admit()): a prefix past its share
- * gives up its own connection idle longest for a newcomer, a full pool
- * its connection idle longest, whoever holds it. Only an address past
- * tcp_max_per_source, or a pool (or a prefix) whose every connection has
- * work under way, is refused.
+ * The pool cannot be held by a few (admit(), sweep()): a prefix past its
+ * share gives up its own connection idle longest for a newcomer, a full
+ * pool its connection idle longest, whoever holds it; and past half full,
+ * the idle time-out shrinks with every connection taken, so that a pool
+ * near full holds connections in use, not ones kept open by a message
+ * every few seconds. Only an address past tcp_max_per_source, or a pool
+ * (or a prefix) whose every connection has work under way, is refused.
  *
  * The loop is run as a thread or a cell, and handed over to a fresh one
  * when the functions or the listeners change, by cells/tcp_loops.c,
@@ -93,6 +95,7 @@ struct loop {
 	uint64_t now;
 	uint64_t call_seq;
 	uint64_t idle_ns, io_ns;
+	uint64_t idle_full_ns;	   /* the idle time-out of a full pool */
 	uint32_t prefix4, prefix6; /* bits of a source prefix */
 	/* Out of descriptors: accepting paused until then (0: not). */
 	uint64_t accept_paused_until;
@@ -805,10 +808,29 @@ static bool kernel_queued(int fd)
 	return !ioctl(fd, SIOCOUTQ, &n) && n > 0;
 }
 
+/*
+ * How long a connection may idle with @l->open of the pool's taken:
+ * tcp_idle_timeout up to half of it, then less with every one more, down
+ * to tcp_idle_timeout_full once all are. Those kept open by a message
+ * every few seconds then make room on their own, long before the pool is
+ * full. RFC 7766 lets a server close idle connections, the more so under
+ * load; its clients open a new one when they need it.
+ */
+static uint64_t idle_limit(const struct loop *l)
+{
+	uint32_t half = l->nconns / 2;
+
+	if (l->open <= half || l->idle_full_ns >= l->idle_ns)
+		return l->idle_ns;
+	return l->idle_ns - (l->idle_ns - l->idle_full_ns) * (l->open - half) /
+				    (l->nconns - half);
+}
+
 /* Closes what timed out, what a retiring loop may let go, and what a
  * quarantined function holds. */
 static void sweep(struct loop *l)
 {
+	uint64_t idle_ns = idle_limit(l);
 	struct rr_tcp_stats *st;
 	struct conn *c;
 	uint32_t i;
@@ -836,14 +858,16 @@ static void sweep(struct loop *l)
 			   __atomic_load_n(&l->inv->live->quarantined[c->slot],
 					   __ATOMIC_RELAXED)) {
 			conn_close(l, c);
-		} else if (l->now - c->active_ns >= l->idle_ns) {
+		} else if (l->now - c->active_ns >= idle_ns) {
 			/* Replies the client has not taken yet are still
 			 * under way, in the kernel's queue: not idle. */
 			if (kernel_queued(c->fd)) {
 				c->active_ns = l->now;
 				continue;
 			}
-			count(&st->idle_timeouts);
+			count(l->now - c->active_ns >= l->idle_ns
+				      ? &st->idle_timeouts
+				      : &st->idle_shrunk);
 			conn_close(l, c);
 		}
 	}
@@ -869,6 +893,7 @@ static int loop_setup(struct loop *l)
 	uint32_t i, slot;
 
 	l->idle_ns = ms_ns(cfg->tcp_idle_timeout_ms);
+	l->idle_full_ns = ms_ns(cfg->tcp_idle_timeout_full_ms);
 	l->io_ns = ms_ns(cfg->tcp_io_timeout_ms);
 	l->prefix4 = cfg->tcp_v4_prefix;
 	l->prefix6 = cfg->tcp_v6_prefix;
@@ -1103,6 +1128,7 @@ static const struct {
 	{ "evicted_full", offsetof(struct rr_tcp_stats, evicted_full) },
 	{ "evicted_prefix", offsetof(struct rr_tcp_stats, evicted_prefix) },
 	{ "idle_timeout", offsetof(struct rr_tcp_stats, idle_timeouts) },
+	{ "idle_timeout_shrunk", offsetof(struct rr_tcp_stats, idle_shrunk) },
 	{ "io_timeout", offsetof(struct rr_tcp_stats, io_timeouts) },
 	{ "bad_frame", offsetof(struct rr_tcp_stats, bad_frames) },
 	{ "no_reply", offsetof(struct rr_tcp_stats, no_reply) },

@@ -48,10 +48,13 @@ struct rr_tcp_stats {
 	/* Sharing the pool (a closed connection counts where it was):
 	 * refused, its prefix at tcp_max_per_prefix with every one of its
 	 * connections busy; closed, idle longest, for a newcomer to a full
-	 * pool, or to its own prefix at tcp_max_per_prefix. */
+	 * pool, or to its own prefix at tcp_max_per_prefix; closed, idle
+	 * past the time-out a pool past half full shrank, not yet past
+	 * tcp_idle_timeout. */
 	uint64_t refused_prefix;
 	uint64_t evicted_full;
 	uint64_t evicted_prefix;
+	uint64_t idle_shrunk;
 };
 
 /*
