@@ -63,13 +63,14 @@ SAN_TESTS=${SAN_TESTS:-"
 	invoker_faults        overload, links down and up, the interface gone
 	tcp_functions         functions over TCP
 	tcp_limits            TCP timeouts, connection limits, allow-lists
+	tcp_pool              the TCP pool shared: per prefix, the idlest, idling
 "}
 
 # Integration tests whose checks need the machine to themselves: a load
 # generator's rate (rl, invoker_coalesce, invoker_soak, control_threads,
 # module_deploy: 20 000 requests/s and more, of which a share must be
 # sent), latency windows of a few hundred milliseconds (tcp_limits,
-# sockperf), gathers' deadlines of 50 ms (gather: one of its checks
+# tcp_pool, sockperf), gathers' deadlines of 50 ms (gather: one of its checks
 # missed beside two others, once in three runs), which worker a busy or
 # slow worker's request goes to (steer), SCHED_FIFO workers
 # (invoker_priority); or that take a whole CPU from the host
@@ -84,7 +85,7 @@ SAN_TESTS=${SAN_TESTS:-"
 ALONE=${ALONE-"
 	control_starve control_threads gather invoker_busy_poll invoker_coalesce
 	invoker_cpu_hotplug invoker_faults invoker_priority invoker_soak
-	module_deploy rl sockperf steer tcp_limits
+	module_deploy rl sockperf steer tcp_limits tcp_pool
 "}
 
 # Integration tests that build reqrouter again, each into a directory of

@@ -70,13 +70,21 @@ enum rr_steering {
 
 #define RR_DRAIN_TIMEOUT_S 30 /* a drain ends after this at the latest */
 #define RR_DRAIN_QUIET_S 2    /* ... or after this long without requests */
-/* TCP (src/daemon/serve/tcp.c): connections in all and per source address, and
- * how long one may idle, or take over a message or a reply. Knot DNS's
- * tcp-idle-timeout and tcp-io-timeout are 10 s and 500 ms. */
+/* TCP (src/daemon/serve/tcp.c): connections in all, per source address and
+ * per source prefix, and how long one may idle, or take over a message or a
+ * reply. Knot DNS's tcp-idle-timeout and tcp-io-timeout are 10 s and
+ * 500 ms. A prefix is a /24 or a /56, a site; 128 is four addresses' full
+ * share, more than a /24 of resolvers keeps open to one server. Past half
+ * the pool, the idle time-out shrinks towards 500 ms (NSD gives a new
+ * connection 200 ms once half its pool is taken). */
 #define RR_MAX_TCP_CONNECTIONS 65536
 #define RR_DEFAULT_TCP_CONNECTIONS 1024
 #define RR_DEFAULT_TCP_PER_SOURCE 32
+#define RR_DEFAULT_TCP_PER_PREFIX 128
+#define RR_DEFAULT_TCP_V4_PREFIX 24
+#define RR_DEFAULT_TCP_V6_PREFIX 56
 #define RR_DEFAULT_TCP_IDLE_MS 10000
+#define RR_DEFAULT_TCP_IDLE_FULL_MS 500
 #define RR_DEFAULT_TCP_IO_MS 2000
 #define RR_DEFAULT_CACHE_TTL 60 /* seconds a cached reply answers */
 #define RR_MAX_CACHE_TTL 86400
@@ -274,7 +282,10 @@ struct rr_config {
 	/* TCP for the functions that have it (src/daemon/serve/tcp.c). */
 	uint32_t tcp_max_connections;
 	uint32_t tcp_max_per_source;
+	uint32_t tcp_max_per_prefix;
+	uint32_t tcp_v4_prefix, tcp_v6_prefix; /* bits */
 	uint32_t tcp_idle_timeout_ms;
+	uint32_t tcp_idle_timeout_full_ms;
 	uint32_t tcp_io_timeout_ms;
 	char config_file[PATH_MAX];   /* -c, re-read on a reload; "" if none */
 	char functions_dir[PATH_MAX]; /* function modules loaded at start */

@@ -331,14 +331,23 @@ static void test_tcp_and_syscalls(void **state)
 	assert_false(service("reverse")->tcp);
 	assert_int_equal(cfg.tcp_max_connections, RR_DEFAULT_TCP_CONNECTIONS);
 	assert_int_equal(cfg.tcp_max_per_source, RR_DEFAULT_TCP_PER_SOURCE);
+	assert_int_equal(cfg.tcp_max_per_prefix, RR_DEFAULT_TCP_PER_PREFIX);
+	assert_int_equal(cfg.tcp_v4_prefix, 24);
+	assert_int_equal(cfg.tcp_v6_prefix, 56);
 	assert_int_equal(cfg.tcp_idle_timeout_ms, RR_DEFAULT_TCP_IDLE_MS);
+	assert_int_equal(cfg.tcp_idle_timeout_full_ms,
+			 RR_DEFAULT_TCP_IDLE_FULL_MS);
 	assert_int_equal(cfg.tcp_io_timeout_ms, RR_DEFAULT_TCP_IO_MS);
 	assert_string_equal(service("reverse")->syscalls, "");
 
 	path = t_write_file("/tmp/rr-test-conf", "[reqrouter]\n"
 						 "tcp_max_connections = 10\n"
 						 "tcp_max_per_source = 2\n"
+						 "tcp_max_per_prefix = 4\n"
+						 "tcp_v4_prefix = 16\n"
+						 "tcp_v6_prefix = 64\n"
 						 "tcp_idle_timeout = 500\n"
+						 "tcp_idle_timeout_full = 50\n"
 						 "tcp_io_timeout = 100\n"
 						 "[function reverse]\n"
 						 "tcp = yes\n"
@@ -349,7 +358,11 @@ static void test_tcp_and_syscalls(void **state)
 	assert_false(service("echo")->tcp);
 	assert_int_equal(cfg.tcp_max_connections, 10);
 	assert_int_equal(cfg.tcp_max_per_source, 2);
+	assert_int_equal(cfg.tcp_max_per_prefix, 4);
+	assert_int_equal(cfg.tcp_v4_prefix, 16);
+	assert_int_equal(cfg.tcp_v6_prefix, 64);
 	assert_int_equal(cfg.tcp_idle_timeout_ms, 500);
+	assert_int_equal(cfg.tcp_idle_timeout_full_ms, 50);
 	assert_int_equal(cfg.tcp_io_timeout_ms, 100);
 	assert_string_equal(service("reverse")->syscalls, "openat read close");
 	unlink(path);
@@ -358,6 +371,12 @@ static void test_tcp_and_syscalls(void **state)
 						 "tcp_io_timeout = 5\n");
 	assert_int_not_equal(PARSE("-i", "eth0", "-c", path), RR_OPTS_RUN);
 	check_err("tcp_io_timeout");
+	unlink(path);
+
+	path = t_write_file("/tmp/rr-test-conf", "[reqrouter]\n"
+						 "tcp_v4_prefix = 33\n");
+	assert_int_not_equal(PARSE("-i", "eth0", "-c", path), RR_OPTS_RUN);
+	check_err("tcp_v4_prefix");
 	unlink(path);
 }
 

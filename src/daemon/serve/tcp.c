@@ -7,8 +7,17 @@
  * connection that stops halfway through a message or leaves its replies
  * unread is closed after tcp_io_timeout, one with nothing under way after
  * tcp_idle_timeout, and replies waiting for a slow reader stop that
- * connection's reading, nobody else's. Connections are bounded in all and
- * per source address, and checked against the function's allow-list.
+ * connection's reading, nobody else's. Connections are bounded in all,
+ * per source address and per source prefix, and checked against the
+ * function's allow-list.
+ *
+ * The pool cannot be held by a few (admit(), sweep()): a prefix past its
+ * share gives up its own connection idle longest for a newcomer, a full
+ * pool its connection idle longest, whoever holds it; and past half full,
+ * the idle time-out shrinks with every connection taken, so that a pool
+ * near full holds connections in use, not ones kept open by a message
+ * every few seconds. Only an address past tcp_max_per_source, or a pool
+ * (or a prefix) whose every connection has work under way, is refused.
  *
  * The loop is run as a thread or a cell, and handed over to a fresh one
  * when the functions or the listeners change, by cells/tcp_loops.c,
@@ -86,6 +95,8 @@ struct loop {
 	uint64_t now;
 	uint64_t call_seq;
 	uint64_t idle_ns, io_ns;
+	uint64_t idle_full_ns;	   /* the idle time-out of a full pool */
+	uint32_t prefix4, prefix6; /* bits of a source prefix */
 	/* Out of descriptors: accepting paused until then (0: not). */
 	uint64_t accept_paused_until;
 };
@@ -247,42 +258,57 @@ static uint64_t ms_ns(uint32_t ms)
 	return (uint64_t)ms * 1000000ULL;
 }
 
-/* Whether @addr (of @family) is in @c. */
-static bool cidr_has(const struct rr_cidr *c, int family, const uint8_t *addr)
+/* Whether @a and @b agree in their first @bits bits. */
+static bool same_bits(const uint8_t *a, const uint8_t *b, uint32_t bits)
 {
-	uint32_t full = c->len / 8, rest = c->len % 8;
+	uint32_t full = bits / 8, rest = bits % 8;
 	uint8_t mask;
 
-	if (c->family != family)
-		return false;
-	if (memcmp(c->addr, addr, full))
+	if (memcmp(a, b, full))
 		return false;
 	if (!rest)
 		return true;
 	mask = (uint8_t)(0xff << (8 - rest));
-	return !((c->addr[full] ^ addr[full]) & mask);
+	return !((a[full] ^ b[full]) & mask);
+}
+
+/* @r's source address, 4 or 16 bytes as its family says. */
+static const uint8_t *src_bytes(const struct rr_request *r)
+{
+	return r->family == AF_INET ? (const uint8_t *)&r->src.v4
+				    : (const uint8_t *)&r->src.v6;
 }
 
 static bool allowed(const struct rr_service *svc, const struct rr_request *r)
 {
-	const uint8_t *a = r->family == AF_INET ? (const uint8_t *)&r->src.v4
-						: (const uint8_t *)&r->src.v6;
+	const struct rr_cidr *c;
 	uint32_t i;
 
 	if (!svc->nallow)
 		return true;
-	for (i = 0; i < svc->nallow; i++)
-		if (cidr_has(&svc->allow[i], r->family, a))
+	for (i = 0; i < svc->nallow; i++) {
+		c = &svc->allow[i];
+		if (c->family == r->family &&
+		    same_bits(c->addr, src_bytes(r), c->len))
 			return true;
+	}
 	return false;
 }
 
 static bool same_source(const struct rr_request *a, const struct rr_request *b)
 {
-	if (a->family != b->family)
-		return false;
-	return a->family == AF_INET ? a->src.v4.s_addr == b->src.v4.s_addr
-				    : !memcmp(&a->src.v6, &b->src.v6, 16);
+	return a->family == b->family && !memcmp(src_bytes(a), src_bytes(b),
+						 a->family == AF_INET ? 4 : 16);
+}
+
+/* Whether @a and @b come from one source prefix (tcp_v4_prefix,
+ * tcp_v6_prefix): one site, whose addresses share its connections. */
+static bool same_prefix(const struct loop *l, const struct rr_request *a,
+			const struct rr_request *b)
+{
+	return a->family == b->family &&
+	       same_bits(src_bytes(a), src_bytes(b),
+			 a->family == AF_INET ? l->prefix4 : l->prefix6);
 }
 
 /* A socket address into @r's @v4/@v6 and @port; an IPv4 peer of an IPv6
@@ -574,13 +600,106 @@ static void on_conn(struct loop *l, struct conn *c, uint32_t events)
 	rearm(l, c);
 }
 
-static uint32_t from_source(const struct loop *l, const struct rr_request *r)
+/* Whether @c has nothing under way: no message begun, no reply unsent
+ * (what the kernel still holds of replies goes out after a close too). */
+static bool at_rest(const struct conn *c)
 {
-	uint32_t i, n = 0;
+	return !c->in_since && !pending_out(c) && !c->eof;
+}
 
-	for (i = 0; i < l->nconns; i++)
-		n += l->conns[i].fd >= 0 && same_source(&l->conns[i].peer, r);
-	return n;
+/* Whether a message of @c's waits in the kernel, not read yet (the loop
+ * has yet to get to it in this round of events). */
+static bool unread(const struct conn *c)
+{
+	uint8_t b;
+
+	return recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+}
+
+/* What the open connections are to a newcomer from @r: how many share
+ * its address and its prefix, and of those at rest, the one idle longest
+ * in all and in its prefix. */
+struct census {
+	uint32_t source, prefix;
+	struct conn *idlest, *prefix_idlest;
+};
+
+static void take_census(struct loop *l, const struct rr_request *r,
+			struct census *cs)
+{
+	struct conn *c;
+	bool mine;
+	uint32_t i;
+
+	memset(cs, 0, sizeof(*cs));
+	for (i = 0; i < l->nconns; i++) {
+		c = &l->conns[i];
+		if (c->fd < 0)
+			continue;
+		mine = same_prefix(l, &c->peer, r);
+		if (mine) {
+			cs->prefix++;
+			cs->source += same_source(&c->peer, r);
+		}
+		if (!at_rest(c))
+			continue;
+		if (!cs->idlest || c->active_ns < cs->idlest->active_ns)
+			cs->idlest = c;
+		if (mine && (!cs->prefix_idlest ||
+			     c->active_ns < cs->prefix_idlest->active_ns))
+			cs->prefix_idlest = c;
+	}
+}
+
+/* Idle ones found with a message waiting, taken for busy, before a
+ * newcomer is refused instead. */
+#define EVICT_TRIES 4
+
+/*
+ * Makes room for a newcomer from @r, come for the function @st counts:
+ * false if it is refused (counted). An address past tcp_max_per_source is
+ * refused: it is one host, which should use the connections it has (RFC
+ * 7766). A prefix past tcp_max_per_prefix gives up its own connection
+ * idle longest, a full pool its connection idle longest, whoever holds
+ * it: a newcomer is refused only when every connection it could take the
+ * place of has work under way.
+ */
+static bool admit(struct loop *l, const struct rr_request *r,
+		  struct rr_tcp_stats *st)
+{
+	const struct rr_config *cfg = l->inv->cfg;
+	struct rr_tcp_stats *vst;
+	struct census cs;
+	struct conn *victim;
+	uint32_t tries;
+	bool prefix;
+
+	for (tries = 0;; tries++) {
+		take_census(l, r, &cs);
+		if (cs.source >= cfg->tcp_max_per_source) {
+			count(&st->refused_source);
+			return false;
+		}
+		prefix = cs.prefix >= cfg->tcp_max_per_prefix;
+		if (!prefix && l->nfree)
+			return true;
+		victim = prefix ? cs.prefix_idlest : cs.idlest;
+		if (victim && unread(victim)) {
+			/* Busy after all: served in this round. */
+			victim->active_ns = l->now;
+			if (tries + 1 < EVICT_TRIES)
+				continue;
+			victim = NULL;
+		}
+		if (!victim) {
+			count(prefix ? &st->refused_prefix : &st->refused_full);
+			return false;
+		}
+		vst = &l->rep->stats[victim->slot];
+		count(prefix ? &vst->evicted_prefix : &vst->evicted_full);
+		conn_close(l, victim);
+		return true;
+	}
 }
 
 /* Takes the listeners out of the epoll set for a tick (sweep() puts
@@ -615,7 +734,6 @@ static void resume_accepting(struct loop *l)
 
 static void on_listener(struct loop *l, uint32_t slot)
 {
-	const struct rr_config *cfg = l->inv->cfg;
 	const struct rr_service *svc = l->inv->slots[slot].svc;
 	struct rr_tcp_stats *st = &l->rep->stats[slot];
 	struct sockaddr_storage ss;
@@ -657,13 +775,7 @@ static void on_listener(struct loop *l, uint32_t slot)
 			close(fd);
 			continue;
 		}
-		if (!l->nfree) {
-			count(&st->refused_full);
-			close(fd);
-			continue;
-		}
-		if (from_source(l, &r) >= cfg->tcp_max_per_source) {
-			count(&st->refused_source);
+		if (!admit(l, &r, st)) {
 			close(fd);
 			continue;
 		}
@@ -696,10 +808,29 @@ static bool kernel_queued(int fd)
 	return !ioctl(fd, SIOCOUTQ, &n) && n > 0;
 }
 
+/*
+ * How long a connection may idle with @l->open of the pool's taken:
+ * tcp_idle_timeout up to half of it, then less with every one more, down
+ * to tcp_idle_timeout_full once all are. Those kept open by a message
+ * every few seconds then make room on their own, long before the pool is
+ * full. RFC 7766 lets a server close idle connections, the more so under
+ * load; its clients open a new one when they need it.
+ */
+static uint64_t idle_limit(const struct loop *l)
+{
+	uint32_t half = l->nconns / 2;
+
+	if (l->open <= half || l->idle_full_ns >= l->idle_ns)
+		return l->idle_ns;
+	return l->idle_ns - (l->idle_ns - l->idle_full_ns) * (l->open - half) /
+				    (l->nconns - half);
+}
+
 /* Closes what timed out, what a retiring loop may let go, and what a
  * quarantined function holds. */
 static void sweep(struct loop *l)
 {
+	uint64_t idle_ns = idle_limit(l);
 	struct rr_tcp_stats *st;
 	struct conn *c;
 	uint32_t i;
@@ -727,14 +858,16 @@ static void sweep(struct loop *l)
 			   __atomic_load_n(&l->inv->live->quarantined[c->slot],
 					   __ATOMIC_RELAXED)) {
 			conn_close(l, c);
-		} else if (l->now - c->active_ns >= l->idle_ns) {
+		} else if (l->now - c->active_ns >= idle_ns) {
 			/* Replies the client has not taken yet are still
 			 * under way, in the kernel's queue: not idle. */
 			if (kernel_queued(c->fd)) {
 				c->active_ns = l->now;
 				continue;
 			}
-			count(&st->idle_timeouts);
+			count(l->now - c->active_ns >= l->idle_ns
+				      ? &st->idle_timeouts
+				      : &st->idle_shrunk);
 			conn_close(l, c);
 		}
 	}
@@ -760,7 +893,10 @@ static int loop_setup(struct loop *l)
 	uint32_t i, slot;
 
 	l->idle_ns = ms_ns(cfg->tcp_idle_timeout_ms);
+	l->idle_full_ns = ms_ns(cfg->tcp_idle_timeout_full_ms);
 	l->io_ns = ms_ns(cfg->tcp_io_timeout_ms);
+	l->prefix4 = cfg->tcp_v4_prefix;
+	l->prefix6 = cfg->tcp_v6_prefix;
 	l->nconns = cfg->tcp_max_connections;
 	l->conns = calloc(l->nconns, sizeof(*l->conns));
 	l->free_idx = calloc(l->nconns, sizeof(*l->free_idx));
@@ -985,10 +1121,14 @@ static const struct {
 	{ "accepted", offsetof(struct rr_tcp_stats, accepted) },
 	{ "refused_full", offsetof(struct rr_tcp_stats, refused_full) },
 	{ "refused_source", offsetof(struct rr_tcp_stats, refused_source) },
+	{ "refused_prefix", offsetof(struct rr_tcp_stats, refused_prefix) },
 	{ "refused_allow", offsetof(struct rr_tcp_stats, refused_allow) },
 	{ "refused_quarantined",
 	  offsetof(struct rr_tcp_stats, refused_quarantined) },
+	{ "evicted_full", offsetof(struct rr_tcp_stats, evicted_full) },
+	{ "evicted_prefix", offsetof(struct rr_tcp_stats, evicted_prefix) },
 	{ "idle_timeout", offsetof(struct rr_tcp_stats, idle_timeouts) },
+	{ "idle_timeout_shrunk", offsetof(struct rr_tcp_stats, idle_shrunk) },
 	{ "io_timeout", offsetof(struct rr_tcp_stats, io_timeouts) },
 	{ "bad_frame", offsetof(struct rr_tcp_stats, bad_frames) },
 	{ "no_reply", offsetof(struct rr_tcp_stats, no_reply) },
@@ -1007,7 +1147,7 @@ void rr_tcp_write_metrics(struct rr_invoker *inv, FILE *out)
 	fprintf(out, "reqrouter_tcp_connections %u\n", rr_tcp_open(inv));
 	rr_metric_family(
 		out, "reqrouter_tcp_events_total", "counter",
-		"Connections over TCP by what became of them (accepted, refused at once, closed by a time-out or a bad frame) and messages without a reply.");
+		"Connections over TCP by what became of them (accepted, refused at once, closed for a newcomer, closed by a time-out or a bad frame) and messages without a reply.");
 	for (slot = 0; slot < inv->nslots; slot++) {
 		if (inv->tcp.listen_fd[slot] < 0)
 			continue;

@@ -32,8 +32,9 @@ struct rr_tcp_stats {
 	uint64_t no_reply; /* RR_NO_REPLY */
 	uint64_t errors;   /* the handler failed (-errno) */
 	uint64_t accepted; /* connections */
-	/* Connections closed at once: over tcp_max_connections, over
-	 * tcp_max_per_source, outside the allow-list, quarantined. */
+	/* Connections closed at once: over tcp_max_connections with every
+	 * one open busy, over tcp_max_per_source, outside the allow-list,
+	 * quarantined. */
 	uint64_t refused_full;
 	uint64_t refused_source;
 	uint64_t refused_allow;
@@ -44,6 +45,16 @@ struct rr_tcp_stats {
 	uint64_t idle_timeouts;
 	uint64_t io_timeouts;
 	uint64_t bad_frames;
+	/* Sharing the pool (a closed connection counts where it was):
+	 * refused, its prefix at tcp_max_per_prefix with every one of its
+	 * connections busy; closed, idle longest, for a newcomer to a full
+	 * pool, or to its own prefix at tcp_max_per_prefix; closed, idle
+	 * past the time-out a pool past half full shrank, not yet past
+	 * tcp_idle_timeout. */
+	uint64_t refused_prefix;
+	uint64_t evicted_full;
+	uint64_t evicted_prefix;
+	uint64_t idle_shrunk;
 };
 
 /*

@@ -37,10 +37,25 @@ people; the exit status is 0 unless the client itself failed.
       reply; the connection is kept), closed (EOF or reset, no reply),
       silent (nothing within --timeout), wrong or refused. "again" asks
       every connection still held once more: answered if all answer.
-      "drop" closes the oldest one held. "sleep:S" waits. A step from an
-      IPv6 SRC goes to --addr6 when ADDR is IPv4. results (one word a
-      step, space-separated), closed_max_ms (connect to close, of the
-      steps that ended closed).
+      "each" asks each of them once more: one letter a connection, in the
+      order they were opened: a (answered), c (closed), s (silent), w
+      (wrong). "half" (or half@SRC) connects and sends one byte of a
+      message's length, and holds the connection so, busy ("begun"; not
+      among those asked again). "drop" closes the oldest one held.
+      "sleep:S" waits. A step from an IPv6 SRC goes to --addr6 when ADDR
+      is IPv4. results (one word a step, space-separated), closed_max_ms
+      (connect to close, of the steps that ended closed).
+  tcpclient.py hold ADDR PORT --from SRC*N[,SRC*N...] [--every S] [--for S]
+                    [--newcomer SRC]... [--newcomer-at S]
+      A pool held by a few: N connections from each SRC in turn, one
+      message each (the fill), then for --for seconds a message on each
+      one still open every --every seconds (0: none, they idle), each
+      close by the server noted; at --newcomer-at seconds each
+      --newcomer connects and sends one message. first (the fill's
+      answers by word), kept (open 0.2 s after the fill), kept_from (the
+      first of those, by the order opened), open_at (open after 1, 2, 3
+      ... s), open_end, closed_max_ms, asked and answered (while held),
+      held (their words), newcomers (word and ms of each).
   tcpclient.py slowread ADDR PORT [-n N] [--size B] [--mixed] [--chunk B]
                         [--every S] [--rcvbuf B] [--wait S]
       N messages of B bytes (--mixed: 1..B) pipelined in one write, the
@@ -59,7 +74,9 @@ import argparse
 import json
 import os
 import random
+import resource
 import select
+import selectors
 import socket
 import sys
 import threading
@@ -427,6 +444,7 @@ def cmd_keepalive(a, rng):
 
 def cmd_conns(a, rng):
     held = []  # open connections that answered
+    busy = []  # connections left mid-message
     words = []
     closed_ms = []
     for step in a.steps:
@@ -438,6 +456,26 @@ def cmd_conns(a, rng):
             if held:
                 held.pop(0).close()
             words.append("dropped")
+            continue
+        if step == "each":
+            letters = ""
+            for s in held:
+                w = ask_once(s, rng.randbytes(64), a.func, a.timeout)[0]
+                letters += w[0] if w in ("answered", "closed", "silent",
+                                         "wrong") else "?"
+            words.append(letters or "-")
+            continue
+        if step.startswith("half"):
+            src = step[5:].strip("[]") if step.startswith("half@") else a.src
+            dst = a.addr6 if src and ":" in src and a.addr6 else a.addr
+            try:
+                s = connect(dst, a.port, src, a.timeout)
+                s.sendall(b"\x00")
+            except OSError:
+                words.append("refused")
+                continue
+            busy.append(s)
+            words.append("begun")
             continue
         if step == "again":
             ok = 0
@@ -474,12 +512,134 @@ def cmd_conns(a, rng):
             if word == "closed":
                 closed_ms.append(now_ms() - t0)
             s.close()
-    for s in held:
+    for s in held + busy:
         s.close()
     res = " ".join(words)
     return {"results": res,
             "closed_max_ms": round(max(closed_ms)) if closed_ms else None,
             "summary": "%s: %s" % (" ".join(a.steps), res)}
+
+
+def enough_files(n):
+    """Raises the soft limit on descriptors to N (within the hard one)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = n if hard == resource.RLIM_INFINITY else min(n, hard)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+
+
+def cmd_hold(a, rng):
+    plan = []
+    for part in a.from_.split(","):
+        src, _, n = part.partition("*")
+        plan += [src] * int(n or 1)
+    enough_files(len(plan) + 256)
+    conns = []  # [socket, order opened, closed at (s after the fill)]
+    first = {}
+    for i, src in enumerate(plan):
+        dst = a.addr6 if ":" in src and a.addr6 else a.addr
+        try:
+            s = connect(dst, a.port, src, a.timeout)
+            word, _ = ask_once(s, rng.randbytes(32), a.func, a.timeout)
+        except OSError:
+            word, s = "refused", None
+        first[word] = first.get(word, 0) + 1
+        if word == "answered":
+            conns.append([s, i, None])
+        elif s:
+            s.close()
+    t0 = time.monotonic()
+    sel = selectors.DefaultSelector()
+    for c in conns:
+        sel.register(c[0], selectors.EVENT_READ, c)
+
+    def note_closed(c, at):
+        c[2] = at
+        sel.unregister(c[0])
+
+    def watch(wait):
+        # Anything a held connection gets unasked is the server's close.
+        for key, _ in sel.select(timeout=wait):
+            c = key.data
+            try:
+                c[0].setblocking(False)
+                d = c[0].recv(65536)
+            except BlockingIOError:
+                continue
+            except OSError:
+                d = b""
+            finally:
+                c[0].setblocking(True)
+            if not d:
+                note_closed(c, time.monotonic() - t0)
+
+    def open_now():
+        return sum(c[2] is None for c in conns)
+
+    kept = None
+    open_at = []
+    asked = answered = 0
+    held_words = {}
+    next_round = a.every if a.every > 0 else None
+    newcomers = []
+    while True:
+        now = time.monotonic() - t0
+        if now >= a.for_s:
+            break
+        watch(0.02)
+        now = time.monotonic() - t0
+        if kept is None and now >= 0.2:
+            kept = [c[1] for c in conns if c[2] is None]
+        if now >= len(open_at) + 1:
+            open_at.append(open_now())
+        if a.newcomer and not newcomers and now >= a.newcomer_at:
+            for src in a.newcomer:
+                dst = a.addr6 if ":" in src and a.addr6 else a.addr
+                t1 = now_ms()
+                try:
+                    s = connect(dst, a.port, src, a.timeout)
+                    word, _ = ask_once(s, rng.randbytes(32), a.func,
+                                       a.timeout)
+                    s.close()
+                except OSError:
+                    word = "refused"
+                newcomers.append({"src": src, "word": word,
+                                  "ms": round(now_ms() - t1)})
+        if next_round is not None and now >= next_round:
+            for c in conns:
+                if c[2] is not None:
+                    continue
+                asked += 1
+                word, _ = ask_once(c[0], rng.randbytes(32), a.func,
+                                   a.timeout)
+                held_words[word] = held_words.get(word, 0) + 1
+                if word == "answered":
+                    answered += 1
+                else:
+                    note_closed(c, time.monotonic() - t0)
+            next_round += a.every
+    if kept is None:
+        kept = [c[1] for c in conns if c[2] is None]
+    closed = [c[2] for c in conns if c[2] is not None]
+    for c in conns:
+        c[0].close()
+    return {"planned": len(plan), "first": first, "kept": len(kept),
+            "kept_from": min(kept) if kept else None, "open_at": open_at,
+            "open_end": open_now(),
+            "closed_max_ms": round(max(closed) * 1000) if closed else None,
+            "asked": asked, "answered": answered, "held": held_words,
+            "newcomers": newcomers,
+            "summary": "%d connections (%s), %d open after the fill; "
+                       "%s every %s s for %s s: open after each second %s, "
+                       "%d of %d answered; newcomers: %s" % (
+                           len(plan), ", ".join(
+                               "%d %s" % (n, w) for w, n in first.items()),
+                           len(kept), "a message" if a.every > 0 else
+                           "no message", a.every, a.for_s, open_at,
+                           answered, asked, ", ".join(
+                               "%s %s in %d ms" % (n["src"], n["word"],
+                                                   n["ms"])
+                               for n in newcomers) or "none")}
 
 
 def cmd_until(a, rng):
@@ -510,7 +670,7 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = {}
     for name in ("pipeline", "parallel", "half", "idle", "keepalive",
-                 "conns", "until", "slowread"):
+                 "conns", "until", "slowread", "hold"):
         p[name] = sub.add_parser(name)
         p[name].add_argument("addr")
         p[name].add_argument("port", type=int)
@@ -550,6 +710,13 @@ def main():
     p["slowread"].add_argument("--every", type=float, default=0.05)
     p["slowread"].add_argument("--rcvbuf", type=int, default=8192)
     p["slowread"].add_argument("--wait", type=float, default=30.0)
+    p["hold"].add_argument("--from", dest="from_", required=True,
+                           help="SRC*N[,SRC*N...]: N connections from SRC")
+    p["hold"].add_argument("--every", type=float, default=0.0)
+    p["hold"].add_argument("--for", dest="for_s", type=float, default=3.0)
+    p["hold"].add_argument("--newcomer", action="append", default=[])
+    p["hold"].add_argument("--newcomer-at", type=float, default=1.0)
+    p["hold"].add_argument("--addr6", default=None)
     p["until"].add_argument("--within", type=float, default=2.0)
     p["until"].add_argument("--text", default=None)
     a = ap.parse_args()
