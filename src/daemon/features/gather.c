@@ -524,6 +524,9 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 	uint64_t now;
 
 	(void)req;
+	/* One gather per request: a second would keep its frame twice. */
+	if (ctx->started)
+		return -EALREADY;
 	if (spec->group < 0 || (uint32_t)spec->group >= cfg->ngroups ||
 	    spec->len > RR_SG_MAX_PAYLOAD || spec->reduce >= RR_REDUCE_MAX_OP ||
 	    spec->cookie_len > RR_SG_COOKIE_MAX ||
@@ -542,7 +545,7 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 	for (i = 0; i < RR_SG_PER_WORKER && gs->g[i].busy; i++)
 		;
 	if (gs->per_slot[gs->cur_slot] >= limit || i == RR_SG_PER_WORKER) {
-		ctx->at_limit = true;
+		ctx->refused = RR_DROP_GATHER_LIMIT;
 		return -EBUSY;
 	}
 	g = &gs->g[i];
@@ -622,6 +625,7 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 	gs->per_slot[gs->cur_slot]++;
 
 	rr_gather_held(w, i, gs->cur_addr);
+	ctx->started = true;
 	h = (void *)g->msg;
 	h->magic = htonl(RR_SG_MAGIC);
 	h->gather = htonl(gs->first + i);
