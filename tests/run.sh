@@ -69,7 +69,8 @@ SAN_TESTS=${SAN_TESTS:-"
 # sent), latency windows of a few hundred milliseconds (tcp_limits,
 # sockperf), gathers' deadlines of 50 ms (gather: one of its checks
 # missed beside two others, once in three runs), which worker a busy or
-# slow worker's request goes to (steer), SCHED_FIFO workers
+# slow worker's request goes to (steer), a flood's copies counted against
+# a budget per second (gather_abuse), SCHED_FIFO workers
 # (invoker_priority); or that take a whole
 # CPU from their neighbours (invoker_faults' flood, invoker_busy_poll's
 # spin). Each runs alone, after the others, which run RUN_JOBS at a time
@@ -77,9 +78,9 @@ SAN_TESTS=${SAN_TESTS:-"
 # mostly wait (for replies, a metrics rewrite, a deadline), and nothing
 # they check is upset by a neighbour.
 ALONE=${ALONE-"
-	control_threads gather invoker_busy_poll invoker_coalesce invoker_faults
-	invoker_priority invoker_soak module_deploy rl sockperf steer
-	tcp_limits
+	control_threads gather gather_abuse invoker_busy_poll invoker_coalesce
+	invoker_faults invoker_priority invoker_soak module_deploy rl sockperf
+	steer tcp_limits
 "}
 
 # Integration tests that build reqrouter again, each into a directory of

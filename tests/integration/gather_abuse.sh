@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A gather is not an amplifier (issue 42): what one source, or many, can
+# make a gathering function send, on the bare defaults: the one-queue
+# bed with a bare veth (TB_PEER_XDP=0), cells, fanout (port 9014) with
+# no allow-list, every budget and limit at its default. The targets are
+# ranges answered by one wildcard socket per family in the client
+# namespace (lib/sg_many.py): 198.19.0.1-254 (a local route), 1022 IPv6
+# addresses fd00:7373::1-3fe on the client's end, and 198.18.0.50:8,
+# where this script itself forges replies. One reqrouter throughout,
+# fanout's group changed by reload:
+#  - no allow-list: the start's log says fanout gathers from every
+#    source, how many copies a request makes and what bounds them, and
+#    so does --check, which still accepts the config; with an allow
+#    list, neither says it;
+#  - a cold group of 1022 IPv6 targets: its first request is answered
+#    (N/1022) by the same cell, no call ran past max_run_us (before, the
+#    scatter ran inside the function's call, 10 ms of CPU, and the cell
+#    was killed);
+cd "$(dirname "$0")/../.." || exit 1
+source tests/integration/lib/common.sh
+
+TB_PEER_XDP=0
+rr_bed 1
+M=$RR_TMP/metrics.prom
+CTL=$BUILD/reqrouterctl
+SOCK=$RR_TMP/ctl.sock
+CONF=$RR_TMP/gather.conf
+COUNTS=$RR_TMP/counts
+PORT=9014
+NET6=fd00:7373::
+
+# The targets' addresses: a /24 as a local route (the client answers ARP
+# for it), 1022 IPv6 addresses on the client's end (a local route would
+# answer no neighbour solicitation), and the forger's.
+tb_cli ip route add local 198.19.0.0/24 dev lo ||
+	die "cannot route 198.19.0.0/24 to the client's lo"
+tb_srv ip route add 198.19.0.0/24 dev "$TB_IF_SRV" ||
+	die "cannot route 198.19.0.0/24 on the server's end"
+for ((i = 1; i <= 1022; i++)); do
+	printf 'address add %s%x/128 dev %s nodad\n' "$NET6" $i "$TB_IF_CLI"
+done >"$RR_TMP/addrs6"
+tb_cli ip -b "$RR_TMP/addrs6" || die "cannot add the IPv6 targets"
+tb_srv ip -6 route add "$NET6/118" dev "$TB_IF_SRV" ||
+	die "cannot route $NET6/118 on the server's end"
+tb_cli ip addr add 198.18.0.50/24 dev "$TB_IF_CLI" ||
+	die "cannot add 198.18.0.50 to the client's end"
+
+tb_cli_bg python3 "$RR_LIB/sg_many.py" --seconds 80 --counts "$COUNTS" \
+	>"$RR_TMP/targets.log" 2>&1
+TARGETS_PID=$TB_PID
+RR_BG_PIDS+=("$TARGETS_PID")
+wait_for 5 grep -q '^ready$' "$RR_TMP/targets.log" ||
+	die "the targets did not start: $(cat "$RR_TMP/targets.log")"
+
+# conf GROUP [LINES...]: fanout on GROUP, with LINES in its section.
+conf() {
+	local group=$1 i j
+	shift
+	{
+		printf '[group wide]\ntargets = 198.19.0.1-198.19.0.254:7\n'
+		printf '[group forge]\ntargets = 198.19.0.1:7, 198.18.0.50:8\n'
+		printf '[group cold6]\n'
+		for ((i = 1; i <= 1022; i += 8)); do
+			printf 'targets ='
+			for ((j = i; j < i + 8 && j <= 1022; j++)); do
+				printf ' [%s%x]:7' "$NET6" $j
+			done
+			echo
+		done
+		printf '[function fanout]\ngroup = %s\n' "$group"
+		printf '%s\n' "$@"
+	} >"$CONF"
+}
+reload() { # WHAT: reqrouterctl reload, which must succeed
+	"$CTL" --control "$SOCK" reload >"$RR_TMP/reload.out" 2>&1
+	local rc=$?
+	check_eq "reload ($1): exit 0" 0 $rc
+	[ $rc = 0 ] || sed 's/^/    /' "$RR_TMP/reload.out"
+}
+# drops REASON: fanout's requests dropped for REASON so far.
+drops() {
+	metric "$M" reqrouter_dropped_packets_total 'function="fanout"' \
+		"reason=\"$1\""
+}
+# copies FAMILY: the messages the targets of FAMILY (v4, v6) got so far.
+copies() { awk -v f="$1" '$1 == f { print $2 }' "$COUNTS"; }
+overruns() { grep -c 'ran past max_run_us' "$RR_ERR"; }
+
+say "== no allow-list: said at start and by --check"
+conf wide
+rr_start gather_abuse -i "$TB_IF_SRV" -q 1 -c "$CONF" --metrics-file "$M" \
+	--control "$SOCK" || die "reqrouter with fanout did not start"
+tb_wait_file "$M" 5 || die "no metrics file at $M"
+cell=$(pgrep -P "$RR_PID")
+
+say "== a cold group of 1022 IPv6 targets"
+conf cold6
+reload "1022 IPv6 targets"
+sleep 0.3 # the renewed cell
+cell=$(pgrep -P "$RR_PID")
+rr_metrics_fresh "$M"
+timeouts=$(drops timeout)
+before=$(copies v6)
+reply=$(cli_ask 3 $PORT cold)
+say "    reply: ${reply:0:60}"
+check "the first request to the cold group is answered (N/1022)" \
+	grep -Eq '^[0-9]+ [0-9]+/1022( |$)' <<<"$reply"
+check_eq "... no call ran past max_run_us" 0 "$(overruns)"
+check_eq "... by the same cell" "$cell" "$(pgrep -P "$RR_PID")"
+rr_metrics_fresh "$M"
+check_eq "... no request dropped as timeout" "$timeouts" "$(drops timeout)"
+wait_for 2 test "$(copies v6)" -ge $((before + 1022))
+check_eq "... and each of the 1022 targets got its copy" \
+	$((before + 1022)) "$(copies v6)"
+
+rr_kill_wait TERM 10
+check_eq "SIGTERM: exit 0" 0 "$RR_RC"
+kill -TERM "$TARGETS_PID"
+wait "$TARGETS_PID"
+RR_BG_PIDS=()
+finish
