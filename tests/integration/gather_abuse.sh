@@ -18,6 +18,14 @@
 #    (N/1022) by the same cell, no call ran past max_run_us (before, the
 #    scatter ran inside the function's call, 10 ms of CPU, and the cell
 #    was killed);
+#  - forged replies (group forge: 198.19.0.1:7 answers 1, 198.18.0.50:8
+#    is this script): the copies of four gathers in a row carry
+#    generations that are not the one before plus one; then, reading
+#    no copy, a flood of replies from 198.18.0.50:8 that guess the next
+#    generation from the last one seen (+1 to +4) with the value 1000000
+#    is not merged: the gather answers "1 1/2 missed 1", the guesses
+#    count as gather_late (before, the guess was right and the reply
+#    said 1000001 2/2);
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 
@@ -114,6 +122,76 @@ check_eq "... no request dropped as timeout" "$timeouts" "$(drops timeout)"
 wait_for 2 test "$(copies v6)" -ge $((before + 1022))
 check_eq "... and each of the 1022 targets got its copy" \
 	$((before + 1022)) "$(copies v6)"
+
+say "== forged replies must guess a random generation"
+conf forge 'gather_deadline_us = 100000'
+reload "two targets, the second one forged"
+cat >"$RR_TMP/forge.py" <<'EOF2'
+import socket, struct, sys, time
+srv, port, target, tport = sys.argv[1], int(sys.argv[2]), sys.argv[3], \
+    int(sys.argv[4])
+HDR = struct.Struct("!IIIHH")
+f = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+f.bind((target, tport))
+f.settimeout(2)
+c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+c.settimeout(2)
+c.connect((srv, port))
+
+def ask(text):
+    c.send(text.encode())
+    try:
+        return c.recv(2048).decode().strip()
+    except socket.timeout:
+        return "<none>"
+
+# Four gathers in a row, each copy to this target read: its generation.
+gens = []
+for i in range(4):
+    c.send(b"look%d" % i)
+    data, (_, gport) = f.recvfrom(2048)
+    magic, gather, gen, tgt, flags = HDR.unpack_from(data)
+    gens.append(gen)
+    try:
+        c.recv(2048)
+    except socket.timeout:
+        pass
+print("gens", " ".join("%08x" % g for g in gens))
+print("consecutive", sum(1 for a, b in zip(gens, gens[1:])
+                        if b == (a + 1) & 0xffffffff))
+# The guess, blind: the next request's generations from the last one
+# seen, forged from this target's address to the gather port.
+last = gens[-1]
+forged = [HDR.pack(0x72725347, gather, (last + k) & 0xffffffff, tgt, 0) +
+          b"1000000" for k in range(1, 5)]
+c.send(b"forge")
+end = time.monotonic() + 0.05
+n = 0
+while time.monotonic() < end:
+    for m in forged:
+        f.sendto(m, (srv, gport))
+        n += 1
+try:
+    reply = c.recv(2048).decode().strip()
+except socket.timeout:
+    reply = "<none>"
+print("forged", n)
+print("reply", reply)
+EOF2
+rr_metrics_fresh "$M"
+late=$(metric "$M" reqrouter_xdp_packets_total 'reason="gather_late"')
+tb_cli python3 "$RR_TMP/forge.py" "$TB_IP4_SRV" $PORT 198.18.0.50 8 \
+	>"$RR_TMP/forge.out" 2>&1
+sed 's/^/    /' "$RR_TMP/forge.out"
+check_eq "four gathers' generations: none the one before plus one" 0 \
+	"$(awk '$1 == "consecutive" { print $2 }' "$RR_TMP/forge.out")"
+check_eq "replies guessing the next generation are not merged" \
+	"reply 1 1/2 missed 1" "$(grep '^reply ' "$RR_TMP/forge.out")"
+forged=$(awk '$1 == "forged" { print $2 }' "$RR_TMP/forge.out")
+rr_metrics_fresh "$M"
+check "... they count as gather_late" \
+	test "$(metric "$M" reqrouter_xdp_packets_total 'reason="gather_late"')" \
+	-ge $((late + ${forged:-1} / 2))
 
 rr_kill_wait TERM 10
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"

@@ -28,6 +28,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 
 #include "clock.h"
@@ -286,6 +287,33 @@ static uint32_t close_entry(struct rr_gather_entry *e)
 	return (uint32_t)old & (RR_SG_CLOSED - 1);
 }
 
+/*
+ * A new generation for an entry whose last one was @old: random (see
+ * struct rr_gathers), never @old, so that a late reply to the entry's
+ * last use never counts in the next. Without getrandom() (it does not
+ * fail once the kernel's generator is up) the clock's bits, mixed.
+ */
+static uint32_t next_gen(struct rr_gathers *gs, uint32_t old)
+{
+	uint64_t x;
+	uint32_t gen;
+
+	do {
+		if (!gs->ngens) {
+			if (getrandom(gs->gens, sizeof(gs->gens), 0) ==
+			    (ssize_t)sizeof(gs->gens)) {
+				gs->ngens = RR_SG_GENS;
+			} else {
+				x = rr_now_ns() * 0x9e3779b97f4a7c15ULL;
+				gs->gens[0] = (uint32_t)(x >> 32) ^ old;
+				gs->ngens = 1;
+			}
+		}
+		gen = gs->gens[--gs->ngens];
+	} while (gen == old);
+	return gen;
+}
+
 void rr_gathers_reset(struct rr_worker *w)
 {
 	struct rr_gathers *gs = w->gathers;
@@ -299,9 +327,9 @@ void rr_gathers_reset(struct rr_worker *w)
 	memset(gs->per_slot, 0, sizeof(gs->per_slot));
 	for (i = 0; i < RR_SG_PER_WORKER; i++) {
 		e = &gs->entries[i];
-		/* A generation on from the last one used, closed: a late
-		 * reply to a dead cell's gather never matches again. */
-		gen = (uint32_t)(load64(&e->state) >> 32) + 1;
+		/* Another generation than the last one used, closed: a
+		 * late reply to a dead cell's gather never matches again. */
+		gen = next_gen(gs, (uint32_t)(load64(&e->state) >> 32));
 		__atomic_store_n(&e->state, (uint64_t)gen << 32 | RR_SG_CLOSED,
 				 __ATOMIC_RELEASE);
 		gs->g[i].busy = false;
@@ -552,7 +580,7 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 	e = &gs->entries[i];
 
 	/* A new generation, closed while it is laid out. */
-	g->gen++;
+	g->gen = next_gen(gs, g->gen);
 	__atomic_store_n(&e->state, (uint64_t)g->gen << 32 | RR_SG_CLOSED,
 			 __ATOMIC_RELEASE);
 	memset(e->sent, 0, sizeof(e->sent));

@@ -56,6 +56,9 @@ struct rr_gather_slot {
 	uint8_t concat[RR_SG_CONCAT_ROOM];
 };
 
+/* Generations a getrandom() draws at once. */
+#define RR_SG_GENS 64
+
 /* Replies a recvmmsg() reads at once, and the room for each. */
 #define RR_SG_RECV_BATCH 16
 #define RR_SG_RECV_LEN 2048
@@ -102,6 +105,13 @@ struct rr_gathers {
 	 * new router), so their copies go through the stack, which resolves
 	 * the neighbour again, until they answer. */
 	__u64 stale[RR_SG_MAX_GROUPS][RR_SG_WORDS];
+	/* Generations drawn ahead from getrandom(), used from the end: a
+	 * reply is merged only under its gather's (kern/lib/gather.h), so a
+	 * forged one must guess 32 random bits, not the last one plus one.
+	 * Empty in the main thread's copy, so no two cells of a worker
+	 * draw the same. */
+	uint32_t ngens;
+	uint32_t gens[RR_SG_GENS];
 	struct rr_gather_slot g[RR_SG_PER_WORKER];
 };
 
