@@ -10,14 +10,21 @@
 # addresses fd00:7373::1-3fe on the client's end, and 198.18.0.50:8,
 # where this script itself forges replies. One reqrouter throughout,
 # fanout's group changed by reload:
-#  - no allow-list: the start's log says fanout gathers from every
-#    source, how many copies a request makes and what bounds them, and
-#    so does --check, which still accepts the config; with an allow
-#    list, neither says it;
-#  - a cold group of 1022 IPv6 targets: its first request is answered
-#    (N/1022) by the same cell, no call ran past max_run_us (before, the
-#    scatter ran inside the function's call, 10 ms of CPU, and the cell
-#    was killed);
+#  - a cold group of 1022 IPv6 targets (the start's): its first request
+#    is answered (N/1022) by the same cell, every target got its copy,
+#    no call ran past max_run_us (before, the scatter ran inside the
+#    function's call, 10 to 25 ms of CPU, and the cell was killed);
+#  - one source (198.18.0.2) floods fanout over 254 targets with 2000
+#    requests/s for 2 s while a client in another prefix asks every
+#    300 ms: the flood gets no more gathers than its prefix's budget
+#    (gather_source_rate, 1000 copies/s: a group at once four times,
+#    then one each 254 ms), the rest counted as gather_source_rate, the
+#    client is answered every time, and the targets get no more copies
+#    than those gathers' (before: thousands of gathers, hundreds of
+#    thousands of copies);
+#  - the same flood spread over 64 source prefixes, each within its own
+#    budget: the function's (gather_rate, 10000 copies/s) holds it, the
+#    rest counted as gather_rate;
 #  - forged replies (group forge: 198.19.0.1:7 answers 1, 198.18.0.50:8
 #    is this script): the copies of four gathers in a row carry
 #    generations that are not the one before plus one; then, reading
@@ -25,7 +32,7 @@
 #    generation from the last one seen (+1 to +4) with the value 1000000
 #    is not merged: the gather answers "1 1/2 missed 1", the guesses
 #    count as gather_late (before, the guess was right and the reply
-#    said 1000001 2/2);
+#    said 1000001 2/2).
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 
@@ -54,6 +61,16 @@ tb_srv ip -6 route add "$NET6/118" dev "$TB_IF_SRV" ||
 	die "cannot route $NET6/118 on the server's end"
 tb_cli ip addr add 198.18.0.50/24 dev "$TB_IF_CLI" ||
 	die "cannot add 198.18.0.50 to the client's end"
+# A client in a prefix of its own, and 64 prefixes of a spread flood.
+spread=()
+{
+	echo "address add 198.51.100.7/32 dev $TB_IF_CLI"
+	for ((i = 0; i < 64; i++)); do
+		echo "address add 100.64.$i.1/32 dev $TB_IF_CLI"
+		spread+=(--src "100.64.$i.1")
+	done
+} >"$RR_TMP/addrs4"
+tb_cli ip -b "$RR_TMP/addrs4" || die "cannot add the flood's sources"
 
 tb_cli_bg python3 "$RR_LIB/sg_many.py" --seconds 80 --counts "$COUNTS" \
 	>"$RR_TMP/targets.log" 2>&1
@@ -96,17 +113,37 @@ drops() {
 copies() { awk -v f="$1" '$1 == f { print $2 }' "$COUNTS"; }
 overruns() { grep -c 'ran past max_run_us' "$RR_ERR"; }
 
-say "== no allow-list: said at start and by --check"
-conf wide
+# flood NAME ARGS...: lib/udp_flood.py to fanout for 2 s at 2000
+# requests/s, 100 bytes each (ARGS: its sources); its JSON in
+# $RR_TMP/NAME.json (got reads the last one), the targets' copies
+# meanwhile in COPIES.
+flood() {
+	local name=$1 before
+	shift
+	FLOOD=$name
+	before=$(copies v4)
+	tb_cli python3 "$RR_LIB/udp_flood.py" --dst "$TB_IP4_SRV" \
+		--port $PORT --duration 2 --rate 2000 --len 100 "$@" \
+		>"$RR_TMP/$name.json" 2>&1
+	sleep 0.3 # the targets' last copies counted
+	COPIES=$(($(copies v4) - before))
+	say "    $(cat "$RR_TMP/$name.json"), $COPIES copies"
+}
+# got GROUP FIELD: what udp_flood.py said of GROUP (flood, client), -1
+# if it said nothing.
+got() {
+	local v
+	v=$(json_eval "d['$1']['$2']" "$RR_TMP/$FLOOD.json" 2>/dev/null)
+	echo "${v:--1}"
+}
+
+conf cold6
 rr_start gather_abuse -i "$TB_IF_SRV" -q 1 -c "$CONF" --metrics-file "$M" \
 	--control "$SOCK" || die "reqrouter with fanout did not start"
 tb_wait_file "$M" 5 || die "no metrics file at $M"
-cell=$(pgrep -P "$RR_PID")
 
 say "== a cold group of 1022 IPv6 targets"
-conf cold6
-reload "1022 IPv6 targets"
-sleep 0.3 # the renewed cell
+# The start's group, never asked yet: the first request to it.
 cell=$(pgrep -P "$RR_PID")
 rr_metrics_fresh "$M"
 timeouts=$(drops timeout)
@@ -122,6 +159,40 @@ check_eq "... no request dropped as timeout" "$timeouts" "$(drops timeout)"
 wait_for 2 test "$(copies v6)" -ge $((before + 1022))
 check_eq "... and each of the 1022 targets got its copy" \
 	$((before + 1022)) "$(copies v6)"
+
+say "== one source floods, another asks now and then"
+conf wide
+reload "254 targets"
+rr_metrics_fresh "$M"
+src_drops=$(drops gather_source_rate)
+flood one --src "$TB_IP4_CLI" --client 198.51.100.7 --client-ms 300
+# A group of 254 is 254 copies: four at once, then one each 254 ms,
+# over the flood's 2 s and its half a second of replies.
+check "the flood's gathers: its prefix's budget, 14 at most ($(got flood replies))" \
+	test "$(got flood replies)" -ge 0 -a "$(got flood replies)" -le 14
+check "the client in another prefix asked ($(got client sent)) and was answered every time" \
+	test "$(got client sent)" -ge 5 -a \
+	"$(got client replies)" = "$(got client sent)"
+check "the targets got those gathers' copies, no more ($COPIES)" \
+	test "$COPIES" -le $((254 * (14 + $(got client sent))))
+rr_metrics_fresh "$M"
+check "the rest counted as gather_source_rate" \
+	test "$(drops gather_source_rate)" -ge \
+	$((src_drops + $(got flood sent) - 14))
+
+say "== the flood spread over 64 source prefixes"
+rr_metrics_fresh "$M"
+fn_drops=$(drops gather_rate)
+flood spread "${spread[@]}"
+# The function's budget: a second's worth (10000 copies) and 10000 a
+# second over 2.5 s, 137 groups of 254.
+check "the flood's gathers: the function's budget, 137 at most ($(got flood replies))" \
+	test "$(got flood replies)" -ge 0 -a "$(got flood replies)" -le 137
+check "the targets got those gathers' copies, no more ($COPIES)" \
+	test "$COPIES" -le $((254 * 137))
+rr_metrics_fresh "$M"
+check "the rest counted as gather_rate" \
+	test "$(drops gather_rate)" -gt "$fn_drops"
 
 say "== forged replies must guess a random generation"
 conf forge 'gather_deadline_us = 100000'

@@ -210,6 +210,7 @@ int rr_gathers_new(struct rr_worker *w)
 	};
 	struct rr_gathers *gs;
 	uint16_t port = 0;
+	uint64_t seed;
 	int fd, ret;
 
 	if (w->gathers)
@@ -224,6 +225,9 @@ int rr_gathers_new(struct rr_worker *w)
 		free(gs);
 		return fd;
 	}
+	if (getrandom(&seed, sizeof(seed), 0) != (ssize_t)sizeof(seed))
+		seed = rr_now_ns() * 0x9e3779b97f4a7c15ULL;
+	rr_sg_budget_init(&gs->budget, seed);
 	gs->ctx.start = start;
 	gs->w = w;
 	gs->fd = fd;
@@ -551,7 +555,6 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 	uint32_t i, n = 0, last = 0, limit;
 	bool in_call;
 
-	(void)req;
 	/* One gather per request: a second would keep its frame twice. */
 	if (ctx->started)
 		return -EALREADY;
@@ -611,6 +614,15 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 	}
 	if (!n || spec->need > n)
 		return -EINVAL;
+	/* Its copies against the function's budgets, this worker's share
+	 * (the workers serving now): a refused request is dropped. */
+	ctx->refused = rr_sg_budget_take(
+		&gs->budget, s->svc, gs->cur_slot, req, n,
+		w->inv->nqueues *
+			__atomic_load_n(&w->inv->nthreads, __ATOMIC_RELAXED),
+		rr_now_ns());
+	if (ctx->refused)
+		return -EBUSY;
 	i = (uint32_t)(g - gs->g);
 	e->merged = 0;
 	e->need = spec->need ? spec->need : n;

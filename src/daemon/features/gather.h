@@ -19,6 +19,7 @@
 #include <linux/if_xdp.h>
 
 #include "function.h"
+#include "gather_budget.h"
 #include "seccomp.h"
 #include "shared/common.h"
 #include "shared/gather.h"
@@ -105,6 +106,9 @@ struct rr_gathers {
 	 * new router), so their copies go through the stack, which resolves
 	 * the neighbour again, until they answer. */
 	__u64 stale[RR_SG_MAX_GROUPS][RR_SG_WORDS];
+	/* Its share of the functions' gather_rate and gather_source_rate
+	 * (gather_budget.h). */
+	struct rr_sg_budget budget;
 	/* Generations drawn ahead from getrandom(), used from the end: a
 	 * reply is merged only under its gather's (kern/lib/gather.h), so a
 	 * forged one must guess 32 random bits, not the last one plus one.
