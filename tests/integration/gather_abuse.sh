@@ -10,6 +10,10 @@
 # addresses fd00:7373::1-3fe on the client's end, and 198.18.0.50:8,
 # where this script itself forges replies. One reqrouter throughout,
 # fanout's group changed by reload:
+#  - no allow-list: the start's log says fanout gathers from every
+#    source, how many copies a request makes and what bounds them, and
+#    so does --check, which still accepts the config; with an allow
+#    list, neither says it;
 #  - a cold group of 1022 IPv6 targets (the start's): its first request
 #    is answered (N/1022) by the same cell, every target got its copy,
 #    no call ran past max_run_us (before, the scatter ran inside the
@@ -137,10 +141,27 @@ got() {
 	echo "${v:--1}"
 }
 
+say "== no allow-list: said at start and by --check"
 conf cold6
 rr_start gather_abuse -i "$TB_IF_SRV" -q 1 -c "$CONF" --metrics-file "$M" \
 	--control "$SOCK" || die "reqrouter with fanout did not start"
 tb_wait_file "$M" 5 || die "no metrics file at $M"
+warned() { grep -c "'fanout' gathers and has no allow-list" "$1"; }
+check_eq "the log says fanout gathers from every source" 1 "$(warned "$RR_ERR")"
+check "... how many copies a request makes, and what bounds them" \
+	grep -q "up to 1022 .*gather_rate, 10000 copies/s, and gather_source_rate, 1000 copies/s for one source prefix. Give it allow in \[function fanout\]" \
+	"$RR_ERR"
+grep "'fanout' gathers" "$RR_ERR" | sed 's/^/    /'
+START_ERR=$RR_ERR
+rr_run check --check -c "$CONF" -i "$TB_IF_SRV"
+check_eq "--check accepts the config" 0 "$RR_RC"
+check_eq "... and says the same" 1 "$(warned "$RR_ERR")"
+cp "$CONF" "$RR_TMP/allowed.conf"
+echo "allow = $TB_IP4_CLI/32" >>"$RR_TMP/allowed.conf"
+rr_run check_allowed --check -c "$RR_TMP/allowed.conf" -i "$TB_IF_SRV"
+check_eq "with an allow-list, --check accepts it" 0 "$RR_RC"
+check_eq "... and says nothing of the sort" 0 "$(warned "$RR_ERR")"
+RR_ERR=$START_ERR
 
 say "== a cold group of 1022 IPv6 targets"
 # The start's group, never asked yet: the first request to it.

@@ -78,6 +78,33 @@ uint32_t rr_gather_stock_seed(const struct rr_invoker *inv)
 	return n < RR_SG_STOCK ? n : RR_SG_STOCK;
 }
 
+bool rr_gather_open_notice(const struct rr_config *cfg,
+			   const struct rr_service *svc)
+{
+	char rate[48], source[48];
+	uint32_t i, most = 0;
+
+	if (!(svc->fn->flags & RR_FN_GATHER) || svc->nallow)
+		return false;
+	for (i = 0; i < cfg->ngroups; i++)
+		if (cfg->groups[i].ntargets > most)
+			most = cfg->groups[i].ntargets;
+	if (svc->gather_rate)
+		snprintf(rate, sizeof(rate), "%u copies/s", svc->gather_rate);
+	else
+		snprintf(rate, sizeof(rate), "nothing (gather_rate = 0)");
+	if (svc->gather_source_rate)
+		snprintf(source, sizeof(source), "%u copies/s",
+			 svc->gather_source_rate);
+	else
+		snprintf(source, sizeof(source),
+			 "nothing (gather_source_rate = 0)");
+	pr_warn("'%s' gathers and has no allow-list: a request from any source, spoofed or not, makes it send a copy to every target it asks, up to %u (the config's largest group), each the request's payload and 16 bytes; what bounds them is gather_rate, %s, and gather_source_rate, %s for one source prefix. Give it allow in [function %s]%s%s\n",
+		svc->fn->name, most, rate, source, svc->fn->name,
+		cfg->config_file[0] ? " of " : "", cfg->config_file);
+	return true;
+}
+
 int rr_gather_setup(struct rr_invoker *inv)
 {
 	const struct rr_config *cfg = inv->cfg;

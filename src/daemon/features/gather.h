@@ -119,6 +119,14 @@ struct rr_gathers {
 	struct rr_gather_slot g[RR_SG_PER_WORKER];
 };
 
+/*
+ * If @svc's function gathers and has no allow-list, says so as a
+ * warning: what a request from anyone, spoofed or not, makes it send,
+ * and what bounds it. For the start's log and --check; whether it did.
+ */
+bool rr_gather_open_notice(const struct rr_config *cfg,
+			   const struct rr_service *svc);
+
 /* Whether any function served gathers (RR_FN_GATHER). */
 bool rr_gather_needed(const struct rr_invoker *inv);
 
