@@ -219,10 +219,12 @@ refused link-in-open-dir "$RR_TMP/openlink/mods" "'mods' is in a directory other
 # A link in a directory only root can change is followed (as /lib ->
 # usr/lib), and a sticky one (as /tmp) may hold a directory of root's.
 mkdir -p "$RR_TMP/safe" && ln -s "$RR_TMP/real" "$RR_TMP/safe/mods"
+# shellcheck disable=SC2016 # $1 and $2 are the inner sh's arguments
 check "a link to the directory, in a directory only root can write: loaded" \
 	sh -c '"$1" --functions-dir "$2" --list | grep -q "upper-cased"' _ "$RR" "$RR_TMP/safe/mods"
 mkdir -p "$RR_TMP/sticky/mods" && chmod 1777 "$RR_TMP/sticky"
 cp "$TMODS/shout.so" "$RR_TMP/sticky/mods/"
+# shellcheck disable=SC2016 # $1 and $2 are the inner sh's arguments
 check "a directory of root's in a sticky one others can write: loaded" \
 	sh -c '"$1" --functions-dir "$2" --list | grep -q "upper-cased"' _ "$RR" "$RR_TMP/sticky/mods"
 chown nobody "$RR_TMP/sticky/mods"
