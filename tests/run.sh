@@ -72,7 +72,8 @@ SAN_TESTS=${SAN_TESTS:-"
 # sent), latency windows of a few hundred milliseconds (tcp_limits,
 # tcp_pool, sockperf), gathers' deadlines of 50 ms (gather: one of its checks
 # missed beside two others, once in three runs), which worker a busy or
-# slow worker's request goes to (steer), SCHED_FIFO workers
+# slow worker's request goes to (steer), a flood's copies counted against
+# a budget per second (gather_abuse), SCHED_FIFO workers
 # (invoker_priority); or that take a whole CPU from the host
 # (invoker_cpu_hotplug takes one offline) or a whole
 # CPU from their neighbours (invoker_faults' flood, invoker_busy_poll's
@@ -83,9 +84,9 @@ SAN_TESTS=${SAN_TESTS:-"
 # metrics rewrite, a deadline), and nothing they check is upset by a
 # neighbour.
 ALONE=${ALONE-"
-	control_starve control_threads gather invoker_busy_poll invoker_coalesce
-	invoker_cpu_hotplug invoker_faults invoker_priority invoker_soak
-	module_deploy rl sockperf steer tcp_limits tcp_pool
+	control_starve control_threads gather gather_abuse invoker_busy_poll
+	invoker_coalesce invoker_cpu_hotplug invoker_faults invoker_priority
+	invoker_soak module_deploy rl sockperf steer tcp_limits tcp_pool
 "}
 
 # Integration tests that build reqrouter again, each into a directory of

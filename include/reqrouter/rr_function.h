@@ -461,9 +461,11 @@ int rr_fn_group(const struct rr_fn_config *cfg, const char *name,
  * For the handler: starts gather @g for @req. Returns RR_GATHER_PENDING,
  * for the handler to return; or -EBUSY when the function has
  * gather_limit gathers outstanding on this worker, -EINVAL for a bad
- * spec, -EOPNOTSUPP where the request cannot wait (over TCP), -errno
- * when the template could not be sent: for the handler to return (the
- * request is counted unanswered) or to answer otherwise.
+ * spec, -EOPNOTSUPP where the request cannot wait (over TCP),
+ * -EALREADY when this request started one already, -errno when the
+ * template could not be sent: for the handler to return (the request is
+ * counted unanswered) or to answer otherwise. A request whose gather
+ * started is answered by the gather, whatever the handler returns.
  */
 int rr_gather_start(const struct rr_request *req,
 		    const struct rr_gather_spec *g);

@@ -26,8 +26,8 @@
 struct rr_sg_hdr {
 	__be32 magic;  /* RR_SG_MAGIC */
 	__be32 gather; /* the coordinator's number for the gather */
-	__be32 gen;    /* which use of that number: a reply to an older one
-			* is late */
+	__be32 gen;    /* which use of that number, drawn at random: a
+			* reply to an older one is late */
 	__be16 target; /* the target's index in its group */
 	__be16 flags;  /* 0 (reserved; echoed) */
 };

@@ -27,7 +27,9 @@
 	X(BAD_CHECKSUM, "bad_checksum") /* the kernel would drop it too */     \
 	X(SPREAD_PUNT, "spread_punt")	/* punted on an xdp_spread CPU */      \
 	X(GATHER_LIMIT, "gather_limit") /* its gathers at gather_limit */      \
-	X(GATHER_LOST, "gather_lost")	/* its gather's function went away */
+	X(GATHER_LOST, "gather_lost")	/* its gather's function went away */  \
+	X(GATHER_RATE, "gather_rate")	/* copies past the gather_rate */      \
+	X(GATHER_SOURCE_RATE, "gather_source_rate") /* past its source's */
 
 #define RR_DROP_ENUM(name, label) RR_DROP_##name,
 enum rr_drop { RR_DROP_NONE, RR_DROPS(RR_DROP_ENUM) RR_DROP_MAX };

@@ -548,6 +548,13 @@ static inline uint64_t rr_stat_read(const uint64_t *ctr)
 	return __atomic_load_n(ctr, __ATOMIC_RELAXED);
 }
 
+/* A worker entering (odd) or leaving (even) a function's call: the
+ * supervisor times the odd stretches against max_run_us (cells/watch.h). */
+static inline void rr_call_step(struct rr_worker *w)
+{
+	__atomic_store_n(&w->rep->call_seq, ++w->call_seq, __ATOMIC_RELEASE);
+}
+
 /* How often the main thread follows the host (rr_invoker_watch()) and
  * looks at the queues' locks (cells/supervise.c), in ms. */
 #define RR_WATCH_MS 100

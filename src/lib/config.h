@@ -137,6 +137,13 @@ enum rr_metrics_detail {
 #define RR_DEFAULT_SLIP 2
 #define RR_MAX_SLIP 1000
 
+/* Gathers' budgets (src/daemon/features/gather_budget.c): the copies a
+ * second a gathering function may send, and those the requests of one
+ * source prefix may cause. */
+#define RR_DEFAULT_GATHER_RATE 10000
+#define RR_DEFAULT_GATHER_SOURCE_RATE 1000
+#define RR_MAX_GATHER_RATE 100000000
+
 #define RR_DEFAULT_MAX_RUN_US 10000
 #define RR_MAX_MAX_RUN_US 60000000
 #define RR_DEFAULT_QUARANTINE_FAULTS 5
@@ -194,6 +201,11 @@ struct rr_service {
 	 * their age at which they complete with what came. */
 	uint32_t gather_limit;
 	uint32_t gather_deadline_us;
+	/* RR_FN_GATHER: copies a second its gathers may send, all workers
+	 * together, and those one source prefix's requests may cause
+	 * (/rate_limit_v4_prefix, /rate_limit_v6_prefix); 0: no limit. */
+	uint32_t gather_rate;
+	uint32_t gather_source_rate;
 	/* A target of gathers: a request that starts with struct
 	 * rr_sg_hdr has it taken off before the handler and put back in
 	 * front of the reply. */

@@ -79,9 +79,14 @@ struct rr_gather_ctx {
 	/* gather_target: a payload that starts with a gather's header is
 	 * a message of another's gather (rr_serve_keep()). */
 	bool target;
-	/* start() refused the request's gather for the function's
-	 * gather_limit: its drop is counted as such. */
-	bool at_limit;
+	/* Why start() refused the request's gather, an enum rr_drop (the
+	 * function's gather_limit, its budgets): its drop is counted as
+	 * such; 0 when it did not. */
+	uint32_t refused;
+	/* The request started its gather: the gather keeps its frame and
+	 * answers it, whatever the handler returns, and it starts no
+	 * second one. */
+	bool started;
 };
 
 /* fini_worker() for every worker, fini(), the shared memory unmapped,

@@ -504,18 +504,22 @@ int rr_serve_keep(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 		if (keep)
 			keep->len = UINT32_MAX;
 	}
-	if (ctx->gather)
-		ctx->gather->at_limit = false;
+	if (ctx->gather) {
+		ctx->gather->refused = 0;
+		ctx->gather->started = false;
+	}
 	ret = fn->handler(&req, frame + pkt.payload_off + sg,
 			  pkt.payload_len - sg, reply_room - sg);
 	if (ret < 0 && ret != RR_NO_REPLY && ctx->gather &&
-	    ctx->gather->at_limit)
-		return -RR_DROP_GATHER_LIMIT;
+	    ctx->gather->refused && !ctx->gather->started)
+		return -(int)ctx->gather->refused;
 	if (ret >= 0)
 		ret += (int)sg;
 	if (keep && reply_flags & RR_REPLY_NO_CACHE)
 		keep->len = UINT32_MAX;
-	if (ret == RR_GATHER_PENDING && ctx->gather) {
+	/* A gather it started holds the frame, and answers it: a reply
+	 * written here as well would send the frame twice. */
+	if (ctx->gather && ctx->gather->started) {
 		if (keep)
 			keep->len = UINT32_MAX;
 		return RR_SERVE_KEPT;

@@ -12,7 +12,8 @@
  * (sum, min, max, count, or, top-k) merge as they say, and a
  * concatenation's reply on another queue than its worker's goes to the
  * kernel, for the worker's gather socket (an AF_XDP socket takes frames
- * of its own queue only). A sound reply teaches
+ * of its own queue only). A generation is drawn at random, and a reply
+ * one off, or off in a single bit, is late. A sound reply teaches
  * the program the way to its target (sg_paths, for copies built in the
  * UMEM), a refused one does not, and writing the targets again forgets
  * it. The last reply of a
@@ -310,6 +311,46 @@ static void reductions(void)
 	       RR_XDP_GATHER_DUPLICATE);
 }
 
+/*
+ * A gather's generation is drawn at random (features/gather.c,
+ * next_gen()): a forged reply must carry all 32 of its bits. Replies one
+ * off, or off in one bit high or low, are late and leave the entry as
+ * it was; only the generation itself is merged.
+ */
+static void generations(void)
+{
+	static const uint32_t gen = 0x9e3779b9, off[] = {
+		1,
+		0x80000000,
+		0x00010000,
+		0x00000100,
+	};
+	struct reply r;
+	size_t i;
+
+	open_gather(IDX, gen, RR_REDUCE_SUM, 2);
+	r = reply(gen + 1, 0, "1000000");
+	expect("the next generation (the old guess)", &r, XDP_DROP,
+	       RR_XDP_GATHER_LATE);
+	r = reply(gen - 1, 0, "1000000");
+	expect("the one before", &r, XDP_DROP, RR_XDP_GATHER_LATE);
+	for (i = 0; i < ARRAY_SIZE(off); i++) {
+		r = reply(gen ^ off[i], 0, "1000000");
+		t_at("a generation off in bit mask %#x", off[i]);
+		expect("a generation off in one bit", &r, XDP_DROP,
+		       RR_XDP_GATHER_LATE);
+	}
+	t_at("after the wrong generations");
+	want_u64("nothing merged", e->merged, 0);
+	want_u64("no ticket", (uint32_t)e->state, 0);
+	want_u64("nothing seen", e->seen[0], 0);
+	want_u64("no value", e->value, 0);
+	r = reply(gen, 0, "7");
+	expect("the gather's own generation", &r, XDP_DROP,
+	       RR_XDP_GATHER_MERGED);
+	want_u64("its value merged", e->value, 7);
+}
+
 /* Group 0: the three targets. */
 static int setup_targets(void)
 {
@@ -352,6 +393,7 @@ int main(void)
 		return ret;
 	checks_and_sum();
 	reductions();
+	generations();
 	/* Targets written again (a reload): what was learned goes. */
 	t_at("the targets rewritten");
 	checks++;

@@ -28,6 +28,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 
 #include "clock.h"
@@ -75,6 +76,33 @@ uint32_t rr_gather_stock_seed(const struct rr_invoker *inv)
 	    !rr_gather_needed(inv))
 		return 0;
 	return n < RR_SG_STOCK ? n : RR_SG_STOCK;
+}
+
+bool rr_gather_open_notice(const struct rr_config *cfg,
+			   const struct rr_service *svc)
+{
+	char rate[48], source[48];
+	uint32_t i, most = 0;
+
+	if (!(svc->fn->flags & RR_FN_GATHER) || svc->nallow)
+		return false;
+	for (i = 0; i < cfg->ngroups; i++)
+		if (cfg->groups[i].ntargets > most)
+			most = cfg->groups[i].ntargets;
+	if (svc->gather_rate)
+		snprintf(rate, sizeof(rate), "%u copies/s", svc->gather_rate);
+	else
+		snprintf(rate, sizeof(rate), "nothing (gather_rate = 0)");
+	if (svc->gather_source_rate)
+		snprintf(source, sizeof(source), "%u copies/s",
+			 svc->gather_source_rate);
+	else
+		snprintf(source, sizeof(source),
+			 "nothing (gather_source_rate = 0)");
+	pr_warn("'%s' gathers and has no allow-list: a request from any source, spoofed or not, makes it send a copy to every target it asks, up to %u (the config's largest group), each the request's payload and 16 bytes; what bounds them is gather_rate, %s, and gather_source_rate, %s for one source prefix. Give it allow in [function %s]%s%s\n",
+		svc->fn->name, most, rate, source, svc->fn->name,
+		cfg->config_file[0] ? " of " : "", cfg->config_file);
+	return true;
 }
 
 int rr_gather_setup(struct rr_invoker *inv)
@@ -209,6 +237,7 @@ int rr_gathers_new(struct rr_worker *w)
 	};
 	struct rr_gathers *gs;
 	uint16_t port = 0;
+	uint64_t seed;
 	int fd, ret;
 
 	if (w->gathers)
@@ -223,6 +252,9 @@ int rr_gathers_new(struct rr_worker *w)
 		free(gs);
 		return fd;
 	}
+	if (getrandom(&seed, sizeof(seed), 0) != (ssize_t)sizeof(seed))
+		seed = rr_now_ns() * 0x9e3779b97f4a7c15ULL;
+	rr_sg_budget_init(&gs->budget, seed);
 	gs->ctx.start = start;
 	gs->w = w;
 	gs->fd = fd;
@@ -286,6 +318,33 @@ static uint32_t close_entry(struct rr_gather_entry *e)
 	return (uint32_t)old & (RR_SG_CLOSED - 1);
 }
 
+/*
+ * A new generation for an entry whose last one was @old: random (see
+ * struct rr_gathers), never @old, so that a late reply to the entry's
+ * last use never counts in the next. Without getrandom() (it does not
+ * fail once the kernel's generator is up) the clock's bits, mixed.
+ */
+static uint32_t next_gen(struct rr_gathers *gs, uint32_t old)
+{
+	uint64_t x;
+	uint32_t gen;
+
+	do {
+		if (!gs->ngens) {
+			if (getrandom(gs->gens, sizeof(gs->gens), 0) ==
+			    (ssize_t)sizeof(gs->gens)) {
+				gs->ngens = RR_SG_GENS;
+			} else {
+				x = rr_now_ns() * 0x9e3779b97f4a7c15ULL;
+				gs->gens[0] = (uint32_t)(x >> 32) ^ old;
+				gs->ngens = 1;
+			}
+		}
+		gen = gs->gens[--gs->ngens];
+	} while (gen == old);
+	return gen;
+}
+
 void rr_gathers_reset(struct rr_worker *w)
 {
 	struct rr_gathers *gs = w->gathers;
@@ -299,9 +358,9 @@ void rr_gathers_reset(struct rr_worker *w)
 	memset(gs->per_slot, 0, sizeof(gs->per_slot));
 	for (i = 0; i < RR_SG_PER_WORKER; i++) {
 		e = &gs->entries[i];
-		/* A generation on from the last one used, closed: a late
-		 * reply to a dead cell's gather never matches again. */
-		gen = (uint32_t)(load64(&e->state) >> 32) + 1;
+		/* Another generation than the last one used, closed: a
+		 * late reply to a dead cell's gather never matches again. */
+		gen = next_gen(gs, (uint32_t)(load64(&e->state) >> 32));
 		__atomic_store_n(&e->state, (uint64_t)gen << 32 | RR_SG_CLOSED,
 				 __ATOMIC_RELEASE);
 		gs->g[i].busy = false;
@@ -521,9 +580,11 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 	struct rr_gather_slot *g;
 	struct rr_sg_hdr *h;
 	uint32_t i, n = 0, last = 0, limit;
-	uint64_t now;
+	bool in_call;
 
-	(void)req;
+	/* One gather per request: a second would keep its frame twice. */
+	if (ctx->started)
+		return -EALREADY;
 	if (spec->group < 0 || (uint32_t)spec->group >= cfg->ngroups ||
 	    spec->len > RR_SG_MAX_PAYLOAD || spec->reduce >= RR_REDUCE_MAX_OP ||
 	    spec->cookie_len > RR_SG_COOKIE_MAX ||
@@ -542,14 +603,14 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 	for (i = 0; i < RR_SG_PER_WORKER && gs->g[i].busy; i++)
 		;
 	if (gs->per_slot[gs->cur_slot] >= limit || i == RR_SG_PER_WORKER) {
-		ctx->at_limit = true;
+		ctx->refused = RR_DROP_GATHER_LIMIT;
 		return -EBUSY;
 	}
 	g = &gs->g[i];
 	e = &gs->entries[i];
 
 	/* A new generation, closed while it is laid out. */
-	g->gen++;
+	g->gen = next_gen(gs, g->gen);
 	__atomic_store_n(&e->state, (uint64_t)g->gen << 32 | RR_SG_CLOSED,
 			 __ATOMIC_RELEASE);
 	memset(e->sent, 0, sizeof(e->sent));
@@ -580,6 +641,15 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 	}
 	if (!n || spec->need > n)
 		return -EINVAL;
+	/* Its copies against the function's budgets, this worker's share
+	 * (the workers serving now): a refused request is dropped. */
+	ctx->refused = rr_sg_budget_take(
+		&gs->budget, s->svc, gs->cur_slot, req, n,
+		w->inv->nqueues *
+			__atomic_load_n(&w->inv->nthreads, __ATOMIC_RELAXED),
+		rr_now_ns());
+	if (ctx->refused)
+		return -EBUSY;
 	i = (uint32_t)(g - gs->g);
 	e->merged = 0;
 	e->need = spec->need ? spec->need : n;
@@ -595,7 +665,6 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 	/* Open: tickets from 0, under the new generation. */
 	__atomic_store_n(&e->state, (uint64_t)g->gen << 32, __ATOMIC_RELEASE);
 
-	now = rr_now_ns();
 	g->busy = true;
 	g->slot = gs->cur_slot;
 	g->fn = s->svc->fn;
@@ -604,11 +673,6 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 	g->asked = n;
 	g->k = spec->k;
 	g->reduce = spec->reduce;
-	g->deadline_ns =
-		now + (uint64_t)(spec->deadline_us
-					 ? spec->deadline_us
-					 : s->svc->gather_deadline_us) *
-			      1000;
 	g->cookie_len = (uint32_t)spec->cookie_len;
 	if (spec->cookie_len)
 		memcpy(g->cookie, spec->cookie, spec->cookie_len);
@@ -622,6 +686,7 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 	gs->per_slot[gs->cur_slot]++;
 
 	rr_gather_held(w, i, gs->cur_addr);
+	ctx->started = true;
 	h = (void *)g->msg;
 	h->magic = htonl(RR_SG_MAGIC);
 	h->gather = htonl(gs->first + i);
@@ -630,6 +695,17 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 	if (spec->len)
 		memcpy(g->msg + sizeof(*h), spec->payload, spec->len);
 	g->msg_len = (uint32_t)(sizeof(*h) + spec->len);
+	/*
+	 * The copies are reqrouter's work, not the function's: they leave
+	 * outside its timed call (max_run_us), which goes on as a new call
+	 * after. A group's first copies go through the stack, neighbour
+	 * resolution and, on a veth, the targets' receive work included,
+	 * all on this CPU: 1022 cold IPv6 targets cost 10 to 25 ms of CPU,
+	 * past the default max_run_us (10 ms), and the cell was killed.
+	 */
+	in_call = w->call_seq & 1;
+	if (in_call)
+		rr_call_step(w);
 	if (spec->payloads) {
 		/* One template cannot carry them: through the socket. */
 		g->msg_len = sizeof(*h);
@@ -643,6 +719,15 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 	} else {
 		send_each(gs, g, e->group, grp, e->sent);
 	}
+	if (in_call)
+		rr_call_step(w);
+	/* From the last copy: a long scatter does not eat the targets'
+	 * time to answer. */
+	g->deadline_ns =
+		rr_now_ns() + (uint64_t)(spec->deadline_us
+						 ? spec->deadline_us
+						 : s->svc->gather_deadline_us) *
+				      1000;
 	return RR_GATHER_PENDING;
 }
 

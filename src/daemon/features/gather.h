@@ -19,6 +19,7 @@
 #include <linux/if_xdp.h>
 
 #include "function.h"
+#include "gather_budget.h"
 #include "seccomp.h"
 #include "shared/common.h"
 #include "shared/gather.h"
@@ -55,6 +56,9 @@ struct rr_gather_slot {
 	uint32_t concat_len;
 	uint8_t concat[RR_SG_CONCAT_ROOM];
 };
+
+/* Generations a getrandom() draws at once. */
+#define RR_SG_GENS 64
 
 /* Replies a recvmmsg() reads at once, and the room for each. */
 #define RR_SG_RECV_BATCH 16
@@ -102,8 +106,26 @@ struct rr_gathers {
 	 * new router), so their copies go through the stack, which resolves
 	 * the neighbour again, until they answer. */
 	__u64 stale[RR_SG_MAX_GROUPS][RR_SG_WORDS];
+	/* Its share of the functions' gather_rate and gather_source_rate
+	 * (gather_budget.h). */
+	struct rr_sg_budget budget;
+	/* Generations drawn ahead from getrandom(), used from the end: a
+	 * reply is merged only under its gather's (kern/lib/gather.h), so a
+	 * forged one must guess 32 random bits, not the last one plus one.
+	 * Empty in the main thread's copy, so no two cells of a worker
+	 * draw the same. */
+	uint32_t ngens;
+	uint32_t gens[RR_SG_GENS];
 	struct rr_gather_slot g[RR_SG_PER_WORKER];
 };
+
+/*
+ * If @svc's function gathers and has no allow-list, says so as a
+ * warning: what a request from anyone, spoofed or not, makes it send,
+ * and what bounds it. For the start's log and --check; whether it did.
+ */
+bool rr_gather_open_notice(const struct rr_config *cfg,
+			   const struct rr_service *svc);
 
 /* Whether any function served gathers (RR_FN_GATHER). */
 bool rr_gather_needed(const struct rr_invoker *inv);

@@ -17,7 +17,9 @@
  * names the functions served to an allow-list only with their lists,
  * which the start also says (rr_allow_notice()): a function that answers
  * nobody, because the list has none of its clients, drops their requests
- * in silence, and that is where a newcomer looks first.
+ * in silence, and that is where a newcomer looks first. A function that
+ * gathers with no allow-list is warned of as at start, on stderr, and is
+ * no problem: its copies are bounded by its budgets.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -32,6 +34,7 @@
 #include "check.h"
 #include "config.h"
 #include "function.h"
+#include "gather.h"
 #include "guard.h"
 #include "invoker.h"
 #include "log.h"
@@ -144,6 +147,8 @@ static void check_functions(struct check *c, const struct rr_config *cfg,
 					   svc->nsettings, 1, NULL, NULL, cfg,
 					   &inst[inv.nslots], err, sizeof(err)))
 			problem(c, 1, "%s", err);
+		else /* a warning, as at start, not a problem */
+			rr_gather_open_notice(cfg, svc);
 		inv.nslots++;
 		allow[0] = '\0';
 		if (svc->nallow) {

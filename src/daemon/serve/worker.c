@@ -99,12 +99,6 @@ static void load_sync(struct rr_worker *w, uint32_t nsocks)
 		__atomic_store_n(&w->load->done, done, __ATOMIC_RELAXED);
 }
 
-/* Entering (odd) or leaving (even) a function. */
-static void call_step(struct rr_worker *w)
-{
-	__atomic_store_n(&w->rep->call_seq, ++w->call_seq, __ATOMIC_RELEASE);
-}
-
 /* Stores a pure function's reply; a few stores, no system call. */
 static void cache_reply(struct rr_worker *w, struct rr_sock *s,
 			const struct rr_function *fn, const uint8_t *frame,
@@ -248,10 +242,10 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 			w->gathers->cur_addr = addr;
 			w->gathers->cur_len = rxd->len;
 		}
-		call_step(w);
+		rr_call_step(w);
 		ret = rr_serve_keep(data, rxd->len, room, mtu, amp, fn, &ctx,
 				    keep, offload ? &csum_start : NULL);
-		call_step(w);
+		rr_call_step(w);
 		if (ret == RR_SERVE_KEPT) {
 			/* Kept by its gather (gather.c), listed in the
 			 * report's gather_frames. */

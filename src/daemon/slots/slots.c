@@ -20,6 +20,7 @@
 
 #include "guard.h"
 #include "clock.h"
+#include "gather.h"
 #include "invoker.h"
 #include "log.h"
 #include "module.h"
@@ -394,6 +395,7 @@ int rr_open_port(struct rr_invoker *inv, uint32_t slot)
 			? ", once the veth peer takes XDP frames (user space until then)"
 			: "");
 	rr_allow_notice(svc, inv->cfg->config_file);
+	rr_gather_open_notice(inv->cfg, svc);
 	return 0;
 }
 
