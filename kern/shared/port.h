@@ -48,13 +48,15 @@ struct rr_port_conf {
 	 * second per source prefix as the nanoseconds between two
 	 * (1e9 / rate_limit), the burst a quiet prefix may send at once,
 	 * every how many limited requests one gets the slip reply (0:
-	 * none), and the prefix masks in memory order (the IPv6 one as
-	 * two words: the first and second half of the address). */
+	 * none), the prefix masks in memory order (the IPv6 one as two
+	 * words: the first and second half of the address), and the seed
+	 * of its prefixes' hashes (rr_rl_seed()). */
 	__u32 rl_interval_ns;
 	__u32 rl_burst;
 	__u32 rl_slip;
 	__u32 rl_mask_v4;
 	__u64 rl_mask_v6[2];
+	__u64 rl_seed;
 	/* steering = groups: by class (RR_XDP_PUNT_CLASS; a request no
 	 * program classified is class 0), the threads of each queue its
 	 * requests may go to, one bit each (RR_MAX_THREADS of them), the
@@ -81,7 +83,7 @@ struct rr_port_conf {
 #define RR_PORT_LOCAL_DST (1U << 4)
 /* Sampled into the function's heavy-hitter sketch (hh_cpu, hh_sketch). */
 #define RR_PORT_HH (1U << 5)
-/* Replies rate-limited per source prefix (rl_buckets), before either
+/* Replies rate-limited per source prefix (rl_table), before either
  * tier. */
 #define RR_PORT_RL (1U << 6)
 /* Its sources in rl_exempt_v4/v6 are never limited. */

@@ -47,6 +47,7 @@ enum rr_drop { RR_DROP_NONE, RR_DROPS(RR_DROP_ENUM) RR_DROP_MAX };
 	X(RL_LIMITED, "rl_limited") /* over rate_limit, dropped */    \
 	X(RL_SLIPPED, "rl_slipped") /* over it, got the slip reply */ \
 	X(XDP_SPREAD, "xdp_spread") /* handed to an xdp_spread CPU */ \
+	X(RL_EVICTED, "rl_evicted") /* a live prefix forgotten */     \
 	X(XDP_DROP, "xdp_drop")	    /* first of RR_DROP_MAX drop counters */
 
 #define RR_FN_STAT_ENUM(name, label) RR_FN_##name,

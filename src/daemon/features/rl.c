@@ -2,9 +2,9 @@
 /*
  * Rate limiting, user space's half (docs/DESIGN.md, "Rate limiting in
  * XDP"): a function's rate_limit settings into its XDP port entry and its
- * exemptions and buckets in the program's maps. The limiting itself is the
- * XDP program's (kern/, rl_check); the heavy hitters (hh.c) show which of
- * the top sources it holds back.
+ * exemptions in the program's maps, and the look at one prefix's bucket
+ * that tells the heavy hitters (hh.c) which of the top sources it holds
+ * back. The limiting itself is the XDP program's (kern/, rl_check).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,6 +35,8 @@ void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
 	uint32_t len = svc->rate_limit_v6_prefix, i;
 
 	conf->flags &= ~(RR_PORT_RL | RR_PORT_RL_EXEMPT | RR_PORT_SLIP_TC);
+	conf->rl_seed = rr_rl_seed(inv->xdp.hh_seed, conf->slot,
+				   inv->xdp.rl_gen[conf->slot % RR_MAX_SLOTS]);
 	if (!svc->rate_limit)
 		return;
 	conf->flags |= RR_PORT_RL;
@@ -70,27 +72,56 @@ int rr_rl_open(struct rr_invoker *inv, uint32_t slot,
 		if (ret)
 			return ret;
 	}
-	/* The slot may have served another function. */
+	/* The slot may have served another function: its buckets are not
+	 * this one's. */
 	return rr_rl_reset(&inv->xdp, slot);
 }
 
 int rr_rl_reset(struct rr_xdp *x, uint32_t slot)
 {
-	struct rr_rl_table *zero = calloc(1, sizeof(*zero));
-	int ret;
-
-	if (!zero)
-		return -ENOMEM;
-	ret = bpf_map__update_elem(x->skel->maps.rl_buckets, &slot,
-				   sizeof(slot), zero, sizeof(*zero), 0);
-	free(zero);
-	return ret;
+	if (slot >= RR_MAX_SLOTS)
+		return -EINVAL;
+	x->rl_gen[slot] = ++x->rl_gens;
+	return 0;
 }
 
-int rr_rl_read(struct rr_xdp *x, uint32_t slot, struct rr_rl_table *out)
+/*
+ * Whether the limiter holds the prefix of @family's address @addr at its
+ * limit now, in the function @conf describes: its entry's time more than
+ * a burst less one interval ahead of @now. rl_check() refuses a request
+ * from there while the time is a burst ahead; a flood keeps it between
+ * that and one interval less (each token, freed, is taken by its next
+ * request), so the interval's margin shows a flooded prefix as limited
+ * throughout instead of flickering at every token. One look at one set,
+ * never at the whole table.
+ */
+bool rr_rl_held(struct rr_xdp *x, const struct rr_port_conf *conf, int family,
+		const uint8_t *addr, uint64_t now)
 {
-	return bpf_map__lookup_elem(x->skel->maps.rl_buckets, &slot,
-				    sizeof(slot), out, sizeof(*out), 0);
+	__u64 a = 0, b = 0, h, tau, edge;
+	struct rr_rl_set set;
+	uint32_t v4, key, w;
+
+	if (family == AF_INET) {
+		memcpy(&v4, addr, 4);
+		a = v4;
+	} else {
+		memcpy(&a, addr, 8);
+		memcpy(&b, addr + 8, 8);
+	}
+	h = rr_rl_hash(conf, (__u32)family, a, b);
+	key = rr_rl_set_of(h);
+	if (bpf_map__lookup_elem(x->skel->maps.rl_table, &key, sizeof(key),
+				 &set, sizeof(set), 0))
+		return false;
+	tau = rr_rl_tau(conf);
+	edge = now + tau > conf->rl_interval_ns
+		       ? now + tau - conf->rl_interval_ns
+		       : 0;
+	for (w = 0; w < RR_RL_WAYS; w++)
+		if (set.way[w].tag == h)
+			return set.way[w].tat > edge;
+	return false;
 }
 
 int rr_rl_exempt(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c,

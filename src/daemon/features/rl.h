@@ -18,16 +18,19 @@ struct rr_invoker;
 void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
 		     struct rr_port_conf *conf);
 /* Slot @slot's exemptions (@svc's rate_limit_exempt) into the program's
- * maps and its buckets emptied, before its port opens. */
+ * maps and its buckets full, before its port opens. */
 int rr_rl_open(struct rr_invoker *inv, uint32_t slot,
 	       const struct rr_service *svc);
 
 /* Function @slot's rate-limit buckets all full again (a new function in
- * the slot, or new limits); 0 or -errno. */
+ * the slot, or new limits), from the port entry written next on: a new
+ * generation of its seed (rr_rl_port_conf()); 0 or -errno. */
 int rr_rl_reset(struct rr_xdp *x, uint32_t slot);
-/* Function @slot's rate-limit buckets as they are now, into @out; 0 or
- * -errno. */
-int rr_rl_read(struct rr_xdp *x, uint32_t slot, struct rr_rl_table *out);
+/* Whether the limiter of the function whose port entry is @conf holds the
+ * prefix of @family's address @addr (4 or 16 bytes) at its limit at @now
+ * (CLOCK_MONOTONIC ns); false if it cannot tell. */
+bool rr_rl_held(struct rr_xdp *x, const struct rr_port_conf *conf, int family,
+		const uint8_t *addr, uint64_t now);
 /* Adds prefix @c to function @slot's rate-limit exemptions, or takes it
  * out (gone already is no error); 0 or -errno. */
 int rr_rl_exempt(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c,
