@@ -3,7 +3,8 @@
  * Rate limiting (docs/DESIGN.md, "Rate limiting in XDP"): before either
  * tier, a request over its source prefix's rate is dropped, or, every
  * rl_slip-th one, answered with a DNS truncated reply built here that
- * sends the client to TCP (slip_tc()). A GCRA bucket per source prefix
+ * sends the client to TCP (slip_tc()), or by a worker where replies from
+ * XDP would be lost. A GCRA bucket per source prefix
  * and function (rl_table), shared by every CPU; exempt sources in
  * rl_exempt_v4/v6, keyed as the allow-lists are (lib/guard.h).
  */
@@ -24,9 +25,11 @@
 #include "lib/hh.h"
 #include "lib/parse.h"
 #include "lib/stats.h"
+#include "lib/steer.h"
 #include "lib/tier.h"
 #include "shared/port.h"
 #include "shared/rl.h"
+#include "shared/steer.h"
 
 /* The rate limiter's buckets, one per source prefix and function, in
  * sets (struct rr_rl_set) keyed by rr_rl_set_of(); shared by every CPU.
@@ -75,19 +78,21 @@ static __always_inline int rl_exempt(void *l3, void *end, int ipv6, __u32 slot)
 	return source_in(&rl_exempt_v4, &rl_exempt_v6, l3, end, ipv6, slot);
 }
 
-#define DNS_HDR 12
-#define DNS_QR 0x80
-#define DNS_TC 0x02
-/* The question's name may take 255 bytes: labels of at least one. */
-#define DNS_MAX_LABELS 128
-#define SLIP_BUF 512 /* the scratch area's bytes (struct cache_scratch) */
+#define DNS_HDR RR_DNS_HDR
+#define DNS_QR RR_DNS_QR
+#define DNS_TC RR_DNS_TC
+#define DNS_MAX_LABELS RR_DNS_MAX_LABELS
+#define SLIP_BUF RR_SLIP_MAX /* no more than the scratch area's 512 bytes */
 
 /*
  * The slip reply of a DNS function, as Knot's RRL sends it: the header
  * and question echoed, QR and TC set (AA, RA and the RCODE clear), every
  * count but QDCOUNT zero, nothing after the question. A client that gets
  * it asks again over TCP, which a spoofed source cannot. Only a single
- * well-formed question in a query is answered. XDP_TX, or -1 to drop.
+ * well-formed question in a query is answered. XDP_TX; with
+ * RR_PORT_SLIP_WORKERS (XDP_TX would be lost) the query is handed to a
+ * worker marked as a slip, which sends the same reply
+ * (src/daemon/features/rl.c, rr_rl_slip()): XDP_REDIRECT. -1 to drop.
  */
 static __always_inline int slip_tc(struct xdp_md *ctx,
 				   const struct rr_port_conf *conf, void *l3,
@@ -96,6 +101,7 @@ static __always_inline int slip_tc(struct xdp_md *ctx,
 	__u32 zero = 0, len, n, pos = DNS_HDR, i;
 	struct rr_xdp_req *req;
 	__u8 *buf, l;
+	int act;
 
 	req = bpf_map_lookup_elem(&rr_req, &zero);
 	buf = bpf_map_lookup_elem(&cache_scratch, &zero);
@@ -130,6 +136,14 @@ static __always_inline int slip_tc(struct xdp_md *ctx,
 	pos += 1 + 4; /* the root label, QTYPE and QCLASS */
 	if (pos > n)
 		return -1;
+	if (conf->flags & RR_PORT_SLIP_WORKERS) {
+		act = rr_steer(ctx, queue, conf->slot, steer_socks(conf, 0),
+			       conf->flags | RR_STEER_SLIP);
+		if (act != XDP_REDIRECT)
+			return -1;
+		rr_fn_count(req, RR_FN_RL_SLIPPED);
+		return rr_count(queue, RR_XDP_REDIRECT_SLIP, act);
+	}
 	buf[2] = (buf[2] & 0x79) | DNS_QR | DNS_TC; /* opcode and RD kept */
 	buf[3] = 0;
 	__builtin_memset(&buf[6], 0, 6);

@@ -89,7 +89,7 @@ struct rr_port_conf {
 /* Its sources in rl_exempt_v4/v6 are never limited. */
 #define RR_PORT_RL_EXEMPT (1U << 7)
 /* A slipped request gets a DNS truncated reply (TC) built here and sent
- * with XDP_TX; without it, or when XDP_TX would be lost, it is dropped. */
+ * with XDP_TX; without it (or RR_PORT_SLIP_WORKERS) it is dropped. */
 #define RR_PORT_SLIP_TC (1U << 8)
 /* steering = least_loaded: the worker of the receiving queue with the
  * least backlog gets the request (struct rr_queue_load), not the next in
@@ -111,5 +111,9 @@ struct rr_port_conf {
  * rr_sg_hdr) skips the in-kernel tier, which would take the header for
  * the request. */
 #define RR_PORT_SG_TARGET (1U << 13)
+/* Where XDP_TX would be lost (a veth whose peer runs no XDP program),
+ * RR_PORT_SLIP_TC's slip goes to the workers instead, marked as one
+ * (RR_RX_META_SLIP), and they send the same reply. */
+#define RR_PORT_SLIP_WORKERS (1U << 14)
 
 #endif /* RR_SHARED_PORT_H */

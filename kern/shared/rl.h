@@ -89,6 +89,19 @@ static __inline __u32 rr_rl_set_of(__u64 h)
 	return (__u32)h & (RR_RL_SETS - 1);
 }
 
+/*
+ * DNS's slip reply (RR_FN_SLIP_TC), built from the query alike by the
+ * XDP program (slip_tc()) and, where its replies would be lost, by a
+ * worker (rr_rl_slip()): the header and the question, found in the
+ * query's first RR_SLIP_MAX bytes and RR_DNS_MAX_LABELS labels.
+ */
+#define RR_DNS_HDR 12
+#define RR_DNS_QR 0x80
+#define RR_DNS_TC 0x02
+/* The question's name may take 255 bytes: labels of at least one. */
+#define RR_DNS_MAX_LABELS 128
+#define RR_SLIP_MAX 512 /* 2^n: the XDP program masks offsets with it */
+
 /* How far ahead of now a bucket may be and still let a request by: the
  * burst's intervals after the first. */
 static __inline __u64 rr_rl_tau(const struct rr_port_conf *conf)

@@ -97,7 +97,8 @@ enum rr_fn_stat { RR_FN_STATS(RR_FN_STAT_ENUM) };
 	X(GATHER_MALFORMED, "drop", "gather_malformed")       \
 	X(GATHER_NO_VALUE, "drop", "gather_no_value")         \
 	X(GATHER_OTHER_QUEUE, "pass", "gather_other_queue")   \
-	X(DROP_FRAME_TOO_BIG, "drop", "frame_too_big")
+	X(DROP_FRAME_TOO_BIG, "drop", "frame_too_big")        \
+	X(REDIRECT_SLIP, "redirect", "slip")
 
 #define RR_XDP_STAT_ENUM(name, verdict, reason) RR_XDP_##name,
 enum rr_xdp_stat { RR_XDP_STATS(RR_XDP_STAT_ENUM) RR_XDP_STAT_MAX };

@@ -11,6 +11,10 @@
  * - Slip: with slip 3 every third limited request gets the slip reply:
  *   QR and TC set, the question echoed, every count but QDCOUNT zero,
  *   nothing after the question; without RR_PORT_SLIP_TC none does.
+ * - Slip on a bare veth (RR_PORT_SLIP_WORKERS): no reply from XDP, where
+ *   it would be lost; every third limited request is steered to the
+ *   workers instead (with no socket here, dropped, never passed to the
+ *   kernel: each shows as a move of the round-robin cursor).
  * - Exempt prefixes are never limited, their neighbours are.
  * - IPv6 is keyed by /64: two sources of one /64 share a bucket, one of
  *   the next /64 does not.
@@ -58,6 +62,8 @@
 
 static struct rr_xdp x;
 static int prog_fd;
+/* The port's workers a queue (the round-robin cursor goes round them). */
+static uint32_t nsocks = 1;
 
 /* A DNS query for example.com. IN A, ID 0x1234, RD, with an OPT record
  * after the question (which the slip reply must not carry). */
@@ -127,7 +133,7 @@ static void set_port(uint32_t rate, uint32_t burst, uint32_t slip,
 		     uint32_t flags)
 {
 	struct rr_port_conf conf = { .slot = SLOT,
-				     .nsocks = 1,
+				     .nsocks = nsocks,
 				     .flags = flags,
 				     .rl_burst = burst,
 				     .rl_slip = slip,
@@ -193,16 +199,30 @@ static void burst_and_rate(void)
 		t_fail("only %u offered: not faster than the rate", sent);
 }
 
+/* The round-robin cursor of function SLOT on queue 0: it moves once
+ * each time the program steers one of its requests to a worker, round
+ * the port's nsocks. */
+static uint32_t cursor(void)
+{
+	uint32_t key = 0 * RR_MAX_SLOTS + SLOT, v = 0;
+
+	bpf_map__lookup_elem(x.skel->maps.rr_cursor, &key, sizeof(key), &v,
+			     sizeof(v), 0);
+	return v;
+}
+
 static void slip(void)
 {
-	const uint8_t a[4] = { 203, 0, 113, 5 }, b[4] = { 203, 0, 114, 5 };
-	uint32_t pass = 0, drop = 0, tx = 0;
-	struct frame fa, fb, reply = { .len = 0 };
+	const uint8_t a[4] = { 203, 0, 113, 5 }, b[4] = { 203, 0, 114, 5 },
+		      c[4] = { 203, 0, 115, 5 };
+	uint32_t pass = 0, drop = 0, tx = 0, was;
+	struct frame fa, fb, fc, reply = { .len = 0 };
+	uint64_t st[RR_FN_STAT_MAX], xs0[RR_XDP_STAT_MAX], xs1[RR_XDP_STAT_MAX];
 	const uint8_t *p;
-	uint64_t st[RR_FN_STAT_MAX];
 
 	make(&fa, AF_INET, a);
 	make(&fb, AF_INET, b);
+	make(&fc, AF_INET, c);
 	t_at("slip 3, DNS's TC reply");
 	set_port(1, 1, 3, RR_PORT_SLIP_TC);
 	run(&fa, 31, &pass, &drop, &tx, &reply);
@@ -235,6 +255,37 @@ static void slip(void)
 		t_fail("counted %lu slipped, %lu limited",
 		       (unsigned long)st[RR_FN_RL_SLIPPED],
 		       (unsigned long)st[RR_FN_RL_LIMITED]);
+
+	t_at("slip 3 on a bare veth: the workers slip");
+	nsocks = RR_MAX_THREADS;
+	set_port(1, 1, 3, RR_PORT_SLIP_TC | RR_PORT_SLIP_WORKERS);
+	pass = drop = tx = 0;
+	was = cursor();
+	if (rr_xdp_read_stats(&x, xs0, 1))
+		t_fail("cannot read xdp_stats");
+	run(&fc, 31, &pass, &drop, &tx, NULL);
+	if (pass != 1 || tx || drop != 30)
+		t_fail("%u passed, %u sent back, %u dropped of 31 (want 1, 0, 30)",
+		       pass, tx, drop);
+	if ((cursor() + RR_MAX_THREADS - was) % RR_MAX_THREADS != 11)
+		t_fail("steered %u times, modulo %u (want 11: the one that went by, 10 slips)",
+		       (cursor() + RR_MAX_THREADS - was) % RR_MAX_THREADS,
+		       RR_MAX_THREADS);
+	nsocks = 1;
+	if (rr_xdp_read_stats(&x, xs1, 1))
+		t_fail("cannot read xdp_stats");
+	else if (xs1[RR_XDP_DROP_RATE_LIMITED] -
+				 xs0[RR_XDP_DROP_RATE_LIMITED] !=
+			 30 ||
+		 xs1[RR_XDP_TX_SLIP] != xs0[RR_XDP_TX_SLIP] ||
+		 xs1[RR_XDP_REDIRECT_SLIP] != xs0[RR_XDP_REDIRECT_SLIP])
+		t_fail("xdp_stats: rate_limited +%lu, tx/slip +%lu, redirect/slip +%lu (want 30, 0, 0: no socket)",
+		       (unsigned long)(xs1[RR_XDP_DROP_RATE_LIMITED] -
+				       xs0[RR_XDP_DROP_RATE_LIMITED]),
+		       (unsigned long)(xs1[RR_XDP_TX_SLIP] -
+				       xs0[RR_XDP_TX_SLIP]),
+		       (unsigned long)(xs1[RR_XDP_REDIRECT_SLIP] -
+				       xs0[RR_XDP_REDIRECT_SLIP]));
 
 	t_at("slip 3 without a slip reply");
 	set_port(1, 1, 3, 0);

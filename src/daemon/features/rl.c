@@ -16,6 +16,7 @@
 
 #include "invoker.h"
 #include "log.h"
+#include "packet.h"
 #include "reqrouter.skel.h"
 #include "rl.h"
 #include "shared/guard.h"
@@ -24,9 +25,10 @@
 /*
  * Rate limiting as @svc says now (docs/DESIGN.md, "Rate limiting in
  * XDP"): the interval between two replies, the burst, the slip and the
- * prefix masks in memory order. The slip reply goes out with XDP_TX, so
- * only where such frames are not lost (xdp_tx_ok); elsewhere a slipped
- * request is dropped like any other limited one.
+ * prefix masks in memory order. The slip reply goes out with XDP_TX
+ * where such frames are not lost (xdp_tx_ok); elsewhere the XDP program
+ * hands the request to a worker marked as a slip, and the worker sends
+ * the same reply (rr_rl_slip()).
  */
 void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
 		     struct rr_port_conf *conf)
@@ -34,7 +36,8 @@ void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
 	uint8_t m6[16] = { 0 };
 	uint32_t len = svc->rate_limit_v6_prefix, i;
 
-	conf->flags &= ~(RR_PORT_RL | RR_PORT_RL_EXEMPT | RR_PORT_SLIP_TC);
+	conf->flags &= ~(RR_PORT_RL | RR_PORT_RL_EXEMPT | RR_PORT_SLIP_TC |
+			 RR_PORT_SLIP_WORKERS);
 	conf->rl_seed = rr_rl_seed(inv->xdp.hh_seed, conf->slot,
 				   inv->xdp.rl_gen[conf->slot % RR_MAX_SLOTS]);
 	if (!svc->rate_limit)
@@ -42,8 +45,9 @@ void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
 	conf->flags |= RR_PORT_RL;
 	if (svc->nrate_limit_exempt)
 		conf->flags |= RR_PORT_RL_EXEMPT;
-	if (svc->fn->flags & RR_FN_SLIP_TC && inv->xdp_tx_ok)
-		conf->flags |= RR_PORT_SLIP_TC;
+	if (svc->fn->flags & RR_FN_SLIP_TC)
+		conf->flags |= RR_PORT_SLIP_TC |
+			       (inv->xdp_tx_ok ? 0 : RR_PORT_SLIP_WORKERS);
 	conf->rl_interval_ns = 1000000000U / svc->rate_limit;
 	if (!conf->rl_interval_ns)
 		conf->rl_interval_ns = 1;
@@ -58,6 +62,39 @@ void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
 		len = len >= 8 ? len - 8 : 0;
 	}
 	memcpy(conf->rl_mask_v6, m6, sizeof(m6));
+}
+
+int rr_rl_slip(uint8_t *frame, uint32_t len, uint32_t *csum_start)
+{
+	uint32_t pos = RR_DNS_HDR, n, i;
+	struct rr_pkt pkt;
+	uint8_t *p;
+	int ret;
+
+	ret = rr_parse(frame, len, &pkt);
+	if (ret)
+		return ret;
+	p = frame + pkt.payload_off;
+	n = pkt.payload_len < RR_SLIP_MAX ? pkt.payload_len : RR_SLIP_MAX;
+	if (n < RR_DNS_HDR + 5 || p[2] & RR_DNS_QR || p[4] || p[5] != 1)
+		return -RR_DROP_MALFORMED;
+	for (i = 0; i < RR_DNS_MAX_LABELS; i++) {
+		if (pos >= n || p[pos] & 0xc0)
+			return -RR_DROP_MALFORMED;
+		if (!p[pos])
+			break;
+		pos += p[pos] + 1U;
+	}
+	pos += 1 + 4; /* the root label, QTYPE and QCLASS */
+	if (i == RR_DNS_MAX_LABELS || pos > n)
+		return -RR_DROP_MALFORMED;
+	p[2] = (uint8_t)((p[2] & 0x79) | RR_DNS_QR | RR_DNS_TC);
+	p[3] = 0; /* opcode and RD kept, AA, RA and the RCODE clear */
+	memset(p + 6, 0, 6);
+	if (!csum_start)
+		return (int)rr_build_reply(frame, &pkt, pos);
+	*csum_start = pkt.l4_off;
+	return (int)rr_build_reply_partial(frame, &pkt, pos);
 }
 
 int rr_rl_open(struct rr_invoker *inv, uint32_t slot,

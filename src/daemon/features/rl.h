@@ -31,6 +31,17 @@ int rr_rl_reset(struct rr_xdp *x, uint32_t slot);
  * (CLOCK_MONOTONIC ns); false if it cannot tell. */
 bool rr_rl_held(struct rr_xdp *x, const struct rr_port_conf *conf, int family,
 		const uint8_t *addr, uint64_t now);
+/*
+ * The slip reply, in place, to the request in @frame (@len bytes) that
+ * the XDP program handed a worker marked as a slip (RR_RX_META_SLIP,
+ * where its own XDP_TX would be lost): for a function flagged
+ * RR_FN_SLIP_TC, the bytes slip_tc() (kern/lib/rl.h) sends, DNS's
+ * truncated reply. The frame is checked as any request (rr_parse()), and
+ * only a query with a single well-formed question gets one. Returns the
+ * reply frame's length or -enum rr_drop; with @csum_start, the UDP
+ * checksum is left to the transmitter (rr_build_reply_partial()).
+ */
+int rr_rl_slip(uint8_t *frame, uint32_t len, uint32_t *csum_start);
 /* Adds prefix @c to function @slot's rate-limit exemptions, or takes it
  * out (gone already is no error); 0 or -errno. */
 int rr_rl_exempt(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c,

@@ -229,7 +229,7 @@ static const struct {
 	  "Requests over the function's rate_limit for their source prefix, dropped in XDP.",
 	  RR_FN_RL_LIMITED, false },
 	{ "reqrouter_rate_limit_slips_total",
-	  "Requests over the function's rate_limit answered with its slip reply from XDP.",
+	  "Requests over the function's rate_limit answered with its slip reply, from XDP or, where XDP's would be lost, from a worker.",
 	  RR_FN_RL_SLIPPED, false },
 	{ "reqrouter_rate_limit_evictions_total",
 	  "Source prefixes the rate limiter forgot while their buckets were still filling, to make room for a new prefix in a full set of its table.",
