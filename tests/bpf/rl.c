@@ -440,11 +440,17 @@ static uint32_t set_of(const uint8_t a[4])
  * bucket two seconds ahead), then six newcomers of its set come once
  * each (a second ahead each). The first three take the free entries,
  * the next three the earliest of the taken ones: the newcomers', never
- * the flood's, which stays limited. The spread's entries before it are
- * let lapse first (a tenth of a second ahead at most).
+ * the flood's, which stays limited, and is seen held by reqrouterctl
+ * top's look (rr_rl_held()).
+ * The spread's entries before it are let lapse first (a tenth of a
+ * second ahead at most).
  */
 static void full_set(void)
 {
+	struct rr_port_conf conf = { .slot = SLOT,
+				     .rl_burst = 2,
+				     .rl_interval_ns = 1000000000U,
+				     .rl_mask_v4 = htonl(0xffffff00U) };
 	uint32_t pass = 0, drop = 0, i, n = 0, set;
 	uint64_t st[RR_FN_STAT_MAX], was;
 	uint8_t a[4], b[4];
@@ -485,6 +491,8 @@ static void full_set(void)
 	if (pass || drop != 5)
 		t_fail("the flood after them: %u passed, %u dropped of 5 (want 0, 5)",
 		       pass, drop);
+	if (!rr_rl_held(&x, &conf, AF_INET, a, now_ns()))
+		t_fail("reqrouterctl top's look (rr_rl_held) does not see it held");
 }
 
 /* As hh_sketch.c: runs are cheap only with the program attached in

@@ -123,17 +123,16 @@ static void test_slip_partial(void **state)
 	assert_int_equal(ret, lay.payload_off + QUESTION_END);
 	assert_int_equal(start, lay.l4_off);
 	field = f_get16(buf + lay.l4_off + 6);
-	assert_int_equal(field, ref_fold(ref_pseudo(buf + lay.l3_off, AF_INET,
-						    ulen)));
+	assert_int_equal(field,
+			 ref_fold(ref_pseudo(buf + lay.l3_off, AF_INET, ulen)));
 	f_put16(buf + lay.l4_off + 6, ref_csum(buf + start, ulen, 0));
-	assert_int_equal(ref_udp_check(buf, AF_INET, lay.l3_off, lay.l4_off,
-				       ulen),
-			 0);
+	assert_int_equal(
+		ref_udp_check(buf, AF_INET, lay.l3_off, lay.l4_off, ulen), 0);
 }
 
 /* @payload gets no slip reply: -@why. */
-static void refused(const uint8_t *payload, uint32_t plen,
-		    enum frame_csum csum, int why)
+static void refused(const uint8_t *payload, uint32_t plen, enum frame_csum csum,
+		    int why)
 {
 	uint8_t buf[512];
 	struct frame_layout lay;

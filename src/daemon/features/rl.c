@@ -122,20 +122,26 @@ int rr_rl_reset(struct rr_xdp *x, uint32_t slot)
 	return 0;
 }
 
+/* How much less than a burst ahead a bucket may be and still count as
+ * held: a flood's requests come in bursts of their own. */
+#define RL_HELD_MARGIN_NS 10000000ULL
+
 /*
  * Whether the limiter holds the prefix of @family's address @addr at its
  * limit now, in the function @conf describes: its entry's time more than
- * a burst less one interval ahead of @now. rl_check() refuses a request
- * from there while the time is a burst ahead; a flood keeps it between
- * that and one interval less (each token, freed, is taken by its next
- * request), so the interval's margin shows a flooded prefix as limited
- * throughout instead of flickering at every token. One look at one set,
- * never at the whole table.
+ * a burst less a margin ahead of @now. rl_check() refuses a request from
+ * there while the time is a burst ahead; a flood keeps it between that
+ * and one interval less (each token, freed, is taken by its next
+ * request), dipping further by the gaps between its requests. The margin
+ * (10 ms, or an interval if longer, at most the burst's time) shows a
+ * flooded prefix as limited throughout instead of flickering at every
+ * token or gap: an interval alone is 10 us at 100000/s. One look at one
+ * set, never at the whole table.
  */
 bool rr_rl_held(struct rr_xdp *x, const struct rr_port_conf *conf, int family,
 		const uint8_t *addr, uint64_t now)
 {
-	__u64 a = 0, b = 0, h, tau, edge;
+	__u64 a = 0, b = 0, h, tau, margin, edge;
 	struct rr_rl_set set;
 	uint32_t v4, key, w;
 
@@ -152,9 +158,11 @@ bool rr_rl_held(struct rr_xdp *x, const struct rr_port_conf *conf, int family,
 				 &set, sizeof(set), 0))
 		return false;
 	tau = rr_rl_tau(conf);
-	edge = now + tau > conf->rl_interval_ns
-		       ? now + tau - conf->rl_interval_ns
-		       : 0;
+	margin = conf->rl_interval_ns > RL_HELD_MARGIN_NS ? conf->rl_interval_ns
+							  : RL_HELD_MARGIN_NS;
+	if (margin > tau)
+		margin = tau;
+	edge = now + tau - margin;
 	for (w = 0; w < RR_RL_WAYS; w++)
 		if (set.way[w].tag == h)
 			return set.way[w].tat > edge;
