@@ -78,8 +78,8 @@ SAN_TESTS=${SAN_TESTS:-"
 # they check is upset by a neighbour.
 ALONE=${ALONE-"
 	control_threads gather invoker_busy_poll invoker_coalesce invoker_faults
-	invoker_priority invoker_soak module_deploy rl sockperf steer
-	tcp_limits
+	invoker_priority invoker_soak module_deploy rl rl_bare_veth rl_defaults
+	rl_spread sockperf steer tcp_limits
 "}
 
 # Integration tests that build reqrouter again, each into a directory of

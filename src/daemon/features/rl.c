@@ -97,6 +97,26 @@ int rr_rl_slip(uint8_t *frame, uint32_t len, uint32_t *csum_start)
 	return (int)rr_build_reply_partial(frame, &pkt, pos);
 }
 
+void rr_rl_say(const struct rr_service *svc)
+{
+	char slip[64] = "";
+
+	if (!svc->rate_limit) {
+		pr_info("no rate limit for '%s' (rate_limit = 0)\n",
+			svc->fn->name);
+		return;
+	}
+	if (svc->slip && svc->fn->flags & RR_FN_SLIP_TC)
+		snprintf(slip, sizeof(slip),
+			 ", one in %u of those over it slipped (DNS TC)",
+			 svc->slip);
+	pr_info("rate limit for '%s': %u replies/s per source prefix (/%u, /%u), burst %u, in XDP%s; rate_limit = 0 turns it off\n",
+		svc->fn->name, svc->rate_limit, svc->rate_limit_v4_prefix,
+		svc->rate_limit_v6_prefix,
+		svc->rate_limit_burst ? svc->rate_limit_burst : svc->rate_limit,
+		slip);
+}
+
 int rr_rl_open(struct rr_invoker *inv, uint32_t slot,
 	       const struct rr_service *svc)
 {

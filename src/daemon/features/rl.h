@@ -17,6 +17,9 @@ struct rr_invoker;
  * reads it (slots.c, rl.c; hh.c judges the top keys by the same). */
 void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
 		     struct rr_port_conf *conf);
+/* Says @svc's rate limit, or that it has none, in one line for the
+ * start-up lines. */
+void rr_rl_say(const struct rr_service *svc);
 /* Slot @slot's exemptions (@svc's rate_limit_exempt) into the program's
  * maps and its buckets full, before its port opens. */
 int rr_rl_open(struct rr_invoker *inv, uint32_t slot,

@@ -393,6 +393,7 @@ int rr_open_port(struct rr_invoker *inv, uint32_t slot)
 		held && (s->tier_xdp || s->cached)
 			? ", once the veth peer takes XDP frames (user space until then)"
 			: "");
+	rr_rl_say(svc);
 	rr_allow_notice(svc, inv->cfg->config_file);
 	return 0;
 }
