@@ -86,7 +86,8 @@ SAN_TESTS=${SAN_TESTS:-"
 ALONE=${ALONE-"
 	control_starve control_threads gather gather_abuse invoker_busy_poll
 	invoker_coalesce invoker_cpu_hotplug invoker_faults invoker_priority
-	invoker_soak module_deploy rl sockperf steer tcp_limits tcp_pool
+	invoker_soak module_deploy rl rl_bare_veth rl_defaults rl_spread
+	sockperf steer tcp_limits tcp_pool
 "}
 
 # Integration tests that build reqrouter again, each into a directory of

@@ -208,17 +208,20 @@ struct rr_function {
  */
 #define RR_FN_CLIENT_SIZED (1U << 3)
 /*
- * Its replies are rate-limited per source prefix by default (API 3,
- * compatible: a flag), with NSD's RRL defaults: rate_limit = 200 replies
- * a second per /24 or /64, slip 2. The limiter runs in reqrouter's XDP
- * program, before either tier; without the flag it is off until the
- * config sets rate_limit.
+ * Its replies are rate-limited per source prefix with NSD's RRL defaults
+ * (API 3, compatible: a flag): rate_limit = 200 replies a second per /24
+ * or /64, slip 2. The limiter runs in reqrouter's XDP program, before
+ * either tier; without the flag a function has every function's default,
+ * 100000 replies a second per prefix, unless the config sets rate_limit
+ * (0: off).
  */
 #define RR_FN_RATE_LIMITED (1U << 4)
 /*
  * Its slip reply is DNS's: the header and question echoed with QR and TC
  * set and every other count zero, which sends a real client to TCP. Built
- * in XDP; a rate-limited function without it drops where it would slip.
+ * in XDP, or by a worker where replies from XDP would be lost (a veth
+ * whose peer runs no XDP program); a rate-limited function without it
+ * drops where it would slip.
  */
 #define RR_FN_SLIP_TC (1U << 5)
 /*

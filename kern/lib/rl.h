@@ -3,9 +3,10 @@
  * Rate limiting (docs/DESIGN.md, "Rate limiting in XDP"): before either
  * tier, a request over its source prefix's rate is dropped, or, every
  * rl_slip-th one, answered with a DNS truncated reply built here that
- * sends the client to TCP (slip_tc()). GCRA buckets per function
- * (rl_buckets), shared by every CPU; exempt sources in rl_exempt_v4/v6,
- * keyed as the allow-lists are (lib/guard.h).
+ * sends the client to TCP (slip_tc()), or by a worker where replies from
+ * XDP would be lost. A GCRA bucket per source prefix
+ * and function (rl_table), shared by every CPU; exempt sources in
+ * rl_exempt_v4/v6, keyed as the allow-lists are (lib/guard.h).
  */
 #ifndef RR_LIB_RL_H
 #define RR_LIB_RL_H
@@ -24,19 +25,22 @@
 #include "lib/hh.h"
 #include "lib/parse.h"
 #include "lib/stats.h"
+#include "lib/steer.h"
 #include "lib/tier.h"
 #include "shared/port.h"
 #include "shared/rl.h"
+#include "shared/steer.h"
 
-/* The rate limiter's buckets per slot (struct rr_rl_table), shared by
- * every CPU; mapped into user space, which may read them. */
+/* The rate limiter's buckets, one per source prefix and function, in
+ * sets (struct rr_rl_set) keyed by rr_rl_set_of(); shared by every CPU.
+ * Mappable, so that each set is a cache line of page-aligned memory. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
-	__type(value, struct rr_rl_table);
-	__uint(max_entries, RR_MAX_SLOTS);
+	__type(value, struct rr_rl_set);
+	__uint(max_entries, RR_RL_SETS);
 	__uint(map_flags, BPF_F_MMAPABLE);
-} rl_buckets SEC(".maps");
+} rl_table SEC(".maps");
 
 /* Each CPU's count of limited requests per slot, for the slip. */
 struct {
@@ -74,19 +78,21 @@ static __always_inline int rl_exempt(void *l3, void *end, int ipv6, __u32 slot)
 	return source_in(&rl_exempt_v4, &rl_exempt_v6, l3, end, ipv6, slot);
 }
 
-#define DNS_HDR 12
-#define DNS_QR 0x80
-#define DNS_TC 0x02
-/* The question's name may take 255 bytes: labels of at least one. */
-#define DNS_MAX_LABELS 128
-#define SLIP_BUF 512 /* the scratch area's bytes (struct cache_scratch) */
+#define DNS_HDR RR_DNS_HDR
+#define DNS_QR RR_DNS_QR
+#define DNS_TC RR_DNS_TC
+#define DNS_MAX_LABELS RR_DNS_MAX_LABELS
+#define SLIP_BUF RR_SLIP_MAX /* no more than the scratch area's 512 bytes */
 
 /*
  * The slip reply of a DNS function, as Knot's RRL sends it: the header
  * and question echoed, QR and TC set (AA, RA and the RCODE clear), every
  * count but QDCOUNT zero, nothing after the question. A client that gets
  * it asks again over TCP, which a spoofed source cannot. Only a single
- * well-formed question in a query is answered. XDP_TX, or -1 to drop.
+ * well-formed question in a query is answered. XDP_TX; with
+ * RR_PORT_SLIP_WORKERS (XDP_TX would be lost) the query is handed to a
+ * worker marked as a slip, which sends the same reply
+ * (src/daemon/features/rl.c, rr_rl_slip()): XDP_REDIRECT. -1 to drop.
  */
 static __always_inline int slip_tc(struct xdp_md *ctx,
 				   const struct rr_port_conf *conf, void *l3,
@@ -95,6 +101,7 @@ static __always_inline int slip_tc(struct xdp_md *ctx,
 	__u32 zero = 0, len, n, pos = DNS_HDR, i;
 	struct rr_xdp_req *req;
 	__u8 *buf, l;
+	int act;
 
 	req = bpf_map_lookup_elem(&rr_req, &zero);
 	buf = bpf_map_lookup_elem(&cache_scratch, &zero);
@@ -129,6 +136,14 @@ static __always_inline int slip_tc(struct xdp_md *ctx,
 	pos += 1 + 4; /* the root label, QTYPE and QCLASS */
 	if (pos > n)
 		return -1;
+	if (conf->flags & RR_PORT_SLIP_WORKERS) {
+		act = rr_steer(ctx, queue, conf->slot, steer_socks(conf, 0),
+			       conf->flags | RR_STEER_SLIP);
+		if (act != XDP_REDIRECT)
+			return -1;
+		rr_fn_count(req, RR_FN_RL_SLIPPED);
+		return rr_count(queue, RR_XDP_REDIRECT_SLIP, act);
+	}
 	buf[2] = (buf[2] & 0x79) | DNS_QR | DNS_TC; /* opcode and RD kept */
 	buf[3] = 0;
 	__builtin_memset(&buf[6], 0, 6);
@@ -142,28 +157,32 @@ static __always_inline int slip_tc(struct xdp_md *ctx,
 
 /*
  * Response rate limiting, before either tier: the source's prefix
- * (rl_mask_v4/v6) hashed into one bucket per row. It conforms if any
- * row's bucket does, and then takes a token from each that has one
- * (atomic adds; a bucket idle long enough is restarted with a plain
- * store, which may lose a concurrent token once: bounded). A limited
- * request costs reads only, never a write to the shared table. Returns
- * -1 to go on, or the action taken for a limited request.
+ * (rl_mask_v4/v6) hashed (rr_rl_hash()) to its set of rl_table, where
+ * the entry tagged with its hash is its bucket. It conforms while the
+ * bucket has a token, and takes one (an atomic add; a bucket found full
+ * is restarted with a plain store, which may lose a concurrent token
+ * once: bounded). A prefix with no entry conforms (a new bucket is full)
+ * and takes the set's entry whose time is earliest: a free one if any
+ * (its time past), else the one nearest to full, counted as evicted. It
+ * is claimed by a compare-and-swap on its time, then tagged; a claim
+ * another CPU won first is left to it, this request going unrecorded
+ * (bounded, as above). A limited request costs reads only, never a
+ * write to the shared table. Returns -1 to go on, or the action taken
+ * for a limited request.
  */
 static __always_inline int rl_check(struct xdp_md *ctx,
 				    const struct rr_port_conf *conf, void *l3,
 				    struct udphdr *udp, int ipv6, __u32 queue)
 {
-	__u32 slot = conf->slot, family, r, ok = 0;
-	__u64 a = 0, b = 0, now, tau, t, h, *p;
+	__u32 slot = conf->slot, family, w, key;
+	__u64 a = 0, b = 0, now, tau, t, h, vt = ~0ULL;
 	void *end = (void *)(long)ctx->data_end;
-	struct rr_rl_table *tb;
+	struct rr_rl_entry *e = NULL, *victim;
+	struct rr_rl_set *set;
 	struct rr_rl_cpu *rc;
 	int act;
 
 	if (conf->flags & RR_PORT_RL_EXEMPT && rl_exempt(l3, end, ipv6, slot))
-		return -1;
-	tb = bpf_map_lookup_elem(&rl_buckets, &slot);
-	if (!tb)
 		return -1;
 	if (ipv6) {
 		struct ipv6hdr *ip6h = l3;
@@ -181,26 +200,41 @@ static __always_inline int rl_check(struct xdp_md *ctx,
 		a = iph->saddr;
 		family = AF_INET;
 	}
-	h = rr_rl_hash(conf, hh_seed, family, a, b);
+	h = rr_rl_hash(conf, family, a, b);
+	key = rr_rl_set_of(h);
+	set = bpf_map_lookup_elem(&rl_table, &key);
+	if (!set)
+		return -1;
+	victim = &set->way[0];
 	now = bpf_ktime_get_ns();
 	tau = rr_rl_tau(conf);
+	/* The tag first: a claim writes the time first. */
 #pragma unroll
-	for (r = 0; r < RR_RL_ROWS; r++) {
-		t = READ_ONCE_U64(tb->tat[r][rr_hh_col(h, r)]);
-		if (t <= now + tau)
-			ok |= 1U << r;
-	}
-	if (ok) {
-#pragma unroll
-		for (r = 0; r < RR_RL_ROWS; r++) {
-			if (!(ok & (1U << r)))
-				continue;
-			p = &tb->tat[r][rr_hh_col(h, r)];
-			if (READ_ONCE_U64(*p) < now)
-				*p = now + conf->rl_interval_ns;
-			else
-				__sync_fetch_and_add(p, conf->rl_interval_ns);
+	for (w = 0; w < RR_RL_WAYS; w++) {
+		if (READ_ONCE_U64(set->way[w].tag) == h) {
+			e = &set->way[w];
+			t = READ_ONCE_U64(e->tat);
+			break;
 		}
+		t = READ_ONCE_U64(set->way[w].tat);
+		if (t < vt) {
+			vt = t;
+			victim = &set->way[w];
+		}
+	}
+	if (!e) {
+		if (vt > now)
+			rr_fn_count_at(queue, slot, RR_FN_RL_EVICTED);
+		if (__sync_val_compare_and_swap(
+			    &victim->tat, vt, now + conf->rl_interval_ns) == vt)
+			victim->tag = h;
+		return -1;
+	}
+	if (t <= now + tau) {
+		if (t < now)
+			e->tat = now + conf->rl_interval_ns;
+		else
+			__sync_fetch_and_add(&e->tat, conf->rl_interval_ns);
 		return -1;
 	}
 

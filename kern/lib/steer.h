@@ -155,20 +155,23 @@ static __always_inline __u32 least_loaded(struct rr_queue_load *ql, __u32 queue,
 	return c.pick < RR_MAX_THREADS ? c.pick : start;
 }
 
-/* The arrival time in front of the frame, for the worker (struct
- * rr_rx_meta). A driver without metadata room leaves it out. */
-static __always_inline void stamp_arrival(struct xdp_md *ctx, __u64 now)
+/* The arrival time and @flags (RR_RX_META_*) in front of the frame, for
+ * the worker (struct rr_rx_meta); -1 where the driver has no room for
+ * metadata. */
+static __always_inline int stamp_arrival(struct xdp_md *ctx, __u64 now,
+					 __u32 flags)
 {
 	struct rr_rx_meta *m;
 
 	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
-		return;
+		return -1;
 	m = (void *)(long)ctx->data_meta;
 	if ((void *)(m + 1) > (void *)(long)ctx->data)
-		return;
+		return -1;
 	m->arrival_ns = now;
 	m->magic = RR_RX_META_MAGIC;
-	m->pad = 0;
+	m->flags = flags;
+	return 0;
 }
 
 /*
@@ -179,10 +182,13 @@ static __always_inline void stamp_arrival(struct xdp_md *ctx, __u64 now)
  * 16 bits) and its group mask (high 16): a BPF function takes five
  * arguments at most. A worker whose backlog fills its RX ring could take
  * nothing more: the frame is dropped here, before the kernel copies it
- * into the UMEM only to drop it. Returns XDP_REDIRECT, XDP_DROP
- * (overload) or XDP_PASS (no socket: a missing socket never drops
- * silently). A function of its own, verified once rather than inlined
- * into both paths that redirect (a request, a punt).
+ * into the UMEM only to drop it. With RR_STEER_SLIP in @flags the frame
+ * is a slip, marked so in its metadata (RR_RX_META_SLIP), or dropped
+ * where it cannot be: unmarked, a worker would answer it. Returns
+ * XDP_REDIRECT, XDP_DROP (overload, an unmarked slip) or XDP_PASS (no
+ * socket: a missing socket never drops silently). A function of its own,
+ * verified once rather than inlined into the three paths that redirect
+ * (a request, a punt, a slip).
  */
 __noinline int rr_steer(struct xdp_md *ctx, __u32 queue, __u32 slot,
 			__u32 socks, __u32 flags)
@@ -226,7 +232,10 @@ __noinline int rr_steer(struct xdp_md *ctx, __u32 queue, __u32 slot,
 		return act;
 	/* Only on its way to a socket: a frame the kernel gets is as it
 	 * came. */
-	stamp_arrival(ctx, now);
+	if (stamp_arrival(ctx, now,
+			  flags & RR_STEER_SLIP ? RR_RX_META_SLIP : 0) &&
+	    flags & RR_STEER_SLIP)
+		return XDP_DROP;
 	if (ql)
 		__sync_fetch_and_add(&load_of(ql, t)->sent, 1);
 	return act;

@@ -48,13 +48,15 @@ struct rr_port_conf {
 	 * second per source prefix as the nanoseconds between two
 	 * (1e9 / rate_limit), the burst a quiet prefix may send at once,
 	 * every how many limited requests one gets the slip reply (0:
-	 * none), and the prefix masks in memory order (the IPv6 one as
-	 * two words: the first and second half of the address). */
+	 * none), the prefix masks in memory order (the IPv6 one as two
+	 * words: the first and second half of the address), and the seed
+	 * of its prefixes' hashes (rr_rl_seed()). */
 	__u32 rl_interval_ns;
 	__u32 rl_burst;
 	__u32 rl_slip;
 	__u32 rl_mask_v4;
 	__u64 rl_mask_v6[2];
+	__u64 rl_seed;
 	/* steering = groups: by class (RR_XDP_PUNT_CLASS; a request no
 	 * program classified is class 0), the threads of each queue its
 	 * requests may go to, one bit each (RR_MAX_THREADS of them), the
@@ -81,13 +83,13 @@ struct rr_port_conf {
 #define RR_PORT_LOCAL_DST (1U << 4)
 /* Sampled into the function's heavy-hitter sketch (hh_cpu, hh_sketch). */
 #define RR_PORT_HH (1U << 5)
-/* Replies rate-limited per source prefix (rl_buckets), before either
+/* Replies rate-limited per source prefix (rl_table), before either
  * tier. */
 #define RR_PORT_RL (1U << 6)
 /* Its sources in rl_exempt_v4/v6 are never limited. */
 #define RR_PORT_RL_EXEMPT (1U << 7)
 /* A slipped request gets a DNS truncated reply (TC) built here and sent
- * with XDP_TX; without it, or when XDP_TX would be lost, it is dropped. */
+ * with XDP_TX; without it (or RR_PORT_SLIP_WORKERS) it is dropped. */
 #define RR_PORT_SLIP_TC (1U << 8)
 /* steering = least_loaded: the worker of the receiving queue with the
  * least backlog gets the request (struct rr_queue_load), not the next in
@@ -109,5 +111,9 @@ struct rr_port_conf {
  * rr_sg_hdr) skips the in-kernel tier, which would take the header for
  * the request. */
 #define RR_PORT_SG_TARGET (1U << 13)
+/* Where XDP_TX would be lost (a veth whose peer runs no XDP program),
+ * RR_PORT_SLIP_TC's slip goes to the workers instead, marked as one
+ * (RR_RX_META_SLIP), and they send the same reply. */
+#define RR_PORT_SLIP_WORKERS (1U << 14)
 
 #endif /* RR_SHARED_PORT_H */

@@ -49,6 +49,7 @@ enum rr_drop { RR_DROP_NONE, RR_DROPS(RR_DROP_ENUM) RR_DROP_MAX };
 	X(RL_LIMITED, "rl_limited") /* over rate_limit, dropped */    \
 	X(RL_SLIPPED, "rl_slipped") /* over it, got the slip reply */ \
 	X(XDP_SPREAD, "xdp_spread") /* handed to an xdp_spread CPU */ \
+	X(RL_EVICTED, "rl_evicted") /* a live prefix forgotten */     \
 	X(XDP_DROP, "xdp_drop")	    /* first of RR_DROP_MAX drop counters */
 
 #define RR_FN_STAT_ENUM(name, label) RR_FN_##name,
@@ -99,7 +100,8 @@ enum rr_fn_stat { RR_FN_STATS(RR_FN_STAT_ENUM) };
 	X(GATHER_NO_VALUE, "drop", "gather_no_value")         \
 	X(GATHER_OTHER_QUEUE, "pass", "gather_other_queue")   \
 	X(DROP_FRAME_TOO_BIG, "drop", "frame_too_big")        \
-	X(PASS_VLAN, "pass", "vlan_not_ours")
+	X(PASS_VLAN, "pass", "vlan_not_ours")                 \
+	X(REDIRECT_SLIP, "redirect", "slip")
 
 #define RR_XDP_STAT_ENUM(name, verdict, reason) RR_XDP_##name,
 enum rr_xdp_stat { RR_XDP_STATS(RR_XDP_STAT_ENUM) RR_XDP_STAT_MAX };

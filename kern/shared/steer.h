@@ -66,15 +66,23 @@ struct rr_queue_load {
 /*
  * What the program puts in front of a frame it redirects (XDP metadata,
  * which the kernel copies into the UMEM with the frame): when it arrived,
- * for the worker to measure the request's queuing delay. magic tells a
- * stamp from whatever the headroom held before; the worker clears it.
+ * for the worker to measure the request's queuing delay, and what the
+ * worker is to do with it. magic tells a stamp from whatever the headroom
+ * held before; the worker clears it, and the flags.
  */
 struct rr_rx_meta {
 	__u64 arrival_ns; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
 	__u32 magic;
-	__u32 pad;
+	__u32 flags; /* RR_RX_META_* */
 };
 
 #define RR_RX_META_MAGIC 0x72727374U
+/* A rate-limited request to slip (RR_PORT_SLIP_WORKERS): the worker
+ * answers with the function's slip reply, never calls the function. */
+#define RR_RX_META_SLIP (1U << 0)
+
+/* rr_steer()'s @flags beside the port's: the request is a slip, to be
+ * marked so, or dropped where it cannot be. */
+#define RR_STEER_SLIP (1U << 31)
 
 #endif /* RR_SHARED_STEER_H */

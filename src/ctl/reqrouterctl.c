@@ -536,9 +536,9 @@ static void print_function(const char *f)
 	print_nonzero("TCP", tcp ? json_get(tcp, "events") : NULL);
 	rl = json_get(f, "rate_limit");
 	if (rl)
-		printf("  rate limit %llu replies/s per prefix: limited %llu, slipped %llu\n",
+		printf("  rate limit %llu replies/s per prefix: limited %llu, slipped %llu, evicted %llu\n",
 		       json_u64(rl, "limit"), json_u64(rl, "limited"),
-		       json_u64(rl, "slipped"));
+		       json_u64(rl, "slipped"), json_u64(rl, "evicted"));
 	faults = json_get(f, "faults");
 	if (faults)
 		printf("  faults: crash %llu, timeout %llu\n",

@@ -58,19 +58,27 @@ static void on_signal(int sig)
 		stop_signal = sig;
 }
 
+/* The functions, their ports and tiers, and each one's rate limit as the
+ * config makes it (the default one unless set), with a line on what it
+ * means. */
 static void list_functions(const struct rr_config *cfg)
 {
+	char limit[16];
 	uint32_t i;
 
-	printf("%-16s %-6s %-9s %-5s %s\n", "function", "port", "tiers", "pure",
-	       "description");
+	printf("%-16s %-6s %-9s %-5s %-9s %s\n", "function", "port", "tiers",
+	       "pure", "limit/s", "description");
 	for (i = 0; i < cfg->nservices; i++) {
 		const struct rr_service *svc = &cfg->services[i];
 
-		printf("%-16s %-6u %-9s %-5s %s%s%s%s\n", svc->fn->name,
+		if (svc->rate_limit)
+			snprintf(limit, sizeof(limit), "%u", svc->rate_limit);
+		else
+			snprintf(limit, sizeof(limit), "off");
+		printf("%-16s %-6u %-9s %-5s %-9s %s%s%s%s\n", svc->fn->name,
 		       svc->port,
 		       rr_registry_xdp(svc->fn->name) ? "xdp,user" : "user",
-		       svc->fn->flags & RR_FN_PURE ? "yes" : "no",
+		       svc->fn->flags & RR_FN_PURE ? "yes" : "no", limit,
 		       svc->fn->description,
 		       rr_registry_module_of(svc->fn) ? " [module]" : "",
 		       svc->fn->flags & RR_FN_GATHER ? " [gathers]" : "",
@@ -79,6 +87,11 @@ static void list_functions(const struct rr_config *cfg)
 			       ? " (served once configured)"
 			       : " (disabled)");
 	}
+	printf("\nlimit/s: rate_limit, replies a second to one source prefix (/%u, /%u unless\n"
+	       "set), limited in XDP before either tier: %u by default, %u for a function\n"
+	       "flagged RR_FN_RATE_LIMITED (dns); rate_limit = 0 in its section turns it off\n",
+	       RR_DEFAULT_V4_PREFIX, RR_DEFAULT_V6_PREFIX,
+	       RR_DEFAULT_RATE_LIMIT, RR_RRL_RATE_LIMIT);
 }
 
 /*

@@ -557,10 +557,10 @@ const struct rr_setting rr_fn_settings[] = {
 	  SVC(rate_limit),
 	  .min = 0,
 	  .max = RR_MAX_RATE_LIMIT,
-	  .def = 0,
-	  .def_text = "200 if flagged RR_FN_RATE_LIMITED (dns), else 0",
+	  .def = RR_DEFAULT_RATE_LIMIT,
+	  .def_text = "100000; 200 if flagged RR_FN_RATE_LIMITED (dns)",
 	  .unit = "replies/s",
-	  .help = "replies per second to one source prefix, limited in XDP before either tier; the rest are dropped or slipped; 0: no limit" },
+	  .help = "replies per second to one source prefix, limited in XDP before either tier; the rest are dropped or slipped. The default is far above what a normal client asks (docs/DESIGN.md, \"Rate limiting in XDP\"); 0: no limit" },
 	{ .key = "rate_limit_burst",
 	  .live = true,
 	  .type = RR_SETTING_U32,
@@ -577,7 +577,7 @@ const struct rr_setting rr_fn_settings[] = {
 	  SVC(rate_limit_v4_prefix),
 	  .min = 1,
 	  .max = 32,
-	  .def = 24,
+	  .def = RR_DEFAULT_V4_PREFIX,
 	  .unit = "bits",
 	  .help = "IPv4 sources are limited together by this prefix" },
 	{ .key = "rate_limit_v6_prefix",
@@ -586,7 +586,7 @@ const struct rr_setting rr_fn_settings[] = {
 	  SVC(rate_limit_v6_prefix),
 	  .min = 1,
 	  .max = 128,
-	  .def = 64,
+	  .def = RR_DEFAULT_V6_PREFIX,
 	  .unit = "bits",
 	  .help = "IPv6 sources are limited together by this prefix" },
 	{ .key = "slip",
@@ -694,7 +694,7 @@ void rr_fn_settings_defaults(struct rr_service *svc)
 		svc->max_amplification = 0;
 	svc->tcp = svc->fn->flags & RR_FN_TCP;
 	if (svc->fn->flags & RR_FN_RATE_LIMITED)
-		svc->rate_limit = RR_DEFAULT_RATE_LIMIT;
+		svc->rate_limit = RR_RRL_RATE_LIMIT;
 }
 
 const struct rr_setting *rr_fn_setting_by_key(const char *key)

@@ -11,10 +11,21 @@
  * - Slip: with slip 3 every third limited request gets the slip reply:
  *   QR and TC set, the question echoed, every count but QDCOUNT zero,
  *   nothing after the question; without RR_PORT_SLIP_TC none does.
+ * - Slip on a bare veth (RR_PORT_SLIP_WORKERS): no reply from XDP, where
+ *   it would be lost; every third limited request is steered to the
+ *   workers instead (with no socket here, dropped, never passed to the
+ *   kernel: each shows as a move of the round-robin cursor).
  * - Exempt prefixes are never limited, their neighbours are.
  * - IPv6 is keyed by /64: two sources of one /64 share a bucket, one of
  *   the next /64 does not.
  * - rate_limit off: nothing is limited.
+ * - A spoofed spread (issue 42): while requests from ever new random
+ *   /24s come as fast as the test can send them, far more than the
+ *   limiter's old 4096 buckets a row took at this rate, a client at half
+ *   its rate is never limited, and neither is any of the spread's /24s.
+ * - A full set: a flooding prefix keeps its entry while newcomers to its
+ *   set take the others, earliest first, each counted as evicted, and it
+ *   stays limited.
  * Needs root; exits 77 (skip) otherwise.
  */
 #include <errno.h>
@@ -35,6 +46,7 @@
 
 #include "config.h"
 #include "frames.h"
+#include "shared/rl.h"
 #include "reqrouter.skel.h"
 #include "shared/port.h"
 #include "shared/stats.h"
@@ -50,6 +62,8 @@
 
 static struct rr_xdp x;
 static int prog_fd;
+/* The port's workers a queue (the round-robin cursor goes round them). */
+static uint32_t nsocks = 1;
 
 /* A DNS query for example.com. IN A, ID 0x1234, RD, with an OPT record
  * after the question (which the slip reply must not carry). */
@@ -119,7 +133,7 @@ static void set_port(uint32_t rate, uint32_t burst, uint32_t slip,
 		     uint32_t flags)
 {
 	struct rr_port_conf conf = { .slot = SLOT,
-				     .nsocks = 1,
+				     .nsocks = nsocks,
 				     .flags = flags,
 				     .rl_burst = burst,
 				     .rl_slip = slip,
@@ -185,16 +199,30 @@ static void burst_and_rate(void)
 		t_fail("only %u offered: not faster than the rate", sent);
 }
 
+/* The round-robin cursor of function SLOT on queue 0: it moves once
+ * each time the program steers one of its requests to a worker, round
+ * the port's nsocks. */
+static uint32_t cursor(void)
+{
+	uint32_t key = 0 * RR_MAX_SLOTS + SLOT, v = 0;
+
+	bpf_map__lookup_elem(x.skel->maps.rr_cursor, &key, sizeof(key), &v,
+			     sizeof(v), 0);
+	return v;
+}
+
 static void slip(void)
 {
-	const uint8_t a[4] = { 203, 0, 113, 5 }, b[4] = { 203, 0, 114, 5 };
-	uint32_t pass = 0, drop = 0, tx = 0;
-	struct frame fa, fb, reply = { .len = 0 };
+	const uint8_t a[4] = { 203, 0, 113, 5 }, b[4] = { 203, 0, 114, 5 },
+		      c[4] = { 203, 0, 115, 5 };
+	uint32_t pass = 0, drop = 0, tx = 0, was;
+	struct frame fa, fb, fc, reply = { .len = 0 };
+	uint64_t st[RR_FN_STAT_MAX], xs0[RR_XDP_STAT_MAX], xs1[RR_XDP_STAT_MAX];
 	const uint8_t *p;
-	uint64_t st[RR_FN_STAT_MAX];
 
 	make(&fa, AF_INET, a);
 	make(&fb, AF_INET, b);
+	make(&fc, AF_INET, c);
 	t_at("slip 3, DNS's TC reply");
 	set_port(1, 1, 3, RR_PORT_SLIP_TC);
 	run(&fa, 31, &pass, &drop, &tx, &reply);
@@ -227,6 +255,37 @@ static void slip(void)
 		t_fail("counted %lu slipped, %lu limited",
 		       (unsigned long)st[RR_FN_RL_SLIPPED],
 		       (unsigned long)st[RR_FN_RL_LIMITED]);
+
+	t_at("slip 3 on a bare veth: the workers slip");
+	nsocks = RR_MAX_THREADS;
+	set_port(1, 1, 3, RR_PORT_SLIP_TC | RR_PORT_SLIP_WORKERS);
+	pass = drop = tx = 0;
+	was = cursor();
+	if (rr_xdp_read_stats(&x, xs0, 1))
+		t_fail("cannot read xdp_stats");
+	run(&fc, 31, &pass, &drop, &tx, NULL);
+	if (pass != 1 || tx || drop != 30)
+		t_fail("%u passed, %u sent back, %u dropped of 31 (want 1, 0, 30)",
+		       pass, tx, drop);
+	if ((cursor() + RR_MAX_THREADS - was) % RR_MAX_THREADS != 11)
+		t_fail("steered %u times, modulo %u (want 11: the one that went by, 10 slips)",
+		       (cursor() + RR_MAX_THREADS - was) % RR_MAX_THREADS,
+		       RR_MAX_THREADS);
+	nsocks = 1;
+	if (rr_xdp_read_stats(&x, xs1, 1))
+		t_fail("cannot read xdp_stats");
+	else if (xs1[RR_XDP_DROP_RATE_LIMITED] -
+				 xs0[RR_XDP_DROP_RATE_LIMITED] !=
+			 30 ||
+		 xs1[RR_XDP_TX_SLIP] != xs0[RR_XDP_TX_SLIP] ||
+		 xs1[RR_XDP_REDIRECT_SLIP] != xs0[RR_XDP_REDIRECT_SLIP])
+		t_fail("xdp_stats: rate_limited +%lu, tx/slip +%lu, redirect/slip +%lu (want 30, 0, 0: no socket)",
+		       (unsigned long)(xs1[RR_XDP_DROP_RATE_LIMITED] -
+				       xs0[RR_XDP_DROP_RATE_LIMITED]),
+		       (unsigned long)(xs1[RR_XDP_TX_SLIP] -
+				       xs0[RR_XDP_TX_SLIP]),
+		       (unsigned long)(xs1[RR_XDP_REDIRECT_SLIP] -
+				       xs0[RR_XDP_REDIRECT_SLIP]));
 
 	t_at("slip 3 without a slip reply");
 	set_port(1, 1, 3, 0);
@@ -298,6 +357,144 @@ static void ipv6(void)
 		t_fail("%u of 50 passed with the limiter off", pass);
 }
 
+/* xorshift32: the spread's sources, the same every run. */
+static uint32_t next_rand(uint32_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 17;
+	*x ^= *x << 5;
+	return *x;
+}
+
+/*
+ * A client's /24 at 5 requests a second, half its limit of 10, for 2 s,
+ * and between two of its requests a spread from random /24s of 11.0.0.0
+ * to 99.255.255.0 (none the cases before flooded), each new source in a
+ * frame of its own, as fast as runs go
+ * (some 200 k to 1 M a second: 50 to 250 a second on each of 4096
+ * buckets, where the old table limited every prefix whose three buckets
+ * were all past 10). Both must go by: the client's every request, and
+ * the spread's (a /24 comes back rarely, within its burst).
+ */
+static void spread(void)
+{
+	const uint8_t c[4] = { 198, 51, 102, 9 };
+	uint32_t cpass = 0, csent = 0, fpass = 0, fsent = 0, seed = 42;
+	uint8_t src[4] = { 10, 0, 0, 1 };
+	uint64_t t0, next, t;
+	struct frame fc, ff;
+	uint32_t r;
+
+	make(&fc, AF_INET, c);
+	t_at("a spoofed spread from random /24s, a client at half its rate");
+	set_port(10, 10, 0, 0);
+	t0 = now_ns();
+	next = t0;
+	do {
+		t = now_ns();
+		if (t >= next) {
+			run(&fc, 1, &cpass, NULL, NULL, NULL);
+			csent++;
+			next += 200000000ULL;
+		}
+		r = next_rand(&seed);
+		src[0] = (uint8_t)(11 + (r >> 24) % 89);
+		src[1] = (uint8_t)r;
+		src[2] = (uint8_t)(r >> 8);
+		make(&ff, AF_INET, src);
+		run(&ff, 1, &fpass, NULL, NULL, NULL);
+		fsent++;
+	} while (t - t0 < 2000000000ULL);
+	printf("  spread: %u requests from random /24s in %.2f s, %u passed; client: %u of %u passed\n",
+	       fsent, (double)(t - t0) / 1e9, fpass, cpass, csent);
+	if (cpass != csent)
+		t_fail("the client got %u of %u through", cpass, csent);
+	if (fpass != fsent)
+		t_fail("the spread got %u of %u through: a /24 limited for others' requests",
+		       fpass, fsent);
+	if (fsent < 100000)
+		t_fail("only %u spread requests sent in 2 s", fsent);
+}
+
+/* An IPv4 address's first three bytes from @i, in 10.0.0.0/8 or above. */
+static void addr_of(uint32_t i, uint8_t a[4])
+{
+	a[0] = (uint8_t)(10 + (i >> 16));
+	a[1] = (uint8_t)(i >> 8);
+	a[2] = (uint8_t)i;
+	a[3] = 1;
+}
+
+/* Its set in rl_table under the port entry set_port() writes (seed 0). */
+static uint32_t set_of(const uint8_t a[4])
+{
+	struct rr_port_conf conf = { .rl_mask_v4 = htonl(0xffffff00U) };
+	uint32_t v;
+
+	memcpy(&v, a, 4);
+	return rr_rl_set_of(rr_rl_hash(&conf, AF_INET, v, 0));
+}
+
+/*
+ * A set overflowed: a prefix floods at 1/s with a burst of 2 (its
+ * bucket two seconds ahead), then six newcomers of its set come once
+ * each (a second ahead each). The first three take the free entries,
+ * the next three the earliest of the taken ones: the newcomers', never
+ * the flood's, which stays limited, and is seen held by reqrouterctl
+ * top's look (rr_rl_held()).
+ * The spread's entries before it are let lapse first (a tenth of a
+ * second ahead at most).
+ */
+static void full_set(void)
+{
+	struct rr_port_conf conf = { .slot = SLOT,
+				     .rl_burst = 2,
+				     .rl_interval_ns = 1000000000U,
+				     .rl_mask_v4 = htonl(0xffffff00U) };
+	uint32_t pass = 0, drop = 0, i, n = 0, set;
+	uint64_t st[RR_FN_STAT_MAX], was;
+	uint8_t a[4], b[4];
+	struct frame fa, fb;
+
+	addr_of(0x77000, a);
+	set = set_of(a);
+	make(&fa, AF_INET, a);
+	t_at("a full set: six newcomers beside a flooding prefix");
+	usleep(200000);
+	set_port(1, 2, 0, 0);
+	if (rr_xdp_read_fn_stats(&x, 0, SLOT, st))
+		t_fail("cannot read the counters");
+	was = st[RR_FN_RL_EVICTED];
+	run(&fa, 10, &pass, &drop, NULL, NULL);
+	if (pass != 2 || drop != 8)
+		t_fail("the flood: %u passed, %u dropped of 10 (want 2, 8)",
+		       pass, drop);
+	pass = drop = 0;
+	for (i = 0x77001; n < 6 && i < 0x77001 + (1U << 22); i++) {
+		addr_of(i, b);
+		if (set_of(b) != set)
+			continue;
+		make(&fb, AF_INET, b);
+		run(&fb, 1, &pass, &drop, NULL, NULL);
+		n++;
+	}
+	if (n != 6 || pass != 6)
+		t_fail("%u of %u newcomers to the set passed (want 6 of 6)",
+		       pass, n);
+	if (rr_xdp_read_fn_stats(&x, 0, SLOT, st))
+		t_fail("cannot read the counters");
+	else if (st[RR_FN_RL_EVICTED] - was != 3)
+		t_fail("%lu live entries evicted (want 3)",
+		       (unsigned long)(st[RR_FN_RL_EVICTED] - was));
+	pass = drop = 0;
+	run(&fa, 5, &pass, &drop, NULL, NULL);
+	if (pass || drop != 5)
+		t_fail("the flood after them: %u passed, %u dropped of 5 (want 0, 5)",
+		       pass, drop);
+	if (!rr_rl_held(&x, &conf, AF_INET, a, now_ns()))
+		t_fail("reqrouterctl top's look (rr_rl_held) does not see it held");
+}
+
 /* As hh_sketch.c: runs are cheap only with the program attached in
  * driver mode, here to a veth of a private network namespace. */
 static int dispatch_once(char *why, size_t len)
@@ -348,6 +545,8 @@ int main(void)
 	slip();
 	exempt();
 	ipv6();
+	spread();
+	full_set();
 	rr_xdp_destroy(&x);
 	if (t_failures) {
 		fprintf(stderr, "%d check(s) failed\n", t_failures);

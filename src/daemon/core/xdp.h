@@ -48,6 +48,11 @@ struct rr_xdp {
 	struct rr_hh_pool *hh_pool;
 	size_t hh_pool_size;
 	uint64_t hh_seed;
+	/* The rate limiter's generation of each slot (rr_rl_seed()), and
+	 * the last one given: a new one starts the function's buckets
+	 * full. */
+	uint32_t rl_gen[RR_MAX_SLOTS];
+	uint32_t rl_gens;
 	/* The workers' load (worker_load, a page per queue served), mapped by
 	 * rr_xdp_map_load(); NULL: the program steers in turn only. */
 	struct rr_queue_load *load;

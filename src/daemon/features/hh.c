@@ -493,41 +493,6 @@ static bool key_in(const struct rr_hh_key *key, enum rr_hh_kind kind,
 	return true;
 }
 
-/*
- * Whether the rate limiter holds @key at its limit now: the limiter's
- * prefix of it (the function's rate_limit_v4_prefix or _v6_prefix, from
- * @conf) has every row's bucket of @tb more than a burst less one
- * interval ahead of @now. rl_check() refuses a request from there while
- * a bucket is a burst ahead; a flood keeps it between that and one
- * interval less (each token, freed, is taken by its next request), so
- * the interval's margin shows a flooded prefix as limited throughout
- * instead of flickering at every token.
- */
-static bool rl_limited(const struct rr_port_conf *conf,
-		       const struct rr_rl_table *tb, uint64_t seed,
-		       const struct rr_hh_key *key, uint64_t now)
-{
-	__u64 a = 0, b = 0, h, tau, edge;
-	uint32_t v4, r;
-
-	if (key->family == AF_INET) {
-		memcpy(&v4, key->addr, 4);
-		a = v4;
-	} else {
-		memcpy(&a, key->addr, 8);
-		memcpy(&b, key->addr + 8, 8);
-	}
-	h = rr_rl_hash(conf, seed, key->family, a, b);
-	tau = rr_rl_tau(conf);
-	edge = now + tau > conf->rl_interval_ns
-		       ? now + tau - conf->rl_interval_ns
-		       : 0;
-	for (r = 0; r < RR_RL_ROWS; r++)
-		if (tb->tat[r][rr_hh_col(h, r)] <= edge)
-			return false;
-	return true;
-}
-
 /* Whether the limiter lets @key by, whatever its buckets: inside one of
  * the function's rate_limit_exempt prefixes, which rl_check looks up
  * first. */
@@ -543,11 +508,10 @@ static bool exempt(const struct rr_service *svc, const struct rr_hh_key *key,
 }
 
 /* @f's top keys of @kind as a JSON member: "sources" or "prefixes"; with
- * @tb (the function's rate-limit buckets) each says whether the limiter
+ * @rl (the function limits its sources) each says whether the limiter
  * refuses it now. */
 static void json_kind(FILE *out, struct rr_invoker *inv, uint32_t slot,
-		      const struct rr_hh_fn *f, enum rr_hh_kind kind,
-		      const struct rr_rl_table *tb)
+		      const struct rr_hh_fn *f, enum rr_hh_kind kind, bool rl)
 {
 	struct rr_hh_entry top[RR_HH_TOPK];
 	size_t n = rr_hh_top(f, kind, top, RR_HH_TOPK), i;
@@ -556,8 +520,10 @@ static void json_kind(FILE *out, struct rr_invoker *inv, uint32_t slot,
 	struct rr_port_conf conf = { 0 };
 	bool lim;
 
-	if (tb)
+	if (rl) {
+		conf.slot = slot;
 		rr_rl_port_conf(inv, inv->slots[slot].svc, &conf);
+	}
 	fprintf(out, ",\"%s\":{\"error_bound\":%.1f,\"top\":[",
 		kind == RR_HH_SOURCE ? "sources" : "prefixes",
 		rr_hh_bound(f, kind) / time);
@@ -569,11 +535,12 @@ static void json_kind(FILE *out, struct rr_invoker *inv, uint32_t slot,
 			top[i].count / time,
 			rr_hh_error(f, kind, top[i].count) / time,
 			f->total > 0 ? fmin(top[i].count / f->total, 1) : 0);
-		if (tb) {
+		if (rl) {
 			lim = !exempt(inv->slots[slot].svc, &top[i].key,
 				      kind) &&
-			      rl_limited(&conf, tb, inv->xdp.hh_seed,
-					 &top[i].key, rr_now_ns());
+			      rr_rl_held(&inv->xdp, &conf,
+					 (int)top[i].key.family,
+					 top[i].key.addr, rr_now_ns());
 			fprintf(out, ",\"limited\":%s", lim ? "true" : "false");
 		}
 		fprintf(out, "}");
@@ -583,7 +550,6 @@ static void json_kind(FILE *out, struct rr_invoker *inv, uint32_t slot,
 
 void rr_hh_json(struct rr_invoker *inv, const char *name, FILE *out)
 {
-	struct rr_rl_table *tb = NULL;
 	const struct rr_slot *s;
 	struct rr_hh_fn *f;
 	uint32_t slot;
@@ -629,25 +595,14 @@ void rr_hh_json(struct rr_invoker *inv, const char *name, FILE *out)
 				f->time > 0 ? f->total / f->time : 0,
 				(unsigned long)f->prev_samples,
 				(unsigned long)f->lost);
-			/* The limiter's buckets, read once for both kinds;
-			 * without them nothing is said either way. */
-			if (s->svc->rate_limit) {
-				if (!tb)
-					tb = malloc(sizeof(*tb));
-				if (tb && rr_rl_read(&inv->xdp, slot, tb)) {
-					free(tb);
-					tb = NULL;
-				}
-			}
 			json_kind(out, inv, slot, f, RR_HH_SOURCE,
-				  s->svc->rate_limit ? tb : NULL);
+				  s->svc->rate_limit);
 			json_kind(out, inv, slot, f, RR_HH_PREFIX,
-				  s->svc->rate_limit ? tb : NULL);
+				  s->svc->rate_limit);
 		}
 		fprintf(out, "}");
 	}
 	fprintf(out, "]}\n");
-	free(tb);
 }
 
 void rr_hh_write_metrics(struct rr_invoker *inv, FILE *out)

@@ -17,17 +17,34 @@ struct rr_invoker;
  * reads it (slots.c, rl.c; hh.c judges the top keys by the same). */
 void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
 		     struct rr_port_conf *conf);
+/* Says @svc's rate limit, or that it has none, in one line for the
+ * start-up lines. */
+void rr_rl_say(const struct rr_service *svc);
 /* Slot @slot's exemptions (@svc's rate_limit_exempt) into the program's
- * maps and its buckets emptied, before its port opens. */
+ * maps and its buckets full, before its port opens. */
 int rr_rl_open(struct rr_invoker *inv, uint32_t slot,
 	       const struct rr_service *svc);
 
 /* Function @slot's rate-limit buckets all full again (a new function in
- * the slot, or new limits); 0 or -errno. */
+ * the slot, or new limits), from the port entry written next on: a new
+ * generation of its seed (rr_rl_port_conf()); 0 or -errno. */
 int rr_rl_reset(struct rr_xdp *x, uint32_t slot);
-/* Function @slot's rate-limit buckets as they are now, into @out; 0 or
- * -errno. */
-int rr_rl_read(struct rr_xdp *x, uint32_t slot, struct rr_rl_table *out);
+/* Whether the limiter of the function whose port entry is @conf holds the
+ * prefix of @family's address @addr (4 or 16 bytes) at its limit at @now
+ * (CLOCK_MONOTONIC ns); false if it cannot tell. */
+bool rr_rl_held(struct rr_xdp *x, const struct rr_port_conf *conf, int family,
+		const uint8_t *addr, uint64_t now);
+/*
+ * The slip reply, in place, to the request in @frame (@len bytes) that
+ * the XDP program handed a worker marked as a slip (RR_RX_META_SLIP,
+ * where its own XDP_TX would be lost): for a function flagged
+ * RR_FN_SLIP_TC, the bytes slip_tc() (kern/lib/rl.h) sends, DNS's
+ * truncated reply. The frame is checked as any request (rr_parse()), and
+ * only a query with a single well-formed question gets one. Returns the
+ * reply frame's length or -enum rr_drop; with @csum_start, the UDP
+ * checksum is left to the transmitter (rr_build_reply_partial()).
+ */
+int rr_rl_slip(uint8_t *frame, uint32_t len, uint32_t *csum_start);
 /* Adds prefix @c to function @slot's rate-limit exemptions, or takes it
  * out (gone already is no error); 0 or -errno. */
 int rr_rl_exempt(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c,

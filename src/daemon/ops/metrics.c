@@ -229,8 +229,11 @@ static const struct {
 	  "Requests over the function's rate_limit for their source prefix, dropped in XDP.",
 	  RR_FN_RL_LIMITED, false },
 	{ "reqrouter_rate_limit_slips_total",
-	  "Requests over the function's rate_limit answered with its slip reply from XDP.",
+	  "Requests over the function's rate_limit answered with its slip reply, from XDP or, where XDP's would be lost, from a worker.",
 	  RR_FN_RL_SLIPPED, false },
+	{ "reqrouter_rate_limit_evictions_total",
+	  "Source prefixes the rate limiter forgot while their buckets were still filling, to make room for a new prefix in a full set of its table.",
+	  RR_FN_RL_EVICTED, false },
 };
 
 /* Where the counters of (queue q, slot) start in what rr_read_fn_stats()
@@ -275,7 +278,8 @@ static void write_fn_counters(struct rr_invoker *inv, FILE *out,
 	uint32_t slot;
 
 	for (slot = 0; slot < inv->nslots; slot++) {
-		if (stat == RR_FN_RL_LIMITED || stat == RR_FN_RL_SLIPPED) {
+		if (stat == RR_FN_RL_LIMITED || stat == RR_FN_RL_SLIPPED ||
+		    stat == RR_FN_RL_EVICTED) {
 			if (!inv->slots[slot].svc->rate_limit)
 				continue;
 		} else if (xdp_tier ? !inv->slots[slot].tier_xdp

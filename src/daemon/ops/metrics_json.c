@@ -57,9 +57,9 @@ static void json_function(struct rr_invoker *inv, uint32_t slot,
 			sum[RR_FN_CACHE_HIT], sum[RR_FN_CACHE_MISS]);
 	if (svc->rate_limit)
 		fprintf(out,
-			",\"rate_limit\":{\"limit\":%u,\"limited\":%lu,\"slipped\":%lu}",
+			",\"rate_limit\":{\"limit\":%u,\"limited\":%lu,\"slipped\":%lu,\"evicted\":%lu}",
 			svc->rate_limit, sum[RR_FN_RL_LIMITED],
-			sum[RR_FN_RL_SLIPPED]);
+			sum[RR_FN_RL_SLIPPED], sum[RR_FN_RL_EVICTED]);
 	rr_tcp_json(inv, slot, out);
 	fprintf(out,
 		",\"faults\":{\"crash\":%lu,\"timeout\":%lu},\"quarantined\":%s",

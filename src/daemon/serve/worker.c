@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -26,6 +27,7 @@
 #include "invoker.h"
 #include "log.h"
 #include "priority.h"
+#include "rl.h"
 #include "seccomp.h"
 #include "worker.h"
 #include "xsk_txmd.h"
@@ -149,6 +151,24 @@ static uint32_t drop_batch(struct rr_worker *w, struct rr_sock *s, uint32_t n,
 	return n;
 }
 
+/*
+ * Whether the XDP program marked the request behind @meta (its struct
+ * rr_rx_meta) as a slip: rate-limited, to be answered with the slip
+ * reply where the program's own would be lost. The mark is cleared, so
+ * that the frame never carries it into another use.
+ */
+static bool rx_slip(uint8_t *meta)
+{
+	struct rr_rx_meta m;
+	uint32_t none = 0;
+
+	memcpy(&m, meta, sizeof(m));
+	if (m.magic != RR_RX_META_MAGIC || !(m.flags & RR_RX_META_SLIP))
+		return false;
+	memcpy(meta + offsetof(struct rr_rx_meta, flags), &none, sizeof(none));
+	return true;
+}
+
 /* A gather_target function's requests: no gathers of its own. */
 static struct rr_gather_ctx target_only = { .target = true };
 
@@ -175,6 +195,7 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	const struct xdp_desc *rxd;
 	uint64_t addr, base, now;
 	uint8_t *data;
+	bool slip;
 	int ret;
 
 	/* Take no more than TX can hold: the rest waits in RX. */
@@ -226,31 +247,47 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 		data = xsk_umem__get_data(w->umem->area, addr);
 		/* The stamp lies in the frame's headroom, never before its
 		 * chunk: RX data starts 256 bytes in. */
-		if (addr - base >= sizeof(struct rr_rx_meta))
+		slip = false;
+		if (addr - base >= sizeof(struct rr_rx_meta)) {
+			slip = rx_slip(data - sizeof(struct rr_rx_meta));
 			rr_queue_delay(&s->stats->queue_delay,
 				       data - sizeof(struct rr_rx_meta), now);
+		}
 		mark->cur = i;
-		/* A reply to one of this worker's gathers, not a request:
-		 * only a gathering function's socket gets those. */
-		if (ctx.gather && ctx.gather->start &&
-		    rr_gathers_frame(w, data, rxd->len)) {
-			rr_recycle(w, base);
-			replies++;
-			continue;
-		}
-		if (ctx.gather && ctx.gather->start) {
-			w->gathers->cur_addr = addr;
-			w->gathers->cur_len = rxd->len;
-		}
-		rr_call_step(w);
-		ret = rr_serve_keep(data, rxd->len, room, mtu, amp, fn, &ctx,
-				    keep, offload ? &csum_start : NULL);
-		rr_call_step(w);
-		if (ret == RR_SERVE_KEPT) {
-			/* Kept by its gather (gather.c), listed in the
-			 * report's gather_frames. */
-			mark->kept++;
-			continue;
+		if (slip) {
+			/* Over its rate limit: the slip reply, never the
+			 * function, and nothing cached. */
+			if (keep)
+				keep->len = UINT32_MAX;
+			ret = fn->flags & RR_FN_SLIP_TC
+				      ? rr_rl_slip(data, rxd->len,
+						   offload ? &csum_start : NULL)
+				      : -RR_DROP_MALFORMED;
+		} else {
+			/* A reply to one of this worker's gathers, not a
+			 * request: only a gathering function's socket gets
+			 * those. */
+			if (ctx.gather && ctx.gather->start &&
+			    rr_gathers_frame(w, data, rxd->len)) {
+				rr_recycle(w, base);
+				replies++;
+				continue;
+			}
+			if (ctx.gather && ctx.gather->start) {
+				w->gathers->cur_addr = addr;
+				w->gathers->cur_len = rxd->len;
+			}
+			rr_call_step(w);
+			ret = rr_serve_keep(data, rxd->len, room, mtu, amp, fn,
+					    &ctx, keep,
+					    offload ? &csum_start : NULL);
+			rr_call_step(w);
+			if (ret == RR_SERVE_KEPT) {
+				/* Kept by its gather (gather.c), listed in
+				 * the report's gather_frames. */
+				mark->kept++;
+				continue;
+			}
 		}
 		if (ret < 0) {
 			rr_stat_add(&s->stats->drops[-ret], 1);

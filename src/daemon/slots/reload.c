@@ -358,9 +358,10 @@ static void apply(struct reload *r, uint32_t slot, const struct rr_service *to,
 	else
 		s->port_conf.flags &= ~RR_PORT_ALLOWLIST;
 	cache_ret = set_cache(inv, s);
-	ret = rr_slot_sync(inv, s);
-	if (!ret && rl_reset)
+	/* A new generation of its buckets, which the port entry names. */
+	if (rl_reset)
 		rr_rl_reset(&inv->xdp, slot);
+	ret = rr_slot_sync(inv, s);
 	/* No longer asked for: the old list can go. */
 	if (!ret && !svc->nallow)
 		for (i = 0; i < nwas; i++)

@@ -394,6 +394,7 @@ int rr_open_port(struct rr_invoker *inv, uint32_t slot)
 		held && (s->tier_xdp || s->cached)
 			? ", once the veth peer takes XDP frames (user space until then)"
 			: "");
+	rr_rl_say(svc);
 	rr_allow_notice(svc, inv->cfg->config_file);
 	rr_gather_open_notice(inv->cfg, svc);
 	return 0;
