@@ -257,7 +257,7 @@ static void follow_link(struct rr_invoker *inv)
 			pr_notice("%s: link up: serving again\n", now->name);
 		else
 			pr_notice(
-				"%s: link down: nothing arrives until it is up again, and health fails meanwhile\n",
+				"%s: link down: nothing arrives until it is up again; not ready meanwhile\n",
 				now->name);
 	}
 }

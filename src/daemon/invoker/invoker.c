@@ -42,9 +42,21 @@
 #include "worker.h"
 #include "xsk.h"
 
+/* What this link lets reqrouter serve: once attached, so that a start
+ * that fails before has its one line. */
+static void say_link(const struct rr_invoker *inv)
+{
+	const struct rr_link_state *l = &inv->link_now;
+	char mac[18];
+
+	pr_info("%s: MTU %u, MAC address %s: serving requests up to %u bytes (a UMEM frame holds %u bytes of Ethernet frame)\n",
+		inv->cfg->ifname, l->mtu, rr_link_mac_str(l->mac, mac),
+		rr_serve_limit(l->mtu), RR_FRAME_DATA_MAX);
+	rr_say_frame_limit(inv->cfg->ifname, l->mtu);
+}
+
 static int check_interface(struct rr_invoker *inv, const struct rr_config *cfg)
 {
-	char mac[18];
 	int nrx, ret;
 
 	inv->ifindex = (int)if_nametoindex(cfg->ifname);
@@ -80,11 +92,6 @@ static int check_interface(struct rr_invoker *inv, const struct rr_config *cfg)
 			cfg->ifname, inv->nqueues, RR_MAX_QUEUES);
 		inv->nqueues = RR_MAX_QUEUES;
 	}
-	pr_info("%s: MTU %u, MAC address %s: serving requests up to %u bytes (a UMEM frame holds %u bytes of Ethernet frame)\n",
-		cfg->ifname, inv->link_now.mtu,
-		rr_link_mac_str(inv->link_now.mac, mac),
-		rr_serve_limit(inv->link_now.mtu), RR_FRAME_DATA_MAX);
-	rr_say_frame_limit(cfg->ifname, inv->link_now.mtu);
 	return 0;
 }
 
@@ -236,6 +243,7 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	ret = rr_xdp_attach(&inv->xdp, inv->ifindex, cfg->mode);
 	if (ret)
 		return ret;
+	say_link(inv);
 	/* Before any port opens, after the attach that a user's mistake
 	 * (a foreign program) stops with its one line. */
 	ret = watch_local(inv);
