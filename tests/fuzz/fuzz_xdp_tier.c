@@ -88,7 +88,8 @@ int tier_load(struct tier *t, int ncpus)
 	size_t i;
 	int ret;
 
-	ret = rr_xdp_load(&t->x, f_dst_mac, MTU);
+	/* A reply cache partition for every queue a frame may name. */
+	ret = rr_xdp_load_sized(&t->x, f_dst_mac, MTU, RR_MAX_QUEUES, 0, 0);
 	if (ret)
 		return ret;
 	for (i = 0; i < tier_table.n; i++) {
@@ -161,18 +162,19 @@ static int tier_run(struct tier *t, struct tier_case *c, struct xdp_md *ctx)
 }
 
 /* Whether the reply cache holds an answer to @payload on @p's port, looked
- * up as the XDP program looks it up. */
+ * up as the XDP program looks it up: in @queue's partition. */
 static int cache_holds(const struct tier *t, const struct port *p,
-		       const uint8_t *payload, uint32_t len)
+		       const uint8_t *payload, uint32_t len, uint32_t queue)
 {
+	const struct rr_cache_entry *part = rr_xdp_cache_of(&t->x, queue), *e;
 	__u64 w[RR_CACHE_WORDS] = { 0 }, h;
-	const struct rr_cache_entry *e;
 
-	if (len > p->conf.cache_max_payload || len > RR_CACHE_MAX_PAYLOAD)
+	if (!part || len > p->conf.cache_max_payload ||
+	    len > RR_CACHE_MAX_PAYLOAD)
 		return 0;
 	memcpy(w, payload, len);
 	h = rr_cache_hash(w, (len + 7) / 8, p->port, len);
-	e = &t->x.cache[h & (RR_CACHE_ENTRIES - 1)];
+	e = &part[h & (t->x.cache_queue_entries - 1)];
 	return !(e->seq & 1) && e->hash == h && e->port == p->port &&
 	       e->req_len == len && e->gen == p->conf.cache_gen &&
 	       !e->expires_ns && !memcmp(e->req, w, sizeof(w));
@@ -429,7 +431,7 @@ void tier_check(struct tier *t, uint64_t no, const uint8_t *f, uint32_t len,
 			c.want = late_csum ? OUT_MISS : OUT_PASS;
 		else
 			c.want = cache_holds(t, p, f + pkt.payload_off,
-					     pkt.payload_len)
+					     pkt.payload_len, queue)
 					 ? OUT_HIT
 					 : OUT_MISS;
 		break;
@@ -453,7 +455,8 @@ void tier_check(struct tier *t, uint64_t no, const uint8_t *f, uint32_t len,
 	    pkt.payload_len > p->conf.cache_max_payload)
 		return;
 
-	if (rr_cache_insert(t->x.cache, t->x.cache_queue_entries, p->port,
+	if (rr_cache_insert(rr_xdp_cache_of(&t->x, queue),
+			    t->x.cache_queue_entries, p->port,
 			    p->conf.cache_gen, 0, f + pkt.payload_off,
 			    pkt.payload_len, c.reply + pkt.payload_off,
 			    (uint32_t)c.user - pkt.payload_off,

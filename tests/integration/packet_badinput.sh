@@ -34,7 +34,9 @@ esac
 # any reply. The server keeps 1500.
 tb_cli ip link set dev "$TB_IF_CLI" mtu 1504 || die "cannot set the client MTU"
 
-rr_start main -i "$TB_IF_SRV" -q 4 --metrics-file "$M" \
+# The battery's tags are VLANs 100, 200 and 300, the host's here (this
+# kernel makes no VLAN device; invoker_vlan.sh tests vlans = host).
+rr_start main -i "$TB_IF_SRV" -q 4 --vlans 100,200,300 --metrics-file "$M" \
 	--metrics-listen 127.0.0.1:9464 ||
 	die "reqrouter -i $TB_IF_SRV -q 4 did not start"
 tb_wait_file "$M" 5 || die "no metrics file at $M"

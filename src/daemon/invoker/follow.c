@@ -112,7 +112,9 @@ static const char *vlan_list(const uint64_t *ids, char *buf, size_t len)
 						off ? ", " : "", id, end);
 		id = end;
 	}
-	return buf[0] ? buf : "none";
+	if (!buf[0])
+		snprintf(buf, len, "none");
+	return buf;
 }
 
 void rr_follow_vlans(struct rr_invoker *inv, bool started)

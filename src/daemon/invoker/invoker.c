@@ -231,7 +231,6 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 		gathering ? RR_SG_MAX_GROUPS : 0);
 	if (ret)
 		return ret;
-	rr_follow_vlans(inv, false);
 	/* Without it the program steers in turn and cannot tell a full
 	 * worker: what it did before there was a load to read. */
 	ret = rr_xdp_map_load(&inv->xdp, inv->nqueues);
@@ -244,6 +243,8 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	if (ret)
 		return ret;
 	say_link(inv);
+	/* Before any port opens: a tagged request is answered only then. */
+	rr_follow_vlans(inv, false);
 	/* Before any port opens, after the attach that a user's mistake
 	 * (a foreign program) stops with its one line. */
 	ret = watch_local(inv);

@@ -713,7 +713,7 @@ static void reply_unknown(FILE *f, const char *line)
 }
 
 /* Whether @pid is a child of this process: a cell, a worker's or a TCP
- * loop's, whatever its kind (or one that could not be told: refused). */
+ * loop's, whatever its kind. */
 static bool our_child(pid_t pid)
 {
 	char path[32], line[64];
@@ -721,12 +721,14 @@ static bool our_child(pid_t pid)
 	long ppid;
 	FILE *f;
 
-	if (pid == getpid())
+	/* 0: a client in another pid namespace (a sandbox's), where no
+	 * cell of ours is; unreadable: the cells' pids were checked. */
+	if (pid <= 0 || pid == getpid())
 		return false;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	f = fopen(path, "r");
 	if (!f)
-		return true;
+		return false;
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "PPid: %ld", &ppid) == 1) {
 			child = ppid == (long)getpid();

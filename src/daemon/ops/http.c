@@ -26,9 +26,12 @@
 /* A response that does not move (a client that does not read) for this
  * long is dropped by libmicrohttpd. */
 #define CONNECTION_TIMEOUT_S 10
-/* Entries: the connections counted, and as many cut that libmicrohttpd
- * has not closed yet (it does on its next look at them). */
-#define TRACKED (2 * RR_HTTP_CONNECTIONS)
+/* Entries, and libmicrohttpd's own limit: the connections counted, and
+ * those cut that libmicrohttpd has not closed yet (it does on its next
+ * look at them), which under a crowd reconnecting at once are many more
+ * than the counted; at its limit libmicrohttpd refuses a newcomer, a
+ * health probe too, before any choice is made here. */
+#define TRACKED (8 * RR_HTTP_CONNECTIONS)
 
 /*
  * Keeping /healthz and /metrics answered. libmicrohttpd's own limits

@@ -176,6 +176,11 @@ CLASSES = [
      lambda k, p: k.dmac + k.smac + struct.pack("!HHH", AD, 200, Q) + b"\0"),
     passed("three_vlan_tags", "not_ip",
      lambda k, p: v4(k, p, tags=[(AD, 300), (Q, 200), (Q, 100)])),
+    # a VLAN the host does not answer (the test's vlans are 100, 200, 300)
+    passed("vlan_not_the_hosts", "vlan_not_ours",
+     lambda k, p: v4(k, p, tags=[(Q, 999)])),
+    passed("qinq_inner_not_the_hosts", "vlan_not_ours",
+     lambda k, p: v6(k, p, tags=[(AD, 200), (Q, 999)])),
     # IPv4 header
     passed("ipv4_header_truncated", "malformed",
      lambda k, p: eth(k, ETH_P_IP, udp4(k, p)[:12])),
