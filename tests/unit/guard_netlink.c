@@ -39,18 +39,14 @@
 #include <linux/rtnetlink.h>
 
 #include "netlink.h"
+#include "nlmsg.h"
 #include "shared/guard.h"
 
 #define SKIP 77
 
 /* --- the parser, on crafted messages ---------------------------------- */
 
-union msgbuf {
-	struct nlmsghdr nh;
-	uint8_t bytes[512];
-};
-
-static struct nlmsghdr *route_msg(union msgbuf *m, uint16_t type,
+static struct nlmsghdr *route_msg(union t_nlmsg *m, uint16_t type,
 				  uint8_t family, uint8_t rtm_type,
 				  uint8_t dst_len)
 {
@@ -69,24 +65,9 @@ static struct nlmsghdr *route_msg(union msgbuf *m, uint16_t type,
 	return &m->nh;
 }
 
-/* Appends an attribute to @m's message. Built in bytes and copied in,
- * which also keeps GCC's object-size checks (with -fsanitize) from taking
- * the buffer for its 16-byte header. */
-static void add_attr(union msgbuf *m, uint16_t type, const void *data,
-		     size_t len)
-{
-	size_t off = NLMSG_ALIGN(m->nh.nlmsg_len);
-	struct rtattr rta = { .rta_len = RTA_LENGTH(len), .rta_type = type };
-
-	assert_true(off + RTA_SPACE(len) <= sizeof(m->bytes));
-	memcpy(m->bytes + off, &rta, sizeof(rta));
-	memcpy(m->bytes + off + RTA_LENGTH(0), data, len);
-	m->nh.nlmsg_len = off + RTA_SPACE(len);
-}
-
 /* What the kernel puts around RTA_DST in a local route: table, source,
  * output interface. */
-static struct nlmsghdr *local_route(union msgbuf *m, uint8_t family,
+static struct nlmsghdr *local_route(union t_nlmsg *m, uint8_t family,
 				    const char *dst, uint8_t dst_len)
 {
 	uint8_t addr[16];
@@ -96,10 +77,10 @@ static struct nlmsghdr *local_route(union msgbuf *m, uint8_t family,
 
 	assert_int_equal(inet_pton(family, dst, addr), 1);
 	nh = route_msg(m, RTM_NEWROUTE, family, RTN_LOCAL, dst_len);
-	add_attr(m, RTA_TABLE, &table, sizeof(table));
-	add_attr(m, RTA_DST, addr, alen);
-	add_attr(m, RTA_PREFSRC, addr, alen);
-	add_attr(m, RTA_OIF, &oif, sizeof(oif));
+	t_nl_attr(m, RTA_TABLE, &table, sizeof(table));
+	t_nl_attr(m, RTA_DST, addr, alen);
+	t_nl_attr(m, RTA_PREFSRC, addr, alen);
+	t_nl_attr(m, RTA_OIF, &oif, sizeof(oif));
 	return nh;
 }
 
@@ -129,7 +110,7 @@ static int parse(const struct nlmsghdr *nh)
 
 static void test_parse_local(void **state)
 {
-	union msgbuf m;
+	union t_nlmsg m;
 	struct nlmsghdr *nh;
 	uint8_t addr[16] = { 0 };
 
@@ -158,13 +139,13 @@ static void test_parse_local(void **state)
 	expect_local(nh, AF_INET6, "::", 0);
 	/* A zero-length address on a default route is still the default. */
 	nh = route_msg(&m, RTM_NEWROUTE, AF_INET, RTN_LOCAL, 0);
-	add_attr(&m, RTA_DST, addr, 4);
+	t_nl_attr(&m, RTA_DST, addr, 4);
 	expect_local(nh, AF_INET, "0.0.0.0", 0);
 }
 
 static void test_parse_not_local(void **state)
 {
-	union msgbuf m;
+	union t_nlmsg m;
 	struct nlmsghdr *nh;
 	struct rtmsg *rtm;
 	uint8_t out[16], before[16];
@@ -206,7 +187,7 @@ static void test_parse_not_local(void **state)
 
 static void test_parse_malformed(void **state)
 {
-	union msgbuf m;
+	union t_nlmsg m;
 	struct nlmsghdr *nh;
 	struct rtattr *rta;
 	uint8_t addr[16] = { 0 };
@@ -225,7 +206,7 @@ static void test_parse_malformed(void **state)
 	assert_int_equal(parse(nh), -EINVAL);
 	/* An attribute that claims more than the message holds. */
 	nh = route_msg(&m, RTM_NEWROUTE, AF_INET, RTN_LOCAL, 32);
-	add_attr(&m, RTA_DST, addr, 4);
+	t_nl_attr(&m, RTA_DST, addr, 4);
 	rta = (struct rtattr *)((char *)nh +
 				NLMSG_LENGTH(sizeof(struct rtmsg)));
 	rta->rta_len = 200;
@@ -239,14 +220,14 @@ static void test_parse_malformed(void **state)
 	assert_int_equal(parse(nh), -EINVAL);
 	/* A destination of the wrong size for the family. */
 	nh = route_msg(&m, RTM_NEWROUTE, AF_INET, RTN_LOCAL, 24);
-	add_attr(&m, RTA_DST, addr, 3);
+	t_nl_attr(&m, RTA_DST, addr, 3);
 	assert_int_equal(parse(nh), -EINVAL);
 	nh = route_msg(&m, RTM_NEWROUTE, AF_INET6, RTN_LOCAL, 64);
-	add_attr(&m, RTA_DST, addr, 4);
+	t_nl_attr(&m, RTA_DST, addr, 4);
 	assert_int_equal(parse(nh), -EINVAL);
 	/* A prefix with no destination to go with it. */
 	nh = route_msg(&m, RTM_NEWROUTE, AF_INET, RTN_LOCAL, 24);
-	add_attr(&m, RTA_TABLE, &table, sizeof(table));
+	t_nl_attr(&m, RTA_TABLE, &table, sizeof(table));
 	assert_int_equal(parse(nh), -EINVAL);
 	/* Too short for its rtmsg, or for a header at all. */
 	nh = local_route(&m, AF_INET, "192.0.2.7", 32);
@@ -263,7 +244,7 @@ static void test_parse_malformed(void **state)
 static void test_parse_random(void **state)
 {
 	static const char *const dsts[] = { "192.0.2.7", "2001:db8::7" };
-	union msgbuf m;
+	union t_nlmsg m;
 	struct nlmsghdr *nh;
 	uint8_t *copy, addr[16];
 	uint32_t plen, len;

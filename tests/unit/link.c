@@ -34,17 +34,13 @@
 
 #include "link.h"
 #include "netlink.h"
+#include "nlmsg.h"
 
 #define SKIP 77
 
 /* --- the parser, on crafted messages ---------------------------------- */
 
-union msgbuf {
-	struct nlmsghdr nh;
-	uint8_t bytes[512];
-};
-
-static struct nlmsghdr *link_msg(union msgbuf *m, int ifindex,
+static struct nlmsghdr *link_msg(union t_nlmsg *m, int ifindex,
 				 unsigned int flags)
 {
 	struct ifinfomsg *ifi;
@@ -59,31 +55,19 @@ static struct nlmsghdr *link_msg(union msgbuf *m, int ifindex,
 	return &m->nh;
 }
 
-static void add_attr(union msgbuf *m, uint16_t type, const void *data,
-		     size_t len)
-{
-	size_t off = NLMSG_ALIGN(m->nh.nlmsg_len);
-	struct rtattr rta = { .rta_len = RTA_LENGTH(len), .rta_type = type };
-
-	assert_true(off + RTA_SPACE(len) <= sizeof(m->bytes));
-	memcpy(m->bytes + off, &rta, sizeof(rta));
-	memcpy(m->bytes + off + RTA_LENGTH(0), data, len);
-	m->nh.nlmsg_len = off + RTA_SPACE(len);
-}
-
 static const uint8_t mac_a[6] = { 0x02, 0x31, 0x31, 0x31, 0x31, 0x31 };
 
 static void test_parse_link(void **state)
 {
 	struct rr_nl_link l;
-	union msgbuf m;
+	union t_nlmsg m;
 	uint32_t mtu = 3000;
 	char mac[18];
 
 	link_msg(&m, 7, IFF_UP | IFF_RUNNING);
-	add_attr(&m, IFLA_IFNAME, "eth7", 5);
-	add_attr(&m, IFLA_MTU, &mtu, sizeof(mtu));
-	add_attr(&m, IFLA_ADDRESS, mac_a, sizeof(mac_a));
+	t_nl_attr(&m, IFLA_IFNAME, "eth7", 5);
+	t_nl_attr(&m, IFLA_MTU, &mtu, sizeof(mtu));
+	t_nl_attr(&m, IFLA_ADDRESS, mac_a, sizeof(mac_a));
 	assert_int_equal(rr_nl_parse_link(&m.nh, &l), 0);
 	assert_int_equal(l.ifindex, 7);
 	assert_string_equal(l.name, "eth7");
@@ -98,10 +82,10 @@ static void test_parse_not_ethernet(void **state)
 {
 	uint8_t ib[20] = { 0x80 }; /* an InfiniBand address is 20 bytes */
 	struct rr_nl_link l;
-	union msgbuf m;
+	union t_nlmsg m;
 
 	link_msg(&m, 3, 0);
-	add_attr(&m, IFLA_ADDRESS, ib, sizeof(ib));
+	t_nl_attr(&m, IFLA_ADDRESS, ib, sizeof(ib));
 	assert_int_equal(rr_nl_parse_link(&m.nh, &l), 0);
 	assert_false(l.has_mac);
 	assert_int_equal(l.mtu, 0);
@@ -112,7 +96,7 @@ static void test_parse_vlan(void **state)
 {
 	uint8_t nest[64], *p = nest;
 	struct rr_nl_link l;
-	union msgbuf m;
+	union t_nlmsg m;
 	uint16_t id = 100;
 	uint32_t link = 2;
 	struct rtattr a;
@@ -129,8 +113,8 @@ static void test_parse_vlan(void **state)
 	memcpy(p + RTA_LENGTH(0) + RTA_LENGTH(0), &id, 2);
 	p += RTA_SPACE(RTA_SPACE(2));
 	link_msg(&m, 9, 0);
-	add_attr(&m, IFLA_LINK, &link, sizeof(link));
-	add_attr(&m, IFLA_LINKINFO, nest, (size_t)(p - nest));
+	t_nl_attr(&m, IFLA_LINK, &link, sizeof(link));
+	t_nl_attr(&m, IFLA_LINKINFO, nest, (size_t)(p - nest));
 	assert_int_equal(rr_nl_parse_link(&m.nh, &l), 0);
 	assert_string_equal(l.kind, "vlan");
 	assert_int_equal(l.vlan_id, 100);
@@ -141,7 +125,7 @@ static void test_parse_vlan(void **state)
 static void test_parse_malformed(void **state)
 {
 	struct rr_nl_link l;
-	union msgbuf m;
+	union t_nlmsg m;
 	uint32_t mtu = 1500;
 
 	/* Shorter than its ifinfomsg. */
@@ -150,7 +134,7 @@ static void test_parse_malformed(void **state)
 	assert_int_equal(rr_nl_parse_link(&m.nh, &l), -EBADMSG);
 	/* An attribute that runs past the end. */
 	link_msg(&m, 3, 0);
-	add_attr(&m, IFLA_MTU, &mtu, sizeof(mtu));
+	t_nl_attr(&m, IFLA_MTU, &mtu, sizeof(mtu));
 	m.nh.nlmsg_len -= 2;
 	assert_int_equal(rr_nl_parse_link(&m.nh, &l), -EBADMSG);
 }
@@ -158,7 +142,7 @@ static void test_parse_malformed(void **state)
 static void test_parse_random(void **state)
 {
 	struct rr_nl_link l;
-	union msgbuf m;
+	union t_nlmsg m;
 	unsigned int seed = 41, i, j, len;
 
 	for (i = 0; i < 20000; i++) {
