@@ -312,13 +312,30 @@ static bool field(const char *json, const char *key, char *val, size_t len)
 
 static void print_status(const char *json)
 {
-	static const char *const keys[] = {
-		"interface",	   "ready",	  "why",      "xdp_mode",
-		"zerocopy",	   "queues",	  "threads",  "busy_poll",
-		"isolation",	   "tx_csum",	  "uptime_s", "reloading",
-		"max_stall_s",	   "pid",	  "version",  "veth_peer",
-		"worker_priority", "coalesce_us", NULL
-	};
+	static const char *const keys[] = { "interface",
+					    "ready",
+					    "why",
+					    "xdp_mode",
+					    "zerocopy",
+					    "queues",
+					    "threads",
+					    "busy_poll",
+					    "isolation",
+					    "tx_csum",
+					    "uptime_s",
+					    "reloading",
+					    "max_stall_s",
+					    "pid",
+					    "version",
+					    "veth_peer",
+					    "worker_priority",
+					    "coalesce_us",
+					    "mtu",
+					    "mac",
+					    "rx_queues",
+					    "link_up",
+					    "restart_needed",
+					    NULL };
 	const char *p = strstr(json, "\"functions\":[");
 	char val[256];
 	int i;

@@ -12,9 +12,10 @@
  * start that locked a file which was removed meanwhile (it opened it
  * before the removal) holds a lock nobody else can see, so it checks that
  * the path still names the file it locked, and tries again if not. The
- * pid in it is only for the refusal's words. Interfaces of one name in
- * two network namespaces are two interfaces, so outside the first
- * namespace the file's name carries the namespace's inode.
+ * pid in it is only for the refusal's words. Its name is the interface's,
+ * as the control socket's and the program record's are: an interface of
+ * the same name in another network namespace sharing /run is refused too,
+ * said so, rather than let the three names clash.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,17 +34,17 @@
 static int lock_fd = -1;
 static char lock_path[sizeof(RR_RUN_DIR) + IF_NAMESIZE + 48];
 
-/* Whether this process's network namespace is pid 1's; unknown counts as
- * not, which only makes the name longer. */
-static bool first_netns(unsigned long *ino)
+/* The network namespace of @pid (0: this process), or 0. */
+static unsigned long netns_of(long pid)
 {
-	struct stat self, init;
+	char path[48];
+	struct stat st;
 
-	if (stat("/proc/self/ns/net", &self))
-		return true; /* no /proc: there is one name to use */
-	*ino = (unsigned long)self.st_ino;
-	return !stat("/proc/1/ns/net", &init) && init.st_ino == self.st_ino &&
-	       init.st_dev == self.st_dev;
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%ld/ns/net", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/ns/net");
+	return stat(path, &st) ? 0 : (unsigned long)st.st_ino;
 }
 
 /* The pid written in the lock file, or 0. */
@@ -66,7 +67,10 @@ static int refuse(const char *ifname, int fd)
 	long other = holder_pid(fd);
 
 	close(fd);
-	if (other > 0)
+	if (other > 0 && netns_of(other) && netns_of(other) != netns_of(0))
+		pr_warn("%s: reqrouter (pid %ld) serves an interface of this name in another network namespace, and the two would share their names in %s (lock, control socket, program record); refused before touching anything\n",
+			ifname, other, RR_RUN_DIR);
+	else if (other > 0)
 		pr_warn("%s: reqrouter (pid %ld) already serves it; refused before touching anything (stop that one first)\n",
 			ifname, other);
 	else
@@ -78,16 +82,11 @@ static int refuse(const char *ifname, int fd)
 int rr_owner_claim(const char *ifname)
 {
 	struct stat locked, named;
-	unsigned long ino = 0;
 	int fd, ret, n, tries;
 	char pid[32];
 
-	if (first_netns(&ino))
-		snprintf(lock_path, sizeof(lock_path), "%s/%s.lock", RR_RUN_DIR,
-			 ifname);
-	else
-		snprintf(lock_path, sizeof(lock_path), "%s/%s@net%lu.lock",
-			 RR_RUN_DIR, ifname, ino);
+	snprintf(lock_path, sizeof(lock_path), "%s/%s.lock", RR_RUN_DIR,
+		 ifname);
 	if (mkdir(RR_RUN_DIR, 0755) && errno != EEXIST) {
 		ret = -errno;
 		goto unlocked;

@@ -10,8 +10,8 @@
 #include <stdbool.h>
 
 /*
- * Takes the lock of @ifname in this network namespace
- * (RR_RUN_DIR/IFACE.lock, flock(2), with the holder's pid in it), before
+ * Takes the lock of @ifname (RR_RUN_DIR/IFACE.lock, flock(2), with the
+ * holder's pid in it), before
  * anything else is touched. 0: ours until the process exits. -EBUSY: a
  * live reqrouter serves @ifname, said in one line. Another -errno: the
  * lock could not be made (no /run/reqrouter for this user, a read-only

@@ -142,8 +142,7 @@ void rr_follow_vlans(struct rr_invoker *inv, bool started)
 		pr_info("answering VLAN tags %s%s; other tagged frames go to the kernel\n",
 			list, v->no_host ? " (vlans)" : "");
 	else
-		pr_debug(
-			"answering untagged and priority-tagged frames only: %s has no VLAN device (vlans = any answers every tag)\n",
+		pr_info("answering untagged and priority-tagged frames only: %s has no VLAN device (vlans = any answers every tag)\n",
 			inv->link_now.name);
 }
 
