@@ -703,7 +703,7 @@ static void write_state(struct rr_invoker *inv, FILE *out)
 	fprintf(out, "reqrouter_link_mtu %u\n", inv->link_now.mtu);
 	rr_metric_family(
 		out, "reqrouter_link_changes_total", "counter",
-		"Changes of the served interface followed while serving: mtu, mac, rx_queues (ethtool -L), down and up (carrier or admin state), name.");
+		"Changes of the served interface followed while serving: mtu, mac, rx_queues (ethtool -L), down and up (carrier or admin state), name, vlans (a VLAN device on it made or removed).");
 	for (i = 0; i < RR_LINK_CHANGE_MAX; i++)
 		fprintf(out,
 			"reqrouter_link_changes_total{change=\"%s\"} %lu\n",
