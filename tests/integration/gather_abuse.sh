@@ -155,6 +155,8 @@ grep "'fanout' gathers" "$RR_ERR" | sed 's/^/    /'
 START_ERR=$RR_ERR
 rr_run check --check -c "$CONF" -i "$TB_IF_SRV"
 check_eq "--check accepts the config" 0 "$RR_RC"
+check "... and its verdict says it was warned" \
+	grep -q "fine, with the warning above; it would serve" "$RR_OUT"
 check_eq "... and says the same" 1 "$(warned "$RR_ERR")"
 cp "$CONF" "$RR_TMP/allowed.conf"
 echo "allow = $TB_IP4_CLI/32" >>"$RR_TMP/allowed.conf"

@@ -44,7 +44,8 @@
 
 struct check {
 	unsigned int problems;
-	int status; /* the worst so far: 0, 1 or 2 */
+	unsigned int warnings; /* said, but no reason not to start */
+	int status;	       /* the worst so far: 0, 1 or 2 */
 };
 
 static void problem(struct check *c, int status, const char *fmt, ...)
@@ -147,8 +148,8 @@ static void check_functions(struct check *c, const struct rr_config *cfg,
 					   svc->nsettings, 1, NULL, NULL, cfg,
 					   &inst[inv.nslots], err, sizeof(err)))
 			problem(c, 1, "%s", err);
-		else /* a warning, as at start, not a problem */
-			rr_gather_open_notice(cfg, svc);
+		else if (rr_gather_open_notice(cfg, svc))
+			c->warnings++; /* as at start: no problem, but said */
 		inv.nslots++;
 		allow[0] = '\0';
 		if (svc->nallow) {
@@ -181,7 +182,11 @@ static void verdict(const struct check *c, const struct rr_config *cfg,
 					       : "the flags and defaults";
 
 	if (!c->problems)
-		printf("reqrouter --check: %s: fine; it would serve %s\n", what,
+		printf("reqrouter --check: %s: fine%s; it would serve %s\n",
+		       what,
+		       !c->warnings	  ? ""
+		       : c->warnings == 1 ? ", with the warning above"
+					  : ", with the warnings above",
 		       served);
 	else
 		printf("reqrouter --check: %s: %u problem%s; reqrouter would not start (exit %d)\n",
