@@ -54,6 +54,10 @@ rr_cleanup() {
 	done
 	tb_teardown
 	[ -n "$RR_TMP" ] && rm -rf "$RR_TMP"
+	# What a reqrouter killed on purpose left in /run/reqrouter under the
+	# bed's interface name, which is this run's alone.
+	[ -n "${TB_IF_SRV:-}" ] &&
+		rm -f "/run/reqrouter/$TB_IF_SRV".{sock,xdp,lock}
 	return 0
 }
 
