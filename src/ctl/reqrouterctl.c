@@ -134,6 +134,8 @@ static bool listened(const char *path)
  * or why there is none. Socket files nobody listens on are skipped, and
  * named in one line.
  */
+#define STALE_NAMED 3
+
 static int find_socket(char *path, size_t len)
 {
 	char file[sizeof(((struct sockaddr_un *)0)->sun_path)], stale[512] = "";
@@ -158,7 +160,8 @@ static int find_socket(char *path, size_t len)
 			     e->d_name) >= (int)sizeof(file))
 			continue;
 		if (!listened(file)) {
-			if (at < sizeof(stale))
+			/* The first few by name, the rest counted. */
+			if (nstale < STALE_NAMED && at < sizeof(stale))
 				at += (size_t)snprintf(
 					stale + at, sizeof(stale) - at, "%s%s",
 					nstale ? ", " : "", file);
@@ -169,7 +172,10 @@ static int find_socket(char *path, size_t len)
 			snprintf(path, len, "%s", file);
 	}
 	closedir(d);
-	if (nstale)
+	if (nstale > STALE_NAMED)
+		pr_warn("skipped %s and %zu more: nobody listens (left by instances that died)\n",
+			stale, nstale - STALE_NAMED);
+	else if (nstale)
 		pr_warn("skipped %s: nobody listens (left by an instance that died)\n",
 			stale);
 	if (found == 1)
