@@ -10,7 +10,7 @@
  * were lost, the link is asked for once. The RX queues are counted in
  * sysfs at every look, a directory of a few entries.
  *
- * What is done about a change is the invoker's (invoker/invoker.c,
+ * What is done about a change is the invoker's (invoker/follow.c,
  * follow_link()); this only says what the link is now.
  */
 #include <dirent.h>
@@ -115,6 +115,24 @@ struct vdev {
 
 #define VDEV_MAX 4096
 
+/* The VLAN devices a dump found, message by message. */
+struct vdevs {
+	struct vdev *v;
+	uint32_t n;
+};
+
+static int vdev_one(const struct nlmsghdr *nh, void *ctx)
+{
+	struct vdevs *d = ctx;
+	struct rr_nl_link nl;
+
+	if (nh->nlmsg_type != RTM_NEWLINK || rr_nl_parse_link(nh, &nl) ||
+	    !nl.vlan_id || !nl.has_link || nl.netnsid >= 0 || d->n == VDEV_MAX)
+		return 0;
+	d->v[d->n++] = (struct vdev){ nl.ifindex, nl.link, nl.vlan_id };
+	return 0;
+}
+
 static void add_vlan(struct rr_link_state *st, uint16_t id)
 {
 	if (id && id < RR_VLAN_IDS)
@@ -125,7 +143,7 @@ static void add_vlan(struct rr_link_state *st, uint16_t id)
  * The VLAN devices on the link, and for QinQ those on them, into
  * st->vlans: one dump of every link of the namespace. A VLAN device in
  * another namespace (moved into a container) is not seen, and its tag is
- * not answered.
+ * not answered. A dump that raced a change counts as not read.
  */
 static int dump_vlans(struct rr_link *l, struct rr_link_state *st)
 {
@@ -134,18 +152,16 @@ static int dump_vlans(struct rr_link *l, struct rr_link_state *st)
 		struct ifinfomsg ifi;
 		uint8_t attrs[RTA_SPACE(sizeof(uint32_t))];
 	} req;
-	const struct nlmsghdr *nh;
-	struct rr_nl_link nl;
-	struct vdev *v = NULL;
-	uint32_t nv = 0, i, j, seq = ++l->seq;
-	int fd, n, ret = 0;
-	bool done = false;
+	struct vdevs d = { 0 };
+	bool intr = false;
+	uint32_t i, j;
+	int fd, ret;
 
 	fd = rr_nl_socket(false, GET_TIMEOUT_US);
 	if (fd < 0)
 		return fd;
-	v = calloc(VDEV_MAX, sizeof(*v));
-	if (!v) {
+	d.v = calloc(VDEV_MAX, sizeof(*d.v));
+	if (!d.v) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -153,51 +169,26 @@ static int dump_vlans(struct rr_link *l, struct rr_link_state *st)
 	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(req.ifi));
 	req.nh.nlmsg_type = RTM_GETLINK;
 	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	req.nh.nlmsg_seq = seq;
+	req.nh.nlmsg_seq = ++l->seq;
 	req.ifi.ifi_family = AF_UNSPEC;
 	rr_nl_put_u32(&req, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
-	ret = rr_nl_send(fd, &req.nh);
-	while (!ret && !done) {
-		n = rr_nl_recv(fd, l->buf.bytes, sizeof(l->buf.bytes), 0);
-		if (n < 0) {
-			ret = n == -EAGAIN ? -ETIMEDOUT : n;
-			break;
-		}
-		for (nh = &l->buf.align; rr_nl_ok(nh, n);
-		     nh = NLMSG_NEXT(nh, n)) {
-			if (nh->nlmsg_seq != seq)
-				continue;
-			if (nh->nlmsg_flags & NLM_F_DUMP_INTR)
-				ret = -EAGAIN; /* a change raced it: again */
-			if (nh->nlmsg_type == NLMSG_DONE) {
-				done = true;
-				break;
-			}
-			if (nh->nlmsg_type == NLMSG_ERROR) {
-				ret = rr_nl_error(nh);
-				break;
-			}
-			if (nh->nlmsg_type != RTM_NEWLINK ||
-			    rr_nl_parse_link(nh, &nl) || !nl.vlan_id ||
-			    !nl.has_link || nl.netnsid >= 0 || nv == VDEV_MAX)
-				continue;
-			v[nv++] = (struct vdev){ nl.ifindex, nl.link,
-						 nl.vlan_id };
-		}
-	}
+	ret = rr_nl_dump(fd, &req.nh, l->buf.bytes, sizeof(l->buf.bytes),
+			 vdev_one, &d, &intr);
+	if (!ret && intr)
+		ret = -EAGAIN;
 	if (ret)
 		goto out;
 	memset(st->vlans, 0, sizeof(st->vlans));
-	for (i = 0; i < nv; i++) {
-		if (v[i].link != l->ifindex)
+	for (i = 0; i < d.n; i++) {
+		if (d.v[i].link != l->ifindex)
 			continue;
-		add_vlan(st, v[i].id);
-		for (j = 0; j < nv; j++)
-			if (v[j].link == v[i].ifindex)
-				add_vlan(st, v[j].id);
+		add_vlan(st, d.v[i].id);
+		for (j = 0; j < d.n; j++)
+			if (d.v[j].link == d.v[i].ifindex)
+				add_vlan(st, d.v[j].id);
 	}
 out:
-	free(v);
+	free(d.v);
 	close(fd);
 	st->vlans_known = !ret;
 	return ret;

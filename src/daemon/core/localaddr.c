@@ -466,6 +466,30 @@ int rr_localaddr_set_table(struct rr_localaddr *la, int fd)
 
 /* --- local routes: dumps --------------------------------------------- */
 
+/* What dump_family() gathers, message by message. */
+struct dump_ctx {
+	int family;
+	struct local_set *got;
+};
+
+static int dump_one(const struct nlmsghdr *nh, void *ctx)
+{
+	struct dump_ctx *d = ctx;
+	struct local_key k;
+	int ret, fam;
+
+	memset(&k, 0, sizeof(k));
+	ret = rr_nl_parse_local_route(nh, &fam, k.addr, &k.prefixlen);
+	/* A message we cannot read could be an address that is there:
+	 * better no update than a wrong one. */
+	if (ret < 0)
+		return -EBADMSG;
+	if (ret == 0 || fam != d->family)
+		return 0;
+	ret = set_add(d->got, &k);
+	return ret < 0 ? ret : 0;
+}
+
 /* Dumps @family's routes into @got; sets @intr if the kernel says the
  * dump raced a change. */
 static int dump_family(struct rr_localaddr *la, int fd, int family,
@@ -475,9 +499,7 @@ static int dump_family(struct rr_localaddr *la, int fd, int family,
 		struct nlmsghdr nh;
 		struct rtmsg rtm;
 	} req;
-	const struct nlmsghdr *nh;
-	struct local_key k;
-	int n, ret, fam;
+	struct dump_ctx d = { .family = family, .got = got };
 
 	memset(&req, 0, sizeof(req));
 	req.nh.nlmsg_len = sizeof(req);
@@ -488,45 +510,8 @@ static int dump_family(struct rr_localaddr *la, int fd, int family,
 	/* With strict checking the kernel sends the local routes only; a
 	 * kernel without it sends all, and the parser picks. */
 	req.rtm.rtm_type = RTN_LOCAL;
-	ret = rr_nl_send(fd, &req.nh);
-	if (ret < 0)
-		return ret;
-	for (;;) {
-		n = rr_nl_recv(fd, la->buf.bytes, sizeof(la->buf.bytes), 0);
-		if (n == -EAGAIN)
-			return -ETIMEDOUT;
-		if (n < 0)
-			return n;
-		for (nh = &la->buf.align; rr_nl_ok(nh, n);
-		     nh = NLMSG_NEXT(nh, n)) {
-			if (nh->nlmsg_seq != req.nh.nlmsg_seq)
-				continue;
-			if (nh->nlmsg_flags & NLM_F_DUMP_INTR)
-				*intr = true;
-			if (nh->nlmsg_type == NLMSG_DONE) {
-				if (nh->nlmsg_len >=
-					    NLMSG_LENGTH(sizeof(int)) &&
-				    *(const int *)NLMSG_DATA(nh) < 0)
-					return *(const int *)NLMSG_DATA(nh);
-				return 0;
-			}
-			if (nh->nlmsg_type == NLMSG_ERROR)
-				return rr_nl_error(nh);
-			memset(&k, 0, sizeof(k));
-			ret = rr_nl_parse_local_route(nh, &fam, k.addr,
-						      &k.prefixlen);
-			/* A message we cannot read could be an address
-			 * that is there: better no update than a wrong
-			 * one. */
-			if (ret < 0)
-				return -EBADMSG;
-			if (ret == 0 || fam != family)
-				continue;
-			ret = set_add(got, &k);
-			if (ret < 0)
-				return ret;
-		}
-	}
+	return rr_nl_dump(fd, &req.nh, la->buf.bytes, sizeof(la->buf.bytes),
+			  dump_one, &d, intr);
 }
 
 /* Dumps the local routes again and brings the tries to them. */

@@ -135,6 +135,43 @@ int rr_nl_error(const struct nlmsghdr *nh)
 	return e->error < 0 ? e->error : -EPROTO;
 }
 
+int rr_nl_dump(int fd, const struct nlmsghdr *req, void *buf, size_t size,
+	       int (*each)(const struct nlmsghdr *nh, void *ctx), void *ctx,
+	       bool *intr)
+{
+	const struct nlmsghdr *nh;
+	int n, ret;
+
+	ret = rr_nl_send(fd, req);
+	if (ret < 0)
+		return ret;
+	for (;;) {
+		n = rr_nl_recv(fd, buf, size, 0);
+		if (n == -EAGAIN)
+			return -ETIMEDOUT;
+		if (n < 0)
+			return n;
+		for (nh = buf; rr_nl_ok(nh, n); nh = NLMSG_NEXT(nh, n)) {
+			if (nh->nlmsg_seq != req->nlmsg_seq)
+				continue;
+			if (nh->nlmsg_flags & NLM_F_DUMP_INTR)
+				*intr = true;
+			if (nh->nlmsg_type == NLMSG_DONE) {
+				if (nh->nlmsg_len >=
+					    NLMSG_LENGTH(sizeof(int)) &&
+				    *(const int *)NLMSG_DATA(nh) < 0)
+					return *(const int *)NLMSG_DATA(nh);
+				return 0;
+			}
+			if (nh->nlmsg_type == NLMSG_ERROR)
+				return rr_nl_error(nh);
+			ret = each(nh, ctx);
+			if (ret < 0)
+				return ret;
+		}
+	}
+}
+
 /* Appends a u32 attribute to the request at @msg, which has room. */
 void rr_nl_put_u32(void *msg, unsigned short type, uint32_t v)
 {

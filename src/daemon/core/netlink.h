@@ -149,6 +149,16 @@ int rr_nl_socket(bool nonblock, long timeout_us);
  */
 int rr_nl_recv(int fd, void *buf, size_t size, int flags);
 int rr_nl_send(int fd, const struct nlmsghdr *nh);
+/*
+ * Sends the dump request @req (NLM_F_DUMP, its nlmsg_seq set) on @fd and
+ * reads the answer into @buf (@size bytes, aligned for a struct
+ * nlmsghdr) to its end, calling @each on every message of it; @each's
+ * error ends it early. Sets *@intr if the kernel says the dump raced a
+ * change. 0, or -errno: -ETIMEDOUT when the socket's timeout ran out.
+ */
+int rr_nl_dump(int fd, const struct nlmsghdr *req, void *buf, size_t size,
+	       int (*each)(const struct nlmsghdr *nh, void *ctx), void *ctx,
+	       bool *intr);
 /* The error an NLMSG_ERROR carries; we ask for no ACKs, so 0 is odd. */
 int rr_nl_error(const struct nlmsghdr *nh);
 /* Appends a u32 attribute to the request at @msg, which has room. */

@@ -65,9 +65,10 @@ static long holder_pid(int fd)
 static int refuse(const char *ifname, int fd)
 {
 	long other = holder_pid(fd);
+	unsigned long theirs = other > 0 ? netns_of(other) : 0;
 
 	close(fd);
-	if (other > 0 && netns_of(other) && netns_of(other) != netns_of(0))
+	if (theirs && theirs != netns_of(0))
 		pr_warn("%s: reqrouter (pid %ld) serves an interface of this name in another network namespace, and the two would share their names in %s (lock, control socket, program record); refused before touching anything\n",
 			ifname, other, RR_RUN_DIR);
 	else if (other > 0)
