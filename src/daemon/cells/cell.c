@@ -201,13 +201,10 @@ static int become(pid_t parent)
 		.version = _LINUX_CAPABILITY_VERSION_3,
 	};
 	struct __user_cap_data_struct nice[_LINUX_CAPABILITY_U32S_3] = {};
-	int cap;
 
 	if (!cell_uid)
 		return 0;
-	for (cap = 0; cap <= CAP_LAST_CAP; cap++)
-		if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) > 0)
-			prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+	rr_worker_drop_bounding();
 	if (cell_rtprio && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0))
 		return -errno;
 	if (setgroups(0, NULL) || setresgid(cell_gid, cell_gid, cell_gid) ||

@@ -542,19 +542,25 @@ static void give_back_stock(struct rr_worker *w, uint32_t nsocks)
  * the mapped reply cache) needs one. Without CAP_SETPCAP (under --user)
  * the bounding set is already empty. Returns 0 or -errno.
  */
+void rr_worker_drop_bounding(void)
+{
+	int cap;
+
+	for (cap = 0; cap <= CAP_LAST_CAP; cap++)
+		if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) > 0)
+			prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+}
+
 int rr_worker_drop_caps(void)
 {
 	struct __user_cap_header_struct hdr = {
 		.version = _LINUX_CAPABILITY_VERSION_3,
 	};
 	struct __user_cap_data_struct none[_LINUX_CAPABILITY_U32S_3] = {};
-	int cap;
 
 	/* A uid-0 worker could otherwise get the bounding set back by
 	 * executing any program. */
-	for (cap = 0; cap <= CAP_LAST_CAP; cap++)
-		if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) > 0)
-			prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+	rr_worker_drop_bounding();
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	if (syscall(SYS_capset, &hdr, none))
 		return -errno;

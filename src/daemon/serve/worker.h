@@ -7,6 +7,9 @@
 
 /* Drops every capability of the calling thread (the workers'). */
 int rr_worker_drop_caps(void);
+/* Empties the calling thread's bounding set, as far as it may (without
+ * CAP_SETPCAP it keeps it). */
+void rr_worker_drop_bounding(void);
 /* A worker thread's start routine. */
 void *rr_worker_run(void *arg);
 /* A cell's exit status when it cannot be confined (its memory, its system
