@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 
 #include "gather_budget.h"
+#include "rl.h"
 #include "shared/stats.h"
 
 #define NSEC 1000000000ULL
@@ -61,22 +62,19 @@ static uint64_t source_hash(const struct rr_sg_budget *b,
 			    const struct rr_service *svc, uint32_t slot,
 			    const struct rr_request *req)
 {
-	uint8_t a[16] = { 0 };
-	uint32_t len, i;
+	uint8_t a[16] = { 0 }, mask[16];
 	uint64_t w0, w1;
+	uint32_t i;
 
 	if (req->family == AF_INET6) {
 		memcpy(a, &req->src.v6, 16);
-		len = svc->rate_limit_v6_prefix;
+		rr_rl_mask(svc->rate_limit_v6_prefix, mask, sizeof(mask));
 	} else {
 		memcpy(a, &req->src.v4, 4);
-		len = svc->rate_limit_v4_prefix;
+		rr_rl_mask(svc->rate_limit_v4_prefix, mask, sizeof(mask));
 	}
-	for (i = 0; i < 16; i++) {
-		if (len >= 8 * (i + 1))
-			continue;
-		a[i] &= len > 8 * i ? (uint8_t)(0xff00 >> (len - 8 * i)) : 0;
-	}
+	for (i = 0; i < 16; i++)
+		a[i] &= mask[i];
 	memcpy(&w0, a, 8);
 	memcpy(&w1, a + 8, 8);
 	return mix(mix(mix(b->seed ^

@@ -33,8 +33,7 @@
 void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
 		     struct rr_port_conf *conf)
 {
-	uint8_t m6[16] = { 0 };
-	uint32_t len = svc->rate_limit_v6_prefix, i;
+	uint8_t m6[16];
 
 	conf->flags &= ~(RR_PORT_RL | RR_PORT_RL_EXEMPT | RR_PORT_SLIP_TC |
 			 RR_PORT_SLIP_WORKERS);
@@ -57,11 +56,18 @@ void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
 	conf->rl_mask_v4 = htonl(svc->rate_limit_v4_prefix >= 32
 					 ? ~0U
 					 : ~(~0U >> svc->rate_limit_v4_prefix));
-	for (i = 0; i < 16 && len; i++) {
-		m6[i] = len >= 8 ? 0xff : (uint8_t)(0xff << (8 - len));
-		len = len >= 8 ? len - 8 : 0;
-	}
+	rr_rl_mask(svc->rate_limit_v6_prefix, m6, sizeof(m6));
 	memcpy(conf->rl_mask_v6, m6, sizeof(m6));
+}
+
+void rr_rl_mask(uint32_t bits, uint8_t *mask, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		mask[i] = bits >= 8 ? 0xff : (uint8_t)(0xff00 >> bits);
+		bits = bits >= 8 ? bits - 8 : 0;
+	}
 }
 
 int rr_rl_slip(uint8_t *frame, uint32_t len, uint32_t *csum_start)

@@ -4,6 +4,7 @@
 #define RR_RL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -12,6 +13,10 @@
 #include "xdp.h"
 
 struct rr_invoker;
+
+/* The mask of a @bits-long prefix into @mask's @len bytes, in network
+ * order (rate_limit_v4_prefix, rate_limit_v6_prefix). */
+void rr_rl_mask(uint32_t bits, uint8_t *mask, size_t len);
 
 /* The rate limit of @svc into @conf, its XDP port entry, as the program
  * reads it (slots.c, rl.c; hh.c judges the top keys by the same). */
