@@ -49,3 +49,18 @@ void t_at(const char *fmt, ...)
 	vsnprintf(t_where, sizeof(t_where), fmt, ap);
 	va_end(ap);
 }
+
+int t_sh(const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	ret = system(cmd);
+	if (ret != 0)
+		fprintf(stderr, "  '%s' gave %d\n", cmd, ret);
+	return ret;
+}

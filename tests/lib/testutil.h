@@ -55,4 +55,8 @@ void t_at(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 			fz_fail(__VA_ARGS__); \
 	} while (0)
 
+/* Runs the shell command made of @fmt; its status, and on a failure one
+ * line on stderr naming the command. */
+int t_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 #endif /* RR_TESTUTIL_H */

@@ -40,6 +40,7 @@
 
 #include "netlink.h"
 #include "nlmsg.h"
+#include "testutil.h"
 #include "shared/guard.h"
 
 #define SKIP 77
@@ -312,23 +313,6 @@ static void test_labels_and_null(void **state)
 
 static char peer_ns[32]; /* "rrnl-PID", named in the parent */
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int sh(const char *fmt, ...)
-{
-	char cmd[512];
-	va_list ap;
-	int ret;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	ret = system(cmd);
-	if (ret != 0)
-		fprintf(stderr, "  '%s' gave %d\n", cmd, ret);
-	return ret;
-}
-
 static int trie(int family)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_NO_PREALLOC);
@@ -475,7 +459,7 @@ static int route_batch(const char *verb, const char *type, int n,
 		fprintf(f, "route %s %s 10.%d.%d.%d/32 dev lo table %s\n", verb,
 			type, 100 + i / 65536, (i / 256) % 256, i % 256, table);
 	fclose(f);
-	ret = sh("ip -batch %s", path);
+	ret = t_sh("ip -batch %s", path);
 	unlink(path);
 	return ret;
 }
@@ -520,7 +504,7 @@ static int live_localaddr(void)
 	uint32_t before;
 	double ms;
 
-	CHECK(sh("ip link set dev lo up") == 0);
+	CHECK(t_sh("ip link set dev lo up") == 0);
 	v4 = trie(AF_INET);
 	v6 = trie(AF_INET6);
 	CHECK(v4 >= 0 && v6 >= 0, "%s", strerror(errno));
@@ -578,7 +562,7 @@ static int live_localaddr(void)
 
 	/* An address on lo: in within a second, one entry changed. */
 	changes = 0;
-	CHECK(sh("ip addr add 192.0.2.7/32 dev lo") == 0);
+	CHECK(t_sh("ip addr add 192.0.2.7/32 dev lo") == 0);
 	ms = wait_for(la, v4, AF_INET, "192.0.2.7", true, 1000, &changes);
 	CHECK(ms >= 0, "192.0.2.7 not in the trie after a second");
 	CHECK(changes == 1, "%d changes", changes);
@@ -586,7 +570,7 @@ static int live_localaddr(void)
 	CHECK(tab_holds(tab, AF_INET, "192.0.2.7"));
 	CHECK(rr_localaddr_count(la, AF_INET) == 3);
 	changes = 0;
-	CHECK(sh("ip addr del 192.0.2.7/32 dev lo") == 0);
+	CHECK(t_sh("ip addr del 192.0.2.7/32 dev lo") == 0);
 	CHECK(wait_for(la, v4, AF_INET, "192.0.2.7", false, 1000, &changes) >=
 		      0,
 	      "192.0.2.7 still in the trie after a second");
@@ -596,7 +580,7 @@ static int live_localaddr(void)
 	CHECK(tab_holds(tab, AF_INET, "127.0.0.1"));
 
 	changes = 0;
-	CHECK(sh("ip -6 addr add 2001:db8::7/128 dev lo nodad") == 0);
+	CHECK(t_sh("ip -6 addr add 2001:db8::7/128 dev lo nodad") == 0);
 	CHECK(wait_for(la, v6, AF_INET6, "2001:db8::7", true, 1000, &changes) >=
 		      0,
 	      "2001:db8::7 not in the trie after a second");
@@ -605,7 +589,7 @@ static int live_localaddr(void)
 	CHECK(tab_holds(tab, AF_INET6, "2001:db8::7"));
 	CHECK(rr_localaddr_count(la, AF_INET6) == 2);
 	changes = 0;
-	CHECK(sh("ip -6 addr del 2001:db8::7/128 dev lo") == 0);
+	CHECK(t_sh("ip -6 addr del 2001:db8::7/128 dev lo") == 0);
 	CHECK(wait_for(la, v6, AF_INET6, "2001:db8::7", false, 1000,
 		       &changes) >= 0);
 	CHECK(changes == 1 && rr_localaddr_count(la, AF_INET6) == 1);
@@ -614,32 +598,33 @@ static int live_localaddr(void)
 	/* An AnyIP prefix, and the same prefix in a second table: one
 	 * entry, there while either route is. */
 	changes = 0;
-	CHECK(sh("ip route add local 198.51.100.0/24 dev lo") == 0);
+	CHECK(t_sh("ip route add local 198.51.100.0/24 dev lo") == 0);
 	CHECK(wait_for(la, v4, AF_INET, "198.51.100.200", true, 1000,
 		       &changes) >= 0);
 	CHECK(holds(v4, AF_INET, "198.51.100.0", 24) && changes == 1);
 	CHECK(!tab_holds(tab, AF_INET, "198.51.100.0"),
 	      "a prefix in the table");
-	CHECK(sh("ip route add local 198.51.100.0/24 dev lo table 100") == 0);
+	CHECK(t_sh("ip route add local 198.51.100.0/24 dev lo table 100") == 0);
 	CHECK(quiet(la, 100) == 0);
-	CHECK(sh("ip route del local 198.51.100.0/24 dev lo table local") == 0);
+	CHECK(t_sh("ip route del local 198.51.100.0/24 dev lo table local") ==
+	      0);
 	CHECK(quiet(la, 100) == 0);
 	CHECK(matches(v4, AF_INET, "198.51.100.200"));
 	changes = 0;
-	CHECK(sh("ip route del local 198.51.100.0/24 dev lo table 100") == 0);
+	CHECK(t_sh("ip route del local 198.51.100.0/24 dev lo table 100") == 0);
 	CHECK(wait_for(la, v4, AF_INET, "198.51.100.200", false, 1000,
 		       &changes) >= 0);
 	CHECK(changes == 1);
 	/* Routes that are not local change nothing. */
-	CHECK(sh("ip route add 10.20.0.0/16 dev lo") == 0);
-	CHECK(sh("ip route add blackhole 10.21.0.0/16") == 0);
+	CHECK(t_sh("ip route add 10.20.0.0/16 dev lo") == 0);
+	CHECK(t_sh("ip route add blackhole 10.21.0.0/16") == 0);
 	CHECK(quiet(la, 100) == 0);
 
 	/* An overrun: thousands of notifications unread fill the socket, so
 	 * the one for 192.0.2.9 is lost; ENOBUFS must bring it in at the
 	 * next update all the same. */
 	CHECK(route_batch("add", "unicast", 3000, "main") == 0);
-	CHECK(sh("ip addr add 192.0.2.9/32 dev lo") == 0);
+	CHECK(t_sh("ip addr add 192.0.2.9/32 dev lo") == 0);
 	ret = rr_localaddr_update(la);
 	CHECK(ret == 1, "update after an overrun gave %d", ret);
 	CHECK(matches(v4, AF_INET, "192.0.2.9"));
@@ -658,7 +643,7 @@ static int live_localaddr(void)
 	CHECK(entries(v4) == RR_MAX_LOCAL, "%u", entries(v4));
 	CHECK(holds(v4, AF_INET, "127.0.0.1", 32));
 	CHECK(holds(v4, AF_INET, "192.0.2.9", 32));
-	CHECK(sh("ip route flush table 101") == 0);
+	CHECK(t_sh("ip route flush table 101") == 0);
 	changes = 0;
 	CHECK(wait_for(la, v4, AF_INET, "10.100.0.0", false, 2000, &changes) >=
 	      0);
@@ -769,10 +754,10 @@ static int peer_checks(const char *a, const char *b, const char *ns,
 	       ns ? "in another namespace" : "in the same namespace");
 	CHECK(us < 100000);
 	/* Down, it takes nothing, program or not. */
-	CHECK(sh("%sip link set dev %s down", ipns, b) == 0);
+	CHECK(t_sh("%sip link set dev %s down", ipns, b) == 0);
 	CHECK(peer(a, why, sizeof(why)) == RR_PEER_NO_XDP, "%s", why);
 	CHECK(strstr(why, "down"), "%s", why);
-	CHECK(sh("%sip link set dev %s up", ipns, b) == 0);
+	CHECK(t_sh("%sip link set dev %s up", ipns, b) == 0);
 	CHECK(peer(a, why, sizeof(why)) == RR_PEER_XDP, "%s", why);
 	CHECK((ret = xdp_set(ns, b, -1, XDP_FLAGS_DRV_MODE)) == 0, "%s",
 	      strerror(-ret));
@@ -795,31 +780,32 @@ static int live_veth(void)
 	char ipns[64], why[160];
 	int ret = 1;
 
-	if (sh("ip link set dev lo up") || sh("ip netns add %s", peer_ns))
+	if (t_sh("ip link set dev lo up") || t_sh("ip netns add %s", peer_ns))
 		return 1;
 	snprintf(ipns, sizeof(ipns), "ip netns exec %s ", peer_ns);
 
 	/* The peer in another namespace. */
-	if (sh("ip link add rrnlA type veth peer name rrnlB") ||
-	    sh("ip link set dev rrnlB netns %s", peer_ns) ||
-	    sh("ip link set dev rrnlA up") ||
-	    sh("%sip link set dev rrnlB up", ipns))
+	if (t_sh("ip link add rrnlA type veth peer name rrnlB") ||
+	    t_sh("ip link set dev rrnlB netns %s", peer_ns) ||
+	    t_sh("ip link set dev rrnlA up") ||
+	    t_sh("%sip link set dev rrnlB up", ipns))
 		goto out;
 	if (peer_checks("rrnlA", "rrnlB", peer_ns, ipns))
 		goto out;
 
 	/* The peer in this one. */
-	if (sh("ip link add rrnlC type veth peer name rrnlD") ||
-	    sh("ip link set dev rrnlC up") || sh("ip link set dev rrnlD up"))
+	if (t_sh("ip link add rrnlC type veth peer name rrnlD") ||
+	    t_sh("ip link set dev rrnlC up") ||
+	    t_sh("ip link set dev rrnlD up"))
 		goto out;
 	if (peer_checks("rrnlC", "rrnlD", NULL, ""))
 		goto out;
 
 	/* The peer elsewhere with the same ifindex as ours. */
-	if (sh("ip link add rrnlE index 77 type veth peer name rrnlF index 77 netns %s",
-	       peer_ns) ||
-	    sh("ip link set dev rrnlE up") ||
-	    sh("%sip link set dev rrnlF up", ipns))
+	if (t_sh("ip link add rrnlE index 77 type veth peer name rrnlF index 77 netns %s",
+		 peer_ns) ||
+	    t_sh("ip link set dev rrnlE up") ||
+	    t_sh("%sip link set dev rrnlF up", ipns))
 		goto out;
 	if (peer("rrnlE", why, sizeof(why)) != RR_PEER_NO_XDP ||
 	    !strstr(why, "rrnlF")) {
@@ -838,7 +824,7 @@ static int live_veth(void)
 	printf("  link 999999: %s\n", why);
 	ret = 0;
 out:
-	sh("ip netns del %s", peer_ns);
+	t_sh("ip netns del %s", peer_ns);
 	return ret;
 }
 
@@ -920,7 +906,7 @@ static void test_live_veth_peer(void **state)
 	/* Whatever became of the child, the named namespace goes. */
 	snprintf(path, sizeof(path), "/run/netns/%s", peer_ns);
 	if (access(path, F_OK) == 0)
-		sh("ip netns del %s", peer_ns);
+		t_sh("ip netns del %s", peer_ns);
 	if (ret == SKIP)
 		skip();
 	assert_int_equal(ret, 0);

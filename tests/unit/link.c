@@ -35,6 +35,7 @@
 #include "link.h"
 #include "netlink.h"
 #include "nlmsg.h"
+#include "testutil.h"
 
 #define SKIP 77
 
@@ -159,23 +160,6 @@ static void test_parse_random(void **state)
 
 /* --- against the kernel ------------------------------------------------ */
 
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int sh(const char *fmt, ...)
-{
-	char cmd[512];
-	va_list ap;
-	int ret;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	ret = system(cmd);
-	if (ret != 0)
-		fprintf(stderr, "  '%s' gave %d\n", cmd, ret);
-	return ret;
-}
-
 #define FAIL(...)                                        \
 	do {                                             \
 		fprintf(stderr, "  FAIL: " __VA_ARGS__); \
@@ -213,9 +197,9 @@ static int live_link(void)
 		       strerror(errno));
 		return SKIP;
 	}
-	if (sh("ip link add rrl0 numrxqueues 4 numtxqueues 4 type veth peer "
-	       "name rrl1 numrxqueues 4 numtxqueues 4") ||
-	    sh("ip link set rrl0 address 02:00:00:00:00:01"))
+	if (t_sh("ip link add rrl0 numrxqueues 4 numtxqueues 4 type veth peer "
+		 "name rrl1 numrxqueues 4 numtxqueues 4") ||
+	    t_sh("ip link set rrl0 address 02:00:00:00:00:01"))
 		return 1;
 	ifindex = (int)if_nametoindex("rrl0");
 	if (!ifindex)
@@ -231,31 +215,31 @@ static int live_link(void)
 	if (rr_link_update(l, &st) != 0)
 		FAIL("a change with none made");
 
-	sh("ip link set rrl0 mtu 3000");
+	t_sh("ip link set rrl0 mtu 3000");
 	if (changed(l, &st) != 1 || st.mtu != 3000)
 		FAIL("MTU 3000 not seen (%u)", st.mtu);
-	sh("ip link set rrl0 address 02:31:31:31:31:31");
+	t_sh("ip link set rrl0 address 02:31:31:31:31:31");
 	if (changed(l, &st) != 1 || memcmp(st.mac, mac_a, 6))
 		FAIL("the new MAC not seen");
-	sh("ip link set rrl0 up && ip link set rrl1 up");
+	t_sh("ip link set rrl0 up && ip link set rrl1 up");
 	if (changed(l, &st) != 1)
 		FAIL("up not seen");
 	/* Running once the peer is up too: a second notification. */
 	if (!st.up && (changed(l, &st) != 1 || !st.up))
 		FAIL("running not seen");
-	sh("ethtool -L rrl0 rx 2 >/dev/null");
+	t_sh("ethtool -L rrl0 rx 2 >/dev/null");
 	if (changed(l, &st) != 1 || st.rx_queues != 2)
 		FAIL("2 RX queues not seen (%u)", st.rx_queues);
-	sh("ip link set rrl1 down");
+	t_sh("ip link set rrl1 down");
 	if (changed(l, &st) != 1 || st.up)
 		FAIL("the carrier lost with the peer down not seen");
-	sh("ip link set rrl0 down && ip link set rrl0 name rrl9");
+	t_sh("ip link set rrl0 down && ip link set rrl0 name rrl9");
 	for (ret = 0; ret < 3 && strcmp(st.name, "rrl9"); ret++)
 		changed(l, &st);
 	if (strcmp(st.name, "rrl9") || st.rx_queues != 2)
 		FAIL("the rename not seen (%s, %u queues)", st.name,
 		     st.rx_queues);
-	sh("ip link del rrl9");
+	t_sh("ip link del rrl9");
 	if (changed(l, &st) != 1 || !st.gone)
 		FAIL("the deletion not seen");
 	rr_link_close(l);
