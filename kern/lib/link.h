@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The interface's MAC, MTU and VLANs as the program reads them
- * (shared/link.h):
- * a global in .data that user space rewrites when netlink says they
- * changed, so a read is a plain load of a map value.
+ * (shared/link.h): globals in .data that user space rewrites when netlink
+ * says they changed, so a read is a plain load of a map value.
  */
 #ifndef RR_LIB_LINK_H
 #define RR_LIB_LINK_H
@@ -15,7 +14,7 @@
 #include "shared/link.h"
 
 volatile __u64 link_mac SEC(".data") = 0;
-volatile __u32 link_mtu = 1500;
+volatile __u32 link_mtu SEC(".data") = 1500;
 /* Whether a tagged frame's VLAN IDs are checked against link_vlans (the
  * BPF tests load the program bare: any tag). */
 volatile __u32 link_vlan_check SEC(".data") = 0;
