@@ -13,6 +13,8 @@
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 
+# A user's host: nothing on the client's end (the workers answer).
+TB_PEER_XDP=0
 rr_bed 2
 CTL=$BUILD/reqrouterctl
 SOCK=$RR_TMP/ctl.sock

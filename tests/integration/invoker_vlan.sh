@@ -22,6 +22,8 @@ source tests/integration/lib/common.sh
 
 COUNT=20 # requests per variant, payloads spread over 0-1400 bytes
 
+# A user's host: nothing on the client's end (the workers answer).
+TB_PEER_XDP=0
 rr_bed 4
 M=$RR_TMP/metrics.prom
 
