@@ -20,7 +20,12 @@ source tests/integration/lib/common.sh
 command -v setpriv >/dev/null || skip "no setpriv (util-linux)"
 getent group nogroup >/dev/null || skip "no group nogroup"
 rr_bed 1
-CTL=$BUILD/reqrouterctl
+# The other uids run copies in $RR_TMP (mode 755): the clone itself may be
+# under a home they cannot enter, as /root/reqrouter is in make test-fresh.
+cp "$BUILD/reqrouterctl" "$RR_LIB/starve.py" "$RR_TMP/" &&
+	chmod 755 "$RR_TMP/reqrouterctl" "$RR_TMP/starve.py" ||
+	die "cannot copy the clients to $RR_TMP"
+CTL=$RR_TMP/reqrouterctl
 SOCK=$RR_TMP/ctl.sock
 M=$RR_TMP/metrics.prom
 UIDS="65534 65533 65532 65531 65530"
@@ -46,7 +51,7 @@ HOLD_PIDS=()
 for uid in $UIDS; do
 	# Not through as(): $! must be python's own PID.
 	setpriv --reuid "$uid" --regid "$GID" --clear-groups \
-		python3 $RR_LIB/starve.py hold "$SOCK" 8 30 0.02 \
+		python3 "$RR_TMP/starve.py" hold "$SOCK" 8 30 0.02 \
 		>"$RR_TMP/hold.$uid" &
 	HOLD_PIDS+=($!)
 	RR_BG_PIDS+=($!)
