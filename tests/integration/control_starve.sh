@@ -22,9 +22,10 @@ getent group nogroup >/dev/null || skip "no group nogroup"
 rr_bed 1
 # The other uids run copies in $RR_TMP (mode 755): the clone itself may be
 # under a home they cannot enter, as /root/reqrouter is in make test-fresh.
-cp "$BUILD/reqrouterctl" "$RR_LIB/starve.py" "$RR_TMP/" &&
-	chmod 755 "$RR_TMP/reqrouterctl" "$RR_TMP/starve.py" ||
+if ! { cp "$BUILD/reqrouterctl" "$RR_LIB/starve.py" "$RR_TMP/" &&
+	chmod 755 "$RR_TMP/reqrouterctl" "$RR_TMP/starve.py"; }; then
 	die "cannot copy the clients to $RR_TMP"
+fi
 CTL=$RR_TMP/reqrouterctl
 SOCK=$RR_TMP/ctl.sock
 M=$RR_TMP/metrics.prom
