@@ -11,6 +11,12 @@ static __always_inline int reverse_xdp(struct xdp_md *ctx,
 		/* Only a frame shorter than its UDP length fails here, and
 		 * the steering program refuses those before the call. */
 		return -EINVAL;
+	/* A byte at i is now at len - 1 - i: of the same parity when the
+	 * length is odd, of the other when even. */
+	if (req->payload_len & 1)
+		rr_xdp_reply_sum_same(req);
+	else
+		rr_xdp_reply_sum_swapped(req);
 	return req->payload_len;
 }
 

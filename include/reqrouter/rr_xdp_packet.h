@@ -142,6 +142,37 @@ static __always_inline __u16 rr_fold16(__u64 s)
 	return (__u16)v;
 }
 
+/*
+ * A handler whose reply is the request's payload with every byte left at,
+ * or moved to, an offset of the same parity (echo; a reverse of odd
+ * length) says so: the reply's sum is the request's, and the reply's
+ * checksum is made without reading the payload again. Nothing where the
+ * request's sum is unknown (an IPv4 request without a checksum): the
+ * reply is then summed as it is built.
+ */
+static __always_inline void rr_xdp_reply_sum_same(struct rr_xdp_req *req)
+{
+	if (req->sums & RR_XDP_SUM_PAYLOAD) {
+		req->reply_sum = req->payload_sum;
+		req->sums |= RR_XDP_SUM_REPLY;
+	}
+}
+
+/*
+ * The same for a reply whose every byte moved to an offset of the other
+ * parity (a reverse of even length): each byte changes places within its
+ * 16-bit word, and so do the two bytes of the sum (RFC 1071, 2(B)).
+ */
+static __always_inline void rr_xdp_reply_sum_swapped(struct rr_xdp_req *req)
+{
+	__u16 s = req->payload_sum;
+
+	if (req->sums & RR_XDP_SUM_PAYLOAD) {
+		req->reply_sum = (__u16)(s << 8 | s >> 8);
+		req->sums |= RR_XDP_SUM_REPLY;
+	}
+}
+
 /* The last bound a summed offset may reach: what the verifier is shown. */
 #define RR_XDP_CSUM_MAX_OFF (RR_XDP_MAX_L3_OFF + 68 + RR_XDP_MAX_FRAME)
 
@@ -244,7 +275,9 @@ static __always_inline void rr_swap(void *a, void *b, const __u32 n)
  * reply, exactly as user space's rr_build_reply() does: frame trimmed to
  * the reply, MACs, addresses and ports swapped, lengths set, TTL or hop
  * limit 64, the full UDP checksum recomputed (a sender with checksum
- * offload leaves a partial one, so it is not updated incrementally). The
+ * offload leaves a partial one, so it is not updated incrementally):
+ * over the reply's payload, or from the sum the handler gave for it
+ * (RR_XDP_SUM_REPLY), without reading the payload a second time. The
  * IPv4 header checksum is moved by the two words that change (RFC 1624):
  * the request's must be right, as the steering program checks before any
  * tier sees it. 0, or -1 if the frame cannot hold it.
@@ -322,10 +355,16 @@ static __always_inline int rr_xdp_build_reply(struct xdp_md *ctx,
 	}
 	/* The pseudo-header's protocol and length, in memory order. */
 	sum += bpf_htons(IPPROTO_UDP) + bpf_htons(ulen);
-	l4 = req->l4_off;
-	l4 = rr_xdp_csum(ctx, l4, ulen);
-	if (l4 == (__u64)-1)
-		return -1;
+	if (req->sums & RR_XDP_SUM_REPLY) {
+		/* The header (its checksum field 0) and the sum the handler
+		 * gave for the payload. */
+		l4 = (__u64)udp->source + udp->dest + udp->len + req->reply_sum;
+	} else {
+		l4 = req->l4_off;
+		l4 = rr_xdp_csum(ctx, l4, ulen);
+		if (l4 == (__u64)-1)
+			return -1;
+	}
 	csum = (__u16)~rr_fold16(sum + l4);
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;

@@ -57,7 +57,9 @@ struct rr_xdp_req {
 	 * redirect to the receiving device (XDP_TX is no action there),
 	 * and what the handler does not answer cannot reach a worker. */
 	__u8 spread;
-	__u8 pad;
+	/* Which of the sums below hold (RR_XDP_SUM_*): cleared for every
+	 * request before the steering program looks at it. */
+	__u8 sums;
 	/* reqrouter's, for RR_XDP_FUNCTION (rr_xdp.h), not the handler's:
 	 * the keys of the counters it bumps, so that their layout stays the
 	 * steering program's, and the handler's verdict when it hands the
@@ -66,6 +68,17 @@ struct rr_xdp_req {
 	__u32 tx_key;	   /* in fn_stats: answered by it */
 	__u32 tx_stat_key; /* in xdp_stats: answered by a function */
 	__s32 verdict;
+	/* The payload's ones' complement sum, folded to 16 bits in memory
+	 * byte order: the request's, found while its UDP checksum was
+	 * checked (RR_XDP_SUM_PAYLOAD); and the reply's, where the handler
+	 * knows it without reading the reply (RR_XDP_SUM_REPLY, set by
+	 * rr_xdp_reply_sum_same() or _swapped()), so that the reply's
+	 * checksum is made without a second pass over the payload. */
+	__u16 payload_sum;
+	__u16 reply_sum;
 };
+
+#define RR_XDP_SUM_PAYLOAD 0x1
+#define RR_XDP_SUM_REPLY 0x2
 
 #endif /* RR_XDP_REQ_H */

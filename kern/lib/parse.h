@@ -137,14 +137,16 @@ static __always_inline int parse_ipv6(struct cursor *c, __u32 *l4_len)
  * finish (the kernel trusts such a frame, CHECKSUM_PARTIAL). A zero field
  * over IPv4 means "no checksum". The same rule as user space's
  * rr_udp_csum_ok(). Only what the in-kernel tier answers pays for it: user
- * space checks what it is handed.
+ * space checks what it is handed. The payload's own sum is kept in @req
+ * (RR_XDP_SUM_PAYLOAD): a handler whose reply has the same sum, or its
+ * bytes swapped, says so, and the reply is not summed again.
  */
 static __always_inline int udp_csum_ok(struct xdp_md *ctx,
-				       const struct rr_xdp_req *req)
+				       struct rr_xdp_req *req)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
-	__u64 l3_off = req->l3_off, l4_off = req->l4_off, pseudo, sum;
+	__u64 l3_off = req->l3_off, l4_off = req->l4_off, pseudo, sum, hdr;
 	struct udphdr *udp;
 	__u16 field, ulen;
 
@@ -178,10 +180,19 @@ static __always_inline int udp_csum_ok(struct xdp_md *ctx,
 		pseudo = (__u64)ip->saddr + ip->daddr;
 	}
 	pseudo += bpf_htons(IPPROTO_UDP) + ulen;
-	sum = rr_xdp_csum(ctx, l4_off, bpf_ntohs(ulen));
+	/* The header, read before the call; then the payload, whose sum is
+	 * kept for the reply's checksum (rr_xdp_reply_sum_same()). */
+	hdr = (__u64)udp->source + udp->dest + ulen + field;
+	if (bpf_ntohs(ulen) < sizeof(*udp))
+		return 0;
+	sum = rr_xdp_csum(ctx, l4_off + sizeof(*udp),
+			  bpf_ntohs(ulen) - sizeof(*udp));
 	if (sum == (__u64)-1)
 		return 0;
-	return rr_fold16(sum + pseudo) == 0xffff || field == rr_fold16(pseudo);
+	req->payload_sum = rr_fold16(sum);
+	req->sums |= RR_XDP_SUM_PAYLOAD;
+	return rr_fold16(sum + hdr + pseudo) == 0xffff ||
+	       field == rr_fold16(pseudo);
 }
 
 #endif /* RR_LIB_PARSE_H */

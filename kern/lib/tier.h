@@ -111,6 +111,7 @@ static __always_inline int describe(struct xdp_md *ctx, struct rr_xdp_req *req,
 	__u32 room, hdr, l3_off = l3 - data, l4_off = (void *)udp - data;
 	__u64 cap;
 
+	req->sums = 0;
 	if ((void *)(udp + 1) > end)
 		return -RR_DROP_MALFORMED;
 	req->l3_off = l3_off;
