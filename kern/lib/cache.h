@@ -49,6 +49,18 @@ struct {
 } cache_scratch SEC(".maps");
 
 /*
+ * @len (1 to RR_CACHE_MAX_PAYLOAD, a power of two) as the verifier can
+ * see it is not zero, whichever register clang tested: a helper refuses
+ * a length that may be 0.
+ */
+_Static_assert(!(RR_CACHE_MAX_PAYLOAD & (RR_CACHE_MAX_PAYLOAD - 1)),
+	       "nonzero_len() masks by RR_CACHE_MAX_PAYLOAD - 1");
+static __always_inline __u32 nonzero_len(__u32 len)
+{
+	return ((len - 1) & (RR_CACHE_MAX_PAYLOAD - 1)) + 1;
+}
+
+/*
  * Answers a repeated request of a pure function from the reply cache.
  * The request's bytes are compared in full, not only its hash, and the
  * entry is read between two looks at its sequence count (atomic reads,
@@ -75,7 +87,8 @@ static __always_inline int cache_answer(struct xdp_md *ctx,
 	 * (an entry is zero beyond its request, as the last word is here). */
 	if (nw)
 		sc->req[(nw - 1) & (RR_CACHE_WORDS - 1)] = 0;
-	if (len && bpf_xdp_load_bytes(ctx, req->payload_off, sc->req, len))
+	if (len && bpf_xdp_load_bytes(ctx, req->payload_off, sc->req,
+				      nonzero_len(len)))
 		return -1;
 	/* A transaction ID is no part of the key; the reply gets this one.
 	 * Words are little-endian in memory order: the first bytes are the
@@ -129,7 +142,8 @@ static __always_inline int cache_answer(struct xdp_md *ctx,
 	/* From here the frame changes: a failure can no longer punt. */
 	if (rr_xdp_resize(ctx, req, rlen))
 		return -1;
-	if (rlen && bpf_xdp_store_bytes(ctx, req->payload_off, sc->reply, rlen))
+	if (rlen && bpf_xdp_store_bytes(ctx, req->payload_off, sc->reply,
+					nonzero_len(rlen)))
 		return -2;
 	if (rr_xdp_build_reply(ctx, req, rlen))
 		return -2;
