@@ -1,0 +1,12 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# xdpprice loads reqrouter's XDP program the way the BPF program tests do
+# (tests/lib/xdptest.c, which calls the daemon's src/daemon/core/xdp.c),
+# and configures it with the daemon's own feature code: it links the
+# tests' library and the daemon's objects, and sees their headers.
+XDPPRICE_OBJS := $(call obj,$(filter-out %.bpf.c,$(wildcard tools/xdpprice/*.c)))
+$(XDPPRICE_OBJS): CPPFLAGS += -Itests/lib $(DAEMON_INC)
+$(BUILD)/xdpprice: $(TESTLIB) $(DAEMON_LIB)
+$(BUILD)/xdpprice: LDLIBS := $(TESTLIB) $(DAEMON_LIB) $(RRLIB) $(LDLIBS) \
+	$(SECCOMP_LIBS)
+
