@@ -10,3 +10,8 @@ $(BUILD)/xdpprice: $(TESTLIB) $(DAEMON_LIB)
 $(BUILD)/xdpprice: LDLIBS := $(TESTLIB) $(DAEMON_LIB) $(RRLIB) $(LDLIBS) \
 	$(SECCOMP_LIBS)
 
+# The price list on this machine (tools/bench-xdp; BENCH_XDP_ARGS are
+# its options, e.g. --repeat 1000000 --cpu 1 --json).
+.PHONY: bench-xdp
+bench-xdp: $(BUILD)/xdpprice
+	$(Q)BUILD=$(BUILD) tools/bench-xdp --no-build $(BENCH_XDP_ARGS)
