@@ -144,6 +144,11 @@ const struct price_frame price_frames[] = {
 	{ "ipv4-800", "UDP/IPv4, 800-byte payload", AF_INET, 800 },
 	{ "ipv6-64", "UDP/IPv6, 64-byte payload", AF_INET6, 64 },
 };
+const char *const price_helpers[PRICE_NHELPERS] = {
+	[PRICE_KTIME] = "bpf_ktime_get_ns",
+	[PRICE_COARSE] = "bpf_ktime_get_coarse_ns",
+};
+
 const unsigned int price_nframes =
 	sizeof(price_frames) / sizeof(price_frames[0]);
 _Static_assert(sizeof(price_frames) / sizeof(price_frames[0]) <= MAX_FRAMES,
@@ -683,90 +688,126 @@ static bool one_path(const uint64_t *a, const uint64_t *z, uint32_t n, int want,
 	return good;
 }
 
-/* Frame @f under row @row (or the harness alone, @row < 0): @repeat runs
- * into *@ns, checked. 0, or 1 after saying what went wrong. */
-static int measure(struct price_bench *b, unsigned int f, int row,
-		   uint32_t repeat, uint32_t *ns)
+/* @repeat runs of @prog_fd through the harness on @j into *@ns,
+ * checked: the verdict, and with @stat >= 0 (reqrouter's counter) or
+ * @refl_stat >= 0 (the reflector's) that every run moved that counter
+ * and nothing else. 0, or 1 after saying what went wrong. */
+static int timed(struct price_bench *b, const struct job *j, int prog_fd,
+		 uint32_t repeat, uint32_t want, int stat, int refl_stat,
+		 const char *what, uint32_t *ns)
 {
-	static const uint8_t no_mac[6];
-	const struct price_row *pr = row >= 0 ? &price_rows[row] : NULL;
-	const struct job *j = &b->jobs[f][row >= 0 ? row : ROW_DEFAULTS];
 	uint64_t a[RR_XDP_STAT_MAX], z[RR_XDP_STAT_MAX];
-	uint32_t k = pr ? pr->knobs : 0, verdict = 0, want, n;
-	struct rr_xdp *x = &b->inv->xdp;
-	char what[96];
-	int prog, ret;
+	uint32_t verdict = 0, n = 0;
+	int ret;
 
-	snprintf(what, sizeof(what), "%s, %s", price_frames[f].id,
-		 pr ? pr->id : "harness");
-	if (!pr)
-		prog = bpf_program__fd(b->h->progs.price_nop);
-	else if (k & K_REFLECTOR)
-		prog = bpf_program__fd(b->refl->progs.reflect);
-	else
-		prog = bpf_program__fd(x->skel->progs.reqrouter_xdp);
-	if (pr && !(k & K_REFLECTOR)) {
-		ret = rr_xdp_set_port(x, b->port, &b->conf[row]);
-		if (!ret)
-			ret = set_table(b, !(k & K_LOCAL_TRIE));
-		if (ret)
-			return fail(what, ret);
-		/* link_mac 0 turns the check off (lib/link.h). */
-		rr_xdp_set_link(x, k & K_NO_MAC ? no_mac : f_dst_mac, MTU);
+	ret = aim(b, j, prog_fd);
+	if (!ret && stat >= 0) {
+		n = RR_XDP_STAT_MAX;
+		ret = rr_stats(b, a);
+	} else if (!ret && refl_stat >= 0) {
+		n = REFL_STATS;
+		ret = refl_stats(b, a);
 	}
-	ret = aim(b, j, prog);
-	if (ret)
-		return fail(what, ret);
-	n = k & K_REFLECTOR ? REFL_STATS : RR_XDP_STAT_MAX;
-	ret = k & K_REFLECTOR ? refl_stats(b, a) : rr_stats(b, a);
 	if (!ret)
 		ret = run(b, j, repeat, ns, &verdict);
-	if (!ret)
-		ret = k & K_REFLECTOR ? refl_stats(b, z) : rr_stats(b, z);
+	if (!ret && stat >= 0)
+		ret = rr_stats(b, z);
+	else if (!ret && refl_stat >= 0)
+		ret = refl_stats(b, z);
 	if (ret)
 		return fail(what, ret);
-	want = pr ? pr->verdict : XDP_TX;
 	if (verdict != want) {
 		fprintf(stderr, "xdpprice: %s: verdict %s, want %s\n", what,
 			verdict_name(verdict), verdict_name(want));
 		return 1;
 	}
-	if (!pr)
-		return 0;
-	if (!one_path(a, z, n, k & K_REFLECTOR ? REFL_REFLECTED : pr->stat,
-		      repeat, what))
+	if (n && !one_path(a, z, n, stat >= 0 ? stat : refl_stat, repeat, what))
 		return 1;
 	return 0;
+}
+
+/* Frame @f under row @row: its port entry, link and local_tab as the
+ * row says, then timed(). */
+static int measure(struct price_bench *b, unsigned int f, unsigned int row,
+		   uint32_t repeat, uint32_t *ns)
+{
+	static const uint8_t no_mac[6];
+	const struct price_row *pr = &price_rows[row];
+	struct rr_xdp *x = &b->inv->xdp;
+	uint32_t k = pr->knobs;
+	char what[96];
+	int ret;
+
+	snprintf(what, sizeof(what), "%s, %s", price_frames[f].id, pr->id);
+	if (k & K_REFLECTOR)
+		return timed(b, &b->jobs[f][row],
+			     bpf_program__fd(b->refl->progs.reflect), repeat,
+			     pr->verdict, -1, REFL_REFLECTED, what, ns);
+	ret = rr_xdp_set_port(x, b->port, &b->conf[row]);
+	if (!ret)
+		ret = set_table(b, !(k & K_LOCAL_TRIE));
+	if (ret)
+		return fail(what, ret);
+	/* link_mac 0 turns the check off (lib/link.h). */
+	rr_xdp_set_link(x, k & K_NO_MAC ? no_mac : f_dst_mac, MTU);
+	return timed(b, &b->jobs[f][row],
+		     bpf_program__fd(x->skel->progs.reqrouter_xdp), repeat,
+		     pr->verdict, pr->stat, -1, what, ns);
+}
+
+/* One of the harness's own targets on frame @f's defaults request. */
+static int measure_own(struct price_bench *b, unsigned int f,
+		       struct bpf_program *prog, uint32_t repeat, uint32_t *ns)
+{
+	char what[96];
+
+	snprintf(what, sizeof(what), "%s, %s", price_frames[f].id,
+		 bpf_program__name(prog));
+	return timed(b, &b->jobs[f][ROW_DEFAULTS], bpf_program__fd(prog),
+		     repeat, XDP_TX, -1, -1, what, ns);
 }
 
 int price_measure(struct price_bench *b, const struct price_opts *o,
 		  struct price_result *r)
 {
-	uint32_t warm = o->repeat / 10 ? o->repeat / 10 : 1, scratch, i;
+	struct bpf_program *helpers[PRICE_NHELPERS] = {
+		[PRICE_KTIME] = b->h->progs.price_ktime,
+		[PRICE_COARSE] = b->h->progs.price_coarse,
+	};
+	uint32_t warm = o->repeat / 10 ? o->repeat / 10 : 1, repeat, *ns;
+	uint32_t scratch, i, k;
 	unsigned int f, row;
+	bool first;
 	int ret;
 
-	/* A short warm-up of each, checked like the rest: caches, branch
-	 * predictors, the rate limiter's buckets claimed. */
+	/* Batch 0 is a short warm-up of each, checked like the rest:
+	 * caches, branch predictors, the rate limiter's buckets claimed.
+	 * Then the batches, every configuration in each. */
 	for (i = 0; i <= o->batches; i++) {
+		repeat = i ? o->repeat : warm;
+		first = true;
 		for (f = 0; f < price_nframes; f++) {
 			if (!(o->frames & 1U << f))
 				continue;
-			ret = measure(b, f, -1, i ? o->repeat : warm,
-				      i ? &r->harness[f].ns[i - 1] : &scratch);
-			if (ret)
-				return ret;
-			for (row = 0; row < price_nrows; row++) {
+			ns = i ? &r->harness[f].ns[i - 1] : &scratch;
+			ret = measure_own(b, f, b->h->progs.price_nop, repeat,
+					  ns);
+			for (k = 0; !ret && first && k < PRICE_NHELPERS; k++) {
+				r->helpers_frame = f;
+				ns = i ? &r->helpers[k].ns[i - 1] : &scratch;
+				ret = measure_own(b, f, helpers[k], repeat, ns);
+			}
+			first = false;
+			for (row = 0; !ret && row < price_nrows; row++) {
 				struct price_cell *c = &r->cells[f][row];
 
 				if (c->na)
 					continue;
-				ret = measure(b, f, (int)row,
-					      i ? o->repeat : warm,
-					      i ? &c->ns[i - 1] : &scratch);
-				if (ret)
-					return ret;
+				ns = i ? &c->ns[i - 1] : &scratch;
+				ret = measure(b, f, row, repeat, ns);
 			}
+			if (ret)
+				return ret;
 		}
 	}
 	return 0;

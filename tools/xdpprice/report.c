@@ -65,6 +65,14 @@ static void figures(const struct price_opts *o, const struct price_result *r,
 	*net = *raw - h;
 }
 
+/* Helper @k's price: its median less the harness's on its frame. */
+static double helper_ns(const struct price_opts *o,
+			const struct price_result *r, unsigned int k)
+{
+	return price_median(r->helpers[k].ns, o->batches) -
+	       price_median(r->harness[r->helpers_frame].ns, o->batches);
+}
+
 void price_report_text(const struct price_opts *o, const struct price_result *r)
 {
 	int d = defaults_row();
@@ -104,6 +112,12 @@ void price_report_text(const struct price_opts *o, const struct price_result *r)
 			       base > 0 ? 100 * dnet / base : 0, p->buys);
 		}
 	}
+	printf("\nfor scale, one helper call (net of the harness, %s):",
+	       price_frames[r->helpers_frame].id);
+	for (i = 0; i < PRICE_NHELPERS; i++)
+		printf("%s %s %.1f ns", i ? "," : "", price_helpers[i],
+		       helper_ns(o, r, i));
+	printf("\n");
 	printf("\nprograms (xlated insns, JITed bytes, verified insns; the verifier's time,\n"
 	       "states peak/total and stack from a second load at log level 4)\n");
 	printf("  %-36s %6s %6s %8s %9s %11s %-14s %s\n", "object/program",
@@ -193,6 +207,12 @@ void price_report_json(const struct price_opts *o, const struct price_result *r)
 		printf("%s", k++ ? ", " : "");
 		jstr(price_frames[f].id);
 		printf(": %.2f", price_median(r->harness[f].ns, o->batches));
+	}
+	printf("},\n \"helpers_ns\": {");
+	for (k = 0; k < PRICE_NHELPERS; k++) {
+		printf("%s", k ? ", " : "");
+		jstr(price_helpers[k]);
+		printf(": %.2f", helper_ns(o, r, k));
 	}
 	printf("},\n \"rows\": [");
 	for (f = 0; f < price_nframes; f++)

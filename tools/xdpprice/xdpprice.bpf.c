@@ -8,7 +8,8 @@
  * palindrome, which reverse leaves as it was) and takes any metadata a
  * redirect stamped in front of the frame off again, then tail-calls the
  * program under test (price_target). price_nop in its place measures the
- * harness alone, which xdpprice subtracts.
+ * harness alone, which xdpprice subtracts; price_ktime and price_coarse
+ * price a helper call, for scale.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -65,6 +66,22 @@ int price_harness(struct xdp_md *ctx)
 SEC("xdp")
 int price_nop(struct xdp_md *ctx)
 {
+	return XDP_TX;
+}
+
+/* Prices for scale, one helper call each: the clock the rate limiter
+ * and the steering read, and the coarse one the reply cache reads. */
+SEC("xdp")
+int price_ktime(struct xdp_md *ctx)
+{
+	bpf_ktime_get_ns();
+	return XDP_TX;
+}
+
+SEC("xdp")
+int price_coarse(struct xdp_md *ctx)
+{
+	bpf_ktime_get_coarse_ns();
 	return XDP_TX;
 }
 

@@ -94,11 +94,18 @@ struct price_prog {
 
 #define PRICE_MAX_PROGS 24
 
-/* Everything measured: cells[frame][row], and the harness alone per
- * frame. */
+/* Helper calls priced for scale (the harness's targets price_ktime,
+ * price_coarse), on the first frame measured. */
+enum { PRICE_KTIME, PRICE_COARSE, PRICE_NHELPERS };
+extern const char *const price_helpers[PRICE_NHELPERS];
+
+/* Everything measured: cells[frame][row], the harness alone per frame,
+ * the helpers. */
 struct price_result {
 	struct price_cell cells[4][24];
 	struct price_cell harness[4];
+	struct price_cell helpers[PRICE_NHELPERS];
+	unsigned int helpers_frame;
 	struct price_prog progs[PRICE_MAX_PROGS];
 	unsigned int nprogs;
 };
