@@ -62,10 +62,10 @@
 #define MTU 1500
 #define ROOM 4096
 #define FRAME_MAX 2048
-#define MAX_ROWS 24
-#define MAX_FRAMES 4
 /* Cache generations: the entries xdpprice stores are of the first; the
- * user tier's rows look with the second and miss. */
+ * user tier's rows look with the second and miss, on the generation's
+ * compare, which an empty entry fails with the hash's a line earlier,
+ * after the same lookup and the same atomic read of its sequence. */
 #define GEN_HIT 1
 #define GEN_MISS 2
 #define UMEM_FRAMES 64
@@ -136,8 +136,8 @@ const struct price_row price_rows[] = {
 };
 /* clang-format on */
 const unsigned int price_nrows = sizeof(price_rows) / sizeof(price_rows[0]);
-_Static_assert(sizeof(price_rows) / sizeof(price_rows[0]) <= MAX_ROWS,
-	       "struct price_result has room for MAX_ROWS rows");
+_Static_assert(sizeof(price_rows) / sizeof(price_rows[0]) <= PRICE_MAX_ROWS,
+	       "struct price_result has room for PRICE_MAX_ROWS rows");
 
 const struct price_frame price_frames[] = {
 	{ "ipv4-64", "UDP/IPv4, 64-byte payload", AF_INET, 64 },
@@ -151,8 +151,9 @@ const char *const price_helpers[PRICE_NHELPERS] = {
 
 const unsigned int price_nframes =
 	sizeof(price_frames) / sizeof(price_frames[0]);
-_Static_assert(sizeof(price_frames) / sizeof(price_frames[0]) <= MAX_FRAMES,
-	       "struct price_result has room for MAX_FRAMES frames");
+_Static_assert(sizeof(price_frames) / sizeof(price_frames[0]) <=
+		       PRICE_MAX_FRAMES,
+	       "struct price_result has room for PRICE_MAX_FRAMES frames");
 
 /* One request as the harness sends it: the frame, and its headers'
  * length (which the harness's PRICE_HDR_MAX bytes must cover). */
@@ -175,8 +176,8 @@ struct price_bench {
 	struct xsk_ring_cons comp, rx;
 	/* The port entry of each row, and the frames each (frame, row)
 	 * runs on; the harness alone runs on the defaults' frame. */
-	struct rr_port_conf conf[MAX_ROWS];
-	struct job jobs[MAX_FRAMES][MAX_ROWS];
+	struct rr_port_conf conf[PRICE_MAX_ROWS];
+	struct job jobs[PRICE_MAX_FRAMES][PRICE_MAX_ROWS];
 	uint16_t port; /* the function's */
 	int tab_fd;
 	bool tab_full; /* local_tab holds the host's addresses */
@@ -487,6 +488,10 @@ int price_setup(struct price_bench **out, const struct price_opts *o,
 	uint32_t t;
 
 	*out = NULL;
+	if (strcmp(price_rows[ROW_DEFAULTS].id, "defaults")) {
+		fprintf(stderr, "xdpprice: ROW_DEFAULTS is not the defaults\n");
+		return 1;
+	}
 	if (!t_xdp_can_run())
 		return 77;
 	if (!impl) {

@@ -71,6 +71,8 @@ struct price_opts {
 };
 
 #define PRICE_MAX_BATCHES 101
+#define PRICE_MAX_FRAMES 4 /* price_frames[] */
+#define PRICE_MAX_ROWS 24  /* price_rows[] */
 
 /* One measured (frame, configuration): ns per run of each batch, the
  * harness's included. */
@@ -102,8 +104,8 @@ extern const char *const price_helpers[PRICE_NHELPERS];
 /* Everything measured: cells[frame][row], the harness alone per frame,
  * the helpers. */
 struct price_result {
-	struct price_cell cells[4][24];
-	struct price_cell harness[4];
+	struct price_cell cells[PRICE_MAX_FRAMES][PRICE_MAX_ROWS];
+	struct price_cell harness[PRICE_MAX_FRAMES];
 	struct price_cell helpers[PRICE_NHELPERS];
 	unsigned int helpers_frame;
 	struct price_prog progs[PRICE_MAX_PROGS];
@@ -122,8 +124,9 @@ int price_measure(struct price_bench *b, const struct price_opts *o,
 		  struct price_result *r);
 void price_teardown(struct price_bench *b); /* NULL-safe */
 
-/* progs.c: each program of every object loaded into @r->progs, and with
- * @o->verifier the verifier's statistics from a second load. */
+/* progs.c: each program of @obj (loaded from @elf, as a cpumap program
+ * if @cpumap) into @r->progs, with @verifier the verifier's statistics
+ * from a second load. 0 or -errno (no room left). */
 struct bpf_object;
 int price_progs_add(struct price_result *r, const char *object,
 		    struct bpf_object *obj, const void *elf, size_t elf_size,
