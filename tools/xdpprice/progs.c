@@ -41,6 +41,8 @@ static const char *role_of(const char *name, bool cpumap)
 		{ "pass", "the reflector's peer program" },
 		{ "price_harness", "xdpprice's harness (subtracted)" },
 		{ "price_nop", "xdpprice's baseline target" },
+		{ "price_ktime", "xdpprice: a clock read, for scale" },
+		{ "price_coarse", "xdpprice: a coarse clock read, for scale" },
 	};
 	size_t i;
 
