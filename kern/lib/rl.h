@@ -167,8 +167,13 @@ static __always_inline int slip_tc(struct xdp_md *ctx,
  * is claimed by a compare-and-swap on its time, then tagged; a claim
  * another CPU won first is left to it, this request going unrecorded
  * (bounded, as above). A limited request costs reads only, never a
- * write to the shared table. Returns -1 to go on, or the action taken
- * for a limited request.
+ * write to the shared table. A bucket is judged by the coarse clock,
+ * and by the precise one only where the coarse one finds it late, and
+ * whenever a prefix takes a new entry (a flood of spoofed prefixes pays
+ * the precise clock, as before): a source whose bucket was idle restarts
+ * it from a time up to a clock tick early, and may send that tick's
+ * worth of requests more in its first burst, once. Returns -1 to go on,
+ * or the action taken for a limited request.
  */
 static __always_inline int rl_check(struct xdp_md *ctx,
 				    const struct rr_port_conf *conf, void *l3,
@@ -206,7 +211,10 @@ static __always_inline int rl_check(struct xdp_md *ctx,
 	if (!set)
 		return -1;
 	victim = &set->way[0];
-	now = bpf_ktime_get_ns();
+	/* The coarse clock first (a load, at most a tick behind the
+	 * precise one, which costs twice as much): a request it finds in
+	 * time is in time. */
+	now = bpf_ktime_get_coarse_ns();
 	tau = rr_rl_tau(conf);
 	/* The tag first: a claim writes the time first. */
 #pragma unroll
@@ -223,6 +231,7 @@ static __always_inline int rl_check(struct xdp_md *ctx,
 		}
 	}
 	if (!e) {
+		now = bpf_ktime_get_ns();
 		if (vt > now)
 			rr_fn_count_at(queue, slot, RR_FN_RL_EVICTED);
 		if (__sync_val_compare_and_swap(
@@ -230,6 +239,9 @@ static __always_inline int rl_check(struct xdp_md *ctx,
 			victim->tag = h;
 		return -1;
 	}
+	/* Late by the coarse clock: the precise one decides. */
+	if (t > now + tau)
+		now = bpf_ktime_get_ns();
 	if (t <= now + tau) {
 		if (t < now)
 			e->tat = now + conf->rl_interval_ns;
