@@ -147,6 +147,7 @@ const struct price_frame price_frames[] = {
 const char *const price_helpers[PRICE_NHELPERS] = {
 	[PRICE_KTIME] = "bpf_ktime_get_ns",
 	[PRICE_COARSE] = "bpf_ktime_get_coarse_ns",
+	[PRICE_JIFFIES] = "bpf_jiffies64",
 };
 
 const unsigned int price_nframes =
@@ -778,6 +779,7 @@ int price_measure(struct price_bench *b, const struct price_opts *o,
 	struct bpf_program *helpers[PRICE_NHELPERS] = {
 		[PRICE_KTIME] = b->h->progs.price_ktime,
 		[PRICE_COARSE] = b->h->progs.price_coarse,
+		[PRICE_JIFFIES] = b->h->progs.price_jiffies,
 	};
 	uint32_t warm = o->repeat / 10 ? o->repeat / 10 : 1, repeat, *ns;
 	uint32_t scratch, i, k;

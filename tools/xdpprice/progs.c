@@ -43,6 +43,7 @@ static const char *role_of(const char *name, bool cpumap)
 		{ "price_nop", "xdpprice's baseline target" },
 		{ "price_ktime", "xdpprice: a clock read, for scale" },
 		{ "price_coarse", "xdpprice: a coarse clock read, for scale" },
+		{ "price_jiffies", "xdpprice: a jiffies read, for scale" },
 	};
 	size_t i;
 

@@ -85,4 +85,11 @@ int price_coarse(struct xdp_md *ctx)
 	return XDP_TX;
 }
 
+SEC("xdp")
+int price_jiffies(struct xdp_md *ctx)
+{
+	bpf_jiffies64();
+	return XDP_TX;
+}
+
 char _license[] SEC("license") = "GPL";

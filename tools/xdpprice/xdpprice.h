@@ -98,7 +98,7 @@ struct price_prog {
 
 /* Helper calls priced for scale (the harness's targets price_ktime,
  * price_coarse), on the first frame measured. */
-enum { PRICE_KTIME, PRICE_COARSE, PRICE_NHELPERS };
+enum { PRICE_KTIME, PRICE_COARSE, PRICE_JIFFIES, PRICE_NHELPERS };
 extern const char *const price_helpers[PRICE_NHELPERS];
 
 /* Everything measured: cells[frame][row], the harness alone per frame,
