@@ -24,15 +24,20 @@ static __inline int rr_ipv4_unicast(const __u8 *a)
 	return a[0] < 224 && a[0] != 0 && a[0] != 127;
 }
 
-/* Not ff00::/8, :: or ::1. */
-static __inline int rr_ipv6_unicast(const __u8 *a)
+/*
+ * Not ff00::/8, :: or ::1. Bytes 0-14 are read as two overlapping words
+ * (0-7 and 7-14), whatever the byte order, and the function is kept in
+ * line: a BPF subprogram call costs some 7 ns on these VMs (a return
+ * through the SRSO thunk), twice per IPv6 request.
+ */
+static __inline __attribute__((always_inline)) int
+rr_ipv6_unicast(const __u8 *a)
 {
-	__u8 high = 0;
-	int i;
+	__u64 lo, mid;
 
-	for (i = 0; i < 15; i++)
-		high |= a[i];
-	return a[0] != 0xff && (high || a[15] > 1);
+	__builtin_memcpy(&lo, a, 8);
+	__builtin_memcpy(&mid, a + 7, 8);
+	return a[0] != 0xff && ((lo | mid) || a[15] > 1);
 }
 
 #endif /* RR_SHARED_UNICAST_H */
