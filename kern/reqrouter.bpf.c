@@ -106,7 +106,7 @@ int reqrouter_xdp(struct xdp_md *ctx)
 		return gather_reply(ctx, l3, udph, ipv6, queue);
 	/* Source ports a reply could bounce back from. */
 	key = bpf_ntohs(udph->source);
-	if (loop_port(&key))
+	if (loop_port(key))
 		return rr_count(queue, RR_XDP_DROP_LOOP_PORT, XDP_DROP);
 	if (low_port(conf, key))
 		return rr_count(queue, RR_XDP_DROP_LOW_PORT, XDP_DROP);

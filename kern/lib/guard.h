@@ -152,22 +152,19 @@ static __always_inline int dest_local(void *l3, void *end, int ipv6)
 }
 
 /*
- * Whether source port *@sport is one a reply could loop from. A reply to
+ * Whether source port @sport is one a reply could loop from. A reply to
  * port 0 is meaningless, and one to a service that answers anything
  * (echo, daytime, chargen, time, or a function of ours, here or on a
  * peer) can bounce between two servers forever: such requests are
- * dropped, as inetd did. @sport is the caller's key, in memory as a map
- * lookup needs it (a copy here would take another stack slot).
+ * dropped, as inetd did. The ports served are a bitmap (port_served()),
+ * not a second port_map lookup.
  */
-static __always_inline int loop_port(__u32 *sport)
+static __always_inline int loop_port(__u32 sport)
 {
-	struct rr_port_conf *sconf;
-	__u32 p = *sport;
-
-	if (p == 0 || p == 7 || p == 13 || p == 19 || p == 37)
+	if (sport == 0 || sport == 7 || sport == 13 || sport == 19 ||
+	    sport == 37)
 		return 1;
-	sconf = bpf_map_lookup_elem(&port_map, sport);
-	return sconf && sconf->nsocks;
+	return port_served(sport);
 }
 
 /*

@@ -18,4 +18,20 @@ struct {
 	__uint(max_entries, 65536);
 } port_map SEC(".maps");
 
+/*
+ * The ports that have a function, a bit each (RR_SERVED_WORD/BIT), which
+ * user space keeps beside port_map (rr_xdp_set_port()). The loop check
+ * on a request's source port reads a word of these 8 KB, where
+ * port_map's entry is a 128-byte line of an 8 MB array: a cache miss for
+ * every client port not seen lately.
+ */
+volatile __u64 served_ports[RR_SERVED_WORDS] SEC(".data") = {};
+
+/* Whether @port has a function. */
+static __always_inline int port_served(__u32 port)
+{
+	return !!(served_ports[RR_SERVED_WORD(port) & (RR_SERVED_WORDS - 1)] &
+		  RR_SERVED_BIT(port));
+}
+
 #endif /* RR_LIB_PORT_H */

@@ -17,6 +17,11 @@
 #include "shared/common.h"
 #include "shared/spread.h"
 
+/* served_ports (lib/port.h): a bit per port that has a function. */
+#define RR_SERVED_WORDS (65536 / 64)
+#define RR_SERVED_WORD(port) ((port) / 64)
+#define RR_SERVED_BIT(port) (1ULL << ((port) % 64))
+
 /*
  * One entry per UDP destination port (host byte order), the only lookup the
  * program needs to decide; nsocks == 0 means no function on that port.

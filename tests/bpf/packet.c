@@ -587,6 +587,8 @@ static int setup(const uint8_t *mac)
 				ports[i].port, strerror(errno));
 			return 1;
 		}
+		rr_xdp_mark_served(skel->data->served_ports, ports[i].port,
+				   ports[i].conf.nsocks);
 	}
 	return 0;
 }

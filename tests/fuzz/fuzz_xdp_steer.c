@@ -310,6 +310,8 @@ int configure(struct reqrouter *skel, const struct port_table *t)
 					   sizeof(t->p[i].conf), BPF_ANY);
 		if (ret)
 			return ret;
+		rr_xdp_mark_served(skel->data->served_ports, t->p[i].port,
+				   t->p[i].conf.nsocks);
 	}
 	for (i = 0; i < nallows; i++) {
 		ret = add_allow(skel, &allows[i]);

@@ -774,6 +774,16 @@ int rr_xdp_clear_socket(struct rr_xdp *x, uint32_t queue, uint32_t thread,
 	return ret == -ENOENT ? 0 : ret;
 }
 
+void rr_xdp_mark_served(volatile __u64 *served, uint16_t port, bool on)
+{
+	volatile __u64 *w = &served[RR_SERVED_WORD(port)];
+
+	if (on)
+		__atomic_fetch_or(w, RR_SERVED_BIT(port), __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_and(w, ~RR_SERVED_BIT(port), __ATOMIC_RELAXED);
+}
+
 int rr_xdp_set_port(struct rr_xdp *x, uint16_t port,
 		    const struct rr_port_conf *conf)
 {
@@ -782,9 +792,12 @@ int rr_xdp_set_port(struct rr_xdp *x, uint16_t port,
 
 	ret = bpf_map__update_elem(x->skel->maps.port_map, &key, sizeof(key),
 				   conf, sizeof(*conf), 0);
-	if (ret)
+	if (ret) {
 		pr_warn("cannot configure port %u: %s\n", port, strerror(-ret));
-	return ret;
+		return ret;
+	}
+	rr_xdp_mark_served(x->skel->data->served_ports, port, conf->nsocks);
+	return 0;
 }
 
 void rr_xdp_local_maps(const struct rr_xdp *x, int *fd_v4, int *fd_v6,

@@ -156,8 +156,13 @@ int rr_xdp_set_socket(struct rr_xdp *x, uint32_t queue, uint32_t thread,
 /* The XSKMAP entry of (queue, thread, slot) out again. */
 int rr_xdp_clear_socket(struct rr_xdp *x, uint32_t queue, uint32_t thread,
 			uint32_t slot);
+/* Writes @port's entry, and its bit in served_ports (whether it has
+ * sockets): the two together, by this alone. */
 int rr_xdp_set_port(struct rr_xdp *x, uint16_t port,
 		    const struct rr_port_conf *conf);
+/* Sets or clears @port's bit in @served, the program's served_ports
+ * (the BPF tests write port_map themselves and call this). */
+void rr_xdp_mark_served(volatile __u64 *served, uint16_t port, bool on);
 /* Adds a prefix to the allow-list of function @slot. */
 /* Takes @port out: its packets go to the kernel again. */
 int rr_xdp_del_port(struct rr_xdp *x, uint16_t port);
