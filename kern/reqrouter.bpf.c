@@ -90,6 +90,10 @@ int reqrouter_xdp(struct xdp_md *ctx)
 		return rr_count(queue, RR_XDP_PASS_MALFORMED, XDP_PASS);
 
 	key = bpf_ntohs(udph->dest);
+	/* The host's own datagrams pass on a word of the bitmap, without
+	 * touching port_map's 8 MB. */
+	if (!port_served(key))
+		return rr_count(queue, RR_XDP_PASS_NO_FUNCTION, XDP_PASS);
 	conf = bpf_map_lookup_elem(&port_map, &key);
 	if (!conf || !conf->nsocks || conf->slot >= RR_MAX_SLOTS)
 		return rr_count(queue, RR_XDP_PASS_NO_FUNCTION, XDP_PASS);
