@@ -12,7 +12,7 @@
 # by tools/lib/runner.sh (a time limit each; 0 pass, 77 skip, else
 # failure). With SAN_BUILD set (a build made with SAN=1), the unit tests
 # and the integration tests in SAN_TESTS, of the tiers named, run a second
-# time against it. The integration tests run four at a time, each on a
+# time against it. The integration tests run three at a time, each on a
 # bed of its own, but for those in ALONE (below), which run one at a time
 # after them.
 set -u
@@ -23,7 +23,7 @@ export BUILD
 LINT_LIMIT=${LINT_LIMIT:-120}
 UNIT_LIMIT=${UNIT_LIMIT:-300}
 INTEGRATION_LIMIT=${INTEGRATION_LIMIT:-600}
-RUN_JOBS=${RUN_JOBS:-4}
+RUN_JOBS=${RUN_JOBS:-3}
 source tools/lib/runner.sh
 
 # The sanitizer pass runs reqrouter's own code under ASan and UBSan along
@@ -80,7 +80,7 @@ SAN_TESTS=${SAN_TESTS:-"
 # CPU from their neighbours (invoker_faults' flood, invoker_busy_poll's
 # spin, control_starve's 40 clients connecting again and again while
 # root's health must answer within 1 s). Each runs alone, after the
-# others, which run RUN_JOBS at a time (default 4; 1 runs every test
+# others, which run RUN_JOBS at a time (default 3; 1 runs every test
 # alone), each on a bed of its own: they mostly wait (for replies, a
 # metrics rewrite, a deadline), and nothing they check is upset by a
 # neighbour.
