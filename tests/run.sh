@@ -12,7 +12,8 @@
 # by tools/lib/runner.sh (a time limit each; 0 pass, 77 skip, else
 # failure). With SAN_BUILD set (a build made with SAN=1), the unit tests
 # and the integration tests in SAN_TESTS, of the tiers named, run a second
-# time against it. The integration tests run three at a time, each on a
+# time against it; with SAN_ONLY=1 too, only against it (make test-san).
+# The integration tests run three at a time, each on a
 # bed of its own, but for those in ALONE (below), which run one at a time
 # after them.
 set -u
@@ -183,13 +184,18 @@ for tier in $tiers; do
 		;;
 	esac
 done
-if [[ $tiers == *" lint "* ]]; then
+SAN_ONLY=${SAN_ONLY:-0}
+if [ "$SAN_ONLY" = 1 ] && [ -z "${SAN_BUILD:-}" ]; then
+	echo "tests/run.sh: SAN_ONLY=1 needs SAN_BUILD (a build made with SAN=1)" >&2
+	exit 2
+fi
+if [[ $tiers == *" lint "* ]] && [ "$SAN_ONLY" != 1 ]; then
 	echo "== drift checks (tests/lint)"
 	for t in tests/lint/*.sh; do
 		run_one "$t" "$LINT_LIMIT" bash "$t"
 	done
 fi
-run_pass "$BUILD" "" "$tiers"
+[ "$SAN_ONLY" = 1 ] || run_pass "$BUILD" "" "$tiers"
 # The BPF program tests (tests/bpf/) stay out of the sanitizer pass: what
 # they test is the XDP program, which no sanitizer sees, and their
 # user-space side (xdp.c's set-up, hh.c's reading) runs in every
@@ -208,12 +214,12 @@ if [[ $tiers == *" integration "* ]]; then
 		printf 'FAIL  %-40s no such test\n' "ALONE names $t"
 	done
 	echo "== integration tests, $RUN_JOBS at a time (tests/integration)"
-	run_integration TOGETHER "$BUILD" "" "$all"
+	[ "$SAN_ONLY" = 1 ] || run_integration TOGETHER "$BUILD" "" "$all"
 	[ -n "${SAN_BUILD:-}" ] &&
 		run_integration TOGETHER "$SAN_BUILD" " [san]" "$san"
 	run_wait
 	echo "== integration tests, one at a time (tests/integration)"
-	run_integration ALONE "$BUILD" "" "$all"
+	[ "$SAN_ONLY" = 1 ] || run_integration ALONE "$BUILD" "" "$all"
 	[ -n "${SAN_BUILD:-}" ] &&
 		run_integration ALONE "$SAN_BUILD" " [san]" "$san"
 fi
