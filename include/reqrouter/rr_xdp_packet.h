@@ -173,6 +173,36 @@ static __always_inline void rr_xdp_reply_sum_swapped(struct rr_xdp_req *req)
 	}
 }
 
+/*
+ * @acc with the last @len bytes (0 to 7) at @p added, as 4, 2 and 1 bytes
+ * (an odd last byte is at an even offset: a word's low byte): the end of
+ * every ones' complement sum here. -1 (as u64) if the frame is shorter.
+ */
+static __always_inline __u64 rr_csum_tail(__u8 *p, void *end, __u64 len,
+					  __u64 acc)
+{
+	if (len >= 4) {
+		if ((void *)(p + 4) > end)
+			return (__u64)-1;
+		acc += *(__u32 *)p;
+		p += 4;
+		len -= 4;
+	}
+	if (len >= 2) {
+		if ((void *)(p + 2) > end)
+			return (__u64)-1;
+		acc += *(__u16 *)p;
+		p += 2;
+		len -= 2;
+	}
+	if (len) {
+		if ((void *)(p + 1) > end)
+			return (__u64)-1;
+		acc += *p;
+	}
+	return acc;
+}
+
 /* The last bound a summed offset may reach: what the verifier is shown. */
 #define RR_XDP_CSUM_MAX_OFF (RR_XDP_MAX_L3_OFF + 68 + RR_XDP_MAX_FRAME)
 
@@ -236,28 +266,8 @@ __attribute__((noinline)) __u64 rr_xdp_csum(struct xdp_md *ctx, __u64 off,
 	rr_opaque(off);
 	if (off > RR_XDP_CSUM_MAX_OFF)
 		return (__u64)-1;
-	p = data + off;
-	if (len >= 4) {
-		if ((void *)(p + 4) > end)
-			return (__u64)-1;
-		acc += *(__u32 *)p;
-		p += 4;
-		len -= 4;
-	}
-	if (len >= 2) {
-		if ((void *)(p + 2) > end)
-			return (__u64)-1;
-		acc += *(__u16 *)p;
-		p += 2;
-		len -= 2;
-	}
-	/* An odd last byte is at an even offset: a word's low byte. */
-	if (len) {
-		if ((void *)(p + 1) > end)
-			return (__u64)-1;
-		acc += *p;
-	}
-	return rr_fold32(acc);
+	acc = rr_csum_tail(data + off, end, len, acc);
+	return acc == (__u64)-1 ? acc : rr_fold32(acc);
 }
 
 /* Swaps @n bytes at a and b (n a constant). */

@@ -108,6 +108,12 @@ static __always_inline int cache_answer(struct xdp_md *ctx,
 	e = bpf_map_lookup_elem(&reply_cache, &key);
 	if (!e)
 		return -1;
+	/* A miss is told by plain reads of the entry's key; the sequence's
+	 * atomic read, which takes the line from whichever CPU holds it, is
+	 * only for what may be a hit (and the key is read again after it). */
+	if (READ_ONCE_U64(e->hash) != h || e->port != req->dst_port ||
+	    e->req_len != len || e->gen != conf->cache_gen)
+		return -1;
 	s1 = __sync_fetch_and_add(&e->seq, 0);
 	if (s1 & 1 || e->hash != h || e->port != req->dst_port ||
 	    e->req_len != len || e->gen != conf->cache_gen)

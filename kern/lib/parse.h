@@ -154,26 +154,8 @@ static __always_inline __u64 csum_small(__u8 *p, void *end, __u32 n)
 		p += 8;
 		n -= 8;
 	}
-	if (n >= 4) {
-		if ((void *)(p + 4) > end)
-			return (__u64)-1;
-		acc += *(__u32 *)p;
-		p += 4;
-		n -= 4;
-	}
-	if (n >= 2) {
-		if ((void *)(p + 2) > end)
-			return (__u64)-1;
-		acc += *(__u16 *)p;
-		p += 2;
-		n -= 2;
-	}
-	if (n) {
-		if ((void *)(p + 1) > end)
-			return (__u64)-1;
-		acc += *p;
-	}
-	return rr_fold32(acc);
+	acc = rr_csum_tail(p, end, n, acc);
+	return acc == (__u64)-1 ? acc : rr_fold32(acc);
 }
 
 /*

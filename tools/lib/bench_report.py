@@ -78,11 +78,15 @@ def report(E, rows, st, sizes, servers, scale_names):
       " it can (bpf_prog_test_run with live frames and XDP_TX); the table shows"
       " replies/s counted back at the client, and the offered rate below it.")
     a("")
-    a("| server | " + " | ".join("%d B" % s for s in sizes) + " |")
-    a("|---|" + "---|" * len(sizes))
-    for srv in servers:
-        a("| %s | " % srv + " | ".join(kpps((srv, "rate-xdp", s)) for s in sizes)
-          + " |")
+    def rate_table(head, names, test):
+        """A row of replies/s by size for each server of NAMES in TEST."""
+        a("| %s | " % head + " | ".join("%d B" % s for s in sizes) + " |")
+        a("|---|" + "---|" * len(sizes))
+        for srv in names:
+            a("| %s | " % srv + " | ".join(kpps((srv, test, s)) for s in sizes)
+              + " |")
+
+    rate_table("server", servers, "rate-xdp")
     a("| *offered, to rr-q1t1-busy* | " + " | ".join(
         kpps(("rr-q1t1-busy", "rate-xdp", s), "sent_per_s") for s in sizes) + " |")
     a("")
@@ -96,11 +100,7 @@ def report(E, rows, st, sizes, servers, scale_names):
           " sender's softirq (the veth default), on the client's CPU: the"
           " server's CPU runs the XDP program and nothing else.")
         a("")
-        a("| server, softirq | " + " | ".join("%d B" % s for s in sizes) + " |")
-        a("|---|" + "---|" * len(sizes))
-        for srv in tier:
-            a("| %s | " % srv + " | ".join(
-                kpps((srv, "rate-xdp-softirq", s)) for s in sizes) + " |")
+        rate_table("server, softirq", tier, "rate-xdp-softirq")
         a("")
     a("## CPU per reply")
     a("")
