@@ -130,6 +130,7 @@ early_finish() {
 # run_pass BUILD-DIR LABEL TIERS: of TIERS, the unit and BPF program
 # tests against BUILD-DIR. The main pass (no label) runs the EARLY tests
 # beside them.
+# shellcheck disable=SC2031 # EARLY's subshell counted apart
 run_pass() {
 	local build=$1 label=$2 tiers=$3 t tier early=
 	[ -z "$label" ] && [ -n "$EARLY" ] && [[ $tiers == *" integration "* ]] &&
@@ -138,6 +139,16 @@ run_pass() {
 	for tier in unit bpf; do
 		[[ $tiers == *" $tier "* ]] || continue
 		echo "== $tier tests ($build/tests/$tier)$label"
+		if ! compgen -G "$build/tests/$tier/*" >/dev/null; then
+			# Nothing to run is a failure that says why, not a count
+			# of zero.
+			RUN_FAIL=$((RUN_FAIL + 1))
+			RUN_FAILED+=("$build/tests/$tier$label")
+			printf 'FAIL  %-40s no tests: %s builds them\n' \
+				"$build/tests/$tier$label" \
+				"make ${label:+SAN=1 }tests-build${label:+-san}"
+			continue
+		fi
 		for t in "$build/tests/$tier"/*; do
 			{ [ -x "$t" ] && [ -f "$t" ]; } || continue
 			BUILD=$build run_one "tests/$tier/${t##*/}$label" \

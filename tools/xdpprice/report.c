@@ -79,8 +79,12 @@ void price_report_text(const struct price_opts *o, const struct price_result *r)
 	double raw, net, base, dnet;
 	unsigned int f, row, i;
 
-	printf("xdpprice: ns per request through BPF_PROG_TEST_RUN, the median of %u batches of %u runs,\n",
-	       o->batches, o->repeat);
+	if (o->batches == 1)
+		printf("xdpprice: ns per request through BPF_PROG_TEST_RUN, one batch of %u runs,\n",
+		       o->repeat);
+	else
+		printf("xdpprice: ns per request through BPF_PROG_TEST_RUN, the median of %u batches of %u runs,\n",
+		       o->batches, o->repeat);
 	printf("the harness's own cost subtracted; ");
 	if (o->cpu >= 0)
 		printf("on CPU %d.\n", o->cpu);

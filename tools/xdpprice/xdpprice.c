@@ -51,7 +51,9 @@ static int parse_frames(const char *arg, uint32_t *out)
 	char buf[128], *tok, *save = NULL;
 	unsigned int f;
 
-	if (strlen(arg) >= sizeof(buf))
+	/* strtok_r() would pass over an empty entry: refused. */
+	if (strlen(arg) >= sizeof(buf) || !*arg || arg[0] == ',' ||
+	    arg[strlen(arg) - 1] == ',' || strstr(arg, ",,"))
 		return -EINVAL;
 	strcpy(buf, arg);
 	*out = 0;
