@@ -8,7 +8,9 @@
 #  - reqrouter with default settings (-i IF -q 2) answers every request
 #    to echo and reverse, IPv4 and IPv6, from the workers; its log says
 #    why the in-kernel tier waits; status shows veth_peer no_xdp and
-#    in_kernel false;
+#    in_kernel false; requests from reverse's port 1232 are refused as
+#    a loop (counted loop_source_port), and answered once reverse is
+#    removed;
 #  - an XDP program attached to the client end: within a second status
 #    shows veth_peer xdp and in_kernel true, and the XDP tier answers
 #    every request; detached: within a second back to the workers, which
@@ -85,6 +87,32 @@ check "log: echo is in user space until the peer takes XDP frames" \
 check_eq "status: veth_peer no_xdp, nothing in the kernel" \
 	"no_xdp echo=false reverse=false" "$(peer)"
 answered_by user "bare peer"
+
+# The loop guard on the same defaults: a source port that has a function
+# here (reverse's 1232, above min_source_port) is refused, as the
+# served-ports bitmap says; once reverse is removed, the bitmap no longer
+# has it and the same requests are answered.
+loop0=$(metric "$M" reqrouter_xdp_packets_total 'verdict="drop"' \
+	'reason="loop_source_port"')
+for addr in "$TB_IP4_SRV" "$TB_IP6_SRV"; do
+	check "from reverse's port 1232 to echo at $addr: refused" \
+		tb_cli python3 "$GP" ask "$addr" 7 --func echo --sport 1232 -n 10 \
+		--timeout 0.3 --expect none
+done
+check "metrics: the 20 counted as drop/loop_source_port" \
+	wait_metric "$M" 5 reqrouter_xdp_packets_total 'verdict="drop"' \
+	'reason="loop_source_port"' -- $((${loop0:-0} + 20))
+check "reqrouterctl remove reverse" "$CTL" --control "$SOCK" remove reverse
+for addr in "$TB_IP4_SRV" "$TB_IP6_SRV"; do
+	check "reverse removed: from port 1232 to echo at $addr: answered" \
+		tb_cli python3 "$GP" ask "$addr" 7 --func echo --sport 1232 -n 10 \
+		--timeout 1 --expect all
+done
+rr_kill_wait TERM 5
+check_eq "SIGTERM: exit status" 0 "$RR_RC"
+rr_start main2 -i "$TB_IF_SRV" -q 2 --metrics-file "$M" --control "$SOCK" ||
+	die "reqrouter -i $TB_IF_SRV -q 2 did not start again"
+tb_wait_file "$M" 5 || die "no metrics file at $M"
 
 say "== an XDP program on the client end"
 attach || die "cannot attach peer_pass to $TB_IF_CLI"
