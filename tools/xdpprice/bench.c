@@ -49,6 +49,7 @@
 #include "shared/port.h"
 #include "shared/stats.h"
 #include "shared/steer.h"
+#include "slots.h"
 #include "testutil.h"
 #include "xdp.h"
 #include "xdpprice.h"
@@ -217,14 +218,9 @@ static void port_conf_of(struct rr_invoker *inv, const struct rr_service *svc,
 	memset(c, 0, sizeof(*c));
 	c->slot = SLOT;
 	c->nsocks = inv->nthreads;
-	if (svc->nallow)
-		c->flags |= RR_PORT_ALLOWLIST;
 	if (inv->cfg->answer_for == RR_ANSWER_LOCAL)
 		c->flags |= RR_PORT_LOCAL_DST;
-	c->max_amplification = svc->max_amplification;
-	c->min_src_port = svc->min_source_port;
-	c->cache_max_payload = svc->cache_max_payload;
-	c->xdp_max_payload = svc->xdp_max_payload;
+	rr_slot_port_settings(svc, c);
 	if (tier_xdp) {
 		c->flags |= RR_PORT_XDP;
 	} else if (svc->cache && svc->fn->flags & RR_FN_PURE) {

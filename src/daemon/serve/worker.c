@@ -532,6 +532,15 @@ static void give_back_stock(struct rr_worker *w, uint32_t nsocks)
 	recycle_frames(w, nsocks, false);
 }
 
+void rr_worker_drop_bounding(void)
+{
+	int cap;
+
+	for (cap = 0; cap <= CAP_LAST_CAP; cap++)
+		if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) > 0)
+			prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+}
+
 /*
  * A worker runs functions, which are user code: it holds no capability.
  * Linux keeps capabilities per thread, and capset() and the bounding-set
@@ -542,15 +551,6 @@ static void give_back_stock(struct rr_worker *w, uint32_t nsocks)
  * the mapped reply cache) needs one. Without CAP_SETPCAP (under --user)
  * the bounding set is already empty. Returns 0 or -errno.
  */
-void rr_worker_drop_bounding(void)
-{
-	int cap;
-
-	for (cap = 0; cap <= CAP_LAST_CAP; cap++)
-		if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) > 0)
-			prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
-}
-
 int rr_worker_drop_caps(void)
 {
 	struct __user_cap_header_struct hdr = {

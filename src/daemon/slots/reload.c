@@ -349,14 +349,7 @@ static void apply(struct reload *r, uint32_t slot, const struct rr_service *to,
 	if (!live)
 		return;
 	r->renew = true;
-	s->port_conf.max_amplification = svc->max_amplification;
-	s->port_conf.min_src_port = svc->min_source_port;
-	s->port_conf.cache_max_payload = svc->cache_max_payload;
-	s->port_conf.xdp_max_payload = svc->xdp_max_payload;
-	if (svc->nallow)
-		s->port_conf.flags |= RR_PORT_ALLOWLIST;
-	else
-		s->port_conf.flags &= ~RR_PORT_ALLOWLIST;
+	rr_slot_port_settings(svc, &s->port_conf);
 	cache_ret = set_cache(inv, s);
 	/* A new generation of its buckets, which the port entry names. */
 	if (rl_reset)

@@ -346,6 +346,19 @@ int rr_invoker_remove(struct rr_invoker *inv, const char *name, char *msg,
 	return 0;
 }
 
+void rr_slot_port_settings(const struct rr_service *svc,
+			   struct rr_port_conf *conf)
+{
+	conf->max_amplification = svc->max_amplification;
+	conf->min_src_port = svc->min_source_port;
+	conf->cache_max_payload = svc->cache_max_payload;
+	conf->xdp_max_payload = svc->xdp_max_payload;
+	if (svc->nallow)
+		conf->flags |= RR_PORT_ALLOWLIST;
+	else
+		conf->flags &= ~RR_PORT_ALLOWLIST;
+}
+
 /* Slot @slot's port into the XDP map: from now on its requests reach us. */
 int rr_open_port(struct rr_invoker *inv, uint32_t slot)
 {
@@ -354,18 +367,15 @@ int rr_open_port(struct rr_invoker *inv, uint32_t slot)
 	struct rr_port_conf conf = {
 		.slot = slot,
 		.nsocks = inv->nthreads,
-		.flags = (svc->nallow ? RR_PORT_ALLOWLIST : 0) |
-			 (inv->cfg->answer_for == RR_ANSWER_LOCAL
-				  ? RR_PORT_LOCAL_DST
-				  : 0),
-		.max_amplification = svc->max_amplification,
-		.min_src_port = svc->min_source_port,
-		.cache_max_payload = svc->cache_max_payload,
-		.xdp_max_payload = svc->xdp_max_payload,
+		.flags = inv->cfg->answer_for == RR_ANSWER_LOCAL
+				 ? RR_PORT_LOCAL_DST
+				 : 0,
 	};
 	uint32_t i;
 	bool held;
 	int ret;
+
+	rr_slot_port_settings(svc, &conf);
 
 	for (i = 0; i < svc->nallow; i++) {
 		ret = rr_xdp_allow(&inv->xdp, slot, &svc->allow[i]);

@@ -51,6 +51,10 @@ int rr_slot_serve_new(struct rr_invoker *inv, struct rr_fn_instance *inst,
 		      char *msg, size_t msglen);
 /* Slot @slot's port into the XDP map: from now on its requests reach us. */
 int rr_open_port(struct rr_invoker *inv, uint32_t slot);
+/* The part of a port entry @svc's settings give (its limits and whether
+ * it has an allow-list), as a port opens and as a reload changes them. */
+void rr_slot_port_settings(const struct rr_service *svc,
+			   struct rr_port_conf *conf);
 /* Slot @s's port entry in the XDP map and the workers' quarantine flag
  * made from its state (removed, quarantined, port_conf); -errno if the
  * map cannot be written. */
