@@ -659,15 +659,6 @@ static int run(struct price_bench *b, const struct job *j, uint32_t repeat,
 	return 0;
 }
 
-static const char *verdict_name(uint32_t v)
-{
-	static const char *const names[] = { "XDP_ABORTED", "XDP_DROP",
-					     "XDP_PASS", "XDP_TX",
-					     "XDP_REDIRECT" };
-
-	return v < sizeof(names) / sizeof(names[0]) ? names[v] : "?";
-}
-
 /* Whether every one of @runs moved counter @want, and nothing else did;
  * says what moved if not. */
 static bool one_path(const uint64_t *a, const uint64_t *z, uint32_t n, int want,
@@ -720,7 +711,7 @@ static int timed(struct price_bench *b, const struct job *j, int prog_fd,
 		return fail(what, ret);
 	if (verdict != want) {
 		fprintf(stderr, "xdpprice: %s: verdict %s, want %s\n", what,
-			verdict_name(verdict), verdict_name(want));
+			price_verdict_name(verdict), price_verdict_name(want));
 		return 1;
 	}
 	if (n && !one_path(a, z, n, stat >= 0 ? stat : refl_stat, repeat, what))

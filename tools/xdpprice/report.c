@@ -35,7 +35,7 @@ double price_median(const uint32_t *v, uint32_t n)
 	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + (double)s[n / 2]) / 2;
 }
 
-static const char *verdict_name(uint32_t v)
+const char *price_verdict_name(uint32_t v)
 {
 	static const char *const names[] = { "XDP_ABORTED", "XDP_DROP",
 					     "XDP_PASS", "XDP_TX",
@@ -112,8 +112,8 @@ void price_report_text(const struct price_opts *o, const struct price_result *r)
 			figures(o, r, f, row, &raw, &net);
 			dnet = net - base;
 			printf("  %-34s %-12s %7.1f %+7.1f %+6.1f%%  %s\n",
-			       p->label, verdict_name(p->verdict), net, dnet,
-			       base > 0 ? 100 * dnet / base : 0, p->buys);
+			       p->label, price_verdict_name(p->verdict), net,
+			       dnet, base > 0 ? 100 * dnet / base : 0, p->buys);
 		}
 	}
 	printf("\nfor scale, one helper call (net of the harness, %s):",
@@ -188,7 +188,7 @@ static void json_rows(const struct price_opts *o, const struct price_result *r,
 		figures(o, r, f, row, &raw, &net);
 		dnet = net - base;
 		printf(", \"verdict\": ");
-		jstr(verdict_name(p->verdict));
+		jstr(price_verdict_name(p->verdict));
 		printf(", \"ns\": %.2f, \"raw_ns\": %.2f, \"delta_ns\": %.2f, \"share\": %.4f, \"batches_ns\": [",
 		       net, raw, dnet, base > 0 ? dnet / base : 0);
 		for (k = 0; k < o->batches; k++)

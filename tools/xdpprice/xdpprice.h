@@ -134,6 +134,8 @@ int price_progs_add(struct price_result *r, const char *object,
 
 /* report.c */
 double price_median(const uint32_t *v, uint32_t n);
+/* An XDP action's name (XDP_TX, ...), "?" past them. */
+const char *price_verdict_name(uint32_t v);
 void price_report_text(const struct price_opts *o,
 		       const struct price_result *r);
 void price_report_json(const struct price_opts *o,
