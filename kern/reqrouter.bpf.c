@@ -147,7 +147,8 @@ int reqrouter_xdp(struct xdp_md *ctx)
 workers:
 	act = rr_steer(ctx, queue, conf->slot, steer_socks(conf, 0),
 		       conf->flags);
-	return rr_count(queue, steer_stat(act, RR_XDP_REDIRECT), act);
+	return rr_count(queue, steer_stat(act, RR_XDP_REDIRECT),
+			steer_act(act));
 }
 
 SEC("xdp")

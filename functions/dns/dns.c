@@ -751,5 +751,5 @@ RR_FUNCTION_DEF(dns, 53,
 		.handler = dns_handler, .init = dns_init, .fini = dns_free,
 		.flags = RR_FN_OPT_IN | RR_FN_PURE | RR_FN_TCP |
 			 RR_FN_CLIENT_SIZED | RR_FN_RATE_LIMITED |
-			 RR_FN_SLIP_TC,
+			 RR_FN_LATE_USELESS | RR_FN_SLIP_TC,
 		.id_bytes = 2, .tcp_framing = RR_TCP_LEN16);

@@ -241,6 +241,18 @@ struct rr_function {
  */
 #define RR_FN_GATHER (1U << 7)
 
+/*
+ * An answer late by more than a moment is of no use to its client, who
+ * has asked again by then (API 3, compatible: a flag): deadline_us
+ * defaults to RR_DEADLINE_US_LATE_USELESS, 300 ms, below the first
+ * retransmission of common DNS resolvers (Unbound's 376 ms), after which
+ * a late answer is discarded. A request older than that when its worker
+ * reaches it is dropped, counted as expired, without a call; without the
+ * flag a function has no deadline unless the config sets deadline_us
+ * (docs/DESIGN.md, "Deadlines").
+ */
+#define RR_FN_LATE_USELESS (1U << 8)
+
 /* Framings for tcp_framing: each message is preceded by its length,
  * two bytes in network order (DNS over TCP, RFC 1035 4.2.2, RFC 7766). */
 #define RR_TCP_LEN16 0

@@ -14,6 +14,8 @@
 #include <bpf/bpf_helpers.h>
 
 #include "lib/common.h"
+#include "lib/deadline.h"
+#include "lib/stats.h"
 #include "shared/port.h"
 #include "shared/stats.h"
 #include "shared/steer.h"
@@ -184,9 +186,12 @@ static __always_inline int stamp_arrival(struct xdp_md *ctx, __u64 now,
  * nothing more: the frame is dropped here, before the kernel copies it
  * into the UMEM only to drop it. With RR_STEER_SLIP in @flags the frame
  * is a slip, marked so in its metadata (RR_RX_META_SLIP), or dropped
- * where it cannot be: unmarked, a worker would answer it. Returns
- * XDP_REDIRECT, XDP_DROP (overload, an unmarked slip) or XDP_PASS (no
- * socket: a missing socket never drops silently). A function of its own,
+ * where it cannot be: unmarked, a worker would answer it. With
+ * RR_PORT_DEADLINE a request for a worker further behind than the
+ * function's deadline is dropped (lib/deadline.h). Returns XDP_REDIRECT,
+ * XDP_DROP (overload, an unmarked slip), RR_STEER_EXPIRED (a drop past
+ * the deadline: steer_act() makes it XDP_DROP) or XDP_PASS (no socket:
+ * a missing socket never drops silently). A function of its own,
  * verified once rather than inlined into the three paths that redirect
  * (a request, a punt, a slip).
  */
@@ -196,7 +201,7 @@ __noinline int rr_steer(struct xdp_md *ctx, __u32 queue, __u32 slot,
 	__u32 key = queue * RR_MAX_SLOTS + slot, *rr, t, turn;
 	__u32 nsocks = socks & 0xffff, mask = socks >> 16;
 	struct rr_queue_load *ql = NULL;
-	__u64 now;
+	__u64 now, held;
 	int act;
 
 	if (!ctx || slot >= RR_MAX_SLOTS || queue >= RR_MAX_QUEUES)
@@ -214,8 +219,15 @@ __noinline int rr_steer(struct xdp_md *ctx, __u32 queue, __u32 slot,
 	if (ql) {
 		if (flags & RR_PORT_LEAST_LOADED)
 			t = least_loaded(ql, queue, nsocks, mask, t, now);
-		if (rx_ring_size && backlog(load_of(ql, t)) >= rx_ring_size)
+		held = backlog(load_of(ql, t));
+		if (rx_ring_size && held >= rx_ring_size)
 			return XDP_DROP;
+		if (flags & RR_PORT_DEADLINE &&
+		    deadline_behind(load_of(ql, t), held, slot, now)) {
+			rr_fn_count_at(queue, slot,
+				       RR_FN_XDP_DROP + RR_DROP_EXPIRED);
+			return RR_STEER_EXPIRED;
+		}
 	}
 	act = bpf_redirect_map(&xsks_map, RR_XSK_KEY(queue, t, slot), XDP_PASS);
 	/* A worker without this function's socket (one the kernel refused
@@ -250,14 +262,22 @@ static __always_inline __u32 steer_socks(const struct rr_port_conf *conf,
 	       (__u32)conf->group_mask[cls & (RR_XDP_CLASSES - 1)] << 16;
 }
 
-/* The counter of rr_steer()'s action @act: @redirect (a request's or a
- * punt's) for a redirect, else overload or no socket. */
+/* The counter of rr_steer()'s result @act: @redirect (a request's or a
+ * punt's) for a redirect, else overload, the deadline or no socket. */
 static __always_inline enum rr_xdp_stat steer_stat(int act,
 						   enum rr_xdp_stat redirect)
 {
 	if (act == XDP_REDIRECT)
 		return redirect;
+	if (act == RR_STEER_EXPIRED)
+		return RR_XDP_DROP_EXPIRED;
 	return act == XDP_DROP ? RR_XDP_DROP_OVERLOAD : RR_XDP_PASS_NO_SOCKET;
+}
+
+/* The XDP action of rr_steer()'s result @act. */
+static __always_inline int steer_act(int act)
+{
+	return act == RR_STEER_EXPIRED ? XDP_DROP : act;
 }
 
 #endif /* RR_LIB_STEER_H */

@@ -146,7 +146,8 @@ static __always_inline int not_answered(struct xdp_md *ctx,
 		ret = rr_steer(ctx, req->queue, conf->slot,
 			       steer_socks(conf, (__u32)cls), conf->flags);
 		return rr_count(req->queue,
-				steer_stat(ret, RR_XDP_REDIRECT_PUNT), ret);
+				steer_stat(ret, RR_XDP_REDIRECT_PUNT),
+				steer_act(ret));
 	}
 	if (cls >= 0)
 		why = RR_DROP_SPREAD_PUNT;

@@ -120,5 +120,9 @@ struct rr_port_conf {
  * RR_PORT_SLIP_TC's slip goes to the workers instead, marked as one
  * (RR_RX_META_SLIP), and they send the same reply. */
 #define RR_PORT_SLIP_WORKERS (1U << 14)
+/* deadline_us (lib/deadline.h): a request is dropped here, before its
+ * copy into the UMEM, while the worker it would go to is further behind
+ * than the function's deadline (deadline_ns[slot]). */
+#define RR_PORT_DEADLINE (1U << 15)
 
 #endif /* RR_SHARED_PORT_H */

@@ -29,7 +29,8 @@
 	X(GATHER_LIMIT, "gather_limit") /* its gathers at gather_limit */      \
 	X(GATHER_LOST, "gather_lost")	/* its gather's function went away */  \
 	X(GATHER_RATE, "gather_rate")	/* copies past the gather_rate */      \
-	X(GATHER_SOURCE_RATE, "gather_source_rate") /* past its source's */
+	X(GATHER_SOURCE_RATE, "gather_source_rate") /* past its source's */    \
+	X(EXPIRED, "expired") /* older than deadline_us: never called */
 
 #define RR_DROP_ENUM(name, label) RR_DROP_##name,
 enum rr_drop { RR_DROP_NONE, RR_DROPS(RR_DROP_ENUM) RR_DROP_MAX };
@@ -101,7 +102,8 @@ enum rr_fn_stat { RR_FN_STATS(RR_FN_STAT_ENUM) };
 	X(GATHER_OTHER_QUEUE, "pass", "gather_other_queue")   \
 	X(DROP_FRAME_TOO_BIG, "drop", "frame_too_big")        \
 	X(PASS_VLAN, "pass", "vlan_not_ours")                 \
-	X(REDIRECT_SLIP, "redirect", "slip")
+	X(REDIRECT_SLIP, "redirect", "slip")                  \
+	X(DROP_EXPIRED, "drop", "expired")
 
 #define RR_XDP_STAT_ENUM(name, verdict, reason) RR_XDP_##name,
 enum rr_xdp_stat { RR_XDP_STATS(RR_XDP_STAT_ENUM) RR_XDP_STAT_MAX };

@@ -27,16 +27,20 @@
  * round sets done to sent less what its RX rings still hold, so that
  * frames the kernel dropped after the redirect do not count for ever.
  * sent - done is the worker's backlog, the batch in its hands
- * included (done moves a batch at a time). busy_ns: CLOCK_MONOTONIC when its current batch began, 0
- * between batches. Two cache lines: one the program writes, one the
- * worker does.
+ * included (done moves a batch at a time). busy_ns: CLOCK_MONOTONIC
+ * when its current batch began, 0 between batches. Two cache lines: one
+ * the program writes, one the worker does.
  */
 struct rr_worker_load {
 	__u64 sent;
 	__u64 pad0[7];
 	__u64 done;
 	__u64 busy_ns;
-	__u64 pad1[6];
+	/* The queuing delay of the first request of its latest batch, the
+	 * oldest it held then, in ns: how far behind it is (deadline_us,
+	 * lib/deadline.h). */
+	__u64 delay_ns;
+	__u64 pad1[5];
 };
 
 /*
@@ -84,5 +88,8 @@ struct rr_rx_meta {
 /* rr_steer()'s @flags beside the port's: the request is a slip, to be
  * marked so, or dropped where it cannot be. */
 #define RR_STEER_SLIP (1U << 31)
+/* rr_steer()'s result for a request dropped past its deadline: not an
+ * XDP action, so that it is counted as such (steer_stat()). */
+#define RR_STEER_EXPIRED 0x100
 
 #endif /* RR_SHARED_STEER_H */

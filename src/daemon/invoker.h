@@ -71,6 +71,9 @@ struct rr_sock_stats {
 	/* Of its requests, from the XDP program's stamp to their batch
 	 * taken off RX (latency.h, rr_queue_delay()). */
 	struct rr_latency queue_delay;
+	/* Requests whose arrival stamp was later than their batch: a clock
+	 * that went backwards; served as if they had not waited. */
+	uint64_t stamp_skewed;
 };
 
 /*

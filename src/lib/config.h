@@ -143,6 +143,12 @@ enum rr_metrics_detail {
 #define RR_DEFAULT_V4_PREFIX 24 /* the prefixes it counts by */
 #define RR_DEFAULT_V6_PREFIX 64
 #define RR_DEFAULT_SLIP 2
+
+/* Deadlines (docs/DESIGN.md, "Deadlines"): RR_FN_LATE_USELESS's default
+ * (dns's), and the range a deadline_us may take (0 is none). */
+#define RR_DEADLINE_US_LATE_USELESS 300000
+#define RR_MIN_DEADLINE_US 100
+#define RR_MAX_DEADLINE_US 10000000
 #define RR_MAX_SLIP 1000
 
 /* Gathers' budgets (src/daemon/features/gather_budget.c): the copies a
@@ -229,6 +235,10 @@ struct rr_service {
 	 * may send rate_limit_burst at once (0: rate_limit); every slip-th
 	 * limited request gets the function's slip reply (0: none). */
 	uint32_t rate_limit;
+	/* How old a request may be, from its arrival in XDP, and still be
+	 * served: older ones are dropped as expired, by the worker or
+	 * already in XDP (docs/DESIGN.md, "Deadlines"); 0: no deadline. */
+	uint32_t deadline_us;
 	uint32_t rate_limit_burst;
 	uint32_t rate_limit_v4_prefix;
 	uint32_t rate_limit_v6_prefix;
@@ -388,6 +398,9 @@ int rr_parse_cpus(const char *s, int *cpus, uint32_t *ncpus, char *err,
 int rr_parse_workers(const char *s, uint32_t masks[RR_XDP_CLASSES], char *err,
 		     size_t errlen);
 int rr_check_workers(const char *s, char *err, size_t errlen);
+/* deadline_us, already in 0..RR_MAX_DEADLINE_US: 0, or at least
+ * RR_MIN_DEADLINE_US. */
+int rr_check_deadline(const char *s, char *err, size_t errlen);
 int rr_parse_spread(const char *s, int cpus[RR_MAX_SPREAD], uint32_t *n,
 		    char *err, size_t errlen);
 int rr_check_spread(const char *s, char *err, size_t errlen);

@@ -130,6 +130,18 @@ int rr_check_workers(const char *s, char *err, size_t errlen)
 	return rr_parse_workers(s, masks, err, errlen);
 }
 
+int rr_check_deadline(const char *s, char *err, size_t errlen)
+{
+	unsigned long v = strtoul(s, NULL, 10);
+
+	if (v && v < RR_MIN_DEADLINE_US)
+		return rr_errf(
+			err, errlen,
+			"deadline_us must be 0 (none) or %u-%u microseconds, not %lu",
+			RR_MIN_DEADLINE_US, RR_MAX_DEADLINE_US, v);
+	return 0;
+}
+
 struct cpu_list {
 	int *cpus;
 	uint32_t n;

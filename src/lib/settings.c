@@ -561,6 +561,17 @@ const struct rr_setting rr_fn_settings[] = {
 	  .def_text = "100000; 200 if flagged RR_FN_RATE_LIMITED (dns)",
 	  .unit = "replies/s",
 	  .help = "replies per second to one source prefix, limited in XDP before either tier; the rest are dropped or slipped. The default is far above what a normal client asks (docs/DESIGN.md, \"Rate limiting in XDP\"); 0: no limit" },
+	{ .key = "deadline_us",
+	  .live = true,
+	  .type = RR_SETTING_U32,
+	  SVC(deadline_us),
+	  .min = 0,
+	  .max = RR_MAX_DEADLINE_US,
+	  .def = 0,
+	  .def_text = "0; 300000 if flagged RR_FN_LATE_USELESS (dns)",
+	  .unit = "microseconds",
+	  .check = rr_check_deadline,
+	  .help = "how old a request may be, from its arrival in XDP, and still be served: an older one is dropped and counted as expired without a call, by its worker, or in XDP while its worker is further behind than that. 0: none; else 100 to 10000000" },
 	{ .key = "rate_limit_burst",
 	  .live = true,
 	  .type = RR_SETTING_U32,
@@ -695,6 +706,8 @@ void rr_fn_settings_defaults(struct rr_service *svc)
 	svc->tcp = svc->fn->flags & RR_FN_TCP;
 	if (svc->fn->flags & RR_FN_RATE_LIMITED)
 		svc->rate_limit = RR_RRL_RATE_LIMIT;
+	if (svc->fn->flags & RR_FN_LATE_USELESS)
+		svc->deadline_us = RR_DEADLINE_US_LATE_USELESS;
 }
 
 const struct rr_setting *rr_fn_setting_by_key(const char *key)
@@ -759,6 +772,9 @@ int rr_setting_set(const struct rr_setting *s, void *base, const char *val,
 	switch (s->type) {
 	case RR_SETTING_U32:
 		ret = rr_parse_u32(val, s->min, s->max, &v, what, err, errlen);
+		/* A range with a hole in it (deadline_us: 0, or 100 on). */
+		if (!ret && s->check)
+			ret = s->check(val, err, errlen);
 		if (!ret)
 			store(field, s->size, v);
 		return ret;

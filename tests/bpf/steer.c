@@ -20,8 +20,14 @@
  * - done ahead of sent (a worker that resynchronised) is no backlog.
  * - Without RR_PORT_LOAD nothing is judged, with either policy.
  * - A frame passed to the kernel is as it came: no metadata in front.
+ * - deadline_us (kern/lib/deadline.h): with RR_PORT_DEADLINE, a request
+ *   for a worker with backlog whose batch's oldest request has waited
+ *   longer than the deadline, its delay then and the batch's age since
+ *   together, is dropped (drop/expired); one with no backlog, or within
+ *   the deadline, or without the flag or a deadline, is not.
  * Each case checks the verdicts, that xdp_stats moved by exactly those
- * (row 0: overload drops and no_socket passes, nothing else anywhere),
+ * (row 0: overload (or expired) drops and no_socket passes, nothing else
+ * anywhere),
  * and that the program wrote no load (no redirect, no sent).
  * With --cost N it checks nothing and prints what each policy costs the
  * program per request, over N runs (tools/bench-steer).
@@ -33,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -78,6 +85,8 @@ struct result {
 };
 
 static uint64_t before[ROWS * RR_XDP_STAT_MAX], after[ROWS * RR_XDP_STAT_MAX];
+/* The counter a case's drops must be in. */
+static enum rr_xdp_stat drop_stat = RR_XDP_DROP_OVERLOAD;
 static struct rr_queue_load load_before;
 
 static int make_frames(void)
@@ -261,7 +270,7 @@ static void check(const char *name, const struct frame *f, uint32_t want_drop,
 		stat = k % RR_XDP_STAT_MAX;
 		d = after[k] - before[k];
 		want = 0;
-		if (row == 0 && stat == RR_XDP_DROP_OVERLOAD)
+		if (row == 0 && stat == drop_stat)
 			want = r->drop;
 		else if (row == 0 && stat == RR_XDP_PASS_NO_SOCKET)
 			want = r->pass;
@@ -456,6 +465,73 @@ static void unchanged(void)
 	check("7 round_robin, IPv6, passed frames unchanged", &f6, N / 2, 0, 0);
 }
 
+/* Worker @t of queue 0 behind: a backlog of @backlog, its batch's first
+ * request @delay_ms old when taken, the batch begun @busy_ms ago (-1:
+ * between batches). */
+static void set_behind(uint32_t t, uint64_t backlog, uint64_t delay_ms,
+		       int busy_ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	set_load(t, 1000 + backlog, 1000);
+	q0->w[t].delay_ns = delay_ms * 1000000;
+	q0->w[t].busy_ns = busy_ms < 0 ? 0
+				       : (uint64_t)ts.tv_sec * 1000000000ULL +
+						 (uint64_t)ts.tv_nsec -
+						 (uint64_t)busy_ms * 1000000;
+}
+
+static void deadline(void)
+{
+	static const struct {
+		const char *name;
+		uint32_t flags, deadline_ms;
+		uint64_t backlog, delay_ms;
+		int busy_ms;
+		uint32_t drop;
+	} c[] = {
+		{ "8 deadline 30 ms, behind 40 ms", LOAD | RR_PORT_DEADLINE, 30,
+		  5, 40, -1, N },
+		{ "8 deadline 30 ms, behind 20 ms", LOAD | RR_PORT_DEADLINE, 30,
+		  5, 20, -1, 0 },
+		{ "8 deadline 30 ms, 20 ms + a batch 15 ms old",
+		  LOAD | RR_PORT_DEADLINE, 30, 5, 20, 15, N },
+		{ "8 deadline 30 ms, 10 ms + a batch 5 ms old",
+		  LOAD | RR_PORT_DEADLINE, 30, 5, 10, 5, 0 },
+		{ "8 deadline 30 ms, behind 40 ms, no backlog",
+		  LOAD | RR_PORT_DEADLINE, 30, 0, 40, -1, 0 },
+		{ "8 behind 40 ms, port without RR_PORT_DEADLINE", LOAD, 30, 5,
+		  40, -1, 0 },
+		{ "8 behind 40 ms, RR_PORT_DEADLINE, no deadline",
+		  LOAD | RR_PORT_DEADLINE, 0, 5, 40, -1, 0 },
+		{ "8 least_loaded, deadline 30 ms, behind 40 ms",
+		  LEAST | RR_PORT_DEADLINE, 30, 5, 40, -1, N },
+	};
+	size_t i;
+
+	drop_stat = RR_XDP_DROP_EXPIRED;
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		clear_load();
+		set_behind(0, c[i].backlog, c[i].delay_ms, c[i].busy_ms);
+		rr_xdp_set_deadline(&x, SLOT,
+				    (uint64_t)c[i].deadline_ms * 1000000);
+		set_port(1, c[i].flags);
+		check(c[i].name, &f4, c[i].drop, NONE, 0);
+	}
+	/* Two workers in turn, one behind: every other request. */
+	clear_load();
+	set_behind(0, 5, 40, -1);
+	set_load(1, 1005, 1000);
+	rr_xdp_set_deadline(&x, SLOT, 30000000);
+	set_port(2, LOAD | RR_PORT_DEADLINE);
+	set_cursor(0);
+	check("8 round_robin, deadline 30 ms, thread 0 behind 40 ms", &f4,
+	      N / 2, 0, 2);
+	rr_xdp_set_deadline(&x, SLOT, 0);
+	drop_stat = RR_XDP_DROP_OVERLOAD;
+}
+
 /*
  * --cost (tools/bench-steer's cost test): what each policy costs the XDP
  * program per request, every worker idle: the program's mean time over
@@ -529,6 +605,7 @@ int main(int argc, char **argv)
 	no_load();
 	beyond_nsocks();
 	unchanged();
+	deadline();
 	rr_xdp_destroy(&x);
 	if (t_failures) {
 		fprintf(stderr, "%d check(s) failed in %d of %d cases\n",

@@ -77,29 +77,34 @@ static inline void rr_latency_count(struct rr_latency *l, uint64_t ns,
 /*
  * A request's queuing delay, from the XDP program's stamp in front of
  * its frame (struct rr_rx_meta, @meta) to its batch taken off RX at @now,
- * into @l; the stamp is wiped, so that the frame's next use cannot read
- * it again. A frame without one (a driver without metadata room) is not
- * counted, nor is a stamp from the future or older than a second, which
- * cannot be this request's.
+ * counted into @l and returned in ns; the stamp is wiped, so that the
+ * frame's next use cannot read it again. A frame without one (a driver
+ * without metadata room) has none: 0. A stamp from the future (a clock
+ * that went backwards) is counted in @skewed and taken as 0, as is one
+ * older than RR_STAMP_MAX_AGE_NS, which cannot be this request's.
  */
-static inline void rr_queue_delay(struct rr_latency *l, void *meta,
-				  uint64_t now)
+#define RR_STAMP_MAX_AGE_NS 60000000000ULL
+static inline uint64_t rr_queue_delay(struct rr_latency *l, void *meta,
+				      uint64_t now, uint64_t *skewed)
 {
-#ifndef RR_NO_LATENCY
 	struct rr_rx_meta m;
 
 	memcpy(&m, meta, sizeof(m));
 	if (m.magic != RR_RX_META_MAGIC)
-		return;
+		return 0;
 	((struct rr_rx_meta *)meta)->magic = 0;
-	if (m.arrival_ns > now || now - m.arrival_ns > 1000000000ULL)
-		return;
+	if (m.arrival_ns > now) {
+		rr_latency_add(skewed, 1);
+		return 0;
+	}
+	if (now - m.arrival_ns > RR_STAMP_MAX_AGE_NS)
+		return 0;
+#ifndef RR_NO_LATENCY
 	rr_latency_count(l, now - m.arrival_ns, 1);
 #else
 	(void)l;
-	(void)meta;
-	(void)now;
 #endif
+	return now - m.arrival_ns;
 }
 
 /* Its @n replies are on TX (none: nothing to time). */

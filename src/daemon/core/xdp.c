@@ -784,6 +784,13 @@ void rr_xdp_mark_served(volatile __u64 *served, uint16_t port, bool on)
 		__atomic_fetch_and(w, ~RR_SERVED_BIT(port), __ATOMIC_RELAXED);
 }
 
+void rr_xdp_set_deadline(struct rr_xdp *x, uint32_t slot, uint64_t ns)
+{
+	if (slot < RR_MAX_SLOTS)
+		__atomic_store_n(&x->skel->data->deadline_ns[slot], ns,
+				 __ATOMIC_RELAXED);
+}
+
 int rr_xdp_set_port(struct rr_xdp *x, uint16_t port,
 		    const struct rr_port_conf *conf)
 {

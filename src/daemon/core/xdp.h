@@ -160,6 +160,9 @@ int rr_xdp_clear_socket(struct rr_xdp *x, uint32_t queue, uint32_t thread,
  * sockets): the two together, by this alone. */
 int rr_xdp_set_port(struct rr_xdp *x, uint16_t port,
 		    const struct rr_port_conf *conf);
+/* Function slot @slot's deadline in ns (0: none), for the program's
+ * deadline_ns (kern/lib/deadline.h). */
+void rr_xdp_set_deadline(struct rr_xdp *x, uint32_t slot, uint64_t ns);
 /* Sets or clears @port's bit in @served, the program's served_ports
  * (the BPF tests write port_map themselves and call this). */
 void rr_xdp_mark_served(volatile __u64 *served, uint16_t port, bool on);

@@ -71,6 +71,14 @@ static void load_busy(struct rr_worker *w, uint64_t now)
 		__atomic_store_n(&w->load->busy_ns, now, __ATOMIC_RELAXED);
 }
 
+/* How far behind the worker is: the queuing delay of its batch's first
+ * request, the oldest (kern/lib/deadline.h). */
+static void load_delay(struct rr_worker *w, uint64_t delay)
+{
+	if (w->load)
+		__atomic_store_n(&w->load->delay_ns, delay, __ATOMIC_RELAXED);
+}
+
 /*
  * At the start of a round, done is set to what the program sent less what
  * the worker's RX rings hold: a frame the kernel dropped after the
@@ -193,7 +201,8 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	struct xsk_tx_metadata *meta;
 	struct rr_keep *keep = NULL;
 	const struct xdp_desc *rxd;
-	uint64_t addr, base, now;
+	uint64_t deadline = (uint64_t)s->svc->deadline_us * 1000;
+	uint64_t addr, base, now, delay;
 	uint8_t *data;
 	bool slip;
 	int ret;
@@ -248,13 +257,25 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 		/* The stamp lies in the frame's headroom, never before its
 		 * chunk: RX data starts 256 bytes in. */
 		slip = false;
+		delay = 0;
 		if (addr - base >= sizeof(struct rr_rx_meta)) {
 			slip = rx_slip(data - sizeof(struct rr_rx_meta));
-			rr_queue_delay(&s->stats->queue_delay,
-				       data - sizeof(struct rr_rx_meta), now);
+			delay = rr_queue_delay(&s->stats->queue_delay,
+					       data - sizeof(struct rr_rx_meta),
+					       now, &s->stats->stamp_skewed);
+			if (!i)
+				load_delay(w, delay);
 		}
 		mark->cur = i;
-		if (slip) {
+		/* Its age when reached: a batch's calls take their time. */
+		if (deadline && delay &&
+		    delay + (i ? rr_now_ns() - now : 0) > deadline) {
+			/* Its client has given up on it: no call, nothing
+			 * cached, counted. */
+			if (keep)
+				keep->len = UINT32_MAX;
+			ret = -RR_DROP_EXPIRED;
+		} else if (slip) {
 			/* Over its rate limit: the slip reply, never the
 			 * function, and nothing cached. */
 			if (keep)

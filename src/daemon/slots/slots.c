@@ -257,8 +257,14 @@ int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 	/* How to pick a worker: by load only where the workers keep it. */
 	conf.flags &= ~(RR_PORT_LOAD | RR_PORT_LEAST_LOADED);
 	memset(conf.group_mask, 0, sizeof(conf.group_mask));
+	/* deadline_us: the value first, then the flag that has it read. */
+	conf.flags &= ~RR_PORT_DEADLINE;
+	rr_xdp_set_deadline(&inv->xdp, (uint32_t)(s - inv->slots),
+			    (uint64_t)s->svc->deadline_us * 1000);
 	if (inv->xdp.load) {
 		conf.flags |= RR_PORT_LOAD;
+		if (s->svc->deadline_us)
+			conf.flags |= RR_PORT_DEADLINE;
 		if (s->svc->steering != RR_STEER_ROUND_ROBIN)
 			conf.flags |= RR_PORT_LEAST_LOADED;
 		for (k = 0; k < RR_XDP_CLASSES; k++)
