@@ -248,7 +248,8 @@ size_t rr_fn_row(const struct rr_invoker *inv, uint32_t q, uint32_t slot)
 
 /* Reads the in-kernel counters of every served (queue, slot) once:
  * out[(q * nslots + slot) * RR_FN_STAT_MAX + stat]; those of a function
- * with nothing in XDP (neither tier nor cache nor rate limit) stay 0. */
+ * with nothing in XDP (neither tier nor cache nor rate limit nor
+ * deadline) stay 0. */
 uint64_t *rr_read_fn_stats(struct rr_invoker *inv)
 {
 	uint64_t *out = calloc((size_t)inv->nqueues * inv->nslots,
@@ -261,7 +262,8 @@ uint64_t *rr_read_fn_stats(struct rr_invoker *inv)
 		for (slot = 0; slot < inv->nslots; slot++)
 			if ((inv->slots[slot].tier_xdp ||
 			     inv->slots[slot].cached ||
-			     inv->slots[slot].svc->rate_limit) &&
+			     inv->slots[slot].svc->rate_limit ||
+			     inv->slots[slot].svc->deadline_us) &&
 			    rr_xdp_read_fn_stats(
 				    &inv->xdp, q, slot,
 				    out + rr_fn_row(inv, q, slot))) {
@@ -431,8 +433,10 @@ static void write_drops(struct rr_invoker *inv, FILE *out, const uint64_t *fs)
 			}
 		}
 	}
+	/* The in-kernel tier's, and the deadline's drops in XDP. */
 	for (slot = 0; fs && slot < inv->nslots; slot++) {
-		if (!inv->slots[slot].tier_xdp)
+		if (!inv->slots[slot].tier_xdp &&
+		    !inv->slots[slot].svc->deadline_us)
 			continue;
 		for (g = group_first(inv, slot, false); group_valid(inv, &g);
 		     group_next(inv, &g)) {
