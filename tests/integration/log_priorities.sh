@@ -6,8 +6,8 @@
 # starts each line with its syslog priority, "<N>", which journald stores
 # (journalctl -p warning). Here stderr is a file and JOURNAL_STREAM is set
 # to that file, as systemd would: a start is a notice, a crash and a
-# quarantine are warnings, lifting it and stopping are notices, a failed
-# start ends with an error saying why. Without JOURNAL_STREAM (a terminal)
+# quarantine are warnings, lifting it, a reload's lines and stopping are
+# notices, a failed start ends with an error saying why, byte for byte. Without JOURNAL_STREAM (a terminal)
 # lines keep the "reqrouter: " prefix and no priority.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
@@ -51,17 +51,26 @@ check "stopping: a notice" prio 5 "signal 15: stopping"
 say "    what journalctl -p warning would show:"
 grep -E '^<[0-4]>' "$RR_ERR" | sed 's/^/      /'
 
-# A start that fails: the reason, then an error that repeats it.
+# A start that fails: the reason, then an error that repeats it, byte
+# for byte; a bad config file or a user that is not there: that error
+# alone. Exactly one "did not start" line each.
 journal nodev
 rr_run nodev -i rr-no-such-if -q 1
 check_eq "no such interface: exit 1" 1 "$RR_RC"
-check "it ends with an error: did not start, and why" \
-	bash -c "tail -n 1 '$RR_ERR' | grep -q '^<3>did not start: .*rr-no-such-if'"
+check_eq "no such interface: the reason, a warning" \
+	"<4>no network interface named 'rr-no-such-if'" \
+	"$(grep -m 1 'rr-no-such-if' "$RR_ERR")"
+check_eq "... and the last line, an error: did not start, and why" \
+	"<3>did not start: no network interface named 'rr-no-such-if'" \
+	"$(tail -n 1 "$RR_ERR")"
+check_eq "... one did not start line" 1 "$(grep -c 'did not start' "$RR_ERR")"
 journal badkey
 printf '[reqrouter]\nno_such_key = 1\n' >"$RR_TMP/bad.conf"
 rr_run badkey -i "$TB_IF_SRV" -c "$RR_TMP/bad.conf"
 check_eq "a bad config: exit 2" 2 "$RR_RC"
-check_eq "... one line, an error" 1 "$(grep -c '^<3>.*no_such_key' "$RR_ERR")"
+check_eq "a bad config: one line, an error: did not start, and why" \
+	"<3>did not start: $RR_TMP/bad.conf:2: unknown key 'no_such_key' in [reqrouter]" \
+	"$(cat "$RR_ERR")"
 
 # A terminal: no priorities.
 unset JOURNAL_STREAM
