@@ -449,18 +449,15 @@ int main(int argc, char **argv)
 		list_functions(&cfg);
 		return 0;
 	}
-	/* A user that does not exist is a mistake to report before any
-	 * set-up, not after. */
-	if (cfg.user[0]) {
-		pw = getpwnam(cfg.user);
-		if (!pw) {
-			snprintf(err, sizeof(err), "--user: no user named '%s'",
-				 cfg.user);
-			return refuse(journal, 2, err);
-		}
-		user = *pw; /* getpwnam()'s storage is reused by later calls */
+	/* Names that are not there are mistakes to report before any
+	 * set-up, not after; --check looks them up the same way. */
+	ret = rr_check_user(&cfg, &user, err, sizeof(err));
+	if (!ret)
+		ret = rr_check_group(&cfg, err, sizeof(err));
+	if (ret)
+		return refuse(journal, ret, err);
+	if (cfg.user[0])
 		pw = &user;
-	}
 	rr_log_set_level(cfg.verbose ? RR_LOG_DEBUG : RR_LOG_INFO);
 	rr_log_route_libraries();
 

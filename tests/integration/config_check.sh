@@ -9,8 +9,12 @@
 # verdict: a dns zone file that is missing and a module's function whose
 # init() refuses its settings exit 1, as a start would (both said when
 # both are wrong); an unknown key, a bad allow-list, an unknown system
-# call name and an unknown --user exit 2, as a start would. Needs no
-# test bed.
+# call name and an unknown --user exit 2, as a start would. --check and a
+# start read the same way and say the same line: no interface given
+# (exit 2), two functions on one port (FILE:LINE), `user =` and
+# `control_group =` naming no user or group (FILE:LINE and the key, not
+# the flag), a -c FILE that is not there (one line naming it, and the
+# verdict names it too). Needs no test bed.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 
@@ -23,13 +27,21 @@ chmod 755 "$T"
 trap 'rm -rf "$T"' EXIT
 IF=rr-nosuch$$
 
-# run NAME ARGS...: reqrouter --check ARGS; stdout, stderr in $T/NAME.*,
-# the exit status in RC.
+# run NAME ARGS...: reqrouter --check -i $IF ARGS; stdout, stderr in
+# $T/NAME.*, the exit status in RC.
 run() {
 	local name=$1
 	shift
-	"$RR" --check "$@" >"$T/$name.out" 2>"$T/$name.err"
+	"$RR" --check -i "$IF" "$@" >"$T/$name.out" 2>"$T/$name.err"
 	RC=$?
+}
+# start NAME ARGS...: reqrouter ARGS, a start that must stop before it
+# touches anything; stderr in $T/NAME.start, the exit status in SRC.
+start() {
+	local name=$1
+	shift
+	timeout -k 2 20 "$RR" "$@" >/dev/null 2>"$T/$name.start"
+	SRC=$?
 }
 
 # conf NAME LINES...: a config file $T/NAME.conf of these lines.
@@ -89,7 +101,7 @@ check "a missing zone file: FILE:LINE of the zone setting" \
 	grep -q "^reqrouter: $T/zone.conf:4: function dns: .*$T/missing.zone" "$T/zone.err"
 check "a missing zone file: the verdict" \
 	grep -q "^reqrouter --check: $T/zone.conf: 1 problem; reqrouter would not start (exit 1)" "$T/zone.out"
-"$CTL" conf-check -c "$T/zone.conf" >/dev/null 2>&1
+"$CTL" conf-check -i "$IF" -c "$T/zone.conf" >/dev/null 2>&1
 check_eq "reqrouterctl conf-check: reqrouter's exit status" 1 $?
 
 conf module '[function upper]' 'shout = yes'
@@ -125,5 +137,63 @@ check "an unknown system call name: FILE:LINE" \
 
 run user --user rr-nosuch-user
 check_eq "an unknown --user: exit 2" 2 "$RC"
-check "an unknown --user: says so" grep -q "no user named 'rr-nosuch-user'" "$T/user.err"
+check_eq "an unknown --user: says so" \
+	"reqrouter: --user: no user named 'rr-nosuch-user'" "$(cat "$T/user.err")"
+
+say "== as a start: the same line, the same exit status"
+# same NAME WHAT: --check's one problem line and exit status are the
+# start's ($T/NAME.err against $T/NAME.start).
+same() {
+	check_eq "$2: --check exits as a start would" "$SRC" "$RC"
+	check_eq "$2: --check says what a start says" \
+		"$(cat "$T/$1.start")" "$(cat "$T/$1.err")"
+}
+"$RR" --check >"$T/noif.out" 2>"$T/noif.err"
+RC=$?
+start noif
+check_eq "no interface given: exit 2" 2 "$RC"
+check_eq "no interface given: one line" \
+	"reqrouter: no interface given: use -i IFACE (see --help)" "$(cat "$T/noif.err")"
+same noif "no interface given"
+
+conf clash '[reqrouter]' 'threads = 1' '[function echo]' 'port = 1232'
+run clash -c "$T/clash.conf"
+start clash -i "$IF" -c "$T/clash.conf"
+check_eq "two functions on one port: exit 2" 2 "$RC"
+check_eq "two functions on one port: FILE:LINE of the port" \
+	"reqrouter: $T/clash.conf:4: functions 'echo' and 'reverse' are both on port 1232" \
+	"$(cat "$T/clash.err")"
+same clash "two functions on one port"
+
+conf ukey '[reqrouter]' 'threads = 1' 'user = rr-nosuch-user'
+run ukey -c "$T/ukey.conf"
+start ukey -i "$IF" -c "$T/ukey.conf"
+check_eq "user = an unknown user: exit 2" 2 "$RC"
+check_eq "user = an unknown user: FILE:LINE and the key, not --user" \
+	"reqrouter: $T/ukey.conf:3: user: no user named 'rr-nosuch-user'" \
+	"$(cat "$T/ukey.err")"
+same ukey "user = an unknown user"
+run uflag -c "$T/ukey.conf" --user rr-other-user
+check_eq "--user over user =: the flag is named" \
+	"reqrouter: --user: no user named 'rr-other-user'" "$(cat "$T/uflag.err")"
+
+conf gkey '[reqrouter]' 'control_group = rr-nosuch-group'
+run gkey -c "$T/gkey.conf"
+start gkey -i "$IF" -c "$T/gkey.conf" --control "$T/g.sock"
+check_eq "control_group = an unknown group: exit 1" 1 "$RC"
+check_eq "control_group = an unknown group: FILE:LINE and the key" \
+	"reqrouter: $T/gkey.conf:2: control_group: no group named 'rr-nosuch-group'" \
+	"$(cat "$T/gkey.err")"
+same gkey "control_group = an unknown group"
+
+run nofile -c "$T/missing.conf"
+start nofile -i "$IF" -c "$T/missing.conf"
+check_eq "a -c FILE that is not there: exit 2" 2 "$RC"
+check_eq "a -c FILE that is not there: one line naming it" \
+	"reqrouter: cannot open config file $T/missing.conf: No such file or directory" \
+	"$(cat "$T/nofile.err")"
+check_eq "... and the verdict names it" \
+	"reqrouter --check: $T/missing.conf: 1 problem; reqrouter would not start (exit 2)" \
+	"$(cat "$T/nofile.out")"
+same nofile "a -c FILE that is not there"
 finish

@@ -71,6 +71,13 @@ check_eq "a bad config: exit 2" 2 "$RR_RC"
 check_eq "a bad config: one line, an error: did not start, and why" \
 	"<3>did not start: $RR_TMP/bad.conf:2: unknown key 'no_such_key' in [reqrouter]" \
 	"$(cat "$RR_ERR")"
+journal nouser
+printf '[reqrouter]\nuser = rr-no-such-user\n' >"$RR_TMP/user.conf"
+rr_run nouser -i "$TB_IF_SRV" -c "$RR_TMP/user.conf"
+check_eq "a user that is not there: exit 2" 2 "$RR_RC"
+check_eq "a user that is not there: one line, an error, FILE:LINE" \
+	"<3>did not start: $RR_TMP/user.conf:2: user: no user named 'rr-no-such-user'" \
+	"$(cat "$RR_ERR")"
 
 # A terminal: no priorities.
 unset JOURNAL_STREAM
