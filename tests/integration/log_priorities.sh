@@ -45,6 +45,11 @@ check "the crash: a warning" prio 4 "function 'faulty' crashed"
 check "the quarantine: a warning" prio 4 "function 'faulty' quarantined"
 check "unquarantine" "$BUILD/reqrouterctl" --control "$SOCK" unquarantine faulty
 check "lifting it: a notice" prio 5 "function 'faulty' serves again"
+printf '[function faulty]\nquarantine_faults = 2\n' >"$RR_TMP/faulty.conf"
+"$BUILD/reqrouterctl" --control "$SOCK" reload >/dev/null
+check_eq "a reload's applied line: a notice" \
+	"<5>reload: [function faulty] quarantine_faults: applied" \
+	"$(grep -F 'quarantine_faults: applied' "$RR_ERR")"
 rr_kill_wait TERM 10
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 check "stopping: a notice" prio 5 "signal 15: stopping"
