@@ -937,9 +937,9 @@ static void summary_user(struct rr_invoker *inv, FILE *out)
 			inv->slots[slot].svc->fn->name, rx[slot], tx[slot],
 			dropped[slot]);
 	}
-	it.col = (size_t)fprintf(out,
-				 "total: %lu requests, %lu replies, %lu dropped",
-				 all_rx, all_tx, all_dropped);
+	it.col = (size_t)fprintf(
+		out, "total: %lu requests, %lu replies, %lu dropped", all_rx,
+		all_tx, all_dropped);
 	if (by_reason[RR_DROP_NO_REPLY])
 		it.col += (size_t)fprintf(
 			out, ", %lu left unanswered by their function",
@@ -960,8 +960,8 @@ void rr_metrics_summary(struct rr_invoker *inv, FILE *out)
 
 	summary_user(inv, out);
 	for (slot = 0; slot < inv->nslots; slot++) {
-		snprintf(head, sizeof(head), "function %s:",
-			 inv->slots[slot].svc->fn->name);
+		snprintf(head, sizeof(head),
+			 "function %s:", inv->slots[slot].svc->fn->name);
 		it.head = head;
 		for (c = 0; c < inv->slots[slot].fn_ctrs.n; c++)
 			item(&it, inv->slots[slot].fn_ctrs.name[c],
