@@ -35,14 +35,6 @@ run() {
 	"$RR" --check -i "$IF" "$@" >"$T/$name.out" 2>"$T/$name.err"
 	RC=$?
 }
-# start NAME ARGS...: reqrouter ARGS, a start that must stop before it
-# touches anything; stderr in $T/NAME.start, the exit status in SRC.
-start() {
-	local name=$1
-	shift
-	timeout -k 2 20 "$RR" "$@" >/dev/null 2>"$T/$name.start"
-	SRC=$?
-}
 
 # conf NAME LINES...: a config file $T/NAME.conf of these lines.
 conf() {
@@ -141,59 +133,46 @@ check_eq "an unknown --user: says so" \
 	"reqrouter: --user: no user named 'rr-nosuch-user'" "$(cat "$T/user.err")"
 
 say "== as a start: the same line, the same exit status"
-# same NAME WHAT: --check's one problem line and exit status are the
-# start's ($T/NAME.err against $T/NAME.start).
-same() {
-	check_eq "$2: --check exits as a start would" "$SRC" "$RC"
-	check_eq "$2: --check says what a start says" \
-		"$(cat "$T/$1.start")" "$(cat "$T/$1.err")"
+# as_start WHAT STATUS LINE ARGS...: reqrouter --check ARGS exits STATUS
+# with LINE alone on stderr, and a start with ARGS says and does the same
+# before it touches anything. Its --check verdict in $T/last.out.
+as_start() {
+	local what=$1 status=$2 line=$3 src
+	shift 3
+	"$RR" --check "$@" >"$T/last.out" 2>"$T/last.err"
+	RC=$?
+	timeout -k 2 20 "$RR" "$@" >/dev/null 2>"$T/last.start"
+	src=$?
+	check_eq "$what: exit $status" "$status" "$RC"
+	check_eq "$what: one line" "$line" "$(cat "$T/last.err")"
+	check_eq "$what: a start exits the same" "$RC" "$src"
+	check_eq "$what: a start says the same" "$line" "$(cat "$T/last.start")"
 }
-"$RR" --check >"$T/noif.out" 2>"$T/noif.err"
-RC=$?
-start noif
-check_eq "no interface given: exit 2" 2 "$RC"
-check_eq "no interface given: one line" \
-	"reqrouter: no interface given: use -i IFACE (see --help)" "$(cat "$T/noif.err")"
-same noif "no interface given"
+as_start "no interface given" 2 \
+	"reqrouter: no interface given: use -i IFACE (see --help)"
 
 conf clash '[reqrouter]' 'threads = 1' '[function echo]' 'port = 1232'
-run clash -c "$T/clash.conf"
-start clash -i "$IF" -c "$T/clash.conf"
-check_eq "two functions on one port: exit 2" 2 "$RC"
-check_eq "two functions on one port: FILE:LINE of the port" \
+as_start "two functions on one port: FILE:LINE of the port" 2 \
 	"reqrouter: $T/clash.conf:4: functions 'echo' and 'reverse' are both on port 1232" \
-	"$(cat "$T/clash.err")"
-same clash "two functions on one port"
+	-i "$IF" -c "$T/clash.conf"
 
 conf ukey '[reqrouter]' 'threads = 1' 'user = rr-nosuch-user'
-run ukey -c "$T/ukey.conf"
-start ukey -i "$IF" -c "$T/ukey.conf"
-check_eq "user = an unknown user: exit 2" 2 "$RC"
-check_eq "user = an unknown user: FILE:LINE and the key, not --user" \
+as_start "user = an unknown user: FILE:LINE and the key, not --user" 2 \
 	"reqrouter: $T/ukey.conf:3: user: no user named 'rr-nosuch-user'" \
-	"$(cat "$T/ukey.err")"
-same ukey "user = an unknown user"
-run uflag -c "$T/ukey.conf" --user rr-other-user
-check_eq "--user over user =: the flag is named" \
-	"reqrouter: --user: no user named 'rr-other-user'" "$(cat "$T/uflag.err")"
+	-i "$IF" -c "$T/ukey.conf"
+as_start "--user over user =: the flag is named" 2 \
+	"reqrouter: --user: no user named 'rr-other-user'" \
+	-i "$IF" -c "$T/ukey.conf" --user rr-other-user
 
 conf gkey '[reqrouter]' 'control_group = rr-nosuch-group'
-run gkey -c "$T/gkey.conf"
-start gkey -i "$IF" -c "$T/gkey.conf" --control "$T/g.sock"
-check_eq "control_group = an unknown group: exit 1" 1 "$RC"
-check_eq "control_group = an unknown group: FILE:LINE and the key" \
+as_start "control_group = an unknown group: FILE:LINE and the key" 1 \
 	"reqrouter: $T/gkey.conf:2: control_group: no group named 'rr-nosuch-group'" \
-	"$(cat "$T/gkey.err")"
-same gkey "control_group = an unknown group"
+	-i "$IF" -c "$T/gkey.conf" --control "$T/g.sock"
 
-run nofile -c "$T/missing.conf"
-start nofile -i "$IF" -c "$T/missing.conf"
-check_eq "a -c FILE that is not there: exit 2" 2 "$RC"
-check_eq "a -c FILE that is not there: one line naming it" \
+as_start "a -c FILE that is not there: one line naming it" 2 \
 	"reqrouter: cannot open config file $T/missing.conf: No such file or directory" \
-	"$(cat "$T/nofile.err")"
+	-i "$IF" -c "$T/missing.conf"
 check_eq "... and the verdict names it" \
 	"reqrouter --check: $T/missing.conf: 1 problem; reqrouter would not start (exit 2)" \
-	"$(cat "$T/nofile.out")"
-same nofile "a -c FILE that is not there"
+	"$(cat "$T/last.out")"
 finish
