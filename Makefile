@@ -424,13 +424,21 @@ $(XDPFN_GEN): $(BUILD)/gen/xdpfn_%.c: | $(BUILD)/gen
 
 man: $(MAN_PAGES)
 
-$(BUILD)/man/%.8: $(BUILD)/% man/%.h2m | $(BUILD)/man
-	$(call msg,MAN,$@)
-	$(Q)help2man -N -s 8 --include man/$*.h2m -o $@ $(abspath $<)
+# A page names where make install puts the docs (@DOCDIR@ in man/*.h2m),
+# so it is made again when DOCDIR changes: the stamp holds the last one.
+$(BUILD)/man/docdir: FORCE | $(BUILD)/man
+	$(Q)echo '$(DOCDIR)' | cmp -s - $@ || echo '$(DOCDIR)' >$@
+FORCE:
 
-$(BUILD)/man/%.1: $(BUILD)/% man/%.h2m | $(BUILD)/man
+$(BUILD)/man/%.8: $(BUILD)/% man/%.h2m $(BUILD)/man/docdir | $(BUILD)/man
 	$(call msg,MAN,$@)
-	$(Q)help2man -N -s 1 --include man/$*.h2m -o $@ $(abspath $<)
+	$(Q)sed 's|@DOCDIR@|$(DOCDIR)|g' man/$*.h2m >$(BUILD)/man/$*.h2m
+	$(Q)help2man -N -s 8 --include $(BUILD)/man/$*.h2m -o $@ $(abspath $<)
+
+$(BUILD)/man/%.1: $(BUILD)/% man/%.h2m $(BUILD)/man/docdir | $(BUILD)/man
+	$(call msg,MAN,$@)
+	$(Q)sed 's|@DOCDIR@|$(DOCDIR)|g' man/$*.h2m >$(BUILD)/man/$*.h2m
+	$(Q)help2man -N -s 1 --include $(BUILD)/man/$*.h2m -o $@ $(abspath $<)
 
 # What it installs, and no more (not the other tools, not the tests'
 # modules): the package builds through here.

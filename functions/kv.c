@@ -394,7 +394,7 @@ static int kv_counter(const struct rr_fn_config *cfg, int *idx,
 	return *idx < 0 ? *idx : 0;
 }
 
-static void kv_free(void *state)
+static void kv_fini(void *state)
 {
 	free(state); /* the shared memory is reqrouter's to unmap */
 }
@@ -445,7 +445,7 @@ static int kv_init(const struct rr_fn_config *cfg, void **state)
 		ret = kv_counter(cfg, &t->deletes, "kv_deletes",
 				 "Keys deleted by DEL requests.");
 	if (ret) {
-		kv_free(t);
+		kv_fini(t);
 		return ret;
 	}
 	*state = t;
@@ -552,5 +552,5 @@ static int kv_handler(const struct rr_request *req, uint8_t *buf, size_t len,
 }
 
 RR_FUNCTION_DEF(kv, 7379, "look a key up in a table (reloaded on SIGHUP)",
-		.handler = kv_handler, .init = kv_init, .fini = kv_free,
+		.handler = kv_handler, .init = kv_init, .fini = kv_fini,
 		.flags = RR_FN_OPT_IN);

@@ -29,7 +29,8 @@
  * A function with settings and state of its own (API version 2) names its
  * lifecycle hooks; every one is optional:
  *
- *	RR_FUNCTION_DEF(kv, 6379, "look keys up in a table",
+ *	RR_FUNCTION_DEF(kv, 7379,
+ *			"look a key up in a table (reloaded on SIGHUP)",
  *			.handler = kv_handler, .init = kv_init,
  *			.fini = kv_fini, .flags = RR_FN_OPT_IN);
  *

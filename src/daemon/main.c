@@ -409,6 +409,21 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 	return 0;
 }
 
+/*
+ * A start refused before set-up (a wrong flag, a bad config file, a user
+ * that does not exist): its reason in one line, and @status. In the
+ * journal that line is the error a failed start ends with, as after
+ * set-up (main()): "did not start: REASON".
+ */
+static int refuse(bool journal, int status, const char *why)
+{
+	if (journal)
+		pr_err("did not start: %s\n", why);
+	else
+		pr_err("%s\n", why);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	static struct rr_invoker inv;
@@ -426,27 +441,23 @@ int main(int argc, char **argv)
 	if (rr_check_asked(argc, argv))
 		return rr_check_main(argc, argv);
 	ret = rr_options_parse(argc, argv, &cfg, err, sizeof(err));
-	if (ret < 0) {
-		pr_err("%s\n", err);
-		return 2;
-	}
+	if (ret < 0)
+		return refuse(journal, 2, err);
 	if (ret == RR_OPTS_EXIT)
 		return 0;
 	if (cfg.list) {
 		list_functions(&cfg);
 		return 0;
 	}
-	/* A user that does not exist is a mistake to report before any
-	 * set-up, not after. */
-	if (cfg.user[0]) {
-		pw = getpwnam(cfg.user);
-		if (!pw) {
-			pr_err("--user: no user named '%s'\n", cfg.user);
-			return 2;
-		}
-		user = *pw; /* getpwnam()'s storage is reused by later calls */
+	/* Names that are not there are mistakes to report before any
+	 * set-up, not after; --check looks them up the same way. */
+	ret = rr_check_user(&cfg, &user, err, sizeof(err));
+	if (!ret)
+		ret = rr_check_group(&cfg, err, sizeof(err));
+	if (ret)
+		return refuse(journal, ret, err);
+	if (cfg.user[0])
 		pw = &user;
-	}
 	rr_log_set_level(cfg.verbose ? RR_LOG_DEBUG : RR_LOG_INFO);
 	rr_log_route_libraries();
 

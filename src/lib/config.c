@@ -211,6 +211,7 @@ static int main_key(struct ini_ctx *c, const char *key, const char *val,
 	if (!s)
 		return rr_errf(err, errlen, "unknown key '%s' in [reqrouter]",
 			       key);
+	c->cfg->key_line[s - rr_settings] = c->line;
 	return rr_setting_set(s, c->cfg, val, false, err, errlen);
 }
 
@@ -226,6 +227,7 @@ static int function_key(struct ini_ctx *c, const char *name, const char *key,
 	svc->configured = true;
 	s = rr_fn_setting_by_key(key);
 	if (s) {
+		svc->key_line[s - rr_fn_settings] = c->line;
 		if (rr_setting_set(s, svc, val, false, err, errlen))
 			return -EINVAL;
 		if (svc->cache && !(svc->fn->flags & RR_FN_PURE))
@@ -330,6 +332,10 @@ int rr_config_load(struct rr_config *cfg, const char *path, char *err,
 	int line, ret;
 	FILE *f;
 
+	/* Named as given even if it cannot be read: --check's verdict. */
+	if (path != cfg->config_file)
+		snprintf(cfg->config_file, sizeof(cfg->config_file), "%s",
+			 path);
 	f = fopen(path, "r");
 	if (!f) {
 		snprintf(err, errlen, "cannot open config file %s: %s", path,
@@ -346,9 +352,6 @@ int rr_config_load(struct rr_config *cfg, const char *path, char *err,
 		fclose(f);
 		return ret;
 	}
-	if (path != cfg->config_file)
-		snprintf(cfg->config_file, sizeof(cfg->config_file), "%s",
-			 path);
 	/* The settings point at the path: use the copy that lives on. */
 	c.path = cfg->config_file;
 	c.f = f;
@@ -362,6 +365,35 @@ int rr_config_load(struct rr_config *cfg, const char *path, char *err,
 		return rr_errf(err, errlen, "%s:%d: %s", path, line, msg);
 	}
 	return 0;
+}
+
+void rr_config_where(const struct rr_config *cfg, const char *key, char *buf,
+		     size_t len)
+{
+	const struct rr_setting *s = rr_setting_by_key(key);
+	unsigned int line = s ? cfg->key_line[s - rr_settings] : 0;
+
+	if (line)
+		snprintf(buf, len, "%s:%u: %s", cfg->config_file, line, key);
+	else
+		snprintf(buf, len, "--%s", s && s->flag ? s->flag : key);
+}
+
+/* Two functions on one port: said at the line that put the later there. */
+static int port_clash(const struct rr_config *cfg, const struct rr_service *a,
+		      const struct rr_service *b, char *err, size_t errlen)
+{
+	size_t row = (size_t)(rr_fn_setting_by_key("port") - rr_fn_settings);
+	unsigned int la = a->key_line[row], lb = b->key_line[row];
+
+	if (!la && !lb)
+		return rr_errf(err, errlen,
+			       "functions '%s' and '%s' are both on port %u",
+			       a->fn->name, b->fn->name, b->port);
+	return rr_errf(err, errlen,
+		       "%s:%u: functions '%s' and '%s' are both on port %u",
+		       cfg->config_file, la > lb ? la : lb, a->fn->name,
+		       b->fn->name, b->port);
 }
 
 int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen)
@@ -417,11 +449,8 @@ int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen)
 		for (j = 0; j < i; j++) {
 			if (cfg->services[j].enabled &&
 			    cfg->services[j].port == svc->port)
-				return rr_errf(
-					err, errlen,
-					"functions '%s' and '%s' are both on port %u",
-					cfg->services[j].fn->name,
-					svc->fn->name, svc->port);
+				return port_clash(cfg, &cfg->services[j], svc,
+						  err, errlen);
 		}
 		for (j = 0; j < svc->nallow; j++) {
 			if (svc->allow[j].family == AF_INET)

@@ -49,6 +49,10 @@ enum rr_scatter {
 #define RR_MAX_AMPLIFICATION 1000
 #define RR_MAX_ALLOW_PER_FN 64
 #define RR_MAX_FN_SETTINGS 64
+/* Rows the settings tables may have, [reqrouter]'s and a function's
+ * (settings.c asserts it): a line number each, key_line[]. */
+#define RR_SETTING_ROWS 64
+#define RR_FN_SETTING_ROWS 48
 
 /* Where a function's requests are answered. */
 enum rr_tier {
@@ -252,6 +256,9 @@ struct rr_service {
 	 * init() (API 2); strings owned here, see rr_config_free(). */
 	struct rr_fn_setting settings[RR_MAX_FN_SETTINGS];
 	uint32_t nsettings;
+	/* By row of rr_fn_settings[]: the config file's line that gave
+	 * the value, 0 if none did (a message's FILE:LINE). */
+	unsigned int key_line[RR_FN_SETTING_ROWS];
 };
 
 /* Where the control sockets and the XDP program records live. */
@@ -327,6 +334,9 @@ struct rr_config {
 	/* [group NAME] sections, in file order: their numbers. */
 	struct rr_sg_group groups[RR_SG_MAX_GROUPS];
 	uint32_t ngroups;
+	/* By row of rr_settings[]: the config file's line that gave the
+	 * value, 0 if none did or a flag overrode it (rr_config_where()). */
+	unsigned int key_line[RR_SETTING_ROWS];
 };
 
 /* Defaults, and one service per registered function on its own port. */
@@ -368,6 +378,14 @@ struct rr_service *rr_config_service_of(const struct rr_config *cfg,
 /* The service of the function called @name in @cfg, or NULL. */
 struct rr_service *rr_config_service_named(const struct rr_config *cfg,
 					   const char *name);
+
+/*
+ * How a message names [reqrouter] key @key as the config has it: "FILE:LINE:
+ * key" where a line of the config file gave its value, else its flag
+ * ("--user"), into @buf.
+ */
+void rr_config_where(const struct rr_config *cfg, const char *key, char *buf,
+		     size_t len);
 
 /*
  * Applies -p and checks the result: services exist, fit RR_MAX_SLOTS, no

@@ -49,23 +49,44 @@ const char *rr_log_last_problem(void)
 	return last_problem;
 }
 
+/*
+ * The line is made whole before it is written: one write, so that lines
+ * of several threads never mix, and made before last_problem changes, so
+ * that a line which quotes the last problem (main.c's "did not start: ")
+ * reads it as it was. A line longer than the buffer is written as it
+ * comes.
+ */
 static void vlog(enum rr_log_level level, const char *fmt, va_list ap)
 {
+	char line[1024];
+	size_t at;
 	va_list copy;
+	int n;
 
 	if (level > log_level)
 		return;
-	if (level <= RR_LOG_WARN) {
-		va_copy(copy, ap);
-		vsnprintf(last_problem, sizeof(last_problem), fmt, copy);
-		va_end(copy);
-		last_problem[strcspn(last_problem, "\n")] = '\0';
-	}
 	if (log_journal)
-		fprintf(stderr, "<%d>", level);
+		at = (size_t)snprintf(line, sizeof(line), "<%d>", level);
 	else
-		fprintf(stderr, "%s: ", log_prog);
-	vfprintf(stderr, fmt, ap);
+		at = (size_t)snprintf(line, sizeof(line), "%s: ", log_prog);
+	if (at >= sizeof(line))
+		at = 0;
+	va_copy(copy, ap);
+	n = vsnprintf(line + at, sizeof(line) - at, fmt, copy);
+	va_end(copy);
+	if (n >= 0 && (size_t)n < sizeof(line) - at) {
+		fputs(line, stderr);
+	} else {
+		fwrite(line, 1, at, stderr);
+		vfprintf(stderr, fmt, ap);
+	}
+	if (level <= RR_LOG_WARN) {
+		n = (int)strcspn(line + at, "\n");
+		if ((size_t)n >= sizeof(last_problem))
+			n = sizeof(last_problem) - 1;
+		memcpy(last_problem, line + at, (size_t)n);
+		last_problem[n] = '\0';
+	}
 }
 
 void rr_log(enum rr_log_level level, const char *fmt, ...)

@@ -324,6 +324,8 @@ const struct rr_setting rr_settings[] = {
 };
 
 const size_t rr_nsettings = ARRAY_SIZE(rr_settings);
+_Static_assert(ARRAY_SIZE(rr_settings) <= RR_SETTING_ROWS,
+	       "struct rr_config's key_line[] has a line per row");
 
 _Static_assert(sizeof(enum rr_steering) == sizeof(int), "enum size");
 
@@ -628,6 +630,8 @@ const struct rr_setting rr_fn_settings[] = {
 /* clang-format on */
 
 const size_t rr_fn_nsettings = ARRAY_SIZE(rr_fn_settings);
+_Static_assert(ARRAY_SIZE(rr_fn_settings) <= RR_FN_SETTING_ROWS,
+	       "struct rr_service's key_line[] has a line per row");
 
 /* A string field: replaced, or for an append row added to what the lines
  * before gave. */

@@ -9,8 +9,12 @@
 # verdict: a dns zone file that is missing and a module's function whose
 # init() refuses its settings exit 1, as a start would (both said when
 # both are wrong); an unknown key, a bad allow-list, an unknown system
-# call name and an unknown --user exit 2, as a start would. Needs no
-# test bed.
+# call name and an unknown --user exit 2, as a start would. --check and a
+# start read the same way and say the same line: no interface given
+# (exit 2), two functions on one port (FILE:LINE), `user =` and
+# `control_group =` naming no user or group (FILE:LINE and the key, not
+# the flag), a -c FILE that is not there (one line naming it, and the
+# verdict names it too). Needs no test bed.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 
@@ -23,12 +27,12 @@ chmod 755 "$T"
 trap 'rm -rf "$T"' EXIT
 IF=rr-nosuch$$
 
-# run NAME ARGS...: reqrouter --check ARGS; stdout, stderr in $T/NAME.*,
-# the exit status in RC.
+# run NAME ARGS...: reqrouter --check -i $IF ARGS; stdout, stderr in
+# $T/NAME.*, the exit status in RC.
 run() {
 	local name=$1
 	shift
-	"$RR" --check "$@" >"$T/$name.out" 2>"$T/$name.err"
+	"$RR" --check -i "$IF" "$@" >"$T/$name.out" 2>"$T/$name.err"
 	RC=$?
 }
 
@@ -89,7 +93,7 @@ check "a missing zone file: FILE:LINE of the zone setting" \
 	grep -q "^reqrouter: $T/zone.conf:4: function dns: .*$T/missing.zone" "$T/zone.err"
 check "a missing zone file: the verdict" \
 	grep -q "^reqrouter --check: $T/zone.conf: 1 problem; reqrouter would not start (exit 1)" "$T/zone.out"
-"$CTL" conf-check -c "$T/zone.conf" >/dev/null 2>&1
+"$CTL" conf-check -i "$IF" -c "$T/zone.conf" >/dev/null 2>&1
 check_eq "reqrouterctl conf-check: reqrouter's exit status" 1 $?
 
 conf module '[function upper]' 'shout = yes'
@@ -125,5 +129,50 @@ check "an unknown system call name: FILE:LINE" \
 
 run user --user rr-nosuch-user
 check_eq "an unknown --user: exit 2" 2 "$RC"
-check "an unknown --user: says so" grep -q "no user named 'rr-nosuch-user'" "$T/user.err"
+check_eq "an unknown --user: says so" \
+	"reqrouter: --user: no user named 'rr-nosuch-user'" "$(cat "$T/user.err")"
+
+say "== as a start: the same line, the same exit status"
+# as_start WHAT STATUS LINE ARGS...: reqrouter --check ARGS exits STATUS
+# with LINE alone on stderr, and a start with ARGS says and does the same
+# before it touches anything. Its --check verdict in $T/last.out.
+as_start() {
+	local what=$1 status=$2 line=$3 src
+	shift 3
+	"$RR" --check "$@" >"$T/last.out" 2>"$T/last.err"
+	RC=$?
+	timeout -k 2 20 "$RR" "$@" >/dev/null 2>"$T/last.start"
+	src=$?
+	check_eq "$what: exit $status" "$status" "$RC"
+	check_eq "$what: one line" "$line" "$(cat "$T/last.err")"
+	check_eq "$what: a start exits the same" "$RC" "$src"
+	check_eq "$what: a start says the same" "$line" "$(cat "$T/last.start")"
+}
+as_start "no interface given" 2 \
+	"reqrouter: no interface given: use -i IFACE (see --help)"
+
+conf clash '[reqrouter]' 'threads = 1' '[function echo]' 'port = 1232'
+as_start "two functions on one port: FILE:LINE of the port" 2 \
+	"reqrouter: $T/clash.conf:4: functions 'echo' and 'reverse' are both on port 1232" \
+	-i "$IF" -c "$T/clash.conf"
+
+conf ukey '[reqrouter]' 'threads = 1' 'user = rr-nosuch-user'
+as_start "user = an unknown user: FILE:LINE and the key, not --user" 2 \
+	"reqrouter: $T/ukey.conf:3: user: no user named 'rr-nosuch-user'" \
+	-i "$IF" -c "$T/ukey.conf"
+as_start "--user over user =: the flag is named" 2 \
+	"reqrouter: --user: no user named 'rr-other-user'" \
+	-i "$IF" -c "$T/ukey.conf" --user rr-other-user
+
+conf gkey '[reqrouter]' 'control_group = rr-nosuch-group'
+as_start "control_group = an unknown group: FILE:LINE and the key" 1 \
+	"reqrouter: $T/gkey.conf:2: control_group: no group named 'rr-nosuch-group'" \
+	-i "$IF" -c "$T/gkey.conf" --control "$T/g.sock"
+
+as_start "a -c FILE that is not there: one line naming it" 2 \
+	"reqrouter: cannot open config file $T/missing.conf: No such file or directory" \
+	-i "$IF" -c "$T/missing.conf"
+check_eq "... and the verdict names it" \
+	"reqrouter --check: $T/missing.conf: 1 problem; reqrouter would not start (exit 2)" \
+	"$(cat "$T/last.out")"
 finish

@@ -6,8 +6,8 @@
 # starts each line with its syslog priority, "<N>", which journald stores
 # (journalctl -p warning). Here stderr is a file and JOURNAL_STREAM is set
 # to that file, as systemd would: a start is a notice, a crash and a
-# quarantine are warnings, lifting it and stopping are notices, a failed
-# start ends with an error saying why. Without JOURNAL_STREAM (a terminal)
+# quarantine are warnings, lifting it, a reload's lines and stopping are
+# notices, a failed start ends with an error saying why, byte for byte. Without JOURNAL_STREAM (a terminal)
 # lines keep the "reqrouter: " prefix and no priority.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
@@ -45,23 +45,44 @@ check "the crash: a warning" prio 4 "function 'faulty' crashed"
 check "the quarantine: a warning" prio 4 "function 'faulty' quarantined"
 check "unquarantine" "$BUILD/reqrouterctl" --control "$SOCK" unquarantine faulty
 check "lifting it: a notice" prio 5 "function 'faulty' serves again"
+printf '[function faulty]\nquarantine_faults = 2\n' >"$RR_TMP/faulty.conf"
+"$BUILD/reqrouterctl" --control "$SOCK" reload >/dev/null
+check_eq "a reload's applied line: a notice" \
+	"<5>reload: [function faulty] quarantine_faults: applied" \
+	"$(grep -F 'quarantine_faults: applied' "$RR_ERR")"
 rr_kill_wait TERM 10
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 check "stopping: a notice" prio 5 "signal 15: stopping"
 say "    what journalctl -p warning would show:"
 grep -E '^<[0-4]>' "$RR_ERR" | sed 's/^/      /'
 
-# A start that fails: the reason, then an error that repeats it.
+# A start that fails: the reason, then an error that repeats it, byte
+# for byte; a bad config file or a user that is not there: that error
+# alone. Exactly one "did not start" line each.
 journal nodev
 rr_run nodev -i rr-no-such-if -q 1
 check_eq "no such interface: exit 1" 1 "$RR_RC"
-check "it ends with an error: did not start, and why" \
-	bash -c "tail -n 1 '$RR_ERR' | grep -q '^<3>did not start: .*rr-no-such-if'"
+check_eq "no such interface: the reason, a warning" \
+	"<4>no network interface named 'rr-no-such-if'" \
+	"$(grep -m 1 'rr-no-such-if' "$RR_ERR")"
+check_eq "... and the last line, an error: did not start, and why" \
+	"<3>did not start: no network interface named 'rr-no-such-if'" \
+	"$(tail -n 1 "$RR_ERR")"
+check_eq "... one did not start line" 1 "$(grep -c 'did not start' "$RR_ERR")"
 journal badkey
 printf '[reqrouter]\nno_such_key = 1\n' >"$RR_TMP/bad.conf"
 rr_run badkey -i "$TB_IF_SRV" -c "$RR_TMP/bad.conf"
 check_eq "a bad config: exit 2" 2 "$RR_RC"
-check_eq "... one line, an error" 1 "$(grep -c '^<3>.*no_such_key' "$RR_ERR")"
+check_eq "a bad config: one line, an error: did not start, and why" \
+	"<3>did not start: $RR_TMP/bad.conf:2: unknown key 'no_such_key' in [reqrouter]" \
+	"$(cat "$RR_ERR")"
+journal nouser
+printf '[reqrouter]\nuser = rr-no-such-user\n' >"$RR_TMP/user.conf"
+rr_run nouser -i "$TB_IF_SRV" -c "$RR_TMP/user.conf"
+check_eq "a user that is not there: exit 2" 2 "$RR_RC"
+check_eq "a user that is not there: one line, an error, FILE:LINE" \
+	"<3>did not start: $RR_TMP/user.conf:2: user: no user named 'rr-no-such-user'" \
+	"$(cat "$RR_ERR")"
 
 # A terminal: no priorities.
 unset JOURNAL_STREAM

@@ -4,7 +4,11 @@
 # The man pages (make man: help2man over each program's --help, which the
 # option tables make) document every option the program has, under the
 # program's current version, so the two can never drift apart: an option
-# added to a table but not to a page rebuilt from it fails here.
+# added to a table but not to a page rebuilt from it fails here. The NAME
+# line says what the program does: reqrouterctl's that it controls the
+# instance, as most of its commands do. reqrouter(8) points to the
+# installed docs (DOCDIR, as make install puts them), not to a source
+# tree a reader of the installed page does not have.
 cd "$(dirname "$0")/../.." || exit 1
 source tools/lib/checks.sh
 BUILD=${BUILD:-build}
@@ -25,6 +29,18 @@ for page in reqrouter.8 reqrouterctl.8 rrload.1; do
 	check "$page: its title line names $name $version" \
 		grep -q "^\.TH ${name^^} \"${page#*.}\" .*\"$name $version\"" <<<"$text"
 	check "$page: has a NAME line for $name" grep -q "^$name - " <<<"$text"
+	case $name in
+	reqrouterctl)
+		grep -q '^Commands that change the instance' <("$bin" --help) &&
+			check "$page: its NAME says it controls, as its commands that change the instance do" \
+				grep -q "^$name - .*control" <<<"$text"
+		;;
+	reqrouter)
+		check "$page: points to the installed docs" \
+			grep -q '/share/doc/reqrouter/docs/CONFIGURATION\.md' <<<"$text"
+		check_eq "$page: not to the source" "" "$(grep -i 'in the source' <<<"$text")"
+		;;
+	esac
 	opts=$("$bin" --help | grep -E '^ +-' | grep -oE -- '(^| )--?[A-Za-z][A-Za-z0-9-]*' |
 		tr -d ' ' | sort -u)
 	n=0

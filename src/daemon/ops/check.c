@@ -3,7 +3,10 @@
  * reqrouter --check (as nginx -t, knotc conf-check): everything start-up
  * does before it touches the interface, and nothing after. The command
  * line and the config file go through the settings table as for a start
- * (options.c, with --functions-dir's modules loaded); every function that
+ * (options.c, with --functions-dir's modules loaded; an interface must be
+ * named), and the names are looked up by the start's own functions
+ * (rr_check_user(), rr_check_group()), so that both say the same line
+ * and exit with the same status; every function that
  * would be served gets its init() with its settings and one
  * init_worker(), then fini() (dns loads its zones, kv its table); the
  * cells' system call filter is built; --user, --control-group and --cpus
@@ -111,15 +114,50 @@ static void check_cpus(struct check *c, const struct rr_config *cfg)
 			bad, CPU_COUNT(&set));
 }
 
-/* What start-up looks up by name before set-up (main.c, control.c). */
+int rr_check_user(const struct rr_config *cfg, struct passwd *pw, char *err,
+		  size_t errlen)
+{
+	const struct passwd *found;
+	char where[PATH_MAX + 32];
+
+	if (!cfg->user[0])
+		return 0;
+	found = getpwnam(cfg->user);
+	if (found) {
+		*pw = *found; /* getpwnam()'s storage is reused by later calls */
+		return 0;
+	}
+	rr_config_where(cfg, "user", where, sizeof(where));
+	rr_errf(err, errlen, "%s: no user named '%s'", where, cfg->user);
+	return 2;
+}
+
+int rr_check_group(const struct rr_config *cfg, char *err, size_t errlen)
+{
+	char where[PATH_MAX + 32];
+
+	if (!cfg->control_group[0] || !strcmp(cfg->control, "none") ||
+	    getgrnam(cfg->control_group))
+		return 0;
+	rr_config_where(cfg, "control_group", where, sizeof(where));
+	rr_errf(err, errlen, "%s: no group named '%s'", where,
+		cfg->control_group);
+	return 1;
+}
+
+/* What a start looks up by name before set-up (main.c). */
 static void check_names(struct check *c, const struct rr_config *cfg)
 {
-	if (cfg->user[0] && !getpwnam(cfg->user))
-		problem(c, 2, "--user: no user named '%s'", cfg->user);
-	if (cfg->control_group[0] && strcmp(cfg->control, "none") &&
-	    !getgrnam(cfg->control_group))
-		problem(c, 1, "--control-group: no group named '%s'",
-			cfg->control_group);
+	char err[RR_ERRLEN];
+	struct passwd pw;
+	int status;
+
+	status = rr_check_user(cfg, &pw, err, sizeof(err));
+	if (status)
+		problem(c, status, "%s", err);
+	status = rr_check_group(cfg, err, sizeof(err));
+	if (status)
+		problem(c, status, "%s", err);
 }
 
 /*
@@ -200,24 +238,12 @@ int rr_check_main(int argc, char **argv)
 	static struct rr_config cfg;
 	struct check c = { 0 };
 	char err[RR_ERRLEN], served[4096] = "";
-	char **args;
-	int i, ret;
+	int ret;
 
 	/* Only problems, unless -v: the functions' own notes then too. */
 	rr_log_set_level(RR_LOG_WARN);
-	/* The options ask for an interface unless --list: a check needs
-	 * none (it is left alone if given). First, before any "--". */
-	args = calloc((size_t)argc + 2, sizeof(*args));
-	if (!args) {
-		fprintf(stderr, "reqrouter: out of memory\n");
-		return 1;
-	}
-	args[0] = argv[0];
-	args[1] = "--list";
-	for (i = 1; i < argc; i++)
-		args[i + 1] = argv[i];
-	ret = rr_options_parse(argc + 1, args, &cfg, err, sizeof(err));
-	free(args);
+	/* As a start reads them: no interface is a wrong command line. */
+	ret = rr_options_parse(argc, argv, &cfg, err, sizeof(err));
 	if (ret == RR_OPTS_EXIT)
 		return 0;
 	if (ret < 0) {

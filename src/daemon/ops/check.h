@@ -6,14 +6,27 @@
 #ifndef RR_CHECK_H
 #define RR_CHECK_H
 
+#include <pwd.h>
 #include <stdbool.h>
 #include <stddef.h>
 
+struct rr_config;
 struct rr_service;
 
 /* Whether the command line asks for --check (or a prefix of it that
  * getopt would take for it). */
 bool rr_check_asked(int argc, char **argv);
+
+/*
+ * What a start looks up by name before set-up, and --check with it: the
+ * user to run as (into @pw; 2 if there is none of that name, a start's
+ * status for a bad setting) and the control socket's group (1, as for
+ * what only set-up finds). 0, or that status with one line in @err that
+ * names the setting as it was given ("FILE:LINE: user" or "--user").
+ */
+int rr_check_user(const struct rr_config *cfg, struct passwd *pw, char *err,
+		  size_t errlen);
+int rr_check_group(const struct rr_config *cfg, char *err, size_t errlen);
 
 /*
  * Checks what the command line and its config file ask for, prints one

@@ -9,7 +9,8 @@
  * a scrape with a family twice): a function's own counters are one family
  * with the counter's name a label, whatever the names. The per-socket
  * counters are summed over groups of sockets first, as metrics_detail
- * says (struct group); the exit summary keeps a line per socket.
+ * says (struct group); the exit summary has a line per function that
+ * was called, and leaves out every counter that stayed 0.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -60,7 +61,7 @@ static void xsk_stats(int fd, uint64_t out[N_XSK_STATS])
 	out[5] = st.tx_ring_empty_descs;
 }
 
-/* Every socket, with its queue, thread and slot (the exit summary's). */
+/* Every socket, with its queue, thread and slot. */
 #define for_each_sock(inv, s, q, t, slot)                                   \
 	for (q = 0; q < (inv)->nqueues; q++)                                \
 		for (t = 0; t < (inv)->threads_made; t++)                   \
@@ -824,7 +825,46 @@ int rr_metrics_write_file(struct rr_invoker *inv, const char *path)
 	return ret;
 }
 
-/* One line per function served (at least partly) inside XDP. */
+/*
+ * The exit summary goes to the journal: it says what moved and nothing
+ * else (a row or a counter that stayed 0 is left out), in lines no
+ * longer than SUMMARY_WIDTH. A list of NAME=VALUE items that would pass
+ * it goes on in a line of its own that starts as the first did.
+ */
+#define SUMMARY_WIDTH 160
+
+struct items {
+	FILE *out;
+	const char *head; /* what a line of items starts with */
+	size_t col;	  /* 0: no line begun */
+};
+
+static void item(struct items *it, const char *name, uint64_t v)
+{
+	char text[128];
+	size_t n;
+
+	if (!v)
+		return;
+	n = (size_t)snprintf(text, sizeof(text), " %s=%lu", name, v);
+	if (it->col && it->col + n > SUMMARY_WIDTH) {
+		fputc('\n', it->out);
+		it->col = 0;
+	}
+	if (!it->col)
+		it->col = (size_t)fprintf(it->out, "%s", it->head);
+	it->col += (size_t)fprintf(it->out, "%s", text);
+}
+
+static void items_end(struct items *it)
+{
+	if (it->col)
+		fputc('\n', it->out);
+	it->col = 0;
+}
+
+/* One line per function served (at least partly) inside XDP that
+ * counted something there. */
 static void summary_in_kernel(struct rr_invoker *inv, FILE *out)
 {
 	uint64_t *fs = rr_read_fn_stats(inv), sum[RR_FN_STAT_MAX], drops;
@@ -842,7 +882,8 @@ static void summary_in_kernel(struct rr_invoker *inv, FILE *out)
 		drops = 0;
 		for (i = 1; i < RR_DROP_MAX; i++)
 			drops += sum[RR_FN_XDP_DROP + i];
-		if (s->tier_xdp) {
+		if (s->tier_xdp && (sum[RR_FN_XDP_RX] || sum[RR_FN_XDP_TX] ||
+				    sum[RR_FN_XDP_PUNT] || drops)) {
 			fprintf(out,
 				"in XDP: %s: %lu requests, %lu replies, %lu punted to user space, %lu dropped",
 				s->svc->fn->name, sum[RR_FN_XDP_RX],
@@ -851,11 +892,13 @@ static void summary_in_kernel(struct rr_invoker *inv, FILE *out)
 				fprintf(out, ", %lu of them on xdp_spread CPUs",
 					sum[RR_FN_XDP_SPREAD]);
 			fprintf(out, "\n");
-		} else if (s->cached)
+		} else if (!s->tier_xdp && s->cached &&
+			   (sum[RR_FN_CACHE_HIT] || sum[RR_FN_CACHE_MISS]))
 			fprintf(out, "reply cache: %s: %lu hits, %lu misses\n",
 				s->svc->fn->name, sum[RR_FN_CACHE_HIT],
 				sum[RR_FN_CACHE_MISS]);
-		if (s->svc->rate_limit)
+		if (s->svc->rate_limit &&
+		    (sum[RR_FN_RL_LIMITED] || sum[RR_FN_RL_SLIPPED]))
 			fprintf(out,
 				"rate limit: %s: %u replies/s per prefix, %lu limited (dropped), %lu slipped\n",
 				s->svc->fn->name, s->svc->rate_limit,
@@ -864,53 +907,73 @@ static void summary_in_kernel(struct rr_invoker *inv, FILE *out)
 	free(fs);
 }
 
+/* The user tier: a row per function that was sent anything, the totals
+ * with the drops by reason. */
+static void summary_user(struct rr_invoker *inv, FILE *out)
+{
+	uint64_t rx[RR_MAX_SLOTS] = { 0 }, tx[RR_MAX_SLOTS] = { 0 },
+		 dropped[RR_MAX_SLOTS] = { 0 }, by_reason[RR_DROP_MAX] = { 0 };
+	uint64_t all_rx = 0, all_tx = 0, all_dropped = 0, v;
+	struct items it = { out, "dropped:", 0 };
+	bool header = false;
+	uint32_t q, t, slot, d;
+	struct rr_sock *s;
+
+	for_each_sock (inv, s, q, t, slot) {
+		rx[slot] += rr_stat_read(&s->stats->rx);
+		tx[slot] += rr_stat_read(&s->stats->tx);
+		for (d = 1; d < RR_DROP_MAX; d++) {
+			v = rr_stat_read(&s->stats->drops[d]);
+			by_reason[d] += v;
+			if (d != RR_DROP_NO_REPLY)
+				dropped[slot] += v;
+		}
+	}
+	for (slot = 0; slot < inv->nslots; slot++) {
+		all_rx += rx[slot];
+		all_tx += tx[slot];
+		all_dropped += dropped[slot];
+		if (!rx[slot] && !tx[slot] && !dropped[slot])
+			continue;
+		if (!header)
+			fprintf(out, "%-8s %-16s %12s %12s %10s\n", "port",
+				"function", "rx", "tx", "dropped");
+		header = true;
+		fprintf(out, "%-8u %-16s %12lu %12lu %10lu\n",
+			inv->slots[slot].svc->port,
+			inv->slots[slot].svc->fn->name, rx[slot], tx[slot],
+			dropped[slot]);
+	}
+	it.col = (size_t)fprintf(
+		out, "total: %lu requests, %lu replies, %lu dropped", all_rx,
+		all_tx, all_dropped);
+	if (by_reason[RR_DROP_NO_REPLY])
+		it.col += (size_t)fprintf(
+			out, ", %lu left unanswered by their function",
+			by_reason[RR_DROP_NO_REPLY]);
+	for (d = 1; d < RR_DROP_MAX; d++)
+		if (d != RR_DROP_NO_REPLY)
+			item(&it, rr_drop_label(d), by_reason[d]);
+	items_end(&it);
+}
+
 void rr_metrics_summary(struct rr_invoker *inv, FILE *out)
 {
 	uint64_t xdp[RR_STATS_SIZE];
 	uint32_t rows = rr_xdp_stat_rows(inv->nrxqueues);
-	uint64_t rx = 0, tx = 0, drops, all_drops = 0, silent = 0;
-	uint32_t q, t, slot, d, i, c;
-	struct rr_sock *s;
+	struct items it = { out, NULL, 0 };
+	char head[96], name[64];
+	uint32_t q, slot, i, c;
 
-	fprintf(out, "%-8s %-12s %5s %6s %12s %12s %10s\n", "port", "function",
-		"queue", "thread", "rx", "tx", "dropped");
-	for_each_sock (inv, s, q, t, slot) {
-		drops = 0;
-		for (d = 1; d < RR_DROP_MAX; d++)
-			if (d != RR_DROP_NO_REPLY)
-				drops += rr_stat_read(&s->stats->drops[d]);
-		silent += rr_stat_read(&s->stats->drops[RR_DROP_NO_REPLY]);
-		fprintf(out, "%-8u %-12s %5u %6u %12lu %12lu %10lu\n",
-			s->svc->port, s->svc->fn->name, q, t,
-			rr_stat_read(&s->stats->rx),
-			rr_stat_read(&s->stats->tx), drops);
-		rx += rr_stat_read(&s->stats->rx);
-		tx += rr_stat_read(&s->stats->tx);
-		all_drops += drops;
-	}
-	fprintf(out, "total: %lu requests, %lu replies, %lu dropped", rx, tx,
-		all_drops);
-	if (silent)
-		fprintf(out, ", %lu left unanswered by their function", silent);
-	for (d = 1; d < RR_DROP_MAX; d++) {
-		if (d == RR_DROP_NO_REPLY)
-			continue;
-		drops = 0;
-		for_each_sock (inv, s, q, t, slot)
-			drops += rr_stat_read(&s->stats->drops[d]);
-		if (drops)
-			fprintf(out, " %s=%lu", rr_drop_label(d), drops);
-	}
-	fputc('\n', out);
+	summary_user(inv, out);
 	for (slot = 0; slot < inv->nslots; slot++) {
-		if (!inv->slots[slot].fn_ctrs.n)
-			continue;
-		fprintf(out, "function %s:", inv->slots[slot].svc->fn->name);
+		snprintf(head, sizeof(head),
+			 "function %s:", inv->slots[slot].svc->fn->name);
+		it.head = head;
 		for (c = 0; c < inv->slots[slot].fn_ctrs.n; c++)
-			fprintf(out, " %s=%lu",
-				inv->slots[slot].fn_ctrs.name[c],
-				rr_fn_counter_sum(inv, slot, c));
-		fputc('\n', out);
+			item(&it, inv->slots[slot].fn_ctrs.name[c],
+			     rr_fn_counter_sum(inv, slot, c));
+		items_end(&it);
 	}
 	for (slot = 0; slot < inv->nslots; slot++)
 		if (inv->slots[slot].faults.crashes ||
@@ -925,14 +988,15 @@ void rr_metrics_summary(struct rr_invoker *inv, FILE *out)
 	summary_in_kernel(inv, out);
 	if (rr_xdp_read_stats(&inv->xdp, xdp, rows))
 		return;
-	fprintf(out, "xdp:");
+	it.head = "xdp:";
 	for (i = 0; i < RR_XDP_STAT_MAX; i++) {
 		uint64_t sum = 0;
 
 		for (q = 0; q < rows; q++)
 			sum += xdp[q * RR_XDP_STAT_MAX + i];
-		fprintf(out, " %s/%s=%lu", rr_xdp_verdict[i], rr_xdp_reason[i],
-			sum);
+		snprintf(name, sizeof(name), "%s/%s", rr_xdp_verdict[i],
+			 rr_xdp_reason[i]);
+		item(&it, name, sum);
 	}
-	fputc('\n', out);
+	items_end(&it);
 }

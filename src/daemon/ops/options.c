@@ -213,6 +213,7 @@ int rr_options_parse(int argc, char **argv, struct rr_config *cfg, char *err,
 
 		if (!s)
 			continue;
+		cfg->key_line[s - rr_settings] = 0; /* the flag's now */
 		ret = rr_setting_set(s, cfg, optarg, true, err, errlen);
 		if (ret)
 			return ret;

@@ -123,7 +123,8 @@ struct reload {
 static void say(struct reload *r, enum said what, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* One line of the report, logged as it is decided. */
+/* One line of the report, logged as it is decided: a change applied is a
+ * notice (docs/OPERATIONS.md, "Logs"), one refused or failed a warning. */
 static void say(struct reload *r, enum said what, const char *fmt, ...)
 {
 	char line[RR_ERRLEN * 2];
@@ -135,7 +136,7 @@ static void say(struct reload *r, enum said what, const char *fmt, ...)
 	if (what == SAID_REFUSED || what == SAID_FAILED)
 		pr_warn("reload: %s\n", line);
 	else
-		pr_info("reload: %s\n", line);
+		pr_notice("reload: %s\n", line);
 	r->applied += what == SAID_APPLIED;
 	r->refused += what == SAID_REFUSED;
 	r->failed += what == SAID_FAILED;
