@@ -8,8 +8,11 @@
 # `reqrouter --dump-settings readme|readme-function|man|completion`:
 # what stands between their settings:begin and settings:end markers must
 # be what the binary makes now, so a setting added, renamed or given
-# another range without regenerating them fails here. With --update the
-# files are rewritten instead.
+# another range without regenerating them fails here. The reference
+# configuration, configs/reqrouter.conf (every key commented out under its
+# help), and its man page, man/reqrouter.conf.5, are made whole by
+# `reqrouter --dump-settings conf|conf-man` and compared whole. With
+# --update the files are rewritten instead.
 set -eu
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -55,6 +58,22 @@ for part in docs/CONFIGURATION.md:readme:settings \
 		echo "rewrote the generated $mark part of $file"
 	elif diff -u <(between "$file" "$mark") "$tmp/want" >"$tmp/diff"; then
 		echo "ok: $file matches reqrouter --dump-settings $what"
+	else
+		echo "FAIL: $file differs from reqrouter --dump-settings $what" \
+			"(tests/lint/config_drift.sh --update rewrites it):"
+		cat "$tmp/diff"
+		rc=1
+	fi
+done
+# FILE:WHAT: the whole of FILE is what --dump-settings WHAT makes.
+for part in configs/reqrouter.conf:conf man/reqrouter.conf.5:conf-man; do
+	IFS=: read -r file what <<<"$part"
+	"$RR" --dump-settings "$what" >"$tmp/want"
+	if [ "$update" = --update ]; then
+		cat "$tmp/want" >"$file"
+		echo "rewrote $file"
+	elif diff -u "$file" "$tmp/want" >"$tmp/diff"; then
+		echo "ok: $file is reqrouter --dump-settings $what"
 	else
 		echo "FAIL: $file differs from reqrouter --dump-settings $what" \
 			"(tests/lint/config_drift.sh --update rewrites it):"
