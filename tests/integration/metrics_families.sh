@@ -8,6 +8,7 @@
 # counters are one family, reqrouter_function_events_total, the counter a
 # label), reqrouter_build_info and reqrouter_ready say what and whether,
 # every metric the example dashboard and alert rules query is there, and
+# every family there is queried by one of them, and
 # the table in docs/OPERATIONS.md lists exactly the families there are
 # (reverse served over TCP too, so that the TCP families are there). Then, in the
 # user tier, metrics_detail = socket, queue (the default) and function:
@@ -139,10 +140,24 @@ def exprs(node):
         for v in node:
             yield from exprs(v)
 
+# A family's TYPE line exports it, samples or not (reqrouter_xdp_spread_cpus
+# has none while no function has xdp_spread).
+families = set()
+with open(sys.argv[3]) as f:
+    for line in f:
+        if line.startswith("# TYPE "):
+            families.add(line.split()[2])
+have |= families
+queried = set()
 for what, doc in (("dashboard", json.load(open(sys.argv[1]))),
                   ("rules", yaml.safe_load(open(sys.argv[2])))):
     used = {n for e in exprs(doc) for n in NAME.findall(e)}
     print(what, len(used), " ".join(sorted(used - have)) or "-")
+    # a histogram's family is queried through its _bucket, _sum, _count
+    queried |= {re.sub(r"_(bucket|sum|count)$", "", n)
+                if re.sub(r"_(bucket|sum|count)$", "", n) in families else n
+                for n in used}
+print("unqueried", len(families), " ".join(sorted(families - queried)) or "-")
 EOF
 read -r _ dash_n dash_missing < <(grep '^dashboard ' "$RR_TMP/names.out")
 read -r _ rules_n rules_missing < <(grep '^rules ' "$RR_TMP/names.out")
@@ -150,6 +165,8 @@ check_eq "every metric the dashboard queries ($dash_n) is exported" - "$dash_mis
 check "... which are most of them" [ "${dash_n:-0}" -ge 25 ]
 check_eq "every metric the alert rules query ($rules_n) is exported" - "$rules_missing"
 check "... there are some" [ "${rules_n:-0}" -ge 5 ]
+read -r _ fam_n unqueried < <(grep '^unqueried ' "$RR_TMP/names.out")
+check_eq "every family exported ($fam_n) is on the dashboard or in the rules" - "$unqueried"
 readme=$(awk '/^## Metrics/ { on = 1; next } /^## / { on = 0 } on' docs/OPERATIONS.md |
 	grep '^| `reqrouter_' | cut -d'|' -f2 | grep -o 'reqrouter_[a-z0-9_]*' | sort)
 check_eq "every family exported is in docs/OPERATIONS.md's table" "" \
