@@ -183,6 +183,10 @@ SH_SCRIPTS := $(sort $(wildcard tests/*.sh tests/*/*.sh tests/*/lib/*.sh \
 # a page cannot document an option the program lacks or miss one it has.
 MAN_PAGES := $(BUILD)/man/reqrouter.8 $(BUILD)/man/reqrouterctl.8 \
 	$(BUILD)/man/rrload.1
+# reqrouter.conf(5) is made from the settings table by reqrouter
+# --dump-settings conf-man and kept in the tree (tests/lint/config_drift.sh
+# checks it is current), as configs/reqrouter.conf is.
+CONF_MAN := man/reqrouter.conf.5
 
 # make install: PREFIX (default /usr/local) and DESTDIR as usual. The
 # configuration directory is /etc whatever the prefix, because the unit
@@ -228,7 +232,8 @@ ANYCAST_DROPIN := reqrouter@.service.d/anycast-drain.conf
 INSTALLED := $(addprefix $(DESTDIR),$(SBINDIR)/reqrouter \
 	$(SBINDIR)/reqrouterctl $(BINDIR)/rrload \
 	$(MANDIR)/man8/reqrouter.8 $(MANDIR)/man8/reqrouterctl.8 \
-	$(MANDIR)/man1/rrload.1 $(UNITDIR)/reqrouter@.service \
+	$(MANDIR)/man1/rrload.1 $(MANDIR)/man5/reqrouter.conf.5 \
+	$(UNITDIR)/reqrouter@.service \
 	$(SYSUSERSDIR)/reqrouter.conf \
 	$(BASHCOMPDIR)/reqrouter $(BASHCOMPDIR)/reqrouterctl \
 	$(DOCDIR)/README.md $(DOCDIR)/LICENSE \
@@ -447,6 +452,7 @@ install: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(BUILD)/rrload $(MODULES) \
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) \
 		$(DESTDIR)$(BASHCOMPDIR) \
 		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR)/docs \
@@ -469,6 +475,7 @@ install: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(BUILD)/rrload $(MODULES) \
 	$(Q)install -m 0644 $(BUILD)/man/reqrouter.8 $(BUILD)/man/reqrouterctl.8 \
 		$(DESTDIR)$(MANDIR)/man8/
 	$(Q)install -m 0644 $(BUILD)/man/rrload.1 $(DESTDIR)$(MANDIR)/man1/
+	$(Q)install -m 0644 $(CONF_MAN) $(DESTDIR)$(MANDIR)/man5/
 	$(Q)sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 		configs/reqrouter@.service.in >$(DESTDIR)$(UNITDIR)/reqrouter@.service
 	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/reqrouter@.service

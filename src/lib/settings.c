@@ -2,10 +2,9 @@
 /*
  * The tables of reqrouter's own settings (see settings.h), [reqrouter]'s
  * and a [function NAME]'s, and what reads them: the defaults, one parser
- * for a key's and a flag's value, the --help line of a row, and the
- * generated tables of docs/CONFIGURATION.md, man page list and bash
- * completion that tests/lint/config_drift.sh compares with the
- * files.
+ * for a key's and a flag's value, the --help line of a row and its value
+ * and default in words. The documents made from the tables are
+ * settings_doc.c's.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -829,7 +828,7 @@ int rr_setting_set(const struct rr_setting *s, void *base, const char *val,
 }
 
 /* The value a row takes, in words: "1-256", "auto, soft or offload". */
-static void value_text(const struct rr_setting *s, char *buf, size_t len)
+void rr_setting_value_text(const struct rr_setting *s, char *buf, size_t len)
 {
 	switch (s->type) {
 	case RR_SETTING_U32:
@@ -867,7 +866,7 @@ static void value_text(const struct rr_setting *s, char *buf, size_t len)
 }
 
 /* The default in words, or "" where there is none worth saying. */
-static void default_text(const struct rr_setting *s, char *buf, size_t len)
+void rr_setting_default_text(const struct rr_setting *s, char *buf, size_t len)
 {
 	if (s->def_text)
 		snprintf(buf, len, "%s", s->def_text);
@@ -891,209 +890,14 @@ void rr_setting_help(const struct rr_setting *s, char *buf, size_t len)
 	/* A switch takes no value; a list's form is in its help. */
 	if (s->arg &&
 	    (s->type == RR_SETTING_U32 || s->type == RR_SETTING_ENUM)) {
-		value_text(s, value, sizeof(value));
+		rr_setting_value_text(s, value, sizeof(value));
 		at += (size_t)snprintf(buf + at, len - at, "%s%s",
 				       s->type == RR_SETTING_ENUM ? ": " : ", ",
 				       value);
 	}
 	if (at >= len)
 		return;
-	default_text(s, def, sizeof(def));
+	rr_setting_default_text(s, def, sizeof(def));
 	if (s->arg && def[0])
 		snprintf(buf + at, len - at, " (default: %s)", def);
-}
-
-/* The formats a flag is written in: a short and a long one, a long one. */
-struct flag_style {
-	const char *both, *lone;
-};
-
-static const struct flag_style md_flags = { "`-%c`, `--%s`", "`--%s`" };
-/* roff(): every hyphen is a minus to copy and paste. */
-static const struct flag_style roff_flags = { "-%c, --%s", "--%s" };
-
-/* "-B, --busy-poll", and for a key set by switches of its own, those. */
-static void flags_text(const struct rr_setting *s, const struct flag_style *st,
-		       char *buf, size_t len)
-{
-	const struct rr_setting *o;
-	size_t at = 0;
-
-	buf[0] = '\0';
-	for (o = rr_settings; o < rr_settings + rr_nsettings && at < len; o++) {
-		if (o != s &&
-		    (o->type != RR_SETTING_CHOICE || o->off != s->off))
-			continue;
-		if (!o->flag)
-			continue;
-		if (at)
-			at += (size_t)snprintf(buf + at, len - at, ", ");
-		if (at >= len)
-			break;
-		if (o->letter)
-			at += (size_t)snprintf(buf + at, len - at, st->both,
-					       o->letter, o->flag);
-		else
-			at += (size_t)snprintf(buf + at, len - at, st->lone,
-					       o->flag);
-		if (o->type == RR_SETTING_CHOICE && at < len)
-			at += (size_t)snprintf(buf + at, len - at, " (%s)",
-					       s->names[o->def]);
-	}
-}
-
-/* The default of a key as its tables say it. */
-static void key_default(const struct rr_setting *s, char *buf, size_t len)
-{
-	default_text(s, buf, len);
-	if (buf[0])
-		return;
-	if (s->type == RR_SETTING_BOOL)
-		snprintf(buf, len, "%s", s->def ? "yes" : "no");
-	else
-		snprintf(buf, len, "none");
-}
-
-/* A Markdown table of table @t's keys; @flags: with a flag column. */
-static void dump_table(FILE *f, const struct rr_setting *t, size_t n,
-		       bool with_flags)
-{
-	const struct rr_setting *s;
-	char value[128], def[64], flags[160];
-
-	fprintf(f, "| key |%s value | default | meaning |\n",
-		with_flags ? " flag |" : "");
-	fprintf(f, "|---|%s---|---|---|\n", with_flags ? "---|" : "");
-	for (s = t; s < t + n; s++) {
-		if (!s->key)
-			continue;
-		value_text(s, value, sizeof(value));
-		key_default(s, def, sizeof(def));
-		fprintf(f, "| `%s` |", s->key);
-		if (with_flags) {
-			flags_text(s, &md_flags, flags, sizeof(flags));
-			fprintf(f, " %s |", flags);
-		}
-		fprintf(f, " %s | %s | %s |\n", value, def, s->help);
-	}
-}
-
-void rr_settings_dump_readme(FILE *f)
-{
-	dump_table(f, rr_settings, rr_nsettings, true);
-}
-
-void rr_fn_settings_dump_readme(FILE *f)
-{
-	dump_table(f, rr_fn_settings, rr_fn_nsettings, false);
-}
-
-/* Writes @s for roff: a hyphen as \-. */
-static void roff(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '-')
-			fputs("\\-", f);
-		else if (*s == '\\')
-			fputs("\\e", f);
-		else
-			fputc(*s, f);
-	}
-}
-
-void rr_settings_dump_man(FILE *f)
-{
-	const struct rr_setting *s;
-	char value[128], def[64], flags[256];
-
-	for (s = rr_settings; s < rr_settings + rr_nsettings; s++) {
-		if (!s->key)
-			continue;
-		value_text(s, value, sizeof(value));
-		key_default(s, def, sizeof(def));
-		flags_text(s, &roff_flags, flags, sizeof(flags));
-		fprintf(f, ".TP\n\\fB%s\\fR = ", s->key);
-		roff(f, value);
-		if (flags[0]) {
-			fputs(" (", f);
-			roff(f, flags);
-			fputs(")", f);
-		}
-		fputs("\n", f);
-		roff(f, s->help);
-		fputs("; default: ", f);
-		roff(f, def);
-		fputs(".\n", f);
-	}
-}
-
-/* "-b | --batch" of row @s, after @sep. */
-static void print_pattern(FILE *f, const struct rr_setting *s, bool *first)
-{
-	if (s->letter)
-		fprintf(f, "%s-%c | --%s", *first ? "\t" : " | ", s->letter,
-			s->flag);
-	else
-		fprintf(f, "%s--%s", *first ? "\t" : " | ", s->flag);
-	*first = false;
-}
-
-/* One case of the rows that complete as @how (RR_SETTING_ENUM rows have
- * one each, @only). */
-static void complete_case(FILE *f, enum rr_setting_complete how,
-			  const struct rr_setting *only, const char *action)
-{
-	const struct rr_setting *s;
-	bool first = true;
-
-	for (s = rr_settings; s < rr_settings + rr_nsettings; s++) {
-		if (!s->flag || !s->arg)
-			continue;
-		if (only ? s != only
-			 : s->complete != how || s->type == RR_SETTING_ENUM)
-			continue;
-		print_pattern(f, s, &first);
-	}
-	if (first)
-		return;
-	/* "return # why" is a case of its own: nothing to offer. */
-	fprintf(f, ")\n\t\t%s\n%s\t\t;;\n", action,
-		strncmp(action, "return", 6) ? "\t\treturn\n" : "");
-}
-
-void rr_settings_dump_completion(FILE *f)
-{
-	const struct rr_setting *s;
-	char words[256], action[320];
-	size_t i, at;
-
-	fprintf(f, "\tcase $prev in\n");
-	complete_case(
-		f, RR_COMPLETE_IFACE, NULL,
-		"mapfile -t COMPREPLY < <(compgen -W \"$(ls /sys/class/net 2>/dev/null)\" -- \"$cur\")");
-	complete_case(f, RR_COMPLETE_FILE, NULL,
-		      "mapfile -t COMPREPLY < <(compgen -f -- \"$cur\")");
-	complete_case(f, RR_COMPLETE_DIR, NULL,
-		      "mapfile -t COMPREPLY < <(compgen -d -- \"$cur\")");
-	for (s = rr_settings; s < rr_settings + rr_nsettings; s++) {
-		if (s->type != RR_SETTING_ENUM || !s->flag)
-			continue;
-		words[0] = '\0';
-		for (i = 0, at = 0; s->names[i] && at < sizeof(words); i++)
-			at += (size_t)snprintf(words + at, sizeof(words) - at,
-					       "%s%s", i ? " " : "",
-					       s->names[i]);
-		snprintf(
-			action, sizeof(action),
-			"mapfile -t COMPREPLY < <(compgen -W '%s' -- \"$cur\")",
-			words);
-		complete_case(f, RR_COMPLETE_NONE, s, action);
-	}
-	complete_case(f, RR_COMPLETE_USER, NULL,
-		      "mapfile -t COMPREPLY < <(compgen -u -- \"$cur\")");
-	complete_case(f, RR_COMPLETE_GROUP, NULL,
-		      "mapfile -t COMPREPLY < <(compgen -g -- \"$cur\")");
-	complete_case(f, RR_COMPLETE_NONE, NULL,
-		      "return # a value of the user's own");
-	fprintf(f, "\tesac\n");
 }

@@ -102,6 +102,11 @@ int rr_setting_set(const struct rr_setting *s, void *base, const char *val,
 int rr_setting_check(const struct rr_setting *s, const char *val, bool as_flag,
 		     char *err, size_t errlen);
 
+/* The values row @s takes, in words ("1-256", "auto, soft or offload"). */
+void rr_setting_value_text(const struct rr_setting *s, char *buf, size_t len);
+/* Its default in words, or "" where there is none worth saying. */
+void rr_setting_default_text(const struct rr_setting *s, char *buf, size_t len);
+
 /* The --help line of row @s: its help, the range or values, the default. */
 void rr_setting_help(const struct rr_setting *s, char *buf, size_t len);
 /* The room --help gives each option's line of rr_setting_help(). */
@@ -115,5 +120,9 @@ void rr_fn_settings_dump_readme(FILE *f);
 void rr_settings_dump_man(FILE *f);
 /* The bash completion's case over reqrouter's flags that take a value. */
 void rr_settings_dump_completion(FILE *f);
+/* configs/reqrouter.conf: every key of both tables, commented out under
+ * its help; and its man page, reqrouter.conf(5) (settings_doc.c). */
+void rr_settings_dump_conf(FILE *f);
+void rr_settings_dump_conf_man(FILE *f);
 
 #endif /* RR_SETTINGS_H */

@@ -8,13 +8,16 @@
 # counters are one family, reqrouter_function_events_total, the counter a
 # label), reqrouter_build_info and reqrouter_ready say what and whether,
 # every metric the example dashboard and alert rules query is there, and
-# the table in docs/OPERATIONS.md lists exactly the families there are. Then, in the
+# every family there is queried by one of them, and
+# the table in docs/OPERATIONS.md lists exactly the families there are
+# (reverse served over TCP too, so that the TCP families are there). Then, in the
 # user tier, metrics_detail = socket, queue (the default) and function:
 # each gives the documented labels and number of series with the same
 # totals, and the latency histogram has counted each reply once, in
 # cells and in threads.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
+source tests/integration/lib/tcp.sh
 
 command -v promtool >/dev/null ||
 	die "promtool not found (tools/install-deps.sh installs prometheus)"
@@ -58,12 +61,15 @@ ask() { cli_ask 1 9013 "$1"; }
 # shellcheck disable=SC2317 # called through check, which shellcheck does not follow
 not() { ! "$@"; }
 
-say "== every family once: both tiers, the reply cache, a counter named faults"
+say "== every family once: both tiers, the reply cache, a counter named faults, TCP"
 RR_TIER=auto
 RR_CACHE=yes
 cat >"$RR_TMP/function.conf" <<EOF
 [reqrouter]
 metrics_detail = function
+
+[function reverse]
+tcp = yes
 EOF
 rr_start families -c "$RR_TMP/function.conf" -i "$TB_IF_SRV" -q 2 -t 2 \
 	--functions-dir "$RR_TMP/mods" --metrics-listen "$LISTEN" ||
@@ -75,6 +81,8 @@ for i in 1 2 3; do
 done
 check_eq "tally echoes 6 distinct requests" \
 	"fault-1 other-1 fault-2 other-2 fault-3 other-3" "$(xargs <<<"$replies")"
+tcp pipe pipeline "$TB_IP4_SRV" -n 3 --min-size 1 --max-size 100
+check_eq "reverse over TCP: 3 messages answered" 3 "$(tcp_get pipe 'd["correct"]')"
 sleep 0.5
 A=$RR_TMP/families.prom
 scrape "$A" || die "GET /metrics failed"
@@ -103,6 +111,8 @@ check_eq "... one sample each" "2 1" \
 	"$(series "$A" reqrouter_rx_packets_total 'tier="xdp"') $(series "$A" reqrouter_cache_misses_total)"
 check_eq "... with the queues' totals" "100 6" \
 	"$(metric "$A" reqrouter_rx_packets_total 'tier="xdp"') $(metric "$A" reqrouter_cache_misses_total)"
+check_eq "the TCP connection counted as accepted" 1 \
+	"$(metric "$A" reqrouter_tcp_events_total 'event="accepted"')"
 
 # Every reqrouter_* name in the dashboard's queries and the rules'
 # expressions is a sample name of the scrape.
@@ -130,10 +140,24 @@ def exprs(node):
         for v in node:
             yield from exprs(v)
 
+# A family's TYPE line exports it, samples or not (reqrouter_xdp_spread_cpus
+# has none while no function has xdp_spread).
+families = set()
+with open(sys.argv[3]) as f:
+    for line in f:
+        if line.startswith("# TYPE "):
+            families.add(line.split()[2])
+have |= families
+queried = set()
 for what, doc in (("dashboard", json.load(open(sys.argv[1]))),
                   ("rules", yaml.safe_load(open(sys.argv[2])))):
     used = {n for e in exprs(doc) for n in NAME.findall(e)}
     print(what, len(used), " ".join(sorted(used - have)) or "-")
+    # a histogram's family is queried through its _bucket, _sum, _count
+    queried |= {re.sub(r"_(bucket|sum|count)$", "", n)
+                if re.sub(r"_(bucket|sum|count)$", "", n) in families else n
+                for n in used}
+print("unqueried", len(families), " ".join(sorted(families - queried)) or "-")
 EOF
 read -r _ dash_n dash_missing < <(grep '^dashboard ' "$RR_TMP/names.out")
 read -r _ rules_n rules_missing < <(grep '^rules ' "$RR_TMP/names.out")
@@ -141,10 +165,14 @@ check_eq "every metric the dashboard queries ($dash_n) is exported" - "$dash_mis
 check "... which are most of them" [ "${dash_n:-0}" -ge 25 ]
 check_eq "every metric the alert rules query ($rules_n) is exported" - "$rules_missing"
 check "... there are some" [ "${rules_n:-0}" -ge 5 ]
+read -r _ fam_n unqueried < <(grep '^unqueried ' "$RR_TMP/names.out")
+check_eq "every family exported ($fam_n) is on the dashboard or in the rules" - "$unqueried"
 readme=$(awk '/^## Metrics/ { on = 1; next } /^## / { on = 0 } on' docs/OPERATIONS.md |
 	grep '^| `reqrouter_' | cut -d'|' -f2 | grep -o 'reqrouter_[a-z0-9_]*' | sort)
-check_eq "docs/OPERATIONS.md's table lists every family, and only those" \
-	"$(families "$A" | sort | xargs)" "$(xargs <<<"$readme")"
+check_eq "every family exported is in docs/OPERATIONS.md's table" "" \
+	"$(comm -23 <(families "$A" | sort) <(echo "$readme") | xargs)"
+check_eq "... and every family in the table is exported" "" \
+	"$(comm -13 <(families "$A" | sort) <(echo "$readme") | xargs)"
 rr_kill_wait TERM 5
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 check "the exit summary keeps the function's counters" \

@@ -84,6 +84,7 @@ readme=README.md
 $(for f in docs/*.md; do echo "/usr/share/doc/reqrouter/$f"; done)
 /usr/share/lintian/overrides/reqrouter
 /usr/share/man/man1/rrload.1.gz
+/usr/share/man/man5/reqrouter.conf.5.gz
 /usr/share/man/man8/reqrouter.8.gz
 /usr/share/man/man8/reqrouterctl.8.gz
 /usr/share/pkgconfig/reqrouter-function.pc

@@ -50,6 +50,7 @@ cat >"$RR_TMP/want" <<EOW
 /usr/share/doc/reqrouter/examples/reqrouter.rules.yml
 $(for f in docs/*.md; do echo "/usr/share/doc/reqrouter/$f"; done)
 /usr/share/man/man1/rrload.1
+/usr/share/man/man5/reqrouter.conf.5
 /usr/share/man/man8/reqrouter.8
 /usr/share/man/man8/reqrouterctl.8
 /usr/share/reqrouter/anycast/bird-host.conf

@@ -8,8 +8,11 @@
 # `reqrouter --dump-settings readme|readme-function|man|completion`:
 # what stands between their settings:begin and settings:end markers must
 # be what the binary makes now, so a setting added, renamed or given
-# another range without regenerating them fails here. With --update the
-# files are rewritten instead.
+# another range without regenerating them fails here. The reference
+# configuration, configs/reqrouter.conf (every key commented out under its
+# help), and its man page, man/reqrouter.conf.5, are made whole by
+# `reqrouter --dump-settings conf|conf-man` and compared whole. With
+# --update the files are rewritten instead.
 set -eu
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -38,22 +41,33 @@ replace() {
 }
 
 # FILE:WHAT:MARK: the part of FILE between MARK's markers is what
-# --dump-settings WHAT makes.
+# --dump-settings WHAT makes; FILE:WHAT: the whole of FILE is.
 for part in docs/CONFIGURATION.md:readme:settings \
 	docs/CONFIGURATION.md:readme-function:function-keys \
 	man/reqrouter.h2m:man:settings \
-	configs/reqrouter.bash-completion:completion:settings; do
+	configs/reqrouter.bash-completion:completion:settings \
+	configs/reqrouter.conf:conf man/reqrouter.conf.5:conf-man; do
 	IFS=: read -r file what mark <<<"$part"
 	"$RR" --dump-settings "$what" >"$tmp/want"
-	if [ "$(grep -c " $mark:\(begin\|end\)" "$file")" != 2 ]; then
+	if [ -n "$mark" ] &&
+		[ "$(grep -c " $mark:\(begin\|end\)" "$file")" != 2 ]; then
 		echo "FAIL: $file has no $mark:begin/$mark:end markers"
 		rc=1
 		continue
 	fi
+	if [ -n "$mark" ]; then
+		between "$file" "$mark" >"$tmp/have"
+	else
+		cat "$file" >"$tmp/have"
+	fi
 	if [ "$update" = --update ]; then
-		replace "$file" "$mark" "$tmp/want"
-		echo "rewrote the generated $mark part of $file"
-	elif diff -u <(between "$file" "$mark") "$tmp/want" >"$tmp/diff"; then
+		if [ -n "$mark" ]; then
+			replace "$file" "$mark" "$tmp/want"
+		else
+			cat "$tmp/want" >"$file"
+		fi
+		echo "rewrote ${mark:+the generated $mark part of }$file"
+	elif diff -u "$tmp/have" "$tmp/want" >"$tmp/diff"; then
 		echo "ok: $file matches reqrouter --dump-settings $what"
 	else
 		echo "FAIL: $file differs from reqrouter --dump-settings $what" \

@@ -23,9 +23,10 @@
 
 /* getopt's value for a row without a letter: OPT_ROW + its index. */
 #define OPT_ROW 256
-/* --dump-settings readme|readme-function|man|completion: what the drift
- * test compares with docs/CONFIGURATION.md, man/reqrouter.h2m and the bash
- * completion; --help leaves it out. */
+/* --dump-settings readme|readme-function|man|completion|conf|conf-man:
+ * what the drift test compares with docs/CONFIGURATION.md,
+ * man/reqrouter.h2m, the bash completion, configs/reqrouter.conf and
+ * man/reqrouter.conf.5; --help leaves it out. */
 #define OPT_DUMP (RR_OPT_VERSION - 1)
 #define MAX_OPTS 64
 
@@ -97,10 +98,14 @@ static int dump(const char *what, char *err, size_t errlen)
 		rr_settings_dump_man(stdout);
 	else if (!strcmp(what, "completion"))
 		rr_settings_dump_completion(stdout);
+	else if (!strcmp(what, "conf"))
+		rr_settings_dump_conf(stdout);
+	else if (!strcmp(what, "conf-man"))
+		rr_settings_dump_conf_man(stdout);
 	else
 		return rr_errf(
 			err, errlen,
-			"--dump-settings takes readme, readme-function, man or completion");
+			"--dump-settings takes readme, readme-function, man, completion, conf or conf-man");
 	return RR_OPTS_EXIT;
 }
 
