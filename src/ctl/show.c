@@ -224,35 +224,46 @@ static struct json_object *named(struct json_object *fns, const char *name)
 	return NULL;
 }
 
+/* @title, then the counters @keys (NULL-ended) of @o, @sep between
+ * them, each with its rate against @was. */
+static void counts(const char *title, struct json_object *o,
+		   struct json_object *was, const char *const *keys,
+		   const char *sep, double dt)
+{
+	size_t i;
+
+	fputs(title, stdout);
+	for (i = 0; keys[i]; i++) {
+		if (i)
+			fputs(sep, stdout);
+		count(keys[i], o, was, keys[i], dt);
+	}
+}
+
 /* One function: its totals, drops by reason, faults, own counters; @w
  * the same function in the earlier answer, or NULL. */
 static void print_function(struct json_object *f, struct json_object *w,
 			   double dt)
 {
+	static const char *const rxtx[] = { "rx", "tx", NULL };
+	static const char *const xdp_keys[] = { "rx", "tx", "punted", NULL };
+	static const char *const cache_keys[] = { "hits", "misses", NULL };
+	static const char *const rl_keys[] = { "limited", "slipped", "evicted",
+					       NULL };
+	static const char *const fault_keys[] = { "crash", "timeout", NULL };
 	struct json_object *user = get(f, "user"), *xdp = get(f, "xdp");
-	struct json_object *cache = get(f, "cache"), *tcp = get(f, "tcp");
-	struct json_object *rl = get(f, "rate_limit"), *v;
+	struct json_object *tcp = get(f, "tcp"), *rl = get(f, "rate_limit");
+	struct json_object *v;
 
 	printf("%s (port %" PRIu64 "):", str(f, "name", "?"), u64(f, "port"));
-	printf(" user space");
-	count("rx", user, get(w, "user"), "rx", dt);
-	count("tx", user, get(w, "user"), "tx", dt);
-	if (xdp) {
-		printf(", in XDP");
-		count("rx", xdp, get(w, "xdp"), "rx", dt);
-		count("tx", xdp, get(w, "xdp"), "tx", dt);
-		count("punted", xdp, get(w, "xdp"), "punted", dt);
-	}
-	if (cache) {
-		printf(", cache");
-		count("hits", cache, get(w, "cache"), "hits", dt);
-		count("misses", cache, get(w, "cache"), "misses", dt);
-	}
-	if (tcp) {
-		printf(", TCP");
-		count("rx", tcp, get(w, "tcp"), "rx", dt);
-		count("tx", tcp, get(w, "tcp"), "tx", dt);
-	}
+	counts(" user space", user, get(w, "user"), rxtx, "", dt);
+	if (xdp)
+		counts(", in XDP", xdp, get(w, "xdp"), xdp_keys, "", dt);
+	if (get(f, "cache"))
+		counts(", cache", get(f, "cache"), get(w, "cache"), cache_keys,
+		       "", dt);
+	if (tcp)
+		counts(", TCP", tcp, get(w, "tcp"), rxtx, "", dt);
 	printf("%s\n", truth(f, "quarantined") ? " (quarantined)" : "");
 	print_nonzero("dropped in user space", get(user, "dropped"),
 		      get(get(w, "user"), "dropped"), dt);
@@ -263,19 +274,12 @@ static void print_function(struct json_object *f, struct json_object *w,
 	if (rl) {
 		printf("  rate limit %" PRIu64 " replies/s per prefix:",
 		       u64(rl, "limit"));
-		count("limited", rl, get(w, "rate_limit"), "limited", dt);
-		putchar(',');
-		count("slipped", rl, get(w, "rate_limit"), "slipped", dt);
-		putchar(',');
-		count("evicted", rl, get(w, "rate_limit"), "evicted", dt);
+		counts("", rl, get(w, "rate_limit"), rl_keys, ",", dt);
 		putchar('\n');
 	}
 	v = get(f, "faults");
 	if (v) {
-		printf("  faults:");
-		count("crash", v, get(w, "faults"), "crash", dt);
-		putchar(',');
-		count("timeout", v, get(w, "faults"), "timeout", dt);
+		counts("  faults:", v, get(w, "faults"), fault_keys, ",", dt);
 		putchar('\n');
 	}
 	/* The function's own, if it has any. */
