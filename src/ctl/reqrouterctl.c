@@ -407,16 +407,22 @@ static int apply(int key, const char *arg, void *ctx)
 /*
  * The socket -c FILE leads to, into o->path: the file's control key or
  * its interface's socket, or none said (the usual search then). A socket
- * given as -c, as before -c meant the socket, is taken as one, with a
- * line saying so. 0, or an exit status after one line.
+ * given as -c, as before -c meant the socket (or a missing NAME.sock), is
+ * taken as one, with a line saying so. 0, or an exit status after one
+ * line.
  */
 static int from_config(struct ctl_opts *o)
 {
+	size_t n = strlen(o->config);
+	bool sock_name = n > 5 && !strcmp(o->config + n - 5, ".sock");
 	char err[RR_ERRLEN];
 	struct stat st;
 	int ret;
 
-	if (!stat(o->config, &st) && S_ISSOCK(st.st_mode)) {
+	/* A socket, or the socket file of an instance not running (old
+	 * scripts say -c /run/reqrouter/IFACE.sock, and want exit 3). */
+	if (stat(o->config, &st) ? errno == ENOENT && sock_name
+				 : S_ISSOCK(st.st_mode)) {
 		pr_warn("-c SOCKET is deprecated: -c names the config file now (knotc's -c), -s the socket; taking %s as -s\n",
 			o->config);
 		return apply('s', o->config, o);

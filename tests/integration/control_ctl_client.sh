@@ -115,6 +115,9 @@ check_eq "-c SOCKET (the old way): still answered" 0 $?
 check "... status shown" grep -Eq '^interface +fake0$' <<<"$out"
 check_eq "... with one line on stderr" 1 "$(grep -c '' "$T/err")"
 check "... saying it is deprecated ($(cat "$T/err"))" grep -q "deprecated.*-s" "$T/err"
+out=$("$CTL" -c "$T/gone.sock" health 2>&1)
+check_eq "-c of a missing NAME.sock (an instance not running, the old way): exit 3" 3 $?
+check "... deprecated, then cannot reach it ($out)" grep -q "cannot reach $T/gone.sock" <<<"$out"
 out=$("$CTL" --control "$T/ok.sock" health 2>&1)
 check_eq "--control SOCKET, as reqrouter's option: health ready" "0 ready" "$? $out"
 
