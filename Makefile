@@ -83,6 +83,10 @@ LDLIBS += -lxdp -lbpf -lelf -lz -linih -lcap-ng -lpthread -ldl -lm
 # library also goes to the tests that link the daemon's objects.
 SECCOMP_LIBS := $(shell pkg-config --libs libseccomp 2>/dev/null || echo -lseccomp)
 RR_LDLIBS := -lsystemd -lmicrohttpd $(SECCOMP_LIBS)
+# reqrouterctl reads the instance's answers with json-c.
+JSONC_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
+JSONC_LIBS := $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
+$(call obj,$(CTL_SRCS)): CPPFLAGS += $(JSONC_CFLAGS)
 # The one daemon-linking program whose rule is elsewhere (tests/fuzz/build.mk).
 $(BUILD)/fuzz/fuzz_xdp: LDLIBS += $(SECCOMP_LIBS)
 # Libraries the functions need: functions/NAME.pkgs lists pkg-config names
@@ -357,7 +361,8 @@ $(BUILD)/tests/modules/%.so: tests/modules/%.c src/module/entry.c $(API_HDRS)
 
 $(BUILD)/reqrouterctl: $(call obj,$(CTL_SRCS)) $(RRLIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $(call obj,$(CTL_SRCS)) $(RRLIB) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(call obj,$(CTL_SRCS)) $(RRLIB) $(LDLIBS) \
+		$(JSONC_LIBS)
 
 $(DAEMON_LIB): $(call obj,$(SRC_DAEMON))
 	$(call msg,AR,$@)

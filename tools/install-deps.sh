@@ -31,13 +31,14 @@ LIB=$(dirname "$0")/lib
 # demo: build everything (make all) and run the demo. The compilers and
 # BPF tooling; libbpf, libxdp and what they link; inih (the config file);
 # libcap-ng (--user); libseccomp (the cells' filter); libsystemd
-# (sd_notify) and libmicrohttpd (/metrics), which reqrouter links; Knot's
+# (sd_notify) and libmicrohttpd (/metrics), which reqrouter links; json-c,
+# which reqrouterctl reads the instance's answers with; Knot's
 # libzscanner, which the dns function links (functions/dns/dns.pkgs);
 # liburing, which tools/sgbase (the io_uring scatter-gather baseline,
 # built by make all) links; ip (the bed) and python3 (its client).
 SET_DEMO="make gcc clang bpftool libbpf-dev libxdp-dev libelf-dev zlib1g-dev
 libinih-dev libcap-ng-dev pkg-config libseccomp-dev libsystemd-dev
-libmicrohttpd-dev libknot-dev liburing-dev iproute2 python3"
+libmicrohttpd-dev libjson-c-dev libknot-dev liburing-dev iproute2 python3"
 # sandbox: the clients tools/sandbox shows (nc, kdig). No services.
 SET_SANDBOX="netcat-openbsd knot-dnsutils"
 # test: what make test needs beyond demo and sandbox. The compiler

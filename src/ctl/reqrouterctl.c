@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * reqrouterctl: talks to a running reqrouter through its control socket.
- * Sends one command, prints the JSON answer as it is (--json) or as a
- * few lines for a human; stats --watch asks again every few seconds, and
- * top does at a terminal.
+ * reqrouterctl: talks to a running reqrouter through its control socket,
+ * with knotc's habits: -s the socket, -c the config file (which names
+ * it), -t how long to wait for the answer. Sends one command, prints the
+ * JSON answer as it is (--json) or as a few lines for a human (show.c);
+ * stats --watch asks again every few seconds, with rates, and top does
+ * at a terminal.
  * Exit status: 0 done (health: ready), 1 the instance refused or is not
- * ready, 2 usage, 3 no instance to talk to. conf-check talks to no
- * instance: it runs reqrouter --check, whose exit status it has.
+ * ready, 2 usage, 3 no instance to talk to (none, no answer in time, or
+ * no JSON). conf-check talks to no instance: it runs reqrouter --check,
+ * whose exit status it has.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,13 +31,19 @@
 #include "ctlcmd.h"
 #include "log.h"
 #include "opttable.h"
+#include "parse.h"
+#include "show.h"
 #include "util.h"
 
+#include <json-c/json.h>
+
 #define REPLY_MAX (1 << 20)
-#define TIMEOUT_MS 10000
-/* A reload's answer comes once its functions' init() calls are done: a
- * large zone can take a while. */
-#define RELOAD_TIMEOUT_MS 600000
+/* How long to wait for an answer, unless --timeout says: a reload's
+ * comes once its functions' init() calls are done, and a large zone can
+ * take a while. */
+#define TIMEOUT_S 10
+#define RELOAD_TIMEOUT_S 600
+#define TIMEOUT_MAX_S 86400
 #define CMD_COLUMN 26 /* where a command's help starts, as an option's does */
 
 #define WATCH_DEFAULT_S 2 /* watch(1)'s */
@@ -42,15 +52,21 @@
 /* The command reqrouterctl runs itself, with no instance. */
 #define CONF_CHECK "conf-check"
 
-enum { OPT_JSON = 256, OPT_TIMEOUT, OPT_QUIET, OPT_WATCH };
+enum { OPT_JSON = 256, OPT_CONTROL, OPT_WAIT, OPT_QUIET, OPT_WATCH, OPT_COUNT };
 
 static const struct rr_opt opts[] = {
-	{ "control", 'c', "PATH",
+	{ "socket", 's', "PATH",
 	  "the instance's control socket (default: the only one in " RR_CONTROL_DIR
 	  " that answers)" },
-	{ "socket", 's', "PATH", "the same as --control (knotc's habit)" },
+	{ "config", 'c', "FILE",
+	  "the instance's config file: the socket its control key names, or its interface's" },
+	{ "control", OPT_CONTROL, "PATH",
+	  "the same as --socket (reqrouter's own option's name)" },
 	{ "json", OPT_JSON, NULL, "print the instance's JSON answer as it is" },
-	{ "timeout", OPT_TIMEOUT, "SECS",
+	{ "timeout", 't', "SECS",
+	  "wait SECS for the answer (default " STR(TIMEOUT_S) ", reload " STR(
+		  RELOAD_TIMEOUT_S) "; 0: no limit)" },
+	{ "wait", OPT_WAIT, "SECS",
 	  "drain: stop after SECS at the latest (default " STR(
 		  RR_DRAIN_TIMEOUT_S) ")" },
 	{ "quiet", OPT_QUIET, "SECS",
@@ -58,13 +74,15 @@ static const struct rr_opt opts[] = {
 		  RR_DRAIN_QUIET_S) ")" },
 	{ "watch", OPT_WATCH, NULL,
 	  "stats, top: ask again every SECONDS, the number after the command (default " STR(
-		  WATCH_DEFAULT_S) "), until interrupted; top does at a terminal" },
+		  WATCH_DEFAULT_S) "), until interrupted; top does at a terminal; stats shows rates" },
+	{ "count", OPT_COUNT, "N", "--watch: stop after N answers" },
 	RR_OPT_VERSION_ENTRY,
 	RR_OPT_HELP_ENTRY,
 	{ 0 },
 };
 
-#define SYNOPSIS "reqrouterctl [--control PATH] [--json] COMMAND [ARG]"
+#define SYNOPSIS \
+	"reqrouterctl [-s SOCKET | -c CONFIG] [-t SECS] [--json] COMMAND [ARG]"
 
 /*
  * The text between the synopsis and the options: the commands, from the
@@ -180,36 +198,64 @@ static int find_socket(char *path, size_t len)
 			stale);
 	if (found == 1)
 		return 0;
-	pr_warn(found ? "several instances run here; say which with --control %s/IFACE.sock\n"
+	pr_warn(found ? "several instances run here; say which with --socket %s/IFACE.sock\n"
 		      : "no reqrouter is running here (no socket in %s that answers)\n",
 		RR_CONTROL_DIR);
 	return -ENOENT;
 }
 
-/* Sends @cmd to @path; the reply (NUL-terminated) in *out, or none
- * within @timeout_ms of silence. */
-static int ask(const char *path, const char *cmd, int timeout_ms, char **out)
+/* The milliseconds left until @deadline (CLOCK_MONOTONIC), at least 0. */
+static int ms_left(const struct timespec *deadline)
+{
+	struct timespec now;
+	long long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (long long)(deadline->tv_sec - now.tv_sec) * 1000 +
+	     (deadline->tv_nsec - now.tv_nsec) / 1000000;
+	return ms < 0 ? 0 : ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
+/*
+ * Sends @cmd to @path; the reply (NUL-terminated) in *out. All of it,
+ * from connecting to the last byte, within @timeout_s seconds (0: no
+ * limit), or one line saying it did not come.
+ */
+static int ask(const char *path, const char *cmd, unsigned long timeout_s,
+	       char **out)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct pollfd pfd = { .events = POLLIN };
+	struct timeval tv = { (time_t)timeout_s, 0 };
+	struct timespec deadline;
 	size_t n = 0;
 	char *buf;
 	ssize_t r;
-	int fd;
+	int fd, err;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		pr_warn("socket path too long: %s\n", path);
 		return -ENAMETOOLONG;
 	}
 	strcpy(sa.sun_path, path);
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += (time_t)timeout_s;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	/* connect() and the request's write wait no longer either (a
+	 * backlog that is full, a peer that reads nothing). */
+	if (fd >= 0 && timeout_s)
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		int err = errno;
-
-		pr_warn("cannot reach %s: %s%s\n", path, strerror(err),
-			err == ENOENT || err == ECONNREFUSED
-				? " (is reqrouter running on that interface?)"
-			: err == EACCES ? " (root or the control group only)"
+		err = errno;
+		if (err == EAGAIN || err == EINPROGRESS)
+			pr_warn("%s did not take the call within %lu s\n", path,
+				timeout_s);
+		else
+			pr_warn("cannot reach %s: %s%s\n", path, strerror(err),
+				err == ENOENT || err == ECONNREFUSED
+					? " (is reqrouter running on that interface?)"
+				: err == EACCES
+					? " (root or the control group only)"
 					: "");
 		if (fd >= 0)
 			close(fd);
@@ -227,9 +273,14 @@ static int ask(const char *path, const char *cmd, int timeout_ms, char **out)
 	}
 	pfd.fd = fd;
 	while (n < REPLY_MAX) {
-		if (poll(&pfd, 1, timeout_ms) <= 0) {
-			pr_warn("%s did not answer within %d s\n", path,
-				timeout_ms / 1000);
+		r = poll(&pfd, 1, timeout_s ? ms_left(&deadline) : -1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			pr_warn("%s did not answer within %lu s%s\n", path,
+				timeout_s,
+				n ? " (it began to)"
+				  : " (--timeout SECS to wait longer)");
 			free(buf);
 			close(fd);
 			return -ETIMEDOUT;
@@ -286,488 +337,30 @@ static int wait_gone(const char *path, unsigned long timeout)
 	return 1;
 }
 
-/*
- * The value of "key" in a flat stretch of the reply, as text (a string's
- * contents unescaped only for \" and \\, a number or true/false as is).
- * Good enough for our own replies; --json is the interface for programs.
- */
-static bool field(const char *json, const char *key, char *val, size_t len)
-{
-	char pat[64];
-	const char *p;
-	size_t i = 0;
-
-	snprintf(pat, sizeof(pat), "\"%s\":", key);
-	p = strstr(json, pat);
-	if (!p)
-		return false;
-	p += strlen(pat);
-	if (*p == '"') {
-		for (p++; *p && *p != '"' && i + 1 < len; p++) {
-			if (*p == '\\' && p[1])
-				p++;
-			val[i++] = *p;
-		}
-	} else {
-		while (*p && !strchr(",}]", *p) && i + 1 < len)
-			val[i++] = *p++;
-	}
-	val[i] = '\0';
-	return true;
-}
-
-static void print_status(const char *json)
-{
-	static const char *const keys[] = { "interface",
-					    "ready",
-					    "why",
-					    "xdp_mode",
-					    "zerocopy",
-					    "queues",
-					    "threads",
-					    "busy_poll",
-					    "isolation",
-					    "tx_csum",
-					    "uptime_s",
-					    "reloading",
-					    "max_stall_s",
-					    "pid",
-					    "version",
-					    "veth_peer",
-					    "worker_priority",
-					    "coalesce_us",
-					    "mtu",
-					    "mac",
-					    "rx_queues",
-					    "link_up",
-					    "restart_needed",
-					    NULL };
-	const char *p = strstr(json, "\"functions\":[");
-	char val[256];
-	int i;
-
-	for (i = 0; keys[i]; i++)
-		if (field(json, keys[i], val, sizeof(val)))
-			printf("%-10s %s\n", keys[i], val);
-	printf("%-16s %-6s %-5s %-7s %-9s %-5s %-9s %s\n", "function", "port",
-	       "tier", "cached", "in_kernel", "pure", "stateful", "from");
-	while (p && (p = strstr(p, "{\"name\":"))) {
-		char name[64], port[8], tier[8], cached[8], pure[8], st[8];
-		char mod[256], removed[8], quar[8], ink[8] = "-";
-
-		field(p, "name", name, sizeof(name));
-		field(p, "port", port, sizeof(port));
-		field(p, "tier", tier, sizeof(tier));
-		field(p, "cached", cached, sizeof(cached));
-		/* In XDP now: not while a veth's peer would lose the
-		 * replies (veth_peer above). */
-		field(p, "in_kernel", ink, sizeof(ink));
-		field(p, "pure", pure, sizeof(pure));
-		field(p, "stateful", st, sizeof(st));
-		if (!field(p, "module", mod, sizeof(mod)) ||
-		    !strcmp(mod, "null"))
-			strcpy(mod, "built in");
-		field(p, "removed", removed, sizeof(removed));
-		field(p, "quarantined", quar, sizeof(quar));
-		printf("%-16s %-6s %-5s %-7s %-9s %-5s %-9s %s%s%s\n", name,
-		       port, tier, cached, ink, pure, st, mod,
-		       strcmp(removed, "true") ? "" : " (removed)",
-		       strcmp(quar, "true") ? "" : " (quarantined)");
-		p++;
-	}
-}
-
-/*
- * A reader of the instance's JSON for the human output of stats, which
- * has nested objects and arrays: walks the members of one object or the
- * elements of one array. Our own replies only; --json is the interface
- * for programs.
- */
-struct jwalk {
-	const char *p; /* at the container's '{' or '[', then at a ',' */
-	bool object;
-};
-
-static const char *ws(const char *p)
-{
-	return p + strspn(p, " \t\r\n");
-}
-
-/* Just past the value at @p: a string, a number, a literal, or a whole
- * object or array; at the NUL if it is cut short. */
-static const char *skip_value(const char *p)
-{
-	bool in_str = false;
-	int depth = 0;
-
-	for (; *p; p++) {
-		if (in_str) {
-			if (*p == '\\' && p[1])
-				p++;
-			else if (*p == '"' && (in_str = false, !depth))
-				return p + 1;
-			continue;
-		}
-		if (*p == '"') {
-			in_str = true;
-		} else if (*p == '{' || *p == '[') {
-			depth++;
-		} else if (*p == '}' || *p == ']') {
-			if (!depth)
-				return p; /* a scalar, last in its container */
-			if (!--depth)
-				return p + 1;
-		} else if (*p == ',' && !depth) {
-			return p;
-		}
-	}
-	return p;
-}
-
-/* The string at @p into @buf (\" and \\ unescaped, \uXXXX as '?');
- * returns the place just past it. */
-static const char *json_str(const char *p, char *buf, size_t len)
-{
-	size_t i = 0;
-
-	for (p++; *p && *p != '"'; p++) {
-		if (*p == '\\' && p[1]) {
-			p++;
-			if (*p == 'u') {
-				p += strnlen(p + 1, 4);
-				if (i + 1 < len)
-					buf[i++] = '?';
-				continue;
-			}
-		}
-		if (i + 1 < len)
-			buf[i++] = *p;
-	}
-	if (len)
-		buf[i] = '\0';
-	return *p ? p + 1 : p;
-}
-
-static void json_walk(struct jwalk *w, const char *v)
-{
-	w->p = v ? ws(v) : NULL;
-	w->object = v && *w->p == '{';
-	if (w->p && *w->p != '{' && *w->p != '[')
-		w->p = NULL;
-}
-
-/* The next member (its key into @key, "" in an array) and its value in
- * *@val; false at the end. */
-static bool json_next(struct jwalk *w, char *key, size_t len, const char **val)
-{
-	const char *p = w->p;
-
-	if (!p || (*p != '{' && *p != '[' && *p != ','))
-		return false;
-	p = ws(p + 1);
-	if (len)
-		key[0] = '\0';
-	if (w->object) {
-		if (*p != '"')
-			return false;
-		p = ws(json_str(p, key, len));
-		if (*p != ':')
-			return false;
-		p = ws(p + 1);
-	} else if (*p == ']' || !*p) {
-		return false;
-	}
-	*val = p;
-	w->p = ws(skip_value(p));
-	return true;
-}
-
-/* The value of member @key of the object at @obj, or NULL. */
-static const char *json_get(const char *obj, const char *key)
-{
-	struct jwalk w;
-	const char *v;
-	char k[64];
-
-	json_walk(&w, obj);
-	while (json_next(&w, k, sizeof(k), &v))
-		if (!strcmp(k, key))
-			return v;
-	return NULL;
-}
-
-/* A number member of the object at @obj; 0 if it has none. */
-static unsigned long long json_u64(const char *obj, const char *key)
-{
-	const char *v = obj ? json_get(obj, key) : NULL;
-
-	return v ? strtoull(v, NULL, 10) : 0;
-}
-
-/* "  WHAT: name N, name N" for the non-zero numbers of the object at
- * @obj, or "none"; nothing if there is no such object. */
-static void print_nonzero(const char *what, const char *obj)
-{
-	unsigned long long n;
-	struct jwalk w;
-	const char *v;
-	char k[64];
-	int shown = 0;
-
-	if (!obj)
-		return;
-	printf("  %s:", what);
-	json_walk(&w, obj);
-	while (json_next(&w, k, sizeof(k), &v)) {
-		n = strtoull(v, NULL, 10);
-		if (n)
-			printf("%s %s %llu", shown++ ? "," : "", k, n);
-	}
-	printf("%s\n", shown ? "" : " none");
-}
-
-/* One function: its totals, drops by reason, faults, own counters. */
-static void print_function(const char *f)
-{
-	const char *user = json_get(f, "user"), *xdp = json_get(f, "xdp");
-	const char *cache = json_get(f, "cache"), *faults, *q, *ctrs;
-	const char *tcp = json_get(f, "tcp"), *rl;
-	char name[64] = "?";
-	struct jwalk w;
-	const char *v;
-
-	v = json_get(f, "name");
-	if (v && *v == '"')
-		json_str(v, name, sizeof(name));
-	printf("%s (port %llu): user space rx %llu tx %llu", name,
-	       json_u64(f, "port"), json_u64(user, "rx"), json_u64(user, "tx"));
-	if (xdp)
-		printf(", in XDP rx %llu tx %llu punted %llu",
-		       json_u64(xdp, "rx"), json_u64(xdp, "tx"),
-		       json_u64(xdp, "punted"));
-	if (cache)
-		printf(", cache hits %llu misses %llu", json_u64(cache, "hits"),
-		       json_u64(cache, "misses"));
-	if (tcp)
-		printf(", TCP rx %llu tx %llu", json_u64(tcp, "rx"),
-		       json_u64(tcp, "tx"));
-	q = json_get(f, "quarantined");
-	printf("%s\n", q && !strncmp(q, "true", 4) ? " (quarantined)" : "");
-	print_nonzero("dropped in user space",
-		      user ? json_get(user, "dropped") : NULL);
-	print_nonzero("dropped in XDP", xdp ? json_get(xdp, "dropped") : NULL);
-	print_nonzero("TCP", tcp ? json_get(tcp, "events") : NULL);
-	rl = json_get(f, "rate_limit");
-	if (rl)
-		printf("  rate limit %llu replies/s per prefix: limited %llu, slipped %llu, evicted %llu\n",
-		       json_u64(rl, "limit"), json_u64(rl, "limited"),
-		       json_u64(rl, "slipped"), json_u64(rl, "evicted"));
-	faults = json_get(f, "faults");
-	if (faults)
-		printf("  faults: crash %llu, timeout %llu\n",
-		       json_u64(faults, "crash"), json_u64(faults, "timeout"));
-	/* The function's own, if it has any. */
-	ctrs = json_get(f, "counters");
-	json_walk(&w, ctrs);
-	if (json_next(&w, NULL, 0, &v))
-		print_nonzero("counters", ctrs);
-}
-
-/* The XDP program's verdicts ("verdict/reason": n), the non-zero ones,
- * one line per verdict, in the program's order. */
-static void print_verdicts(const char *xdp)
-{
-	char k[64], seen[16][24];
-	unsigned int nseen = 0, i, lines = 0;
-	unsigned long long n;
-	struct jwalk w, r;
-	const char *v;
-	size_t len;
-	int shown;
-
-	printf("XDP program, every queue of the interface:\n");
-	json_walk(&w, xdp);
-	while (json_next(&w, k, sizeof(k), &v)) {
-		len = strcspn(k, "/");
-		for (i = 0; i < nseen; i++)
-			if (strlen(seen[i]) == len && !strncmp(seen[i], k, len))
-				break;
-		if (i < nseen || nseen == ARRAY_SIZE(seen) ||
-		    len >= sizeof(seen[0]))
-			continue;
-		snprintf(seen[nseen], sizeof(seen[0]), "%.*s", (int)len, k);
-		shown = 0;
-		json_walk(&r, xdp);
-		while (json_next(&r, k, sizeof(k), &v)) {
-			n = strtoull(v, NULL, 10);
-			if (!n || k[len] != '/' || strncmp(k, seen[nseen], len))
-				continue;
-			if (!shown++)
-				printf("  %s:", seen[nseen]);
-			printf("%s %s %llu", shown > 1 ? "," : "", k + len + 1,
-			       n);
-		}
-		nseen++;
-		if (shown) {
-			putchar('\n');
-			lines++;
-		}
-	}
-	if (!lines)
-		printf("  nothing yet\n");
-}
-
-/* Where each queue's UMEM frames are. */
-static void print_umem(const char *queues)
-{
-	static const char *const states[] = { "fill", "rx",	    "worker",
-					      "tx",   "completion", "kernel" };
-	struct jwalk w;
-	const char *q;
-	size_t i;
-
-	printf("UMEM frames per queue:\n  %5s", "queue");
-	for (i = 0; i < ARRAY_SIZE(states); i++)
-		printf(" %10s", states[i]);
-	putchar('\n');
-	json_walk(&w, queues);
-	while (json_next(&w, NULL, 0, &q)) {
-		printf("  %5llu", json_u64(q, "queue"));
-		for (i = 0; i < ARRAY_SIZE(states); i++)
-			printf(" %10llu", json_u64(q, states[i]));
-		putchar('\n');
-	}
-}
-
-/*
- * What docs/OPERATIONS.md and the alert rules send an operator here for: per
- * function its totals, its drops by reason in each tier, its faults and
- * quarantine, its own counters; the XDP program's verdicts; where the
- * UMEM frames are.
- */
-static void print_stats(const char *json)
-{
-	const char *fns = json_get(json, "functions"), *f, *v;
-	struct jwalk w;
-
-	json_walk(&w, fns);
-	while (json_next(&w, NULL, 0, &f))
-		print_function(f);
-	v = json_get(json, "xdp");
-	if (v)
-		print_verdicts(v);
-	v = json_get(json, "umem_frames");
-	if (v)
-		print_umem(v);
-}
-
-/* A number of the reply, as a double (0 if it is not there). */
-static double json_num(const char *obj, const char *key)
-{
-	const char *v = obj ? json_get(obj, key) : NULL;
-
-	return v ? strtod(v, NULL) : 0;
-}
-
-/* One kind of a function's heavy hitters: "sources" (whose entries name
- * a "source") or "prefixes" ("prefix"); "rate-limited" after one whose
- * prefix the function's rate limit refuses now. */
-static void print_top_kind(const char *fn, const char *member,
-			   const char *entry, const char *title)
-{
-	const char *kind = json_get(fn, member), *e, *v;
-	char key[64];
-	struct jwalk w;
-	int n = 0;
-
-	if (!kind)
-		return;
-	printf("  %-40s %11s %8s %7s\n", title, "requests/s", "+-", "share");
-	json_walk(&w, json_get(kind, "top"));
-	while (json_next(&w, NULL, 0, &e)) {
-		v = json_get(e, entry);
-		key[0] = '\0';
-		if (v && *v == '"')
-			json_str(v, key, sizeof(key));
-		v = json_get(e, "limited");
-		printf("  %-40s %11.0f %8.0f %6.1f%%%s\n", key,
-		       json_num(e, "requests_per_s"), json_num(e, "error"),
-		       100 * json_num(e, "share"),
-		       v && !strncmp(v, "true", 4) ? "  rate-limited" : "");
-		n++;
-	}
-	if (!n)
-		printf("  none above the error bound\n");
-}
-
-/*
- * top: per function, its requests/s as the sketch estimates them, the
- * sampling rate and the error bound, then its top sources and prefixes.
- */
-static void print_top(const char *json)
-{
-	const char *fns = json_get(json, "functions"), *f, *v;
-	char name[64];
-	struct jwalk w;
-
-	json_walk(&w, fns);
-	while (json_next(&w, NULL, 0, &f)) {
-		name[0] = '\0';
-		v = json_get(f, "name");
-		if (v && *v == '"')
-			json_str(v, name, sizeof(name));
-		v = json_get(f, "heavy_hitters");
-		if (!v || strncmp(v, "true", 4)) {
-			printf("%s (port %llu): heavy hitters off\n\n", name,
-			       json_u64(f, "port"));
-			continue;
-		}
-		printf("%s (port %llu): %.0f requests/s, 1 in %llu sampled, the sketch's error bound +-%.0f/s per source, +-%.0f/s per prefix",
-		       name, json_u64(f, "port"), json_num(f, "requests_per_s"),
-		       json_u64(f, "sample"),
-		       json_num(json_get(f, "sources"), "error_bound"),
-		       json_num(json_get(f, "prefixes"), "error_bound"));
-		if (json_u64(f, "candidates_lost"))
-			printf(", %llu sampled sources unread",
-			       json_u64(f, "candidates_lost"));
-		putchar('\n');
-		print_top_kind(f, "sources", "source", "source");
-		print_top_kind(f, "prefixes", "prefix", "prefix");
-		putchar('\n');
-	}
-}
-
-/* A reload: each line of what it applied and what needs a restart or
- * failed, then its summary, on stderr if not all was applied. */
-static void print_reload(const char *json, bool ok)
-{
-	char line[1024], key[8];
-	const char *v;
-	struct jwalk w;
-
-	json_walk(&w, json_get(json, "lines"));
-	while (json_next(&w, key, sizeof(key), &v))
-		if (*v == '"') {
-			json_str(v, line, sizeof(line));
-			printf("%s\n", line);
-		}
-	if (!field(json, "message", line, sizeof(line)))
-		snprintf(line, sizeof(line), "%s", json);
-	if (ok) {
-		printf("%s\n", line);
-		return;
-	}
-	fflush(stdout); /* the lines first, wherever both streams go */
-	pr_warn("reload: %s\n", line);
-}
-
 /* What the options ask for. */
 struct ctl_opts {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	unsigned long timeout, quiet; /* drain's */
-	unsigned long watch;	      /* stats --watch: seconds, or 0 */
+	const char *config;    /* -c FILE, until it gave the path */
+	unsigned long timeout; /* s, for the answer; 0: none */
+	bool timeout_set;
+	unsigned long wait, quiet; /* drain's */
+	bool wait_set;
+	unsigned long watch; /* stats --watch: seconds, or 0 */
+	unsigned long count; /* --watch: answers, or 0 for no end */
 	bool json;
 };
+
+/* Option --@name's number of @what, @min to @max: 0, or 2 after one
+ * line. */
+static int bounded(const char *name, const char *what, const char *arg,
+		   unsigned long min, unsigned long max, unsigned long *out)
+{
+	if (!rr_parse_ulong(arg, min, max, out))
+		return 0;
+	pr_warn("--%s takes %s, %lu-%lu, not '%s'\n", name, what, min, max,
+		arg);
+	return 2;
+}
 
 /* One option of the table. */
 static int apply(int key, const char *arg, void *ctx)
@@ -775,9 +368,17 @@ static int apply(int key, const char *arg, void *ctx)
 	struct ctl_opts *o = ctx;
 
 	switch (key) {
-	case 'c':
 	case 's':
+	case OPT_CONTROL:
+		if (strlen(arg) >= sizeof(o->path)) {
+			pr_warn("socket path too long (%zu bytes at most): %s\n",
+				sizeof(o->path) - 1, arg);
+			return 2;
+		}
 		snprintf(o->path, sizeof(o->path), "%s", arg);
+		break;
+	case 'c':
+		o->config = arg;
 		break;
 	case OPT_JSON:
 		o->json = true;
@@ -785,19 +386,54 @@ static int apply(int key, const char *arg, void *ctx)
 	case OPT_WATCH:
 		o->watch = WATCH_DEFAULT_S;
 		break;
-	case OPT_TIMEOUT:
+	case OPT_COUNT:
+		return bounded("count", "answers", arg, 1, ULONG_MAX,
+			       &o->count);
+	case 't':
+		o->timeout_set = true;
+		return bounded("timeout", "seconds", arg, 0, TIMEOUT_MAX_S,
+			       &o->timeout);
+	case OPT_WAIT:
+		o->wait_set = true;
+		return bounded("wait", "seconds", arg, 1,
+			       RR_CONTROL_DRAIN_MAX_S, &o->wait);
 	case OPT_QUIET:
-		if (rr_parse_ulong(arg, 1, RR_CONTROL_DRAIN_MAX_S,
-				   key == OPT_TIMEOUT ? &o->timeout
-						      : &o->quiet)) {
-			pr_warn("--%s takes seconds, 1-%d, not '%s'\n",
-				key == OPT_TIMEOUT ? "timeout" : "quiet",
-				RR_CONTROL_DRAIN_MAX_S, arg);
-			return 2;
-		}
-		break;
+		return bounded("quiet", "seconds", arg, 1,
+			       RR_CONTROL_DRAIN_MAX_S, &o->quiet);
 	}
 	return 0;
+}
+
+/*
+ * The socket -c FILE leads to, into o->path: the file's control key or
+ * its interface's socket, or none said (the usual search then). A socket
+ * given as -c, as before -c meant the socket (or a missing NAME.sock), is
+ * taken as one, with a line saying so. 0, or an exit status after one
+ * line.
+ */
+static int from_config(struct ctl_opts *o)
+{
+	size_t n = strlen(o->config);
+	bool sock_name = n > 5 && !strcmp(o->config + n - 5, ".sock");
+	char err[RR_ERRLEN];
+	struct stat st;
+	int ret;
+
+	/* A socket, or the socket file of an instance not running (old
+	 * scripts say -c /run/reqrouter/IFACE.sock, and want exit 3). */
+	if (stat(o->config, &st) ? errno == ENOENT && sock_name
+				 : S_ISSOCK(st.st_mode)) {
+		pr_warn("-c SOCKET is deprecated: -c names the config file now (knotc's -c), -s the socket; taking %s as -s\n",
+			o->config);
+		return apply('s', o->config, o);
+	}
+	ret = rr_control_path_of(o->config, o->path, sizeof(o->path), err,
+				 sizeof(err));
+	if (ret == -ENOENT)
+		return 0;
+	if (ret)
+		pr_warn("%s\n", err);
+	return ret == -ENOTCONN ? 3 : ret ? 2 : 0;
 }
 
 /* The words each command with arguments takes, for the one line that
@@ -872,11 +508,16 @@ static int request_line(const struct rr_ctlcmd *c, const char *arg,
 		arg = full;
 	}
 	if (rr_ctlcmd_id(c) == RR_CTL_DRAIN) {
-		if (o->quiet > o->timeout) {
-			pr_warn("drain: --quiet cannot exceed --timeout\n");
+		/* Before --timeout was the answer's, it was drain's limit. */
+		if (o->timeout_set && !o->wait_set) {
+			pr_warn("drain: its limit is --wait SECS now; --timeout is how long to wait for the answer\n");
 			return 2;
 		}
-		n = snprintf(line, len, "%s %lu %lu", c->name, o->timeout,
+		if (o->quiet > o->wait) {
+			pr_warn("drain: --quiet cannot exceed --wait\n");
+			return 2;
+		}
+		n = snprintf(line, len, "%s %lu %lu", c->name, o->wait,
 			     o->quiet);
 	} else if (arg) {
 		n = snprintf(line, len, "%s %s", c->name, arg);
@@ -892,39 +533,55 @@ static int request_line(const struct rr_ctlcmd *c, const char *arg,
 	return 0;
 }
 
-/* Prints the instance's @reply to @c for a person (or as it is, with
- * --json); true if the command succeeded (health: if it is ready). */
-static bool show(const struct rr_ctlcmd *c, const char *reply, bool json)
+/* How long to wait for the answer to @c. */
+static unsigned long timeout_for(const struct ctl_opts *o,
+				 const struct rr_ctlcmd *c)
 {
-	bool ok = strstr(reply, "\"ok\":true") != NULL;
-	bool ready = strstr(reply, "\"ready\":true") != NULL;
-	char why[256];
+	if (o->timeout_set)
+		return o->timeout;
+	return rr_ctlcmd_id(c) == RR_CTL_RELOAD ? RELOAD_TIMEOUT_S : TIMEOUT_S;
+}
 
-	if (json) {
+/*
+ * Sends @line and shows the answer to @c, as it came with --json: 0
+ * done, 1 refused (health: not ready), 3 no answer or no JSON. With
+ * @was (stats --watch), the answer before it, received at *@at, for the
+ * rates, replaced by this one.
+ */
+static int answer(const struct ctl_opts *o, const struct rr_ctlcmd *c,
+		  const char *line, struct json_object **was,
+		  struct timespec *at)
+{
+	struct json_object *a;
+	struct timespec now;
+	char *reply = NULL;
+	bool ok = false;
+	double dt = 0;
+
+	if (ask(o->path, line, timeout_for(o, c), &reply))
+		return 3;
+	a = ctl_parse(o->path, reply);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (a && o->json) {
 		fputs(reply, stdout);
-	} else if (rr_ctlcmd_id(c) == RR_CTL_RELOAD) {
-		print_reload(reply, ok);
-	} else if (!ok) {
-		if (!field(reply, "message", why, sizeof(why)))
-			snprintf(why, sizeof(why), "%s", reply);
-		pr_warn("%s: %s\n", c->name, why);
-	} else if (rr_ctlcmd_id(c) == RR_CTL_STATUS) {
-		print_status(reply);
-	} else if (rr_ctlcmd_id(c) == RR_CTL_STATS) {
-		print_stats(reply);
-	} else if (rr_ctlcmd_id(c) == RR_CTL_TOP) {
-		print_top(reply);
-	} else if (rr_ctlcmd_id(c) == RR_CTL_HEALTH) {
-		if (ready)
-			printf("ready\n");
-		else if (field(reply, "why", why, sizeof(why)))
-			printf("not ready: %s\n", why);
-	} else if (field(reply, "message", why, sizeof(why))) {
-		printf("%s\n", why);
+		ok = ctl_done(c, a);
+	} else if (a) {
+		if (was && *was)
+			dt = (double)(now.tv_sec - at->tv_sec) +
+			     (double)(now.tv_nsec - at->tv_nsec) / 1e9;
+		ok = ctl_show(c, a, was ? *was : NULL, dt);
 	}
-	if (ok && rr_ctlcmd_id(c) == RR_CTL_HEALTH && !ready)
-		ok = false;
-	return ok;
+	free(reply);
+	if (!a)
+		return 3;
+	if (was) {
+		json_object_put(*was);
+		*was = a;
+		*at = now;
+	} else {
+		json_object_put(a);
+	}
+	return ok ? 0 : 1;
 }
 
 /*
@@ -958,19 +615,22 @@ static int watch_seconds(int *argc, char **argv, struct ctl_opts *o)
 
 /*
  * stats --watch: the stats again every o->watch seconds, as watch(1)
- * shows a command, until SIGINT or SIGTERM (exit 0). An instance that
- * goes away ends it with exit 3, one it refuses with 1.
+ * shows a command, with each counter's rate since the last, until SIGINT
+ * or SIGTERM, or --count answers (exit 0). An instance that goes away
+ * ends it with exit 3, one it refuses with 1.
  */
 static int watch(const struct ctl_opts *o, const struct rr_ctlcmd *c,
 		 const char *line)
 {
-	struct timespec every = { (time_t)o->watch, 0 };
+	struct timespec every = { (time_t)o->watch, 0 }, at;
 	bool tty = isatty(STDOUT_FILENO);
-	char when[32] = "", *reply;
+	struct json_object *was = NULL;
+	unsigned long round;
+	char when[32] = "";
 	sigset_t stop;
 	struct tm tm;
 	time_t now;
-	bool ok;
+	int ret;
 
 	/* Taken with sigtimedwait() between two rounds, never in the middle
 	 * of one; a background job's ignored SIGINT counts too. */
@@ -980,9 +640,7 @@ static int watch(const struct ctl_opts *o, const struct rr_ctlcmd *c,
 	sigprocmask(SIG_BLOCK, &stop, NULL);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
-	for (;;) {
-		if (ask(o->path, line, TIMEOUT_MS, &reply))
-			return 3;
+	for (round = 1;; round++) {
 		if (!o->json) {
 			now = time(NULL);
 			if (localtime_r(&now, &tm))
@@ -991,16 +649,19 @@ static int watch(const struct ctl_opts *o, const struct rr_ctlcmd *c,
 			       tty ? "\033[H\033[2J" : "", o->watch, c->name,
 			       o->path, when);
 		}
-		ok = show(c, reply, o->json);
-		free(reply);
+		/* stats: each counter's rate since the last answer. */
+		ret = answer(o, c, line,
+			     rr_ctlcmd_id(c) == RR_CTL_STATS ? &was : NULL,
+			     &at);
 		if (!o->json)
 			putchar('\n');
 		fflush(stdout);
-		if (!ok)
-			return 1;
-		if (sigtimedwait(&stop, NULL, &every) > 0)
-			return 0;
+		if (ret || round == o->count ||
+		    sigtimedwait(&stop, NULL, &every) > 0)
+			break;
 	}
+	json_object_put(was);
+	return ret;
 }
 
 /* An option of ours that takes its value as the next word. */
@@ -1092,11 +753,10 @@ static int conf_check(int nargs, char **args)
 int main(int argc, char **argv)
 {
 	struct rr_opt_prog prog = { "reqrouterctl", SYNOPSIS, about(), opts };
-	struct ctl_opts o = { .timeout = RR_DRAIN_TIMEOUT_S,
+	struct ctl_opts o = { .wait = RR_DRAIN_TIMEOUT_S,
 			      .quiet = RR_DRAIN_QUIET_S };
-	char line[PATH_MAX + 16], *reply = NULL;
+	char line[PATH_MAX + 16];
 	const struct rr_ctlcmd *c;
-	bool ok;
 	int ret, at;
 
 	rr_log_set_prog("reqrouterctl");
@@ -1125,6 +785,16 @@ int main(int argc, char **argv)
 	if (rr_ctlcmd_id(c) == RR_CTL_TOP && !o.json && !o.watch &&
 	    isatty(STDOUT_FILENO))
 		o.watch = WATCH_DEFAULT_S;
+	if (o.count && !o.watch) {
+		pr_warn("--count goes with --watch\n");
+		return 2;
+	}
+	/* -s wins over -c, as knotc's does. */
+	if (!o.path[0] && o.config) {
+		ret = from_config(&o);
+		if (ret)
+			return ret;
+	}
 	if (!o.path[0] && find_socket(o.path, sizeof(o.path)))
 		return 3;
 	ret = request_line(c, rr_ctlcmd_user_args(c) ? argv[optind + 1] : NULL,
@@ -1133,19 +803,11 @@ int main(int argc, char **argv)
 		return ret;
 	if (o.watch)
 		return watch(&o, c, line);
-	ret = ask(o.path, line,
-		  rr_ctlcmd_id(c) == RR_CTL_RELOAD ? RELOAD_TIMEOUT_MS
-						   : TIMEOUT_MS,
-		  &reply);
-	if (ret) {
-		/* health: an instance that is gone is simply not ready. */
-		if (rr_ctlcmd_id(c) == RR_CTL_HEALTH && o.json)
-			printf("{\"ok\":false,\"ready\":false,\"why\":\"not running\"}\n");
-		return 3;
-	}
-	ok = show(c, reply, o.json);
-	free(reply);
-	if (ok && rr_ctlcmd_id(c) == RR_CTL_DRAIN)
-		return wait_gone(o.path, o.timeout);
-	return ok ? 0 : 1;
+	ret = answer(&o, c, line, NULL, NULL);
+	/* health: an instance that is gone is simply not ready. */
+	if (ret == 3 && rr_ctlcmd_id(c) == RR_CTL_HEALTH && o.json)
+		printf("{\"ok\":false,\"ready\":false,\"why\":\"not running\"}\n");
+	if (!ret && rr_ctlcmd_id(c) == RR_CTL_DRAIN)
+		return wait_gone(o.path, o.wait);
+	return ret;
 }

@@ -63,6 +63,9 @@ struct ini_ctx {
 	FILE *f;
 	unsigned int line;	  /* of the line inih last read */
 	unsigned int failed_line; /* of a failure inih does not see */
+	/* [reqrouter] alone (rr_config_load_main()): the other sections
+	 * name functions a client has not registered. */
+	bool main_only;
 };
 
 /* Group @name of the config, made at its first mention; NULL with why. */
@@ -113,6 +116,8 @@ static void section_line(struct ini_ctx *c, const char *buf)
 	bool group;
 	size_t n;
 
+	if (c->main_only)
+		return;
 	buf += strspn(buf, " \t");
 	group = !strncmp(buf, "[group ", 7);
 	if (strncmp(buf, "[function ", 10) && !group)
@@ -283,6 +288,8 @@ static int on_ini_line(void *user, const char *section, const char *key,
 
 	if (!strcmp(section, "reqrouter"))
 		ret = main_key(c, key, val, msg, sizeof(msg));
+	else if (c->main_only)
+		ret = 0;
 	else if (!strncmp(section, "function ", 9))
 		ret = function_key(c, section + 9, key, val, msg, sizeof(msg));
 	else if (!strncmp(section, "group ", 6))
@@ -323,10 +330,10 @@ static int check_lines(FILE *f, const char *path, char *err, size_t errlen)
 	return 0;
 }
 
-int rr_config_load(struct rr_config *cfg, const char *path, char *err,
-		   size_t errlen)
+static int load(struct rr_config *cfg, const char *path, bool main_only,
+		char *err, size_t errlen)
 {
-	struct ini_ctx c = { cfg, path, err, errlen, 0, NULL, 0, 0 };
+	struct ini_ctx c = { cfg, path, err, errlen, 0, NULL, 0, 0, main_only };
 	char msg[RR_ERRLEN];
 	struct stat st;
 	int line, ret;
@@ -394,6 +401,18 @@ static int port_clash(const struct rr_config *cfg, const struct rr_service *a,
 		       "%s:%u: functions '%s' and '%s' are both on port %u",
 		       cfg->config_file, la > lb ? la : lb, a->fn->name,
 		       b->fn->name, b->port);
+}
+
+int rr_config_load(struct rr_config *cfg, const char *path, char *err,
+		   size_t errlen)
+{
+	return load(cfg, path, false, err, errlen);
+}
+
+int rr_config_load_main(struct rr_config *cfg, const char *path, char *err,
+			size_t errlen)
+{
+	return load(cfg, path, true, err, errlen);
 }
 
 int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen)

@@ -346,6 +346,12 @@ int rr_config_init(struct rr_config *cfg, char *err, size_t errlen);
 int rr_config_load(struct rr_config *cfg, const char *path, char *err,
 		   size_t errlen);
 
+/* Its [reqrouter] section alone, over cfg: what a client reads to find
+ * the instance (reqrouterctl -c), which registers no function to check
+ * the other sections against. */
+int rr_config_load_main(struct rr_config *cfg, const char *path, char *err,
+			size_t errlen);
+
 /* Frees what loading allocated (the functions' settings). */
 void rr_config_free(struct rr_config *cfg);
 

@@ -3,10 +3,14 @@
  * The table of control commands (see ctlcmd.h): the one place a command
  * is named, with its arguments and its help line.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ctlcmd.h"
+#include "parse.h"
+#include "settings.h"
 
 const struct rr_ctlcmd rr_ctlcmds[RR_CTL_NCMDS] = {
 	[RR_CTL_STATUS] = {
@@ -76,6 +80,36 @@ const struct rr_ctlcmd rr_ctlcmds[RR_CTL_NCMDS] = {
 void rr_control_default_path(const char *ifname, char *path, size_t len)
 {
 	snprintf(path, len, "%s/%s.sock", RR_CONTROL_DIR, ifname);
+}
+
+int rr_control_path_of(const char *file, char *path, size_t len, char *err,
+		       size_t errlen)
+{
+	struct rr_config *cfg = calloc(1, sizeof(*cfg));
+	int ret;
+
+	if (!cfg)
+		return rr_errf(err, errlen, "out of memory");
+	rr_settings_defaults(cfg);
+	ret = rr_config_load_main(cfg, file, err, errlen);
+	if (ret) {
+		ret = -EINVAL; /* not -ENOENT: the file is missing, not a key */
+	} else if (!strcmp(cfg->control, "none")) {
+		snprintf(
+			err, errlen,
+			"%s says control = none: that instance has no control socket",
+			file);
+		ret = -ENOTCONN;
+	} else if (cfg->control[0]) {
+		snprintf(path, len, "%s", cfg->control);
+	} else if (cfg->ifname[0]) {
+		rr_control_default_path(cfg->ifname, path, len);
+	} else {
+		ret = -ENOENT;
+	}
+	rr_config_free(cfg);
+	free(cfg);
+	return ret;
 }
 
 const struct rr_ctlcmd *rr_ctlcmd_find(const char *name, size_t len)

@@ -24,6 +24,17 @@
 /* The default socket of the instance serving @ifname. */
 void rr_control_default_path(const char *ifname, char *path, size_t len);
 
+/*
+ * The control socket of an instance that runs with config file @file (as
+ * knotc finds knotd's): its `control` key, else its interface's default
+ * socket. 0; -ENOENT if the file names neither (the interface is then
+ * given on the command line, as the unit does); -ENOTCONN for control =
+ * none; -EINVAL if the file cannot be read, or is wrong. All but -ENOENT
+ * with one line in @err.
+ */
+int rr_control_path_of(const char *file, char *path, size_t len, char *err,
+		       size_t errlen);
+
 /* One per row of rr_ctlcmds[], in its order (also the order --help and
  * the daemon's "unknown command" answer list them in). */
 enum rr_ctlcmd_id {

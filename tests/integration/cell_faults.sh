@@ -124,14 +124,14 @@ check_eq "metrics: quarantined" 1 \
 	"$(wait_metric "$M" 5 reqrouter_function_quarantined 'function="faulty"' -- 1)"
 check "metrics: the XDP program drops its requests" \
 	[ "$(wait_metric "$M" 5 reqrouter_xdp_packets_total 'reason="quarantined"' -- 1)" -ge 1 ]
-"$CTL" -c "$SOCK" status >"$RR_TMP/status.txt"
+"$CTL" -s "$SOCK" status >"$RR_TMP/status.txt"
 check "reqrouterctl status marks it" grep -Eq '^faulty .*\(quarantined\)' "$RR_TMP/status.txt"
 check "reqrouterctl status: isolation cell" grep -Eq '^isolation +cell' "$RR_TMP/status.txt"
-out=$("$CTL" -c "$SOCK" unquarantine faulty)
+out=$("$CTL" -s "$SOCK" unquarantine faulty)
 check_eq "reqrouterctl unquarantine faulty: exit 0" 0 "$?"
 say "    $out"
 check "unquarantined: faulty answers again" answers
-out=$("$CTL" -c "$SOCK" unquarantine faulty 2>&1)
+out=$("$CTL" -s "$SOCK" unquarantine faulty 2>&1)
 check_eq "unquarantine of a function that is not: exit 1" 1 "$?"
 check "... says so" grep -q "is not quarantined" <<<"$out"
 

@@ -33,7 +33,7 @@ printf '[function kv]\ntable = %s\n' "$RR_TMP/kv-good.txt" >"$GOOD_CONF"
 for ((i = 0; i < 50; i += 7)); do echo "key$i"; done >"$RR_TMP/keys.txt"
 
 cells() { pgrep -P "$RR_PID" | sort | tr '\n' ' '; }
-ctl() { "$CTL" -c "$SOCK" "$@"; }
+ctl() { "$CTL" -s "$SOCK" "$@"; }
 
 rr_start cells -i "$TB_IF_SRV" -q $QUEUES -c "$CONF" --control "$SOCK" ||
 	die "reqrouter with isolation = cell did not start"

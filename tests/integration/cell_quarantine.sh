@@ -27,7 +27,7 @@ rr_bed $QUEUES
 SOCK=$RR_TMP/ctl.sock
 
 ask() { cli_ask 0.5 $PORT "$1"; }
-ctl() { "$CTL" -c "$SOCK" "$@"; }
+ctl() { "$CTL" -s "$SOCK" "$@"; }
 # port_is WANT: faulty's reply to "hello" is WANT within 2 s of retries
 # (a cell on another queue may be the one restarting).
 # shellcheck disable=SC2317 # called through check

@@ -162,7 +162,7 @@ rr_start deploy -i "$TB_IF_SRV" -q $QUEUES -c "$CONF" --control "$SOCK" ||
 	die "reqrouter without faulty did not start"
 cat "$RR_TMP/open.conf" >>"$CONF"
 check "reqrouterctl deploy faulty.so adds it" \
-	"$CTL" -c "$SOCK" deploy "$MODS/faulty.so"
+	"$CTL" -s "$SOCK" deploy "$MODS/faulty.so"
 check "the deploy rebuilt the filter with faulty's calls (logged)" \
 	grep -q "the functions' syscalls add openat close" "$RR_ERR"
 check "after the deploy, faulty's 'open' is answered" asks $PORT open opened

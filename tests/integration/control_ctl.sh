@@ -3,7 +3,8 @@
 #
 # The control socket and reqrouterctl: a running reqrouter -q 2 answers
 # status, stats, health and reload through its socket (default path
-# /run/reqrouter/IFACE.sock, root only), as text and as JSON; the counters
+# /run/reqrouter/IFACE.sock, root only), as text and as JSON, named by -s
+# or found through a config file (-c); the counters
 # it reports move with real requests; a second instance on the same
 # interface is refused before it touches anything; mistakes get one line
 # and their own exit status; after SIGTERM the socket is gone and health
@@ -30,13 +31,18 @@ check "it announces its control socket" grep -q "control socket $SOCK (root only
 check "the socket exists" test -S "$SOCK"
 check_eq "the socket is root's alone (mode 600)" 600 "$(stat -c %a "$SOCK")"
 
-"$CTL" --control "$SOCK" status >"$RR_TMP/status.txt" 2>&1
+"$CTL" -s "$SOCK" status >"$RR_TMP/status.txt" 2>&1
 check_eq "status: exit 0" 0 $?
 sed 's/^/    /' "$RR_TMP/status.txt"
 check "status names the interface" grep -Eq "^interface +$TB_IF_SRV$" "$RR_TMP/status.txt"
 check "status lists reverse on 1232" grep -Eq '^reverse +1232 ' "$RR_TMP/status.txt"
+# knotc's -c: the config file, whose interface names the socket.
+printf '[reqrouter]\ninterface = %s\n' "$TB_IF_SRV" >"$RR_TMP/ctl.conf"
+out=$("$CTL" -c "$RR_TMP/ctl.conf" status 2>&1)
+check_eq "-c CONFIG status: exit 0" 0 $?
+check "-c CONFIG: the instance of the config's interface" grep -Eq "^interface +$TB_IF_SRV$" <<<"$out"
 
-"$CTL" --control "$SOCK" --json status >"$RR_TMP/status.json"
+"$CTL" -s "$SOCK" --json status >"$RR_TMP/status.json"
 check_eq "status --json: ready" True "$(py 'd["ready"]' "$RR_TMP/status.json")"
 check_eq "status --json: 2 queues, 1 thread" "2 1" \
 	"$(py '"%d %d" % (d["queues"], d["threads"])' "$RR_TMP/status.json")"
@@ -45,12 +51,12 @@ check_eq "status --json: the pid is reqrouter's" "$RR_PID" \
 check_eq "status --json: functions and ports" "echo:7 reverse:1232" \
 	"$(py '" ".join(sorted("%s:%d" % (f["name"], f["port"]) for f in d["functions"]))' "$RR_TMP/status.json")"
 
-out=$("$CTL" --control "$SOCK" health)
+out=$("$CTL" -s "$SOCK" health)
 check_eq "health: exit 0 and 'ready'" "0 ready" "$? $out"
 
 # The counters move with requests, and agree with the metrics file.
 check "300 requests answered" serves 150
-"$CTL" --control "$SOCK" --json stats >"$RR_TMP/stats.json"
+"$CTL" -s "$SOCK" --json stats >"$RR_TMP/stats.json"
 rx=$(py 'sum(f["user"]["rx"] for f in d["functions"])' "$RR_TMP/stats.json")
 check_eq "stats --json: 300 requests received (150 over IPv4, 150 over IPv6)" 300 "$rx"
 check_eq "stats --json: as many replies" 300 \
@@ -59,17 +65,17 @@ check_eq "stats --json: no drop" 0 \
 	"$(py 'sum(sum(f["user"]["dropped"].values()) for f in d["functions"])' "$RR_TMP/stats.json")"
 check_eq "stats --json: no frame left with a worker at rest" 0 \
 	"$(py 'sum(q["worker"] + q["rx"] + q["tx"] for q in d["umem_frames"])' "$RR_TMP/stats.json")"
-"$CTL" --control "$SOCK" stats >"$RR_TMP/stats.txt"
+"$CTL" -s "$SOCK" stats >"$RR_TMP/stats.txt"
 check "stats: one line per function" grep -q '^reverse (port 1232): user space rx' "$RR_TMP/stats.txt"
 check_eq "stats agree with the metrics file" "$rx" \
 	"$(wait_metric "$M" 5 reqrouter_rx_packets_total -- "$rx")"
 
-out=$("$CTL" --control "$SOCK" reload)
+out=$("$CTL" -s "$SOCK" reload)
 check_eq "reload: exit 0" 0 $?
 check "reload: says what it did ($out)" grep -q 're-initialised' <<<"$out"
 
 # Mistakes: one line each, their own exit status.
-out=$("$CTL" --control "$SOCK" frobnicate 2>&1)
+out=$("$CTL" -s "$SOCK" frobnicate 2>&1)
 check_eq "unknown command: exit 2" 2 $?
 check_eq "unknown command: one line" 1 "$(wc -l <<<"$out")"
 out=$("$CTL" --control /run/reqrouter/rr-none-$$.sock status 2>&1)
@@ -81,7 +87,7 @@ check_eq "no command: exit 2" 2 $?
 tb_srv python3 -c 'import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); time.sleep(3)' "$SOCK" &
 SILENT=$!
 sleep 0.2
-check "a silent client does not stop the others" "$CTL" --control "$SOCK" health
+check "a silent client does not stop the others" "$CTL" -s "$SOCK" health
 wait $SILENT
 
 # A second instance on the same interface is refused, the first unharmed.
@@ -96,9 +102,9 @@ check "the first's socket is still there" test -S "$SOCK"
 rr_kill_wait TERM 10
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 check "the socket is removed on exit" test ! -e "$SOCK"
-out=$("$CTL" --control "$SOCK" health 2>&1)
+out=$("$CTL" -s "$SOCK" health 2>&1)
 check_eq "health of a stopped instance: exit 3" 3 $?
-out=$("$CTL" --control "$SOCK" --json health 2>/dev/null)
+out=$("$CTL" -s "$SOCK" --json health 2>/dev/null)
 check_eq "health --json of a stopped instance" \
 	'{"ok":false,"ready":false,"why":"not running"}' "$out"
 
@@ -121,8 +127,10 @@ rr_start group -i "$TB_IF_SRV" -q 1 --control "$PUB/ctl.sock" --control-group ro
 	--metrics-file "$RR_TMP/metrics.prom" ||
 	die "--control-group root did not start"
 check_eq "--control-group: mode 660" 660 "$(stat -c %a "$PUB/ctl.sock")"
-check "--control PATH: reqrouterctl reaches it" "$CTL" --control "$PUB/ctl.sock" health
-as_group() { setpriv --reuid=65534 --regid=0 --clear-groups "$PUB/reqrouterctl" --control "$PUB/ctl.sock" "$@"; }
+check "--control PATH: reqrouterctl --control reaches it" "$CTL" --control "$PUB/ctl.sock" health
+printf '[reqrouter]\ncontrol = %s\n' "$PUB/ctl.sock" >"$RR_TMP/ctl-control.conf"
+check "... and -c CONFIG whose control key names it" "$CTL" -c "$RR_TMP/ctl-control.conf" health
+as_group() { setpriv --reuid=65534 --regid=0 --clear-groups "$PUB/reqrouterctl" -s "$PUB/ctl.sock" "$@"; }
 check "a control-group member reads: status" as_group status
 check "a control-group member reads: stats" as_group stats
 for cmd in reload "threads 1" "remove echo" "unquarantine echo"; do
@@ -133,8 +141,8 @@ for cmd in reload "threads 1" "remove echo" "unquarantine echo"; do
 	check "... and is told why: $cmd" grep -q "only root and the user it runs as" <<<"$out"
 done
 check "... echo is still served after the refused remove" \
-	bash -c "\"$CTL\" --control \"$PUB/ctl.sock\" --json status | grep -q '\"name\":\"echo\".*\"removed\":false'"
-check "root may: reload" "$CTL" --control "$PUB/ctl.sock" reload
+	bash -c "\"$CTL\" -s \"$PUB/ctl.sock\" --json status | grep -q '\"name\":\"echo\".*\"removed\":false'"
+check "root may: reload" "$CTL" -s "$PUB/ctl.sock" reload
 sleep 1.2
 check "metrics file written" grep -q reqrouter_rx_packets_total "$RR_TMP/metrics.prom"
 check_eq "metrics: a link at the old temporary's name is not followed" precious "$(cat "$RR_TMP/victim")"

@@ -48,7 +48,7 @@ check_eq "a request to the service address is answered from it" \
 # reqrouterctl drain under load.
 load 4 10000 drain
 sleep 1
-"$CTL" --control "$SOCK" --quiet 1 --timeout 20 drain >"$RR_TMP/drain.out" 2>&1 &
+"$CTL" -s "$SOCK" --quiet 1 --wait 20 drain >"$RR_TMP/drain.out" 2>&1 &
 DRAIN=$!
 sleep 0.3
 out=$("$CTL" --control "$SOCK" health)
@@ -102,7 +102,7 @@ rr_start timeout -i "$TB_IF_SRV" -q 1 || die "restart failed"
 load 6 5000 endless
 sleep 0.5
 start=$(date +%s)
-"$CTL" --control "$SOCK" --quiet 1 --timeout 2 drain >/dev/null
+"$CTL" -s "$SOCK" --quiet 1 --wait 2 drain >/dev/null
 check_eq "drain with a timeout: exit 0" 0 $?
 took=$(($(date +%s) - start))
 check "it ended at its timeout (${took}s, requests still coming)" \
@@ -114,7 +114,7 @@ check "the requests were still coming when it ended" kill -0 "$LOAD"
 kill -INT "$LOAD" 2>/dev/null
 wait "$LOAD"
 
-out=$("$CTL" --control "$SOCK" --quiet 5 --timeout 2 drain 2>&1)
-check_eq "--quiet above --timeout: exit 2" 2 $?
+out=$("$CTL" -s "$SOCK" --quiet 5 --wait 2 drain 2>&1)
+check_eq "--quiet above --wait: exit 2" 2 $?
 
 finish

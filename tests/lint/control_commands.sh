@@ -36,7 +36,7 @@ check_eq "reqrouterctl <TAB> offers the commands --help lists" \
 	"$(sort <<<"$cmds" | tr '\n' ' ')" "$(sort <<<"$comp" | tr '\n' ' ')"
 comp=$(PATH=$BUILD:$PATH bash -c '
 	source configs/reqrouter.bash-completion
-	COMP_WORDS=(reqrouterctl -c /run/x.sock status ""); COMP_CWORD=4
+	COMP_WORDS=(reqrouterctl -s /run/x.sock status ""); COMP_CWORD=4
 	_reqrouterctl; printf "%s\n" "${COMPREPLY[@]}"')
 check_eq "reqrouterctl status <TAB> offers no second command (one at a time)" \
 	"" "$comp"

@@ -144,7 +144,7 @@ phase "drain host 1 under load: not one request lost"
 load drain 7
 sleep 2
 t_drain=${EPOCHREALTIME/./}
-"$CTL" --control "$AB_DIR/h1.sock" --quiet 1 --timeout 20 drain \
+"$CTL" --control "$AB_DIR/h1.sock" --quiet 1 --wait 20 drain \
 	>"$AB_DIR/drain.out" 2>&1 &
 drain=$!
 ab_wait_nexthops 4 2 5
