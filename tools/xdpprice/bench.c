@@ -79,6 +79,16 @@
 #define REFL_STATS 2
 
 /* The rows of the table, in its order. */
+/* An XDP action by its name in the kernel's UAPI. */
+const char *price_verdict_name(uint32_t v)
+{
+	static const char *const names[] = { "XDP_ABORTED", "XDP_DROP",
+					     "XDP_PASS", "XDP_TX",
+					     "XDP_REDIRECT" };
+
+	return v < sizeof(names) / sizeof(names[0]) ? names[v] : "?";
+}
+
 /* clang-format off */
 const struct price_row price_rows[] = {
 	{ "reflector", "bare XDP_TX reflector", K_REFLECTOR,

@@ -35,15 +35,6 @@ double price_median(const uint32_t *v, uint32_t n)
 	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + (double)s[n / 2]) / 2;
 }
 
-const char *price_verdict_name(uint32_t v)
-{
-	static const char *const names[] = { "XDP_ABORTED", "XDP_DROP",
-					     "XDP_PASS", "XDP_TX",
-					     "XDP_REDIRECT" };
-
-	return v < sizeof(names) / sizeof(names[0]) ? names[v] : "?";
-}
-
 static int defaults_row(void)
 {
 	unsigned int i;

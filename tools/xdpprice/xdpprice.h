@@ -123,6 +123,8 @@ int price_setup(struct price_bench **out, const struct price_opts *o,
 int price_measure(struct price_bench *b, const struct price_opts *o,
 		  struct price_result *r);
 void price_teardown(struct price_bench *b); /* NULL-safe */
+/* An XDP action's name (XDP_TX, ...), "?" past them. */
+const char *price_verdict_name(uint32_t v);
 
 /* progs.c: each program of @obj (loaded from @elf, as a cpumap program
  * if @cpumap) into @r->progs, with @verifier the verifier's statistics
@@ -134,8 +136,6 @@ int price_progs_add(struct price_result *r, const char *object,
 
 /* report.c */
 double price_median(const uint32_t *v, uint32_t n);
-/* An XDP action's name (XDP_TX, ...), "?" past them. */
-const char *price_verdict_name(uint32_t v);
 void price_report_text(const struct price_opts *o,
 		       const struct price_result *r);
 void price_report_json(const struct price_opts *o,
