@@ -424,11 +424,18 @@ $(XDPFN_GEN): $(BUILD)/gen/xdpfn_%.c: | $(BUILD)/gen
 
 man: $(MAN_PAGES)
 
+# Without help2man, one line says so (make stops as it expands the
+# recipe, so only when a page is to be made).
+HELP2MAN := $(shell command -v help2man 2>/dev/null)
+need_help2man = $(if $(HELP2MAN),,$(error help2man is missing, and the man \
+	pages ($@) need it: apt-get install help2man, or make deps))
 $(BUILD)/man/%.8: $(BUILD)/% man/%.h2m | $(BUILD)/man
+	$(need_help2man)
 	$(call msg,MAN,$@)
 	$(Q)help2man -N -s 8 --include man/$*.h2m -o $@ $(abspath $<)
 
 $(BUILD)/man/%.1: $(BUILD)/% man/%.h2m | $(BUILD)/man
+	$(need_help2man)
 	$(call msg,MAN,$@)
 	$(Q)help2man -N -s 1 --include man/$*.h2m -o $@ $(abspath $<)
 

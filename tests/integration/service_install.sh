@@ -14,7 +14,8 @@
 # node_exporter textfile directory, every %i and %I in the units expands
 # (by systemd itself) to the right name for an interface br-lan, the
 # completion completes, a changed /etc file survives both a second install
-# and uninstall, and uninstall leaves no file behind.
+# and uninstall, and uninstall leaves no file behind. Without help2man,
+# make install says so in one line, and installs nothing.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 # shellcheck disable=SC2317 # called through check, which shellcheck does not follow
@@ -249,6 +250,28 @@ check "... unchanged" cmp -s "$RR_TMP/mine" "$D/etc/reqrouter/reqrouter.conf"
 make --no-print-directory uninstall DESTDIR="$D" PREFIX=/usr >"$RR_TMP/uninstall.log" 2>&1
 check_eq "make uninstall: exit 0" 0 $?
 check_eq "uninstall keeps only the changed /etc file" "/etc/reqrouter/reqrouter.conf" "$(files | xargs)"
+
+say "== make install without help2man"
+# A PATH with every program but help2man, and a copy of the build without
+# its man pages (the binaries up to date), so that they are to be made.
+mkdir "$RR_TMP/bin" "$RR_TMP/nobuild"
+for d in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
+	for f in "$d"/*; do
+		n=${f##*/}
+		[ "$n" = help2man ] || [ -e "$RR_TMP/bin/$n" ] || ln -s "$f" "$RR_TMP/bin/$n"
+	done
+done 2>/dev/null
+tar -C "$BUILD" --exclude=./man --exclude=./san --exclude=./fuzz --exclude=./deb \
+	-cf - . | tar -C "$RR_TMP/nobuild" -xf - || die "cannot copy $BUILD"
+PATH=$RR_TMP/bin make --no-print-directory install DESTDIR="$RR_TMP/d2" \
+	PREFIX=/usr BUILD="$RR_TMP/nobuild" >/dev/null 2>"$RR_TMP/noh2m.err"
+rc=$?
+sed 's/^/    /' "$RR_TMP/noh2m.err"
+check "exit non-zero ($rc)" test $rc -ne 0
+check_eq "one line on stderr" 1 "$(wc -l <"$RR_TMP/noh2m.err")"
+check "... saying help2man is missing, and how to get it" \
+	grep -q 'help2man is missing.*apt-get install help2man' "$RR_TMP/noh2m.err"
+check "nothing installed" test ! -e "$RR_TMP/d2"
 
 say "== make install; make uninstall leaves nothing"
 rm -f "$D/etc/reqrouter/reqrouter.conf"
