@@ -46,9 +46,7 @@ cat >"$RR_TMP/want" <<EOW
 /usr/share/doc/reqrouter/LICENSE
 /usr/share/doc/reqrouter/README.md
 /usr/share/doc/reqrouter/examples/kv.txt
-/usr/share/doc/reqrouter/examples/reqrouter.grafana.json
 /usr/share/doc/reqrouter/examples/reqrouter.conf
-/usr/share/doc/reqrouter/examples/reqrouter.rules.yml
 $(for f in docs/*.md; do echo "/usr/share/doc/reqrouter/$f"; done)
 /usr/share/man/man1/rrload.1
 /usr/share/man/man8/reqrouter.8
@@ -57,6 +55,8 @@ $(for f in docs/*.md; do echo "/usr/share/doc/reqrouter/$f"; done)
 /usr/share/reqrouter/anycast/bird-router.conf
 /usr/share/reqrouter/anycast/reqrouter@.service.d/anycast-drain.conf
 /usr/share/reqrouter/anycast/sysctl-router.conf
+/usr/share/reqrouter/reqrouter.grafana.json
+/usr/share/reqrouter/reqrouter.rules.yml
 EOW
 {
 	for m in "$BUILD"/functions/*.so; do
