@@ -261,7 +261,8 @@ help:
 	@echo 'make demo                install the packages it needs, build, serve real'
 	@echo '                         requests on a two-namespace test bed, tear it down'
 	@echo 'make sandbox             = tools/sandbox up: a bed that stays, reqrouter serving'
-	@echo '                         functions/ on it (tools/sandbox down removes it)'
+	@echo '                         functions/ on it (tools/sandbox down removes it); one'
+	@echo '                         per checkout, SANDBOX=NAME for another'
 	@echo 'make check               the inner loop, a minute or two: build, make lint, the'
 	@echo '                         unit and BPF program tests (no test bed, no ASan)'
 	@echo 'make test                install its packages, make lint, build, run every test'
@@ -607,11 +608,12 @@ demo:
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/demo.sh
 
-# A bed that stays, serving functions/ (tools/sandbox; down removes it).
+# A bed that stays, serving functions/ (tools/sandbox; down removes it):
+# this checkout's, or SANDBOX=NAME's.
 sandbox:
 	$(Q)tools/install-deps.sh sandbox
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)tools/sandbox up
+	$(Q)tools/sandbox $(if $(SANDBOX),--name $(SANDBOX)) up
 
 # Several hosts behind a router, anycast over BGP and ECMP (tests/scale/,
 # deploy/anycast/): kept out of make test so that it stays short.
