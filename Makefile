@@ -175,11 +175,11 @@ ALL_OBJS := $(call obj,$(SRC_MAIN) $(SRC_DAEMON) $(SRC_RRLIB) $(FN_SRCS) $(XDPFN
 	$(TESTLIB_SRCS))
 
 # Shell scripts, for make shellcheck: by name where they have an
-# extension, by their #! line in tools/, .ci/, tests/scale/ and deploy/,
-# where most have none.
+# extension, by their #! line in tools/, .ci/, tests/scale/, deploy/ and
+# debian/tests/ (the autopkgtests), where most have none.
 SH_SCRIPTS := $(sort $(wildcard tests/*.sh tests/*/*.sh tests/*/lib/*.sh \
 	tools/*.sh tools/lib/*.sh configs/*.bash-completion) \
-	$(shell for f in tools/* .ci/* tests/scale/* deploy/*/*; do [ -f "$$f" ] && \
+	$(shell for f in tools/* .ci/* tests/scale/* deploy/*/* debian/tests/*; do [ -f "$$f" ] && \
 		head -n 1 "$$f" | grep -qE '^\#!.*[/ ](ba)?sh$$' && echo "$$f"; done))
 
 # Man pages: help2man turns each program's --help and --version (made from
@@ -220,15 +220,19 @@ API_HEADERS := $(wildcard include/reqrouter/*.h)
 FN_API := $(shell sed -n 's/^\#define RR_FUNCTION_API \([0-9]*\).*/\1/p' \
 	include/reqrouter/rr_function.h)
 SYSCONFDIR ?= /etc
-EXAMPLES := configs/reqrouter.conf configs/kv.txt configs/reqrouter.rules.yml \
-	configs/reqrouter.grafana.json
+EXAMPLES := configs/reqrouter.conf configs/kv.txt
+# What the monitoring reads, not documentation: the alert rules and the
+# dashboard, where Prometheus and Grafana can be pointed at them (minimal
+# images strip share/doc, not share/reqrouter).
+DATADIR ?= $(PREFIX)/share/reqrouter
+MONITORING := configs/reqrouter.rules.yml configs/reqrouter.grafana.json
 ETC_CONF := $(DESTDIR)$(SYSCONFDIR)/reqrouter/reqrouter.conf
 # The anycast kit (deploy/anycast/, docs/SCALE-OUT.md): the announcer and
 # its unit where they run (the unit does nothing until enabled); the BIRD
 # and sysctl examples and the drain drop-in under ANYCASTDIR, not in the
 # unit's .d directory, where the drop-in would change every instance on
 # every host. Their /usr/local/sbin/ becomes SBINDIR.
-ANYCASTDIR ?= $(PREFIX)/share/reqrouter/anycast
+ANYCASTDIR ?= $(DATADIR)/anycast
 ANYCAST_EXAMPLES := $(addprefix deploy/anycast/,bird-host.conf \
 	bird-router.conf sysctl-router.conf)
 ANYCAST_DROPIN := reqrouter@.service.d/anycast-drain.conf
@@ -246,6 +250,7 @@ INSTALLED := $(addprefix $(DESTDIR),$(SBINDIR)/reqrouter \
 	$(addprefix $(INCLUDEDIR)/,$(API_HEADERS:include/%=%)) \
 	$(PKGCONFIGDIR)/reqrouter-function.pc \
 	$(addprefix $(DOCDIR)/examples/,$(notdir $(EXAMPLES))) \
+	$(addprefix $(DATADIR)/,$(notdir $(MONITORING))) \
 	$(SBINDIR)/reqrouter-announce $(UNITDIR)/reqrouter-announce@.service \
 	$(addprefix $(ANYCASTDIR)/,$(notdir $(ANYCAST_EXAMPLES)) $(ANYCAST_DROPIN)))
 
@@ -265,7 +270,8 @@ help:
 	@echo 'make demo                install the packages it needs, build, serve real'
 	@echo '                         requests on a two-namespace test bed, tear it down'
 	@echo 'make sandbox             = tools/sandbox up: a bed that stays, reqrouter serving'
-	@echo '                         functions/ on it (tools/sandbox down removes it)'
+	@echo '                         functions/ on it (tools/sandbox down removes it); one'
+	@echo '                         per checkout, SANDBOX=NAME for another'
 	@echo 'make check               the inner loop, a minute or two: build, make lint, the'
 	@echo '                         unit and BPF program tests (no test bed, no ASan)'
 	@echo 'make test                install its packages, make lint, build, run every test'
@@ -310,10 +316,12 @@ help:
 	@echo '                         binaries, man pages, systemd unit and its user'
 	@echo '                         (sysusers.d), bash completion, function modules,'
 	@echo '                         the function API headers and reqrouter-function.pc,'
-	@echo '                         the anycast kit (announcer; examples in share/)'
+	@echo '                         the alert rules and the Grafana dashboard and the'
+	@echo '                         anycast kit (announcer; examples) in share/reqrouter/'
 	@echo 'make uninstall           remove what make install put there'
-	@echo 'make deb                 the Debian package (debian/, dpkg-buildpackage) in'
-	@echo '                         $(BUILD)/deb/; DEB_JOBS (default 2) parallel jobs'
+	@echo 'make deb                 install the packaging set, build the Debian packages'
+	@echo '                         reqrouter, reqrouter-dev, reqrouter-tools (debian/) of'
+	@echo '                         git HEAD into $(BUILD)/deb/; DEB_JOBS (default 2) jobs'
 	@echo 'make clean               remove $(BUILD)/'
 	@echo 'make help                this list'
 	@echo 'Variables: V=1 (show commands), SAN=1 (ASan/UBSan build in build/san),'
@@ -440,12 +448,19 @@ $(BUILD)/man/docdir: FORCE | $(BUILD)/man
 	$(Q)echo '$(DOCDIR)' | cmp -s - $@ || echo '$(DOCDIR)' >$@
 FORCE:
 
+# Without help2man, one line says so (make stops as it expands the
+# recipe, so only when a page is to be made).
+HELP2MAN := $(shell command -v help2man 2>/dev/null)
+need_help2man = $(if $(HELP2MAN),,$(error help2man is missing, and the man \
+	pages ($@) need it: apt-get install help2man, or make deps))
 $(BUILD)/man/%.8: $(BUILD)/% man/%.h2m $(BUILD)/man/docdir | $(BUILD)/man
+	$(need_help2man)
 	$(call msg,MAN,$@)
 	$(Q)sed 's|@DOCDIR@|$(DOCDIR)|g' man/$*.h2m >$(BUILD)/man/$*.h2m
 	$(Q)help2man -N -s 8 --include $(BUILD)/man/$*.h2m -o $@ $(abspath $<)
 
 $(BUILD)/man/%.1: $(BUILD)/% man/%.h2m $(BUILD)/man/docdir | $(BUILD)/man
+	$(need_help2man)
 	$(call msg,MAN,$@)
 	$(Q)sed 's|@DOCDIR@|$(DOCDIR)|g' man/$*.h2m >$(BUILD)/man/$*.h2m
 	$(Q)help2man -N -s 1 --include $(BUILD)/man/$*.h2m -o $@ $(abspath $<)
@@ -496,6 +511,7 @@ install: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(BUILD)/rrload $(MODULES) \
 	$(Q)install -m 0644 README.md LICENSE $(DESTDIR)$(DOCDIR)/
 	$(Q)install -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/docs/
 	$(Q)install -m 0644 $(EXAMPLES) $(DESTDIR)$(DOCDIR)/examples/
+	$(Q)install -m 0644 $(MONITORING) $(DESTDIR)$(DATADIR)/
 	$(Q)if [ -e $(ETC_CONF) ]; then \
 		echo "  KEEP     $(ETC_CONF) (exists)"; \
 	else \
@@ -526,33 +542,40 @@ uninstall:
 		$(DESTDIR)$(MODDIR) $(DESTDIR)$(dir $(MODDIR)) \
 		$(DESTDIR)$(INCLUDEDIR)/reqrouter \
 		$(DESTDIR)$(ANYCASTDIR)/$(dir $(ANYCAST_DROPIN)) \
-		$(DESTDIR)$(ANYCASTDIR) $(DESTDIR)$(dir $(ANYCASTDIR))
+		$(DESTDIR)$(ANYCASTDIR) $(DESTDIR)$(DATADIR)
 
-# The Debian package: dpkg-buildpackage runs debian/rules (which builds
-# and runs make install into the package) in a copy of the tree under
-# $(BUILD)/deb/src, so that neither the tree nor its parent directory
-# gets dpkg's files; the .deb lands in $(BUILD)/deb/. A clean environment:
-# this make's variables (BUILD, PREFIX, DESTDIR...) must not reach the
-# package's own make. Not checked (the tests need root and namespaces:
-# make test), and no -dbgsym package.
-DEB_VERSION = $(shell dpkg-parsechangelog -l debian/changelog -S Version 2>/dev/null)
+# The Debian packages: reqrouter, reqrouter-dev and reqrouter-tools
+# (debian/control says what each holds). tools/deb-source writes the
+# source into $(BUILD)/deb/src: in a git checkout the commit HEAD (git
+# archive), saying loudly when the tree has changes the package leaves
+# out; elsewhere the tree, its version marked VERSION~tree. There
+# dpkg-buildpackage runs debian/rules (which builds and runs make install
+# into debian/tmp), so that neither the tree nor its parent directory
+# gets dpkg's files; the .debs land in $(BUILD)/deb/. A clean
+# environment: this make's variables (BUILD, PREFIX, DESTDIR...) must not
+# reach the package's own make. Not checked (the tests need root and
+# namespaces: make test, service_deb.sh), and no -dbgsym package.
 DEB_ARCH = $(shell dpkg --print-architecture 2>/dev/null)
 DEB_JOBS ?= 2
 deb:
+	$(Q)tools/install-deps.sh packaging
 	$(Q)for c in dpkg-buildpackage dpkg-parsechangelog dh; do \
 		command -v $$c >/dev/null || { echo "make deb: no $$c (make deps installs it)" >&2; \
 			exit 1; }; done
-	$(call msg,DEB,$(BUILD)/deb/reqrouter_$(DEB_VERSION)_$(DEB_ARCH).deb)
 	$(Q)rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/src
-	$(Q)tar -C . --exclude=./.git --exclude=./build --exclude='./$(BUILD)' \
-		--exclude=./bench/raw -cf - . | tar -C $(BUILD)/deb/src -xf -
+	$(Q)tools/deb-source $(BUILD)/deb/src
+	$(Q)v=$$(dpkg-parsechangelog -l $(BUILD)/deb/src/debian/changelog -S Version) && \
+		printf '  %-8s %s\n' DEB "$(BUILD)/deb/reqrouter{,-dev,-tools}_$${v}_*.deb"
 	$(Q)cd $(BUILD)/deb/src && env -i PATH="$$PATH" HOME="$$HOME" LANG=C.UTF-8 \
 		DEB_BUILD_OPTIONS="nocheck noautodbgsym $(DEB_BUILD_OPTIONS)" \
 		dpkg-buildpackage -b -us -uc -J$(DEB_JOBS) >../build.log 2>&1 || \
 		{ tail -n 40 ../build.log >&2; \
 		  echo "make deb: dpkg-buildpackage failed (log: $(BUILD)/deb/build.log)" >&2; \
 		  exit 1; }
-	$(Q)ls $(BUILD)/deb/reqrouter_$(DEB_VERSION)_$(DEB_ARCH).deb >/dev/null
+	$(Q)v=$$(dpkg-parsechangelog -l $(BUILD)/deb/src/debian/changelog -S Version) && \
+		ls $(BUILD)/deb/reqrouter_$${v}_$(DEB_ARCH).deb \
+		$(BUILD)/deb/reqrouter-dev_$${v}_all.deb \
+		$(BUILD)/deb/reqrouter-tools_$${v}_$(DEB_ARCH).deb >/dev/null
 
 $(BUILD)/bpf $(BUILD)/skel $(BUILD)/tests/unit $(BUILD)/tests/bpf $(BUILD)/gen \
 		$(BUILD)/man:
@@ -605,11 +628,12 @@ demo:
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/demo.sh
 
-# A bed that stays, serving functions/ (tools/sandbox; down removes it).
+# A bed that stays, serving functions/ (tools/sandbox; down removes it):
+# this checkout's, or SANDBOX=NAME's.
 sandbox:
 	$(Q)tools/install-deps.sh sandbox
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)tools/sandbox up
+	$(Q)tools/sandbox $(if $(SANDBOX),--name $(SANDBOX)) up
 
 # Several hosts behind a router, anycast over BGP and ECMP (tests/scale/,
 # deploy/anycast/): kept out of make test so that it stays short.

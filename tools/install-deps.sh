@@ -5,12 +5,12 @@
 #
 #   tools/install-deps.sh [--list] [SET|PACKAGE...]
 #
-# Each make target asks for its set: make demo for demo, make sandbox for
-# sandbox, make test for test, make bench for bench, make test-scale and
-# make anycast-demo for anycast; make deps (no argument, or all) for
-# every set, packaging (make deb's) among them. Every set takes demo,
-# which builds, along; test also sandbox and packaging, which make test
-# runs. Any other word is a package name, installed the same way
+# Each make target asks for its set: make demo for demo, make sandbox
+# for sandbox, make test for test, make deb for packaging, make bench for
+# bench, make test-scale and make anycast-demo for anycast; make deps (no
+# argument, or all) for every set. Every set takes demo, which builds,
+# along; test also sandbox and packaging, which make test runs. Any
+# other word is a package name, installed the same way
 # (tools/test-fresh asks for debootstrap). --list prints the packages,
 # one a line, and installs nothing.
 #
@@ -54,11 +54,13 @@ SET_SANDBOX="netcat-openbsd knot-dnsutils"
 SET_TEST="llvm libclang-rt-14-dev libcmocka-dev ethtool iputils-ping
 xdp-tools procps clang-format shellcheck knot dnsperf sockperf help2man
 systemd prometheus python3-yaml"
-# packaging: make deb, which service_deb.sh (make test) and test-fresh's
-# install-deb step run: debhelper and dpkg-dev build it, lintian checks
-# it; help2man is the one Build-Depends (debian/control) demo lacks, and
-# dpkg-buildpackage wants build-essential itself (a minimal root has none).
-SET_PACKAGING="build-essential debhelper dpkg-dev lintian help2man"
+# packaging: make deb, which installs it itself, and which service_deb.sh
+# (make test) and test-fresh's install-deb step run: debhelper and
+# dpkg-dev build it, lintian checks it, git takes HEAD's files
+# (tools/deb-source); help2man is the one Build-Depends (debian/control)
+# demo lacks, and dpkg-buildpackage wants build-essential itself (a
+# minimal root has none).
+SET_PACKAGING="build-essential debhelper dpkg-dev lintian help2man git"
 # bench: tools/bench and tools/bench-dns. gnuplot (plots), git (the
 # commit a record is of), procps (free), ethtool (GRO on the bed), Knot
 # DNS (knotd, kxdpgun) and dnsperf (the DNS comparison).

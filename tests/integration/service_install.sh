@@ -14,7 +14,8 @@
 # node_exporter textfile directory, every %i and %I in the units expands
 # (by systemd itself) to the right name for an interface br-lan, the
 # completion completes, a changed /etc file survives both a second install
-# and uninstall, and uninstall leaves no file behind.
+# and uninstall, and uninstall leaves no file behind. Without help2man,
+# make install says so in one line, and installs nothing.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 # shellcheck disable=SC2317 # called through check, which shellcheck does not follow
@@ -45,9 +46,7 @@ cat >"$RR_TMP/want" <<EOW
 /usr/share/doc/reqrouter/LICENSE
 /usr/share/doc/reqrouter/README.md
 /usr/share/doc/reqrouter/examples/kv.txt
-/usr/share/doc/reqrouter/examples/reqrouter.grafana.json
 /usr/share/doc/reqrouter/examples/reqrouter.conf
-/usr/share/doc/reqrouter/examples/reqrouter.rules.yml
 $(for f in docs/*.md; do echo "/usr/share/doc/reqrouter/$f"; done)
 /usr/share/man/man1/rrload.1
 /usr/share/man/man5/reqrouter.conf.5
@@ -57,6 +56,8 @@ $(for f in docs/*.md; do echo "/usr/share/doc/reqrouter/$f"; done)
 /usr/share/reqrouter/anycast/bird-router.conf
 /usr/share/reqrouter/anycast/reqrouter@.service.d/anycast-drain.conf
 /usr/share/reqrouter/anycast/sysctl-router.conf
+/usr/share/reqrouter/reqrouter.grafana.json
+/usr/share/reqrouter/reqrouter.rules.yml
 EOW
 {
 	for m in "$BUILD"/functions/*.so; do
@@ -96,7 +97,7 @@ check "Type=notify" grep -qx 'Type=notify' "$U"
 check "the anycast units name the installed programs, not /usr/local" \
 	not grep -q /usr/local "$A" "$DROPIN"
 check "the drain drop-in drains through the installed reqrouterctl" \
-	grep -qx 'ExecStop=-/usr/sbin/reqrouterctl --control /run/reqrouter/%I.sock drain' "$DROPIN"
+	grep -qx 'ExecStop=-/usr/sbin/reqrouterctl --socket /run/reqrouter/%I.sock drain' "$DROPIN"
 
 # A stop must outlast the longest drain, or SIGKILL cuts it short: 30 s
 # with drain_on_term, that plus the 5 s reqrouterctl drain waits beyond
@@ -192,7 +193,7 @@ if command -v systemd-analyze >/dev/null && command -v systemd-escape >/dev/null
 	for c in "$U BindsTo|$dev" "$U After|$dev" "$U ExecStart -i|br-lan" \
 		"$U EnvironmentFile|/etc/reqrouter/br-lan.env" \
 		"$U Description|br-lan" \
-		"$DROPIN ExecStop --control|/run/reqrouter/br-lan.sock" \
+		"$DROPIN ExecStop --socket|/run/reqrouter/br-lan.sock" \
 		"$A BindsTo|$unit" "$A After|$unit" "$A WantedBy|$unit" \
 		"$A ExecStart --control|/run/reqrouter/br-lan.sock" \
 		"$A Description|br-lan"; do
@@ -250,6 +251,28 @@ check "... unchanged" cmp -s "$RR_TMP/mine" "$D/etc/reqrouter/reqrouter.conf"
 make --no-print-directory uninstall DESTDIR="$D" PREFIX=/usr >"$RR_TMP/uninstall.log" 2>&1
 check_eq "make uninstall: exit 0" 0 $?
 check_eq "uninstall keeps only the changed /etc file" "/etc/reqrouter/reqrouter.conf" "$(files | xargs)"
+
+say "== make install without help2man"
+# A PATH with every program but help2man, and a copy of the build without
+# its man pages (the binaries up to date), so that they are to be made.
+mkdir "$RR_TMP/bin" "$RR_TMP/nobuild"
+for d in /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin; do
+	for f in "$d"/*; do
+		n=${f##*/}
+		[ "$n" = help2man ] || [ -e "$RR_TMP/bin/$n" ] || ln -s "$f" "$RR_TMP/bin/$n"
+	done
+done 2>/dev/null
+tar -C "$BUILD" --exclude=./man --exclude=./san --exclude=./fuzz --exclude=./deb \
+	-cf - . | tar -C "$RR_TMP/nobuild" -xf - || die "cannot copy $BUILD"
+PATH=$RR_TMP/bin make --no-print-directory install DESTDIR="$RR_TMP/d2" \
+	PREFIX=/usr BUILD="$RR_TMP/nobuild" >/dev/null 2>"$RR_TMP/noh2m.err"
+rc=$?
+sed 's/^/    /' "$RR_TMP/noh2m.err"
+check "exit non-zero ($rc)" test $rc -ne 0
+check_eq "one line on stderr" 1 "$(wc -l <"$RR_TMP/noh2m.err")"
+check "... saying help2man is missing, and how to get it" \
+	grep -q 'help2man is missing.*apt-get install help2man' "$RR_TMP/noh2m.err"
+check "nothing installed" test ! -e "$RR_TMP/d2"
 
 say "== make install; make uninstall leaves nothing"
 rm -f "$D/etc/reqrouter/reqrouter.conf"
