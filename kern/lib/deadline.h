@@ -31,8 +31,12 @@ volatile __u64 deadline_ns[RR_MAX_SLOTS] SEC(".data") = {};
 static __always_inline int deadline_behind(const struct rr_worker_load *l,
 					   __u64 backlog, __u32 slot, __u64 now)
 {
-	__u64 limit = deadline_ns[slot & (RR_MAX_SLOTS - 1)], busy, behind;
+	__u64 limit, busy, behind;
 
+	/* slot < RR_MAX_SLOTS already, which the compiler knows and the
+	 * verifier may not: hidden from the one, masked for the other. */
+	asm volatile("" : "+r"(slot));
+	limit = deadline_ns[slot & (RR_MAX_SLOTS - 1)];
 	if (!limit || !backlog)
 		return 0;
 	behind = READ_ONCE_U64(l->delay_ns);
