@@ -361,10 +361,11 @@ $(BUILD)/functions/%.so: $$(call fn_srcs,$$*) src/module/entry.c \
 	$(call msg,MODULE,$@)
 	$(Q)$(CC) $(FN_CPPFLAGS) $(CFLAGS) $(MODULE_FLAGS) $(MODULE_LDFLAGS) -o $@ \
 		$(filter %.c,$^) $(FN_PKG_LIBS)
+# A hostile test module knows reqrouter's layouts: kern/shared/ is theirs.
 $(BUILD)/tests/modules/%.so: tests/modules/%.c src/module/entry.c $(API_HDRS)
 	@mkdir -p $(@D)
 	$(call msg,MODULE,$@)
-	$(Q)$(CC) $(FN_CPPFLAGS) $(CFLAGS) $(MODULE_FLAGS) $(MODULE_LDFLAGS) -o $@ \
+	$(Q)$(CC) $(FN_CPPFLAGS) -Ikern $(CFLAGS) $(MODULE_FLAGS) $(MODULE_LDFLAGS) -o $@ \
 		$(filter %.c,$^)
 
 $(BUILD)/reqrouterctl: $(call obj,$(CTL_SRCS)) $(RRLIB)

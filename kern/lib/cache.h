@@ -21,8 +21,9 @@
 #include "shared/port.h"
 
 /* The reply cache (struct rr_cache_entry), mapped into user space, which
- * fills it: cache_queues partitions of 1 << cache_queue_bits entries,
- * sized at load (shared/cache.h). */
+ * fills it: cache_groups partitions of 1 << cache_queue_bits entries for
+ * each of cache_queues queues, a cell group's each, sized at load
+ * (shared/cache.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
@@ -32,6 +33,7 @@ struct {
 } reply_cache SEC(".maps");
 
 const volatile __u32 cache_queues = 1;
+const volatile __u32 cache_groups = 1;
 const volatile __u32 cache_queue_bits = 13; /* log2(RR_CACHE_ENTRIES) */
 
 /* A request's and a cached reply's bytes while one is checked. */
@@ -100,10 +102,12 @@ static __always_inline int cache_answer(struct xdp_md *ctx,
 	id = sc->req[0] & idmask;
 	sc->req[0] &= ~idmask;
 	h = rr_cache_hash(sc->req, nw, req->dst_port, len);
-	/* Its queue's partition only: a queue not served has none. */
-	if (req->queue >= cache_queues)
+	/* Its queue's partition of its cell group only: a queue not
+	 * served, or a group that came after load, has none. */
+	if (req->queue >= cache_queues || conf->cell_group >= cache_groups)
 		return -1;
-	key = req->queue << cache_queue_bits |
+	key = (req->queue * cache_groups + conf->cell_group)
+		      << cache_queue_bits |
 	      (__u32)(h & ((1U << cache_queue_bits) - 1));
 	e = bpf_map_lookup_elem(&reply_cache, &key);
 	if (!e)

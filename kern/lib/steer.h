@@ -72,15 +72,16 @@ static __always_inline struct rr_worker_load *load_of(struct rr_queue_load *ql,
 /* least_loaded()'s state, for its bpf_loop() callback. */
 struct ll_scan {
 	__u64 now, best;
-	__u32 queue, nsocks, mask, start, pick;
+	__u32 queue, nsocks, mask, start, pick, first;
 };
 
-/* Worker @t's score at @now: backlog first, then the age of its batch in
- * microseconds (at most 2^24 - 1: it never outweighs a request). */
-static __always_inline __u64 ll_score(struct rr_queue_load *ql, __u32 t,
-				      __u64 now)
+/* Worker @first + @t's score at @now: backlog first, then the age of its
+ * batch in microseconds (at most 2^24 - 1: it never outweighs a
+ * request). */
+static __always_inline __u64 ll_score(struct rr_queue_load *ql, __u32 first,
+				      __u32 t, __u64 now)
 {
-	struct rr_worker_load *l = load_of(ql, t);
+	struct rr_worker_load *l = load_of(ql, first + t);
 	__u64 score = backlog(l) << 24, busy, age;
 
 	busy = READ_ONCE_U64(l->busy_ns);
@@ -109,7 +110,7 @@ static long ll_step(__u32 i, void *data)
 	ql = bpf_map_lookup_elem(&worker_load, &c->queue);
 	if (!ql)
 		return 1;
-	score = ll_score(ql, t, c->now);
+	score = ll_score(ql, c->first, t, c->now);
 	if (score < c->best) {
 		c->best = score;
 		c->pick = t;
@@ -118,8 +119,10 @@ static long ll_step(__u32 i, void *data)
 }
 
 /*
- * steering = least_loaded: of the queue's @nsocks workers (those in @mask
- * where it is not 0: steering = groups), the one with the least backlog;
+ * steering = least_loaded: of the function's @nsocks workers in the queue
+ * from thread @first on (those in @mask, counted from @first, where it is
+ * not 0: steering = groups), the one with the least backlog, as its
+ * number from @first;
  * between equals, the one whose batch began last (a long batch is
  * likelier a slow call), and between those, the first from the
  * round-robin cursor @start, so that idle workers take turns. Scores
@@ -131,8 +134,8 @@ static long ll_step(__u32 i, void *data)
  * costs some 17 ns a worker).
  */
 static __always_inline __u32 least_loaded(struct rr_queue_load *ql, __u32 queue,
-					  __u32 nsocks, __u32 mask, __u32 start,
-					  __u64 now)
+					  __u32 first, __u32 nsocks, __u32 mask,
+					  __u32 start, __u64 now)
 {
 	__u32 other = start ^ 1;
 	struct ll_scan c = {
@@ -143,13 +146,15 @@ static __always_inline __u32 least_loaded(struct rr_queue_load *ql, __u32 queue,
 		.mask = mask,
 		.start = start,
 		.pick = start,
+		.first = first,
 	};
 
 	/* One worker: nothing to choose (its ring's guard is the caller's). */
 	if (nsocks < 2)
 		return start;
 	if (nsocks == 2 && (!mask || (mask & 3) == 3) && start < 2)
-		return ll_score(ql, other, now) < ll_score(ql, start, now)
+		return ll_score(ql, first, other, now) <
+				       ll_score(ql, first, start, now)
 			       ? other
 			       : start;
 	bpf_loop(nsocks < RR_MAX_THREADS ? nsocks : RR_MAX_THREADS, ll_step, &c,
@@ -180,8 +185,9 @@ static __always_inline int stamp_arrival(struct xdp_md *ctx, __u64 now,
  * Hands the request to one of function slot @slot's sockets on the
  * receiving queue (docs/DESIGN.md, "Steering"): the next in turn, or with
  * RR_PORT_LEAST_LOADED in @flags the least loaded worker (of those in the
- * group mask). @socks packs the function's socket count per queue (low
- * 16 bits) and its group mask (high 16): a BPF function takes five
+ * group mask), among its cell group's workers. @socks packs the
+ * function's socket count per queue (low 8 bits), its first thread (the
+ * next 8) and its group mask (high 16): a BPF function takes five
  * arguments at most. A worker whose backlog fills its RX ring could take
  * nothing more: the frame is dropped here, before the kernel copies it
  * into the UMEM only to drop it. With RR_STEER_SLIP in @flags the frame
@@ -199,7 +205,8 @@ __noinline int rr_steer(struct xdp_md *ctx, __u32 queue, __u32 slot,
 			__u32 socks, __u32 flags)
 {
 	__u32 key = queue * RR_MAX_SLOTS + slot, *rr, t, turn;
-	__u32 nsocks = socks & 0xffff, mask = socks >> 16;
+	__u32 nsocks = socks & 0xff, first = (socks >> 8) & 0xff;
+	__u32 mask = socks >> 16;
 	struct rr_queue_load *ql = NULL;
 	__u64 now, held;
 	int act;
@@ -211,14 +218,18 @@ __noinline int rr_steer(struct xdp_md *ctx, __u32 queue, __u32 slot,
 		return XDP_PASS;
 	if (*rr >= nsocks || *rr >= RR_MAX_THREADS)
 		*rr = 0;
-	t = turn = *rr;
+	turn = *rr;
 	*rr += 1;
 	now = bpf_ktime_get_ns();
 	if (flags & RR_PORT_LOAD)
 		ql = bpf_map_lookup_elem(&worker_load, &queue);
+	/* From here a thread of the queue: the function's first on. */
+	t = turn;
+	if (ql && flags & RR_PORT_LEAST_LOADED)
+		t = least_loaded(ql, queue, first, nsocks, mask, turn, now);
+	t += first;
+	turn += first;
 	if (ql) {
-		if (flags & RR_PORT_LEAST_LOADED)
-			t = least_loaded(ql, queue, nsocks, mask, t, now);
 		held = backlog(load_of(ql, t));
 		if (rx_ring_size && held >= rx_ring_size)
 			return XDP_DROP;
@@ -258,7 +269,7 @@ __noinline int rr_steer(struct xdp_md *ctx, __u32 queue, __u32 slot,
 static __always_inline __u32 steer_socks(const struct rr_port_conf *conf,
 					 __u32 cls)
 {
-	return (conf->nsocks & 0xffff) |
+	return (conf->nsocks & 0xff) | (conf->first_thread & 0xff) << 8 |
 	       (__u32)conf->group_mask[cls & (RR_XDP_CLASSES - 1)] << 16;
 }
 

@@ -22,13 +22,15 @@
 #define RR_CACHE_ENTRIES 8192 /* a power of two */
 
 /*
- * The table is one partition per RX queue served, RR_CACHE_ENTRIES shared
- * out in powers of two, RR_CACHE_QUEUE_MIN at least: a request is looked
- * up only in its queue's partition, and a queue's workers store only
- * there. A cell answers every request of its queue anyway; what it can
- * write of the cache is no more than that, never another queue's answers.
- * 1024 entries of 552 bytes fill whole pages, so a cell keeps its own
- * partition mapped and nothing else.
+ * The table is one partition per (RX queue served, cell group),
+ * RR_CACHE_ENTRIES shared out among the queues in powers of two,
+ * RR_CACHE_QUEUE_MIN at least, and that many again for each cell group:
+ * a request is looked up only in its queue's partition of its function's
+ * group, and only that group's workers of that queue store there. What a
+ * cell can write of the cache is the answers of its own functions on its
+ * own queue, never another queue's or another group's. 1024 entries of
+ * 552 bytes fill whole pages, so a cell keeps its own partition mapped
+ * and nothing else.
  */
 #define RR_CACHE_QUEUE_MIN 1024
 

@@ -29,7 +29,14 @@
 struct rr_port_conf {
 	__u32 slot;   /* function slot, 0..RR_MAX_SLOTS-1 */
 	__u32 nsocks; /* sockets per queue for this port (= workers) */
-	__u32 flags;  /* RR_PORT_* */
+	/* Its workers in each queue are threads first_thread to
+	 * first_thread + nsocks - 1: its cell group's (docs/DESIGN.md,
+	 * "Cell groups"); 0 for the shared one. */
+	__u32 first_thread;
+	/* Its cell group: with RR_PORT_CACHE, its replies are in that
+	 * group's partition of its queue's reply cache (lib/cache.h). */
+	__u32 cell_group;
+	__u32 flags; /* RR_PORT_* */
 	/* A reply's IP packet may be at most this many times the request's;
 	 * 0: no limit. The XDP tier and the cache apply it as user space does. */
 	__u32 max_amplification;

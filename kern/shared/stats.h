@@ -30,7 +30,8 @@
 	X(GATHER_LOST, "gather_lost")	/* its gather's function went away */  \
 	X(GATHER_RATE, "gather_rate")	/* copies past the gather_rate */      \
 	X(GATHER_SOURCE_RATE, "gather_source_rate") /* past its source's */    \
-	X(EXPIRED, "expired") /* older than deadline_us: never called */
+	X(EXPIRED, "expired") /* older than deadline_us: never called */       \
+	X(MOVED, "moved") /* queued as its function moved to its own cells */
 
 #define RR_DROP_ENUM(name, label) RR_DROP_##name,
 enum rr_drop { RR_DROP_NONE, RR_DROPS(RR_DROP_ENUM) RR_DROP_MAX };

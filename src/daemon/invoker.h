@@ -230,6 +230,11 @@ struct rr_slot {
 	 * workers read its copy in struct rr_live, which a cell sees. */
 	uint32_t cache_gen;
 	const struct rr_service *svc;
+	/* Its cell group (docs/DESIGN.md, "Cell groups"): 0, the workers
+	 * every function shares, or one of its own (own_cells), whose
+	 * workers serve it alone. Its workers in each queue are threads
+	 * cell_group * group_threads on (rr_first_thread()). */
+	uint32_t cell_group;
 	bool tier_xdp; /* answered in XDP first */
 	/* Taken out by reqrouterctl remove: its port passes. */
 	bool removed;
@@ -303,8 +308,9 @@ struct rr_worker {
 	struct rr_worker_load *load;
 	uint32_t nsocks; /* grows when a function is deployed */
 	uint32_t queue;
-	uint32_t thread; /* index within the queue, 0..threads-1 */
-	bool retire;	 /* reqrouterctl threads: finish what is queued, exit */
+	uint32_t thread;     /* index within the queue, 0..nthreads-1 */
+	uint32_t cell_group; /* thread / group_threads: whose functions */
+	bool retire; /* reqrouterctl threads: finish what is queued, exit */
 	int cpu;
 	bool cpu_lost; /* its CPU went offline and the kernel moved it */
 	pthread_t tid;
@@ -341,6 +347,8 @@ struct rr_worker {
 	uint64_t stock[RR_SG_STOCK];
 	/* Scratch for one round over the sockets. */
 	struct rr_keep keep; /* a request's payload, for the reply cache */
+	/* A frame served out of other cells' reach (serve_private()). */
+	uint8_t priv[RR_FRAME_SIZE] __attribute__((aligned(RR_CACHELINE)));
 	struct xdp_desc tx[RR_MAX_BATCH];
 	uint64_t recycle[RR_RECYCLE_ROOM];
 } __attribute__((aligned(RR_CACHELINE)));
@@ -395,7 +403,12 @@ struct rr_invoker {
 	uint64_t watch_rounds; /* rr_invoker_watch()'s looks */
 	uint32_t nqueues;      /* served: 0..nqueues-1 */
 	uint32_t nrxqueues; /* the interface's now; the program sees them all */
-	uint32_t nthreads;  /* workers per queue, running now */
+	/* Workers per queue, running now: group_threads (-t, threads) for
+	 * each of the ngroups cell groups, group g's threads g *
+	 * group_threads on. */
+	uint32_t nthreads;
+	uint32_t group_threads;
+	uint32_t ngroups;
 	uint32_t threads_made; /* sockets exist for threads 0..threads_made-1 */
 	uint32_t nslots;
 	/* The functions served, by slot. A cell's copy is its own, frozen
@@ -459,6 +472,11 @@ struct rr_invoker {
 	 * ~5 s. The cells' rr_cells_quiesce(), set at set-up: the slots,
 	 * which swap, sit below the loops and the cells that run them. */
 	bool (*quiesce)(struct rr_invoker *inv, uint64_t epoch);
+	/* Starts the workers of one more cell group, threads nthreads on
+	 * (a deployed function with cells of its own): invoker/threads.c's
+	 * rr_invoker_add_group(), set by main.c once set up; NULL before.
+	 * 0, or -errno with @msg set. */
+	int (*add_group)(struct rr_invoker *inv, char *msg, size_t msglen);
 	/* Heavy hitters, followed from the XDP program's sketches (hh.c);
 	 * NULL if they could not be set up. */
 	struct rr_hh *hh;
@@ -482,6 +500,13 @@ static inline struct rr_worker *rr_worker_at(struct rr_invoker *inv, uint32_t q,
 					     uint32_t t)
 {
 	return &inv->workers[q * RR_MAX_THREADS + t];
+}
+
+/* The first of slot @s's workers in each queue: its cell group's. */
+static inline uint32_t rr_first_thread(const struct rr_invoker *inv,
+				       const struct rr_slot *s)
+{
+	return s->cell_group * inv->group_threads;
 }
 
 /*

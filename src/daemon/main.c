@@ -470,6 +470,8 @@ int main(int argc, char **argv)
 		ret = rr_http_open(&http, &cfg);
 	if (!ret)
 		ret = rr_invoker_setup(&inv, &cfg);
+	/* A deploy may bring a function with cells of its own. */
+	inv.add_group = rr_invoker_add_group;
 	if (!ret)
 		ret = serve(&inv, &cfg, pw, &ctl, ctl_why, &http);
 	rr_service_stopping();

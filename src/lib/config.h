@@ -69,6 +69,15 @@ enum rr_steering {
 	RR_STEER_GROUPS,       /* the least loaded of its own workers */
 };
 
+/* own_cells: whether a function's requests are served by workers of its
+ * own, each a cell that serves nothing else (docs/DESIGN.md, "Cell
+ * groups"); auto: those from a module and those with `syscalls`. */
+enum rr_own_cells {
+	RR_OWN_CELLS_AUTO,
+	RR_OWN_CELLS_YES,
+	RR_OWN_CELLS_NO,
+};
+
 #define RR_WORKERS_LEN 64 /* a function's `workers` list */
 #define RR_SPREAD_LEN 64  /* a function's `xdp_spread` CPU list */
 
@@ -215,6 +224,7 @@ struct rr_service {
 	 * allow-list (src/daemon/core/seccomp.c): names separated by spaces, ""
 	 * for none. Every cell allows those of all the served functions. */
 	char syscalls[RR_SYSCALLS_LEN];
+	enum rr_own_cells own_cells;
 	/* RR_FN_GATHER: gathers it may have outstanding per worker, and
 	 * their age at which they complete with what came. */
 	uint32_t gather_limit;
@@ -412,6 +422,7 @@ extern const char *const rr_answer_for_names[];
 extern const char *const rr_worker_priority_names[];
 extern const char *const rr_quarantine_action_names[];
 extern const char *const rr_steering_names[];
+extern const char *const rr_own_cells_names[];
 
 int rr_parse_cpus(const char *s, int *cpus, uint32_t *ncpus, char *err,
 		  size_t errlen);

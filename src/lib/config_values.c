@@ -333,6 +333,13 @@ const char *const rr_answer_for_names[] = {
 
 const char *const rr_quarantine_action_names[] = { "drop", "pass", NULL };
 
+const char *const rr_own_cells_names[] = {
+	[RR_OWN_CELLS_AUTO] = "auto",
+	[RR_OWN_CELLS_YES] = "yes",
+	[RR_OWN_CELLS_NO] = "no",
+	NULL,
+};
+
 const char *const rr_steering_names[] = {
 	[RR_STEER_ROUND_ROBIN] = "round_robin",
 	[RR_STEER_LEAST_LOADED] = "least_loaded",

@@ -327,6 +327,7 @@ _Static_assert(ARRAY_SIZE(rr_settings) <= RR_SETTING_ROWS,
 	       "struct rr_config's key_line[] has a line per row");
 
 _Static_assert(sizeof(enum rr_steering) == sizeof(int), "enum size");
+_Static_assert(sizeof(enum rr_own_cells) == sizeof(int), "enum size");
 
 #define SVC(f)                                 \
 	.off = offsetof(struct rr_service, f), \
@@ -624,7 +625,14 @@ const struct rr_setting rr_fn_settings[] = {
 	  SVC(syscalls),
 	  .check = rr_check_syscalls,
 	  .append = true,
-	  .help = "system calls the function needs beyond a cell's allow-list, separated by spaces (e.g. openat read); repeated lines add up; every cell allows those of all served functions, and any other call kills the cell as a crash. Cells only (isolation = cell): threads have no filter" },
+	  .help = "system calls the function needs beyond a cell's allow-list, separated by spaces (e.g. openat read); repeated lines add up; the cells that serve the function allow them (its own, with own_cells), and any other call kills the cell as a crash. Cells only (isolation = cell): threads have no filter" },
+	{ .key = "own_cells",
+	  .type = RR_SETTING_ENUM,
+	  SVC(own_cells),
+	  .names = rr_own_cells_names,
+	  .def = RR_OWN_CELLS_AUTO,
+	  .def_text = "auto: yes for a function from a module or with syscalls",
+	  .help = "serve the function with workers of its own, -t per queue, each a cell that serves nothing else: no other function's code runs in its process, its syscalls widen no other cell's filter, and its cached replies are in a part of the reply cache no other cell maps (docs/DESIGN.md, \"Cell groups\"). Cells only (isolation = cell)" },
 };
 /* clang-format on */
 

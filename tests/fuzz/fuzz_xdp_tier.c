@@ -89,7 +89,7 @@ int tier_load(struct tier *t, int ncpus)
 	int ret;
 
 	/* A reply cache partition for every queue a frame may name. */
-	ret = rr_xdp_load_sized(&t->x, f_dst_mac, MTU, RR_MAX_QUEUES, 0, 0);
+	ret = rr_xdp_load_sized(&t->x, f_dst_mac, MTU, RR_MAX_QUEUES, 1, 0, 0);
 	if (ret)
 		return ret;
 	for (i = 0; i < tier_table.n; i++) {
@@ -166,7 +166,8 @@ static int tier_run(struct tier *t, struct tier_case *c, struct xdp_md *ctx)
 static int cache_holds(const struct tier *t, const struct port *p,
 		       const uint8_t *payload, uint32_t len, uint32_t queue)
 {
-	const struct rr_cache_entry *part = rr_xdp_cache_of(&t->x, queue), *e;
+	const struct rr_cache_entry *part = rr_xdp_cache_of(&t->x, queue, 0),
+				    *e;
 	__u64 w[RR_CACHE_WORDS] = { 0 }, h;
 
 	if (!part || len > p->conf.cache_max_payload ||
@@ -455,7 +456,7 @@ void tier_check(struct tier *t, uint64_t no, const uint8_t *f, uint32_t len,
 	    pkt.payload_len > p->conf.cache_max_payload)
 		return;
 
-	if (rr_cache_insert(rr_xdp_cache_of(&t->x, queue),
+	if (rr_cache_insert(rr_xdp_cache_of(&t->x, queue, 0),
 			    t->x.cache_queue_entries, p->port,
 			    p->conf.cache_gen, 0, f + pkt.payload_off,
 			    pkt.payload_len, c.reply + pkt.payload_off,

@@ -359,7 +359,7 @@ static int cache_reply(struct price_bench *b, const struct job *j,
 			    &ctx, &keep, NULL);
 	if (ret < 0 || keep.len == UINT32_MAX)
 		return -EINVAL;
-	if (rr_cache_insert(rr_xdp_cache_of(x, 0), x->cache_queue_entries,
+	if (rr_cache_insert(rr_xdp_cache_of(x, 0, 0), x->cache_queue_entries,
 			    b->port, GEN_HIT, 0, keep.req, keep.len,
 			    reply + keep.reply_off,
 			    (uint32_t)ret - keep.reply_off,

@@ -109,9 +109,10 @@ int rr_unmap_workers(struct rr_invoker *inv, const struct rr_worker *w)
 {
 	struct xdp_mmap_offsets off;
 	socklen_t optlen = sizeof(off);
+	struct rr_cache_entry *part;
 	struct rr_umem *u;
 	struct rr_sock *s;
-	uint32_t q, i;
+	uint32_t q, i, g;
 	int fd = -1;
 
 	for (i = 0; i < RR_NWORKERS(inv) * RR_MAX_SLOTS && fd < 0; i++)
@@ -142,14 +143,19 @@ int rr_unmap_workers(struct rr_invoker *inv, const struct rr_worker *w)
 		if (u->area)
 			munmap(u->area, u->size);
 		munmap(u->sh, sizeof(*u->sh));
-		/* Another queue's cached answers are not the cell's. */
-		if (rr_xdp_cache_of(&inv->xdp, q))
-			munmap(rr_xdp_cache_of(&inv->xdp, q),
-			       sizeof(struct rr_cache_entry) *
-				       inv->xdp.cache_queue_entries);
 		if (inv->xdp.load)
 			munmap(&inv->xdp.load[q], sizeof(inv->xdp.load[q]));
 	}
+	/* Another queue's cached answers are not the cell's, nor another
+	 * cell group's on its own queue. */
+	for (q = 0; q < inv->nqueues; q++)
+		for (g = 0; g < inv->xdp.cache_groups; g++) {
+			part = rr_xdp_cache_of(&inv->xdp, q, g);
+			if (part && (!w || q != w->queue || g != w->cell_group))
+				munmap(part,
+				       sizeof(struct rr_cache_entry) *
+					       inv->xdp.cache_queue_entries);
+		}
 	for (i = 0; i < RR_NWORKERS(inv); i++)
 		if (!w || i != w->index)
 			munmap(&inv->reports[i], sizeof(inv->reports[i]));

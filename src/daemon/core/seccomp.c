@@ -183,9 +183,11 @@ static const struct allowed tcp_allowed[] = {
 	{ .name = "close" },
 };
 
-/* The filter the next cells load, the main thread's (see rr_seccomp_prepare). */
-static struct sock_fprog filter;
-/* The TCP loop cell's. */
+/* The filters the next cells load, the main thread's (see
+ * rr_seccomp_prepare()), by cell group: a group's cells serve its
+ * functions alone, so only their syscalls are added. */
+static struct sock_fprog filters[RR_MAX_THREADS];
+/* The TCP loops' cell's, for the functions served over TCP. */
 static struct sock_fprog tcp_filter;
 /* The architecture it was built for (AUDIT_ARCH_*), for the second one. */
 static uint32_t filter_arch;
@@ -228,8 +230,8 @@ static int add_allowed(scmp_filter_ctx ctx, const struct allowed *list,
  * @names for the log. 0, or -errno with the reason logged (the config
  * checked the names already; a deploy's too).
  */
-static int add_functions(const struct rr_invoker *inv, scmp_filter_ctx ctx,
-			 char *names, size_t len)
+static int add_functions(const struct rr_invoker *inv, int group,
+			 scmp_filter_ctx ctx, char *names, size_t len)
 {
 	const struct rr_service *svc;
 	const char *p;
@@ -241,6 +243,9 @@ static int add_functions(const struct rr_invoker *inv, scmp_filter_ctx ctx,
 	names[0] = '\0';
 	for (slot = 0; slot < inv->nslots; slot++) {
 		svc = inv->slots[slot].svc;
+		if (group < 0 ? !svc->tcp
+			      : inv->slots[slot].cell_group != (uint32_t)group)
+			continue;
 		for (p = svc->syscalls + strspn(svc->syscalls, " \t"); *p;
 		     p += strspn(p, " \t")) {
 			n = strcspn(p, " \t");
@@ -312,13 +317,15 @@ out:
 }
 
 /*
- * Builds a filter into @out: the cells' list, with @tcp the TCP loop's
- * too, and the served functions' syscalls (named in @extra). 0, or -errno
- * with the reason logged.
+ * Builds a filter into @out: the cells' list and the syscalls (named in
+ * @extra) of cell group @group's functions, or with @group -1 the TCP
+ * loop's list too and the syscalls of the functions served over TCP. 0,
+ * or -errno with the reason logged.
  */
-static int build(struct rr_invoker *inv, bool tcp, struct sock_fprog *out,
+static int build(struct rr_invoker *inv, int group, struct sock_fprog *out,
 		 char *extra, size_t len)
 {
+	bool tcp = group < 0;
 	scmp_filter_ctx ctx;
 	int ret;
 
@@ -360,7 +367,7 @@ static int build(struct rr_invoker *inv, bool tcp, struct sock_fprog *out,
 	/* A tree of comparisons: a call is found in a few, not one per rule
 	 * (an optimisation only, so a libseccomp without it is fine). */
 	seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
-	ret = add_functions(inv, ctx, extra, len);
+	ret = add_functions(inv, group, ctx, extra, len);
 	if (ret)
 		goto out;
 	ret = export(ctx, out);
@@ -374,31 +381,51 @@ out:
 
 int rr_seccomp_prepare(struct rr_invoker *inv)
 {
-	struct sock_fprog built = { 0 }, tcp_built = { 0 };
-	char extra[RR_SYSCALLS_LEN];
-	bool changed;
-	int ret;
+	struct sock_fprog built[RR_MAX_THREADS] = { 0 }, tcp_built = { 0 };
+	char extra[RR_MAX_THREADS][RR_SYSCALLS_LEN], tcp_extra[RR_SYSCALLS_LEN];
+	uint32_t g, n = inv->ngroups ? inv->ngroups : 1, slot;
+	bool changed[RR_MAX_THREADS];
+	int ret = 0;
 
-	ret = build(inv, false, &built, extra, sizeof(extra));
+	if (n > RR_MAX_THREADS)
+		return -E2BIG;
+	for (g = 0; g < n && !ret; g++)
+		ret = build(inv, (int)g, &built[g], extra[g], sizeof(extra[g]));
 	if (!ret)
-		ret = build(inv, true, &tcp_built, extra, sizeof(extra));
+		ret = build(inv, -1, &tcp_built, tcp_extra, sizeof(tcp_extra));
 	if (ret) {
-		free(built.filter);
+		for (g = 0; g < n; g++)
+			free(built[g].filter);
 		return ret;
 	}
-	changed = built.len != filter.len ||
-		  memcmp(built.filter, filter.filter,
-			 built.len * sizeof(*built.filter));
-	free(filter.filter);
-	filter = built;
+	for (g = 0; g < n; g++) {
+		changed[g] = built[g].len != filters[g].len ||
+			     memcmp(built[g].filter, filters[g].filter,
+				    built[g].len * sizeof(*built[g].filter));
+		free(filters[g].filter);
+		filters[g] = built[g];
+	}
 	free(tcp_filter.filter);
 	tcp_filter = tcp_built;
 	filter_arch = seccomp_arch_native();
-	/* Said at start-up, and when a deploy changes it. */
-	if (changed)
+	/* Said at start-up, and when a deploy changes one. */
+	if (changed[0])
 		pr_info("cells run under a system call filter (%u instructions)%s%s\n",
-			filter.len,
-			extra[0] ? "; the functions' syscalls add" : "", extra);
+			filters[0].len,
+			extra[0][0] ? "; the functions' syscalls add" : "",
+			extra[0]);
+	for (g = 1; g < n; g++) {
+		if (!changed[g])
+			continue;
+		for (slot = 0; slot < inv->nslots; slot++)
+			if (inv->slots[slot].cell_group == g)
+				break;
+		pr_info("the cells of '%s' (cell group %u) run under a filter of their own (%u instructions)%s%s\n",
+			slot < inv->nslots ? inv->slots[slot].svc->fn->name
+					   : "?",
+			g, filters[g].len,
+			extra[g][0] ? "; its syscalls add" : "", extra[g]);
+	}
 	return 0;
 }
 
@@ -463,10 +490,12 @@ static int confine(const struct sock_fprog *main)
 	return load(main);
 }
 
-int rr_cell_seccomp(const struct rr_invoker *inv)
+int rr_cell_seccomp(const struct rr_invoker *inv, uint32_t group)
 {
 	(void)inv;
-	return confine(&filter);
+	if (group >= RR_MAX_THREADS)
+		return -EINVAL;
+	return confine(&filters[group]);
 }
 
 int rr_tcp_cell_seccomp(const struct rr_invoker *inv)

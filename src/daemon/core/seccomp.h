@@ -10,15 +10,18 @@
 #include "invoker.h"
 
 /*
- * Builds the filter for the cells forked from now on, from the allow-list
- * and the `syscalls` of every function @inv serves. 0, or -errno with the
- * reason logged; the filter built before, if any, then stays.
+ * Builds the filters for the cells forked from now on, one per cell
+ * group, from the allow-list and the `syscalls` of the functions the
+ * group serves (and the TCP loops', of those served over TCP). 0, or
+ * -errno with the reason logged; the filters built before, if any, then
+ * stay.
  */
 int rr_seccomp_prepare(struct rr_invoker *inv);
 
 /* Confines the calling cell (capabilities already dropped, no_new_privs
- * set) with the filter rr_seccomp_prepare() built; 0 or -errno. */
-int rr_cell_seccomp(const struct rr_invoker *inv);
+ * set), a worker of cell group @group, with the filter
+ * rr_seccomp_prepare() built for it; 0 or -errno. */
+int rr_cell_seccomp(const struct rr_invoker *inv, uint32_t group);
 
 /* The same for the TCP loop's cell (tcp.c), whose filter adds the calls
  * of a TCP server to a cell's. */

@@ -83,11 +83,12 @@ void rr_xdp_set_vlans(struct rr_xdp *x, const uint64_t *vlans)
 
 int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu)
 {
-	return rr_xdp_load_sized(x, mac, mtu, 1, 0, 0);
+	return rr_xdp_load_sized(x, mac, mtu, 1, 1, 0, 0);
 }
 
-/* The reply cache's partitions, one per queue (shared/cache.h). */
-static void size_cache(struct rr_xdp *x, uint32_t nqueues)
+/* The reply cache's partitions, one per (queue, cell group)
+ * (shared/cache.h). */
+static void size_cache(struct rr_xdp *x, uint32_t nqueues, uint32_t groups)
 {
 	uint32_t bits = 0, per;
 
@@ -97,17 +98,20 @@ static void size_cache(struct rr_xdp *x, uint32_t nqueues)
 	if (per < RR_CACHE_QUEUE_MIN)
 		per = RR_CACHE_QUEUE_MIN;
 	x->cache_queues = nqueues ? nqueues : 1;
+	x->cache_groups = groups ? groups : 1;
 	x->cache_queue_entries = per;
 	for (bits = 0; (1U << bits) < per; bits++)
 		;
 	x->skel->rodata->cache_queues = x->cache_queues;
+	x->skel->rodata->cache_groups = x->cache_groups;
 	x->skel->rodata->cache_queue_bits = bits;
 	bpf_map__set_max_entries(x->skel->maps.reply_cache,
-				 x->cache_queues * per);
+				 x->cache_queues * x->cache_groups * per);
 }
 
 int rr_xdp_load_sized(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu,
-		      uint32_t nqueues, uint32_t ngathers, uint32_t ngroups)
+		      uint32_t nqueues, uint32_t cell_groups, uint32_t ngathers,
+		      uint32_t ngroups)
 {
 	char buf[RR_ERRLEN];
 	uint32_t zero = 0;
@@ -136,7 +140,7 @@ int rr_xdp_load_sized(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu,
 	if (x->spread_ncpus > RR_MAX_CPUS)
 		x->spread_ncpus = RR_MAX_CPUS;
 	bpf_map__set_max_entries(x->skel->maps.spread_cpus, x->spread_ncpus);
-	size_cache(x, nqueues);
+	size_cache(x, nqueues, cell_groups);
 	x->ngathers = ngathers;
 	x->ngroups = ngroups;
 	bpf_map__set_max_entries(x->skel->maps.gathers,
@@ -585,7 +589,8 @@ int rr_xdp_map_cache(struct rr_xdp *x)
 		return 0;
 	x->cache = map_shared(bpf_map__fd(x->skel->maps.reply_cache),
 			      sizeof(struct rr_cache_entry) *
-				      x->cache_queue_entries * x->cache_queues,
+				      x->cache_queue_entries * x->cache_queues *
+				      x->cache_groups,
 			      true, &x->cache_size);
 	return x->cache ? 0 : -errno;
 }

@@ -33,12 +33,13 @@ struct rr_xdp {
 	 * below spread_ncpus, the possible CPUs. */
 	bool spread_on[RR_MAX_CPUS];
 	uint32_t spread_ncpus;
-	/* The reply cache, mapped: cache_queues partitions of
-	 * cache_queue_entries each, one per RX queue served (shared/cache.h;
-	 * rr_xdp_cache_of()). */
+	/* The reply cache, mapped: cache_queues * cache_groups partitions
+	 * of cache_queue_entries each, one per (RX queue served, cell group)
+	 * (shared/cache.h; rr_xdp_cache_of()). */
 	struct rr_cache_entry *cache;
 	size_t cache_size;
 	uint32_t cache_queues;
+	uint32_t cache_groups;
 	uint32_t cache_queue_entries;
 	/* The heavy-hitter sketches (RR_MAX_SLOTS) and the pool of Exp(1)
 	 * variables, mapped by rr_xdp_map_hh(), and the hash's seed the
@@ -89,18 +90,22 @@ void rr_xdp_set_link(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu);
  * words, a bit per ID), or NULL: any tag. Loaded, it answers any. */
 void rr_xdp_set_vlans(struct rr_xdp *x, const uint64_t *vlans);
 /* rr_xdp_load() with a reply cache partition for each of @nqueues RX
- * queues, and room for @ngathers outstanding gathers and @ngroups groups
- * of targets (0, 0: none). rr_xdp_load() is for one queue. */
+ * queues and @cell_groups cell groups, and room for @ngathers
+ * outstanding gathers and @ngroups groups of targets (0, 0: none).
+ * rr_xdp_load() is for one queue and one cell group. */
 int rr_xdp_load_sized(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu,
-		      uint32_t nqueues, uint32_t ngathers, uint32_t ngroups);
+		      uint32_t nqueues, uint32_t cell_groups, uint32_t ngathers,
+		      uint32_t ngroups);
 
-/* Queue @queue's partition of the reply cache, mapped (NULL if not). */
-static inline struct rr_cache_entry *rr_xdp_cache_of(const struct rr_xdp *x,
-						     uint32_t queue)
+/* Queue @queue's partition of the reply cache for cell group @group,
+ * mapped (NULL if not, or if the group came after load). */
+static inline struct rr_cache_entry *
+rr_xdp_cache_of(const struct rr_xdp *x, uint32_t queue, uint32_t group)
 {
-	if (!x->cache || queue >= x->cache_queues)
+	if (!x->cache || queue >= x->cache_queues || group >= x->cache_groups)
 		return NULL;
-	return x->cache + (size_t)queue * x->cache_queue_entries;
+	return x->cache + ((size_t)queue * x->cache_groups + group) *
+				  x->cache_queue_entries;
 }
 /* Maps the gathers map into this process and the cells it forks; 0 or
  * -errno. */

@@ -645,8 +645,8 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 	 * (the workers serving now): a refused request is dropped. */
 	ctx->refused = rr_sg_budget_take(
 		&gs->budget, s->svc, gs->cur_slot, req, n,
-		w->inv->nqueues *
-			__atomic_load_n(&w->inv->nthreads, __ATOMIC_RELAXED),
+		w->inv->nqueues * __atomic_load_n(&w->inv->group_threads,
+						  __ATOMIC_RELAXED),
 		rr_now_ns());
 	if (ctx->refused)
 		return -EBUSY;

@@ -30,10 +30,11 @@
 #define LOOK_NS 100000000ULL /* how often a group is judged */
 #define CALM_LOOKS 10	     /* below half the threshold this often: shrink */
 
-/* The threads that exist in every queue now. */
+/* A function's threads in every queue now, counted from its cell
+ * group's first (rr_first_thread()), as masks are. */
 static uint32_t threads_mask(const struct rr_invoker *inv)
 {
-	return inv->nthreads >= 32 ? ~0U : (1U << inv->nthreads) - 1;
+	return inv->group_threads >= 32 ? ~0U : (1U << inv->group_threads) - 1;
 }
 
 void rr_steer_parse(struct rr_slot *s)
@@ -80,7 +81,7 @@ static void check_list(const struct rr_invoker *inv, struct rr_slot *s)
 
 	if (none && !s->group.said_none)
 		pr_warn("[function %s] workers = %s names no thread of the %u each queue has: every thread serves it\n",
-			s->svc->fn->name, s->svc->workers, inv->nthreads);
+			s->svc->fn->name, s->svc->workers, inv->group_threads);
 	s->group.said_none = none;
 }
 
@@ -115,25 +116,28 @@ static void delay_sums(const struct rr_invoker *inv, uint32_t slot,
 
 /*
  * How long requests have been waiting behind a batch that has not ended,
- * in us: the oldest batch of a worker of @have (in any queue) that has
+ * in us: the oldest batch of a worker of slot @s's @have (in any queue,
+ * counted from its cell group's first thread) that has
  * more requests than the one in its hands. The mean queuing delay counts
  * a request only once it is taken, which a worker stuck in a call does
  * not do: this sees it while it happens.
  */
-static uint64_t stuck_us(const struct rr_invoker *inv, uint32_t have,
-			 uint64_t now)
+static uint64_t stuck_us(const struct rr_invoker *inv, const struct rr_slot *s,
+			 uint32_t have, uint64_t now)
 {
+	uint32_t q, t, first = rr_first_thread(inv, s);
 	const struct rr_worker_load *l;
 	uint64_t most = 0, busy, backlog;
-	uint32_t q, t;
 
 	if (!inv->xdp.load)
 		return 0;
 	for (q = 0; q < inv->nqueues; q++)
-		for (t = 0; t < inv->nthreads && t < RR_MAX_THREADS; t++) {
+		for (t = 0;
+		     t < inv->group_threads && first + t < RR_MAX_THREADS;
+		     t++) {
 			if (!(have & (1U << t)))
 				continue;
-			l = &inv->xdp.load[q].w[t];
+			l = &inv->xdp.load[q].w[first + t];
 			backlog = rr_backlog(
 				__atomic_load_n(&l->sent, __ATOMIC_RELAXED),
 				__atomic_load_n(&l->done, __ATOMIC_RELAXED));
@@ -211,7 +215,7 @@ static bool judge(struct rr_invoker *inv, struct rr_slot *s, uint32_t slot,
 			  : (sum - g->sum_ns) / (count - g->count) / 1000;
 	g->sum_ns = sum;
 	g->count = count;
-	live = stuck_us(inv, have, now);
+	live = stuck_us(inv, s, have, now);
 	if (live > mean_us)
 		mean_us = live;
 	if (mean_us > limit) {

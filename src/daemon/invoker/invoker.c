@@ -182,7 +182,9 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	memset(inv, 0, sizeof(*inv));
 	inv->cfg = cfg;
 	inv->live_fd = -1;
+	inv->group_threads = cfg->threads;
 	inv->nthreads = cfg->threads;
+	inv->ngroups = 1;
 	inv->quiesce = rr_cells_quiesce;
 	rr_tcp_init(inv);
 	for (i = 0; i < cfg->nservices; i++)
@@ -190,6 +192,9 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 			inv->slots[inv->nslots++].svc = &cfg->services[i];
 
 	ret = check_interface(inv, cfg);
+	if (ret)
+		return ret;
+	ret = rr_slots_assign_groups(inv);
 	if (ret)
 		return ret;
 	ret = rr_instances_create(inv);
@@ -225,10 +230,11 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	 * group a reload may bring. */
 	gathering = rr_gather_needed(inv);
 	inv->live->mtu = inv->link_now.mtu;
-	ret = rr_xdp_load_sized(
-		&inv->xdp, inv->link_now.mac, inv->link_now.mtu, inv->nqueues,
-		gathering ? RR_NWORKERS(inv) * RR_SG_PER_WORKER : 0,
-		gathering ? RR_SG_MAX_GROUPS : 0);
+	ret = rr_xdp_load_sized(&inv->xdp, inv->link_now.mac, inv->link_now.mtu,
+				inv->nqueues, inv->ngroups,
+				gathering ? RR_NWORKERS(inv) * RR_SG_PER_WORKER
+					  : 0,
+				gathering ? RR_SG_MAX_GROUPS : 0);
 	if (ret)
 		return ret;
 	/* Without it the program steers in turn and cannot tell a full
@@ -274,6 +280,14 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 		return ret;
 	inv->ready = true;
 	return 0;
+}
+
+int rr_worker_cpu(const struct rr_invoker *inv, const int *cpus, int ncpus,
+		  uint32_t q, uint32_t t)
+{
+	uint32_t i = q * inv->group_threads + t % inv->group_threads;
+
+	return cpus[i % (uint32_t)ncpus];
 }
 
 int rr_allowed_cpus(const struct rr_config *cfg, int *cpus)
@@ -338,6 +352,7 @@ int rr_start_worker(struct rr_invoker *inv, uint32_t q, uint32_t t, int cpu)
 	w->nsocks = inv->nslots;
 	w->queue = q;
 	w->thread = t;
+	w->cell_group = t / inv->group_threads;
 	w->index = q * RR_MAX_THREADS + t;
 	w->cpu = cpu;
 	w->retire = false;
@@ -432,8 +447,9 @@ int rr_invoker_start(struct rr_invoker *inv)
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (q = 0; q < inv->nqueues; q++) {
 		for (t = 0; t < inv->nthreads; t++, i++) {
-			ret = rr_start_worker(inv, q, t,
-					      cpus[i % (uint32_t)ncpus]);
+			ret = rr_start_worker(
+				inv, q, t,
+				rr_worker_cpu(inv, cpus, ncpus, q, t));
 			if (ret)
 				goto out;
 		}

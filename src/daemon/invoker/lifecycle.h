@@ -23,6 +23,9 @@ int rr_invoker_start(struct rr_invoker *inv);
  * empties its rings and exits; its sockets stay for a later increase.
  * Returns 0 or -errno; @msg says what happened.
  */
+/* One more cell group's workers, group_threads per queue, started (its
+ * sockets made for every slot); 0 or -errno with @msg set. */
+int rr_invoker_add_group(struct rr_invoker *inv, char *msg, size_t msglen);
 int rr_invoker_set_threads(struct rr_invoker *inv, uint32_t n, char *msg,
 			   size_t msglen);
 /*
@@ -45,6 +48,10 @@ void rr_invoker_stop(struct rr_invoker *inv);
 void rr_invoker_destroy(struct rr_invoker *inv);
 /* The CPUs workers may be pinned to, or -errno. */
 int rr_allowed_cpus(const struct rr_config *cfg, int *cpus);
+/* The CPU of worker (@q, @t) among the @ncpus @cpus: thread t of every
+ * cell group on the same one, so that a queue's groups share its CPUs. */
+int rr_worker_cpu(const struct rr_invoker *inv, const int *cpus, int ncpus,
+		  uint32_t q, uint32_t t);
 /* Starts worker (q, t), a thread or a cell, pinned to @cpu. */
 int rr_start_worker(struct rr_invoker *inv, uint32_t q, uint32_t t, int cpu);
 /* Waits for worker @w to end, once told to stop or retire. */

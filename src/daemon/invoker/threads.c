@@ -14,6 +14,7 @@
 #include "invoker.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "seccomp.h"
 #include "slots.h"
 #include "xsk.h"
 
@@ -151,14 +152,16 @@ static int start_more(struct rr_invoker *inv, uint32_t was, uint32_t n,
 	for (q = 0; q < inv->nqueues && !ret; q++)
 		for (t = was; t < n && !ret; t++)
 			ret = rr_start_worker(
-				inv, q, t, cpus[(q * n + t) % (uint32_t)ncpus]);
+				inv, q, t,
+				rr_worker_cpu(inv, cpus, ncpus, q, t));
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return ret;
 }
 
-/* More threads: sockets made and mapped, states for the new workers,
- * the workers started, and only then the round-robin widened. */
-static int more(struct rr_invoker *inv, uint32_t n, char *msg, size_t msglen)
+/* Workers nthreads..n-1 of every queue: sockets made and mapped, states
+ * for the new workers, the workers started. */
+static int start_workers(struct rr_invoker *inv, uint32_t n, char *msg,
+			 size_t msglen)
 {
 	uint32_t was = inv->nthreads;
 	int cpus[RR_MAX_CPUS], ncpus, ret;
@@ -179,9 +182,25 @@ static int more(struct rr_invoker *inv, uint32_t n, char *msg, size_t msglen)
 		return -EINVAL;
 	}
 	ret = start_more(inv, was, n, cpus, ncpus);
-	if (ret) {
+	if (ret)
 		snprintf(msg, msglen, "cannot start a worker: %s",
 			 strerror(-ret));
+	return ret;
+}
+
+/* More threads (one cell group): the new workers started, and only then
+ * the round-robin widened. */
+static int more(struct rr_invoker *inv, uint32_t n, char *msg, size_t msglen)
+{
+	uint32_t was = inv->group_threads;
+	int ret;
+
+	/* A new worker's cell group and CPU are reckoned from it. */
+	inv->group_threads = n;
+	ret = start_workers(inv, n, msg, msglen);
+	if (ret) {
+		if (inv->nthreads < n)
+			inv->group_threads = was;
 		return ret;
 	}
 	ret = set_nsocks(inv, n);
@@ -189,6 +208,34 @@ static int more(struct rr_invoker *inv, uint32_t n, char *msg, size_t msglen)
 		snprintf(msg, msglen, "cannot update the XDP map: %s",
 			 strerror(-ret));
 	return ret;
+}
+
+int rr_invoker_add_group(struct rr_invoker *inv, char *msg, size_t msglen)
+{
+	int ret = rr_cell_group_room(inv, inv->ngroups + 1, msg, msglen);
+
+	if (ret)
+		return ret;
+	/* Its cells load its own filter, built before they fork. */
+	inv->ngroups++;
+	ret = rr_seccomp_prepare(inv);
+	if (ret) {
+		snprintf(msg, msglen,
+			 "cannot build the new cells' system call filter: %s",
+			 strerror(-ret));
+	} else {
+		ret = start_workers(inv, inv->nthreads + inv->group_threads,
+				    msg, msglen);
+	}
+	if (ret) {
+		inv->ngroups--;
+		return ret;
+	}
+	pr_info("cell group %u: %u worker%s per queue, threads %u-%u\n",
+		inv->ngroups - 1, inv->group_threads,
+		inv->group_threads == 1 ? "" : "s",
+		inv->nthreads - inv->group_threads, inv->nthreads - 1);
+	return 0;
 }
 
 int rr_invoker_set_threads(struct rr_invoker *inv, uint32_t n, char *msg,
@@ -202,6 +249,14 @@ int rr_invoker_set_threads(struct rr_invoker *inv, uint32_t n, char *msg,
 			 RR_MAX_THREADS, n);
 		return -EINVAL;
 	}
+	/* Each group's threads start at a multiple of their number. */
+	if (inv->ngroups > 1) {
+		snprintf(
+			msg, msglen,
+			"threads cannot change while functions have cells of their own (%u cell groups, own_cells): restart with -t %u",
+			inv->ngroups, n);
+		return -EBUSY;
+	}
 	if (n == was) {
 		snprintf(msg, msglen, "%u thread%s per queue already", n,
 			 n == 1 ? "" : "s");
@@ -210,6 +265,7 @@ int rr_invoker_set_threads(struct rr_invoker *inv, uint32_t n, char *msg,
 	ret = n < was ? fewer(inv, n, msg, msglen) : more(inv, n, msg, msglen);
 	if (ret)
 		return ret;
+	inv->group_threads = n;
 	snprintf(msg, msglen, "%u thread%s per queue (was %u)", n,
 		 n == 1 ? "" : "s", was);
 	pr_notice("%s\n", msg);

@@ -43,6 +43,7 @@
 #include "log.h"
 #include "options.h"
 #include "seccomp.h"
+#include "slots.h"
 #include "util.h"
 
 struct check {
@@ -202,9 +203,16 @@ static void check_functions(struct check *c, const struct rr_config *cfg,
 					       at ? ", " : "", svc->fn->name,
 					       svc->port, allow);
 	}
-	/* As rr_invoker_start() builds it; it says what is wrong itself. */
+	/* As rr_invoker_setup() groups them and rr_invoker_start() builds
+	 * the filters; each says what is wrong itself. */
 	inv.cfg = cfg;
-	if (cfg->isolation == RR_ISOLATION_CELL && rr_seccomp_prepare(&inv)) {
+	inv.group_threads = cfg->threads;
+	if (rr_slots_assign_groups(&inv)) {
+		c->problems++;
+		if (c->status < 1)
+			c->status = 1;
+	} else if (cfg->isolation == RR_ISOLATION_CELL &&
+		   rr_seccomp_prepare(&inv)) {
 		c->problems++;
 		if (c->status < 1)
 			c->status = 1;

@@ -519,10 +519,11 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 	fprintf(f, ",\"pid\":%d,\"interface\":", (int)getpid());
 	rr_json_str(f, cfg->ifname);
 	fprintf(f,
-		",\"ifindex\":%d,\"xdp_mode\":\"%s\",\"zerocopy\":%s,\"queues\":%u,\"threads\":%u,\"busy_poll\":%s,\"isolation\":\"%s\",\"tx_csum\":\"%s\",\"uptime_s\":%.1f,\"ready\":%s",
+		",\"ifindex\":%d,\"xdp_mode\":\"%s\",\"zerocopy\":%s,\"queues\":%u,\"threads\":%u,\"cell_groups\":%u,\"busy_poll\":%s,\"isolation\":\"%s\",\"tx_csum\":\"%s\",\"uptime_s\":%.1f,\"ready\":%s",
 		inv->ifindex,
 		inv->xdp.flags & XDP_FLAGS_DRV_MODE ? "native" : "skb",
-		inv->zerocopy ? "true" : "false", inv->nqueues, inv->nthreads,
+		inv->zerocopy ? "true" : "false", inv->nqueues,
+		inv->group_threads, inv->ngroups,
 		cfg->busy_poll ? "true" : "false",
 		cfg->isolation == RR_ISOLATION_CELL ? "cell" : "thread",
 		inv->tx_csum_offload ? "offload" : "soft",

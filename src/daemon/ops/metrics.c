@@ -662,7 +662,7 @@ static void write_guards(struct rr_invoker *inv, FILE *out)
 				s->svc->port, s->svc->fn->name,
 				rr_steering_names[s->svc->steering], k,
 				mask ? __builtin_popcount(mask)
-				     : (int)inv->nthreads);
+				     : (int)inv->group_threads);
 		}
 	}
 	rr_metric_family(

@@ -115,14 +115,19 @@ static void cache_reply(struct rr_worker *w, struct rr_sock *s,
 			uint32_t frame_len)
 {
 	const struct rr_keep *k = &w->keep;
+	struct rr_cache_entry *part;
 	uint64_t expires = 0;
 
+	/* Its cell group's partition of the queue's cache: the only one
+	 * its cell maps. */
+	part = rr_xdp_cache_of(&w->inv->xdp, w->queue, w->cell_group);
+	if (!part)
+		return;
 	if (s->svc->cache_ttl)
 		expires = rr_now_ns() +
 			  (uint64_t)s->svc->cache_ttl * 1000000000ULL;
 	switch (rr_cache_insert(
-		rr_xdp_cache_of(&w->inv->xdp, w->queue),
-		w->inv->xdp.cache_queue_entries, s->svc->port,
+		part, w->inv->xdp.cache_queue_entries, s->svc->port,
 		__atomic_load_n(&w->inv->live->cache_gen[s->slot],
 				__ATOMIC_RELAXED),
 		expires, k->req, k->len, frame + k->reply_off,
@@ -142,7 +147,7 @@ static void cache_reply(struct rr_worker *w, struct rr_sock *s,
 /* A quarantined function's queued requests go back unanswered (the batch
  * mark is set: each one recycled counts as done). */
 static uint32_t drop_batch(struct rr_worker *w, struct rr_sock *s, uint32_t n,
-			   uint32_t idx_rx)
+			   uint32_t idx_rx, enum rr_drop why)
 {
 	uint32_t i;
 
@@ -155,7 +160,7 @@ static uint32_t drop_batch(struct rr_worker *w, struct rr_sock *s, uint32_t n,
 	load_done(w, n);
 	__atomic_store_n(&w->rep->batch.sock, RR_NO_BATCH, __ATOMIC_RELEASE);
 	rr_stat_add(&s->stats->rx, n);
-	rr_stat_add(&s->stats->drops[RR_DROP_QUARANTINED], n);
+	rr_stat_add(&s->stats->drops[why], n);
 	return n;
 }
 
@@ -175,6 +180,39 @@ static bool rx_slip(uint8_t *meta)
 		return false;
 	memcpy(meta + offsetof(struct rr_rx_meta, flags), &none, sizeof(none));
 	return true;
+}
+
+/* The worker's own copy of a frame whose data starts @room bytes before
+ * its end, at the same place. */
+static uint8_t *private_copy(struct rr_worker *w, uint32_t room)
+{
+	return w->priv + RR_FRAME_SIZE - room;
+}
+
+/*
+ * rr_serve_keep() for a cached function while other cell groups serve the
+ * same queue: the UMEM's frames are every cell's of the queue (the kernel
+ * gives a queue one UMEM), so another group's cell could rewrite a
+ * request under the call or a reply before it is cached, and the cache
+ * would then serve that to every client. The frame's @len bytes are
+ * copied into the worker's own memory first, served there, and the reply
+ * copied back; the cache is filled from the copy (serve_batch()).
+ */
+static int serve_private(struct rr_worker *w, uint8_t *data, uint32_t len,
+			 uint32_t room, uint32_t mtu, uint32_t amp,
+			 const struct rr_function *fn,
+			 const struct rr_request *ctx, struct rr_keep *keep,
+			 uint32_t *csum_start)
+{
+	uint8_t *copy = private_copy(w, room);
+	int ret;
+
+	memcpy(copy, data, len);
+	ret = rr_serve_keep(copy, len, room, mtu, amp, fn, ctx, keep,
+			    csum_start);
+	if (ret > 0)
+		memcpy(data, copy, (size_t)ret);
+	return ret;
 }
 
 /* A gather_target function's requests: no gathers of its own. */
@@ -204,7 +242,7 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	uint64_t deadline = (uint64_t)s->svc->deadline_us * 1000;
 	uint64_t addr, base, now, delay;
 	uint8_t *data;
-	bool slip;
+	bool slip, priv;
 	int ret;
 
 	/* Take no more than TX can hold: the rest waits in RX. */
@@ -230,7 +268,13 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	if (__atomic_load_n(&w->inv->live->quarantined[s->slot],
 			    __ATOMIC_RELAXED)) {
 		load_busy(w, 0);
-		return drop_batch(w, s, n, idx_rx);
+		return drop_batch(w, s, n, idx_rx, RR_DROP_QUARANTINED);
+	}
+	/* Queued for a function that has moved to cells of its own (a
+	 * deploy of a module over it): its code never runs here. */
+	if (w->inv->slots[s->slot].cell_group != w->cell_group) {
+		load_busy(w, 0);
+		return drop_batch(w, s, n, idx_rx, RR_DROP_MOVED);
 	}
 	if (w->inv->slots[s->slot].cached) {
 		keep = &w->keep;
@@ -248,6 +292,9 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	} else if (s->svc->gather_target) {
 		ctx.gather = &target_only;
 	}
+	/* Other cell groups' cells share the queue's frames: what is cached
+	 * is made out of their reach (serve_private()). */
+	priv = keep && w->inv->ngroups > 1 && !ctx.gather;
 	for (i = 0; i < n; i++) {
 		rxd = xsk_ring_cons__rx_desc(&s->rx, idx_rx + i);
 		addr = rxd->addr;
@@ -299,9 +346,16 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 				w->gathers->cur_len = rxd->len;
 			}
 			rr_call_step(w);
-			ret = rr_serve_keep(data, rxd->len, room, mtu, amp, fn,
-					    &ctx, keep,
-					    offload ? &csum_start : NULL);
+			if (priv)
+				ret = serve_private(w, data, rxd->len, room,
+						    mtu, amp, fn, &ctx, keep,
+						    offload ? &csum_start
+							    : NULL);
+			else
+				ret = rr_serve_keep(data, rxd->len, room, mtu,
+						    amp, fn, &ctx, keep,
+						    offload ? &csum_start
+							    : NULL);
 			rr_call_step(w);
 			if (ret == RR_SERVE_KEPT) {
 				/* Kept by its gather (gather.c), listed in
@@ -316,7 +370,9 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 			continue;
 		}
 		if (keep && keep->len != UINT32_MAX)
-			cache_reply(w, s, fn, data, (uint32_t)ret);
+			cache_reply(w, s, fn,
+				    priv ? private_copy(w, room) : data,
+				    (uint32_t)ret);
 		w->tx[ntx].addr = addr;
 		w->tx[ntx].len = (uint32_t)ret;
 		w->tx[ntx].options = offload ? XDP_TX_METADATA : 0;
@@ -644,7 +700,7 @@ static void run(struct rr_worker *w, bool cell)
 	/* A cell that cannot be confined does not serve: its functions
 	 * would run with more than they were given. */
 	if (cell) {
-		ret = rr_cell_seccomp(w->inv);
+		ret = rr_cell_seccomp(w->inv, w->cell_group);
 		if (ret) {
 			pr_warn("cell %u/%u: cannot load its system call filter: %s\n",
 				w->queue, w->thread, strerror(-ret));

@@ -129,6 +129,33 @@ static int prepare_one(struct rr_invoker *inv, struct deploy *d,
 	return rr_slot_instance_new(inv, s, fn, s->svc, into, err, errlen);
 }
 
+/* A replaced function moves to cells of its own where it wants them
+ * and the shared ones served it: module code never runs beside the
+ * functions that share cells (docs/DESIGN.md, "Cell groups"). */
+static bool moves(const struct rr_invoker *inv, const struct deploy *d,
+		  uint32_t slot)
+{
+	const struct rr_slot *s = &inv->slots[slot];
+
+	return d->fresh[slot] && !s->cell_group &&
+	       rr_slot_wants_own_cells(inv, s->svc, d->fresh[slot]->fn);
+}
+
+/* The cell groups the deploy adds: one per function moving to cells of
+ * its own, and per new function that wants them. */
+static uint32_t groups_wanted(const struct rr_invoker *inv,
+			      const struct deploy *d)
+{
+	uint32_t slot, k, n = 0;
+
+	for (slot = 0; slot < inv->nslots; slot++)
+		n += moves(inv, d, slot);
+	for (k = 0; k < d->nnew; k++)
+		n += rr_slot_wants_own_cells(
+			inv, inv->slots[inv->nslots + k].svc, d->added[k]->fn);
+	return n;
+}
+
 /* Every function of the module gets its instance (and a new one its
  * service) first, so that a failure changes nothing. */
 static int prepare(struct rr_invoker *inv, struct deploy *d, char *msg,
@@ -163,7 +190,12 @@ static int prepare(struct rr_invoker *inv, struct deploy *d, char *msg,
 			return ret;
 		}
 	}
-	return 0;
+	/* Room in every queue for the cell groups it brings. */
+	ret = rr_cell_group_room(inv, inv->ngroups + groups_wanted(inv, d), err,
+				 sizeof(err));
+	if (ret)
+		snprintf(msg, msglen, "%s: %s", d->path, err);
+	return ret;
 }
 
 static void undo(struct rr_invoker *inv, struct deploy *d)
@@ -195,23 +227,37 @@ static void undo(struct rr_invoker *inv, struct deploy *d)
 }
 
 /* The served functions the module replaces move to their new instances
- * (returned in @old until retired); a removed one's port comes back.
- * Returns how many were replaced. */
+ * (returned in @old until retired), and to cells of their own where they
+ * want them (moves()); a removed one's port comes back. Returns how many
+ * were replaced. */
 static uint32_t replace(struct rr_invoker *inv, struct deploy *d,
 			struct rr_fn_instance **old)
 {
+	char err[RR_ERRLEN];
 	struct rr_slot *s;
 	uint32_t slot, n = 0;
+	bool move;
 
 	for (slot = 0; slot < inv->nslots; slot++) {
 		if (!d->fresh[slot])
 			continue;
 		s = &inv->slots[slot];
+		move = moves(inv, d, slot) && inv->add_group;
 		rr_user_tier_only(inv, s);
+		/* Its new group's workers are forked knowing it is theirs;
+		 * the shared cells, forked again once the old instance is
+		 * retired, drop what was queued for it there. */
+		if (move)
+			s->cell_group = inv->ngroups;
 		old[slot] = rr_swap_instance(s, d->fresh[slot]);
 		/* The main thread's view; workers read the instance. */
 		((struct rr_service *)s->svc)->fn = d->fresh[slot]->fn;
-		if (s->removed) {
+		if (move && inv->add_group(inv, err, sizeof(err))) {
+			pr_warn("deploy: '%s' stays in the shared cells: %s\n",
+				s->svc->fn->name, err);
+			s->cell_group = 0;
+		}
+		if (s->removed || move) {
 			s->removed = false;
 			rr_slot_sync(inv, s);
 		}

@@ -265,7 +265,8 @@ static int set_cache(struct rr_invoker *inv, struct rr_slot *s)
 {
 	const struct rr_service *svc = s->svc;
 	bool want = !s->tier_xdp && !s->removed && svc->cache &&
-		    svc->fn->flags & RR_FN_PURE;
+		    svc->fn->flags & RR_FN_PURE &&
+		    s->cell_group < inv->xdp.cache_groups;
 	int ret;
 
 	if (want == s->cached)
@@ -652,7 +653,7 @@ static void reload_main(struct reload *r)
 	for (k = 0; k < n; k++) {
 		/* reqrouterctl threads may have done it already. */
 		if (is_key(rows[k], "threads") &&
-		    r->next->threads == r->inv->nthreads)
+		    r->next->threads == r->inv->group_threads)
 			continue;
 		if (rows[k]->live) {
 			copy_field(rows[k], r->cfg, r->next);

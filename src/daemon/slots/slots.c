@@ -65,6 +65,14 @@ static int choose_tier(struct rr_invoker *inv, uint32_t slot,
 		pr_warn("the XDP implementation of '%s' is not used (%s); its C implementation answers\n",
 			svc->fn->name, why);
 	}
+	/* A cell group that came after load (a deploy) has no partition. */
+	if (svc->cache && svc->fn->flags & RR_FN_PURE &&
+	    s->cell_group >= inv->xdp.cache_groups) {
+		pr_notice(
+			"'%s' is served uncached: its cells of their own came after start, and the reply cache has no part for them until a restart\n",
+			svc->fn->name);
+		return 0;
+	}
 	if (svc->cache && svc->fn->flags & RR_FN_PURE) {
 		ret = rr_xdp_map_cache(&inv->xdp);
 		if (ret) {
@@ -113,6 +121,57 @@ void rr_active_workers(const struct rr_invoker *inv, bool *active)
 	for (q = 0; q < inv->nqueues; q++)
 		for (t = 0; t < RR_MAX_THREADS; t++)
 			active[q * RR_MAX_THREADS + t] = t < inv->nthreads;
+}
+
+bool rr_slot_wants_own_cells(const struct rr_invoker *inv,
+			     const struct rr_service *svc,
+			     const struct rr_function *fn)
+{
+	if (inv->cfg->isolation != RR_ISOLATION_CELL)
+		return false;
+	switch (svc->own_cells) {
+	case RR_OWN_CELLS_YES:
+		return true;
+	case RR_OWN_CELLS_NO:
+		return false;
+	default:
+		return rr_registry_module_of(fn) ||
+		       svc->syscalls[strspn(svc->syscalls, " \t")];
+	}
+}
+
+int rr_cell_group_room(const struct rr_invoker *inv, uint32_t ngroups,
+		       char *err, size_t errlen)
+{
+	if (ngroups * inv->group_threads <= RR_MAX_THREADS)
+		return 0;
+	snprintf(
+		err, errlen,
+		"%u cell groups (the shared one and %u functions with cells of their own, own_cells) of %u thread%s each need %u workers per queue, more than %d: use fewer threads (-t) or own_cells = no for some",
+		ngroups, ngroups - 1, inv->group_threads,
+		inv->group_threads == 1 ? "" : "s",
+		ngroups * inv->group_threads, RR_MAX_THREADS);
+	return -E2BIG;
+}
+
+int rr_slots_assign_groups(struct rr_invoker *inv)
+{
+	char err[RR_ERRLEN];
+	uint32_t slot;
+	int ret;
+
+	inv->ngroups = 1;
+	for (slot = 0; slot < inv->nslots; slot++)
+		inv->slots[slot].cell_group =
+			rr_slot_wants_own_cells(inv, inv->slots[slot].svc,
+						inv->slots[slot].svc->fn)
+				? inv->ngroups++
+				: 0;
+	ret = rr_cell_group_room(inv, inv->ngroups, err, sizeof(err));
+	if (ret)
+		pr_warn("%s\n", err);
+	inv->nthreads = inv->group_threads * inv->ngroups;
+	return ret;
 }
 
 /* Every served function's init(), before anything else is set up: a
@@ -249,6 +308,9 @@ int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 	}
 	if (s->quarantined)
 		conf.flags |= RR_PORT_QUARANTINED;
+	/* Its cell group's workers, and its part of the reply cache. */
+	conf.first_thread = rr_first_thread(inv, s);
+	conf.cell_group = s->cell_group;
 	/* Replies from XDP that would be lost: the workers answer. */
 	if (!rr_slot_in_kernel(inv, s))
 		conf.flags &= ~(RR_PORT_XDP | RR_PORT_CACHE);
@@ -372,7 +434,7 @@ int rr_open_port(struct rr_invoker *inv, uint32_t slot)
 	const struct rr_service *svc = s->svc;
 	struct rr_port_conf conf = {
 		.slot = slot,
-		.nsocks = inv->nthreads,
+		.nsocks = inv->group_threads,
 		.flags = inv->cfg->answer_for == RR_ANSWER_LOCAL
 				 ? RR_PORT_LOCAL_DST
 				 : 0,
@@ -434,8 +496,17 @@ int rr_slot_serve_new(struct rr_invoker *inv, struct rr_fn_instance *inst,
 {
 	uint32_t slot = inv->nslots, q, t;
 	struct rr_slot *s = &inv->slots[slot];
+	bool own = rr_slot_wants_own_cells(inv, s->svc, inst->fn);
 	int ret = 0;
 
+	/* Cells of its own: a group more, if a queue has room for it. */
+	if (own && (!inv->add_group ||
+		    rr_cell_group_room(inv, inv->ngroups + 1, msg, msglen))) {
+		rr_instance_release(inst);
+		s->svc = NULL;
+		return -E2BIG;
+	}
+	s->cell_group = own ? inv->ngroups : 0;
 	rr_swap_instance(s, inst); /* replaces nothing: a new slot */
 	for (q = 0; q < inv->nqueues && !ret; q++)
 		for (t = 0; t < inv->threads_made && !ret; t++) {
@@ -456,6 +527,13 @@ int rr_slot_serve_new(struct rr_invoker *inv, struct rr_fn_instance *inst,
 		for (t = 0; t < RR_MAX_THREADS; t++)
 			__atomic_store_n(&rr_worker_at(inv, q, t)->nsocks,
 					 inv->nslots, __ATOMIC_RELEASE);
+	/* Its workers, with a socket for every slot, before its port. */
+	ret = own ? inv->add_group(inv, msg, msglen) : 0;
+	if (ret) {
+		s->removed = true;
+		rr_slot_sync(inv, s);
+		return ret;
+	}
 	ret = rr_open_port(inv, slot);
 	if (ret) {
 		snprintf(msg, msglen, "cannot open port %u: %s", s->svc->port,

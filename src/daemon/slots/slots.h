@@ -32,6 +32,19 @@ bool rr_retire_instances(struct rr_invoker *inv, struct rr_fn_instance **old);
  * made so far; false if one has not come back from a function.
  * *@filter: what rebuilding the cells' system call filter returned. */
 bool rr_slots_quiesce(struct rr_invoker *inv, int *filter);
+/* Whether function @fn served with @svc gets a cell group of its own
+ * (own_cells; auto: from a module, or with syscalls); never with
+ * isolation = thread. */
+bool rr_slot_wants_own_cells(const struct rr_invoker *inv,
+			     const struct rr_service *svc,
+			     const struct rr_function *fn);
+/* 0 if @ngroups cell groups of group_threads workers fit in a queue,
+ * else -E2BIG with the line that says so in @err. */
+int rr_cell_group_room(const struct rr_invoker *inv, uint32_t ngroups,
+		       char *err, size_t errlen);
+/* At set-up: each slot's cell group, inv->ngroups, and nthreads from
+ * group_threads; -E2BIG (said) if they do not fit in a queue. */
+int rr_slots_assign_groups(struct rr_invoker *inv);
 /* Which worker indexes run: thread < nthreads on every served queue. */
 void rr_active_workers(const struct rr_invoker *inv, bool *active);
 /* The slot serving function @name, or -1. */
