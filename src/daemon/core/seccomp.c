@@ -7,8 +7,10 @@
  * (SECCOMP_RET_KILL_PROCESS): the supervisor sees it die of SIGSYS ("Bad
  * system call"), charges the function that was in a call with a crash
  * and forks a new cell (cells/supervise.c). A function that needs more says so in
- * its section, `syscalls = openat read`; every cell allows the union of
- * the served functions' lists, since any cell serves every function.
+ * its section, `syscalls = openat read`; the cells of a cell group allow
+ * the lists of the group's functions only, since they serve no other
+ * (docs/DESIGN.md, "Cell groups"), and such a function has a group of
+ * its own by default.
  * Worker threads (isolation = thread) share the main thread's process and
  * get no filter.
  *
