@@ -280,6 +280,9 @@ struct rr_worker_report {
 	/* The reload epoch this worker had seen when it last started a
 	 * round: it holds no function state older than that epoch. */
 	uint64_t seen_epoch;
+	/* Set at its first round, 0 until then: a new cell group's requests
+	 * are sent its way only once it serves (rr_invoker_add_group()). */
+	uint32_t serving;
 	struct rr_sock_stats stats[RR_MAX_SLOTS]; /* its sockets', by slot */
 	/* Its copies of the functions' own counters, by slot. */
 	uint64_t fn_counters[RR_MAX_SLOTS][RR_FN_MAX_COUNTERS];

@@ -8,8 +8,9 @@
 # function's max_run_us; each is logged once with the function's name and
 # counted. The fifth fault within the window quarantines the function: its
 # port drops requests in XDP until reqrouterctl unquarantine. Meanwhile
-# reverse, on the same cells, answers every request of rrload, and in the
-# end every UMEM frame is back. Then FAULT_SOAK_S seconds (10, about 20
+# reverse, on the same queues (faulty, a module, has cells of its own
+# beside the shared ones: docs/DESIGN.md, "Cell groups"), answers every
+# request of rrload, and in the end every UMEM frame is back. Then FAULT_SOAK_S seconds (10, about 20
 # faults, the four kinds in turn; 5 in the sanitizer pass;
 # docs/RELIABILITY.md has a 60 s run) of faults mixed into normal traffic,
 # quarantine off:
@@ -25,12 +26,18 @@ TMODS=$BUILD/tests/modules
 CTL=$BUILD/reqrouterctl
 PORT=7700
 [ -f "$TMODS/faulty.so" ] || die "no $TMODS/faulty.so (run make first)"
+# Two cell groups per queue: the shared one, faulty's.
+CELLS=$((QUEUES * 2))
 rr_faults_are_signals
 
 rr_bed $QUEUES
 M=$RR_TMP/metrics.prom
 CONF=$RR_TMP/faults.conf
 SOCK=$RR_TMP/ctl.sock
+# faulty alone: the other test modules would each be a cell group more.
+MODS=$RR_TMP/mods
+mkdir -p "$MODS"
+cp "$TMODS/faulty.so" "$MODS/"
 
 # ask TEXT: faulty's reply to TEXT ("<none>" if none within 0.5 s).
 ask() { cli_ask 0.5 $PORT "$1"; }
@@ -73,17 +80,17 @@ check_eq "--isolation jail: exit 2" 2 "$RR_RC"
 check "--isolation jail: one line" \
 	grep -qx "reqrouter: isolation must be thread or cell, not 'jail'" "$RR_ERR"
 printf '[function faulty]\nquarantine_action = explode\n' >"$RR_TMP/bad.conf"
-rr_run badaction -i "$TB_IF_SRV" -q 1 -c "$RR_TMP/bad.conf" --functions-dir "$TMODS"
+rr_run badaction -i "$TB_IF_SRV" -q 1 -c "$RR_TMP/bad.conf" --functions-dir "$MODS"
 check_eq "quarantine_action = explode: exit 2" 2 "$RR_RC"
 check "quarantine_action = explode: one line naming the file and line" \
 	grep -q "bad.conf:2: quarantine_action must be drop or pass, not 'explode'" "$RR_ERR"
 
-rr_start cell -i "$TB_IF_SRV" -q $QUEUES -c "$CONF" --functions-dir "$TMODS" \
+rr_start cell -i "$TB_IF_SRV" -q $QUEUES -c "$CONF" --functions-dir "$MODS" \
 	--control "$SOCK" --metrics-file "$M" ||
 	die "reqrouter with isolation = cell did not start"
 check "the log says the workers are cells" \
-	grep -q "$QUEUES workers started as cells" "$RR_ERR"
-check_eq "one process per worker besides the main one" $QUEUES \
+	grep -q "$CELLS workers started as cells" "$RR_ERR"
+check_eq "one process per worker besides the main one" $CELLS \
 	"$(pgrep -c -P "$RR_PID")"
 check "faulty answers while healthy" answers
 
@@ -141,7 +148,7 @@ check_eq "rrload on reverse exits 0" 0 "$?"
 rr_load_checks "$RR_TMP/load.json" 45000 "reverse, across the faults: "
 check "every UMEM frame is back (rx, worker, tx, completion 0)" frames_home
 check "reqrouter is still running" kill -0 "$RR_PID"
-check_eq "still one cell per worker" $QUEUES "$(pgrep -c -P "$RR_PID")"
+check_eq "still one cell per worker" $CELLS "$(pgrep -c -P "$RR_PID")"
 mapfile -t cells < <(pgrep -P "$RR_PID")
 rr_kill_wait TERM 10
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"
@@ -155,7 +162,7 @@ check_eq "no cell is left behind" 0 "$left"
 # socket there: an ICMP port unreachable); SIGHUP lifts the quarantine.
 printf '[reqrouter]\nisolation = cell\n\n[function faulty]\nquarantine_faults = 1\nquarantine_action = pass\n' >"$RR_TMP/pass.conf"
 rr_start pass -i "$TB_IF_SRV" -q $QUEUES -c "$RR_TMP/pass.conf" \
-	--functions-dir "$TMODS" ||
+	--functions-dir "$MODS" ||
 	die "reqrouter with quarantine_action = pass did not start"
 ask crash >/dev/null
 wait_for 5 grep -q "function 'faulty' quarantined" "$RR_ERR"
@@ -174,7 +181,7 @@ check_eq "pass: SIGTERM: exit 0" 0 "$RR_RC"
 # once, and a stop leaves the stuck thread behind instead of hanging.
 printf '[function faulty]\nmax_run_us = 20000\n' >"$RR_TMP/thread.conf"
 rr_start thread -i "$TB_IF_SRV" -q $QUEUES --isolation thread -c "$RR_TMP/thread.conf" \
-	--functions-dir "$TMODS" ||
+	--functions-dir "$MODS" ||
 	die "reqrouter with threads did not start"
 check_eq "threads: 'spin' gets no reply" "<none>" "$(ask spin)"
 sleep 0.5
@@ -192,7 +199,7 @@ fi
 
 # The soak: faults mixed into normal traffic, quarantine off.
 printf '[reqrouter]\nisolation = cell\n\n[function faulty]\nmax_run_us = 20000\nquarantine_faults = 0\n' >"$CONF"
-rr_start soak -i "$TB_IF_SRV" -q $QUEUES -c "$CONF" --functions-dir "$TMODS" \
+rr_start soak -i "$TB_IF_SRV" -q $QUEUES -c "$CONF" --functions-dir "$MODS" \
 	--control "$SOCK" --metrics-file "$M" ||
 	die "reqrouter for the soak did not start"
 say "soak: $SOAK_S s of rrload on reverse (5000/s) and faulty (1000/s), a fault every 0.2 s"

@@ -7,7 +7,9 @@
 # quarantine_action = pass a quarantined or removed port goes to the
 # kernel (no socket there: ICMP port unreachable, "<refused>"); with drop
 # the XDP program drops its requests ("<none>"). Meanwhile reverse, on the
-# same workers, answers throughout. On the bare defaults a user meets: no
+# same workers (faulty with own_cells = no: a change of threads is what
+# rewrites the port here, and that needs one cell group), answers
+# throughout. On the bare defaults a user meets: no
 # XDP program on the client's veth. With quarantine_expire the quarantine
 # lifts itself after that many seconds (60 by default, which the log of the
 # runs without it says), and the log says so; quarantined again soon after
@@ -24,6 +26,10 @@ rr_faults_are_signals
 
 export TB_PEER_XDP=0
 rr_bed $QUEUES
+# faulty alone: each other test module would be a cell group more.
+MODS=$RR_TMP/mods
+mkdir -p "$MODS"
+cp "$TMODS/faulty.so" "$MODS/"
 SOCK=$RR_TMP/ctl.sock
 
 ask() { cli_ask 0.5 $PORT "$1"; }
@@ -57,10 +63,10 @@ reverse_answers() {
 
 for action in pass drop; do
 	if [ $action = pass ]; then shut="<refused>"; else shut="<none>"; fi
-	printf '[reqrouter]\nisolation = cell\n\n[function faulty]\nquarantine_faults = 1\nquarantine_action = %s\n' \
+	printf '[reqrouter]\nisolation = cell\n\n[function faulty]\nown_cells = no\nquarantine_faults = 1\nquarantine_action = %s\n' \
 		$action >"$RR_TMP/$action.conf"
 	rr_start $action -i "$TB_IF_SRV" -q $QUEUES -c "$RR_TMP/$action.conf" \
-		--functions-dir "$TMODS" --control "$SOCK" ||
+		--functions-dir "$MODS" --control "$SOCK" ||
 		die "reqrouter with quarantine_action = $action did not start"
 	check "$action: faulty answers" port_is hello
 
@@ -100,7 +106,7 @@ done
 printf '[reqrouter]\nisolation = cell\n\n[function faulty]\nquarantine_faults = 1\nquarantine_expire = 2\n' \
 	>"$RR_TMP/expire.conf"
 rr_start expire -i "$TB_IF_SRV" -q $QUEUES -c "$RR_TMP/expire.conf" \
-	--functions-dir "$TMODS" --control "$SOCK" ||
+	--functions-dir "$MODS" --control "$SOCK" ||
 	die "reqrouter with quarantine_expire = 2 did not start"
 check "expire: faulty answers" port_is hello
 quarantine 1 expire

@@ -9,13 +9,16 @@
 # - The bundled functions (echo, reverse, kv, dns) and the test module
 #   faulty (tests/modules/faulty.c) answer from cells under load; every
 #   cell shows `Seccomp: 2` in /proc/PID/status, the main process 0.
+# - faulty, a module, has cells of its own (a cell group: docs/DESIGN.md),
+#   thread 1 of each queue beside the shared thread 0.
 # - faulty's "open" (openat and close of /etc/hostname) costs one request:
 #   its cell is killed, the log says the function crashed (Bad system
 #   call), a confined cell takes its place, everything else answers. So
 #   does its "signal" (tgkill to pid 1: a cell may signal itself only).
 # - With `syscalls = openat close` in faulty's section the same request is
 #   answered, busy-polling (-B) too, and so it is when faulty comes with a
-#   deploy that reads that section (the cells get a new filter).
+#   deploy that reads that section (its new cells get a filter of their
+#   own); the shared cells' filter never has them.
 # - Worker threads (isolation = thread) have no filter.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
@@ -52,8 +55,9 @@ zone = example.com $ZONE
 max_amplification = 0
 EOF
 
-# The workers' cells, and the TCP loop's (dns is served over TCP too).
-CELLS=$((QUEUES + 1))
+# The workers' cells, the shared ones and faulty's own, and the TCP
+# loop's (dns is served over TCP too).
+CELLS=$((QUEUES * 2 + 1))
 # status_of PID FIELD: a field of /proc/PID/status.
 status_of() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
 # cells_confined: "N of M": how many of reqrouter's cells are in seccomp
@@ -124,7 +128,7 @@ check_eq "no cell died under load, none was replaced" \
 check_eq "faulty's 'open' gets no reply" "<none>" "$(cli_ask 0.5 $PORT open)"
 wait_for 5 grep -q "function 'faulty' crashed" "$RR_ERR"
 check_eq "the log says faulty crashed (Bad system call), once" 1 \
-	"$(grep -c "function 'faulty' crashed (Bad system call) on queue [0-9]*, thread 0: its cell restarts" "$RR_ERR")"
+	"$(grep -c "function 'faulty' crashed (Bad system call) on queue [0-9]*, thread 1: its cell restarts" "$RR_ERR")"
 check_eq "metrics: one crash of faulty" 1 \
 	"$(wait_metric "$M" 5 reqrouter_function_faults_total 'function="faulty"' 'kind="crash"' -- 1)"
 all_answer "after the kill"
@@ -145,8 +149,10 @@ cat "$CONF" "$RR_TMP/open.conf" >"$RR_TMP/cells-open.conf"
 rr_start open -i "$TB_IF_SRV" -q $QUEUES -c "$RR_TMP/cells-open.conf" \
 	--functions-dir "$MODS" -B ||
 	die "reqrouter with faulty's syscalls did not start"
-check "the log names the functions' calls" \
-	grep -q "the functions' syscalls add openat close" "$RR_ERR"
+check "the log names faulty's calls, in its own cells' filter" \
+	grep -q "the cells of 'faulty' (cell group 1) run under a filter of their own ([0-9]* instructions); its syscalls add openat close" "$RR_ERR"
+check "... and not in the shared cells'" \
+	grep -q 'cells run under a system call filter ([0-9]* instructions)$' "$RR_ERR"
 check_eq "every cell is in seccomp filter mode" "$CELLS of $CELLS" \
 	"$(cells_confined)"
 check "with syscalls = openat close, faulty's 'open' is answered" \
@@ -163,8 +169,8 @@ rr_start deploy -i "$TB_IF_SRV" -q $QUEUES -c "$CONF" --control "$SOCK" ||
 cat "$RR_TMP/open.conf" >>"$CONF"
 check "reqrouterctl deploy faulty.so adds it" \
 	"$CTL" -s "$SOCK" deploy "$MODS/faulty.so"
-check "the deploy rebuilt the filter with faulty's calls (logged)" \
-	grep -q "the functions' syscalls add openat close" "$RR_ERR"
+check "the deploy built faulty's cells a filter with its calls (logged)" \
+	grep -q "the cells of 'faulty' (cell group 1) run under a filter of their own ([0-9]* instructions); its syscalls add openat close" "$RR_ERR"
 check "after the deploy, faulty's 'open' is answered" asks $PORT open opened
 check_eq "the fresh cells are confined" "$CELLS of $CELLS" "$(cells_confined)"
 check_eq "no cell died" 0 "$(grep -c 'crashed\|died outside' "$RR_ERR")"

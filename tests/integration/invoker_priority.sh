@@ -24,6 +24,12 @@ command -v prlimit >/dev/null || die "prlimit is not installed (util-linux)"
 TB_PEER_XDP=0
 rr_bed 1
 SOCK=$RR_TMP/ctl.sock
+# faulty alone: in cells (the default isolation) it has cells of its own,
+# beside the shared ones (docs/DESIGN.md, "Cell groups"); each other test
+# module would be a group more.
+MODS=$RR_TMP/mods
+mkdir -p "$MODS"
+cp "$TMODS/faulty.so" "$MODS/"
 
 # policies: "policy/rt_priority" of every worker thread or cell of
 # reqrouter (pid RR_PID), one line each, sorted (/proc/TID/stat fields
@@ -49,7 +55,7 @@ ask() { cli_ask "$1" 7700 "$2"; }
 
 say "--- the default"
 rr_start normal -i "$TB_IF_SRV" -q 1 -t 2 --isolation thread \
-	--functions-dir "$TMODS" --control "$SOCK" || die "reqrouter did not start"
+	--functions-dir "$MODS" --control "$SOCK" || die "reqrouter did not start"
 check "the start-up line says normal" \
 	grep -qF "2 workers started (sleeping in poll(); normal priority)" "$RR_ERR"
 check_eq "both worker threads: SCHED_OTHER" "2x0/0" "$(policies)"
@@ -60,7 +66,7 @@ rr_kill_wait TERM 5
 say "--- worker_priority = realtime, threads"
 printf '[reqrouter]\nworker_priority = realtime\n' >"$RR_TMP/rt.conf"
 rr_start rt -i "$TB_IF_SRV" -q 1 -t 2 --isolation thread -c "$RR_TMP/rt.conf" \
-	--functions-dir "$TMODS" --control "$SOCK" || die "reqrouter did not start"
+	--functions-dir "$MODS" --control "$SOCK" || die "reqrouter did not start"
 check "the start-up line says realtime, ahead of receive work" \
 	grep -qF "2 workers started (sleeping in poll(); realtime (SCHED_FIFO 1) priority, ahead of receive work)" "$RR_ERR"
 check_eq "both worker threads: SCHED_FIFO (1), priority 1" "2x1/1" \
@@ -91,10 +97,10 @@ check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 
 say "--- cells"
 rr_start cells -i "$TB_IF_SRV" -q 1 -t 2 --isolation cell --worker-priority realtime \
-	--functions-dir "$TMODS" || die "reqrouter with cells did not start"
+	--functions-dir "$MODS" || die "reqrouter with cells did not start"
 check "the start-up line says realtime" \
-	grep -qF "2 workers started as cells (sleeping in poll(); realtime (SCHED_FIFO 1) priority" "$RR_ERR"
-check_eq "both cells: SCHED_FIFO, priority 1" "2x1/1" "$(policies)"
+	grep -qF "4 workers started as cells (sleeping in poll(); realtime (SCHED_FIFO 1) priority" "$RR_ERR"
+check_eq "every cell (2 threads x 2 groups): SCHED_FIFO, priority 1" "4x1/1" "$(policies)"
 check_eq "faulty answers from a cell" hello "$(ask 1 hello)"
 rr_kill_wait TERM 5
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"
@@ -105,22 +111,22 @@ check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 # allows.
 say "--- cells under --user nobody"
 if prlimit --rtprio=1:1 true 2>/dev/null; then
-	expect=realtime policy=2x1/1
+	expect=realtime policy=4x1/1
 else
-	expect=normal policy=2x0/0
+	expect=normal policy=4x0/0
 	say "    RLIMIT_RTPRIO cannot be raised here (no CAP_SYS_RESOURCE): normal expected"
 fi
 rr_start user -i "$TB_IF_SRV" -q 1 -t 2 --isolation cell --user nobody \
 	--worker-priority realtime \
-	--functions-dir "$TMODS" || die "reqrouter --user nobody did not start"
+	--functions-dir "$MODS" || die "reqrouter --user nobody did not start"
 if [ $expect = realtime ]; then
 	check "the start-up line says realtime" \
-		grep -qF "2 workers started as cells (sleeping in poll(); realtime (SCHED_FIFO 1) priority" "$RR_ERR"
+		grep -qF "4 workers started as cells (sleeping in poll(); realtime (SCHED_FIFO 1) priority" "$RR_ERR"
 else
 	check "the start-up line says normal, and why" \
-		grep -qF "2 workers started as cells (sleeping in poll(); normal priority: realtime refused: RLIMIT_RTPRIO is 0 without CAP_SYS_NICE" "$RR_ERR"
+		grep -qF "4 workers started as cells (sleeping in poll(); normal priority: realtime refused: RLIMIT_RTPRIO is 0 without CAP_SYS_NICE" "$RR_ERR"
 fi
-check_eq "both cells: as said" "$policy" "$(policies)"
+check_eq "every cell: as said" "$policy" "$(policies)"
 check "no cell warns on its own" eval "! grep -q 'cannot raise itself' '$RR_ERR'"
 check_eq "faulty answers from a cell" hello "$(ask 1 hello)"
 rr_kill_wait TERM 5
@@ -128,10 +134,10 @@ check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 
 say "--- -B"
 rr_start busy -i "$TB_IF_SRV" -q 1 -t 1 -B --worker-priority realtime \
-	--functions-dir "$TMODS" || die "reqrouter -B did not start"
+	--functions-dir "$MODS" || die "reqrouter -B did not start"
 check "the start-up line says normal: a busy-polling worker never sleeps" \
 	grep -q "; normal priority: a busy-polling worker never sleeps)" "$RR_ERR"
-check_eq "the worker thread: SCHED_OTHER" "1x0/0" "$(policies)"
+check_eq "the workers (the shared one, faulty's): SCHED_OTHER" "2x0/0" "$(policies)"
 rr_kill_wait TERM 5
 
 say "--- no CAP_SYS_NICE, RLIMIT_RTPRIO 0 (as in a container)"
@@ -141,12 +147,12 @@ printf '#!/bin/sh\nexec setpriv --bounding-set=-sys_nice,-sys_resource prlimit -
 	"$RR_SAVED" >"$RR"
 chmod +x "$RR"
 rr_start refused -i "$TB_IF_SRV" -q 1 -t 1 --worker-priority realtime \
-	--functions-dir "$TMODS" ||
+	--functions-dir "$MODS" ||
 	die "reqrouter without the right to realtime priority did not start"
 RR=$RR_SAVED
 check "the start-up line says normal, and why" \
 	grep -qF "normal priority: realtime refused: RLIMIT_RTPRIO is 0 without CAP_SYS_NICE, or a seccomp filter (RestrictRealtime=) forbids it)" "$RR_ERR"
-check_eq "the worker thread: SCHED_OTHER" "1x0/0" "$(policies)"
+check_eq "the workers (the shared one, faulty's): SCHED_OTHER" "2x0/0" "$(policies)"
 check_eq "faulty answers" hello "$(ask 1 hello)"
 check "no worker warns on its own" eval "! grep -q 'cannot raise itself' '$RR_ERR'"
 rr_kill_wait TERM 5

@@ -3,7 +3,10 @@
 #
 # steering: which of a queue's workers gets a request, on the bare
 # defaults (cells, no XDP program on the veth peer), -q 1 -t 2, the test
-# module faulty, whose "slow" spins 300 ms inside the function.
+# module faulty, whose "slow" spins 300 ms inside the function, with
+# own_cells = no: it shares the two workers with the built-in functions,
+# which is what steering chooses among (a module has cells of its own by
+# default: docs/DESIGN.md, "Cell groups").
 #
 # - least_loaded, the default: the worker stuck in the call receives
 #   nothing new (its socket's rx grows by the slow request only), and no
@@ -41,6 +44,10 @@ RR_TIER=auto
 RR_CACHE=yes
 rr_bed 1
 SOCK=$RR_TMP/ctl.sock
+# faulty alone: each other test module would be a cell group more.
+MODS=$RR_TMP/mods
+mkdir -p "$MODS"
+cp "$TMODS/faulty.so" "$MODS/"
 M=$RR_TMP/metrics.prom
 CONF=$RR_TMP/reqrouter.conf
 
@@ -51,7 +58,7 @@ conf() {
 	{
 		printf '[reqrouter]\nmetrics_detail = socket\n'
 		printf '[function work]\nmax_us = 100\nsteering = groups\nworkers = 0 | 1\n'
-		printf '[function faulty]\nmax_run_us = 2000000\n'
+		printf '[function faulty]\nown_cells = no\nmax_run_us = 2000000\n'
 		[ -n "$1" ] && printf 'steering = %s\n' "$1"
 		printf '%b' "${2:-}"
 	} >"$CONF"
@@ -78,7 +85,7 @@ rx() {
 stats() { rr_metrics_fresh "$M" || bad "the metrics file was not rewritten within 3 s"; }
 
 conf ""
-rr_start main -i "$TB_IF_SRV" -q 1 -t 2 -c "$CONF" --functions-dir "$TMODS" \
+rr_start main -i "$TB_IF_SRV" -q 1 -t 2 -c "$CONF" --functions-dir "$MODS" \
 	--control "$SOCK" --metrics-file "$M" || die "reqrouter did not start"
 tb_wait_file "$M" 5 || die "no metrics file"
 check_eq "faulty answers" hello "$(cli_ask 1 $PORT hello)"

@@ -361,6 +361,7 @@ int rr_start_worker(struct rr_invoker *inv, uint32_t q, uint32_t t, int cpu)
 	__atomic_store_n(&inv->live->retire[w->index], false, __ATOMIC_RELEASE);
 	/* It starts its first round in the current epoch. */
 	w->rep->seen_epoch = __atomic_load_n(&inv->epoch, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&w->rep->serving, 0, __ATOMIC_RELEASE);
 	w->rep->batch.sock = RR_NO_BATCH;
 	if (inv->xdp.gathers) {
 		ret = rr_gathers_new(w);

@@ -69,6 +69,7 @@ static int renew_worker_states(struct rr_invoker *inv, char *msg, size_t msglen)
 {
 	struct rr_fn_instance *old[RR_MAX_SLOTS] = { 0 }, *fresh;
 	char err[RR_ERRLEN];
+	bool swapped = false;
 	struct rr_slot *s;
 	uint32_t slot;
 	int ret;
@@ -77,6 +78,7 @@ static int renew_worker_states(struct rr_invoker *inv, char *msg, size_t msglen)
 		s = &inv->slots[slot];
 		if (!s->inst->fn->init_worker)
 			continue;
+		swapped = true;
 		ret = rr_slot_instance_new(inv, s, s->inst->fn, s->svc, &fresh,
 					   err, sizeof(err));
 		if (ret) {
@@ -85,7 +87,11 @@ static int renew_worker_states(struct rr_invoker *inv, char *msg, size_t msglen)
 		}
 		old[slot] = rr_swap_instance(s, fresh);
 	}
-	rr_retire_instances(inv, old);
+	/* Nothing swapped, nothing to wait for: the running cells serve on
+	 * as they are (a new cell group's function is steered to its new
+	 * workers before the others are forked again). */
+	if (swapped)
+		rr_retire_instances(inv, old);
 	return 0;
 undo:
 	/* Put back what was swapped; nothing ran on the new ones yet that
@@ -210,6 +216,33 @@ static int more(struct rr_invoker *inv, uint32_t n, char *msg, size_t msglen)
 	return ret;
 }
 
+/*
+ * Until workers @from..nthreads-1 of every queue have begun their first
+ * round, 2 s at most: a new cell group's function is steered to them
+ * only then, where its requests would otherwise wait in their rings
+ * while the cells start, or overflow them.
+ */
+#define SERVING_TIMEOUT_MS 2000
+static void wait_serving(struct rr_invoker *inv, uint32_t from)
+{
+	struct timespec ms = { 0, 1000000L };
+	uint32_t q, t, tries, left;
+
+	for (tries = 0; tries < SERVING_TIMEOUT_MS; tries++) {
+		left = 0;
+		for (q = 0; q < inv->nqueues; q++)
+			for (t = from; t < inv->nthreads; t++)
+				left += !__atomic_load_n(
+					&rr_worker_at(inv, q, t)->rep->serving,
+					__ATOMIC_ACQUIRE);
+		if (!left)
+			return;
+		nanosleep(&ms, NULL);
+	}
+	pr_warn("cell group %u: a worker did not begin within %d ms; its function is steered to it all the same\n",
+		inv->ngroups - 1, SERVING_TIMEOUT_MS);
+}
+
 int rr_invoker_add_group(struct rr_invoker *inv, char *msg, size_t msglen)
 {
 	int ret = rr_cell_group_room(inv, inv->ngroups + 1, msg, msglen);
@@ -231,6 +264,7 @@ int rr_invoker_add_group(struct rr_invoker *inv, char *msg, size_t msglen)
 		inv->ngroups--;
 		return ret;
 	}
+	wait_serving(inv, inv->nthreads - inv->group_threads);
 	pr_info("cell group %u: %u worker%s per queue, threads %u-%u\n",
 		inv->ngroups - 1, inv->group_threads,
 		inv->group_threads == 1 ? "" : "s",

@@ -723,6 +723,7 @@ static void run(struct rr_worker *w, bool cell)
 	 * back first: a round adds up to RR_MAX_RECYCLE of its own. */
 	if (w->nrecycle)
 		recycle_frames(w, nsocks, false);
+	__atomic_store_n(&w->rep->serving, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&live->stop, __ATOMIC_RELAXED)) {
 		/* A quiescent point: nothing of the last round is held. */
 		__atomic_store_n(
