@@ -20,8 +20,9 @@
 # - The same with own_cells = no for poison (the layout before cell
 #   groups): poison shares dns's cells and forges the cached answer, which
 #   XDP then serves to every client. What this test guards against is real.
-# - Too many groups for a queue (-t 8, three groups): refused at start in
-#   one line.
+# - More groups than a queue has room for (-t 8): with own_cells = auto a
+#   module shares the built-in functions' cells, said in one line; with
+#   own_cells = yes for both, the start is refused in one line.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 TB_PEER_XDP=0
@@ -139,11 +140,20 @@ kill "$PASS"
 wait "$PASS" 2>/dev/null
 rr_kill_wait TERM 10
 
-say "== too many groups for a queue"
+say "== more groups than a queue has room for"
 conf auto
+rr_start many -i "$TB_IF_SRV" -q 1 -t 8 -c "$RR_TMP/rr.conf" \
+	--functions-dir "$RR_TMP/mods" ||
+	die "reqrouter -t 8 with two modules did not start"
+check "-t 8, auto: one module shares the built-in functions' cells, said" \
+	grep -q "shares the built-in functions' cells: no room for cells of its own (own_cells = auto), 2 cell groups of 8 threads fill a queue's 16" "$RR_ERR"
+check_eq "... two groups of eight cells" 16 "$(pgrep -c -P "$RR_PID" '^rr-cell')"
+rr_kill_wait TERM 10
+printf '\n[function faulty]\nown_cells = yes\n' >>"$RR_TMP/rr.conf"
+sed -i 's/^own_cells = auto$/own_cells = yes/' "$RR_TMP/rr.conf"
 rr_run many -i "$TB_IF_SRV" -q 1 -t 8 -c "$RR_TMP/rr.conf" \
 	--functions-dir "$RR_TMP/mods"
-check "-t 8 with three groups: refused (exit $RR_RC)" [ "$RR_RC" -ne 0 ]
+check "-t 8, own_cells = yes for both: refused (exit $RR_RC)" [ "$RR_RC" -ne 0 ]
 check "... in one line that says why" \
 	grep -q "3 cell groups .* need 24 workers per queue, more than 16" "$RR_ERR"
 sed 's/^/    /' "$RR_ERR" | tail -n 3

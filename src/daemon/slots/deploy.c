@@ -141,18 +141,22 @@ static bool moves(const struct rr_invoker *inv, const struct deploy *d,
 	       rr_slot_wants_own_cells(inv, s->svc, d->fresh[slot]->fn);
 }
 
-/* The cell groups the deploy adds: one per function moving to cells of
- * its own, and per new function that wants them. */
+/* The cell groups the deploy must add: one per new or moving function
+ * with own_cells = yes (those with auto make do with the room left). */
 static uint32_t groups_wanted(const struct rr_invoker *inv,
 			      const struct deploy *d)
 {
+	const struct rr_service *svc;
 	uint32_t slot, k, n = 0;
 
 	for (slot = 0; slot < inv->nslots; slot++)
-		n += moves(inv, d, slot);
-	for (k = 0; k < d->nnew; k++)
-		n += rr_slot_wants_own_cells(
-			inv, inv->slots[inv->nslots + k].svc, d->added[k]->fn);
+		n += moves(inv, d, slot) &&
+		     inv->slots[slot].svc->own_cells == RR_OWN_CELLS_YES;
+	for (k = 0; k < d->nnew; k++) {
+		svc = inv->slots[inv->nslots + k].svc;
+		n += svc->own_cells == RR_OWN_CELLS_YES &&
+		     rr_slot_wants_own_cells(inv, svc, d->added[k]->fn);
+	}
 	return n;
 }
 
@@ -242,7 +246,9 @@ static uint32_t replace(struct rr_invoker *inv, struct deploy *d,
 		if (!d->fresh[slot])
 			continue;
 		s = &inv->slots[slot];
-		move = moves(inv, d, slot) && inv->add_group;
+		move = moves(inv, d, slot) && inv->add_group &&
+		       rr_slot_new_group(inv, s->svc, d->fresh[slot]->fn,
+					 inv->ngroups, err, sizeof(err)) > 0;
 		rr_user_tier_only(inv, s);
 		/* Its new group's workers are forked knowing it is theirs;
 		 * the shared cells, forked again once the old instance is

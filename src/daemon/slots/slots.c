@@ -154,24 +154,53 @@ int rr_cell_group_room(const struct rr_invoker *inv, uint32_t ngroups,
 	return -E2BIG;
 }
 
+int rr_slot_new_group(const struct rr_invoker *inv,
+		      const struct rr_service *svc,
+		      const struct rr_function *fn, uint32_t ngroups, char *err,
+		      size_t errlen)
+{
+	if (!rr_slot_wants_own_cells(inv, svc, fn))
+		return 0;
+	if (!rr_cell_group_room(inv, ngroups + 1, err, errlen))
+		return 1;
+	if (svc->own_cells == RR_OWN_CELLS_YES)
+		return -E2BIG;
+	pr_warn("'%s' shares the built-in functions' cells: no room for cells of its own (own_cells = auto), %u cell groups of %u thread%s fill a queue's %d\n",
+		fn->name, ngroups, inv->group_threads,
+		inv->group_threads == 1 ? "" : "s", RR_MAX_THREADS);
+	return 0;
+}
+
 int rr_slots_assign_groups(struct rr_invoker *inv)
 {
 	char err[RR_ERRLEN];
+	struct rr_slot *s;
 	uint32_t slot;
 	int ret;
 
+	/* own_cells = yes first: auto makes do with the room they leave. */
 	inv->ngroups = 1;
-	for (slot = 0; slot < inv->nslots; slot++)
-		inv->slots[slot].cell_group =
-			rr_slot_wants_own_cells(inv, inv->slots[slot].svc,
-						inv->slots[slot].svc->fn)
-				? inv->ngroups++
-				: 0;
+	for (slot = 0; slot < inv->nslots; slot++) {
+		s = &inv->slots[slot];
+		s->cell_group = 0;
+		if (s->svc->own_cells == RR_OWN_CELLS_YES &&
+		    rr_slot_wants_own_cells(inv, s->svc, s->svc->fn))
+			s->cell_group = inv->ngroups++;
+	}
 	ret = rr_cell_group_room(inv, inv->ngroups, err, sizeof(err));
-	if (ret)
+	if (ret) {
 		pr_warn("%s\n", err);
+		return ret;
+	}
+	for (slot = 0; slot < inv->nslots; slot++) {
+		s = &inv->slots[slot];
+		if (s->svc->own_cells != RR_OWN_CELLS_YES &&
+		    rr_slot_new_group(inv, s->svc, s->svc->fn, inv->ngroups,
+				      err, sizeof(err)) > 0)
+			s->cell_group = inv->ngroups++;
+	}
 	inv->nthreads = inv->group_threads * inv->ngroups;
-	return ret;
+	return 0;
 }
 
 /* Every served function's init(), before anything else is set up: a
@@ -496,16 +525,18 @@ int rr_slot_serve_new(struct rr_invoker *inv, struct rr_fn_instance *inst,
 {
 	uint32_t slot = inv->nslots, q, t;
 	struct rr_slot *s = &inv->slots[slot];
-	bool own = rr_slot_wants_own_cells(inv, s->svc, inst->fn);
-	int ret = 0;
+	int ret = inv->add_group ? rr_slot_new_group(inv, s->svc, inst->fn,
+						     inv->ngroups, msg, msglen)
+				 : 0;
+	bool own = ret > 0;
 
 	/* Cells of its own: a group more, if a queue has room for it. */
-	if (own && (!inv->add_group ||
-		    rr_cell_group_room(inv, inv->ngroups + 1, msg, msglen))) {
+	if (ret < 0) {
 		rr_instance_release(inst);
 		s->svc = NULL;
-		return -E2BIG;
+		return ret;
 	}
+	ret = 0;
 	s->cell_group = own ? inv->ngroups : 0;
 	rr_swap_instance(s, inst); /* replaces nothing: a new slot */
 	for (q = 0; q < inv->nqueues && !ret; q++)

@@ -42,8 +42,19 @@ bool rr_slot_wants_own_cells(const struct rr_invoker *inv,
  * else -E2BIG with the line that says so in @err. */
 int rr_cell_group_room(const struct rr_invoker *inv, uint32_t ngroups,
 		       char *err, size_t errlen);
-/* At set-up: each slot's cell group, inv->ngroups, and nthreads from
- * group_threads; -E2BIG (said) if they do not fit in a queue. */
+/* Whether function @fn served with @svc gets a new cell group, @ngroups
+ * existing: 1; 0 if it wants none, or wants one by own_cells = auto and
+ * a queue has no room for it (said: it shares the built-in functions'
+ * cells); -E2BIG with @err set if own_cells = yes asks for one and a
+ * queue has no room. */
+int rr_slot_new_group(const struct rr_invoker *inv,
+		      const struct rr_service *svc,
+		      const struct rr_function *fn, uint32_t ngroups, char *err,
+		      size_t errlen);
+/* At set-up: each slot's cell group (own_cells = yes first, then auto
+ * while a queue has room), inv->ngroups, and nthreads from
+ * group_threads; -E2BIG (said) if those with own_cells = yes do not fit
+ * in a queue. */
 int rr_slots_assign_groups(struct rr_invoker *inv);
 /* Which worker indexes run: thread < nthreads on every served queue. */
 void rr_active_workers(const struct rr_invoker *inv, bool *active);
