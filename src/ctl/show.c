@@ -240,6 +240,38 @@ static void counts(const char *title, struct json_object *o,
 	}
 }
 
+/* A quantile of @h in us as the daemon gives it: a bucket's upper bound,
+ * or null above the last (1 s). */
+static void quantile(struct json_object *h, const char *key)
+{
+	struct json_object *v = get(h, key);
+
+	if (!v || json_object_is_type(v, json_type_null))
+		fputs(" over 1 s", stdout);
+	else
+		printf(" %g us", num(h, key));
+}
+
+/* "  user tier: replies p50 .. p99 ..; waited p50 .. p99 ..", from the
+ * histograms' quantiles (bucket bounds: at most that), if any counted. */
+static void print_times(struct json_object *f)
+{
+	struct json_object *lat = get(f, "latency_us"),
+			   *qd = get(f, "queue_delay_us");
+
+	if (!u64(lat, "count") && !u64(qd, "count"))
+		return;
+	fputs("  time in user space: reply within p50", stdout);
+	quantile(lat, "p50");
+	fputs(", p99", stdout);
+	quantile(lat, "p99");
+	fputs("; waited for a worker p50", stdout);
+	quantile(qd, "p50");
+	fputs(", p99", stdout);
+	quantile(qd, "p99");
+	putchar('\n');
+}
+
 /* One function: its totals, drops by reason, faults, own counters; @w
  * the same function in the earlier answer, or NULL. */
 static void print_function(struct json_object *f, struct json_object *w,
@@ -251,6 +283,8 @@ static void print_function(struct json_object *f, struct json_object *w,
 	static const char *const rl_keys[] = { "limited", "slipped", "evicted",
 					       NULL };
 	static const char *const fault_keys[] = { "crash", "timeout", NULL };
+	static const char *const deadline_keys[] = { "expired_user",
+						     "expired_xdp", NULL };
 	struct json_object *user = get(f, "user"), *xdp = get(f, "xdp");
 	struct json_object *tcp = get(f, "tcp"), *rl = get(f, "rate_limit");
 	struct json_object *v;
@@ -275,6 +309,13 @@ static void print_function(struct json_object *f, struct json_object *w,
 		printf("  rate limit %" PRIu64 " replies/s per prefix:",
 		       u64(rl, "limit"));
 		counts("", rl, get(w, "rate_limit"), rl_keys, ",", dt);
+		putchar('\n');
+	}
+	print_times(f);
+	v = get(f, "deadline");
+	if (v) {
+		printf("  deadline %" PRIu64 " us:", u64(v, "us"));
+		counts("", v, get(w, "deadline"), deadline_keys, ",", dt);
 		putchar('\n');
 	}
 	v = get(f, "faults");

@@ -16,6 +16,10 @@
 #   than the deadline plus what a call takes.
 # - With deadline_us = 0 after a reload, the same burst is answered
 #   whole, nothing more expires: the deadline is what dropped them.
+# - reqrouterctl stats says the deadline and both counts of expired, and
+#   the time in user space (p50, p99): with no deadline, replies taken in
+#   one batch of 100 ms calls past 500 ms at p99, and the wait for a
+#   worker (until the batch is taken) past 50 ms.
 # - A deadline_us below 100 (but 0) or above 10 s is refused at start
 #   with FILE:LINE, in one line.
 cd "$(dirname "$0")/../.." || exit 1
@@ -30,7 +34,10 @@ CONF=$RR_TMP/reqrouter.conf
 printf '[function work]\nenabled = yes\nmax_us = 100000\nmax_run_us = 1000000\ndeadline_us = 30000\n' \
 	>"$CONF"
 
-rr_start main -i "$TB_IF_SRV" -q 1 -t 1 -c "$CONF" --metrics-file "$M" ||
+SOCK=$RR_TMP/ctl.sock
+CTL=$BUILD/reqrouterctl
+rr_start main -i "$TB_IF_SRV" -q 1 -t 1 -c "$CONF" --metrics-file "$M" \
+	--control "$SOCK" ||
 	die "reqrouter with a deadline did not start"
 tb_wait_file "$M" 5 || die "no metrics file"
 
@@ -102,6 +109,17 @@ check_eq "XDP's expired drops are in its verdicts too" \
 	$((EXP_XDP - b_xdp)) "$XDP_VERDICT"
 check "no answer later than the deadline and a call ($latest ms)" \
 	[ "${latest:-9999}" -le 250 ]
+"$CTL" -s "$SOCK" --json stats >"$RR_TMP/stats.json"
+work() { json_eval "[f for f in d['functions'] if f['name'] == 'work'][0]$1" "$RR_TMP/stats.json"; }
+check_eq "stats --json: the deadline and what expired, as the metrics say" \
+	"30000 $EXP_USER $EXP_XDP" \
+	"$(work "['deadline']['us']") $(work "['deadline']['expired_user']") $(work "['deadline']['expired_xdp']")"
+"$CTL" -s "$SOCK" stats >"$RR_TMP/stats.txt"
+sed -n '/^work/,/^[a-z]/p' "$RR_TMP/stats.txt" | sed 's/^/    /' | head -n 8
+check "stats says the deadline and both counts" \
+	grep -qE "^  deadline 30000 us: expired_user [0-9]+, expired_xdp [0-9]+" "$RR_TMP/stats.txt"
+check "stats says how long requests waited for a worker" \
+	grep -q "waited for a worker p50" "$RR_TMP/stats.txt"
 
 say "== deadline_us = 0 after a reload: the same burst"
 sed -i 's/^deadline_us = .*/deadline_us = 0/' "$CONF"
@@ -119,6 +137,14 @@ sleep 0.5
 snapshot
 check_eq "every request answered without a deadline" "$N" "$got"
 check_eq "none expired" 0 $((EXP_USER - b_user + EXP_XDP - b_xdp))
+"$CTL" -s "$SOCK" --json stats >"$RR_TMP/stats.json"
+# atleast V US: a quantile at least V us (None: over 1 s).
+atleast() { python3 -c "import sys; v = sys.argv[1]; sys.exit(0 if v == 'None' or float(v) >= float(sys.argv[2]) else 1)" "$2" "$1"; }
+p99=$(work "['latency_us']['p99']")
+check "stats --json: p99 of the replies' time past 500 ms, a batch of 100 ms calls ($p99 us)" \
+	atleast 500000 "$p99"
+p99=$(work "['queue_delay_us']['p99']")
+check "... and of the wait for a worker past 50 ms ($p99 us)" atleast 50000 "$p99"
 rr_kill_wait TERM 10
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 

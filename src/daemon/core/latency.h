@@ -107,6 +107,29 @@ static inline uint64_t rr_queue_delay(struct rr_latency *l, void *meta,
 	return now - m.arrival_ns;
 }
 
+/*
+ * The @q quantile (0 < q < 1) of histogram @bucket (RR_LATENCY_NLE + 1
+ * counts, not cumulative), as the upper bound of the bucket it falls in,
+ * in ns: 0 for an empty histogram, UINT64_MAX above the last bound.
+ */
+static inline uint64_t rr_latency_quantile(const uint64_t *bucket, double q)
+{
+	static const uint64_t le[RR_LATENCY_NLE] = { RR_LATENCY_LE_NS };
+	uint64_t total = 0, seen = 0;
+	uint32_t b;
+
+	for (b = 0; b <= RR_LATENCY_NLE; b++)
+		total += bucket[b];
+	if (!total)
+		return 0;
+	for (b = 0; b < RR_LATENCY_NLE; b++) {
+		seen += bucket[b];
+		if ((double)seen >= q * (double)total)
+			return le[b];
+	}
+	return UINT64_MAX;
+}
+
 /* Its @n replies are on TX (none: nothing to time). */
 static inline void rr_latency_end(struct rr_latency *l, uint32_t n)
 {

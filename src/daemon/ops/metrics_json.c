@@ -10,7 +10,31 @@
 #include <string.h>
 
 #include "frame.h"
+#include "latency.h"
 #include "metrics_internal.h"
+
+/* "NAME":{"count":N,"p50":US,"p99":US} of histogram @bucket: each
+ * quantile as the upper bound of its bucket in us, null above the last
+ * (1 s) or with nothing counted. */
+static void json_quantiles(FILE *out, const char *name, const uint64_t *bucket)
+{
+	static const double qs[] = { 0.5, 0.99 };
+	static const char *const qn[] = { "p50", "p99" };
+	uint64_t n = 0, v;
+	uint32_t b, i;
+
+	for (b = 0; b <= RR_LATENCY_NLE; b++)
+		n += bucket[b];
+	fprintf(out, ",\"%s\":{\"count\":%lu", name, n);
+	for (i = 0; i < 2; i++) {
+		v = rr_latency_quantile(bucket, qs[i]);
+		if (!n || v == UINT64_MAX)
+			fprintf(out, ",\"%s\":null", qn[i]);
+		else
+			fprintf(out, ",\"%s\":%.1f", qn[i], (double)v / 1000.0);
+	}
+	fprintf(out, "}");
+}
 
 /* One function's totals over every queue and thread, both tiers. */
 static void json_function(struct rr_invoker *inv, uint32_t slot,
@@ -18,6 +42,8 @@ static void json_function(struct rr_invoker *inv, uint32_t slot,
 {
 	const struct rr_service *svc = inv->slots[slot].svc;
 	uint64_t rx = 0, tx = 0, drops[RR_DROP_MAX] = { 0 };
+	uint64_t lat[RR_LATENCY_NLE + 1] = { 0 },
+				      qd[RR_LATENCY_NLE + 1] = { 0 };
 	uint64_t sum[RR_FN_STAT_MAX] = { 0 };
 	uint32_t q, t, d, i, c;
 	struct rr_sock *s;
@@ -29,6 +55,12 @@ static void json_function(struct rr_invoker *inv, uint32_t slot,
 			tx += rr_stat_read(&s->stats->tx);
 			for (d = 1; d < RR_DROP_MAX; d++)
 				drops[d] += rr_stat_read(&s->stats->drops[d]);
+			for (i = 0; i <= RR_LATENCY_NLE; i++) {
+				lat[i] += rr_stat_read(
+					&s->stats->latency.bucket[i]);
+				qd[i] += rr_stat_read(
+					&s->stats->queue_delay.bucket[i]);
+			}
 		}
 	for (q = 0; fs && q < inv->nqueues; q++)
 		for (i = 0; i < RR_FN_STAT_MAX; i++)
@@ -60,6 +92,15 @@ static void json_function(struct rr_invoker *inv, uint32_t slot,
 			",\"rate_limit\":{\"limit\":%u,\"limited\":%lu,\"slipped\":%lu,\"evicted\":%lu}",
 			svc->rate_limit, sum[RR_FN_RL_LIMITED],
 			sum[RR_FN_RL_SLIPPED], sum[RR_FN_RL_EVICTED]);
+	/* The user tier's time per reply and wait per request
+	 * (reqrouter_request_duration_seconds, reqrouter_queue_delay_seconds). */
+	json_quantiles(out, "latency_us", lat);
+	json_quantiles(out, "queue_delay_us", qd);
+	if (svc->deadline_us)
+		fprintf(out,
+			",\"deadline\":{\"us\":%u,\"expired_user\":%lu,\"expired_xdp\":%lu}",
+			svc->deadline_us, drops[RR_DROP_EXPIRED],
+			sum[RR_FN_XDP_DROP + RR_DROP_EXPIRED]);
 	rr_tcp_json(inv, slot, out);
 	fprintf(out,
 		",\"faults\":{\"crash\":%lu,\"timeout\":%lu},\"quarantined\":%s",
