@@ -139,6 +139,7 @@ check_eq "every request answered without a deadline" "$N" "$got"
 check_eq "none expired" 0 $((EXP_USER - b_user + EXP_XDP - b_xdp))
 "$CTL" -s "$SOCK" --json stats >"$RR_TMP/stats.json"
 # atleast V US: a quantile at least V us (None: over 1 s).
+# shellcheck disable=SC2317 # called through check
 atleast() { python3 -c "import sys; v = sys.argv[1]; sys.exit(0 if v == 'None' or float(v) >= float(sys.argv[2]) else 1)" "$2" "$1"; }
 p99=$(work "['latency_us']['p99']")
 check "stats --json: p99 of the replies' time past 500 ms, a batch of 100 ms calls ($p99 us)" \
