@@ -142,9 +142,12 @@ static __always_inline int not_answered(struct xdp_md *ctx,
 	enum rr_drop why;
 
 	if (cls >= 0 && !req->spread) {
-		rr_fn_count(req, RR_FN_XDP_PUNT);
 		ret = rr_steer(ctx, req->queue, conf->slot,
 			       steer_socks(conf, (__u32)cls), conf->flags);
+		/* A punt dropped on the way (overload, a deadline) is
+		 * counted as that, not as handed on. */
+		if (steer_act(ret) != XDP_DROP)
+			rr_fn_count(req, RR_FN_XDP_PUNT);
 		return rr_count(req->queue,
 				steer_stat(ret, RR_XDP_REDIRECT_PUNT),
 				steer_act(ret));

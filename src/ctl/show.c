@@ -136,38 +136,25 @@ static void count(const char *label, struct json_object *o,
 
 static void print_status(struct json_object *a)
 {
-	static const char *const keys[] = { "interface",
-					    "ready",
-					    "why",
-					    "xdp_mode",
-					    "zerocopy",
-					    "queues",
-					    "threads",
-					    "busy_poll",
-					    "isolation",
-					    "tx_csum",
-					    "uptime_s",
-					    "reloading",
-					    "max_stall_s",
-					    "pid",
-					    "version",
-					    "veth_peer",
-					    "worker_priority",
-					    "coalesce_us",
-					    "mtu",
-					    "mac",
-					    "rx_queues",
-					    "link_up",
-					    "restart_needed",
-					    NULL };
+	static const char *const keys[] = {
+		"interface", "ready",		"why",	       "xdp_mode",
+		"zerocopy",  "queues",		"threads",     "cell_groups",
+		"busy_poll", "isolation",	"tx_csum",     "uptime_s",
+		"reloading", "max_stall_s",	"pid",	       "version",
+		"veth_peer", "worker_priority", "coalesce_us", "mtu",
+		"mac",	     "rx_queues",	"link_up",     "restart_needed",
+		NULL
+	};
 	struct json_object *fns = get(a, "functions"), *f;
+	char cells[12], dl[24];
 	size_t i, n;
 
 	for (i = 0; keys[i]; i++)
 		if (get(a, keys[i]))
 			printf("%-10s %s\n", keys[i], text(get(a, keys[i])));
-	printf("%-16s %-6s %-5s %-7s %-9s %-5s %-9s %s\n", "function", "port",
-	       "tier", "cached", "in_kernel", "pure", "stateful", "from");
+	printf("%-16s %-6s %-5s %-5s %-8s %-7s %-9s %-5s %-9s %s\n", "function",
+	       "port", "tier", "cells", "deadline", "cached", "in_kernel",
+	       "pure", "stateful", "from");
 	n = json_object_is_type(fns, json_type_array)
 		    ? json_object_array_length(fns)
 		    : 0;
@@ -175,9 +162,19 @@ static void print_status(struct json_object *a)
 		f = json_object_array_get_idx(fns, i);
 		/* in_kernel: in XDP now, not while a veth's peer would lose
 		 * the replies (veth_peer above). */
-		printf("%-16s %-6" PRIu64 " %-5s %-7s %-9s %-5s %-9s %s%s%s\n",
+		/* cells: its cell group, 0 the shared one; deadline: its
+		 * deadline_us, or "-". */
+		snprintf(cells, sizeof(cells), "%" PRIu64,
+			 u64(f, "cell_group"));
+		if (u64(f, "deadline_us"))
+			snprintf(dl, sizeof(dl), "%" PRIu64 "us",
+				 u64(f, "deadline_us"));
+		else
+			snprintf(dl, sizeof(dl), "-");
+		printf("%-16s %-6" PRIu64
+		       " %-5s %-5s %-8s %-7s %-9s %-5s %-9s %s%s%s\n",
 		       str(f, "name", "?"), u64(f, "port"), str(f, "tier", "?"),
-		       truth(f, "cached") ? "true" : "false",
+		       cells, dl, truth(f, "cached") ? "true" : "false",
 		       get(f, "in_kernel") ? text(get(f, "in_kernel")) : "-",
 		       truth(f, "pure") ? "true" : "false",
 		       truth(f, "stateful") ? "true" : "false",

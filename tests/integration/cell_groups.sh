@@ -82,6 +82,9 @@ check_eq "three worker cells: the shared one, poison's, faulty's" 3 \
 	"$(pgrep -c -P "$RR_PID" '^rr-cell')"
 check_eq "status: 3 cell groups, 1 thread each" "3 1" \
 	"$("$CTL" -s "$SOCK" --json status | json_get - cell_groups threads)"
+check "status names each function's cell group: dns the shared one, poison its own" \
+	bash -c "'$CTL' -s '$SOCK' status | grep -Eq '^dns +53 +[a-z]+ +0 ' &&
+		'$CTL' -s '$SOCK' status | grep -Eq '^poison +9017 +[a-z]+ +[12] '"
 check "the shared cells' filter adds no function's syscalls" \
 	grep -q 'cells run under a system call filter ([0-9]* instructions)$' "$RR_ERR"
 check "poison's cells have a filter of their own, with its syscalls" \

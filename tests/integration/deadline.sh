@@ -40,6 +40,10 @@ rr_start main -i "$TB_IF_SRV" -q 1 -t 1 -c "$CONF" --metrics-file "$M" \
 	--control "$SOCK" ||
 	die "reqrouter with a deadline did not start"
 tb_wait_file "$M" 5 || die "no metrics file"
+check "the start-up lines say work's deadline" \
+	grep -q "'work': a request older than 30000 us when a worker reaches it is dropped, counted as expired (deadline_us)" "$RR_ERR"
+check "status says it in work's row" \
+	grep -Eq '^work +9010 +[a-z]+ +0 +30000us ' <("$BUILD/reqrouterctl" -s "$SOCK" status)
 
 # burst NAME: N/2 requests of 100 ms to work at once, N/2 more 50 ms
 # later; prints "ANSWERED LATEST_MS", the latest answer's time after its

@@ -557,8 +557,9 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 		fprintf(f, "%s{\"name\":", slot ? "," : "");
 		rr_json_str(f, svc->fn->name);
 		fprintf(f,
-			",\"port\":%u,\"tier\":\"%s\",\"cached\":%s,\"in_kernel\":%s,\"pure\":%s,\"stateful\":%s,\"removed\":%s,\"quarantined\":%s,\"module\":",
+			",\"port\":%u,\"tier\":\"%s\",\"cell_group\":%u,\"deadline_us\":%u,\"cached\":%s,\"in_kernel\":%s,\"pure\":%s,\"stateful\":%s,\"removed\":%s,\"quarantined\":%s,\"module\":",
 			svc->port, inv->slots[slot].tier_xdp ? "xdp" : "user",
+			inv->slots[slot].cell_group, svc->deadline_us,
 			inv->slots[slot].cached ? "true" : "false",
 			rr_slot_in_kernel(inv, &inv->slots[slot]) ? "true"
 								  : "false",

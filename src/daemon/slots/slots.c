@@ -178,6 +178,13 @@ int rr_slots_assign_groups(struct rr_invoker *inv)
 	uint32_t slot;
 	int ret;
 
+	/* Threads share one process: nothing to give a function its own. */
+	for (slot = 0;
+	     slot < inv->nslots && inv->cfg->isolation != RR_ISOLATION_CELL;
+	     slot++)
+		if (inv->slots[slot].svc->own_cells == RR_OWN_CELLS_YES)
+			pr_warn("'%s': own_cells = yes has no effect with isolation = thread: every function runs in the one process\n",
+				inv->slots[slot].svc->fn->name);
 	/* own_cells = yes first: auto makes do with the room they leave. */
 	inv->ngroups = 1;
 	for (slot = 0; slot < inv->nslots; slot++) {
@@ -502,6 +509,9 @@ int rr_open_port(struct rr_invoker *inv, uint32_t slot)
 			? ", once the veth peer takes XDP frames (user space until then)"
 			: "");
 	rr_rl_say(svc);
+	if (svc->deadline_us)
+		pr_info("'%s': a request older than %u us when a worker reaches it is dropped, counted as expired (deadline_us)\n",
+			svc->fn->name, svc->deadline_us);
 	rr_allow_notice(svc, inv->cfg->config_file);
 	rr_gather_open_notice(inv->cfg, svc);
 	return 0;
