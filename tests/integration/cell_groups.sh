@@ -73,11 +73,17 @@ pass_on_client() {
 	sleep 0.3
 }
 
+# start NAME OWN_CELLS: reqrouter -q 1 -t 1 with poison's own_cells so.
+start() {
+	conf "$2"
+	rr_start "$1" -i "$TB_IF_SRV" -q 1 -t 1 -c "$RR_TMP/rr.conf" \
+		--functions-dir "$RR_TMP/mods" --control "$SOCK" \
+		--metrics-file "$M" ||
+		die "reqrouter with poison's own_cells = $2 did not start"
+}
+
 say "== own_cells = auto: poison and faulty, modules, in cells of their own"
-conf auto
-rr_start groups -i "$TB_IF_SRV" -q 1 -t 1 -c "$RR_TMP/rr.conf" \
-	--functions-dir "$RR_TMP/mods" --control "$SOCK" --metrics-file "$M" ||
-	die "reqrouter with two modules did not start"
+start groups auto
 check_eq "three worker cells: the shared one, poison's, faulty's" 3 \
 	"$(pgrep -c -P "$RR_PID" '^rr-cell')"
 check_eq "status: 3 cell groups, 1 thread each" "3 1" \
@@ -123,10 +129,7 @@ rr_kill_wait TERM 10
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 
 say "== own_cells = no for poison: it shares dns's cells (the old layout)"
-conf no
-rr_start shared -i "$TB_IF_SRV" -q 1 -t 1 -c "$RR_TMP/rr.conf" \
-	--functions-dir "$RR_TMP/mods" --control "$SOCK" --metrics-file "$M" ||
-	die "reqrouter with poison in the shared cells did not start"
+start shared no
 check_eq "two worker cells: the shared one (dns, poison), faulty's" 2 \
 	"$(pgrep -c -P "$RR_PID" '^rr-cell')"
 pass_on_client
