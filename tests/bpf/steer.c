@@ -20,6 +20,9 @@
  * - done ahead of sent (a worker that resynchronised) is no backlog.
  * - Without RR_PORT_LOAD nothing is judged, with either policy.
  * - A frame passed to the kernel is as it came: no metadata in front.
+ * - a cell group's function (first_thread 2: its workers are threads 2
+ *   and 3): its requests go to those two alone, in turn or by load; the
+ *   shared group's threads 0 and 1, full or idle, change nothing.
  * - deadline_us (kern/lib/deadline.h): with RR_PORT_DEADLINE, a request
  *   for a worker with backlog whose batch's oldest request has waited
  *   longer than the deadline, its delay then and the batch's age since
@@ -104,18 +107,26 @@ static int make_frames(void)
 	return f4.len && f6.len ? 0 : -EINVAL;
 }
 
-/* Port PORT as function SLOT over @nsocks workers, steered by @flags,
- * to the workers in @mask (steering = groups; 0: all). */
-static void set_port_group(uint32_t nsocks, uint32_t flags, uint32_t mask)
+/* Port PORT as function SLOT over @nsocks workers from thread @first
+ * on (its cell group's), steered by @flags, to the workers in @mask
+ * (steering = groups, counted from @first; 0: all). */
+static void set_port_at(uint32_t first, uint32_t nsocks, uint32_t flags,
+			uint32_t mask)
 {
 	struct rr_port_conf conf = { .slot = SLOT,
 				     .nsocks = nsocks,
+				     .first_thread = first,
 				     .flags = flags,
 				     .group_mask = { (uint16_t)mask } };
 
 	if (rr_xdp_set_port(&x, PORT, &conf))
 		t_fail("cannot set the port entry (nsocks %u, flags %#x)",
 		       nsocks, flags);
+}
+
+static void set_port_group(uint32_t nsocks, uint32_t flags, uint32_t mask)
+{
+	set_port_at(0, nsocks, flags, mask);
 }
 
 static void set_port(uint32_t nsocks, uint32_t flags)
@@ -465,6 +476,48 @@ static void unchanged(void)
 	check("7 round_robin, IPv6, passed frames unchanged", &f6, N / 2, 0, 0);
 }
 
+/* A cell group's function: its two workers are threads 2 and 3. */
+static void cell_group(void)
+{
+	uint32_t t;
+
+	clear_load();
+	full(2);
+	set_port_at(2, 2, LOAD, 0);
+	set_cursor(0);
+	check("9 round_robin, threads 2-3, thread 2 full", &f4, N / 2, 0, 2);
+
+	/* The shared group's threads, however full, are not its own. */
+	clear_load();
+	for (t = 0; t < 2; t++)
+		full(t);
+	set_port_at(2, 2, LOAD, 0);
+	check("9 round_robin, threads 2-3, threads 0-1 full", &f4, 0, NONE, 0);
+	set_port_at(2, 2, LEAST, 0);
+	check("9 least_loaded, threads 2-3, threads 0-1 full", &f4, 0, NONE, 0);
+
+	/* Nor, idle, a refuge: its own full, every request dropped. */
+	clear_load();
+	full(2);
+	full(3);
+	check("9 least_loaded, threads 2-3 full, threads 0-1 idle", &f4, N,
+	      NONE, 0);
+	clear_load();
+	full(2);
+	check("9 least_loaded, threads 2-3, thread 2 full", &f4, 0, NONE, 0);
+
+	/* Three workers from thread 3: the scan (bpf_loop) from there. */
+	clear_load();
+	full(3);
+	full(5);
+	set_port_at(3, 3, LEAST, 0);
+	check("9 least_loaded, threads 3-5, 3 and 5 full", &f4, 0, NONE, 0);
+	full(4);
+	check("9 least_loaded, threads 3-5 full, the rest idle", &f4, N, NONE,
+	      0);
+	set_port(2, LOAD);
+}
+
 /* Worker @t of queue 0 behind: a backlog of @backlog, its batch's first
  * request @delay_ms old when taken, the batch begun @busy_ms ago (-1:
  * between batches). */
@@ -605,6 +658,7 @@ int main(int argc, char **argv)
 	no_load();
 	beyond_nsocks();
 	unchanged();
+	cell_group();
 	deadline();
 	rr_xdp_destroy(&x);
 	if (t_failures) {
