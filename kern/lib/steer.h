@@ -75,20 +75,23 @@ struct ll_scan {
 	__u32 queue, nsocks, mask, start, pick, first;
 };
 
-/* Worker @first + @t's score at @now: backlog first, then the age of its
- * batch in microseconds (at most 2^24 - 1: it never outweighs a
- * request). */
+/* Worker @first + @t's score at @now: backlog first, then how far
+ * behind it is in microseconds (at most 2^24 - 1: it never outweighs a
+ * request): the age of its batch, and with a backlog the queuing delay
+ * its batch's first request had (delay_ns, deadline.h), which a worker
+ * between batches still owes the requests behind it. */
 static __always_inline __u64 ll_score(struct rr_queue_load *ql, __u32 first,
 				      __u32 t, __u64 now)
 {
 	struct rr_worker_load *l = load_of(ql, first + t);
-	__u64 score = backlog(l) << 24, busy, age;
+	__u64 held = backlog(l), score = held << 24, busy, age = 0;
 
 	busy = READ_ONCE_U64(l->busy_ns);
-	if (busy && now > busy) {
+	if (busy && now > busy)
 		age = (now - busy) >> 10;
-		score += age < (1U << 24) ? age : (1U << 24) - 1;
-	}
+	if (held)
+		age += READ_ONCE_U64(l->delay_ns) >> 10;
+	score += age < (1U << 24) ? age : (1U << 24) - 1;
 	return score;
 }
 

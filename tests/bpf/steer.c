@@ -27,7 +27,8 @@
  *   for a worker with backlog whose batch's oldest request has waited
  *   longer than the deadline, its delay then and the batch's age since
  *   together, is dropped (drop/expired); one with no backlog, or within
- *   the deadline, or without the flag or a deadline, is not.
+ *   the deadline, or without the flag or a deadline, is not. Between two
+ *   workers of equal backlog, least_loaded takes the one less behind.
  * Each case checks the verdicts, that xdp_stats moved by exactly those
  * (row 0: overload (or expired) drops and no_socket passes, nothing else
  * anywhere),
@@ -572,6 +573,16 @@ static void deadline(void)
 		set_port(1, c[i].flags);
 		check(c[i].name, &f4, c[i].drop, NONE, 0);
 	}
+	/* least_loaded by how far behind: equal backlogs, worker 0 behind
+	 * by 40 ms, worker 1 not: worker 1 gets them all, none dropped. */
+	clear_load();
+	set_behind(0, 1, 40, -1);
+	set_behind(1, 1, 0, -1);
+	rr_xdp_set_deadline(&x, SLOT, 30000000);
+	set_port(2, LEAST | RR_PORT_DEADLINE);
+	set_cursor(0);
+	check("8 least_loaded, equal backlogs, thread 0 behind 40 ms", &f4, 0,
+	      NONE, 0);
 	/* Two workers in turn, one behind: every other request. */
 	clear_load();
 	set_behind(0, 5, 40, -1);
