@@ -677,7 +677,8 @@ static void catch_up(struct rr_worker *w, uint32_t nsocks)
  */
 static void run(struct rr_worker *w, bool cell)
 {
-	bool busy = w->inv->cfg->busy_poll, prefer, poll_sends, full;
+	bool busy = w->inv->cfg->busy_poll, prefer, poll_sends, full,
+	     last = false;
 	uint32_t i, work, taken, nsocks = w->nsocks;
 	uint32_t batch = w->inv->cfg->batch;
 	bool co = w->inv->cfg->coalesce_us && !busy, coalescing = false;
@@ -730,11 +731,13 @@ static void run(struct rr_worker *w, bool cell)
 			&w->rep->seen_epoch,
 			__atomic_load_n(&w->inv->epoch, __ATOMIC_SEQ_CST),
 			__ATOMIC_RELEASE);
-		if (cell && __atomic_load_n(&live->restart[w->index],
-					    __ATOMIC_ACQUIRE)) {
-			drain_gathers(w, nsocks);
-			break;
-		}
+		/* Told to end: one round more first. What the XDP program
+		 * sent before a function moved to cells of its own (a deploy)
+		 * is served here, by the code it was sent to, where the next
+		 * cell could only drop it; the rest it would serve anyway. */
+		if (cell && !last &&
+		    __atomic_load_n(&live->restart[w->index], __ATOMIC_ACQUIRE))
+			last = true;
 		/* The main thread may fall back to plain spinning. */
 		prefer = __atomic_load_n(&live->prefer_busy_poll,
 					 __ATOMIC_RELAXED);
@@ -769,6 +772,10 @@ static void run(struct rr_worker *w, bool cell)
 		if (coalesced && work < 2)
 			coalescing = false;
 		coalesced = false;
+		if (last) {
+			drain_gathers(w, nsocks);
+			break;
+		}
 		/* Retiring (fewer threads): out of the XDP map already, so
 		 * once its rings are empty nothing more can come. */
 		if (__atomic_load_n(&live->retire[w->index],
