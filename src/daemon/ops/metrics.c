@@ -247,10 +247,17 @@ size_t rr_fn_row(const struct rr_invoker *inv, uint32_t q, uint32_t slot)
 	return ((size_t)q * inv->nslots + slot) * RR_FN_STAT_MAX;
 }
 
+/* Whether the XDP program counts anything for slot @s (fn_stats): its
+ * tier, its cache, its rate limit or its deadline. */
+static bool counted_in_xdp(const struct rr_slot *s)
+{
+	return s->tier_xdp || s->cached || s->svc->rate_limit ||
+	       s->svc->deadline_us;
+}
+
 /* Reads the in-kernel counters of every served (queue, slot) once:
  * out[(q * nslots + slot) * RR_FN_STAT_MAX + stat]; those of a function
- * with nothing in XDP (neither tier nor cache nor rate limit nor
- * deadline) stay 0. */
+ * the XDP program counts nothing for stay 0. */
 uint64_t *rr_read_fn_stats(struct rr_invoker *inv)
 {
 	uint64_t *out = calloc((size_t)inv->nqueues * inv->nslots,
@@ -261,10 +268,7 @@ uint64_t *rr_read_fn_stats(struct rr_invoker *inv)
 		return NULL;
 	for (q = 0; q < inv->nqueues; q++)
 		for (slot = 0; slot < inv->nslots; slot++)
-			if ((inv->slots[slot].tier_xdp ||
-			     inv->slots[slot].cached ||
-			     inv->slots[slot].svc->rate_limit ||
-			     inv->slots[slot].svc->deadline_us) &&
+			if (counted_in_xdp(&inv->slots[slot]) &&
 			    rr_xdp_read_fn_stats(
 				    &inv->xdp, q, slot,
 				    out + rr_fn_row(inv, q, slot))) {
@@ -873,7 +877,7 @@ static void summary_in_kernel(struct rr_invoker *inv, FILE *out)
 
 	for (slot = 0; fs && slot < inv->nslots; slot++) {
 		s = &inv->slots[slot];
-		if (!s->tier_xdp && !s->cached && !s->svc->rate_limit)
+		if (!counted_in_xdp(s))
 			continue;
 		memset(sum, 0, sizeof(sum));
 		for (q = 0; q < inv->nqueues; q++)
