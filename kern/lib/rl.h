@@ -205,7 +205,8 @@ static __always_inline int slip_tc(struct xdp_md *ctx,
  * is claimed by a compare-and-swap on its time, then tagged; a claim
  * another CPU won first is left to it, this request going unrecorded
  * (bounded, as above). A limited request costs reads only, never a
- * write to the shared table. A bucket is judged by the coarse clock,
+ * write to the shared table; with RR_PORT_RL_LOG (a dry run) it is
+ * counted as one that would be limited and goes on. A bucket is judged by the coarse clock,
  * and by the precise one only where the coarse one finds it late, and
  * whenever a prefix takes a new entry (a flood of spoofed prefixes pays
  * the precise clock, as before): a source whose bucket was idle restarts
@@ -288,6 +289,12 @@ static __always_inline int rl_check(struct xdp_md *ctx,
 		return -1;
 	}
 
+	/* A dry run (rate_limit_mode = log): counted, and on it goes; the
+	 * bucket stays as a limited request leaves it, read only. */
+	if (conf->flags & RR_PORT_RL_LOG) {
+		rr_fn_count_at(queue, slot, RR_FN_RL_WOULD_LIMIT);
+		return -1;
+	}
 	rc = bpf_map_lookup_elem(&rl_cpu, &slot);
 	if (rc && conf->rl_slip && ++rc->limited >= conf->rl_slip) {
 		rc->limited = 0;

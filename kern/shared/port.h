@@ -131,5 +131,8 @@ struct rr_port_conf {
  * copy into the UMEM, while the worker it would go to is further behind
  * than the function's deadline (deadline_ns[slot]). */
 #define RR_PORT_DEADLINE (1U << 15)
+/* rate_limit_mode = log: a request over the limit is counted
+ * (RR_FN_RL_WOULD_LIMIT) and goes on as one within it. */
+#define RR_PORT_RL_LOG (1U << 16)
 
 #endif /* RR_SHARED_PORT_H */

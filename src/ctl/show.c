@@ -278,7 +278,7 @@ static void print_function(struct json_object *f, struct json_object *w,
 	static const char *const xdp_keys[] = { "rx", "tx", "punted", NULL };
 	static const char *const cache_keys[] = { "hits", "misses", NULL };
 	static const char *const rl_keys[] = { "limited", "slipped", "evicted",
-					       NULL };
+					       "would_limit", NULL };
 	static const char *const fault_keys[] = { "crash", "timeout", NULL };
 	static const char *const deadline_keys[] = { "expired_user",
 						     "expired_xdp", NULL };
@@ -303,8 +303,11 @@ static void print_function(struct json_object *f, struct json_object *w,
 	print_nonzero("TCP", get(tcp, "events"), get(get(w, "tcp"), "events"),
 		      dt);
 	if (rl) {
-		printf("  rate limit %" PRIu64 " replies/s per prefix:",
-		       u64(rl, "limit"));
+		printf("  rate limit %" PRIu64 " replies/s per prefix%s:",
+		       u64(rl, "limit"),
+		       strcmp(str(rl, "mode", "drop"), "log")
+			       ? ""
+			       : " (log: a dry run)");
 		counts("", rl, get(w, "rate_limit"), rl_keys, ",", dt);
 		putchar('\n');
 	}
@@ -434,7 +437,8 @@ static void print_stats(struct json_object *a, struct json_object *was,
 
 /* One kind of a function's heavy hitters: "sources" (whose entries name
  * a "source") or "prefixes" ("prefix"); "rate-limited" after one whose
- * prefix the function's rate limit refuses now. */
+ * prefix the function's rate limit refuses now, "would be rate-limited"
+ * where it would, were it not a dry run (rate_limit_mode = log). */
 static void print_top_kind(struct json_object *fn, const char *member,
 			   const char *entry)
 {
@@ -453,7 +457,10 @@ static void print_top_kind(struct json_object *fn, const char *member,
 		printf("  %-40s %11.0f %9.0f %6.1f%%%s\n", str(e, entry, ""),
 		       num(e, "requests_per_s"), num(e, "error"),
 		       100 * num(e, "share"),
-		       truth(e, "limited") ? "  rate-limited" : "");
+		       truth(e, "limited") ? "  rate-limited"
+		       : truth(e, "would_limit")
+			       ? "  would be rate-limited (log)"
+			       : "");
 	}
 	if (!n)
 		printf("  none above the sketch's bound\n");

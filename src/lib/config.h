@@ -78,6 +78,14 @@ enum rr_own_cells {
 	RR_OWN_CELLS_NO,
 };
 
+/* rate_limit_mode: what the limiter does with a request over the limit
+ * (docs/DESIGN.md, "Rate limiting in XDP"): drop (or slip) it, or only
+ * count it as one it would limit and let it by (a dry run). */
+enum rr_rl_mode {
+	RR_RL_MODE_DROP,
+	RR_RL_MODE_LOG,
+};
+
 #define RR_WORKERS_LEN 64 /* a function's `workers` list */
 #define RR_SPREAD_LEN 64  /* a function's `xdp_spread` CPU list */
 
@@ -257,6 +265,7 @@ struct rr_service {
 	uint32_t rate_limit_v4_prefix;
 	uint32_t rate_limit_v6_prefix;
 	uint32_t slip;
+	enum rr_rl_mode rate_limit_mode;
 	struct rr_cidr rate_limit_exempt[RR_MAX_ALLOW_PER_FN];
 	uint32_t nrate_limit_exempt;
 	/* The config has a [function NAME] section (an RR_FN_OPT_IN
@@ -423,6 +432,7 @@ extern const char *const rr_worker_priority_names[];
 extern const char *const rr_quarantine_action_names[];
 extern const char *const rr_steering_names[];
 extern const char *const rr_own_cells_names[];
+extern const char *const rr_rl_mode_names[];
 
 int rr_parse_cpus(const char *s, int *cpus, uint32_t *ncpus, char *err,
 		  size_t errlen);

@@ -340,6 +340,12 @@ const char *const rr_own_cells_names[] = {
 	NULL,
 };
 
+const char *const rr_rl_mode_names[] = {
+	[RR_RL_MODE_DROP] = "drop",
+	[RR_RL_MODE_LOG] = "log",
+	NULL,
+};
+
 const char *const rr_steering_names[] = {
 	[RR_STEER_ROUND_ROBIN] = "round_robin",
 	[RR_STEER_LEAST_LOADED] = "least_loaded",

@@ -19,6 +19,8 @@
  * - IPv6 is keyed by /64: two sources of one /64 share a bucket, one of
  *   the next /64 does not.
  * - rate_limit off: nothing is limited.
+ * - A dry run (rate_limit_mode = log): a flood goes by in full, counted
+ *   as what the limiter would limit and seen held; without it, limited.
  * - A spoofed spread (issue 42): while requests from ever new random
  *   /24s come as fast as the test can send them, far more than the
  *   limiter's old 4096 buckets a row took at this rate, a client at half
@@ -357,6 +359,55 @@ static void ipv6(void)
 		t_fail("%u of 50 passed with the limiter off", pass);
 }
 
+/*
+ * A dry run (rate_limit_mode = log, RR_PORT_RL_LOG): a flood over the
+ * limit goes by, every request, each over it counted as one the limiter
+ * would limit (RR_FN_RL_WOULD_LIMIT), none as limited, and its prefix is
+ * seen held as in earnest (reqrouterctl top's look); the same flood from
+ * another /24 without the flag is limited.
+ */
+static void dry_run(void)
+{
+	const uint8_t a[4] = { 192, 0, 4, 77 }, b[4] = { 203, 0, 119, 77 };
+	struct rr_port_conf conf = { .slot = SLOT,
+				     .rl_burst = 10,
+				     .rl_interval_ns = 100000000U,
+				     .rl_mask_v4 = htonl(0xffffff00U) };
+	uint64_t st0[RR_FN_STAT_MAX], st1[RR_FN_STAT_MAX];
+	uint32_t pass = 0, drop = 0;
+	struct frame fa, fb;
+
+	make(&fa, AF_INET, a);
+	make(&fb, AF_INET, b);
+	t_at("rate_limit_mode = log: a flood of 100 at 10/s, burst 10");
+	set_port(10, 10, 0, RR_PORT_RL_LOG);
+	if (rr_xdp_read_fn_stats(&x, 0, SLOT, st0))
+		t_fail("cannot read the counters");
+	run(&fa, 100, &pass, &drop, NULL, NULL);
+	if (pass != 100 || drop)
+		t_fail("%u passed, %u dropped of 100 (want 100, 0)", pass,
+		       drop);
+	if (rr_xdp_read_fn_stats(&x, 0, SLOT, st1))
+		t_fail("cannot read the counters");
+	else if (st1[RR_FN_RL_WOULD_LIMIT] - st0[RR_FN_RL_WOULD_LIMIT] != 90 ||
+		 st1[RR_FN_RL_LIMITED] != st0[RR_FN_RL_LIMITED])
+		t_fail("counted %lu that it would limit, %lu limited (want 90, 0)",
+		       (unsigned long)(st1[RR_FN_RL_WOULD_LIMIT] -
+				       st0[RR_FN_RL_WOULD_LIMIT]),
+		       (unsigned long)(st1[RR_FN_RL_LIMITED] -
+				       st0[RR_FN_RL_LIMITED]));
+	if (!rr_rl_held(&x, &conf, AF_INET, a, now_ns()))
+		t_fail("reqrouterctl top's look (rr_rl_held) does not see it held");
+
+	t_at("rate_limit_mode = drop: the same flood");
+	set_port(10, 10, 0, 0);
+	pass = drop = 0;
+	run(&fb, 100, &pass, &drop, NULL, NULL);
+	if (pass != 10 || drop != 90)
+		t_fail("%u passed, %u dropped of 100 (want 10, 90)", pass,
+		       drop);
+}
+
 /* xorshift32: the spread's sources, the same every run. */
 static uint32_t next_rand(uint32_t *x)
 {
@@ -545,6 +596,7 @@ int main(void)
 	slip();
 	exempt();
 	ipv6();
+	dry_run();
 	spread();
 	full_set();
 	rr_xdp_destroy(&x);

@@ -507,9 +507,40 @@ static bool exempt(const struct rr_service *svc, const struct rr_hh_key *key,
 	return false;
 }
 
+/*
+ * What slot @slot's rate limit does to @key of @kind now: NULL where it
+ * lets it by (or the function has no limit), "limited" where it refuses
+ * it, "would_limit" where it would were it not a dry run
+ * (rate_limit_mode = log); @conf its port entry's limiter as user space
+ * computes it.
+ */
+static const char *rl_state(struct rr_invoker *inv, uint32_t slot,
+			    const struct rr_port_conf *conf,
+			    const struct rr_hh_key *key, enum rr_hh_kind kind)
+{
+	const struct rr_service *svc = inv->slots[slot].svc;
+
+	if (!svc->rate_limit || exempt(svc, key, kind) ||
+	    !rr_rl_held(&inv->xdp, conf, (int)key->family, key->addr,
+			rr_now_ns()))
+		return NULL;
+	return svc->rate_limit_mode == RR_RL_MODE_LOG ? "would_limit"
+						      : "limited";
+}
+
+/* Slot @slot's port entry's limiter, for rl_state(). */
+static void rl_conf(struct rr_invoker *inv, uint32_t slot,
+		    struct rr_port_conf *conf)
+{
+	memset(conf, 0, sizeof(*conf));
+	conf->slot = slot;
+	if (inv->slots[slot].svc->rate_limit)
+		rr_rl_port_conf(inv, inv->slots[slot].svc, conf);
+}
+
 /* @f's top keys of @kind as a JSON member: "sources" or "prefixes"; with
  * @rl (the function limits its sources) each says whether the limiter
- * refuses it now. */
+ * refuses it now ("limited") or would in a dry run ("would_limit"). */
 static void json_kind(FILE *out, struct rr_invoker *inv, uint32_t slot,
 		      const struct rr_hh_fn *f, enum rr_hh_kind kind, bool rl)
 {
@@ -517,13 +548,10 @@ static void json_kind(FILE *out, struct rr_invoker *inv, uint32_t slot,
 	size_t n = rr_hh_top(f, kind, top, RR_HH_TOPK), i;
 	char key[INET6_ADDRSTRLEN + 8];
 	double time = f->time > 0 ? f->time : 1;
-	struct rr_port_conf conf = { 0 };
-	bool lim;
+	struct rr_port_conf conf;
+	const char *st;
 
-	if (rl) {
-		conf.slot = slot;
-		rr_rl_port_conf(inv, inv->slots[slot].svc, &conf);
-	}
+	rl_conf(inv, slot, &conf);
 	fprintf(out, ",\"%s\":{\"error_bound\":%.1f,\"top\":[",
 		kind == RR_HH_SOURCE ? "sources" : "prefixes",
 		rr_hh_bound(f, kind) / time);
@@ -536,12 +564,12 @@ static void json_kind(FILE *out, struct rr_invoker *inv, uint32_t slot,
 			rr_hh_error(f, kind, top[i].count) / time,
 			f->total > 0 ? fmin(top[i].count / f->total, 1) : 0);
 		if (rl) {
-			lim = !exempt(inv->slots[slot].svc, &top[i].key,
-				      kind) &&
-			      rr_rl_held(&inv->xdp, &conf,
-					 (int)top[i].key.family,
-					 top[i].key.addr, rr_now_ns());
-			fprintf(out, ",\"limited\":%s", lim ? "true" : "false");
+			st = rl_state(inv, slot, &conf, &top[i].key, kind);
+			fprintf(out, ",\"limited\":%s",
+				st && !strcmp(st, "limited") ? "true"
+							     : "false");
+			if (st && !strcmp(st, "would_limit"))
+				fprintf(out, ",\"would_limit\":true");
 		}
 		fprintf(out, "}");
 	}
@@ -610,7 +638,9 @@ void rr_hh_write_metrics(struct rr_invoker *inv, FILE *out)
 	struct rr_hh_entry top[RR_HH_TOPK];
 	char key[INET6_ADDRSTRLEN + 8];
 	const struct rr_service *svc;
+	struct rr_port_conf conf;
 	struct rr_hh_fn *f;
+	const char *st;
 	uint32_t slot;
 	size_t n, i;
 	double time;
@@ -620,21 +650,25 @@ void rr_hh_write_metrics(struct rr_invoker *inv, FILE *out)
 		return;
 	rr_metric_family(
 		out, "reqrouter_heavy_hitter_requests_per_second", "gauge",
-		"The function's top sources and source prefixes (at most 10 of each kind) by requests/s, estimated from its sampled sketch, decayed over 10 s.");
+		"The function's top sources and source prefixes (at most 10 of each kind) by requests/s, estimated from its sampled sketch, decayed over 10 s; rate_limit=\"limited\" on those its rate limit refuses now, \"would_limit\" on those it would in a dry run (rate_limit_mode = log).");
 	for (slot = 0; slot < inv->nslots; slot++) {
 		f = inv->hh->fn[slot];
 		if (!f)
 			continue;
 		svc = inv->slots[slot].svc;
 		time = f->time > 0 ? f->time : 1;
+		rl_conf(inv, slot, &conf);
 		for (k = 0; k < RR_HH_KINDS; k++) {
 			n = rr_hh_top(f, k, top, RR_HH_TOPK);
 			for (i = 0; i < n; i++) {
 				rr_hh_key_str(&top[i].key, k, key, sizeof(key));
+				st = rl_state(inv, slot, &conf, &top[i].key, k);
 				fprintf(out,
-					"reqrouter_heavy_hitter_requests_per_second{port=\"%u\",function=\"%s\",kind=\"%s\",source=\"%s\"} %.1f\n",
+					"reqrouter_heavy_hitter_requests_per_second{port=\"%u\",function=\"%s\",kind=\"%s\",source=\"%s\"%s%s%s} %.1f\n",
 					svc->port, svc->fn->name, kind_names[k],
-					key, top[i].count / time);
+					key, st ? ",rate_limit=\"" : "",
+					st ? st : "", st ? "\"" : "",
+					top[i].count / time);
 			}
 		}
 	}

@@ -36,7 +36,7 @@ void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
 	uint8_t m6[16];
 
 	conf->flags &= ~(RR_PORT_RL | RR_PORT_RL_EXEMPT | RR_PORT_SLIP_TC |
-			 RR_PORT_SLIP_WORKERS);
+			 RR_PORT_SLIP_WORKERS | RR_PORT_RL_LOG);
 	conf->rl_seed = rr_rl_seed(inv->xdp.hh_seed, conf->slot,
 				   inv->xdp.rl_gen[conf->slot % RR_MAX_SLOTS]);
 	if (!svc->rate_limit)
@@ -44,6 +44,8 @@ void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
 	conf->flags |= RR_PORT_RL;
 	if (svc->nrate_limit_exempt)
 		conf->flags |= RR_PORT_RL_EXEMPT;
+	if (svc->rate_limit_mode == RR_RL_MODE_LOG)
+		conf->flags |= RR_PORT_RL_LOG;
 	if (svc->fn->flags & RR_FN_SLIP_TC)
 		conf->flags |= RR_PORT_SLIP_TC |
 			       (inv->xdp_tx_ok ? 0 : RR_PORT_SLIP_WORKERS);
@@ -116,11 +118,14 @@ void rr_rl_say(const struct rr_service *svc)
 		snprintf(slip, sizeof(slip),
 			 ", one in %u of those over it slipped (DNS TC)",
 			 svc->slip);
-	pr_info("rate limit for '%s': %u replies/s per source prefix (/%u, /%u), burst %u, in XDP%s; rate_limit = 0 turns it off\n",
+	pr_info("rate limit for '%s': %u replies/s per source prefix (/%u, /%u), burst %u, in XDP%s%s; rate_limit = 0 turns it off\n",
 		svc->fn->name, svc->rate_limit, svc->rate_limit_v4_prefix,
 		svc->rate_limit_v6_prefix,
 		svc->rate_limit_burst ? svc->rate_limit_burst : svc->rate_limit,
-		slip);
+		svc->rate_limit_mode == RR_RL_MODE_LOG ? "" : slip,
+		svc->rate_limit_mode == RR_RL_MODE_LOG
+			? ", a dry run (rate_limit_mode = log): what it would limit is counted and let by"
+			: "");
 }
 
 int rr_rl_open(struct rr_invoker *inv, uint32_t slot,

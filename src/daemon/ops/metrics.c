@@ -238,6 +238,9 @@ static const struct {
 	{ "reqrouter_rate_limit_evictions_total",
 	  "Source prefixes the rate limiter forgot while their buckets were still filling, to make room for a new prefix in a full set of its table.",
 	  RR_FN_RL_EVICTED, false },
+	{ "reqrouter_rate_limit_would_limit_packets_total",
+	  "Requests over the function's rate_limit let by, as rate_limit_mode = log (a dry run) says: those it would have dropped or slipped.",
+	  RR_FN_RL_WOULD_LIMIT, false },
 };
 
 /* Where the counters of (queue q, slot) start in what rr_read_fn_stats()
@@ -289,7 +292,7 @@ static void write_fn_counters(struct rr_invoker *inv, FILE *out,
 
 	for (slot = 0; slot < inv->nslots; slot++) {
 		if (stat == RR_FN_RL_LIMITED || stat == RR_FN_RL_SLIPPED ||
-		    stat == RR_FN_RL_EVICTED) {
+		    stat == RR_FN_RL_EVICTED || stat == RR_FN_RL_WOULD_LIMIT) {
 			if (!inv->slots[slot].svc->rate_limit)
 				continue;
 		} else if (xdp_tier ? !inv->slots[slot].tier_xdp
@@ -907,6 +910,10 @@ static void summary_in_kernel(struct rr_invoker *inv, FILE *out)
 				"rate limit: %s: %u replies/s per prefix, %lu limited (dropped), %lu slipped\n",
 				s->svc->fn->name, s->svc->rate_limit,
 				sum[RR_FN_RL_LIMITED], sum[RR_FN_RL_SLIPPED]);
+		if (s->svc->rate_limit && sum[RR_FN_RL_WOULD_LIMIT])
+			fprintf(out,
+				"rate limit: %s: %lu would have been limited (rate_limit_mode = log)\n",
+				s->svc->fn->name, sum[RR_FN_RL_WOULD_LIMIT]);
 	}
 	free(fs);
 }

@@ -89,9 +89,10 @@ static void json_function(struct rr_invoker *inv, uint32_t slot,
 			sum[RR_FN_CACHE_HIT], sum[RR_FN_CACHE_MISS]);
 	if (svc->rate_limit)
 		fprintf(out,
-			",\"rate_limit\":{\"limit\":%u,\"limited\":%lu,\"slipped\":%lu,\"evicted\":%lu}",
-			svc->rate_limit, sum[RR_FN_RL_LIMITED],
-			sum[RR_FN_RL_SLIPPED], sum[RR_FN_RL_EVICTED]);
+			",\"rate_limit\":{\"limit\":%u,\"mode\":\"%s\",\"limited\":%lu,\"slipped\":%lu,\"evicted\":%lu,\"would_limit\":%lu}",
+			svc->rate_limit, rr_rl_mode_names[svc->rate_limit_mode],
+			sum[RR_FN_RL_LIMITED], sum[RR_FN_RL_SLIPPED],
+			sum[RR_FN_RL_EVICTED], sum[RR_FN_RL_WOULD_LIMIT]);
 	/* The user tier's time per reply and wait per request
 	 * (reqrouter_request_duration_seconds, reqrouter_queue_delay_seconds). */
 	json_quantiles(out, "latency_us", lat);
