@@ -4,8 +4,9 @@
  * tier, a request over its source prefix's rate is dropped, or, every
  * rl_slip-th one, answered with a DNS truncated reply built here that
  * sends the client to TCP (slip_tc()), or by a worker where replies from
- * XDP would be lost. A GCRA bucket per source prefix
- * and function (rl_table), shared by every CPU; exempt sources in
+ * XDP would be lost. A GCRA bucket per source prefix of each level
+ * (/32, /24, /20; /128, /64, /56, /48) and function (rl_table), shared
+ * by every CPU; exempt sources in
  * rl_exempt_v4/v6, keyed as the allow-lists are (lib/guard.h).
  */
 #ifndef RR_LIB_RL_H
@@ -31,8 +32,9 @@
 #include "shared/rl.h"
 #include "shared/steer.h"
 
-/* The rate limiter's buckets, one per source prefix and function, in
- * sets (struct rr_rl_set) keyed by rr_rl_set_of(); shared by every CPU.
+/* The rate limiter's buckets, one per source prefix (of each level) and
+ * function, in sets (struct rr_rl_set) keyed by rr_rl_set_of(); shared
+ * by every CPU.
  * Mappable, so that each set is a cache line of page-aligned memory. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -194,34 +196,88 @@ static __always_inline int slip_tc(struct xdp_md *ctx,
 }
 
 /*
- * Response rate limiting, before either tier: the source's prefix
- * (rl_mask_v4/v6) hashed (rr_rl_hash()) to its set of rl_table, where
- * the entry tagged with its hash is its bucket. It conforms while the
- * bucket has a token, and takes one (an atomic add; a bucket found full
- * is restarted with a plain store, which may lose a concurrent token
- * once: bounded). A prefix with no entry conforms (a new bucket is full)
- * and takes the set's entry whose time is earliest: a free one if any
- * (its time past), else the one nearest to full, counted as evicted. It
- * is claimed by a compare-and-swap on its time, then tagged; a claim
+ * A token from the bucket of the level whose hash is @h (interval @iv),
+ * for a request every level lets by: its entry found again in its set
+ * (the same cache line rl_check() just read; carrying the entry from
+ * there would multiply the verifier's paths by the ways of every level),
+ * or, where it has none, the set's entry whose time is earliest,
+ * claimed. @now is the clock rl_check() judged by; a claim reads the
+ * precise one into @pnow (and @now), once.
+ */
+static __always_inline void rl_take(const struct rr_port_conf *conf, __u64 h,
+				    __u32 iv, __u64 *now, __u64 *pnow,
+				    __u32 queue)
+{
+	__u32 key = rr_rl_set_of(h), w;
+	struct rr_rl_entry *e = NULL, *victim;
+	struct rr_rl_set *set;
+	__u64 t, vt = ~0ULL;
+
+	set = bpf_map_lookup_elem(&rl_table, &key);
+	if (!set)
+		return;
+	victim = &set->way[0];
+#pragma unroll
+	for (w = 0; w < RR_RL_WAYS; w++) {
+		if (READ_ONCE_U64(set->way[w].tag) == h) {
+			e = &set->way[w];
+			break;
+		}
+		t = READ_ONCE_U64(set->way[w].tat);
+		if (t < vt) {
+			vt = t;
+			victim = &set->way[w];
+		}
+	}
+	if (e) {
+		if (READ_ONCE_U64(e->tat) < *now)
+			e->tat = *now + iv;
+		else
+			__sync_fetch_and_add(&e->tat, iv);
+		return;
+	}
+	if (!*pnow)
+		*now = *pnow = bpf_ktime_get_ns();
+	if (vt > *pnow)
+		rr_fn_count_at(queue, conf->slot, RR_FN_RL_EVICTED);
+	if (__sync_val_compare_and_swap(&victim->tat, vt, *pnow + iv) == vt)
+		victim->tag = h;
+}
+
+/*
+ * Response rate limiting, before either tier, by every level of the
+ * source's prefixes (conf->rl_len: /32, /24, /20 and /128, /64, /56, /48
+ * by default): each prefix hashed with its length (rr_rl_hash()) to its
+ * set of rl_table, where the entry tagged with its hash is its bucket. A
+ * request goes on only if every level's bucket has a token, and then
+ * takes one from each; first every level is read, narrowest first, and
+ * the first that refuses limits the request, so a limited request costs
+ * reads only, never a write to the shared table (and a flood of spoofed
+ * sources inside a limited prefix claims no entries for them). A bucket
+ * is judged by the coarse clock, and by the precise one only where the
+ * coarse one finds it late, and whenever a prefix takes a new entry (a
+ * flood of spoofed prefixes pays the precise clock, as before): a source
+ * whose bucket was idle restarts it from a time up to two clock ticks
+ * early, and may send those ticks' worth of requests more in its first
+ * burst, once. Taking a token is an atomic add; a bucket found full is
+ * restarted with a plain store, which may lose a concurrent token once:
+ * bounded. A prefix with no entry conforms (a new bucket is full) and
+ * takes the set's entry whose time is earliest: a free one if any (its
+ * time past), else the one nearest to full, counted as evicted. It is
+ * claimed by a compare-and-swap on its time, then tagged; a claim
  * another CPU won first is left to it, this request going unrecorded
- * (bounded, as above). A limited request costs reads only, never a
- * write to the shared table; with RR_PORT_RL_LOG (a dry run) it is
- * counted as one that would be limited and goes on. A bucket is judged by the coarse clock,
- * and by the precise one only where the coarse one finds it late, and
- * whenever a prefix takes a new entry (a flood of spoofed prefixes pays
- * the precise clock, as before): a source whose bucket was idle restarts
- * it from a time up to two clock ticks early, and may send those ticks'
- * worth of requests more in its first burst, once. Returns -1 to go on,
- * or the action taken for a limited request.
+ * there (bounded, as above). With RR_PORT_RL_LOG (a dry run) a request
+ * over the limit is counted as one that would be limited and goes on,
+ * taking no tokens. Returns -1 to go on, or the action taken for a
+ * limited request.
  */
 static __always_inline int rl_check(struct xdp_md *ctx,
 				    const struct rr_port_conf *conf, void *l3,
 				    struct udphdr *udp, int ipv6, __u32 queue)
 {
-	__u32 slot = conf->slot, family, w, key;
-	__u64 a = 0, b = 0, now, tau, t, h, vt = ~0ULL;
+	__u32 slot = conf->slot, family, fam, w, l, n = 0, iv, key;
+	__u64 a = 0, b = 0, now, pnow = 0, t, h[RR_RL_LEVELS] = {};
 	void *end = (void *)(long)ctx->data_end;
-	struct rr_rl_entry *e = NULL, *victim;
 	struct rr_rl_set *set;
 	struct rr_rl_cpu *rc;
 	int act;
@@ -236,6 +292,7 @@ static __always_inline int rl_check(struct xdp_md *ctx,
 		__builtin_memcpy(&a, &ip6h->saddr.in6_u.u6_addr8[0], 8);
 		__builtin_memcpy(&b, &ip6h->saddr.in6_u.u6_addr8[8], 8);
 		family = AF_INET6;
+		fam = RR_RL_V6;
 	} else {
 		struct iphdr *iph = l3;
 
@@ -243,54 +300,58 @@ static __always_inline int rl_check(struct xdp_md *ctx,
 			return -1;
 		a = iph->saddr;
 		family = AF_INET;
+		fam = RR_RL_V4;
 	}
-	h = rr_rl_hash(conf, family, a, b);
-	key = rr_rl_set_of(h);
-	set = bpf_map_lookup_elem(&rl_table, &key);
-	if (!set)
-		return -1;
-	victim = &set->way[0];
 	/* The coarse clock first (rl_coarse_now(): never ahead of the
 	 * precise one, which costs 30 ns here): a request it finds in time
 	 * is in time. */
 	now = rl_coarse_now();
-	tau = rr_rl_tau(conf);
-	/* The tag first: a claim writes the time first. */
+	/* Every level read, narrowest first: the first whose bucket
+	 * refuses limits the request. */
 #pragma unroll
-	for (w = 0; w < RR_RL_WAYS; w++) {
-		if (READ_ONCE_U64(set->way[w].tag) == h) {
-			e = &set->way[w];
-			t = READ_ONCE_U64(e->tat);
+	for (l = 0; l < RR_RL_LEVELS; l++) {
+		iv = conf->rl_interval_ns[fam][l];
+		if (!iv)
 			break;
-		}
-		t = READ_ONCE_U64(set->way[w].tat);
-		if (t < vt) {
-			vt = t;
-			victim = &set->way[w];
-		}
+		h[l] = rr_rl_hash(conf, family, conf->rl_len[fam][l], a, b);
+		key = rr_rl_set_of(h[l]);
+		set = bpf_map_lookup_elem(&rl_table, &key);
+		if (!set)
+			return -1;
+		n++;
+		/* The tag first: a claim writes the time first. */
+		t = 0;
+#pragma unroll
+		for (w = 0; w < RR_RL_WAYS; w++)
+			if (READ_ONCE_U64(set->way[w].tag) == h[l]) {
+				t = READ_ONCE_U64(set->way[w].tat);
+				break;
+			}
+		/* None (0): as good as a full bucket. Late by the coarse
+		 * clock: the precise one decides. */
+		if (t > now + rr_rl_tau(conf, iv) && !pnow)
+			now = pnow = bpf_ktime_get_ns();
+		if (t > now + rr_rl_tau(conf, iv))
+			goto limited;
 	}
-	if (!e) {
-		now = bpf_ktime_get_ns();
-		if (vt > now)
-			rr_fn_count_at(queue, slot, RR_FN_RL_EVICTED);
-		if (__sync_val_compare_and_swap(
-			    &victim->tat, vt, now + conf->rl_interval_ns) == vt)
-			victim->tag = h;
-		return -1;
-	}
-	/* Late by the coarse clock: the precise one decides. */
-	if (t > now + tau)
-		now = bpf_ktime_get_ns();
-	if (t <= now + tau) {
-		if (t < now)
-			e->tat = now + conf->rl_interval_ns;
-		else
-			__sync_fetch_and_add(&e->tat, conf->rl_interval_ns);
-		return -1;
-	}
+	/* Every level has room: a token from each. */
+	if (n > 0)
+		rl_take(conf, h[0], conf->rl_interval_ns[fam][0], &now, &pnow,
+			queue);
+	if (n > 1)
+		rl_take(conf, h[1], conf->rl_interval_ns[fam][1], &now, &pnow,
+			queue);
+	if (n > 2)
+		rl_take(conf, h[2], conf->rl_interval_ns[fam][2], &now, &pnow,
+			queue);
+	if (n > 3)
+		rl_take(conf, h[3], conf->rl_interval_ns[fam][3], &now, &pnow,
+			queue);
+	return -1;
 
+limited:
 	/* A dry run (rate_limit_mode = log): counted, and on it goes; the
-	 * bucket stays as a limited request leaves it, read only. */
+	 * buckets stay as a limited request leaves them, read only. */
 	if (conf->flags & RR_PORT_RL_LOG) {
 		rr_fn_count_at(queue, slot, RR_FN_RL_WOULD_LIMIT);
 		return -1;

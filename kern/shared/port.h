@@ -17,6 +17,13 @@
 #include "shared/common.h"
 #include "shared/spread.h"
 
+/* The rate limiter's levels of prefixes per family (struct rr_port_conf's
+ * rl_len, rl_interval_ns): IPv4's (/32, /24, /20 by default) and IPv6's
+ * (/128, /64, /56, /48). */
+#define RR_RL_LEVELS 4
+#define RR_RL_V4 0
+#define RR_RL_V6 1
+
 /* served_ports (lib/port.h): a bit per port that has a function. */
 #define RR_SERVED_WORDS (65536 / 64)
 #define RR_SERVED_WORD(port) ((port) / 64)
@@ -56,18 +63,20 @@ struct rr_port_conf {
 	 * the factor that turns a pre-drawn Exp(1) variable into the
 	 * number of requests to skip (rr_hh_skip()); 0 samples them all. */
 	__u32 hh_scale;
-	/* With RR_PORT_RL (docs/DESIGN.md, "Rate limiting"): replies per
-	 * second per source prefix as the nanoseconds between two
-	 * (1e9 / rate_limit), the burst a quiet prefix may send at once,
-	 * every how many limited requests one gets the slip reply (0:
-	 * none), the prefix masks in memory order (the IPv6 one as two
-	 * words: the first and second half of the address), and the seed
-	 * of its prefixes' hashes (rr_rl_seed()). */
-	__u32 rl_interval_ns;
-	__u32 rl_burst;
+	/* With RR_PORT_RL (docs/DESIGN.md, "Rate limiting in XDP"): a
+	 * source's prefixes of several lengths each have a bucket, its
+	 * levels (RR_RL_V4, RR_RL_V6; rr_rl_levels()): per family, per
+	 * level, narrowest first, the prefix's length and the nanoseconds
+	 * between two of its replies (1e9 / its rate; 0: no more levels);
+	 * the burst as time, the same for every level (burst x the
+	 * configured prefix's interval: a level's burst is its rate's
+	 * worth of it); every how many limited requests one gets the slip
+	 * reply (0: none); and the seed of its prefixes' hashes
+	 * (rr_rl_seed()). */
+	__u64 rl_burst_ns;
+	__u32 rl_interval_ns[2][RR_RL_LEVELS];
+	__u8 rl_len[2][RR_RL_LEVELS];
 	__u32 rl_slip;
-	__u32 rl_mask_v4;
-	__u64 rl_mask_v6[2];
 	__u64 rl_seed;
 	/* steering = groups: by class (RR_XDP_PUNT_CLASS; a request no
 	 * program classified is class 0), the threads of each queue its

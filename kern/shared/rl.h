@@ -63,23 +63,45 @@ static __inline __u64 rr_rl_seed(__u64 seed, __u32 slot, __u32 gen)
 	return rr_hh_round(seed ^ RR_RL_SEED_XOR, (__u64)gen << 32 | slot);
 }
 
+/* The first @bits bits of a 64-bit word of an address as it lies in
+ * memory (read as a u64), as a mask of that word. */
+static __inline __u64 rr_rl_mask64(__u32 bits)
+{
+	__u64 m = bits >= 64 ? ~0ULL : bits ? ~0ULL << (64 - bits) : 0;
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return __builtin_bswap64(m);
+#else
+	return m;
+#endif
+}
+
 /*
- * A source's hash in the limiter of the function @conf describes: @a its
- * IPv4 address as it lies in memory, or its IPv6 address's halves in @a
- * and @b, masked to the function's prefix and hashed under its rl_seed.
- * Its low RR_RL_SETS_BITS pick the set, all 64 tag the entry. rl_check()
- * and reqrouterctl top reckon with this one.
+ * A source's hash in the limiter of the function @conf describes, at the
+ * level of a @bits-long prefix: @a its IPv4 address as it lies in memory
+ * (read as a u32), or its IPv6 address's halves in @a and @b, masked to
+ * the prefix and hashed with its length under the function's rl_seed, so
+ * that a /24 and the /20 around it are two buckets. Its low
+ * RR_RL_SETS_BITS pick the set, all 64 tag the entry. rl_check() and
+ * reqrouterctl top reckon with this one.
  */
 static __inline __u64 rr_rl_hash(const struct rr_port_conf *conf, __u32 family,
-				 __u64 a, __u64 b)
+				 __u32 bits, __u64 a, __u64 b)
 {
-	__u64 h[RR_HH_KINDS];
+	__u64 h[RR_HH_KINDS], m;
 
-	if (family == 2 /* AF_INET */)
-		rr_hh_hash(conf->rl_seed, family, a & conf->rl_mask_v4, 0, h);
-	else
-		rr_hh_hash(conf->rl_seed, family, a & conf->rl_mask_v6[0],
-			   b & conf->rl_mask_v6[1], h);
+	if (family == 2 /* AF_INET */) {
+		m = rr_rl_mask64(bits);
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+		m >>= 32;
+#endif
+		rr_hh_hash(conf->rl_seed, family | bits << 8,
+			   a & m & 0xffffffffULL, 0, h);
+	} else {
+		rr_hh_hash(conf->rl_seed, family | bits << 8,
+			   a & rr_rl_mask64(bits),
+			   b & rr_rl_mask64(bits > 64 ? bits - 64 : 0), h);
+	}
 	return h[RR_HH_SOURCE];
 }
 
@@ -102,12 +124,14 @@ static __inline __u32 rr_rl_set_of(__u64 h)
 #define RR_DNS_MAX_LABELS 128
 #define RR_SLIP_MAX 512 /* 2^n: the XDP program masks offsets with it */
 
-/* How far ahead of now a bucket may be and still let a request by: the
- * burst's intervals after the first. */
-static __inline __u64 rr_rl_tau(const struct rr_port_conf *conf)
+/* How far ahead of now a bucket of a level whose interval is
+ * @interval_ns may be and still let a request by: the burst's time but
+ * the one interval the request takes. */
+static __inline __u64 rr_rl_tau(const struct rr_port_conf *conf,
+				__u32 interval_ns)
 {
-	return (__u64)(conf->rl_burst ? conf->rl_burst - 1 : 0) *
-	       conf->rl_interval_ns;
+	return conf->rl_burst_ns > interval_ns ? conf->rl_burst_ns - interval_ns
+					       : 0;
 }
 
 #endif /* RR_SHARED_RL_H */

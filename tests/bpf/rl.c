@@ -5,7 +5,8 @@
  * request that goes on is passed (the port has no socket), a limited one
  * dropped, a slipped one sent back (XDP_TX) as DNS's truncated reply.
  * - Burst: a quiet prefix gets rate_limit_burst requests through at
- *   once, then nothing; another /24 is not affected.
+ *   once (two of its sources, each at most half of it), then nothing;
+ *   another /24 is not affected.
  * - Rate: offered faster than rate_limit for a while, a prefix gets
  *   burst + rate x time through, within 5 %.
  * - Slip: with slip 3 every third limited request gets the slip reply:
@@ -16,9 +17,12 @@
  *   workers instead (with no socket here, dropped, never passed to the
  *   kernel: each shows as a move of the round-robin cursor).
  * - Exempt prefixes are never limited, their neighbours are.
- * - IPv6 is keyed by /64: two sources of one /64 share a bucket, one of
- *   the next /64 does not.
+ * - IPv6 is keyed by /64: two sources of one /64 share a bucket, those
+ *   of a /64 in another /56 do not (their /48 has room for both).
  * - rate_limit off: nothing is limited.
+ * - Several prefix lengths: a /32 flood inside a /24 takes half its
+ *   budget, a quiet neighbour gets the rest; a flood spoofed across a
+ *   /20, every /24 under its limit, is held to the /20's (8 /24s').
  * - A dry run (rate_limit_mode = log): a flood goes by in full, counted
  *   as what the limiter would limit and seen held; without it, limited.
  * - A spoofed spread (issue 42): while requests from ever new random
@@ -130,21 +134,18 @@ static int run(const struct frame *f, uint32_t n, uint32_t *pass,
 }
 
 /* Port PORT as function SLOT limited to @rate (0: off) with @burst and
- * @slip, the prefixes /24 and /64; @flags added. */
+ * @slip per /24 and /64 (the default levels around them: a source at
+ * half, the wider prefixes more); @flags added. */
 static void set_port(uint32_t rate, uint32_t burst, uint32_t slip,
 		     uint32_t flags)
 {
-	struct rr_port_conf conf = { .slot = SLOT,
-				     .nsocks = nsocks,
-				     .flags = flags,
-				     .rl_burst = burst,
-				     .rl_slip = slip,
-				     .rl_mask_v4 = htonl(0xffffff00U) };
+	struct rr_port_conf conf = {
+		.slot = SLOT, .nsocks = nsocks, .flags = flags, .rl_slip = slip
+	};
 
-	memset(&conf.rl_mask_v6[0], 0xff, 8);
 	if (rate) {
 		conf.flags |= RR_PORT_RL;
-		conf.rl_interval_ns = 1000000000U / rate;
+		rr_rl_levels(&conf, rate, burst, 24, 64);
 	}
 	if (rr_xdp_set_port(&x, PORT, &conf))
 		t_fail("cannot set the port entry");
@@ -161,17 +162,22 @@ static uint64_t now_ns(void)
 static void burst_and_rate(void)
 {
 	const uint8_t a[4] = { 192, 0, 2, 1 }, b[4] = { 192, 0, 2, 200 },
-		      c[4] = { 198, 51, 100, 1 }, d[4] = { 198, 51, 101, 1 };
+		      c[4] = { 198, 51, 100, 1 }, c2[4] = { 198, 51, 100, 2 },
+		      d[4] = { 100, 100, 101, 1 }, d2[4] = { 100, 100, 101, 2 };
 	uint32_t pass = 0, drop = 0, sent = 0;
-	struct frame fa, fb, fc, fd;
+	struct frame fa, fb, fc, fc2, fd, fd2;
 	uint64_t t0, t;
 	double want;
 
 	make(&fa, AF_INET, a);
 	make(&fb, AF_INET, b);
 	make(&fc, AF_INET, c);
+	make(&fc2, AF_INET, c2);
 	make(&fd, AF_INET, d);
+	make(&fd2, AF_INET, d2);
 
+	/* Each source of a /24 may take half of its /24's: two sources
+	 * take it all. */
 	t_at("burst 20 at 10/s");
 	set_port(10, 20, 0, 0);
 	run(&fa, 15, &pass, &drop, NULL, NULL);
@@ -180,7 +186,8 @@ static void burst_and_rate(void)
 		t_fail("%u passed, %u dropped of 30 from one /24 (want 20, 10)",
 		       pass, drop);
 	pass = drop = 0;
-	run(&fc, 20, &pass, &drop, NULL, NULL);
+	run(&fc, 10, &pass, &drop, NULL, NULL);
+	run(&fc2, 10, &pass, &drop, NULL, NULL);
 	if (pass != 20)
 		t_fail("another /24: %u of 20 passed", pass);
 
@@ -189,7 +196,8 @@ static void burst_and_rate(void)
 	pass = drop = 0;
 	t0 = now_ns();
 	do {
-		run(&fd, 40, &pass, &drop, NULL, NULL);
+		run(&fd, 20, &pass, &drop, NULL, NULL);
+		run(&fd2, 20, &pass, &drop, NULL, NULL);
 		sent += 40;
 		t = now_ns();
 	} while (t - t0 < 500000000ULL);
@@ -300,45 +308,57 @@ static void slip(void)
 
 static void exempt(void)
 {
-	const uint8_t a[4] = { 100, 64, 0, 77 }, b[4] = { 100, 64, 0, 78 };
+	const uint8_t a[4] = { 100, 64, 0, 77 }, b[4] = { 100, 64, 0, 78 },
+		      b2[4] = { 100, 64, 0, 79 }, b3[4] = { 100, 64, 0, 80 };
 	struct rr_cidr c = { .family = AF_INET,
 			     .addr = { 100, 64, 0, 77 },
 			     .len = 32 };
 	uint32_t pass = 0, npass = 0;
-	struct frame fa, fb;
+	struct frame fa, fb, fb2, fb3;
 
 	make(&fa, AF_INET, a);
 	make(&fb, AF_INET, b);
+	make(&fb2, AF_INET, b2);
+	make(&fb3, AF_INET, b3);
 	t_at("100.64.0.77/32 exempt, its /24 flooded");
 	if (rr_rl_exempt(&x, SLOT, &c, true))
 		t_fail("cannot add the exemption");
 	set_port(1, 5, 0, RR_PORT_RL_EXEMPT);
 	run(&fa, 50, &pass, NULL, NULL, NULL);
-	run(&fb, 100, &npass, NULL, NULL, NULL);
+	run(&fb, 34, &npass, NULL, NULL, NULL);
+	run(&fb2, 33, &npass, NULL, NULL, NULL);
+	run(&fb3, 33, &npass, NULL, NULL, NULL);
 	run(&fa, 50, &pass, NULL, NULL, NULL);
 	if (pass != 100)
 		t_fail("the exempt source: %u of 100 passed", pass);
 	if (npass != 5)
-		t_fail("its neighbour: %u of 100 passed (want the burst, 5)",
+		t_fail("its neighbours: %u of 100 passed (want the burst, 5)",
 		       npass);
 	rr_rl_exempt(&x, SLOT, &c, false);
 }
 
 static void ipv6(void)
 {
-	uint8_t a[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 7 }, b[16], c[16];
+	uint8_t a[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 7 }, b[16], c[16],
+		c2[16];
 	uint32_t pass = 0, drop = 0;
-	struct frame fa, fb, fc;
+	struct frame fa, fb, fc, fc2;
 
 	a[15] = 1;
 	memcpy(b, a, 16);
 	b[15] = 2;
 	b[8] = 0x80; /* same /64 */
 	memcpy(c, a, 16);
-	c[7] = 8; /* the next /64 */
+	c[6] = 1; /* a /64 of another /56 of the same /48 */
+	c[7] = 8;
+	memcpy(c2, c, 16);
+	c2[15] = 2;
 	make(&fa, AF_INET6, a);
 	make(&fb, AF_INET6, b);
 	make(&fc, AF_INET6, c);
+	make(&fc2, AF_INET6, c2);
+	/* Each source at most half its /64's burst (5), the /56 1.5 times
+	 * it, the /48 twice (20: both /64s' bursts). */
 	t_at("IPv6 by /64");
 	set_port(1, 10, 0, 0);
 	run(&fa, 6, &pass, &drop, NULL, NULL);
@@ -347,9 +367,10 @@ static void ipv6(void)
 		t_fail("one /64: %u passed, %u dropped of 12 (want 10, 2)",
 		       pass, drop);
 	pass = drop = 0;
-	run(&fc, 10, &pass, &drop, NULL, NULL);
+	run(&fc, 5, &pass, &drop, NULL, NULL);
+	run(&fc2, 5, &pass, &drop, NULL, NULL);
 	if (pass != 10)
-		t_fail("the next /64: %u of 10 passed", pass);
+		t_fail("another /64: %u of 10 passed", pass);
 
 	t_at("rate_limit off");
 	set_port(0, 0, 0, 0);
@@ -369,16 +390,15 @@ static void ipv6(void)
 static void dry_run(void)
 {
 	const uint8_t a[4] = { 192, 0, 4, 77 }, b[4] = { 203, 0, 119, 77 };
-	struct rr_port_conf conf = { .slot = SLOT,
-				     .rl_burst = 10,
-				     .rl_interval_ns = 100000000U,
-				     .rl_mask_v4 = htonl(0xffffff00U) };
+	struct rr_port_conf conf = { .slot = SLOT };
 	uint64_t st0[RR_FN_STAT_MAX], st1[RR_FN_STAT_MAX];
 	uint32_t pass = 0, drop = 0;
 	struct frame fa, fb;
 
 	make(&fa, AF_INET, a);
 	make(&fb, AF_INET, b);
+	rr_rl_levels(&conf, 10, 10, 24, 64);
+	/* One source: half the /24's burst, 5. */
 	t_at("rate_limit_mode = log: a flood of 100 at 10/s, burst 10");
 	set_port(10, 10, 0, RR_PORT_RL_LOG);
 	if (rr_xdp_read_fn_stats(&x, 0, SLOT, st0))
@@ -389,23 +409,72 @@ static void dry_run(void)
 		       drop);
 	if (rr_xdp_read_fn_stats(&x, 0, SLOT, st1))
 		t_fail("cannot read the counters");
-	else if (st1[RR_FN_RL_WOULD_LIMIT] - st0[RR_FN_RL_WOULD_LIMIT] != 90 ||
+	else if (st1[RR_FN_RL_WOULD_LIMIT] - st0[RR_FN_RL_WOULD_LIMIT] != 95 ||
 		 st1[RR_FN_RL_LIMITED] != st0[RR_FN_RL_LIMITED])
-		t_fail("counted %lu that it would limit, %lu limited (want 90, 0)",
+		t_fail("counted %lu that it would limit, %lu limited (want 95, 0)",
 		       (unsigned long)(st1[RR_FN_RL_WOULD_LIMIT] -
 				       st0[RR_FN_RL_WOULD_LIMIT]),
 		       (unsigned long)(st1[RR_FN_RL_LIMITED] -
 				       st0[RR_FN_RL_LIMITED]));
-	if (!rr_rl_held(&x, &conf, AF_INET, a, now_ns()))
+	if (!rr_rl_held(&x, &conf, AF_INET, a, 32, now_ns()))
 		t_fail("reqrouterctl top's look (rr_rl_held) does not see it held");
 
 	t_at("rate_limit_mode = drop: the same flood");
 	set_port(10, 10, 0, 0);
 	pass = drop = 0;
 	run(&fb, 100, &pass, &drop, NULL, NULL);
-	if (pass != 10 || drop != 90)
-		t_fail("%u passed, %u dropped of 100 (want 10, 90)", pass,
-		       drop);
+	if (pass != 5 || drop != 95)
+		t_fail("%u passed, %u dropped of 100 (want 5, 95)", pass, drop);
+}
+
+/*
+ * Several prefix lengths at once (issue 44), as Knot 3.4's limiter keeps
+ * them: a source floods inside a /24 whose other source is quiet, and
+ * takes only its own half of the /24's budget, so the neighbour is
+ * answered; then a flood spoofed across a whole /20, each /24 of it and
+ * each source under its own limit, is held to the /20's budget, eight
+ * times a /24's, while a /24 of the next /20 goes by.
+ */
+static void levels(void)
+{
+	const uint8_t a[4] = { 192, 0, 5, 1 }, b[4] = { 192, 0, 5, 2 },
+		      c[4] = { 172, 16, 16, 1 };
+	uint32_t pass = 0, drop = 0, i, j;
+	struct frame fa, fb, fc, fs;
+	uint8_t s[4] = { 172, 16, 0, 0 };
+
+	make(&fa, AF_INET, a);
+	make(&fb, AF_INET, b);
+	make(&fc, AF_INET, c);
+	t_at("a /32 flood inside a /24 at 100/s, burst 100, a quiet neighbour");
+	set_port(100, 100, 0, 0);
+	run(&fa, 1000, &pass, &drop, NULL, NULL);
+	if (pass < 50 || pass > 52)
+		t_fail("the flooding source: %u of 1000 passed (want its half of the burst, 50)",
+		       pass);
+	pass = 0;
+	run(&fb, 40, &pass, NULL, NULL, NULL);
+	if (pass != 40)
+		t_fail("its quiet neighbour: %u of 40 passed", pass);
+
+	t_at("a flood spoofed across 172.16.0.0/20 at 10/s per /24, burst 10");
+	set_port(10, 10, 0, 0);
+	pass = drop = 0;
+	/* 8 sources in each of its 16 /24s, one request each, the /24s in
+	 * turn: every source and every /24 within its burst. */
+	for (j = 0; j < 8; j++)
+		for (i = 0; i < 16; i++) {
+			s[2] = (uint8_t)i;
+			s[3] = (uint8_t)(1 + j);
+			make(&fs, AF_INET, s);
+			run(&fs, 1, &pass, &drop, NULL, NULL);
+		}
+	if (pass < 80 || pass > 81)
+		t_fail("%u of 128 passed (want the /20's burst, 80)", pass);
+	pass = 0;
+	run(&fc, 5, &pass, NULL, NULL, NULL);
+	if (pass != 5)
+		t_fail("a /24 of the next /20: %u of 5 passed", pass);
 }
 
 /* xorshift32: the spread's sources, the same every run. */
@@ -476,14 +545,15 @@ static void addr_of(uint32_t i, uint8_t a[4])
 	a[3] = 1;
 }
 
-/* Its set in rl_table under the port entry set_port() writes (seed 0). */
+/* Its /24's set in rl_table under the port entry set_port() writes
+ * (seed 0). */
 static uint32_t set_of(const uint8_t a[4])
 {
-	struct rr_port_conf conf = { .rl_mask_v4 = htonl(0xffffff00U) };
+	struct rr_port_conf conf = { .rl_seed = 0 };
 	uint32_t v;
 
 	memcpy(&v, a, 4);
-	return rr_rl_set_of(rr_rl_hash(&conf, AF_INET, v, 0));
+	return rr_rl_set_of(rr_rl_hash(&conf, AF_INET, 24, v, 0));
 }
 
 /*
@@ -493,30 +563,33 @@ static uint32_t set_of(const uint8_t a[4])
  * the next three the earliest of the taken ones: the newcomers', never
  * the flood's, which stays limited, and is seen held by reqrouterctl
  * top's look (rr_rl_held()).
- * The spread's entries before it are let lapse first (a tenth of a
- * second ahead at most).
+ * The spread's entries before it are let lapse first (a fifth of a
+ * second ahead at most: a source's, at half the rate).
  */
 static void full_set(void)
 {
-	struct rr_port_conf conf = { .slot = SLOT,
-				     .rl_burst = 2,
-				     .rl_interval_ns = 1000000000U,
-				     .rl_mask_v4 = htonl(0xffffff00U) };
+	struct rr_port_conf conf = { .slot = SLOT };
 	uint32_t pass = 0, drop = 0, i, n = 0, set;
 	uint64_t st[RR_FN_STAT_MAX], was;
-	uint8_t a[4], b[4];
-	struct frame fa, fb;
+	uint8_t a[4], a2[4], b[4];
+	struct frame fa, fa2, fb;
 
+	rr_rl_levels(&conf, 1, 2, 24, 64);
 	addr_of(0x77000, a);
+	memcpy(a2, a, 4);
+	a2[3] = 2;
 	set = set_of(a);
 	make(&fa, AF_INET, a);
+	make(&fa2, AF_INET, a2);
 	t_at("a full set: six newcomers beside a flooding prefix");
-	usleep(200000);
+	usleep(400000);
 	set_port(1, 2, 0, 0);
 	if (rr_xdp_read_fn_stats(&x, 0, SLOT, st))
 		t_fail("cannot read the counters");
 	was = st[RR_FN_RL_EVICTED];
-	run(&fa, 10, &pass, &drop, NULL, NULL);
+	/* Two sources of it, each half its burst. */
+	run(&fa, 5, &pass, &drop, NULL, NULL);
+	run(&fa2, 5, &pass, &drop, NULL, NULL);
 	if (pass != 2 || drop != 8)
 		t_fail("the flood: %u passed, %u dropped of 10 (want 2, 8)",
 		       pass, drop);
@@ -542,7 +615,7 @@ static void full_set(void)
 	if (pass || drop != 5)
 		t_fail("the flood after them: %u passed, %u dropped of 5 (want 0, 5)",
 		       pass, drop);
-	if (!rr_rl_held(&x, &conf, AF_INET, a, now_ns()))
+	if (!rr_rl_held(&x, &conf, AF_INET, a, 24, now_ns()))
 		t_fail("reqrouterctl top's look (rr_rl_held) does not see it held");
 }
 
@@ -597,6 +670,7 @@ int main(void)
 	exempt();
 	ipv6();
 	dry_run();
+	levels();
 	spread();
 	full_set();
 	rr_xdp_destroy(&x);

@@ -93,18 +93,14 @@
  * every request sampled into the sketch (hh_scale 0), and a limit no
  * fuzzing run reaches (a nanosecond an interval, a burst of 2^32 - 1:
  * the bucket would have to run seconds ahead), so the verdicts stay the
- * oracle's while the program hashes every source's /24 and /64.
+ * oracle's while the program hashes every level of every source's
+ * prefixes (/32, /24, /20; /128, /64, /56, /48).
  */
 #define HH_RL (RR_PORT_HH | RR_PORT_RL)
-/* 255.255.255.0 as the address's bytes in memory, read as a u32. */
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define MASK_V4_24 0x00ffffffU
-#else
-#define MASK_V4_24 0xffffff00U
-#endif
-#define HH_RL_CONF                                                   \
-	.hh_scale = 0, .rl_interval_ns = 1, .rl_burst = 0xffffffffU, \
-	.rl_mask_v4 = MASK_V4_24, .rl_mask_v6 = { ~0ULL, 0 }
+#define HH_RL_CONF                                         \
+	.hh_scale = 0, .rl_burst_ns = ~0ULL,               \
+	.rl_interval_ns = { { 1, 1, 1 }, { 1, 1, 1, 1 } }, \
+	.rl_len = { { 32, 24, 20 }, { 128, 64, 56, 48 } }
 
 /* The steering instance: no port has the in-kernel tier. */
 static const struct port ports[] = {

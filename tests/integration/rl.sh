@@ -8,7 +8,8 @@
 # about one limited query in two), while a client in another /24 at
 # 50 queries/s gets at least 99 % answered. The limited and slipped
 # queries are counted in the metrics and in reqrouterctl stats. A reload
-# to rate_limit = 50 takes effect at once. Then rrload's XDP engine floods
+# to rate_limit = 50 takes effect at once (the client at 20/s: one
+# source gets half its prefix's budget). Then rrload's XDP engine floods
 # from 1000 spoofed sources in four /24s, and in four /64s: at most
 # rate x time + burst answers per prefix, about half of the rest slipped,
 # every reply right (the slips and answers also prove the engine's
@@ -36,11 +37,12 @@ for i in 2 3 4 5 6 7 8 9; do
 done
 
 py() { json_eval "$@"; }
-# flood SECONDS: the flood and the client; JSON in $RR_TMP/flood.json.
+# flood SECONDS [CLIENT-RATE]: the flood and the client (50/s); JSON in
+# $RR_TMP/flood.json.
 flood() {
 	tb_cli python3 "$FLOOD" --dst "$TB_IP4_SRV" --port 53 \
 		--duration "$1" "${SRCS[@]}" --flood-rate 4000 \
-		--client "$TB_IP4_CLI" --client-rate 50 >"$RR_TMP/flood.json" ||
+		--client "$TB_IP4_CLI" --client-rate "${2:-50}" >"$RR_TMP/flood.json" ||
 		die "the flood did not run"
 	sed 's/^/    /' "$RR_TMP/flood.json"
 }
@@ -87,7 +89,8 @@ printf 'rate_limit = 50\n' >>"$CONF"
 check_eq "reload: exit 0" 0 $?
 check "reload: rate_limit applied" \
 	grep -qF '[function dns] rate_limit: applied' "$RR_TMP/reload.out"
-flood 3
+# The client alone in its /24, one source: half the /24's 50/s is its.
+flood 3 20
 secs=$(f 'd["seconds"]')
 ans=$(f 'd["flood"]["answers"]')
 max=$(py "int((50 * $secs + 50) * 1.05)" - <<<'{}')

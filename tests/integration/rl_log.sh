@@ -4,8 +4,9 @@
 # The rate limiter's dry run (rate_limit_mode = log, issue 44), on the
 # bare defaults (TB_PEER_XDP=0) but for dns's limit, 50 queries/s per
 # prefix, and every request sampled into the heavy hitters:
-#  - in log mode a flood of 400 queries/s from one address of
-#    198.18.1.0/24 gets every query answered (no slip), the queries over
+#  - in log mode a flood of 400 queries/s from four addresses of
+#    198.18.1.0/24 (each over a source's half of the /24's budget, so
+#    that the /24 is what refuses) gets every query answered (no slip), the queries over
 #    the limit are counted in reqrouter_rate_limit_would_limit_packets_total
 #    (none in reqrouter_rate_limited_packets_total), reqrouterctl top
 #    marks the flood's /24 "would be rate-limited (log)" (and not
@@ -24,18 +25,23 @@ rr_bed 2
 M=$RR_TMP/metrics.prom
 SOCK=$RR_TMP/ctl.sock
 CONF=$RR_TMP/rl.conf
-tb_cli ip addr add 198.18.1.2/24 dev "$TB_IF_CLI" || die "cannot add 198.18.1.2"
+SRCS=()
+for i in 2 3 4 5; do
+	tb_cli ip addr add "198.18.1.$i/24" dev "$TB_IF_CLI" ||
+		die "cannot add 198.18.1.$i"
+	SRCS+=(--flood "198.18.1.$i")
+done
 
 # conf MODE: dns at 50/s per prefix in MODE, every request sampled.
 conf() {
 	printf '[function dns]\nzone = example.com %s/configs/example.zone\nrate_limit = 50\nrate_limit_mode = %s\nheavy_hitters_sample = 1\n' \
 		"$PWD" "$1" >"$CONF"
 }
-# flood NAME: 3 s at 400/s from 198.18.1.2 beside a client at 20/s (JSON
+# flood NAME: 3 s at 400/s from 198.18.1.2-5 beside a client at 20/s (JSON
 # in $RR_TMP/NAME.json); top, as JSON and as text, 2 s in.
 flood() {
 	tb_cli_bg python3 "$FLOOD" --dst "$TB_IP4_SRV" --port 53 --duration 3 \
-		--flood 198.18.1.2 --flood-rate 400 --client "$TB_IP4_CLI" \
+		"${SRCS[@]}" --flood-rate 400 --client "$TB_IP4_CLI" \
 		--client-rate 20 >"$RR_TMP/$1.json"
 	local fpid=$TB_PID
 	RR_BG_PIDS+=("$fpid")
@@ -60,7 +66,7 @@ rr_start log -c "$CONF" -i "$TB_IF_SRV" -q 2 --metrics-file "$M" \
 check "start-up: the dry run said" \
 	grep -qF "a dry run (rate_limit_mode = log)" "$RR_ERR"
 
-say "== rate_limit_mode = log: 3 s at 400/s from one address, limit 50/s"
+say "== rate_limit_mode = log: 3 s at 400/s from four addresses, limit 50/s"
 flood log
 sent=$(f log 'd["flood"]["sent"]')
 ans=$(f log 'd["flood"]["answers"]')

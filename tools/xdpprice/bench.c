@@ -272,11 +272,11 @@ static void row_conf(struct price_bench *b, const struct rr_service *xdp_svc,
 			     k & K_CACHE_HIT ? GEN_HIT : GEN_MISS, c);
 	else
 		port_conf_of(b->inv, xdp_svc, true, 0, c);
-	c->rl_interval_ns = 1;
-	if (k & K_RL_BUSY) {
-		c->rl_interval_ns = 1000;
-		c->rl_burst = UINT32_MAX;
-	}
+	rr_rl_levels(c, 1000000000U, 0, RR_DEFAULT_V4_PREFIX,
+		     RR_DEFAULT_V6_PREFIX);
+	if (k & K_RL_BUSY)
+		rr_rl_levels(c, 1000000, UINT32_MAX, RR_DEFAULT_V4_PREFIX,
+			     RR_DEFAULT_V6_PREFIX);
 	if (k & K_NO_LOCAL)
 		c->flags &= ~RR_PORT_LOCAL_DST;
 	if (k & K_NO_MIN_SRC)

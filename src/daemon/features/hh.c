@@ -522,6 +522,10 @@ static const char *rl_state(struct rr_invoker *inv, uint32_t slot,
 
 	if (!svc->rate_limit || exempt(svc, key, kind) ||
 	    !rr_rl_held(&inv->xdp, conf, (int)key->family, key->addr,
+			kind == RR_HH_SOURCE
+				? (key->family == AF_INET ? 32 : 128)
+			: key->family == AF_INET ? RR_HH_V4_PREFIX
+						 : RR_HH_V6_PREFIX,
 			rr_now_ns()))
 		return NULL;
 	return svc->rate_limit_mode == RR_RL_MODE_LOG ? "would_limit"

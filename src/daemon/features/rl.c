@@ -20,21 +20,95 @@
 #include "reqrouter.skel.h"
 #include "rl.h"
 #include "shared/guard.h"
+#include "util.h"
 #include "xdp.h"
 
 /*
+ * The levels of prefixes the limiter keeps around the configured one
+ * (rate_limit_v4_prefix, _v6_prefix), narrowest first, and the budget of
+ * each as a multiple of the configured prefix's (num / den): the source
+ * itself at half, so that one address takes at most half of its
+ * prefix's and leaves the rest to its neighbours (Knot 3.4 gives a /32
+ * a 32nd of a /24's, which at NSD's 200/s per /24, dns's default, would
+ * hold a lone resolver to 6/s; its /128 has half a /64's, as here), and
+ * the wider ones as Knot 3.4 scales them: IPv4's /20 eight times a /24's
+ * (256 : 32), IPv6's /56 and /48 1.5 and 2 times a /64's (3 : 2, 4 : 2).
+ * A level is 'off' bits out from the configured prefix (full: the
+ * whole address), kept only while inside 1..the address's bits.
+ */
+struct rl_level {
+	int off; /* bits more than the configured prefix; RL_FULL: all */
+	uint32_t num, den;
+};
+
+#define RL_FULL 1000
+
+static const struct rl_level rl_levels_v4[] = {
+	{ RL_FULL, 1, 2 },
+	{ 0, 1, 1 },
+	{ -4, 8, 1 },
+};
+static const struct rl_level rl_levels_v6[] = {
+	{ RL_FULL, 1, 2 },
+	{ 0, 1, 1 },
+	{ -8, 3, 2 },
+	{ -16, 2, 1 },
+};
+
+/* Family @fam's levels of @conf (@bits the address's) around a
+ * @prefix-long one whose interval is @interval_ns. */
+static void rl_fill(struct rr_port_conf *conf, int fam, uint32_t bits,
+		    uint32_t prefix, uint64_t interval_ns,
+		    const struct rl_level *lv, size_t nlv)
+{
+	uint64_t iv;
+	size_t i, n = 0;
+	int len;
+
+	for (i = 0; i < nlv && n < RR_RL_LEVELS; i++) {
+		len = lv[i].off == RL_FULL ? (int)bits
+					   : (int)prefix + lv[i].off;
+		if (len < 1 || len > (int)bits ||
+		    (lv[i].off == RL_FULL && prefix >= bits))
+			continue;
+		iv = interval_ns * lv[i].den / lv[i].num;
+		conf->rl_len[fam][n] = (uint8_t)len;
+		conf->rl_interval_ns[fam][n] = iv < 1		 ? 1
+					       : iv > UINT32_MAX ? UINT32_MAX
+								 : (uint32_t)iv;
+		n++;
+	}
+	for (; n < RR_RL_LEVELS; n++) {
+		conf->rl_len[fam][n] = 0;
+		conf->rl_interval_ns[fam][n] = 0;
+	}
+}
+
+void rr_rl_levels(struct rr_port_conf *conf, uint32_t rate, uint32_t burst,
+		  uint32_t v4_prefix, uint32_t v6_prefix)
+{
+	uint64_t interval_ns = rate ? 1000000000U / rate : 1;
+
+	if (!interval_ns)
+		interval_ns = 1;
+	conf->rl_burst_ns = (uint64_t)(burst ? burst : rate) * interval_ns;
+	rl_fill(conf, RR_RL_V4, 32, v4_prefix, interval_ns, rl_levels_v4,
+		ARRAY_SIZE(rl_levels_v4));
+	rl_fill(conf, RR_RL_V6, 128, v6_prefix, interval_ns, rl_levels_v6,
+		ARRAY_SIZE(rl_levels_v6));
+}
+
+/*
  * Rate limiting as @svc says now (docs/DESIGN.md, "Rate limiting in
- * XDP"): the interval between two replies, the burst, the slip and the
- * prefix masks in memory order. The slip reply goes out with XDP_TX
- * where such frames are not lost (xdp_tx_ok); elsewhere the XDP program
- * hands the request to a worker marked as a slip, and the worker sends
- * the same reply (rr_rl_slip()).
+ * XDP"): the levels of prefixes, their intervals and the burst
+ * (rr_rl_levels()), the slip and the mode. The slip reply goes out with
+ * XDP_TX where such frames are not lost (xdp_tx_ok); elsewhere the XDP
+ * program hands the request to a worker marked as a slip, and the worker
+ * sends the same reply (rr_rl_slip()).
  */
 void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
 		     struct rr_port_conf *conf)
 {
-	uint8_t m6[16];
-
 	conf->flags &= ~(RR_PORT_RL | RR_PORT_RL_EXEMPT | RR_PORT_SLIP_TC |
 			 RR_PORT_SLIP_WORKERS | RR_PORT_RL_LOG);
 	conf->rl_seed = rr_rl_seed(inv->xdp.hh_seed, conf->slot,
@@ -49,17 +123,9 @@ void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
 	if (svc->fn->flags & RR_FN_SLIP_TC)
 		conf->flags |= RR_PORT_SLIP_TC |
 			       (inv->xdp_tx_ok ? 0 : RR_PORT_SLIP_WORKERS);
-	conf->rl_interval_ns = 1000000000U / svc->rate_limit;
-	if (!conf->rl_interval_ns)
-		conf->rl_interval_ns = 1;
-	conf->rl_burst =
-		svc->rate_limit_burst ? svc->rate_limit_burst : svc->rate_limit;
+	rr_rl_levels(conf, svc->rate_limit, svc->rate_limit_burst,
+		     svc->rate_limit_v4_prefix, svc->rate_limit_v6_prefix);
 	conf->rl_slip = svc->slip;
-	conf->rl_mask_v4 = htonl(svc->rate_limit_v4_prefix >= 32
-					 ? ~0U
-					 : ~(~0U >> svc->rate_limit_v4_prefix));
-	rr_rl_mask(svc->rate_limit_v6_prefix, m6, sizeof(m6));
-	memcpy(conf->rl_mask_v6, m6, sizeof(m6));
 }
 
 void rr_rl_mask(uint32_t bits, uint8_t *mask, size_t len)
@@ -107,7 +173,10 @@ int rr_rl_slip(uint8_t *frame, uint32_t len, uint32_t *csum_start)
 
 void rr_rl_say(const struct rr_service *svc)
 {
-	char slip[64] = "";
+	struct rr_port_conf conf = { .slot = 0 };
+	char slip[64] = "", levels[160] = "";
+	uint32_t f, l;
+	int n = 0;
 
 	if (!svc->rate_limit) {
 		pr_info("no rate limit for '%s' (rate_limit = 0)\n",
@@ -118,11 +187,26 @@ void rr_rl_say(const struct rr_service *svc)
 		snprintf(slip, sizeof(slip),
 			 ", one in %u of those over it slipped (DNS TC)",
 			 svc->slip);
-	pr_info("rate limit for '%s': %u replies/s per source prefix (/%u, /%u), burst %u, in XDP%s%s; rate_limit = 0 turns it off\n",
+	rr_rl_levels(&conf, svc->rate_limit, svc->rate_limit_burst,
+		     svc->rate_limit_v4_prefix, svc->rate_limit_v6_prefix);
+	for (f = 0; f < 2; f++)
+		for (l = 0; l < RR_RL_LEVELS && conf.rl_interval_ns[f][l]; l++)
+			if (conf.rl_len[f][l] !=
+			    (f ? svc->rate_limit_v6_prefix
+			       : svc->rate_limit_v4_prefix))
+				n += snprintf(levels + n, sizeof(levels) - n,
+					      "%s/%u %.*f/s", n ? ", " : "",
+					      conf.rl_len[f][l],
+					      conf.rl_interval_ns[f][l] >
+							      100000000U
+						      ? 1
+						      : 0,
+					      1e9 / conf.rl_interval_ns[f][l]);
+	pr_info("rate limit for '%s': %u replies/s per source prefix (/%u, /%u), burst %u, in XDP (and %s)%s%s; rate_limit = 0 turns it off\n",
 		svc->fn->name, svc->rate_limit, svc->rate_limit_v4_prefix,
 		svc->rate_limit_v6_prefix,
 		svc->rate_limit_burst ? svc->rate_limit_burst : svc->rate_limit,
-		svc->rate_limit_mode == RR_RL_MODE_LOG ? "" : slip,
+		levels, svc->rate_limit_mode == RR_RL_MODE_LOG ? "" : slip,
 		svc->rate_limit_mode == RR_RL_MODE_LOG
 			? ", a dry run (rate_limit_mode = log): what it would limit is counted and let by"
 			: "");
@@ -159,22 +243,25 @@ int rr_rl_reset(struct rr_xdp *x, uint32_t slot)
 
 /*
  * Whether the limiter holds the prefix of @family's address @addr at its
- * limit now, in the function @conf describes: its entry's time more than
- * a burst less a margin ahead of @now. rl_check() refuses a request from
- * there while the time is a burst ahead; a flood keeps it between that
- * and one interval less (each token, freed, is taken by its next
- * request), dipping further by the gaps between its requests. The margin
- * (10 ms, or an interval if longer, at most the burst's time) shows a
- * flooded prefix as limited throughout instead of flickering at every
- * token or gap: an interval alone is 10 us at 100000/s. One look at one
- * set, never at the whole table.
+ * limit now, in the function @conf describes: the entry of one of its
+ * levels no longer than @bits (a source: all; a /24: the /24 and the
+ * /20) more than a burst less a margin ahead of @now. rl_check() refuses
+ * a request from there while a level's time is a burst ahead; a flood
+ * keeps it between that and one interval less (each token, freed, is
+ * taken by its next request), dipping further by the gaps between its
+ * requests. The margin (10 ms, or the level's interval if longer, at
+ * most the burst's time) shows a flooded prefix as limited throughout
+ * instead of flickering at every token or gap: an interval alone is
+ * 10 us at 100000/s. One look at one set a level, never at the whole
+ * table.
  */
 bool rr_rl_held(struct rr_xdp *x, const struct rr_port_conf *conf, int family,
-		const uint8_t *addr, uint64_t now)
+		const uint8_t *addr, uint32_t bits, uint64_t now)
 {
-	__u64 a = 0, b = 0, h, tau, margin, edge;
+	int fam = family == AF_INET ? RR_RL_V4 : RR_RL_V6;
+	__u64 a = 0, b = 0, h, tau, margin;
+	uint32_t v4, key, w, l, iv;
 	struct rr_rl_set set;
-	uint32_t v4, key, w;
 
 	if (family == AF_INET) {
 		memcpy(&v4, addr, 4);
@@ -183,20 +270,26 @@ bool rr_rl_held(struct rr_xdp *x, const struct rr_port_conf *conf, int family,
 		memcpy(&a, addr, 8);
 		memcpy(&b, addr + 8, 8);
 	}
-	h = rr_rl_hash(conf, (__u32)family, a, b);
-	key = rr_rl_set_of(h);
-	if (bpf_map__lookup_elem(x->skel->maps.rl_table, &key, sizeof(key),
-				 &set, sizeof(set), 0))
-		return false;
-	tau = rr_rl_tau(conf);
-	margin = conf->rl_interval_ns > RL_HELD_MARGIN_NS ? conf->rl_interval_ns
-							  : RL_HELD_MARGIN_NS;
-	if (margin > tau)
-		margin = tau;
-	edge = now + tau - margin;
-	for (w = 0; w < RR_RL_WAYS; w++)
-		if (set.way[w].tag == h)
-			return set.way[w].tat > edge;
+	for (l = 0; l < RR_RL_LEVELS; l++) {
+		iv = conf->rl_interval_ns[fam][l];
+		if (!iv)
+			break;
+		if (conf->rl_len[fam][l] > bits)
+			continue;
+		h = rr_rl_hash(conf, (__u32)family, conf->rl_len[fam][l], a, b);
+		key = rr_rl_set_of(h);
+		if (bpf_map__lookup_elem(x->skel->maps.rl_table, &key,
+					 sizeof(key), &set, sizeof(set), 0))
+			return false;
+		tau = rr_rl_tau(conf, iv);
+		margin = iv > RL_HELD_MARGIN_NS ? iv : RL_HELD_MARGIN_NS;
+		if (margin > tau)
+			margin = tau;
+		for (w = 0; w < RR_RL_WAYS; w++)
+			if (set.way[w].tag == h &&
+			    set.way[w].tat > now + tau - margin)
+				return true;
+	}
 	return false;
 }
 

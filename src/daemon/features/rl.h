@@ -18,6 +18,13 @@ struct rr_invoker;
  * order (rate_limit_v4_prefix, rate_limit_v6_prefix). */
 void rr_rl_mask(uint32_t bits, uint8_t *mask, size_t len);
 
+/* The limiter's levels of prefixes into @conf (its rl_len,
+ * rl_interval_ns and rl_burst_ns): @rate replies/s (0: as good as none)
+ * and a burst of @burst (0: @rate) for a prefix of @v4_prefix (IPv4) or
+ * @v6_prefix (IPv6) bits, and the levels around it, each scaled from it
+ * (docs/DESIGN.md, "Rate limiting in XDP", "Several prefix lengths"). */
+void rr_rl_levels(struct rr_port_conf *conf, uint32_t rate, uint32_t burst,
+		  uint32_t v4_prefix, uint32_t v6_prefix);
 /* The rate limit of @svc into @conf, its XDP port entry, as the program
  * reads it (slots.c, rl.c; hh.c judges the top keys by the same). */
 void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
@@ -35,10 +42,11 @@ int rr_rl_open(struct rr_invoker *inv, uint32_t slot,
  * generation of its seed (rr_rl_port_conf()); 0 or -errno. */
 int rr_rl_reset(struct rr_xdp *x, uint32_t slot);
 /* Whether the limiter of the function whose port entry is @conf holds the
- * prefix of @family's address @addr (4 or 16 bytes) at its limit at @now
- * (CLOCK_MONOTONIC ns); false if it cannot tell. */
+ * prefix of @family's address @addr (4 or 16 bytes), a source (@bits 32,
+ * 128) or a prefix of @bits, at its limit at @now (CLOCK_MONOTONIC ns):
+ * one of its levels no longer than @bits does; false if it cannot tell. */
 bool rr_rl_held(struct rr_xdp *x, const struct rr_port_conf *conf, int family,
-		const uint8_t *addr, uint64_t now);
+		const uint8_t *addr, uint32_t bits, uint64_t now);
 /*
  * The slip reply, in place, to the request in @frame (@len bytes) that
  * the XDP program handed a worker marked as a slip (RR_RX_META_SLIP,
