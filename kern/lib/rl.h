@@ -44,6 +44,17 @@ struct {
 	__uint(map_flags, BPF_F_MMAPABLE);
 } rl_table SEC(".maps");
 
+/* What the source prefixes cost their functions (rate_limit_us), laid
+ * out as rl_table and keyed by the same hashes; written by the workers
+ * (src/daemon/features/rl.c, rr_rl_charge()), only read here. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct rr_rl_set);
+	__uint(max_entries, RR_RL_SETS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+} rl_cost_table SEC(".maps");
+
 /* Each CPU's count of limited requests per slot, for the slip. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -196,6 +207,28 @@ static __always_inline int slip_tc(struct xdp_md *ctx,
 }
 
 /*
+ * Whether the prefix of hash @h (in set @key) has cost its function more
+ * of its time than rate_limit_us allows (rl_cost_table): its bucket more
+ * than RR_RL_COST_BURST_NS ahead of @now, the coarse clock (two ticks
+ * behind at most: it errs for the source, and by 1 % of the burst). A
+ * prefix with no entry has cost nothing lately.
+ */
+static __always_inline int rl_costly(__u32 key, __u64 h, __u64 now)
+{
+	struct rr_rl_set *set = bpf_map_lookup_elem(&rl_cost_table, &key);
+	__u32 w;
+
+	if (!set)
+		return 0;
+#pragma unroll
+	for (w = 0; w < RR_RL_WAYS; w++)
+		if (READ_ONCE_U64(set->way[w].tag) == h)
+			return READ_ONCE_U64(set->way[w].tat) >
+			       now + RR_RL_COST_BURST_NS;
+	return 0;
+}
+
+/*
  * A token from the bucket of the level whose hash is @h (interval @iv),
  * for a request every level lets by: its entry found again in its set
  * (the same cache line rl_check() just read; carrying the entry from
@@ -213,6 +246,8 @@ static __always_inline void rl_take(const struct rr_port_conf *conf, __u64 h,
 	struct rr_rl_set *set;
 	__u64 t, vt = ~0ULL;
 
+	if (!iv)
+		return;
 	set = bpf_map_lookup_elem(&rl_table, &key);
 	if (!set)
 		return;
@@ -307,18 +342,24 @@ static __always_inline int rl_check(struct xdp_md *ctx,
 	 * is in time. */
 	now = rl_coarse_now();
 	/* Every level read, narrowest first: the first whose bucket
-	 * refuses limits the request. */
+	 * refuses limits the request (a level with no interval has no
+	 * limit of replies, only of cost). */
 #pragma unroll
 	for (l = 0; l < RR_RL_LEVELS; l++) {
-		iv = conf->rl_interval_ns[fam][l];
-		if (!iv)
+		if (!conf->rl_len[fam][l])
 			break;
+		iv = conf->rl_interval_ns[fam][l];
 		h[l] = rr_rl_hash(conf, family, conf->rl_len[fam][l], a, b);
 		key = rr_rl_set_of(h[l]);
+		n++;
+		/* rate_limit_us: over its budget of the function's time. */
+		if (conf->flags & RR_PORT_RL_COST && rl_costly(key, h[l], now))
+			goto limited;
+		if (!iv)
+			continue;
 		set = bpf_map_lookup_elem(&rl_table, &key);
 		if (!set)
 			return -1;
-		n++;
 		/* The tag first: a claim writes the time first. */
 		t = 0;
 #pragma unroll
@@ -334,7 +375,7 @@ static __always_inline int rl_check(struct xdp_md *ctx,
 		if (t > now + rr_rl_tau(conf, iv))
 			goto limited;
 	}
-	/* Every level has room: a token from each. */
+	/* Every level has room: a token from each (that has a limit). */
 	if (n > 0)
 		rl_take(conf, h[0], conf->rl_interval_ns[fam][0], &now, &pnow,
 			queue);

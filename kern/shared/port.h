@@ -143,5 +143,9 @@ struct rr_port_conf {
 /* rate_limit_mode = log: a request over the limit is counted
  * (RR_FN_RL_WOULD_LIMIT) and goes on as one within it. */
 #define RR_PORT_RL_LOG (1U << 16)
+/* rate_limit_us: a request is limited too while one of its source's
+ * prefixes has cost the function more time than its budget
+ * (rl_cost_table, charged by the workers). */
+#define RR_PORT_RL_COST (1U << 17)
 
 #endif /* RR_SHARED_PORT_H */

@@ -41,6 +41,19 @@ struct rr_rl_set {
 	struct rr_rl_entry way[RR_RL_WAYS];
 };
 
+/*
+ * rate_limit_us (docs/DESIGN.md, "Rate limiting in XDP", "Cost"): the
+ * time a source's prefixes cost a function, in rl_cost_table, laid out
+ * as rl_table and keyed by the same hashes (rr_rl_hash()). An entry is a
+ * GCRA bucket of function time: the workers add each call's time, scaled
+ * to the level's budget (an interval per microsecond: 1e9 /
+ * (rate_limit_us x the level's share), rr_rl_levels()), and the XDP
+ * program limits the source while a level's time is more than
+ * RR_RL_COST_BURST_NS ahead of now: a quiet prefix may spend a second's
+ * budget at once.
+ */
+#define RR_RL_COST_BURST_NS 1000000000ULL
+
 /* Each CPU's count of limited requests per slot: every rl_slip-th slips. */
 struct rr_rl_cpu {
 	__u32 limited;

@@ -27,6 +27,7 @@
 #include "latency.h"
 #include "link.h"
 #include "netlink.h"
+#include "rl.h"
 #include "packet.h"
 #include "shared/link.h" /* RR_FRAME_SIZE */
 #include "shared/port.h"
@@ -190,6 +191,9 @@ struct rr_live {
 	bool tcp_retire[RR_TCP_LOOPS];
 	/* The interface's MTU now: the longest reply a worker sends. */
 	uint32_t mtu;
+	/* By slot: what its workers charge a call's time to (rate_limit_us,
+	 * features/rl.c), written only by rr_slot_sync(). */
+	struct rr_rl_cost rl_cost[RR_MAX_SLOTS];
 };
 
 #define RR_LIVE_SIZE ((sizeof(struct rr_live) + 4095) & ~(size_t)4095)
@@ -350,6 +354,8 @@ struct rr_worker {
 	uint64_t stock[RR_SG_STOCK];
 	/* Scratch for one round over the sockets. */
 	struct rr_keep keep; /* a request's payload, for the reply cache */
+	/* A batch's calls' time by source, to charge (rate_limit_us). */
+	struct rr_rl_charge charges[RR_MAX_BATCH];
 	/* A frame served out of other cells' reach (serve_private()). */
 	uint8_t priv[RR_FRAME_SIZE] __attribute__((aligned(RR_CACHELINE)));
 	struct xdp_desc tx[RR_MAX_BATCH];

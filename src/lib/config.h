@@ -161,6 +161,11 @@ enum rr_metrics_detail {
 #define RR_DEFAULT_RATE_LIMIT 100000 /* replies/s per prefix */
 #define RR_RRL_RATE_LIMIT 200	     /* likewise, RR_FN_RATE_LIMITED's */
 #define RR_MAX_RATE_LIMIT 100000000
+/* rate_limit_us: at most 100 CPU-seconds a second. */
+#define RR_MAX_RATE_LIMIT_US 100000000
+/* Whether service @svc's requests are rate-limited at all: by replies
+ * (rate_limit) or by the time they cost (rate_limit_us). */
+#define RR_RATE_LIMITED(svc) ((svc)->rate_limit || (svc)->rate_limit_us)
 #define RR_DEFAULT_V4_PREFIX 24 /* the prefixes it counts by */
 #define RR_DEFAULT_V6_PREFIX 64
 #define RR_DEFAULT_SLIP 2
@@ -266,6 +271,9 @@ struct rr_service {
 	uint32_t rate_limit_v6_prefix;
 	uint32_t slip;
 	enum rr_rl_mode rate_limit_mode;
+	/* Microseconds of the function's time a second per source prefix,
+	 * charged by the workers and limited in XDP; 0: off. */
+	uint32_t rate_limit_us;
 	struct rr_cidr rate_limit_exempt[RR_MAX_ALLOW_PER_FN];
 	uint32_t nrate_limit_exempt;
 	/* The config has a [function NAME] section (an RR_FN_OPT_IN

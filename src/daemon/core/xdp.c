@@ -406,6 +406,9 @@ void rr_xdp_destroy(struct rr_xdp *x)
 	if (x->load)
 		munmap(x->load, x->load_size);
 	x->load = NULL;
+	if (x->rl_cost)
+		munmap(x->rl_cost, x->rl_cost_size);
+	x->rl_cost = NULL;
 	if (x->gathers)
 		munmap(x->gathers, x->gathers_size);
 	x->gathers = NULL;
@@ -732,6 +735,20 @@ int rr_xdp_map_load(struct rr_xdp *x, uint32_t nqueues)
 			     sizeof(struct rr_queue_load) * nqueues, true,
 			     &x->load_size);
 	return x->load ? 0 : -errno;
+}
+
+/* The kernel lays an array's values out 8-byte aligned: as C does. */
+_Static_assert(sizeof(struct rr_rl_set) % 8 == 0,
+	       "rl_cost_table's values must be laid out as an array of them");
+
+int rr_xdp_map_rl_cost(struct rr_xdp *x)
+{
+	if (x->rl_cost)
+		return 0;
+	x->rl_cost = map_shared(bpf_map__fd(x->skel->maps.rl_cost_table),
+				sizeof(struct rr_rl_set) * RR_RL_SETS, true,
+				&x->rl_cost_size);
+	return x->rl_cost ? 0 : -errno;
 }
 
 int rr_xdp_hh_reset_cpu(struct rr_xdp *x, uint32_t slot)

@@ -58,6 +58,11 @@ struct rr_xdp {
 	 * rr_xdp_map_load(); NULL: the program steers in turn only. */
 	struct rr_queue_load *load;
 	size_t load_size;
+	/* What the source prefixes cost their functions (rl_cost_table,
+	 * rate_limit_us), mapped by rr_xdp_map_rl_cost() for the workers,
+	 * cells included, to charge; NULL: no function's cost is charged. */
+	struct rr_rl_set *rl_cost;
+	size_t rl_cost_size;
 	/* Gathers (docs/DESIGN.md, "Gathers"): the gathers map, mapped by
 	 * rr_xdp_map_gathers() (ngathers entries, RR_SG_PER_WORKER per
 	 * worker index), and the scatter program on the egress, if put
@@ -142,6 +147,9 @@ int rr_xdp_map_hh(struct rr_xdp *x);
 /* Maps the workers' load of queues 0..@nqueues-1 into this process, and
  * into the cells it forks (each keeps its own queue's page); 0 or -errno. */
 int rr_xdp_map_load(struct rr_xdp *x, uint32_t nqueues);
+/* Maps rl_cost_table into this process and the cells it forks, which
+ * charge it (rate_limit_us); 0 or -errno. */
+int rr_xdp_map_rl_cost(struct rr_xdp *x);
 /* Every CPU's sampling state of @slot back to "sample the next request". */
 int rr_xdp_hh_reset_cpu(struct rr_xdp *x, uint32_t slot);
 /* Attaches to ifindex in the given mode, replacing a stale program of

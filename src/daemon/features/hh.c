@@ -520,7 +520,7 @@ static const char *rl_state(struct rr_invoker *inv, uint32_t slot,
 {
 	const struct rr_service *svc = inv->slots[slot].svc;
 
-	if (!svc->rate_limit || exempt(svc, key, kind) ||
+	if (!RR_RATE_LIMITED(svc) || exempt(svc, key, kind) ||
 	    !rr_rl_held(&inv->xdp, conf, (int)key->family, key->addr,
 			kind == RR_HH_SOURCE
 				? (key->family == AF_INET ? 32 : 128)
@@ -538,7 +538,7 @@ static void rl_conf(struct rr_invoker *inv, uint32_t slot,
 {
 	memset(conf, 0, sizeof(*conf));
 	conf->slot = slot;
-	if (inv->slots[slot].svc->rate_limit)
+	if (RR_RATE_LIMITED(inv->slots[slot].svc))
 		rr_rl_port_conf(inv, inv->slots[slot].svc, conf);
 }
 
@@ -628,9 +628,9 @@ void rr_hh_json(struct rr_invoker *inv, const char *name, FILE *out)
 				(unsigned long)f->prev_samples,
 				(unsigned long)f->lost);
 			json_kind(out, inv, slot, f, RR_HH_SOURCE,
-				  s->svc->rate_limit);
+				  RR_RATE_LIMITED(s->svc));
 			json_kind(out, inv, slot, f, RR_HH_PREFIX,
-				  s->svc->rate_limit);
+				  RR_RATE_LIMITED(s->svc));
 		}
 		fprintf(out, "}");
 	}

@@ -73,9 +73,11 @@ static void rl_fill(struct rr_port_conf *conf, int fam, uint32_t bits,
 			continue;
 		iv = interval_ns * lv[i].den / lv[i].num;
 		conf->rl_len[fam][n] = (uint8_t)len;
-		conf->rl_interval_ns[fam][n] = iv < 1		 ? 1
-					       : iv > UINT32_MAX ? UINT32_MAX
-								 : (uint32_t)iv;
+		if (iv > UINT32_MAX)
+			iv = UINT32_MAX;
+		conf->rl_interval_ns[fam][n] = !interval_ns ? 0
+					       : iv < 1	    ? 1
+							    : (uint32_t)iv;
 		n++;
 	}
 	for (; n < RR_RL_LEVELS; n++) {
@@ -87,9 +89,9 @@ static void rl_fill(struct rr_port_conf *conf, int fam, uint32_t bits,
 void rr_rl_levels(struct rr_port_conf *conf, uint32_t rate, uint32_t burst,
 		  uint32_t v4_prefix, uint32_t v6_prefix)
 {
-	uint64_t interval_ns = rate ? 1000000000U / rate : 1;
+	uint64_t interval_ns = rate ? 1000000000U / rate : 0;
 
-	if (!interval_ns)
+	if (rate && !interval_ns)
 		interval_ns = 1;
 	conf->rl_burst_ns = (uint64_t)(burst ? burst : rate) * interval_ns;
 	rl_fill(conf, RR_RL_V4, 32, v4_prefix, interval_ns, rl_levels_v4,
@@ -109,13 +111,17 @@ void rr_rl_levels(struct rr_port_conf *conf, uint32_t rate, uint32_t burst,
 void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
 		     struct rr_port_conf *conf)
 {
-	conf->flags &= ~(RR_PORT_RL | RR_PORT_RL_EXEMPT | RR_PORT_SLIP_TC |
-			 RR_PORT_SLIP_WORKERS | RR_PORT_RL_LOG);
+	conf->flags &=
+		~(RR_PORT_RL | RR_PORT_RL_EXEMPT | RR_PORT_SLIP_TC |
+		  RR_PORT_SLIP_WORKERS | RR_PORT_RL_LOG | RR_PORT_RL_COST);
 	conf->rl_seed = rr_rl_seed(inv->xdp.hh_seed, conf->slot,
 				   inv->xdp.rl_gen[conf->slot % RR_MAX_SLOTS]);
-	if (!svc->rate_limit)
+	if (!svc->rate_limit && !svc->rate_limit_us)
 		return;
 	conf->flags |= RR_PORT_RL;
+	/* Where the workers can charge it. */
+	if (svc->rate_limit_us && inv->xdp.rl_cost)
+		conf->flags |= RR_PORT_RL_COST;
 	if (svc->nrate_limit_exempt)
 		conf->flags |= RR_PORT_RL_EXEMPT;
 	if (svc->rate_limit_mode == RR_RL_MODE_LOG)
@@ -126,6 +132,119 @@ void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
 	rr_rl_levels(conf, svc->rate_limit, svc->rate_limit_burst,
 		     svc->rate_limit_v4_prefix, svc->rate_limit_v6_prefix);
 	conf->rl_slip = svc->slip;
+}
+
+/*
+ * A microsecond of the function's time costs a level's bucket what a
+ * reply costs it at rate_limit = rate_limit_us: the same levels, the
+ * same shares, each bucket's burst a second's budget
+ * (RR_RL_COST_BURST_NS), keyed by the port entry's hashes.
+ */
+void rr_rl_cost_conf(const struct rr_service *svc,
+		     const struct rr_port_conf *conf, struct rr_rl_cost *c)
+{
+	struct rr_port_conf lv = { .rl_seed = 0 };
+
+	memset(c, 0, sizeof(*c));
+	if (!(conf->flags & RR_PORT_RL_COST))
+		return;
+	rr_rl_levels(&lv, svc->rate_limit_us, 0, svc->rate_limit_v4_prefix,
+		     svc->rate_limit_v6_prefix);
+	c->seed = conf->rl_seed;
+	memcpy(c->interval_ns, lv.rl_interval_ns, sizeof(c->interval_ns));
+	memcpy(c->len, lv.rl_len, sizeof(c->len));
+}
+
+bool rr_rl_source(const uint8_t *frame, uint32_t len, struct rr_rl_charge *ch)
+{
+	uint32_t off = 12;
+	uint16_t type;
+
+	if (len < off + 2)
+		return false;
+	type = (uint16_t)(frame[off] << 8 | frame[off + 1]);
+	if (type == 0x8100 || type == 0x88a8) {
+		off += 4;
+		if (len < off + 2)
+			return false;
+		type = (uint16_t)(frame[off] << 8 | frame[off + 1]);
+	}
+	off += 2;
+	if (type == 0x0800 && len >= off + 20) {
+		ch->family = AF_INET;
+		memcpy(ch->addr, frame + off + 12, 4);
+		return true;
+	}
+	if (type == 0x86dd && len >= off + 40) {
+		ch->family = AF_INET6;
+		memcpy(ch->addr, frame + off + 8, 16);
+		return true;
+	}
+	return false;
+}
+
+/* One level's bucket of hash @h in @table charged @add ns at @now: its
+ * entry, restarted if its time is past, or the earliest of its set,
+ * claimed (its time first, as rl_take() claims). */
+static void charge_level(struct rr_rl_set *table, uint64_t h, uint64_t add,
+			 uint64_t now)
+{
+	struct rr_rl_set *set = &table[rr_rl_set_of(h)];
+	struct rr_rl_entry *victim = &set->way[0];
+	uint64_t t, vt = UINT64_MAX;
+	uint32_t w;
+
+	for (w = 0; w < RR_RL_WAYS; w++) {
+		if (__atomic_load_n(&set->way[w].tag, __ATOMIC_RELAXED) == h) {
+			t = __atomic_load_n(&set->way[w].tat, __ATOMIC_RELAXED);
+			if (t < now &&
+			    __atomic_compare_exchange_n(
+				    &set->way[w].tat, &t, now + add, false,
+				    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+				return;
+			__atomic_fetch_add(&set->way[w].tat, add,
+					   __ATOMIC_RELAXED);
+			return;
+		}
+		t = __atomic_load_n(&set->way[w].tat, __ATOMIC_RELAXED);
+		if (t < vt) {
+			vt = t;
+			victim = &set->way[w];
+		}
+	}
+	if (__atomic_compare_exchange_n(&victim->tat, &vt, now + add, false,
+					__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		__atomic_store_n(&victim->tag, h, __ATOMIC_RELAXED);
+}
+
+void rr_rl_charge(struct rr_rl_set *table, const struct rr_rl_cost *c,
+		  const struct rr_rl_charge *ch, uint32_t n, uint64_t now)
+{
+	struct rr_port_conf conf = { .rl_seed = c->seed };
+	uint32_t i, l, v4;
+	__u64 a, b;
+	int fam;
+
+	for (i = 0; i < n; i++) {
+		fam = ch[i].family == AF_INET ? RR_RL_V4 : RR_RL_V6;
+		a = b = 0;
+		if (ch[i].family == AF_INET) {
+			memcpy(&v4, ch[i].addr, 4);
+			a = v4;
+		} else {
+			memcpy(&a, ch[i].addr, 8);
+			memcpy(&b, ch[i].addr + 8, 8);
+		}
+		for (l = 0; l < RR_RL_LEVELS && c->len[fam][l]; l++)
+			if (c->interval_ns[fam][l])
+				charge_level(table,
+					     rr_rl_hash(&conf,
+							(__u32)ch[i].family,
+							c->len[fam][l], a, b),
+					     ch[i].ns * c->interval_ns[fam][l] /
+						     1000,
+					     now);
+	}
 }
 
 void rr_rl_mask(uint32_t bits, uint8_t *mask, size_t len)
@@ -178,6 +297,10 @@ void rr_rl_say(const struct rr_service *svc)
 	uint32_t f, l;
 	int n = 0;
 
+	if (svc->rate_limit_us)
+		pr_info("cost limit for '%s': %u us of its time a second per source prefix (/%u, /%u; a source half of it), charged by its workers, limited in XDP; rate_limit_us = 0 turns it off\n",
+			svc->fn->name, svc->rate_limit_us,
+			svc->rate_limit_v4_prefix, svc->rate_limit_v6_prefix);
 	if (!svc->rate_limit) {
 		pr_info("no rate limit for '%s' (rate_limit = 0)\n",
 			svc->fn->name);
@@ -270,14 +393,22 @@ bool rr_rl_held(struct rr_xdp *x, const struct rr_port_conf *conf, int family,
 		memcpy(&a, addr, 8);
 		memcpy(&b, addr + 8, 8);
 	}
-	for (l = 0; l < RR_RL_LEVELS; l++) {
+	for (l = 0; l < RR_RL_LEVELS && conf->rl_len[fam][l]; l++) {
 		iv = conf->rl_interval_ns[fam][l];
-		if (!iv)
-			break;
 		if (conf->rl_len[fam][l] > bits)
 			continue;
 		h = rr_rl_hash(conf, (__u32)family, conf->rl_len[fam][l], a, b);
 		key = rr_rl_set_of(h);
+		/* Over its cost (rate_limit_us), as rl_costly() judges. */
+		if (conf->flags & RR_PORT_RL_COST && x->rl_cost)
+			for (w = 0; w < RR_RL_WAYS; w++)
+				if (x->rl_cost[key].way[w].tag == h &&
+				    x->rl_cost[key].way[w].tat >
+					    now + RR_RL_COST_BURST_NS -
+						    RL_HELD_MARGIN_NS)
+					return true;
+		if (!iv)
+			continue;
 		if (bpf_map__lookup_elem(x->skel->maps.rl_table, &key,
 					 sizeof(key), &set, sizeof(set), 0))
 			return false;

@@ -14,6 +14,26 @@
 
 struct rr_invoker;
 
+/*
+ * What a function's workers charge a call's time to (rate_limit_us),
+ * as the main thread computes it into struct rr_live for every cell to
+ * read (rr_rl_cost_conf()): the port entry's seed, and per family and
+ * level the prefix's length (0: no more) and the nanoseconds of bucket
+ * time one microsecond of the function's costs it (0: not charged).
+ */
+struct rr_rl_cost {
+	uint64_t seed;
+	uint32_t interval_ns[2][RR_RL_LEVELS];
+	uint8_t len[2][RR_RL_LEVELS];
+};
+
+/* A batch's calls from one source: its address and their time. */
+struct rr_rl_charge {
+	uint8_t addr[16];
+	int family;
+	uint64_t ns;
+};
+
 /* The mask of a @bits-long prefix into @mask's @len bytes, in network
  * order (rate_limit_v4_prefix, rate_limit_v6_prefix). */
 void rr_rl_mask(uint32_t bits, uint8_t *mask, size_t len);
@@ -29,6 +49,18 @@ void rr_rl_levels(struct rr_port_conf *conf, uint32_t rate, uint32_t burst,
  * reads it (slots.c, rl.c; hh.c judges the top keys by the same). */
 void rr_rl_port_conf(const struct rr_invoker *inv, const struct rr_service *svc,
 		     struct rr_port_conf *conf);
+/* What @svc's workers charge its calls' time to, from its port entry
+ * @conf as rr_rl_port_conf() made it, into @c (all 0: nothing). */
+void rr_rl_cost_conf(const struct rr_service *svc,
+		     const struct rr_port_conf *conf, struct rr_rl_cost *c);
+/* The source of the request in @frame (@len bytes: Ethernet, a VLAN tag
+ * or none, IPv4 or IPv6) into @ch's family and address; false if none. */
+bool rr_rl_source(const uint8_t *frame, uint32_t len, struct rr_rl_charge *ch);
+/* Adds @n calls' times (@ch, by source) to @table (rl_cost_table) as
+ * @c says, at @now (CLOCK_MONOTONIC ns): each level of each source's
+ * prefixes, its entry found or the earliest of its set taken. */
+void rr_rl_charge(struct rr_rl_set *table, const struct rr_rl_cost *c,
+		  const struct rr_rl_charge *ch, uint32_t n, uint64_t now);
 /* Says @svc's rate limit, or that it has none, in one line for the
  * start-up lines. */
 void rr_rl_say(const struct rr_service *svc);

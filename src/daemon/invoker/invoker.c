@@ -243,6 +243,11 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	if (ret)
 		pr_warn("cannot map the workers' load, every function is steered round-robin: %s\n",
 			strerror(-ret));
+	/* For the workers to charge rate_limit_us, cells included. */
+	ret = rr_xdp_map_rl_cost(&inv->xdp);
+	if (ret)
+		pr_warn("cannot map the rate limiter's cost table: rate_limit_us limits nothing: %s\n",
+			strerror(-ret));
 	/* Before any port opens: a port samples only with the pool drawn. */
 	rr_hh_open(inv);
 	ret = rr_xdp_attach(&inv->xdp, inv->ifindex, cfg->mode);

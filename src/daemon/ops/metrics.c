@@ -254,7 +254,7 @@ size_t rr_fn_row(const struct rr_invoker *inv, uint32_t q, uint32_t slot)
  * tier, its cache, its rate limit or its deadline. */
 static bool counted_in_xdp(const struct rr_slot *s)
 {
-	return s->tier_xdp || s->cached || s->svc->rate_limit ||
+	return s->tier_xdp || s->cached || RR_RATE_LIMITED(s->svc) ||
 	       s->svc->deadline_us;
 }
 
@@ -293,7 +293,7 @@ static void write_fn_counters(struct rr_invoker *inv, FILE *out,
 	for (slot = 0; slot < inv->nslots; slot++) {
 		if (stat == RR_FN_RL_LIMITED || stat == RR_FN_RL_SLIPPED ||
 		    stat == RR_FN_RL_EVICTED || stat == RR_FN_RL_WOULD_LIMIT) {
-			if (!inv->slots[slot].svc->rate_limit)
+			if (!RR_RATE_LIMITED(inv->slots[slot].svc))
 				continue;
 		} else if (xdp_tier ? !inv->slots[slot].tier_xdp
 				    : !inv->slots[slot].cached)
@@ -904,13 +904,13 @@ static void summary_in_kernel(struct rr_invoker *inv, FILE *out)
 			fprintf(out, "reply cache: %s: %lu hits, %lu misses\n",
 				s->svc->fn->name, sum[RR_FN_CACHE_HIT],
 				sum[RR_FN_CACHE_MISS]);
-		if (s->svc->rate_limit &&
+		if (RR_RATE_LIMITED(s->svc) &&
 		    (sum[RR_FN_RL_LIMITED] || sum[RR_FN_RL_SLIPPED]))
 			fprintf(out,
 				"rate limit: %s: %u replies/s per prefix, %lu limited (dropped), %lu slipped\n",
 				s->svc->fn->name, s->svc->rate_limit,
 				sum[RR_FN_RL_LIMITED], sum[RR_FN_RL_SLIPPED]);
-		if (s->svc->rate_limit && sum[RR_FN_RL_WOULD_LIMIT])
+		if (RR_RATE_LIMITED(s->svc) && sum[RR_FN_RL_WOULD_LIMIT])
 			fprintf(out,
 				"rate limit: %s: %lu would have been limited (rate_limit_mode = log)\n",
 				s->svc->fn->name, sum[RR_FN_RL_WOULD_LIMIT]);

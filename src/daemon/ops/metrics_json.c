@@ -87,7 +87,7 @@ static void json_function(struct rr_invoker *inv, uint32_t slot,
 	if (inv->slots[slot].cached)
 		fprintf(out, ",\"cache\":{\"hits\":%lu,\"misses\":%lu}",
 			sum[RR_FN_CACHE_HIT], sum[RR_FN_CACHE_MISS]);
-	if (svc->rate_limit)
+	if (RR_RATE_LIMITED(svc))
 		fprintf(out,
 			",\"rate_limit\":{\"limit\":%u,\"mode\":\"%s\",\"limited\":%lu,\"slipped\":%lu,\"evicted\":%lu,\"would_limit\":%lu}",
 			svc->rate_limit, rr_rl_mode_names[svc->rate_limit_mode],

@@ -215,6 +215,23 @@ static int serve_private(struct rr_worker *w, uint8_t *data, uint32_t len,
 	return ret;
 }
 
+/* The time of a call from @ch's source, added to the batch's charges
+ * (w->charges, @n of them): one entry per source. */
+static void charge_add(struct rr_worker *w, uint32_t *n,
+		       const struct rr_rl_charge *ch)
+{
+	uint32_t i, len = ch->family == AF_INET ? 4 : 16;
+
+	for (i = 0; i < *n; i++)
+		if (w->charges[i].family == ch->family &&
+		    !memcmp(w->charges[i].addr, ch->addr, len)) {
+			w->charges[i].ns += ch->ns;
+			return;
+		}
+	if (*n < RR_MAX_BATCH)
+		w->charges[(*n)++] = *ch;
+}
+
 /* A gather_target function's requests: no gathers of its own. */
 static struct rr_gather_ctx target_only = { .target = true };
 
@@ -238,6 +255,12 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	struct rr_batch_mark *mark = &w->rep->batch;
 	struct xsk_tx_metadata *meta;
 	struct rr_keep *keep = NULL;
+	/* rate_limit_us: its calls' time charged to their sources. */
+	const struct rr_rl_cost *cost = NULL;
+	struct rr_rl_charge ch;
+	uint32_t ncharge = 0;
+	uint64_t tcall;
+	bool charge;
 	const struct xdp_desc *rxd;
 	uint64_t deadline = (uint64_t)s->svc->deadline_us * 1000;
 	uint64_t addr, base, now, delay;
@@ -256,6 +279,7 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	if (!n)
 		return 0;
 	now = rr_now_ns();
+	tcall = now;
 	rr_latency_start(&s->stats->latency, now);
 	load_busy(w, now);
 	mark->rx_cons = idx_rx;
@@ -292,6 +316,10 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	} else if (s->svc->gather_target) {
 		ctx.gather = &target_only;
 	}
+	if (w->inv->xdp.rl_cost &&
+	    __atomic_load_n(&w->inv->live->rl_cost[s->slot].len[0][0],
+			    __ATOMIC_RELAXED))
+		cost = &w->inv->live->rl_cost[s->slot];
 	/* Other cell groups' cells share the queue's frames: what is cached
 	 * is made out of their reach (serve_private()). */
 	priv = keep && w->inv->ngroups > 1 && !ctx.gather;
@@ -345,6 +373,8 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 				w->gathers->cur_addr = addr;
 				w->gathers->cur_len = rxd->len;
 			}
+			/* Its source, before the reply takes its place. */
+			charge = cost && rr_rl_source(data, rxd->len, &ch);
 			rr_call_step(w);
 			if (priv)
 				ret = serve_private(w, data, rxd->len, room,
@@ -357,6 +387,13 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 						    offload ? &csum_start
 							    : NULL);
 			rr_call_step(w);
+			/* One clock read a call: each call's time runs from
+			 * the end of the one before (or the batch's start). */
+			if (charge) {
+				ch.ns = rr_now_ns() - tcall;
+				tcall += ch.ns;
+				charge_add(w, &ncharge, &ch);
+			}
 			if (ret == RR_SERVE_KEPT) {
 				/* Kept by its gather (gather.c), listed in
 				 * the report's gather_frames. */
@@ -401,6 +438,10 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	load_done(w, n);
 
 	ntx = rr_tx_put(w, s, ntx);
+	/* The replies out first: charged once a batch, a source once. */
+	if (ncharge)
+		rr_rl_charge(w->inv->xdp.rl_cost, cost, w->charges, ncharge,
+			     tcall);
 	load_busy(w, 0);
 	rr_latency_end(&s->stats->latency, ntx);
 	__atomic_store_n(&mark->sock, RR_NO_BATCH, __ATOMIC_RELEASE);

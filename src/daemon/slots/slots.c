@@ -335,6 +335,8 @@ int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 	__atomic_store_n(&inv->live->cache_gen[s - inv->slots], s->cache_gen,
 			 __ATOMIC_RELAXED);
 	if (s->removed || (s->quarantined && s->svc->quarantine_pass)) {
+		memset(&inv->live->rl_cost[s - inv->slots], 0,
+		       sizeof(inv->live->rl_cost[0]));
 		ret = rr_xdp_del_port(&inv->xdp, s->svc->port);
 		if (s->removed) {
 			rr_spread_forget(s);
@@ -377,6 +379,8 @@ int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 	/* Who is calling: heavy_hitters and its rate, as they are now. */
 	rr_hh_port_conf(inv, s->svc, &conf);
 	rr_rl_port_conf(inv, s->svc, &conf);
+	/* What its workers charge, before the flag that has XDP read it. */
+	rr_rl_cost_conf(s->svc, &conf, &inv->live->rl_cost[s - inv->slots]);
 	ret = rr_xdp_set_port(&inv->xdp, s->svc->port, &conf);
 	rr_spread_sweep(inv);
 	return ret;

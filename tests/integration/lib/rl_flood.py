@@ -12,6 +12,9 @@ in turn, the client sends --client-rate; all ask example.com. A with a
 numbered ID. Replies are read as they come and for half a second after:
 a reply with TC set is a slip, any other an answer. Prints one JSON
 object: per group (flood, client) the queries sent, answers and slips.
+
+With --flood-payload and --client-payload TEXT (not DNS: every reply is
+an answer), each group sends its TEXT, a space and the request's number.
 """
 import argparse
 import json
@@ -36,6 +39,8 @@ def main():
     ap.add_argument("--flood-rate", type=float, default=4000)
     ap.add_argument("--client", required=True)
     ap.add_argument("--client-rate", type=float, default=50)
+    ap.add_argument("--flood-payload")
+    ap.add_argument("--client-payload")
     a = ap.parse_args()
 
     def sock(addr):
@@ -53,12 +58,22 @@ def main():
     owner[client] = "client"
     asked = set()
     dst = (a.dst, a.port)
+    raw = a.flood_payload is not None or a.client_payload is not None
+
+    def request(group, n):
+        if not raw:
+            return query(n)
+        text = a.flood_payload if group == "flood" else a.client_payload
+        return (text or "").encode() + b" %d" % n
 
     def drain():
         for s, g in owner.items():
             try:
                 while True:
                     r = s.recv(2048)
+                    if raw:
+                        groups[g]["answers"] += 1
+                        continue
                     if len(r) < 12 or not r[2] & 0x80:
                         continue
                     if g == "client":
@@ -79,14 +94,15 @@ def main():
             break
         while nf < int((now - start) * a.flood_rate):
             try:
-                flood[nf % len(flood)].sendto(query(nf & 0xffff), dst)
+                flood[nf % len(flood)].sendto(request("flood", nf & 0xffff),
+                                              dst)
                 groups["flood"]["sent"] += 1
             except BlockingIOError:
                 pass
             nf += 1
         while nc < int((now - start) * a.client_rate) + 1:
             try:
-                client.sendto(query(nc & 0xffff), dst)
+                client.sendto(request("client", nc & 0xffff), dst)
                 asked.add(nc & 0xffff)
                 groups["client"]["sent"] += 1
             except BlockingIOError:
