@@ -294,7 +294,7 @@ void rr_rl_say(const struct rr_service *svc)
 {
 	struct rr_port_conf conf = { .slot = 0 };
 	char slip[64] = "", levels[160] = "";
-	uint32_t f, l;
+	uint32_t f, l, base;
 	int n = 0;
 
 	if (svc->rate_limit_us)
@@ -312,20 +312,19 @@ void rr_rl_say(const struct rr_service *svc)
 			 svc->slip);
 	rr_rl_levels(&conf, svc->rate_limit, svc->rate_limit_burst,
 		     svc->rate_limit_v4_prefix, svc->rate_limit_v6_prefix);
+	base = 1000000000U / svc->rate_limit;
 	for (f = 0; f < 2; f++)
 		for (l = 0; l < RR_RL_LEVELS && conf.rl_interval_ns[f][l]; l++)
 			if (conf.rl_len[f][l] !=
 			    (f ? svc->rate_limit_v6_prefix
 			       : svc->rate_limit_v4_prefix))
-				n += snprintf(levels + n, sizeof(levels) - n,
-					      "%s/%u %.*f/s", n ? ", " : "",
-					      conf.rl_len[f][l],
-					      conf.rl_interval_ns[f][l] >
-							      100000000U
-						      ? 1
-						      : 0,
-					      1e9 / conf.rl_interval_ns[f][l]);
-	pr_info("rate limit for '%s': %u replies/s per source prefix (/%u, /%u), burst %u, in XDP (and %s)%s%s; rate_limit = 0 turns it off\n",
+				n += snprintf(
+					levels + n, sizeof(levels) - n,
+					"%s/%u %.2gx", n ? ", " : "",
+					conf.rl_len[f][l],
+					(double)(base ? base : 1) /
+						conf.rl_interval_ns[f][l]);
+	pr_info("rate limit for '%s': %u replies/s per source prefix (/%u, /%u), burst %u, in XDP (and times that: %s)%s%s; rate_limit = 0 turns it off\n",
 		svc->fn->name, svc->rate_limit, svc->rate_limit_v4_prefix,
 		svc->rate_limit_v6_prefix,
 		svc->rate_limit_burst ? svc->rate_limit_burst : svc->rate_limit,
