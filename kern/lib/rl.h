@@ -207,50 +207,47 @@ static __always_inline int slip_tc(struct xdp_md *ctx,
 }
 
 /*
- * Whether the prefix of hash @h (in set @key) has cost its function more
- * of its time than rate_limit_us allows (rl_cost_table): its bucket more
- * than RR_RL_COST_BURST_NS ahead of @now, the coarse clock (two ticks
- * behind at most: it errs for the source, and by 1 % of the burst). A
- * prefix with no entry has cost nothing lately.
+ * The time of the entry tagged @h in set @key of rl_table, or with @cost
+ * of rl_cost_table (0: none, as good as a full bucket). Functions of
+ * their own, verified once: inlined into every level, their ways'
+ * branches multiplied the verifier's paths by each other's.
  */
-static __always_inline int rl_costly(__u32 key, __u64 h, __u64 now)
+__noinline __u64 rl_time(__u32 key, __u64 h, __u32 cost)
 {
-	struct rr_rl_set *set = bpf_map_lookup_elem(&rl_cost_table, &key);
+	struct rr_rl_set *set;
 	__u32 w;
 
+	set = cost ? bpf_map_lookup_elem(&rl_cost_table, &key)
+		   : bpf_map_lookup_elem(&rl_table, &key);
 	if (!set)
 		return 0;
 #pragma unroll
 	for (w = 0; w < RR_RL_WAYS; w++)
 		if (READ_ONCE_U64(set->way[w].tag) == h)
-			return READ_ONCE_U64(set->way[w].tat) >
-			       now + RR_RL_COST_BURST_NS;
+			return READ_ONCE_U64(set->way[w].tat);
 	return 0;
 }
 
 /*
  * A token from the bucket of the level whose hash is @h (interval @iv),
  * for a request every level lets by: its entry found again in its set
- * (the same cache line rl_check() just read; carrying the entry from
- * there would multiply the verifier's paths by the ways of every level),
- * or, where it has none, the set's entry whose time is earliest,
- * claimed. @now is the clock rl_check() judged by; a claim reads the
- * precise one into @pnow (and @now), once.
+ * (the same cache line rl_check() just read), or, where it has none, the
+ * set's entry whose time is earliest, claimed and counted as evicted if
+ * it was live (for function slot @slot on @queue). @now is the clock
+ * rl_check() judged by, @pnow the precise one if it read it (0: not
+ * yet); a claim reads it. Returns @pnow, read or not.
  */
-static __always_inline void rl_take(const struct rr_port_conf *conf, __u64 h,
-				    __u32 iv, __u64 *now, __u64 *pnow,
-				    __u32 queue)
+__noinline __u64 rl_take(__u64 h, __u64 iv, __u64 now, __u64 pnow,
+			 __u32 queue_slot)
 {
 	__u32 key = rr_rl_set_of(h), w;
 	struct rr_rl_entry *e = NULL, *victim;
 	struct rr_rl_set *set;
 	__u64 t, vt = ~0ULL;
 
-	if (!iv)
-		return;
 	set = bpf_map_lookup_elem(&rl_table, &key);
 	if (!set)
-		return;
+		return pnow;
 	victim = &set->way[0];
 #pragma unroll
 	for (w = 0; w < RR_RL_WAYS; w++) {
@@ -265,19 +262,33 @@ static __always_inline void rl_take(const struct rr_port_conf *conf, __u64 h,
 		}
 	}
 	if (e) {
-		if (READ_ONCE_U64(e->tat) < *now)
-			e->tat = *now + iv;
+		if (READ_ONCE_U64(e->tat) < now)
+			e->tat = now + iv;
 		else
 			__sync_fetch_and_add(&e->tat, iv);
-		return;
+		return pnow;
 	}
-	if (!*pnow)
-		*now = *pnow = bpf_ktime_get_ns();
-	if (vt > *pnow)
-		rr_fn_count_at(queue, conf->slot, RR_FN_RL_EVICTED);
-	if (__sync_val_compare_and_swap(&victim->tat, vt, *pnow + iv) == vt)
+	if (!pnow)
+		pnow = bpf_ktime_get_ns();
+	if (vt > pnow)
+		rr_fn_count_at(queue_slot >> 16, queue_slot & 0xffff,
+			       RR_FN_RL_EVICTED);
+	if (__sync_val_compare_and_swap(&victim->tat, vt, pnow + iv) == vt)
 		victim->tag = h;
+	return pnow;
 }
+
+/* rl_take() of level @l, if it has a limit of replies. */
+#define RL_TAKE(l)                                          \
+	do {                                                \
+		iv = conf->rl_interval_ns[fam][l];          \
+		if (n > (l) && iv) {                        \
+			pnow = rl_take(h[l], iv, now, pnow, \
+				       queue << 16 | slot); \
+			if (pnow)                           \
+				now = pnow;                 \
+		}                                           \
+	} while (0)
 
 /*
  * Response rate limiting, before either tier, by every level of the
@@ -310,10 +321,9 @@ static __always_inline int rl_check(struct xdp_md *ctx,
 				    const struct rr_port_conf *conf, void *l3,
 				    struct udphdr *udp, int ipv6, __u32 queue)
 {
-	__u32 slot = conf->slot, family, fam, w, l, n = 0, iv, key;
+	__u32 slot = conf->slot, family, fam, l, n = 0, iv, key;
 	__u64 a = 0, b = 0, now, pnow = 0, t, h[RR_RL_LEVELS] = {};
 	void *end = (void *)(long)ctx->data_end;
-	struct rr_rl_set *set;
 	struct rr_rl_cpu *rc;
 	int act;
 
@@ -352,22 +362,16 @@ static __always_inline int rl_check(struct xdp_md *ctx,
 		h[l] = rr_rl_hash(conf, family, conf->rl_len[fam][l], a, b);
 		key = rr_rl_set_of(h[l]);
 		n++;
-		/* rate_limit_us: over its budget of the function's time. */
-		if (conf->flags & RR_PORT_RL_COST && rl_costly(key, h[l], now))
+		/* rate_limit_us: over its budget of the function's time, by
+		 * the coarse clock (two ticks behind at most: it errs for the
+		 * source, by 1 % of the burst). */
+		if (conf->flags & RR_PORT_RL_COST &&
+		    rl_time(key, h[l], 1) > now + RR_RL_COST_BURST_NS)
 			goto limited;
 		if (!iv)
 			continue;
-		set = bpf_map_lookup_elem(&rl_table, &key);
-		if (!set)
-			return -1;
 		/* The tag first: a claim writes the time first. */
-		t = 0;
-#pragma unroll
-		for (w = 0; w < RR_RL_WAYS; w++)
-			if (READ_ONCE_U64(set->way[w].tag) == h[l]) {
-				t = READ_ONCE_U64(set->way[w].tat);
-				break;
-			}
+		t = rl_time(key, h[l], 0);
 		/* None (0): as good as a full bucket. Late by the coarse
 		 * clock: the precise one decides. */
 		if (t > now + rr_rl_tau(conf, iv) && !pnow)
@@ -376,18 +380,10 @@ static __always_inline int rl_check(struct xdp_md *ctx,
 			goto limited;
 	}
 	/* Every level has room: a token from each (that has a limit). */
-	if (n > 0)
-		rl_take(conf, h[0], conf->rl_interval_ns[fam][0], &now, &pnow,
-			queue);
-	if (n > 1)
-		rl_take(conf, h[1], conf->rl_interval_ns[fam][1], &now, &pnow,
-			queue);
-	if (n > 2)
-		rl_take(conf, h[2], conf->rl_interval_ns[fam][2], &now, &pnow,
-			queue);
-	if (n > 3)
-		rl_take(conf, h[3], conf->rl_interval_ns[fam][3], &now, &pnow,
-			queue);
+	RL_TAKE(0);
+	RL_TAKE(1);
+	RL_TAKE(2);
+	RL_TAKE(3);
 	return -1;
 
 limited:

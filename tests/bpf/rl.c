@@ -23,6 +23,8 @@
  * - Several prefix lengths: a /32 flood inside a /24 takes half its
  *   budget, a quiet neighbour gets the rest; a flood spoofed across a
  *   /20, every /24 under its limit, is held to the /20's (8 /24s').
+ * - Cost (rate_limit_us): a source charged past a second's budget is
+ *   limited, one under it is not, nor one charged by another function.
  * - A dry run (rate_limit_mode = log): a flood goes by in full, counted
  *   as what the limiter would limit and seen held; without it, limited.
  * - A spoofed spread (issue 42): while requests from ever new random
@@ -477,6 +479,66 @@ static void levels(void)
 		t_fail("a /24 of the next /20: %u of 5 passed", pass);
 }
 
+/*
+ * rate_limit_us (RR_PORT_RL_COST): 1000 us a second per /24, a source
+ * half of it, each bucket a second's budget. A source charged 0.8 ms
+ * (rr_rl_charge(), as a worker charges its calls) is 1.6 s ahead (its
+ * /24 0.8 s): limited, and seen held; its neighbour, charged 0.05 ms,
+ * is not (the /24 is under its budget); one of another /20, charged
+ * nothing, goes by; and one charged 2 ms for another function (another
+ * seed) is not limited for this one.
+ */
+static void cost(void)
+{
+	struct rr_port_conf conf = { .slot = SLOT, .flags = RR_PORT_RL_COST };
+	struct rr_rl_charge ch[3] = {
+		{ .addr = { 10, 200, 0, 1 }, .family = AF_INET, .ns = 800000 },
+		{ .addr = { 10, 200, 0, 2 }, .family = AF_INET, .ns = 50000 },
+		{ .addr = { 10, 220, 0, 1 }, .family = AF_INET, .ns = 2000000 },
+	};
+	const uint8_t c[4] = { 10, 210, 0, 1 };
+	uint32_t pass = 0, drop = 0;
+	struct frame f[3], fc;
+	struct rr_rl_cost rc;
+	int i;
+
+	t_at("rate_limit_us 1000: a source charged 0.8 ms, its neighbour 0.05");
+	if (rr_xdp_map_rl_cost(&x)) {
+		t_fail("cannot map rl_cost_table");
+		return;
+	}
+	rr_rl_levels(&conf, 1000, 0, 24, 64);
+	rc.seed = 0;
+	memcpy(rc.interval_ns, conf.rl_interval_ns, sizeof(rc.interval_ns));
+	memcpy(rc.len, conf.rl_len, sizeof(rc.len));
+	rr_rl_charge(x.rl_cost, &rc, ch, 2, now_ns());
+	rc.seed = 1; /* another function's */
+	rr_rl_charge(x.rl_cost, &rc, &ch[2], 1, now_ns());
+	for (i = 0; i < 3; i++)
+		make(&f[i], AF_INET, ch[i].addr);
+	make(&fc, AF_INET, c);
+	set_port(1000, 1000, 0, RR_PORT_RL_COST);
+	run(&f[0], 5, &pass, &drop, NULL, NULL);
+	if (pass || drop != 5)
+		t_fail("charged 0.8 ms: %u passed, %u dropped of 5 (want 0, 5)",
+		       pass, drop);
+	if (!rr_rl_held(&x, &conf, AF_INET, ch[0].addr, 32, now_ns()))
+		t_fail("reqrouterctl top's look (rr_rl_held) does not see it held");
+	pass = 0;
+	run(&f[1], 5, &pass, NULL, NULL, NULL);
+	if (pass != 5)
+		t_fail("its neighbour, 0.05 ms: %u of 5 passed, want 5", pass);
+	pass = 0;
+	run(&fc, 5, &pass, NULL, NULL, NULL);
+	if (pass != 5)
+		t_fail("another /20, charged nothing: %u of 5 passed", pass);
+	pass = 0;
+	run(&f[2], 5, &pass, NULL, NULL, NULL);
+	if (pass != 5)
+		t_fail("charged 2 ms by another function: %u of 5 passed",
+		       pass);
+}
+
 /* xorshift32: the spread's sources, the same every run. */
 static uint32_t next_rand(uint32_t *x)
 {
@@ -671,6 +733,7 @@ int main(void)
 	ipv6();
 	dry_run();
 	levels();
+	cost();
 	spread();
 	full_set();
 	rr_xdp_destroy(&x);

@@ -398,7 +398,7 @@ bool rr_rl_held(struct rr_xdp *x, const struct rr_port_conf *conf, int family,
 			continue;
 		h = rr_rl_hash(conf, (__u32)family, conf->rl_len[fam][l], a, b);
 		key = rr_rl_set_of(h);
-		/* Over its cost (rate_limit_us), as rl_costly() judges. */
+		/* Over its cost (rate_limit_us), as rl_check() judges it. */
 		if (conf->flags & RR_PORT_RL_COST && x->rl_cost)
 			for (w = 0; w < RR_RL_WAYS; w++)
 				if (x->rl_cost[key].way[w].tag == h &&
