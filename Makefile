@@ -251,6 +251,7 @@ INSTALLED := $(addprefix $(DESTDIR),$(SBINDIR)/reqrouter \
 	$(PKGCONFIGDIR)/reqrouter-function.pc \
 	$(addprefix $(DOCDIR)/examples/,$(notdir $(EXAMPLES))) \
 	$(addprefix $(DATADIR)/,$(notdir $(MONITORING))) \
+	$(SBINDIR)/reqrouter-receive-nice \
 	$(SBINDIR)/reqrouter-announce $(UNITDIR)/reqrouter-announce@.service \
 	$(addprefix $(ANYCASTDIR)/,$(notdir $(ANYCAST_EXAMPLES)) $(ANYCAST_DROPIN)))
 
@@ -492,6 +493,7 @@ install: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(BUILD)/rrload $(MODULES) \
 	$(Q)chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/reqrouter-function.pc
 	$(Q)install -m 0755 $(BUILD)/reqrouter $(BUILD)/reqrouterctl \
 		$(DESTDIR)$(SBINDIR)/
+	$(Q)install -m 0755 deploy/reqrouter-receive-nice $(DESTDIR)$(SBINDIR)/
 	$(Q)install -m 0755 $(BUILD)/rrload $(DESTDIR)$(BINDIR)/
 	$(Q)install -m 0644 $(BUILD)/man/reqrouter.8 $(BUILD)/man/reqrouterctl.8 \
 		$(DESTDIR)$(MANDIR)/man8/
