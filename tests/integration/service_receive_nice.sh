@@ -22,11 +22,12 @@ export REQROUTER_RUNDIR=$RR_TMP/run
 REC=$REQROUTER_RUNDIR/$TB_IF_SRV.receive-nice
 command -v ethtool >/dev/null || die "ethtool is not installed (make deps)"
 # Threaded NAPI on both ends, as tools/bench has it.
-tb_srv ethtool -K "$TB_IF_SRV" gro on >/dev/null 2>&1 &&
+if ! { tb_srv ethtool -K "$TB_IF_SRV" gro on >/dev/null 2>&1 &&
 	tb_srv sh -c "echo 1 >/sys/class/net/$TB_IF_SRV/threaded" &&
 	tb_cli ethtool -K "$TB_IF_CLI" gro on >/dev/null 2>&1 &&
-	tb_cli sh -c "echo 1 >/sys/class/net/$TB_IF_CLI/threaded" ||
+	tb_cli sh -c "echo 1 >/sys/class/net/$TB_IF_CLI/threaded"; }; then
 	skip "this kernel refuses threaded NAPI on a veth"
+fi
 
 # nices IFACE: the nice values of IFACE's NAPI threads, sorted, one line.
 nices() {
