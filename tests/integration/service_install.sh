@@ -97,8 +97,8 @@ check "ExecStart runs the installed binary with the /etc config" \
 check "Type=notify" grep -qx 'Type=notify' "$U"
 check "root's steps put the receive work behind the workers once ready, and back after" \
 	grep -qzP 'ExecStartPost=-\+/usr/sbin/reqrouter-receive-nice set %I\nExecStopPost=-\+/usr/sbin/reqrouter-receive-nice restore %I\n' "$U"
-check "... at nice 19 unless IFACE.env says otherwise" \
-	grep -qzP 'Environment=REQROUTER_RECEIVE_NICE=19\nEnvironmentFile=-/etc/reqrouter/%I.env\n' "$U"
+check "... left alone (0) unless IFACE.env says otherwise" \
+	grep -qzP 'Environment=REQROUTER_RECEIVE_NICE=0\nEnvironmentFile=-/etc/reqrouter/%I.env\n' "$U"
 check_eq "the script is executable by all" 755 \
 	"$(stat -c %a "$D/usr/sbin/reqrouter-receive-nice")"
 check "the anycast units name the installed programs, not /usr/local" \

@@ -106,7 +106,7 @@ def cmd_report(path):
                     if r["test"] == "overload-peak"})
     for prio, rep in peaks:
         rr = [r for r in rows if r["rep"] == rep and r["policy"] == prio and
-              r["test"].startswith("overload")]
+              r["test"].startswith(("overload", "hog"))]
         peak = float([r for r in rr if r["test"] == "overload-peak"][0]
                      ["answered_per_s"])
         curve = "; ".join(
