@@ -176,8 +176,9 @@ struct rr_live {
 	 * NAPI themselves, the interface's IRQs stay deferred. Cleared by
 	 * the main thread if the sockets have no NAPI to poll after all. */
 	bool prefer_busy_poll;
-	/* worker_priority = realtime, and the main thread found it allowed:
-	 * each worker raises itself (priority.c). */
+	/* worker_priority = realtime or auto, and the main thread found it
+	 * allowed: each worker raises itself (realtime), or the supervisor
+	 * raises it while its requests wait (auto; priority.c). */
 	bool realtime;
 	/* By slot: drop what is queued. A copy of slots[].quarantined that
 	 * a cell can see, written only by rr_slot_sync(). */
@@ -336,6 +337,17 @@ struct rr_worker {
 	pid_t sys_tid;
 	bool rt_lowered;
 	uint64_t rt_lowered_seq;
+	/* worker_priority = auto, the supervisor's (priority.c): raised
+	 * now; until when, before it tries the normal priority again; how
+	 * long the next raise lasts; when it last went back; raises since
+	 * the last line said so, and when that was. */
+	bool rt_raised;
+	pid_t rt_tid; /* the thread or cell raised: a new cell is not */
+	uint64_t rt_until_ns;
+	uint64_t rt_hold_ns;
+	uint64_t rt_back_ns;
+	uint32_t rt_raises;
+	uint64_t rt_said_ns;
 	/* The worker's own, reported in rep. */
 	uint64_t call_seq;
 	uint64_t done; /* load->done, as this worker keeps it */

@@ -122,7 +122,11 @@ struct rr_cidr {
 enum rr_isolation { RR_ISOLATION_THREAD, RR_ISOLATION_CELL };
 
 /* The workers' scheduling (src/daemon/core/priority.c). */
-enum rr_worker_priority { RR_PRIORITY_REALTIME, RR_PRIORITY_NORMAL };
+enum rr_worker_priority {
+	RR_PRIORITY_REALTIME,
+	RR_PRIORITY_NORMAL,
+	RR_PRIORITY_AUTO,
+};
 
 /* Which destination addresses are answered: the host's own (its local
  * routes, followed through netlink), or any the frame carries. */

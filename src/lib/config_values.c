@@ -322,6 +322,7 @@ const char *const rr_isolation_names[] = {
 const char *const rr_worker_priority_names[] = {
 	[RR_PRIORITY_REALTIME] = "realtime",
 	[RR_PRIORITY_NORMAL] = "normal",
+	[RR_PRIORITY_AUTO] = "auto",
 	NULL,
 };
 

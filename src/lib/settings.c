@@ -107,7 +107,7 @@ const struct rr_setting rr_settings[] = {
 	  FIELD(worker_priority),
 	  .names = rr_worker_priority_names,
 	  .def = RR_PRIORITY_NORMAL,
-	  .help = "run each worker beside its CPU's receive work (normal), or ahead of it (realtime: SCHED_FIFO 1, for CPUs left to the workers; never with -B)" },
+	  .help = "run each worker beside its CPU's receive work (normal), ahead of it (realtime: SCHED_FIFO 1, for CPUs left to the workers; never with -B), or ahead only while its requests wait over 1 ms (auto)" },
 	{ .key = "coalesce_us",
 	  .flag = "coalesce-us",
 	  .arg = "US",

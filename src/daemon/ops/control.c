@@ -547,7 +547,18 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 		rr_json_str(f, inv->restart_why);
 	}
 	fprintf(f, ",\"worker_priority\":\"%s\"",
-		inv->live->realtime ? "realtime" : "normal");
+		!inv->live->realtime				? "normal"
+		: inv->cfg->worker_priority == RR_PRIORITY_AUTO ? "auto"
+								: "realtime");
+	if (inv->live->realtime &&
+	    inv->cfg->worker_priority == RR_PRIORITY_AUTO) {
+		uint32_t i, raised = 0;
+
+		for (i = 0; inv->workers && i < RR_NWORKERS(inv); i++)
+			raised += inv->workers[i].rt_raised;
+		/* worker_priority = auto: those at realtime priority now. */
+		fprintf(f, ",\"workers_raised\":%u", raised);
+	}
 	fprintf(f, ",\"coalesce_us\":%u",
 		inv->cfg->busy_poll ? 0 : inv->cfg->coalesce_us);
 	fprintf(f, ",\"functions\":[");
