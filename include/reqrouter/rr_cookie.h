@@ -32,15 +32,18 @@
 #define RR_COOKIE_FUTURE_S 300
 #define RR_COOKIE_RENEW_S 1800
 
+/* In line always: BPF takes five arguments a call at most. */
+#define RR_COOKIE_INLINE static inline __attribute__((always_inline))
+
 /* An 8-byte little-endian word, as SipHash reads its input and key. */
-static inline __u64 rr_le64(const __u8 *p)
+RR_COOKIE_INLINE __u64 rr_le64(const __u8 *p)
 {
 	return (__u64)p[0] | (__u64)p[1] << 8 | (__u64)p[2] << 16 |
 	       (__u64)p[3] << 24 | (__u64)p[4] << 32 | (__u64)p[5] << 40 |
 	       (__u64)p[6] << 48 | (__u64)p[7] << 56;
 }
 
-static inline __u32 rr_le32(const __u8 *p)
+RR_COOKIE_INLINE __u32 rr_le32(const __u8 *p)
 {
 	return (__u32)p[0] | (__u32)p[1] << 8 | (__u32)p[2] << 16 |
 	       (__u32)p[3] << 24;
@@ -53,7 +56,7 @@ struct rr_sip {
 	__u64 v0, v1, v2, v3;
 };
 
-static inline void rr_sip_round(struct rr_sip *s)
+RR_COOKIE_INLINE void rr_sip_round(struct rr_sip *s)
 {
 	s->v0 += s->v1;
 	s->v1 = RR_ROTL64(s->v1, 13);
@@ -71,7 +74,7 @@ static inline void rr_sip_round(struct rr_sip *s)
 	s->v2 = RR_ROTL64(s->v2, 32);
 }
 
-static inline void rr_sip_init(struct rr_sip *s, __u64 k0, __u64 k1)
+RR_COOKIE_INLINE void rr_sip_init(struct rr_sip *s, __u64 k0, __u64 k1)
 {
 	s->v0 = k0 ^ 0x736f6d6570736575ULL;
 	s->v1 = k1 ^ 0x646f72616e646f6dULL;
@@ -80,7 +83,7 @@ static inline void rr_sip_init(struct rr_sip *s, __u64 k0, __u64 k1)
 }
 
 /* One 8-byte word of input: two compression rounds. */
-static inline void rr_sip_word(struct rr_sip *s, __u64 m)
+RR_COOKIE_INLINE void rr_sip_word(struct rr_sip *s, __u64 m)
 {
 	s->v3 ^= m;
 	rr_sip_round(s);
@@ -90,7 +93,7 @@ static inline void rr_sip_word(struct rr_sip *s, __u64 m)
 
 /* The last word (the input's length in its top byte, the bytes left
  * below) and four finalization rounds. */
-static inline __u64 rr_sip_final(struct rr_sip *s, __u64 b)
+RR_COOKIE_INLINE __u64 rr_sip_final(struct rr_sip *s, __u64 b)
 {
 	rr_sip_word(s, b);
 	s->v2 ^= 0xff;
@@ -102,7 +105,8 @@ static inline __u64 rr_sip_final(struct rr_sip *s, __u64 b)
 }
 
 /* SipHash-2-4 of @len bytes at @p under the key (@k0, @k1). */
-static inline __u64 rr_siphash24(__u64 k0, __u64 k1, const __u8 *p, __u32 len)
+RR_COOKIE_INLINE __u64 rr_siphash24(__u64 k0, __u64 k1, const __u8 *p,
+				    __u32 len)
 {
 	struct rr_sip s;
 	__u64 b = (__u64)len << 56;
@@ -123,8 +127,8 @@ static inline __u64 rr_siphash24(__u64 k0, __u64 k1, const __u8 *p, __u32 len)
  * @a and @b (rr_le64() of each half of an IPv6 address). No loop: the XDP
  * program calls it as it is.
  */
-static inline __u64 rr_cookie_hash(__u64 k0, __u64 k1, __u64 cc, __u64 vrt,
-				   __u64 a, __u64 b, int ipv6)
+RR_COOKIE_INLINE __u64 rr_cookie_hash(__u64 k0, __u64 k1, __u64 cc, __u64 vrt,
+				      __u64 a, __u64 b, int ipv6)
 {
 	struct rr_sip s;
 
