@@ -677,7 +677,7 @@ int rr_cookie_secret_read(const char *path, uint8_t *out, char *err,
 	if (n != 2 * 16 || p[n + strspn(p + n, " \t\r\n")])
 		return rr_errf(
 			err, errlen,
-			"cookie_secret: %s must hold a 16-byte secret as 32 hex digits (e.g. from: head -c 16 /dev/urandom | xxd -p)",
+			"cookie_secret: %s must hold a 16-byte secret as 32 hex digits (docs/OPERATIONS.md, \"DNS Cookies\", makes one)",
 			path);
 	for (i = 0; i < 16; i++) {
 		char byte[3] = { p[2 * i], p[2 * i + 1], '\0' };

@@ -5,7 +5,8 @@
 # bare defaults (the client's veth end bare, tier auto, the reply cache
 # on), with a cookie_secret file whose secret the test knows, so that it
 # makes cookies of its own (lib/dns_cookie.py, SipHash written apart from
-# reqrouter's C). kdig +cookie: a client cookie alone gets BADCOOKIE and
+# reqrouter's C); a file of 8 bytes stops the start with one line, the
+# start-up lines name the file. kdig +cookie: a client cookie alone gets BADCOOKIE and
 # the server cookie RFC 9018 makes from that secret, for this client, now
 # (so does kdig's own first try: BADCOOKIE is counted four times);
 # kdig's retry with it the answer. A cookie made here now is answered and
@@ -38,8 +39,17 @@ for i in 2 3 4 5 10; do
 	[ "$i" = 10 ] || SRCS+=(--flood "198.18.1.$i")
 done
 
+# A secret that is no secret: one line, and no start.
+printf 'e5e973e5a6b2a43f\n' >"$RR_TMP/short.secret"
+sed "s|$RR_TMP/cookie.secret|$RR_TMP/short.secret|" "$RR_TMP/rr.conf" >"$RR_TMP/bad.conf"
+rr_run bad -i "$TB_IF_SRV" -q 1 -c "$RR_TMP/bad.conf"
+check "a secret of 8 bytes: exit 2 (the config), one line saying what the file must hold" \
+	test "$RR_RC" = 2 -a "$(grep -c 'must hold a 16-byte secret as 32 hex digits' "$RR_ERR")" = 1
+
 rr_start main -i "$TB_IF_SRV" -q 1 -c "$RR_TMP/rr.conf" --metrics-file "$M" ||
 	die "reqrouter with the dns function did not start"
+check "the start-up lines say the secret's file and what a cookie buys" \
+	grep -qF "'dns': DNS Cookies with a secret from $RR_TMP/cookie.secret; a query with a valid server cookie skips the rate limit in XDP" "$RR_ERR"
 
 # kd ARGS...: kdig's status, answer count and COOKIE for www.example.com A.
 kd() {

@@ -88,6 +88,13 @@ int rr_cookie_prepare(struct rr_config *next, const struct rr_config *cur,
 			err, errlen);
 		if (ret)
 			return ret;
+		if (!cur && svc->enabled)
+			pr_info("'%s': DNS Cookies with a secret %s%s; a query with a valid server cookie skips the rate limit in XDP\n",
+				svc->fn->name,
+				svc->cookie_made ? "made at start" : "from ",
+				svc->cookie_made
+					? " (cookie_secret = FILE keeps one across restarts, and shares it with other servers)"
+					: svc->cookie_secret);
 	}
 	return 0;
 }
