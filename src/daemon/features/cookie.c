@@ -75,14 +75,9 @@ int rr_cookie_prepare(struct rr_config *next, const struct rr_config *cur,
 
 	for (i = 0; i < next->nservices; i++) {
 		svc = &next->services[i];
-		if (!(svc->fn->flags & RR_FN_DNS_COOKIES)) {
-			if (svc->cookie_secret[0])
-				return rr_errf(
-					err, errlen,
-					"[function %s] cookie_secret: %s does not speak DNS Cookies",
-					svc->fn->name, svc->fn->name);
+		/* A cookie_secret elsewhere: refused by rr_config_finish(). */
+		if (!(svc->fn->flags & RR_FN_DNS_COOKIES))
 			continue;
-		}
 		ret = prepare_one(
 			svc, cur ? rr_config_service_of(cur, svc->fn) : NULL,
 			err, errlen);
