@@ -281,23 +281,25 @@ static void reply_opt(const struct dns_state *st, const struct dns_query *q,
 
 /*
  * The OPT record's size in a reply to @q before EDE and EXPIRE, which go
- * in only if there is room left: with the NSID when the query has the
- * option and we have one (knotd keeps its room first), if the header and
- * question still fit @max with it. 0 without EDNS.
+ * in only if there is room left: with the reply's cookie if it has one,
+ * and with the NSID when the query has the option and we have one
+ * (knotd keeps its room first), if the header, question and cookie still
+ * fit @max with it. 0 without EDNS.
  */
 static size_t opt_size(const struct dns_state *st, const struct dns_query *q,
 		       size_t max, bool *nsid)
 {
-	size_t need = DNS_HDR_LEN + q->qname_len + 4U + DNS_OPT_LEN;
+	size_t cookie = q->reply_cookie_len
+				? DNS_OPT_HDR_LEN + (size_t)q->reply_cookie_len
+				: 0;
+	size_t need = DNS_HDR_LEN + q->qname_len + 4U + DNS_OPT_LEN + cookie;
 	size_t nlen = DNS_OPT_HDR_LEN + (size_t)st->nsid_len;
 
 	*nsid = false;
 	if (!q->edns)
 		return 0;
 	*nsid = q->edns_nsid && st->nsid_len && max >= need + nlen;
-	return DNS_OPT_LEN + (*nsid ? nlen : 0) +
-	       (q->reply_cookie_len ? DNS_OPT_HDR_LEN + q->reply_cookie_len
-				    : 0);
+	return DNS_OPT_LEN + (*nsid ? nlen : 0) + cookie;
 }
 
 /*
@@ -542,6 +544,12 @@ static int cookie_step(const struct rr_request *req, const struct dns_state *st,
 	if (kind == DNS_COOKIE_MALFORMED)
 		return error_reply(req, st, buf, room, q, DNS_R_FORMERR, 1, 0,
 				   NULL, 0);
+	/* A room cut below the query and our cookie (max_amplification
+	 * near 1) leaves the cookie out: answered as without one. */
+	if (room < DNS_HDR_LEN + q->qname_len + 4U + DNS_OPT_LEN +
+			   DNS_OPT_HDR_LEN + RR_COOKIE_CLIENT_LEN +
+			   RR_COOKIE_SERVER_LEN)
+		return -1;
 	memcpy(q->reply_cookie, q->cookie, RR_COOKIE_CLIENT_LEN);
 	if (kind == DNS_COOKIE_VALID)
 		memcpy(q->reply_cookie + RR_COOKIE_CLIENT_LEN,
