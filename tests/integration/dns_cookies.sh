@@ -151,6 +151,10 @@ flood_run "$mine"
 check "the client gets at least 99 % answered ($CANS of $CSENT)" \
 	test $((CANS * 100)) -ge $((CSENT * 99))
 check "XDP counted its valid cookies ($VALID of $CSENT)" test "$VALID" -ge "$CSENT"
+"$BUILD/reqrouterctl" --control "/run/reqrouter/$TB_IF_SRV.sock" stats \
+	>"$RR_TMP/stats.txt" 2>&1
+check "reqrouterctl stats: dns's cookies in XDP, valid and past the cache" \
+	grep -qE '^  DNS cookies in XDP: valid [1-9][0-9]*, bypass [0-9]+$' "$RR_TMP/stats.txt"
 
 rr_kill_wait TERM 5
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"
