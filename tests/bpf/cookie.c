@@ -17,8 +17,6 @@
  * Needs root; exits 77 (skip) otherwise.
  */
 #include <errno.h>
-#include <net/if.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +27,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
-#include <linux/if_link.h>
 
 #include "dns_cookie.h"
 #include "frames.h"
@@ -41,7 +38,6 @@
 #include "xdp.h"
 #include "xdptest.h"
 
-#define SKIP 77
 #define PORT 5353
 #define SLOT 2
 #define CC "\x24\x64\xc4\xab\xcf\x10\xc9\x57"
@@ -102,19 +98,16 @@ static void make(struct frame *f, int family, const uint8_t *saddr,
 static void run(const struct frame *f, uint32_t n, uint32_t *pass,
 		uint32_t *drop)
 {
-	uint8_t out[256];
 	uint32_t i;
+	int v;
 
 	for (i = 0; i < n; i++) {
-		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = f->buf,
-			    .data_size_in = f->len, .data_out = out,
-			    .data_size_out = sizeof(out));
-
-		if (bpf_prog_test_run_opts(prog_fd, &opts))
-			t_fail("test run: %s", strerror(errno));
-		else if (opts.retval == XDP_PASS)
+		v = t_xdp_run1(prog_fd, f->buf, f->len);
+		if (v < 0)
+			t_fail("test run: %s", strerror(-v));
+		else if (v == XDP_PASS)
 			(*pass)++;
-		else if (opts.retval == XDP_DROP)
+		else if (v == XDP_DROP)
 			(*drop)++;
 	}
 }
@@ -243,47 +236,17 @@ static void cache(void)
 		t_fail("the cache was asked");
 }
 
-/* As tests/bpf/rl.c: the program attached once in driver mode, on a veth
- * of a namespace of our own. */
-static int attach_once(char *why, size_t len)
-{
-	int ifindex, ret;
-
-	if (unshare(CLONE_NEWNET)) {
-		snprintf(why, len, "unshare(CLONE_NEWNET): %s",
-			 strerror(errno));
-		return -errno;
-	}
-	ret = system("ip link add rrck0 type veth peer name rrck1");
-	ifindex = (int)if_nametoindex("rrck0");
-	if (ret || !ifindex) {
-		snprintf(why, len, "cannot make a veth pair");
-		return -ENODEV;
-	}
-	ret = bpf_xdp_attach(ifindex, prog_fd, XDP_FLAGS_DRV_MODE, NULL);
-	if (ret)
-		snprintf(why, len, "cannot attach in driver mode: %s",
-			 strerror(-ret));
-	return ret;
-}
-
 int main(void)
 {
 	static const uint8_t no_mac[6];
-	char why[160];
 	int ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ret = t_xdp_load(&x, no_mac, 1500);
 	if (ret)
 		return ret;
+	/* One run at a time (no repeat): no need to attach it anywhere. */
 	prog_fd = bpf_program__fd(x.skel->progs.reqrouter_xdp);
-	ret = attach_once(why, sizeof(why));
-	if (ret) {
-		printf("SKIP: %s\n", why);
-		rr_xdp_destroy(&x);
-		return SKIP;
-	}
 	rate_limit();
 	cache();
 	rr_xdp_destroy(&x);
