@@ -144,15 +144,21 @@ void rr_cookie_port_conf(struct rr_invoker *inv, uint32_t slot,
 	conf->flags |= RR_PORT_COOKIE;
 }
 
-void rr_cookie_adopt(struct rr_invoker *inv, uint32_t slot,
+bool rr_cookie_adopt(struct rr_invoker *inv, uint32_t slot,
 		     struct rr_service *svc, const struct rr_service *to)
 {
+	bool changed;
+
 	if (!to->cookie_ready)
-		return;
+		return false;
+	changed = svc->cookie_ready &&
+		  memcmp(svc->cookie.current, to->cookie.current,
+			 sizeof(to->cookie.current));
 	memcpy(svc->cookie_secret, to->cookie_secret,
 	       sizeof(svc->cookie_secret));
 	svc->cookie = to->cookie;
 	svc->cookie_made = to->cookie_made;
 	svc->cookie_ready = true;
 	write_keys(inv, slot, svc);
+	return changed;
 }

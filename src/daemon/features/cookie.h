@@ -3,8 +3,11 @@
 #ifndef RR_COOKIE_FEATURE_H
 #define RR_COOKIE_FEATURE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <reqrouter/rr_cookie.h>
 
 #include "config.h"
 #include "shared/port.h"
@@ -30,8 +33,9 @@ void rr_cookie_port_conf(struct rr_invoker *inv, uint32_t slot,
 			 struct rr_port_conf *conf);
 
 /* A reload applied: the secrets @to was prepared with become those of
- * @svc, served in slot @slot, and the program's. */
-void rr_cookie_adopt(struct rr_invoker *inv, uint32_t slot,
+ * @svc, served in slot @slot, and the program's. Whether the secret
+ * changed. */
+bool rr_cookie_adopt(struct rr_invoker *inv, uint32_t slot,
 		     struct rr_service *svc, const struct rr_service *to);
 
 #endif /* RR_COOKIE_FEATURE_H */

@@ -962,10 +962,13 @@ static int apply_reload(struct rr_invoker *inv, struct rr_reload *rl, char *msg,
 			rr_config_service_of(next, inv->slots[slot].svc->fn);
 
 		reload_slot(&r, slot);
-		if (to)
-			rr_cookie_adopt(
-				inv, slot,
-				(struct rr_service *)inv->slots[slot].svc, to);
+		if (to &&
+		    rr_cookie_adopt(inv, slot,
+				    (struct rr_service *)inv->slots[slot].svc,
+				    to))
+			say(&r, SAID_NOTE,
+			    "[function %s] a new cookie secret: the previous one stays valid for %d s",
+			    to->fn->name, RR_COOKIE_PAST_S);
 	}
 	for (slot = 0; slot < next->nservices; slot++)
 		if (next->services[slot].enabled &&
