@@ -6,7 +6,8 @@
 # on), with a cookie_secret file whose secret the test knows, so that it
 # makes cookies of its own (lib/dns_cookie.py, SipHash written apart from
 # reqrouter's C); a file of 8 bytes stops the start with one line, the
-# start-up lines name the file. kdig +cookie: a client cookie alone gets BADCOOKIE and
+# start-up lines name the file. Two queues of two workers each (cells),
+# which must all take the same secret. kdig +cookie: a client cookie alone gets BADCOOKIE and
 # the server cookie RFC 9018 makes from that secret, for this client, now
 # (so does kdig's own first try: BADCOOKIE is counted four times);
 # kdig's retry with it the answer. A cookie made here now is answered and
@@ -22,7 +23,7 @@ command -v kdig >/dev/null || die "kdig (knot-dnsutils) is needed: make deps"
 
 # The defaults: a bare client end, tier auto, the cache on.
 TB_PEER_XDP=0 RR_TIER=auto RR_CACHE=yes
-rr_bed 1
+rr_bed 2
 M=$RR_TMP/metrics.prom
 CK=(python3 "$RR_LIB/dns_cookie.py")
 SECRET=e5e973e5a6b2a43f48e7dc849e37bfcf
@@ -46,7 +47,7 @@ rr_run bad -i "$TB_IF_SRV" -q 1 -c "$RR_TMP/bad.conf"
 check "a secret of 8 bytes: exit 2 (the config), one line saying what the file must hold" \
 	test "$RR_RC" = 2 -a "$(grep -c 'must hold a 16-byte secret as 32 hex digits' "$RR_ERR")" = 1
 
-rr_start main -i "$TB_IF_SRV" -q 1 -c "$RR_TMP/rr.conf" --metrics-file "$M" ||
+rr_start main -i "$TB_IF_SRV" -q 2 -t 2 -c "$RR_TMP/rr.conf" --metrics-file "$M" ||
 	die "reqrouter with the dns function did not start"
 check "the start-up lines say the secret's file and what a cookie buys" \
 	grep -qF "'dns': DNS Cookies with a secret from $RR_TMP/cookie.secret; a query with a valid server cookie skips the rate limit in XDP" "$RR_ERR"
