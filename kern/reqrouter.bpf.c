@@ -29,6 +29,7 @@
 #include "lib/port.h"
 #include "lib/guard.h"
 #include "lib/hh.h"
+#include "lib/cookie.h"
 #include "lib/rl.h"
 #include "lib/gather.h"
 #include "lib/spread.h"
@@ -36,6 +37,7 @@
 #include "lib/steer.h"
 #include "lib/verdict.h"
 #include "shared/common.h"
+#include "shared/cookie.h"
 #include "shared/gather.h"
 #include "shared/link.h"
 #include "shared/port.h"
@@ -53,7 +55,7 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	struct rr_port_conf *conf;
 	__u32 l4_len = 0, key;
 	struct udphdr *udph;
-	int proto, act, ipv6, not_ours = 0;
+	int proto, act, ipv6, not_ours = 0, cookie = RR_COOKIE_NONE;
 	void *l3;
 
 	if (queue >= RR_MAX_QUEUES)
@@ -124,11 +126,27 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	 * answers it. */
 	if (conf->flags & RR_PORT_HH)
 		hh_count(conf, l3, c.end, ipv6);
-	/* A flood is turned away here, before it wakes either tier. */
-	if (conf->flags & RR_PORT_RL) {
+	/* A DNS query with a server cookie valid for its source comes from
+	 * there (docs/DESIGN.md, "DNS Cookies in XDP"). */
+	if (conf->flags & RR_PORT_COOKIE) {
+		cookie =
+			cookie_check(ctx, (__u32)(l3 - (void *)(long)ctx->data),
+				     conf->slot, ipv6);
+		if (cookie == RR_COOKIE_VALID)
+			rr_fn_count_at(queue, conf->slot, RR_FN_COOKIE_VALID);
+	}
+	/* A flood is turned away here, before it wakes either tier; but
+	 * not a source a cookie vouches for. */
+	if (conf->flags & RR_PORT_RL && cookie != RR_COOKIE_VALID) {
 		act = rl_check(ctx, conf, l3, udph, ipv6, queue);
 		if (act >= 0)
 			return act;
+	}
+	/* Its reply is made for its client: no cached one answers it. */
+	if (cookie != RR_COOKIE_NONE &&
+	    conf->flags & (RR_PORT_XDP | RR_PORT_CACHE)) {
+		rr_fn_count_at(queue, conf->slot, RR_FN_COOKIE_BYPASS);
+		goto workers;
 	}
 
 	if (conf->flags & RR_PORT_SG_TARGET && sg_message(udph, c.end))

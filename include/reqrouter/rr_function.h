@@ -254,6 +254,18 @@ struct rr_function {
  */
 #define RR_FN_LATE_USELESS (1U << 8)
 
+/*
+ * A DNS function that speaks DNS Cookies (RFC 7873; server cookies as
+ * <reqrouter/rr_cookie.h> makes them): reqrouter keeps its cookie secret
+ * (the config's cookie_secret, or one made at start; the previous one
+ * still handed over for an hour after a reload changed it), which init()
+ * gets from rr_fn_cookie_secrets(), and its XDP program checks a query's
+ * server cookie with the same secrets: a query with a valid one skips the
+ * rate limit, one with any cookie the reply cache (docs/DESIGN.md,
+ * "DNS Cookies in XDP"). API 4, compatible: a flag.
+ */
+#define RR_FN_DNS_COOKIES (1U << 9)
+
 /* Framings for tcp_framing: each message is preceded by its length,
  * two bytes in network order (DNS over TCP, RFC 1035 4.2.2, RFC 7766). */
 #define RR_TCP_LEN16 0
@@ -306,6 +318,22 @@ int rr_fn_setting_bool(const struct rr_fn_config *cfg,
  */
 int rr_fn_counter(const struct rr_fn_config *cfg, const char *name,
 		  const char *help);
+
+/* The cookie secrets of an RR_FN_DNS_COOKIES function (16 bytes each). */
+struct rr_fn_cookie_secrets {
+	uint8_t current[16];
+	uint8_t previous[16]; /* the one before a rotation */
+	int has_previous;
+	uint64_t previous_until; /* Unix time: good until then */
+};
+
+/*
+ * For init(): the secrets reqrouter keeps for this RR_FN_DNS_COOKIES
+ * function into *@out; 0, or -ENOENT where there are none (a tool that
+ * runs the function outside reqrouter: it may make one of its own).
+ */
+int rr_fn_cookie_secrets(const struct rr_fn_config *cfg,
+			 struct rr_fn_cookie_secrets *out);
 
 /*
  * For init(): @size bytes of zeroed memory shared by every worker of this

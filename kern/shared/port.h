@@ -131,5 +131,9 @@ struct rr_port_conf {
  * copy into the UMEM, while the worker it would go to is further behind
  * than the function's deadline (deadline_ns[slot]). */
 #define RR_PORT_DEADLINE (1U << 15)
+/* DNS Cookies (lib/cookie.h): a query with a server cookie valid for its
+ * source (cookie_keys[slot]) skips the rate limit, and one with any
+ * COOKIE option the in-kernel tier (its reply is made for the client). */
+#define RR_PORT_COOKIE (1U << 16)
 
 #endif /* RR_SHARED_PORT_H */

@@ -42,17 +42,19 @@ enum rr_drop { RR_DROP_NONE, RR_DROPS(RR_DROP_ENUM) RR_DROP_MAX };
  * function slot), per CPU: the XDP program's answers and punts, the reply
  * cache's hits and misses, and one drop counter per enum rr_drop.
  */
-#define RR_FN_STATS(X)                                                \
-	X(XDP_RX, "xdp_rx")	    /* given to the XDP program */    \
-	X(XDP_TX, "xdp_tx")	    /* answered by it (XDP_TX) */     \
-	X(XDP_PUNT, "xdp_punt")	    /* handed on to user space */     \
-	X(CACHE_HIT, "cache_hit")   /* answered from the cache */     \
-	X(CACHE_MISS, "cache_miss") /* looked up, not answerable */   \
-	X(RL_LIMITED, "rl_limited") /* over rate_limit, dropped */    \
-	X(RL_SLIPPED, "rl_slipped") /* over it, got the slip reply */ \
-	X(XDP_SPREAD, "xdp_spread") /* handed to an xdp_spread CPU */ \
-	X(RL_EVICTED, "rl_evicted") /* a live prefix forgotten */     \
-	X(XDP_DROP, "xdp_drop")	    /* first of RR_DROP_MAX drop counters */
+#define RR_FN_STATS(X)                                                      \
+	X(XDP_RX, "xdp_rx")		  /* given to the XDP program */    \
+	X(XDP_TX, "xdp_tx")		  /* answered by it (XDP_TX) */     \
+	X(XDP_PUNT, "xdp_punt")		  /* handed on to user space */     \
+	X(CACHE_HIT, "cache_hit")	  /* answered from the cache */     \
+	X(CACHE_MISS, "cache_miss")	  /* looked up, not answerable */   \
+	X(RL_LIMITED, "rl_limited")	  /* over rate_limit, dropped */    \
+	X(RL_SLIPPED, "rl_slipped")	  /* over it, got the slip reply */ \
+	X(XDP_SPREAD, "xdp_spread")	  /* handed to an xdp_spread CPU */ \
+	X(RL_EVICTED, "rl_evicted")	  /* a live prefix forgotten */     \
+	X(COOKIE_VALID, "cookie_valid")	  /* valid cookie: not limited */   \
+	X(COOKIE_BYPASS, "cookie_bypass") /* a cookie: past the cache */    \
+	X(XDP_DROP, "xdp_drop") /* first of RR_DROP_MAX drop counters */
 
 #define RR_FN_STAT_ENUM(name, label) RR_FN_##name,
 enum rr_fn_stat { RR_FN_STATS(RR_FN_STAT_ENUM) };

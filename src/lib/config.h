@@ -182,6 +182,7 @@ enum rr_metrics_detail {
 #define RR_MAX_QUARANTINE_FAULTS 64
 /* A function's `syscalls` (one config line fits in less). */
 #define RR_SYSCALLS_LEN 256
+#define RR_COOKIE_PATH_LEN 256 /* cookie_secret's file */
 
 struct rr_service {
 	const struct rr_function *fn;
@@ -263,6 +264,14 @@ struct rr_service {
 	uint32_t slip;
 	struct rr_cidr rate_limit_exempt[RR_MAX_ALLOW_PER_FN];
 	uint32_t nrate_limit_exempt;
+	/* cookie_secret: the file of an RR_FN_DNS_COOKIES function's
+	 * secret, "": one made at start. The secrets themselves, kept by
+	 * src/daemon/features/cookie.c for init() and the XDP program
+	 * (cookie_ready: they are there; cookie_made: made, not read). */
+	char cookie_secret[RR_COOKIE_PATH_LEN];
+	struct rr_fn_cookie_secrets cookie;
+	bool cookie_ready;
+	bool cookie_made;
 	/* The config has a [function NAME] section (an RR_FN_OPT_IN
 	 * function is served only then). */
 	bool configured;
@@ -491,5 +500,14 @@ int rr_check_listen(const char *s, char *err, size_t errlen);
  * the tools) checks their form only.
  */
 int rr_check_syscalls(const char *s, char *err, size_t errlen);
+
+/* Reads a cookie secret, 16 bytes in 32 hex digits (a "0x" before them
+ * and white space around them allowed), from the file @path into @out:
+ * 0, or -errno with the reason in @err. */
+int rr_cookie_secret_read(const char *path, uint8_t *out, char *err,
+			  size_t errlen);
+
+/* cookie_secret's check: the file can be read and holds a secret. */
+int rr_check_cookie_secret(const char *s, char *err, size_t errlen);
 
 #endif /* RR_CONFIG_H */

@@ -343,3 +343,18 @@ int rr_fn_instance_from_file(const struct rr_function *fn, uint16_t port,
 	rr_config_destroy(cfg);
 	return ret;
 }
+
+int rr_fn_cookie_secrets(const struct rr_fn_config *cfg,
+			 struct rr_fn_cookie_secrets *out)
+{
+	const struct rr_fn_env *env = cfg->env;
+	const struct rr_service *svc;
+
+	svc = env && env->conf && env->fn
+		      ? rr_config_service_of(env->conf, env->fn)
+		      : NULL;
+	if (!svc || !svc->cookie_ready)
+		return -ENOENT;
+	*out = svc->cookie;
+	return 0;
+}

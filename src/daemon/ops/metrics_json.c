@@ -97,6 +97,9 @@ static void json_function(struct rr_invoker *inv, uint32_t slot,
 			",\"rate_limit\":{\"limit\":%u,\"limited\":%lu,\"slipped\":%lu,\"evicted\":%lu}",
 			svc->rate_limit, sum[RR_FN_RL_LIMITED],
 			sum[RR_FN_RL_SLIPPED], sum[RR_FN_RL_EVICTED]);
+	if (svc->fn->flags & RR_FN_DNS_COOKIES)
+		fprintf(out, ",\"cookies\":{\"valid\":%lu,\"bypass\":%lu}",
+			sum[RR_FN_COOKIE_VALID], sum[RR_FN_COOKIE_BYPASS]);
 	/* The user tier's time per reply and wait per request
 	 * (reqrouter_request_duration_seconds, reqrouter_queue_delay_seconds). */
 	json_quantiles(out, "latency_us", lat);

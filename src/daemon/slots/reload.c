@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "cookie.h"
 #include "hh.h"
 #include "invoker.h"
 #include "log.h"
@@ -888,6 +889,7 @@ static void plan(struct rr_invoker *inv, struct rr_reload *rl)
 int rr_invoker_reload_start(struct rr_invoker *inv, struct rr_config *next)
 {
 	struct rr_reload *rl;
+	char why[RR_ERRLEN];
 	int ret;
 
 	if (inv->reload)
@@ -897,6 +899,14 @@ int rr_invoker_reload_start(struct rr_invoker *inv, struct rr_config *next)
 		return -ENOMEM;
 	rl->next = next;
 	rl->started_ns = rr_now_ns();
+	/* The cookie secrets first: the new states are made with them. */
+	ret = rr_cookie_prepare(next, inv->cfg, why, sizeof(why));
+	if (ret) {
+		pr_warn("reload: %s\n", why);
+		rl->next = NULL; /* still the caller's */
+		reload_free(rl);
+		return ret;
+	}
 	plan(inv, rl);
 	ret = start_thread(rl, make_instances);
 	if (ret) {
@@ -947,8 +957,19 @@ static int apply_reload(struct rr_invoker *inv, struct rr_reload *rl, char *msg,
 	}
 	reload_main(&r);
 	reload_groups(&r);
-	for (slot = 0; slot < nslots; slot++)
+	for (slot = 0; slot < nslots; slot++) {
+		const struct rr_service *to =
+			rr_config_service_of(next, inv->slots[slot].svc->fn);
+
 		reload_slot(&r, slot);
+		if (to &&
+		    rr_cookie_adopt(inv, slot,
+				    (struct rr_service *)inv->slots[slot].svc,
+				    to))
+			say(&r, SAID_NOTE,
+			    "[function %s] a new cookie secret: the previous one stays valid for %d s",
+			    to->fn->name, RR_COOKIE_PAST_S);
+	}
 	for (slot = 0; slot < next->nservices; slot++)
 		if (next->services[slot].enabled &&
 		    rr_slot_of(inv, next->services[slot].fn->name) < 0)

@@ -28,6 +28,7 @@
 #include "reqrouter.skel.h" /* the allow-lists' maps: disallow() */
 #include "seccomp.h"
 #include "settings.h"
+#include "cookie.h"
 #include "hh.h"
 #include "rl.h"
 #include "slots.h"
@@ -377,6 +378,7 @@ int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 	/* Who is calling: heavy_hitters and its rate, as they are now. */
 	rr_hh_port_conf(inv, s->svc, &conf);
 	rr_rl_port_conf(inv, s->svc, &conf);
+	rr_cookie_port_conf(inv, (uint32_t)(s - inv->slots), s->svc, &conf);
 	ret = rr_xdp_set_port(&inv->xdp, s->svc->port, &conf);
 	rr_spread_sweep(inv);
 	return ret;
