@@ -297,6 +297,16 @@ int rr_fn_setting_bool(const struct rr_fn_config *cfg,
 		       const struct rr_fn_setting *s, bool *out);
 
 /*
+ * From init(), fini() or a thread of the function's own, never from the
+ * handler (count there, rr_fn_count()): one line in reqrouter's log,
+ * "function NAME: ...", a warning (@warn) or a notice. For what the
+ * operator must hear of while serving: an output that cannot be written,
+ * a reader gone and back.
+ */
+void rr_fn_log(const char *name, bool warn, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
  * For init(): registers a counter, exported as
  * reqrouter_function_events_total{function="FUNCTION",counter="NAME",...}
  * (@name: lower case letters, digits and '_'; @help is for the reader of

@@ -47,7 +47,7 @@ fuzz-xdp-build: $(FUZZ_DIR)/fuzz_xdp
 
 # Instrumented for coverage and sanitizers; libFuzzer's main() comes in at
 # link time only.
-$(FUZZ_DIR)/obj/%.o: %.c
+$(FUZZ_DIR)/obj/%.o: %.c | $(FN_PROTO_HDRS)
 	@mkdir -p $(@D)
 	$(call msg,FUZZCC,$<)
 	$(Q)$(CLANG) $(CPPFLAGS) -Itests/lib $(DAEMON_INC) -Ifunctions/dns $(FUZZ_CFLAGS) \
