@@ -353,23 +353,22 @@ static void frame_free(void *data, void *arg)
 	free(data);
 }
 
-static struct dt_out *out_start(const struct dnstap *dt)
+/*
+ * Starts @o's writer and I/O thread, which opens it: at its first
+ * message, so that reqrouter --check, which makes and frees instances,
+ * never opens (and empties) an output. Under outs_lock. Returns whether
+ * it runs.
+ */
+static bool out_run(struct dt_out *o)
 {
 	struct fstrm_iothr_options *iopt = NULL;
 	struct fstrm_writer_options *wopt = NULL;
 	struct fstrm_writer *w = NULL;
+	struct fstrm_iothr *iothr;
 	struct fstrm_rdwr *rdwr;
-	struct dt_out *o;
 
-	o = calloc(1, sizeof(*o));
-	if (!o)
-		return NULL;
-	memcpy(o->path, dt->path, sizeof(o->path));
-	memcpy(o->name, dt->name, sizeof(o->name));
-	o->unix_sock = dt->unix_sock;
-	o->fd = -1;
-	o->refs = 1;
-	o->said = dt->said;
+	if (o->iothr)
+		return true;
 	rdwr = fstrm_rdwr_init(o);
 	fstrm_rdwr_set_open(rdwr, out_open);
 	fstrm_rdwr_set_close(rdwr, out_close);
@@ -382,8 +381,10 @@ static struct dt_out *out_start(const struct dnstap *dt)
 					      strlen(DT_CONTENT_TYPE));
 	w = fstrm_writer_init(wopt, &rdwr);
 	fstrm_writer_options_destroy(&wopt);
-	if (!w)
-		goto fail;
+	if (!w) {
+		fstrm_rdwr_destroy(&rdwr);
+		return false;
+	}
 	iopt = fstrm_iothr_options_init();
 	fstrm_iothr_options_set_input_queue_size(iopt, DT_QUEUE_LEN);
 	/* The drain threads of the instances that share it, at a reload. */
@@ -395,29 +396,22 @@ static struct dt_out *out_start(const struct dnstap *dt)
 	 * a frame is written within the flush time-out (a second), not
 	 * within two. */
 	fstrm_iothr_options_set_queue_notify_threshold(iopt, DT_QUEUE_LEN - 2);
-	o->iothr = fstrm_iothr_init(iopt, &w);
+	iothr = fstrm_iothr_init(iopt, &w);
 	fstrm_iothr_options_destroy(&iopt);
-	if (!o->iothr)
-		goto fail;
-	o->queue = fstrm_iothr_get_input_queue(o->iothr);
-	if (!o->queue) {
-		fstrm_iothr_destroy(&o->iothr);
-		goto fail;
-	}
-	return o;
-fail:
-	if (w)
+	if (!iothr) {
 		fstrm_writer_destroy(&w);
-	if (rdwr)
-		fstrm_rdwr_destroy(&rdwr);
-	free(o);
-	return NULL;
+		return false;
+	}
+	o->queue = fstrm_iothr_get_input_queue(iothr);
+	__atomic_store_n(&o->iothr, iothr, __ATOMIC_RELEASE);
+	return true;
 }
 
 /*
- * The output for @dt's path: the one already open if there is one, and
- * for a file only if the path is still that file (moved away and a
- * reload: a new one); else a new one. NULL without memory.
+ * From init(): the output for @dt's path, taken: the one this process has
+ * if there is one (a reload's new instance shares its old one's), for a
+ * file only if the path is still that file (moved away, as logrotate
+ * does: a new one); else a new one, not opened yet. NULL without memory.
  */
 static struct dt_out *out_get(const struct dnstap *dt)
 {
@@ -435,16 +429,20 @@ static struct dt_out *out_get(const struct dnstap *dt)
 		      (!here || st.st_dev != o->dev || st.st_ino != o->ino))))
 			continue;
 		o->refs++;
-		pthread_mutex_unlock(&outs_lock);
-		return o;
+		goto out;
 	}
-	pthread_mutex_unlock(&outs_lock);
-	o = out_start(dt);
+	o = calloc(1, sizeof(*o));
 	if (!o)
-		return NULL;
-	pthread_mutex_lock(&outs_lock);
+		goto out;
+	memcpy(o->path, dt->path, sizeof(o->path));
+	memcpy(o->name, dt->name, sizeof(o->name));
+	o->unix_sock = dt->unix_sock;
+	o->fd = -1;
+	o->refs = 1;
+	o->said = dt->said;
 	o->next = outs;
 	outs = o;
+out:
 	pthread_mutex_unlock(&outs_lock);
 	return o;
 }
@@ -467,7 +465,8 @@ static void out_put(struct dt_out *o)
 		}
 	pthread_mutex_unlock(&outs_lock);
 	/* Writes what is queued, the stop frame, and closes. */
-	fstrm_iothr_destroy(&o->iothr);
+	if (o->iothr)
+		fstrm_iothr_destroy(&o->iothr);
 	free(o);
 }
 
@@ -486,11 +485,18 @@ static void emit(struct dnstap *dt, struct dnstap_ring *ring,
 	Dnstap__Message m = DNSTAP__MESSAGE__INIT;
 	Dnstap__Dnstap d = DNSTAP__DNSTAP__INIT;
 	size_t alen = r->family == 6 ? 16 : 4, n;
+	struct dt_out *o = dt->out;
+	struct fstrm_iothr *iothr;
 	uint8_t *buf;
 
-	if (!dt->out)
-		dt->out = out_get(dt);
-	if (!dt->out || __atomic_load_n(&dt->out->down, __ATOMIC_ACQUIRE))
+	iothr = __atomic_load_n(&o->iothr, __ATOMIC_ACQUIRE);
+	if (!iothr) {
+		pthread_mutex_lock(&outs_lock);
+		if (out_run(o))
+			iothr = o->iothr;
+		pthread_mutex_unlock(&outs_lock);
+	}
+	if (!iothr || !o->queue || __atomic_load_n(&o->down, __ATOMIC_ACQUIRE))
 		goto lost;
 	m.type = r->type == DT_QUERY ? DNSTAP__MESSAGE__TYPE__AUTH_QUERY
 				     : DNSTAP__MESSAGE__TYPE__AUTH_RESPONSE;
@@ -532,8 +538,8 @@ static void emit(struct dnstap *dt, struct dnstap_ring *ring,
 	if (!buf)
 		goto lost;
 	dnstap__dnstap__pack(&d, buf);
-	if (fstrm_iothr_submit(dt->out->iothr, dt->out->queue, buf, n,
-			       frame_free, dt->out) == fstrm_res_success)
+	if (fstrm_iothr_submit(iothr, o->queue, buf, n, frame_free, o) ==
+	    fstrm_res_success)
 		return;
 	free(buf);
 lost:
@@ -597,9 +603,7 @@ static void *drain(void *arg)
 		}
 		/* Frames fstrm dropped (of any ring), for the worker that
 		 * wrote last to count at its next message. */
-		lost = dt->out ? __atomic_exchange_n(&dt->out->lost, 0,
-						     __ATOMIC_RELAXED)
-			       : 0;
+		lost = __atomic_exchange_n(&dt->out->lost, 0, __ATOMIC_RELAXED);
 		if (lost)
 			__atomic_store_n(&dt->rings[last].lost,
 					 dt->rings[last].lost + lost,
@@ -717,8 +721,14 @@ int dnstap_new(const struct rr_fn_config *cfg, const struct dnstap_conf *c,
 	for (i = 0; i < dt->nrings; i++)
 		dt->rings[i].countdown = 1;
 	check_output(dt);
+	dt->out = out_get(dt);
+	if (!dt->out) {
+		free(dt);
+		return -ENOMEM;
+	}
 	ret = pthread_create(&dt->thread, NULL, drain, dt);
 	if (ret) {
+		out_put(dt->out);
 		free(dt);
 		return rr_fn_error(cfg, NULL,
 				   "dnstap: cannot start a thread: %s",

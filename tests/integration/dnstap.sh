@@ -7,8 +7,10 @@
 # answer, a name that does not exist and a zone that is not ours; then
 # dnstap-ldns reads the file, and each reply kdig got must be there as an
 # AUTH_RESPONSE (same ID, name, type, RCODE, answer count, protocol,
-# client address) beside its AUTH_QUERY. A reload moves the output to a
-# unix socket that fstrm_capture reads: the file is closed whole, the
+# client address) beside its AUTH_QUERY. A reload of the same settings
+# writes on into the same file; one after the file was moved away (as
+# logrotate does) makes a new one. A reload moves the output to a unix
+# socket that fstrm_capture reads: the files are closed whole, the
 # queries after it reach the socket. The reader goes away mid-stream: the
 # answers go on, one line says so, the messages lost are counted
 # (dnstap_dropped_output); a new reader gets the stream again. A path
@@ -90,6 +92,14 @@ check_eq "kdig: four replies: NOERROR, NXDOMAIN, NOERROR (TCP), REFUSED" \
 	"NOERROR NXDOMAIN NOERROR REFUSED" \
 	"$(cat "$RR_TMP"/{udp4,udp6,tcp4,refused}.kdig | awk '{ printf "%s%s", s, $6; s = " " }')"
 
+say "== reloads: the same file written on; moved away, a new one"
+reload "dnstap = $RR_TMP/first.tap" "dnstap_identity = ns-test" \
+	"dnstap_version = tap-1"
+ask same @"$TB_IP4_SRV" ftp.example.com A
+mv "$RR_TMP/first.tap" "$RR_TMP/rotated.tap"
+reload "dnstap = $RR_TMP/first.tap"
+ask rotated @"$TB_IP6_SRV" www.example.com AAAA
+
 say "== a reload: to a unix socket that fstrm_capture reads"
 SOCK=$RR_TMP/tap.sock
 fstrm_capture -t $TYPE -u "$SOCK" -w "$RR_TMP/sock.tap" \
@@ -98,24 +108,34 @@ CAPTURE=$!
 RR_BG_PIDS+=("$CAPTURE")
 wait_for 5 test -S "$SOCK" || die "fstrm_capture made no socket"
 reload "dnstap = $SOCK"
-# The old instance lets go of the file once no worker can use it.
-wait_for 5 bash -c "dnstap-ldns -q -r '$RR_TMP/first.tap' >/dev/null 2>&1"
-tap "$RR_TMP/first.tap" >"$RR_TMP/first.lines"
-sed 's/^/    tap: /' "$RR_TMP/first.lines"
-check_eq "the file: 8 messages, a query and a response for each" 8 \
-	"$(wc -l <"$RR_TMP/first.lines")"
+# An instance lets go of its file once no worker can use it.
+# shellcheck disable=SC2317 # called through wait_for
+whole() { dnstap-ldns -q -r "$1" >/dev/null 2>&1; }
+wait_for 5 whole "$RR_TMP/rotated.tap"
+wait_for 5 whole "$RR_TMP/first.tap"
+tap "$RR_TMP/rotated.tap" >"$RR_TMP/rotated.lines"
+sed 's/^/    tap: /' "$RR_TMP/rotated.lines"
+check_eq "the file moved away: 10 messages, a query and a response for each" \
+	10 "$(wc -l <"$RR_TMP/rotated.lines")"
 check "UDP over IPv4: kdig's reply is the tap's AUTH_RESPONSE, with its AUTH_QUERY" \
-	matches udp4 "$RR_TMP/first.lines" "$TB_IP4_CLI"
+	matches udp4 "$RR_TMP/rotated.lines" "$TB_IP4_CLI"
 check "UDP over IPv6: the same (NXDOMAIN)" \
-	matches udp6 "$RR_TMP/first.lines" "$TB_IP6_CLI"
+	matches udp6 "$RR_TMP/rotated.lines" "$TB_IP6_CLI"
 check "TCP: the same, socket_protocol TCP" \
-	matches tcp4 "$RR_TMP/first.lines" "$TB_IP4_CLI"
+	matches tcp4 "$RR_TMP/rotated.lines" "$TB_IP4_CLI"
 check "REFUSED: the same" \
-	matches refused "$RR_TMP/first.lines" "$TB_IP4_CLI"
+	matches refused "$RR_TMP/rotated.lines" "$TB_IP4_CLI"
+check "a reload of the same settings: the same file, written on" \
+	matches same "$RR_TMP/rotated.lines" "$TB_IP4_CLI"
 check "identity and version as set" \
-	grep -q 'identity: "ns-test"' <(dnstap-ldns -y -r "$RR_TMP/first.tap")
+	grep -q 'identity: "ns-test"' <(dnstap-ldns -y -r "$RR_TMP/rotated.tap")
 check "... version too" \
-	grep -q 'version: "tap-1"' <(dnstap-ldns -y -r "$RR_TMP/first.tap")
+	grep -q 'version: "tap-1"' <(dnstap-ldns -y -r "$RR_TMP/rotated.tap")
+tap "$RR_TMP/first.tap" >"$RR_TMP/first.lines"
+check_eq "the file made anew after the move: the query after it, no other" \
+	2 "$(wc -l <"$RR_TMP/first.lines")"
+check "... from IPv6, AAAA" \
+	matches rotated "$RR_TMP/first.lines" "$TB_IP6_CLI"
 
 ask sock1 @"$TB_IP4_SRV" mail.example.com A
 ask sock2 +tcp @"$TB_IP6_SRV" sip.example.com A
