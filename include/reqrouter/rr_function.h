@@ -142,7 +142,10 @@ struct rr_fn_config {
  *
  * init_worker(state, worker, &worker_state) runs once per worker for
  * each new state (worker 0..cfg->workers-1): per-worker scratch that the
- * handler may use without locks.
+ * handler may use without locks. An instance whose init_worker() left
+ * every worker's state NULL keeps serving when threads are added (the new
+ * workers get NULL too); else threads added make a new instance, init()
+ * included.
  *
  * fini_worker() and fini() free them, once no worker can still be inside
  * the handler with that state: at exit, or after every worker has moved

@@ -214,6 +214,16 @@ void rr_fn_instance_free(struct rr_fn_instance *inst)
 	free(inst);
 }
 
+bool rr_fn_instance_per_worker(const struct rr_fn_instance *inst)
+{
+	uint32_t i;
+
+	for (i = 0; inst->fn->init_worker && i < inst->nworkers; i++)
+		if (inst->worker_state[i])
+			return true;
+	return false;
+}
+
 int rr_fn_instance_new(const struct rr_function *fn, uint16_t port,
 		       const struct rr_fn_setting *settings, size_t nsettings,
 		       uint32_t nworkers, struct rr_fn_counters *ctrs,

@@ -7,7 +7,8 @@
 # answer, a name that does not exist and a zone that is not ours; then
 # dnstap-ldns reads the file, and each reply kdig got must be there as an
 # AUTH_RESPONSE (same ID, name, type, RCODE, answer count, protocol,
-# client address) beside its AUTH_QUERY. A reload of the same settings
+# client address) beside its AUTH_QUERY. reqrouterctl threads 2: the
+# new worker's queries are written too. A reload of the same settings
 # writes on into the same file; one after the file was moved away (as
 # logrotate does) makes a new one. A reload moves the output to a unix
 # socket that fstrm_capture reads: the files are closed whole, the
@@ -92,6 +93,14 @@ check_eq "kdig: four replies: NOERROR, NXDOMAIN, NOERROR (TCP), REFUSED" \
 	"NOERROR NXDOMAIN NOERROR REFUSED" \
 	"$(cat "$RR_TMP"/{udp4,udp6,tcp4,refused}.kdig | awk '{ printf "%s%s", s, $6; s = " " }')"
 
+say "== a thread more: its queries written too"
+"$BUILD/reqrouterctl" --control "/run/reqrouter/$TB_IF_SRV.sock" threads 2 \
+	>"$RR_TMP/threads.out" 2>&1
+check "reqrouterctl threads 2" grep -q '^2 threads per queue' "$RR_TMP/threads.out"
+# One request to each worker in turn (steering's round robin).
+ask thread1 @"$TB_IP4_SRV" mail.example.com MX
+ask thread2 @"$TB_IP4_SRV" mail.example.com A
+
 say "== reloads: the same file written on; moved away, a new one"
 reload "dnstap = $RR_TMP/first.tap" "dnstap_identity = ns-test" \
 	"dnstap_version = tap-1"
@@ -115,8 +124,8 @@ wait_for 5 whole "$RR_TMP/rotated.tap"
 wait_for 5 whole "$RR_TMP/first.tap"
 tap "$RR_TMP/rotated.tap" >"$RR_TMP/rotated.lines"
 sed 's/^/    tap: /' "$RR_TMP/rotated.lines"
-check_eq "the file moved away: 10 messages, a query and a response for each" \
-	10 "$(wc -l <"$RR_TMP/rotated.lines")"
+check_eq "the file moved away: 14 messages, a query and a response for each" \
+	14 "$(wc -l <"$RR_TMP/rotated.lines")"
 check "UDP over IPv4: kdig's reply is the tap's AUTH_RESPONSE, with its AUTH_QUERY" \
 	matches udp4 "$RR_TMP/rotated.lines" "$TB_IP4_CLI"
 check "UDP over IPv6: the same (NXDOMAIN)" \
@@ -125,6 +134,10 @@ check "TCP: the same, socket_protocol TCP" \
 	matches tcp4 "$RR_TMP/rotated.lines" "$TB_IP4_CLI"
 check "REFUSED: the same" \
 	matches refused "$RR_TMP/rotated.lines" "$TB_IP4_CLI"
+check "after threads 2: both queries, one for each worker" \
+	matches thread1 "$RR_TMP/rotated.lines" "$TB_IP4_CLI"
+check "... the second" \
+	matches thread2 "$RR_TMP/rotated.lines" "$TB_IP4_CLI"
 check "a reload of the same settings: the same file, written on" \
 	matches same "$RR_TMP/rotated.lines" "$TB_IP4_CLI"
 check "identity and version as set" \
