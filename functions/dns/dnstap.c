@@ -562,6 +562,11 @@ static unsigned int drain_ring(struct dnstap *dt, struct dnstap_ring *ring)
 		pos = (uint32_t)(tail & (DT_RING_BYTES - 1));
 		memcpy(&r.size, ring->data + pos, sizeof(r.size));
 		if (r.size == DT_SKIP) {
+			/* Padding to the end: never past the head. */
+			if (DT_RING_BYTES - pos > head - tail) {
+				tail = head;
+				break;
+			}
 			tail += DT_RING_BYTES - pos;
 			continue;
 		}

@@ -5,8 +5,9 @@
  * dnstap.proto. Each field of an AUTH_QUERY and its AUTH_RESPONSE is the
  * request's (addresses, ports, family, protocol, the message's bytes, the
  * times, identity and version); dnstap_sample = 3 writes one query in 3;
- * and a worker's ring scribbled over (as a cell may) loses what it held,
- * never the records written after it, and nothing else breaks.
+ * and a worker's ring scribbled over (as a cell may: a record of garbage,
+ * padding that would pass the head, a head past any ring) loses what it
+ * held, never the records written after it, and nothing else breaks.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -313,6 +314,12 @@ static void test_scribbled_ring(void **state)
 	       0x5a, 4096);
 	__atomic_store_n(head_of(ring), *head_of(ring) + 4096,
 			 __ATOMIC_RELEASE);
+	drained(ring);
+	/* Padding to the ring's end published as 8 bytes: the drain thread
+	 * does not follow it past the head. */
+	memset((uint8_t *)ring + 192 + (*head_of(ring) & ((1U << 20) - 1)),
+	       0xff, 8);
+	__atomic_store_n(head_of(ring), *head_of(ring) + 8, __ATOMIC_RELEASE);
 	drained(ring);
 	/* A head beyond any ring: the same. */
 	__atomic_store_n(head_of(ring), *head_of(ring) + (1ULL << 40),
