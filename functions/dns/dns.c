@@ -10,6 +10,7 @@
  *	identity = ns1.example.com   ; CHAOS TXT id.server (default: refused)
  *	version = 1.0                ; CHAOS TXT version.bind (default: refused)
  *	nsid = ns1                   ; EDNS NSID, or 0xHEX (default: none)
+ *	dnstap = /var/log/dns.tap    ; dnstap messages (dnstap.c)
  *
  * It answers as Knot DNS 3.2 answers from the same files with its default
  * settings, down to the bytes (same records, same order, same name
@@ -46,6 +47,7 @@
 #include "dns_pkt.h"
 #include "dns_wire.h"
 #include "dns_zone.h"
+#include "dnstap.h"
 #include <reqrouter/rr_function.h>
 
 #define DNS_UDP_DEFAULT 1232 /* knotd's udp-max-payload */
@@ -120,6 +122,7 @@ struct dns_state {
 	uint8_t nsid[DNS_NSID_MAX];
 	struct dns_cookie_keys cookie;
 	int counter[C_COUNT];
+	struct dnstap *dt; /* NULL: dnstap off */
 };
 
 static void dns_free(void *state)
@@ -129,6 +132,7 @@ static void dns_free(void *state)
 
 	if (!st)
 		return;
+	dnstap_free(st->dt);
 	for (i = 0; i < st->nzones; i++)
 		dns_zone_free(st->zones[i]);
 	free(st->zones);
@@ -566,16 +570,14 @@ static int cookie_step(const struct rr_request *req, const struct dns_state *st,
 			   0);
 }
 
-static int dns_handler(const struct rr_request *req, uint8_t *buf, size_t len,
-		       size_t room)
+/* The reply to the message in @buf, written over it. */
+static int respond(const struct rr_request *req, const struct dns_state *st,
+		   uint8_t *buf, size_t len, size_t room)
 {
-	const struct dns_state *st = req->state;
 	const struct dns_zone *z = NULL;
 	struct dns_query q;
 	enum qkind kind;
 
-	if (!st)
-		return RR_NO_REPLY; /* a caller that made no state */
 	/* An answer over TCP may be longer than any over UDP: not one for
 	 * the reply cache, which answers datagrams. */
 	if (req->transport == RR_TRANSPORT_TCP)
@@ -659,6 +661,30 @@ static int dns_handler(const struct rr_request *req, uint8_t *buf, size_t len,
 				   z, 1);
 
 	return answer(req, st, buf, room, &q, z);
+}
+
+static int dns_handler(const struct rr_request *req, uint8_t *buf, size_t len,
+		       size_t room)
+{
+	const struct dns_state *st = req->state;
+	struct dnstap_times t;
+	int ret;
+
+	if (!st)
+		return RR_NO_REPLY; /* a caller that made no state */
+	if (!st->dt)		    /* dnstap off: this test is all it costs */
+		return respond(req, st, buf, len, room);
+	/* dnstap sees what reaches a worker: with it on, no reply goes to
+	 * the reply cache, so that XDP answers none of the queries unseen
+	 * (docs/OPERATIONS.md, "dnstap"). */
+	rr_fn_no_cache(req);
+	if (!dnstap_query(st->dt, req->worker_state, req, buf, len, &t))
+		return respond(req, st, buf, len, room);
+	ret = respond(req, st, buf, len, room);
+	if (ret > 0)
+		dnstap_response(st->dt, req->worker_state, req, buf,
+				(size_t)ret, &t);
+	return ret;
 }
 
 /* "zone = [ORIGIN] FILE" */
@@ -810,6 +836,7 @@ static int index_zones(struct dns_state *st)
 
 static int dns_init(const struct rr_fn_config *cfg, void **state)
 {
+	struct dnstap_conf dtc = { 0 };
 	struct dns_state *st;
 	size_t i;
 	int ret = 0;
@@ -840,10 +867,14 @@ static int dns_init(const struct rr_fn_config *cfg, void **state)
 		} else if (!strcmp(s->key, "nsid")) {
 			ret = set_nsid(cfg, s, st);
 		} else {
-			ret = rr_fn_error(
-				cfg, s,
-				"unknown key '%s' (dns takes: zone, udp_max_payload, identity, version, nsid)",
-				s->key);
+			ret = dnstap_setting(cfg, s, &dtc);
+			if (ret == 1)
+				ret = 0;
+			else if (!ret)
+				ret = rr_fn_error(
+					cfg, s,
+					"unknown key '%s' (dns takes: zone, udp_max_payload, identity, version, nsid, dnstap, dnstap_sample, dnstap_identity, dnstap_version)",
+					s->key);
 		}
 	}
 	if (!ret && !st->nzones)
@@ -857,6 +888,9 @@ static int dns_init(const struct rr_fn_config *cfg, void **state)
 		if (st->counter[i] < 0)
 			ret = st->counter[i];
 	}
+	if (!ret)
+		ret = dnstap_new(cfg, &dtc, &st->dt);
+	dnstap_conf_free(&dtc);
 	if (ret) {
 		dns_free(st);
 		return ret;
@@ -865,9 +899,19 @@ static int dns_init(const struct rr_fn_config *cfg, void **state)
 	return 0;
 }
 
+/* A worker's dnstap ring, when dnstap is on. */
+static int dns_init_worker(void *state, uint32_t worker, void **worker_state)
+{
+	struct dns_state *st = state;
+
+	*worker_state = st->dt ? dnstap_ring_take(st->dt) : NULL;
+	return 0;
+}
+
 RR_FUNCTION_DEF(dns, 53,
 		"authoritative DNS from zone files (reloaded on SIGHUP)",
 		.handler = dns_handler, .init = dns_init, .fini = dns_free,
+		.init_worker = dns_init_worker,
 		.flags = RR_FN_OPT_IN | RR_FN_PURE | RR_FN_TCP |
 			 RR_FN_CLIENT_SIZED | RR_FN_RATE_LIMITED |
 			 RR_FN_LATE_USELESS | RR_FN_SLIP_TC | RR_FN_DNS_COOKIES,

@@ -59,7 +59,7 @@
 #define RR_NO_REPLY (-65536)
 
 /* Counters a function may register (rr_fn_counter()). */
-#define RR_FN_MAX_COUNTERS 16
+#define RR_FN_MAX_COUNTERS 32
 
 /* Context of one request; ports in host byte order. */
 struct rr_request {
@@ -142,7 +142,10 @@ struct rr_fn_config {
  *
  * init_worker(state, worker, &worker_state) runs once per worker for
  * each new state (worker 0..cfg->workers-1): per-worker scratch that the
- * handler may use without locks.
+ * handler may use without locks. An instance whose init_worker() left
+ * every worker's state NULL keeps serving when threads are added (the new
+ * workers get NULL too); else threads added make a new instance, init()
+ * included.
  *
  * fini_worker() and fini() free them, once no worker can still be inside
  * the handler with that state: at exit, or after every worker has moved
@@ -307,6 +310,16 @@ int rr_fn_setting_uint(const struct rr_fn_config *cfg,
  */
 int rr_fn_setting_bool(const struct rr_fn_config *cfg,
 		       const struct rr_fn_setting *s, bool *out);
+
+/*
+ * From init(), fini() or a thread of the function's own, never from the
+ * handler (count there, rr_fn_count()): one line in reqrouter's log,
+ * "function NAME: ...", a warning (@warn) or a notice. For what the
+ * operator must hear of while serving: an output that cannot be written,
+ * a reader gone and back.
+ */
+void rr_fn_log(const char *name, bool warn, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /*
  * For init(): registers a counter, exported as

@@ -89,9 +89,11 @@ struct rr_reload {
 	struct rr_fn_instance *old[RR_MAX_SLOTS];
 	struct rr_module *mods[RR_MAX_SLOTS];
 	/* The worker indexes the instances have a state for: those below
-	 * @nworkers that are @active, @nthreads per queue. */
+	 * @nworkers that are @active, @nthreads per queue; and the TCP
+	 * loop's, the last (RR_TCP_WORKER), for a function served over TCP
+	 * (as rr_slot_instance_new() makes them). */
 	uint32_t nworkers, nthreads;
-	bool active[RR_MAX_WORKERS];
+	bool active[RR_MAX_WORKERS + 1];
 	struct prepared served[RR_MAX_SLOTS]; /* by slot */
 	struct prepared added[RR_MAX_SLOTS];  /* functions @next adds */
 	uint32_t nadded;
@@ -758,12 +760,14 @@ static void *make_instances(void *arg)
 	for (i = 0; i < RR_MAX_SLOTS * 2; i++) {
 		p = i < RR_MAX_SLOTS ? &rl->served[i]
 				     : &rl->added[i - RR_MAX_SLOTS];
-		if (p->fn)
-			rr_fn_instance_new_for(p->fn, p->port, p->to->settings,
-					       p->to->nsettings, rl->nworkers,
-					       rl->active, &p->ctrs, rl->next,
-					       &p->inst, p->err,
-					       sizeof(p->err));
+		if (!p->fn)
+			continue;
+		/* The TCP loop's state, for this function alone. */
+		rl->active[rl->nworkers - 1] = p->to->tcp;
+		rr_fn_instance_new_for(p->fn, p->port, p->to->settings,
+				       p->to->nsettings, rl->nworkers,
+				       rl->active, &p->ctrs, rl->next, &p->inst,
+				       p->err, sizeof(p->err));
 	}
 	__atomic_store_n(&rl->done, 1, __ATOMIC_RELEASE);
 	return NULL;
@@ -862,7 +866,7 @@ static void plan(struct rr_invoker *inv, struct rr_reload *rl)
 	uint32_t slot, i;
 
 	rr_active_workers(inv, rl->active);
-	rl->nworkers = RR_NWORKERS(inv);
+	rl->nworkers = RR_TCP_WORKER(inv) + 1;
 	rl->nthreads = inv->nthreads;
 	for (slot = 0; slot < inv->nslots; slot++) {
 		to = rr_config_service_of(next, inv->slots[slot].svc->fn);
