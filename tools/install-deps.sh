@@ -49,11 +49,12 @@ SET_SANDBOX="netcat-openbsd knot-dnsutils"
 # help2man (man pages); systemd (systemd-analyze checks the unit; setpriv
 # and unshare are util-linux, always there); Prometheus (promtool, and
 # the server the metrics test runs on its own); python3-yaml (the alert
-# rules read by metrics_families.sh). knot and prometheus have system
+# rules read by metrics_families.sh); tcpdump (reads back what
+# reqrouterctl capture wrote, capture.sh). knot and prometheus have system
 # services: kept from running (above).
 SET_TEST="llvm libclang-rt-14-dev libcmocka-dev ethtool iputils-ping
 xdp-tools procps clang-format shellcheck knot dnsperf sockperf help2man
-systemd prometheus python3-yaml"
+systemd prometheus python3-yaml tcpdump"
 # packaging: make deb, which installs it itself, and which service_deb.sh
 # (make test) and test-fresh's install-deb step run: debhelper and
 # dpkg-dev build it, lintian checks it, git takes HEAD's files
