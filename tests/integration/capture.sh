@@ -70,6 +70,14 @@ ctl_wait() {
 	kill -0 "$CP" 2>/dev/null && kill -KILL "$CP"
 	wait "$CP"
 }
+# pairs TEXT N PORT LEN: N requests of LEN bytes to PORT and N replies
+# from it in frames' lines TEXT.
+pairs() {
+	check_eq "$2 requests to $3" "$2" "$(grep -c \
+		"^IP $TB_IP4_CLI\.[0-9]* > $TB_IP4_SRV\.$3: UDP, length $4" "$1")"
+	check_eq "$2 replies from $3" "$2" "$(grep -c \
+		"^IP $TB_IP4_SRV\.$3 > $TB_IP4_CLI\.[0-9]*: UDP, length $4" "$1")"
+}
 # frames FILE [FILTER]: tcpdump's lines for FILE, stamps left out, and
 # each frame's bytes.
 frames() {
@@ -98,12 +106,7 @@ frames "$RR_TMP/a.pcapng" >"$RR_TMP/a.txt"
 frames "$RR_TMP/wire.pcap" >"$RR_TMP/wire.txt"
 sed 's/^/    /' "$RR_TMP/a.txt" | grep -v '0x00'
 check_eq "6 frames read back" 6 "$(grep -c '^IP ' "$RR_TMP/a.txt")"
-check_eq "3 requests to 1232" 3 \
-	"$(grep -c "^IP $TB_IP4_CLI\.[0-9]* > $TB_IP4_SRV\.1232: UDP, length 7" \
-		"$RR_TMP/a.txt")"
-check_eq "3 replies from 1232" 3 \
-	"$(grep -c "^IP $TB_IP4_SRV\.1232 > $TB_IP4_CLI\.[0-9]*: UDP, length 7" \
-		"$RR_TMP/a.txt")"
+pairs "$RR_TMP/a.txt" 3 1232 7
 check "the frames, bytes and all, are those on the wire" \
 	diff "$RR_TMP/wire.txt" "$RR_TMP/a.txt"
 check "the payloads are the requests' and the replies'" \
@@ -202,12 +205,7 @@ for line in open(sys.argv[1]):
     assert d["arrival_ns"] > 0 and d["queue"] == 0, d' "$RR_TMP/t.json"
 
 say "== the in-kernel tier: an XDP program on the client's end"
-tb_cli ip link set dev "$TB_IF_CLI" xdpdrv object \
-	"$BUILD/bpf/peer_pass.bpf.o" program peer_pass ||
-	die "cannot attach peer_pass to the client's end"
-wait_for 3 grep -q 'veth peer runs an XDP program now' "$RR_ERR" ||
-	bad "reqrouter did not say the peer runs an XDP program"
-sleep 0.3
+rr_peer_xdp_on
 ctl_bg x capture --port 7 --count 4 -w "$RR_TMP/x.pcapng"
 started 6 || bad "the capture did not start"
 ask 7 "in-xdp-1" "in-xdp-1"
@@ -215,12 +213,7 @@ ask 7 "in-xdp-2" "in-xdp-2"
 ctl_wait
 check_eq "capture: exit 0" 0 $?
 frames "$RR_TMP/x.pcapng" >"$RR_TMP/x.txt"
-check_eq "2 requests to 7" 2 \
-	"$(grep -c "^IP $TB_IP4_CLI\.[0-9]* > $TB_IP4_SRV\.7: UDP, length 8" \
-		"$RR_TMP/x.txt")"
-check_eq "2 replies from 7" 2 \
-	"$(grep -c "^IP $TB_IP4_SRV\.7 > $TB_IP4_CLI\.[0-9]*: UDP, length 8" \
-		"$RR_TMP/x.txt")"
+pairs "$RR_TMP/x.txt" 2 7 8
 check "answered in XDP, by echo's program" \
 	grep -aq 'echo: request; XDP: tx function' "$RR_TMP/x.pcapng"
 check "the replies built there" grep -aq 'echo: reply; XDP' \
