@@ -10,7 +10,9 @@
 #    meanwhile (filtered out in XDP);
 #  - a request from a loop-prone source port, dropped in XDP, is in the
 #    capture with its reason as the packet's comment;
-#  - -w - piped into tcpdump -r -; a second capture while one runs, an
+#  - -w - piped into tcpdump -r -, and into a reader that goes away
+#    (one line, and its capture ends: the next one starts); a second
+#    capture while one runs, an
 #    unwritable path, a prefix that does not parse (at reqrouterctl and
 #    at the socket): one clear line each; a capture ended by SIGINT reads
 #    back;
@@ -148,9 +150,21 @@ sed 's/^/    /' "$RR_TMP/c.txt"
 check_eq "tcpdump read the request and the reply" 2 \
 	"$(grep -c 'UDP, length 5' "$RR_TMP/c.txt")"
 
+say "== a reader that goes away mid-stream"
+"$CTL" -s "$SOCK" capture --port 7 -w - 2>"$RR_TMP/p.err" |
+	head -c 64 >/dev/null &
+CP=$!
+started 4 || bad "the capture did not start"
+ask 7 "gone-1" "gone-1"
+ask 7 "gone-2" "gone-2"
+ctl_wait
+check_eq "reqrouterctl said so in one line" 1 "$(wc -l <"$RR_TMP/p.err")"
+check "naming the pipe" grep -q 'cannot write stdout: Broken pipe' \
+	"$RR_TMP/p.err"
+
 say "== one at a time; bad input: one line each"
 ctl_bg d capture --source "$TB_IP4_CLI/32" -w "$RR_TMP/d.pcapng"
-started 4 || bad "the capture did not start"
+started 5 || bad "the capture did not start"
 "$CTL" -s "$SOCK" capture -w "$RR_TMP/e.pcapng" 2>"$RR_TMP/e.err"
 check_eq "a second capture: exit 1" 1 $?
 check_eq "in one line" 1 "$(wc -l <"$RR_TMP/e.err")"
@@ -183,7 +197,7 @@ check "the instance refuses it too, in one line" \
 
 say "== trace --count 2, trace_sample = 2"
 ctl_bg t trace --count 2 >"$RR_TMP/t.json"
-started 5 || bad "the trace did not start"
+started 6 || bad "the trace did not start"
 timeout 5 "$CTL" -s "$SOCK" trace --count 2 2>"$RR_TMP/t2.err" >/dev/null
 check_eq "a second trace meanwhile: exit 1" 1 $?
 for i in 1 2 3 4; do
@@ -207,7 +221,7 @@ for line in open(sys.argv[1]):
 say "== the in-kernel tier: an XDP program on the client's end"
 rr_peer_xdp_on
 ctl_bg x capture --port 7 --count 4 -w "$RR_TMP/x.pcapng"
-started 6 || bad "the capture did not start"
+started 7 || bad "the capture did not start"
 ask 7 "in-xdp-1" "in-xdp-1"
 ask 7 "in-xdp-2" "in-xdp-2"
 ctl_wait
