@@ -16,6 +16,8 @@
 #    unwritable path, a prefix that does not parse (at reqrouterctl and
 #    at the socket): one clear line each; a capture ended by SIGINT reads
 #    back;
+#  - --seconds 1 with no traffic ends with an empty capture that reads
+#    back;
 #  - trace --count 2 with trace_sample = 2: two JSON lines of four
 #    requests, with their tier, XDP verdict, queuing delay, function time
 #    and reply size;
@@ -162,9 +164,17 @@ check_eq "reqrouterctl said so in one line" 1 "$(wc -l <"$RR_TMP/p.err")"
 check "naming the pipe" grep -q 'cannot write stdout: Broken pipe' \
 	"$RR_TMP/p.err"
 
+say "== --seconds 1 with nothing to capture"
+timeout 10 "$CTL" -s "$SOCK" capture --port 9999 --seconds 1 \
+	-w "$RR_TMP/s.pcapng" 2>"$RR_TMP/s.err"
+check_eq "capture --seconds 1: exit 0" 0 $?
+check "it says it wrote none" grep -q 'capture: 0 packets into' \
+	"$RR_TMP/s.err"
+check "the empty capture reads back" tcpdump -r "$RR_TMP/s.pcapng"
+
 say "== one at a time; bad input: one line each"
 ctl_bg d capture --source "$TB_IP4_CLI/32" -w "$RR_TMP/d.pcapng"
-started 5 || bad "the capture did not start"
+started 6 || bad "the capture did not start"
 "$CTL" -s "$SOCK" capture -w "$RR_TMP/e.pcapng" 2>"$RR_TMP/e.err"
 check_eq "a second capture: exit 1" 1 $?
 check_eq "in one line" 1 "$(wc -l <"$RR_TMP/e.err")"
@@ -197,7 +207,7 @@ check "the instance refuses it too, in one line" \
 
 say "== trace --count 2, trace_sample = 2"
 ctl_bg t trace --count 2 >"$RR_TMP/t.json"
-started 6 || bad "the trace did not start"
+started 7 || bad "the trace did not start"
 timeout 5 "$CTL" -s "$SOCK" trace --count 2 2>"$RR_TMP/t2.err" >/dev/null
 check_eq "a second trace meanwhile: exit 1" 1 $?
 for i in 1 2 3 4; do
@@ -221,7 +231,7 @@ for line in open(sys.argv[1]):
 say "== the in-kernel tier: an XDP program on the client's end"
 rr_peer_xdp_on
 ctl_bg x capture --port 7 --count 4 -w "$RR_TMP/x.pcapng"
-started 7 || bad "the capture did not start"
+started 8 || bad "the capture did not start"
 ask 7 "in-xdp-1" "in-xdp-1"
 ask 7 "in-xdp-2" "in-xdp-2"
 ctl_wait
