@@ -8,6 +8,7 @@
 #    tier) and their replies, the same frames as tcpdump saw on the
 #    client's end (bytes and all), none of the echo requests sent
 #    meanwhile (filtered out in XDP);
+#  - --source with an IPv6 prefix takes the IPv6 request alone;
 #  - a request from a loop-prone source port, dropped in XDP, is in the
 #    capture with its reason as the packet's comment;
 #  - -w - piped into tcpdump -r -, and into a reader that goes away
@@ -141,11 +142,26 @@ check "its comment gives the reason" \
 	grep -aq 'reverse: request; XDP: drop loop_source_port' \
 	"$RR_TMP/b.pcapng"
 
+say "== an IPv6 prefix"
+ctl_bg v capture --source fd00:7272::/64 --count 2 -w "$RR_TMP/v.pcapng"
+started 3 || bad "the capture did not start"
+ask 1232 "over-v4" "4v-revo" # not from the prefix
+got=$(tb_cli python3 tools/lib/ask.py --reply --timeout 1 "$TB_IP6_SRV" 1232 \
+	"over-v6")
+asked=$((asked + 1))
+[ "$got" = "6v-revo" ] && answered=$((answered + 1))
+ctl_wait
+check_eq "capture: exit 0" 0 $?
+frames "$RR_TMP/v.pcapng" >"$RR_TMP/v.txt"
+check "the IPv6 request and its reply, not the IPv4 one" test \
+	"$(grep -c "^IP6 $TB_IP6_CLI\.[0-9]* > $TB_IP6_SRV\.1232: UDP, length 7" \
+		"$RR_TMP/v.txt") $(grep -c '^IP ' "$RR_TMP/v.txt")" = "1 0"
+
 say "== -w - into tcpdump -r -"
 "$CTL" -s "$SOCK" capture --port 7 --count 2 -w - 2>"$RR_TMP/c.err" |
 	tcpdump -r - -nn -t >"$RR_TMP/c.txt" 2>/dev/null &
 CP=$!
-started 3 || bad "the capture did not start"
+started 4 || bad "the capture did not start"
 ask 7 "piped" "piped"
 ctl_wait
 sed 's/^/    /' "$RR_TMP/c.txt"
@@ -156,7 +172,7 @@ say "== a reader that goes away mid-stream"
 "$CTL" -s "$SOCK" capture --port 7 -w - 2>"$RR_TMP/p.err" |
 	head -c 64 >/dev/null &
 CP=$!
-started 4 || bad "the capture did not start"
+started 5 || bad "the capture did not start"
 ask 7 "gone-1" "gone-1"
 ask 7 "gone-2" "gone-2"
 ctl_wait
@@ -174,7 +190,7 @@ check "the empty capture reads back" tcpdump -r "$RR_TMP/s.pcapng"
 
 say "== one at a time; bad input: one line each"
 ctl_bg d capture --source "$TB_IP4_CLI/32" -w "$RR_TMP/d.pcapng"
-started 6 || bad "the capture did not start"
+started 7 || bad "the capture did not start"
 "$CTL" -s "$SOCK" capture -w "$RR_TMP/e.pcapng" 2>"$RR_TMP/e.err"
 check_eq "a second capture: exit 1" 1 $?
 check_eq "in one line" 1 "$(wc -l <"$RR_TMP/e.err")"
@@ -207,7 +223,7 @@ check "the instance refuses it too, in one line" \
 
 say "== trace --count 2, trace_sample = 2"
 ctl_bg t trace --count 2 >"$RR_TMP/t.json"
-started 7 || bad "the trace did not start"
+started 8 || bad "the trace did not start"
 timeout 5 "$CTL" -s "$SOCK" trace --count 2 2>"$RR_TMP/t2.err" >/dev/null
 check_eq "a second trace meanwhile: exit 1" 1 $?
 for i in 1 2 3 4; do
@@ -231,7 +247,7 @@ for line in open(sys.argv[1]):
 say "== the in-kernel tier: an XDP program on the client's end"
 rr_peer_xdp_on
 ctl_bg x capture --port 7 --count 4 -w "$RR_TMP/x.pcapng"
-started 8 || bad "the capture did not start"
+started 9 || bad "the capture did not start"
 ask 7 "in-xdp-1" "in-xdp-1"
 ask 7 "in-xdp-2" "in-xdp-2"
 ctl_wait
