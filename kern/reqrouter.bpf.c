@@ -141,12 +141,10 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	/* A flood is turned away here, before it wakes either tier. */
 	if (conf->flags & RR_PORT_RL) {
 		act = rl_check(ctx, conf, l3, udph, ipv6, queue);
+		/* A slip handed to a worker is not marked there: its
+		 * verdict is all the capture has of it. */
 		if (act >= 0 && mark)
-			capture_verdict(ctx,
-					act == XDP_TX
-						? RR_XDP_TX_SLIP
-						: RR_XDP_DROP_RATE_LIMITED,
-					0, act);
+			capture_verdict(ctx, rl_stat(act), 0, act);
 		if (act >= 0)
 			return act;
 	}
@@ -155,6 +153,9 @@ int reqrouter_xdp(struct xdp_md *ctx)
 		goto workers;
 	if (conf->flags & RR_PORT_SPREAD) {
 		act = spread(ctx, conf, udph, queue);
+		/* Answered on another CPU, unmarked: its verdict here. */
+		if (act >= 0 && mark)
+			capture_verdict(ctx, RR_XDP_REDIRECT_SPREAD, 0, act);
 		if (act >= 0)
 			return act;
 	}

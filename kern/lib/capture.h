@@ -146,8 +146,7 @@ __noinline __u32 capture_mark(struct xdp_md *ctx, __u32 queue, __u32 slot,
  * The XDP program's verdict @stat (enum rr_xdp_stat) on a request marked
  * by capture_mark(), with action @act, and for a drop its reason @drop
  * (enum rr_drop, 0: @stat says it): the request's record, and after
- * XDP_TX the reply's. A redirect to a worker leaves it to the worker.
- * Returns @act.
+ * XDP_TX the reply's. Returns @act.
  */
 __noinline int capture_verdict(struct xdp_md *ctx, __u32 stat, __u32 drop,
 			       int act)
@@ -155,7 +154,7 @@ __noinline int capture_verdict(struct xdp_md *ctx, __u32 stat, __u32 drop,
 	struct rr_capture_scratch *sc;
 	__u32 zero = 0;
 
-	if (!ctx || act == XDP_REDIRECT)
+	if (!ctx)
 		return act;
 	sc = bpf_map_lookup_elem(&capture_scratch, &zero);
 	if (!sc)
@@ -170,12 +169,13 @@ __noinline int capture_verdict(struct xdp_md *ctx, __u32 stat, __u32 drop,
 }
 
 /* Counts @stat on @queue and returns @act (rr_count()), after writing
- * the verdict of a request marked @mark. */
+ * the verdict of a request marked @mark: but for a redirect to a worker,
+ * which writes the request's records itself. */
 static __always_inline int rr_count_marked(struct xdp_md *ctx, __u32 mark,
 					   __u32 queue, enum rr_xdp_stat stat,
 					   int act)
 {
-	if (mark)
+	if (mark && act != XDP_REDIRECT)
 		capture_verdict(ctx, stat, 0, act);
 	return rr_count(queue, stat, act);
 }
