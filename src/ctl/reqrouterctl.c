@@ -621,7 +621,8 @@ static int request_line(const struct rr_ctlcmd *c, const char *arg,
 			     o->snaplen ? o->snaplen : SNAPLEN_DEFAULT,
 			     o->sample ? o->sample : 1);
 	} else if (rr_ctlcmd_id(c) == RR_CTL_TRACE) {
-		n = snprintf(line, len, "%s %lu", c->name, o->count);
+		n = snprintf(line, len, "%s %lu %lu", c->name, o->count,
+			     o->seconds);
 	} else if (arg) {
 		n = snprintf(line, len, "%s %s", c->name, arg);
 	} else {

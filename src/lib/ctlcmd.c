@@ -88,8 +88,8 @@ const struct rr_ctlcmd rr_ctlcmds[RR_CTL_NCMDS] = {
 	},
 	[RR_CTL_TRACE] = {
 		.name = "trace",
-		.args = "COUNT",
-		.nargs = 1,
+		.args = "COUNT SECONDS",
+		.nargs = 2,
 		.from_options = true,
 		.help = "a JSON line per request sampled by trace_sample: tier, XDP verdict, queuing delay, function time, reply size",
 	},

@@ -244,10 +244,15 @@ for line in open(sys.argv[1]):
     assert d["queue_delay_us"] >= 0 and d["function_us"] > 0, d
     assert d["arrival_ns"] > 0 and d["queue"] == 0, d' "$RR_TMP/t.json"
 
+timeout 10 "$CTL" -s "$SOCK" trace --seconds 1 >"$RR_TMP/t3.json" \
+	2>"$RR_TMP/t3.err"
+check_eq "trace --seconds 1 with nothing sampled: exit 0" 0 $?
+check_eq "and no line" 0 "$(cat "$RR_TMP"/t3.json "$RR_TMP"/t3.err | wc -l)"
+
 say "== the in-kernel tier: an XDP program on the client's end"
 rr_peer_xdp_on
 ctl_bg x capture --port 7 --count 4 -w "$RR_TMP/x.pcapng"
-started 9 || bad "the capture did not start"
+started 10 || bad "the capture did not start"
 ask 7 "in-xdp-1" "in-xdp-1"
 ask 7 "in-xdp-2" "in-xdp-2"
 ctl_wait

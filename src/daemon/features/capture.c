@@ -600,8 +600,9 @@ int rr_capture_start(struct rr_capture **cp, struct rr_invoker *inv,
 	struct rr_capture *c = *cp;
 	struct session *se;
 	struct timespec rt;
-	unsigned long count;
+	unsigned long count, secs;
 	uint32_t snap = 0;
+	char extra;
 	int ret;
 
 	if (!inv->xdp.skel || !inv->live) {
@@ -643,14 +644,16 @@ int rr_capture_start(struct rr_capture **cp, struct rr_invoker *inv,
 		if (ret)
 			return ret;
 	} else {
-		if (rr_parse_ulong(args, 0, ULONG_MAX, &count)) {
+		if (sscanf(args, "%lu %lu%c", &count, &secs, &extra) != 2 ||
+		    secs > 86400 * 365) {
 			snprintf(
 				err, errlen,
-				"trace takes COUNT, the records to send (0: no end), not '%.64s'",
+				"trace takes COUNT SECONDS, the records to send and for how long (0: no end), not '%.64s'",
 				args);
 			return -EINVAL;
 		}
 		se->count = count;
+		se->end_ns = secs ? rr_now_ns() + secs * 1000000000ULL : 0;
 	}
 	clock_gettime(CLOCK_REALTIME, &rt);
 	c->real_off = (int64_t)((uint64_t)rt.tv_sec * 1000000000ULL +

@@ -85,7 +85,7 @@ struct rr_capture;
 /*
  * Starts a session of @kind with the control request's arguments @args
  * (capture: PORT SOURCE COUNT SECONDS SNAPLEN SAMPLE, "-" for no source;
- * trace: COUNT): the XDP program marks requests from now on. 0, or
+ * trace: COUNT SECONDS): the XDP program marks requests from now on. 0, or
  * -errno with one line in @err (one of that kind under way, a filter
  * that does not parse).
  */
