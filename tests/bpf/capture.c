@@ -86,8 +86,8 @@ static int run(const uint8_t *f, uint32_t len)
 
 /* The filter: port @port (0: any), source @src (NULL: any), one in
  * @sample, @snap bytes; marks @on. */
-static void filter(uint32_t on, uint32_t port, const char *src,
-		   uint32_t sample, uint32_t snap)
+static void filter(uint32_t on, uint32_t port, const char *src, uint32_t sample,
+		   uint32_t snap)
 {
 	struct reqrouter *s = x.skel;
 	uint8_t a[16] = { 0 };
@@ -232,8 +232,8 @@ static void cases(void)
 	if (n != 4)
 		t_fail("%u records of 8 requests, want 4", n);
 	for (i = 0; i < n && i < MAX_RECS; i++)
-		if (recs[i].rec.mark != RR_MARK_TRACE ||
-		    recs[i].rec.caplen || recs[i].rec.slot != SLOT)
+		if (recs[i].rec.mark != RR_MARK_TRACE || recs[i].rec.caplen ||
+		    recs[i].rec.slot != SLOT)
 			t_fail("record %u: mark %u caplen %u slot %u", i,
 			       recs[i].rec.mark, recs[i].rec.caplen,
 			       recs[i].rec.slot);
