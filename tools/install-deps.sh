@@ -52,11 +52,12 @@ SET_SANDBOX="netcat-openbsd knot-dnsutils"
 # and unshare are util-linux, always there); Prometheus (promtool, and
 # the server the metrics test runs on its own); python3-yaml (the alert
 # rules read by metrics_families.sh); fstrm_capture and dnstap-ldns
-# (dnstap.sh reads what dns wrote). knot and prometheus have system
-# services: kept from running (above).
+# (dnstap.sh reads what dns wrote); tcpdump (reads back what reqrouterctl
+# capture wrote, capture.sh). knot and prometheus have system services:
+# kept from running (above).
 SET_TEST="llvm libclang-rt-14-dev libcmocka-dev ethtool iputils-ping
 xdp-tools procps clang-format shellcheck knot dnsperf sockperf help2man
-systemd prometheus python3-yaml fstrm-bin dnstap-ldns"
+systemd prometheus python3-yaml fstrm-bin dnstap-ldns tcpdump"
 # packaging: make deb, which installs it itself, and which service_deb.sh
 # (make test) and test-fresh's install-deb step run: debhelper and
 # dpkg-dev build it, lintian checks it, git takes HEAD's files

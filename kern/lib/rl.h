@@ -193,6 +193,15 @@ static __always_inline int slip_tc(struct xdp_md *ctx,
 	return rr_count(queue, RR_XDP_TX_SLIP, XDP_TX);
 }
 
+/* The counter of rl_check()'s action @act on a limited request. */
+static __always_inline enum rr_xdp_stat rl_stat(int act)
+{
+	if (act == XDP_TX)
+		return RR_XDP_TX_SLIP;
+	return act == XDP_REDIRECT ? RR_XDP_REDIRECT_SLIP
+				   : RR_XDP_DROP_RATE_LIMITED;
+}
+
 /*
  * Response rate limiting, before either tier: the source's prefix
  * (rl_mask_v4/v6) hashed (rr_rl_hash()) to its set of rl_table, where

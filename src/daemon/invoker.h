@@ -22,6 +22,7 @@
 
 #include <xdp/xsk.h>
 
+#include "capture.h"
 #include "config.h"
 #include "function.h"
 #include "latency.h"
@@ -191,6 +192,11 @@ struct rr_live {
 	bool tcp_retire[RR_TCP_LOOPS];
 	/* The interface's MTU now: the longest reply a worker sends. */
 	uint32_t mtu;
+	/* What a marked request's records are written for (RR_MARK_*, 0:
+	 * nothing, the workers look no further), and how many bytes of its
+	 * frames (features/capture.c). */
+	uint32_t capture;
+	uint32_t capture_snap;
 };
 
 #define RR_LIVE_SIZE ((sizeof(struct rr_live) + 4095) & ~(size_t)4095)
@@ -295,6 +301,8 @@ struct rr_worker_report {
 	/* Its stock of frames for copies (part of frames_held). */
 	uint32_t nstock;
 	uint64_t stock[RR_SG_STOCK];
+	/* The records of the marked requests it served (capture.h). */
+	struct rr_capture_wring capture;
 } __attribute__((aligned(4096)));
 
 /*

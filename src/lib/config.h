@@ -166,6 +166,8 @@ enum rr_metrics_detail {
 #define RR_DEADLINE_US_LATE_USELESS 300000
 #define RR_MIN_DEADLINE_US 100
 #define RR_MAX_DEADLINE_US 10000000
+/* trace_sample: one in this many at most. */
+#define RR_MAX_TRACE_SAMPLE 1000000000
 #define RR_MAX_SLIP 1000
 
 /* Gathers' budgets (src/daemon/features/gather_budget.c): the copies a
@@ -258,6 +260,9 @@ struct rr_service {
 	 * served: older ones are dropped as expired, by the worker or
 	 * already in XDP (docs/DESIGN.md, "Deadlines"); 0: no deadline. */
 	uint32_t deadline_us;
+	/* One request in this many is traced for reqrouterctl trace
+	 * (features/capture.c); 0: none. */
+	uint32_t trace_sample;
 	uint32_t rate_limit_burst;
 	uint32_t rate_limit_v4_prefix;
 	uint32_t rate_limit_v6_prefix;

@@ -360,6 +360,8 @@ int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 	conf.flags &= ~RR_PORT_DEADLINE;
 	rr_xdp_set_deadline(&inv->xdp, (uint32_t)(s - inv->slots),
 			    (uint64_t)s->svc->deadline_us * 1000);
+	rr_xdp_set_trace(&inv->xdp, (uint32_t)(s - inv->slots),
+			 s->svc->trace_sample);
 	if (inv->xdp.load) {
 		conf.flags |= RR_PORT_LOAD;
 		if (s->svc->deadline_us)
