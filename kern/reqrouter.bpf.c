@@ -27,8 +27,10 @@
 #include "lib/parse.h"
 #include "lib/stats.h"
 #include "lib/port.h"
+#include "lib/capture.h"
 #include "lib/guard.h"
 #include "lib/hh.h"
+#include "lib/cookie.h"
 #include "lib/rl.h"
 #include "lib/gather.h"
 #include "lib/spread.h"
@@ -36,6 +38,7 @@
 #include "lib/steer.h"
 #include "lib/verdict.h"
 #include "shared/common.h"
+#include "shared/cookie.h"
 #include "shared/gather.h"
 #include "shared/link.h"
 #include "shared/port.h"
@@ -51,9 +54,9 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	};
 	__u32 queue = ctx->rx_queue_index;
 	struct rr_port_conf *conf;
-	__u32 l4_len = 0, key;
+	__u32 l4_len = 0, key, mark = 0;
 	struct udphdr *udph;
-	int proto, act, ipv6, not_ours = 0;
+	int proto, act, ipv6, not_ours = 0, cookie = RR_COOKIE_NONE;
 	void *l3;
 
 	if (queue >= RR_MAX_QUEUES)
@@ -97,13 +100,22 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	conf = bpf_map_lookup_elem(&port_map, &key);
 	if (!conf || !conf->nsocks || conf->slot >= RR_MAX_SLOTS)
 		return rr_count(queue, RR_XDP_PASS_NO_FUNCTION, XDP_PASS);
+	/* Captured or traced (lib/capture.h): a load and a branch while
+	 * nobody listens. */
+	if (capture_on)
+		mark = capture_mark(ctx, queue, conf->slot,
+				    (__u32)(l3 - (void *)(long)ctx->data) |
+					    (__u32)ipv6 << 16,
+				    key);
 	/* Not addressed to this host: the kernel forwards or drops it. */
 	if (conf->flags & RR_PORT_LOCAL_DST && !dest_local(l3, c.end, ipv6))
-		return rr_count(queue, RR_XDP_PASS_NOT_LOCAL, XDP_PASS);
+		return rr_count_marked(ctx, mark, queue, RR_XDP_PASS_NOT_LOCAL,
+				       XDP_PASS);
 	/* Longer than a UMEM frame holds: no worker could take it (an MTU
 	 * above what reqrouter serves; the start-up lines say so). */
 	if (c.end - (void *)(long)ctx->data > RR_FRAME_DATA_MAX)
-		return rr_count(queue, RR_XDP_DROP_FRAME_TOO_BIG, XDP_DROP);
+		return rr_count_marked(ctx, mark, queue,
+				       RR_XDP_DROP_FRAME_TOO_BIG, XDP_DROP);
 	/* Replies to a gather come from their targets' service ports
 	 * (echo's 7 among them): they are known before the loop check. */
 	if (conf->flags & RR_PORT_GATHER)
@@ -111,44 +123,72 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	/* Source ports a reply could bounce back from. */
 	key = bpf_ntohs(udph->source);
 	if (loop_port(key))
-		return rr_count(queue, RR_XDP_DROP_LOOP_PORT, XDP_DROP);
+		return rr_count_marked(ctx, mark, queue, RR_XDP_DROP_LOOP_PORT,
+				       XDP_DROP);
 	if (low_port(conf, key))
-		return rr_count(queue, RR_XDP_DROP_LOW_PORT, XDP_DROP);
+		return rr_count_marked(ctx, mark, queue, RR_XDP_DROP_LOW_PORT,
+				       XDP_DROP);
 	if (conf->flags & RR_PORT_QUARANTINED)
-		return rr_count(queue, RR_XDP_DROP_QUARANTINED, XDP_DROP);
+		return rr_count_marked(ctx, mark, queue,
+				       RR_XDP_DROP_QUARANTINED, XDP_DROP);
 	/* Unwanted sources cost one lookup and go no further. */
 	if (conf->flags & RR_PORT_ALLOWLIST &&
 	    !source_allowed(l3, c.end, ipv6, conf->slot))
-		return rr_count(queue, RR_XDP_DROP_NOT_ALLOWED, XDP_DROP);
+		return rr_count_marked(ctx, mark, queue,
+				       RR_XDP_DROP_NOT_ALLOWED, XDP_DROP);
 	/* Who is calling: every request that gets this far, whichever tier
 	 * answers it. */
 	if (conf->flags & RR_PORT_HH)
 		hh_count(conf, l3, c.end, ipv6);
-	/* A flood is turned away here, before it wakes either tier. */
-	if (conf->flags & RR_PORT_RL) {
+	/* A DNS query with a server cookie valid for its source comes from
+	 * there (docs/DESIGN.md, "DNS Cookies in XDP"). */
+	if (conf->flags & RR_PORT_COOKIE) {
+		cookie =
+			cookie_check(ctx, (__u32)(l3 - (void *)(long)ctx->data),
+				     conf->slot, ipv6);
+		if (cookie == RR_COOKIE_VALID)
+			rr_fn_count_at(queue, conf->slot, RR_FN_COOKIE_VALID);
+	}
+	/* A flood is turned away here, before it wakes either tier; but
+	 * not a source a cookie vouches for. */
+	if (conf->flags & RR_PORT_RL && cookie != RR_COOKIE_VALID) {
 		act = rl_check(ctx, conf, l3, udph, ipv6, queue);
+		/* A slip handed to a worker is not marked there: its
+		 * verdict is all the capture has of it. */
+		if (act >= 0 && mark)
+			capture_verdict(ctx, rl_stat(act), 0, act);
 		if (act >= 0)
 			return act;
+	}
+	/* Its reply is made for its client: no cached one answers it. */
+	if (cookie != RR_COOKIE_NONE &&
+	    conf->flags & (RR_PORT_XDP | RR_PORT_CACHE)) {
+		rr_fn_count_at(queue, conf->slot, RR_FN_COOKIE_BYPASS);
+		goto workers;
 	}
 
 	if (conf->flags & RR_PORT_SG_TARGET && sg_message(udph, c.end))
 		goto workers;
 	if (conf->flags & RR_PORT_SPREAD) {
 		act = spread(ctx, conf, udph, queue);
+		/* Answered on another CPU, unmarked: its verdict here. */
+		if (act >= 0 && mark)
+			capture_verdict(ctx, RR_XDP_REDIRECT_SPREAD, 0, act);
 		if (act >= 0)
 			return act;
 	}
 	if (conf->flags & (RR_PORT_XDP | RR_PORT_CACHE)) {
-		act = in_kernel(ctx, conf, l3, udph, ipv6, queue, 0);
+		act = in_kernel(ctx, conf, l3, udph, ipv6, queue, mark, 0);
 		if (act >= 0)
 			return act;
 	}
 
 workers:
 	act = rr_steer(ctx, queue, conf->slot, steer_socks(conf, 0),
-		       conf->flags);
-	return rr_count(queue, steer_stat(act, RR_XDP_REDIRECT),
-			steer_act(act));
+		       conf->flags | mark << RR_STEER_MARK_SHIFT);
+	return rr_count_marked(ctx, mark, queue,
+			       steer_stat(act, RR_XDP_REDIRECT),
+			       steer_act(act));
 }
 
 SEC("xdp")
@@ -217,7 +257,7 @@ int reqrouter_spread(struct xdp_md *ctx)
 	conf = bpf_map_lookup_elem(&port_map, &key);
 	if (!conf || !conf->nsocks || conf->slot >= RR_MAX_SLOTS)
 		return rr_count(queue, RR_XDP_PASS_NO_FUNCTION, XDP_PASS);
-	return in_kernel(ctx, conf, l3, udph, ipv6, queue, 1);
+	return in_kernel(ctx, conf, l3, udph, ipv6, queue, 0, 1);
 }
 
 /*

@@ -33,12 +33,14 @@ LIB=$(dirname "$0")/lib
 # libcap-ng (--user); libseccomp (the cells' filter); libsystemd
 # (sd_notify) and libmicrohttpd (/metrics), which reqrouter links; json-c,
 # which reqrouterctl reads the instance's answers with; Knot's
-# libzscanner, which the dns function links (functions/dns/dns.pkgs);
-# liburing, which tools/sgbase (the io_uring scatter-gather baseline,
+# libzscanner, which the dns function links (functions/dns/dns.pkgs),
+# and for its dnstap libfstrm and protobuf-c, with protoc-c to make the C
+# of functions/dns/dnstap.proto; liburing, which tools/sgbase (the io_uring scatter-gather baseline,
 # built by make all) links; ip (the bed) and python3 (its client).
 SET_DEMO="make gcc clang bpftool libbpf-dev libxdp-dev libelf-dev zlib1g-dev
 libinih-dev libcap-ng-dev pkg-config libseccomp-dev libsystemd-dev
-libmicrohttpd-dev libjson-c-dev libknot-dev liburing-dev iproute2 python3"
+libmicrohttpd-dev libjson-c-dev libknot-dev libfstrm-dev libprotobuf-c-dev
+protobuf-c-compiler liburing-dev iproute2 python3"
 # sandbox: the clients tools/sandbox shows (nc, kdig). No services.
 SET_SANDBOX="netcat-openbsd knot-dnsutils"
 # test: what make test needs beyond demo and sandbox. The compiler
@@ -49,11 +51,13 @@ SET_SANDBOX="netcat-openbsd knot-dnsutils"
 # help2man (man pages); systemd (systemd-analyze checks the unit; setpriv
 # and unshare are util-linux, always there); Prometheus (promtool, and
 # the server the metrics test runs on its own); python3-yaml (the alert
-# rules read by metrics_families.sh). knot and prometheus have system
-# services: kept from running (above).
+# rules read by metrics_families.sh); fstrm_capture and dnstap-ldns
+# (dnstap.sh reads what dns wrote); tcpdump (reads back what reqrouterctl
+# capture wrote, capture.sh). knot and prometheus have system services:
+# kept from running (above).
 SET_TEST="llvm libclang-rt-14-dev libcmocka-dev ethtool iputils-ping
 xdp-tools procps clang-format shellcheck knot dnsperf sockperf help2man
-systemd prometheus python3-yaml"
+systemd prometheus python3-yaml fstrm-bin dnstap-ldns tcpdump"
 # packaging: make deb, which installs it itself, and which service_deb.sh
 # (make test) and test-fresh's install-deb step run: debhelper and
 # dpkg-dev build it, lintian checks it, git takes HEAD's files

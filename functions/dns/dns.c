@@ -10,6 +10,7 @@
  *	identity = ns1.example.com   ; CHAOS TXT id.server (default: refused)
  *	version = 1.0                ; CHAOS TXT version.bind (default: refused)
  *	nsid = ns1                   ; EDNS NSID, or 0xHEX (default: none)
+ *	dnstap = /var/log/dns.tap    ; dnstap messages (dnstap.c)
  *
  * It answers as Knot DNS 3.2 answers from the same files with its default
  * settings, down to the bytes (same records, same order, same name
@@ -37,11 +38,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/random.h>
+#include <sys/socket.h>
 
 #include "dns_answer.h"
+#include "dns_cookie.h"
 #include "dns_pkt.h"
 #include "dns_wire.h"
 #include "dns_zone.h"
+#include "dnstap.h"
 #include <reqrouter/rr_function.h>
 
 #define DNS_UDP_DEFAULT 1232 /* knotd's udp-max-payload */
@@ -62,6 +68,13 @@ enum dns_counter {
 	C_OTHER,
 	C_TRUNCATED,
 	C_IGNORED,
+	C_COOKIE_CLIENT,
+	C_COOKIE_VALID,
+	C_COOKIE_MALFORMED,
+	C_COOKIE_UNKNOWN,
+	C_COOKIE_EXPIRED,
+	C_COOKIE_WRONG,
+	C_BADCOOKIE,
 	C_COUNT
 };
 
@@ -77,6 +90,20 @@ static const char *const counter_names[C_COUNT][2] = {
 	{ "dns_truncated", "DNS answers truncated (TC) to fit." },
 	{ "dns_ignored",
 	  "DNS messages not answered: responses, or malformed before the question ended." },
+	/* One of the six per query with a COOKIE option (RFC 7873). */
+	{ "dns_cookie_client", "DNS queries with a client cookie alone." },
+	{ "dns_cookie_valid",
+	  "DNS queries with a valid server cookie of ours (renewed past half an hour)." },
+	{ "dns_cookie_malformed",
+	  "DNS queries with a COOKIE option not 8 or 16 to 40 bytes long: FORMERR." },
+	{ "dns_cookie_unknown",
+	  "DNS queries with a server cookie not of RFC 9018's form (version 1, 16 bytes)." },
+	{ "dns_cookie_expired",
+	  "DNS queries with a server cookie of ours made over an hour ago, or over 5 minutes ahead." },
+	{ "dns_cookie_wrong",
+	  "DNS queries with a server cookie that no secret of ours made for this client (forged, another server's, a secret rotated out)." },
+	{ "dns_badcookie",
+	  "DNS replies BADCOOKIE: over UDP, to a query without a valid server cookie." },
 };
 
 struct dns_state {
@@ -93,7 +120,9 @@ struct dns_state {
 	char identity[DNS_TEXT_MAX];
 	char version[DNS_TEXT_MAX];
 	uint8_t nsid[DNS_NSID_MAX];
+	struct dns_cookie_keys cookie;
 	int counter[C_COUNT];
+	struct dnstap *dt; /* NULL: dnstap off */
 };
 
 static void dns_free(void *state)
@@ -103,6 +132,7 @@ static void dns_free(void *state)
 
 	if (!st)
 		return;
+	dnstap_free(st->dt);
 	for (i = 0; i < st->nzones; i++)
 		dns_zone_free(st->zones[i]);
 	free(st->zones);
@@ -249,25 +279,31 @@ static void reply_opt(const struct dns_state *st, const struct dns_query *q,
 	o->expire = o->has_expire ? soa_expire(z) : 0;
 	o->nsid = nsid ? st->nsid : NULL;
 	o->nsid_len = nsid ? st->nsid_len : 0;
+	o->cookie = q->reply_cookie_len ? q->reply_cookie : NULL;
+	o->cookie_len = q->reply_cookie_len;
 }
 
 /*
  * The OPT record's size in a reply to @q before EDE and EXPIRE, which go
- * in only if there is room left: with the NSID when the query has the
- * option and we have one (knotd keeps its room first), if the header and
- * question still fit @max with it. 0 without EDNS.
+ * in only if there is room left: with the reply's cookie if it has one,
+ * and with the NSID when the query has the option and we have one
+ * (knotd keeps its room first), if the header, question and cookie still
+ * fit @max with it. 0 without EDNS.
  */
 static size_t opt_size(const struct dns_state *st, const struct dns_query *q,
 		       size_t max, bool *nsid)
 {
-	size_t need = DNS_HDR_LEN + q->qname_len + 4U + DNS_OPT_LEN;
+	size_t cookie = q->reply_cookie_len
+				? DNS_OPT_HDR_LEN + (size_t)q->reply_cookie_len
+				: 0;
+	size_t need = DNS_HDR_LEN + q->qname_len + 4U + DNS_OPT_LEN + cookie;
 	size_t nlen = DNS_OPT_HDR_LEN + (size_t)st->nsid_len;
 
 	*nsid = false;
 	if (!q->edns)
 		return 0;
 	*nsid = q->edns_nsid && st->nsid_len && max >= need + nlen;
-	return DNS_OPT_LEN + (*nsid ? nlen : 0);
+	return DNS_OPT_LEN + (*nsid ? nlen : 0) + cookie;
 }
 
 /*
@@ -477,16 +513,71 @@ static int chaos(const struct rr_request *req, const struct dns_state *st,
 	return (int)len;
 }
 
-static int dns_handler(const struct rr_request *req, uint8_t *buf, size_t len,
-		       size_t room)
+/*
+ * A query's COOKIE option (RFC 7873 5.2, RFC 9018), as Knot's mod-cookies
+ * judges it with its defaults: the reply carries the client cookie and
+ * our server cookie (the query's own while it is valid and less than half
+ * an hour old, else a new one); a query without a valid one gets BADCOOKIE
+ * over UDP, which costs a spoofed source its answer and a real client one
+ * more round trip, and its normal answer over TCP. Every judgement is
+ * counted. Returns -1 to answer the query, or the error reply's length.
+ */
+static int cookie_step(const struct rr_request *req, const struct dns_state *st,
+		       uint8_t *buf, size_t room, struct dns_query *q)
 {
-	const struct dns_state *st = req->state;
+	static const enum dns_counter counted[] = {
+		[DNS_COOKIE_CLIENT] = C_COOKIE_CLIENT,
+		[DNS_COOKIE_VALID] = C_COOKIE_VALID,
+		[DNS_COOKIE_RENEW] = C_COOKIE_VALID,
+		[DNS_COOKIE_MALFORMED] = C_COOKIE_MALFORMED,
+		[DNS_COOKIE_UNKNOWN] = C_COOKIE_UNKNOWN,
+		[DNS_COOKIE_EXPIRED] = C_COOKIE_EXPIRED,
+		[DNS_COOKIE_WRONG] = C_COOKIE_WRONG,
+	};
+	int ipv6 = req->family == AF_INET6;
+	const uint8_t *ip = ipv6 ? req->src.v6.s6_addr
+				 : (const uint8_t *)&req->src.v4.s_addr;
+	uint32_t now = (uint32_t)time(NULL);
+	enum dns_cookie_kind kind;
+
+	/* The reply depends on the client and the time: never cached. */
+	rr_fn_no_cache(req);
+	kind = dns_cookie_check(&st->cookie, q->cookie, q->cookie_len, ip, ipv6,
+				now);
+	rr_fn_count(req, st->counter[counted[kind]], 1);
+	if (kind == DNS_COOKIE_MALFORMED)
+		return error_reply(req, st, buf, room, q, DNS_R_FORMERR, 1, 0,
+				   NULL, 0);
+	/* A room cut below the query and our cookie (max_amplification
+	 * near 1) leaves the cookie out: answered as without one. */
+	if (room < DNS_HDR_LEN + q->qname_len + 4U + DNS_OPT_LEN +
+			   DNS_OPT_HDR_LEN + RR_COOKIE_CLIENT_LEN +
+			   RR_COOKIE_SERVER_LEN)
+		return -1;
+	memcpy(q->reply_cookie, q->cookie, RR_COOKIE_CLIENT_LEN);
+	if (kind == DNS_COOKIE_VALID)
+		memcpy(q->reply_cookie + RR_COOKIE_CLIENT_LEN,
+		       q->cookie + RR_COOKIE_CLIENT_LEN, RR_COOKIE_SERVER_LEN);
+	else
+		dns_cookie_make(&st->cookie, q->cookie, ip, ipv6, now,
+				q->reply_cookie + RR_COOKIE_CLIENT_LEN);
+	q->reply_cookie_len = RR_COOKIE_CLIENT_LEN + RR_COOKIE_SERVER_LEN;
+	if (kind == DNS_COOKIE_VALID || kind == DNS_COOKIE_RENEW ||
+	    req->transport == RR_TRANSPORT_TCP)
+		return -1;
+	rr_fn_count(req, st->counter[C_BADCOOKIE], 1);
+	return error_reply(req, st, buf, room, q, DNS_R_BADCOOKIE, 1, 0, NULL,
+			   0);
+}
+
+/* The reply to the message in @buf, written over it. */
+static int respond(const struct rr_request *req, const struct dns_state *st,
+		   uint8_t *buf, size_t len, size_t room)
+{
 	const struct dns_zone *z = NULL;
 	struct dns_query q;
 	enum qkind kind;
 
-	if (!st)
-		return RR_NO_REPLY; /* a caller that made no state */
 	/* An answer over TCP may be longer than any over UDP: not one for
 	 * the reply cache, which answers datagrams. */
 	if (req->transport == RR_TRANSPORT_TCP)
@@ -512,6 +603,12 @@ static int dns_handler(const struct rr_request *req, uint8_t *buf, size_t len,
 					   ? DNS_R_FORMERR
 					   : DNS_R_NOTIMP,
 				   1, 0, NULL, 0);
+	if (q.cookie_len) {
+		int n = cookie_step(req, st, buf, room, &q);
+
+		if (n >= 0)
+			return n;
+	}
 
 	/* The zone, as knotd's answer_zone_find(): for DS (whatever the
 	 * opcode) the longest apex above the QNAME's parent if there is one;
@@ -564,6 +661,30 @@ static int dns_handler(const struct rr_request *req, uint8_t *buf, size_t len,
 				   z, 1);
 
 	return answer(req, st, buf, room, &q, z);
+}
+
+static int dns_handler(const struct rr_request *req, uint8_t *buf, size_t len,
+		       size_t room)
+{
+	const struct dns_state *st = req->state;
+	struct dnstap_times t;
+	int ret;
+
+	if (!st)
+		return RR_NO_REPLY; /* a caller that made no state */
+	if (!st->dt)		    /* dnstap off: this test is all it costs */
+		return respond(req, st, buf, len, room);
+	/* dnstap sees what reaches a worker: with it on, no reply goes to
+	 * the reply cache, so that XDP answers none of the queries unseen
+	 * (docs/OPERATIONS.md, "dnstap"). */
+	rr_fn_no_cache(req);
+	if (!dnstap_query(st->dt, req->worker_state, req, buf, len, &t))
+		return respond(req, st, buf, len, room);
+	ret = respond(req, st, buf, len, room);
+	if (ret > 0)
+		dnstap_response(st->dt, req->worker_state, req, buf,
+				(size_t)ret, &t);
+	return ret;
 }
 
 /* "zone = [ORIGIN] FILE" */
@@ -667,6 +788,28 @@ bad:
 		DNS_NSID_MAX, s->value);
 }
 
+/* The cookie secrets reqrouter keeps for us (cookie_secret); where there
+ * are none (a tool), one of our own. */
+static int cookie_keys(const struct rr_fn_config *cfg,
+		       struct dns_cookie_keys *k)
+{
+	struct rr_fn_cookie_secrets s;
+
+	if (rr_fn_cookie_secrets(cfg, &s)) {
+		memset(&s, 0, sizeof(s));
+		if (getrandom(s.current, sizeof(s.current), 0) !=
+		    sizeof(s.current))
+			return rr_fn_error(
+				cfg, NULL,
+				"no random bytes for a cookie secret");
+	}
+	dns_cookie_key(s.current, &k->k0[0], &k->k1[0]);
+	dns_cookie_key(s.previous, &k->k0[1], &k->k1[1]);
+	k->has_prev = s.has_previous;
+	k->prev_until = s.previous_until;
+	return 0;
+}
+
 /* The apex table, rebuilt as zones are added (there are few). */
 static int index_zones(struct dns_state *st)
 {
@@ -693,6 +836,7 @@ static int index_zones(struct dns_state *st)
 
 static int dns_init(const struct rr_fn_config *cfg, void **state)
 {
+	struct dnstap_conf dtc = { 0 };
 	struct dns_state *st;
 	size_t i;
 	int ret = 0;
@@ -723,21 +867,30 @@ static int dns_init(const struct rr_fn_config *cfg, void **state)
 		} else if (!strcmp(s->key, "nsid")) {
 			ret = set_nsid(cfg, s, st);
 		} else {
-			ret = rr_fn_error(
-				cfg, s,
-				"unknown key '%s' (dns takes: zone, udp_max_payload, identity, version, nsid)",
-				s->key);
+			ret = dnstap_setting(cfg, s, &dtc);
+			if (ret == 1)
+				ret = 0;
+			else if (!ret)
+				ret = rr_fn_error(
+					cfg, s,
+					"unknown key '%s' (dns takes: zone, udp_max_payload, identity, version, nsid, dnstap, dnstap_sample, dnstap_identity, dnstap_version)",
+					s->key);
 		}
 	}
 	if (!ret && !st->nzones)
 		ret = rr_fn_error(cfg, NULL,
 				  "needs at least one 'zone = [ORIGIN] FILE'");
+	if (!ret)
+		ret = cookie_keys(cfg, &st->cookie);
 	for (i = 0; !ret && i < C_COUNT; i++) {
 		st->counter[i] = rr_fn_counter(cfg, counter_names[i][0],
 					       counter_names[i][1]);
 		if (st->counter[i] < 0)
 			ret = st->counter[i];
 	}
+	if (!ret)
+		ret = dnstap_new(cfg, &dtc, &st->dt);
+	dnstap_conf_free(&dtc);
 	if (ret) {
 		dns_free(st);
 		return ret;
@@ -746,10 +899,20 @@ static int dns_init(const struct rr_fn_config *cfg, void **state)
 	return 0;
 }
 
+/* A worker's dnstap ring, when dnstap is on. */
+static int dns_init_worker(void *state, uint32_t worker, void **worker_state)
+{
+	struct dns_state *st = state;
+
+	*worker_state = st->dt ? dnstap_ring_take(st->dt) : NULL;
+	return 0;
+}
+
 RR_FUNCTION_DEF(dns, 53,
 		"authoritative DNS from zone files (reloaded on SIGHUP)",
 		.handler = dns_handler, .init = dns_init, .fini = dns_free,
+		.init_worker = dns_init_worker,
 		.flags = RR_FN_OPT_IN | RR_FN_PURE | RR_FN_TCP |
 			 RR_FN_CLIENT_SIZED | RR_FN_RATE_LIMITED |
-			 RR_FN_LATE_USELESS | RR_FN_SLIP_TC,
+			 RR_FN_LATE_USELESS | RR_FN_SLIP_TC | RR_FN_DNS_COOKIES,
 		.id_bytes = 2, .tcp_framing = RR_TCP_LEN16);

@@ -432,6 +432,12 @@ size_t dns_pkt_put_opt(uint8_t *dst, const struct dns_opt *o)
 		dns_put32(dst + len + 4, o->expire);
 		len += DNS_OPT_EXPIRE_LEN;
 	}
+	if (o->cookie_len) {
+		dns_put16(dst + len, DNS_OPT_COOKIE);
+		dns_put16(dst + len + 2, o->cookie_len);
+		memcpy(dst + len + 4, o->cookie, o->cookie_len);
+		len += DNS_OPT_HDR_LEN + o->cookie_len;
+	}
 	dns_put16(dst + 9, (uint16_t)(len - DNS_OPT_LEN));
 	return len;
 }

@@ -114,7 +114,8 @@ int dns_pkt_put_image(struct dns_pkt *p, const struct dns_rrview *rr,
  */
 int dns_pkt_image(const struct dns_rrview *rr, struct dns_image *img);
 
-/* The options knotd puts in its OPT record, in this order. */
+/* The options knotd puts in its OPT record, in this order (COOKIE last,
+ * as mod-cookies adds it when the reply is done). */
 struct dns_opt {
 	uint16_t payload; /* its UDP payload size */
 	uint16_t flags;	  /* DO */
@@ -124,6 +125,8 @@ struct dns_opt {
 	uint32_t expire;
 	const uint8_t *nsid; /* the server's NSID, or NULL: none */
 	uint16_t nsid_len;
+	const uint8_t *cookie; /* the reply's COOKIE option, or NULL */
+	uint16_t cookie_len;
 };
 
 #define DNS_OPT_LEN 11	     /* an OPT record without options */

@@ -464,6 +464,17 @@ static int options_ok(const uint8_t *p, size_t len, struct dns_query *q)
 			q->edns_expire = 1;
 		else if (dns_get16(p + off) == DNS_OPT_NSID)
 			q->edns_nsid = 1;
+		else if (dns_get16(p + off) == DNS_OPT_COOKIE &&
+			 !q->cookie_len && off + 4 <= len) {
+			size_t n = dns_get16(p + off + 2);
+
+			/* 0 would read as none: one byte is as malformed */
+			q->cookie_len = n ? (uint16_t)n : 1;
+			if (n > sizeof(q->cookie))
+				n = sizeof(q->cookie);
+			if (n <= len - off - 4)
+				memcpy(q->cookie, p + off + 4, n);
+		}
 		off += 4 + (size_t)dns_get16(p + off + 2);
 		if (off > len)
 			return 0;

@@ -110,7 +110,8 @@ enum dns_rcode {
 	DNS_R_REFUSED = 5,
 	DNS_R_YXDOMAIN = 6,
 	DNS_R_NOTAUTH = 9,
-	DNS_R_BADVERS = 16, /* extended: 1 in the OPT, 0 in the header */
+	DNS_R_BADVERS = 16,   /* extended: 1 in the OPT, 0 in the header */
+	DNS_R_BADCOOKIE = 23, /* extended: 1 in the OPT, 7 in the header */
 };
 
 /* Header flag bits, in the 16-bit flags word. */
@@ -121,9 +122,10 @@ enum dns_rcode {
 #define DNS_F_OPCODE 0x7800
 
 #define DNS_EDNS_DO 0x8000
-#define DNS_OPT_NSID 3	 /* Name Server Identifier (RFC 5001) */
-#define DNS_OPT_EXPIRE 9 /* EDNS EXPIRE (RFC 7314) */
-#define DNS_OPT_EDE 15	 /* Extended DNS Error option */
+#define DNS_OPT_NSID 3	  /* Name Server Identifier (RFC 5001) */
+#define DNS_OPT_EXPIRE 9  /* EDNS EXPIRE (RFC 7314) */
+#define DNS_OPT_COOKIE 10 /* DNS Cookies (RFC 7873) */
+#define DNS_OPT_EDE 15	  /* Extended DNS Error option */
 #define DNS_EDE_NOT_AUTHORITATIVE 20
 
 /*
@@ -216,6 +218,13 @@ struct dns_query {
 	uint8_t edns_nsid;   /* the OPT carried an NSID option */
 	uint8_t tsig;	     /* a TSIG record was there */
 	uint8_t qlabels;
+	/* The OPT's first COOKIE option: its length (0: none; it may be
+	 * any, for dns_cookie_check() to judge), its first 40 bytes in
+	 * cookie[]. */
+	uint16_t cookie_len;
+	/* What the reply's COOKIE option says (0: none), set by the
+	 * handler: the client cookie and our server cookie. */
+	uint8_t reply_cookie_len;
 	/* From here on, only what the fields above say is there is set
 	 * (the parser clears the fields above only). The QNAME lower-cased,
 	 * and where each label starts in it: */
@@ -226,6 +235,8 @@ struct dns_query {
 	uint8_t tsig_time[6];
 	uint8_t tsig_owner[DNS_MAX_NAME];
 	uint8_t tsig_alg[DNS_MAX_NAME];
+	uint8_t cookie[40];
+	uint8_t reply_cookie[24];
 };
 
 /* Reads the message @msg of @len bytes into @q. */

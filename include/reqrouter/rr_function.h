@@ -59,7 +59,7 @@
 #define RR_NO_REPLY (-65536)
 
 /* Counters a function may register (rr_fn_counter()). */
-#define RR_FN_MAX_COUNTERS 16
+#define RR_FN_MAX_COUNTERS 32
 
 /* Context of one request; ports in host byte order. */
 struct rr_request {
@@ -142,7 +142,10 @@ struct rr_fn_config {
  *
  * init_worker(state, worker, &worker_state) runs once per worker for
  * each new state (worker 0..cfg->workers-1): per-worker scratch that the
- * handler may use without locks.
+ * handler may use without locks. An instance whose init_worker() left
+ * every worker's state NULL keeps serving when threads are added (the new
+ * workers get NULL too); else threads added make a new instance, init()
+ * included.
  *
  * fini_worker() and fini() free them, once no worker can still be inside
  * the handler with that state: at exit, or after every worker has moved
@@ -254,6 +257,18 @@ struct rr_function {
  */
 #define RR_FN_LATE_USELESS (1U << 8)
 
+/*
+ * A DNS function that speaks DNS Cookies (RFC 7873; server cookies as
+ * <reqrouter/rr_cookie.h> makes them): reqrouter keeps its cookie secret
+ * (the config's cookie_secret, or one made at start; the previous one
+ * still handed over for an hour after a reload changed it), which init()
+ * gets from rr_fn_cookie_secrets(), and its XDP program checks a query's
+ * server cookie with the same secrets: a query with a valid one skips the
+ * rate limit, one with any cookie the reply cache (docs/DESIGN.md,
+ * "DNS Cookies in XDP"). API 4, compatible: a flag.
+ */
+#define RR_FN_DNS_COOKIES (1U << 9)
+
 /* Framings for tcp_framing: each message is preceded by its length,
  * two bytes in network order (DNS over TCP, RFC 1035 4.2.2, RFC 7766). */
 #define RR_TCP_LEN16 0
@@ -297,6 +312,16 @@ int rr_fn_setting_bool(const struct rr_fn_config *cfg,
 		       const struct rr_fn_setting *s, bool *out);
 
 /*
+ * From init(), fini() or a thread of the function's own, never from the
+ * handler (count there, rr_fn_count()): one line in reqrouter's log,
+ * "function NAME: ...", a warning (@warn) or a notice. For what the
+ * operator must hear of while serving: an output that cannot be written,
+ * a reader gone and back.
+ */
+void rr_fn_log(const char *name, bool warn, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
  * For init(): registers a counter, exported as
  * reqrouter_function_events_total{function="FUNCTION",counter="NAME",...}
  * (@name: lower case letters, digits and '_'; @help is for the reader of
@@ -306,6 +331,22 @@ int rr_fn_setting_bool(const struct rr_fn_config *cfg,
  */
 int rr_fn_counter(const struct rr_fn_config *cfg, const char *name,
 		  const char *help);
+
+/* The cookie secrets of an RR_FN_DNS_COOKIES function (16 bytes each). */
+struct rr_fn_cookie_secrets {
+	uint8_t current[16];
+	uint8_t previous[16]; /* the one before a rotation */
+	int has_previous;
+	uint64_t previous_until; /* Unix time: good until then */
+};
+
+/*
+ * For init(): the secrets reqrouter keeps for this RR_FN_DNS_COOKIES
+ * function into *@out; 0, or -ENOENT where there are none (a tool that
+ * runs the function outside reqrouter: it may make one of its own).
+ */
+int rr_fn_cookie_secrets(const struct rr_fn_config *cfg,
+			 struct rr_fn_cookie_secrets *out);
 
 /*
  * For init(): @size bytes of zeroed memory shared by every worker of this

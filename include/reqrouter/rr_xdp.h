@@ -50,6 +50,7 @@
 #ifndef RR_XDP_H
 #define RR_XDP_H
 
+#include "rr_xdp_capture.h"
 #include "rr_xdp_packet.h"
 
 /*
@@ -67,7 +68,10 @@
  *   rr_verdict  a request not answered (a punt, an error, a reply that
  *               could not be built) is handed back with its verdict in
  *               req->verdict by a tail call to entry 0, the steering
- *               program's, which counts it and redirects or drops it.
+ *               program's, which counts it and redirects or drops it;
+ *   capture_ring, capture_scratch
+ *               a request reqrouter marked (req->mark, rr_xdp_capture.h)
+ *               and answered leaves its record and its reply's there.
  *
  * For xdp_spread the object is loaded a second time as a cpumap program
  * (BPF_XDP_CPUMAP), with the cpumap side's rr_verdict: a program array
@@ -106,6 +110,18 @@ struct {
 	__uint(max_entries, 1);
 } rr_verdict SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} capture_ring SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct rr_capture_scratch);
+	__uint(max_entries, 1);
+} capture_scratch SEC(".maps");
+
 static __always_inline void rr_xdp_count(void *map, __u32 key)
 {
 	__u64 *cnt = bpf_map_lookup_elem(map, &key);
@@ -119,12 +135,19 @@ static __always_inline void rr_xdp_count(void *map, __u32 key)
 static __always_inline int rr_xdp_finish(struct xdp_md *ctx,
 					 struct rr_xdp_req *req, int ret)
 {
+	struct rr_capture_scratch *sc;
 	__u32 zero = 0;
 
 	if (ret >= 0 && (__u32)ret <= req->room &&
 	    !rr_xdp_build_reply(ctx, req, (__u32)ret)) {
 		rr_xdp_count(&fn_stats, req->tx_key);
 		rr_xdp_count(&xdp_stats, req->tx_stat_key);
+		/* Captured or traced: the reply as it leaves. */
+		if (req->mark) {
+			sc = bpf_map_lookup_elem(&capture_scratch, &zero);
+			if (sc)
+				rr_capture_answered(ctx, &capture_ring, sc);
+		}
 		if (req->spread)
 			return bpf_redirect(ctx->ingress_ifindex, 0);
 		return XDP_TX;

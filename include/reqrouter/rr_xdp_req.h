@@ -76,6 +76,10 @@ struct rr_xdp_req {
 	 * checksum is made without a second pass over the payload. */
 	__u16 payload_sum;
 	__u16 reply_sum;
+	/* reqrouter's: what the request is marked for (RR_MARK_*,
+	 * rr_xdp_capture.h), 0 for most. */
+	__u8 mark;
+	__u8 pad[3];
 };
 
 #define RR_XDP_SUM_PAYLOAD 0x1

@@ -206,6 +206,15 @@ static __always_inline int slip_tc(struct xdp_md *ctx,
 	return rr_count(queue, RR_XDP_TX_SLIP, XDP_TX);
 }
 
+/* The counter of rl_check()'s action @act on a limited request. */
+static __always_inline enum rr_xdp_stat rl_stat(int act)
+{
+	if (act == XDP_TX)
+		return RR_XDP_TX_SLIP;
+	return act == XDP_REDIRECT ? RR_XDP_REDIRECT_SLIP
+				   : RR_XDP_DROP_RATE_LIMITED;
+}
+
 /*
  * The time of the entry tagged @h in set @key of rl_table, or with @cost
  * of rl_cost_table (0: none, as good as a full bucket). Functions of

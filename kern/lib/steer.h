@@ -16,6 +16,7 @@
 #include "lib/common.h"
 #include "lib/deadline.h"
 #include "lib/stats.h"
+#include "shared/capture.h"
 #include "shared/port.h"
 #include "shared/stats.h"
 #include "shared/steer.h"
@@ -195,7 +196,9 @@ static __always_inline int stamp_arrival(struct xdp_md *ctx, __u64 now,
  * nothing more: the frame is dropped here, before the kernel copies it
  * into the UMEM only to drop it. With RR_STEER_SLIP in @flags the frame
  * is a slip, marked so in its metadata (RR_RX_META_SLIP), or dropped
- * where it cannot be: unmarked, a worker would answer it. With
+ * where it cannot be: unmarked, a worker would answer it. The
+ * request's mark (RR_MARK_*), from RR_STEER_MARK_SHIFT on in @flags,
+ * goes into its metadata (RR_RX_META_CAPTURE, _TRACE). With
  * RR_PORT_DEADLINE a request for a worker further behind than the
  * function's deadline is dropped (lib/deadline.h). Returns XDP_REDIRECT,
  * XDP_DROP (overload, an unmarked slip), RR_STEER_EXPIRED (a drop past
@@ -259,7 +262,10 @@ __noinline int rr_steer(struct xdp_md *ctx, __u32 queue, __u32 slot,
 	/* Only on its way to a socket: a frame the kernel gets is as it
 	 * came. */
 	if (stamp_arrival(ctx, now,
-			  flags & RR_STEER_SLIP ? RR_RX_META_SLIP : 0) &&
+			  (flags & RR_STEER_SLIP ? RR_RX_META_SLIP : 0) |
+				  (flags >> RR_STEER_MARK_SHIFT &
+				   (RR_MARK_CAPTURE | RR_MARK_TRACE))
+					  << RR_RX_META_MARK_SHIFT) &&
 	    flags & RR_STEER_SLIP)
 		return XDP_DROP;
 	if (ql)

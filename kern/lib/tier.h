@@ -19,6 +19,7 @@
 #include <reqrouter/rr_xdp_packet.h>
 
 #include "lib/cache.h"
+#include "lib/capture.h"
 #include "lib/common.h"
 #include "lib/link.h"
 #include "lib/parse.h"
@@ -143,14 +144,16 @@ static __always_inline int not_answered(struct xdp_md *ctx,
 
 	if (cls >= 0 && !req->spread) {
 		ret = rr_steer(ctx, req->queue, conf->slot,
-			       steer_socks(conf, (__u32)cls), conf->flags);
+			       steer_socks(conf, (__u32)cls),
+			       conf->flags | (__u32)req->mark
+						     << RR_STEER_MARK_SHIFT);
 		/* A punt dropped on the way (overload, a deadline) is
 		 * counted as that, not as handed on. */
 		if (steer_act(ret) != XDP_DROP)
 			rr_fn_count(req, RR_FN_XDP_PUNT);
-		return rr_count(req->queue,
-				steer_stat(ret, RR_XDP_REDIRECT_PUNT),
-				steer_act(ret));
+		return rr_count_marked(ctx, req->mark, req->queue,
+				       steer_stat(ret, RR_XDP_REDIRECT_PUNT),
+				       steer_act(ret));
 	}
 	if (cls >= 0)
 		why = RR_DROP_SPREAD_PUNT;
@@ -160,6 +163,8 @@ static __always_inline int not_answered(struct xdp_md *ctx,
 	else
 		why = RR_DROP_FUNCTION_ERROR;
 	rr_fn_count(req, RR_FN_XDP_DROP + why);
+	if (req->mark)
+		capture_verdict(ctx, RR_XDP_DROP_FUNCTION, why, XDP_DROP);
 	return rr_count(req->queue, RR_XDP_DROP_FUNCTION, XDP_DROP);
 }
 
@@ -231,15 +236,17 @@ static __always_inline int describe(struct xdp_md *ctx, struct rr_xdp_req *req,
  * The in-kernel tier: the reply cache for a pure function, or a tail call
  * into the function's own XDP program. Returns the action when the
  * request was dealt with here, -1 when it goes on to the AF_XDP sockets.
- * @on_spread, a constant: in reqrouter_spread, on an xdp_spread CPU,
- * where nothing goes on (and only the cpumap program array is named:
- * a program array keeps to one attach type).
+ * @mark: what the request is marked for (capture_mark()). @on_spread, a
+ * constant: in reqrouter_spread, on an xdp_spread CPU, where nothing
+ * goes on (and only the cpumap program array is named: a program array
+ * keeps to one attach type).
  */
 static __always_inline int in_kernel(struct xdp_md *ctx,
 				     const struct rr_port_conf *conf, void *l3,
 				     struct udphdr *udp, int ipv6, __u32 queue,
-				     const int on_spread)
+				     __u32 mark, const int on_spread)
 {
+	struct rr_capture_scratch *sc;
 	struct rr_xdp_req *req;
 	__u32 zero = 0;
 	int ret;
@@ -251,6 +258,7 @@ static __always_inline int in_kernel(struct xdp_md *ctx,
 	req->slot = conf->slot;
 	req->nsocks = conf->nsocks;
 	req->spread = on_spread;
+	req->mark = mark;
 	ret = describe(ctx, req, conf, l3, udp, ipv6);
 
 	if (!on_spread && conf->flags & RR_PORT_CACHE) {
@@ -261,10 +269,13 @@ static __always_inline int in_kernel(struct xdp_md *ctx,
 		if (ret == -2) {
 			rr_fn_count(req,
 				    RR_FN_XDP_DROP + RR_DROP_FUNCTION_ERROR);
-			return rr_count(queue, RR_XDP_DROP_FUNCTION, XDP_DROP);
+			return rr_count_marked(ctx, mark, queue,
+					       RR_XDP_DROP_FUNCTION, XDP_DROP);
 		}
 		if (ret < 0)
 			rr_fn_count(req, RR_FN_CACHE_MISS);
+		else if (mark)
+			capture_verdict(ctx, RR_XDP_TX_CACHE, 0, ret);
 		return ret;
 	}
 
@@ -286,6 +297,9 @@ static __always_inline int in_kernel(struct xdp_md *ctx,
 	if (ret) {
 		rr_fn_count(req, RR_FN_XDP_RX);
 		rr_fn_count(req, RR_FN_XDP_DROP - ret);
+		if (mark)
+			capture_verdict(ctx, RR_XDP_DROP_FUNCTION, -ret,
+					XDP_DROP);
 		return rr_count(queue, RR_XDP_DROP_FUNCTION, XDP_DROP);
 	}
 	/* Where the function's entry point counts, so that it needs no
@@ -298,6 +312,12 @@ static __always_inline int in_kernel(struct xdp_md *ctx,
 		/* No program in the slot: no worker to hand it to here. */
 		rr_fn_count(req, RR_FN_XDP_RX);
 		return not_answered(ctx, conf, req, RR_XDP_PUNT);
+	}
+	/* What the function's program writes if it answers. */
+	if (mark) {
+		sc = bpf_map_lookup_elem(&capture_scratch, &zero);
+		if (sc)
+			sc->rec.xdp_stat = RR_XDP_TX_FUNCTION;
 	}
 	tail_call_slot(ctx, &fn_progs, conf->slot);
 	/* No program in the slot (being replaced): user space answers. */

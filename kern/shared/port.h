@@ -140,12 +140,16 @@ struct rr_port_conf {
  * copy into the UMEM, while the worker it would go to is further behind
  * than the function's deadline (deadline_ns[slot]). */
 #define RR_PORT_DEADLINE (1U << 15)
+/* DNS Cookies (lib/cookie.h): a query with a server cookie valid for its
+ * source (cookie_keys[slot]) skips the rate limit, and one with any
+ * COOKIE option the in-kernel tier (its reply is made for the client). */
+#define RR_PORT_COOKIE (1U << 16)
 /* rate_limit_mode = log: a request over the limit is counted
  * (RR_FN_RL_WOULD_LIMIT) and goes on as one within it. */
-#define RR_PORT_RL_LOG (1U << 16)
+#define RR_PORT_RL_LOG (1U << 17)
 /* rate_limit_us: a request is limited too while one of its source's
  * prefixes has cost the function more time than its budget
  * (rl_cost_table, charged by the workers). */
-#define RR_PORT_RL_COST (1U << 17)
+#define RR_PORT_RL_COST (1U << 18)
 
 #endif /* RR_SHARED_PORT_H */

@@ -52,6 +52,8 @@ enum rr_drop { RR_DROP_NONE, RR_DROPS(RR_DROP_ENUM) RR_DROP_MAX };
 	X(RL_SLIPPED, "rl_slipped")	    /* over it, got the slip reply */ \
 	X(XDP_SPREAD, "xdp_spread")	    /* handed to an xdp_spread CPU */ \
 	X(RL_EVICTED, "rl_evicted")	    /* a live prefix forgotten */     \
+	X(COOKIE_VALID, "cookie_valid")	    /* valid cookie: not limited */   \
+	X(COOKIE_BYPASS, "cookie_bypass")   /* a cookie: past the cache */    \
 	X(RL_WOULD_LIMIT, "rl_would_limit") /* over it, let by (log) */       \
 	X(XDP_DROP, "xdp_drop") /* first of RR_DROP_MAX drop counters */
 

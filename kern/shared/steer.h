@@ -84,10 +84,18 @@ struct rr_rx_meta {
 /* A rate-limited request to slip (RR_PORT_SLIP_WORKERS): the worker
  * answers with the function's slip reply, never calls the function. */
 #define RR_RX_META_SLIP (1U << 0)
+/* Marked for a capture, a trace (RR_MARK_* << 1, shared/capture.h): the
+ * worker writes its records (src/daemon/ops/capture.c). */
+#define RR_RX_META_CAPTURE (1U << 1)
+#define RR_RX_META_TRACE (1U << 2)
+#define RR_RX_META_MARK_SHIFT 1
 
 /* rr_steer()'s @flags beside the port's: the request is a slip, to be
  * marked so, or dropped where it cannot be. */
 #define RR_STEER_SLIP (1U << 31)
+/* rr_steer()'s @flags: the request's mark (RR_MARK_*), from this bit
+ * on, for its metadata. */
+#define RR_STEER_MARK_SHIFT 29
 /* rr_steer()'s result for a request dropped past its deadline: not an
  * XDP action, so that it is counted as such (steer_stat()). */
 #define RR_STEER_EXPIRED 0x100

@@ -11,6 +11,7 @@
  * no JSON). conf-check talks to no instance: it runs reqrouter --check,
  * whose exit status it has.
  */
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -32,7 +33,9 @@
 #include "log.h"
 #include "opttable.h"
 #include "parse.h"
+#include "shared/capture.h"
 #include "show.h"
+#include "stream.h"
 #include "util.h"
 
 #include <json-c/json.h>
@@ -52,7 +55,22 @@
 /* The command reqrouterctl runs itself, with no instance. */
 #define CONF_CHECK "conf-check"
 
-enum { OPT_JSON = 256, OPT_CONTROL, OPT_WAIT, OPT_QUIET, OPT_WATCH, OPT_COUNT };
+enum {
+	OPT_JSON = 256,
+	OPT_CONTROL,
+	OPT_WAIT,
+	OPT_QUIET,
+	OPT_WATCH,
+	OPT_COUNT,
+	OPT_PORT,
+	OPT_SOURCE,
+	OPT_SECONDS,
+	OPT_SNAPLEN,
+	OPT_SAMPLE,
+};
+
+/* capture's default bytes of a frame, and its most (the instance's). */
+#define SNAPLEN_DEFAULT 256
 
 static const struct rr_opt opts[] = {
 	{ "socket", 's', "PATH",
@@ -75,7 +93,21 @@ static const struct rr_opt opts[] = {
 	{ "watch", OPT_WATCH, NULL,
 	  "stats, top: ask again every SECONDS, the number after the command (default " STR(
 		  WATCH_DEFAULT_S) "), until interrupted; top does at a terminal; stats shows rates" },
-	{ "count", OPT_COUNT, "N", "--watch: stop after N answers" },
+	{ "count", OPT_COUNT, "N",
+	  "--watch: stop after N answers; capture: after N packets; trace: after N records" },
+	{ "write", 'w', "FILE",
+	  "capture: the pcapng file to write, - for stdout (tcpdump -r -); trace: its lines' file (default stdout)" },
+	{ "port", OPT_PORT, "PORT",
+	  "capture: only the requests to this port (filtered in XDP), and their replies" },
+	{ "source", OPT_SOURCE, "CIDR",
+	  "capture: only the requests from this address or prefix, as 192.0.2.0/24 or 2001:db8::/32" },
+	{ "seconds", OPT_SECONDS, "S",
+	  "capture, trace: stop after S seconds (default: at --count, or when interrupted)" },
+	{ "snaplen", OPT_SNAPLEN, "N",
+	  "capture: the bytes of each frame to keep, 1-" STR(
+		  RR_CAPTURE_SNAP_MAX) " (default " STR(SNAPLEN_DEFAULT) ")" },
+	{ "sample", OPT_SAMPLE, "N",
+	  "capture: one matching request in N (default 1, all)" },
 	RR_OPT_VERSION_ENTRY,
 	RR_OPT_HELP_ENTRY,
 	{ 0 },
@@ -217,20 +249,13 @@ static int ms_left(const struct timespec *deadline)
 }
 
 /*
- * Sends @cmd to @path; the reply (NUL-terminated) in *out. All of it,
- * from connecting to the last byte, within @timeout_s seconds (0: no
- * limit), or one line saying it did not come.
+ * Connects to @path and sends @cmd, each within @timeout_s seconds (0:
+ * no limit): the connection, or -errno after one line saying why not.
  */
-static int ask(const char *path, const char *cmd, unsigned long timeout_s,
-	       char **out)
+static int dial(const char *path, const char *cmd, unsigned long timeout_s)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct pollfd pfd = { .events = POLLIN };
 	struct timeval tv = { (time_t)timeout_s, 0 };
-	struct timespec deadline;
-	size_t n = 0;
-	char *buf;
-	ssize_t r;
 	int fd, err;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
@@ -238,8 +263,6 @@ static int ask(const char *path, const char *cmd, unsigned long timeout_s,
 		return -ENAMETOOLONG;
 	}
 	strcpy(sa.sun_path, path);
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += (time_t)timeout_s;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	/* connect() and the request's write wait no longer either (a
 	 * backlog that is full, a peer that reads nothing). */
@@ -266,6 +289,29 @@ static int ask(const char *path, const char *cmd, unsigned long timeout_s,
 		close(fd);
 		return -EIO;
 	}
+	return fd;
+}
+
+/*
+ * Sends @cmd to @path; the reply (NUL-terminated) in *out. All of it,
+ * from connecting to the last byte, within @timeout_s seconds (0: no
+ * limit), or one line saying it did not come.
+ */
+static int ask(const char *path, const char *cmd, unsigned long timeout_s,
+	       char **out)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	struct timespec deadline;
+	size_t n = 0;
+	char *buf;
+	ssize_t r;
+	int fd;
+
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += (time_t)timeout_s;
+	fd = dial(path, cmd, timeout_s);
+	if (fd < 0)
+		return fd;
 	buf = malloc(REPLY_MAX + 1);
 	if (!buf) {
 		close(fd);
@@ -348,6 +394,10 @@ struct ctl_opts {
 	unsigned long watch; /* stats --watch: seconds, or 0 */
 	unsigned long count; /* --watch: answers, or 0 for no end */
 	bool json;
+	/* capture's and trace's */
+	const char *write;
+	unsigned long port, seconds, snaplen, sample;
+	const char *source;
 };
 
 /* Option --@name's number of @what, @min to @max: 0, or 2 after one
@@ -360,6 +410,29 @@ static int bounded(const char *name, const char *what, const char *arg,
 	pr_warn("--%s takes %s, %lu-%lu, not '%s'\n", name, what, min, max,
 		arg);
 	return 2;
+}
+
+/* Whether @arg is an address or a prefix, as the instance takes one. */
+static bool source_ok(const char *arg)
+{
+	char addr[INET6_ADDRSTRLEN + 8], *slash;
+	unsigned char bytes[16];
+	unsigned long plen;
+	int family = AF_INET;
+
+	if (strlen(arg) >= sizeof(addr))
+		return false;
+	strcpy(addr, arg);
+	slash = strchr(addr, '/');
+	if (slash)
+		*slash++ = '\0';
+	if (inet_pton(AF_INET, addr, bytes) != 1) {
+		family = AF_INET6;
+		if (inet_pton(AF_INET6, addr, bytes) != 1)
+			return false;
+	}
+	return !slash ||
+	       !rr_parse_ulong(slash, 0, family == AF_INET ? 32 : 128, &plen);
 }
 
 /* One option of the table. */
@@ -389,6 +462,28 @@ static int apply(int key, const char *arg, void *ctx)
 	case OPT_COUNT:
 		return bounded("count", "answers", arg, 1, ULONG_MAX,
 			       &o->count);
+	case 'w':
+		o->write = arg;
+		break;
+	case OPT_PORT:
+		return bounded("port", "a port", arg, 1, 65535, &o->port);
+	case OPT_SOURCE:
+		if (!source_ok(arg)) {
+			pr_warn("--source takes an address or a prefix, as 192.0.2.0/24 or 2001:db8::/32, not '%s'\n",
+				arg);
+			return 2;
+		}
+		o->source = arg;
+		break;
+	case OPT_SECONDS:
+		return bounded("seconds", "seconds", arg, 1, TIMEOUT_MAX_S,
+			       &o->seconds);
+	case OPT_SNAPLEN:
+		return bounded("snaplen", "bytes", arg, 1, RR_CAPTURE_SNAP_MAX,
+			       &o->snaplen);
+	case OPT_SAMPLE:
+		return bounded("sample", "one request in N", arg, 1, UINT32_MAX,
+			       &o->sample);
 	case 't':
 		o->timeout_set = true;
 		return bounded("timeout", "seconds", arg, 0, TIMEOUT_MAX_S,
@@ -519,6 +614,15 @@ static int request_line(const struct rr_ctlcmd *c, const char *arg,
 		}
 		n = snprintf(line, len, "%s %lu %lu", c->name, o->wait,
 			     o->quiet);
+	} else if (rr_ctlcmd_id(c) == RR_CTL_CAPTURE) {
+		n = snprintf(line, len, "%s %lu %s %lu %lu %lu %lu", c->name,
+			     o->port, o->source ? o->source : "-", o->count,
+			     o->seconds,
+			     o->snaplen ? o->snaplen : SNAPLEN_DEFAULT,
+			     o->sample ? o->sample : 1);
+	} else if (rr_ctlcmd_id(c) == RR_CTL_TRACE) {
+		n = snprintf(line, len, "%s %lu %lu", c->name, o->count,
+			     o->seconds);
 	} else if (arg) {
 		n = snprintf(line, len, "%s %s", c->name, arg);
 	} else {
@@ -664,6 +768,46 @@ static int watch(const struct ctl_opts *o, const struct rr_ctlcmd *c,
 	return ret;
 }
 
+/*
+ * capture, trace: the output opened first (a path that cannot be written
+ * is said before the instance is asked anything), then the request and
+ * its stream (stream.c).
+ */
+static int stream(struct ctl_opts *o, const struct rr_ctlcmd *c,
+		  const char *line)
+{
+	const char *name =
+		o->write && strcmp(o->write, "-") ? o->write : "stdout";
+	FILE *out = stdout;
+	int fd, ret;
+
+	if (strcmp(name, "stdout")) {
+		out = fopen(o->write, "w");
+		if (!out) {
+			pr_warn("%s: cannot write %s: %s\n", c->name, o->write,
+				strerror(errno));
+			return 1;
+		}
+	} else if (rr_ctlcmd_id(c) == RR_CTL_CAPTURE && isatty(STDOUT_FILENO)) {
+		pr_warn("capture: -w - writes pcapng, not for a terminal; pipe it (| tcpdump -r -)\n");
+		return 2;
+	}
+	fd = dial(o->path, line, timeout_for(o, c));
+	if (fd < 0) {
+		if (out != stdout)
+			fclose(out);
+		return 3;
+	}
+	ret = ctl_stream(fd, o->path, c, timeout_for(o, c), out, name);
+	close(fd);
+	if (out != stdout && fclose(out) && !ret) {
+		pr_warn("%s: cannot write %s: %s\n", c->name, o->write,
+			strerror(errno));
+		ret = 1;
+	}
+	return ret;
+}
+
 /* An option of ours that takes its value as the next word. */
 static bool takes_next(const char *word)
 {
@@ -757,6 +901,7 @@ int main(int argc, char **argv)
 			      .quiet = RR_DRAIN_QUIET_S };
 	char line[PATH_MAX + 16];
 	const struct rr_ctlcmd *c;
+	bool streams;
 	int ret, at;
 
 	rr_log_set_prog("reqrouterctl");
@@ -785,8 +930,23 @@ int main(int argc, char **argv)
 	if (rr_ctlcmd_id(c) == RR_CTL_TOP && !o.json && !o.watch &&
 	    isatty(STDOUT_FILENO))
 		o.watch = WATCH_DEFAULT_S;
-	if (o.count && !o.watch) {
-		pr_warn("--count goes with --watch\n");
+	streams = rr_ctlcmd_id(c) == RR_CTL_CAPTURE ||
+		  rr_ctlcmd_id(c) == RR_CTL_TRACE;
+	if (o.count && !o.watch && !streams) {
+		pr_warn("--count goes with --watch, capture and trace\n");
+		return 2;
+	}
+	if (!streams && (o.write || o.seconds)) {
+		pr_warn("-w and --seconds go with capture and trace\n");
+		return 2;
+	}
+	if (rr_ctlcmd_id(c) != RR_CTL_CAPTURE &&
+	    (o.port || o.source || o.snaplen || o.sample)) {
+		pr_warn("--port, --source, --snaplen and --sample go with capture\n");
+		return 2;
+	}
+	if (rr_ctlcmd_id(c) == RR_CTL_CAPTURE && !o.write) {
+		pr_warn("capture: say where with -w FILE (- for stdout)\n");
 		return 2;
 	}
 	/* -s wins over -c, as knotc's does. */
@@ -803,6 +963,8 @@ int main(int argc, char **argv)
 		return ret;
 	if (o.watch)
 		return watch(&o, c, line);
+	if (streams)
+		return stream(&o, c, line);
 	ret = answer(&o, c, line, NULL, NULL);
 	/* health: an instance that is gone is simply not ready. */
 	if (ret == 3 && rr_ctlcmd_id(c) == RR_CTL_HEALTH && o.json)

@@ -279,6 +279,7 @@ static void print_function(struct json_object *f, struct json_object *w,
 	static const char *const cache_keys[] = { "hits", "misses", NULL };
 	static const char *const rl_keys[] = { "limited", "slipped", "evicted",
 					       "would_limit", NULL };
+	static const char *const cookie_keys[] = { "valid", "bypass", NULL };
 	static const char *const fault_keys[] = { "crash", "timeout", NULL };
 	static const char *const deadline_keys[] = { "expired_user",
 						     "expired_xdp", NULL };
@@ -309,6 +310,12 @@ static void print_function(struct json_object *f, struct json_object *w,
 			       ? ""
 			       : " (log: a dry run)");
 		counts("", rl, get(w, "rate_limit"), rl_keys, ",", dt);
+		putchar('\n');
+	}
+	v = get(f, "cookies");
+	if (v) {
+		counts("  DNS cookies in XDP:", v, get(w, "cookies"),
+		       cookie_keys, ",", dt);
 		putchar('\n');
 	}
 	print_times(f);

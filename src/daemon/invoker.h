@@ -22,6 +22,7 @@
 
 #include <xdp/xsk.h>
 
+#include "capture.h"
 #include "config.h"
 #include "function.h"
 #include "latency.h"
@@ -177,8 +178,9 @@ struct rr_live {
 	 * NAPI themselves, the interface's IRQs stay deferred. Cleared by
 	 * the main thread if the sockets have no NAPI to poll after all. */
 	bool prefer_busy_poll;
-	/* worker_priority = realtime, and the main thread found it allowed:
-	 * each worker raises itself (priority.c). */
+	/* worker_priority = realtime or auto, and the main thread found it
+	 * allowed: each worker raises itself (realtime), or the supervisor
+	 * raises it while its requests wait (auto; priority.c). */
 	bool realtime;
 	/* By slot: drop what is queued. A copy of slots[].quarantined that
 	 * a cell can see, written only by rr_slot_sync(). */
@@ -191,6 +193,11 @@ struct rr_live {
 	bool tcp_retire[RR_TCP_LOOPS];
 	/* The interface's MTU now: the longest reply a worker sends. */
 	uint32_t mtu;
+	/* What a marked request's records are written for (RR_MARK_*, 0:
+	 * nothing, the workers look no further), and how many bytes of its
+	 * frames (features/capture.c). */
+	uint32_t capture;
+	uint32_t capture_snap;
 	/* By slot: what its workers charge a call's time to (rate_limit_us,
 	 * features/rl.c), written only by rr_slot_sync(). */
 	struct rr_rl_cost rl_cost[RR_MAX_SLOTS];
@@ -298,6 +305,8 @@ struct rr_worker_report {
 	/* Its stock of frames for copies (part of frames_held). */
 	uint32_t nstock;
 	uint64_t stock[RR_SG_STOCK];
+	/* The records of the marked requests it served (capture.h). */
+	struct rr_capture_wring capture;
 } __attribute__((aligned(4096)));
 
 /*
@@ -340,6 +349,17 @@ struct rr_worker {
 	pid_t sys_tid;
 	bool rt_lowered;
 	uint64_t rt_lowered_seq;
+	/* worker_priority = auto, the supervisor's (priority.c): raised
+	 * now; until when, before it tries the normal priority again; how
+	 * long the next raise lasts; when it last went back; raises since
+	 * the last line said so, and when that was. */
+	bool rt_raised;
+	pid_t rt_tid; /* the thread or cell raised: a new cell is not */
+	uint64_t rt_until_ns;
+	uint64_t rt_hold_ns;
+	uint64_t rt_back_ns;
+	uint32_t rt_raises;
+	uint64_t rt_said_ns;
 	/* The worker's own, reported in rep. */
 	uint64_t call_seq;
 	uint64_t done; /* load->done, as this worker keeps it */

@@ -465,6 +465,12 @@ int rr_config_finish(struct rr_config *cfg, char *err, size_t errlen)
 				err, errlen,
 				"function '%s' has no XDP implementation (functions/%s.bpf.c), so tier = xdp cannot serve it",
 				svc->fn->name, svc->fn->name);
+		if (svc->cookie_secret[0] &&
+		    !(svc->fn->flags & RR_FN_DNS_COOKIES))
+			return rr_errf(
+				err, errlen,
+				"[function %s] cookie_secret: '%s' speaks no DNS Cookies (only a function flagged RR_FN_DNS_COOKIES, as dns, has a cookie secret)",
+				svc->fn->name, svc->fn->name);
 		for (j = 0; j < i; j++) {
 			if (cfg->services[j].enabled &&
 			    cfg->services[j].port == svc->port)

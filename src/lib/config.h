@@ -130,7 +130,11 @@ struct rr_cidr {
 enum rr_isolation { RR_ISOLATION_THREAD, RR_ISOLATION_CELL };
 
 /* The workers' scheduling (src/daemon/core/priority.c). */
-enum rr_worker_priority { RR_PRIORITY_REALTIME, RR_PRIORITY_NORMAL };
+enum rr_worker_priority {
+	RR_PRIORITY_REALTIME,
+	RR_PRIORITY_NORMAL,
+	RR_PRIORITY_AUTO,
+};
 
 /* Which destination addresses are answered: the host's own (its local
  * routes, followed through netlink), or any the frame carries. */
@@ -175,6 +179,8 @@ enum rr_metrics_detail {
 #define RR_DEADLINE_US_LATE_USELESS 300000
 #define RR_MIN_DEADLINE_US 100
 #define RR_MAX_DEADLINE_US 10000000
+/* trace_sample: one in this many at most. */
+#define RR_MAX_TRACE_SAMPLE 1000000000
 #define RR_MAX_SLIP 1000
 
 /* Gathers' budgets (src/daemon/features/gather_budget.c): the copies a
@@ -191,6 +197,7 @@ enum rr_metrics_detail {
 #define RR_MAX_QUARANTINE_FAULTS 64
 /* A function's `syscalls` (one config line fits in less). */
 #define RR_SYSCALLS_LEN 256
+#define RR_COOKIE_PATH_LEN 256 /* cookie_secret's file */
 
 struct rr_service {
 	const struct rr_function *fn;
@@ -266,6 +273,9 @@ struct rr_service {
 	 * served: older ones are dropped as expired, by the worker or
 	 * already in XDP (docs/DESIGN.md, "Deadlines"); 0: no deadline. */
 	uint32_t deadline_us;
+	/* One request in this many is traced for reqrouterctl trace
+	 * (features/capture.c); 0: none. */
+	uint32_t trace_sample;
 	uint32_t rate_limit_burst;
 	uint32_t rate_limit_v4_prefix;
 	uint32_t rate_limit_v6_prefix;
@@ -276,6 +286,14 @@ struct rr_service {
 	uint32_t rate_limit_us;
 	struct rr_cidr rate_limit_exempt[RR_MAX_ALLOW_PER_FN];
 	uint32_t nrate_limit_exempt;
+	/* cookie_secret: the file of an RR_FN_DNS_COOKIES function's
+	 * secret, "": one made at start. The secrets themselves, kept by
+	 * src/daemon/features/cookie.c for init() and the XDP program
+	 * (cookie_ready: they are there; cookie_made: made, not read). */
+	char cookie_secret[RR_COOKIE_PATH_LEN];
+	struct rr_fn_cookie_secrets cookie;
+	bool cookie_ready;
+	bool cookie_made;
 	/* The config has a [function NAME] section (an RR_FN_OPT_IN
 	 * function is served only then). */
 	bool configured;
@@ -505,5 +523,14 @@ int rr_check_listen(const char *s, char *err, size_t errlen);
  * the tools) checks their form only.
  */
 int rr_check_syscalls(const char *s, char *err, size_t errlen);
+
+/* Reads a cookie secret, 16 bytes in 32 hex digits (a "0x" before them
+ * and white space around them allowed), from the file @path into @out:
+ * 0, or -errno with the reason in @err. */
+int rr_cookie_secret_read(const char *path, uint8_t *out, char *err,
+			  size_t errlen);
+
+/* cookie_secret's check: the file can be read and holds a secret. */
+int rr_check_cookie_secret(const char *s, char *err, size_t errlen);
 
 #endif /* RR_CONFIG_H */

@@ -322,6 +322,7 @@ const char *const rr_isolation_names[] = {
 const char *const rr_worker_priority_names[] = {
 	[RR_PRIORITY_REALTIME] = "realtime",
 	[RR_PRIORITY_NORMAL] = "normal",
+	[RR_PRIORITY_AUTO] = "auto",
 	NULL,
 };
 
@@ -656,4 +657,46 @@ int rr_check_syscalls(const char *s, char *err, size_t errlen)
 				name);
 	}
 	return 0;
+}
+
+int rr_cookie_secret_read(const char *path, uint8_t *out, char *err,
+			  size_t errlen)
+{
+	char text[128], *p;
+	size_t n, i;
+	FILE *f;
+
+	f = fopen(path, "re");
+	if (!f) {
+		int e = errno;
+
+		rr_errf(err, errlen, "cookie_secret: cannot read %s: %s", path,
+			strerror(e));
+		return -e;
+	}
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	p = text + strspn(text, " \t\r\n");
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		p += 2;
+	n = strspn(p, "0123456789abcdefABCDEF");
+	if (n != 2 * 16 || p[n + strspn(p + n, " \t\r\n")])
+		return rr_errf(
+			err, errlen,
+			"cookie_secret: %s must hold a 16-byte secret as 32 hex digits (docs/OPERATIONS.md, \"DNS Cookies\", makes one)",
+			path);
+	for (i = 0; i < 16; i++) {
+		char byte[3] = { p[2 * i], p[2 * i + 1], '\0' };
+
+		out[i] = (uint8_t)strtoul(byte, NULL, 16);
+	}
+	return 0;
+}
+
+int rr_check_cookie_secret(const char *s, char *err, size_t errlen)
+{
+	uint8_t secret[16];
+
+	return rr_cookie_secret_read(s, secret, err, errlen) ? -EINVAL : 0;
 }

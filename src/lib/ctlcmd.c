@@ -75,6 +75,24 @@ const struct rr_ctlcmd rr_ctlcmds[RR_CTL_NCMDS] = {
 		.optional = true,
 		.help = "who calls each function: the top sources and prefixes by requests/s, live",
 	},
+	/* The request carries the filter; a person gives it with --port,
+	 * --source, --count, --seconds, --snaplen and --sample. Packets
+	 * are the clients' data: root's and the service user's only. */
+	[RR_CTL_CAPTURE] = {
+		.name = "capture",
+		.args = "PORT SOURCE COUNT SECONDS SNAPLEN SAMPLE",
+		.nargs = 6,
+		.from_options = true,
+		.mutating = true,
+		.help = "requests and their replies from both tiers, drops with their reason, into a pcapng file (-w FILE, or -w - for tcpdump -r -)",
+	},
+	[RR_CTL_TRACE] = {
+		.name = "trace",
+		.args = "COUNT SECONDS",
+		.nargs = 2,
+		.from_options = true,
+		.help = "a JSON line per request sampled by trace_sample: tier, XDP verdict, queuing delay, function time, reply size",
+	},
 };
 
 void rr_control_default_path(const char *ifname, char *path, size_t len)

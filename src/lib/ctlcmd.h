@@ -48,6 +48,8 @@ enum rr_ctlcmd_id {
 	RR_CTL_DRAIN,
 	RR_CTL_UNQUARANTINE,
 	RR_CTL_TOP,
+	RR_CTL_CAPTURE,
+	RR_CTL_TRACE,
 	RR_CTL_NCMDS
 };
 

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "function.h"
+#include "log.h"
 
 /* What an init() call writes back through cfg->env. */
 struct rr_fn_env {
@@ -47,6 +48,18 @@ int rr_fn_error(const struct rr_fn_config *cfg, const struct rr_fn_setting *s,
 			 msg);
 	env->said = 1;
 	return -EINVAL;
+}
+
+void rr_fn_log(const char *name, bool warn, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rr_log(warn ? RR_LOG_WARN : RR_LOG_NOTICE, "function %s: %s\n", name,
+	       msg);
 }
 
 static int counter_name_ok(const char *name)
@@ -201,6 +214,16 @@ void rr_fn_instance_free(struct rr_fn_instance *inst)
 	free(inst);
 }
 
+bool rr_fn_instance_per_worker(const struct rr_fn_instance *inst)
+{
+	uint32_t i;
+
+	for (i = 0; inst->fn->init_worker && i < inst->nworkers; i++)
+		if (inst->worker_state[i])
+			return true;
+	return false;
+}
+
 int rr_fn_instance_new(const struct rr_function *fn, uint16_t port,
 		       const struct rr_fn_setting *settings, size_t nsettings,
 		       uint32_t nworkers, struct rr_fn_counters *ctrs,
@@ -342,4 +365,19 @@ int rr_fn_instance_from_file(const struct rr_function *fn, uint16_t port,
 				     NULL, cfg, out, err, errlen);
 	rr_config_destroy(cfg);
 	return ret;
+}
+
+int rr_fn_cookie_secrets(const struct rr_fn_config *cfg,
+			 struct rr_fn_cookie_secrets *out)
+{
+	const struct rr_fn_env *env = cfg->env;
+	const struct rr_service *svc;
+
+	svc = env && env->conf && env->fn
+		      ? rr_config_service_of(env->conf, env->fn)
+		      : NULL;
+	if (!svc || !svc->cookie_ready)
+		return -ENOENT;
+	*out = svc->cookie;
+	return 0;
 }

@@ -94,6 +94,11 @@ struct rr_gather_ctx {
  * guarantees that no worker is inside the handler with it. */
 void rr_fn_instance_free(struct rr_fn_instance *inst);
 
+/* Whether @inst's init_worker() gave any worker a state: one that gave
+ * none (dns without dnstap) keeps no state per worker, and new workers
+ * may share the instance with a NULL one. */
+bool rr_fn_instance_per_worker(const struct rr_fn_instance *inst);
+
 /* Points @req at @inst's state for @worker, and at @counters (NULL: a
  * per-thread scratch array, for callers that do not keep counts). */
 void rr_fn_request_bind(struct rr_request *req,

@@ -22,11 +22,13 @@ FUZZ_CFLAGS := -O1 -g -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	-fno-sanitize-recover=undefined
 # The functions and what their init() calls (function API 2: settings,
 # counters, the setting readers; config.c reads --fn-config files; API 4:
-# the gather calls).
+# the gather calls; rr_fn_log(), reqrouter's log, which routes libbpf's
+# and libxdp's).
 FUZZ_FN_SRCS := src/lib/registry.c src/lib/module.c src/lib/function.c \
 	src/lib/fn_setting.c src/lib/config.c src/lib/config_values.c \
-	src/lib/settings.c src/lib/parse.c src/lib/gather.c $(FN_SRCS)
-FUZZ_FN_LIBS := $(FN_PKG_LIBS) -linih -ldl
+	src/lib/settings.c src/lib/parse.c src/lib/gather.c src/lib/log.c \
+	$(FN_SRCS)
+FUZZ_FN_LIBS := $(FN_PKG_LIBS) -linih -ldl -lxdp -lbpf
 FUZZ_REQ_SRCS := tests/fuzz/fuzz_request.c tests/lib/frames.c \
 	src/lib/packet.c $(FUZZ_FN_SRCS)
 FUZZ_REQ_OBJS := $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(FUZZ_REQ_SRCS))
@@ -47,7 +49,7 @@ fuzz-xdp-build: $(FUZZ_DIR)/fuzz_xdp
 
 # Instrumented for coverage and sanitizers; libFuzzer's main() comes in at
 # link time only.
-$(FUZZ_DIR)/obj/%.o: %.c
+$(FUZZ_DIR)/obj/%.o: %.c | $(FN_PROTO_HDRS)
 	@mkdir -p $(@D)
 	$(call msg,FUZZCC,$<)
 	$(Q)$(CLANG) $(CPPFLAGS) -Itests/lib $(DAEMON_INC) -Ifunctions/dns $(FUZZ_CFLAGS) \

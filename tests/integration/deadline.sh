@@ -19,7 +19,9 @@
 # - reqrouterctl stats says the deadline and both counts of expired, and
 #   the time in user space (p50, p99): with no deadline, replies taken in
 #   one batch of 100 ms calls past 500 ms at p99, and the wait for a
-#   worker (until the batch is taken) past 50 ms.
+#   worker (until the batch is taken) past 50 ms; and so do tools/bench's
+#   quantiles of that burst alone, from the histograms' buckets in two
+#   stats --json answers (tools/lib/bench_row.py).
 # - A deadline_us below 100 (but 0) or above 10 s is refused at start
 #   with FILE:LINE, in one line.
 cd "$(dirname "$0")/../.." || exit 1
@@ -136,6 +138,7 @@ check "the reload applied deadline_us" grep -q 'deadline_us' "$RR_ERR"
 sleep 0.3
 snapshot
 b_user=$EXP_USER b_xdp=$EXP_XDP
+"$CTL" -s "$SOCK" --json stats >"$RR_TMP/before.json"
 read -r got latest <<<"$(burst none)"
 sleep 0.5
 snapshot
@@ -150,6 +153,19 @@ check "stats --json: p99 of the replies' time past 500 ms, a batch of 100 ms cal
 	atleast 500000 "$p99"
 p99=$(work "['queue_delay_us']['p99']")
 check "... and of the wait for a worker past 50 ms ($p99 us)" atleast 50000 "$p99"
+# tools/bench's quantiles over one cell, from two answers' buckets.
+read -r qd50 qd99 sv50 sv99 <<<"$(cd tools/lib && python3 -c '
+import sys, bench_row
+print(*(v or "empty" for v in bench_row.server_quantiles(*sys.argv[1:])))' \
+	"$PORT" "$RR_TMP/before.json" "$RR_TMP/stats.json")"
+say "the burst alone, as tools/bench reads it: queue delay p50 $qd50 p99 $qd99 us, service p50 $sv50 p99 $sv99 us"
+check "tools/bench's p99 of the burst's wait for a worker past 50 ms ($qd99 us)" \
+	atleast 50000 "$qd99"
+check "... and of its service time past 100 ms, a call's ($sv99 us)" \
+	atleast 100000 "$sv99"
+check_eq "stats --json: the wait's buckets add up to its count" \
+	"$(work "['queue_delay_us']['count']")" \
+	"$(json_eval "sum([f for f in d['functions'] if f['name'] == 'work'][0]['queue_delay_us']['buckets'])" "$RR_TMP/stats.json")"
 rr_kill_wait TERM 10
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 

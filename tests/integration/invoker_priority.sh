@@ -2,7 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # worker_priority. The default is the normal priority, said in the
-# start-up line and in status. With worker_priority = realtime every
+# start-up line and in status. With worker_priority = auto the worker
+# runs at the normal priority until its requests wait over 1 ms (60 calls
+# of 5 ms at once), is raised to SCHED_FIFO 1 then, said in one line and
+# counted in status, every request answered, and is back at the normal
+# priority about a second after the wait ends. With worker_priority = realtime every
 # worker thread (and every cell) runs at SCHED_FIFO priority 1, ahead of
 # its CPU's receive work, and says so; a call that runs long (faulty's
 # "slow": 300 ms) is put back to the normal priority while it runs, said
@@ -92,6 +96,49 @@ check_eq "... both worker threads back at SCHED_FIFO, priority 1" "2x1/1" \
 check_eq "one line each" "1 1" \
 	"$(grep -c 'normal priority until it returns' "$RR_ERR") $(grep -c 'realtime priority again' "$RR_ERR")"
 check_eq "faulty answers after it" hello "$(ask 1 hello)"
+rr_kill_wait TERM 5
+check_eq "SIGTERM: exit 0" 0 "$RR_RC"
+
+say "--- worker_priority = auto, threads: realtime only while requests wait"
+printf '[reqrouter]\nworker_priority = auto\n[function work]\nenabled = yes\nmax_us = 5000\n' \
+	>"$RR_TMP/auto.conf"
+rr_start auto -i "$TB_IF_SRV" -q 1 -t 1 --isolation thread -c "$RR_TMP/auto.conf" \
+	--control "$SOCK" || die "reqrouter did not start"
+check "the start-up line says normal, realtime while requests wait" \
+	grep -qF "1 worker started (sleeping in poll(); normal priority, realtime (SCHED_FIFO 1) while requests wait over 1 ms)" "$RR_ERR"
+check_eq "at rest the worker thread: SCHED_OTHER" "1x0/0" "$(policies)"
+check_eq "status: worker_priority auto" auto "$(status_priority)"
+# 60 calls of 5 ms at once: the last waits 300 ms for the worker.
+tb_cli python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(60):
+    s.sendto(b"5000 w%d" % i, (sys.argv[1], 9010))
+s.settimeout(3)
+got = 0
+try:
+    while got < 60:
+        s.recv(2048)
+        got += 1
+except socket.timeout:
+    pass
+print(got)' "$TB_IP4_SRV" >"$RR_TMP/auto.out" 2>&1 &
+ASKER=$!
+check "while they wait it is raised, said in one line" \
+	wait_for 3 grep -q "worker 0/0: its requests wait over 1000 us: realtime priority for 1 s at least (worker_priority = auto" "$RR_ERR"
+during=$(policies)
+raised=$("$CTL" --control "$SOCK" --json status | python3 -c 'import json, sys; print(json.load(sys.stdin)["workers_raised"])')
+say "    while they wait: $during, status says $raised raised"
+check_eq "... the worker thread at SCHED_FIFO 1" "1x1/1" "$during"
+check_eq "... and status counts it" 1 "$raised"
+wait "$ASKER"
+check_eq "every request answered" 60 "$(cat "$RR_TMP/auto.out")"
+# shellcheck disable=SC2317 # called through wait_for
+at_rest() { [ "$(policies)" = 1x0/0 ]; }
+check "a second after the wait ends it is back at SCHED_OTHER" \
+	wait_for 4 at_rest
+check_eq "... and status says none is raised" 0 \
+	"$("$CTL" --control "$SOCK" --json status | python3 -c 'import json, sys; print(json.load(sys.stdin)["workers_raised"])')"
 rr_kill_wait TERM 5
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 

@@ -77,12 +77,7 @@ check "reqrouter_rate_limit_slips_total counts them (${counted:-none})" \
 	test "${counted:-0}" -ge "$slips"
 
 say "== an XDP program on the client's end: the slips from XDP"
-tb_cli ip link set dev "$TB_IF_CLI" xdpdrv object \
-	"$BUILD/bpf/peer_pass.bpf.o" program peer_pass ||
-	die "cannot attach peer_pass to the client's end"
-wait_for 3 grep -q 'veth peer runs an XDP program now' "$RR_ERR" ||
-	bad "reqrouter did not say the peer runs an XDP program"
-sleep 0.3
+rr_peer_xdp_on
 red0=$red tx0=$tx
 flood 2
 read -r slips < <(f 'd["flood"]["slips"]')

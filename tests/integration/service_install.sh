@@ -40,6 +40,7 @@ cat >"$RR_TMP/want" <<EOW
 /usr/lib/sysusers.d/reqrouter.conf
 /usr/sbin/reqrouter
 /usr/sbin/reqrouter-announce
+/usr/sbin/reqrouter-receive-nice
 /usr/sbin/reqrouterctl
 /usr/share/bash-completion/completions/reqrouter
 /usr/share/bash-completion/completions/reqrouterctl
@@ -94,6 +95,12 @@ check "no placeholder left" not grep -q '@[A-Z]*@' "$U"
 check "ExecStart runs the installed binary with the /etc config" \
 	grep -qx 'ExecStart=/usr/sbin/reqrouter -i %I -c /etc/reqrouter/reqrouter.conf $REQROUTER_ARGS' "$U"
 check "Type=notify" grep -qx 'Type=notify' "$U"
+check "root's steps put the receive work behind the workers once ready, and back after" \
+	grep -qzP 'ExecStartPost=-\+/usr/sbin/reqrouter-receive-nice set %I\nExecStopPost=-\+/usr/sbin/reqrouter-receive-nice restore %I\n' "$U"
+check "... left alone (0) unless IFACE.env says otherwise" \
+	grep -qzP 'Environment=REQROUTER_RECEIVE_NICE=0\nEnvironmentFile=-/etc/reqrouter/%I.env\n' "$U"
+check_eq "the script is executable by all" 755 \
+	"$(stat -c %a "$D/usr/sbin/reqrouter-receive-nice")"
 check "the anycast units name the installed programs, not /usr/local" \
 	not grep -q /usr/local "$A" "$DROPIN"
 check "the drain drop-in drains through the installed reqrouterctl" \

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The BPF program tests' shared checks and set-up (xdptest.h). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "config.h"
@@ -58,6 +60,17 @@ int t_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu)
 		return 77;
 	}
 	return 0;
+}
+
+int t_xdp_run1(int prog_fd, const uint8_t *in, uint32_t len)
+{
+	uint8_t out[4096];
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = in, .data_size_in = len,
+		    .data_out = out, .data_size_out = sizeof(out));
+
+	if (bpf_prog_test_run_opts(prog_fd, &opts))
+		return -errno;
+	return (int)opts.retval;
 }
 
 int t_xdp_counts(struct rr_xdp *x, uint32_t slot, struct t_xdp_counts *c)

@@ -35,6 +35,10 @@ struct t_xdp_counts {
 	uint64_t xdp[RR_XDP_STAT_MAX];
 };
 
+/* One run of program @prog_fd on the @len bytes of frame @in (a copy:
+ * @in is left as it was): its verdict, or -errno. */
+int t_xdp_run1(int prog_fd, const uint8_t *in, uint32_t len);
+
 /* Reads them for @slot: 0, or -1 with errno. */
 int t_xdp_counts(struct rr_xdp *x, uint32_t slot, struct t_xdp_counts *c);
 

@@ -14,7 +14,8 @@
  * dns_msg.c builds the queries and reads the replies;
  * dns_proto.c tests the protocol around the answers (RCODEs, EDNS,
  * truncation); dns_zone.c the zones and settings it refuses;
- * dns_tcp.c answers over TCP, CHAOS TXT and NSID.
+ * dns_tcp.c answers over TCP, CHAOS TXT and NSID; dns_cookie.c DNS
+ * Cookies.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -311,5 +312,6 @@ int main(void)
 	};
 
 	return cmocka_run_group_tests_name("answers", tests, setup, teardown) |
-	       run_proto_tests() | run_zone_tests() | run_tcp_tests();
+	       run_proto_tests() | run_zone_tests() | run_tcp_tests() |
+	       run_cookie_tests();
 }

@@ -108,8 +108,9 @@ int setup(void **state);
 int teardown(void **state);
 
 /* The other parts' tests; each returns the number that failed. */
-int run_proto_tests(void); /* dns_proto.c */
-int run_zone_tests(void);  /* dns_zone.c */
-int run_tcp_tests(void);   /* dns_tcp.c */
+int run_proto_tests(void);  /* dns_proto.c */
+int run_zone_tests(void);   /* dns_zone.c */
+int run_tcp_tests(void);    /* dns_tcp.c */
+int run_cookie_tests(void); /* dns_cookie.c */
 
 #endif /* RR_UNIT_DNS_TEST_H */

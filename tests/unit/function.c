@@ -797,7 +797,7 @@ static void test_counter_names(void **state)
 						    &ctrs, &inst, err,
 						    sizeof(err)),
 				 -ENOSPC);
-		check_one_line("more than 16 counters");
+		check_one_line("more than 32 counters");
 	}
 }
 

@@ -153,6 +153,30 @@ def report(E, rows, st, sizes, servers, scale_names):
             srv, us(c, "p50_us"), us(c, "p90_us"), us(c, "p99_us"),
             us(o, "p50_us"), us(o, "p99_us"), us(o, "p999_us"), kpps(o)))
     a("")
+    a("Inside reqrouter, from its own histograms over each cell (the"
+      " difference of `reqrouterctl stats --json` before and after it): the"
+      " queue delay, from the XDP program's arrival stamp to the worker's"
+      " batch, and the service time, the batch off RX to its replies on TX;"
+      " p50 / p99 in us, each a bucket's upper bound. At max rate the queue"
+      " delay is the backlog's; at the fixed rates (cpu, open loop) it is"
+      " what a request waits when the server keeps up.")
+    a("")
+    a("| server | test | queue delay p50 / p99 | service p50 / p99 |")
+    a("|---|---|---|---|")
+    for srv in servers:
+        if not srv.startswith("rr-"):
+            continue
+        for test, size in (("rate-xdp", 64), ("rate-xdp", 800), ("cpu", 64),
+                           ("lat-open", 64), ("lat-closed", 64)):
+            k = (srv, test, size)
+            q50, q99 = med(k, "queue_delay_p50_us"), med(k, "queue_delay_p99_us")
+            s50, s99 = med(k, "service_p50_us"), med(k, "service_p99_us")
+            if q50 is None and s50 is None:
+                continue
+            f = lambda v: "—" if v is None else "%g" % v
+            a("| %s | %s %d B | %s / %s | %s / %s |" % (
+                srv, test, size, f(q50), f(q99), f(s50), f(s99)))
+    a("")
     a("![closed loop latency](%s/latency_closed.png)" % REL)
     a("![open loop latency](%s/latency_open.png)" % REL)
     a("")

@@ -11,7 +11,9 @@ from collections import defaultdict
 ORDER = ["sockserver-simple", "sockserver", "sockserver-busy", "rr-q1t1",
          "rr-q1t1-busy", "rr-q1t1-cell", "xskfloor", "rr-xdp", "rr-cache", "reflector"]
 NUMS = ["sent_per_s", "answered_per_s", "wrong", "timeouts", "p50_us",
-        "p90_us", "p99_us", "p999_us", "max_us", "cpu_us"]
+        "p90_us", "p99_us", "p999_us", "max_us", "cpu_us",
+        "queue_delay_p50_us", "queue_delay_p99_us", "service_p50_us",
+        "service_p99_us"]
 
 
 def load(out, hz):
@@ -33,7 +35,7 @@ def group(rows):
     for r in rows:
         key = (r["server"], r["test"], int(r["size"]))
         for k in NUMS:
-            if r[k] != "":
+            if r.get(k, "") not in ("", None):
                 groups[key][k].append(float(r[k]))
     return groups
 

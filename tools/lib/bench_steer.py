@@ -106,7 +106,7 @@ def cmd_report(path):
                     if r["test"] == "overload-peak"})
     for prio, rep in peaks:
         rr = [r for r in rows if r["rep"] == rep and r["policy"] == prio and
-              r["test"].startswith("overload")]
+              r["test"].startswith(("overload", "hog"))]
         peak = float([r for r in rr if r["test"] == "overload-peak"][0]
                      ["answered_per_s"])
         curve = "; ".join(
@@ -115,9 +115,12 @@ def cmd_report(path):
                 r["offered"], r["answered_per_s"],
                 float(r["answered_per_s"]) / peak if peak else 0,
                 ", %s/s dropped as overload" % r["overload_drops_per_s"]
-                if r["overload_drops_per_s"] not in ("", "0") else "")
+                if r["overload_drops_per_s"] not in ("", "0") else "") +
+            (", p99 wait %s us, service %s us" % (
+                r["short_p99_us"], r["long_p99_us"])
+             if r["short_p99_us"] else "")
             for r in rr if r["test"] != "overload-peak")
-        print("overload, worker_priority %s, rep %s, peak %d/s: %s" % (
+        print("overload, %s, rep %s, peak %d/s: %s" % (
             prio, rep, peak, curve))
     cmd_spread(rows)
 

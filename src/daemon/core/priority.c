@@ -23,6 +23,16 @@
  * server's 5 %: the main thread's reloads and deploys, ksoftirqd, anything
  * else pinned there. It is for CPUs left to the workers.
  *
+ * worker_priority = auto is realtime only while it is needed: the
+ * supervisor raises a worker whose requests wait longer than AUTO_WAIT_NS
+ * for it (the queuing delay it publishes, struct rr_worker_load, with
+ * some still waiting), and tries the normal priority again AUTO_HOLD_NS
+ * later; one that has to be raised again at once (the overload goes on)
+ * holds it twice as long each time, up to AUTO_HOLD_MAX_NS, so that a
+ * long overload costs a tick at the normal priority every half minute.
+ * At rest, or while it keeps up, a worker runs at the normal priority
+ * and leaves its CPU to whatever else runs there.
+ *
  * What it takes is RLIMIT_RTPRIO >= 1 or CAP_SYS_NICE in the process as
  * it runs after set-up: root raises the limit before the privileges go
  * (with CAP_SYS_RESOURCE), the unit grants it (LimitRTPRIO=1), and each
@@ -45,6 +55,14 @@
  * threads). */
 #define RT_CALL_MAX_NS (10 * 1000000ULL)
 #define RT_PRIORITY 1
+/* worker_priority = auto: raised while requests wait this long; held
+ * from the first of these to the last; a raise within AUTO_AGAIN_NS of
+ * going back doubles the hold; a line at most every AUTO_SAY_NS. */
+#define AUTO_WAIT_NS 1000000ULL
+#define AUTO_HOLD_NS 1000000000ULL
+#define AUTO_HOLD_MAX_NS 32000000000ULL
+#define AUTO_AGAIN_NS 500000000ULL
+#define AUTO_SAY_NS 60000000000ULL
 
 static int set_policy(pid_t tid, bool realtime)
 {
@@ -62,8 +80,13 @@ static int set_policy(pid_t tid, bool realtime)
 
 static bool wanted(const struct rr_invoker *inv)
 {
-	return inv->cfg->worker_priority == RR_PRIORITY_REALTIME &&
+	return inv->cfg->worker_priority != RR_PRIORITY_NORMAL &&
 	       !inv->cfg->busy_poll;
+}
+
+static bool automatic(const struct rr_invoker *inv)
+{
+	return inv->cfg->worker_priority == RR_PRIORITY_AUTO;
 }
 
 /* Before the privileges go: the limit raised, if this process may. A
@@ -110,9 +133,11 @@ void rr_priority_check(struct rr_invoker *inv)
 
 const char *rr_priority_name(const struct rr_invoker *inv)
 {
-	return inv->live->realtime
-		       ? "realtime (SCHED_FIFO 1) priority, ahead of receive work"
-		       : "normal priority";
+	if (!inv->live->realtime)
+		return "normal priority";
+	return automatic(inv)
+		       ? "normal priority, realtime (SCHED_FIFO 1) while requests wait over 1 ms"
+		       : "realtime (SCHED_FIFO 1) priority, ahead of receive work";
 }
 
 /* Why the workers run at normal priority when realtime was asked for, or
@@ -120,7 +145,7 @@ const char *rr_priority_name(const struct rr_invoker *inv)
 const char *rr_priority_why_normal(const struct rr_invoker *inv)
 {
 	if (inv->live->realtime ||
-	    inv->cfg->worker_priority != RR_PRIORITY_REALTIME)
+	    inv->cfg->worker_priority == RR_PRIORITY_NORMAL)
 		return NULL;
 	if (inv->cfg->busy_poll)
 		return "a busy-polling worker never sleeps";
@@ -137,7 +162,7 @@ void rr_priority_raise(struct rr_worker *w)
 	int ret;
 
 	__atomic_store_n(&w->sys_tid, tid, __ATOMIC_RELEASE);
-	if (!w->inv->live->realtime)
+	if (!w->inv->live->realtime || automatic(w->inv))
 		return;
 	ret = set_policy(0, true);
 	if (ret)
@@ -145,10 +170,84 @@ void rr_priority_raise(struct rr_worker *w)
 			w->queue, w->thread, strerror(-ret));
 }
 
+/* Whether worker @w's requests wait: some handed to it and not done,
+ * the oldest of its latest batch having waited AUTO_WAIT_NS or more. */
+static bool waiting(const struct rr_worker *w)
+{
+	const struct rr_worker_load *l = w->load;
+
+	return l &&
+	       rr_backlog(__atomic_load_n(&l->sent, __ATOMIC_RELAXED),
+			  __atomic_load_n(&l->done, __ATOMIC_RELAXED)) &&
+	       __atomic_load_n(&l->delay_ns, __ATOMIC_RELAXED) >= AUTO_WAIT_NS;
+}
+
+/*
+ * worker_priority = auto, each tick, for worker @w (thread or cell @tid)
+ * at @now: raised while its requests wait, back to the normal priority
+ * once its hold is over; true while it is raised.
+ */
+static bool auto_watch(struct rr_worker *w, pid_t tid, uint64_t now)
+{
+	int ret;
+
+	if (w->rt_raised && w->rt_tid != tid) {
+		/* A new cell since: it starts at the normal priority. */
+		w->rt_raised = false;
+		w->rt_lowered = false;
+	}
+	if (w->rt_raised) {
+		if (waiting(w))
+			return true; /* the hold counts from the last wait */
+		if (now < w->rt_until_ns)
+			return true;
+		w->rt_raised = false;
+		w->rt_back_ns = now;
+		if (!w->rt_lowered)
+			set_policy(tid, false);
+		w->rt_lowered = false;
+		return false;
+	}
+	if (!waiting(w))
+		return false;
+	/* Raised again right after it went back: the overload goes on. */
+	if (w->rt_back_ns && now - w->rt_back_ns < AUTO_AGAIN_NS)
+		w->rt_hold_ns = w->rt_hold_ns * 2 > AUTO_HOLD_MAX_NS
+					? AUTO_HOLD_MAX_NS
+					: w->rt_hold_ns * 2;
+	else
+		w->rt_hold_ns = AUTO_HOLD_NS;
+	ret = set_policy(tid, true);
+	if (ret) {
+		if (!w->rt_said_ns || now - w->rt_said_ns >= AUTO_SAY_NS) {
+			pr_warn("worker %u/%u: its requests wait, and it cannot be raised to realtime priority: %s\n",
+				w->queue, w->thread, strerror(-ret));
+			w->rt_said_ns = now;
+		}
+		return false;
+	}
+	w->rt_raised = true;
+	w->rt_tid = tid;
+	w->rt_until_ns = now + w->rt_hold_ns;
+	w->rt_raises++;
+	if (!w->rt_said_ns || now - w->rt_said_ns >= AUTO_SAY_NS) {
+		pr_info("worker %u/%u: its requests wait over %llu us: realtime priority for %llu s at least (worker_priority = auto; %u time(s) since the last line)\n",
+			w->queue, w->thread,
+			(unsigned long long)(AUTO_WAIT_NS / 1000),
+			(unsigned long long)(w->rt_hold_ns / 1000000000ULL),
+			w->rt_raises);
+		w->rt_said_ns = now;
+		w->rt_raises = 0;
+	}
+	return true;
+}
+
 /*
  * The supervisor, each tick, for worker @w seen at call_seq @seq (odd:
  * inside a function, since w->sv.since_ns if seq == w->sv.seq): a call
- * past RT_CALL_MAX_NS gives up realtime priority until it returns.
+ * past RT_CALL_MAX_NS gives up realtime priority until it returns; with
+ * worker_priority = auto, a worker is raised and put back by auto_watch()
+ * first.
  */
 void rr_priority_watch(struct rr_invoker *inv, struct rr_worker *w,
 		       uint64_t seq, uint64_t now)
@@ -161,6 +260,8 @@ void rr_priority_watch(struct rr_invoker *inv, struct rr_worker *w,
 		return;
 	tid = cells ? w->pid : __atomic_load_n(&w->sys_tid, __ATOMIC_ACQUIRE);
 	if (tid <= 0)
+		return;
+	if (automatic(inv) && !auto_watch(w, tid, now))
 		return;
 	if (w->rt_lowered) {
 		if (seq == w->rt_lowered_seq)

@@ -813,6 +813,13 @@ void rr_xdp_set_deadline(struct rr_xdp *x, uint32_t slot, uint64_t ns)
 				 __ATOMIC_RELAXED);
 }
 
+void rr_xdp_set_trace(struct rr_xdp *x, uint32_t slot, uint32_t sample)
+{
+	if (slot < RR_MAX_SLOTS)
+		__atomic_store_n(&x->skel->data->trace_sample[slot], sample,
+				 __ATOMIC_RELAXED);
+}
+
 int rr_xdp_set_port(struct rr_xdp *x, uint16_t port,
 		    const struct rr_port_conf *conf)
 {

@@ -176,6 +176,9 @@ int rr_xdp_set_port(struct rr_xdp *x, uint16_t port,
 /* Function slot @slot's deadline in ns (0: none), for the program's
  * deadline_ns (kern/lib/deadline.h). */
 void rr_xdp_set_deadline(struct rr_xdp *x, uint32_t slot, uint64_t ns);
+/* Function slot @slot's trace_sample (0: none), for the program to mark
+ * one request in that many while a trace runs (kern/lib/capture.h). */
+void rr_xdp_set_trace(struct rr_xdp *x, uint32_t slot, uint32_t sample);
 /* Sets or clears @port's bit in @served, the program's served_ports
  * (the BPF tests write port_map themselves and call this). */
 void rr_xdp_mark_served(volatile __u64 *served, uint16_t port, bool on);

@@ -38,6 +38,7 @@
 #include "log.h"
 #include "tcp_loops.h"
 #include "seccomp.h"
+#include "cookie.h"
 #include "hh.h"
 #include "worker.h"
 #include "xsk.h"
@@ -176,7 +177,7 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 {
 	uint32_t i, slot;
 	bool gathering;
-	char why[128];
+	char why[128], err[RR_ERRLEN];
 	int ret;
 
 	memset(inv, 0, sizeof(*inv));
@@ -197,6 +198,13 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	ret = rr_slots_assign_groups(inv);
 	if (ret)
 		return ret;
+	/* The functions' cookie secrets, for their init(). */
+	ret = rr_cookie_prepare((struct rr_config *)cfg, NULL, err,
+				sizeof(err));
+	if (ret) {
+		pr_warn("%s\n", err);
+		return ret;
+	}
 	ret = rr_instances_create(inv);
 	if (ret)
 		return ret;

@@ -63,7 +63,9 @@ static int more_sockets(struct rr_invoker *inv, uint32_t n, char *msg,
 
 /*
  * New states for the functions that keep one per worker (init_worker):
- * every worker that will run needs its own. Those without keep theirs.
+ * every worker that will run needs its own. Those without keep theirs,
+ * as do those whose init_worker() gave none (dns without dnstap: its
+ * zones are not read again for a thread more).
  */
 static int renew_worker_states(struct rr_invoker *inv, char *msg, size_t msglen)
 {
@@ -76,7 +78,7 @@ static int renew_worker_states(struct rr_invoker *inv, char *msg, size_t msglen)
 
 	for (slot = 0; slot < inv->nslots; slot++) {
 		s = &inv->slots[slot];
-		if (!s->inst->fn->init_worker)
+		if (!rr_fn_instance_per_worker(s->inst))
 			continue;
 		swapped = true;
 		ret = rr_slot_instance_new(inv, s, s->inst->fn, s->svc, &fresh,

@@ -19,6 +19,7 @@
 
 #include <linux/if_link.h>
 
+#include "capture.h"
 #include "clock.h"
 #include "control.h"
 #include "lifecycle.h"
@@ -205,6 +206,8 @@ void rr_control_close(struct rr_control *c)
 
 	if (c->fd < 0)
 		return;
+	rr_capture_free(c->capture);
+	c->capture = NULL;
 	for (cl = c->clients; cl < c->clients + RR_CONTROL_CLIENTS; cl++) {
 		/* Told, if it listens, rather than cut off. */
 		if (cl->fd >= 0 && cl->reload)
@@ -547,7 +550,18 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 		rr_json_str(f, inv->restart_why);
 	}
 	fprintf(f, ",\"worker_priority\":\"%s\"",
-		inv->live->realtime ? "realtime" : "normal");
+		!inv->live->realtime				? "normal"
+		: inv->cfg->worker_priority == RR_PRIORITY_AUTO ? "auto"
+								: "realtime");
+	if (inv->live->realtime &&
+	    inv->cfg->worker_priority == RR_PRIORITY_AUTO) {
+		uint32_t i, raised = 0;
+
+		for (i = 0; inv->workers && i < RR_NWORKERS(inv); i++)
+			raised += inv->workers[i].rt_raised;
+		/* worker_priority = auto: those at realtime priority now. */
+		fprintf(f, ",\"workers_raised\":%u", raised);
+	}
 	fprintf(f, ",\"coalesce_us\":%u",
 		inv->cfg->busy_poll ? 0 : inv->cfg->coalesce_us);
 	fprintf(f, ",\"functions\":[");
@@ -684,6 +698,35 @@ static void cmd_top(struct rr_control *c, struct rr_invoker *inv,
 	rr_hh_json(inv, arg, f);
 }
 
+/* capture, trace: the session begun, and the client streams it once
+ * this line is out; or the one line that says why not. */
+static void start_stream(struct rr_control *c, struct rr_invoker *inv,
+			 enum rr_capture_kind kind, const char *arg, FILE *f)
+{
+	char err[256];
+	int ret;
+
+	ret = rr_capture_start(&c->capture, inv, kind, arg, err, sizeof(err));
+	if (ret) {
+		reply(f, ret, err);
+		return;
+	}
+	reply(f, 0, kind == RR_CAPTURE_PCAP ? "capturing" : "tracing");
+	c->streaming = 1 + (int)kind;
+}
+
+static void cmd_capture(struct rr_control *c, struct rr_invoker *inv,
+			const struct rr_config *cfg, const char *arg, FILE *f)
+{
+	start_stream(c, inv, RR_CAPTURE_PCAP, arg, f);
+}
+
+static void cmd_trace(struct rr_control *c, struct rr_invoker *inv,
+		      const struct rr_config *cfg, const char *arg, FILE *f)
+{
+	start_stream(c, inv, RR_CAPTURE_TRACE, arg, f);
+}
+
 static handler_fn *const handlers[RR_CTL_NCMDS] = {
 	[RR_CTL_STATUS] = cmd_status,
 	[RR_CTL_STATS] = cmd_stats,
@@ -695,6 +738,8 @@ static handler_fn *const handlers[RR_CTL_NCMDS] = {
 	[RR_CTL_DRAIN] = cmd_drain,
 	[RR_CTL_UNQUARANTINE] = cmd_unquarantine,
 	[RR_CTL_TOP] = cmd_top,
+	[RR_CTL_CAPTURE] = cmd_capture,
+	[RR_CTL_TRACE] = cmd_trace,
 };
 
 /* The answer to a line that names no command: the ones there are. */
@@ -848,6 +893,8 @@ static void client_answer(struct rr_control *c, struct rr_ctl_client *cl,
 	}
 	cl->out_len = len;
 	cl->writing = true;
+	cl->stream = c->streaming;
+	c->streaming = 0;
 }
 
 /*
@@ -891,25 +938,90 @@ static void client_read(struct rr_control *c, struct rr_ctl_client *cl,
 	}
 }
 
+/* Sends what it can of the @len bytes at @buf to @cl: the bytes sent,
+ * or -1 once the client went away. */
+static ssize_t client_send(struct rr_ctl_client *cl, const char *buf,
+			   size_t len)
+{
+	size_t off = 0;
+	ssize_t r;
+
+	while (off < len) {
+		/* A client gone meanwhile is no reason to die of SIGPIPE. */
+		r = send(cl->fd, buf + off, len - off, MSG_NOSIGNAL);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno == EAGAIN)
+			break;
+		if (r <= 0)
+			return -1;
+		off += (size_t)r;
+	}
+	return (ssize_t)off;
+}
+
 /* Writes what it can of @cl's reply; closes the connection once all of
  * it is out, or the client went away. */
 static void client_write(struct rr_ctl_client *cl)
 {
 	ssize_t r;
 
-	while (cl->out_off < cl->out_len) {
-		/* A client gone meanwhile is no reason to die of SIGPIPE. */
-		r = send(cl->fd, cl->out + cl->out_off,
-			 cl->out_len - cl->out_off, MSG_NOSIGNAL);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0 && errno == EAGAIN)
-			return;
-		if (r <= 0)
-			break;
+	r = client_send(cl, cl->out + cl->out_off, cl->out_len - cl->out_off);
+	if (r >= 0)
 		cl->out_off += (size_t)r;
-	}
+	if (r >= 0 && cl->out_off < cl->out_len)
+		return;
 	client_close(cl);
+}
+
+/*
+ * A capture's or a trace's client: its reply line, then its session's
+ * stream, as far as it takes them. The session ends when the client goes
+ * away (it sends nothing, so anything read is its end), and the client
+ * is closed once the session has ended and all of it is out.
+ */
+static void client_stream(struct rr_control *c, struct rr_ctl_client *cl)
+{
+	enum rr_capture_kind kind = (enum rr_capture_kind)(cl->stream - 1);
+	const char *buf = NULL;
+	char sink[64];
+	size_t len;
+	ssize_t r;
+
+	r = read(cl->fd, sink, sizeof(sink));
+	if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+		goto gone;
+	if (cl->out_off < cl->out_len) {
+		r = client_send(cl, cl->out + cl->out_off,
+				cl->out_len - cl->out_off);
+		if (r < 0)
+			goto gone;
+		cl->out_off += (size_t)r;
+		if (cl->out_off < cl->out_len)
+			return;
+	}
+	len = rr_capture_pending(c->capture, kind, &buf);
+	if (len) {
+		r = client_send(cl, buf, len);
+		if (r < 0)
+			goto gone;
+		rr_capture_sent(c->capture, kind, (size_t)r);
+	}
+	if (!rr_capture_done(c->capture, kind))
+		return;
+gone:
+	rr_capture_stop(c->capture, kind);
+	client_close(cl);
+}
+
+bool rr_control_streaming(const struct rr_control *c)
+{
+	const struct rr_ctl_client *cl;
+
+	for (cl = c->clients; cl < c->clients + RR_CONTROL_CLIENTS; cl++)
+		if (cl->fd >= 0 && cl->stream)
+			return true;
+	return false;
 }
 
 /*
@@ -1020,6 +1132,9 @@ static void admit(struct rr_control *c, struct rr_invoker *inv, int fd,
 			close(fd);
 			return;
 		}
+		if (cl->stream)
+			rr_capture_stop(c->capture,
+					(enum rr_capture_kind)(cl->stream - 1));
 		if (!cl->writing)
 			refuse(cl->fd,
 			       "the slot went to root or the service's user");
@@ -1066,7 +1181,10 @@ int rr_control_pollfds(const struct rr_control *c, struct pollfd *pfd)
 		if (cl->fd >= 0 && !cl->reload)
 			pfd[n++] = (struct pollfd){
 				.fd = cl->fd,
-				.events = cl->writing ? POLLOUT : POLLIN,
+				/* A stream is written every tick; its
+				 * client's end is what wakes the loop. */
+				.events = cl->writing && !cl->stream ? POLLOUT
+								     : POLLIN,
 			};
 	return n;
 }
@@ -1089,9 +1207,15 @@ void rr_control_serve(struct rr_control *c, struct rr_invoker *inv,
 	if (c->fd < 0)
 		return;
 	take_clients(c, inv, now);
+	rr_capture_tick(c->capture);
 	for (cl = c->clients; cl < c->clients + RR_CONTROL_CLIENTS; cl++) {
 		if (cl->fd < 0 || cl->reload)
 			continue;
+		/* A stream has no deadline: it lasts as its session does. */
+		if (cl->stream) {
+			client_stream(c, cl);
+			continue;
+		}
 		if (now > cl->deadline_ns) {
 			inv->control_events[RR_CONTROL_EV_TIMED_OUT]++;
 			client_close(cl);
@@ -1099,7 +1223,9 @@ void rr_control_serve(struct rr_control *c, struct rr_invoker *inv,
 		}
 		if (!cl->writing)
 			client_read(c, cl, inv, cfg);
-		if (cl->fd >= 0 && cl->writing)
+		if (cl->fd >= 0 && cl->stream)
+			client_stream(c, cl);
+		else if (cl->fd >= 0 && cl->writing)
 			client_write(cl);
 	}
 }

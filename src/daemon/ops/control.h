@@ -2,7 +2,8 @@
 /*
  * The control socket: a unix stream socket that the main thread polls.
  * A client (reqrouterctl) connects, sends one command line, reads one
- * JSON object and the connection closes. The commands are the rows of
+ * JSON object and the connection closes; after capture's and trace's,
+ * the session's stream follows until it ends or the client goes away. The commands are the rows of
  * rr_ctlcmds[] (ctlcmd.h). Only root, or the group given with
  * --control-group, may connect (the socket's mode); the directory is made
  * if missing.
@@ -44,6 +45,10 @@ struct rr_ctl_client {
 	char in[RR_CONTROL_MAX_LINE + 2]; /* the line, its newline, a NUL */
 	char *out;			  /* the reply */
 	size_t out_len, out_off;
+	/* capture, trace: after the reply, its session's stream, until the
+	 * session ends or the client goes away (1 + enum rr_capture_kind;
+	 * 0: none). */
+	int stream;
 };
 
 struct rr_control {
@@ -59,6 +64,10 @@ struct rr_control {
 	int reload_ret;
 	bool reload_again;
 	uint64_t asked; /* set by the reload command for its client */
+	/* The capture and trace sessions (features/capture.c), and the one
+	 * a command just began, for its client (1 + its kind). */
+	struct rr_capture *capture;
+	int streaming;
 };
 
 /*
@@ -81,7 +90,13 @@ int rr_control_pollfds(const struct rr_control *c, struct pollfd *pfd);
 void rr_control_serve(struct rr_control *c, struct rr_invoker *inv,
 		      const struct rr_config *cfg);
 
-/* Closes and removes the socket. Safe on one never opened. */
+/* Whether a client is streaming a capture or a trace: the main loop
+ * then ticks at least every RR_CONTROL_STREAM_TICK_MS. */
+#define RR_CONTROL_STREAM_TICK_MS 10
+bool rr_control_streaming(const struct rr_control *c);
+
+/* Closes and removes the socket, and ends a capture or a trace. Safe on
+ * one never opened. */
 void rr_control_close(struct rr_control *c);
 
 /*

@@ -241,6 +241,12 @@ static const struct {
 	{ "reqrouter_rate_limit_would_limit_packets_total",
 	  "Requests over the function's rate_limit let by, as rate_limit_mode = log (a dry run) says: those it would have dropped or slipped.",
 	  RR_FN_RL_WOULD_LIMIT, false },
+	{ "reqrouter_cookie_valid_packets_total",
+	  "DNS queries whose server cookie the XDP program found valid for their source: not rate-limited.",
+	  RR_FN_COOKIE_VALID, false },
+	{ "reqrouter_cookie_bypass_packets_total",
+	  "DNS queries with a COOKIE option sent past the in-kernel tier (the reply cache) to a worker, which makes the reply's cookie.",
+	  RR_FN_COOKIE_BYPASS, false },
 };
 
 /* Where the counters of (queue q, slot) start in what rr_read_fn_stats()
@@ -251,11 +257,11 @@ size_t rr_fn_row(const struct rr_invoker *inv, uint32_t q, uint32_t slot)
 }
 
 /* Whether the XDP program counts anything for slot @s (fn_stats): its
- * tier, its cache, its rate limit or its deadline. */
+ * tier, its cache, its rate limit, its deadline or its DNS cookies. */
 static bool counted_in_xdp(const struct rr_slot *s)
 {
 	return s->tier_xdp || s->cached || RR_RATE_LIMITED(s->svc) ||
-	       s->svc->deadline_us;
+	       s->svc->deadline_us || s->svc->fn->flags & RR_FN_DNS_COOKIES;
 }
 
 /* Reads the in-kernel counters of every served (queue, slot) once:
@@ -294,6 +300,11 @@ static void write_fn_counters(struct rr_invoker *inv, FILE *out,
 		if (stat == RR_FN_RL_LIMITED || stat == RR_FN_RL_SLIPPED ||
 		    stat == RR_FN_RL_EVICTED || stat == RR_FN_RL_WOULD_LIMIT) {
 			if (!RR_RATE_LIMITED(inv->slots[slot].svc))
+				continue;
+		} else if (stat == RR_FN_COOKIE_VALID ||
+			   stat == RR_FN_COOKIE_BYPASS) {
+			if (!(inv->slots[slot].svc->fn->flags &
+			      RR_FN_DNS_COOKIES))
 				continue;
 		} else if (xdp_tier ? !inv->slots[slot].tier_xdp
 				    : !inv->slots[slot].cached)

@@ -13,9 +13,11 @@
 #include "latency.h"
 #include "metrics_internal.h"
 
-/* "NAME":{"count":N,"p50":US,"p99":US} of histogram @bucket: each
- * quantile as the upper bound of its bucket in us, null above the last
- * (1 s) or with nothing counted. */
+/* "NAME":{"count":N,"p50":US,"p99":US,"buckets":[...]} of histogram
+ * @bucket: each quantile as the upper bound of its bucket in us, null
+ * above the last (1 s) or with nothing counted; the buckets' own counts
+ * (not cumulative, bounds in "latency_le_us"), so that a reader can take
+ * the quantiles of an interval from two answers (tools/bench does). */
 static void json_quantiles(FILE *out, const char *name, const uint64_t *bucket)
 {
 	static const double qs[] = { 0.5, 0.99 };
@@ -33,7 +35,10 @@ static void json_quantiles(FILE *out, const char *name, const uint64_t *bucket)
 		else
 			fprintf(out, ",\"%s\":%.1f", qn[i], (double)v / 1000.0);
 	}
-	fprintf(out, "}");
+	fprintf(out, ",\"buckets\":[");
+	for (b = 0; b <= RR_LATENCY_NLE; b++)
+		fprintf(out, "%s%lu", b ? "," : "", bucket[b]);
+	fprintf(out, "]}");
 }
 
 /* One function's totals over every queue and thread, both tiers. */
@@ -93,6 +98,9 @@ static void json_function(struct rr_invoker *inv, uint32_t slot,
 			svc->rate_limit, rr_rl_mode_names[svc->rate_limit_mode],
 			sum[RR_FN_RL_LIMITED], sum[RR_FN_RL_SLIPPED],
 			sum[RR_FN_RL_EVICTED], sum[RR_FN_RL_WOULD_LIMIT]);
+	if (svc->fn->flags & RR_FN_DNS_COOKIES)
+		fprintf(out, ",\"cookies\":{\"valid\":%lu,\"bypass\":%lu}",
+			sum[RR_FN_COOKIE_VALID], sum[RR_FN_COOKIE_BYPASS]);
 	/* The user tier's time per reply and wait per request
 	 * (reqrouter_request_duration_seconds, reqrouter_queue_delay_seconds). */
 	json_quantiles(out, "latency_us", lat);
@@ -123,7 +131,13 @@ void rr_metrics_json(struct rr_invoker *inv, FILE *out)
 	uint64_t xdp[RR_STATS_SIZE], *fs = rr_read_fn_stats(inv);
 	uint32_t slot, q, i;
 
-	fprintf(out, "{\"ok\":true,\"functions\":[");
+	static const uint64_t le[RR_LATENCY_NLE] = { RR_LATENCY_LE_NS };
+
+	/* The histograms' bucket bounds, the last bucket's above them. */
+	fprintf(out, "{\"ok\":true,\"latency_le_us\":[");
+	for (i = 0; i < RR_LATENCY_NLE; i++)
+		fprintf(out, "%s%.1f", i ? "," : "", (double)le[i] / 1000.0);
+	fprintf(out, "],\"functions\":[");
 	for (slot = 0; slot < inv->nslots; slot++) {
 		fprintf(out, "%s", slot ? "," : "");
 		json_function(inv, slot, fs, out);

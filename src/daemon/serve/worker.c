@@ -182,6 +182,77 @@ static bool rx_slip(uint8_t *meta)
 	return true;
 }
 
+/* What the XDP program marked the request behind @meta for (RR_MARK_*;
+ * read before its stamp is wiped). */
+static uint32_t rx_mark(const uint8_t *meta)
+{
+	struct rr_rx_meta m;
+
+	memcpy(&m, meta, sizeof(m));
+	if (m.magic != RR_RX_META_MAGIC)
+		return 0;
+	return m.flags >> RR_RX_META_MARK_SHIFT &
+	       (RR_MARK_CAPTURE | RR_MARK_TRACE);
+}
+
+/*
+ * A request marked @mark (capture.h), @len bytes at @data, queued for
+ * @delay ns, before its call: its record begun in the worker's ring (its
+ * bytes as they came), or NULL if the ring is full.
+ */
+static struct rr_capture_wslot *
+capture_begin(struct rr_worker *w, const struct rr_sock *s, uint32_t mark,
+	      const uint8_t *data, uint32_t len, uint64_t now, uint64_t delay)
+{
+	struct rr_capture_wslot *cs = rr_capture_wnext(&w->rep->capture);
+
+	if (!cs)
+		return NULL;
+	memset(&cs->rec, 0, sizeof(cs->rec));
+	cs->rec.kind = RR_CAPTURE_REQUEST;
+	cs->rec.mark = (uint8_t)mark;
+	cs->rec.tier = RR_CAPTURE_TIER_USER;
+	cs->rec.xdp_stat = RR_XDP_REDIRECT;
+	cs->rec.queue = (uint16_t)w->queue;
+	cs->rec.thread = (uint16_t)w->thread;
+	cs->rec.slot = (uint16_t)s->slot;
+	cs->rec.arrival_ns = delay ? now - delay : 0;
+	cs->rec.delay_ns = delay;
+	rr_capture_wbytes(
+		cs, data, len,
+		__atomic_load_n(&w->inv->live->capture_snap, __ATOMIC_RELAXED));
+	return cs;
+}
+
+/* The record @cs begun for a request, its call begun at @t0, ended with
+ * @ret (a reply's length, or -enum rr_drop), and the reply's, at @data. */
+static void capture_end(struct rr_worker *w, struct rr_capture_wslot *cs,
+			int ret, const uint8_t *data, uint64_t t0)
+{
+	struct rr_capture_wring *r = &w->rep->capture;
+	struct rr_capture_wslot *rs;
+	uint64_t now = rr_now_ns();
+
+	/* The request as it came, the reply as it leaves. */
+	cs->rec.ts_ns = cs->rec.arrival_ns ? cs->rec.arrival_ns : t0;
+	cs->rec.fn_ns = now - t0;
+	cs->rec.drop = ret < 0 ? (uint16_t)-ret : 0;
+	cs->rec.reply_len = ret > 0 ? (uint32_t)ret : 0;
+	rr_capture_wput(r);
+	if (ret <= 0 || !(cs->rec.mark & RR_MARK_CAPTURE))
+		return;
+	rs = rr_capture_wnext(r);
+	if (!rs)
+		return;
+	rs->rec = cs->rec;
+	rs->rec.ts_ns = now;
+	rs->rec.kind = RR_CAPTURE_REPLY;
+	rr_capture_wbytes(
+		rs, data, (uint32_t)ret,
+		__atomic_load_n(&w->inv->live->capture_snap, __ATOMIC_RELAXED));
+	rr_capture_wput(r);
+}
+
 /* The worker's own copy of a frame whose data starts @room bytes before
  * its end, at the same place. */
 static uint8_t *private_copy(struct rr_worker *w, uint32_t room)
@@ -263,7 +334,9 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	bool charge;
 	const struct xdp_desc *rxd;
 	uint64_t deadline = (uint64_t)s->svc->deadline_us * 1000;
-	uint64_t addr, base, now, delay;
+	uint64_t addr, base, now, delay, t0 = 0;
+	struct rr_capture_wslot *cs;
+	uint32_t watched, marked;
 	uint8_t *data;
 	bool slip, priv;
 	int ret;
@@ -323,6 +396,8 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 	/* Other cell groups' cells share the queue's frames: what is cached
 	 * is made out of their reach (serve_private()). */
 	priv = keep && w->inv->ngroups > 1 && !ctx.gather;
+	/* Captured or traced: looked at once a batch while nothing is. */
+	watched = __atomic_load_n(&w->inv->live->capture, __ATOMIC_RELAXED);
 	for (i = 0; i < n; i++) {
 		rxd = xsk_ring_cons__rx_desc(&s->rx, idx_rx + i);
 		addr = rxd->addr;
@@ -333,13 +408,24 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 		 * chunk: RX data starts 256 bytes in. */
 		slip = false;
 		delay = 0;
+		marked = 0;
+		cs = NULL;
 		if (addr - base >= sizeof(struct rr_rx_meta)) {
+			if (watched)
+				marked = rx_mark(data -
+						 sizeof(struct rr_rx_meta)) &
+					 watched;
 			slip = rx_slip(data - sizeof(struct rr_rx_meta));
 			delay = rr_queue_delay(&s->stats->queue_delay,
 					       data - sizeof(struct rr_rx_meta),
 					       now, &s->stats->stamp_skewed);
 			if (!i)
 				load_delay(w, delay);
+		}
+		if (marked) {
+			cs = capture_begin(w, s, marked, data, rxd->len, now,
+					   delay);
+			t0 = rr_now_ns();
 		}
 		mark->cur = i;
 		/* Its age when reached: a batch's calls take their time. */
@@ -401,6 +487,8 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 				continue;
 			}
 		}
+		if (cs)
+			capture_end(w, cs, ret, data, t0);
 		if (ret < 0) {
 			rr_stat_add(&s->stats->drops[-ret], 1);
 			rr_recycle(w, base);

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "cookie.h"
 #include "hh.h"
 #include "invoker.h"
 #include "log.h"
@@ -88,9 +89,11 @@ struct rr_reload {
 	struct rr_fn_instance *old[RR_MAX_SLOTS];
 	struct rr_module *mods[RR_MAX_SLOTS];
 	/* The worker indexes the instances have a state for: those below
-	 * @nworkers that are @active, @nthreads per queue. */
+	 * @nworkers that are @active, @nthreads per queue; and the TCP
+	 * loop's, the last (RR_TCP_WORKER), for a function served over TCP
+	 * (as rr_slot_instance_new() makes them). */
 	uint32_t nworkers, nthreads;
-	bool active[RR_MAX_WORKERS];
+	bool active[RR_MAX_WORKERS + 1];
 	struct prepared served[RR_MAX_SLOTS]; /* by slot */
 	struct prepared added[RR_MAX_SLOTS];  /* functions @next adds */
 	uint32_t nadded;
@@ -757,12 +760,14 @@ static void *make_instances(void *arg)
 	for (i = 0; i < RR_MAX_SLOTS * 2; i++) {
 		p = i < RR_MAX_SLOTS ? &rl->served[i]
 				     : &rl->added[i - RR_MAX_SLOTS];
-		if (p->fn)
-			rr_fn_instance_new_for(p->fn, p->port, p->to->settings,
-					       p->to->nsettings, rl->nworkers,
-					       rl->active, &p->ctrs, rl->next,
-					       &p->inst, p->err,
-					       sizeof(p->err));
+		if (!p->fn)
+			continue;
+		/* The TCP loop's state, for this function alone. */
+		rl->active[rl->nworkers - 1] = p->to->tcp;
+		rr_fn_instance_new_for(p->fn, p->port, p->to->settings,
+				       p->to->nsettings, rl->nworkers,
+				       rl->active, &p->ctrs, rl->next, &p->inst,
+				       p->err, sizeof(p->err));
 	}
 	__atomic_store_n(&rl->done, 1, __ATOMIC_RELEASE);
 	return NULL;
@@ -861,7 +866,7 @@ static void plan(struct rr_invoker *inv, struct rr_reload *rl)
 	uint32_t slot, i;
 
 	rr_active_workers(inv, rl->active);
-	rl->nworkers = RR_NWORKERS(inv);
+	rl->nworkers = RR_TCP_WORKER(inv) + 1;
 	rl->nthreads = inv->nthreads;
 	for (slot = 0; slot < inv->nslots; slot++) {
 		to = rr_config_service_of(next, inv->slots[slot].svc->fn);
@@ -888,6 +893,7 @@ static void plan(struct rr_invoker *inv, struct rr_reload *rl)
 int rr_invoker_reload_start(struct rr_invoker *inv, struct rr_config *next)
 {
 	struct rr_reload *rl;
+	char why[RR_ERRLEN];
 	int ret;
 
 	if (inv->reload)
@@ -897,6 +903,14 @@ int rr_invoker_reload_start(struct rr_invoker *inv, struct rr_config *next)
 		return -ENOMEM;
 	rl->next = next;
 	rl->started_ns = rr_now_ns();
+	/* The cookie secrets first: the new states are made with them. */
+	ret = rr_cookie_prepare(next, inv->cfg, why, sizeof(why));
+	if (ret) {
+		pr_warn("reload: %s\n", why);
+		rl->next = NULL; /* still the caller's */
+		reload_free(rl);
+		return ret;
+	}
 	plan(inv, rl);
 	ret = start_thread(rl, make_instances);
 	if (ret) {
@@ -947,8 +961,19 @@ static int apply_reload(struct rr_invoker *inv, struct rr_reload *rl, char *msg,
 	}
 	reload_main(&r);
 	reload_groups(&r);
-	for (slot = 0; slot < nslots; slot++)
+	for (slot = 0; slot < nslots; slot++) {
+		const struct rr_service *to =
+			rr_config_service_of(next, inv->slots[slot].svc->fn);
+
 		reload_slot(&r, slot);
+		if (to &&
+		    rr_cookie_adopt(inv, slot,
+				    (struct rr_service *)inv->slots[slot].svc,
+				    to))
+			say(&r, SAID_NOTE,
+			    "[function %s] a new cookie secret: the previous one stays valid for %d s",
+			    to->fn->name, RR_COOKIE_PAST_S);
+	}
 	for (slot = 0; slot < next->nservices; slot++)
 		if (next->services[slot].enabled &&
 		    rr_slot_of(inv, next->services[slot].fn->name) < 0)

@@ -28,6 +28,7 @@
 #include "reqrouter.skel.h" /* the allow-lists' maps: disallow() */
 #include "seccomp.h"
 #include "settings.h"
+#include "cookie.h"
 #include "hh.h"
 #include "rl.h"
 #include "slots.h"
@@ -361,6 +362,8 @@ int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 	conf.flags &= ~RR_PORT_DEADLINE;
 	rr_xdp_set_deadline(&inv->xdp, (uint32_t)(s - inv->slots),
 			    (uint64_t)s->svc->deadline_us * 1000);
+	rr_xdp_set_trace(&inv->xdp, (uint32_t)(s - inv->slots),
+			 s->svc->trace_sample);
 	if (inv->xdp.load) {
 		conf.flags |= RR_PORT_LOAD;
 		if (s->svc->deadline_us)
@@ -379,6 +382,7 @@ int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 	/* Who is calling: heavy_hitters and its rate, as they are now. */
 	rr_hh_port_conf(inv, s->svc, &conf);
 	rr_rl_port_conf(inv, s->svc, &conf);
+	rr_cookie_port_conf(inv, (uint32_t)(s - inv->slots), s->svc, &conf);
 	/* What its workers charge, before the flag that has XDP read it. */
 	rr_rl_cost_conf(s->svc, &conf, &inv->live->rl_cost[s - inv->slots]);
 	ret = rr_xdp_set_port(&inv->xdp, s->svc->port, &conf);

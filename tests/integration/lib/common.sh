@@ -187,6 +187,17 @@ rr_metrics_fresh() {
 # xdp_on_srv: is any XDP program attached to the server's interface?
 xdp_on_srv() { tb_xdp_on "$TB_NS_SRV" "$TB_IF_SRV"; }
 
+# rr_peer_xdp_on: peer_pass on the client's end of a bare bed, and
+# reqrouter (stderr in $RR_ERR) told: replies may leave from XDP now.
+rr_peer_xdp_on() {
+	tb_cli ip link set dev "$TB_IF_CLI" xdpdrv object \
+		"$BUILD/bpf/peer_pass.bpf.o" program peer_pass ||
+		die "cannot attach peer_pass to the client's end"
+	wait_for 3 grep -q 'veth peer runs an XDP program now' "$RR_ERR" ||
+		bad "reqrouter did not say the peer runs an XDP program"
+	sleep 0.3
+}
+
 # udp_csum_errors: the client namespace's Udp InCsumErrors (and Udp6).
 udp_csum_errors() {
 	tb_cli cat /proc/net/snmp | awk '

@@ -143,6 +143,16 @@ KDIG_CASES = [
     ("ANY", "example.com ANY"),
     ("ANY www", "www.example.com ANY"),
     ("NOTIFY opcode", "example.com NOTIFY"),
+    # DNS Cookies, both with Knot's mod-cookies defaults: BADCOOKIE over
+    # UDP without a valid server cookie (a cookie from another client,
+    # long expired: RFC 9018 A.1's), the answer over TCP; the server
+    # cookies themselves differ (dns_wire.normal()).
+    ("cookie client alone", "www.example.com A +cookie=2464c4abcf10c957 +nobadcookie"),
+    ("cookie invalid", "www.example.com A +nobadcookie "
+     "+cookie=2464c4abcf10c957010000005cf79f111f8130c3eee29480"),
+    ("cookie refused zone", "www.example.net A +cookie=2464c4abcf10c957 +nobadcookie"),
+    ("cookie nxdomain", "nothere.example.com A +cookie"),
+    ("cookie CH version.bind", "version.bind TXT -c CH +cookie=2464c4abcf10c957 +nobadcookie"),
 ]
 
 # --- raw queries -----------------------------------------------------------
@@ -236,6 +246,15 @@ RAW_CASES = [
     ("raw name with a zero byte", header() + b"\x03w\x00w" +
      wire_name("example.com") + struct.pack(">HH", 1, 1)),
     ("raw 512 bytes of padding after", header() + question() + bytes(400)),
+    # COOKIE options of lengths no cookie has (RFC 7873 5.2.2): FORMERR.
+    ("raw cookie of 7 bytes", header(ar=1) + question() +
+     opt(options=struct.pack(">HH", 10, 7) + bytes(7))),
+    ("raw cookie of 12 bytes", header(ar=1) + question() +
+     opt(options=struct.pack(">HH", 10, 12) + bytes(12))),
+    ("raw cookie of 41 bytes", header(ar=1) + question() +
+     opt(options=struct.pack(">HH", 10, 41) + bytes(41))),
+    ("raw cookie empty", header(ar=1) + question() +
+     opt(options=struct.pack(">HH", 10, 0))),
 ]
 
 # Over TCP, on one connection, in this order (dnscompare.py --tcp): kdig

@@ -242,6 +242,21 @@ def parse_kdig(text):
     return m
 
 
+def cookie_shape(o):
+    """A COOKIE option (kdig's "COOKIE: HEX" or our "COOKIE=hex") as what
+    two servers must agree on: its shape, the server cookie's version and
+    length, not its bytes (another secret, another time; kdig's +cookie
+    makes a new client cookie each run)."""
+    name = o.split(":")[0].split("=")[0].strip()
+    if name != "COOKIE":
+        return o
+    val = o[len(name):].lstrip(":= ").lower()
+    if len(val) <= 16:
+        return "COOKIE client %d bytes" % (len(val) // 2)
+    return "COOKIE client %d bytes, server version %s, %d bytes" % (
+        min(len(val), 16) // 2, val[16:18], (len(val) - 16) // 2)
+
+
 def normal(m):
     """What is compared: records grouped into RRsets in the order they
     first appear, each RRset's records sorted; ignored EDNS options
@@ -253,7 +268,7 @@ def normal(m):
         out["rcode"] = RCODES.get(out["rcode"], "RCODE%d" % out["rcode"])
     if out["edns"] is not None:
         e = dict(out["edns"])
-        e["options"] = sorted(o for o in e["options"]
+        e["options"] = sorted(cookie_shape(o) for o in e["options"]
                               if o.split(":")[0].split("=")[0].strip()
                               not in IGNORED_OPTIONS)
         out["edns"] = e

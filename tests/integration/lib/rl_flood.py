@@ -4,12 +4,13 @@
 
   rl_flood.py --dst ADDR --port PORT --duration S
               --flood ADDR [--flood ADDR ...] --flood-rate N
-              --client ADDR --client-rate N
+              --client ADDR --client-rate N [--client-cookie HEX]
 
 Every source is a kernel UDP socket bound to its address (an address of
 the client's interface). The flood sources share --flood-rate queries/s
 in turn, the client sends --client-rate; all ask example.com. A with a
-numbered ID. Replies are read as they come and for half a second after:
+numbered ID; with --client-cookie the client's queries carry an OPT record
+with a COOKIE option of those bytes. Replies are read as they come and for half a second after:
 a reply with TC set is a slip, any other an answer. Prints one JSON
 object: per group (flood, client) the queries sent, answers and slips.
 
@@ -25,9 +26,14 @@ import time
 QNAME = b"\x07example\x03com\x00"
 
 
-def query(qid):
-    return struct.pack("!HHHHHH", qid, 0x0100, 1, 0, 0, 0) + QNAME + \
-        struct.pack("!HH", 1, 1)
+def query(qid, cookie=None):
+    if not cookie:
+        return struct.pack("!HHHHHH", qid, 0x0100, 1, 0, 0, 0) + QNAME + \
+            struct.pack("!HH", 1, 1)
+    opt = struct.pack("!HH", 10, len(cookie)) + cookie
+    return struct.pack("!HHHHHH", qid, 0x0100, 1, 0, 0, 1) + QNAME + \
+        struct.pack("!HH", 1, 1) + b"\x00" + \
+        struct.pack("!HHIH", 41, 1232, 0, len(opt)) + opt
 
 
 def main():
@@ -41,6 +47,7 @@ def main():
     ap.add_argument("--client-rate", type=float, default=50)
     ap.add_argument("--flood-payload")
     ap.add_argument("--client-payload")
+    ap.add_argument("--client-cookie", default="")
     a = ap.parse_args()
 
     def sock(addr):
@@ -62,7 +69,8 @@ def main():
 
     def request(group, n):
         if not raw:
-            return query(n)
+            return query(n, bytes.fromhex(a.client_cookie)
+                         if group == "client" else None)
         text = a.flood_payload if group == "flood" else a.client_payload
         return (text or "").encode() + b" %d" % n
 

@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DNS Cookies in XDP (kern/lib/cookie.h, cookie_check) on crafted queries
+ * run through the XDP program with bpf_prog_test_run_opts(), the port
+ * limited to one reply a second per prefix: a query that goes on is
+ * passed (the port has no socket), a limited one dropped.
+ * - A server cookie valid for its source (made by the dns function's own
+ *   code, functions/dns/dns_cookie.c, under the secret written into
+ *   cookie_keys as reqrouter writes it) is never limited, over IPv4 and
+ *   IPv6, and counted as cookie_valid.
+ * - Forged, made for another address, expired, ahead by more than 5
+ *   minutes, under another secret: limited as any query, not counted.
+ * - The previous secret counts while it is good, not after.
+ * - With the reply cache on the port, a query with any COOKIE option (a
+ *   client cookie alone too) is counted as cookie_bypass and never looked
+ *   up; one without is.
+ * Needs root; exits 77 (skip) otherwise.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/bpf.h>
+
+#include "dns_cookie.h"
+#include "frames.h"
+#include "reqrouter.skel.h"
+#include "rl.h"
+#include "shared/cookie.h"
+#include "shared/port.h"
+#include "shared/stats.h"
+#include "testutil.h"
+#include "xdp.h"
+#include "xdptest.h"
+
+#define PORT 5353
+#define SLOT 2
+#define CC "\x24\x64\xc4\xab\xcf\x10\xc9\x57"
+
+static struct rr_xdp x;
+static int prog_fd;
+static const uint8_t secret[16] = { 1, 2,  3,  4,  5,  6,  7,  8,
+				    9, 10, 11, 12, 13, 14, 15, 16 },
+		     other[16] = { 16, 15, 14 };
+
+struct frame {
+	uint8_t buf[256];
+	uint32_t len;
+	struct frame_layout lay;
+};
+
+/* A query for example.com. A from @saddr with EDNS and a COOKIE option:
+ * the client cookie and, unless @alone, a server cookie made under
+ * @key at @made, for @for_addr. */
+static void make(struct frame *f, int family, const uint8_t *saddr,
+		 const uint8_t *key, uint32_t made, const uint8_t *for_addr,
+		 int alone)
+{
+	static const uint8_t q[] = "\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00"
+				   "\x00\x01\x07"
+				   "example"
+				   "\x03"
+				   "com"
+				   "\x00\x00\x01\x00\x01"
+				   "\x00\x00\x29\x04\xd0\x00\x00\x00\x00";
+	struct dns_cookie_keys k = { 0 };
+	uint8_t p[128];
+	size_t n = sizeof(q) - 1, len = alone ? 8 : 24;
+	struct frame_spec s = { .family = family,
+				.sport = 40000,
+				.dport = PORT,
+				.saddr = saddr,
+				.payload = p };
+
+	memcpy(p, q, n);
+	p[n++] = 0;
+	p[n++] = (uint8_t)(4 + len);
+	p[n++] = 0;
+	p[n++] = 10;
+	p[n++] = 0;
+	p[n++] = (uint8_t)len;
+	memcpy(p + n, CC, 8);
+	if (!alone) {
+		dns_cookie_key(key, &k.k0[0], &k.k1[0]);
+		dns_cookie_make(&k, p + n, for_addr, family == AF_INET6, made,
+				p + n + 8);
+	}
+	s.plen = (uint32_t)(n + len);
+	f->len = build_frame(f->buf, sizeof(f->buf), &s, &f->lay);
+}
+
+/* Runs @f @n times; the verdicts XDP_PASS and XDP_DROP counted. */
+static void run(const struct frame *f, uint32_t n, uint32_t *pass,
+		uint32_t *drop)
+{
+	uint32_t i;
+	int v;
+
+	for (i = 0; i < n; i++) {
+		v = t_xdp_run1(prog_fd, f->buf, f->len);
+		if (v < 0)
+			t_fail("test run: %s", strerror(-v));
+		else if (v == XDP_PASS)
+			(*pass)++;
+		else if (v == XDP_DROP)
+			(*drop)++;
+	}
+}
+
+static void set_port(uint32_t flags)
+{
+	struct rr_port_conf conf = { .slot = SLOT,
+				     .nsocks = 1,
+				     .flags = RR_PORT_COOKIE | flags };
+
+	/* 1 a second per /24 (and its levels), a burst of 1. */
+	rr_rl_levels(&conf, 1, 1, 24, 64);
+	if (rr_xdp_set_port(&x, PORT, &conf))
+		t_fail("cannot set the port entry");
+}
+
+/* cookie_keys[SLOT]: @cur, and @prev good until @until (0: none). */
+static void set_keys(const uint8_t *cur, const uint8_t *prev, uint64_t until)
+{
+	struct rr_cookie_keys k = { .ready = 1 };
+	struct timespec tai, real;
+	uint32_t key = SLOT;
+
+	k.k0[0] = rr_le64(cur);
+	k.k1[0] = rr_le64(cur + 8);
+	if (prev) {
+		k.k0[1] = rr_le64(prev);
+		k.k1[1] = rr_le64(prev + 8);
+		k.prev_until = until;
+	}
+	clock_gettime(CLOCK_TAI, &tai);
+	clock_gettime(CLOCK_REALTIME, &real);
+	k.tai_off = tai.tv_sec - real.tv_sec;
+	if (bpf_map__update_elem(x.skel->maps.cookie_keys, &key, sizeof(key),
+				 &k, sizeof(k), 0))
+		t_fail("cannot write cookie_keys");
+}
+
+static uint64_t count(int s)
+{
+	uint64_t st[RR_FN_STAT_MAX];
+
+	if (rr_xdp_read_fn_stats(&x, 0, SLOT, st)) {
+		t_fail("cannot read the counters");
+		return 0;
+	}
+	return st[s];
+}
+
+/* @n queries of @f: all passed (@through) or all but the first dropped,
+ * and cookie_valid moved by @n or not at all. */
+static void expect(const char *what, const struct frame *f, int through)
+{
+	uint32_t pass = 0, drop = 0, n = 5;
+	uint64_t was = count(RR_FN_COOKIE_VALID);
+
+	t_at("%s", what);
+	run(f, n, &pass, &drop);
+	if (through ? pass != n : pass > 1 || drop < n - 1)
+		t_fail("%u passed, %u dropped of %u (want %s)", pass, drop, n,
+		       through ? "all passed" : "the limit's");
+	if (count(RR_FN_COOKIE_VALID) - was != (through ? n : 0))
+		t_fail("cookie_valid moved by %lu",
+		       (unsigned long)(count(RR_FN_COOKIE_VALID) - was));
+}
+
+static void rate_limit(void)
+{
+	static const uint8_t a[4] = { 192, 0, 2, 1 }, b[4] = { 192, 0, 3, 1 },
+			     c[4] = { 192, 0, 4, 1 }, d[4] = { 192, 0, 5, 1 },
+			     e[4] = { 192, 0, 6, 1 }, g[4] = { 192, 0, 7, 1 },
+			     h[4] = { 192, 0, 8, 1 },
+			     v6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+	uint32_t now = (uint32_t)time(NULL);
+	struct frame f;
+
+	set_port(RR_PORT_RL);
+	set_keys(secret, NULL, 0);
+	make(&f, AF_INET, a, secret, now, a, 0);
+	expect("a valid cookie is not limited", &f, 1);
+	make(&f, AF_INET6, v6, secret, now - 3000, v6, 0);
+	expect("nor over IPv6, 50 minutes old", &f, 1);
+	make(&f, AF_INET, b, secret, now, a, 0);
+	expect("another address's is", &f, 0);
+	make(&f, AF_INET, c, other, now, c, 0);
+	expect("another secret's is", &f, 0);
+	make(&f, AF_INET, d, secret, now - 3700, d, 0);
+	expect("an expired one is", &f, 0);
+	make(&f, AF_INET, e, secret, now + 400, e, 0);
+	expect("one 400 s ahead is", &f, 0);
+	make(&f, AF_INET, g, secret, now, g, 1);
+	expect("a client cookie alone is", &f, 0);
+	make(&f, AF_INET, h, secret, now, h, 0);
+	f.buf[f.len - 1] ^= 1; /* the hash's last byte */
+	expect("a forged one is", &f, 0);
+
+	set_keys(other, secret, now + 100);
+	make(&f, AF_INET6, v6, secret, now, v6, 0);
+	expect("the previous secret's, while it is good, is not", &f, 1);
+	set_keys(other, secret, now - 1);
+	make(&f, AF_INET6, v6, secret, now, v6, 0);
+	expect("after, it is", &f, 0);
+}
+
+static void cache(void)
+{
+	static const uint8_t a[4] = { 192, 0, 9, 1 };
+	uint32_t now = (uint32_t)time(NULL), pass = 0, drop = 0;
+	uint64_t bypass = count(RR_FN_COOKIE_BYPASS), miss;
+	struct frame f;
+
+	t_at("the reply cache: a query with a cookie is not looked up");
+	set_port(RR_PORT_CACHE);
+	set_keys(secret, NULL, 0);
+	miss = count(RR_FN_CACHE_MISS);
+	make(&f, AF_INET, a, secret, now, a, 0);
+	run(&f, 1, &pass, &drop);
+	make(&f, AF_INET, a, secret, now, a, 1);
+	run(&f, 1, &pass, &drop);
+	if (count(RR_FN_COOKIE_BYPASS) - bypass != 2)
+		t_fail("cookie_bypass moved by %lu, not 2",
+		       (unsigned long)(count(RR_FN_COOKIE_BYPASS) - bypass));
+	if (count(RR_FN_CACHE_MISS) != miss)
+		t_fail("the cache was asked");
+}
+
+int main(void)
+{
+	static const uint8_t no_mac[6];
+	int ret;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ret = t_xdp_load(&x, no_mac, 1500);
+	if (ret)
+		return ret;
+	/* One run at a time (no repeat): no need to attach it anywhere. */
+	prog_fd = bpf_program__fd(x.skel->progs.reqrouter_xdp);
+	rate_limit();
+	cache();
+	rr_xdp_destroy(&x);
+	if (t_failures) {
+		fprintf(stderr, "%d check(s) failed\n", t_failures);
+		return 1;
+	}
+	printf("DNS cookies in XDP: valid ones skip the limit, none else\n");
+	return 0;
+}
