@@ -32,28 +32,26 @@
 #include "shared/rl.h"
 #include "shared/steer.h"
 
+/* A table of the limiter's: RR_RL_SETS sets (struct rr_rl_set) keyed by
+ * rr_rl_set_of(), shared by every CPU; mappable, so that each set is a
+ * cache line of page-aligned memory. */
+#define RL_SETS_MAP(name)                          \
+	struct {                                   \
+		__uint(type, BPF_MAP_TYPE_ARRAY);  \
+		__type(key, __u32);                \
+		__type(value, struct rr_rl_set);   \
+		__uint(max_entries, RR_RL_SETS);   \
+		__uint(map_flags, BPF_F_MMAPABLE); \
+	} name SEC(".maps")
+
 /* The rate limiter's buckets, one per source prefix (of each level) and
- * function, in sets (struct rr_rl_set) keyed by rr_rl_set_of(); shared
- * by every CPU.
- * Mappable, so that each set is a cache line of page-aligned memory. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, struct rr_rl_set);
-	__uint(max_entries, RR_RL_SETS);
-	__uint(map_flags, BPF_F_MMAPABLE);
-} rl_table SEC(".maps");
+ * function. */
+RL_SETS_MAP(rl_table);
 
 /* What the source prefixes cost their functions (rate_limit_us), laid
  * out as rl_table and keyed by the same hashes; written by the workers
  * (src/daemon/features/rl.c, rr_rl_charge()), only read here. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, struct rr_rl_set);
-	__uint(max_entries, RR_RL_SETS);
-	__uint(map_flags, BPF_F_MMAPABLE);
-} rl_cost_table SEC(".maps");
+RL_SETS_MAP(rl_cost_table);
 
 /* Each CPU's count of limited requests per slot, for the slip. */
 struct {
