@@ -30,6 +30,7 @@
 #include "lib/guard.h"
 #include "lib/hh.h"
 #include "lib/rl.h"
+#include "lib/canary.h"
 #include "lib/gather.h"
 #include "lib/spread.h"
 #include "lib/tier.h"
@@ -130,6 +131,10 @@ int reqrouter_xdp(struct xdp_md *ctx)
 		if (act >= 0)
 			return act;
 	}
+	/* A canary's share of sources: its entry from here on. */
+	if (conf->flags & RR_PORT_CANARY)
+		conf = canary_pick(conf, bpf_ntohs(udph->dest), l3, c.end,
+				   ipv6);
 
 	if (conf->flags & RR_PORT_SG_TARGET && sg_message(udph, c.end))
 		goto workers;

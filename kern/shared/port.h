@@ -131,5 +131,8 @@ struct rr_port_conf {
  * copy into the UMEM, while the worker it would go to is further behind
  * than the function's deadline (deadline_ns[slot]). */
 #define RR_PORT_DEADLINE (1U << 15)
+/* A canary runs beside the function (shared/canary.h): a share of the
+ * sources goes on with canary_map's entry for the port. */
+#define RR_PORT_CANARY (1U << 16)
 
 #endif /* RR_SHARED_PORT_H */

@@ -52,7 +52,15 @@
 /* The command reqrouterctl runs itself, with no instance. */
 #define CONF_CHECK "conf-check"
 
-enum { OPT_JSON = 256, OPT_CONTROL, OPT_WAIT, OPT_QUIET, OPT_WATCH, OPT_COUNT };
+enum {
+	OPT_JSON = 256,
+	OPT_CONTROL,
+	OPT_WAIT,
+	OPT_QUIET,
+	OPT_WATCH,
+	OPT_COUNT,
+	OPT_CANARY
+};
 
 static const struct rr_opt opts[] = {
 	{ "socket", 's', "PATH",
@@ -76,6 +84,8 @@ static const struct rr_opt opts[] = {
 	  "stats, top: ask again every SECONDS, the number after the command (default " STR(
 		  WATCH_DEFAULT_S) "), until interrupted; top does at a terminal; stats shows rates" },
 	{ "count", OPT_COUNT, "N", "--watch: stop after N answers" },
+	{ "canary", OPT_CANARY, "PERCENT",
+	  "deploy: run the module beside the running version, for PERCENT of the sources (1-99), until promote or rollback" },
 	RR_OPT_VERSION_ENTRY,
 	RR_OPT_HELP_ENTRY,
 	{ 0 },
@@ -347,6 +357,7 @@ struct ctl_opts {
 	bool wait_set;
 	unsigned long watch; /* stats --watch: seconds, or 0 */
 	unsigned long count; /* --watch: answers, or 0 for no end */
+	const char *canary;  /* deploy --canary PERCENT */
 	bool json;
 };
 
@@ -400,6 +411,17 @@ static int apply(int key, const char *arg, void *ctx)
 	case OPT_QUIET:
 		return bounded("quiet", "seconds", arg, 1,
 			       RR_CONTROL_DRAIN_MAX_S, &o->quiet);
+	case OPT_CANARY: {
+		char err[RR_ERRLEN];
+		unsigned int permille;
+
+		if (rr_ctl_canary_share(arg, &permille, err, sizeof(err))) {
+			pr_warn("%s\n", err);
+			return 2;
+		}
+		o->canary = arg;
+		break;
+	}
 	}
 	return 0;
 }
@@ -507,7 +529,14 @@ static int request_line(const struct rr_ctlcmd *c, const char *arg,
 		}
 		arg = full;
 	}
-	if (rr_ctlcmd_id(c) == RR_CTL_DRAIN) {
+	if (o->canary && rr_ctlcmd_id(c) != RR_CTL_DEPLOY) {
+		pr_warn("--canary is deploy's\n");
+		return 2;
+	}
+	if (o->canary) {
+		n = snprintf(line, len, "%s " RR_CTL_CANARY_FLAG " %s %s",
+			     c->name, o->canary, arg);
+	} else if (rr_ctlcmd_id(c) == RR_CTL_DRAIN) {
 		/* Before --timeout was the answer's, it was drain's limit. */
 		if (o->timeout_set && !o->wait_set) {
 			pr_warn("drain: its limit is --wait SECS now; --timeout is how long to wait for the answer\n");

@@ -134,6 +134,21 @@ static void count(const char *label, struct json_object *o,
 		printf(" (%.1f/s)", (double)(n - then) / dt);
 }
 
+/* Under a function's row, while a canary runs beside it: both versions
+ * and their shares of the sources. */
+static void show_canary(struct json_object *f)
+{
+	struct json_object *c = get(f, "canary");
+
+	if (!c)
+		return;
+	printf("  %-14s %5s%%  %s\n", "running", text(get(f, "share")),
+	       str(f, "module", "built in"));
+	printf("  %-14s %5s%%  %s%s\n", "canary", text(get(c, "share")),
+	       str(c, "module", "built in"),
+	       truth(c, "quarantined") ? " (quarantined)" : "");
+}
+
 static void print_status(struct json_object *a)
 {
 	static const char *const keys[] = {
@@ -181,6 +196,7 @@ static void print_status(struct json_object *a)
 		       str(f, "module", "built in"),
 		       truth(f, "removed") ? " (removed)" : "",
 		       truth(f, "quarantined") ? " (quarantined)" : "");
+		show_canary(f);
 	}
 }
 

@@ -76,7 +76,8 @@ static int renew_worker_states(struct rr_invoker *inv, char *msg, size_t msglen)
 
 	for (slot = 0; slot < inv->nslots; slot++) {
 		s = &inv->slots[slot];
-		if (!s->inst->fn->init_worker)
+		if (!s->inst ||
+		    !s->inst->fn->init_worker) /* an idle canary's */
 			continue;
 		swapped = true;
 		ret = rr_slot_instance_new(inv, s, s->inst->fn, s->svc, &fresh,

@@ -865,7 +865,8 @@ static void plan(struct rr_invoker *inv, struct rr_reload *rl)
 	rl->nthreads = inv->nthreads;
 	for (slot = 0; slot < inv->nslots; slot++) {
 		to = rr_config_service_of(next, inv->slots[slot].svc->fn);
-		if (!to || !to->enabled || !to->fn->init)
+		if (!to || !to->enabled || !to->fn->init ||
+		    inv->slots[slot].canary_of)
 			continue;
 		p = &rl->served[slot];
 		p->fn = to->fn;
@@ -948,7 +949,8 @@ static int apply_reload(struct rr_invoker *inv, struct rr_reload *rl, char *msg,
 	reload_main(&r);
 	reload_groups(&r);
 	for (slot = 0; slot < nslots; slot++)
-		reload_slot(&r, slot);
+		if (!inv->slots[slot].canary_of) /* the function's slot's */
+			reload_slot(&r, slot);
 	for (slot = 0; slot < next->nservices; slot++)
 		if (next->services[slot].enabled &&
 		    rr_slot_of(inv, next->services[slot].fn->name) < 0)

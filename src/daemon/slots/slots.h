@@ -128,10 +128,37 @@ void rr_invoker_reload_cancel(struct rr_invoker *inv);
  */
 int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 		      size_t msglen);
+/* Puts @fresh in served slot @slot, as a deploy replaces a function:
+ * its XDP program and cache out, to cells of its own where it wants
+ * them, a removed port back. Returns the instance replaced, in use
+ * until retired. */
+struct rr_fn_instance *rr_slot_replace(struct rr_invoker *inv, uint32_t slot,
+				       struct rr_fn_instance *fresh);
 /* Takes function @name's port out of the XDP program (its packets go to
  * the kernel); a later deploy of it puts it back. */
 int rr_invoker_remove(struct rr_invoker *inv, const char *name, char *msg,
 		      size_t msglen);
+
+/* canary.c (docs/DESIGN.md, "Canaries") */
+/* Runs the one function of module @path beside the served function of
+ * its name, for @permille of the sources (10-990); 0 or -errno, @msg
+ * says what happened, and on failure nothing changed. */
+int rr_invoker_canary(struct rr_invoker *inv, const char *path,
+		      uint32_t permille, char *msg, size_t msglen);
+/* Function @name's canary serves all of its sources, the version it
+ * replaces retired as a deploy retires one. */
+int rr_invoker_promote(struct rr_invoker *inv, const char *name, char *msg,
+		       size_t msglen);
+/* Function @name's canary stops: its sources go back to the function,
+ * then its code is unloaded. */
+int rr_invoker_rollback(struct rr_invoker *inv, const char *name, char *msg,
+			size_t msglen);
+/* The first served function with a canary running, or NULL. */
+const struct rr_slot *rr_canary_any(const struct rr_invoker *inv);
+/* The canary running beside function slot @s, or NULL (none, or @s is a
+ * canary's). */
+const struct rr_slot *rr_slot_canary(const struct rr_invoker *inv,
+				     const struct rr_slot *s);
 
 /* quarantine.c */
 /* One more fault (a crash, or with @timeout an overrun) of the function

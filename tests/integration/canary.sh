@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Canaries (docs/DESIGN.md, "Canaries"): reqrouterctl deploy --canary 20
+# runs the test module shout (echo, upper-cased) beside the built-in echo,
+# and of 400 client addresses about a fifth get its answers, each address
+# always the same version; status shows both with their shares. Bad input
+# (a second canary, a share out of range, promote or rollback with no
+# canary, a canary of a function not served or of a module of another
+# API) gets one line and leaves both versions serving as they were.
+# promote gives every address the new version, rollback of the next
+# canary every address the running one. Under a steady load from every
+# address and rrload, canary, promote, canary and rollback of reverse
+# (copies of reverse.so) lose nothing.
+cd "$(dirname "$0")/../.." || exit 1
+source tests/integration/lib/common.sh
+
+MODS=$BUILD/functions
+TMODS=$BUILD/tests/modules
+{ [ -f "$MODS/echo.so" ] && [ -f "$TMODS/shout.so" ]; } ||
+	die "no modules in $MODS and $TMODS (run make first)"
+
+rr_bed 2
+CTL=$BUILD/reqrouterctl
+SOCK=/run/reqrouter/$TB_IF_SRV.sock
+ctl() { "$CTL" --socket "$SOCK" "$@"; }
+
+# 400 client addresses beside the bed's own: 198.18.2.1 on, none that
+# ends in .0 or .255 (which the guards take for broadcasts).
+N=400
+for ((i = 0; i < N; i++)); do
+	echo "198.18.$((2 + i / 200)).$((1 + i % 200))"
+done >"$RR_TMP/addrs"
+sed "s|.*|addr add &/32 dev $TB_IF_CLI|" "$RR_TMP/addrs" >"$RR_TMP/batch"
+tb_cli ip -batch "$RR_TMP/batch" || die "cannot add the client addresses"
+
+# split PORT: how the addresses' answers to "hello" fall, three asks each.
+split() {
+	tb_cli python3 $RR_LIB/sources.py --dst "$TB_IP4_SRV" --port "$1" \
+		--addrs "$RR_TMP/addrs" --asks 3 >"$RR_TMP/split.json"
+}
+# got REPLY: the addresses that got only REPLY in the last split.
+got() { json_eval "d['by_reply'].get('$1', 0)" "$RR_TMP/split.json"; }
+# echo_field EXPR: EXPR of echo's entry f in status --json.
+echo_field() {
+	ctl --json status |
+		json_eval "(lambda f: $1)([f for f in d['functions'] if f['name'] == 'echo'][0])" -
+}
+# refused WHAT ARGS...: reqrouterctl ARGS fails with one line.
+refused() {
+	local what=$1 out rc
+	shift
+	out=$(ctl "$@" 2>&1)
+	rc=$?
+	check "$what: refused in one line (exit $rc)" \
+		test "$rc" -ne 0 -a "$(wc -l <<<"$out")" = 1
+	say "    $out"
+}
+
+rr_start canary -i "$TB_IF_SRV" -q 2 || die "reqrouter did not start"
+split 7
+check_eq "before: every address gets the built-in echo" "$N" "$(got hello)"
+
+out=$(ctl deploy --canary 20 "$TMODS/shout.so")
+check_eq "deploy --canary 20 shout.so: exit 0" 0 $?
+say "    $out"
+split 7
+new=$(got HELLO) old=$(got hello)
+say "    $new addresses get the canary, $old the running version"
+check "about 20 % of the addresses get the canary (50-110 of $N)" \
+	test "$new" -ge 50 -a "$new" -le 110
+check_eq "the others get the running version" $((N - new)) "$old"
+check_eq "no address got both versions, none went unanswered" "0 0" \
+	"$(json_get "$RR_TMP/split.json" mixed none)"
+check_eq "status: the running version's share" 80.0 "$(echo_field "f['share']")"
+check_eq "status: the canary's share and module" \
+	"20.0 $(realpath "$TMODS/shout.so")" \
+	"$(echo_field "' '.join(str(f['canary'][k]) for k in ('share', 'module'))")"
+check "status's text shows both versions" \
+	bash -c "'$CTL' --socket '$SOCK' status | grep -Eq '^ +canary +20.0%'"
+
+# Bad input: one line each, both versions as they were.
+cp "$TMODS/shout.so" "$RR_TMP/shout2.so"
+refused "a second canary" deploy --canary 10 "$RR_TMP/shout2.so"
+refused "a share of 0" deploy --canary 0 "$TMODS/shout.so"
+refused "a share of 100" deploy --canary 100 "$TMODS/shout.so"
+refused "a share of 12.55" deploy --canary 12.55 "$TMODS/shout.so"
+refused "promote with no canary" promote reverse
+refused "rollback with no canary" rollback reverse
+refused "a canary of a function not served" deploy --canary 5 "$TMODS/upper.so"
+old_api_module "$RR_TMP/old.so" || die "cannot build the old-API module"
+refused "a canary of a module of another API" deploy --canary 5 "$RR_TMP/old.so"
+refused "a reload while a canary runs" reload
+split 7
+check_eq "after the refusals: the same addresses on each version" \
+	"$new $old 0 0" "$(got HELLO) $(got hello) $(json_get "$RR_TMP/split.json" mixed none)"
+
+out=$(ctl promote echo)
+check_eq "promote echo: exit 0" 0 $?
+say "    $out"
+split 7
+check_eq "after promote: every address gets the new version" "$N" "$(got HELLO)"
+check_eq "status: one version, all the sources" "100.0 None" \
+	"$(echo_field "f'{f[\"share\"]} {f.get(\"canary\")}'")"
+check_eq "status names the promoted module" "$(realpath "$TMODS/shout.so")" \
+	"$(echo_field "f['module']")"
+
+out=$(ctl deploy --canary 50 "$MODS/echo.so")
+check_eq "deploy --canary 50 echo.so: exit 0" 0 $?
+split 7
+say "    $(got hello) of $N addresses get the canary"
+check "about half the addresses get the canary (140-260)" \
+	test "$(got hello)" -ge 140 -a "$(got hello)" -le 260
+out=$(ctl rollback echo)
+check_eq "rollback echo: exit 0" 0 $?
+say "    $out"
+split 7
+check_eq "after rollback: every address gets the running version" "$N" "$(got HELLO)"
+check "the rolled back module is unloaded" \
+	bash -c "! grep -q '$(realpath "$MODS/echo.so")' /proc/$RR_PID/maps"
+
+# Nothing lost: canary, promote, canary, rollback of reverse under a
+# steady load from every address and rrload's from the bed's own.
+mkdir -p "$RR_TMP/a" "$RR_TMP/b"
+cp "$MODS/reverse.so" "$RR_TMP/a/reverse.so"
+cp "$MODS/reverse.so" "$RR_TMP/b/reverse.so"
+rr_load_bg "$RR_TMP/load.json" -p 1232 -c 4 -r 3000 -d 6 -l 1-1400
+tb_cli_bg python3 $RR_LIB/sources.py --dst "$TB_IP4_SRV" --port 1232 \
+	--addrs "$RR_TMP/addrs" --duration 6 --allow olleh \
+	>"$RR_TMP/steady.json"
+STEADY=$TB_PID
+RR_BG_PIDS+=("$STEADY")
+sleep 1
+steps=0
+for step in "deploy --canary 30 $RR_TMP/a/reverse.so" "promote reverse" \
+	"deploy --canary 30 $RR_TMP/b/reverse.so" "rollback reverse"; do
+	# shellcheck disable=SC2086 # the step's words
+	ctl $step >/dev/null && steps=$((steps + 1))
+	sleep 0.8
+done
+check_eq "canary, promote, canary, rollback under load: all done" 4 "$steps"
+wait "$LOAD_PID"
+rr_load_checks "$RR_TMP/load.json" 15000 "rrload: "
+wait "$STEADY"
+read -r sent answered wrong < <(json_get "$RR_TMP/steady.json" sent answered wrong)
+say "    from $N addresses: sent $sent answered $answered wrong $wrong"
+check "the addresses' steady load sent 20 rounds and more" test "${sent:-0}" -ge 8000
+check_eq "... every request of it answered, rightly" "$sent 0" "$answered $wrong"
+
+rr_kill_wait TERM 10
+check_eq "SIGTERM: exit 0" 0 "$RR_RC"
+finish
