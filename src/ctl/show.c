@@ -142,10 +142,10 @@ static void show_canary(struct json_object *f)
 
 	if (!c)
 		return;
-	printf("  %-14s %5s%%  %s\n", "running", text(get(f, "share")),
-	       str(f, "module", "built in"));
-	printf("  %-14s %5s%%  %s%s\n", "canary", text(get(c, "share")),
-	       str(c, "module", "built in"),
+	printf("  %-14s %5s%%  %s %s\n", "running", text(get(f, "share")),
+	       str(f, "version", "?"), str(f, "module", "built in"));
+	printf("  %-14s %5s%%  %s %s%s\n", "canary", text(get(c, "share")),
+	       str(c, "version", "?"), str(c, "module", "built in"),
 	       truth(c, "quarantined") ? " (quarantined)" : "");
 }
 

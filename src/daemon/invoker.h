@@ -257,6 +257,9 @@ struct rr_slot {
 	uint32_t canary_permille;
 	uint64_t canary_seed;
 	uint32_t canary_of;
+	/* A canary's slot: its version (its metrics' label), kept while
+	 * the slot stays removed after it. */
+	char canary_version[48];
 	/* Last, off the workers' line: written at every fault. */
 	struct rr_faults faults;
 } __attribute__((aligned(RR_CACHELINE)));

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Canaries (docs/DESIGN.md, "Canaries"): reqrouterctl deploy --canary 20
-# runs the test module shout (echo, upper-cased) beside the built-in echo,
-# and of 400 client addresses about a fifth get its answers, each address
-# always the same version; status shows both with their shares. Bad input
+# runs the test module echo2 (echo, version 2.0, whose reply starts "v2")
+# beside the built-in echo, and of 400 client addresses about a fifth get
+# its answers, each address always the same version; status shows both
+# with their shares, and the metrics count each under its version. Bad input
 # (a second canary, a share out of range, promote or rollback with no
 # canary, a canary of a function not served or of a module of another
 # API) gets one line and leaves both versions serving as they were.
@@ -17,7 +18,7 @@ source tests/integration/lib/common.sh
 
 MODS=$BUILD/functions
 TMODS=$BUILD/tests/modules
-{ [ -f "$MODS/echo.so" ] && [ -f "$TMODS/shout.so" ]; } ||
+{ [ -f "$MODS/echo.so" ] && [ -f "$TMODS/echo2.so" ]; } ||
 	die "no modules in $MODS and $TMODS (run make first)"
 
 rr_bed 2
@@ -57,15 +58,17 @@ refused() {
 	say "    $out"
 }
 
-rr_start canary -i "$TB_IF_SRV" -q 2 || die "reqrouter did not start"
+M=$RR_TMP/metrics.prom
+rr_start canary -i "$TB_IF_SRV" -q 2 --metrics-file "$M" ||
+	die "reqrouter did not start"
 split 7
 check_eq "before: every address gets the built-in echo" "$N" "$(got hello)"
 
-out=$(ctl deploy --canary 20 "$TMODS/shout.so")
-check_eq "deploy --canary 20 shout.so: exit 0" 0 $?
+out=$(ctl deploy --canary 20 "$TMODS/echo2.so")
+check_eq "deploy --canary 20 echo2.so: exit 0" 0 $?
 say "    $out"
 split 7
-new=$(got HELLO) old=$(got hello)
+new=$(got "v2 hello") old=$(got hello)
 say "    $new addresses get the canary, $old the running version"
 check "about 20 % of the addresses get the canary (50-110 of $N)" \
 	test "$new" -ge 50 -a "$new" -le 110
@@ -73,15 +76,20 @@ check_eq "the others get the running version" $((N - new)) "$old"
 check_eq "no address got both versions, none went unanswered" "0 0" \
 	"$(json_get "$RR_TMP/split.json" mixed none)"
 check_eq "status: the running version's share" 80.0 "$(echo_field "f['share']")"
-check_eq "status: the canary's share and module" \
-	"20.0 $(realpath "$TMODS/shout.so")" \
-	"$(echo_field "' '.join(str(f['canary'][k]) for k in ('share', 'module'))")"
+check_eq "status: the canary's share, module and version" \
+	"20.0 $(realpath "$TMODS/echo2.so") 2.0+canary" \
+	"$(echo_field "' '.join(str(f['canary'][k]) for k in ('share', 'module', 'version'))")"
+# Each version's requests under its own version label: the built-in's
+# under reqrouter's version, the canary's under the one it declares.
+sleep 1.2
+check_eq "metrics: the replies of each version under its version label" \
+	"$((3 * (N + old))) $((3 * new))" \
+	"$(metric "$M" reqrouter_tx_packets_total 'function="echo"' "version=\"$(cat VERSION)\"") $(metric "$M" reqrouter_tx_packets_total 'function="echo"' 'version="2.0+canary"')"
 check "status's text shows both versions" \
 	bash -c "'$CTL' --socket '$SOCK' status | grep -Eq '^ +canary +20.0%'"
 
 # Bad input: one line each, both versions as they were.
-cp "$TMODS/shout.so" "$RR_TMP/shout2.so"
-refused "a second canary" deploy --canary 10 "$RR_TMP/shout2.so"
+refused "a second canary" deploy --canary 10 "$TMODS/shout.so"
 refused "a share of 0" deploy --canary 0 "$TMODS/shout.so"
 refused "a share of 100" deploy --canary 100 "$TMODS/shout.so"
 refused "a share of 12.55" deploy --canary 12.55 "$TMODS/shout.so"
@@ -93,17 +101,18 @@ refused "a canary of a module of another API" deploy --canary 5 "$RR_TMP/old.so"
 refused "a reload while a canary runs" reload
 split 7
 check_eq "after the refusals: the same addresses on each version" \
-	"$new $old 0 0" "$(got HELLO) $(got hello) $(json_get "$RR_TMP/split.json" mixed none)"
+	"$new $old 0 0" "$(got "v2 hello") $(got hello) $(json_get "$RR_TMP/split.json" mixed none)"
 
 out=$(ctl promote echo)
 check_eq "promote echo: exit 0" 0 $?
 say "    $out"
 split 7
-check_eq "after promote: every address gets the new version" "$N" "$(got HELLO)"
+check_eq "after promote: every address gets the new version" "$N" "$(got "v2 hello")"
 check_eq "status: one version, all the sources" "100.0 None" \
 	"$(echo_field "f'{f[\"share\"]} {f.get(\"canary\")}'")"
-check_eq "status names the promoted module" "$(realpath "$TMODS/shout.so")" \
-	"$(echo_field "f['module']")"
+check_eq "status names the promoted module and its version" \
+	"$(realpath "$TMODS/echo2.so") 2.0" \
+	"$(echo_field "f['module'] + ' ' + f['version']")"
 
 out=$(ctl deploy --canary 50 "$MODS/echo.so")
 check_eq "deploy --canary 50 echo.so: exit 0" 0 $?
@@ -115,7 +124,7 @@ out=$(ctl rollback echo)
 check_eq "rollback echo: exit 0" 0 $?
 say "    $out"
 split 7
-check_eq "after rollback: every address gets the running version" "$N" "$(got HELLO)"
+check_eq "after rollback: every address gets the running version" "$N" "$(got "v2 hello")"
 check "the rolled back module is unloaded" \
 	bash -c "! grep -q '$(realpath "$MODS/echo.so")' /proc/$RR_PID/maps"
 

@@ -21,6 +21,7 @@
 
 #include "clock.h"
 #include "control.h"
+#include "expo.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "metrics.h"
@@ -516,14 +517,17 @@ static void reply(FILE *f, int ret, const char *msg)
 	fprintf(f, "}\n");
 }
 
-/* Function slot @s's shares: "share", and its canary's module, share
- * and quarantine as "canary" while one runs. */
+/* Function slot @s's version and share, and its canary's module, share,
+ * version and quarantine as "canary" while one runs. */
 static void status_canary(FILE *f, const struct rr_invoker *inv,
 			  const struct rr_slot *s)
 {
 	const struct rr_slot *cs = rr_slot_canary(inv, s);
 	const struct rr_module *mod;
+	char v[64];
 
+	fprintf(f, ",\"version\":");
+	rr_json_str(f, rr_fn_version(s, v, sizeof(v)));
 	fprintf(f, ",\"share\":%.1f",
 		cs ? 100 - s->canary_permille / 10.0 : 100.0);
 	if (!cs)
@@ -535,6 +539,8 @@ static void status_canary(FILE *f, const struct rr_invoker *inv,
 		rr_json_str(f, mod->path);
 	else
 		fprintf(f, "null");
+	fprintf(f, ",\"version\":");
+	rr_json_str(f, rr_fn_version(cs, v, sizeof(v)));
 	fprintf(f, "}");
 }
 

@@ -48,12 +48,15 @@ static int refuse(const struct rr_invoker *inv, const struct rr_slot *fs,
 		  size_t msglen)
 {
 	const struct rr_slot *cs = rr_slot_canary(inv, fs);
+	const struct rr_module *m =
+		cs ? rr_registry_module_of(cs->svc->fn) : NULL;
 
 	if (cs) {
 		snprintf(
 			msg, msglen,
-			"'%s' has a canary running already (%s, %.1f%%): promote or roll it back first",
-			fn->name, path, fs->canary_permille / 10.0);
+			"%s: '%s' has a canary running already (%s, %.1f%%): promote or roll it back first",
+			path, fn->name, m ? m->path : "built in",
+			fs->canary_permille / 10.0);
 		return -EBUSY;
 	}
 	/* A gather's targets and budgets are the function's: one version
@@ -192,6 +195,8 @@ int rr_invoker_canary(struct rr_invoker *inv, const char *path,
 	}
 	*copy = want;
 	cs->canary_of = (uint32_t)slot + 1;
+	snprintf(cs->canary_version, sizeof(cs->canary_version), "%s",
+		 rr_registry_version(fn));
 	/* Its share and key first: its entry is written with them. */
 	fs->canary_permille = permille;
 	fs->canary_seed = new_seed();
