@@ -256,6 +256,7 @@ static int each_second(struct rr_invoker *inv, const struct rr_config *cfg,
 	char name[IF_NAMESIZE];
 	int ret;
 
+	rr_canary_watch(inv, rr_now_ns());
 	if (cfg->metrics_file[0]) {
 		ret = rr_metrics_write_file(inv, cfg->metrics_file);
 		/* Say it once, not every second. */

@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "parse.h"
+#include "util.h"
 
 /* @s without the blanks around it, in place. */
 static char *trim(char *s)
@@ -204,6 +205,44 @@ int rr_check_spread(const char *s, char *err, size_t errlen)
 	uint32_t n;
 
 	return rr_parse_spread(s, cpus, &n, err, errlen);
+}
+
+int rr_parse_canary_rollback(const char *s, uint32_t *mask, char *err,
+			     size_t errlen)
+{
+	static const char *const words[] = { "faults", "errors", "p99" };
+	char buf[RR_CANARY_ROLLBACK_LEN], *tok, *save;
+	size_t i;
+
+	*mask = 0;
+	if (!*s) {
+		*mask = RR_CANARY_FAULTS | RR_CANARY_ERRORS | RR_CANARY_P99;
+		return 0;
+	}
+	if (!strcmp(s, "none"))
+		return 0;
+	if (strlen(s) >= sizeof(buf))
+		return rr_errf(err, errlen, "bad canary_rollback '%s'", s);
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ", ", &save); tok;
+	     tok = strtok_r(NULL, ", ", &save)) {
+		for (i = 0; i < ARRAY_SIZE(words) && strcmp(tok, words[i]); i++)
+			;
+		if (i == ARRAY_SIZE(words))
+			return rr_errf(
+				err, errlen,
+				"canary_rollback takes none, or faults, errors and p99 separated by commas, not '%s'",
+				tok);
+		*mask |= 1U << i;
+	}
+	return 0;
+}
+
+int rr_check_canary_rollback(const char *s, char *err, size_t errlen)
+{
+	uint32_t mask;
+
+	return rr_parse_canary_rollback(s, &mask, err, errlen);
 }
 
 int rr_parse_ports(const char *s, uint16_t *ports, uint32_t max,

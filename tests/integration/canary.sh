@@ -12,7 +12,9 @@
 # promote gives every address the new version, rollback of the next
 # canary every address the running one. Under a steady load from every
 # address and rrload, canary, promote, canary and rollback of reverse
-# (copies of reverse.so) lose nothing.
+# (copies of reverse.so) lose nothing. A canary that crashes, or fails,
+# where the running version answers is rolled back on its own
+# (canary_rollback).
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 
@@ -156,6 +158,41 @@ say "    from $N addresses: sent $sent answered $answered wrong $wrong"
 check "the addresses' steady load sent 20 rounds and more" test "${sent:-0}" -ge 8000
 check_eq "... every request of it answered, rightly" "$sent 0" "$answered $wrong"
 
+rr_kill_wait TERM 10
+check_eq "SIGTERM: exit 0" 0 "$RR_RC"
+
+# Automatic rollback (canary_rollback, over a canary_window of 2 s): a
+# canary that crashes on what the running version answers, then one that
+# fails it, are rolled back, said at warning with the figures, counted.
+printf '[function echo]\ncanary_window = 2\n' >"$RR_TMP/auto.conf"
+rr_start auto -i "$TB_IF_SRV" -q 2 -c "$RR_TMP/auto.conf" \
+	--metrics-file "$M" || die "reqrouter -c auto.conf did not start"
+# rolled_back WHY TEXT: a canary of echo2 at 50 %, asked TEXT from every
+# address for up to 6 s, is rolled back for WHY.
+rolled_back() {
+	local i
+	ctl deploy --canary 50 "$TMODS/echo2.so" >/dev/null ||
+		bad "deploy --canary 50 echo2.so failed"
+	for ((i = 0; i < 6; i++)); do
+		tb_cli python3 $RR_LIB/sources.py --dst "$TB_IP4_SRV" --port 7 \
+			--addrs "$RR_TMP/addrs" --asks 1 --text "$2" >/dev/null
+		[ "$(echo_field "f.get('canary')")" = None ] && break
+		sleep 1
+	done
+	check_eq "a canary whose $1 pass the running version's: rolled back" \
+		None "$(echo_field "f.get('canary')")"
+	check "... said at warning, with the figures" grep -Eq \
+		"canary of 'echo' \(2.0\): $1 a request [0-9.]+ % against 0.00 % of the running version .*rolling it back" \
+		"$RR_ERR"
+	sleep 1.2
+	check_eq "... counted: reqrouter_canary_rollbacks_total{reason=\"$1\"}" 1 \
+		"$(metric "$M" reqrouter_canary_rollbacks_total 'function="echo"' "reason=\"$1\"")"
+	split 7
+	check_eq "... and every address gets the running version again" "$N" \
+		"$(got hello)"
+}
+rolled_back faults crash
+rolled_back errors fail
 rr_kill_wait TERM 10
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 finish

@@ -788,6 +788,7 @@ int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 	write_latency(inv, out);
 	write_function_counters(inv, out);
 	write_faults(inv, out);
+	rr_canary_write_metrics(inv, out);
 	write_guards(inv, out);
 	write_xsk_stats(inv, out);
 	write_frames(inv, out);

@@ -9,17 +9,24 @@
  * for the function's next canary.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
 #include "clock.h"
+#include "expo.h"
 #include "invoker.h"
+#include "latency.h"
 #include "log.h"
 #include "module.h"
 #include "registry.h"
 #include "slots.h"
+
+static void watch_start(struct rr_invoker *inv, const struct rr_slot *fs,
+			const struct rr_slot *cs, uint64_t now);
 
 /* The served function @name and its running canary, or -ENOENT with
  * @msg set. */
@@ -224,7 +231,9 @@ int rr_invoker_canary(struct rr_invoker *inv, const char *path,
 		pr_warn("canary: %s\n", msg);
 		return ret;
 	}
-	/* Now the function's entry sends the share its way. */
+	/* Now the function's entry sends the share its way, and the
+	 * figures of both count from here (canary_rollback). */
+	watch_start(inv, fs, cs, rr_now_ns());
 	fs->canary = (uint32_t)(cs - inv->slots) + 1;
 	ret = rr_slot_sync(inv, fs);
 	if (ret) {
@@ -345,4 +354,201 @@ int rr_invoker_promote(struct rr_invoker *inv, const char *name, char *msg,
 		 m ? m->path : "it");
 	said(retired, msg, msglen);
 	return 0;
+}
+
+/*
+ * Automatic rollback (canary_rollback): once a second, each canary's
+ * figures over its window against its function's, from their counters'
+ * growth since the window began. A rate must pass the running version's
+ * by canary_margin percent and half a percentage point, the p99 by the
+ * margin and 100 us, so that one unlucky request among few is no
+ * verdict; and the canary must have had 20 requests (the window grows
+ * until it has).
+ */
+#define WATCH_MIN_REQUESTS 20
+#define WATCH_RATE_SLACK 0.005
+#define WATCH_P99_SLACK_NS 100000ULL
+/* What rolled a canary back: the bit of RR_CANARY_* it is. */
+#define RR_CANARY_WHY 3
+
+/* A slot's counters summed over its sockets, and its faults. */
+struct figures {
+	uint64_t requests, errors, faults;
+	uint64_t lat[RR_LATENCY_NLE + 1];
+};
+
+/* By function slot: its canary's window and what rolled canaries back. */
+static struct watch {
+	uint64_t since_ns; /* the window's start; 0: none yet */
+	struct figures run, can;
+	uint64_t rollbacks[RR_CANARY_WHY];
+} watches[RR_MAX_SLOTS];
+
+static const char *const why_names[RR_CANARY_WHY] = { "faults", "errors",
+						      "p99" };
+
+static void figures_of(struct rr_invoker *inv, uint32_t slot, struct figures *f)
+{
+	const struct rr_sock_stats *st;
+	uint32_t q, t, b;
+
+	memset(f, 0, sizeof(*f));
+	for (q = 0; q < inv->nqueues; q++)
+		for (t = 0; t < inv->threads_made; t++) {
+			st = rr_sock_at(inv, q, t, slot)->stats;
+			f->requests += rr_stat_read(&st->rx);
+			f->errors += rr_stat_read(
+				&st->drops[RR_DROP_FUNCTION_ERROR]);
+			for (b = 0; b <= RR_LATENCY_NLE; b++)
+				f->lat[b] +=
+					rr_stat_read(&st->latency.bucket[b]);
+		}
+	f->faults = inv->slots[slot].faults.crashes +
+		    inv->slots[slot].faults.timeouts;
+}
+
+/* @now - @was, into @now. */
+static void since(struct figures *now, const struct figures *was)
+{
+	uint32_t b;
+
+	now->requests -= was->requests;
+	now->errors -= was->errors;
+	now->faults -= was->faults;
+	for (b = 0; b <= RR_LATENCY_NLE; b++)
+		now->lat[b] -= was->lat[b];
+}
+
+/* @n of @of; a crash may take its request uncounted with it. */
+static double rate(uint64_t n, uint64_t of)
+{
+	of = of > n ? of : n;
+	return of ? (double)n / (double)of : 0;
+}
+
+/* Whether @n of @can_of passes @m of @run_of by factor @factor and the
+ * slack, said in @said as @what. */
+static bool rate_worse(uint64_t n, uint64_t can_of, uint64_t m, uint64_t run_of,
+		       double factor, const char *what, char *said, size_t len)
+{
+	double c = rate(n, can_of), r = rate(m, run_of);
+
+	snprintf(said, len, "%s a request %.2f %% against %.2f %%", what,
+		 100 * c, 100 * r);
+	return c > r * factor + WATCH_RATE_SLACK;
+}
+
+/* Which figure of @can (over its window) passes @run's by @margin
+ * percent, with its figures in words in @said; RR_CANARY_WHY if none. */
+static int worse(const struct figures *can, const struct figures *run,
+		 uint32_t mask, uint32_t margin, char *said, size_t len)
+{
+	double m = 1 + margin / 100.0;
+	uint64_t cp, rp;
+
+	if (mask & RR_CANARY_FAULTS &&
+	    rate_worse(can->faults, can->requests, run->faults, run->requests,
+		       m, "faults", said, len))
+		return 0;
+	if (mask & RR_CANARY_ERRORS &&
+	    rate_worse(can->errors, can->requests, run->errors, run->requests,
+		       m, "errors", said, len))
+		return 1;
+	cp = rr_latency_quantile(can->lat, 0.99);
+	rp = rr_latency_quantile(run->lat, 0.99);
+	if (mask & RR_CANARY_P99 && rp && rp != UINT64_MAX &&
+	    (double)cp > (double)rp * m + (double)WATCH_P99_SLACK_NS) {
+		snprintf(said, len, "p99 service time %.0f us against %.0f us",
+			 cp == UINT64_MAX ? INFINITY : cp / 1000.0,
+			 rp / 1000.0);
+		return 2;
+	}
+	return RR_CANARY_WHY;
+}
+
+/* Function slot @fs's canary @cs's window starts @now. */
+static void watch_start(struct rr_invoker *inv, const struct rr_slot *fs,
+			const struct rr_slot *cs, uint64_t now)
+{
+	struct watch *w = &watches[fs - inv->slots];
+
+	w->since_ns = now;
+	figures_of(inv, (uint32_t)(fs - inv->slots), &w->run);
+	figures_of(inv, (uint32_t)(cs - inv->slots), &w->can);
+}
+
+/* Function slot @fs's canary @cs: rolled back if its window says so. */
+static void watch_one(struct rr_invoker *inv, struct rr_slot *fs,
+		      struct rr_slot *cs, uint64_t now)
+{
+	struct watch *w = &watches[fs - inv->slots];
+	const struct rr_service *svc = fs->svc;
+	struct figures run, can;
+	char said[160], msg[RR_ERRLEN * 2], err[RR_ERRLEN];
+	uint32_t mask;
+	double secs;
+	int why;
+
+	if (!w->since_ns) {
+		watch_start(inv, fs, cs, now);
+		return;
+	}
+	figures_of(inv, (uint32_t)(fs - inv->slots), &run);
+	figures_of(inv, (uint32_t)(cs - inv->slots), &can);
+	if (rr_parse_canary_rollback(svc->canary_rollback, &mask, err,
+				     sizeof(err)) ||
+	    !mask || now - w->since_ns < svc->canary_window * 1000000000ULL)
+		return;
+	since(&run, &w->run);
+	since(&can, &w->can);
+	/* A canary its faults quarantined gets no more requests: its
+	 * window is enough as it is. */
+	if (can.requests < WATCH_MIN_REQUESTS && !cs->quarantined)
+		return;
+	secs = (double)(now - w->since_ns) / 1e9;
+	w->since_ns = 0; /* the next window starts at the next call */
+	why = worse(&can, &run, mask, svc->canary_margin, said, sizeof(said));
+	if (why == RR_CANARY_WHY)
+		return;
+	w->rollbacks[why]++;
+	pr_warn("canary of '%s' (%s): %s of the running version over %.0f s (%" PRIu64
+		" requests against %" PRIu64
+		"), past canary_margin %u %%: rolling it back (canary_rollback)\n",
+		svc->fn->name, cs->canary_version, said, secs, can.requests,
+		run.requests, svc->canary_margin);
+	rr_invoker_rollback(inv, svc->fn->name, msg, sizeof(msg));
+}
+
+void rr_canary_watch(struct rr_invoker *inv, uint64_t now)
+{
+	struct rr_slot *fs, *cs;
+	uint32_t slot;
+
+	for (slot = 0; slot < inv->nslots; slot++) {
+		fs = &inv->slots[slot];
+		cs = (struct rr_slot *)rr_slot_canary(inv, fs);
+		if (cs)
+			watch_one(inv, fs, cs, now);
+		else
+			watches[slot].since_ns = 0;
+	}
+}
+
+void rr_canary_write_metrics(const struct rr_invoker *inv, FILE *out)
+{
+	uint32_t slot, k;
+
+	rr_metric_family(
+		out, "reqrouter_canary_rollbacks_total", "counter",
+		"Canaries rolled back by canary_rollback, by the figure that passed the running version's (faults, errors, p99).");
+	for (slot = 0; slot < inv->nslots; slot++) {
+		if (inv->slots[slot].canary_of)
+			continue;
+		for (k = 0; k < RR_CANARY_WHY; k++) {
+			fprintf(out, "reqrouter_canary_rollbacks_total{");
+			rr_metric_fn_labels(out, &inv->slots[slot]);
+			fprintf(out, ",reason=\"%s\"} %" PRIu64 "\n",
+				why_names[k], watches[slot].rollbacks[k]);
+		}
+	}
 }

@@ -153,6 +153,12 @@ int rr_invoker_promote(struct rr_invoker *inv, const char *name, char *msg,
  * then its code is unloaded. */
 int rr_invoker_rollback(struct rr_invoker *inv, const char *name, char *msg,
 			size_t msglen);
+/* Once a second: every canary's figures over its window against its
+ * function's; one past them by the margin (canary_rollback) is rolled
+ * back, said at warning, counted. */
+void rr_canary_watch(struct rr_invoker *inv, uint64_t now);
+/* reqrouter_canary_rollbacks_total. */
+void rr_canary_write_metrics(const struct rr_invoker *inv, FILE *out);
 /* The first served function with a canary running, or NULL. */
 const struct rr_slot *rr_canary_any(const struct rr_invoker *inv);
 /* The canary running beside function slot @s, or NULL (none, or @s is a
