@@ -415,7 +415,7 @@ static int apply(int key, const char *arg, void *ctx)
 		char err[RR_ERRLEN];
 		unsigned int permille;
 
-		if (rr_ctl_canary_share(arg, &permille, err, sizeof(err))) {
+		if (rr_parse_canary_share(arg, &permille, err, sizeof(err))) {
 			pr_warn("%s\n", err);
 			return 2;
 		}

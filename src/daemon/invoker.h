@@ -254,6 +254,7 @@ struct rr_slot {
 	 * slot of the function it is the canary of (0: not a canary). A
 	 * canary's slot outlives it, removed, for the function's next. */
 	uint32_t canary;
+	bool canary_configured; /* started by its `canary` key */
 	uint32_t canary_permille;
 	uint64_t canary_seed;
 	uint32_t canary_of;

@@ -207,6 +207,49 @@ int rr_check_spread(const char *s, char *err, size_t errlen)
 	return rr_parse_spread(s, cpus, &n, err, errlen);
 }
 
+int rr_parse_canary_share(const char *arg, unsigned int *permille, char *err,
+			  size_t errlen)
+{
+	unsigned int whole = 0, tenth = 0, digits = 0;
+	const char *p = arg;
+
+	for (; *p >= '0' && *p <= '9' && digits < 3; p++, digits++)
+		whole = whole * 10 + (unsigned int)(*p - '0');
+	if (digits && *p == '.' && p[1] >= '0' && p[1] <= '9') {
+		tenth = (unsigned int)(p[1] - '0');
+		p += 2;
+	}
+	*permille = whole * 10 + tenth;
+	if (digits && !*p && *permille >= 10 && *permille <= 990)
+		return 0;
+	return rr_errf(
+		err, errlen,
+		"--canary takes a percentage of the sources, 1 to 99 with one decimal at most (5, 12.5), not '%.32s'",
+		arg);
+}
+
+int rr_parse_canary(const char *s, char *path, size_t pathlen,
+		    unsigned int *permille, char *err, size_t errlen)
+{
+	const char *sp = strrchr(s, ' ');
+
+	if (!sp || s[0] != '/' || (size_t)(sp - s) >= pathlen)
+		return rr_errf(
+			err, errlen,
+			"canary takes PATH PERCENT: a module's absolute path and the percentage of the sources, not '%.64s'",
+			s);
+	snprintf(path, pathlen, "%.*s", (int)(sp - s), s);
+	return rr_parse_canary_share(sp + 1, permille, err, errlen);
+}
+
+int rr_check_canary(const char *s, char *err, size_t errlen)
+{
+	char path[RR_CANARY_LEN];
+	unsigned int permille;
+
+	return rr_parse_canary(s, path, sizeof(path), &permille, err, errlen);
+}
+
 int rr_parse_canary_rollback(const char *s, uint32_t *mask, char *err,
 			     size_t errlen)
 {

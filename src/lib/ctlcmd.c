@@ -91,27 +91,6 @@ const struct rr_ctlcmd rr_ctlcmds[RR_CTL_NCMDS] = {
 	},
 };
 
-int rr_ctl_canary_share(const char *arg, unsigned int *permille, char *err,
-			size_t errlen)
-{
-	unsigned int whole = 0, tenth = 0, digits = 0;
-	const char *p = arg;
-
-	for (; *p >= '0' && *p <= '9' && digits < 3; p++, digits++)
-		whole = whole * 10 + (unsigned int)(*p - '0');
-	if (digits && *p == '.' && p[1] >= '0' && p[1] <= '9') {
-		tenth = (unsigned int)(p[1] - '0');
-		p += 2;
-	}
-	*permille = whole * 10 + tenth;
-	if (digits && !*p && *permille >= 10 && *permille <= 990)
-		return 0;
-	return rr_errf(
-		err, errlen,
-		"--canary takes a percentage of the sources, 1 to 99 with one decimal at most (5, 12.5), not '%.32s'",
-		arg);
-}
-
 void rr_control_default_path(const char *ifname, char *path, size_t len)
 {
 	snprintf(path, len, "%s/%s.sock", RR_CONTROL_DIR, ifname);

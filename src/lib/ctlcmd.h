@@ -82,11 +82,6 @@ extern const struct rr_ctlcmd rr_ctlcmds[RR_CTL_NCMDS];
 /* deploy's request with a canary: "deploy --canary PERCENT FILE.so". */
 #define RR_CTL_CANARY_FLAG "--canary"
 
-/* A canary's PERCENT, 1-99 with one decimal at most, as per mille in
- * *@permille: 0, or -EINVAL with one line in @err. */
-int rr_ctl_canary_share(const char *arg, unsigned int *permille, char *err,
-			size_t errlen);
-
 /* The row named by the @len bytes at @name, or NULL. */
 const struct rr_ctlcmd *rr_ctlcmd_find(const char *name, size_t len);
 

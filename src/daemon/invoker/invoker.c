@@ -554,7 +554,7 @@ void rr_invoker_destroy(struct rr_invoker *inv)
 		inv->slots[i].inst = NULL;
 		/* A canary's service is its slot's own (slots/canary.c). */
 		if (inv->slots[i].canary_of)
-			free((void *)inv->slots[i].svc);
+			rr_canary_service_free(inv->slots[i].svc);
 	}
 	free(inv->socks);
 	free(inv->workers);

@@ -432,16 +432,6 @@ static void reload_begin(struct rr_control *c, struct rr_invoker *inv,
 
 	c->reload_seq++;
 	c->reload_again = false;
-	/* A canary's service borrows the function's settings. */
-	if (rr_canary_any(inv)) {
-		snprintf(
-			report, sizeof(report),
-			"'%s' has a canary running: promote or roll it back first; nothing changed",
-			rr_canary_any(inv)->svc->fn->name);
-		pr_warn("reload: %s\n", report);
-		reload_ended(c, -EBUSY);
-		return;
-	}
 	next = restart_config(cfg, err, sizeof(err));
 	if (!next) {
 		pr_warn("reload: %s; nothing changed\n", err);
@@ -664,7 +654,7 @@ static void cmd_deploy(struct rr_control *c, struct rr_invoker *inv,
 	path = strchr(arg + flag, ' ');
 	snprintf(share, sizeof(share), "%.*s",
 		 path ? (int)(path - arg - flag) : 15, arg + flag);
-	ret = rr_ctl_canary_share(share, &permille, msg, sizeof(msg));
+	ret = rr_parse_canary_share(share, &permille, msg, sizeof(msg));
 	if (!ret && !path) {
 		snprintf(msg, sizeof(msg), "deploy --canary PERCENT FILE.so");
 		ret = -EINVAL;

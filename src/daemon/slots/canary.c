@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,7 +94,7 @@ static struct rr_slot *idle_slot(struct rr_invoker *inv,
 /* The canary's service: the function's, but what belongs to the port as
  * a whole (TCP, heavy hitters, rate limits, spreading, the cache and the
  * in-kernel tier) stays the function's. Its settings' strings are the
- * function's, borrowed: a reload waits until the canary ends. */
+ * function's until copied (rr_service_keep_settings()). */
 static void canary_service(struct rr_service *c, const struct rr_service *svc,
 			   const struct rr_function *fn)
 {
@@ -105,6 +106,14 @@ static void canary_service(struct rr_service *c, const struct rr_service *svc,
 	c->xdp_spread[0] = '\0';
 	c->cache = false;
 	c->tier = RR_TIER_USER;
+}
+
+void rr_canary_service_free(const struct rr_service *svc)
+{
+	if (!svc)
+		return;
+	rr_service_drop_settings((struct rr_service *)svc);
+	free((void *)svc);
 }
 
 /* A new key for the sources' hash: no client can choose its side. */
@@ -200,7 +209,10 @@ int rr_invoker_canary(struct rr_invoker *inv, const char *path,
 		}
 		goto fail;
 	}
+	/* Its settings its own: a reload may free the function's. */
 	*copy = want;
+	copy->nsettings = 0;
+	rr_service_keep_settings(copy, &want, inv->cfg->config_file);
 	cs->canary_of = (uint32_t)slot + 1;
 	snprintf(cs->canary_version, sizeof(cs->canary_version), "%s",
 		 rr_registry_version(fn));
@@ -211,7 +223,7 @@ int rr_invoker_canary(struct rr_invoker *inv, const char *path,
 		ret = rr_slot_serve_new(inv, inst, err, sizeof(err));
 		if (ret && !cs->svc) { /* the instance is released */
 			snprintf(msg, msglen, "%s: %s", path, err);
-			free(copy);
+			rr_canary_service_free(copy);
 			cs->canary_of = 0;
 			fs->canary_permille = 0;
 			goto fail;
@@ -231,6 +243,7 @@ int rr_invoker_canary(struct rr_invoker *inv, const char *path,
 		pr_warn("canary: %s\n", msg);
 		return ret;
 	}
+	fs->canary_configured = false; /* its caller's to say */
 	/* Now the function's entry sends the share its way, and the
 	 * figures of both count from here (canary_rollback). */
 	watch_start(inv, fs, cs, rr_now_ns());
@@ -277,7 +290,7 @@ static bool end_canary(struct rr_invoker *inv, struct rr_slot *fs,
 	/* What the main thread reads of an idle slot must outlive the
 	 * canary's code. */
 	((struct rr_service *)cs->svc)->fn = fs->svc->fn;
-	((struct rr_service *)cs->svc)->nsettings = 0; /* borrowed */
+	rr_service_drop_settings((struct rr_service *)cs->svc);
 	fs->canary_permille = 0;
 	return rr_retire_instances(inv, old);
 }
@@ -295,6 +308,64 @@ static void said(bool retired, char *msg, size_t msglen)
 		msg + n, msglen - n,
 		" (a worker has not come back from a function for 5 s: the old code stays loaded)");
 	pr_warn("%s\n", msg);
+}
+
+int rr_canary_configured(struct rr_invoker *inv, uint32_t slot, char *msg,
+			 size_t msglen)
+{
+	struct rr_slot *fs = &inv->slots[slot];
+	const struct rr_slot *cs = rr_slot_canary(inv, fs);
+	const struct rr_module *m, *run = rr_registry_module_of(fs->svc->fn);
+	const char *name = fs->svc->fn->name;
+	char path[RR_CANARY_LEN], full[PATH_MAX];
+	unsigned int permille;
+	int ret;
+
+	m = cs ? rr_registry_module_of(cs->svc->fn) : NULL;
+	if (!fs->svc->canary[0]) {
+		if (!cs || !fs->canary_configured) {
+			snprintf(msg, msglen, "no canary");
+			return 1;
+		}
+		return rr_invoker_rollback(inv, name, msg, msglen);
+	}
+	ret = rr_parse_canary(fs->svc->canary, path, sizeof(path), &permille,
+			      msg, msglen);
+	if (ret)
+		return ret;
+	if (!realpath(path, full)) {
+		snprintf(msg, msglen, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	/* Promoted: the config has yet to say so. */
+	if (!cs && run && !strcmp(run->path, full)) {
+		snprintf(
+			msg, msglen,
+			"%s is the running version of '%s' (promoted): no canary; the key can go",
+			full, name);
+		return 1;
+	}
+	if (cs && m && !strcmp(m->path, full)) {
+		if (permille == fs->canary_permille) {
+			snprintf(msg, msglen, "as it is");
+			return 1;
+		}
+		/* The same key: the sources it had keep it, more join. */
+		fs->canary_permille = permille;
+		ret = rr_slot_sync(inv, (struct rr_slot *)cs);
+		snprintf(msg, msglen,
+			 "the canary of '%s' has %.1f%% of the sources now",
+			 name, permille / 10.0);
+		return ret;
+	}
+	if (cs) {
+		ret = rr_invoker_rollback(inv, name, msg, msglen);
+		if (ret)
+			return ret;
+	}
+	ret = rr_invoker_canary(inv, full, permille, msg, msglen);
+	fs->canary_configured = !ret;
+	return ret;
 }
 
 int rr_invoker_rollback(struct rr_invoker *inv, const char *name, char *msg,
@@ -551,4 +622,17 @@ void rr_canary_write_metrics(const struct rr_invoker *inv, FILE *out)
 				why_names[k], watches[slot].rollbacks[k]);
 		}
 	}
+}
+
+void rr_canary_start_configured(struct rr_invoker *inv)
+{
+	char msg[RR_ERRLEN * 2];
+	uint32_t slot, n = inv->nslots;
+
+	for (slot = 0; slot < n; slot++)
+		if (!inv->slots[slot].canary_of &&
+		    inv->slots[slot].svc->canary[0] &&
+		    rr_canary_configured(inv, slot, msg, sizeof(msg)) < 0)
+			pr_warn("[function %s] canary: %s\n",
+				inv->slots[slot].svc->fn->name, msg);
 }

@@ -217,9 +217,7 @@ static int prepare(struct rr_invoker *inv, struct deploy *d, char *msg,
 static void undo(struct rr_invoker *inv, struct deploy *d)
 {
 	struct rr_config *cfg = (struct rr_config *)inv->cfg;
-	struct rr_service *svc;
 	uint32_t slot;
-	size_t j;
 
 	for (slot = 0; slot < RR_MAX_SLOTS; slot++) {
 		rr_fn_instance_free(d->fresh[slot]);
@@ -229,14 +227,8 @@ static void undo(struct rr_invoker *inv, struct deploy *d)
 	for (slot = inv->nslots; slot < RR_MAX_SLOTS; slot++)
 		inv->slots[slot].svc = NULL;
 	/* Services appended for new functions go again. */
-	while (cfg->nservices > d->nserv) {
-		svc = &cfg->services[--cfg->nservices];
-		for (j = 0; j < svc->nsettings; j++) {
-			free((char *)svc->settings[j].key);
-			free((char *)svc->settings[j].value);
-		}
-		svc->nsettings = 0;
-	}
+	while (cfg->nservices > d->nserv)
+		rr_service_drop_settings(&cfg->services[--cfg->nservices]);
 	if (d->snap)
 		rr_registry_restore(d->snap);
 	rr_module_close(d->m);

@@ -159,6 +159,16 @@ int rr_invoker_rollback(struct rr_invoker *inv, const char *name, char *msg,
 void rr_canary_watch(struct rr_invoker *inv, uint64_t now);
 /* reqrouter_canary_rollbacks_total. */
 void rr_canary_write_metrics(const struct rr_invoker *inv, FILE *out);
+/* Frees a canary slot's own service. NULL-safe. */
+void rr_canary_service_free(const struct rr_service *svc);
+/* Function slot @slot's canary as its `canary` key says: started,
+ * its share changed, replaced, or (one the config started, the key
+ * gone) rolled back. 0 done, 1 nothing to do, -errno failed; @msg says
+ * what. */
+int rr_canary_configured(struct rr_invoker *inv, uint32_t slot, char *msg,
+			 size_t msglen);
+/* At start: every function's `canary`, said in the log. */
+void rr_canary_start_configured(struct rr_invoker *inv);
 /* The first served function with a canary running, or NULL. */
 const struct rr_slot *rr_canary_any(const struct rr_invoker *inv);
 /* The canary running beside function slot @s, or NULL (none, or @s is a

@@ -6,7 +6,8 @@
              [--asks K | --duration S --allow R[,R...]]
 
 The addresses are FILE's, one a line, which the caller has put on this
-namespace's interface; each gets an ordinary UDP socket
+namespace's interface; each gets an ordinary UDP socket, and asks --text
+with {addr} in it replaced by its address
 bound to it (the kernel checks every reply's checksum). In rounds, one
 request from every address, then the replies for up to a second.
 
@@ -31,7 +32,7 @@ def round_trip(socks, dst, text):
     got = [None] * len(socks)
     by_fd = {}
     for i, s in enumerate(socks):
-        s.sendto(text, dst)
+        s.sendto(text.replace(b"{addr}", s.getsockname()[0].encode()), dst)
         by_fd[s.fileno()] = i
     left = len(socks)
     deadline = time.monotonic() + 1.0
