@@ -143,21 +143,14 @@ static void expect(const char *what, uint32_t n, uint32_t lo, uint32_t hi)
 
 int main(void)
 {
-	static const uint8_t no_mac[6];
 	static bool half[NSRC], tenth[NSRC], other[NSRC];
 	uint32_t i, n;
 	int ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	ret = t_xdp_load(&x, no_mac, 1500);
+	ret = t_xdp_load_steering(&x);
 	if (ret)
 		return ret;
-	ret = rr_xdp_map_load(&x, 1);
-	if (ret) {
-		fprintf(stderr, "cannot set the test up: %s\n", strerror(-ret));
-		rr_xdp_destroy(&x);
-		return 1;
-	}
 	prog_fd = bpf_program__fd(x.skel->progs.reqrouter_xdp);
 	q0 = &x.load[0];
 	memset(q0, 0, sizeof(*q0));
