@@ -89,6 +89,9 @@ sleep 1.2
 check_eq "metrics: the replies of each version under its version label" \
 	"$((3 * (N + old))) $((3 * new))" \
 	"$(metric "$M" reqrouter_tx_packets_total 'function="echo"' "version=\"$(cat VERSION)\"") $(metric "$M" reqrouter_tx_packets_total 'function="echo"' 'version="2.0+canary"')"
+check "stats' text has the canary's line beside the running version's" \
+	bash -c "'$CTL' --socket '$SOCK' stats | grep -q '^echo 2.0+canary (port 7):' &&
+		'$CTL' --socket '$SOCK' stats | grep -q '^echo (port 7):'"
 check "status's text shows both versions" \
 	bash -c "'$CTL' --socket '$SOCK' status | grep -Eq '^ +canary +20.0%'"
 
@@ -167,6 +170,8 @@ check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 # Automatic rollback (canary_rollback, over a canary_window of 1 s): a
 # canary that crashes on what the running version answers, then one that
 # fails it, are rolled back, said at warning with the figures, counted.
+# echo2's cells crash on purpose from here on.
+rr_faults_are_signals
 printf '[function echo]\ncanary_window = 1\n' >"$RR_TMP/auto.conf"
 rr_start auto -i "$TB_IF_SRV" -q 2 -c "$RR_TMP/auto.conf" \
 	--metrics-file "$M" || die "reqrouter -c auto.conf did not start"

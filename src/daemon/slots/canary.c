@@ -29,14 +29,14 @@
 static void watch_start(struct rr_invoker *inv, const struct rr_slot *fs,
 			const struct rr_slot *cs, uint64_t now);
 
-/* The served function @name and its running canary, or -ENOENT with
- * @msg set. */
+/* Function @name (served, or removed: its canary can still go) and its
+ * running canary, or -ENOENT with @msg set. */
 static int find(struct rr_invoker *inv, const char *name, struct rr_slot **fs,
 		struct rr_slot **cs, char *msg, size_t msglen)
 {
 	int slot = rr_slot_of(inv, name);
 
-	if (slot < 0 || inv->slots[slot].removed) {
+	if (slot < 0) {
 		snprintf(msg, msglen, "no function '%s' is served", name);
 		return -ENOENT;
 	}
