@@ -224,7 +224,7 @@ int rr_parse_canary_share(const char *arg, unsigned int *permille, char *err,
 		return 0;
 	return rr_errf(
 		err, errlen,
-		"--canary takes a percentage of the sources, 1 to 99 with one decimal at most (5, 12.5), not '%.32s'",
+		"a canary's share is a percentage of the sources, 1 to 99 with one decimal at most (5, 12.5), not '%.32s'",
 		arg);
 }
 
