@@ -12,8 +12,8 @@
 # promote gives every address the new version, rollback of the next
 # canary every address the running one. Under a steady load from every
 # address and rrload, canary, promote, canary and rollback of reverse
-# (copies of reverse.so) lose nothing. A canary that crashes, or fails,
-# where the running version answers is rolled back on its own
+# (copies of reverse.so) lose nothing. A canary that crashes, fails or
+# is slow where the running version answers is rolled back on its own
 # (canary_rollback).
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
@@ -168,15 +168,17 @@ rr_kill_wait TERM 10
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 
 # Automatic rollback (canary_rollback, over a canary_window of 1 s): a
-# canary that crashes on what the running version answers, then one that
-# fails it, are rolled back, said at warning with the figures, counted.
+# canary that crashes on what the running version answers, one that
+# fails it, and one that takes 2 ms over it are rolled back, said at
+# warning with the figures, counted.
 # echo2's cells crash on purpose from here on.
 rr_faults_are_signals
 printf '[function echo]\ncanary_window = 1\n' >"$RR_TMP/auto.conf"
 rr_start auto -i "$TB_IF_SRV" -q 2 -c "$RR_TMP/auto.conf" \
 	--metrics-file "$M" || die "reqrouter -c auto.conf did not start"
-# rolled_back WHY TEXT: a canary of echo2 at 50 %, asked TEXT from every
-# address for up to 6 s, is rolled back for WHY.
+# rolled_back WHY TEXT SAID: a canary of echo2 at 50 %, asked TEXT from
+# every address for up to 6 s, is rolled back for WHY, its warning
+# saying SAID (a regular expression).
 rolled_back() {
 	local i
 	ctl deploy --canary 50 "$TMODS/echo2.so" >/dev/null ||
@@ -190,17 +192,20 @@ rolled_back() {
 	check_eq "a canary whose $1 pass the running version's: rolled back" \
 		None "$(echo_field "f.get('canary')")"
 	check "... said at warning, with the figures" grep -Eq \
-		"canary of 'echo' \(2.0\): $1 a request [0-9.]+ % against 0.00 % of the running version .*rolling it back" \
+		"canary of 'echo' \(2.0\): $3 of the running version .*rolling it back" \
 		"$RR_ERR"
-	sleep 1.2
-	check_eq "... counted: reqrouter_canary_rollbacks_total{reason=\"$1\"}" 1 \
-		"$(metric "$M" reqrouter_canary_rollbacks_total 'function="echo"' "reason=\"$1\"")"
 	split 7
 	check_eq "... and every address gets the running version again" "$N" \
 		"$(got hello)"
 }
-rolled_back faults crash
-rolled_back errors fail
+rolled_back faults crash 'faults a request [0-9.]+ % against 0.00 %'
+rolled_back errors fail 'errors a request [0-9.]+ % against 0.00 %'
+rolled_back p99 slow 'p99 service time [0-9]+ us against [0-9]+ us'
+sleep 1.2
+check_eq "each counted: reqrouter_canary_rollbacks_total by reason" "1 1 1" \
+	"$(for why in faults errors p99; do
+		metric "$M" reqrouter_canary_rollbacks_total 'function="echo"' "reason=\"$why\""
+	done | xargs)"
 
 # The config's form, applied by a reload: canary = PATH PERCENT starts
 # it, a new PERCENT changes its share, the key gone rolls it back.

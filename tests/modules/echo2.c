@@ -3,11 +3,12 @@
  * A test module (tests/integration/canary.sh): "echo", version 2, which
  * says so: its reply is "v2 " and the request. It declares its version
  * for the metrics' version label. "fail" gets an error (no reply, counted
- * as function_error) and "crash" a SIGSEGV, for the canary's automatic
- * rollback.
+ * as function_error), "crash" a SIGSEGV and "slow" its reply after 2 ms,
+ * for the canary's automatic rollback.
  */
 #include <errno.h>
 #include <string.h>
+#include <time.h>
 
 #include <reqrouter/rr_function.h>
 #include <reqrouter/rr_module.h>
@@ -24,10 +25,18 @@ __attribute__((no_sanitize("undefined", "address"))) static int
 echo2(const struct rr_request *req, uint8_t *buf, size_t len, size_t room)
 {
 	int *volatile bad = NULL;
+	struct timespec t0, t;
 
 	(void)req;
 	if (is(buf, len, "crash"))
 		return *bad;
+	/* Spins: a cell's system call filter allows the clock. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while (is(buf, len, "slow") &&
+	       (t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec <
+		       2000000L);
 	if (is(buf, len, "fail") || len + 3 > room)
 		return -EINVAL;
 	memmove(buf + 3, buf, len);
