@@ -92,6 +92,8 @@ check_eq "metrics: the replies of each version under its version label" \
 check "stats' text has the canary's line beside the running version's" \
 	bash -c "'$CTL' --socket '$SOCK' stats | grep -q '^echo 2.0+canary (port 7):' &&
 		'$CTL' --socket '$SOCK' stats | grep -q '^echo (port 7):'"
+check_eq "top: echo once, its canary's sources in its sketch" 1 \
+	"$(ctl --json top | json_eval "sum(f['name'] == 'echo' for f in d['functions'])" -)"
 check "status's text shows both versions" \
 	bash -c "'$CTL' --socket '$SOCK' status | grep -Eq '^ +canary +20.0%'"
 

@@ -578,7 +578,9 @@ void rr_hh_json(struct rr_invoker *inv, const char *name, FILE *out)
 		RR_HH_TAU_S, RR_HH_TOPK, RR_HH_V4_PREFIX, RR_HH_V6_PREFIX);
 	for (slot = 0; slot < inv->nslots; slot++) {
 		s = &inv->slots[slot];
-		if (s->removed || (*name && strcmp(s->svc->fn->name, name)))
+		/* A canary's sources are its function's sketch's. */
+		if (s->removed || s->canary_of ||
+		    (*name && strcmp(s->svc->fn->name, name)))
 			continue;
 		f = inv->hh ? inv->hh->fn[slot] : NULL;
 		fprintf(out, "%s{\"name\":", first ? "" : ",");
