@@ -32,6 +32,7 @@
 #include "lib/hh.h"
 #include "lib/cookie.h"
 #include "lib/rl.h"
+#include "lib/canary.h"
 #include "lib/gather.h"
 #include "lib/spread.h"
 #include "lib/tier.h"
@@ -160,6 +161,10 @@ int reqrouter_xdp(struct xdp_md *ctx)
 		if (act >= 0)
 			return act;
 	}
+	/* A canary's share of sources: its entry from here on. */
+	if (conf->flags & RR_PORT_CANARY)
+		conf = canary_pick(conf, bpf_ntohs(udph->dest), l3, c.end,
+				   ipv6);
 	/* Its reply is made for its client: no cached one answers it. */
 	if (cookie != RR_COOKIE_NONE &&
 	    conf->flags & (RR_PORT_XDP | RR_PORT_CACHE)) {

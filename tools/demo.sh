@@ -51,7 +51,7 @@ fi
 sleep 1.2 # one more metrics write
 echo "== requests answered per function, tier and queue (from $METRICS)"
 grep -E '^reqrouter_(rx|tx)_packets_total' "$METRICS" | grep -v ' 0$' |
-	sed -E 's/^reqrouter_(rx|tx)_packets_total\{port="([0-9]+)",function="([^"]+)",queue="([0-9]+)",(thread="([0-9]+)",)?tier="([a-z]+)"\} /  \1 \3 port \2 queue \4 tier \7 thread \6: /; s/ thread : /: /'
+	sed -E 's/^reqrouter_(rx|tx)_packets_total\{port="([0-9]+)",function="([^"]+)",version="[^"]*",queue="([0-9]+)",(thread="([0-9]+)",)?tier="([a-z]+)"\} /  \1 \3 port \2 queue \4 tier \7 thread \6: /; s/ thread : /: /'
 echo "== stopping (SIGTERM); reqrouter's totals:"
 kill -TERM "$RR_PID"
 wait "$RR_PID" || true

@@ -23,6 +23,15 @@
 #include "rr_function.h"
 
 #define RR_MODULE_SYMBOL "rr_module_functions"
+/* The version a module may declare, for the `version` label of its
+ * functions' metrics (docs/OPERATIONS.md, "Metrics"): up to 40 of
+ * A-Z a-z 0-9 . _ + - ~, e.g. RR_MODULE_VERSION("1.4.2"); in one .c file
+ * of the module. Without it, reqrouter names the module by a hash of
+ * its file ("so-" and 12 hex digits). */
+#define RR_MODULE_VERSION_SYMBOL "rr_module_version"
+#define RR_MODULE_VERSION(v)                   \
+	__attribute__((visibility("default"))) \
+	const char rr_module_version[] = v
 
 /* What the entry point returns: the module's functions, their number in
  * *n, and in *api the RR_FUNCTION_API it was built against, which

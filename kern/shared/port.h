@@ -151,5 +151,8 @@ struct rr_port_conf {
  * prefixes has cost the function more time than its budget
  * (rl_cost_table, charged by the workers). */
 #define RR_PORT_RL_COST (1U << 18)
+/* A canary runs beside the function (shared/canary.h): a share of the
+ * sources goes on with canary_map's entry for the port. */
+#define RR_PORT_CANARY (1U << 19)
 
 #endif /* RR_SHARED_PORT_H */

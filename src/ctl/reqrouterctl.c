@@ -67,6 +67,7 @@ enum {
 	OPT_SECONDS,
 	OPT_SNAPLEN,
 	OPT_SAMPLE,
+	OPT_CANARY,
 };
 
 /* capture's default bytes of a frame, and its most (the instance's). */
@@ -108,6 +109,8 @@ static const struct rr_opt opts[] = {
 		  RR_CAPTURE_SNAP_MAX) " (default " STR(SNAPLEN_DEFAULT) ")" },
 	{ "sample", OPT_SAMPLE, "N",
 	  "capture: one matching request in N (default 1, all)" },
+	{ "canary", OPT_CANARY, "PERCENT",
+	  "deploy: run the module beside the running version, for PERCENT of the sources (1-99), until promote or rollback" },
 	RR_OPT_VERSION_ENTRY,
 	RR_OPT_HELP_ENTRY,
 	{ 0 },
@@ -393,6 +396,7 @@ struct ctl_opts {
 	bool wait_set;
 	unsigned long watch; /* stats --watch: seconds, or 0 */
 	unsigned long count; /* --watch: answers, or 0 for no end */
+	const char *canary;  /* deploy --canary PERCENT */
 	bool json;
 	/* capture's and trace's */
 	const char *write;
@@ -495,6 +499,17 @@ static int apply(int key, const char *arg, void *ctx)
 	case OPT_QUIET:
 		return bounded("quiet", "seconds", arg, 1,
 			       RR_CONTROL_DRAIN_MAX_S, &o->quiet);
+	case OPT_CANARY: {
+		char err[RR_ERRLEN];
+		unsigned int permille;
+
+		if (rr_parse_canary_share(arg, &permille, err, sizeof(err))) {
+			pr_warn("%s\n", err);
+			return 2;
+		}
+		o->canary = arg;
+		break;
+	}
 	}
 	return 0;
 }
@@ -602,7 +617,14 @@ static int request_line(const struct rr_ctlcmd *c, const char *arg,
 		}
 		arg = full;
 	}
-	if (rr_ctlcmd_id(c) == RR_CTL_DRAIN) {
+	if (o->canary && rr_ctlcmd_id(c) != RR_CTL_DEPLOY) {
+		pr_warn("--canary is deploy's\n");
+		return 2;
+	}
+	if (o->canary) {
+		n = snprintf(line, len, "%s " RR_CTL_CANARY_FLAG " %s %s",
+			     c->name, o->canary, arg);
+	} else if (rr_ctlcmd_id(c) == RR_CTL_DRAIN) {
 		/* Before --timeout was the answer's, it was drain's limit. */
 		if (o->timeout_set && !o->wait_set) {
 			pr_warn("drain: its limit is --wait SECS now; --timeout is how long to wait for the answer\n");

@@ -134,6 +134,21 @@ static void count(const char *label, struct json_object *o,
 		printf(" (%.1f/s)", (double)(n - then) / dt);
 }
 
+/* Under a function's row, while a canary runs beside it: both versions
+ * and their shares of the sources. */
+static void show_canary(struct json_object *f)
+{
+	struct json_object *c = get(f, "canary");
+
+	if (!c)
+		return;
+	printf("  %-14s %5s%%  %s %s\n", "running", text(get(f, "share")),
+	       str(f, "version", "?"), str(f, "module", "built in"));
+	printf("  %-14s %5s%%  %s %s%s\n", "canary", text(get(c, "share")),
+	       str(c, "version", "?"), str(c, "module", "built in"),
+	       truth(c, "quarantined") ? " (quarantined)" : "");
+}
+
 static void print_status(struct json_object *a)
 {
 	static const char *const keys[] = {
@@ -181,6 +196,7 @@ static void print_status(struct json_object *a)
 		       str(f, "module", "built in"),
 		       truth(f, "removed") ? " (removed)" : "",
 		       truth(f, "quarantined") ? " (quarantined)" : "");
+		show_canary(f);
 	}
 }
 
@@ -206,18 +222,24 @@ static void print_nonzero(const char *what, struct json_object *o,
 	printf("%s\n", shown ? "" : " none");
 }
 
-/* The element of array @fns whose "name" is @name, or NULL. */
-static struct json_object *named(struct json_object *fns, const char *name)
+/* The element of array @fns whose "name" is @name and "version"
+ * @version, or NULL. */
+static struct json_object *named(struct json_object *fns, const char *name,
+				 const char *version)
 {
+	struct json_object *f;
 	size_t i, n;
 
 	if (!json_object_is_type(fns, json_type_array))
 		return NULL;
 	n = json_object_array_length(fns);
-	for (i = 0; i < n; i++)
-		if (!strcmp(str(json_object_array_get_idx(fns, i), "name", ""),
-			    name))
-			return json_object_array_get_idx(fns, i);
+	for (i = 0; i < n; i++) {
+		f = json_object_array_get_idx(fns, i);
+		/* A canary is a second entry of the name (its version's). */
+		if (!strcmp(str(f, "name", ""), name) &&
+		    !strcmp(str(f, "version", ""), version))
+			return f;
+	}
 	return NULL;
 }
 
@@ -287,7 +309,12 @@ static void print_function(struct json_object *f, struct json_object *w,
 	struct json_object *tcp = get(f, "tcp"), *rl = get(f, "rate_limit");
 	struct json_object *v;
 
-	printf("%s (port %" PRIu64 "):", str(f, "name", "?"), u64(f, "port"));
+	v = get(f, "version");
+	/* A canary's entry says so; the running version's line is as it
+	 * always was. */
+	printf("%s%s%s (port %" PRIu64 "):", str(f, "name", "?"),
+	       v && strstr(text(v), "+canary") ? " " : "",
+	       v && strstr(text(v), "+canary") ? text(v) : "", u64(f, "port"));
 	counts(" user space", user, get(w, "user"), rxtx, "", dt);
 	if (xdp)
 		counts(", in XDP", xdp, get(w, "xdp"), xdp_keys, "", dt);
@@ -428,7 +455,8 @@ static void print_stats(struct json_object *a, struct json_object *was,
 	for (i = 0; i < n; i++) {
 		f = json_object_array_get_idx(fns, i);
 		print_function(f,
-			       named(get(was, "functions"), str(f, "name", "")),
+			       named(get(was, "functions"), str(f, "name", ""),
+				     str(f, "version", "")),
 			       dt);
 	}
 	if (json_object_is_type(get(a, "xdp"), json_type_object))

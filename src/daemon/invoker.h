@@ -259,6 +259,19 @@ struct rr_slot {
 	struct rr_fn_counters fn_ctrs; /* the function's own, as registered */
 	struct rr_group group;	       /* steering = groups (steer.c) */
 	struct rr_spread spread;       /* xdp_spread (spread.c) */
+	/* Canaries (slots/canary.c): in a function's slot, 1 + the slot of
+	 * the canary beside it (0: none), its share of the sources in per
+	 * mille and the key of their hash; in a canary's slot, 1 + the
+	 * slot of the function it is the canary of (0: not a canary). A
+	 * canary's slot outlives it, removed, for the function's next. */
+	uint32_t canary;
+	bool canary_configured; /* started by its `canary` key */
+	uint32_t canary_permille;
+	uint64_t canary_seed;
+	uint32_t canary_of;
+	/* A canary's slot: its version (its metrics' label), kept while
+	 * the slot stays removed after it. */
+	char canary_version[48];
 	/* Last, off the workers' line: written at every fault. */
 	struct rr_faults faults;
 } __attribute__((aligned(RR_CACHELINE)));

@@ -256,6 +256,7 @@ static int each_second(struct rr_invoker *inv, const struct rr_config *cfg,
 	char name[IF_NAMESIZE];
 	int ret;
 
+	rr_canary_watch(inv, rr_now_ns());
 	if (cfg->metrics_file[0]) {
 		ret = rr_metrics_write_file(inv, cfg->metrics_file);
 		/* Say it once, not every second. */
@@ -331,6 +332,8 @@ static int start(struct rr_invoker *inv, const struct rr_config *cfg,
 	ret = rr_invoker_start(inv);
 	if (ret)
 		return ret;
+	/* The canaries the config names, beside the functions serving. */
+	rr_canary_start_configured(inv);
 	/* The socket belongs to the uid that made it. */
 	if (ctl->fd >= 0 && uid)
 		pr_info("control socket %s (root, uid %u%s)\n", ctl->path,

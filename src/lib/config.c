@@ -188,9 +188,45 @@ static int add_setting(struct ini_ctx *c, struct rr_service *svc,
 	return 0;
 }
 
+void rr_service_drop_settings(struct rr_service *svc)
+{
+	uint32_t j;
+
+	for (j = 0; j < svc->nsettings; j++) {
+		free((char *)svc->settings[j].key);
+		free((char *)svc->settings[j].value);
+	}
+	svc->nsettings = 0;
+}
+
+int rr_service_keep_settings(struct rr_service *svc,
+			     const struct rr_service *from, const char *file)
+{
+	struct rr_fn_setting copy[RR_MAX_FN_SETTINGS];
+	uint32_t i, j;
+
+	for (i = 0; i < from->nsettings; i++) {
+		copy[i] = from->settings[i];
+		copy[i].key = strdup(from->settings[i].key);
+		copy[i].value = strdup(from->settings[i].value);
+		copy[i].file = file;
+		if (!copy[i].key || !copy[i].value) {
+			for (j = 0; j <= i; j++) {
+				free((char *)copy[j].key);
+				free((char *)copy[j].value);
+			}
+			return -ENOMEM;
+		}
+	}
+	rr_service_drop_settings(svc);
+	memcpy(svc->settings, copy, i * sizeof(copy[0]));
+	svc->nsettings = i;
+	return 0;
+}
+
 void rr_config_free(struct rr_config *cfg)
 {
-	uint32_t i, j;
+	uint32_t i;
 
 	for (i = 0; i < cfg->ngroups; i++) {
 		free(cfg->groups[i].targets);
@@ -198,13 +234,8 @@ void rr_config_free(struct rr_config *cfg)
 	}
 	cfg->ngroups = 0;
 
-	for (i = 0; i < cfg->nservices; i++) {
-		for (j = 0; j < cfg->services[i].nsettings; j++) {
-			free((char *)cfg->services[i].settings[j].key);
-			free((char *)cfg->services[i].settings[j].value);
-		}
-		cfg->services[i].nsettings = 0;
-	}
+	for (i = 0; i < cfg->nservices; i++)
+		rr_service_drop_settings(&cfg->services[i]);
 }
 
 /* A [reqrouter] key: its row in the settings table says how to read it. */

@@ -192,6 +192,14 @@ enum rr_metrics_detail {
 
 #define RR_DEFAULT_MAX_RUN_US 10000
 #define RR_MAX_MAX_RUN_US 60000000
+/* canary_rollback's figures (docs/DESIGN.md, "Canaries"). */
+#define RR_CANARY_FAULTS (1U << 0) /* crashes and time-outs a request */
+#define RR_CANARY_ERRORS (1U << 1) /* function errors a request */
+#define RR_CANARY_P99 (1U << 2)	   /* the 99th percentile service time */
+#define RR_CANARY_ROLLBACK_LEN 32
+#define RR_CANARY_LEN 256
+#define RR_DEFAULT_CANARY_MARGIN 50 /* percent */
+#define RR_DEFAULT_CANARY_WINDOW 10 /* seconds */
 #define RR_DEFAULT_QUARANTINE_FAULTS 5
 #define RR_DEFAULT_QUARANTINE_WINDOW 10 /* seconds */
 #define RR_MAX_QUARANTINE_FAULTS 64
@@ -229,6 +237,15 @@ struct rr_service {
 	bool quarantine_pass;
 	/* A quarantine lifts itself after this many seconds; 0: never. */
 	uint32_t quarantine_expire;
+	/* A canary of it is rolled back when these figures (RR_CANARY_*
+	 * bits, from the words of canary_rollback) pass the running
+	 * version's by canary_margin percent over canary_window seconds. */
+	char canary_rollback[RR_CANARY_ROLLBACK_LEN];
+	/* "PATH PERCENT": the module run beside it as a canary, applied
+	 * at start and by a reload (slots/canary.c); "" for none. */
+	char canary[RR_CANARY_LEN];
+	uint32_t canary_margin;
+	uint32_t canary_window;
 	/* Requests from lower source ports are dropped in XDP. */
 	uint32_t min_source_port;
 	enum rr_steering steering;
@@ -397,6 +414,12 @@ int rr_config_load(struct rr_config *cfg, const char *path, char *err,
 int rr_config_load_main(struct rr_config *cfg, const char *path, char *err,
 			size_t errlen);
 
+/* Frees the strings of @svc's own settings; none are left. */
+void rr_service_drop_settings(struct rr_service *svc);
+/* The function's own settings of @from into @svc, as copies whose file
+ * is @file (@svc's own are freed first). 0 or -ENOMEM, @svc unchanged. */
+int rr_service_keep_settings(struct rr_service *svc,
+			     const struct rr_service *from, const char *file);
 /* Frees what loading allocated (the functions' settings). */
 void rr_config_free(struct rr_config *cfg);
 
@@ -475,6 +498,21 @@ int rr_check_deadline(const char *s, char *err, size_t errlen);
 int rr_parse_spread(const char *s, int cpus[RR_MAX_SPREAD], uint32_t *n,
 		    char *err, size_t errlen);
 int rr_check_spread(const char *s, char *err, size_t errlen);
+/* A canary's PERCENT, 1-99 with one decimal at most, as per mille in
+ * *@permille: 0, or -EINVAL with one line in @err. */
+int rr_parse_canary_share(const char *arg, unsigned int *permille, char *err,
+			  size_t errlen);
+/* A function's `canary`: "PATH PERCENT" into @path and *@permille; 0 or
+ * -EINVAL with why. */
+int rr_parse_canary(const char *s, char *path, size_t pathlen,
+		    unsigned int *permille, char *err, size_t errlen);
+int rr_check_canary(const char *s, char *err, size_t errlen);
+/* A function's `canary_rollback`: "none", or faults, errors and p99
+ * separated by commas, as RR_CANARY_* bits in *@mask ("": all three). 0
+ * or -EINVAL with why. */
+int rr_parse_canary_rollback(const char *s, uint32_t *mask, char *err,
+			     size_t errlen);
+int rr_check_canary_rollback(const char *s, char *err, size_t errlen);
 /*
  * A group's `targets`: ADDR:PORT entries ([ADDR]:PORT for IPv6)
  * separated by ',' or blanks, and IPv4 ranges FIRST-LAST:PORT, appended

@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "parse.h"
+#include "util.h"
 
 /* @s without the blanks around it, in place. */
 static char *trim(char *s)
@@ -204,6 +205,87 @@ int rr_check_spread(const char *s, char *err, size_t errlen)
 	uint32_t n;
 
 	return rr_parse_spread(s, cpus, &n, err, errlen);
+}
+
+int rr_parse_canary_share(const char *arg, unsigned int *permille, char *err,
+			  size_t errlen)
+{
+	unsigned int whole = 0, tenth = 0, digits = 0;
+	const char *p = arg;
+
+	for (; *p >= '0' && *p <= '9' && digits < 3; p++, digits++)
+		whole = whole * 10 + (unsigned int)(*p - '0');
+	if (digits && *p == '.' && p[1] >= '0' && p[1] <= '9') {
+		tenth = (unsigned int)(p[1] - '0');
+		p += 2;
+	}
+	*permille = whole * 10 + tenth;
+	if (digits && !*p && *permille >= 10 && *permille <= 990)
+		return 0;
+	return rr_errf(
+		err, errlen,
+		"a canary's share is a percentage of the sources, 1 to 99 with one decimal at most (5, 12.5), not '%.32s'",
+		arg);
+}
+
+int rr_parse_canary(const char *s, char *path, size_t pathlen,
+		    unsigned int *permille, char *err, size_t errlen)
+{
+	const char *sp = strrchr(s, ' ');
+
+	if (!sp || s[0] != '/' || (size_t)(sp - s) >= pathlen)
+		return rr_errf(
+			err, errlen,
+			"canary takes PATH PERCENT: a module's absolute path and the percentage of the sources, not '%.64s'",
+			s);
+	snprintf(path, pathlen, "%.*s", (int)(sp - s), s);
+	return rr_parse_canary_share(sp + 1, permille, err, errlen);
+}
+
+int rr_check_canary(const char *s, char *err, size_t errlen)
+{
+	char path[RR_CANARY_LEN];
+	unsigned int permille;
+
+	return rr_parse_canary(s, path, sizeof(path), &permille, err, errlen);
+}
+
+int rr_parse_canary_rollback(const char *s, uint32_t *mask, char *err,
+			     size_t errlen)
+{
+	static const char *const words[] = { "faults", "errors", "p99" };
+	char buf[RR_CANARY_ROLLBACK_LEN], *tok, *save;
+	size_t i;
+
+	*mask = 0;
+	if (!*s) {
+		*mask = RR_CANARY_FAULTS | RR_CANARY_ERRORS | RR_CANARY_P99;
+		return 0;
+	}
+	if (!strcmp(s, "none"))
+		return 0;
+	if (strlen(s) >= sizeof(buf))
+		return rr_errf(err, errlen, "bad canary_rollback '%s'", s);
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ", ", &save); tok;
+	     tok = strtok_r(NULL, ", ", &save)) {
+		for (i = 0; i < ARRAY_SIZE(words) && strcmp(tok, words[i]); i++)
+			;
+		if (i == ARRAY_SIZE(words))
+			return rr_errf(
+				err, errlen,
+				"canary_rollback takes none, or faults, errors and p99 separated by commas, not '%s'",
+				tok);
+		*mask |= 1U << i;
+	}
+	return 0;
+}
+
+int rr_check_canary_rollback(const char *s, char *err, size_t errlen)
+{
+	uint32_t mask;
+
+	return rr_parse_canary_rollback(s, &mask, err, errlen);
 }
 
 int rr_parse_ports(const char *s, uint16_t *ports, uint32_t max,

@@ -93,6 +93,20 @@ const struct rr_ctlcmd rr_ctlcmds[RR_CTL_NCMDS] = {
 		.from_options = true,
 		.help = "a JSON line per request sampled by trace_sample: tier, XDP verdict, queuing delay, function time, reply size",
 	},
+	[RR_CTL_PROMOTE] = {
+		.name = "promote",
+		.args = "NAME",
+		.nargs = 1,
+		.mutating = true,
+		.help = "a function's canary (deploy --canary) serves every source",
+	},
+	[RR_CTL_ROLLBACK] = {
+		.name = "rollback",
+		.args = "NAME",
+		.nargs = 1,
+		.mutating = true,
+		.help = "a function's canary stops: every source gets the running version",
+	},
 };
 
 void rr_control_default_path(const char *ifname, char *path, size_t len)

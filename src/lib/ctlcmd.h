@@ -50,6 +50,8 @@ enum rr_ctlcmd_id {
 	RR_CTL_TOP,
 	RR_CTL_CAPTURE,
 	RR_CTL_TRACE,
+	RR_CTL_PROMOTE,
+	RR_CTL_ROLLBACK,
 	RR_CTL_NCMDS
 };
 
@@ -78,6 +80,9 @@ struct rr_ctlcmd {
 };
 
 extern const struct rr_ctlcmd rr_ctlcmds[RR_CTL_NCMDS];
+
+/* deploy's request with a canary: "deploy --canary PERCENT FILE.so". */
+#define RR_CTL_CANARY_FLAG "--canary"
 
 /* The row named by the @len bytes at @name, or NULL. */
 const struct rr_ctlcmd *rr_ctlcmd_find(const char *name, size_t len);

@@ -297,6 +297,31 @@ static void api_mismatch(const char *self, const char *path, char *err,
 	dlclose(h);
 }
 
+/* m->version: the module's RR_MODULE_VERSION if it declares a usable
+ * one, else "so-" and 12 hex digits of an FNV-1a hash of its copy. */
+static void module_version(struct rr_module *m)
+{
+	const char *v = dlsym(m->handle, RR_MODULE_VERSION_SYMBOL);
+	uint64_t h = 0xcbf29ce484222325ULL;
+	unsigned char buf[4096];
+	off_t off = 0;
+	ssize_t n, i;
+
+	if (v && *v && strlen(v) <= 40 &&
+	    strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		      "0123456789._+-~") == strlen(v)) {
+		snprintf(m->version, sizeof(m->version), "%s", v);
+		return;
+	}
+	while ((n = pread(m->copy_fd, buf, sizeof(buf), off)) > 0) {
+		for (i = 0; i < n; i++)
+			h = (h ^ buf[i]) * 0x100000001b3ULL;
+		off += n;
+	}
+	snprintf(m->version, sizeof(m->version), "so-%012llx",
+		 (unsigned long long)(h & 0xffffffffffffULL));
+}
+
 int rr_module_open(struct rr_module *m, const char *path, char *err,
 		   size_t errlen)
 {
@@ -346,6 +371,7 @@ int rr_module_open(struct rr_module *m, const char *path, char *err,
 		goto fail;
 	}
 	strcpy(m->path, path);
+	module_version(m);
 	return 0;
 fail:
 	rr_module_close(m);

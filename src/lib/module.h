@@ -28,6 +28,9 @@ struct rr_module {
 	const struct rr_function *const *fns;
 	size_t nfns;
 	unsigned int users; /* instances of its functions alive */
+	/* What its functions' metrics say it is: its RR_MODULE_VERSION,
+	 * or "so-" and a hash of its file. */
+	char version[48];
 };
 
 /*

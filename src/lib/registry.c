@@ -13,6 +13,7 @@
 
 #include "module.h"
 #include "registry.h"
+#include "version.h"
 
 extern const struct rr_function *const __start_rr_functions[]
 	__attribute__((weak));
@@ -113,6 +114,13 @@ struct rr_module *rr_registry_module_of(const struct rr_function *fn)
 				return &modules[i];
 	}
 	return NULL;
+}
+
+const char *rr_registry_version(const struct rr_function *fn)
+{
+	const struct rr_module *m = rr_registry_module_of(fn);
+
+	return m ? m->version : RR_VERSION;
 }
 
 int rr_registry_open_module(const char *path, struct rr_module **out, char *err,

@@ -72,6 +72,9 @@ void rr_registry_restore(struct rr_registry_snapshot *s);
 /* Unloads @m once no instance uses it and the registry serves another
  * version of all its functions. */
 void rr_registry_release(struct rr_module *m);
+/* The version of @fn for its metrics: its module's (struct rr_module's
+ * version), or reqrouter's for a compiled-in function. */
+const char *rr_registry_version(const struct rr_function *fn);
 /* The module @fn came from, or NULL for a compiled-in function. */
 struct rr_module *rr_registry_module_of(const struct rr_function *fn);
 

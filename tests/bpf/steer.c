@@ -638,16 +638,13 @@ static int cost(uint32_t reps)
 
 int main(int argc, char **argv)
 {
-	static const uint8_t no_mac[6];
 	int ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	ret = t_xdp_load(&x, no_mac, 1500);
+	ret = t_xdp_load_steering(&x);
 	if (ret)
 		return ret;
-	ret = rr_xdp_map_load(&x, 1);
-	if (!ret)
-		ret = make_frames();
+	ret = make_frames();
 	if (ret) {
 		fprintf(stderr, "cannot set the test up: %s\n", strerror(-ret));
 		rr_xdp_destroy(&x);

@@ -111,13 +111,16 @@ say "== the metrics"
 check "the metrics file has reverse's heavy hitters" wait_for 3 \
 	grep -q 'reqrouter_heavy_hitter_requests_per_second{port="1232"' "$M"
 sed -n '/heavy_hitter/p' "$M" | grep -v '^#' | sed 's/^/    /'
-hits() { metric_lines "$M" reqrouter_heavy_hitter_requests_per_second | grep -F "$1"; }
+hits() {
+	metric_lines "$M" reqrouter_heavy_hitter_requests_per_second |
+		grep -F "$1" | grep -F "$2"
+}
 check_eq "the heaviest source series of reverse is $HEAVY's" "$HEAVY" \
-	"$(hits 'function="reverse",kind="source"' | sort -t' ' -k2 -gr |
+	"$(hits 'function="reverse"' 'kind="source"' | sort -t' ' -k2 -gr |
 		head -n1 | sed -E 's/.*source="([^"]*)".*/\1/')"
-n=$(hits 'function="reverse",kind="source"' | wc -l)
+n=$(hits 'function="reverse"' 'kind="source"' | wc -l)
 check "at most 10 source series for reverse ($n)" test "$n" -ge 1 -a "$n" -le 10
-n=$(hits 'function="reverse",kind="prefix"' | wc -l)
+n=$(hits 'function="reverse"' 'kind="prefix"' | wc -l)
 check "at most 10 prefix series for reverse ($n)" test "$n" -ge 2 -a "$n" -le 10
 check_eq "the sampling ratio of reverse" 0.01 \
 	"$(metric_lines "$M" reqrouter_heavy_hitters_sample_ratio | grep -F 'function="reverse"' | awk '{ print $2 }')"

@@ -96,16 +96,20 @@ check_eq "tally's counters: a counter label of reqrouter_function_events_total" 
 	"3 6" "$(metric "$A" reqrouter_function_events_total 'function="tally"' \
 		'counter="faults"') $(metric "$A" reqrouter_function_events_total \
 		'function="tally"' 'counter="requests"')"
-check_eq "... with labels port, function, counter" "port,function,counter" \
+check_eq "... with labels port, function, version, counter" "port,function,version,counter" \
 	"$(label_keys "$A" reqrouter_function_events_total)"
+check "tally's series carry its module's version, a hash of its file (so-...)" \
+	grep -Eq '^reqrouter_function_events_total\{[^}]*function="tally",version="so-[0-9a-f]{12}",' "$A"
+check "a built-in function's, reqrouter's version" grep -q \
+	"^reqrouter_function_quarantined{[^}]*,version=\"$(cat VERSION)\"}" "$A"
 api=$(awk '$2 == "RR_FUNCTION_API" { print $3 }' include/reqrouter/rr_function.h)
 check_eq "reqrouter_build_info: the release and the function API" \
 	"reqrouter_build_info{version=\"$(cat VERSION)\",function_api=\"$api\"} 1" \
 	"$(metric_lines "$A" reqrouter_build_info)"
 check_eq "reqrouter_ready 1 while serving" 1 "$(metric "$A" reqrouter_ready)"
 check_eq "metrics_detail = function: the XDP tier per function" \
-	"port,function,tier" "$(label_keys "$A" reqrouter_rx_packets_total 'tier="xdp"')"
-check_eq "... and the cache" "port,function" \
+	"port,function,version,tier" "$(label_keys "$A" reqrouter_rx_packets_total 'tier="xdp"')"
+check_eq "... and the cache" "port,function,version" \
 	"$(label_keys "$A" reqrouter_cache_misses_total)"
 check_eq "... one sample each" "2 1" \
 	"$(series "$A" reqrouter_rx_packets_total 'tier="xdp"') $(series "$A" reqrouter_cache_misses_total)"
@@ -262,8 +266,8 @@ EOF
 	check_eq "$name: ... and a line per function called, whatever the level" 2 \
 		"$(grep -cE '^(7|1232) ' "$RR_OUT")"
 }
-level socket "--metrics-detail socket" "port,function,queue,thread,tier" 8
-level queue "" "port,function,queue,tier" 4
+level socket "--metrics-detail socket" "port,function,version,queue,thread,tier" 8
+level queue "" "port,function,version,queue,tier" 4
 # Threads for once (cells are the default): the histogram is theirs too.
-level function "--metrics-detail function --isolation thread" "port,function,tier" 2
+level function "--metrics-detail function --isolation thread" "port,function,version,tier" 2
 finish

@@ -150,18 +150,7 @@ check_eq "SIGTERM after the deploys: exit 0" 0 "$RR_RC"
 
 # Refusals: one line, before any set-up.
 mkdir -p "$RR_TMP/bad"
-cat >"$RR_TMP/bad/old.c" <<'EOF'
-#include <stddef.h>
-#include <stdint.h>
-const void *rr_module_functions(size_t *n, uint32_t *api)
-{
-	*n = 0;
-	*api = 1;
-	return NULL;
-}
-EOF
-gcc -shared -fPIC -o "$RR_TMP/bad/old.so" "$RR_TMP/bad/old.c" ||
-	die "cannot build the old-API module"
+old_api_module "$RR_TMP/bad/old.so" || die "cannot build the old-API module"
 rr_run oldapi -i "$TB_IF_SRV" -q 1 --functions-dir "$RR_TMP/bad"
 check_eq "a module of another API: exit 2" 2 "$RR_RC"
 check_eq "... in one line" 1 "$(wc -l <"$RR_ERR")"

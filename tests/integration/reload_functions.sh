@@ -142,7 +142,7 @@ say "    kv_hits $hits, kv_misses $misses"
 check "metrics: kv_hits counted (> 200000)" [ "$hits" -gt 200000 ]
 check "metrics: kv_misses counted" [ "$misses" -gt 0 ]
 check "metrics: kv_hits is a counter of reqrouter_function_events_total" \
-	grep -q '^reqrouter_function_events_total{port="[0-9]*",function="kv",counter="kv_hits"} ' "$M"
+	grep -q '^reqrouter_function_events_total{port="[0-9]*",function="kv",version="[^"]*",counter="kv_hits"} ' "$M"
 
 rr_kill_wait TERM 10
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"

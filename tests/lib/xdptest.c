@@ -73,6 +73,23 @@ int t_xdp_run1(int prog_fd, const uint8_t *in, uint32_t len)
 	return (int)opts.retval;
 }
 
+int t_xdp_load_steering(struct rr_xdp *x)
+{
+	static const uint8_t no_mac[6];
+	int ret = t_xdp_load(x, no_mac, 1500);
+
+	if (ret)
+		return ret;
+	ret = rr_xdp_map_load(x, 1);
+	if (ret) {
+		fprintf(stderr, "cannot map the workers' load: %s\n",
+			strerror(-ret));
+		rr_xdp_destroy(x);
+		return 1;
+	}
+	return 0;
+}
+
 int t_xdp_counts(struct rr_xdp *x, uint32_t slot, struct t_xdp_counts *c)
 {
 	if (rr_xdp_read_fn_stats(x, 0, slot, c->fn) ||

@@ -28,6 +28,11 @@ int t_xdp_start(struct rr_xdp *x, int (*setup)(void));
  * saying "SKIP: why" on stdout (not root, or the kernel refused it). */
 int t_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu);
 
+/* t_xdp_load() with no MAC and an MTU of 1500, and the workers' load
+ * mapped (x->load: rr_xdp_map_load()), for a test of steering: 0, or
+ * the exit code, 77 (skip, said) or 1 (said, @x destroyed). */
+int t_xdp_load_steering(struct rr_xdp *x);
+
 /* The counters a test run on queue 0 may move: xdp_stats' row, and
  * fn_stats of one function slot there. */
 struct t_xdp_counts {

@@ -382,6 +382,64 @@ static void test_parse_vlans(void **state)
 			 -EINVAL);
 }
 
+/* A canary's share (deploy --canary, the `canary` key), the key's PATH
+ * PERCENT, and canary_rollback's words. */
+static void test_parse_canary(void **state)
+{
+	static const char *const bad[] = { "0",	 "0.9", "99.1", "100",
+					   "",	 "5.",	".5",	"5.55",
+					   "5%", "-5",	"1e1",	"050a" };
+	unsigned int permille;
+	char path[64];
+	uint32_t mask;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(
+		rr_parse_canary_share("5", &permille, err, sizeof(err)), 0);
+	assert_int_equal(permille, 50);
+	assert_int_equal(
+		rr_parse_canary_share("12.5", &permille, err, sizeof(err)), 0);
+	assert_int_equal(permille, 125);
+	assert_int_equal(
+		rr_parse_canary_share("1", &permille, err, sizeof(err)), 0);
+	assert_int_equal(permille, 10);
+	assert_int_equal(
+		rr_parse_canary_share("99.0", &permille, err, sizeof(err)), 0);
+	assert_int_equal(permille, 990);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (rr_parse_canary_share(bad[i], &permille, err,
+					  sizeof(err)) != -EINVAL)
+			fail_msg("share '%s' taken", bad[i]);
+	check_err("1 to 99");
+
+	assert_int_equal(rr_parse_canary("/a b/c.so 7.5", path, sizeof(path),
+					 &permille, err, sizeof(err)),
+			 0);
+	assert_string_equal(path, "/a b/c.so");
+	assert_int_equal(permille, 75);
+	assert_int_equal(rr_check_canary("c.so 5", err, sizeof(err)), -EINVAL);
+	check_err("absolute path");
+	assert_int_equal(rr_check_canary("/c.so", err, sizeof(err)), -EINVAL);
+	assert_int_equal(rr_check_canary("/c.so 0", err, sizeof(err)), -EINVAL);
+
+	assert_int_equal(rr_parse_canary_rollback("", &mask, err, sizeof(err)),
+			 0);
+	assert_int_equal(mask,
+			 RR_CANARY_FAULTS | RR_CANARY_ERRORS | RR_CANARY_P99);
+	assert_int_equal(
+		rr_parse_canary_rollback("none", &mask, err, sizeof(err)), 0);
+	assert_int_equal(mask, 0);
+	assert_int_equal(rr_parse_canary_rollback("p99, errors", &mask, err,
+						  sizeof(err)),
+			 0);
+	assert_int_equal(mask, RR_CANARY_P99 | RR_CANARY_ERRORS);
+	assert_int_equal(
+		rr_check_canary_rollback("faults,latency", err, sizeof(err)),
+		-EINVAL);
+	check_err("not 'latency'");
+}
+
 /* The functions linked in are found by name and by port. */
 /* Tiers and the reply cache: defaults, file keys, the flags that
  * override them, and one-line errors. */
@@ -394,6 +452,7 @@ int run_value_tests(void)
 		cmocka_unit_test(test_parse_workers),
 		cmocka_unit_test(test_parse_values),
 		cmocka_unit_test(test_parse_vlans),
+		cmocka_unit_test(test_parse_canary),
 	};
 
 	return cmocka_run_group_tests_name("values", tests, NULL, NULL);

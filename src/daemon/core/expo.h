@@ -15,6 +15,14 @@
  * histogram) before its samples. */
 void rr_metric_family(FILE *out, const char *name, const char *type,
 		      const char *help);
+struct rr_slot;
+/* The labels of function slot @s's samples: its port, name and version
+ * (its module's, or reqrouter's for a built-in; a canary's marked
+ * "+canary": docs/DESIGN.md, "Canaries"); the caller adds the rest and
+ * the braces. */
+void rr_metric_fn_labels(FILE *out, const struct rr_slot *s);
+/* The version rr_metric_fn_labels() gives slot @s, into @buf. */
+const char *rr_fn_version(const struct rr_slot *s, char *buf, size_t len);
 /* @s as a JSON string: quoted, with what JSON forbids raw escaped. */
 void rr_json_str(FILE *f, const char *s);
 

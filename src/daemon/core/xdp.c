@@ -820,20 +820,46 @@ void rr_xdp_set_trace(struct rr_xdp *x, uint32_t slot, uint32_t sample)
 				 __ATOMIC_RELAXED);
 }
 
+/* @port's entry in @map, a map keyed by port: 0, or -errno said. */
+static int put_by_port(struct bpf_map *map, uint16_t port, const void *v,
+		       size_t n, const char *what)
+{
+	uint32_t key = port;
+	int ret = bpf_map__update_elem(map, &key, sizeof(key), v, n, 0);
+
+	if (ret)
+		pr_warn("cannot configure %sport %u: %s\n", what, port,
+			strerror(-ret));
+	return ret;
+}
+
 int rr_xdp_set_port(struct rr_xdp *x, uint16_t port,
 		    const struct rr_port_conf *conf)
+{
+	int ret = put_by_port(x->skel->maps.port_map, port, conf, sizeof(*conf),
+			      "");
+
+	if (!ret)
+		rr_xdp_mark_served(x->skel->data->served_ports, port,
+				   conf->nsocks);
+	return ret;
+}
+
+int rr_xdp_set_canary(struct rr_xdp *x, uint16_t port,
+		      const struct rr_canary *c)
+{
+	return put_by_port(x->skel->maps.canary_map, port, c, sizeof(*c),
+			   "the canary of ");
+}
+
+int rr_xdp_del_canary(struct rr_xdp *x, uint16_t port)
 {
 	uint32_t key = port;
 	int ret;
 
-	ret = bpf_map__update_elem(x->skel->maps.port_map, &key, sizeof(key),
-				   conf, sizeof(*conf), 0);
-	if (ret) {
-		pr_warn("cannot configure port %u: %s\n", port, strerror(-ret));
-		return ret;
-	}
-	rr_xdp_mark_served(x->skel->data->served_ports, port, conf->nsocks);
-	return 0;
+	ret = bpf_map__delete_elem(x->skel->maps.canary_map, &key, sizeof(key),
+				   0);
+	return ret == -ENOENT ? 0 : ret;
 }
 
 void rr_xdp_local_maps(const struct rr_xdp *x, int *fd_v4, int *fd_v6,

@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "shared/cache.h"
+#include "shared/canary.h"
 #include "shared/port.h"
 #include "shared/rl.h"
 
@@ -173,6 +174,11 @@ int rr_xdp_clear_socket(struct rr_xdp *x, uint32_t queue, uint32_t thread,
  * sockets): the two together, by this alone. */
 int rr_xdp_set_port(struct rr_xdp *x, uint16_t port,
 		    const struct rr_port_conf *conf);
+/* @port's canary (kern/lib/canary.h): written before the port's entry
+ * says it has one, deleted after it stops saying so. */
+int rr_xdp_set_canary(struct rr_xdp *x, uint16_t port,
+		      const struct rr_canary *c);
+int rr_xdp_del_canary(struct rr_xdp *x, uint16_t port);
 /* Function slot @slot's deadline in ns (0: none), for the program's
  * deadline_ns (kern/lib/deadline.h). */
 void rr_xdp_set_deadline(struct rr_xdp *x, uint32_t slot, uint64_t ns);

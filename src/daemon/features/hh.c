@@ -610,7 +610,9 @@ void rr_hh_json(struct rr_invoker *inv, const char *name, FILE *out)
 		RR_HH_TAU_S, RR_HH_TOPK, RR_HH_V4_PREFIX, RR_HH_V6_PREFIX);
 	for (slot = 0; slot < inv->nslots; slot++) {
 		s = &inv->slots[slot];
-		if (s->removed || (*name && strcmp(s->svc->fn->name, name)))
+		/* A canary's sources are its function's sketch's. */
+		if (s->removed || s->canary_of ||
+		    (*name && strcmp(s->svc->fn->name, name)))
 			continue;
 		f = inv->hh ? inv->hh->fn[slot] : NULL;
 		fprintf(out, "%s{\"name\":", first ? "" : ",");
@@ -641,7 +643,6 @@ void rr_hh_write_metrics(struct rr_invoker *inv, FILE *out)
 {
 	struct rr_hh_entry top[RR_HH_TOPK];
 	char key[INET6_ADDRSTRLEN + 8];
-	const struct rr_service *svc;
 	struct rr_port_conf conf;
 	struct rr_hh_fn *f;
 	const char *st;
@@ -659,7 +660,6 @@ void rr_hh_write_metrics(struct rr_invoker *inv, FILE *out)
 		f = inv->hh->fn[slot];
 		if (!f)
 			continue;
-		svc = inv->slots[slot].svc;
 		time = f->time > 0 ? f->time : 1;
 		rl_conf(inv, slot, &conf);
 		for (k = 0; k < RR_HH_KINDS; k++) {
@@ -668,9 +668,12 @@ void rr_hh_write_metrics(struct rr_invoker *inv, FILE *out)
 				rr_hh_key_str(&top[i].key, k, key, sizeof(key));
 				st = rl_state(inv, slot, &conf, &top[i].key, k);
 				fprintf(out,
-					"reqrouter_heavy_hitter_requests_per_second{port=\"%u\",function=\"%s\",kind=\"%s\",source=\"%s\"%s%s%s} %.1f\n",
-					svc->port, svc->fn->name, kind_names[k],
-					key, st ? ",rate_limit=\"" : "",
+					"reqrouter_heavy_hitter_requests_per_second{");
+				rr_metric_fn_labels(out, &inv->slots[slot]);
+				fprintf(out,
+					",kind=\"%s\",source=\"%s\"%s%s%s} %.1f\n",
+					kind_names[k], key,
+					st ? ",rate_limit=\"" : "",
 					st ? st : "", st ? "\"" : "",
 					top[i].count / time);
 			}
@@ -684,33 +687,34 @@ void rr_hh_write_metrics(struct rr_invoker *inv, FILE *out)
 		f = inv->hh->fn[slot];
 		if (!f)
 			continue;
-		svc = inv->slots[slot].svc;
 		time = f->time > 0 ? f->time : 1;
-		for (k = 0; k < RR_HH_KINDS; k++)
+		for (k = 0; k < RR_HH_KINDS; k++) {
 			fprintf(out,
-				"reqrouter_heavy_hitters_error_bound_requests_per_second{port=\"%u\",function=\"%s\",kind=\"%s\"} %.1f\n",
-				svc->port, svc->fn->name, kind_names[k],
+				"reqrouter_heavy_hitters_error_bound_requests_per_second{");
+			rr_metric_fn_labels(out, &inv->slots[slot]);
+			fprintf(out, ",kind=\"%s\"} %.1f\n", kind_names[k],
 				rr_hh_bound(f, k) / time);
+		}
 	}
 	rr_metric_family(
 		out, "reqrouter_heavy_hitters_sample_ratio", "gauge",
 		"The share of the function's requests sampled into its heavy-hitter sketch (1 / heavy_hitters_sample).");
-	for (slot = 0; slot < inv->nslots; slot++)
-		if (inv->hh->fn[slot])
-			fprintf(out,
-				"reqrouter_heavy_hitters_sample_ratio{port=\"%u\",function=\"%s\"} %g\n",
-				inv->slots[slot].svc->port,
-				inv->slots[slot].svc->fn->name,
-				1.0 / inv->slots[slot]
-						.svc->heavy_hitters_sample);
+	for (slot = 0; slot < inv->nslots; slot++) {
+		if (!inv->hh->fn[slot])
+			continue;
+		fprintf(out, "reqrouter_heavy_hitters_sample_ratio{");
+		rr_metric_fn_labels(out, &inv->slots[slot]);
+		fprintf(out, "} %g\n",
+			1.0 / inv->slots[slot].svc->heavy_hitters_sample);
+	}
 	rr_metric_family(
 		out, "reqrouter_heavy_hitters_candidates_lost_total", "counter",
 		"Sampled sources overwritten in the ring before they were read (the sketch counted them).");
-	for (slot = 0; slot < inv->nslots; slot++)
-		if (inv->hh->fn[slot])
-			fprintf(out,
-				"reqrouter_heavy_hitters_candidates_lost_total{port=\"%u\",function=\"%s\"} %lu\n",
-				inv->slots[slot].svc->port,
-				inv->slots[slot].svc->fn->name,
-				(unsigned long)inv->hh->fn[slot]->lost);
+	for (slot = 0; slot < inv->nslots; slot++) {
+		if (!inv->hh->fn[slot])
+			continue;
+		fprintf(out, "reqrouter_heavy_hitters_candidates_lost_total{");
+		rr_metric_fn_labels(out, &inv->slots[slot]);
+		fprintf(out, "} %lu\n", (unsigned long)inv->hh->fn[slot]->lost);
+	}
 }

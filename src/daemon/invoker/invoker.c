@@ -565,6 +565,9 @@ void rr_invoker_destroy(struct rr_invoker *inv)
 	for (i = 0; i < RR_MAX_SLOTS; i++) {
 		rr_instance_release(inv->slots[i].inst);
 		inv->slots[i].inst = NULL;
+		/* A canary's service is its slot's own (slots/canary.c). */
+		if (inv->slots[i].canary_of)
+			rr_canary_service_free(inv->slots[i].svc);
 	}
 	free(inv->socks);
 	free(inv->workers);

@@ -78,7 +78,7 @@ static int renew_worker_states(struct rr_invoker *inv, char *msg, size_t msglen)
 
 	for (slot = 0; slot < inv->nslots; slot++) {
 		s = &inv->slots[slot];
-		if (!rr_fn_instance_per_worker(s->inst))
+		if (!s->inst || !rr_fn_instance_per_worker(s->inst))
 			continue;
 		swapped = true;
 		ret = rr_slot_instance_new(inv, s, s->inst->fn, s->svc, &fresh,

@@ -22,6 +22,7 @@
 #include "capture.h"
 #include "clock.h"
 #include "control.h"
+#include "expo.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "metrics.h"
@@ -509,12 +510,39 @@ static void reply(FILE *f, int ret, const char *msg)
 	fprintf(f, "}\n");
 }
 
+/* Function slot @s's version and share, and its canary's module, share,
+ * version and quarantine as "canary" while one runs. */
+static void status_canary(FILE *f, const struct rr_invoker *inv,
+			  const struct rr_slot *s)
+{
+	const struct rr_slot *cs = rr_slot_canary(inv, s);
+	const struct rr_module *mod;
+	char v[64];
+
+	fprintf(f, ",\"version\":");
+	rr_json_str(f, rr_fn_version(s, v, sizeof(v)));
+	fprintf(f, ",\"share\":%.1f",
+		cs ? 100 - s->canary_permille / 10.0 : 100.0);
+	if (!cs)
+		return;
+	fprintf(f, ",\"canary\":{\"share\":%.1f,\"quarantined\":%s,\"module\":",
+		s->canary_permille / 10.0, cs->quarantined ? "true" : "false");
+	mod = rr_registry_module_of(cs->svc->fn);
+	if (mod)
+		rr_json_str(f, mod->path);
+	else
+		fprintf(f, "null");
+	fprintf(f, ",\"version\":");
+	rr_json_str(f, rr_fn_version(cs, v, sizeof(v)));
+	fprintf(f, "}");
+}
+
 static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 		       const struct rr_config *cfg, const char *arg, FILE *f)
 {
 	const char *why = rr_invoker_not_ready(inv);
 	struct rr_module *mod;
-	uint32_t slot;
+	uint32_t slot, n;
 	char mac[18];
 
 	fprintf(f, "{\"ok\":true,\"version\":");
@@ -565,10 +593,12 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 	fprintf(f, ",\"coalesce_us\":%u",
 		inv->cfg->busy_poll ? 0 : inv->cfg->coalesce_us);
 	fprintf(f, ",\"functions\":[");
-	for (slot = 0; slot < inv->nslots; slot++) {
+	for (slot = 0, n = 0; slot < inv->nslots; slot++) {
 		const struct rr_service *svc = inv->slots[slot].svc;
 
-		fprintf(f, "%s{\"name\":", slot ? "," : "");
+		if (inv->slots[slot].canary_of)
+			continue; /* shown with its function */
+		fprintf(f, "%s{\"name\":", n++ ? "," : "");
 		rr_json_str(f, svc->fn->name);
 		fprintf(f,
 			",\"port\":%u,\"tier\":\"%s\",\"cell_group\":%u,\"deadline_us\":%u,\"cached\":%s,\"in_kernel\":%s,\"pure\":%s,\"stateful\":%s,\"removed\":%s,\"quarantined\":%s,\"module\":",
@@ -586,6 +616,7 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 			rr_json_str(f, mod->path);
 		else
 			fprintf(f, "null");
+		status_canary(f, inv, &inv->slots[slot]);
 		fprintf(f, "}");
 	}
 	fprintf(f, "]}\n");
@@ -619,13 +650,50 @@ static void cmd_reload(struct rr_control *c, struct rr_invoker *inv,
 	c->asked = reload_ask(c, inv, cfg);
 }
 
+/* "deploy FILE.so", or "deploy --canary PERCENT FILE.so" (canary.c). */
 static void cmd_deploy(struct rr_control *c, struct rr_invoker *inv,
 		       const struct rr_config *cfg, const char *arg, FILE *f)
 {
-	char msg[RR_ERRLEN * 2] = "";
-	int ret = rr_invoker_deploy(inv, arg, msg, sizeof(msg));
+	size_t flag = strlen(RR_CTL_CANARY_FLAG " ");
+	char msg[RR_ERRLEN * 2] = "", share[16];
+	unsigned int permille;
+	const char *path;
+	int ret;
 
+	if (strncmp(arg, RR_CTL_CANARY_FLAG " ", flag)) {
+		ret = rr_invoker_deploy(inv, arg, msg, sizeof(msg));
+		reply(f, ret, msg);
+		return;
+	}
+	path = strchr(arg + flag, ' ');
+	snprintf(share, sizeof(share), "%.*s",
+		 path ? (int)(path - arg - flag) : 15, arg + flag);
+	ret = rr_parse_canary_share(share, &permille, msg, sizeof(msg));
+	if (!ret && !path) {
+		snprintf(msg, sizeof(msg), "deploy --canary PERCENT FILE.so");
+		ret = -EINVAL;
+	}
+	if (!ret)
+		ret = rr_invoker_canary(inv, path + 1, permille, msg,
+					sizeof(msg));
 	reply(f, ret, msg);
+}
+
+/* promote NAME, rollback NAME (canary.c). */
+static void cmd_promote(struct rr_control *c, struct rr_invoker *inv,
+			const struct rr_config *cfg, const char *arg, FILE *f)
+{
+	char msg[RR_ERRLEN * 2] = "";
+
+	reply(f, rr_invoker_promote(inv, arg, msg, sizeof(msg)), msg);
+}
+
+static void cmd_rollback(struct rr_control *c, struct rr_invoker *inv,
+			 const struct rr_config *cfg, const char *arg, FILE *f)
+{
+	char msg[RR_ERRLEN * 2] = "";
+
+	reply(f, rr_invoker_rollback(inv, arg, msg, sizeof(msg)), msg);
 }
 
 static void cmd_remove(struct rr_control *c, struct rr_invoker *inv,
@@ -740,6 +808,8 @@ static handler_fn *const handlers[RR_CTL_NCMDS] = {
 	[RR_CTL_TOP] = cmd_top,
 	[RR_CTL_CAPTURE] = cmd_capture,
 	[RR_CTL_TRACE] = cmd_trace,
+	[RR_CTL_PROMOTE] = cmd_promote,
+	[RR_CTL_ROLLBACK] = cmd_rollback,
 };
 
 /* The answer to a line that names no command: the ones there are. */
@@ -848,7 +918,9 @@ static void dispatch(struct rr_control *c, struct rr_invoker *inv,
 	/* Both change the functions or the workers that the reload's new
 	 * states are being made for. */
 	if (inv->reload && (rr_ctlcmd_id(cmd) == RR_CTL_DEPLOY ||
-			    rr_ctlcmd_id(cmd) == RR_CTL_THREADS)) {
+			    rr_ctlcmd_id(cmd) == RR_CTL_THREADS ||
+			    rr_ctlcmd_id(cmd) == RR_CTL_PROMOTE ||
+			    rr_ctlcmd_id(cmd) == RR_CTL_ROLLBACK)) {
 		snprintf(msg, sizeof(msg),
 			 "a reload is under way; %s once it is done",
 			 cmd->name);

@@ -111,14 +111,12 @@ static void group_next(const struct rr_invoker *inv, struct group *g)
 	}
 }
 
-/* A group's labels: port and function, then the queue and thread where
+/* A group's labels: the function's, then the queue and thread where
  * the detail keeps them; the caller adds the rest and the braces. */
 static void group_labels(FILE *out, const struct rr_invoker *inv,
 			 const struct group *g)
 {
-	const struct rr_service *svc = inv->slots[g->slot].svc;
-
-	fprintf(out, "port=\"%u\",function=\"%s\"", svc->port, svc->fn->name);
+	rr_metric_fn_labels(out, &inv->slots[g->slot]);
 	if (inv->cfg->metrics_detail != RR_DETAIL_FUNCTION)
 		fprintf(out, ",queue=\"%u\"", g->q);
 	if (inv->cfg->metrics_detail == RR_DETAIL_SOCKET && g->sockets)
@@ -347,12 +345,13 @@ static void write_function_counters(struct rr_invoker *inv, FILE *out)
 		"Events a function counted (rr_fn_count()), by its counter's name (rr_fn_counter()).");
 	for (slot = 0; slot < inv->nslots; slot++) {
 		s = &inv->slots[slot];
-		for (c = 0; c < s->fn_ctrs.n; c++)
-			fprintf(out,
-				"reqrouter_function_events_total{port=\"%u\",function=\"%s\",counter=\"%s\"} %lu\n",
-				s->svc->port, s->svc->fn->name,
+		for (c = 0; c < s->fn_ctrs.n; c++) {
+			fprintf(out, "reqrouter_function_events_total{");
+			rr_metric_fn_labels(out, s);
+			fprintf(out, ",counter=\"%s\"} %lu\n",
 				s->fn_ctrs.name[c],
 				rr_fn_counter_sum(inv, slot, c));
+		}
 	}
 }
 
@@ -367,21 +366,21 @@ static void write_faults(struct rr_invoker *inv, FILE *out)
 		"Calls that crashed their cell, or ran past max_run_us and were killed.");
 	for (slot = 0; slot < inv->nslots; slot++) {
 		s = &inv->slots[slot];
-		fprintf(out,
-			"reqrouter_function_faults_total{port=\"%u\",function=\"%s\",kind=\"crash\"} %lu\n",
-			s->svc->port, s->svc->fn->name, s->faults.crashes);
-		fprintf(out,
-			"reqrouter_function_faults_total{port=\"%u\",function=\"%s\",kind=\"timeout\"} %lu\n",
-			s->svc->port, s->svc->fn->name, s->faults.timeouts);
+		fprintf(out, "reqrouter_function_faults_total{");
+		rr_metric_fn_labels(out, s);
+		fprintf(out, ",kind=\"crash\"} %lu\n", s->faults.crashes);
+		fprintf(out, "reqrouter_function_faults_total{");
+		rr_metric_fn_labels(out, s);
+		fprintf(out, ",kind=\"timeout\"} %lu\n", s->faults.timeouts);
 	}
 	rr_metric_family(
 		out, "reqrouter_function_quarantined", "gauge",
 		"1 while the function is quarantined: its port drops or passes its requests.");
 	for (slot = 0; slot < inv->nslots; slot++) {
 		s = &inv->slots[slot];
-		fprintf(out,
-			"reqrouter_function_quarantined{port=\"%u\",function=\"%s\"} %d\n",
-			s->svc->port, s->svc->fn->name, s->quarantined);
+		fprintf(out, "reqrouter_function_quarantined{");
+		rr_metric_fn_labels(out, s);
+		fprintf(out, "} %d\n", s->quarantined);
 	}
 	rr_metric_family(out, "reqrouter_cell_restarts_total", "counter",
 			 "Cells that died and were forked again.");
@@ -539,14 +538,14 @@ static void write_histogram(struct rr_invoker *inv, FILE *out, const char *name,
 	static const uint64_t le[] = { RR_LATENCY_LE_NS };
 	uint64_t bucket[RR_LATENCY_NLE + 1], sum_ns, cum;
 	const struct rr_latency *l;
-	const struct rr_service *svc;
+	const struct rr_slot *s;
 	uint32_t slot, q, t, b;
 	char sec[32];
 
 	_Static_assert(ARRAY_SIZE(le) == RR_LATENCY_NLE, "RR_LATENCY_LE_NS");
 	rr_metric_family(out, name, "histogram", help);
 	for (slot = 0; slot < inv->nslots; slot++) {
-		svc = inv->slots[slot].svc;
+		s = &inv->slots[slot];
 		memset(bucket, 0, sizeof(bucket));
 		sum_ns = 0;
 		for (q = 0; q < inv->nqueues; q++)
@@ -564,16 +563,17 @@ static void write_histogram(struct rr_invoker *inv, FILE *out, const char *name,
 			cum += bucket[b];
 			if (b < RR_LATENCY_NLE)
 				seconds(sec, sizeof(sec), le[b]);
-			fprintf(out,
-				"%s_bucket{port=\"%u\",function=\"%s\",le=\"%s\"} %lu\n",
-				name, svc->port, svc->fn->name,
+			fprintf(out, "%s_bucket{", name);
+			rr_metric_fn_labels(out, s);
+			fprintf(out, ",le=\"%s\"} %lu\n",
 				b < RR_LATENCY_NLE ? sec : "+Inf", cum);
 		}
 		seconds(sec, sizeof(sec), sum_ns);
-		fprintf(out, "%s_sum{port=\"%u\",function=\"%s\"} %s\n", name,
-			svc->port, svc->fn->name, sec);
-		fprintf(out, "%s_count{port=\"%u\",function=\"%s\"} %lu\n",
-			name, svc->port, svc->fn->name, cum);
+		fprintf(out, "%s_sum{", name);
+		rr_metric_fn_labels(out, s);
+		fprintf(out, "} %s\n%s_count{", sec, name);
+		rr_metric_fn_labels(out, s);
+		fprintf(out, "} %lu\n", cum);
 	}
 }
 
@@ -675,9 +675,9 @@ static void write_guards(struct rr_invoker *inv, FILE *out)
 			/* Classes past 0 only where a group is listed. */
 			if (k && !mask)
 				continue;
-			fprintf(out,
-				"reqrouter_steering_workers{port=\"%u\",function=\"%s\",steering=\"%s\",class=\"%u\"} %d\n",
-				s->svc->port, s->svc->fn->name,
+			fprintf(out, "reqrouter_steering_workers{");
+			rr_metric_fn_labels(out, s);
+			fprintf(out, ",steering=\"%s\",class=\"%u\"} %d\n",
 				rr_steering_names[s->svc->steering], k,
 				mask ? __builtin_popcount(mask)
 				     : (int)inv->group_threads);
@@ -690,9 +690,9 @@ static void write_guards(struct rr_invoker *inv, FILE *out)
 		s = &inv->slots[slot];
 		if (s->spread.state == RR_SPREAD_OFF)
 			continue;
-		fprintf(out,
-			"reqrouter_xdp_spread_cpus{port=\"%u\",function=\"%s\",state=\"%s\"} %u\n",
-			s->svc->port, s->svc->fn->name,
+		fprintf(out, "reqrouter_xdp_spread_cpus{");
+		rr_metric_fn_labels(out, s);
+		fprintf(out, ",state=\"%s\"} %u\n",
 			rr_spread_state_name(s->spread.state),
 			s->spread.state == RR_SPREAD_ON ? s->spread.n : 0);
 	}
@@ -701,10 +701,9 @@ static void write_guards(struct rr_invoker *inv, FILE *out)
 		"1 while the function is answered in XDP first (its program or its reply cache).");
 	for (slot = 0; slot < inv->nslots; slot++) {
 		s = &inv->slots[slot];
-		fprintf(out,
-			"reqrouter_function_in_kernel{port=\"%u\",function=\"%s\"} %d\n",
-			s->svc->port, s->svc->fn->name,
-			rr_slot_in_kernel(inv, s));
+		fprintf(out, "reqrouter_function_in_kernel{");
+		rr_metric_fn_labels(out, s);
+		fprintf(out, "} %d\n", rr_slot_in_kernel(inv, s));
 	}
 }
 
@@ -803,6 +802,7 @@ int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 	write_latency(inv, out);
 	write_function_counters(inv, out);
 	write_faults(inv, out);
+	rr_canary_write_metrics(inv, out);
 	write_guards(inv, out);
 	write_xsk_stats(inv, out);
 	write_frames(inv, out);

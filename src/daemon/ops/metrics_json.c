@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "expo.h"
 #include "frame.h"
 #include "latency.h"
 #include "metrics_internal.h"
@@ -47,6 +48,7 @@ static void json_function(struct rr_invoker *inv, uint32_t slot,
 {
 	const struct rr_service *svc = inv->slots[slot].svc;
 	uint64_t rx = 0, tx = 0, drops[RR_DROP_MAX] = { 0 };
+	char version[64];
 	uint64_t lat[RR_LATENCY_NLE + 1] = { 0 },
 				      qd[RR_LATENCY_NLE + 1] = { 0 };
 	uint64_t sum[RR_FN_STAT_MAX] = { 0 };
@@ -72,6 +74,9 @@ static void json_function(struct rr_invoker *inv, uint32_t slot,
 			sum[i] += fs[rr_fn_row(inv, q, slot) + i];
 	fprintf(out, "{\"name\":");
 	rr_json_str(out, svc->fn->name);
+	fprintf(out, ",\"version\":");
+	rr_json_str(out,
+		    rr_fn_version(&inv->slots[slot], version, sizeof(version)));
 	fprintf(out,
 		",\"port\":%u,\"user\":{\"rx\":%lu,\"tx\":%lu,\"dropped\":{",
 		svc->port, rx, tx);

@@ -1105,10 +1105,9 @@ void rr_tcp_write_metric(struct rr_invoker *inv, FILE *out, const char *name)
 		if (inv->tcp.listen_fd[slot] < 0)
 			continue;
 		rr_tcp_stats_sum(inv, slot, &st);
-		fprintf(out,
-			"%s{port=\"%u\",function=\"%s\",tier=\"user\",transport=\"tcp\"} %lu\n",
-			name, inv->slots[slot].svc->port,
-			inv->slots[slot].svc->fn->name,
+		fprintf(out, "%s{", name);
+		rr_metric_fn_labels(out, &inv->slots[slot]);
+		fprintf(out, ",tier=\"user\",transport=\"tcp\"} %lu\n",
 			rx ? st.requests : st.replies);
 	}
 }
@@ -1152,14 +1151,14 @@ void rr_tcp_write_metrics(struct rr_invoker *inv, FILE *out)
 		if (inv->tcp.listen_fd[slot] < 0)
 			continue;
 		rr_tcp_stats_sum(inv, slot, &st);
-		for (i = 0; i < ARRAY_SIZE(tcp_events); i++)
-			fprintf(out,
-				"reqrouter_tcp_events_total{port=\"%u\",function=\"%s\",event=\"%s\"} %lu\n",
-				inv->slots[slot].svc->port,
-				inv->slots[slot].svc->fn->name,
+		for (i = 0; i < ARRAY_SIZE(tcp_events); i++) {
+			fprintf(out, "reqrouter_tcp_events_total{");
+			rr_metric_fn_labels(out, &inv->slots[slot]);
+			fprintf(out, ",event=\"%s\"} %lu\n",
 				tcp_events[i].event,
 				*(const uint64_t *)((const char *)&st +
 						    tcp_events[i].off));
+		}
 	}
 }
 

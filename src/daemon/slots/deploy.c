@@ -125,20 +125,32 @@ static int prepare_one(struct rr_invoker *inv, struct deploy *d,
 	} else {
 		s = &inv->slots[slot];
 		into = &d->fresh[slot];
+		if (rr_slot_canary(inv, s)) {
+			snprintf(
+				err, errlen,
+				"'%s' has a canary running: promote or roll it back first",
+				fn->name);
+			return -EBUSY;
+		}
 	}
 	return rr_slot_instance_new(inv, s, fn, s->svc, into, err, errlen);
 }
 
-/* A replaced function moves to cells of its own where it wants them
- * and the shared ones served it: module code never runs beside the
+/* A function replaced by @fn moves to cells of its own where it wants
+ * them and the shared ones served it: module code never runs beside the
  * functions that share cells (docs/DESIGN.md, "Cell groups"). */
-static bool moves(const struct rr_invoker *inv, const struct deploy *d,
-		  uint32_t slot)
+static bool moves_for(const struct rr_invoker *inv, uint32_t slot,
+		      const struct rr_function *fn)
 {
 	const struct rr_slot *s = &inv->slots[slot];
 
-	return d->fresh[slot] && !s->cell_group &&
-	       rr_slot_wants_own_cells(inv, s->svc, d->fresh[slot]->fn);
+	return !s->cell_group && rr_slot_wants_own_cells(inv, s->svc, fn);
+}
+
+static bool moves(const struct rr_invoker *inv, const struct deploy *d,
+		  uint32_t slot)
+{
+	return d->fresh[slot] && moves_for(inv, slot, d->fresh[slot]->fn);
 }
 
 /* The cell groups the deploy must add: one per new or moving function
@@ -205,9 +217,7 @@ static int prepare(struct rr_invoker *inv, struct deploy *d, char *msg,
 static void undo(struct rr_invoker *inv, struct deploy *d)
 {
 	struct rr_config *cfg = (struct rr_config *)inv->cfg;
-	struct rr_service *svc;
 	uint32_t slot;
-	size_t j;
 
 	for (slot = 0; slot < RR_MAX_SLOTS; slot++) {
 		rr_fn_instance_free(d->fresh[slot]);
@@ -217,56 +227,57 @@ static void undo(struct rr_invoker *inv, struct deploy *d)
 	for (slot = inv->nslots; slot < RR_MAX_SLOTS; slot++)
 		inv->slots[slot].svc = NULL;
 	/* Services appended for new functions go again. */
-	while (cfg->nservices > d->nserv) {
-		svc = &cfg->services[--cfg->nservices];
-		for (j = 0; j < svc->nsettings; j++) {
-			free((char *)svc->settings[j].key);
-			free((char *)svc->settings[j].value);
-		}
-		svc->nsettings = 0;
-	}
+	while (cfg->nservices > d->nserv)
+		rr_service_drop_settings(&cfg->services[--cfg->nservices]);
 	if (d->snap)
 		rr_registry_restore(d->snap);
 	rr_module_close(d->m);
 }
 
+struct rr_fn_instance *rr_slot_replace(struct rr_invoker *inv, uint32_t slot,
+				       struct rr_fn_instance *fresh)
+{
+	struct rr_slot *s = &inv->slots[slot];
+	struct rr_fn_instance *old;
+	char err[RR_ERRLEN];
+	bool move;
+
+	move = moves_for(inv, slot, fresh->fn) && inv->add_group &&
+	       rr_slot_new_group(inv, s->svc, fresh->fn, inv->ngroups, err,
+				 sizeof(err)) > 0;
+	rr_user_tier_only(inv, s);
+	/* Its new group's workers are forked knowing it is theirs; the
+	 * shared cells, forked again once the old instance is retired,
+	 * drop what was queued for it there. */
+	if (move)
+		s->cell_group = inv->ngroups;
+	old = rr_swap_instance(s, fresh);
+	/* The main thread's view; workers read the instance. */
+	((struct rr_service *)s->svc)->fn = fresh->fn;
+	if (move && inv->add_group(inv, err, sizeof(err))) {
+		pr_warn("deploy: '%s' stays in the shared cells: %s\n",
+			s->svc->fn->name, err);
+		s->cell_group = 0;
+	}
+	if (s->removed || move) {
+		s->removed = false;
+		rr_slot_sync(inv, s);
+	}
+	return old;
+}
+
 /* The served functions the module replaces move to their new instances
- * (returned in @old until retired), and to cells of their own where they
- * want them (moves()); a removed one's port comes back. Returns how many
- * were replaced. */
+ * (returned in @old until retired); a removed one's port comes back.
+ * Returns how many were replaced. */
 static uint32_t replace(struct rr_invoker *inv, struct deploy *d,
 			struct rr_fn_instance **old)
 {
-	char err[RR_ERRLEN];
-	struct rr_slot *s;
 	uint32_t slot, n = 0;
-	bool move;
 
 	for (slot = 0; slot < inv->nslots; slot++) {
 		if (!d->fresh[slot])
 			continue;
-		s = &inv->slots[slot];
-		move = moves(inv, d, slot) && inv->add_group &&
-		       rr_slot_new_group(inv, s->svc, d->fresh[slot]->fn,
-					 inv->ngroups, err, sizeof(err)) > 0;
-		rr_user_tier_only(inv, s);
-		/* Its new group's workers are forked knowing it is theirs;
-		 * the shared cells, forked again once the old instance is
-		 * retired, drop what was queued for it there. */
-		if (move)
-			s->cell_group = inv->ngroups;
-		old[slot] = rr_swap_instance(s, d->fresh[slot]);
-		/* The main thread's view; workers read the instance. */
-		((struct rr_service *)s->svc)->fn = d->fresh[slot]->fn;
-		if (move && inv->add_group(inv, err, sizeof(err))) {
-			pr_warn("deploy: '%s' stays in the shared cells: %s\n",
-				s->svc->fn->name, err);
-			s->cell_group = 0;
-		}
-		if (s->removed || move) {
-			s->removed = false;
-			rr_slot_sync(inv, s);
-		}
+		old[slot] = rr_slot_replace(inv, slot, d->fresh[slot]);
 		n++;
 	}
 	return n;

@@ -121,6 +121,7 @@ struct reload {
 	 * whether the cached replies are of an older state or settings. */
 	const struct rr_service *made_with[RR_MAX_SLOTS];
 	bool stale[RR_MAX_SLOTS];
+	bool canary[RR_MAX_SLOTS]; /* its `canary` changed (canary.c) */
 };
 
 static void say(struct reload *r, enum said what, const char *fmt, ...)
@@ -313,6 +314,12 @@ static void apply(struct reload *r, uint32_t slot, const struct rr_service *to,
 	for (k = 0; k < n; k++) {
 		if (!rows[k]->live || is_key(rows[k], "enabled"))
 			continue;
+		/* Once every function is reloaded: apply_canaries(). */
+		if (is_key(rows[k], "canary")) {
+			copy_field(rows[k], svc, to);
+			r->canary[slot] = true;
+			continue;
+		}
 		live++;
 		if (is_key(rows[k], "allow") && to->nallow) {
 			allow_ret = change_allow(inv, slot, was, nwas, to);
@@ -369,7 +376,8 @@ static void apply(struct reload *r, uint32_t slot, const struct rr_service *to,
 			    svc->nrate_limit_exempt))
 			rr_rl_exempt(&inv->xdp, slot, &xwas[i], false);
 	for (k = 0; k < n; k++) {
-		if (!rows[k]->live || is_key(rows[k], "enabled"))
+		if (!rows[k]->live || is_key(rows[k], "enabled") ||
+		    is_key(rows[k], "canary"))
 			continue;
 		if (is_key(rows[k], "allow") && allow_ret)
 			say(r, SAID_FAILED,
@@ -390,6 +398,25 @@ static void apply(struct reload *r, uint32_t slot, const struct rr_service *to,
 		else
 			say(r, SAID_APPLIED, "[function %s] %s: applied", name,
 			    rows[k]->key);
+	}
+}
+
+/* The canaries whose `canary` changed, started, changed or rolled back
+ * as it now says (canary.c). */
+static void apply_canaries(struct reload *r)
+{
+	char msg[RR_ERRLEN * 2];
+	uint32_t slot, n = r->inv->nslots;
+	int ret;
+
+	for (slot = 0; slot < n; slot++) {
+		if (!r->canary[slot])
+			continue;
+		ret = rr_canary_configured(r->inv, slot, msg, sizeof(msg));
+		say(r, ret < 0 ? SAID_FAILED : SAID_APPLIED,
+		    "[function %s] canary: %s: %s",
+		    r->inv->slots[slot].svc->fn->name,
+		    ret < 0 ? "failed" : "applied", msg);
 	}
 }
 
@@ -523,49 +550,6 @@ static void reload_slot(struct reload *r, uint32_t slot)
 		set_enabled(r, slot, to->enabled);
 }
 
-/* Frees the strings of @svc's own settings (the running config's). */
-static void drop_settings(struct rr_service *svc)
-{
-	uint32_t j;
-
-	for (j = 0; j < svc->nsettings; j++) {
-		free((char *)svc->settings[j].key);
-		free((char *)svc->settings[j].value);
-	}
-	svc->nsettings = 0;
-}
-
-/*
- * The function's own settings of @from into the running @svc, whose
- * instance was made with them (a later `threads N` makes its instances
- * from these): copies, their file the running config's. 0 or -ENOMEM
- * (@svc unchanged).
- */
-static int keep_settings(struct rr_service *svc, const struct rr_service *from,
-			 const char *file)
-{
-	struct rr_fn_setting copy[RR_MAX_FN_SETTINGS];
-	uint32_t i, j;
-
-	for (i = 0; i < from->nsettings; i++) {
-		copy[i] = from->settings[i];
-		copy[i].key = strdup(from->settings[i].key);
-		copy[i].value = strdup(from->settings[i].value);
-		copy[i].file = file;
-		if (!copy[i].key || !copy[i].value) {
-			for (j = 0; j <= i; j++) {
-				free((char *)copy[j].key);
-				free((char *)copy[j].value);
-			}
-			return -ENOMEM;
-		}
-	}
-	drop_settings(svc);
-	memcpy(svc->settings, copy, i * sizeof(copy[0]));
-	svc->nsettings = i;
-	return 0;
-}
-
 /* A function @to enables that no slot serves: served like a deployed one,
  * its service in the running config now @to's. */
 static void add_function(struct reload *r, const struct rr_service *to)
@@ -615,9 +599,9 @@ static void add_function(struct reload *r, const struct rr_service *to)
 		return;
 	}
 	/* Unserved, it is nobody's but ours to rewrite. */
-	drop_settings(svc);
+	rr_service_drop_settings(svc);
 	memcpy(svc, to, offsetof(struct rr_service, settings));
-	if (keep_settings(svc, to, r->cfg->config_file)) {
+	if (rr_service_keep_settings(svc, to, r->cfg->config_file)) {
 		say(r, SAID_FAILED, "[function %s] enabled: failed: %s", name,
 		    strerror(ENOMEM));
 		return;
@@ -734,8 +718,9 @@ static void after_renewal(struct reload *r)
 	for (slot = 0; slot < r->inv->nslots; slot++) {
 		s = &r->inv->slots[slot];
 		if (r->made_with[slot] &&
-		    keep_settings((struct rr_service *)s->svc,
-				  r->made_with[slot], r->cfg->config_file))
+		    rr_service_keep_settings((struct rr_service *)s->svc,
+					     r->made_with[slot],
+					     r->cfg->config_file))
 			say(r, SAID_FAILED,
 			    "[function %s]: out of memory for its settings: threads N would re-initialise it with the old ones",
 			    s->svc->fn->name);
@@ -870,7 +855,8 @@ static void plan(struct rr_invoker *inv, struct rr_reload *rl)
 	rl->nthreads = inv->nthreads;
 	for (slot = 0; slot < inv->nslots; slot++) {
 		to = rr_config_service_of(next, inv->slots[slot].svc->fn);
-		if (!to || !to->enabled || !to->fn->init)
+		if (!to || !to->enabled || !to->fn->init ||
+		    inv->slots[slot].canary_of)
 			continue;
 		p = &rl->served[slot];
 		p->fn = to->fn;
@@ -962,9 +948,11 @@ static int apply_reload(struct rr_invoker *inv, struct rr_reload *rl, char *msg,
 	reload_main(&r);
 	reload_groups(&r);
 	for (slot = 0; slot < nslots; slot++) {
-		const struct rr_service *to =
-			rr_config_service_of(next, inv->slots[slot].svc->fn);
+		const struct rr_service *to;
 
+		if (inv->slots[slot].canary_of) /* the function's slot's */
+			continue;
+		to = rr_config_service_of(next, inv->slots[slot].svc->fn);
 		reload_slot(&r, slot);
 		if (to &&
 		    rr_cookie_adopt(inv, slot,
@@ -974,6 +962,7 @@ static int apply_reload(struct rr_invoker *inv, struct rr_reload *rl, char *msg,
 			    "[function %s] a new cookie secret: the previous one stays valid for %d s",
 			    to->fn->name, RR_COOKIE_PAST_S);
 	}
+	apply_canaries(&r);
 	for (slot = 0; slot < next->nservices; slot++)
 		if (next->services[slot].enabled &&
 		    rr_slot_of(inv, next->services[slot].fn->name) < 0)

@@ -298,9 +298,56 @@ int rr_slot_of(const struct rr_invoker *inv, const char *name)
 	uint32_t slot;
 
 	for (slot = 0; slot < inv->nslots; slot++)
-		if (!strcmp(inv->slots[slot].svc->fn->name, name))
+		if (!inv->slots[slot].canary_of &&
+		    !strcmp(inv->slots[slot].svc->fn->name, name))
 			return (int)slot;
 	return -1;
+}
+
+const struct rr_slot *rr_slot_canary(const struct rr_invoker *inv,
+				     const struct rr_slot *s)
+{
+	const struct rr_slot *c;
+
+	if (!s->canary || s->canary > inv->nslots)
+		return NULL;
+	c = &inv->slots[s->canary - 1];
+	return c->removed ? NULL : c;
+}
+
+const struct rr_slot *rr_canary_any(const struct rr_invoker *inv)
+{
+	uint32_t slot;
+
+	for (slot = 0; slot < inv->nslots; slot++)
+		if (rr_slot_canary(inv, &inv->slots[slot]))
+			return &inv->slots[slot];
+	return NULL;
+}
+
+/*
+ * Canary slot @s's entry (kern/lib/canary.h), made from @conf: its own
+ * sockets and steering from the pick on; what comes before the pick
+ * (the guards, heavy hitters, rate limits) is the function's, and what a
+ * canary does not have (an XDP program, the cache, spreading) is left
+ * out. None while it is removed or quarantined: its share of sources
+ * goes to the function then.
+ */
+static int canary_put(struct rr_invoker *inv, const struct rr_slot *s,
+		      const struct rr_port_conf *conf)
+{
+	const struct rr_slot *fs = &inv->slots[s->canary_of - 1];
+	struct rr_canary c = {
+		.seed = fs->canary_seed,
+		.share = fs->canary_permille * RR_CANARY_SHARE_ONE / 1000,
+		.conf = *conf,
+	};
+
+	if (s->removed || s->quarantined)
+		return rr_xdp_del_canary(&inv->xdp, s->svc->port);
+	c.conf.flags &= ~(RR_PORT_XDP | RR_PORT_CACHE | RR_PORT_SPREAD |
+			  RR_PORT_HH | RR_PORT_RL | RR_PORT_CANARY);
+	return rr_xdp_set_canary(&inv->xdp, s->svc->port, &c);
 }
 
 /*
@@ -331,10 +378,15 @@ int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 	int ret;
 
 	rr_steer_parse(s);
+	/* A canary's slot that serves no more: what XDP sent it before
+	 * it knew goes back unanswered, never into code being unloaded. */
 	__atomic_store_n(&inv->live->quarantined[s - inv->slots],
-			 s->quarantined, __ATOMIC_RELAXED);
+			 s->quarantined || (s->canary_of && s->removed),
+			 __ATOMIC_RELAXED);
 	__atomic_store_n(&inv->live->cache_gen[s - inv->slots], s->cache_gen,
 			 __ATOMIC_RELAXED);
+	if (s->canary_of && (s->removed || s->quarantined))
+		return canary_put(inv, s, &conf);
 	if (s->removed || (s->quarantined && s->svc->quarantine_pass)) {
 		memset(&inv->live->rl_cost[s - inv->slots], 0,
 		       sizeof(inv->live->rl_cost[0]));
@@ -385,7 +437,13 @@ int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 	rr_cookie_port_conf(inv, (uint32_t)(s - inv->slots), s->svc, &conf);
 	/* What its workers charge, before the flag that has XDP read it. */
 	rr_rl_cost_conf(s->svc, &conf, &inv->live->rl_cost[s - inv->slots]);
-	ret = rr_xdp_set_port(&inv->xdp, s->svc->port, &conf);
+	conf.flags &= ~RR_PORT_CANARY;
+	if (rr_slot_canary(inv, s) && s->canary_permille)
+		conf.flags |= RR_PORT_CANARY;
+	if (s->canary_of)
+		ret = canary_put(inv, s, &conf);
+	else
+		ret = rr_xdp_set_port(&inv->xdp, s->svc->port, &conf);
 	rr_spread_sweep(inv);
 	return ret;
 }

@@ -128,10 +128,53 @@ void rr_invoker_reload_cancel(struct rr_invoker *inv);
  */
 int rr_invoker_deploy(struct rr_invoker *inv, const char *path, char *msg,
 		      size_t msglen);
+/* Puts @fresh in served slot @slot, as a deploy replaces a function:
+ * its XDP program and cache out, to cells of its own where it wants
+ * them, a removed port back. Returns the instance replaced, in use
+ * until retired. */
+struct rr_fn_instance *rr_slot_replace(struct rr_invoker *inv, uint32_t slot,
+				       struct rr_fn_instance *fresh);
 /* Takes function @name's port out of the XDP program (its packets go to
  * the kernel); a later deploy of it puts it back. */
 int rr_invoker_remove(struct rr_invoker *inv, const char *name, char *msg,
 		      size_t msglen);
+
+/* canary.c (docs/DESIGN.md, "Canaries") */
+/* Runs the one function of module @path beside the served function of
+ * its name, for @permille of the sources (10-990); 0 or -errno, @msg
+ * says what happened, and on failure nothing changed. */
+int rr_invoker_canary(struct rr_invoker *inv, const char *path,
+		      uint32_t permille, char *msg, size_t msglen);
+/* Function @name's canary serves all of its sources, the version it
+ * replaces retired as a deploy retires one. */
+int rr_invoker_promote(struct rr_invoker *inv, const char *name, char *msg,
+		       size_t msglen);
+/* Function @name's canary stops: its sources go back to the function,
+ * then its code is unloaded. */
+int rr_invoker_rollback(struct rr_invoker *inv, const char *name, char *msg,
+			size_t msglen);
+/* Once a second: every canary's figures over its window against its
+ * function's; one past them by the margin (canary_rollback) is rolled
+ * back, said at warning, counted. */
+void rr_canary_watch(struct rr_invoker *inv, uint64_t now);
+/* reqrouter_canary_rollbacks_total. */
+void rr_canary_write_metrics(const struct rr_invoker *inv, FILE *out);
+/* Frees a canary slot's own service. NULL-safe. */
+void rr_canary_service_free(const struct rr_service *svc);
+/* Function slot @slot's canary as its `canary` key says: started,
+ * its share changed, replaced, or (one the config started, the key
+ * gone) rolled back. 0 done, 1 nothing to do, -errno failed; @msg says
+ * what. */
+int rr_canary_configured(struct rr_invoker *inv, uint32_t slot, char *msg,
+			 size_t msglen);
+/* At start: every function's `canary`, said in the log. */
+void rr_canary_start_configured(struct rr_invoker *inv);
+/* The first served function with a canary running, or NULL. */
+const struct rr_slot *rr_canary_any(const struct rr_invoker *inv);
+/* The canary running beside function slot @s, or NULL (none, or @s is a
+ * canary's). */
+const struct rr_slot *rr_slot_canary(const struct rr_invoker *inv,
+				     const struct rr_slot *s);
 
 /* quarantine.c */
 /* One more fault (a crash, or with @timeout an overrun) of the function

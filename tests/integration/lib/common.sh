@@ -259,6 +259,15 @@ rr_load_checks() {
 	check_eq "${3:-}no wrong reply, no timeout" "0 0" "$wrong $tmo"
 }
 
+# old_api_module PATH: builds at PATH a module of function API 1, which
+# every reqrouter since API 2 refuses to load.
+old_api_module() {
+	printf '%s\n' '#include <stddef.h>' '#include <stdint.h>' \
+		'const void *rr_module_functions(size_t *n, uint32_t *api)' \
+		'{ *n = 0; *api = 1; return NULL; }' >"${1%.so}.c" &&
+		gcc -shared -fPIC -o "$1" "${1%.so}.c"
+}
+
 # rr_exits_on_its_own WHAT LINES: after something took reqrouter's ground
 # away, it exits within 5 s with a non-zero status; the last LINES of its
 # stderr are shown.

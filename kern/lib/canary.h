@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Canaries (docs/DESIGN.md, "Canaries"): for a port whose entry has
+ * RR_PORT_CANARY, a keyed hash of the source address sends a share of
+ * the sources on with the canary's own port entry, so that the rest of
+ * the path (the in-kernel tier, steering to its sockets) is the canary's.
+ */
+#ifndef RR_LIB_CANARY_H
+#define RR_LIB_CANARY_H
+
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+
+#include "lib/common.h"
+#include "shared/canary.h"
+#include "shared/hh.h"
+#include "shared/port.h"
+
+/* By UDP destination port: the canary beside the function it serves. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, __u32);
+	__type(value, struct rr_canary);
+	__uint(max_entries, RR_MAX_SLOTS);
+} canary_map SEC(".maps");
+
+/* The entry the request to @port goes on with: the canary's for its
+ * share of sources, else @conf. */
+static __always_inline struct rr_port_conf *
+canary_pick(struct rr_port_conf *conf, __u32 port, void *l3, void *end,
+	    int ipv6)
+{
+	struct rr_canary *c = bpf_map_lookup_elem(&canary_map, &port);
+	__u64 a = 0, b = 0, h;
+
+	if (!c)
+		return conf;
+	if (ipv6) {
+		struct ipv6hdr *ip6h = l3;
+
+		if ((void *)(ip6h + 1) > end)
+			return conf;
+		__builtin_memcpy(&a, &ip6h->saddr.in6_u.u6_addr8[0], 8);
+		__builtin_memcpy(&b, &ip6h->saddr.in6_u.u6_addr8[8], 8);
+	} else {
+		struct iphdr *iph = l3;
+
+		if ((void *)(iph + 1) > end)
+			return conf;
+		a = iph->saddr;
+	}
+	h = rr_hh_mix(rr_hh_round(rr_hh_round(c->seed, a), b));
+	return (h & (RR_CANARY_SHARE_ONE - 1)) < c->share ? &c->conf : conf;
+}
+
+#endif /* RR_LIB_CANARY_H */
