@@ -31,6 +31,8 @@ tb_cli ip addr add $OUTSIDE4/32 dev "$TB_IF_CLI" || die "cannot add $OUTSIDE4"
 rr_start main -i "$TB_IF_SRV" -c configs/service.conf --metrics-file "$M" ||
 	die "reqrouter -c configs/service.conf did not start"
 tb_wait_file "$M" 5 || die "no metrics file at $M"
+check "log: the workers are raised only while their requests wait (worker_priority = auto)" \
+	grep -q "normal priority, realtime (SCHED_FIFO 1) while requests wait over 1 ms" "$RR_ERR"
 for fn in echo:7 reverse:1232; do
 	check "log: ${fn%:*} is served to its allow-list only" \
 		grep -q "serving '${fn%:*}' on UDP port ${fn#*:} to the sources in its allow-list" "$RR_ERR"
