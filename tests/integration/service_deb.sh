@@ -144,6 +144,7 @@ want() {
 /lib/systemd/system/reqrouter@.service
 /usr/lib/sysusers.d/reqrouter.conf
 /usr/sbin/reqrouter
+/usr/sbin/reqrouter-receive-nice
 /usr/sbin/reqrouterctl
 /usr/share/bash-completion/completions/reqrouter
 /usr/share/bash-completion/completions/reqrouterctl

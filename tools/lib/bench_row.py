@@ -19,7 +19,8 @@ import sys
 
 
 def load(path):
-    """A stats --json answer, or None."""
+    """A JSON document (rrload's summary, a stats --json answer), or
+    None when the run left none or half of one."""
     try:
         with open(path, encoding="utf-8") as f:
             return json.load(f)

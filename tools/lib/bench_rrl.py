@@ -18,9 +18,10 @@ empty, so a failed run still shows as a row.
 """
 import csv
 import ipaddress
-import json
 import statistics
 import sys
+
+from bench_row import load
 
 HEADER = ("rep,server,flood_net,sources,seconds,flood_sent,srv_rx,"
           "flood_answered,flood_slipped,flood_wrong,legit_sent,"
@@ -29,13 +30,6 @@ HEADER = ("rep,server,flood_net,sources,seconds,flood_sent,srv_rx,"
 SERVERS = ["knot-rrl", "rr-rrl", "knot-xdp", "rr-dns"]
 
 
-def load(path):
-    """An rrload summary, or None when the run left none."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
 
 
 def row(flood_path, legit_path, busy, rx, dropped, slipped):

@@ -103,8 +103,22 @@ static void unmap_ring(void *ring, uint64_t desc, uint32_t size, size_t entry)
 		munmap((char *)ring - desc, desc + (size_t)size * entry);
 }
 
+/* Whether a function of cell group @g charges its calls' time
+ * (rate_limit_us) as the cell starts. */
+static bool group_charges(const struct rr_invoker *inv, uint32_t g)
+{
+	uint32_t slot;
+
+	for (slot = 0; slot < inv->nslots; slot++)
+		if (inv->slots[slot].cell_group == g &&
+		    inv->slots[slot].svc->rate_limit_us)
+			return true;
+	return false;
+}
+
 /* Every worker's shared memory but @w's (NULL: all): the sockets' rings,
- * the other queues' UMEMs, rings and locks, the reports. */
+ * the other queues' UMEMs, rings and locks, the reports; the rate
+ * limiter's cost table but for a cell whose functions charge it. */
 int rr_unmap_workers(struct rr_invoker *inv, const struct rr_worker *w)
 {
 	struct xdp_mmap_offsets off;
@@ -159,6 +173,15 @@ int rr_unmap_workers(struct rr_invoker *inv, const struct rr_worker *w)
 	for (i = 0; i < RR_NWORKERS(inv); i++)
 		if (!w || i != w->index)
 			munmap(&inv->reports[i], sizeof(inv->reports[i]));
+	/* A cell that can write the cost table can have XDP limit any
+	 * function's clients: only the cells of a function with
+	 * rate_limit_us keep it (one set by a reload charges from the
+	 * cells forked after it), and no TCP loop, whose calls are not
+	 * charged. */
+	if (inv->xdp.rl_cost && (!w || !group_charges(inv, w->cell_group))) {
+		munmap(inv->xdp.rl_cost, inv->xdp.rl_cost_size);
+		inv->xdp.rl_cost = NULL;
+	}
 	return 0;
 }
 

@@ -191,7 +191,7 @@ static void charge_level(struct rr_rl_set *table, uint64_t h, uint64_t add,
 {
 	struct rr_rl_set *set = &table[rr_rl_set_of(h)];
 	struct rr_rl_entry *victim = &set->way[0];
-	uint64_t t, vt = UINT64_MAX;
+	__u64 t, vt = UINT64_MAX; /* the entries' type, for the exchanges */
 	uint32_t w;
 
 	for (w = 0; w < RR_RL_WAYS; w++) {
