@@ -24,7 +24,7 @@ export BUILD
 LINT_LIMIT=${LINT_LIMIT:-120}
 UNIT_LIMIT=${UNIT_LIMIT:-300}
 INTEGRATION_LIMIT=${INTEGRATION_LIMIT:-600}
-RUN_JOBS=${RUN_JOBS:-3}
+RUN_JOBS=${RUN_JOBS:-4}
 source tools/lib/runner.sh
 
 # The sanitizer pass runs reqrouter's own code under ASan and UBSan along
@@ -83,7 +83,7 @@ SAN_TESTS=${SAN_TESTS:-"
 # root's health must answer within 1 s; metrics_http_starve's /healthz
 # within 1 s under drip-fed connections, missed once in 20 beside
 # others). Each runs alone, after the
-# others, which run RUN_JOBS at a time (default 3; 1 runs every test
+# others, which run RUN_JOBS at a time (default 4; 1 runs every test
 # alone), each on a bed of its own: they mostly wait (for replies, a
 # metrics rewrite, a deadline), and nothing they check is upset by a
 # neighbour.
