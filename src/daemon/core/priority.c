@@ -198,7 +198,7 @@ static bool auto_watch(struct rr_worker *w, pid_t tid, uint64_t now)
 	}
 	if (w->rt_raised) {
 		if (waiting(w))
-			return true; /* the hold counts from the last wait */
+			return true; /* raised while they wait, past its hold */
 		if (now < w->rt_until_ns)
 			return true;
 		w->rt_raised = false;
