@@ -20,6 +20,8 @@
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 
+# The bare defaults a user meets: no XDP program on the veth peer.
+TB_PEER_XDP=0
 rr_bed 1
 for tool in kdig fstrm_capture dnstap-ldns; do
 	command -v $tool >/dev/null ||
