@@ -8,10 +8,8 @@
 #ifndef RR_LIB_CANARY_H
 #define RR_LIB_CANARY_H
 
-#include <linux/ip.h>
-#include <linux/ipv6.h>
-
 #include "lib/common.h"
+#include "lib/parse.h"
 #include "shared/canary.h"
 #include "shared/hh.h"
 #include "shared/port.h"
@@ -31,24 +29,10 @@ canary_pick(struct rr_port_conf *conf, __u32 port, void *l3, void *end,
 	    int ipv6)
 {
 	struct rr_canary *c = bpf_map_lookup_elem(&canary_map, &port);
-	__u64 a = 0, b = 0, h;
+	__u64 a, b, h;
 
-	if (!c)
+	if (!c || src_words(l3, end, ipv6, &a, &b))
 		return conf;
-	if (ipv6) {
-		struct ipv6hdr *ip6h = l3;
-
-		if ((void *)(ip6h + 1) > end)
-			return conf;
-		__builtin_memcpy(&a, &ip6h->saddr.in6_u.u6_addr8[0], 8);
-		__builtin_memcpy(&b, &ip6h->saddr.in6_u.u6_addr8[8], 8);
-	} else {
-		struct iphdr *iph = l3;
-
-		if ((void *)(iph + 1) > end)
-			return conf;
-		a = iph->saddr;
-	}
 	h = rr_hh_mix(rr_hh_round(rr_hh_round(c->seed, a), b));
 	return (h & (RR_CANARY_SHARE_ONE - 1)) < c->share ? &c->conf : conf;
 }

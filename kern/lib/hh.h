@@ -10,13 +10,12 @@
 #define RR_LIB_HH_H
 
 #include <linux/bpf.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
 #include <bpf/bpf_helpers.h>
 
 #include <reqrouter/rr_xdp_packet.h>
 
 #include "lib/common.h"
+#include "lib/parse.h"
 #include "shared/hh.h"
 #include "shared/port.h"
 
@@ -61,7 +60,7 @@ static __always_inline void hh_sample(struct rr_hh_cpu *hc,
 				      void *end, int ipv6)
 {
 	__u32 pos = hc->pos & (RR_HH_POOL - 1), slot = conf->slot, zero = 0;
-	__u64 a = 0, b = 0, w0, w1, n, h[RR_HH_KINDS];
+	__u64 a, b, w0, w1, n, h[RR_HH_KINDS];
 	struct rr_hh_cand *cand;
 	struct rr_hh_sketch *sk;
 	struct rr_hh_pool *pool;
@@ -73,22 +72,9 @@ static __always_inline void hh_sample(struct rr_hh_cpu *hc,
 	sk = bpf_map_lookup_elem(&hh_sketch, &slot);
 	if (!sk)
 		return;
-	if (ipv6) {
-		struct ipv6hdr *ip6h = l3;
-
-		if ((void *)(ip6h + 1) > end)
-			return;
-		__builtin_memcpy(&a, &ip6h->saddr.in6_u.u6_addr8[0], 8);
-		__builtin_memcpy(&b, &ip6h->saddr.in6_u.u6_addr8[8], 8);
-		family = AF_INET6;
-	} else {
-		struct iphdr *iph = l3;
-
-		if ((void *)(iph + 1) > end)
-			return;
-		a = iph->saddr;
-		family = AF_INET;
-	}
+	if (src_words(l3, end, ipv6, &a, &b))
+		return;
+	family = ipv6 ? AF_INET6 : AF_INET;
 	n = __sync_fetch_and_add(&sk->samples, 1);
 	cand = &sk->cand[n & (RR_HH_CANDS - 1)];
 	cand->family = family;

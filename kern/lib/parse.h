@@ -130,6 +130,34 @@ static __always_inline int parse_ipv6(struct cursor *c, __u32 *l4_len)
 }
 
 /* Payloads up to this long are summed in line (csum_small()). */
+/*
+ * The source address of the IPv4 or IPv6 header at @l3 (@end the
+ * frame's) as two words, as the heavy hitters, the rate limiter and the
+ * canaries hash it: an IPv4 address in @a, @b 0; an IPv6 one's first 8
+ * bytes in @a, its last 8 in @b. Returns -1 for a header past @end.
+ */
+static __always_inline int src_words(void *l3, void *end, int ipv6, __u64 *a,
+				     __u64 *b)
+{
+	*a = 0;
+	*b = 0;
+	if (ipv6) {
+		struct ipv6hdr *ip6h = l3;
+
+		if ((void *)(ip6h + 1) > end)
+			return -1;
+		__builtin_memcpy(a, &ip6h->saddr.in6_u.u6_addr8[0], 8);
+		__builtin_memcpy(b, &ip6h->saddr.in6_u.u6_addr8[8], 8);
+	} else {
+		struct iphdr *iph = l3;
+
+		if ((void *)(iph + 1) > end)
+			return -1;
+		*a = iph->saddr;
+	}
+	return 0;
+}
+
 #define CSUM_SMALL 64
 
 /*

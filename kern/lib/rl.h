@@ -393,25 +393,13 @@ static __always_inline int rl_check(struct xdp_md *ctx,
 	void *end = (void *)(long)ctx->data_end;
 	__u32 slot = conf->slot;
 	struct rr_rl_cpu *rc;
-	__u64 a = 0, b = 0;
+	__u64 a, b;
 	int act;
 
 	if (conf->flags & RR_PORT_RL_EXEMPT && rl_exempt(l3, end, ipv6, slot))
 		return -1;
-	if (ipv6) {
-		struct ipv6hdr *ip6h = l3;
-
-		if ((void *)(ip6h + 1) > end)
-			return -1;
-		__builtin_memcpy(&a, &ip6h->saddr.in6_u.u6_addr8[0], 8);
-		__builtin_memcpy(&b, &ip6h->saddr.in6_u.u6_addr8[8], 8);
-	} else {
-		struct iphdr *iph = l3;
-
-		if ((void *)(iph + 1) > end)
-			return -1;
-		a = iph->saddr;
-	}
+	if (src_words(l3, end, ipv6, &a, &b))
+		return -1;
 	if (!rl_judge(conf, a, b, queue << 16 | slot << 1 | !!ipv6))
 		return -1;
 	/* A dry run (rate_limit_mode = log): counted, and on it goes; the
