@@ -140,6 +140,22 @@ const char *rr_priority_name(const struct rr_invoker *inv)
 		       : "realtime (SCHED_FIFO 1) priority, ahead of receive work";
 }
 
+const char *rr_priority_mode(const struct rr_invoker *inv)
+{
+	if (!inv->live->realtime)
+		return "normal";
+	return automatic(inv) ? "auto" : "realtime";
+}
+
+uint32_t rr_priority_raised(const struct rr_invoker *inv)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; inv->workers && i < RR_NWORKERS(inv); i++)
+		n += inv->workers[i].rt_raised;
+	return n;
+}
+
 /* Why the workers run at normal priority when realtime was asked for, or
  * NULL. */
 const char *rr_priority_why_normal(const struct rr_invoker *inv)

@@ -28,6 +28,7 @@
 #include "metrics.h"
 #include "module.h"
 #include "opttable.h"
+#include "priority.h"
 #include "registry.h"
 #include "service.h"
 #include "settings.h"
@@ -577,19 +578,10 @@ static void cmd_status(struct rr_control *c, struct rr_invoker *inv,
 		fprintf(f, ",\"restart_needed\":");
 		rr_json_str(f, inv->restart_why);
 	}
-	fprintf(f, ",\"worker_priority\":\"%s\"",
-		!inv->live->realtime				? "normal"
-		: inv->cfg->worker_priority == RR_PRIORITY_AUTO ? "auto"
-								: "realtime");
-	if (inv->live->realtime &&
-	    inv->cfg->worker_priority == RR_PRIORITY_AUTO) {
-		uint32_t i, raised = 0;
-
-		for (i = 0; inv->workers && i < RR_NWORKERS(inv); i++)
-			raised += inv->workers[i].rt_raised;
-		/* worker_priority = auto: those at realtime priority now. */
-		fprintf(f, ",\"workers_raised\":%u", raised);
-	}
+	fprintf(f, ",\"worker_priority\":\"%s\"", rr_priority_mode(inv));
+	/* worker_priority = auto: those at realtime priority now. */
+	if (!strcmp(rr_priority_mode(inv), "auto"))
+		fprintf(f, ",\"workers_raised\":%u", rr_priority_raised(inv));
 	fprintf(f, ",\"coalesce_us\":%u",
 		inv->cfg->busy_poll ? 0 : inv->cfg->coalesce_us);
 	fprintf(f, ",\"functions\":[");
