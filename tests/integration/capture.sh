@@ -90,11 +90,16 @@ frames() {
 }
 
 say "== capture --port 1232 --count 6: the user tier, filtered in XDP"
-tb_cli tcpdump -i "$TB_IF_CLI" -nn -U -w "$RR_TMP/wire.pcap" \
-	udp port 1232 2>/dev/null &
+tb_cli tcpdump -i "$TB_IF_CLI" -nn -U --immediate-mode \
+	-w "$RR_TMP/wire.pcap" udp port 1232 2>"$RR_TMP/wire.err" &
 WP=$!
 RR_BG_PIDS+=("$WP")
-sleep 0.5
+# The wire's copy from its first frame: tcpdump says when it listens
+# (a fixed half second was not always enough beside three other tests),
+# and in immediate mode writes each frame as it comes, not a buffer's
+# worth at a time that the SIGTERM below could cut off.
+wait_for 10 grep -q "listening on" "$RR_TMP/wire.err" ||
+	bad "tcpdump on the client's end did not start: $(cat "$RR_TMP/wire.err")"
 ctl_bg a capture --port 1232 --count 6 -w "$RR_TMP/a.pcapng"
 started 1 || bad "the capture did not start"
 for i in 1 2 3; do
