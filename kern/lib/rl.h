@@ -61,19 +61,37 @@ struct {
 	__uint(max_entries, RR_MAX_SLOTS);
 } rl_cpu SEC(".maps");
 
-/* Each CPU's reading of the coarse clock in the current tick
- * (rl_coarse_now()). */
-struct rl_clock {
+/*
+ * A source's lease (docs/DESIGN.md, "Rate limiting in XDP", "Leases"):
+ * tokens this CPU took from every level's bucket of the source at once,
+ * for its next requests in the same clock tick, and how many requests it
+ * sent in that tick (how many to take at the next judgement).
+ */
+struct rl_lease {
+	__u64 a, b; /* the source's address words (src_words()) */
+	__u64 seed; /* its function's rl_seed, ^ 1 for IPv6 */
+	__u32 tick; /* the low bits of the jiffies it was taken in */
+	__u16 left; /* tokens taken, not yet used */
+	__u16 seen; /* the source's requests in that tick */
+};
+
+#define RL_LEASES 64	/* 2^n: a source's lease is at RL_LEASES of its hash */
+#define RL_LEASE_MAX 64 /* tokens taken at once, at most */
+
+/* Each CPU's own: its reading of the coarse clock in the current tick
+ * (rl_coarse_now()) and its leases. */
+struct rl_local {
 	__u64 jiffies;
 	__u64 ns;
+	struct rl_lease lease[RL_LEASES];
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
-	__type(value, struct rl_clock);
+	__type(value, struct rl_local);
 	__uint(max_entries, 1);
-} rl_clock SEC(".maps");
+} rl_local SEC(".maps");
 
 /*
  * The coarse clock as this CPU first read it in the current tick:
@@ -86,10 +104,10 @@ struct {
 static __always_inline __u64 rl_coarse_now(void)
 {
 	__u64 j = bpf_jiffies64();
-	struct rl_clock *c;
+	struct rl_local *c;
 	__u32 zero = 0;
 
-	c = bpf_map_lookup_elem(&rl_clock, &zero);
+	c = bpf_map_lookup_elem(&rl_local, &zero);
 	if (!c)
 		return bpf_ktime_get_coarse_ns();
 	if (c->jiffies != j) {
@@ -235,16 +253,18 @@ static __always_inline __u64 rl_time(__u32 key, __u64 h, __u32 cost)
 }
 
 /*
- * A token from the bucket of the level whose hash is @h (interval @iv),
- * for a request every level lets by: its entry found again in its set
- * (the same cache line rl_check() just read), or, where it has none, the
- * set's entry whose time is earliest, claimed and counted as evicted if
- * it was live (for function slot @slot on @queue). @now is the clock
- * rl_check() judged by, @pnow the precise one if it read it (0: not
- * yet); a claim reads it. Returns @pnow, read or not.
+ * Tokens from the bucket of the level whose hash is @h (@iv: their
+ * intervals), for a request every level lets by: its entry found again
+ * in its set (the same cache line rl_check() just read), or, where it
+ * has none, the set's entry whose time is earliest, claimed and counted
+ * as evicted if it was live (for function slot @slot on @queue). @back
+ * is what a lapsed lease gives back (its tokens' intervals), to a bucket
+ * still ahead of now: one that has refilled owes it nothing. @now is the
+ * clock rl_check() judged by, @pnow the precise one if it read it (0:
+ * not yet); a claim reads it. Returns @pnow, read or not.
  */
-static __always_inline __u64 rl_take(__u64 h, __u64 iv, __u64 now, __u64 pnow,
-				     __u32 queue_slot)
+static __always_inline __u64 rl_take(__u64 h, __u64 iv, __u64 back, __u64 now,
+				     __u64 pnow, __u32 queue_slot)
 {
 	__u32 key = rr_rl_set_of(h), w;
 	struct rr_rl_entry *e = NULL, *victim;
@@ -271,7 +291,7 @@ static __always_inline __u64 rl_take(__u64 h, __u64 iv, __u64 now, __u64 pnow,
 		if (READ_ONCE_U64(e->tat) < now)
 			e->tat = now + iv;
 		else
-			__sync_fetch_and_add(&e->tat, iv);
+			__sync_fetch_and_add(&e->tat, iv - back);
 		return pnow;
 	}
 	if (!pnow)
@@ -284,41 +304,47 @@ static __always_inline __u64 rl_take(__u64 h, __u64 iv, __u64 now, __u64 pnow,
 	return pnow;
 }
 
-/* rl_take() of level @l, if it has a limit of replies. */
-#define RL_TAKE(l)                                          \
-	do {                                                \
-		iv = conf->rl_interval_ns[fam][l];          \
-		if (n > (l) && iv) {                        \
-			pnow = rl_take(h[l], iv, now, pnow, \
-				       queue << 16 | slot); \
-			if (pnow)                           \
-				now = pnow;                 \
-		}                                           \
+/* rl_take() of level @l, if it has a limit of replies: @got tokens, @back
+ * given back. */
+#define RL_TAKE(l)                                                  \
+	do {                                                        \
+		iv = conf->rl_interval_ns[fam][l];                  \
+		if (n > (l) && iv) {                                \
+			pnow = rl_take(h[l], (__u64)iv * got,       \
+				       (__u64)iv * back, now, pnow, \
+				       queue << 16 | slot);         \
+			if (pnow)                                   \
+				now = pnow;                         \
+		}                                                   \
 	} while (0)
 
 /*
- * The judgement of rl_check(), every level read and, if none refuses, a
- * token taken from each: a function of its own (a global one, which the
- * verifier checks once, on its own), with the reads and takes in line
- * within it. In line in reqrouter_xdp, every level's ways multiplied the
- * verifier's paths through the rest of the program (past its limit); as
- * calls per level, their returns cost 7 ns each on these CPUs (SRSO's
- * safe RET), 111 ns a request over three levels, where this is one
- * call. @conf is the port's entry, @a and @b the source address's words
- * (@b 0 for IPv4), @qs its queue << 16 | slot << 1 | ipv6. Returns 0 to
- * go on, 1 when a level refuses.
+ * The judgement of rl_check(), every level read and, if none refuses,
+ * tokens taken from each: @want of them (a lease, rl_lease_use()) where
+ * every level keeps as many again after, else one; and @back of a lapsed
+ * lease given back (@ask: @want | @back << 16). A function of its own
+ * (a global one, which the verifier checks once, on its own), with the
+ * reads and takes in line within it. In line in reqrouter_xdp, every
+ * level's ways multiplied the verifier's paths through the rest of the
+ * program (past its limit); as calls per level, their returns cost 7 ns
+ * each on these CPUs (SRSO's safe RET), 111 ns a request over three
+ * levels, where this is one call. @conf is the port's entry, @a and @b
+ * the source address's words (@b 0 for IPv4), @qs its queue << 16 | slot
+ * << 1 | ipv6. Returns the tokens taken from each level, 0 when a level
+ * refuses.
  */
 __noinline int rl_judge(const struct rr_port_conf *conf, __u64 a, __u64 b,
-			__u32 qs)
+			__u32 qs, __u32 ask)
 {
 	__u32 ipv6 = qs & 1, slot = (qs >> 1) & 0x7fff, queue = qs >> 16;
 	__u32 family = ipv6 ? AF_INET6 : AF_INET,
 	      fam = ipv6 ? RR_RL_V6 : RR_RL_V4;
-	__u32 l, n = 0, iv, key;
-	__u64 now, pnow = 0, t, h[RR_RL_LEVELS] = {};
+	__u32 l, n = 0, iv, key, got, want = ask & 0xffff, back = ask >> 16;
+	__u64 now, pnow = 0, t, tau, h[RR_RL_LEVELS] = {};
 
 	if (!conf)
-		return 0;
+		return 1;
+	got = want > RL_LEASE_MAX ? RL_LEASE_MAX : want ? want : 1;
 	/* The coarse clock first (rl_coarse_now(): never ahead of the
 	 * precise one, which costs 30 ns here): a request it finds in time
 	 * is in time. */
@@ -339,24 +365,106 @@ __noinline int rl_judge(const struct rr_port_conf *conf, __u64 a, __u64 b,
 		 * source, by 1 % of the burst). */
 		if (conf->flags & RR_PORT_RL_COST &&
 		    rl_time(key, h[l], 1) > now + RR_RL_COST_BURST_NS)
-			return 1;
+			return 0;
 		if (!iv)
 			continue;
 		/* The tag first: a claim writes the time first. */
 		t = rl_time(key, h[l], 0);
+		tau = rr_rl_tau(conf, iv);
 		/* None (0): as good as a full bucket. Late by the coarse
 		 * clock: the precise one decides. */
-		if (t > now + rr_rl_tau(conf, iv) && !pnow)
+		if (t > now + tau && !pnow)
 			now = pnow = bpf_ktime_get_ns();
-		if (t > now + rr_rl_tau(conf, iv))
-			return 1;
+		if (t > now + tau)
+			return 0;
+		/* A lease only while the bucket keeps as many again. */
+		if (got > 1 && t + (__u64)iv * (2 * got - 1) > now + tau)
+			got = 1;
 	}
-	/* Every level has room: a token from each (that has a limit). */
+	/* Every level has room: the tokens from each (that has a limit). */
 	RL_TAKE(0);
 	RL_TAKE(1);
 	RL_TAKE(2);
 	RL_TAKE(3);
-	return 0;
+	return got;
+}
+
+/*
+ * The lease of the source whose address words are @a and @b, of the
+ * function whose rl_seed is @seed (^ 1 for IPv6), on this CPU: where it
+ * would be (NULL if this CPU's leases cannot be read). A slot of
+ * RL_LEASES picked by a hash of the three.
+ */
+static __always_inline struct rl_lease *rl_lease_of(__u64 a, __u64 b,
+						    __u64 seed)
+{
+	struct rl_local *c;
+	__u32 zero = 0;
+	__u64 h;
+
+	c = bpf_map_lookup_elem(&rl_local, &zero);
+	if (!c)
+		return NULL;
+	h = ((a ^ b) * 0x9e3779b97f4a7c15ULL) ^ seed;
+	return &c->lease[(h >> 32 ^ h) & (RL_LEASES - 1)];
+}
+
+/*
+ * A token of the source's lease @le, if it holds one in tick @tick: 0 if
+ * the request takes one and goes on. Else what to ask rl_judge() for:
+ * as many tokens as the source sent in this tick or the one before (1
+ * for a source not seen), so that only a source that keeps sending gets
+ * a lease, and one as long as its last tick's requests; and, << 16, the
+ * tokens its lease from an earlier tick has left, to give back.
+ */
+static __always_inline __u32 rl_lease_use(struct rl_lease *le, __u64 a, __u64 b,
+					  __u64 seed, __u32 tick)
+{
+	__u32 want;
+
+	if (!le || le->a != a || le->b != b || le->seed != seed)
+		return 1;
+	if (le->tick == tick) {
+		if (le->seen < 0xffff)
+			le->seen++;
+		if (le->left) {
+			le->left--;
+			return 0;
+		}
+		return le->seen;
+	}
+	want = le->tick == tick - 1 ? le->seen : 1;
+	return (want > RL_LEASE_MAX ? RL_LEASE_MAX : want) | (__u32)le->left
+								     << 16;
+}
+
+/*
+ * The source's lease @le after rl_judge() let it by with @got tokens in
+ * tick @tick: @got - 1 left for its next requests. A source that is not
+ * the lease's takes it unless the lease's own source is sending in this
+ * tick (a lease of more than one request), so that a spread of spoofed
+ * sources does not evict a steady one's.
+ */
+static __always_inline void rl_lease_keep(struct rl_lease *le, __u64 a, __u64 b,
+					  __u64 seed, __u32 tick, __u32 got)
+{
+	int own = le->a == a && le->b == b && le->seed == seed;
+
+	if (own) {
+		if (le->tick != tick)
+			le->seen = 1;
+		le->tick = tick;
+		le->left = got - 1;
+		return;
+	}
+	if (!own && le->tick == tick && le->seen > 1)
+		return;
+	le->a = a;
+	le->b = b;
+	le->seed = seed;
+	le->tick = tick;
+	le->left = got - 1;
+	le->seen = 1;
 }
 
 /*
@@ -391,17 +499,32 @@ static __always_inline int rl_check(struct xdp_md *ctx,
 				    struct udphdr *udp, int ipv6, __u32 queue)
 {
 	void *end = (void *)(long)ctx->data_end;
-	__u32 slot = conf->slot;
+	__u32 slot = conf->slot, tick, ask, got;
 	struct rr_rl_cpu *rc;
-	__u64 a, b;
+	struct rl_lease *le;
+	__u64 a, b, seed;
 	int act;
 
 	if (conf->flags & RR_PORT_RL_EXEMPT && rl_exempt(l3, end, ipv6, slot))
 		return -1;
 	if (src_words(l3, end, ipv6, &a, &b))
 		return -1;
-	if (!rl_judge(conf, a, b, queue << 16 | slot << 1 | !!ipv6))
+	/* A source holding a lease: a token of it, and no shared line
+	 * touched. rate_limit_us is judged every request. */
+	seed = conf->rl_seed ^ !!ipv6;
+	tick = (__u32)bpf_jiffies64();
+	le = rl_lease_of(a, b, seed);
+	ask = rl_lease_use(le, a, b, seed, tick);
+	if (!ask)
 		return -1;
+	if (conf->flags & RR_PORT_RL_COST)
+		ask = 1;
+	got = rl_judge(conf, a, b, queue << 16 | slot << 1 | !!ipv6, ask);
+	if (got) {
+		if (le)
+			rl_lease_keep(le, a, b, seed, tick, got);
+		return -1;
+	}
 	/* A dry run (rate_limit_mode = log): counted, and on it goes; the
 	 * buckets stay as a limited request leaves them, read only. */
 	if (conf->flags & RR_PORT_RL_LOG) {
