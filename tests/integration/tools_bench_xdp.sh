@@ -46,6 +46,7 @@ want = {
     "reflector": "XDP_TX", "defaults": "XDP_TX", "no_local_dst": "XDP_TX",
     "local_trie": "XDP_TX", "no_mac": "XDP_TX", "no_min_src": "XDP_TX",
     "no_hh": "XDP_TX", "no_rl": "XDP_TX", "rl_busy": "XDP_TX",
+    "rl_spread": "XDP_TX",
     "no_csum": "XDP_TX", "no_amp": "XDP_TX", "allow": "XDP_TX",
     "bare": "XDP_TX", "user": "XDP_REDIRECT",
     "user_no_cache": "XDP_REDIRECT", "cache_hit": "XDP_TX",

@@ -118,6 +118,9 @@ const struct price_row price_rows[] = {
 	{ "rl_busy", "+ rate limit, source bursting", K_RL_BUSY,
 	  XDP_TX, RR_XDP_TX_FUNCTION,
 	  "its bucket ahead of now: an atomic add on the shared table" },
+	{ "rl_spread", "+ rate limit, a new source each", K_SPREAD,
+	  XDP_TX, RR_XDP_TX_FUNCTION,
+	  "a spread of 4096 sources: every request judged, no lease" },
 	{ "no_csum", "- UDP checksum verify", K_CSUM_ZERO,
 	  XDP_TX, RR_XDP_TX_FUNCTION,
 	  "no answer to a corrupted request (IPv4 with no checksum skips it)" },
@@ -172,6 +175,7 @@ _Static_assert(sizeof(price_frames) / sizeof(price_frames[0]) <=
 struct job {
 	uint8_t buf[FRAME_MAX];
 	uint32_t len, hdr;
+	uint32_t spread_off, spread_base; /* K_SPREAD: struct price_hdr's */
 };
 
 struct price_bench {
@@ -335,6 +339,12 @@ static const char *make_job(struct job *j, unsigned int f, unsigned int row,
 	palindrome(payload, pf->plen);
 	j->len = build_frame(j->buf, sizeof(j->buf), &s, &lay);
 	j->hdr = lay.payload_off;
+	/* 10.0.0.0 up (IPv4), 2000:: up (IPv6): unicast whatever the run. */
+	j->spread_off = 0;
+	if (k & K_SPREAD) {
+		j->spread_off = lay.l3_off + (pf->family == AF_INET ? 12 : 8);
+		j->spread_base = pf->family == AF_INET ? 0x0a00 : 0x2000;
+	}
 	return j->len ? NULL : "does not fit";
 }
 
@@ -643,9 +653,11 @@ static int aim(struct price_bench *b, const struct job *j, int prog_fd)
 	struct price_hdr hdr;
 	uint32_t zero = 0;
 
-	if (j->len < sizeof(hdr) || j->hdr > sizeof(hdr))
+	if (j->len < sizeof(hdr.words) || j->hdr > sizeof(hdr.words))
 		return -E2BIG;
-	memcpy(&hdr, j->buf, sizeof(hdr));
+	memcpy(hdr.words, j->buf, sizeof(hdr.words));
+	hdr.spread_off = j->spread_off;
+	hdr.spread_base = j->spread_base;
 	if (bpf_map_update_elem(bpf_map__fd(b->h->maps.price_hdr), &zero, &hdr,
 				0) ||
 	    bpf_map_update_elem(bpf_map__fd(b->h->maps.price_target), &zero,

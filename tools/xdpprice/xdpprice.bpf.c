@@ -32,6 +32,38 @@ struct {
 	__uint(max_entries, 1);
 } price_target SEC(".maps");
 
+/* Runs of a spread row so far. */
+__u32 spread_runs;
+
+/*
+ * The next source of a spread row: the address's first 16 bits set to
+ * h->spread_base + the run's number (mod PRICE_SPREAD_SOURCES), the next
+ * 16 bits less as much, so that the address's sum, and with it the IPv4
+ * header's and the UDP checksum, stay right.
+ */
+static __always_inline void spread_source(struct xdp_md *ctx,
+					  const struct price_hdr *h)
+{
+	__u8 *p = (void *)(long)ctx->data;
+	__u32 n = spread_runs++ % PRICE_SPREAD_SOURCES, w0, w1, s;
+	__u32 off = h->spread_off;
+
+	if (off > PRICE_HDR_MAX - 4)
+		return;
+	p += off;
+	if ((void *)(p + 4) > (void *)(long)ctx->data_end)
+		return;
+	s = (__u32)(p[0] << 8 | p[1]) + (p[2] << 8 | p[3]);
+	w0 = h->spread_base + n;
+	w1 = s + (0xffff - w0);
+	w1 = (w1 & 0xffff) + (w1 >> 16);
+	w1 = (w1 & 0xffff) + (w1 >> 16);
+	p[0] = w0 >> 8;
+	p[1] = w0;
+	p[2] = w1 >> 8;
+	p[3] = w1;
+}
+
 SEC("xdp")
 int price_harness(struct xdp_md *ctx)
 {
@@ -58,6 +90,8 @@ int price_harness(struct xdp_md *ctx)
 #pragma unroll
 	for (i = 0; i < PRICE_HDR_MAX / 8; i++)
 		dst[i] = h->words[i];
+	if (h->spread_off)
+		spread_source(ctx, h);
 	bpf_tail_call(ctx, &price_target, 0);
 	return XDP_ABORTED;
 }

@@ -34,6 +34,7 @@ enum price_knob {
 	K_ALLOW = 1U << 12,	/* an allow-list, the source in it */
 	K_NO_CACHE = 1U << 13,	/* cache = no */
 	K_CACHE_HIT = 1U << 14, /* the reply cache holds the answer */
+	K_SPREAD = 1U << 15, /* a new source every run (PRICE_SPREAD_SOURCES) */
 };
 
 /* One configuration: what it changes and what every run must do. */
