@@ -141,6 +141,15 @@ split 7
 check_eq "after rollback: every address gets the running version" "$N" "$(got "v2 hello")"
 check "the rolled back module is unloaded" \
 	bash -c "! grep -q '$(realpath "$MODS/echo.so")' /proc/$RR_PID/maps"
+# A deploy after the rollback: the running version's module goes, and the
+# idle canary slot must not name its function any longer (stats read it).
+out=$(ctl deploy "$MODS/echo.so")
+check_eq "deploy echo.so after the rollback: exit 0" 0 $?
+ctl stats >/dev/null
+check_eq "stats after deploy, canary, rollback, deploy: exit 0" 0 $?
+check "reqrouter still serves" kill -0 "$RR_PID"
+split 7
+check_eq "after that deploy: every address gets echo.so" "$N" "$(got hello)"
 
 # Nothing lost: canary, promote, canary, rollback of reverse under a
 # steady load from every address and rrload's from the bed's own.

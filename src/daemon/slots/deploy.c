@@ -234,6 +234,21 @@ static void undo(struct rr_invoker *inv, struct deploy *d)
 	rr_module_close(d->m);
 }
 
+/* A function's idle canary slot (its last canary ended) names the
+ * function's record, as rolled back (canary.c, end_canary()): the new
+ * one's, since the old goes with its module. */
+static void idle_canary_follows(struct rr_invoker *inv, const struct rr_slot *s)
+{
+	uint32_t self = (uint32_t)(s - inv->slots) + 1, slot;
+	struct rr_slot *c;
+
+	for (slot = 0; slot < inv->nslots; slot++) {
+		c = &inv->slots[slot];
+		if (c->canary_of == self && c->removed && c->svc)
+			((struct rr_service *)c->svc)->fn = s->svc->fn;
+	}
+}
+
 struct rr_fn_instance *rr_slot_replace(struct rr_invoker *inv, uint32_t slot,
 				       struct rr_fn_instance *fresh)
 {
@@ -254,6 +269,7 @@ struct rr_fn_instance *rr_slot_replace(struct rr_invoker *inv, uint32_t slot,
 	old = rr_swap_instance(s, fresh);
 	/* The main thread's view; workers read the instance. */
 	((struct rr_service *)s->svc)->fn = fresh->fn;
+	idle_canary_follows(inv, s);
 	if (move && inv->add_group(inv, err, sizeof(err))) {
 		pr_warn("deploy: '%s' stays in the shared cells: %s\n",
 			s->svc->fn->name, err);
