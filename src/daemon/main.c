@@ -443,6 +443,10 @@ int main(int argc, char **argv)
 	bool journal;
 	int ret;
 
+	/* A reader of stdout or stderr that goes away (a pipe, a FIFO) is a
+	 * write error, never a death that leaves the XDP program on the
+	 * interface; sockets are written with MSG_NOSIGNAL anyway. */
+	signal(SIGPIPE, SIG_IGN);
 	journal = rr_log_journal();
 	/* Before the options, which would ask for an interface. */
 	if (rr_check_asked(argc, argv))

@@ -5,8 +5,9 @@
 # with exit 0, the summary printed and the XDP program gone; kill -9 leaves
 # the program behind and the next start replaces it ("replacing a stale")
 # and serves; a foreign XDP program (native or generic) makes it refuse
-# with one line and exit 1, leaving that program alone; and detaching its
-# program from outside makes it stop on its own with a clear message.
+# with one line and exit 1, leaving that program alone; detaching its
+# program from outside makes it stop on its own with a clear message; and
+# a stdout reader that goes away is no reason to die (SIGPIPE).
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 
@@ -53,6 +54,27 @@ for sig in TERM INT; do
 	check "SIG$sig: summary totals 'total: 100 requests, 100 replies, 0 dropped'" \
 		grep -q '^total: 100 requests, 100 replies, 0 dropped' "$RR_OUT"
 done
+
+say "== stdout's reader goes away"
+# A pipe or FIFO whose reader is gone: the summary at the stop cannot be
+# written, and reqrouter still detaches and exits 0 (not SIGPIPE's 141).
+mkfifo "$RR_TMP/out.fifo"
+cat "$RR_TMP/out.fifo" >/dev/null &
+reader=$!
+tb_srv_bg "$RR" --tier "$RR_TIER" -i "$TB_IF_SRV" -q 4 \
+	>"$RR_TMP/out.fifo" 2>"$RR_TMP/fifo.err"
+RR_PID=$TB_PID
+for ((i = 0; i < 750; i++)); do
+	grep -q 'ready on' "$RR_TMP/fifo.err" && break
+	sleep 0.02
+done
+kill "$reader"
+wait "$reader" 2>/dev/null
+check "reader gone: still serves 20 requests" serves_v4 20
+rr_kill_wait TERM 2
+check_eq "reader gone: SIGTERM exit status" 0 "$RR_RC"
+[ "$RR_RC" = running ] && rr_kill_wait KILL 2
+check "reader gone: no XDP program left" eval '! xdp_on_srv'
 
 say "== SIGTERM while requests keep coming"
 rr_start busy -i "$TB_IF_SRV" -q 4 -t 2 || die "reqrouter did not start"
