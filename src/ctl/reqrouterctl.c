@@ -791,20 +791,69 @@ static int watch(const struct ctl_opts *o, const struct rr_ctlcmd *c,
 }
 
 /*
+ * Where stream() writes FILE: a new file beside it (@tmp, its name; "" to
+ * write FILE itself), renamed over it once the stream has begun, so that
+ * an instance that refuses leaves what FILE held as it was. A FIFO or a
+ * device (a live reader, /dev/null) is written itself. NULL and errno if
+ * neither can be written.
+ */
+static FILE *stream_open(const char *path, char *tmp, size_t tmplen)
+{
+	struct stat st;
+	mode_t mode;
+	FILE *out;
+	int fd;
+
+	tmp[0] = 0;
+	if ((!stat(path, &st) && !S_ISREG(st.st_mode)) ||
+	    (size_t)snprintf(tmp, tmplen, "%s.XXXXXX", path) >= tmplen) {
+		tmp[0] = 0;
+		return fopen(path, "w");
+	}
+	/* One that exists must be ours to write, as fopen() would ask,
+	 * and keeps its mode; a new one gets fopen()'s. */
+	if (!access(path, F_OK)) {
+		if (access(path, W_OK))
+			return NULL;
+		mode = st.st_mode & 07777;
+	} else {
+		mode = umask(0);
+		umask(mode);
+		mode = 0666 & ~mode;
+	}
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		tmp[0] = 0;
+		return NULL;
+	}
+	fchmod(fd, mode);
+	out = fdopen(fd, "w");
+	if (!out) {
+		close(fd);
+		unlink(tmp);
+		tmp[0] = 0;
+	}
+	return out;
+}
+
+/*
  * capture, trace: the output opened first (a path that cannot be written
  * is said before the instance is asked anything), then the request and
- * its stream (stream.c).
+ * its stream (stream.c). A file takes the stream's place only if it
+ * began: a refusal (one at a time, no instance) leaves it untouched.
  */
 static int stream(struct ctl_opts *o, const struct rr_ctlcmd *c,
 		  const char *line)
 {
 	const char *name =
 		o->write && strcmp(o->write, "-") ? o->write : "stdout";
+	char tmp[PATH_MAX];
 	FILE *out = stdout;
 	int fd, ret;
 
+	tmp[0] = 0;
 	if (strcmp(name, "stdout")) {
-		out = fopen(o->write, "w");
+		out = stream_open(o->write, tmp, sizeof(tmp));
 		if (!out) {
 			pr_warn("%s: cannot write %s: %s\n", c->name, o->write,
 				strerror(errno));
@@ -816,16 +865,30 @@ static int stream(struct ctl_opts *o, const struct rr_ctlcmd *c,
 	}
 	fd = dial(o->path, line, timeout_for(o, c));
 	if (fd < 0) {
-		if (out != stdout)
-			fclose(out);
-		return 3;
+		ret = 3;
+		goto out;
 	}
 	ret = ctl_stream(fd, o->path, c, timeout_for(o, c), out, name);
 	close(fd);
-	if (out != stdout && fclose(out) && !ret) {
+out:
+	if (out == stdout)
+		return ret;
+	/* Nothing written and an error: the instance never began. */
+	if (tmp[0] && ret && !ftell(out)) {
+		fclose(out);
+		unlink(tmp);
+		return ret;
+	}
+	if (fclose(out) && !ret) {
 		pr_warn("%s: cannot write %s: %s\n", c->name, o->write,
 			strerror(errno));
 		ret = 1;
+	}
+	if (tmp[0] && rename(tmp, o->write)) {
+		pr_warn("%s: cannot write %s: %s\n", c->name, o->write,
+			strerror(errno));
+		unlink(tmp);
+		ret = ret ? ret : 1;
 	}
 	return ret;
 }

@@ -196,10 +196,15 @@ check "the empty capture reads back" tcpdump -r "$RR_TMP/s.pcapng"
 say "== one at a time; bad input: one line each"
 ctl_bg d capture --source "$TB_IP4_CLI/32" -w "$RR_TMP/d.pcapng"
 started 7 || bad "the capture did not start"
+cp "$RR_TMP/b.pcapng" "$RR_TMP/e.pcapng"
 "$CTL" -s "$SOCK" capture -w "$RR_TMP/e.pcapng" 2>"$RR_TMP/e.err"
 check_eq "a second capture: exit 1" 1 $?
 check_eq "in one line" 1 "$(wc -l <"$RR_TMP/e.err")"
 check "saying one runs" grep -q 'already under way' "$RR_TMP/e.err"
+check "the file it named keeps what it held" \
+	cmp -s "$RR_TMP/b.pcapng" "$RR_TMP/e.pcapng"
+check "and no file of its own is left beside it" \
+	bash -c "! ls '$RR_TMP'/e.pcapng.* 2>/dev/null | grep -q ."
 ask 1232 "during" "gnirud"
 ask 7 "during" "during"
 sleep 0.3 # a tick or two for the records to come
