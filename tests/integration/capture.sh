@@ -259,6 +259,15 @@ timeout 10 "$CTL" -s "$SOCK" trace --seconds 1 >"$RR_TMP/t3.json" \
 check_eq "trace --seconds 1 with nothing sampled: exit 0" 0 $?
 check_eq "and no line" 0 "$(cat "$RR_TMP"/t3.json "$RR_TMP"/t3.err | wc -l)"
 
+say "== trace with no trace_sample set anywhere"
+: >"$CONF"
+"$CTL" -s "$SOCK" reload >/dev/null 2>&1 || bad "reload without trace_sample failed"
+timeout 5 "$CTL" -s "$SOCK" trace --count 1 >/dev/null 2>"$RR_TMP/t4.err"
+check_eq "trace: exit 1 at once" 1 $?
+check_eq "in one line" 1 "$(wc -l <"$RR_TMP/t4.err")"
+check "saying no function has trace_sample" grep -q 'no function has trace_sample set' \
+	"$RR_TMP/t4.err"
+
 say "== the in-kernel tier: an XDP program on the client's end"
 rr_peer_xdp_on
 ctl_bg x capture --port 7 --count 4 -w "$RR_TMP/x.pcapng"

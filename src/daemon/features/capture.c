@@ -587,6 +587,18 @@ static int capture_args(struct session *se, struct rr_invoker *inv,
 	return 0;
 }
 
+/* Whether any function served has trace_sample set. */
+static bool traced_any(const struct rr_invoker *inv)
+{
+	uint32_t slot;
+
+	for (slot = 0; slot < inv->nslots; slot++)
+		if (inv->slots[slot].svc && !inv->slots[slot].removed &&
+		    inv->slots[slot].svc->trace_sample)
+			return true;
+	return false;
+}
+
 bool rr_capture_on(const struct rr_capture *c, enum rr_capture_kind kind)
 {
 	return c && c->s[kind].on;
@@ -626,6 +638,12 @@ int rr_capture_start(struct rr_capture **cp, struct rr_invoker *inv,
 			"a %s is already under way (one at a time): end it first",
 			names[kind]);
 		return -EBUSY;
+	}
+	if (kind == RR_CAPTURE_TRACE && !traced_any(inv)) {
+		snprintf(
+			err, errlen,
+			"trace: no function has trace_sample set, so no record would come (set it in a [function NAME] section and reload)");
+		return -ENOENT;
 	}
 	ret = ring_map(c, inv);
 	if (ret) {
