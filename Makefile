@@ -181,6 +181,15 @@ SKELS := $(patsubst %.bpf.c,$(BUILD)/skel/%.skel.h,$(notdir $(BPF_SRCS)))
 DAEMON_LIB := $(BUILD)/libreqrouter.a
 RRLIB := $(BUILD)/librr.a
 FN_OBJS := $(call obj,$(FN_SRCS) $(XDPFN_GEN))
+# The set of functions built in, rewritten only when one is added or
+# removed: what links them depends on it, so that a function deleted
+# from functions/ goes from the binaries too (a prerequisite that is gone
+# never makes a target out of date by itself).
+FN_SET := $(BUILD)/functions.set
+FN_SET_NOW := $(sort $(FN_FILE_NAMES) $(FN_DIR_NAMES) $(XDPFN_NAMES))
+ifneq ($(FN_SET_NOW),$(shell cat $(FN_SET) 2>/dev/null))
+$(shell mkdir -p $(BUILD) && echo '$(FN_SET_NOW)' >$(FN_SET))
+endif
 # Every function also as a module (see the rules below).
 MODULES := $(patsubst %,$(BUILD)/functions/%.so,$(FN_FILE_NAMES) $(FN_DIR_NAMES))
 TEST_MODULES := $(patsubst tests/modules/%.c,$(BUILD)/tests/modules/%.so,\
@@ -351,7 +360,8 @@ deps:
 	$(Q)tools/install-deps.sh all
 
 # -rdynamic: function modules call the API (rr_fn_error, ...) in here.
-$(BUILD)/reqrouter: $(call obj,$(SRC_MAIN)) $(DAEMON_LIB) $(RRLIB) $(FN_OBJS)
+$(BUILD)/reqrouter: $(call obj,$(SRC_MAIN)) $(DAEMON_LIB) $(RRLIB) $(FN_OBJS) \
+		$(FN_SET)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -rdynamic -o $@ $(call obj,$(SRC_MAIN)) \
 		-Wl,--whole-archive $(DAEMON_LIB) $(RRLIB) -Wl,--no-whole-archive \
@@ -406,7 +416,8 @@ $(call obj,$(FN_SRCS)): CPPFLAGS := $(FN_CPPFLAGS)
 
 # Each tools/NAME/ directory is one program.
 define tool_rule
-$(BUILD)/$(1): $(call obj,$(filter-out %.bpf.c,$(wildcard tools/$(1)/*.c))) $(RRLIB) $(FN_OBJS)
+$(BUILD)/$(1): $(call obj,$(filter-out %.bpf.c,$(wildcard tools/$(1)/*.c))) $(RRLIB) $(FN_OBJS) \
+		$(FN_SET)
 	$$(call msg,LINK,$$@)
 	$$(Q)$$(CC) $$(LDFLAGS) -o $$@ $$(filter %.o,$$^) $(RRLIB) $$(LDLIBS) -lm
 endef
@@ -421,7 +432,7 @@ $(BUILD)/obj/tests/%.o: CPPFLAGS += -Itests/lib $(DAEMON_INC) -Ifunctions/dns
 
 $(BUILD)/tests/unit/%: $(BUILD)/obj/tests/unit/%.o \
 		$$(call test_parts,tests/unit/$$*) $(TESTLIB) $(DAEMON_LIB) $(RRLIB) $(FN_OBJS) \
-		| $(BUILD)/tests/unit
+		$(FN_SET) | $(BUILD)/tests/unit
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(call test_parts,tests/unit/$*) \
 		$(FN_OBJS) $(TESTLIB) $(DAEMON_LIB) $(RRLIB) $(LDLIBS) \
@@ -429,7 +440,7 @@ $(BUILD)/tests/unit/%: $(BUILD)/obj/tests/unit/%.o \
 
 $(BUILD)/tests/bpf/%: $(BUILD)/obj/tests/bpf/%.o \
 		$$(call test_parts,tests/bpf/$$*) $(TESTLIB) $(DAEMON_LIB) $(RRLIB) $(FN_OBJS) \
-		| $(BUILD)/tests/bpf
+		$(FN_SET) | $(BUILD)/tests/bpf
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $< $(call test_parts,tests/bpf/$*) \
 		$(FN_OBJS) $(TESTLIB) $(DAEMON_LIB) $(RRLIB) $(LDLIBS) \
