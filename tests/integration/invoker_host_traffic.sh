@@ -7,7 +7,8 @@
 # function (a kernel echo server on 5000) all work, and meanwhile requests
 # to 1232 and 7 are answered by reqrouter, not by kernel sockets that sit
 # on those very ports (they would answer "KERNEL:..." and count what they
-# get). The XDP counters must show the other traffic passed.
+# get), and its start-up lines warn of those two. The XDP counters must
+# show the other traffic passed.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 
@@ -40,6 +41,13 @@ check_eq "decoy counted the request" 1 "$decoy0"
 rr_start main -i "$TB_IF_SRV" -q 4 -t 2 --metrics-file "$M" ||
 	die "reqrouter did not start"
 tb_wait_file "$M" 5 || die "no metrics file $M"
+# The kernel sockets on 1232 and 7 lose those ports' datagrams on this
+# interface: reqrouter says so at start, once for each, and for no other.
+for p in 1232 7; do
+	check_eq "start-up warns that a socket of the host holds UDP port $p" 1 \
+		"$(grep -c "UDP port $p of '.*' is bound by a socket of this host" "$RR_ERR")"
+done
+check_eq "and warns of no other port" 2 "$(grep -c 'is bound by a socket of this host' "$RR_ERR")"
 sleep 1.1 # a fresh write, after the start-up's own traffic
 pass_nf0=$(metric "$M" reqrouter_xdp_packets_total 'verdict="pass"' 'reason="no_function"')
 pass_nu0=$(metric "$M" reqrouter_xdp_packets_total 'verdict="pass"' 'reason="not_udp"')

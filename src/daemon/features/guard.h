@@ -16,4 +16,9 @@ void rr_allow_text(const struct rr_service *svc, char *buf, size_t len);
  * (@config_file, or "" for none). Nothing for one served to everyone. */
 void rr_allow_notice(const struct rr_service *svc, const char *config_file);
 
+/* At start and when a port opens: a warning if a socket of this host
+ * (this network namespace's) is bound to @svc's UDP port, whose
+ * datagrams on @ifname reqrouter now takes before the kernel sees them. */
+void rr_port_taken_notice(const struct rr_service *svc, const char *ifname);
+
 #endif /* RR_GUARD_H */

@@ -579,6 +579,7 @@ int rr_open_port(struct rr_invoker *inv, uint32_t slot)
 		pr_info("'%s': a request older than %u us when a worker reaches it is dropped, counted as expired (deadline_us)\n",
 			svc->fn->name, svc->deadline_us);
 	rr_allow_notice(svc, inv->cfg->config_file);
+	rr_port_taken_notice(svc, inv->cfg->ifname);
 	rr_gather_open_notice(inv->cfg, svc);
 	return 0;
 }
