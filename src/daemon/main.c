@@ -457,7 +457,12 @@ int main(int argc, char **argv)
 	if (ret == RR_OPTS_EXIT)
 		return 0;
 	if (cfg.list) {
+		/* The list even where the config could not run: two
+		 * functions on one port are what a user looks here for. */
+		ret = rr_config_finish(&cfg, err, sizeof(err));
 		list_functions(&cfg);
+		if (ret)
+			pr_warn("%s: reqrouter would not start so\n", err);
 		return 0;
 	}
 	/* Names that are not there are mistakes to report before any

@@ -327,13 +327,6 @@ int rr_registry_check(char *err, size_t errlen)
 					f->name);
 				return -EINVAL;
 			}
-			if (f->port == g->port) {
-				snprintf(
-					err, errlen,
-					"functions '%s' and '%s' both register port %u",
-					g->name, f->name, f->port);
-				return -EINVAL;
-			}
 		}
 	}
 	return 0;

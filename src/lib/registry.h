@@ -42,8 +42,10 @@ const struct rr_xdp_impl *rr_registry_xdp(const char *name);
 
 /*
  * Checks what the linker collected: names set, unique and printable, a
- * handler, a port in 1..65535 and no two functions on one default port.
- * Returns 0, or -EINVAL with the first problem written to err.
+ * handler and a port in 1..65535. Two may share a default port: the
+ * config moves or disables one (rr_config_finish() refuses two enabled
+ * functions on one port). Returns 0, or -EINVAL with the first problem
+ * written to err.
  */
 int rr_registry_check(char *err, size_t errlen);
 /* The checks of one function, as for a module's. */

@@ -227,6 +227,10 @@ int rr_options_parse(int argc, char **argv, struct rr_config *cfg, char *err,
 	if (!cfg->list && !cfg->ifname[0])
 		return rr_errf(err, errlen,
 			       "no interface given: use -i IFACE (see --help)");
+	/* --list finishes the config itself (main.c), to list what is
+	 * built in even where it could not run. */
+	if (cfg->list)
+		return RR_OPTS_RUN;
 	ret = rr_config_finish(cfg, err, errlen);
 	return ret ? ret : RR_OPTS_RUN;
 }
