@@ -190,7 +190,8 @@ int reqrouter_xdp(struct xdp_md *ctx)
 
 workers:
 	act = rr_steer(ctx, queue, conf->slot, steer_socks(conf, 0),
-		       conf->flags | mark << RR_STEER_MARK_SHIFT);
+		       conf->flags | (mark & RR_MARK_WORKERS)
+					     << RR_STEER_MARK_SHIFT);
 	return rr_count_marked(ctx, mark, queue,
 			       steer_stat(act, RR_XDP_REDIRECT),
 			       steer_act(act));

@@ -145,8 +145,9 @@ static __always_inline int not_answered(struct xdp_md *ctx,
 	if (cls >= 0 && !req->spread) {
 		ret = rr_steer(ctx, req->queue, conf->slot,
 			       steer_socks(conf, (__u32)cls),
-			       conf->flags | (__u32)req->mark
-						     << RR_STEER_MARK_SHIFT);
+			       conf->flags |
+				       ((__u32)req->mark & RR_MARK_WORKERS)
+					       << RR_STEER_MARK_SHIFT);
 		/* A punt dropped on the way (overload, a deadline) is
 		 * counted as that, not as handed on. */
 		if (steer_act(ret) != XDP_DROP)

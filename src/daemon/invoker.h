@@ -529,6 +529,11 @@ struct rr_invoker {
 	uint64_t stall_scrape_ns;
 	/* By enum rr_control_event and enum rr_http_event (metrics). */
 	uint64_t control_events[RR_CONTROL_EV_MAX];
+	/* The functions' counters their taps count (rr_fn_tap(), on the
+	 * main thread: features/capture.c), by slot. */
+	uint64_t tap_counters[RR_MAX_SLOTS][RR_FN_MAX_COUNTERS];
+	/* Tapped answers not handed whole to their tap (capture.c). */
+	uint64_t tap_lost;
 	uint64_t http_events[RR_HTTP_EV_MAX];
 };
 

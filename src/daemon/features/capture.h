@@ -99,9 +99,13 @@ void rr_capture_stop(struct rr_capture *c, enum rr_capture_kind kind);
 void rr_capture_free(struct rr_capture *c);
 /* Whether a session of @kind is under way. */
 bool rr_capture_on(const struct rr_capture *c, enum rr_capture_kind kind);
-/* Moves the records written since into the sessions' streams; ends a
+/* Moves the records written since into the sessions' streams, and hands
+ * the taps theirs (rr_fn_tap(); *@cp made for them if need be); ends a
  * session at its count or its time (rr_capture_done()). Every tick. */
-void rr_capture_tick(struct rr_capture *c);
+void rr_capture_tick(struct rr_capture **cp, struct rr_invoker *inv);
+/* The records the rings could not take, all told: the XDP program's
+ * (per CPU), the workers', and the tapped answers not handed whole. */
+uint64_t rr_capture_lost(struct rr_invoker *inv);
 /* Session @kind's bytes to send: *@buf, the count returned; @sent of them
  * were sent. */
 size_t rr_capture_pending(struct rr_capture *c, enum rr_capture_kind kind,
