@@ -29,10 +29,13 @@
 /* The marks a worker acts on (through rr_steer()'s flags). */
 #define RR_MARK_WORKERS (RR_MARK_CAPTURE | RR_MARK_TRACE)
 
-/* A record's kind: the request with what became of it, or the reply
- * sent for it. */
+/* A record's kind: the request with what became of it, the reply sent
+ * for it, or a copy its gather sent. */
 #define RR_CAPTURE_REQUEST 1
 #define RR_CAPTURE_REPLY 2
+/* A copy of a marked request's gather, built in the UMEM for a target
+ * (gather_scatter = umem: it never passes the kernel's stack). */
+#define RR_CAPTURE_COPY 3
 
 /* Which tier the verdict is from. */
 #define RR_CAPTURE_TIER_XDP 0

@@ -103,34 +103,18 @@ static __always_inline int capture_source(struct xdp_md *ctx, __u32 l3_off,
 }
 
 /*
- * What the request in @ctx, to port @dport of function slot @slot, its
- * IP header @l3 bytes in (low 16 bits; IPv6 with bit 16), arrived on
- * @queue, is marked for (RR_MARK_*, 0: nothing); a marked request's
- * record is begun in the CPU's scratch, with its bytes. Called only
- * while capture_on is set; a function of its own, verified once (which
- * takes five arguments at most).
+ * The record of a request marked @mark (RR_MARK_*) begun in this CPU's
+ * scratch, with its bytes: for capture_mark(), and on an xdp_spread CPU
+ * for a request marked on the receiving one (reqrouter_spread). Returns
+ * @mark, or 0 without a scratch.
  */
-__noinline __u32 capture_mark(struct xdp_md *ctx, __u32 queue, __u32 slot,
-			      __u32 l3, __u32 dport)
+__noinline __u32 capture_begin(struct xdp_md *ctx, __u32 queue, __u32 slot,
+			       __u32 mark)
 {
-	__u32 on = capture_on, port, mark = 0, zero = 0, snap;
-	__u32 l3_off = l3 & 0xffff, ipv6 = l3 >> 16;
 	struct rr_capture_scratch *sc;
+	__u32 zero = 0, snap;
 
-	if (!ctx || slot >= RR_MAX_SLOTS)
-		return 0;
-	port = capture_port;
-	if (on & RR_MARK_CAPTURE && (!port || port == dport) &&
-	    capture_source(ctx, l3_off, ipv6) &&
-	    capture_due(&capture_left, capture_sample))
-		mark |= RR_MARK_CAPTURE;
-	if (on & RR_MARK_TRACE && trace_sample[slot] &&
-	    capture_due(&trace_left[slot], trace_sample[slot]))
-		mark |= RR_MARK_TRACE;
-	if (on & RR_MARK_TAP && tap_sample[slot] &&
-	    capture_due(&tap_left[slot], tap_sample[slot]))
-		mark |= RR_MARK_TAP;
-	if (!mark)
+	if (!ctx)
 		return 0;
 	sc = bpf_map_lookup_elem(&capture_scratch, &zero);
 	if (!sc)
@@ -152,6 +136,38 @@ __noinline __u32 capture_mark(struct xdp_md *ctx, __u32 queue, __u32 slot,
 	sc->rec.slot = slot;
 	rr_capture_load(ctx, sc);
 	return mark;
+}
+
+/*
+ * What the request in @ctx, to port @dport of function slot @slot, its
+ * IP header @l3 bytes in (low 16 bits; IPv6 with bit 16), arrived on
+ * @queue, is marked for (RR_MARK_*, 0: nothing); a marked request's
+ * record is begun in the CPU's scratch, with its bytes. Called only
+ * while capture_on is set; a function of its own, verified once (which
+ * takes five arguments at most).
+ */
+__noinline __u32 capture_mark(struct xdp_md *ctx, __u32 queue, __u32 slot,
+			      __u32 l3, __u32 dport)
+{
+	__u32 on = capture_on, port, mark = 0;
+	__u32 l3_off = l3 & 0xffff, ipv6 = l3 >> 16;
+
+	if (!ctx || slot >= RR_MAX_SLOTS)
+		return 0;
+	port = capture_port;
+	if (on & RR_MARK_CAPTURE && (!port || port == dport) &&
+	    capture_source(ctx, l3_off, ipv6) &&
+	    capture_due(&capture_left, capture_sample))
+		mark |= RR_MARK_CAPTURE;
+	if (on & RR_MARK_TRACE && trace_sample[slot] &&
+	    capture_due(&trace_left[slot], trace_sample[slot]))
+		mark |= RR_MARK_TRACE;
+	if (on & RR_MARK_TAP && tap_sample[slot] &&
+	    capture_due(&tap_left[slot], tap_sample[slot]))
+		mark |= RR_MARK_TAP;
+	if (!mark)
+		return 0;
+	return capture_begin(ctx, queue, slot, mark);
 }
 
 /*
@@ -182,6 +198,20 @@ __noinline int capture_verdict(struct xdp_md *ctx, __u32 stat, __u32 drop,
 	else
 		rr_capture_out(&capture_ring, sc);
 	return act;
+}
+
+/* A marked request's record is of function slot @slot, not its port's
+ * (a gather's reply, to the worker's gather port). */
+static __always_inline void capture_slot(__u32 mark, __u32 slot)
+{
+	struct rr_capture_scratch *sc;
+	__u32 zero = 0;
+
+	if (!mark)
+		return;
+	sc = bpf_map_lookup_elem(&capture_scratch, &zero);
+	if (sc)
+		sc->rec.slot = (__u16)slot;
 }
 
 /* Counts @stat on @queue and returns @act (rr_count()), after writing

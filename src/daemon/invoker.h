@@ -391,6 +391,10 @@ struct rr_worker {
 	struct rr_rl_charge charges[RR_MAX_BATCH];
 	/* A frame served out of other cells' reach (serve_private()). */
 	uint8_t priv[RR_FRAME_SIZE] __attribute__((aligned(RR_CACHELINE)));
+	/* A marked request's record while its call runs, put into the
+	 * capture ring after it: what the call itself captures (a
+	 * gather's copies) goes in meanwhile (serve/worker.c). */
+	struct rr_capture_wslot capture_req;
 	struct xdp_desc tx[RR_MAX_BATCH];
 	uint64_t recycle[RR_RECYCLE_ROOM];
 } __attribute__((aligned(RR_CACHELINE)));

@@ -317,6 +317,23 @@ static void fate(const struct rr_capture_rec *r, char *buf, size_t len)
 			 r->queue, r->thread);
 }
 
+/* Whether XDP verdict @stat is on a reply to a worker's gather. */
+static bool gather_stat(uint32_t stat)
+{
+	switch (stat) {
+	case RR_XDP_GATHER_MERGED:
+	case RR_XDP_REDIRECT_GATHER:
+	case RR_XDP_GATHER_LATE:
+	case RR_XDP_GATHER_DUPLICATE:
+	case RR_XDP_GATHER_WRONG_SOURCE:
+	case RR_XDP_GATHER_MALFORMED:
+	case RR_XDP_GATHER_NO_VALUE:
+	case RR_XDP_GATHER_OTHER_QUEUE:
+		return true;
+	}
+	return false;
+}
+
 /* Record @r, with @data, into the capture. */
 static void to_pcap(struct rr_capture *c, struct rr_invoker *inv,
 		    const struct rr_capture_rec *r, const uint8_t *data)
@@ -327,7 +344,7 @@ static void to_pcap(struct rr_capture *c, struct rr_invoker *inv,
 
 	if (!se->on || se->ended)
 		return;
-	if (r->kind == RR_CAPTURE_REPLY) {
+	if (r->kind != RR_CAPTURE_REQUEST) {
 		if (r->tier == RR_CAPTURE_TIER_XDP)
 			snprintf(what, sizeof(what), "XDP");
 		else
@@ -338,7 +355,12 @@ static void to_pcap(struct rr_capture *c, struct rr_invoker *inv,
 	}
 	snprintf(comment, sizeof(comment), "%s: %s; %s",
 		 svc ? svc->fn->name : "?",
-		 r->kind == RR_CAPTURE_REPLY ? "reply" : "request", what);
+		 r->kind == RR_CAPTURE_REPLY  ? "reply"
+		 : r->kind == RR_CAPTURE_COPY ? "gather copy"
+		 : r->tier == RR_CAPTURE_TIER_XDP && gather_stat(r->xdp_stat)
+			 ? "a target's reply"
+			 : "request",
+		 what);
 	/* Tapped too, a frame comes whole: the capture's snap length. */
 	if (!pcap_packet(&se->out, r->ts_ns + (uint64_t)c->real_off, data,
 			 r->caplen < se->snap ? r->caplen : se->snap, r->len,
