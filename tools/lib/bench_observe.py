@@ -15,6 +15,8 @@ import csv
 import statistics
 import sys
 
+from bench_rrl import span
+
 # (the server that observes, its base, what it adds)
 PAIRS = [("reverse-capture", "reverse", "capture 1 in 100, user tier"),
          ("reverse-xdp-capture", "reverse-xdp",
@@ -45,12 +47,6 @@ def main():
 
     def wrong(s):
         return sum(int(r["wrong"] or 0) for r in rows if r["server"] == s)
-
-    def span(v, fmt):
-        if not v:
-            return "-"
-        return (fmt + " [" + fmt + "-" + fmt + "]") % (
-            statistics.median(v), min(v), max(v))
 
     def ratio(a, b):
         x, y = a and statistics.median(a), b and statistics.median(b)
