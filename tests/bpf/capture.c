@@ -246,7 +246,8 @@ static void cases(void)
 	filter(0, 0, NULL, 1, 256);
 }
 
-/* The reply the cache holds for f4: its payload, reversed. */
+/* A tap: a request for the workers, then one the cache answers (its
+ * reply: f4's payload reversed). */
 static void tap_cases(void)
 {
 	struct rr_port_conf conf = { .slot = SLOT, .nsocks = 1 };
