@@ -120,7 +120,7 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	/* Replies to a gather come from their targets' service ports
 	 * (echo's 7 among them): they are known before the loop check. */
 	if (conf->flags & RR_PORT_GATHER)
-		return gather_reply(ctx, l3, udph, ipv6, queue);
+		return gather_reply(ctx, l3, udph, ipv6, queue, mark);
 	/* Source ports a reply could bounce back from. */
 	key = bpf_ntohs(udph->source);
 	if (loop_port(key))
@@ -175,10 +175,8 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	if (conf->flags & RR_PORT_SG_TARGET && sg_message(udph, c.end))
 		goto workers;
 	if (conf->flags & RR_PORT_SPREAD) {
-		act = spread(ctx, conf, udph, queue);
-		/* Answered on another CPU, unmarked: its verdict here. */
-		if (act >= 0 && mark)
-			capture_verdict(ctx, RR_XDP_REDIRECT_SPREAD, 0, act);
+		/* Answered on another CPU, its mark with it. */
+		act = spread(ctx, conf, udph, queue, mark);
 		if (act >= 0)
 			return act;
 	}
@@ -190,7 +188,8 @@ int reqrouter_xdp(struct xdp_md *ctx)
 
 workers:
 	act = rr_steer(ctx, queue, conf->slot, steer_socks(conf, 0),
-		       conf->flags | mark << RR_STEER_MARK_SHIFT);
+		       conf->flags | (mark & RR_MARK_WORKERS)
+					     << RR_STEER_MARK_SHIFT);
 	return rr_count_marked(ctx, mark, queue,
 			       steer_stat(act, RR_XDP_REDIRECT),
 			       steer_act(act));
@@ -231,11 +230,13 @@ int reqrouter_spread(struct xdp_md *ctx)
 	};
 	const struct rr_port_conf *conf;
 	int proto, ipv6, not_ours = 0;
+	__u32 mark = 0;
 	struct udphdr *udph;
 	void *l3;
 
 	if ((void *)(m + 1) <= c.pos && m->magic == RR_SPREAD_META_MAGIC) {
 		queue = m->queue;
+		mark = m->mark;
 		/* This CPU's wait, for the receiving side's choice. */
 		l = bpf_map_lookup_elem(&spread_load, &cpu);
 		now = bpf_ktime_get_ns();
@@ -262,7 +263,11 @@ int reqrouter_spread(struct xdp_md *ctx)
 	conf = bpf_map_lookup_elem(&port_map, &key);
 	if (!conf || !conf->nsocks || conf->slot >= RR_MAX_SLOTS)
 		return rr_count(queue, RR_XDP_PASS_NO_FUNCTION, XDP_PASS);
-	return in_kernel(ctx, conf, l3, udph, ipv6, queue, 0, 1);
+	/* Marked on the receiving CPU: its records begun again here, on
+	 * this CPU's scratch. */
+	if (mark)
+		mark = capture_begin(ctx, queue, conf->slot, mark);
+	return in_kernel(ctx, conf, l3, udph, ipv6, queue, mark, 1);
 }
 
 /*

@@ -674,10 +674,8 @@ static int dns_handler(const struct rr_request *req, uint8_t *buf, size_t len,
 		return RR_NO_REPLY; /* a caller that made no state */
 	if (!st->dt)		    /* dnstap off: this test is all it costs */
 		return respond(req, st, buf, len, room);
-	/* dnstap sees what reaches a worker: with it on, no reply goes to
-	 * the reply cache, so that XDP answers none of the queries unseen
-	 * (docs/OPERATIONS.md, "dnstap"). */
-	rr_fn_no_cache(req);
+	/* What reaches a worker; the reply cache's answers in XDP come
+	 * through the tap (dnstap_tap(), docs/OPERATIONS.md, "dnstap"). */
 	if (!dnstap_query(st->dt, req->worker_state, req, buf, len, &t))
 		return respond(req, st, buf, len, room);
 	ret = respond(req, st, buf, len, room);

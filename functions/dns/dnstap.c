@@ -63,6 +63,9 @@
 #define DT_QUEUE_LEN 16384
 #define DT_REOPEN_S 1
 #define DT_TEXT_MAX 255
+/* The extra field of a message the in-kernel tier answered. */
+#define DT_EXTRA_CACHE "reqrouter: answered in XDP by the reply cache"
+#define DT_EXTRA_PROGRAM "reqrouter: answered in XDP by the function's program"
 
 enum { DT_QUERY = 1, DT_RESPONSE = 2 };
 
@@ -72,7 +75,7 @@ struct dt_rec {
 	uint8_t type;  /* DT_QUERY, DT_RESPONSE */
 	uint8_t family;
 	uint8_t tcp;
-	uint8_t pad;
+	uint8_t from; /* 0: a handler's; RR_TAP_CACHE, RR_TAP_PROGRAM: XDP's */
 	uint16_t qport, rport;
 	uint32_t msg_len;
 	uint64_t qtime_ns, rtime_ns;
@@ -117,6 +120,8 @@ struct dt_out {
 };
 
 struct dnstap {
+	/* The workers', nrings; then the tap's (the in-kernel tier's
+	 * answers, written by reqrouter's main thread: dnstap_tap()). */
 	struct dnstap_ring *rings;
 	uint32_t nrings, taken;
 	uint32_t sample;
@@ -529,6 +534,14 @@ static void emit(struct dnstap *dt, struct dnstap_ring *ring,
 	}
 	d.type = DNSTAP__DNSTAP__TYPE__MESSAGE;
 	d.message = &m;
+	/* Answered in XDP: which part of it, for a reader to tell. */
+	if (r->from) {
+		d.has_extra = 1;
+		d.extra.data =
+			(uint8_t *)(r->from == RR_TAP_CACHE ? DT_EXTRA_CACHE
+							    : DT_EXTRA_PROGRAM);
+		d.extra.len = strlen((const char *)d.extra.data);
+	}
 	d.has_identity = dt->identity.len > 0;
 	d.identity = dt->identity;
 	d.has_version = dt->version.len > 0;
@@ -606,6 +619,10 @@ static void *drain(void *arg)
 				last = i;
 			n += k;
 		}
+		k = drain_ring(dt, &dt->rings[dt->nrings]);
+		if (k)
+			last = dt->nrings;
+		n += k;
 		/* Frames fstrm dropped (of any ring), for the worker that
 		 * wrote last to count at its next message. */
 		lost = __atomic_exchange_n(&dt->out->lost, 0, __ATOMIC_RELAXED);
@@ -718,13 +735,21 @@ int dnstap_new(const struct rr_fn_config *cfg, const struct dnstap_conf *c,
 	set_field(&dt->version, dt->version_buf,
 		  c->version ? c->version : "reqrouter " RR_VERSION);
 	dt->nrings = cfg->workers ? cfg->workers : 1;
-	dt->rings = rr_fn_shared_alloc(cfg, sizeof(*dt->rings) * dt->nrings);
+	dt->rings =
+		rr_fn_shared_alloc(cfg, sizeof(*dt->rings) * (dt->nrings + 1));
 	if (!dt->rings) {
 		free(dt);
 		return -ENOMEM;
 	}
 	for (i = 0; i < dt->nrings; i++)
 		dt->rings[i].countdown = 1;
+	/* The reply cache's answers, sampled in XDP as the workers sample
+	 * theirs. */
+	ret = rr_fn_tap(cfg, dt->sample, dnstap_tap, dt);
+	if (ret) {
+		free(dt);
+		return ret;
+	}
 	check_output(dt);
 	dt->out = out_get(dt);
 	if (!dt->out) {
@@ -791,9 +816,12 @@ static struct dt_rec *reserve(struct dnstap_ring *r, uint32_t size,
 	return (struct dt_rec *)(r->data + (pad ? 0 : pos));
 }
 
+/* A message of @type into @r: its response's time @rtime_ns (0: now),
+ * answered by @from (0: the handler; RR_TAP_*). */
 static void put(const struct dnstap *dt, struct dnstap_ring *r,
 		const struct rr_request *req, int type, const uint8_t *msg,
-		size_t len, const struct dnstap_times *t)
+		size_t len, const struct dnstap_times *t, uint64_t rtime_ns,
+		uint8_t from)
 {
 	uint32_t size = (uint32_t)((sizeof(struct dt_rec) + len + 7) & ~7UL);
 	size_t alen = req->family == AF_INET6 ? 16 : 4;
@@ -815,13 +843,13 @@ static void put(const struct dnstap *dt, struct dnstap_ring *r,
 	rec->type = (uint8_t)type;
 	rec->family = req->family == AF_INET6 ? 6 : 4;
 	rec->tcp = req->transport == RR_TRANSPORT_TCP;
-	rec->pad = 0;
+	rec->from = from;
 	rec->qport = req->src_port;
 	rec->rport = req->dst_port;
 	rec->msg_len = (uint32_t)len;
 	rec->qtime_ns = ns_of(&t->query);
-	rec->rtime_ns = 0;
-	if (type == DT_RESPONSE) {
+	rec->rtime_ns = rtime_ns;
+	if (type == DT_RESPONSE && !rtime_ns) {
 		clock_gettime(CLOCK_REALTIME, &now);
 		rec->rtime_ns = ns_of(&now);
 	}
@@ -840,7 +868,7 @@ bool dnstap_query(const struct dnstap *dt, struct dnstap_ring *r,
 		return false;
 	r->countdown = dt->sample;
 	clock_gettime(CLOCK_REALTIME, &t->query);
-	put(dt, r, req, DT_QUERY, msg, len, t);
+	put(dt, r, req, DT_QUERY, msg, len, t, 0, 0);
 	return true;
 }
 
@@ -848,5 +876,20 @@ void dnstap_response(const struct dnstap *dt, struct dnstap_ring *r,
 		     const struct rr_request *req, const uint8_t *msg,
 		     size_t len, const struct dnstap_times *t)
 {
-	put(dt, r, req, DT_RESPONSE, msg, len, t);
+	put(dt, r, req, DT_RESPONSE, msg, len, t, 0, 0);
+}
+
+void dnstap_tap(void *arg, const struct rr_tap_answer *a)
+{
+	struct dnstap *dt = arg;
+	struct dnstap_ring *r = &dt->rings[dt->nrings];
+	struct dnstap_times t = {
+		.query = { .tv_sec = (time_t)(a->arrival_ns / 1000000000U),
+			   .tv_nsec = (long)(a->arrival_ns % 1000000000U) },
+	};
+	uint8_t from = (uint8_t)a->from;
+
+	put(dt, r, a->req, DT_QUERY, a->query, a->query_len, &t, 0, from);
+	put(dt, r, a->req, DT_RESPONSE, a->reply, a->reply_len, &t, a->sent_ns,
+	    from);
 }

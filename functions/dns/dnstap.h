@@ -80,4 +80,10 @@ void dnstap_response(const struct dnstap *dt, struct dnstap_ring *r,
 		     const struct rr_request *req, const uint8_t *msg,
 		     size_t len, const struct dnstap_times *t);
 
+/* The tap (rr_fn_tap(), set by dnstap_new()): a query the in-kernel tier
+ * answered (the reply cache), one in dnstap_sample as the workers sample
+ * theirs, and its answer; on reqrouter's main thread, into a ring of its
+ * own. Their messages say so in the Dnstap extra field. */
+void dnstap_tap(void *arg, const struct rr_tap_answer *a);
+
 #endif /* DNSTAP_H */

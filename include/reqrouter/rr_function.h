@@ -404,6 +404,43 @@ static inline void rr_fn_count(const struct rr_request *req, int idx,
 	__atomic_store_n(c, *c + n, __ATOMIC_RELAXED);
 }
 
+/*
+ * A tap (API 4, compatible): the requests the in-kernel tier answers for
+ * the function (the reply cache's answers, its XDP program's), which no
+ * handler sees, one in a sample, handed to the function whole. What the
+ * tap gets for one answer, all of it valid during the call only:
+ */
+struct rr_tap_answer {
+	/* The request as a handler would see it: family, addresses,
+	 * ports, queue (thread 0), state (worker_state NULL), and counters
+	 * of the main thread's for rr_fn_count(). */
+	const struct rr_request *req;
+	const uint8_t *query; /* the request's payload, as it came */
+	size_t query_len;
+	const uint8_t *reply; /* the reply's payload, as it left */
+	size_t reply_len;
+	uint64_t arrival_ns; /* CLOCK_REALTIME: the request in XDP */
+	uint64_t sent_ns;    /* CLOCK_REALTIME: its reply built */
+	uint32_t from;	     /* RR_TAP_CACHE, RR_TAP_PROGRAM */
+};
+
+#define RR_TAP_CACHE 1	 /* answered by the reply cache */
+#define RR_TAP_PROGRAM 2 /* answered by the function's XDP program */
+
+typedef void (*rr_tap_t)(void *arg, const struct rr_tap_answer *a);
+
+/*
+ * For init(): hands one in @sample (1: all) of what the in-kernel tier
+ * answers for this instance to @tap, with @arg (the instance's state,
+ * or a part of it, which must live until fini()). Called in reqrouter's
+ * main process, on its main thread, some milliseconds after the answer,
+ * never concurrently with itself: it must not block. What the XDP
+ * program's ring had no room for is never seen, and counted
+ * (reqrouter_capture_lost_total). 0, or -errno with the reason said.
+ */
+int rr_fn_tap(const struct rr_fn_config *cfg, uint32_t sample, rr_tap_t tap,
+	      void *arg);
+
 /* For the handler: keep this reply out of the reply cache. */
 static inline void rr_fn_no_cache(const struct rr_request *req)
 {

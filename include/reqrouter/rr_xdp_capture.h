@@ -21,11 +21,21 @@
  * capture, its path into a trace record. */
 #define RR_MARK_CAPTURE 0x1
 #define RR_MARK_TRACE 0x2
+/* One in its function's tap sample (rr_fn_tap(), dnstap): what the
+ * in-kernel tier answers of it (the reply cache, the function's program)
+ * is written whole, request and reply, for the function's tap. The
+ * workers never see this mark: the function sees those requests itself. */
+#define RR_MARK_TAP 0x4
+/* The marks a worker acts on (through rr_steer()'s flags). */
+#define RR_MARK_WORKERS (RR_MARK_CAPTURE | RR_MARK_TRACE)
 
-/* A record's kind: the request with what became of it, or the reply
- * sent for it. */
+/* A record's kind: the request with what became of it, the reply sent
+ * for it, or a copy its gather sent. */
 #define RR_CAPTURE_REQUEST 1
 #define RR_CAPTURE_REPLY 2
+/* A copy of a marked request's gather, built in the UMEM for a target
+ * (gather_scatter = umem: it never passes the kernel's stack). */
+#define RR_CAPTURE_COPY 3
 
 /* Which tier the verdict is from. */
 #define RR_CAPTURE_TIER_XDP 0
@@ -74,7 +84,8 @@ struct rr_capture_scratch {
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
-/* Copies the frame's first bytes, up to @sc->snap, after @sc->rec. */
+/* Copies the frame's first bytes, up to @sc->snap, after @sc->rec: for
+ * a capture, and for a tap (whole, snap RR_CAPTURE_SNAP_MAX). */
 static __always_inline void rr_capture_load(struct xdp_md *ctx,
 					    struct rr_capture_scratch *sc)
 {
@@ -87,7 +98,7 @@ static __always_inline void rr_capture_load(struct xdp_md *ctx,
 		cap = sc->snap;
 	/* Bounds the verifier follows, in a 64-bit register. */
 	asm volatile("" : "+r"(cap));
-	if (!(sc->rec.mark & RR_MARK_CAPTURE) || cap < 1 ||
+	if (!(sc->rec.mark & (RR_MARK_CAPTURE | RR_MARK_TAP)) || cap < 1 ||
 	    cap > RR_CAPTURE_SNAP_MAX)
 		return;
 	if (!bpf_xdp_load_bytes(ctx, 0, sc->data, cap))
@@ -113,14 +124,14 @@ static __always_inline void rr_capture_out(void *ring,
 /*
  * A marked request answered with XDP_TX from the frame in @ctx: its
  * record (copied into @sc when it was marked, with the verdict since
- * set), then, if captured, the reply's.
+ * set), then, if captured or tapped, the reply's.
  */
 static __always_inline void rr_capture_answered(struct xdp_md *ctx, void *ring,
 						struct rr_capture_scratch *sc)
 {
 	sc->rec.reply_len = (__u32)(ctx->data_end - ctx->data);
 	rr_capture_out(ring, sc);
-	if (!(sc->rec.mark & RR_MARK_CAPTURE))
+	if (!(sc->rec.mark & (RR_MARK_CAPTURE | RR_MARK_TAP)))
 		return;
 	sc->rec.kind = RR_CAPTURE_REPLY;
 	rr_capture_load(ctx, sc);

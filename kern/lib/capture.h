@@ -8,6 +8,10 @@
  * request's bytes copied before anything changed the frame, and the
  * reply's after it was built, before XDP_TX; a marked request for the
  * workers carries its mark in its metadata, and they write its records.
+ * A function that taps its answers from XDP (rr_fn_tap(): dnstap) has one
+ * request in its tap_sample marked RR_MARK_TAP, which the workers never
+ * see: what the in-kernel tier answers of it is written whole, request
+ * and reply, for the main thread to hand to the function's tap.
  * Off, all of it costs the load of capture_on and a branch.
  */
 #ifndef RR_LIB_CAPTURE_H
@@ -40,11 +44,15 @@ volatile __u32 capture_sample SEC(".data") = 0;
 volatile __u32 capture_snap SEC(".data") = 0;
 /* By function slot: one request in this many is traced, 0 none. */
 volatile __u32 trace_sample[RR_MAX_SLOTS] SEC(".data") = {};
+/* By function slot: one request in this many is tapped (RR_MARK_TAP),
+ * 0 none; capture_on has RR_MARK_TAP while any is set. */
+volatile __u32 tap_sample[RR_MAX_SLOTS] SEC(".data") = {};
 
 /* Countdowns to the next sampled request: shared by the CPUs, whose
  * races only move a sample by a request. */
 __u32 capture_left SEC(".bss");
 __u32 trace_left[RR_MAX_SLOTS] SEC(".bss");
+__u32 tap_left[RR_MAX_SLOTS] SEC(".bss");
 
 /* The records, read by the main thread (src/daemon/ops/capture.c). */
 struct {
@@ -95,36 +103,24 @@ static __always_inline int capture_source(struct xdp_md *ctx, __u32 l3_off,
 }
 
 /*
- * What the request in @ctx, to port @dport of function slot @slot, its
- * IP header @l3 bytes in (low 16 bits; IPv6 with bit 16), arrived on
- * @queue, is marked for (RR_MARK_*, 0: nothing); a marked request's
- * record is begun in the CPU's scratch, with its bytes. Called only
- * while capture_on is set; a function of its own, verified once (which
- * takes five arguments at most).
+ * The record of a request marked @mark (RR_MARK_*) begun in this CPU's
+ * scratch, with its bytes: for capture_mark(), and on an xdp_spread CPU
+ * for a request marked on the receiving one (reqrouter_spread). Returns
+ * @mark, or 0 without a scratch.
  */
-__noinline __u32 capture_mark(struct xdp_md *ctx, __u32 queue, __u32 slot,
-			      __u32 l3, __u32 dport)
+__noinline __u32 capture_begin(struct xdp_md *ctx, __u32 queue, __u32 slot,
+			       __u32 mark)
 {
-	__u32 on = capture_on, port, mark = 0, zero = 0, snap;
-	__u32 l3_off = l3 & 0xffff, ipv6 = l3 >> 16;
 	struct rr_capture_scratch *sc;
+	__u32 zero = 0, snap;
 
-	if (!ctx || slot >= RR_MAX_SLOTS)
-		return 0;
-	port = capture_port;
-	if (on & RR_MARK_CAPTURE && (!port || port == dport) &&
-	    capture_source(ctx, l3_off, ipv6) &&
-	    capture_due(&capture_left, capture_sample))
-		mark |= RR_MARK_CAPTURE;
-	if (on & RR_MARK_TRACE && trace_sample[slot] &&
-	    capture_due(&trace_left[slot], trace_sample[slot]))
-		mark |= RR_MARK_TRACE;
-	if (!mark)
+	if (!ctx)
 		return 0;
 	sc = bpf_map_lookup_elem(&capture_scratch, &zero);
 	if (!sc)
 		return 0;
-	snap = capture_snap;
+	/* A tap takes the frame whole: its messages are the real bytes. */
+	snap = mark & RR_MARK_TAP ? RR_CAPTURE_SNAP_MAX : capture_snap;
 	sc->snap = snap < RR_CAPTURE_SNAP_MAX ? snap : RR_CAPTURE_SNAP_MAX;
 	sc->rec.arrival_ns = bpf_ktime_get_ns();
 	sc->rec.delay_ns = 0;
@@ -143,10 +139,44 @@ __noinline __u32 capture_mark(struct xdp_md *ctx, __u32 queue, __u32 slot,
 }
 
 /*
+ * What the request in @ctx, to port @dport of function slot @slot, its
+ * IP header @l3 bytes in (low 16 bits; IPv6 with bit 16), arrived on
+ * @queue, is marked for (RR_MARK_*, 0: nothing); a marked request's
+ * record is begun in the CPU's scratch, with its bytes. Called only
+ * while capture_on is set; a function of its own, verified once (which
+ * takes five arguments at most).
+ */
+__noinline __u32 capture_mark(struct xdp_md *ctx, __u32 queue, __u32 slot,
+			      __u32 l3, __u32 dport)
+{
+	__u32 on = capture_on, port, mark = 0;
+	__u32 l3_off = l3 & 0xffff, ipv6 = l3 >> 16;
+
+	if (!ctx || slot >= RR_MAX_SLOTS)
+		return 0;
+	port = capture_port;
+	if (on & RR_MARK_CAPTURE && (!port || port == dport) &&
+	    capture_source(ctx, l3_off, ipv6) &&
+	    capture_due(&capture_left, capture_sample))
+		mark |= RR_MARK_CAPTURE;
+	if (on & RR_MARK_TRACE && trace_sample[slot] &&
+	    capture_due(&trace_left[slot], trace_sample[slot]))
+		mark |= RR_MARK_TRACE;
+	if (on & RR_MARK_TAP && tap_sample[slot] &&
+	    capture_due(&tap_left[slot], tap_sample[slot]))
+		mark |= RR_MARK_TAP;
+	if (!mark)
+		return 0;
+	return capture_begin(ctx, queue, slot, mark);
+}
+
+/*
  * The XDP program's verdict @stat (enum rr_xdp_stat) on a request marked
  * by capture_mark(), with action @act, and for a drop its reason @drop
  * (enum rr_drop, 0: @stat says it): the request's record, and after
- * XDP_TX the reply's. Returns @act.
+ * XDP_TX the reply's. A request marked for a tap alone is written only
+ * when the reply cache answered it (a function's program writes its own
+ * answers, rr_xdp_finish()). Returns @act.
  */
 __noinline int capture_verdict(struct xdp_md *ctx, __u32 stat, __u32 drop,
 			       int act)
@@ -159,6 +189,8 @@ __noinline int capture_verdict(struct xdp_md *ctx, __u32 stat, __u32 drop,
 	sc = bpf_map_lookup_elem(&capture_scratch, &zero);
 	if (!sc)
 		return act;
+	if (!(sc->rec.mark & RR_MARK_WORKERS) && stat != RR_XDP_TX_CACHE)
+		return act;
 	sc->rec.xdp_stat = stat;
 	sc->rec.drop = drop;
 	if (act == XDP_TX)
@@ -166,6 +198,20 @@ __noinline int capture_verdict(struct xdp_md *ctx, __u32 stat, __u32 drop,
 	else
 		rr_capture_out(&capture_ring, sc);
 	return act;
+}
+
+/* A marked request's record is of function slot @slot, not its port's
+ * (a gather's reply, to the worker's gather port). */
+static __always_inline void capture_slot(__u32 mark, __u32 slot)
+{
+	struct rr_capture_scratch *sc;
+	__u32 zero = 0;
+
+	if (!mark)
+		return;
+	sc = bpf_map_lookup_elem(&capture_scratch, &zero);
+	if (sc)
+		sc->rec.slot = (__u16)slot;
 }
 
 /* Counts @stat on @queue and returns @act (rr_count()), after writing

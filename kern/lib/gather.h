@@ -23,6 +23,7 @@
 #include <reqrouter/rr_gather.h>
 #include <reqrouter/rr_xdp_packet.h>
 
+#include "lib/capture.h"
 #include "lib/common.h"
 #include "lib/parse.h"
 #include "lib/stats.h"
@@ -198,11 +199,13 @@ static __always_inline void sg_minmax(__u64 *p, __u64 v, int max)
  * merge, and the count that says the gather is complete. A reduction's
  * replies end here; the last one goes on to the owner's socket to wake
  * it, as does every CONCAT reply, whose body the owner collects (only on
- * the owner's queue: a socket takes frames of its own queue only).
+ * the owner's queue: a socket takes frames of its own queue only). A
+ * reply marked @mark (capture_mark()) has its record written with what
+ * became of it.
  */
 static __always_inline int gather_reply(struct xdp_md *ctx, void *l3,
 					struct udphdr *udp, int ipv6,
-					__u32 queue)
+					__u32 queue, __u32 mark)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
@@ -215,50 +218,62 @@ static __always_inline int gather_reply(struct xdp_md *ctx, void *l3,
 	int i;
 
 	if ((void *)(h + 1) > end || h->magic != bpf_htonl(RR_SG_MAGIC))
-		return rr_count(queue, RR_XDP_GATHER_MALFORMED, XDP_DROP);
+		return rr_count_marked(ctx, mark, queue,
+				       RR_XDP_GATHER_MALFORMED, XDP_DROP);
 	idx = bpf_ntohl(h->gather);
 	gen = bpf_ntohl(h->gen);
 	target = bpf_ntohs(h->target);
 	g = bpf_map_lookup_elem(&gathers, &idx);
 	if (!g || target >= RR_SG_MAX_TARGETS)
-		return rr_count(queue, RR_XDP_GATHER_MALFORMED, XDP_DROP);
+		return rr_count_marked(ctx, mark, queue,
+				       RR_XDP_GATHER_MALFORMED, XDP_DROP);
+	/* The gather's function, not the port's. */
+	capture_slot(mark, g->slot % RR_MAX_SLOTS);
 	state = READ_ONCE_U64(g->state);
 	if ((__u32)(state >> 32) != gen || (__u32)state >= g->need)
-		return rr_count(queue, RR_XDP_GATHER_LATE, XDP_DROP);
+		return rr_count_marked(ctx, mark, queue, RR_XDP_GATHER_LATE,
+				       XDP_DROP);
 	word = target / 64;
 	bit = 1ULL << (target % 64);
 	if (!(READ_ONCE_U64(g->sent[word]) & bit))
-		return rr_count(queue, RR_XDP_GATHER_WRONG_SOURCE, XDP_DROP);
+		return rr_count_marked(ctx, mark, queue,
+				       RR_XDP_GATHER_WRONG_SOURCE, XDP_DROP);
 	tkey = g->group * RR_SG_MAX_TARGETS + target;
 	t = bpf_map_lookup_elem(&sg_targets, &tkey);
 	if (!t || !sg_from(t, l3, end, udp, ipv6))
-		return rr_count(queue, RR_XDP_GATHER_WRONG_SOURCE, XDP_DROP);
+		return rr_count_marked(ctx, mark, queue,
+				       RR_XDP_GATHER_WRONG_SOURCE, XDP_DROP);
 	r.l3_off = l3 - data;
 	r.l4_off = (void *)udp - data;
 	r.family = ipv6 ? AF_INET6 : AF_INET;
 	if ((ipv6 && !udp->check) || !udp_csum_ok(ctx, &r))
-		return rr_count(queue, RR_XDP_GATHER_MALFORMED, XDP_DROP);
+		return rr_count_marked(ctx, mark, queue,
+				       RR_XDP_GATHER_MALFORMED, XDP_DROP);
 	reduce = g->reduce;
 	/* The owner, by the entry's index: worker index queue *
 	 * RR_MAX_THREADS + thread owns RR_SG_PER_WORKER entries. */
 	owner_w = idx / RR_SG_PER_WORKER;
 	if (reduce != RR_REDUCE_CONCAT && sg_value(h + 1, end, &v))
-		return rr_count(queue, RR_XDP_GATHER_NO_VALUE, XDP_DROP);
+		return rr_count_marked(ctx, mark, queue, RR_XDP_GATHER_NO_VALUE,
+				       XDP_DROP);
 	sg_learn(ctx, tkey, l3, end, ipv6);
 
 	old = __sync_fetch_and_or(&g->seen[word], bit);
 	if (old & bit)
-		return rr_count(queue, RR_XDP_GATHER_DUPLICATE, XDP_DROP);
+		return rr_count_marked(ctx, mark, queue,
+				       RR_XDP_GATHER_DUPLICATE, XDP_DROP);
 	for (i = 0; i < 16; i++) {
 		state = READ_ONCE_U64(g->state);
 		if ((__u32)(state >> 32) != gen || (__u32)state >= g->need)
-			return rr_count(queue, RR_XDP_GATHER_LATE, XDP_DROP);
+			return rr_count_marked(ctx, mark, queue,
+					       RR_XDP_GATHER_LATE, XDP_DROP);
 		if (__sync_val_compare_and_swap(&g->state, state, state + 1) ==
 		    state)
 			break;
 	}
 	if (i == 16)
-		return rr_count(queue, RR_XDP_GATHER_LATE, XDP_DROP);
+		return rr_count_marked(ctx, mark, queue, RR_XDP_GATHER_LATE,
+				       XDP_DROP);
 
 	switch (reduce) {
 	case RR_REDUCE_SUM:
@@ -283,7 +298,8 @@ static __always_inline int gather_reply(struct xdp_md *ctx, void *l3,
 	__sync_fetch_and_or(&g->merged_bits[word], bit);
 	m = __sync_add_and_fetch(&g->merged, 1);
 	if (reduce != RR_REDUCE_CONCAT && m < g->need)
-		return rr_count(queue, RR_XDP_GATHER_MERGED, XDP_DROP);
+		return rr_count_marked(ctx, mark, queue, RR_XDP_GATHER_MERGED,
+				       XDP_DROP);
 	/* The last of a reduction wakes its worker only if it sleeps (the
 	 * add above orders this read after the count, as the worker reads
 	 * the count after saying it sleeps). */
@@ -291,13 +307,15 @@ static __always_inline int gather_reply(struct xdp_md *ctx, void *l3,
 		first = idx - idx % RR_SG_PER_WORKER;
 		owner = bpf_map_lookup_elem(&gathers, &first);
 		if (owner && !READ_ONCE_U32(owner->asleep))
-			return rr_count(queue, RR_XDP_GATHER_MERGED, XDP_DROP);
+			return rr_count_marked(ctx, mark, queue,
+					       RR_XDP_GATHER_MERGED, XDP_DROP);
 	}
 	/* A concatenation's reply on another queue than its owner's, whose
 	 * socket takes its own queue's frames only: to the kernel, which
 	 * gives it to the owner's gather socket. */
 	if (reduce == RR_REDUCE_CONCAT && owner_w / RR_MAX_THREADS != queue)
-		return rr_count(queue, RR_XDP_GATHER_OTHER_QUEUE, XDP_PASS);
+		return rr_count_marked(ctx, mark, queue,
+				       RR_XDP_GATHER_OTHER_QUEUE, XDP_PASS);
 	/* The owner's socket; a missing one (a worker going) or another
 	 * queue's: the owner finds the gather complete at its next look. */
 	if (owner_w / RR_MAX_THREADS != queue ||
@@ -305,7 +323,11 @@ static __always_inline int gather_reply(struct xdp_md *ctx, void *l3,
 			     RR_XSK_KEY(queue, owner_w % RR_MAX_THREADS,
 					g->slot % RR_MAX_SLOTS),
 			     XDP_DROP) != XDP_REDIRECT)
-		return rr_count(queue, RR_XDP_GATHER_MERGED, XDP_DROP);
+		return rr_count_marked(ctx, mark, queue, RR_XDP_GATHER_MERGED,
+				       XDP_DROP);
+	/* To the owner's socket, but not as a request: its record here. */
+	if (mark)
+		capture_verdict(ctx, RR_XDP_REDIRECT_GATHER, 0, XDP_REDIRECT);
 	return rr_count(queue, RR_XDP_REDIRECT_GATHER, XDP_REDIRECT);
 }
 

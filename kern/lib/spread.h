@@ -15,6 +15,7 @@
 
 #include <reqrouter/rr_xdp_req.h>
 
+#include "lib/capture.h"
 #include "lib/common.h"
 #include "lib/stats.h"
 #include "shared/port.h"
@@ -61,15 +62,17 @@ static __always_inline __u64 spread_wait(__u32 cpu, __u64 now)
 /*
  * xdp_spread: the request to one of the function's spread CPUs (through
  * spread_cpus), where reqrouter_spread runs its XDP program, with the
- * receiving queue and the time in front of it (struct rr_spread_meta):
- * of the next two in turn, the one whose queue should be shorter now
- * (rr_spread_load). What the program would not take (longer than
- * xdp_max_payload or the in-kernel tier's limits) stays, for the
- * workers of this queue. Returns XDP_REDIRECT, or -1 for today's path.
+ * receiving queue, the time and its @mark (capture_mark()) in front of
+ * it (struct rr_spread_meta): of the next two in turn, the one whose
+ * queue should be shorter now (rr_spread_load). What the program would
+ * not take (longer than xdp_max_payload or the in-kernel tier's limits)
+ * stays, for the workers of this queue. A marked request's records are
+ * written on the CPU it goes to; without room for the metadata, its
+ * verdict here. Returns XDP_REDIRECT, or -1 for today's path.
  */
 static __always_inline int spread(struct xdp_md *ctx,
 				  const struct rr_port_conf *conf,
-				  struct udphdr *udp, __u32 queue)
+				  struct udphdr *udp, __u32 queue, __u32 mark)
 {
 	__u32 len = bpf_ntohs(udp->len) - sizeof(*udp), n = conf->spread_n;
 	__u32 slot = conf->slot, *turn, i, j, cpu, other;
@@ -100,10 +103,14 @@ static __always_inline int spread(struct xdp_md *ctx,
 		m = (void *)(long)ctx->data_meta;
 		if ((void *)(m + 1) <= (void *)(long)ctx->data) {
 			m->magic = RR_SPREAD_META_MAGIC;
-			m->queue = queue;
+			m->queue = (__u16)queue;
+			m->mark = (__u16)mark;
 			m->sent_ns = now;
+			mark = 0;
 		}
 	}
+	if (mark)
+		capture_verdict(ctx, RR_XDP_REDIRECT_SPREAD, 0, XDP_REDIRECT);
 	rr_fn_count_at(queue, slot, RR_FN_XDP_SPREAD);
 	return rr_count(queue, RR_XDP_REDIRECT_SPREAD, XDP_REDIRECT);
 }

@@ -145,8 +145,9 @@ static __always_inline int not_answered(struct xdp_md *ctx,
 	if (cls >= 0 && !req->spread) {
 		ret = rr_steer(ctx, req->queue, conf->slot,
 			       steer_socks(conf, (__u32)cls),
-			       conf->flags | (__u32)req->mark
-						     << RR_STEER_MARK_SHIFT);
+			       conf->flags |
+				       ((__u32)req->mark & RR_MARK_WORKERS)
+					       << RR_STEER_MARK_SHIFT);
 		/* A punt dropped on the way (overload, a deadline) is
 		 * counted as that, not as handed on. */
 		if (steer_act(ret) != XDP_DROP)
@@ -307,17 +308,17 @@ static __always_inline int in_kernel(struct xdp_md *ctx,
 	req->rx_key = RR_FN_STATS_KEY(queue, conf->slot, RR_FN_XDP_RX);
 	req->tx_key = RR_FN_STATS_KEY(queue, conf->slot, RR_FN_XDP_TX);
 	req->tx_stat_key = queue * RR_XDP_STAT_MAX + RR_XDP_TX_FUNCTION;
-	if (on_spread) {
-		tail_call_slot(ctx, &fn_progs_cpumap, conf->slot);
-		/* No program in the slot: no worker to hand it to here. */
-		rr_fn_count(req, RR_FN_XDP_RX);
-		return not_answered(ctx, conf, req, RR_XDP_PUNT);
-	}
 	/* What the function's program writes if it answers. */
 	if (mark) {
 		sc = bpf_map_lookup_elem(&capture_scratch, &zero);
 		if (sc)
 			sc->rec.xdp_stat = RR_XDP_TX_FUNCTION;
+	}
+	if (on_spread) {
+		tail_call_slot(ctx, &fn_progs_cpumap, conf->slot);
+		/* No program in the slot: no worker to hand it to here. */
+		rr_fn_count(req, RR_FN_XDP_RX);
+		return not_answered(ctx, conf, req, RR_XDP_PUNT);
 	}
 	tail_call_slot(ctx, &fn_progs, conf->slot);
 	/* No program in the slot (being replaced): user space answers. */

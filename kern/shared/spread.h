@@ -14,12 +14,14 @@
 #define RR_MAX_SPREAD_CPUS 1024 /* the highest CPU number + 1 it may list */
 
 /* What a frame handed to an xdp_spread CPU carries in front of it: the
- * queue it arrived on, which a cpumap does not keep, for the counters,
- * and when it was handed over, for the CPU's wait (struct
- * rr_spread_load). */
+ * queue it arrived on, which a cpumap does not keep, for the counters;
+ * when it was handed over, for the CPU's wait (struct rr_spread_load);
+ * and what it is marked for (RR_MARK_*, shared/capture.h), for that CPU
+ * to write its records, the reply's among them. */
 struct rr_spread_meta {
 	__u32 magic;
-	__u32 queue;
+	__u16 queue;
+	__u16 mark;
 	__u64 sent_ns;
 };
 

@@ -391,6 +391,10 @@ struct rr_worker {
 	struct rr_rl_charge charges[RR_MAX_BATCH];
 	/* A frame served out of other cells' reach (serve_private()). */
 	uint8_t priv[RR_FRAME_SIZE] __attribute__((aligned(RR_CACHELINE)));
+	/* A marked request's record while its call runs, put into the
+	 * capture ring after it: what the call itself captures (a
+	 * gather's copies) goes in meanwhile (serve/worker.c). */
+	struct rr_capture_wslot capture_req;
 	struct xdp_desc tx[RR_MAX_BATCH];
 	uint64_t recycle[RR_RECYCLE_ROOM];
 } __attribute__((aligned(RR_CACHELINE)));
@@ -529,6 +533,11 @@ struct rr_invoker {
 	uint64_t stall_scrape_ns;
 	/* By enum rr_control_event and enum rr_http_event (metrics). */
 	uint64_t control_events[RR_CONTROL_EV_MAX];
+	/* The functions' counters their taps count (rr_fn_tap(), on the
+	 * main thread: features/capture.c), by slot. */
+	uint64_t tap_counters[RR_MAX_SLOTS][RR_FN_MAX_COUNTERS];
+	/* Tapped answers not handed whole to their tap (capture.c). */
+	uint64_t tap_lost;
 	uint64_t http_events[RR_HTTP_EV_MAX];
 };
 

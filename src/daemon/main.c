@@ -384,9 +384,10 @@ static int serve(struct rr_invoker *inv, const struct rr_config *cfg,
 		tick = !cells	       ? TICK_MS
 		       : inv->in_calls ? CELL_TICK_MS
 				       : CELL_IDLE_TICK_MS;
-		/* A capture's or a trace's records are read at the tick. */
+		/* A capture's or a trace's records, and a tap's (dnstap
+		 * of the reply cache's answers), are read at the tick. */
 		if (tick > RR_CONTROL_STREAM_TICK_MS &&
-		    rr_control_streaming(ctl))
+		    (rr_control_streaming(ctl) || inv->xdp.taps))
 			tick = RR_CONTROL_STREAM_TICK_MS;
 		count_stall(inv, woke);
 		poll(pfd, (nfds_t)n, tick);

@@ -84,7 +84,7 @@ const struct rr_ctlcmd rr_ctlcmds[RR_CTL_NCMDS] = {
 		.nargs = 6,
 		.from_options = true,
 		.mutating = true,
-		.help = "requests and their replies from both tiers, drops with their reason, into a pcapng file (-w FILE, or -w - for tcpdump -r -)",
+		.help = "UDP requests and their replies from both tiers, drops with their reason, into a pcapng file (-w FILE, or -w - for tcpdump -r -); TCP goes through the kernel's stack: tcpdump sees it",
 	},
 	[RR_CTL_TRACE] = {
 		.name = "trace",

@@ -102,6 +102,21 @@ int rr_fn_counter(const struct rr_fn_config *cfg, const char *name,
 	return (int)c->n++;
 }
 
+int rr_fn_tap(const struct rr_fn_config *cfg, uint32_t sample, rr_tap_t tap,
+	      void *arg)
+{
+	struct rr_fn_instance *inst = cfg->env ? cfg->env->inst : NULL;
+
+	if (!inst)
+		return rr_fn_error(cfg, NULL, "a tap is for init() alone");
+	if (!tap)
+		return rr_fn_error(cfg, NULL, "a tap needs a function to call");
+	inst->tap = tap;
+	inst->tap_arg = arg;
+	inst->tap_sample = sample ? sample : 1;
+	return 0;
+}
+
 /*
  * Shared memory is mapped in the process that runs init(), before any
  * cell is forked, so every cell inherits the same pages at the same

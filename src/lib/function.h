@@ -40,6 +40,11 @@ struct rr_fn_instance {
 	/* Unmapped after fini(). */
 	struct rr_fn_shared *shared; /* [nshared] */
 	uint32_t nshared;
+	/* Its tap (rr_fn_tap()): the in-kernel tier's answers, one in
+	 * tap_sample (0: none), handed to tap(tap_arg, ...). */
+	rr_tap_t tap;
+	void *tap_arg;
+	uint32_t tap_sample;
 };
 
 /*

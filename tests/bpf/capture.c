@@ -14,6 +14,11 @@
  * - --sample 4: two records of eight requests.
  * - trace_sample = 2 with a trace on: every other request of the
  *   function recorded for the trace alone (no bytes); none of another.
+ * - A tap (RR_MARK_TAP, tap_sample = 1): a request for the workers is
+ *   not recorded (its own dnstap is the worker's); one the reply cache
+ *   answers is, request and reply, whole. (That the workers never see
+ *   the tap's mark, which would read as RR_STEER_SLIP, takes a socket:
+ *   tests/integration/dnstap.sh.)
  * Needs root; exits 77 (skip) otherwise.
  */
 #include <errno.h>
@@ -28,6 +33,7 @@
 #include <linux/bpf.h>
 
 #include "frames.h"
+#include "cache.h"
 #include "reqrouter.skel.h"
 #include "shared/capture.h"
 #include "shared/port.h"
@@ -240,6 +246,62 @@ static void cases(void)
 	filter(0, 0, NULL, 1, 256);
 }
 
+/* A tap: a request for the workers, then one the cache answers (its
+ * reply: f4's payload reversed). */
+static void tap_cases(void)
+{
+	struct rr_port_conf conf = { .slot = SLOT, .nsocks = 1 };
+	uint32_t off = f4len - 40, i, n;
+	const struct rr_capture_rec *r;
+	uint8_t reply[40];
+
+	t_at("a tap, a request for the workers");
+	filter(RR_MARK_TAP, 0, NULL, 1, 256);
+	x.skel->data->tap_sample[SLOT] = 1;
+	if (run(f4, f4len) != XDP_PASS)
+		t_fail("not passed as it would be untapped (no socket)");
+	/* What the tap took begins no record of its own. */
+	if (take())
+		t_fail("%u records", nrecs);
+
+	t_at("a tap, the reply cache's answer");
+	for (i = 0; i < sizeof(reply); i++)
+		reply[i] = f4[off + sizeof(reply) - 1 - i];
+	conf.flags = RR_PORT_CACHE;
+	conf.cache_gen = 1;
+	conf.cache_max_payload = RR_CACHE_MAX_PAYLOAD;
+	if (rr_xdp_set_port(&x, PORT, &conf) ||
+	    rr_cache_insert(x.cache, x.cache_queue_entries, PORT, 1, 0,
+			    f4 + off, sizeof(reply), reply, sizeof(reply),
+			    0) == RR_CACHE_SKIPPED) {
+		t_fail("cannot cache a reply");
+		return;
+	}
+	if (run(f4, f4len) != XDP_TX)
+		t_fail("the cache did not answer");
+	n = take();
+	if (n != 2) {
+		t_fail("%u records, want the request's and the reply's", n);
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		r = &recs[i].rec;
+		if (r->kind != (i ? RR_CAPTURE_REPLY : RR_CAPTURE_REQUEST) ||
+		    r->mark != RR_MARK_TAP || r->xdp_stat != RR_XDP_TX_CACHE ||
+		    r->caplen != r->len || r->len != f4len)
+			t_fail("record %u: kind %u mark %u stat %u len %u caplen %u",
+			       i, r->kind, r->mark, r->xdp_stat, r->len,
+			       r->caplen);
+	}
+	if (memcmp(recs[0].data, f4, f4len))
+		t_fail("the request's bytes are not those that came");
+	if (memcmp(recs[1].data + off, reply, sizeof(reply)))
+		t_fail("the reply's payload is not the cache's");
+	x.skel->data->tap_sample[SLOT] = 0;
+	filter(0, 0, NULL, 1, 256);
+	port_entries();
+}
+
 int main(void)
 {
 	static const uint8_t no_mac[6];
@@ -258,8 +320,14 @@ int main(void)
 		return 1;
 	}
 	prog_fd = bpf_program__fd(x.skel->progs.reqrouter_xdp);
+	if (rr_xdp_map_cache(&x)) {
+		fprintf(stderr, "cannot map the reply cache\n");
+		rr_xdp_destroy(&x);
+		return 1;
+	}
 	port_entries();
 	cases();
+	tap_cases();
 	ring_buffer__free(rb);
 	rr_xdp_destroy(&x);
 	if (t_failures) {

@@ -19,6 +19,9 @@
  * it. The last reply of a
  * reduction would go to the worker's socket; there is none here, so the
  * program counts it merged and drops it, as when the worker went away.
+ * While a capture runs (capture_on), a gather reply is recorded in the
+ * capture ring with what became of it and its bytes, as every request
+ * the program judges.
  *
  * Needs root and a kernel with BPF; exits 77 (skip) otherwise.
  */
@@ -34,6 +37,7 @@
 #include "config.h"
 #include "frames.h"
 #include "reqrouter.skel.h"
+#include "shared/capture.h"
 #include "testutil.h"
 #include "util.h"
 #include "xdp.h"
@@ -352,6 +356,54 @@ static void generations(void)
 }
 
 /* Group 0: the three targets. */
+/* The records a capture got: how many, and the last. */
+static uint32_t nrecs;
+static struct rr_capture_rec last_rec;
+
+static int on_rec(void *ctx, void *p, size_t len)
+{
+	(void)ctx;
+	if (len >= sizeof(last_rec))
+		memcpy(&last_rec, p, sizeof(last_rec));
+	nrecs++;
+	return 0;
+}
+
+static void captured(void)
+{
+	struct ring_buffer *rb;
+	struct reply r;
+
+	rb = ring_buffer__new(bpf_map__fd(x.skel->maps.capture_ring), on_rec,
+			      NULL, NULL);
+	t_at("gather replies captured");
+	checks++;
+	if (!rb) {
+		t_fail("cannot read the capture ring: %s", strerror(errno));
+		return;
+	}
+	ring_buffer__consume(rb);
+	nrecs = 0;
+	x.skel->data->capture_snap = RR_CAPTURE_SNAP_MAX;
+	x.skel->data->capture_on = RR_MARK_CAPTURE;
+	open_gather(IDX, 9, RR_REDUCE_SUM, 2);
+	r = reply(9, 0, "5");
+	expect("captured: target 0's 5 merged", &r, XDP_DROP,
+	       RR_XDP_GATHER_MERGED);
+	expect("captured: its duplicate", &r, XDP_DROP,
+	       RR_XDP_GATHER_DUPLICATE);
+	x.skel->data->capture_on = 0;
+	ring_buffer__consume(rb);
+	t_at("gather replies captured");
+	want_u64("a record for each reply", nrecs, 2);
+	want_u64("the last one's verdict: a duplicate", last_rec.xdp_stat,
+		 RR_XDP_GATHER_DUPLICATE);
+	want_u64("... its frame whole", last_rec.caplen, last_rec.len);
+	want_u64("... from the XDP program", last_rec.tier,
+		 RR_CAPTURE_TIER_XDP);
+	ring_buffer__free(rb);
+}
+
 static int setup_targets(void)
 {
 	struct rr_endpoint t[3];
@@ -394,6 +446,7 @@ int main(void)
 	checks_and_sum();
 	reductions();
 	generations();
+	captured();
 	/* Targets written again (a reload): what was learned goes. */
 	t_at("the targets rewritten");
 	checks++;

@@ -24,6 +24,12 @@
 #    and reply size;
 #  - with an XDP program on the client's end echo is answered in XDP:
 #    its requests and the replies built there are in the capture;
+#  - reverse with xdp_spread = 0-1: its requests run on another CPU,
+#    and their replies built there are in the capture too;
+#  - fanout gathers from a target on the client: the requests, the copy
+#    built in the UMEM, the target's replies (judged in XDP) and the
+#    gathered replies are in the capture;
+#  TCP goes through the kernel's stack: tcpdump sees it, capture does not.
 #  - every request of the test was answered.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
@@ -40,7 +46,15 @@ SOCK=/run/reqrouter/$TB_IF_SRV.sock
 CONF=$RR_TMP/capture.conf
 asked=0 answered=0
 
-printf '[function reverse]\ntrace_sample = 2\n' >"$CONF"
+# fanout gathers from one target on the client (sg_responder.py, below).
+fanout_conf() {
+	printf '[group one]\ntargets = %s:7\n' "$TB_IP4_CLI"
+	printf '[function fanout]\ngroup = one\ngather_deadline_us = 900000\n'
+}
+{
+	printf '[function reverse]\ntrace_sample = 2\n'
+	fanout_conf
+} >"$CONF"
 rr_start main -c "$CONF" -i "$TB_IF_SRV" -q 1 -t 1 ||
 	die "reqrouter did not start"
 
@@ -282,6 +296,57 @@ check "answered in XDP, by echo's program" \
 	grep -aq 'echo: request; XDP: tx function' "$RR_TMP/x.pcapng"
 check "the replies built there" grep -aq 'echo: reply; XDP' \
 	"$RR_TMP/x.pcapng"
+
+say "== xdp_spread: requests run on another CPU, their replies too"
+{
+	printf '[function reverse]\ntrace_sample = 2\nxdp_spread = 0-1\n'
+	fanout_conf
+} >"$CONF"
+kill -HUP "$RR_PID"
+wait_for 5 grep -q "'reverse': its XDP program runs on CPUs 0-1 (xdp_spread)" \
+	"$RR_ERR" || bad "the spread did not start"
+ctl_bg s capture --port 1232 --count 4 --seconds 5 -w "$RR_TMP/s.pcapng"
+started 11 || bad "the capture did not start"
+ask 1232 "spread-1" "1-daerps"
+ask 1232 "spread-2" "2-daerps"
+ctl_wait
+check_eq "capture: exit 0" 0 $?
+frames "$RR_TMP/s.pcapng" >"$RR_TMP/s.txt"
+sed 's/^/    /' "$RR_TMP/s.txt" | grep -v '0x00'
+pairs "$RR_TMP/s.txt" 2 1232 8
+check "answered on a spread CPU, by reverse's program" \
+	grep -aq 'reverse: request; XDP: tx function' "$RR_TMP/s.pcapng"
+check "the replies built there" grep -aq 'reverse: reply; XDP' \
+	"$RR_TMP/s.pcapng"
+
+say "== a gather: its copy, its target's reply and its own reply"
+sg_responders "$RR_TMP/resp.log" 30 "$TB_IP4_CLI=value:5"
+ctl_bg g capture --count 7 --seconds 5 -w "$RR_TMP/g.pcapng"
+started 12 || bad "the capture did not start"
+# The first gather's copy goes through the stack (a target's way is not
+# known yet): tcpdump sees it. Its reply teaches XDP the way: the
+# second's is built in the UMEM, past the stack.
+ask 9014 "a" "5 1/1"
+ask 9014 "b" "5 1/1"
+ctl_wait
+check_eq "capture: exit 0" 0 $?
+frames "$RR_TMP/g.pcapng" >"$RR_TMP/g.txt"
+sed 's/^/    /' "$RR_TMP/g.txt" | grep -v '0x00'
+strings "$RR_TMP/g.pcapng" | grep -a "; " | sed "s/^/    comment: /"
+check_eq "7 frames: 2 requests, a copy, 2 replies to the gather, 2 replies" \
+	7 "$(grep -c '^IP ' "$RR_TMP/g.txt")"
+check_eq "the requests, told they wait for their gathers" 2 \
+	"$(grep -ao "fanout: request; worker 0.0: no reply yet (a gather's)" \
+		"$RR_TMP/g.pcapng" | wc -l)"
+check_eq "the copy built in the UMEM" 1 \
+	"$(grep -ao 'fanout: gather copy; worker 0.0' "$RR_TMP/g.pcapng" | wc -l)"
+check_eq "the target's replies, judged in XDP" 2 \
+	"$(grep -aoE "fanout: a target's reply; XDP: (gather merged|redirect gather)" \
+		"$RR_TMP/g.pcapng" | wc -l)"
+check_eq "the gathered replies the worker sent" 2 \
+	"$(grep -ao 'fanout: reply; worker 0.0' "$RR_TMP/g.pcapng" | wc -l)"
+check "the copy goes to the target, from the gather's port" \
+	grep -q "^IP $TB_IP4_SRV\.[0-9]* > $TB_IP4_CLI\.7: UDP" "$RR_TMP/g.txt"
 
 check_eq "every request of the test was answered ($asked)" "$asked" \
 	"$answered"

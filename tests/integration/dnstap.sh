@@ -15,13 +15,19 @@
 # queries after it reach the socket. The reader goes away mid-stream: the
 # answers go on, one line says so, the messages lost are counted
 # (dnstap_dropped_output); a new reader gets the stream again. A path
-# that cannot be written: one line, answers go on. Last, dnstap_sample =
-# 10: about one query in 10 is written.
+# that cannot be written: one line, answers go on. The reply cache stays
+# on with dnstap: once the veth peer runs an XDP program (as a NIC needs
+# none), a query asked again is answered from the cache inside XDP (its
+# hit counter rises) and is in the tap all the same, its AUTH_QUERY and
+# AUTH_RESPONSE what kdig sent and got, saying it was the cache's. Last,
+# dnstap_sample = 10: about one query in 10 is written.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 
-# The bare defaults a user meets: no XDP program on the veth peer.
+# The bare defaults a user meets: no XDP program on the veth peer, the
+# reply cache on.
 TB_PEER_XDP=0
+RR_CACHE=yes
 rr_bed 1
 for tool in kdig fstrm_capture dnstap-ldns; do
 	command -v $tool >/dev/null ||
@@ -207,6 +213,21 @@ check_eq "kdig still gets its answer" "NOERROR" \
 check_eq "one line says the path cannot be written" 1 \
 	"$(grep -c "dnstap: cannot write $RR_TMP/no/such/dir/x.tap" "$RR_ERR")"
 
+say "== the reply cache's answers from XDP are written too"
+reload "dnstap = $RR_TMP/cache.tap"
+rr_peer_xdp_on
+hits0=$(metric "$M" reqrouter_cache_hits_total 'function="dns"')
+for i in 1 2 3 4 5 6; do
+	ask cache$i @"$TB_IP4_SRV" +noedns www.example.com A
+done
+check_eq "kdig got its 6 answers" 6 \
+	"$(cat "$RR_TMP"/cache?.kdig | grep -c ' NOERROR 2$')"
+hits=$(wait_metric "$M" 5 reqrouter_cache_hits_total 'function="dns"' -- \
+	$((hits0 + 5)))
+say "    cache hits: $hits0 before, $hits after"
+check "the reply cache answered the repeats in XDP (5 hits or more)" \
+	test "$hits" -ge $((hits0 + 5))
+
 say "== dnstap_sample = 10: about one query in 10"
 reload "dnstap = $RR_TMP/sample.tap" "dnstap_sample = 10"
 names=()
@@ -226,4 +247,19 @@ check_eq "each written query with its response" "$nq" \
 check_eq "each response written is a reply kdig got" 0 \
 	"$(awk '$1 == "AR" { NF--; print }' "$RR_TMP/sample.lines" |
 		grep -cvxF -f "$RR_TMP/sample.kdig")"
+
+say "== the reply cache's answers in the tap"
+tap "$RR_TMP/cache.tap" >"$RR_TMP/cache.lines"
+sed 's/^/    tap: /' "$RR_TMP/cache.lines"
+check_eq "12 messages: a query and a response for each of the 6" 12 \
+	"$(wc -l <"$RR_TMP/cache.lines")"
+for i in 1 2 3 4 5 6; do
+	check "kdig's query $i and its reply, with its own ID, are in the tap" \
+		matches cache$i "$RR_TMP/cache.lines" "$TB_IP4_CLI"
+done
+# dnstap-ldns prints no extra field: its bytes are in the file as they are.
+n_cache=$(grep -ao 'reqrouter: answered in XDP by the reply cache' \
+	"$RR_TMP/cache.tap" | wc -l)
+check_eq "the cache's answers say so (extra), query and response" \
+	$((2 * (hits - hits0))) "$n_cache"
 finish

@@ -8,6 +8,10 @@
  * and a worker's ring scribbled over (as a cell may: a record of garbage,
  * padding that would pass the head, a head past any ring) loses what it
  * held, never the records written after it, and nothing else breaks.
+ * The tap (rr_fn_tap()): dnstap asks for the in-kernel tier's answers at
+ * its sample, and one handed to it is written as its AUTH_QUERY and
+ * AUTH_RESPONSE, the bytes as they were, the extra field saying the
+ * reply cache answered it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -123,8 +127,10 @@ static void ask(uint32_t worker, int family, const char *src, const char *dst,
 	a->rlen = fn->handler(&req, a->r, a->qlen, sizeof(a->r));
 	clock_gettime(CLOCK_REALTIME, &a->after);
 	assert_true(a->rlen > 0);
-	/* With dnstap on, no reply for the reply cache. */
-	assert_true(flags & RR_REPLY_NO_CACHE);
+	/* dnstap keeps no datagram's reply from the reply cache: its
+	 * answers come through the tap (test_tap). */
+	if (transport == RR_TRANSPORT_UDP)
+		assert_false(flags & RR_REPLY_NO_CACHE);
 }
 
 /* Every message of TAP, in order; returns how many (at most @max). */
@@ -274,6 +280,69 @@ static void test_sample(void **state)
 	unlink(TAP);
 }
 
+static void test_tap(void **state)
+{
+	const char *const kv[] = { "dnstap_sample", "5",      names[0],
+				   names[1],	    names[2], names[3] };
+	static const char extra[] =
+		"reqrouter: answered in XDP by the reply cache";
+	struct rr_tap_answer t = { 0 };
+	struct rr_request req = { 0 };
+	uint64_t main_counters[RR_FN_MAX_COUNTERS] = { 0 };
+	Dnstap__Dnstap *d[6];
+	struct asked a;
+	int i;
+
+	(void)state;
+	start(kv, 3);
+	assert_non_null(inst->tap);
+	assert_int_equal(inst->tap_sample, 5);
+	/* A query and its answer as the cache sent them. */
+	a.qlen = query(a.q, 0xbeef);
+	memcpy(a.r, a.q, a.qlen);
+	req.family = AF_INET;
+	inet_pton(AF_INET, "192.0.2.9", &req.src);
+	inet_pton(AF_INET, "192.0.2.1", &req.dst);
+	req.src_port = 40009;
+	req.dst_port = 53;
+	rr_fn_request_bind(&req, inst, 0, counters[0]);
+	a.rlen = fn->handler(&req, a.r, a.qlen, sizeof(a.r));
+	assert_true(a.rlen > 0);
+	req.worker_state = NULL;
+	req.counters = main_counters;
+	clock_gettime(CLOCK_REALTIME, &a.before);
+	t.req = &req;
+	t.query = a.q;
+	t.query_len = a.qlen;
+	t.reply = a.r;
+	t.reply_len = (size_t)a.rlen;
+	t.arrival_ns = ns_ts(&a.before);
+	clock_gettime(CLOCK_REALTIME, &a.after);
+	t.sent_ns = ns_ts(&a.after);
+	t.from = RR_TAP_CACHE;
+	inst->tap(inst->tap_arg, &t);
+	stop();
+	/* The handler's call (the worker's first query is sampled), then
+	 * the tap's, which says where it was answered. */
+	assert_int_equal(read_tap(d, 6), 4);
+	assert_false(d[0]->has_extra || d[1]->has_extra);
+	check_message(d[2], DNSTAP__MESSAGE__TYPE__AUTH_QUERY, &a, AF_INET,
+		      "192.0.2.9", "192.0.2.1", 40009, 0);
+	check_message(d[3], DNSTAP__MESSAGE__TYPE__AUTH_RESPONSE, &a, AF_INET,
+		      "192.0.2.9", "192.0.2.1", 40009, 0);
+	for (i = 2; i < 4; i++)
+		assert_true(
+			d[i]->has_extra &&
+			d[i]->extra.len == sizeof(extra) - 1 &&
+			!memcmp(d[i]->extra.data, extra, sizeof(extra) - 1));
+	/* Counted in the counters the tap was given. */
+	for (i = 0; i < (int)ctrs.n; i++)
+		if (!strcmp(ctrs.name[i], "dnstap_messages"))
+			assert_int_equal(main_counters[i], 2);
+	free_tap(d, 4);
+	unlink(TAP);
+}
+
 /* The ring's first words (dnstap.c, struct dnstap_ring): its head, and
  * 64 bytes in its tail. */
 static uint64_t *head_of(void *ring)
@@ -350,6 +419,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fields),
 		cmocka_unit_test(test_sample),
+		cmocka_unit_test(test_tap),
 		cmocka_unit_test(test_scribbled_ring),
 	};
 

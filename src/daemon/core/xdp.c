@@ -38,6 +38,7 @@
 #include "reqrouter.skel.h"
 #include "percpu.h"
 #include "shared/cache.h"
+#include "shared/capture.h"
 #include "shared/guard.h"
 #include "shared/link.h"
 #include "shared/stats.h"
@@ -818,6 +819,24 @@ void rr_xdp_set_trace(struct rr_xdp *x, uint32_t slot, uint32_t sample)
 	if (slot < RR_MAX_SLOTS)
 		__atomic_store_n(&x->skel->data->trace_sample[slot], sample,
 				 __ATOMIC_RELAXED);
+}
+
+void rr_xdp_set_tap(struct rr_xdp *x, uint32_t slot, uint32_t sample)
+{
+	uint32_t on;
+
+	if (slot >= RR_MAX_SLOTS)
+		return;
+	__atomic_store_n(&x->skel->data->tap_sample[slot], sample,
+			 __ATOMIC_RELAXED);
+	if (sample)
+		x->taps |= 1U << slot;
+	else
+		x->taps &= ~(1U << slot);
+	/* The sample first, then the mark that has it read. */
+	on = x->skel->data->capture_on & ~(uint32_t)RR_MARK_TAP;
+	__atomic_store_n(&x->skel->data->capture_on,
+			 on | (x->taps ? RR_MARK_TAP : 0), __ATOMIC_RELEASE);
 }
 
 /* @port's entry in @map, a map keyed by port: 0, or -errno said. */

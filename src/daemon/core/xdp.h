@@ -30,6 +30,8 @@ struct rr_xdp {
 	/* The same, loaded as cpumap programs for xdp_spread; NULL where
 	 * the kernel refused that copy. */
 	struct bpf_object *fn_objs_cpumap[RR_MAX_SLOTS];
+	/* The slots with a tap (rr_xdp_set_tap()), a bit each. */
+	uint32_t taps;
 	/* xdp_spread's CPUs with an entry in spread_cpus (a thread each),
 	 * below spread_ncpus, the possible CPUs. */
 	bool spread_on[RR_MAX_CPUS];
@@ -185,6 +187,9 @@ void rr_xdp_set_deadline(struct rr_xdp *x, uint32_t slot, uint64_t ns);
 /* Function slot @slot's trace_sample (0: none), for the program to mark
  * one request in that many while a trace runs (kern/lib/capture.h). */
 void rr_xdp_set_trace(struct rr_xdp *x, uint32_t slot, uint32_t sample);
+/* Function slot @slot's tap (rr_fn_tap()): one request in @sample marked
+ * RR_MARK_TAP, 0 none; capture_on has RR_MARK_TAP while a slot taps. */
+void rr_xdp_set_tap(struct rr_xdp *x, uint32_t slot, uint32_t sample);
 /* Sets or clears @port's bit in @served, the program's served_ports
  * (the BPF tests write port_map themselves and call this). */
 void rr_xdp_mark_served(volatile __u64 *served, uint16_t port, bool on);

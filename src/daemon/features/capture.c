@@ -10,6 +10,12 @@
  * JSON lines for a trace. A stream that its reader does not keep up with
  * is not grown past RR_CAPTURE_STREAM_MAX: what does not fit is counted
  * lost, as what did not fit in a ring is.
+ *
+ * The same ring carries what a function's tap asked for (rr_fn_tap():
+ * dnstap): the requests the in-kernel tier answered of one in its
+ * sample, and their replies, whole. Each pair is handed to the tap of
+ * the slot's instance as it is then, at the tick, while any slot taps,
+ * with or without a session.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,8 +33,10 @@
 
 #include "capture.h"
 #include "clock.h"
+#include "function.h"
 #include "invoker.h"
 #include "log.h"
+#include "packet.h"
 #include "parse.h"
 #include "reqrouter.skel.h"
 #include "shared/stats.h"
@@ -38,6 +46,8 @@
 #define RR_CAPTURE_STREAM_MAX (8U << 20)
 /* A capture's default bytes of a frame. */
 #define RR_CAPTURE_SNAP_DEFAULT 256
+/* Tapped requests waiting for their replies' records. */
+#define RR_CAPTURE_TAP_WAIT 16
 
 /* pcapng (draft-ietf-opsawg-pcapng): the blocks and options used. */
 #define PCAPNG_SHB 0x0A0D0D0AU
@@ -58,6 +68,7 @@ struct stream {
 
 struct session {
 	bool on;
+	uint32_t snap;	/* a capture's bytes of a frame */
 	bool ended;	/* its count or its time: nothing more is added */
 	uint64_t count; /* records (capture: packets) to end at; 0: none */
 	uint64_t seen;
@@ -77,6 +88,14 @@ struct rr_capture {
 	const uint8_t *data;
 	size_t page;
 	int64_t real_off; /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
+	/* Tapped requests whose replies' records are still to come (the
+	 * CPUs' records interleave in the ring). */
+	struct tap_wait {
+		bool used;
+		struct rr_capture_rec rec;
+		uint8_t data[RR_CAPTURE_SNAP_MAX];
+	} tap[RR_CAPTURE_TAP_WAIT];
+	bool tap_said; /* the ring could not be mapped for the taps */
 };
 
 #define XDP_STAT_VERDICT(name, verdict, reason) verdict,
@@ -247,16 +266,14 @@ static bool put_line(struct stream *st, const char *line, size_t n)
 	return true;
 }
 
-/* The records the rings could not take, all told: the XDP program's per
- * CPU and the workers'. */
-static uint64_t rings_lost(struct rr_invoker *inv)
+uint64_t rr_capture_lost(struct rr_invoker *inv)
 {
 	int ncpus = libbpf_num_possible_cpus(), i;
 	struct rr_capture_scratch *v;
 	uint32_t zero = 0, w;
 	uint64_t lost = 0;
 
-	if (ncpus > 0) {
+	if (ncpus > 0 && inv->xdp.skel) {
 		v = calloc((size_t)ncpus, sizeof(*v));
 		if (v &&
 		    !bpf_map__lookup_elem(inv->xdp.skel->maps.capture_scratch,
@@ -269,7 +286,7 @@ static uint64_t rings_lost(struct rr_invoker *inv)
 	for (w = 0; inv->reports && w < RR_NWORKERS(inv); w++)
 		lost += __atomic_load_n(&inv->reports[w].capture.lost,
 					__ATOMIC_RELAXED);
-	return lost;
+	return lost + inv->tap_lost;
 }
 
 /* The function of slot @slot's name and port, if it has one. */
@@ -300,6 +317,23 @@ static void fate(const struct rr_capture_rec *r, char *buf, size_t len)
 			 r->queue, r->thread);
 }
 
+/* Whether XDP verdict @stat is on a reply to a worker's gather. */
+static bool gather_stat(uint32_t stat)
+{
+	switch (stat) {
+	case RR_XDP_GATHER_MERGED:
+	case RR_XDP_REDIRECT_GATHER:
+	case RR_XDP_GATHER_LATE:
+	case RR_XDP_GATHER_DUPLICATE:
+	case RR_XDP_GATHER_WRONG_SOURCE:
+	case RR_XDP_GATHER_MALFORMED:
+	case RR_XDP_GATHER_NO_VALUE:
+	case RR_XDP_GATHER_OTHER_QUEUE:
+		return true;
+	}
+	return false;
+}
+
 /* Record @r, with @data, into the capture. */
 static void to_pcap(struct rr_capture *c, struct rr_invoker *inv,
 		    const struct rr_capture_rec *r, const uint8_t *data)
@@ -310,7 +344,7 @@ static void to_pcap(struct rr_capture *c, struct rr_invoker *inv,
 
 	if (!se->on || se->ended)
 		return;
-	if (r->kind == RR_CAPTURE_REPLY) {
+	if (r->kind != RR_CAPTURE_REQUEST) {
 		if (r->tier == RR_CAPTURE_TIER_XDP)
 			snprintf(what, sizeof(what), "XDP");
 		else
@@ -321,9 +355,16 @@ static void to_pcap(struct rr_capture *c, struct rr_invoker *inv,
 	}
 	snprintf(comment, sizeof(comment), "%s: %s; %s",
 		 svc ? svc->fn->name : "?",
-		 r->kind == RR_CAPTURE_REPLY ? "reply" : "request", what);
+		 r->kind == RR_CAPTURE_REPLY  ? "reply"
+		 : r->kind == RR_CAPTURE_COPY ? "gather copy"
+		 : r->tier == RR_CAPTURE_TIER_XDP && gather_stat(r->xdp_stat)
+			 ? "a target's reply"
+			 : "request",
+		 what);
+	/* Tapped too, a frame comes whole: the capture's snap length. */
 	if (!pcap_packet(&se->out, r->ts_ns + (uint64_t)c->real_off, data,
-			 r->caplen, r->len, comment)) {
+			 r->caplen < se->snap ? r->caplen : se->snap, r->len,
+			 comment)) {
 		se->lost++;
 		return;
 	}
@@ -380,6 +421,91 @@ static void to_trace(struct rr_capture *c, struct rr_invoker *inv,
 		se->ended = true;
 }
 
+/* The payload of the frame @len bytes at @data, parsed: NULL if it is
+ * not a whole UDP datagram's. */
+static const uint8_t *tap_payload(const uint8_t *data, uint32_t len,
+				  struct rr_pkt *pkt)
+{
+	if (rr_parse_headers(data, len, pkt) ||
+	    pkt->payload_off + pkt->payload_len > len)
+		return NULL;
+	return data + pkt->payload_off;
+}
+
+/* Tapped request @q, @qd its frame, answered with @r, @rd: to the tap of
+ * the slot's instance as it is now. One it cannot be handed whole is
+ * counted lost. */
+static void tap_hand(struct rr_capture *c, struct rr_invoker *inv,
+		     const struct rr_capture_rec *q, const uint8_t *qd,
+		     const struct rr_capture_rec *r, const uint8_t *rd)
+{
+	struct rr_fn_instance *inst;
+	struct rr_tap_answer a = { 0 };
+	struct rr_request req;
+	struct rr_pkt qp, rp;
+
+	if (q->slot >= inv->nslots)
+		return;
+	inst = inv->slots[q->slot].inst;
+	if (!inst || !inst->tap)
+		return;
+	a.query = q->caplen == q->len ? tap_payload(qd, q->caplen, &qp) : NULL;
+	a.reply = r->caplen == r->len ? tap_payload(rd, r->caplen, &rp) : NULL;
+	if (!a.query || !a.reply) {
+		inv->tap_lost++;
+		return;
+	}
+	rr_request_init(&req, qd, &qp, q->queue, 0);
+	req.state = inst->state;
+	req.counters = inv->tap_counters[q->slot];
+	a.req = &req;
+	a.query_len = qp.payload_len;
+	a.reply_len = rp.payload_len;
+	a.arrival_ns = q->arrival_ns + (uint64_t)c->real_off;
+	a.sent_ns = r->ts_ns + (uint64_t)c->real_off;
+	a.from = q->xdp_stat == RR_XDP_TX_CACHE ? RR_TAP_CACHE : RR_TAP_PROGRAM;
+	inst->tap(inst->tap_arg, &a);
+}
+
+/* Record @r, of a request marked for a tap, with @data: a request's
+ * waits for its reply's, which hands both to the tap. */
+static void to_tap(struct rr_capture *c, struct rr_invoker *inv,
+		   const struct rr_capture_rec *r, const uint8_t *data)
+{
+	struct tap_wait *w, *free_w = NULL;
+
+	for (w = c->tap; w < c->tap + RR_CAPTURE_TAP_WAIT; w++) {
+		if (!w->used) {
+			free_w = free_w ? free_w : w;
+			continue;
+		}
+		if (r->kind != RR_CAPTURE_REPLY ||
+		    w->rec.arrival_ns != r->arrival_ns ||
+		    w->rec.queue != r->queue || w->rec.slot != r->slot)
+			continue;
+		w->used = false;
+		tap_hand(c, inv, &w->rec, w->data, r, data);
+		return;
+	}
+	/* A reply whose request is not here, or a request answered by
+	 * neither the cache nor a program (none is written). */
+	if (r->kind != RR_CAPTURE_REQUEST ||
+	    (r->xdp_stat != RR_XDP_TX_CACHE &&
+	     r->xdp_stat != RR_XDP_TX_FUNCTION))
+		return;
+	if (!free_w) {
+		/* Its reply never came: the oldest gives way. */
+		inv->tap_lost++;
+		free_w = c->tap;
+		for (w = c->tap; w < c->tap + RR_CAPTURE_TAP_WAIT; w++)
+			if (w->rec.ts_ns < free_w->rec.ts_ns)
+				free_w = w;
+	}
+	free_w->used = true;
+	free_w->rec = *r;
+	memcpy(free_w->data, data, r->caplen);
+}
+
 /* One record, @len bytes at @p (a record and its frame's bytes), from
  * a ring: checked, then to the sessions its mark names. */
 static void dispatch(struct rr_capture *c, struct rr_invoker *inv,
@@ -397,6 +523,8 @@ static void dispatch(struct rr_capture *c, struct rr_invoker *inv,
 		to_pcap(c, inv, &r, p + sizeof(r));
 	if (r.mark & RR_MARK_TRACE)
 		to_trace(c, inv, &r);
+	if (r.mark & RR_MARK_TAP && r.tier == RR_CAPTURE_TIER_XDP)
+		to_tap(c, inv, &r, p + sizeof(r));
 }
 
 /* The XDP program's ring, mapped (and kept from the cells), or -errno. */
@@ -503,6 +631,9 @@ static void marks_set(struct rr_capture *c, struct rr_invoker *inv)
 	if (c->s[RR_CAPTURE_TRACE].on && !c->s[RR_CAPTURE_TRACE].ended)
 		on |= RR_MARK_TRACE;
 	__atomic_store_n(&inv->live->capture, on, __ATOMIC_RELAXED);
+	/* The taps' mark is rr_xdp_set_tap()'s. */
+	if (inv->xdp.taps)
+		on |= RR_MARK_TAP;
 	__atomic_store_n(&inv->xdp.skel->data->capture_on, on,
 			 __ATOMIC_RELEASE);
 }
@@ -584,6 +715,7 @@ static int capture_args(struct session *se, struct rr_invoker *inv,
 	se->count = count;
 	se->end_ns = secs ? rr_now_ns() + secs * 1000000000ULL : 0;
 	*snap = (uint32_t)snaplen;
+	se->snap = (uint32_t)snaplen;
 	return 0;
 }
 
@@ -651,9 +783,10 @@ int rr_capture_start(struct rr_capture **cp, struct rr_invoker *inv,
 			 names[kind], strerror(-ret));
 		return ret;
 	}
-	/* What a session before this one left is no one's. */
+	/* What a session before this one left is no one's (but the
+	 * taps'). */
 	if (!c->s[!kind].on) {
-		ring_drain(c, inv, false);
+		ring_drain(c, inv, true);
 		workers_drain(c, inv, false);
 	}
 	memset(se, 0, sizeof(*se));
@@ -682,7 +815,7 @@ int rr_capture_start(struct rr_capture **cp, struct rr_invoker *inv,
 		snprintf(err, errlen, "capture: out of memory");
 		return -ENOMEM;
 	}
-	se->lost_base = rings_lost(inv);
+	se->lost_base = rr_capture_lost(inv);
 	se->on = true;
 	marks_set(c, inv);
 	pr_info("%s started from the control socket\n", names[kind]);
@@ -700,7 +833,7 @@ void rr_capture_stop(struct rr_capture *c, enum rr_capture_kind kind)
 	marks_set(c, c->inv);
 	free(se->out.buf);
 	memset(se, 0, sizeof(*se));
-	if (!c->s[!kind].on)
+	if (!c->s[!kind].on && !c->inv->xdp.taps)
 		ring_unmap(c);
 }
 
@@ -720,7 +853,7 @@ static void session_end(struct rr_capture *c, struct rr_invoker *inv,
 			enum rr_capture_kind kind, uint64_t now)
 {
 	struct session *se = &c->s[kind];
-	uint64_t lost = rings_lost(inv) - se->lost_base + se->lost;
+	uint64_t lost = rr_capture_lost(inv) - se->lost_base + se->lost;
 
 	se->ended = true;
 	marks_set(c, inv);
@@ -730,15 +863,75 @@ static void session_end(struct rr_capture *c, struct rr_invoker *inv,
 	se->count = 0;
 }
 
-void rr_capture_tick(struct rr_capture *c)
+/* Each slot's tap in the XDP program as its instance asks now: a start,
+ * a reload, a deploy, threads N or a canary may have put another one. */
+static void taps_follow(struct rr_invoker *inv)
 {
-	struct rr_invoker *inv;
+	const struct rr_fn_instance *inst;
+	uint32_t slot, want;
+
+	for (slot = 0; slot < inv->nslots && slot < RR_MAX_SLOTS; slot++) {
+		inst = __atomic_load_n(&inv->slots[slot].inst,
+				       __ATOMIC_ACQUIRE);
+		want = inst && inst->tap ? inst->tap_sample : 0;
+		if (want != inv->xdp.skel->data->tap_sample[slot])
+			rr_xdp_set_tap(&inv->xdp, slot, want);
+	}
+}
+
+/* The taps' part of a tick: each slot's followed, the ring mapped while
+ * a slot taps, what the clocks differ by now. Whether anything is to be
+ * read. */
+static bool taps_tick(struct rr_capture **cp, struct rr_invoker *inv)
+{
+	struct rr_capture *c = *cp;
+	struct timespec rt;
+	bool sessions = c && (c->s[0].on || c->s[1].on);
+	int ret;
+
+	if (inv->xdp.skel)
+		taps_follow(inv);
+
+	if (!inv->xdp.taps || !inv->xdp.skel) {
+		if (c && c->cons && !sessions)
+			ring_unmap(c);
+		return sessions;
+	}
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return false;
+		c->inv = inv;
+		*cp = c;
+	}
+	if (!c->cons) {
+		ret = ring_map(c, inv);
+		if (ret) {
+			if (!c->tap_said)
+				pr_warn("cannot map the capture ring: %s; the in-kernel tier's answers are not tapped (dnstap misses them)\n",
+					strerror(-ret));
+			c->tap_said = true;
+			return sessions;
+		}
+	}
+	if (!sessions) {
+		clock_gettime(CLOCK_REALTIME, &rt);
+		c->real_off = (int64_t)((uint64_t)rt.tv_sec * 1000000000ULL +
+					(uint64_t)rt.tv_nsec) -
+			      (int64_t)rr_now_ns();
+	}
+	return true;
+}
+
+void rr_capture_tick(struct rr_capture **cp, struct rr_invoker *inv)
+{
+	struct rr_capture *c;
 	uint64_t now;
 	int k;
 
-	if (!c || (!c->s[0].on && !c->s[1].on))
+	if (!taps_tick(cp, inv))
 		return;
-	inv = c->inv;
+	c = *cp;
 	ring_drain(c, inv, true);
 	workers_drain(c, inv, true);
 	now = rr_now_ns();

@@ -77,6 +77,36 @@ static inline void rr_capture_wbytes(struct rr_capture_wslot *s,
 	memcpy(s->data, data, s->rec.caplen);
 }
 
+/*
+ * A worker's record of @kind (RR_CAPTURE_REPLY, RR_CAPTURE_COPY) for the
+ * frame of @len bytes at @data it sends for a request marked @mark of
+ * function slot @slot, outside the request's own call (a gather's copy,
+ * a gathered reply): into @r, its bytes up to @snap. Counted lost if the
+ * ring is full.
+ */
+static inline void rr_capture_wframe(struct rr_capture_wring *r, uint16_t kind,
+				     uint8_t mark, uint16_t queue,
+				     uint16_t thread, uint16_t slot,
+				     const uint8_t *data, uint32_t len,
+				     uint32_t snap, uint64_t now)
+{
+	struct rr_capture_wslot *s = rr_capture_wnext(r);
+
+	if (!s)
+		return;
+	memset(&s->rec, 0, sizeof(s->rec));
+	s->rec.ts_ns = now;
+	s->rec.kind = kind;
+	s->rec.mark = mark;
+	s->rec.tier = RR_CAPTURE_TIER_USER;
+	s->rec.queue = queue;
+	s->rec.thread = thread;
+	s->rec.slot = slot;
+	s->rec.reply_len = kind == RR_CAPTURE_REPLY ? len : 0;
+	rr_capture_wbytes(s, data, len, snap);
+	rr_capture_wput(r);
+}
+
 /* The kinds of session, one each at a time. */
 enum rr_capture_kind { RR_CAPTURE_PCAP, RR_CAPTURE_TRACE, RR_CAPTURE_KINDS };
 
@@ -99,9 +129,13 @@ void rr_capture_stop(struct rr_capture *c, enum rr_capture_kind kind);
 void rr_capture_free(struct rr_capture *c);
 /* Whether a session of @kind is under way. */
 bool rr_capture_on(const struct rr_capture *c, enum rr_capture_kind kind);
-/* Moves the records written since into the sessions' streams; ends a
+/* Moves the records written since into the sessions' streams, and hands
+ * the taps theirs (rr_fn_tap(); *@cp made for them if need be); ends a
  * session at its count or its time (rr_capture_done()). Every tick. */
-void rr_capture_tick(struct rr_capture *c);
+void rr_capture_tick(struct rr_capture **cp, struct rr_invoker *inv);
+/* The records the rings could not take, all told: the XDP program's
+ * (per CPU), the workers', and the tapped answers not handed whole. */
+uint64_t rr_capture_lost(struct rr_invoker *inv);
 /* Session @kind's bytes to send: *@buf, the count returned; @sent of them
  * were sent. */
 size_t rr_capture_pending(struct rr_capture *c, enum rr_capture_kind kind,

@@ -451,6 +451,19 @@ static void flush_umem(struct rr_gathers *gs)
 /* Where a copy starts in its frame: the room in front an RX frame has. */
 #define COPY_HEADROOM 256
 
+/* A frame of @kind the worker sends for a captured request of slot @slot
+ * (its gather's copy, its gathered reply), @len bytes at @data, into the
+ * worker's capture ring (capture.h). */
+static void capture_frame(struct rr_worker *w, uint16_t kind, uint32_t slot,
+			  const uint8_t *data, uint32_t len)
+{
+	rr_capture_wframe(
+		&w->rep->capture, kind, RR_MARK_CAPTURE, (uint16_t)w->queue,
+		(uint16_t)w->thread, (uint16_t)slot, data, len,
+		__atomic_load_n(&w->inv->live->capture_snap, __ATOMIC_RELAXED),
+		rr_now_ns());
+}
+
 /*
  * gather_scatter = umem: a copy of header @h and @len bytes for target
  * @i of group @group (@t), built in a frame of the worker's stock and
@@ -504,6 +517,10 @@ static bool umem_copy(struct rr_gathers *gs, uint32_t group, uint32_t i,
 	gs->copies[gs->ncopies].len =
 		rr_build_udp(f, &e, (uint32_t)(sizeof(*h) + len));
 	gs->copies[gs->ncopies].options = 0;
+	/* Sent past the kernel's stack: a capture has it from here. */
+	if (gs->cur_mark & RR_MARK_CAPTURE)
+		capture_frame(w, RR_CAPTURE_COPY, gs->cur_slot, f,
+			      gs->copies[gs->ncopies].len);
 	if (++gs->ncopies == RR_SG_SEND_BATCH)
 		flush_umem(gs);
 	return true;
@@ -670,6 +687,7 @@ static int start(struct rr_gather_ctx *ctx, const struct rr_request *req,
 	g->fn = s->svc->fn;
 	g->addr = gs->cur_addr;
 	g->len = gs->cur_len;
+	g->mark = gs->cur_mark & RR_MARK_CAPTURE;
 	g->asked = n;
 	g->k = spec->k;
 	g->reduce = spec->reduce;
@@ -959,6 +977,10 @@ static uint32_t complete(struct rr_worker *w, uint32_t i, bool timed_out)
 		rr_recycle(w, rr_frame_of(g->addr));
 		return 0;
 	}
+	/* Its request was captured with "no reply yet": here it is. */
+	if (g->mark)
+		capture_frame(w, RR_CAPTURE_REPLY, g->slot, data,
+			      (uint32_t)ret);
 	return rr_tx_one(w, s, g->addr, (uint32_t)ret);
 }
 

@@ -39,6 +39,7 @@ struct rr_gather_slot {
 	const struct rr_function *fn; /* that started it */
 	uint64_t addr;		      /* the request's frame (descriptor) */
 	uint32_t len;
+	uint32_t mark; /* the request's RR_MARK_CAPTURE: its reply captured */
 	uint32_t asked;
 	uint32_t k;
 	enum rr_reduce reduce;
@@ -86,10 +87,13 @@ struct rr_gathers {
 	uint32_t outstanding;
 	uint32_t concats; /* of them, CONCAT */
 	uint32_t per_slot[RR_MAX_SLOTS];
-	/* The request being served, for start(): its frame and socket. */
+	/* The request being served, for start(): its frame and socket,
+	 * and what it is marked for (RR_MARK_CAPTURE: its copies and its
+	 * reply are captured too). */
 	uint64_t cur_addr;
 	uint32_t cur_len;
 	uint32_t cur_slot;
+	uint32_t cur_mark;
 	struct rr_sg_send send;
 	/* gather_scatter = umem: copies built in the stock's frames, not
 	 * yet on the TX ring. */

@@ -1268,10 +1268,11 @@ void rr_control_serve(struct rr_control *c, struct rr_invoker *inv,
 	struct rr_ctl_client *cl;
 
 	reload_step(c, inv, cfg);
+	/* The taps' records are read without a control socket too. */
+	rr_capture_tick(&c->capture, inv);
 	if (c->fd < 0)
 		return;
 	take_clients(c, inv, now);
-	rr_capture_tick(c->capture);
 	for (cl = c->clients; cl < c->clients + RR_CONTROL_CLIENTS; cl++) {
 		if (cl->fd < 0 || cl->reload)
 			continue;

@@ -24,6 +24,7 @@
 
 #include <linux/if_xdp.h>
 
+#include "capture.h"
 #include "frame.h"
 #include "lifecycle.h"
 #include "metrics_internal.h"
@@ -329,7 +330,8 @@ uint64_t rr_fn_counter_sum(struct rr_invoker *inv, uint32_t slot, uint32_t c)
 			sum += rr_stat_read(
 				&rr_worker_at(inv, q, t)
 					 ->rep->fn_counters[slot][c]);
-	return sum + rr_tcp_fn_counter(inv, slot, c);
+	return sum + rr_tcp_fn_counter(inv, slot, c) +
+	       __atomic_load_n(&inv->tap_counters[slot][c], __ATOMIC_RELAXED);
 }
 
 /* The counters functions registered (rr_fn_counter()): one family, the
@@ -787,6 +789,17 @@ static void write_ops_clients(struct rr_invoker *inv, FILE *out)
 			http_event_names[i], inv->http_events[i]);
 }
 
+/* Capture, traces and taps (features/capture.c): what their rings had no
+ * room for. */
+static void write_capture(struct rr_invoker *inv, FILE *out)
+{
+	rr_metric_family(
+		out, "reqrouter_capture_lost_total", "counter",
+		"Records of marked requests (reqrouterctl capture and trace, a function's tap: dnstap of the reply cache's answers) lost: the XDP program's ring or a worker's had no room, or a tapped answer could not be handed whole.");
+	fprintf(out, "reqrouter_capture_lost_total %lu\n",
+		rr_capture_lost(inv));
+}
+
 int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 {
 	uint64_t *fs = rr_read_fn_stats(inv);
@@ -794,6 +807,7 @@ int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 	write_state(inv, out);
 	write_stall(inv, out);
 	write_ops_clients(inv, out);
+	write_capture(inv, out);
 	write_counters(inv, out, fs);
 	write_drops(inv, out, fs);
 	free(fs);

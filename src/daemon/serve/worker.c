@@ -197,17 +197,15 @@ static uint32_t rx_mark(const uint8_t *meta)
 
 /*
  * A request marked @mark (capture.h), @len bytes at @data, queued for
- * @delay ns, before its call: its record begun in the worker's ring (its
- * bytes as they came), or NULL if the ring is full.
+ * @delay ns, before its call: its record begun (its bytes as they came)
+ * in the worker's own memory, for capture_end() to put into its ring.
  */
 static struct rr_capture_wslot *
 capture_begin(struct rr_worker *w, const struct rr_sock *s, uint32_t mark,
 	      const uint8_t *data, uint32_t len, uint64_t now, uint64_t delay)
 {
-	struct rr_capture_wslot *cs = rr_capture_wnext(&w->rep->capture);
+	struct rr_capture_wslot *cs = &w->capture_req;
 
-	if (!cs)
-		return NULL;
 	memset(&cs->rec, 0, sizeof(cs->rec));
 	cs->rec.kind = RR_CAPTURE_REQUEST;
 	cs->rec.mark = (uint8_t)mark;
@@ -238,6 +236,11 @@ static void capture_end(struct rr_worker *w, struct rr_capture_wslot *cs,
 	cs->rec.fn_ns = now - t0;
 	cs->rec.drop = ret < 0 ? (uint16_t)-ret : 0;
 	cs->rec.reply_len = ret > 0 ? (uint32_t)ret : 0;
+	rs = rr_capture_wnext(r);
+	if (!rs)
+		return;
+	rs->rec = cs->rec;
+	memcpy(rs->data, cs->data, cs->rec.caplen);
 	rr_capture_wput(r);
 	if (ret <= 0 || !(cs->rec.mark & RR_MARK_CAPTURE))
 		return;
@@ -458,6 +461,7 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 			if (ctx.gather && ctx.gather->start) {
 				w->gathers->cur_addr = addr;
 				w->gathers->cur_len = rxd->len;
+				w->gathers->cur_mark = marked;
 			}
 			/* Its source, before the reply takes its place. */
 			charge = cost && rr_rl_source(data, rxd->len, &ch);
@@ -482,7 +486,10 @@ static uint32_t serve_batch(struct rr_worker *w, uint32_t si)
 			}
 			if (ret == RR_SERVE_KEPT) {
 				/* Kept by its gather (gather.c), listed in
-				 * the report's gather_frames. */
+				 * the report's gather_frames; its reply is
+				 * captured when it is sent. */
+				if (cs)
+					capture_end(w, cs, 0, data, t0);
 				mark->kept++;
 				continue;
 			}
