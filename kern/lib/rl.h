@@ -321,7 +321,8 @@ static __always_inline __u64 rl_take(__u64 h, __u64 iv, __u64 back, __u64 now,
 /*
  * The judgement of rl_check(), every level read and, if none refuses,
  * tokens taken from each: @want of them (a lease, rl_lease_use()) where
- * every level keeps as many again after, else one; and @back of a lapsed
+ * every level stays half full after and they are a 64th of its burst at
+ * most, else one; and @back of a lapsed
  * lease given back (@ask: @want | @back << 16). A function of its own
  * (a global one, which the verifier checks once, on its own), with the
  * reads and takes in line within it. In line in reqrouter_xdp, every
@@ -377,8 +378,12 @@ __noinline int rl_judge(const struct rr_port_conf *conf, __u64 a, __u64 b,
 			now = pnow = bpf_ktime_get_ns();
 		if (t > now + tau)
 			return 0;
-		/* A lease only while the bucket keeps as many again. */
-		if (got > 1 && t + (__u64)iv * (2 * got - 1) > now + tau)
+		/* A lease only of a 64th of the burst at most, and only
+		 * while the bucket stays half full after it: near its limit
+		 * a source is judged a request at a time, and what leases
+		 * hold on other CPUs is a sliver of its budget. */
+		if (got > 1 && (t + (__u64)iv * got > now + tau / 2 ||
+				(__u64)iv * got * 64 > tau))
 			got = 1;
 	}
 	/* Every level has room: the tokens from each (that has a limit). */
