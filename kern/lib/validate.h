@@ -75,8 +75,8 @@ static __always_inline void validate_mark(struct rr_validate_set *set,
  * the source itself (the narrowest level) must be within its cost too.
  * A global function, verified once on its own, as rl_judge().
  */
-__noinline int validate_judge(const struct rr_port_conf *conf, __u64 a,
-			      __u64 b, __u32 qs)
+__noinline int validate_judge(const struct rr_port_conf *conf, __u64 a, __u64 b,
+			      __u32 qs)
 {
 	__u32 ipv6 = qs & 1, cookie = qs >> 1 & 1, slot = (qs >> 2) & 0x3fff;
 	__u32 family = ipv6 ? AF_INET6 : AF_INET, key, w, iv;

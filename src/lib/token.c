@@ -88,9 +88,9 @@ void rr_token_at(int family, const void *addr, uint16_t port, uint8_t *buf,
 		buf[8 + i] = (uint8_t)(m >> (8 * i));
 }
 
-enum rr_token_result rr_token_judge(int family, const void *addr,
-				    uint16_t port, const uint8_t *token,
-				    size_t len, uint32_t now)
+enum rr_token_result rr_token_judge(int family, const void *addr, uint16_t port,
+				    const uint8_t *token, size_t len,
+				    uint32_t now)
 {
 	uint32_t made;
 	int32_t age;

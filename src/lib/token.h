@@ -38,9 +38,9 @@ void rr_token_setup(const struct rr_token_env *env);
 
 /* The check of rr_token_check() at wall-clock second @now, without its
  * counting and hook: an enum rr_token_result. */
-enum rr_token_result rr_token_judge(int family, const void *addr,
-				    uint16_t port, const uint8_t *token,
-				    size_t len, uint32_t now);
+enum rr_token_result rr_token_judge(int family, const void *addr, uint16_t port,
+				    const uint8_t *token, size_t len,
+				    uint32_t now);
 
 /* The token of rr_token_make() made at wall-clock second @now into @buf
  * (RR_TOKEN_LEN bytes). */

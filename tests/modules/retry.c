@@ -35,10 +35,10 @@ static int retry(const struct rr_request *req, uint8_t *buf, size_t len,
 	if (len >= k && !memcmp(buf, ASK, k)) {
 		ret = rr_token_check(req, buf + k, len - k);
 		return answer(buf, room,
-			      !ret		    ? "valid"
-			      : ret == -EINVAL	    ? "refused malformed"
+			      !ret		  ? "valid"
+			      : ret == -EINVAL	  ? "refused malformed"
 			      : ret == -ETIMEDOUT ? "refused expired"
-						    : "refused forged");
+						  : "refused forged");
 	}
 	k = sizeof(RETRY) - 1;
 	if (room < k + RR_TOKEN_LEN)

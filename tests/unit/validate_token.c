@@ -58,8 +58,8 @@ static void request(struct rr_request *r, int family, const char *src)
 	r->family = family;
 	r->dst_port = 4433;
 	r->src_port = 50000;
-	inet_pton(family, src, family == AF_INET ? (void *)&r->src.v4
-						 : (void *)&r->src.v6);
+	inet_pton(family, src,
+		  family == AF_INET ? (void *)&r->src.v4 : (void *)&r->src.v6);
 }
 
 static void test_round_trip(void **state)
@@ -187,9 +187,8 @@ static void test_table(void **state)
 	/* Five more addresses in a's set: a, validated longest ago, goes. */
 	for (i = 0; n < RR_VALIDATE_WAYS && i < 100000000; i++) {
 		memcpy(c, &i, 4);
-		if (i == wa ||
-		    rr_validate_set_of(rr_validate_hash(seed, AF_INET, i, 0)) !=
-			    set)
+		if (i == wa || rr_validate_set_of(rr_validate_hash(
+				       seed, AF_INET, i, 0)) != set)
 			continue;
 		rr_validate_mark(t, seed, AF_INET, c, (201 + n) * s);
 		n++;

@@ -102,9 +102,10 @@ int rr_validate_held(const struct rr_validate_set *t, uint64_t sd, int family,
 
 	for (w = 0; w < RR_VALIDATE_WAYS; w++)
 		if (__atomic_load_n(&set->way[w].tag, __ATOMIC_RELAXED) == h)
-			return rr_validate_live(__atomic_load_n(&set->way[w].at,
-								__ATOMIC_RELAXED),
-						now, for_s);
+			return rr_validate_live(
+				__atomic_load_n(&set->way[w].at,
+						__ATOMIC_RELAXED),
+				now, for_s);
 	return 0;
 }
 
@@ -215,7 +216,8 @@ static uint32_t live_sources(const struct rr_invoker *inv)
 	uint64_t now = rr_now_ns(), at;
 
 	for (i = 0; i < inv->nslots; i++)
-		if (inv->slots[i].svc && inv->slots[i].svc->validated_for > for_s)
+		if (inv->slots[i].svc &&
+		    inv->slots[i].svc->validated_for > for_s)
 			for_s = inv->slots[i].svc->validated_for;
 	if (!table || !for_s)
 		return 0;

@@ -33,8 +33,8 @@ void rr_validate_tcp(int family, const void *addr);
 /* Marks @family's @addr validated in @table (RR_VALIDATE_SETS sets)
  * under @seed at @now (CLOCK_MONOTONIC ns): its entry refreshed, or the
  * set's validated longest ago claimed, as the XDP program claims one. */
-void rr_validate_mark(struct rr_validate_set *table, uint64_t seed,
-		      int family, const void *addr, uint64_t now);
+void rr_validate_mark(struct rr_validate_set *table, uint64_t seed, int family,
+		      const void *addr, uint64_t now);
 /* Whether @family's @addr is validated in @table for @for_s seconds at
  * @now. */
 int rr_validate_held(const struct rr_validate_set *table, uint64_t seed,
