@@ -49,17 +49,20 @@ SERVERS = ["knot-rrl", "rr-rrl", "knot-xdp", "rr-dns"]
 
 
 
+def flood_fields(flood_path, rx):
+    """The flood's fields of a row, from flood_net to flood_wrong."""
+    fl = load(flood_path)
+    if not fl:
+        return [""] * 3 + ["", rx, "", "", ""]
+    return [fl["spoof_cidr"] or "", fl["spoof_sources"],
+            "%.3f" % fl["elapsed_s"], fl["sent"], rx,
+            fl["flood_answered"], fl["flood_slipped"], fl["wrong"]]
+
+
 def row(flood_path, legit_path, busy, rx, dropped, slipped):
     """The fields after rep and server; see HEADER."""
-    fl = load(flood_path)
     lg = load(legit_path)
-    out = []
-    if fl:
-        out += [fl["spoof_cidr"] or "", fl["spoof_sources"],
-                "%.3f" % fl["elapsed_s"], fl["sent"], rx,
-                fl["flood_answered"], fl["flood_slipped"], fl["wrong"]]
-    else:
-        out += [""] * 3 + ["", rx, "", "", ""]
+    out = flood_fields(flood_path, rx)
     if lg and lg["latency_us"]["samples"]:
         lat = lg["latency_us"]
         out += [lg["sent"], lg["answered"], lg["wrong"],
@@ -251,14 +254,7 @@ def forged_queries(queries_path, out_path):
 def cookie_row(flood_path, cookie_path, plain_path, busy, rx, dropped,
                slipped):
     """The fields after rep and server; see COOKIE_HEADER."""
-    fl = load(flood_path)
-    out = []
-    if fl:
-        out += [fl["spoof_cidr"] or "", fl["spoof_sources"],
-                "%.3f" % fl["elapsed_s"], fl["sent"], rx,
-                fl["flood_answered"], fl["flood_slipped"], fl["wrong"]]
-    else:
-        out += [""] * 3 + ["", rx, "", "", ""]
+    out = flood_fields(flood_path, rx)
     for path in (cookie_path, plain_path):
         lg = load(path)
         out += [lg["sent"], lg["answered"], lg["wrong"]] if lg else [""] * 3
