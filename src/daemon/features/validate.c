@@ -19,12 +19,15 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 
+#include <bpf/libbpf.h>
 #include <reqrouter/rr_cookie.h>
 
 #include "clock.h"
 #include "expo.h"
 #include "invoker.h"
 #include "log.h"
+#include "reqrouter.skel.h"
+#include "shared/rl.h"
 #include "token.h"
 #include "validate.h"
 #include "xdp.h"
@@ -207,6 +210,38 @@ void rr_validate_say(const struct rr_service *svc)
 	else
 		pr_info("validated sources of '%s' (a TCP handshake, a valid cookie or token within %u s): not limited by replies\n",
 			svc->fn->name, svc->validated_for);
+}
+
+/* A held bucket shows as held this close to its edge: as rl.c's. */
+#define HELD_MARGIN_NS 10000000ULL
+
+int rr_validate_top(struct rr_xdp *x, const struct rr_port_conf *conf,
+		    int family, const uint8_t *addr, uint64_t now)
+{
+	uint64_t a, b, h, tau, margin;
+	uint32_t key, w, iv = conf->validated_interval_ns;
+	struct rr_rl_set set;
+
+	if (!(conf->flags & RR_PORT_VALIDATE) || !x->validate ||
+	    !rr_validate_held(x->validate, x->hh_seed, family, addr,
+			      conf->validated_for_s, now))
+		return -1;
+	if (!iv)
+		return 0;
+	words(family, addr, &a, &b);
+	h = rr_rl_hash(conf, (uint32_t)family, RR_VALIDATE_BITS, a, b);
+	key = rr_rl_set_of(h);
+	if (bpf_map__lookup_elem(x->skel->maps.rl_table, &key, sizeof(key),
+				 &set, sizeof(set), 0))
+		return 0;
+	tau = rr_rl_tau(conf, iv);
+	margin = iv > HELD_MARGIN_NS ? iv : HELD_MARGIN_NS;
+	if (margin > tau)
+		margin = tau;
+	for (w = 0; w < RR_RL_WAYS; w++)
+		if (set.way[w].tag == h && set.way[w].tat > now + tau - margin)
+			return 1;
+	return 0;
 }
 
 /* Sources validated now by the longest validated_for served. */

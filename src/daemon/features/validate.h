@@ -9,6 +9,7 @@
 #include "config.h"
 #include "shared/port.h"
 #include "shared/validate.h"
+#include "xdp.h"
 
 struct rr_invoker;
 
@@ -40,6 +41,13 @@ void rr_validate_mark(struct rr_validate_set *table, uint64_t seed, int family,
 int rr_validate_held(const struct rr_validate_set *table, uint64_t seed,
 		     int family, const void *addr, uint32_t for_s,
 		     uint64_t now);
+
+/* For reqrouterctl top (hh.c): -1 if @family's source @addr is not
+ * validated for the function of port entry @conf (its levels judge it),
+ * else whether its own budget holds it back at @now (CLOCK_MONOTONIC
+ * ns), with the margin rr_rl_held() gives a level. */
+int rr_validate_top(struct rr_xdp *x, const struct rr_port_conf *conf,
+		    int family, const uint8_t *addr, uint64_t now);
 
 /* The metrics of validated sources and tokens (metrics.c). */
 void rr_validate_metrics(struct rr_invoker *inv, FILE *out);
