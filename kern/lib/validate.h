@@ -67,24 +67,42 @@ static __always_inline void validate_mark(struct rr_validate_set *set,
 }
 
 /*
- * Whether the source (@a, @b as src_words() reads them) of a request to
+ * What rl_check() would be for a validated source: whether the source of
+ * the request whose IP header is at @l3_off (of the family qs says) to
  * the function of port entry @conf is validated, and if so whether its
- * own budget has room (then a token is taken): RR_VALIDATE_NOT, _OK or
- * _OVER. @qs is queue << 16 | slot << 2 | a valid cookie << 1 | ipv6; a
- * valid cookie validates the source here and now. With rate_limit_us,
- * the source itself (the narrowest level) must be within its cost too.
- * A global function, verified once on its own, as rl_judge().
+ * own budget has room (then a token is taken). @qs is queue << 16 |
+ * slot << 2 | a valid cookie << 1 | ipv6; a valid cookie validates the
+ * source here and now. With rate_limit_us, the source itself (the
+ * narrowest level) must be within its cost too. Returns
+ * RR_VALIDATE_NOT (not validated: the levels judge it), RR_VALIDATE_OK
+ * to go on (validated within its budget, exempt, or over it in a dry
+ * run), or RR_VALIDATE_OVER for one over it; each counted here. A global
+ * function, verified once on its own, as rl_judge() and cookie_check(),
+ * the exemption and the counting in it too, and its answer compared with
+ * constants by the caller, which so goes on with known values:
+ * reqrouter_xdp verifies in 386 k instructions with it, 343 k without,
+ * 406 k with the exemption and counting in line.
  */
-__noinline int validate_judge(const struct rr_port_conf *conf, __u64 a, __u64 b,
+
+__noinline int validate_judge(struct xdp_md *ctx,
+			      const struct rr_port_conf *conf, __u32 l3_off,
 			      __u32 qs)
 {
 	__u32 ipv6 = qs & 1, cookie = qs >> 1 & 1, slot = (qs >> 2) & 0x3fff;
-	__u32 family = ipv6 ? AF_INET6 : AF_INET, key, w, iv;
+	__u32 family = ipv6 ? AF_INET6 : AF_INET, key, w, iv, queue = qs >> 16;
+	void *end = (void *)(long)ctx->data_end;
 	struct rr_validate_entry *e = NULL;
 	struct rr_validate_set *set;
-	__u64 h, now, at = 0, t;
+	__u64 h, now, at = 0, t, a, b;
+	void *l3;
 
-	if (!conf)
+	if (!conf || l3_off > RR_XDP_MAX_L3_OFF)
+		return RR_VALIDATE_NOT;
+	l3 = (void *)(long)ctx->data + l3_off;
+	/* An exempt source is exempt, validated or not. */
+	if (conf->flags & RR_PORT_RL_EXEMPT && rl_exempt(l3, end, ipv6, slot))
+		return RR_VALIDATE_OK;
+	if (src_words(l3, end, ipv6, &a, &b))
 		return RR_VALIDATE_NOT;
 	h = rr_validate_hash(hh_seed, family, a, b);
 	key = rr_validate_set_of(h);
@@ -112,28 +130,36 @@ __noinline int validate_judge(const struct rr_port_conf *conf, __u64 a, __u64 b,
 			       conf->rl_len[ipv6 ? RR_RL_V6 : RR_RL_V4][0], a,
 			       b);
 		if (rl_time(rr_rl_set_of(t), t, 1) > now + RR_RL_COST_BURST_NS)
-			return RR_VALIDATE_OVER;
+			goto over;
 	}
 	iv = conf->validated_interval_ns;
-	if (!iv)
-		return RR_VALIDATE_OK;
-	h = rr_rl_hash(conf, family, RR_VALIDATE_BITS, a, b);
-	t = rl_time(rr_rl_set_of(h), h, 0);
-	/* Late by the coarse clock: the precise one decides. */
-	if (t > now + rr_rl_tau(conf, iv)) {
-		now = bpf_ktime_get_ns();
-		if (t > now + rr_rl_tau(conf, iv))
-			return RR_VALIDATE_OVER;
+	if (iv) {
+		h = rr_rl_hash(conf, family, RR_VALIDATE_BITS, a, b);
+		t = rl_time(rr_rl_set_of(h), h, 0);
+		/* Late by the coarse clock: the precise one decides. */
+		if (t > now + rr_rl_tau(conf, iv)) {
+			now = bpf_ktime_get_ns();
+			if (t > now + rr_rl_tau(conf, iv))
+				goto over;
+		}
+		rl_take(h, iv, now, 0, queue << 16 | slot);
 	}
-	rl_take(h, iv, now, 0, qs >> 16 << 16 | slot);
+	rr_fn_count_at(queue, slot, RR_FN_VALIDATED);
 	return RR_VALIDATE_OK;
+over:
+	/* A dry run (rate_limit_mode = log): counted, and on it goes. */
+	if (conf->flags & RR_PORT_RL_LOG) {
+		rr_fn_count_at(queue, slot, RR_FN_RL_WOULD_LIMIT);
+		return RR_VALIDATE_OK;
+	}
+	rr_fn_count_at(queue, slot, RR_FN_VALIDATED_LIMITED);
+	return RR_VALIDATE_OVER;
 }
 
 /*
  * Before rl_check(), for a rate-limited port: a validated source (or one
- * whose server cookie, @cookie, is valid) judged by its own budget.
- * Returns -1 to go on (validated within its budget, exempt, or over it in
- * a dry run), the action taken for one over it (dropped, counted), or
+ * whose server cookie, @cookie, is valid) judged by its own budget
+ * (validate_judge()). Returns -1 to go on, XDP_DROP for one over it, or
  * RR_VALIDATE_GO_RL when it is not validated and rl_check() judges it.
  */
 #define RR_VALIDATE_GO_RL (-2)
@@ -143,33 +169,18 @@ static __always_inline int validate_check(struct xdp_md *ctx,
 					  void *l3, int ipv6, __u32 queue,
 					  int cookie)
 {
-	void *end = (void *)(long)ctx->data_end;
-	__u32 slot = conf->slot;
-	__u64 a, b;
 	int v;
 
 	if (!(conf->flags & RR_PORT_VALIDATE))
 		return RR_VALIDATE_GO_RL;
-	/* An exempt source is exempt, validated or not. */
-	if (conf->flags & RR_PORT_RL_EXEMPT && rl_exempt(l3, end, ipv6, slot))
-		return -1;
-	if (src_words(l3, end, ipv6, &a, &b))
-		return RR_VALIDATE_GO_RL;
-	v = validate_judge(conf, a, b,
-			   queue << 16 | (slot & 0x3fff) << 2 | !!cookie << 1 |
-				   !!ipv6);
+	v = validate_judge(ctx, conf, (__u32)(l3 - (void *)(long)ctx->data),
+			   queue << 16 | (conf->slot & 0x3fff) << 2 |
+				   !!cookie << 1 | !!ipv6);
 	if (v == RR_VALIDATE_NOT)
 		return RR_VALIDATE_GO_RL;
-	if (v == RR_VALIDATE_OK) {
-		rr_fn_count_at(queue, slot, RR_FN_VALIDATED);
-		return -1;
-	}
-	if (conf->flags & RR_PORT_RL_LOG) {
-		rr_fn_count_at(queue, slot, RR_FN_RL_WOULD_LIMIT);
-		return -1;
-	}
-	rr_fn_count_at(queue, slot, RR_FN_VALIDATED_LIMITED);
-	return rr_count(queue, RR_XDP_DROP_RATE_LIMITED, XDP_DROP);
+	if (v == RR_VALIDATE_OVER)
+		return rr_count(queue, RR_XDP_DROP_RATE_LIMITED, XDP_DROP);
+	return -1;
 }
 
 #endif /* RR_LIB_VALIDATE_H */
