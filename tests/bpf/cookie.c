@@ -11,9 +11,11 @@
  *   second here), over IPv4 and IPv6, counted as cookie_valid and
  *   validated. Its later queries without a cookie are validated too.
  * - Over a validated budget of 1 a second, a valid cookie is limited
- *   (validated_limited); with validated_for = 0 (no RR_PORT_VALIDATE) it
- *   meets the prefix's limit as any query; an address user space marks
- *   in validate_table (as the TCP loop does at accept) is validated.
+ *   (validated_limited), in a dry run let by and counted as would-limit,
+ *   and an exempt one never; with validated_for = 0 (no
+ *   RR_PORT_VALIDATE) it meets the prefix's limit as any query; an
+ *   address user space marks in validate_table (as the TCP loop does at
+ *   accept), IPv4 or IPv6, is validated.
  * - Forged, made for another address, expired, ahead by more than 5
  *   minutes, under another secret: limited as any query, not counted.
  * - The previous secret counts while it is good, not after.
@@ -256,7 +258,12 @@ static void expect_n(const char *what, const struct frame *f, uint32_t n,
 static void validated(void)
 {
 	static const uint8_t a[4] = { 192, 0, 10, 1 }, b[4] = { 192, 0, 11, 1 },
-			     c[4] = { 192, 0, 12, 1 }, d[4] = { 192, 0, 13, 1 };
+			     c[4] = { 192, 0, 12, 1 }, d[4] = { 192, 0, 13, 1 },
+			     e[4] = { 192, 0, 14, 1 }, g[4] = { 192, 0, 15, 1 },
+			     v6[16] = { 0x20, 0x01, 0x0d, 0xbb, [15] = 1 };
+	const struct rr_cidr ex = { .family = AF_INET,
+				    .addr = { 192, 0, 15, 1 },
+				    .len = 32 };
 	uint32_t now = (uint32_t)time(NULL);
 	struct frame f;
 
@@ -281,6 +288,19 @@ static void validated(void)
 	expect_n("with validated_for = 0, it meets the prefix's limit", &f, 5,
 		 1, RR_FN_VALIDATED, 0);
 
+	set_port_validated(RR_PORT_RL | RR_PORT_RL_LOG, 1);
+	make(&f, AF_INET, e, secret, now, e, 0);
+	expect_n("a dry run over the budget: let by, counted as would-limit",
+		 &f, 5, 5, RR_FN_RL_WOULD_LIMIT, 4);
+
+	set_port_validated(RR_PORT_RL | RR_PORT_RL_EXEMPT, 1);
+	if (rr_rl_exempt(&x, SLOT, &ex, true))
+		t_fail("cannot write the exemption");
+	make(&f, AF_INET, g, secret, now, g, 0);
+	expect_n("an exempt source, validated: never limited, not counted", &f,
+		 5, 5, RR_FN_VALIDATED, 0);
+	rr_rl_exempt(&x, SLOT, &ex, false);
+
 	set_port(RR_PORT_RL);
 	if (rr_xdp_map_validate(&x)) {
 		t_fail("cannot map validate_table");
@@ -290,6 +310,9 @@ static void validated(void)
 	rr_validate_mark(x.validate, x.hh_seed, AF_INET, b, rr_now_ns());
 	expect_n("an address user space marks is validated", &f, 5, 5,
 		 RR_FN_VALIDATED, 5);
+	make(&f, AF_INET6, v6, secret, now, v6, 1);
+	rr_validate_mark(x.validate, x.hh_seed, AF_INET6, v6, rr_now_ns());
+	expect_n("an IPv6 one too", &f, 5, 5, RR_FN_VALIDATED, 5);
 }
 
 static void cache(void)
