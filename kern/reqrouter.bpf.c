@@ -32,6 +32,7 @@
 #include "lib/hh.h"
 #include "lib/cookie.h"
 #include "lib/rl.h"
+#include "lib/validate.h"
 #include "lib/canary.h"
 #include "lib/gather.h"
 #include "lib/spread.h"
@@ -150,10 +151,14 @@ int reqrouter_xdp(struct xdp_md *ctx)
 		if (cookie == RR_COOKIE_VALID)
 			rr_fn_count_at(queue, conf->slot, RR_FN_COOKIE_VALID);
 	}
-	/* A flood is turned away here, before it wakes either tier; but
-	 * not a source a cookie vouches for. */
-	if (conf->flags & RR_PORT_RL && cookie != RR_COOKIE_VALID) {
-		act = rl_check(ctx, conf, l3, udph, ipv6, queue);
+	/* A flood is turned away here, before it wakes either tier; a
+	 * validated source (a valid cookie validates it) meets a budget of
+	 * its own instead of its prefixes' (lib/validate.h). */
+	if (conf->flags & RR_PORT_RL) {
+		act = validate_check(ctx, conf, l3, ipv6, queue,
+				     cookie == RR_COOKIE_VALID);
+		if (act == RR_VALIDATE_GO_RL)
+			act = rl_check(ctx, conf, l3, udph, ipv6, queue);
 		/* A slip handed to a worker is not marked there: its
 		 * verdict is all the capture has of it. */
 		if (act >= 0 && mark)

@@ -349,6 +349,40 @@ int rr_fn_cookie_secrets(const struct rr_fn_config *cfg,
 			 struct rr_fn_cookie_secrets *out);
 
 /*
+ * Tokens (docs/FUNCTIONS.md, "Tokens: proving a source"), as QUIC's
+ * Retry: a function that wants to know that a request's source is not
+ * spoofed answers a first request with a token made for its source
+ * address (rr_token_make()) and asks the client to echo it; a request
+ * that brings it back (rr_token_check()) came from that address, which is
+ * then validated: reqrouter's XDP program holds it to the function's
+ * rate_limit_validated instead of its prefixes' budgets, for
+ * validated_for (docs/DESIGN.md, "Validated sources"). A token is
+ * RR_TOKEN_LEN opaque bytes, good for RR_TOKEN_LIFE_S seconds, for the
+ * address and the function's port it was made for, made under a key
+ * reqrouter draws at start (a restart makes the tokens before it
+ * invalid). Both may be called from the handler, over UDP and TCP.
+ * API 4, compatible: new calls.
+ */
+#define RR_TOKEN_LEN 16
+#define RR_TOKEN_LIFE_S 300
+
+/* For the handler: a token for @req's source into @buf (@room bytes).
+ * Returns RR_TOKEN_LEN, or -ENOSPC (room too small), -EINVAL. */
+int rr_token_make(const struct rr_request *req, uint8_t *buf, size_t room);
+
+/*
+ * For the handler: whether @token (@len bytes, as the client echoed it)
+ * is one rr_token_make() made for @req's source and port within
+ * RR_TOKEN_LIFE_S; a valid one validates the source. Returns 0 (valid),
+ * or -EINVAL (not a token: a wrong length, version or reserved bytes),
+ * -EACCES (not made here for this source: another address's, tampered),
+ * -ETIMEDOUT (expired, or ahead of now). Each result is counted
+ * (reqrouter_tokens_total{result=...}); none is an error to log.
+ */
+int rr_token_check(const struct rr_request *req, const uint8_t *token,
+		   size_t len);
+
+/*
  * For init(): @size bytes of zeroed memory shared by every worker of this
  * instance, threads and cells alike (an anonymous MAP_SHARED mapping,
  * made before the cells are forked, so it is at the same address in each:

@@ -78,6 +78,12 @@ struct rr_port_conf {
 	__u8 rl_len[2][RR_RL_LEVELS];
 	__u32 rl_slip;
 	__u64 rl_seed;
+	/* With RR_PORT_VALIDATE (docs/DESIGN.md, "Validated sources"): how
+	 * long a source stays validated (validated_for, seconds), and the
+	 * nanoseconds between two replies to one validated source (1e9 /
+	 * rate_limit_validated), whose budget replaces the levels'. */
+	__u32 validated_for_s;
+	__u32 validated_interval_ns;
 	/* steering = groups: by class (RR_XDP_PUNT_CLASS; a request no
 	 * program classified is class 0), the threads of each queue its
 	 * requests may go to, one bit each (RR_MAX_THREADS of them), the
@@ -141,8 +147,9 @@ struct rr_port_conf {
  * than the function's deadline (deadline_ns[slot]). */
 #define RR_PORT_DEADLINE (1U << 15)
 /* DNS Cookies (lib/cookie.h): a query with a server cookie valid for its
- * source (cookie_keys[slot]) skips the rate limit, and one with any
- * COOKIE option the in-kernel tier (its reply is made for the client). */
+ * source (cookie_keys[slot]) is a validated source's (RR_PORT_VALIDATE),
+ * and one with any COOKIE option skips the in-kernel tier (its reply is
+ * made for the client). */
 #define RR_PORT_COOKIE (1U << 16)
 /* rate_limit_mode = log: a request over the limit is counted
  * (RR_FN_RL_WOULD_LIMIT) and goes on as one within it. */
@@ -154,5 +161,9 @@ struct rr_port_conf {
 /* A canary runs beside the function (shared/canary.h): a share of the
  * sources goes on with canary_map's entry for the port. */
 #define RR_PORT_CANARY (1U << 19)
+/* Validated sources (lib/validate.h): a source in validate_table, or
+ * one whose server cookie is valid (then put there), is held to its own
+ * budget (validated_interval_ns) instead of the prefix levels. */
+#define RR_PORT_VALIDATE (1U << 20)
 
 #endif /* RR_SHARED_PORT_H */

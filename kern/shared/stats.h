@@ -52,9 +52,11 @@ enum rr_drop { RR_DROP_NONE, RR_DROPS(RR_DROP_ENUM) RR_DROP_MAX };
 	X(RL_SLIPPED, "rl_slipped")	    /* over it, got the slip reply */ \
 	X(XDP_SPREAD, "xdp_spread")	    /* handed to an xdp_spread CPU */ \
 	X(RL_EVICTED, "rl_evicted")	    /* a live prefix forgotten */     \
-	X(COOKIE_VALID, "cookie_valid")	    /* valid cookie: not limited */   \
+	X(COOKIE_VALID, "cookie_valid")	    /* valid cookie: validated */     \
 	X(COOKIE_BYPASS, "cookie_bypass")   /* a cookie: past the cache */    \
 	X(RL_WOULD_LIMIT, "rl_would_limit") /* over it, let by (log) */       \
+	X(VALIDATED, "validated")	    /* validated, in its budget */    \
+	X(VALIDATED_LIMITED, "validated_limited") /* over it, dropped */      \
 	X(XDP_DROP, "xdp_drop") /* first of RR_DROP_MAX drop counters */
 
 #define RR_FN_STAT_ENUM(name, label) RR_FN_##name,

@@ -299,8 +299,10 @@ static void print_function(struct json_object *f, struct json_object *w,
 	static const char *const rxtx[] = { "rx", "tx", NULL };
 	static const char *const xdp_keys[] = { "rx", "tx", "punted", NULL };
 	static const char *const cache_keys[] = { "hits", "misses", NULL };
-	static const char *const rl_keys[] = { "limited", "slipped", "evicted",
-					       "would_limit", NULL };
+	static const char *const rl_keys[] = { "limited",   "slipped",
+					       "evicted",   "would_limit",
+					       "validated", "validated_limited",
+					       NULL };
 	static const char *const cookie_keys[] = { "valid", "bypass", NULL };
 	static const char *const fault_keys[] = { "crash", "timeout", NULL };
 	static const char *const deadline_keys[] = { "expired_user",

@@ -89,9 +89,12 @@ static void list_functions(const struct rr_config *cfg)
 	}
 	printf("\nlimit/s: rate_limit, replies a second to one source prefix (/%u, /%u unless\n"
 	       "set), limited in XDP before either tier: %u by default, %u for a function\n"
-	       "flagged RR_FN_RATE_LIMITED (dns); rate_limit = 0 in its section turns it off\n",
+	       "flagged RR_FN_RATE_LIMITED (dns); rate_limit = 0 in its section turns it off.\n"
+	       "A validated source (a TCP handshake, a valid DNS cookie, a function's token)\n"
+	       "gets %u times it for itself instead (rate_limit_validated, validated_for)\n",
 	       RR_DEFAULT_V4_PREFIX, RR_DEFAULT_V6_PREFIX,
-	       RR_DEFAULT_RATE_LIMIT, RR_RRL_RATE_LIMIT);
+	       RR_DEFAULT_RATE_LIMIT, RR_RRL_RATE_LIMIT,
+	       RR_VALIDATED_RATE_FACTOR);
 }
 
 /*

@@ -173,6 +173,12 @@ enum rr_metrics_detail {
 #define RR_DEFAULT_V4_PREFIX 24 /* the prefixes it counts by */
 #define RR_DEFAULT_V6_PREFIX 64
 #define RR_DEFAULT_SLIP 2
+/* Validated sources (docs/DESIGN.md, "Validated sources"): how long one
+ * stays validated, and its budget as a multiple of rate_limit when
+ * rate_limit_validated is 0. */
+#define RR_DEFAULT_VALIDATED_FOR 3600
+#define RR_MAX_VALIDATED_FOR 604800
+#define RR_VALIDATED_RATE_FACTOR 8
 
 /* Deadlines (docs/DESIGN.md, "Deadlines"): RR_FN_LATE_USELESS's default
  * (dns's), and the range a deadline_us may take (0 is none). */
@@ -301,6 +307,10 @@ struct rr_service {
 	/* Microseconds of the function's time a second per source prefix,
 	 * charged by the workers and limited in XDP; 0: off. */
 	uint32_t rate_limit_us;
+	/* Replies per second to one validated source (0: 8 x rate_limit),
+	 * and how long a source stays validated, seconds (0: none is). */
+	uint32_t rate_limit_validated;
+	uint32_t validated_for;
 	struct rr_cidr rate_limit_exempt[RR_MAX_ALLOW_PER_FN];
 	uint32_t nrate_limit_exempt;
 	/* cookie_secret: the file of an RR_FN_DNS_COOKIES function's

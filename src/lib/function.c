@@ -363,7 +363,7 @@ int rr_fn_instance_from_file(const struct rr_function *fn, uint16_t port,
 			     struct rr_fn_instance **out, char *err,
 			     size_t errlen)
 {
-	const struct rr_service *svc;
+	struct rr_service *svc;
 	struct rr_config *cfg;
 	int ret;
 
@@ -375,6 +375,16 @@ int rr_fn_instance_from_file(const struct rr_function *fn, uint16_t port,
 	if (!cfg)
 		return -EINVAL;
 	svc = rr_config_service_of(cfg, fn);
+	/* A tool that checks replies (rrload) makes the cookies the server
+	 * with this cookie_secret makes. */
+	if (svc && svc->cookie_secret[0] && fn->flags & RR_FN_DNS_COOKIES) {
+		if (rr_cookie_secret_read(svc->cookie_secret,
+					  svc->cookie.current, err, errlen)) {
+			rr_config_destroy(cfg);
+			return -EINVAL;
+		}
+		svc->cookie_ready = true;
+	}
 	ret = rr_fn_instance_new_for(fn, port, svc ? svc->settings : NULL,
 				     svc ? svc->nsettings : 0, nworkers, NULL,
 				     NULL, cfg, out, err, errlen);

@@ -6,8 +6,16 @@
  * passed (the port has no socket), a limited one dropped.
  * - A server cookie valid for its source (made by the dns function's own
  *   code, functions/dns/dns_cookie.c, under the secret written into
- *   cookie_keys as reqrouter writes it) is never limited, over IPv4 and
- *   IPv6, and counted as cookie_valid.
+ *   cookie_keys as reqrouter writes it) validates it (kern/lib/validate.h):
+ *   not held to the prefix's limit but to the validated budget (1000 a
+ *   second here), over IPv4 and IPv6, counted as cookie_valid and
+ *   validated. Its later queries without a cookie are validated too.
+ * - Over a validated budget of 1 a second, a valid cookie is limited
+ *   (validated_limited), in a dry run let by and counted as would-limit,
+ *   and an exempt one never; with validated_for = 0 (no
+ *   RR_PORT_VALIDATE) it meets the prefix's limit as any query; an
+ *   address user space marks in validate_table (as the TCP loop does at
+ *   accept), IPv4 or IPv6, is validated.
  * - Forged, made for another address, expired, ahead by more than 5
  *   minutes, under another secret: limited as any query, not counted.
  * - The previous secret counts while it is good, not after.
@@ -35,7 +43,9 @@
 #include "shared/cookie.h"
 #include "shared/port.h"
 #include "shared/stats.h"
+#include "clock.h"
 #include "testutil.h"
+#include "validate.h"
 #include "xdp.h"
 #include "xdptest.h"
 
@@ -113,7 +123,9 @@ static void run(const struct frame *f, uint32_t n, uint32_t *pass,
 	}
 }
 
-static void set_port(uint32_t flags)
+/* The port: @flags, and validated sources (RR_PORT_VALIDATE) held to
+ * @validated replies a second (0: none are validated). */
+static void set_port_validated(uint32_t flags, uint32_t validated)
 {
 	struct rr_port_conf conf = { .slot = SLOT,
 				     .nsocks = 1,
@@ -121,8 +133,18 @@ static void set_port(uint32_t flags)
 
 	/* 1 a second per /24 (and its levels), a burst of 1. */
 	rr_rl_levels(&conf, 1, 1, 24, 64);
+	if (validated) {
+		conf.flags |= RR_PORT_VALIDATE;
+		conf.validated_for_s = 3600;
+		conf.validated_interval_ns = 1000000000U / validated;
+	}
 	if (rr_xdp_set_port(&x, PORT, &conf))
 		t_fail("cannot set the port entry");
+}
+
+static void set_port(uint32_t flags)
+{
+	set_port_validated(flags, 1000);
 }
 
 /* cookie_keys[SLOT]: @cur, and @prev good until @until (0: none). */
@@ -181,7 +203,9 @@ static void rate_limit(void)
 			     c[4] = { 192, 0, 4, 1 }, d[4] = { 192, 0, 5, 1 },
 			     e[4] = { 192, 0, 6, 1 }, g[4] = { 192, 0, 7, 1 },
 			     h[4] = { 192, 0, 8, 1 },
-			     v6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 };
+			     v6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 },
+			     v6b[16] = { 0x20, 0x01, 0x0d, 0xb9, [15] = 1 },
+			     v6c[16] = { 0x20, 0x01, 0x0d, 0xba, [15] = 1 };
 	uint32_t now = (uint32_t)time(NULL);
 	struct frame f;
 
@@ -206,11 +230,89 @@ static void rate_limit(void)
 	expect("a forged one is", &f, 0);
 
 	set_keys(other, secret, now + 100);
-	make(&f, AF_INET6, v6, secret, now, v6, 0);
+	make(&f, AF_INET6, v6b, secret, now, v6b, 0);
 	expect("the previous secret's, while it is good, is not", &f, 1);
 	set_keys(other, secret, now - 1);
-	make(&f, AF_INET6, v6, secret, now, v6, 0);
+	make(&f, AF_INET6, v6c, secret, now, v6c, 0);
 	expect("after, it is", &f, 0);
+}
+
+/* @n queries of @f: @want passed, and counter @stat moved by @moved. */
+static void expect_n(const char *what, const struct frame *f, uint32_t n,
+		     uint32_t want, int stat, uint64_t moved)
+{
+	uint32_t pass = 0, drop = 0;
+	uint64_t was = count(stat);
+
+	t_at("%s", what);
+	run(f, n, &pass, &drop);
+	if (pass != want)
+		t_fail("%u passed, %u dropped of %u (want %u passed)", pass,
+		       drop, n, want);
+	if (count(stat) - was != moved)
+		t_fail("counter %d moved by %lu, not %lu", stat,
+		       (unsigned long)(count(stat) - was),
+		       (unsigned long)moved);
+}
+
+static void validated(void)
+{
+	static const uint8_t a[4] = { 192, 0, 10, 1 }, b[4] = { 192, 0, 11, 1 },
+			     c[4] = { 192, 0, 12, 1 }, d[4] = { 192, 0, 13, 1 },
+			     e[4] = { 192, 0, 14, 1 }, g[4] = { 192, 0, 15, 1 },
+			     v6[16] = { 0x20, 0x01, 0x0d, 0xbb, [15] = 1 };
+	const struct rr_cidr ex = { .family = AF_INET,
+				    .addr = { 192, 0, 15, 1 },
+				    .len = 32 };
+	uint32_t now = (uint32_t)time(NULL);
+	struct frame f;
+
+	set_keys(secret, NULL, 0);
+	set_port(RR_PORT_RL);
+	make(&f, AF_INET, a, secret, now, a, 0);
+	expect_n("a valid cookie validates its source", &f, 5, 5,
+		 RR_FN_VALIDATED, 5);
+	make(&f, AF_INET, a, secret, now, a, 1);
+	expect_n("whose queries without one are then validated", &f, 5, 5,
+		 RR_FN_VALIDATED, 5);
+	make(&f, AF_INET, b, secret, now, b, 1);
+	expect_n("a neighbour's are not", &f, 5, 1, RR_FN_VALIDATED, 0);
+
+	set_port_validated(RR_PORT_RL, 1);
+	make(&f, AF_INET, c, secret, now, c, 0);
+	expect_n("over its budget, a valid cookie is limited", &f, 5, 1,
+		 RR_FN_VALIDATED_LIMITED, 4);
+
+	set_port_validated(RR_PORT_RL, 0);
+	make(&f, AF_INET, d, secret, now, d, 0);
+	expect_n("with validated_for = 0, it meets the prefix's limit", &f, 5,
+		 1, RR_FN_VALIDATED, 0);
+
+	set_port_validated(RR_PORT_RL | RR_PORT_RL_LOG, 1);
+	make(&f, AF_INET, e, secret, now, e, 0);
+	expect_n("a dry run over the budget: let by, counted as would-limit",
+		 &f, 5, 5, RR_FN_RL_WOULD_LIMIT, 4);
+
+	set_port_validated(RR_PORT_RL | RR_PORT_RL_EXEMPT, 1);
+	if (rr_rl_exempt(&x, SLOT, &ex, true))
+		t_fail("cannot write the exemption");
+	make(&f, AF_INET, g, secret, now, g, 0);
+	expect_n("an exempt source, validated: never limited, not counted", &f,
+		 5, 5, RR_FN_VALIDATED, 0);
+	rr_rl_exempt(&x, SLOT, &ex, false);
+
+	set_port(RR_PORT_RL);
+	if (rr_xdp_map_validate(&x)) {
+		t_fail("cannot map validate_table");
+		return;
+	}
+	make(&f, AF_INET, b, secret, now, b, 1);
+	rr_validate_mark(x.validate, x.hh_seed, AF_INET, b, rr_now_ns());
+	expect_n("an address user space marks is validated", &f, 5, 5,
+		 RR_FN_VALIDATED, 5);
+	make(&f, AF_INET6, v6, secret, now, v6, 1);
+	rr_validate_mark(x.validate, x.hh_seed, AF_INET6, v6, rr_now_ns());
+	expect_n("an IPv6 one too", &f, 5, 5, RR_FN_VALIDATED, 5);
 }
 
 static void cache(void)
@@ -247,12 +349,13 @@ int main(void)
 	/* One run at a time (no repeat): no need to attach it anywhere. */
 	prog_fd = bpf_program__fd(x.skel->progs.reqrouter_xdp);
 	rate_limit();
+	validated();
 	cache();
 	rr_xdp_destroy(&x);
 	if (t_failures) {
 		fprintf(stderr, "%d check(s) failed\n", t_failures);
 		return 1;
 	}
-	printf("DNS cookies in XDP: valid ones skip the limit, none else\n");
+	printf("DNS cookies in XDP: valid ones validate their source, none else\n");
 	return 0;
 }

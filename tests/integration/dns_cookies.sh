@@ -16,7 +16,14 @@
 # reason. A reload with a new secret keeps the old one good. Then a flood
 # from the client's /24 at ten times dns's rate limit beside a client of
 # the same /24 at 50/s: with a forged cookie it is limited with the flood;
-# with a valid one XDP lets it by (counted), and it gets its answers.
+# with a valid one XDP validates its source (counted), and it gets its
+# answers; at 400/s with a valid cookie it is held to its validated
+# budget (rate_limit_validated = 100), counted as validated_limited.
+# Validated sources (docs/DESIGN.md, "Validated sources"): an address of
+# the flood's /24 that completed a TCP handshake (kdig +tcp), and another
+# that echoed a test module's token (tests/modules/retry.c, which also
+# refuses a tampered and a short token, each counted), are validated: in
+# the same flood, their plain queries without a cookie are answered.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 command -v kdig >/dev/null || die "kdig (knot-dnsutils) is needed: make deps"
@@ -30,14 +37,16 @@ SECRET=e5e973e5a6b2a43f48e7dc849e37bfcf
 SECRET2=00112233445566778899aabbccddeeff
 CC=2464c4abcf10c957
 printf '%s\n' "$SECRET" >"$RR_TMP/cookie.secret"
-printf '[function dns]\nzone = example.com %s\ncookie_secret = %s\n' \
+printf '[function dns]\nzone = example.com %s\ncookie_secret = %s\nrate_limit_validated = 100\n' \
 	"$PWD/configs/example.zone" "$RR_TMP/cookie.secret" >"$RR_TMP/rr.conf"
+mkdir -p "$RR_TMP/mods"
+cp "$BUILD/tests/modules/retry.so" "$RR_TMP/mods/" || die "no retry.so (run make first)"
 # A flood in the client's own /24, and the cookie client beside it.
 SRCS=()
-for i in 2 3 4 5 10; do
+for i in 2 3 4 5 10 11 12; do
 	tb_cli ip addr add "198.18.1.$i/24" dev "$TB_IF_CLI" ||
 		die "cannot add 198.18.1.$i"
-	[ "$i" = 10 ] || SRCS+=(--flood "198.18.1.$i")
+	[ "$i" -ge 10 ] || SRCS+=(--flood "198.18.1.$i")
 done
 
 # A secret that is no secret: one line, and no start.
@@ -47,10 +56,11 @@ rr_run bad -i "$TB_IF_SRV" -q 1 -c "$RR_TMP/bad.conf"
 check "a secret of 8 bytes: exit 2 (the config), one line saying what the file must hold" \
 	test "$RR_RC" = 2 -a "$(grep -c 'must hold a 16-byte secret as 32 hex digits' "$RR_ERR")" = 1
 
-rr_start main -i "$TB_IF_SRV" -q 2 -t 2 -c "$RR_TMP/rr.conf" --metrics-file "$M" ||
+rr_start main -i "$TB_IF_SRV" -q 2 -t 2 -c "$RR_TMP/rr.conf" --metrics-file "$M" \
+	--functions-dir "$RR_TMP/mods" ||
 	die "reqrouter with the dns function did not start"
 check "the start-up lines say the secret's file and what a cookie buys" \
-	grep -qF "'dns': DNS Cookies with a secret from $RR_TMP/cookie.secret; a query with a valid server cookie skips the rate limit in XDP" "$RR_ERR"
+	grep -qF "'dns': DNS Cookies with a secret from $RR_TMP/cookie.secret; a query with a valid server cookie validates its source in XDP (rate_limit_validated)" "$RR_ERR"
 
 # kd ARGS...: kdig's status, answer count and COOKIE for www.example.com A.
 kd() {
@@ -114,24 +124,27 @@ out=$(kd +cookie="$new" +nobadcookie)
 check_eq "the new secret's: answered, echoed" \
 	"status: NOERROR ANSWER: 2 COOKIE: ${new^^}" "$out"
 
-# flood COOKIE: 2.5 s of 2000/s from four addresses of 198.18.1.0/24, and
-# 198.18.1.10 at 50/s with COOKIE; JSON in $RR_TMP/flood.json.
+# flood COOKIE [CLIENT [RATE]]: 2.5 s of 2000/s from four addresses of
+# 198.18.1.0/24, and CLIENT (198.18.1.10) at RATE (50/s) with COOKIE (""
+# none); JSON in $RR_TMP/flood.json.
 flood() {
 	tb_cli python3 "$RR_LIB/rl_flood.py" --dst "$TB_IP4_SRV" --port 53 \
 		--duration 2.5 "${SRCS[@]}" --flood-rate 2000 \
-		--client 198.18.1.10 --client-rate 50 --client-cookie "$1" \
+		--client "${2:-198.18.1.10}" --client-rate "${3:-50}" \
+		--client-cookie "$1" \
 		>"$RR_TMP/flood.json" || die "the flood did not run"
 	sed 's/^/    /' "$RR_TMP/flood.json"
 }
 f() { json_eval "$1" "$RR_TMP/flood.json"; }
-# flood_run COOKIE: the flood, which must be limited; the client's
-# queries sent and answered in CSENT, CANS, its valid cookies counted by
-# XDP meanwhile in VALID.
+# flood_run COOKIE [CLIENT [RATE]]: the flood, which must be limited; the
+# client's queries sent and answered in CSENT, CANS, its valid cookies
+# counted by XDP meanwhile in VALID, dns's validated_limited in VLIM.
 flood_run() {
-	local ans max was is
+	local ans max was is lwas lis
 	rr_metrics_fresh "$M"
 	was=$(metric "$M" reqrouter_cookie_valid_packets_total 'function="dns"')
-	flood "$1"
+	lwas=$(metric "$M" reqrouter_validated_limited_packets_total 'function="dns"')
+	flood "$@"
 	ans=$(f 'd["flood"]["answers"]')
 	max=$(json_eval "int((200 * $(f 'd["seconds"]') + 200) * 1.05)" - <<<'{}')
 	check "the flood is limited: at most $max answers ($ans)" test "$ans" -le "$max"
@@ -139,6 +152,8 @@ flood_run() {
 	rr_metrics_fresh "$M"
 	is=$(metric "$M" reqrouter_cookie_valid_packets_total 'function="dns"')
 	VALID=$((${is:-0} - ${was:-0}))
+	lis=$(metric "$M" reqrouter_validated_limited_packets_total 'function="dns"')
+	VLIM=$((${lis:-0} - ${lwas:-0}))
 }
 mine=$(make_cookie $SECRET2 198.18.1.10 "$(date +%s)")
 say "== a flood from the client's /24; the client's cookie forged"
@@ -151,6 +166,52 @@ flood_run "$mine"
 check "the client gets at least 99 % answered ($CANS of $CSENT)" \
 	test $((CANS * 100)) -ge $((CSENT * 99))
 check "XDP counted its valid cookies ($VALID of $CSENT)" test "$VALID" -ge "$CSENT"
+say "== the same flood; the client's cookie valid, at 400/s: over its validated budget"
+flood_run "$mine" 198.18.1.10 400
+max=$(json_eval "int((100 * $(f 'd["seconds"]') + 100) * 1.1)" - <<<'{}')
+check "held to rate_limit_validated: at most $max answered ($CANS of $CSENT)" \
+	test "$CANS" -le "$max" -a "$CANS" -ge 200
+check "counted as validated_limited ($VLIM)" test "$VLIM" -gt 0
+
+say "== validated by a TCP handshake, and by a function's token"
+out=$(tb_cli kdig @"$TB_IP4_SRV" -b 198.18.1.11 +tcp +nostats +retry=0 \
+	+timeout=2 www.example.com A 2>&1 | grep -oE 'status: [A-Z]+' | xargs)
+check_eq "198.18.1.11 asks over TCP: answered" "status: NOERROR" "$out"
+# retry.py: the retry module's token for 198.18.1.12, echoed whole, then
+# tampered with, then cut short: its three answers.
+tb_cli python3 - "$TB_IP4_SRV" >"$RR_TMP/token.out" 2>&1 <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("198.18.1.12", 0))
+s.settimeout(2)
+def ask(p):
+    s.sendto(p, (sys.argv[1], 9018))
+    return s.recvfrom(2048)[0]
+r = ask(b"hello")
+assert r.startswith(b"retry ") and len(r) == 22, r
+t = r[6:]
+bad = t[:8] + bytes([t[8] ^ 1]) + t[9:]
+print(ask(b"token " + t).decode(), "/", ask(b"token " + bad).decode(), "/",
+      ask(b"token " + t[:15]).decode())
+PY
+check_eq "the token echoed: valid; tampered: forged; short: malformed" \
+	"valid / refused forged / refused malformed" "$(cat "$RR_TMP/token.out")"
+rr_metrics_fresh "$M"
+check "counted: a source validated by TCP, one by a token" \
+	test "$(metric "$M" reqrouter_validations_total 'how="tcp"')" -ge 1 -a \
+	"$(metric "$M" reqrouter_validations_total 'how="token"')" = 1
+for r in valid:1 forged:1 malformed:1 expired:0; do
+	check_eq "reqrouter_tokens_total{result=\"${r%:*}\"}" "${r#*:}" \
+		"$(metric "$M" reqrouter_tokens_total "result=\"${r%:*}\"")"
+done
+check "reqrouter_validated_sources: those and the cookie client's" \
+	test "$(metric "$M" reqrouter_validated_sources)" -ge 3
+for c in 198.18.1.11 198.18.1.12; do
+	say "== the same flood; $c, validated, without a cookie"
+	flood_run "" $c
+	check "answered: at least 99 % ($CANS of $CSENT)" \
+		test $((CANS * 100)) -ge $((CSENT * 99))
+done
 "$BUILD/reqrouterctl" --control "/run/reqrouter/$TB_IF_SRV.sock" stats \
 	>"$RR_TMP/stats.txt" 2>&1
 check "reqrouterctl stats: dns's cookies in XDP, valid and past the cache" \

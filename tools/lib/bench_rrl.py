@@ -13,13 +13,30 @@ bench_rrl.py row FLOOD-JSON LEGIT-JSON BUSY-TICKS SERVER-RX DROPPED SLIPPED
 bench_rrl.py report CSV CLK-TCK
     per server the medians of the reps, [lowest-highest]
 
+With --cookies (DNS Cookies and validated sources, issue 44):
+bench_rrl.py cookie-queries QUERIES OUT SERVER
+    asks SERVER (port 53) once with a client cookie alone; the server
+    cookie its BADCOOKIE carries, valid for this host, goes into each of
+    QUERIES (hex, as bench_dns.py writes them), written to OUT
+bench_rrl.py forged-queries QUERIES OUT
+    each of QUERIES with a COOKIE option whose server cookie is version
+    1, made now, with a hash no secret gives: checked in XDP, never valid
+bench_rrl.py cookie-header
+bench_rrl.py cookie-row FLOOD-JSON COOKIE-JSON PLAIN-JSON BUSY-TICKS
+                        SERVER-RX DROPPED SLIPPED
+bench_rrl.py cookie-report CSV CLK-TCK
+
 The CSV's columns are HEADER's; a missing summary leaves its fields
 empty, so a failed run still shows as a row.
 """
 import csv
 import ipaddress
+import os
+import socket
 import statistics
+import struct
 import sys
+import time
 
 from bench_row import load
 
@@ -32,17 +49,20 @@ SERVERS = ["knot-rrl", "rr-rrl", "knot-xdp", "rr-dns"]
 
 
 
+def flood_fields(flood_path, rx):
+    """The flood's fields of a row, from flood_net to flood_wrong."""
+    fl = load(flood_path)
+    if not fl:
+        return [""] * 3 + ["", rx, "", "", ""]
+    return [fl["spoof_cidr"] or "", fl["spoof_sources"],
+            "%.3f" % fl["elapsed_s"], fl["sent"], rx,
+            fl["flood_answered"], fl["flood_slipped"], fl["wrong"]]
+
+
 def row(flood_path, legit_path, busy, rx, dropped, slipped):
     """The fields after rep and server; see HEADER."""
-    fl = load(flood_path)
     lg = load(legit_path)
-    out = []
-    if fl:
-        out += [fl["spoof_cidr"] or "", fl["spoof_sources"],
-                "%.3f" % fl["elapsed_s"], fl["sent"], rx,
-                fl["flood_answered"], fl["flood_slipped"], fl["wrong"]]
-    else:
-        out += [""] * 3 + ["", rx, "", "", ""]
+    out = flood_fields(flood_path, rx)
     if lg and lg["latency_us"]["samples"]:
         lat = lg["latency_us"]
         out += [lg["sent"], lg["answered"], lg["wrong"],
@@ -164,15 +184,162 @@ def report(path, clk_tck):
                  med("knot-rrl") / med("knot-xdp")))
 
 
+COOKIE_HEADER = ("rep,server,flood_net,sources,seconds,flood_sent,srv_rx,"
+                 "flood_answered,flood_slipped,flood_wrong,cookie_sent,"
+                 "cookie_answered,cookie_wrong,plain_sent,plain_answered,"
+                 "plain_wrong,srv_busy_ticks,limiter_dropped,"
+                 "limiter_slipped")
+# The flood carries forged cookies (each checked in XDP), or none.
+COOKIE_SERVERS = ["rr-cookies", "rr-nocookies"]
+
+
+def with_cookie(query, cookie):
+    """@query (no additional records) with an OPT record that carries
+    the COOKIE option @cookie."""
+    opt = struct.pack("!HH", 10, len(cookie)) + cookie
+    return (query[:10] + struct.pack("!H", 1) + query[12:] + b"\0" +
+            struct.pack("!HHIH", 41, 1232, 0, len(opt)) + opt)
+
+
+def read_queries(path):
+    with open(path, encoding="utf-8") as f:
+        return [bytes.fromhex(line.strip()[2:]) for line in f if line.strip()]
+
+
+def write_queries(path, queries):
+    with open(path, "w", encoding="utf-8") as f:
+        for q in queries:
+            f.write("0x" + q.hex() + "\n")
+
+
+def server_cookie(reply):
+    """The COOKIE option of @reply's OPT record (the last record), or
+    None."""
+    at = reply.rfind(b"\x00\x00\x29")
+    o = at + 11
+    while at > 0 and o + 4 <= len(reply):
+        code, olen = struct.unpack("!HH", reply[o:o + 4])
+        if code == 10:
+            return reply[o + 4:o + 4 + olen]
+        o += 4 + olen
+    return None
+
+
+def cookie_queries(queries_path, out_path, server):
+    """The client's cookie, as a resolver learns it: one query with a
+    client cookie alone, the server cookie of its answer kept."""
+    qs = read_queries(queries_path)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(1)
+    cookie = None
+    for _ in range(3):  # a datagram lost is asked again
+        s.sendto(with_cookie(qs[0], os.urandom(8)), (server, 53))
+        try:
+            cookie = server_cookie(s.recv(4096))
+            break
+        except socket.timeout:
+            continue
+    if not cookie or len(cookie) != 24:
+        sys.exit("bench-rrl: %s gave no server cookie" % server)
+    write_queries(out_path, [with_cookie(q, cookie) for q in qs])
+
+
+def forged_queries(queries_path, out_path):
+    head = struct.pack("!B3xI", 1, int(time.time()))
+    write_queries(out_path, [with_cookie(q, os.urandom(8) + head +
+                                         os.urandom(8))
+                             for q in read_queries(queries_path)])
+
+
+def cookie_row(flood_path, cookie_path, plain_path, busy, rx, dropped,
+               slipped):
+    """The fields after rep and server; see COOKIE_HEADER."""
+    out = flood_fields(flood_path, rx)
+    for path in (cookie_path, plain_path):
+        lg = load(path)
+        out += [lg["sent"], lg["answered"], lg["wrong"]] if lg else [""] * 3
+    out += [busy, dropped, slipped]
+    print(",".join(str(x) for x in out))
+
+
+def cookie_report(path, clk_tck):
+    """The table of medians; the cookie client's share and the XDP
+    rate with the flood's cookies checked against without."""
+    with open(path, encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    hz = float(clk_tck)
+
+    def vals(srv, fn):
+        out = []
+        for r in rows:
+            if r["server"] != srv:
+                continue
+            try:
+                out.append(fn({k: float(v) for k, v in r.items()
+                               if v not in (None, "") and
+                               k not in ("server", "flood_net")}))
+            except (KeyError, ZeroDivisionError):
+                pass
+        return out
+
+    def pct(who):
+        return lambda r: 100 * r[who + "_answered"] / r[who + "_sent"]
+
+    def xdp_rate(r):
+        """Frames the server's veth took in per second of its CPU's
+        busy time: with the flood at max rate, what XDP gets through."""
+        return r["srv_rx"] / (r["srv_busy_ticks"] / hz) / 1e3
+
+    print("\n| server | flood offered k/s | reached the veth k/s |"
+          " XDP k/s per CPU-second | cookie client answered % |"
+          " plain client (flood's /24) answered % | flood answers/s |"
+          " slips/s | flood wrong |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for srv in COOKIE_SERVERS:
+        if not any(r["server"] == srv for r in rows):
+            continue
+        cells = [
+            span(vals(srv, lambda r: r["flood_sent"] / r["seconds"] / 1e3),
+                 "%.0f"),
+            span(vals(srv, lambda r: r["srv_rx"] / r["seconds"] / 1e3),
+                 "%.0f"),
+            span(vals(srv, xdp_rate), "%.0f"),
+            span(vals(srv, pct("cookie")), "%.1f"),
+            span(vals(srv, pct("plain")), "%.1f"),
+            span(vals(srv, lambda r: r["flood_answered"] / r["seconds"]),
+                 "%.0f"),
+            span(vals(srv, lambda r: r["flood_slipped"] / r["seconds"]),
+                 "%.0f"),
+            "%d" % sum(vals(srv, lambda r: r["flood_wrong"]))]
+        print("| %s | %s |" % (srv, " | ".join(cells)))
+    with_c = vals("rr-cookies", xdp_rate)
+    without = vals("rr-nocookies", xdp_rate)
+    share = vals("rr-cookies", pct("cookie"))
+    if with_c and without and share:
+        print("\nXDP rate with the flood's cookies checked / without: %.2fx"
+              " (target >= 0.9x); the cookie client answered %.1f %%"
+              " (target >= 99 %%). The flood's wrong replies with cookies"
+              " are its BADCOOKIE answers, made for each spoofed source"
+              " where rrload checks them against its own."
+              % (statistics.median(with_c) / statistics.median(without),
+                 statistics.median(share)))
+
+
 def main(argv):
     """Runs the subcommand argv[1] with the rest as its arguments."""
-    arity = {"header": 0, "row": 6, "report": 2}
+    arity = {"header": 0, "row": 6, "report": 2, "cookie-queries": 3,
+             "forged-queries": 2, "cookie-header": 0, "cookie-row": 7,
+             "cookie-report": 2}
     if len(argv) < 2 or arity.get(argv[1]) != len(argv) - 2:
         sys.exit(__doc__.strip())
     if argv[1] == "header":
         print(HEADER)
+    elif argv[1] == "cookie-header":
+        print(COOKIE_HEADER)
     else:
-        {"row": row, "report": report}[argv[1]](*argv[2:])
+        {"row": row, "report": report, "cookie-queries": cookie_queries,
+         "forged-queries": forged_queries, "cookie-row": cookie_row,
+         "cookie-report": cookie_report}[argv[1]](*argv[2:])
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ enum {
 	OPT_LOST,
 	OPT_SPOOF,
 	OPT_MIX,
+	OPT_BIND,
 };
 
 static const struct rr_opt opts[] = {
@@ -46,6 +47,8 @@ static const struct rr_opt opts[] = {
 	  "xdp engine: send this payload (1-32 bytes) rather than -l's pattern, for a function that reads its request; its reply must be as long (hash: 16 bytes)" },
 	{ "mix", OPT_MIX, "W:Nus[,W:Nus...]",
 	  "ask the work function (default port 9010) to spin N us, a class picked per request by its weight W (up to 8 classes, N up to 100000); every reply checked, latency reported per class" },
+	{ "bind", OPT_BIND, "ADDR",
+	  "socket engine: send from this local address (one of the client's, of -s's family), not the one the route picks" },
 	{ "conns", 'c', "N", "sockets (default 1)" },
 	{ "threads", 'j', "N",
 	  "threads, sockets spread over them (default 1)" },
@@ -119,25 +122,34 @@ static int parse_size(struct rl_config *cfg, const char *s)
 	return 0;
 }
 
-static int parse_server(struct rl_config *cfg, const char *s)
+/* @s, an IPv4 or IPv6 address, into @ss (port 0) and its length into
+ * @len; -EINVAL if it is neither. */
+static int parse_addr(const char *s, struct sockaddr_storage *ss,
+		      socklen_t *len)
 {
-	struct sockaddr_in *in = (struct sockaddr_in *)&cfg->addr;
-	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&cfg->addr;
+	struct sockaddr_in *in = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
 
-	memset(&cfg->addr, 0, sizeof(cfg->addr));
+	memset(ss, 0, sizeof(*ss));
 	if (inet_pton(AF_INET, s, &in->sin_addr) == 1) {
 		in->sin_family = AF_INET;
-		cfg->family = AF_INET;
-		cfg->addrlen = sizeof(*in);
+		*len = sizeof(*in);
 		return 0;
 	}
 	if (inet_pton(AF_INET6, s, &in6->sin6_addr) == 1) {
 		in6->sin6_family = AF_INET6;
-		cfg->family = AF_INET6;
-		cfg->addrlen = sizeof(*in6);
+		*len = sizeof(*in6);
 		return 0;
 	}
 	return -EINVAL;
+}
+
+static int parse_server(struct rl_config *cfg, const char *s)
+{
+	if (parse_addr(s, &cfg->addr, &cfg->addrlen))
+		return -EINVAL;
+	cfg->family = cfg->addr.ss_family;
+	return 0;
 }
 
 /* The options that take a number, with the range each allows. */
@@ -288,6 +300,13 @@ static int apply(int key, const char *arg, void *ctx)
 	case OPT_FN_CONFIG:
 		cfg->fn_config = arg;
 		return 0;
+	case OPT_BIND:
+		if (parse_addr(arg, &cfg->bind, &cfg->bindlen))
+			return rr_opt_fail(
+				"rrload",
+				"--bind needs an IPv4 or IPv6 address, not '%s'",
+				arg);
+		return 0;
 	case OPT_PAYLOADS:
 		cfg->payloads_file = arg;
 		return 0;
@@ -369,6 +388,11 @@ static int check_args(struct rl_config *cfg, bool have_server, bool have_ports)
 	if (cfg->engine_xdp && cfg->lost_file)
 		return rr_opt_fail("rrload", "%s",
 				   "--lost needs the socket engine");
+	if (cfg->bindlen &&
+	    (cfg->engine_xdp || cfg->bind.ss_family != cfg->addr.ss_family))
+		return rr_opt_fail(
+			"rrload", "%s",
+			"--bind needs the socket engine and an address of -s's family");
 	/* The engine rewrites GEN_EDGE bytes at each end of the payload
 	 * every run, over what the server left: 32 bytes are all of it. */
 	if (cfg->payload && (!cfg->engine_xdp || cfg->payloads_file ||

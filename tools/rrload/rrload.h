@@ -69,6 +69,10 @@ struct rl_config {
 	struct sockaddr_storage addr; /* server, port filled per connection */
 	socklen_t addrlen;
 	int family;
+	/* --bind: the sockets' source address (the family's; port 0); 0
+	 * bytes: the kernel's choice. */
+	struct sockaddr_storage bind;
+	socklen_t bindlen;
 	uint16_t ports[RL_MAX_PORTS];
 	int nports;
 	const struct rr_function *fn_override; /* -f: verify as this function */

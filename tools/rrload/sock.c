@@ -77,6 +77,14 @@ static int conn_open(const struct rl_config *cfg, struct rl_conn *c,
 	 * the system allows. */
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)))
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	if (cfg->bindlen &&
+	    bind(fd, (const struct sockaddr *)&cfg->bind, cfg->bindlen)) {
+		err = -errno;
+		pr_warn("cannot send from --bind's address: %s\n",
+			strerror(-err));
+		close(fd);
+		return err;
+	}
 	if (connect(fd, (struct sockaddr *)&ss, cfg->addrlen) ||
 	    getsockname(fd, (struct sockaddr *)&local, &ll)) {
 		err = -errno;

@@ -410,6 +410,9 @@ void rr_xdp_destroy(struct rr_xdp *x)
 	if (x->rl_cost)
 		munmap(x->rl_cost, x->rl_cost_size);
 	x->rl_cost = NULL;
+	if (x->validate)
+		munmap(x->validate, x->validate_size);
+	x->validate = NULL;
 	if (x->gathers)
 		munmap(x->gathers, x->gathers_size);
 	x->gathers = NULL;
@@ -750,6 +753,20 @@ int rr_xdp_map_rl_cost(struct rr_xdp *x)
 				sizeof(struct rr_rl_set) * RR_RL_SETS, true,
 				&x->rl_cost_size);
 	return x->rl_cost ? 0 : -errno;
+}
+
+_Static_assert(sizeof(struct rr_validate_set) % 8 == 0,
+	       "validate_table's values must be laid out as an array of them");
+
+int rr_xdp_map_validate(struct rr_xdp *x)
+{
+	if (x->validate)
+		return 0;
+	x->validate =
+		map_shared(bpf_map__fd(x->skel->maps.validate_table),
+			   sizeof(struct rr_validate_set) * RR_VALIDATE_SETS,
+			   true, &x->validate_size);
+	return x->validate ? 0 : -errno;
 }
 
 int rr_xdp_hh_reset_cpu(struct rr_xdp *x, uint32_t slot)

@@ -12,6 +12,7 @@
 #include "shared/canary.h"
 #include "shared/port.h"
 #include "shared/rl.h"
+#include "shared/validate.h"
 
 struct reqrouter;
 
@@ -66,6 +67,11 @@ struct rr_xdp {
 	 * cells included, to charge; NULL: no function's cost is charged. */
 	struct rr_rl_set *rl_cost;
 	size_t rl_cost_size;
+	/* The validated sources (validate_table), mapped by
+	 * rr_xdp_map_validate() for the TCP loop and the workers, cells
+	 * included, to mark; NULL: only a valid cookie validates. */
+	struct rr_validate_set *validate;
+	size_t validate_size;
 	/* Gathers (docs/DESIGN.md, "Gathers"): the gathers map, mapped by
 	 * rr_xdp_map_gathers() (ngathers entries, RR_SG_PER_WORKER per
 	 * worker index), and the scatter program on the egress, if put
@@ -153,6 +159,9 @@ int rr_xdp_map_load(struct rr_xdp *x, uint32_t nqueues);
 /* Maps rl_cost_table into this process and the cells it forks, which
  * charge it (rate_limit_us); 0 or -errno. */
 int rr_xdp_map_rl_cost(struct rr_xdp *x);
+/* Maps validate_table into x->validate, shared with the cells; 0 or
+ * -errno. */
+int rr_xdp_map_validate(struct rr_xdp *x);
 /* Every CPU's sampling state of @slot back to "sample the next request". */
 int rr_xdp_hh_reset_cpu(struct rr_xdp *x, uint32_t slot);
 /* Attaches to ifindex in the given mode, replacing a stale program of

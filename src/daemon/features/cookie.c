@@ -84,7 +84,7 @@ int rr_cookie_prepare(struct rr_config *next, const struct rr_config *cur,
 		if (ret)
 			return ret;
 		if (!cur && svc->enabled)
-			pr_info("'%s': DNS Cookies with a secret %s%s; a query with a valid server cookie skips the rate limit in XDP\n",
+			pr_info("'%s': DNS Cookies with a secret %s%s; a query with a valid server cookie validates its source in XDP (rate_limit_validated)\n",
 				svc->fn->name,
 				svc->cookie_made ? "made at start" : "from ",
 				svc->cookie_made

@@ -21,6 +21,7 @@
 #include "log.h"
 #include "rl.h"
 #include "util.h"
+#include "validate.h"
 #include "xdp.h"
 
 static const char *const kind_names[RR_HH_KINDS] = {
@@ -519,14 +520,22 @@ static const char *rl_state(struct rr_invoker *inv, uint32_t slot,
 			    const struct rr_hh_key *key, enum rr_hh_kind kind)
 {
 	const struct rr_service *svc = inv->slots[slot].svc;
+	int v = -1;
 
-	if (!RR_RATE_LIMITED(svc) || exempt(svc, key, kind) ||
-	    !rr_rl_held(&inv->xdp, conf, (int)key->family, key->addr,
-			kind == RR_HH_SOURCE
-				? (key->family == AF_INET ? 32 : 128)
-			: key->family == AF_INET ? RR_HH_V4_PREFIX
-						 : RR_HH_V6_PREFIX,
-			rr_now_ns()))
+	/* A validated source meets its own budget, not its levels'. */
+	if (RR_RATE_LIMITED(svc) && kind == RR_HH_SOURCE &&
+	    !exempt(svc, key, kind))
+		v = rr_validate_top(&inv->xdp, conf, (int)key->family,
+				    key->addr, rr_now_ns());
+	if (v == 0)
+		return NULL;
+	if (v < 0 && (!RR_RATE_LIMITED(svc) || exempt(svc, key, kind) ||
+		      !rr_rl_held(&inv->xdp, conf, (int)key->family, key->addr,
+				  kind == RR_HH_SOURCE
+					  ? (key->family == AF_INET ? 32 : 128)
+				  : key->family == AF_INET ? RR_HH_V4_PREFIX
+							   : RR_HH_V6_PREFIX,
+				  rr_now_ns())))
 		return NULL;
 	return svc->rate_limit_mode == RR_RL_MODE_LOG ? "would_limit"
 						      : "limited";
@@ -538,8 +547,10 @@ static void rl_conf(struct rr_invoker *inv, uint32_t slot,
 {
 	memset(conf, 0, sizeof(*conf));
 	conf->slot = slot;
-	if (RR_RATE_LIMITED(inv->slots[slot].svc))
+	if (RR_RATE_LIMITED(inv->slots[slot].svc)) {
 		rr_rl_port_conf(inv, inv->slots[slot].svc, conf);
+		rr_validate_port_conf(inv->slots[slot].svc, conf);
+	}
 }
 
 /* @f's top keys of @kind as a JSON member: "sources" or "prefixes"; with

@@ -38,6 +38,7 @@
 #include "log.h"
 #include "tcp_loops.h"
 #include "seccomp.h"
+#include "validate.h"
 #include "cookie.h"
 #include "hh.h"
 #include "worker.h"
@@ -255,6 +256,12 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	ret = rr_xdp_map_rl_cost(&inv->xdp);
 	if (ret)
 		pr_warn("cannot map the rate limiter's cost table: rate_limit_us limits nothing: %s\n",
+			strerror(-ret));
+	/* For the TCP loops and the workers to mark validated sources,
+	 * cells included, and the tokens' key. */
+	ret = rr_validate_open(inv);
+	if (ret)
+		pr_warn("cannot map the validated sources: only a valid DNS cookie validates a source: %s\n",
 			strerror(-ret));
 	/* Before any port opens: a port samples only with the pool drawn. */
 	rr_hh_open(inv);
@@ -556,6 +563,7 @@ void rr_invoker_destroy(struct rr_invoker *inv)
 			munmap(inv->umems[i].area, inv->umems[i].size);
 	}
 	rr_hh_close(inv);
+	rr_validate_close();
 	rr_gathers_free(inv);
 	rr_xdp_destroy(&inv->xdp);
 	rr_localaddr_close(inv->local);

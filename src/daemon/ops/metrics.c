@@ -32,6 +32,7 @@
 #include "hh.h"
 #include "slots.h"
 #include "util.h"
+#include "validate.h"
 #include "version.h"
 
 #define RR_XDP_STAT_VERDICT(name, verdict, reason) verdict,
@@ -243,6 +244,12 @@ static const struct {
 	{ "reqrouter_cookie_valid_packets_total",
 	  "DNS queries whose server cookie the XDP program found valid for their source: not rate-limited.",
 	  RR_FN_COOKIE_VALID, false },
+	{ "reqrouter_validated_packets_total",
+	  "Requests from validated sources (a TCP handshake, a valid DNS server cookie or a function's token, within validated_for) let by within their own budget, rate_limit_validated, in place of their prefixes'.",
+	  RR_FN_VALIDATED, false },
+	{ "reqrouter_validated_limited_packets_total",
+	  "Requests from validated sources over rate_limit_validated, dropped in XDP.",
+	  RR_FN_VALIDATED_LIMITED, false },
 	{ "reqrouter_cookie_bypass_packets_total",
 	  "DNS queries with a COOKIE option sent past the in-kernel tier (the reply cache) to a worker, which makes the reply's cookie.",
 	  RR_FN_COOKIE_BYPASS, false },
@@ -297,7 +304,9 @@ static void write_fn_counters(struct rr_invoker *inv, FILE *out,
 
 	for (slot = 0; slot < inv->nslots; slot++) {
 		if (stat == RR_FN_RL_LIMITED || stat == RR_FN_RL_SLIPPED ||
-		    stat == RR_FN_RL_EVICTED || stat == RR_FN_RL_WOULD_LIMIT) {
+		    stat == RR_FN_RL_EVICTED || stat == RR_FN_RL_WOULD_LIMIT ||
+		    stat == RR_FN_VALIDATED ||
+		    stat == RR_FN_VALIDATED_LIMITED) {
 			if (!RR_RATE_LIMITED(inv->slots[slot].svc))
 				continue;
 		} else if (stat == RR_FN_COOKIE_VALID ||
@@ -813,6 +822,7 @@ int rr_metrics_write(struct rr_invoker *inv, FILE *out)
 	free(fs);
 	rr_tcp_write_metrics(inv, out);
 	rr_hh_write_metrics(inv, out);
+	rr_validate_metrics(inv, out);
 	write_latency(inv, out);
 	write_function_counters(inv, out);
 	write_faults(inv, out);

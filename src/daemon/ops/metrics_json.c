@@ -99,10 +99,11 @@ static void json_function(struct rr_invoker *inv, uint32_t slot,
 			sum[RR_FN_CACHE_HIT], sum[RR_FN_CACHE_MISS]);
 	if (RR_RATE_LIMITED(svc))
 		fprintf(out,
-			",\"rate_limit\":{\"limit\":%u,\"mode\":\"%s\",\"limited\":%lu,\"slipped\":%lu,\"evicted\":%lu,\"would_limit\":%lu}",
+			",\"rate_limit\":{\"limit\":%u,\"mode\":\"%s\",\"limited\":%lu,\"slipped\":%lu,\"evicted\":%lu,\"would_limit\":%lu,\"validated\":%lu,\"validated_limited\":%lu}",
 			svc->rate_limit, rr_rl_mode_names[svc->rate_limit_mode],
 			sum[RR_FN_RL_LIMITED], sum[RR_FN_RL_SLIPPED],
-			sum[RR_FN_RL_EVICTED], sum[RR_FN_RL_WOULD_LIMIT]);
+			sum[RR_FN_RL_EVICTED], sum[RR_FN_RL_WOULD_LIMIT],
+			sum[RR_FN_VALIDATED], sum[RR_FN_VALIDATED_LIMITED]);
 	if (svc->fn->flags & RR_FN_DNS_COOKIES)
 		fprintf(out, ",\"cookies\":{\"valid\":%lu,\"bypass\":%lu}",
 			sum[RR_FN_COOKIE_VALID], sum[RR_FN_COOKIE_BYPASS]);

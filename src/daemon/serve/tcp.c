@@ -50,6 +50,7 @@
 #include "seccomp.h"
 #include "tcp.h"
 #include "util.h"
+#include "validate.h"
 
 #define REPORTS_SIZE (sizeof(struct rr_tcp_report) * RR_TCP_LOOPS)
 /* A message's and a reply's most bytes: the framing's. */
@@ -779,6 +780,11 @@ static void on_listener(struct loop *l, uint32_t slot)
 			close(fd);
 			continue;
 		}
+		/* Its handshake completed: the source receives at its
+		 * address (docs/DESIGN.md, "Validated sources"). */
+		rr_validate_tcp(r.family, r.family == AF_INET
+						  ? (const void *)&r.src.v4
+						  : (const void *)&r.src.v6);
 		c = &l->conns[l->free_idx[--l->nfree]];
 		memset(c, 0, sizeof(*c));
 		c->fd = fd;

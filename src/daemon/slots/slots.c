@@ -33,6 +33,7 @@
 #include "rl.h"
 #include "slots.h"
 #include "util.h"
+#include "validate.h"
 #include "xsk.h"
 
 /*
@@ -434,6 +435,7 @@ int rr_slot_sync(struct rr_invoker *inv, struct rr_slot *s)
 	/* Who is calling: heavy_hitters and its rate, as they are now. */
 	rr_hh_port_conf(inv, s->svc, &conf);
 	rr_rl_port_conf(inv, s->svc, &conf);
+	rr_validate_port_conf(s->svc, &conf);
 	rr_cookie_port_conf(inv, (uint32_t)(s - inv->slots), s->svc, &conf);
 	/* What its workers charge, before the flag that has XDP read it. */
 	rr_rl_cost_conf(s->svc, &conf, &inv->live->rl_cost[s - inv->slots]);
@@ -575,6 +577,7 @@ int rr_open_port(struct rr_invoker *inv, uint32_t slot)
 			? ", once the veth peer takes XDP frames (user space until then)"
 			: "");
 	rr_rl_say(svc);
+	rr_validate_say(svc);
 	if (svc->deadline_us)
 		pr_info("'%s': a request older than %u us when a worker reaches it is dropped, counted as expired (deadline_us)\n",
 			svc->fn->name, svc->deadline_us);
