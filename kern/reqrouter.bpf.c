@@ -151,14 +151,21 @@ int reqrouter_xdp(struct xdp_md *ctx)
 		if (cookie == RR_COOKIE_VALID)
 			rr_fn_count_at(queue, conf->slot, RR_FN_COOKIE_VALID);
 	}
-	/* A flood is turned away here, before it wakes either tier; a
-	 * validated source (a valid cookie validates it) meets a budget of
-	 * its own instead of its prefixes' (lib/validate.h). */
+	/* A flood is turned away here, before it wakes either tier. A
+	 * source over its prefixes' budgets that is validated (lib/
+	 * validate.h) meets a budget of its own instead; one whose server
+	 * cookie is valid proves it here and now, and meets only that. The
+	 * common request, within its prefixes' budgets, pays nothing for
+	 * validation. */
 	if (conf->flags & RR_PORT_RL) {
-		act = validate_check(ctx, conf, l3, ipv6, queue,
-				     cookie == RR_COOKIE_VALID);
+		act = cookie == RR_COOKIE_VALID && conf->flags & RR_PORT_VALIDATE
+			      ? RL_OVER
+			      : rl_check(ctx, conf, l3, ipv6, queue);
+		if (act == RL_OVER)
+			act = validate_check(ctx, conf, l3, ipv6, queue,
+					     cookie == RR_COOKIE_VALID);
 		if (act == RR_VALIDATE_GO_RL)
-			act = rl_check(ctx, conf, l3, udph, ipv6, queue);
+			act = rl_limit(ctx, conf, l3, udph, ipv6, queue);
 		/* A slip handed to a worker is not marked there: its
 		 * verdict is all the capture has of it. */
 		if (act >= 0 && mark)

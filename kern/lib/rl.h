@@ -496,19 +496,20 @@ static __always_inline void rl_lease_keep(struct rl_lease *le, __u64 a, __u64 b,
  * another CPU won first is left to it, this request going unrecorded
  * there (bounded, as above). With RR_PORT_RL_LOG (a dry run) a request
  * over the limit is counted as one that would be limited and goes on,
- * taking no tokens. Returns -1 to go on, or the action taken for a
- * limited request.
+ * taking no tokens (rl_limit()). Returns -1 to go on, or RL_OVER for a
+ * request over a level's budget, which rl_limit() then limits (unless
+ * its source is validated: lib/validate.h).
  */
+#define RL_OVER (-3)
+
 static __always_inline int rl_check(struct xdp_md *ctx,
 				    const struct rr_port_conf *conf, void *l3,
-				    struct udphdr *udp, int ipv6, __u32 queue)
+				    int ipv6, __u32 queue)
 {
 	void *end = (void *)(long)ctx->data_end;
 	__u32 slot = conf->slot, tick, ask, got;
-	struct rr_rl_cpu *rc;
 	struct rl_lease *le;
 	__u64 a, b, seed;
-	int act;
 
 	if (conf->flags & RR_PORT_RL_EXEMPT && rl_exempt(l3, end, ipv6, slot))
 		return -1;
@@ -525,11 +526,27 @@ static __always_inline int rl_check(struct xdp_md *ctx,
 	if (conf->flags & RR_PORT_RL_COST)
 		ask = 1;
 	got = rl_judge(conf, a, b, queue << 16 | slot << 1 | !!ipv6, ask);
-	if (got) {
-		if (le)
-			rl_lease_keep(le, a, b, seed, tick, got);
-		return -1;
-	}
+	if (!got)
+		return RL_OVER;
+	if (le)
+		rl_lease_keep(le, a, b, seed, tick, got);
+	return -1;
+}
+
+/*
+ * A request rl_check() found over its budget: in a dry run
+ * (rate_limit_mode = log) counted, and on it goes; else every rl_slip-th
+ * one slipped (slip_tc()), the rest dropped, counted. Returns -1 to go
+ * on, or the action taken.
+ */
+static __always_inline int rl_limit(struct xdp_md *ctx,
+				    const struct rr_port_conf *conf, void *l3,
+				    struct udphdr *udp, int ipv6, __u32 queue)
+{
+	__u32 slot = conf->slot;
+	struct rr_rl_cpu *rc;
+	int act;
+
 	/* A dry run (rate_limit_mode = log): counted, and on it goes; the
 	 * buckets stay as a limited request leaves them, read only. */
 	if (conf->flags & RR_PORT_RL_LOG) {

@@ -48,6 +48,7 @@
 #include "shared/guard.h"
 #include "shared/port.h"
 #include "shared/stats.h"
+#include "validate.h"
 #include "shared/steer.h"
 #include "slots.h"
 #include "testutil.h"
@@ -252,6 +253,7 @@ static void port_conf_of(struct rr_invoker *inv, const struct rr_service *svc,
 	rr_hh_port_conf(inv, svc, c);
 	rr_rl_reset(&inv->xdp, SLOT);
 	rr_rl_port_conf(inv, svc, c);
+	rr_validate_port_conf(svc, c);
 }
 
 /*
