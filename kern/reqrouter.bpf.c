@@ -158,7 +158,8 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	 * common request, within its prefixes' budgets, pays nothing for
 	 * validation. */
 	if (conf->flags & RR_PORT_RL) {
-		act = cookie == RR_COOKIE_VALID && conf->flags & RR_PORT_VALIDATE
+		act = cookie == RR_COOKIE_VALID &&
+				      conf->flags & RR_PORT_VALIDATE
 			      ? RL_OVER
 			      : rl_check(ctx, conf, l3, ipv6, queue);
 		if (act == RL_OVER)
