@@ -269,6 +269,17 @@ struct rr_function {
  */
 #define RR_FN_DNS_COOKIES (1U << 9)
 
+/*
+ * Validates its clients with tokens (rr_token_make(), rr_token_check()):
+ * a cell running it keeps the table of validated sources mapped, to mark
+ * a source whose token is valid. Without the flag, rr_token_check() in a
+ * cell still tells a valid token from a bad one, but cannot validate its
+ * source: a cell that can write the table could lift any address's
+ * prefix budgets, for every function (docs/DESIGN.md, "Validated
+ * sources"). Threads need no flag. API 4, compatible: a flag.
+ */
+#define RR_FN_TOKENS (1U << 10)
+
 /* Framings for tcp_framing: each message is preceded by its length,
  * two bytes in network order (DNS over TCP, RFC 1035 4.2.2, RFC 7766). */
 #define RR_TCP_LEN16 0

@@ -34,14 +34,23 @@ rr_start main -i "$TB_IF_SRV" -q 2 -c "$RR_TMP/rr.conf" --isolation cell \
 cells=$(pgrep -P "$RR_PID" '^rr-cell')
 check_eq "one worker cell per queue" 2 "$(wc -w <<<"$cells")"
 
+# The validated sources' table (2^15 sets of 64 bytes), which the TCP
+# loop keeps to mark a source at accept, and no worker cell of a function
+# without tokens (RR_FN_TOKENS) keeps.
+VALIDATE=$((32768 * 64))
 # bpf_maps PID: the sizes of PID's mappings of BPF maps, in bytes, one a
-# line (the reply cache is the only map the workers map that big).
+# line (the reply cache is the only map the workers map that big, but the
+# validated sources' table), the table apart as "validate".
 bpf_maps() {
 	local range rest size
 	while read -r range rest; do
 		[[ $rest == *anon_inode:bpf-map* ]] || continue
 		size=$((16#${range#*-} - 16#${range%-*}))
-		[ "$size" -ge $((1024 * ENTRY)) ] && echo "$size"
+		if [ "$size" -eq "$VALIDATE" ]; then
+			echo validate
+		elif [ "$size" -ge $((1024 * ENTRY)) ]; then
+			echo "$size"
+		fi
 	done <"/proc/$1/maps"
 }
 check_eq "the main process maps the whole cache (two partitions)" \
@@ -51,7 +60,8 @@ for c in $cells; do
 		"$PART" "$(bpf_maps "$c" | tr '\n' ' ' | sed 's/ $//')"
 done
 for c in $(pgrep -P "$RR_PID" '^rr-tcp'); do
-	check_eq "the TCP loop's cell $c maps none of the cache" "" "$(bpf_maps "$c")"
+	check_eq "the TCP loop's cell $c maps none of the cache, and the validated sources" \
+		validate "$(bpf_maps "$c")"
 done
 
 # A pass program on the client for the XDP_TX answers.

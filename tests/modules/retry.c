@@ -48,4 +48,5 @@ static int retry(const struct rr_request *req, uint8_t *buf, size_t len,
 	return ret < 0 ? ret : (int)k + ret;
 }
 
-RR_FUNCTION(retry, 9018, "a token, then its check (a test module)", retry);
+RR_FUNCTION_FLAGS(retry, 9018, "a token, then its check (a test module)", retry,
+		  RR_FN_TOKENS);

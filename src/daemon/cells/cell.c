@@ -35,6 +35,7 @@
 #include "invoker.h"
 #include "owner.h"
 #include "util.h"
+#include "validate.h"
 #include "worker.h"
 
 /*
@@ -116,6 +117,18 @@ static bool group_charges(const struct rr_invoker *inv, uint32_t g)
 	return false;
 }
 
+/* Whether a function of cell group @g validates with tokens. */
+static bool group_tokens(const struct rr_invoker *inv, uint32_t g)
+{
+	uint32_t slot;
+
+	for (slot = 0; slot < inv->nslots; slot++)
+		if (inv->slots[slot].cell_group == g && inv->slots[slot].svc &&
+		    inv->slots[slot].svc->fn->flags & RR_FN_TOKENS)
+			return true;
+	return false;
+}
+
 /* Every worker's shared memory but @w's (NULL: all): the sockets' rings,
  * the other queues' UMEMs, rings and locks, the reports; the rate
  * limiter's cost table but for a cell whose functions charge it. */
@@ -182,6 +195,12 @@ int rr_unmap_workers(struct rr_invoker *inv, const struct rr_worker *w)
 		munmap(inv->xdp.rl_cost, inv->xdp.rl_cost_size);
 		inv->xdp.rl_cost = NULL;
 	}
+	/* A cell that can write the validated sources can lift any
+	 * address's prefix budgets, for every function: only the cells of
+	 * a function that validates with tokens keep them, and the TCP
+	 * loop, which marks a source at accept. */
+	if (w && !group_tokens(inv, w->cell_group))
+		rr_validate_cell_unmap(inv);
 	return 0;
 }
 

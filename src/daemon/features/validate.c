@@ -43,6 +43,8 @@ struct counts {
 static struct rr_validate_set *table;
 static uint64_t seed;
 static struct counts *counts;
+/* The tokens' key, counters and hook, as set at start. */
+static struct rr_token_env token_env;
 
 /* An address's words as src_words() reads them in XDP. */
 static void words(int family, const void *addr, uint64_t *a, uint64_t *b)
@@ -152,12 +154,31 @@ int rr_validate_open(struct rr_invoker *inv)
 		env.counts = counts->token;
 	}
 	rr_token_setup(&env);
+	token_env = env;
 	ret = rr_xdp_map_validate(&inv->xdp);
 	if (ret)
 		return ret;
 	table = inv->xdp.validate;
 	seed = inv->xdp.hh_seed;
 	return 0;
+}
+
+void rr_validate_cell_unmap(struct rr_invoker *inv)
+{
+	struct rr_token_env e = token_env;
+
+	/* Tokens are still told good from bad, with the key: neither
+	 * counted nor their sources marked. */
+	e.counts = NULL;
+	e.validated = NULL;
+	rr_token_setup(&e);
+	if (counts)
+		munmap(counts, sizeof(*counts));
+	counts = NULL;
+	table = NULL;
+	if (inv->xdp.validate)
+		munmap(inv->xdp.validate, inv->xdp.validate_size);
+	inv->xdp.validate = NULL;
 }
 
 void rr_validate_close(void)

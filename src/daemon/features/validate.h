@@ -19,6 +19,9 @@ struct rr_invoker;
 int rr_validate_open(struct rr_invoker *inv);
 /* Undoes rr_validate_open(); NULL-safe, and safe to call twice. */
 void rr_validate_close(void);
+/* In a cell that must not write the validated sources: the table and
+ * the shared counters unmapped, and tokens' sources no longer marked. */
+void rr_validate_cell_unmap(struct rr_invoker *inv);
 
 /* @svc's validated sources into @conf, its port entry, once
  * rr_rl_port_conf() said whether it is rate-limited. */
