@@ -211,6 +211,22 @@ static void test_decay(void **state)
 	/* 10 s later: e^-1 of what it was, over a time that kept going. */
 	assert_true(est(f, &a, RR_HH_SOURCE) / f->time < 3000 * 0.37);
 	assert_true(fabs(est(f, &b, RR_HH_SOURCE) / f->time - 1000) < 1e-3);
+	/* Once its decayed count is under a sampled request's worth, a
+	 * source that stopped is no longer listed (it never reaches 0). */
+	for (s = 0; s < 120; s++) {
+		add(sk, &b, 10);
+		rr_hh_collect(f, sk, SEED);
+		rr_hh_interval(f, sk, 100, 1, RR_HH_TAU_S);
+	}
+	{
+		struct rr_hh_entry top[RR_HH_TOPK];
+		size_t i, n = rr_hh_top(f, RR_HH_SOURCE, top, RR_HH_TOPK);
+
+		assert_true(est(f, &a, RR_HH_SOURCE) > 0);
+		assert_int_equal(n, 1);
+		for (i = 0; i < n; i++)
+			assert_true(top[i].count >= 100);
+	}
 	free(f);
 	free(sk);
 }

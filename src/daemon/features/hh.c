@@ -298,12 +298,15 @@ size_t rr_hh_top(const struct rr_hh_fn *f, enum rr_hh_kind kind,
 		 struct rr_hh_entry *out, size_t k)
 {
 	double bound = rr_hh_bound(f, kind);
+	/* At least a sampled request's worth: a source that stopped decays
+	 * towards 0 and never reaches it, and is gone once under that. */
+	double least = f->sample ? f->sample : 1;
 	size_t n = 0;
 	uint32_t i;
 
 	for (i = 0; i < f->ntrack[kind] && n < k; i++)
 		if (f->track[kind][i].count > bound &&
-		    f->track[kind][i].count > 0)
+		    f->track[kind][i].count >= least)
 			out[n++] = f->track[kind][i];
 	return n;
 }
