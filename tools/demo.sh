@@ -3,7 +3,8 @@
 #
 # `make demo`: serve the bundled functions on a two-namespace test bed with
 # a 4-queue veth, send real requests from the client namespace, show the
-# answers and the per-socket counters, tear everything down.
+# answers and the counters per function, queue and tier, tear everything
+# down.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}

@@ -79,11 +79,10 @@ static const struct rr_opt opts[] = {
 	{ NULL, 0, NULL, NULL },
 };
 
-#define SYNOPSIS                                                                \
-	"rrload -s ADDR [-p PORT[,PORT...]] [-c CONNS] [-j THREADS]\n"          \
-	"              [-l SIZE|MIN-MAX] [-d SECONDS | -n COUNT] [-r RATE]\n"   \
-	"              [-w INFLIGHT] [--mix W:Nus[,W:Nus...]] [--timeout MS]\n" \
-	"              [--busy] [--json FILE] [-q]"
+/* One line: help2man takes only the usage line itself into the man
+ * page's SYNOPSIS; the options follow, each with its own. */
+#define SYNOPSIS \
+	"rrload -s ADDR [-p PORT[,PORT...]] [-d SECONDS | -n COUNT] [options]"
 #define ABOUT                                                                \
 	"Sends UDP requests, matches and verifies every reply against the\n" \
 	"function linked into the client, and reports rates and latency.\n"  \
