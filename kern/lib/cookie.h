@@ -46,7 +46,11 @@ struct {
 #define COOKIE_MAX_OPTIONS 4 /* options looked at before the cookie */
 
 /* Whether the 24-byte @c (client and server cookie) is valid for the
- * source (@a, @b as rr_cookie_hash() takes them) under @k. */
+ * source (@a, @b as rr_cookie_hash() takes them) under @k. The hash
+ * first, under the current secret: a forged cookie (a flood's) costs that
+ * alone, and the clock (a helper call and a division, 40 ns here) is read
+ * only for one whose hash is right, or where a previous secret may still
+ * be good. */
 static __always_inline int cookie_valid(const struct rr_cookie_keys *k,
 					const __u8 *c, __u64 a, __u64 b,
 					int ipv6)
@@ -58,11 +62,16 @@ static __always_inline int cookie_valid(const struct rr_cookie_keys *k,
 
 	if (c[8] != RR_COOKIE_VERSION)
 		return 0;
-	now = bpf_ktime_get_tai_ns() / 1000000000ULL - k->tai_off;
-	if (rr_cookie_hash(k->k0[0], k->k1[0], cc, vrt, a, b, ipv6) != h &&
-	    (now > k->prev_until ||
-	     rr_cookie_hash(k->k0[1], k->k1[1], cc, vrt, a, b, ipv6) != h))
-		return 0;
+	if (rr_cookie_hash(k->k0[0], k->k1[0], cc, vrt, a, b, ipv6) == h) {
+		now = bpf_ktime_get_tai_ns() / 1000000000ULL - k->tai_off;
+	} else {
+		if (!k->prev_until)
+			return 0;
+		now = bpf_ktime_get_tai_ns() / 1000000000ULL - k->tai_off;
+		if (now > k->prev_until ||
+		    rr_cookie_hash(k->k0[1], k->k1[1], cc, vrt, a, b, ipv6) != h)
+			return 0;
+	}
 	ts = (__u32)c[12] << 24 | (__u32)c[13] << 16 | (__u32)c[14] << 8 |
 	     c[15];
 	age = (__s32)((__u32)now - ts);
@@ -164,9 +173,17 @@ __noinline int cookie_check(struct xdp_md *ctx, __u32 l3_off, __u32 slot,
 	if (i == COOKIE_MAX_OPTIONS)
 		return RR_COOKIE_NONE;
 	k = bpf_map_lookup_elem(&cookie_keys, &slot);
-	if (!k || !READ_ONCE_U32(k->ready) ||
-	    bpf_xdp_load_bytes(ctx, off + pos + 4, c, 24))
+	if (!k || !READ_ONCE_U32(k->ready))
 		return RR_COOKIE_OTHER;
+	/* The cookie from the copy where it lies in it, else the frame
+	 * (a helper call). */
+	if (pos + 4 + 24 <= n) {
+#pragma unroll
+		for (i = 0; i < 24; i++)
+			c[i] = buf[(pos + 4 + i) & (COOKIE_BUF - 1)];
+	} else if (bpf_xdp_load_bytes(ctx, off + pos + 4, c, 24)) {
+		return RR_COOKIE_OTHER;
+	}
 	return cookie_valid(k, c, a, b, ipv6) ? RR_COOKIE_VALID
 					      : RR_COOKIE_OTHER;
 }
