@@ -200,8 +200,8 @@ check "naming the pipe" grep -q 'cannot write stdout: Broken pipe' \
 	"$RR_TMP/p.err"
 
 say "== --seconds 1 with nothing to capture"
-timeout 10 "$CTL" -s "$SOCK" capture --port 9999 --seconds 1 \
-	-w "$RR_TMP/s.pcapng" 2>"$RR_TMP/s.err"
+timeout 10 "$CTL" -s "$SOCK" capture --port 7 --source 10.9.9.9/32 \
+	--seconds 1 -w "$RR_TMP/s.pcapng" 2>"$RR_TMP/s.err"
 check_eq "capture --seconds 1: exit 0" 0 $?
 check "it says it wrote none" grep -q 'capture: 0 packets into' \
 	"$RR_TMP/s.err"
@@ -227,6 +227,10 @@ ctl_wait
 check_eq "capture ended by SIGINT: exit 0" 0 $?
 check_eq "what it wrote reads back: the client's 4 packets" 4 \
 	"$(frames "$RR_TMP/d.pcapng" | grep -c '^IP ')"
+"$CTL" -s "$SOCK" capture --port 9999 -w - 2>"$RR_TMP/n.err" >/dev/null
+check_eq "a port no function is served on: exit 1" 1 $?
+check_eq "in one line" 1 "$(wc -l <"$RR_TMP/n.err")"
+check "saying so" grep -q 'no function is served on port 9999' "$RR_TMP/n.err"
 "$CTL" -s "$SOCK" capture -w /proc/no/such.pcapng 2>"$RR_TMP/f.err"
 check_eq "an unwritable path: exit 1" 1 $?
 check_eq "in one line" 1 "$(wc -l <"$RR_TMP/f.err")"

@@ -39,6 +39,7 @@
 #include "packet.h"
 #include "parse.h"
 #include "reqrouter.skel.h"
+#include "shared/port.h"
 #include "shared/stats.h"
 #include "xdp.h"
 
@@ -698,6 +699,16 @@ static int capture_args(struct session *se, struct rr_invoker *inv,
 			"capture takes PORT SOURCE COUNT SECONDS SNAPLEN SAMPLE (a port 0-65535, a snap length 1-%d), not '%.64s'",
 			RR_CAPTURE_SNAP_MAX, args);
 		return -EINVAL;
+	}
+	/* Only a served port's requests are ever marked: a capture of
+	 * another would wait for nothing. */
+	if (port && !(skel->data->served_ports[RR_SERVED_WORD(port)] &
+		      RR_SERVED_BIT(port))) {
+		snprintf(
+			err, errlen,
+			"capture: no function is served on port %lu, so none of its datagrams reach reqrouter (reqrouterctl status lists the ports)",
+			port);
+		return -ENOENT;
 	}
 	skel->data->capture_family = 0;
 	if (strcmp(source, "-") && source_parse(source, skel)) {
