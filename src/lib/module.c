@@ -345,8 +345,14 @@ int rr_module_open(struct rr_module *m, const char *path, char *err,
 	m->handle = dlopen(self, RTLD_NOW | RTLD_LOCAL);
 	m->copy_fd = fd;
 	if (!m->handle) {
+		const char *why = dlerror();
+		size_t n = strlen(self);
+
+		/* dlerror() names the private copy; the user named @path. */
+		if (why && !strncmp(why, self, n) && why[n] == ':')
+			why += n + 1 + (why[n + 1] == ' ');
 		snprintf(err, errlen, "cannot load module %s: %s", path,
-			 dlerror());
+			 why ? why : "unknown error");
 		api_mismatch(self, path, err, errlen);
 		rr_module_close(m);
 		return -ENOEXEC;

@@ -183,6 +183,8 @@ echo "not an ELF file" >"$RR_TMP/bad/junk.so"
 rr_run junk -i "$TB_IF_SRV" -q 1 --functions-dir "$RR_TMP/bad"
 check_eq "a file that is no module: exit 2" 2 "$RR_RC"
 check "... says it cannot load it" grep -q "cannot load module $RR_TMP/bad/junk.so" "$RR_ERR"
+check "... naming the file, not the private copy reqrouter loads" \
+	bash -c "! grep -q /proc/self/fd/ '$RR_ERR'"
 rr_run nodir -i "$TB_IF_SRV" -q 1 --functions-dir "$RR_TMP/none"
 check_eq "a missing directory: exit 2" 2 "$RR_RC"
 check "... says so" grep -q "cannot read functions directory $RR_TMP/none" "$RR_ERR"
