@@ -198,6 +198,12 @@ static int find_socket(char *path, size_t len)
 	DIR *d;
 
 	d = opendir(RR_CONTROL_DIR);
+	if (!d && errno == EACCES) {
+		/* An instance may well run: we may not look. */
+		pr_warn("cannot look for instances in %s: %s (root or the control group only)\n",
+			RR_CONTROL_DIR, strerror(errno));
+		return -EACCES;
+	}
 	if (!d) {
 		pr_warn("no reqrouter is running here (%s: %s)\n",
 			RR_CONTROL_DIR, strerror(errno));
