@@ -69,7 +69,8 @@ static __always_inline int cookie_valid(const struct rr_cookie_keys *k,
 			return 0;
 		now = bpf_ktime_get_tai_ns() / 1000000000ULL - k->tai_off;
 		if (now > k->prev_until ||
-		    rr_cookie_hash(k->k0[1], k->k1[1], cc, vrt, a, b, ipv6) != h)
+		    rr_cookie_hash(k->k0[1], k->k1[1], cc, vrt, a, b, ipv6) !=
+			    h)
 			return 0;
 	}
 	ts = (__u32)c[12] << 24 | (__u32)c[13] << 16 | (__u32)c[14] << 8 |
