@@ -45,6 +45,23 @@ struct {
 
 #define COOKIE_MAX_OPTIONS 4 /* options looked at before the cookie */
 
+/* An OPT record whose one option is a whole COOKIE: its root name, type
+ * and class, TTL, RDATA length, the option's code and length, the 24
+ * bytes. */
+#define COOKIE_TAIL (11 + 4 + RR_COOKIE_CLIENT_LEN + RR_COOKIE_SERVER_LEN)
+
+/* Whether the OPT record that ends a query's @buf, at @t, is one. */
+static __always_inline int cookie_tail(const __u8 *buf, __u32 t)
+{
+	const __u32 m = COOKIE_BUF - 1;
+
+	return !buf[t & m] && !buf[(t + 1) & m] && buf[(t + 2) & m] == 41 &&
+	       !buf[(t + 9) & m] && buf[(t + 10) & m] == COOKIE_TAIL - 11 &&
+	       !buf[(t + 11) & m] && buf[(t + 12) & m] == RR_COOKIE_OPT &&
+	       !buf[(t + 13) & m] &&
+	       buf[(t + 14) & m] == RR_COOKIE_CLIENT_LEN + RR_COOKIE_SERVER_LEN;
+}
+
 /* Whether the 24-byte @c (client and server cookie) is valid for the
  * source (@a, @b as rr_cookie_hash() takes them) under @k. The hash
  * first, under the current secret: a forged cookie (a flood's) costs that
@@ -136,6 +153,16 @@ __noinline int cookie_check(struct xdp_md *ctx, __u32 l3_off, __u32 slot,
 	if (buf[4] || buf[5] != 1 || buf[6] || buf[7] || buf[8] || buf[9] ||
 	    buf[10] || buf[11] != 1)
 		return RR_COOKIE_NONE;
+	/* The usual query, whose OPT's one option is a whole COOKIE (as
+	 * kdig and resolvers send it): found from the end, without the walk
+	 * through the name. One that only looks so (its name ends in those
+	 * bytes) has them judged as a cookie all the same, and they pass
+	 * only as a cookie valid for its source, which proves the source. */
+	if (n == len && len >= COOKIE_TAIL + 12 + 5 &&
+	    cookie_tail(buf, len - COOKIE_TAIL)) {
+		pos = len - COOKIE_TAIL + 11;
+		goto found;
+	}
 #pragma clang loop unroll(disable)
 	for (i = 0; i < 128; i++) {
 		if (pos >= n)
@@ -173,6 +200,7 @@ __noinline int cookie_check(struct xdp_md *ctx, __u32 l3_off, __u32 slot,
 	}
 	if (i == COOKIE_MAX_OPTIONS)
 		return RR_COOKIE_NONE;
+found:
 	k = bpf_map_lookup_elem(&cookie_keys, &slot);
 	if (!k || !READ_ONCE_U32(k->ready))
 		return RR_COOKIE_OTHER;

@@ -70,6 +70,10 @@ struct frame {
 /* A query for example.com. A from @saddr with EDNS and a COOKIE option:
  * the client cookie and, unless @alone, a server cookie made under
  * @key at @made, for @for_addr. */
+/* make() puts an empty PADDING option before the COOKIE when set: the
+ * cookie is then found by walking the query, not from its end. */
+static int pad_first;
+
 static void make(struct frame *f, int family, const uint8_t *saddr,
 		 const uint8_t *key, uint32_t made, const uint8_t *for_addr,
 		 int alone)
@@ -92,7 +96,13 @@ static void make(struct frame *f, int family, const uint8_t *saddr,
 
 	memcpy(p, q, n);
 	p[n++] = 0;
-	p[n++] = (uint8_t)(4 + len);
+	p[n++] = (uint8_t)(4 + len + (pad_first ? 4 : 0));
+	if (pad_first) {
+		p[n++] = 0;
+		p[n++] = 12; /* PADDING, RFC 7830 */
+		p[n++] = 0;
+		p[n++] = 0;
+	}
 	p[n++] = 0;
 	p[n++] = 10;
 	p[n++] = 0;
@@ -318,6 +328,25 @@ static void validated(void)
 	expect_n("an IPv6 one too", &f, 5, 5, RR_FN_VALIDATED, 4);
 }
 
+/* A cookie after another option is found by walking the query: valid
+ * if made for its source, forged if not. */
+static void padded(void)
+{
+	static const uint8_t a[4] = { 192, 0, 48, 1 }, b[4] = { 192, 0, 64, 1 };
+	uint32_t now = (uint32_t)time(NULL);
+	struct frame f;
+
+	set_keys(secret, NULL, 0);
+	set_port(RR_PORT_RL);
+	pad_first = 1;
+	make(&f, AF_INET, a, secret, now, a, 0);
+	expect_n("a valid cookie after a PADDING option", &f, 5, 5,
+		 RR_FN_COOKIE_VALID, 5);
+	make(&f, AF_INET, b, other, now, b, 0);
+	expect_n("a forged one after it", &f, 5, 1, RR_FN_COOKIE_VALID, 0);
+	pad_first = 0;
+}
+
 static void cache(void)
 {
 	static const uint8_t a[4] = { 192, 0, 9, 1 };
@@ -353,6 +382,7 @@ int main(void)
 	prog_fd = bpf_program__fd(x.skel->progs.reqrouter_xdp);
 	rate_limit();
 	validated();
+	padded();
 	cache();
 	rr_xdp_destroy(&x);
 	if (t_failures) {
