@@ -94,6 +94,15 @@ ALONE=${ALONE-"
 	steer tcp_limits tcp_pool
 "}
 
+# The longest of the tests run together (20-50 s each in a fresh root),
+# started first so that the pass does not end with one of them running
+# on its own while the other slots are idle; the rest follow by name.
+FIRST=${FIRST-"
+	doc_commands cell_faults service_sandbox tier_abuse spread canary
+	guard_abuse dns_cookies invoker_lifecycle guard_ports_checksums
+	dns_knot tier_bare_veth
+"}
+
 # Integration tests that build reqrouter again, each into a directory of
 # its own, and touch neither the network nor a clock: in the main pass
 # they run beside the unit and BPF program tests, which leave most of a
@@ -215,7 +224,11 @@ fi
 # reqrouter of the pass.
 [ -n "${SAN_BUILD:-}" ] && run_pass "$SAN_BUILD" " [san]" "${tiers/ bpf / }"
 if [[ $tiers == *" integration "* ]]; then
-	all=$(cd tests/integration && for t in *.sh; do echo "${t%.sh}"; done)
+	all=$(
+		for t in $FIRST; do echo "$t"; done
+		cd tests/integration && for t in *.sh; do echo "${t%.sh}"; done
+	)
+	all=$(awk '!seen[$0]++' <<<"$all")
 	# The first word of each line of SAN_TESTS is a test's name.
 	san=$(awk 'NF { print $1 }' <<<"$SAN_TESTS")
 	# Every name in ALONE must be a test's: a renamed test must not slip
