@@ -829,8 +829,11 @@ static FILE *stream_open(const char *path, char *tmp, size_t tmplen)
 	}
 	fd = mkstemp(tmp);
 	if (fd < 0) {
+		/* A directory we may not add to, a file in it we may
+		 * write: written in place, as before. */
 		tmp[0] = 0;
-		return NULL;
+		return errno == EACCES && !access(path, W_OK) ? fopen(path, "w")
+							      : NULL;
 	}
 	fchmod(fd, mode);
 	out = fdopen(fd, "w");
