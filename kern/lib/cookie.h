@@ -73,23 +73,21 @@ static __always_inline int cookie_valid(const struct rr_cookie_keys *k,
 					int ipv6)
 {
 	__u64 cc = rr_le64(c), vrt = rr_le64(c + 8), h = rr_le64(c + 16);
+	int current;
 	__u64 now;
 	__u32 ts;
 	__s32 age;
 
 	if (c[8] != RR_COOKIE_VERSION)
 		return 0;
-	if (rr_cookie_hash(k->k0[0], k->k1[0], cc, vrt, a, b, ipv6) == h) {
-		now = bpf_ktime_get_tai_ns() / 1000000000ULL - k->tai_off;
-	} else {
-		if (!k->prev_until)
-			return 0;
-		now = bpf_ktime_get_tai_ns() / 1000000000ULL - k->tai_off;
-		if (now > k->prev_until ||
-		    rr_cookie_hash(k->k0[1], k->k1[1], cc, vrt, a, b, ipv6) !=
-			    h)
-			return 0;
-	}
+	current = rr_cookie_hash(k->k0[0], k->k1[0], cc, vrt, a, b, ipv6) == h;
+	if (!current && !k->prev_until)
+		return 0;
+	now = bpf_ktime_get_tai_ns() / 1000000000ULL - k->tai_off;
+	if (!current &&
+	    (now > k->prev_until ||
+	     rr_cookie_hash(k->k0[1], k->k1[1], cc, vrt, a, b, ipv6) != h))
+		return 0;
 	ts = (__u32)c[12] << 24 | (__u32)c[13] << 16 | (__u32)c[14] << 8 |
 	     c[15];
 	age = (__s32)((__u32)now - ts);

@@ -462,7 +462,7 @@ static __always_inline void rl_lease_keep(struct rl_lease *le, __u64 a, __u64 b,
 		le->left = got - 1;
 		return;
 	}
-	if (!own && le->tick == tick && le->seen > 1)
+	if (le->tick == tick && le->seen > 1)
 		return;
 	le->a = a;
 	le->b = b;

@@ -5,10 +5,10 @@
  * reqrouter, echoed a function's token, or, checked here, brought a DNS
  * server cookie valid for it) is in validate_table for validated_for
  * seconds. For a rate-limited function (RR_PORT_RL with RR_PORT_VALIDATE)
- * such a source is held to a budget of its own, rate_limit_validated
- * replies a second, in place of its prefixes' levels: a spoofed flood
- * from its /24 cannot take its share, and it can still not ask without
- * bound. Its bucket is in rl_table, tagged apart from the levels' entries
+ * such a source, over its prefixes' levels, is held to a budget of its
+ * own, rate_limit_validated replies a second (a query with a valid
+ * cookie to that budget alone): a spoofed flood from its /24 cannot
+ * take its share, and it can still not ask without bound. Its bucket is in rl_table, tagged apart from the levels' entries
  * (RR_VALIDATE_BITS), taken as lib/rl.h takes a level's.
  */
 #ifndef RR_LIB_VALIDATE_H
@@ -79,9 +79,9 @@ static __always_inline void validate_mark(struct rr_validate_set *set,
  * run), or RR_VALIDATE_OVER for one over it; each counted here. A global
  * function, verified once on its own, as rl_judge() and cookie_check(),
  * the exemption and the counting in it too, and its answer compared with
- * constants by the caller, which so goes on with known values:
- * reqrouter_xdp verifies in 386 k instructions with it, 343 k without,
- * 406 k with the exemption and counting in line.
+ * constants by the caller, which so goes on with known values (in line,
+ * the exemption and the counting multiplied the verifier's paths through
+ * the rest of reqrouter_xdp).
  */
 
 __noinline int validate_judge(struct xdp_md *ctx,
@@ -157,10 +157,11 @@ over:
 }
 
 /*
- * Before rl_check(), for a rate-limited port: a validated source (or one
- * whose server cookie, @cookie, is valid) judged by its own budget
- * (validate_judge()). Returns -1 to go on, XDP_DROP for one over it, or
- * RR_VALIDATE_GO_RL when it is not validated and rl_check() judges it.
+ * For a request rl_check() found over its prefixes' levels (RL_OVER), or
+ * one whose server cookie, @cookie, is valid: a validated source judged
+ * by its own budget (validate_judge()). Returns -1 to go on, XDP_DROP
+ * for one over it, or RR_VALIDATE_GO_RL when it is not validated and
+ * rl_limit() limits it.
  */
 #define RR_VALIDATE_GO_RL (-2)
 
