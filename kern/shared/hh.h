@@ -90,6 +90,28 @@ static __inline __u64 rr_hh_round(__u64 h, __u64 v)
 	return h;
 }
 
+/*
+ * An address (4 or 16 bytes, as it lies in a packet) as the XDP program
+ * reads a source (src_words()): an IPv4 one in @a (@b 0), an IPv6 one's
+ * halves in @a and @b. User space hashes an address from these, as XDP
+ * does (rr_hh_words(), rr_rl_hash(), rr_validate_hash()).
+ */
+static __inline void rr_addr_words(__u32 family, const void *addr, __u64 *a,
+				   __u64 *b)
+{
+	__u32 v4;
+
+	*a = 0;
+	*b = 0;
+	if (family == 2 /* AF_INET */) {
+		__builtin_memcpy(&v4, addr, 4);
+		*a = v4;
+	} else {
+		__builtin_memcpy(a, addr, 8);
+		__builtin_memcpy(b, (const __u8 *)addr + 8, 8);
+	}
+}
+
 /* The two words of a source as the XDP program reads them: @a is its
  * IPv4 address as it lies in memory, or its IPv6 address's first and
  * second halves in @a and @b. */

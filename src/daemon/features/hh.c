@@ -33,17 +33,9 @@ static const char *const kind_names[RR_HH_KINDS] = {
 static uint64_t key_hash(const struct rr_hh_key *key, enum rr_hh_kind kind,
 			 uint64_t seed)
 {
-	__u64 a = 0, b = 0, w0, w1, h[RR_HH_KINDS];
+	__u64 a, b, w0, w1, h[RR_HH_KINDS];
 
-	if (key->family == AF_INET) {
-		uint32_t v4;
-
-		memcpy(&v4, key->addr, 4);
-		a = v4;
-	} else {
-		memcpy(&a, key->addr, 8);
-		memcpy(&b, key->addr + 8, 8);
-	}
+	rr_addr_words(key->family, key->addr, &a, &b);
 	rr_hh_words(key->family, a, b, &w0, &w1);
 	rr_hh_hash(seed, key->family, w0, w1, h);
 	return h[kind];

@@ -221,20 +221,13 @@ void rr_rl_charge(struct rr_rl_set *table, const struct rr_rl_cost *c,
 		  const struct rr_rl_charge *ch, uint32_t n, uint64_t now)
 {
 	struct rr_port_conf conf = { .rl_seed = c->seed };
-	uint32_t i, l, v4;
+	uint32_t i, l;
 	__u64 a, b;
 	int fam;
 
 	for (i = 0; i < n; i++) {
 		fam = ch[i].family == AF_INET ? RR_RL_V4 : RR_RL_V6;
-		a = b = 0;
-		if (ch[i].family == AF_INET) {
-			memcpy(&v4, ch[i].addr, 4);
-			a = v4;
-		} else {
-			memcpy(&a, ch[i].addr, 8);
-			memcpy(&b, ch[i].addr + 8, 8);
-		}
+		rr_addr_words(ch[i].family, ch[i].addr, &a, &b);
 		for (l = 0; l < RR_RL_LEVELS && c->len[fam][l]; l++)
 			if (c->interval_ns[fam][l])
 				charge_level(table,
@@ -381,17 +374,11 @@ bool rr_rl_held(struct rr_xdp *x, const struct rr_port_conf *conf, int family,
 		const uint8_t *addr, uint32_t bits, uint64_t now)
 {
 	int fam = family == AF_INET ? RR_RL_V4 : RR_RL_V6;
-	__u64 a = 0, b = 0, h, tau, margin;
-	uint32_t v4, key, w, l, iv;
+	__u64 a, b, h, tau, margin;
+	uint32_t key, w, l, iv;
 	struct rr_rl_set set;
 
-	if (family == AF_INET) {
-		memcpy(&v4, addr, 4);
-		a = v4;
-	} else {
-		memcpy(&a, addr, 8);
-		memcpy(&b, addr + 8, 8);
-	}
+	rr_addr_words((uint32_t)family, addr, &a, &b);
 	for (l = 0; l < RR_RL_LEVELS && conf->rl_len[fam][l]; l++) {
 		iv = conf->rl_interval_ns[fam][l];
 		if (conf->rl_len[fam][l] > bits)

@@ -46,27 +46,11 @@ static struct counts *counts;
 /* The tokens' key, counters and hook, as set at start. */
 static struct rr_token_env token_env;
 
-/* An address's words as src_words() reads them in XDP. */
-static void words(int family, const void *addr, uint64_t *a, uint64_t *b)
-{
-	uint32_t v4;
-
-	*a = 0;
-	*b = 0;
-	if (family == AF_INET) {
-		memcpy(&v4, addr, 4);
-		*a = v4;
-	} else {
-		memcpy(a, addr, 8);
-		memcpy(b, (const uint8_t *)addr + 8, 8);
-	}
-}
-
 static uint64_t hash_of(uint64_t sd, int family, const void *addr)
 {
-	uint64_t a, b;
+	__u64 a, b;
 
-	words(family, addr, &a, &b);
+	rr_addr_words((uint32_t)family, addr, &a, &b);
 	return rr_validate_hash(sd, (uint32_t)family, a, b);
 }
 
@@ -239,7 +223,8 @@ void rr_validate_say(const struct rr_service *svc)
 int rr_validate_top(struct rr_xdp *x, const struct rr_port_conf *conf,
 		    int family, const uint8_t *addr, uint64_t now)
 {
-	uint64_t a, b, h, tau, margin;
+	__u64 a, b;
+	uint64_t h, tau, margin;
 	uint32_t key, w, iv = conf->validated_interval_ns;
 	struct rr_rl_set set;
 
@@ -249,7 +234,7 @@ int rr_validate_top(struct rr_xdp *x, const struct rr_port_conf *conf,
 		return -1;
 	if (!iv)
 		return 0;
-	words(family, addr, &a, &b);
+	rr_addr_words((uint32_t)family, addr, &a, &b);
 	h = rr_rl_hash(conf, (uint32_t)family, RR_VALIDATE_BITS, a, b);
 	key = rr_rl_set_of(h);
 	if (bpf_map__lookup_elem(x->skel->maps.rl_table, &key, sizeof(key),
