@@ -145,9 +145,9 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	/* A DNS query with a server cookie valid for its source comes from
 	 * there (docs/DESIGN.md, "DNS Cookies in XDP"). */
 	if (conf->flags & RR_PORT_COOKIE) {
-		cookie =
-			cookie_check(ctx, (__u32)(l3 - (void *)(long)ctx->data),
-				     conf->slot, ipv6);
+		cookie = cookie_check(
+			ctx, (__u32)(l3 - (void *)(long)ctx->data), conf->slot,
+			ipv6, !!(conf->flags & RR_PORT_VALIDATE));
 		if (cookie == RR_COOKIE_VALID)
 			rr_fn_count_at(queue, conf->slot, RR_FN_COOKIE_VALID);
 	}

@@ -50,35 +50,47 @@ struct {
  * bytes. */
 #define COOKIE_TAIL (11 + 4 + RR_COOKIE_CLIENT_LEN + RR_COOKIE_SERVER_LEN)
 
-/* Whether the OPT record that ends a query's @buf, at @t, is one. */
-static __always_inline int cookie_tail(const __u8 *buf, __u32 t)
+/* The 8 bytes at @p as rr_le64() reads them: one load, as the program
+ * runs little-endian (bpfel) and a packet may be read unaligned. */
+static __always_inline __u64 cookie_word(const void *p)
 {
-	const __u32 m = COOKIE_BUF - 1;
-
-	return !buf[t & m] && !buf[(t + 1) & m] && buf[(t + 2) & m] == 41 &&
-	       !buf[(t + 9) & m] && buf[(t + 10) & m] == COOKIE_TAIL - 11 &&
-	       !buf[(t + 11) & m] && buf[(t + 12) & m] == RR_COOKIE_OPT &&
-	       !buf[(t + 13) & m] &&
-	       buf[(t + 14) & m] == RR_COOKIE_CLIENT_LEN + RR_COOKIE_SERVER_LEN;
+	return *(const __u64 *)p;
 }
 
-/* Whether the 24-byte @c (client and server cookie) is valid for the
- * source (@a, @b as rr_cookie_hash() takes them) under @k. The hash
- * first, under the current secret: a forged cookie (a flood's) costs that
- * alone, and the clock (a helper call and a division, 40 ns here) is read
- * only for one whose hash is right, or where a previous secret may still
- * be good. */
-static __always_inline int cookie_valid(const struct rr_cookie_keys *k,
-					const __u8 *c, __u64 a, __u64 b,
-					int ipv6)
+/* A query's header from its counts on (bytes 4-11), as cookie_word()
+ * reads it: one question, no answer or authority, one additional. */
+#define COOKIE_COUNTS (1ULL << 8 | 1ULL << 56)
+
+/* Whether the COOKIE_TAIL bytes at @t (in the packet) are one: the root
+ * and type 41 (bytes 0-2), then the RDATA's length and the option's code
+ * and length (bytes 9-14, read with the TTL's last two in one word). */
+static __always_inline int cookie_tail(const __u8 *t)
 {
-	__u64 cc = rr_le64(c), vrt = rr_le64(c + 8), h = rr_le64(c + 16);
+	const __u64 opt =
+		(__u64)(COOKIE_TAIL - 11) << 24 | (__u64)RR_COOKIE_OPT << 40 |
+		(__u64)(RR_COOKIE_CLIENT_LEN + RR_COOKIE_SERVER_LEN) << 56;
+
+	return (*(const __u32 *)t & 0xffffff) == 41 << 16 &&
+	       (cookie_word(t + 7) & ~0xffffULL) == opt;
+}
+
+/* Whether the cookie whose client cookie, version word (version,
+ * reserved, time) and hash are the little-endian words @cc, @vrt and @h
+ * is valid for the source (@a, @b as rr_cookie_hash() takes them) under
+ * @k. The hash first, under the current secret: a forged cookie (a
+ * flood's) costs that alone, and the clock (a helper call and a division,
+ * 40 ns here) is read only for one whose hash is right, or where a
+ * previous secret may still be good. */
+static __always_inline int cookie_valid(const struct rr_cookie_keys *k,
+					__u64 cc, __u64 vrt, __u64 h, __u64 a,
+					__u64 b, int ipv6)
+{
 	int current;
 	__u64 now;
 	__u32 ts;
 	__s32 age;
 
-	if (c[8] != RR_COOKIE_VERSION)
+	if ((vrt & 0xff) != RR_COOKIE_VERSION)
 		return 0;
 	current = rr_cookie_hash(k->k0[0], k->k1[0], cc, vrt, a, b, ipv6) == h;
 	if (!current && !k->prev_until)
@@ -88,8 +100,7 @@ static __always_inline int cookie_valid(const struct rr_cookie_keys *k,
 	    (now > k->prev_until ||
 	     rr_cookie_hash(k->k0[1], k->k1[1], cc, vrt, a, b, ipv6) != h))
 		return 0;
-	ts = (__u32)c[12] << 24 | (__u32)c[13] << 16 | (__u32)c[14] << 8 |
-	     c[15];
+	ts = bpf_ntohl((__u32)(vrt >> 32));
 	age = (__s32)((__u32)now - ts);
 	return age <= RR_COOKIE_PAST_S && age >= -RR_COOKIE_FUTURE_S;
 }
@@ -98,22 +109,23 @@ static __always_inline int cookie_valid(const struct rr_cookie_keys *k,
  * The query at @l3_off (its IP header, of @ipv6's family, checked by the
  * caller: no options, no extension headers) to function @slot:
  * RR_COOKIE_VALID if its OPT record's COOKIE option is a server cookie
- * valid for its source, RR_COOKIE_OTHER for any other COOKIE option,
- * RR_COOKIE_NONE when there is none or the query is not the plain one
- * read here (one question, no compression in it, the OPT as its only
- * other record, within its first COOKIE_BUF bytes). A global function,
- * verified once on its own.
+ * valid for its source (judged only where @verify: a valid one buys
+ * something), RR_COOKIE_OTHER for any other COOKIE option, or any where
+ * it is not judged, RR_COOKIE_NONE when there is none or the query is not
+ * the plain one read here (one question, no compression in it, the OPT as
+ * its only other record, within its first COOKIE_BUF bytes). A global
+ * function, verified once on its own.
  */
 __noinline int cookie_check(struct xdp_md *ctx, __u32 l3_off, __u32 slot,
-			    int ipv6)
+			    int ipv6, int verify)
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
 	const struct rr_cookie_keys *k;
 	__u32 zero = 0, off, len, n, pos = 12, i;
-	__u8 *buf, c[RR_COOKIE_MAX_LEN], ip[16], l;
+	__u64 a, b = 0, cc, vrt, h;
+	__u8 *buf, *q, *t, l;
 	struct udphdr *udp;
-	__u64 a, b = 0;
 
 	if (l3_off > RR_XDP_MAX_L3_OFF)
 		return RR_COOKIE_NONE;
@@ -122,17 +134,15 @@ __noinline int cookie_check(struct xdp_md *ctx, __u32 l3_off, __u32 slot,
 
 		if ((void *)(ip6h + 1) > end)
 			return RR_COOKIE_NONE;
-		__builtin_memcpy(ip, &ip6h->saddr, 16);
-		a = rr_le64(ip);
-		b = rr_le64(ip + 8);
+		a = cookie_word(&ip6h->saddr);
+		b = cookie_word((__u8 *)&ip6h->saddr + 8);
 		off = l3_off + sizeof(*ip6h);
 	} else {
 		struct iphdr *iph = data + l3_off;
 
 		if ((void *)(iph + 1) > end)
 			return RR_COOKIE_NONE;
-		__builtin_memcpy(ip, &iph->saddr, 4);
-		a = rr_le32(ip);
+		a = *(const __u32 *)&iph->saddr;
 		off = l3_off + sizeof(*iph);
 	}
 	udp = data + off;
@@ -140,27 +150,37 @@ __noinline int cookie_check(struct xdp_md *ctx, __u32 l3_off, __u32 slot,
 		return RR_COOKIE_NONE;
 	len = bpf_ntohs(udp->len);
 	off += sizeof(*udp);
-	buf = bpf_map_lookup_elem(&cookie_scratch, &zero);
-	if (!buf || len < sizeof(*udp) + 12 + 1 + 4 + 11)
+	if (len < sizeof(*udp) + 12 + 1 + 4 + 11)
 		return RR_COOKIE_NONE;
 	len -= sizeof(*udp);
+	/* One question, no answer or authority, the OPT alone after. */
+	q = data + off;
+	if ((void *)(q + 12) > end || cookie_word(q + 4) != COOKIE_COUNTS)
+		return RR_COOKIE_NONE;
+	/* The usual query, whose OPT's one option is a whole COOKIE (as
+	 * kdig and resolvers send it): read where it lies, from its end,
+	 * without a copy or the walk through the name. One that only looks
+	 * so (its name ends in those bytes) has them judged as a cookie all
+	 * the same, and they pass only as a cookie valid for its source,
+	 * which proves the source. */
+	if (len >= COOKIE_TAIL + 12 + 5 && len <= COOKIE_BUF) {
+		t = q + ((len - COOKIE_TAIL) & (COOKIE_BUF - 1));
+		if ((void *)(t + COOKIE_TAIL) <= end && cookie_tail(t)) {
+			if (!verify)
+				return RR_COOKIE_OTHER;
+			cc = cookie_word(t + 15);
+			vrt = cookie_word(t + 23);
+			h = cookie_word(t + 31);
+			goto judge;
+		}
+	}
+	/* Else the walk, on a copy of the query's first bytes. */
+	buf = bpf_map_lookup_elem(&cookie_scratch, &zero);
+	if (!buf)
+		return RR_COOKIE_NONE;
 	n = len > COOKIE_BUF ? COOKIE_BUF : len;
 	if (bpf_xdp_load_bytes(ctx, off, buf, n))
 		return RR_COOKIE_NONE;
-	/* One question, no answer or authority, the OPT alone after. */
-	if (buf[4] || buf[5] != 1 || buf[6] || buf[7] || buf[8] || buf[9] ||
-	    buf[10] || buf[11] != 1)
-		return RR_COOKIE_NONE;
-	/* The usual query, whose OPT's one option is a whole COOKIE (as
-	 * kdig and resolvers send it): found from the end, without the walk
-	 * through the name. One that only looks so (its name ends in those
-	 * bytes) has them judged as a cookie all the same, and they pass
-	 * only as a cookie valid for its source, which proves the source. */
-	if (n == len && len >= COOKIE_TAIL + 12 + 5 &&
-	    cookie_tail(buf, len - COOKIE_TAIL)) {
-		pos = len - COOKIE_TAIL + 11;
-		goto found;
-	}
 #pragma clang loop unroll(disable)
 	for (i = 0; i < 128; i++) {
 		if (pos >= n)
@@ -198,21 +218,25 @@ __noinline int cookie_check(struct xdp_md *ctx, __u32 l3_off, __u32 slot,
 	}
 	if (i == COOKIE_MAX_OPTIONS)
 		return RR_COOKIE_NONE;
-found:
+	if (!verify)
+		return RR_COOKIE_OTHER;
+	/* The cookie from the frame: a helper call, as the walk may have
+	 * left it past the copy. */
+	{
+		__u8 c[RR_COOKIE_CLIENT_LEN + RR_COOKIE_SERVER_LEN];
+
+		if (bpf_xdp_load_bytes(ctx, off + pos + 4, c, sizeof(c)))
+			return RR_COOKIE_OTHER;
+		cc = rr_le64(c);
+		vrt = rr_le64(c + 8);
+		h = rr_le64(c + 16);
+	}
+judge:
 	k = bpf_map_lookup_elem(&cookie_keys, &slot);
 	if (!k || !READ_ONCE_U32(k->ready))
 		return RR_COOKIE_OTHER;
-	/* The cookie from the copy where it lies in it, else the frame
-	 * (a helper call). */
-	if (pos + 4 + 24 <= n) {
-#pragma unroll
-		for (i = 0; i < 24; i++)
-			c[i] = buf[(pos + 4 + i) & (COOKIE_BUF - 1)];
-	} else if (bpf_xdp_load_bytes(ctx, off + pos + 4, c, 24)) {
-		return RR_COOKIE_OTHER;
-	}
-	return cookie_valid(k, c, a, b, ipv6) ? RR_COOKIE_VALID
-					      : RR_COOKIE_OTHER;
+	return cookie_valid(k, cc, vrt, h, a, b, ipv6) ? RR_COOKIE_VALID
+						       : RR_COOKIE_OTHER;
 }
 
 #endif /* RR_LIB_COOKIE_H */

@@ -5,8 +5,9 @@
 # changes: a run with a tiny repeat prints every row of every frame, each
 # measured one with the verdict its configuration must give (XDP_TX where
 # reverse or the reply cache answers in XDP, XDP_REDIRECT for the user
-# tier, XDP_PASS for a port with no function) and a time above zero; the
-# two rows that make no sense for their frame say so instead; every
+# tier and a query with a DNS cookie, XDP_PASS for a port with no
+# function) and a time above zero; the two rows that make no sense for
+# their frame say so instead; every
 # program the in-kernel tier runs has its instruction counts and the
 # verifier's statistics, the second load's count equal to the first's;
 # the clock helpers are priced for scale.
@@ -50,6 +51,7 @@ want = {
     "no_csum": "XDP_TX", "no_amp": "XDP_TX", "allow": "XDP_TX",
     "bare": "XDP_TX", "user": "XDP_REDIRECT",
     "user_no_cache": "XDP_REDIRECT", "cache_hit": "XDP_TX",
+    "cookie_forged": "XDP_REDIRECT", "cookie_unchecked": "XDP_REDIRECT",
     "no_function": "XDP_PASS",
 }
 # No request over IPv6 lacks a checksum; 800 bytes are never cached.

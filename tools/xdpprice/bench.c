@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -45,6 +46,7 @@
 #include "registry.h"
 #include "reqrouter.skel.h"
 #include "rl.h"
+#include "shared/cookie.h"
 #include "shared/guard.h"
 #include "shared/port.h"
 #include "shared/stats.h"
@@ -145,6 +147,13 @@ const struct price_row price_rows[] = {
 	{ "cache_hit", "reply cache hit", K_USER | K_CACHE_HIT,
 	  XDP_TX, RR_XDP_TX_CACHE,
 	  "a repeated request of a pure function answered in XDP" },
+	{ "cookie_forged", "user tier, forged DNS cookie", K_USER | K_COOKIE,
+	  XDP_REDIRECT, RR_XDP_REDIRECT,
+	  "a valid server cookie lifts its source's limit: found, hashed" },
+	{ "cookie_unchecked", "user tier, DNS cookie, validated_for = 0",
+	  K_USER | K_COOKIE | K_NO_VALIDATE,
+	  XDP_REDIRECT, RR_XDP_REDIRECT,
+	  "found (it skips the cache) but not hashed: it would buy nothing" },
 	{ "no_function", "port with no function", K_NO_FUNCTION,
 	  XDP_PASS, RR_XDP_PASS_NO_FUNCTION,
 	  "the host's own traffic: parse, one lookup, to the kernel" },
@@ -298,6 +307,75 @@ static void row_conf(struct price_bench *b, const struct rr_service *xdp_svc,
 		c->flags |= RR_PORT_ALLOWLIST;
 	if (k & K_NO_CACHE)
 		c->flags &= ~RR_PORT_CACHE;
+	if (k & K_COOKIE)
+		c->flags |= RR_PORT_COOKIE;
+	if (k & K_NO_VALIDATE)
+		c->flags &= ~RR_PORT_VALIDATE;
+}
+
+/*
+ * A DNS query for example. A of @n bytes (at least 64) whose OPT record
+ * carries a COOKIE option with a server cookie made now but under no
+ * secret of ours, as a spoofed flood forges it. At 64 bytes the cookie
+ * is the OPT's one option, the form read from the query's end; a longer
+ * one has a PADDING option first, so the query is walked.
+ */
+static void forged_query(uint8_t *p, uint32_t n)
+{
+	static const uint8_t head[] = { 0x12, 0x34, 0x01, 0x00, 0,   1,	  0,
+					0,    0,    0,	  0,	1,   7,	  'e',
+					'x',  'a',  'm',  'p',	'l', 'e', 0,
+					0,    1,    0,	  1 };
+	uint32_t pad = n - 64, rdlen = 4 + 24 + pad, now, i;
+
+	memcpy(p, head, sizeof(head));
+	i = sizeof(head);
+	p[i++] = 0; /* the OPT: root name, type 41, 4096-byte UDP */
+	p[i++] = 0;
+	p[i++] = 41;
+	p[i++] = 0x10;
+	p[i++] = 0;
+	memset(p + i, 0, 4);
+	i += 4;
+	p[i++] = (uint8_t)(rdlen >> 8);
+	p[i++] = (uint8_t)rdlen;
+	if (pad) {
+		p[i++] = 0; /* PADDING (RFC 7830) */
+		p[i++] = 12;
+		p[i++] = (uint8_t)((pad - 4) >> 8);
+		p[i++] = (uint8_t)(pad - 4);
+		memset(p + i, 0, pad - 4);
+		i += pad - 4;
+	}
+	p[i++] = 0; /* COOKIE (RFC 7873): client, version 1, time, hash */
+	p[i++] = 10;
+	p[i++] = 0;
+	p[i++] = 24;
+	memset(p + i, 0xc1, 8);
+	i += 8;
+	p[i++] = 1;
+	memset(p + i, 0, 3);
+	i += 3;
+	now = (uint32_t)time(NULL);
+	p[i++] = (uint8_t)(now >> 24);
+	p[i++] = (uint8_t)(now >> 16);
+	p[i++] = (uint8_t)(now >> 8);
+	p[i++] = (uint8_t)now;
+	memset(p + i, 0x5a, 8);
+}
+
+/* Secrets for the cookie rows, of which no forged cookie is made. */
+static int cookie_keys(struct price_bench *b)
+{
+	struct rr_cookie_keys k = { .k0 = { 0x0706050403020100ULL },
+				    .k1 = { 0x0f0e0d0c0b0a0908ULL },
+				    .ready = 1 };
+	uint32_t slot = SLOT;
+
+	return bpf_map__update_elem(b->inv->xdp.skel->maps.cookie_keys, &slot,
+				    sizeof(slot), &k, sizeof(k), 0)
+		       ? -errno
+		       : 0;
 }
 
 /* A palindrome, so that reverse's reply carries the request's payload
@@ -338,7 +416,12 @@ static const char *make_job(struct job *j, unsigned int f, unsigned int row,
 	}
 	if (k & K_CACHE_HIT && pf->plen > cache_max_payload)
 		return "longer than cache_max_payload: never cached";
-	palindrome(payload, pf->plen);
+	if (k & K_COOKIE && pf->plen < 64)
+		return "shorter than a query with a cookie";
+	if (k & K_COOKIE)
+		forged_query(payload, pf->plen);
+	else
+		palindrome(payload, pf->plen);
 	j->len = build_frame(j->buf, sizeof(j->buf), &s, &lay);
 	j->hdr = lay.payload_off;
 	/* 10.0.0.0 up (IPv4), 2000:: up (IPv6): unicast whatever the run. */
@@ -586,6 +669,9 @@ int price_setup(struct price_bench **out, const struct price_opts *o,
 	ret = make_socket(b);
 	if (ret)
 		return fail("an AF_XDP socket on lo", ret);
+	ret = cookie_keys(b);
+	if (ret)
+		return fail("cookie_keys", ret);
 
 	b->refl = reflector__open_and_load();
 	if (!b->refl)

@@ -35,6 +35,8 @@ enum price_knob {
 	K_NO_CACHE = 1U << 13,	/* cache = no */
 	K_CACHE_HIT = 1U << 14, /* the reply cache holds the answer */
 	K_SPREAD = 1U << 15, /* a new source every run (PRICE_SPREAD_SOURCES) */
+	K_COOKIE = 1U << 16, /* a DNS query with a forged server cookie */
+	K_NO_VALIDATE = 1U << 17, /* validated_for = 0 */
 };
 
 /* One configuration: what it changes and what every run must do. */
