@@ -190,7 +190,7 @@ COOKIE_HEADER = ("rep,server,flood_net,sources,seconds,flood_sent,srv_rx,"
                  "plain_wrong,srv_busy_ticks,limiter_dropped,"
                  "limiter_slipped")
 # The flood carries forged cookies (each checked in XDP), or none.
-COOKIE_SERVERS = ["rr-cookies", "rr-nocookies"]
+COOKIE_SERVERS = ["rr-cookies", "rr-unchecked", "rr-nocookies"]
 
 
 def with_cookie(query, cookie):
@@ -313,16 +313,39 @@ def cookie_report(path, clk_tck):
             "%d" % sum(vals(srv, lambda r: r["flood_wrong"]))]
         print("| %s | %s |" % (srv, " | ".join(cells)))
     with_c = vals("rr-cookies", xdp_rate)
-    without = vals("rr-nocookies", xdp_rate)
     share = vals("rr-cookies", pct("cookie"))
-    if with_c and without and share:
-        print("\nXDP rate with the flood's cookies checked / without: %.2fx"
-              " (target >= 0.9x); the cookie client answered %.1f %%"
-              " (target >= 99 %%). The flood's wrong replies with cookies"
-              " are its BADCOOKIE answers, made for each spoofed source"
-              " where rrload checks them against its own."
-              % (statistics.median(with_c) / statistics.median(without),
-                 statistics.median(share)))
+    for ref, what in (("rr-unchecked", "the same queries unchecked"
+                       " (target >= 0.9x)"),
+                      ("rr-nocookies", "a flood without cookies")):
+        without = vals(ref, xdp_rate)
+        if not with_c or not without:
+            continue
+        per_rep = rep_ratios(rows, "rr-cookies", ref, xdp_rate)
+        print("\nXDP rate with the flood's cookies checked / %s: %.2fx"
+              " (%s over %d repetitions: %s)"
+              % (what, statistics.median(with_c) / statistics.median(without),
+                 ref, len(per_rep),
+                 " ".join("%.2f" % x for x in per_rep)))
+    if share:
+        print("The cookie client answered %.1f %% (target >= 99 %%). The"
+              " flood's wrong replies with cookies are its BADCOOKIE"
+              " answers, made for each spoofed source where rrload checks"
+              " them against its own." % statistics.median(share))
+
+
+def rep_ratios(rows, srv, ref, fn):
+    """fn's value for srv over ref's in each repetition that has both."""
+    by = {}
+    for r in rows:
+        try:
+            v = fn({k: float(x) for k, x in r.items()
+                    if x not in (None, "") and
+                    k not in ("server", "flood_net")})
+        except (KeyError, ZeroDivisionError):
+            continue
+        by.setdefault(int(r["rep"]), {})[r["server"]] = v
+    return [d[srv] / d[ref] for _, d in sorted(by.items())
+            if srv in d and ref in d and d[ref]]
 
 
 def main(argv):
