@@ -148,7 +148,7 @@ int reqrouter_xdp(struct xdp_md *ctx)
 		cookie = cookie_check(
 			ctx, (__u32)(l3 - (void *)(long)ctx->data), conf->slot,
 			ipv6, !!(conf->flags & RR_PORT_VALIDATE));
-		if (cookie == RR_COOKIE_VALID)
+		if (cookie >= RR_COOKIE_VALID)
 			rr_fn_count_at(queue, conf->slot, RR_FN_COOKIE_VALID);
 	}
 	/* A flood is turned away here, before it wakes either tier. A
@@ -158,13 +158,13 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	 * common request, within its prefixes' budgets, pays nothing for
 	 * validation. */
 	if (conf->flags & RR_PORT_RL) {
-		act = cookie == RR_COOKIE_VALID &&
+		act = cookie >= RR_COOKIE_VALID &&
 				      conf->flags & RR_PORT_VALIDATE
 			      ? RL_OVER
 			      : rl_check(ctx, conf, l3, ipv6, queue);
 		if (act == RL_OVER)
 			act = validate_check(ctx, conf, l3, ipv6, queue,
-					     cookie == RR_COOKIE_VALID);
+					     cookie >= RR_COOKIE_VALID);
 		if (act == RR_VALIDATE_GO_RL)
 			act = rl_limit(ctx, conf, l3, udph, ipv6, queue);
 		/* A slip handed to a worker is not marked there: its
@@ -178,9 +178,13 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	if (conf->flags & RR_PORT_CANARY)
 		conf = canary_pick(conf, bpf_ntohs(udph->dest), l3, c.end,
 				   ipv6);
-	/* Its reply is made for its client: no cached one answers it. */
+	/* Its reply is made for its client: a cached one answers it only
+	 * where it echoes the client's valid cookie, which the cache puts
+	 * in (RR_CACHE_COOKIE), on this CPU. */
 	if (cookie != RR_COOKIE_NONE &&
-	    conf->flags & (RR_PORT_XDP | RR_PORT_CACHE)) {
+	    conf->flags & (RR_PORT_XDP | RR_PORT_CACHE) &&
+	    (cookie != RR_COOKIE_ECHO || !(conf->flags & RR_PORT_CACHE) ||
+	     conf->flags & RR_PORT_SPREAD)) {
 		rr_fn_count_at(queue, conf->slot, RR_FN_COOKIE_BYPASS);
 		goto workers;
 	}
@@ -194,7 +198,8 @@ int reqrouter_xdp(struct xdp_md *ctx)
 			return act;
 	}
 	if (conf->flags & (RR_PORT_XDP | RR_PORT_CACHE)) {
-		act = in_kernel(ctx, conf, l3, udph, ipv6, queue, mark, 0);
+		act = in_kernel(ctx, conf, l3, udph, ipv6, queue, mark,
+				cookie == RR_COOKIE_ECHO, 0);
 		if (act >= 0)
 			return act;
 	}
@@ -280,7 +285,7 @@ int reqrouter_spread(struct xdp_md *ctx)
 	 * this CPU's scratch. */
 	if (mark)
 		mark = capture_begin(ctx, queue, conf->slot, mark);
-	return in_kernel(ctx, conf, l3, udph, ipv6, queue, mark, 1);
+	return in_kernel(ctx, conf, l3, udph, ipv6, queue, mark, 0, 1);
 }
 
 /*

@@ -520,10 +520,12 @@ static int chaos(const struct rr_request *req, const struct dns_state *st,
  * an hour old, else a new one); a query without a valid one gets BADCOOKIE
  * over UDP, which costs a spoofed source its answer and a real client one
  * more round trip, and its normal answer over TCP. Every judgement is
- * counted. Returns -1 to answer the query, or the error reply's length.
+ * counted. @tail: the cookie is the query's last bytes. Returns -1 to
+ * answer the query, or the error reply's length.
  */
 static int cookie_step(const struct rr_request *req, const struct dns_state *st,
-		       uint8_t *buf, size_t room, struct dns_query *q)
+		       uint8_t *buf, size_t room, struct dns_query *q,
+		       bool tail)
 {
 	static const enum dns_counter counted[] = {
 		[DNS_COOKIE_CLIENT] = C_COOKIE_CLIENT,
@@ -540,11 +542,17 @@ static int cookie_step(const struct rr_request *req, const struct dns_state *st,
 	uint32_t now = (uint32_t)time(NULL);
 	enum dns_cookie_kind kind;
 
-	/* The reply depends on the client and the time: never cached. */
-	rr_fn_no_cache(req);
 	kind = dns_cookie_check(&st->cookie, q->cookie, q->cookie_len, ip, ipv6,
 				now);
 	rr_fn_count(req, st->counter[counted[kind]], 1);
+	/* The reply depends on the client and the time: cached only where
+	 * it echoes a valid cookie that ends the query over UDP, which the
+	 * reply cache puts back for each client (rr_fn_cache_cookie()). */
+	if (kind == DNS_COOKIE_VALID && tail &&
+	    req->transport == RR_TRANSPORT_UDP)
+		rr_fn_cache_cookie(req);
+	else
+		rr_fn_no_cache(req);
 	if (kind == DNS_COOKIE_MALFORMED)
 		return error_reply(req, st, buf, room, q, DNS_R_FORMERR, 1, 0,
 				   NULL, 0);
@@ -552,8 +560,10 @@ static int cookie_step(const struct rr_request *req, const struct dns_state *st,
 	 * near 1) leaves the cookie out: answered as without one. */
 	if (room < DNS_HDR_LEN + q->qname_len + 4U + DNS_OPT_LEN +
 			   DNS_OPT_HDR_LEN + RR_COOKIE_CLIENT_LEN +
-			   RR_COOKIE_SERVER_LEN)
+			   RR_COOKIE_SERVER_LEN) {
+		rr_fn_no_cache(req);
 		return -1;
+	}
 	memcpy(q->reply_cookie, q->cookie, RR_COOKIE_CLIENT_LEN);
 	if (kind == DNS_COOKIE_VALID)
 		memcpy(q->reply_cookie + RR_COOKIE_CLIENT_LEN,
@@ -604,7 +614,11 @@ static int respond(const struct rr_request *req, const struct dns_state *st,
 					   : DNS_R_NOTIMP,
 				   1, 0, NULL, 0);
 	if (q.cookie_len) {
-		int n = cookie_step(req, st, buf, room, &q);
+		const size_t c = RR_COOKIE_CLIENT_LEN + RR_COOKIE_SERVER_LEN;
+		int n = cookie_step(
+			req, st, buf, room, &q,
+			q.cookie_len == c && len >= c &&
+				!memcmp(buf + len - c, q.cookie, c));
 
 		if (n >= 0)
 			return n;

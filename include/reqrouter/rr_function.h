@@ -101,6 +101,9 @@ struct rr_request {
  * shaped by the room offered (a truncated DNS answer), not by the request
  * alone. */
 #define RR_REPLY_NO_CACHE (1U << 0)
+/* This reply to a DNS query whose valid server cookie ends it ends with
+ * the same cookie: see rr_fn_cache_cookie(). */
+#define RR_REPLY_CACHE_COOKIE (1U << 1)
 
 typedef int (*rr_handler_t)(const struct rr_request *req, uint8_t *buf,
 			    size_t len, size_t room);
@@ -491,6 +494,21 @@ static inline void rr_fn_no_cache(const struct rr_request *req)
 {
 	if (req->reply_flags)
 		*req->reply_flags |= RR_REPLY_NO_CACHE;
+}
+
+/*
+ * For a handler of DNS Cookies (RR_FN_DNS_COOKIES): this reply answers a
+ * query whose COOKIE option, last in it, holds a server cookie valid for
+ * its source, and it ends with the same 24 bytes (the client's cookie
+ * echoed). The reply cache keeps it without them and answers the same
+ * query from any client whose cookie the XDP program finds valid and
+ * young enough to echo (RR_COOKIE_RENEW_S), with that client's cookie in
+ * their place. rr_fn_no_cache() wins over it.
+ */
+static inline void rr_fn_cache_cookie(const struct rr_request *req)
+{
+	if (req->reply_flags)
+		*req->reply_flags |= RR_REPLY_CACHE_COOKIE;
 }
 
 /*

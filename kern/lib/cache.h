@@ -40,6 +40,7 @@ const volatile __u32 cache_queue_bits = 13; /* log2(RR_CACHE_ENTRIES) */
 struct cache_scratch {
 	__u64 req[RR_CACHE_WORDS];
 	__u64 reply[RR_CACHE_WORDS];
+	__u8 cookie[RR_CACHE_COOKIE_LEN]; /* the request's, to echo */
 };
 
 /* One struct cache_scratch per CPU. */
@@ -67,15 +68,23 @@ static __always_inline __u32 nonzero_len(__u32 len)
  * The request's bytes are compared in full, not only its hash, and the
  * entry is read between two looks at its sequence count (atomic reads,
  * which order the loads between them), so an entry a worker is
- * rewriting answers nothing. Returns XDP_TX, or -1 on a miss with the
- * frame untouched.
+ * rewriting answers nothing. @echo: the request ends with a DNS cookie
+ * XDP found valid and young enough to echo (RR_COOKIE_ECHO): it is looked
+ * up without it, among the entries kept so (RR_CACHE_COOKIE), and the
+ * reply gets it back in its last bytes. Returns XDP_TX, or -1 on a miss
+ * with the frame untouched.
  */
 static __always_inline int cache_answer(struct xdp_md *ctx,
 					struct rr_xdp_req *req,
-					const struct rr_port_conf *conf)
+					const struct rr_port_conf *conf,
+					int echo)
 {
+	const __u32 m = RR_CACHE_MAX_PAYLOAD - 1;
 	__u32 len = req->payload_len, zero = 0, key, rlen, i;
 	__u32 idb = conf->cache_id_bytes, nw = (len + 7) / 8, rw;
+	__u32 tail = echo ? RR_CACHE_COOKIE_LEN : 0;
+	__u16 flags = echo ? RR_CACHE_COOKIE : 0;
+	__u8 *bytes;
 	struct cache_scratch *sc;
 	struct rr_cache_entry *e;
 	__u64 h, s1, s2, diff = 0, idmask = 0, id;
@@ -95,12 +104,21 @@ static __always_inline int cache_answer(struct xdp_md *ctx,
 	/* A transaction ID is no part of the key; the reply gets this one.
 	 * Words are little-endian in memory order: the first bytes are the
 	 * low ones. */
-	if (idb > 8 || len < idb)
+	if (idb > 8 || len < idb + tail)
 		return -1;
 	if (idb)
 		idmask = idb == 8 ? ~0ULL : (1ULL << (8 * idb)) - 1;
 	id = sc->req[0] & idmask;
 	sc->req[0] &= ~idmask;
+	/* Nor is the client's cookie, which goes back in the reply. */
+	if (echo) {
+		bytes = (__u8 *)sc->req;
+#pragma unroll
+		for (i = 0; i < RR_CACHE_COOKIE_LEN; i++) {
+			sc->cookie[i] = bytes[(len - tail + i) & m];
+			bytes[(len - tail + i) & m] = 0;
+		}
+	}
 	h = rr_cache_hash(sc->req, nw, req->dst_port, len);
 	/* Its queue's partition of its cell group only: a queue not
 	 * served, or a group that came after load, has none. */
@@ -116,11 +134,11 @@ static __always_inline int cache_answer(struct xdp_md *ctx,
 	 * atomic read, which takes the line from whichever CPU holds it, is
 	 * only for what may be a hit (and the key is read again after it). */
 	if (READ_ONCE_U64(e->hash) != h || e->port != req->dst_port ||
-	    e->req_len != len || e->gen != conf->cache_gen)
+	    e->req_len != len || e->gen != conf->cache_gen || e->flags != flags)
 		return -1;
 	s1 = __sync_fetch_and_add(&e->seq, 0);
 	if (s1 & 1 || e->hash != h || e->port != req->dst_port ||
-	    e->req_len != len || e->gen != conf->cache_gen)
+	    e->req_len != len || e->gen != conf->cache_gen || e->flags != flags)
 		return -1;
 	/* The coarse clock (CLOCK_MONOTONIC, a tick behind at most) is a
 	 * load where the precise one reads the TSC: an entry may answer a
@@ -128,7 +146,8 @@ static __always_inline int cache_answer(struct xdp_md *ctx,
 	if (e->expires_ns && bpf_ktime_get_coarse_ns() > e->expires_ns)
 		return -1;
 	rlen = e->reply_len;
-	if (rlen > RR_CACHE_MAX_PAYLOAD || rlen > req->room || rlen < idb)
+	if (rlen > RR_CACHE_MAX_PAYLOAD || rlen > req->room ||
+	    rlen < idb + tail)
 		return -1;
 	rw = (rlen + 7) / 8;
 #pragma unroll
@@ -148,6 +167,12 @@ static __always_inline int cache_answer(struct xdp_md *ctx,
 	if (!udp_csum_ok(ctx, req))
 		return -1;
 	sc->reply[0] = (sc->reply[0] & ~idmask) | id;
+	if (echo) {
+		bytes = (__u8 *)sc->reply;
+#pragma unroll
+		for (i = 0; i < RR_CACHE_COOKIE_LEN; i++)
+			bytes[(rlen - tail + i) & m] = sc->cookie[i];
+	}
 
 	/* From here the frame changes: a failure can no longer punt. */
 	if (rr_xdp_resize(ctx, req, rlen))

@@ -77,10 +77,12 @@ static __always_inline int cookie_tail(const __u8 *t)
 /* Whether the cookie whose client cookie, version word (version,
  * reserved, time) and hash are the little-endian words @cc, @vrt and @h
  * is valid for the source (@a, @b as rr_cookie_hash() takes them) under
- * @k. The hash first, under the current secret: a forged cookie (a
- * flood's) costs that alone, and the clock (a helper call and a division,
- * 40 ns here) is read only for one whose hash is right, or where a
- * previous secret may still be good. */
+ * @k: 0 if not, 2 if it is young enough for the function to echo it
+ * (RR_COOKIE_RENEW_S, a second short of it), 1 if older. The hash first,
+ * under the current secret: a forged cookie (a flood's) costs that alone,
+ * and the clock (a helper call and a division, 40 ns here) is read only
+ * for one whose hash is right, or where a previous secret may still be
+ * good. */
 static __always_inline int cookie_valid(const struct rr_cookie_keys *k,
 					__u64 cc, __u64 vrt, __u64 h, __u64 a,
 					__u64 b, int ipv6)
@@ -102,7 +104,9 @@ static __always_inline int cookie_valid(const struct rr_cookie_keys *k,
 		return 0;
 	ts = bpf_ntohl((__u32)(vrt >> 32));
 	age = (__s32)((__u32)now - ts);
-	return age <= RR_COOKIE_PAST_S && age >= -RR_COOKIE_FUTURE_S;
+	if (age > RR_COOKIE_PAST_S || age < -RR_COOKIE_FUTURE_S)
+		return 0;
+	return age < RR_COOKIE_RENEW_S ? 2 : 1;
 }
 
 /*
@@ -110,7 +114,8 @@ static __always_inline int cookie_valid(const struct rr_cookie_keys *k,
  * caller: no options, no extension headers) to function @slot:
  * RR_COOKIE_VALID if its OPT record's COOKIE option is a server cookie
  * valid for its source (judged only where @verify: a valid one buys
- * something), RR_COOKIE_OTHER for any other COOKIE option, or any where
+ * something), RR_COOKIE_ECHO if that cookie is besides young enough to
+ * be echoed and the query's last bytes, RR_COOKIE_OTHER for any other COOKIE option, or any where
  * it is not judged, RR_COOKIE_NONE when there is none or the query is not
  * the plain one read here (one question, no compression in it, the OPT as
  * its only other record, within its first COOKIE_BUF bytes). A global
@@ -126,6 +131,7 @@ __noinline int cookie_check(struct xdp_md *ctx, __u32 l3_off, __u32 slot,
 	__u64 a, b = 0, cc, vrt, h;
 	__u8 *buf, *q, *t, l;
 	struct udphdr *udp;
+	int at_end = 0, v;
 
 	if (l3_off > RR_XDP_MAX_L3_OFF)
 		return RR_COOKIE_NONE;
@@ -171,6 +177,7 @@ __noinline int cookie_check(struct xdp_md *ctx, __u32 l3_off, __u32 slot,
 			cc = cookie_word(t + 15);
 			vrt = cookie_word(t + 23);
 			h = cookie_word(t + 31);
+			at_end = 1;
 			goto judge;
 		}
 	}
@@ -235,8 +242,10 @@ judge:
 	k = bpf_map_lookup_elem(&cookie_keys, &slot);
 	if (!k || !READ_ONCE_U32(k->ready))
 		return RR_COOKIE_OTHER;
-	return cookie_valid(k, cc, vrt, h, a, b, ipv6) ? RR_COOKIE_VALID
-						       : RR_COOKIE_OTHER;
+	v = cookie_valid(k, cc, vrt, h, a, b, ipv6);
+	if (!v)
+		return RR_COOKIE_OTHER;
+	return v == 2 && at_end ? RR_COOKIE_ECHO : RR_COOKIE_VALID;
 }
 
 #endif /* RR_LIB_COOKIE_H */

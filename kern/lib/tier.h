@@ -237,7 +237,8 @@ static __always_inline int describe(struct xdp_md *ctx, struct rr_xdp_req *req,
  * The in-kernel tier: the reply cache for a pure function, or a tail call
  * into the function's own XDP program. Returns the action when the
  * request was dealt with here, -1 when it goes on to the AF_XDP sockets.
- * @mark: what the request is marked for (capture_mark()). @on_spread, a
+ * @mark: what the request is marked for (capture_mark()). @echo: its
+ * DNS cookie is one the reply cache may echo (RR_COOKIE_ECHO). @on_spread, a
  * constant: in reqrouter_spread, on an xdp_spread CPU, where nothing
  * goes on (and only the cpumap program array is named: a program array
  * keeps to one attach type).
@@ -245,7 +246,7 @@ static __always_inline int describe(struct xdp_md *ctx, struct rr_xdp_req *req,
 static __always_inline int in_kernel(struct xdp_md *ctx,
 				     const struct rr_port_conf *conf, void *l3,
 				     struct udphdr *udp, int ipv6, __u32 queue,
-				     __u32 mark, const int on_spread)
+				     __u32 mark, int echo, const int on_spread)
 {
 	struct rr_capture_scratch *sc;
 	struct rr_xdp_req *req;
@@ -266,7 +267,7 @@ static __always_inline int in_kernel(struct xdp_md *ctx,
 		/* User space judges what the cache cannot answer. */
 		if (ret)
 			return -1;
-		ret = cache_answer(ctx, req, conf);
+		ret = cache_answer(ctx, req, conf, echo);
 		if (ret == -2) {
 			rr_fn_count(req,
 				    RR_FN_XDP_DROP + RR_DROP_FUNCTION_ERROR);

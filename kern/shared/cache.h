@@ -34,6 +34,17 @@
  */
 #define RR_CACHE_QUEUE_MIN 1024
 
+/*
+ * An entry whose request and reply both ended with the client's DNS
+ * cookie (RFC 7873: its 8-byte client and 16-byte server cookie, the
+ * COOKIE option last in the query and in the reply): kept without them,
+ * it answers only a query whose server cookie XDP found valid for its
+ * source and young enough to be echoed, that query's cookie in the
+ * reply's last bytes (lib/cache.h, cache_answer()).
+ */
+#define RR_CACHE_COOKIE (1U << 0)
+#define RR_CACHE_COOKIE_LEN 24
+
 struct rr_cache_entry {
 	__u64 seq;
 	__u64 hash;
@@ -42,7 +53,8 @@ struct rr_cache_entry {
 	__u16 port;
 	__u16 req_len;
 	__u16 reply_len;
-	__u16 pad[3];
+	__u16 flags; /* RR_CACHE_COOKIE */
+	__u16 pad[2];
 	__u64 req[RR_CACHE_WORDS]; /* zero beyond req_len */
 	__u64 reply[RR_CACHE_WORDS];
 };

@@ -25,5 +25,8 @@ struct rr_cookie_keys {
 #define RR_COOKIE_NONE (-1) /* no COOKIE option it could read */
 #define RR_COOKIE_OTHER 0   /* a cookie, not a valid server cookie */
 #define RR_COOKIE_VALID 1   /* a server cookie valid for its source */
+/* One valid, young enough to be echoed (RR_COOKIE_RENEW_S) and the
+ * query's last bytes: the reply cache may answer it (RR_CACHE_COOKIE). */
+#define RR_COOKIE_ECHO 2
 
 #endif /* RR_SHARED_COOKIE_H */

@@ -517,6 +517,8 @@ int rr_serve_keep(uint8_t *frame, uint32_t len, uint32_t room, uint32_t mtu,
 		ret += (int)sg;
 	if (keep && reply_flags & RR_REPLY_NO_CACHE)
 		keep->len = UINT32_MAX;
+	if (keep)
+		keep->cookie = reply_flags & RR_REPLY_CACHE_COOKIE;
 	/* A gather it started holds the frame, and answers it: a reply
 	 * written here as well would send the frame twice. */
 	if (ctx->gather && ctx->gather->started) {

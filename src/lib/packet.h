@@ -84,6 +84,7 @@ struct rr_keep {
 	uint32_t max;	    /* in: keep payloads up to this long */
 	uint32_t len;	    /* out: the payload's length, or UINT32_MAX */
 	uint32_t reply_off; /* out: where the reply's payload starts */
+	bool cookie;	    /* out: both end with the client's DNS cookie */
 	uint8_t req[RR_CACHE_MAX_PAYLOAD];
 };
 

@@ -272,7 +272,7 @@ static void tap_cases(void)
 	conf.cache_max_payload = RR_CACHE_MAX_PAYLOAD;
 	if (rr_xdp_set_port(&x, PORT, &conf) ||
 	    rr_cache_insert(x.cache, x.cache_queue_entries, PORT, 1, 0,
-			    f4 + off, sizeof(reply), reply, sizeof(reply),
+			    f4 + off, sizeof(reply), reply, sizeof(reply), 0,
 			    0) == RR_CACHE_SKIPPED) {
 		t_fail("cannot cache a reply");
 		return;

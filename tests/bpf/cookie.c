@@ -21,9 +21,11 @@
  * - Forged, made for another address, expired, ahead by more than 5
  *   minutes, under another secret: limited as any query, not counted.
  * - The previous secret counts while it is good, not after.
- * - With the reply cache on the port, a query with any COOKIE option (a
- *   client cookie alone too) is counted as cookie_bypass and never looked
- *   up; one without is.
+ * - With the reply cache on the port, a reply cached without its query's
+ *   cookie (as a worker caches dns's) answers another address's query
+ *   with that address's valid cookie put back; a query with any other
+ *   COOKIE option (too old to echo, forged, a client cookie alone, not at
+ *   the query's end) is counted as cookie_bypass and never looked up.
  * Needs root; exits 77 (skip) otherwise.
  */
 #include <errno.h>
@@ -38,10 +40,12 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
+#include "cache.h"
 #include "dns_cookie.h"
 #include "frames.h"
 #include "reqrouter.skel.h"
 #include "rl.h"
+#include "shared/cache.h"
 #include "shared/cookie.h"
 #include "shared/port.h"
 #include "shared/stats.h"
@@ -347,26 +351,112 @@ static void padded(void)
 	pad_first = 0;
 }
 
+/* One run of @f, its reply (if any) in @out: the verdict. */
+static int run_out(const struct frame *f, uint8_t *out, uint32_t *out_len)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f->buf,
+		    .data_size_in = f->len, .data_out = out,
+		    .data_size_out = *out_len, .repeat = 1);
+
+	if (bpf_prog_test_run_opts(prog_fd, &o)) {
+		t_fail("test run: %s", strerror(errno));
+		return -1;
+	}
+	*out_len = o.data_size_out;
+	return (int)o.retval;
+}
+
+/*
+ * The reply cache and cookies: a reply to a query whose valid cookie
+ * ends it, cached as the worker caches it (rr_cache_insert() with the
+ * cookie left out), answers the same query from another address with
+ * that address's own valid cookie, put back in the reply's last bytes;
+ * every other cookie goes by the cache to a worker (cookie_bypass).
+ */
 static void cache(void)
 {
-	static const uint8_t a[4] = { 192, 0, 9, 1 };
-	uint32_t now = (uint32_t)time(NULL), pass = 0, drop = 0;
-	uint64_t bypass = count(RR_FN_COOKIE_BYPASS), miss;
-	struct frame f;
+	static const uint8_t a[4] = { 192, 0, 9, 1 }, b[4] = { 192, 0, 9, 2 },
+			     c[4] = { 192, 0, 9, 3 };
+	uint32_t now = (uint32_t)time(NULL), pass = 0, drop = 0, n, off;
+	uint64_t bypass, miss, hit;
+	uint8_t reply[256], out[256];
+	struct rr_port_conf conf = { .slot = SLOT,
+				     .nsocks = 1,
+				     .flags = RR_PORT_COOKIE | RR_PORT_RL |
+					      RR_PORT_VALIDATE | RR_PORT_CACHE,
+				     .cache_gen = 1,
+				     .cache_id_bytes = 2,
+				     .cache_max_payload = RR_CACHE_MAX_PAYLOAD,
+				     .validated_for_s = 3600,
+				     .validated_interval_ns = 1000 };
+	struct frame f, g;
 
-	t_at("the reply cache: a query with a cookie is not looked up");
-	set_port(RR_PORT_CACHE);
+	t_at("the reply cache and cookies");
+	rr_rl_levels(&conf, 1000000, 1000, 24, 64);
+	if (rr_xdp_set_port(&x, PORT, &conf) || rr_xdp_map_cache(&x)) {
+		t_fail("cannot set the port or map the cache");
+		return;
+	}
 	set_keys(secret, NULL, 0);
-	miss = count(RR_FN_CACHE_MISS);
+	/* The worker's answer to a's query: the question echoed, then the
+	 * OPT with a's cookie, as dns writes it. */
 	make(&f, AF_INET, a, secret, now, a, 0);
-	run(&f, 1, &pass, &drop);
-	make(&f, AF_INET, a, secret, now, a, 1);
-	run(&f, 1, &pass, &drop);
-	if (count(RR_FN_COOKIE_BYPASS) - bypass != 2)
-		t_fail("cookie_bypass moved by %lu, not 2",
+	off = f.lay.payload_off;
+	n = f.len - off;
+	memcpy(reply, f.buf + off, n);
+	reply[2] |= 0x80; /* QR */
+	if (rr_cache_insert(x.cache, x.cache_queue_entries, PORT, 1, 0,
+			    f.buf + off, n, reply, n, 2,
+			    1) == RR_CACHE_SKIPPED) {
+		t_fail("cannot cache a reply");
+		return;
+	}
+	reply[n - 1] ^= 1;
+	if (rr_cache_insert(x.cache, x.cache_queue_entries, PORT, 1, 0,
+			    f.buf + off, n, reply, n, 2, 1) != RR_CACHE_SKIPPED)
+		t_fail("a reply that does not end with the query's cookie was cached");
+	reply[n - 1] ^= 1;
+	if (rr_cache_insert(x.cache, x.cache_queue_entries, PORT, 1, 0,
+			    f.buf + off, n, reply, n, 2,
+			    1) == RR_CACHE_SKIPPED) {
+		t_fail("cannot cache the reply again");
+		return;
+	}
+
+	bypass = count(RR_FN_COOKIE_BYPASS);
+	hit = count(RR_FN_CACHE_HIT);
+	make(&g, AF_INET, b, secret, now - 600, b, 0);
+	n = sizeof(out);
+	if (run_out(&g, out, &n) != XDP_TX)
+		t_fail("another address's valid cookie: not answered in XDP");
+	else if (n != g.len || memcmp(out + off, reply, 2 + 1) ||
+		 memcmp(out + off + 3, reply + 3, g.len - off - 3 - 24) ||
+		 memcmp(out + g.len - 24, g.buf + g.len - 24, 24))
+		t_fail("the reply is not the cached one with b's cookie");
+	if (count(RR_FN_CACHE_HIT) - hit != 1)
+		t_fail("cache_hit moved by %lu, not 1",
+		       (unsigned long)(count(RR_FN_CACHE_HIT) - hit));
+
+	t_at("the reply cache and cookies: these go to a worker");
+	miss = count(RR_FN_CACHE_MISS);
+	make(&g, AF_INET, c, secret, now - 2000, c, 0);
+	run(&g, 1, &pass, &drop); /* valid, too old to echo */
+	make(&g, AF_INET, c, other, now, c, 0);
+	run(&g, 1, &pass, &drop); /* forged */
+	make(&g, AF_INET, c, secret, now, c, 1);
+	run(&g, 1, &pass, &drop); /* a client cookie alone */
+	pad_first = 1;
+	make(&g, AF_INET, c, secret, now, c, 0);
+	run(&g, 1, &pass, &drop); /* valid, not at the query's end */
+	pad_first = 0;
+	if (count(RR_FN_COOKIE_BYPASS) - bypass != 4)
+		t_fail("cookie_bypass moved by %lu, not 4",
 		       (unsigned long)(count(RR_FN_COOKIE_BYPASS) - bypass));
-	if (count(RR_FN_CACHE_MISS) != miss)
+	if (count(RR_FN_CACHE_MISS) != miss ||
+	    count(RR_FN_CACHE_HIT) - hit != 1)
 		t_fail("the cache was asked");
+	if (pass != 4)
+		t_fail("%u of 4 passed on (the port has no socket)", pass);
 }
 
 int main(void)

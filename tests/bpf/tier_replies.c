@@ -528,7 +528,7 @@ static void cache_fill_at(uint32_t slot, const uint8_t *frame, uint32_t len,
 			    gen, expires, keep.req, keep.len,
 			    user + keep.reply_off,
 			    (uint32_t)ret - keep.reply_off,
-			    function(slot)->id_bytes) == RR_CACHE_SKIPPED)
+			    function(slot)->id_bytes, 0) == RR_CACHE_SKIPPED)
 		t_fail("insert skipped");
 }
 
@@ -676,7 +676,7 @@ static void cache_ids(void)
 	if (rr_cache_insert(
 		    x.cache, x.cache_queue_entries, ports[SLOT_IDCACHE].port, 1,
 		    0, (const uint8_t *)"ab-request", 10,
-		    (const uint8_t *)"xy-reply", 8, 2) != RR_CACHE_SKIPPED)
+		    (const uint8_t *)"xy-reply", 8, 2, 0) != RR_CACHE_SKIPPED)
 		t_fail("a reply without the request's ID was cached");
 }
 

@@ -460,7 +460,7 @@ void tier_check(struct tier *t, uint64_t no, const uint8_t *f, uint32_t len,
 			    t->x.cache_queue_entries, p->port,
 			    p->conf.cache_gen, 0, f + pkt.payload_off,
 			    pkt.payload_len, c.reply + pkt.payload_off,
-			    (uint32_t)c.user - pkt.payload_off,
+			    (uint32_t)c.user - pkt.payload_off, 0,
 			    0) == RR_CACHE_SKIPPED) {
 		tier_report(t, no, &c, "cache insert skipped");
 		return;

@@ -24,6 +24,9 @@
 # that echoed a test module's token (tests/modules/retry.c, which also
 # refuses a tampered and a short token, each counted), are validated: in
 # the same flood, their plain queries without a cookie are answered.
+# With replies from XDP (an XDP program on the client's end), the reply
+# cache answers a valid cookie of any client with that client's cookie
+# echoed, and a forged one still gets BADCOOKIE.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 command -v kdig >/dev/null || die "kdig (knot-dnsutils) is needed: make deps"
@@ -212,6 +215,43 @@ for c in 198.18.1.11 198.18.1.12; do
 	check "answered: at least 99 % ($CANS of $CSENT)" \
 		test $((CANS * 100)) -ge $((CSENT * 99))
 done
+say "== the reply cache: a valid cookie answered in XDP, with its own cookie"
+# The client's end runs an XDP program now, so replies may leave from
+# XDP: a worker's answer to a valid cookie is cached without it, and the
+# same question with another valid cookie, of another address too, is
+# answered from the cache with that cookie echoed (each queue's worker
+# caches it on its first miss). The question is a wildcard's TXT, of a
+# name long enough that the veth leaves the frame room for the answer's
+# 30 bytes (it copies a frame into a buffer cut to its length, rounded
+# up: a 72-byte query to www.example.com has 14 bytes of room).
+rr_peer_xdp_on
+rr_metrics_fresh "$M"
+hits0=$(metric "$M" reqrouter_cache_hits_total 'function="dns"')
+name=xxxxxxxxxxxxxxxxxxxxxxxx.wild.example.com
+echoed=0
+for a in 198.18.1.10 198.18.1.11; do
+	c=$(make_cookie $SECRET2 $a "$(date +%s)")
+	for i in 1 2 3 4 5 6; do
+		out=$(tb_cli kdig @"$TB_IP4_SRV" -b $a +nostats +retry=0 \
+			+timeout=2 +cookie="$c" +nobadcookie $name TXT 2>&1 |
+			grep -oE 'status: [A-Z]+|COOKIE: [0-9A-F]+|ANSWER: [0-9]+' |
+			xargs)
+		if [ "$out" = "status: NOERROR ANSWER: 1 COOKIE: ${c^^}" ]; then
+			echoed=$((echoed + 1))
+		else
+			say "    from $a: $out"
+		fi
+	done
+done
+check_eq "12 answers, each with its own client's cookie echoed" 12 "$echoed"
+hits=$(wait_metric "$M" 5 reqrouter_cache_hits_total 'function="dns"' -- \
+	$((hits0 + 8)))
+check "the reply cache answered 8 or more of them in XDP ($hits0 hits before, $hits after)" \
+	test "${hits:-0}" -ge $((hits0 + 8))
+out=$(kd -b 198.18.1.11 +cookie="$(flip "$c")" +nobadcookie)
+check "a forged cookie still gets BADCOOKIE, not the cached answer ($out)" \
+	grep -qE '^status: BADCOOKIE ANSWER: 0 ' <<<"$out"
+
 "$BUILD/reqrouterctl" --control "/run/reqrouter/$TB_IF_SRV.sock" stats \
 	>"$RR_TMP/stats.txt" 2>&1
 check "reqrouterctl stats: dns's cookies in XDP, valid and past the cache" \

@@ -457,8 +457,8 @@ static int cache_reply(struct price_bench *b, const struct job *j,
 	if (rr_cache_insert(rr_xdp_cache_of(x, 0, 0), x->cache_queue_entries,
 			    b->port, GEN_HIT, 0, keep.req, keep.len,
 			    reply + keep.reply_off,
-			    (uint32_t)ret - keep.reply_off,
-			    fn->id_bytes) == RR_CACHE_SKIPPED)
+			    (uint32_t)ret - keep.reply_off, fn->id_bytes,
+			    0) == RR_CACHE_SKIPPED)
 		return -ENOSPC;
 	return 0;
 }

@@ -19,8 +19,9 @@ enum rr_cache_insert rr_cache_insert(struct rr_cache_entry *table,
 				     uint32_t gen, uint64_t expires_ns,
 				     const uint8_t *req, uint32_t req_len,
 				     const uint8_t *reply, uint32_t reply_len,
-				     uint32_t id_bytes)
+				     uint32_t id_bytes, bool cookie)
 {
+	const uint32_t tail = cookie ? RR_CACHE_COOKIE_LEN : 0;
 	__u64 words[RR_CACHE_WORDS] = { 0 }, h, seq, now;
 	struct rr_cache_entry *e;
 	bool live;
@@ -33,8 +34,15 @@ enum rr_cache_insert rr_cache_insert(struct rr_cache_entry *table,
 	if (id_bytes > 8 || req_len < id_bytes || reply_len < id_bytes ||
 	    memcmp(req, reply, id_bytes))
 		return RR_CACHE_SKIPPED;
+	/* A reply that does not end with the request's cookie would answer
+	 * another client with a cookie not its own. */
+	if (req_len < id_bytes + tail || reply_len < id_bytes + tail ||
+	    memcmp(req + req_len - tail, reply + reply_len - tail, tail))
+		return RR_CACHE_SKIPPED;
 	memcpy(words, req, req_len);
-	memset(words, 0, id_bytes); /* as the XDP program keys it */
+	/* As the XDP program keys it: without the ID and the cookie. */
+	memset(words, 0, id_bytes);
+	memset((uint8_t *)words + req_len - tail, 0, tail);
 	h = rr_cache_hash(words, (req_len + 7) / 8, port, req_len);
 	e = &table[h & (entries - 1)];
 
@@ -49,6 +57,7 @@ enum rr_cache_insert rr_cache_insert(struct rr_cache_entry *table,
 	now = e->expires_ns ? rr_now_ns() : 0;
 	live = e->port && (!e->expires_ns || now <= e->expires_ns) &&
 	       (e->port != port || e->hash != h || e->req_len != req_len ||
+		e->flags != (cookie ? RR_CACHE_COOKIE : 0) ||
 		memcmp(e->req, words, sizeof(words)));
 	e->hash = h;
 	e->port = port;
@@ -56,9 +65,10 @@ enum rr_cache_insert rr_cache_insert(struct rr_cache_entry *table,
 	e->req_len = (uint16_t)req_len;
 	e->reply_len = (uint16_t)reply_len;
 	e->expires_ns = expires_ns;
+	e->flags = cookie ? RR_CACHE_COOKIE : 0;
 	memcpy(e->req, words, sizeof(words));
 	memset(e->reply, 0, sizeof(e->reply));
-	memcpy(e->reply, reply, reply_len);
+	memcpy(e->reply, reply, reply_len - tail);
 	__atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
 	return live ? RR_CACHE_EVICTED : RR_CACHE_INSERTED;
 }

@@ -251,7 +251,7 @@ static const struct {
 	  "Requests from validated sources over rate_limit_validated, dropped in XDP.",
 	  RR_FN_VALIDATED_LIMITED, false },
 	{ "reqrouter_cookie_bypass_packets_total",
-	  "DNS queries with a COOKIE option sent past the in-kernel tier (the reply cache) to a worker, which makes the reply's cookie.",
+	  "DNS queries with a COOKIE option sent past the in-kernel tier (the reply cache) to a worker, which makes the reply's cookie: all but a valid cookie, young enough to echo, that ends the query, which the cache answers with that cookie.",
 	  RR_FN_COOKIE_BYPASS, false },
 };
 

@@ -131,7 +131,7 @@ static void cache_reply(struct rr_worker *w, struct rr_sock *s,
 		__atomic_load_n(&w->inv->live->cache_gen[s->slot],
 				__ATOMIC_RELAXED),
 		expires, k->req, k->len, frame + k->reply_off,
-		frame_len - k->reply_off, fn->id_bytes)) {
+		frame_len - k->reply_off, fn->id_bytes, k->cookie)) {
 	case RR_CACHE_EVICTED:
 		rr_stat_add(&s->stats->cache_evictions, 1);
 		/* fall through */
