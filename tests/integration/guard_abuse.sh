@@ -230,7 +230,7 @@ sed 's/^/    /' "$RR_TMP/rest.out"
 check "as nobody: every UMEM frame back in the fill ring" test $rc -eq 0
 stop_rr "--user nobody"
 # The workers' total, plus the in-kernel tier's where it answered.
-replies=$(sed -nE 's/^total: [0-9]+ requests, ([0-9]+) replies.*/\1/p
+replies=$(sed -nE 's/^in user space: [0-9]+ requests, ([0-9]+) replies.*/\1/p
 	s/^in XDP: [^:]+: [0-9]+ requests, ([0-9]+) replies.*/\1/p' "$RR_OUT" |
 	awk '{ s += $1 } END { print s + 0 }')
 check_eq "--user nobody: the summary counts every reply" 600 "$replies"

@@ -158,8 +158,8 @@ rr_kill_wait TERM 5
 check_eq "SIGTERM: exit status" 0 "$RR_RC"
 [ "$RR_RC" = running ] && rr_kill_wait KILL 2
 check "SIGTERM: no XDP program left" eval '! xdp_on_srv'
-check "SIGTERM: summary printed" grep -q '^total: ' "$RR_OUT"
-sed -n 's/^total: /    total: /p' "$RR_OUT"
+check "SIGTERM: summary printed" grep -q '^in user space: ' "$RR_OUT"
+sed -n 's/^in user space: /    in user space: /p' "$RR_OUT"
 
 # Last, because it takes the test bed apart: the interface itself goes
 # away under a running reqrouter. It cannot recover; it must notice,

@@ -51,8 +51,8 @@ for sig in TERM INT; do
 	check "SIG$sig: no XDP program left on $TB_IF_SRV" eval '! xdp_on_srv'
 	check "SIG$sig: summary table printed" \
 		grep -qE '^port +function +rx +tx +dropped' "$RR_OUT"
-	check "SIG$sig: summary totals 'total: 100 requests, 100 replies, 0 dropped'" \
-		grep -q '^total: 100 requests, 100 replies, 0 dropped' "$RR_OUT"
+	check "SIG$sig: summary totals 'in user space: 100 requests, 100 replies, 0 dropped'" \
+		grep -q '^in user space: 100 requests, 100 replies, 0 dropped' "$RR_OUT"
 done
 
 say "== stdout's reader goes away"
@@ -92,11 +92,11 @@ rr_kill_wait TERM 2
 check_eq "under traffic: SIGTERM exit status within 2 s (took ${RR_ELAPSED_MS} ms)" 0 "$RR_RC"
 [ "$RR_RC" = running ] && rr_kill_wait KILL 2
 check "under traffic: no XDP program left" eval '! xdp_on_srv'
-tot=$(grep '^total:' "$RR_OUT")
+tot=$(grep '^in user space:' "$RR_OUT")
 say "    $tot"
-# shellcheck disable=SC2016 # an awk program: $2 is awk's field
+# shellcheck disable=SC2016 # an awk program: $4 is awk's field
 check "under traffic: the summary adds up (requests = replies + dropped)" \
-	awk '{ exit !($2 > 0 && $2 == $4 + $6) }' <<<"$tot"
+	awk '{ exit !($4 > 0 && $4 == $6 + $8) }' <<<"$tot"
 kill -TERM "$client" 2>/dev/null
 wait "$client" 2>/dev/null
 

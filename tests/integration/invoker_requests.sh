@@ -109,7 +109,7 @@ done
 
 rr_kill_wait TERM 3
 check_eq "SIGTERM: exit status" 0 "$RR_RC"
-check "summary: 'total: $sent requests, $sent replies, 0 dropped'" \
-	grep -q "^total: $sent requests, $sent replies, 0 dropped" "$RR_OUT"
+check "summary: 'in user space: $sent requests, $sent replies, 0 dropped'" \
+	grep -q "^in user space: $sent requests, $sent replies, 0 dropped" "$RR_OUT"
 check "no XDP program left on $TB_IF_SRV" eval '! xdp_on_srv'
 finish

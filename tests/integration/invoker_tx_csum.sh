@@ -115,7 +115,7 @@ for mode in offload soft; do
 	rr_kill_wait TERM 3
 	check_eq "$mode: SIGTERM: exit status" 0 "$RR_RC"
 	check "$mode: summary: $sent requests, $sent replies, 0 dropped" \
-		grep -q "^total: $sent requests, $sent replies, 0 dropped" \
+		grep -q "^in user space: $sent requests, $sent replies, 0 dropped" \
 		"$RR_OUT"
 	total=$((total + sent))
 done

@@ -262,7 +262,7 @@ EOF
 	rr_kill_wait TERM 5
 	check_eq "$name: SIGTERM: exit 0" 0 "$RR_RC"
 	check "$name: the exit summary has the totals" \
-		grep -q '^total: 200 requests, 200 replies, 0 dropped' "$RR_OUT"
+		grep -q '^in user space: 200 requests, 200 replies, 0 dropped' "$RR_OUT"
 	check_eq "$name: ... and a line per function called, whatever the level" 2 \
 		"$(grep -cE '^(7|1232) ' "$RR_OUT")"
 }

@@ -151,7 +151,7 @@ rr_kill_wait TERM 5
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"
 check "the metrics file is removed on a clean exit" test ! -e "$M"
 check "the totals are on stdout instead" \
-	grep -q '^total: 520 requests, 520 replies, 0 dropped' "$RR_TMP/main.out"
+	grep -q '^in user space: 520 requests, 520 replies, 0 dropped' "$RR_TMP/main.out"
 check_eq "the endpoint is gone" 0 "$(http GET "$URL/healthz" | head -n 1)"
 check_eq "Prometheus: up = 0 once it stops" 0 \
 	"$(prom_wait 'up{job="reqrouter"}' 'v == 0' 10)"

@@ -28,7 +28,7 @@ sed 's/^/      /' "$RR_OUT"
 check "the table's header" grep -qE '^port +function +rx +tx +dropped$' "$RR_OUT"
 check_eq "one row: reverse's, 5 requests in, 5 replies out, none dropped" \
 	"1232 reverse 5 5 0" "$(grep -E '^[0-9]+ ' "$RR_OUT" | tr -s ' ')"
-check "the totals" grep -qx 'total: 5 requests, 5 replies, 0 dropped' "$RR_OUT"
+check "the totals" grep -qx 'in user space: 5 requests, 5 replies, 0 dropped' "$RR_OUT"
 check_eq "no counter that stayed 0 (NAME=0)" "" "$(grep -E '=0( |$)' "$RR_OUT")"
 check_eq "no line of zeros (0 requests, 0 limited, 0 hits)" "" \
 	"$(grep -E ': 0 (requests|hits)|, 0 limited \(dropped\), 0 slipped' "$RR_OUT")"

@@ -131,7 +131,7 @@ check_eq "SIGTERM: exit status" 0 "$RR_RC"
 [ "$RR_RC" = running ] && rr_kill_wait KILL 2
 check "SIGTERM: no XDP program left" eval '! xdp_on_srv'
 check "summary printed with reply_too_big=32" \
-	grep -q '^total: .* reply_too_big=32' "$RR_OUT"
+	grep -q '^in user space: .* reply_too_big=32' "$RR_OUT"
 check "summary printed with bad_checksum=32" \
-	grep -q '^total: .* bad_checksum=32' "$RR_OUT"
+	grep -q '^in user space: .* bad_checksum=32' "$RR_OUT"
 finish

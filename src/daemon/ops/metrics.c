@@ -991,8 +991,8 @@ static void summary_user(struct rr_invoker *inv, FILE *out)
 			dropped[slot]);
 	}
 	it.col = (size_t)fprintf(
-		out, "total: %lu requests, %lu replies, %lu dropped", all_rx,
-		all_tx, all_dropped);
+		out, "in user space: %lu requests, %lu replies, %lu dropped",
+		all_rx, all_tx, all_dropped);
 	if (by_reason[RR_DROP_NO_REPLY])
 		it.col += (size_t)fprintf(
 			out, ", %lu left unanswered by their function",
