@@ -63,6 +63,42 @@ static __always_inline __u32 nonzero_len(__u32 len)
 	return ((len - 1) & (RR_CACHE_MAX_PAYLOAD - 1)) + 1;
 }
 
+/* The headers' bytes at most: Ethernet, two VLAN tags, IPv6, UDP. */
+#define CACHE_HDR_MAX (RR_XDP_MAX_L3_OFF + 40 + 8)
+
+/*
+ * Makes room for a reply @grow bytes longer than the request in front of
+ * the frame, its headers moved there (through @buf), where its tail has
+ * none: a veth copies a frame into a buffer cut to its length, rounded
+ * up, so a 114-byte query gets 14 bytes of room at its end and 256 at its
+ * start. Only for a reply written whole after it: the payload's old bytes
+ * are left behind. 0, or -1 with the frame untouched.
+ */
+static __always_inline int cache_grow_front(struct xdp_md *ctx,
+					    const struct rr_xdp_req *req,
+					    __u32 grow, __u64 *buf)
+{
+	__u32 hdr = req->payload_off;
+
+	if (hdr > CACHE_HDR_MAX || !hdr || grow > RR_CACHE_MAX_PAYLOAD)
+		return -1;
+	/* 1 to 128 as the verifier sees it, whatever clang made of the
+	 * test above. */
+	rr_opaque(hdr);
+	hdr = ((hdr - 1) & 127) + 1;
+	if (bpf_xdp_load_bytes(ctx, 0, buf, hdr))
+		return -1;
+	if (bpf_xdp_adjust_head(ctx, -(int)grow))
+		return -1;
+	/* Cannot fail where the frame is that long, but if it did the
+	 * headers would be gone: put the frame back as it was. */
+	if (bpf_xdp_store_bytes(ctx, 0, buf, hdr)) {
+		bpf_xdp_adjust_head(ctx, (int)grow);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Answers a repeated request of a pure function from the reply cache.
  * The request's bytes are compared in full, not only its hash, and the
@@ -174,8 +210,11 @@ static __always_inline int cache_answer(struct xdp_md *ctx,
 			bytes[(rlen - tail + i) & m] = sc->cookie[i];
 	}
 
-	/* From here the frame changes: a failure can no longer punt. */
-	if (rr_xdp_resize(ctx, req, rlen))
+	/* From here the frame changes: a failure can no longer punt. The
+	 * request's words are no longer needed: its headers go through them
+	 * where the reply grows at the front. */
+	if (rr_xdp_resize(ctx, req, rlen) &&
+	    (rlen <= len || cache_grow_front(ctx, req, rlen - len, sc->req)))
 		return -1;
 	if (rlen && bpf_xdp_store_bytes(ctx, req->payload_off, sc->reply,
 					nonzero_len(rlen)))
