@@ -184,6 +184,17 @@ rr_metrics_fresh() {
 	return 1
 }
 
+# rr_scrape cli|srv URL FILE: GET URL (reqrouter's /metrics on
+# --metrics-listen) from the client or the server namespace into FILE: the
+# counters as they are now, with no wait for the metrics file's next
+# rewrite (rr_metrics_fresh).
+rr_scrape() {
+	"tb_$1" python3 -c '
+import sys, urllib.request
+sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' \
+		"$2" >"$3"
+}
+
 # xdp_on_srv: is any XDP program attached to the server's interface?
 xdp_on_srv() { tb_xdp_on "$TB_NS_SRV" "$TB_IF_SRV"; }
 
