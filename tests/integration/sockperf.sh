@@ -59,8 +59,7 @@ srv() { metric "$M" "$@" "port=\"$PORT\""; }
 # snapshot: the server's counters 0.2 s after the call, with everything
 # sent before it counted.
 snapshot() {
-	sleep 0.2
-	rr_scrape srv "http://$LISTEN/metrics" "$M" || bad "GET /metrics failed"
+	rr_metrics_scrape "$LISTEN" "$M" || bad "GET /metrics failed"
 	RX=$(srv reqrouter_rx_packets_total)
 	TX=$(srv reqrouter_tx_packets_total)
 	NOREPLY=$(srv reqrouter_dropped_packets_total 'reason="no_reply"')
