@@ -107,8 +107,10 @@ while len(got) < len(reqs) and time.monotonic() < end:
     now = time.monotonic()
     for i, (at, text) in enumerate(reqs):
         if i not in sent and now - start >= at:
-            socks[i].send(text)
+            # Taken before the send: over the veth, the gather may
+            # start (and its deadline run) before send() returns.
             sent[i] = time.monotonic()
+            socks[i].send(text)
     later = [at for i, (at, _) in enumerate(reqs) if i not in sent]
     wait = end - now if not later else min(later) - (now - start)
     r, _, _ = select.select([s for i, s in enumerate(socks)
