@@ -423,7 +423,7 @@ static int setup(void)
 	struct rr_port_conf conf = { .nsocks = 1, .flags = RR_PORT_GATHER };
 	int ret;
 
-	ret = rr_xdp_load_sized(&x, f_dst_mac, MTU, 1, 1, NGATHERS, 1);
+	ret = rr_xdp_load_sized(&x, f_dst_mac, MTU, 1, 1, NGATHERS, 1, false);
 	if (ret)
 		return ret;
 	prog_fd = bpf_program__fd(x.skel->progs.reqrouter_xdp);

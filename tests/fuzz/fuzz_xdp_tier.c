@@ -89,7 +89,8 @@ int tier_load(struct tier *t, int ncpus)
 	int ret;
 
 	/* A reply cache partition for every queue a frame may name. */
-	ret = rr_xdp_load_sized(&t->x, f_dst_mac, MTU, RR_MAX_QUEUES, 1, 0, 0);
+	ret = rr_xdp_load_sized(&t->x, f_dst_mac, MTU, RR_MAX_QUEUES, 1, 0, 0,
+				false);
 	if (ret)
 		return ret;
 	for (i = 0; i < tier_table.n; i++) {

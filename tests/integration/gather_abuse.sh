@@ -42,7 +42,10 @@ source tests/integration/lib/common.sh
 
 TB_PEER_XDP=0
 rr_bed 1
-M=$RR_TMP/metrics.prom
+# The counters as reqrouter has them 0.2 s after they are asked for
+# (rr_metrics_scrape), not at the metrics file's next rewrite.
+LISTEN=127.0.0.1:9464
+M=$RR_TMP/http.prom
 CTL=$BUILD/reqrouterctl
 SOCK=$RR_TMP/ctl.sock
 CONF=$RR_TMP/gather.conf
@@ -143,9 +146,9 @@ got() {
 
 say "== no allow-list: said at start and by --check"
 conf cold6
-rr_start gather_abuse -i "$TB_IF_SRV" -q 1 -c "$CONF" --metrics-file "$M" \
-	--control "$SOCK" || die "reqrouter with fanout did not start"
-tb_wait_file "$M" 5 || die "no metrics file at $M"
+rr_start gather_abuse -i "$TB_IF_SRV" -q 1 -c "$CONF" \
+	--metrics-listen "$LISTEN" --control "$SOCK" ||
+	die "reqrouter with fanout did not start"
 warned() { grep -c "'fanout' gathers and has no allow-list" "$1"; }
 check_eq "the log says fanout gathers from every source" 1 "$(warned "$RR_ERR")"
 check "... how many copies a request makes, and what bounds them" \
@@ -168,7 +171,7 @@ RR_ERR=$START_ERR
 say "== a cold group of 1022 IPv6 targets"
 # The start's group, never asked yet: the first request to it.
 cell=$(pgrep -P "$RR_PID")
-rr_metrics_fresh "$M"
+rr_metrics_scrape "$LISTEN" "$M"
 timeouts=$(drops timeout)
 before=$(copies v6)
 reply=$(cli_ask 3 $PORT cold)
@@ -177,7 +180,7 @@ check "the first request to the cold group is answered (N/1022)" \
 	grep -Eq '^[0-9]+ [0-9]+/1022( |$)' <<<"$reply"
 check_eq "... no call ran past max_run_us" 0 "$(overruns)"
 check_eq "... by the same cell" "$cell" "$(pgrep -P "$RR_PID")"
-rr_metrics_fresh "$M"
+rr_metrics_scrape "$LISTEN" "$M"
 check_eq "... no request dropped as timeout" "$timeouts" "$(drops timeout)"
 wait_for 2 test "$(copies v6)" -ge $((before + 1022))
 check_eq "... and each of the 1022 targets got its copy" \
@@ -186,7 +189,7 @@ check_eq "... and each of the 1022 targets got its copy" \
 say "== one source floods, another asks now and then"
 conf wide
 reload "254 targets"
-rr_metrics_fresh "$M"
+rr_metrics_scrape "$LISTEN" "$M"
 src_drops=$(drops gather_source_rate)
 flood one --src "$TB_IP4_CLI" --client 198.51.100.7 --client-ms 300
 # A group of 254 is 254 copies: four at once, then one each 254 ms,
@@ -198,13 +201,13 @@ check "the client in another prefix asked ($(got client sent)) and was answered 
 	"$(got client replies)" = "$(got client sent)"
 check "the targets got those gathers' copies, no more ($COPIES)" \
 	test "$COPIES" -le $((254 * (14 + $(got client sent))))
-rr_metrics_fresh "$M"
+rr_metrics_scrape "$LISTEN" "$M"
 check "the rest counted as gather_source_rate" \
 	test "$(drops gather_source_rate)" -ge \
 	$((src_drops + $(got flood sent) - 14))
 
 say "== the flood spread over 64 source prefixes"
-rr_metrics_fresh "$M"
+rr_metrics_scrape "$LISTEN" "$M"
 fn_drops=$(drops gather_rate)
 flood spread "${spread[@]}"
 # The function's budget: a second's worth (10000 copies) and 10000 a
@@ -213,7 +216,7 @@ check "the flood's gathers: the function's budget, 137 at most ($(got flood repl
 	test "$(got flood replies)" -ge 0 -a "$(got flood replies)" -le 137
 check "the targets got those gathers' copies, no more ($COPIES)" \
 	test "$COPIES" -le $((254 * 137))
-rr_metrics_fresh "$M"
+rr_metrics_scrape "$LISTEN" "$M"
 check "the rest counted as gather_rate" \
 	test "$(drops gather_rate)" -gt "$fn_drops"
 
@@ -272,7 +275,7 @@ except socket.timeout:
 print("forged", n)
 print("reply", reply)
 EOF2
-rr_metrics_fresh "$M"
+rr_metrics_scrape "$LISTEN" "$M"
 late=$(metric "$M" reqrouter_xdp_packets_total 'reason="gather_late"')
 tb_cli python3 "$RR_TMP/forge.py" "$TB_IP4_SRV" $PORT 198.18.0.50 8 \
 	>"$RR_TMP/forge.out" 2>&1
@@ -282,7 +285,7 @@ check_eq "four gathers' generations: none the one before plus one" 0 \
 check_eq "replies guessing the next generation are not merged" \
 	"reply 1 1/2 missed 1" "$(grep '^reply ' "$RR_TMP/forge.out")"
 forged=$(awk '$1 == "forged" { print $2 }' "$RR_TMP/forge.out")
-rr_metrics_fresh "$M"
+rr_metrics_scrape "$LISTEN" "$M"
 check "... they count as gather_late" \
 	test "$(metric "$M" reqrouter_xdp_packets_total 'reason="gather_late"')" \
 	-ge $((late + ${forged:-1} / 2))

@@ -8,7 +8,9 @@
 #                                     set holds every SUBSTRING, exact
 #   metric_lines FILE NAME            NAME's samples, one a line
 #   wait_metric FILE SECONDS NAME SUBSTRING... -- WANT
-#                                     wait until the sum reaches WANT
+#                                     wait until the sum reaches WANT;
+#                                     with METRIC_REFRESH set, that
+#                                     command writes FILE before each look
 #
 # Sums are exact for 64-bit counters: awk's numbers are doubles, exact
 # only to 2^53, and mawk's printf "%d" stops at 2^31-1, which a long soak
@@ -70,6 +72,7 @@ wait_metric() {
 	done
 	want=$2
 	for ((i = 0; i < limit * 10; i++)); do
+		[ -n "${METRIC_REFRESH:-}" ] && $METRIC_REFRESH
 		if [ -s "$file" ]; then
 			v=$(metric "$file" "$name" "${args[@]}")
 			[ "$v" -ge "$want" ] && break

@@ -26,7 +26,8 @@
  * worker_priority = auto is realtime only while it is needed: the
  * supervisor raises a worker whose requests wait longer than AUTO_WAIT_NS
  * for it (the queuing delay it publishes, struct rr_worker_load, with
- * some still waiting), and tries the normal priority again AUTO_HOLD_NS
+ * some still waiting, or the age of a batch with more behind the
+ * request in hand), and tries the normal priority again AUTO_HOLD_NS
  * later; one that has to be raised again at once (the overload goes on)
  * holds it twice as long each time, up to AUTO_HOLD_MAX_NS, so that a
  * long overload costs a tick at the normal priority every half minute.
@@ -186,16 +187,30 @@ void rr_priority_raise(struct rr_worker *w)
 			w->queue, w->thread, strerror(-ret));
 }
 
-/* Whether worker @w's requests wait: some handed to it and not done,
- * the oldest of its latest batch having waited AUTO_WAIT_NS or more. */
-static bool waiting(const struct rr_worker *w)
+/*
+ * Whether worker @w's requests wait at @now: some handed to it and not
+ * done, and either the oldest of its latest batch had waited
+ * AUTO_WAIT_NS or more when the batch began, or the batch has run that
+ * long with more than the request in hand behind it, as steer.c reckons
+ * a stuck worker. The second is what a burst taken in one batch shows:
+ * 60 calls of 5 ms read at once have the first's delay near 0, while
+ * the last waits 300 ms behind the others.
+ */
+static bool waiting(const struct rr_worker *w, uint64_t now)
 {
 	const struct rr_worker_load *l = w->load;
+	uint64_t backlog, busy;
 
-	return l &&
-	       rr_backlog(__atomic_load_n(&l->sent, __ATOMIC_RELAXED),
-			  __atomic_load_n(&l->done, __ATOMIC_RELAXED)) &&
-	       __atomic_load_n(&l->delay_ns, __ATOMIC_RELAXED) >= AUTO_WAIT_NS;
+	if (!l)
+		return false;
+	backlog = rr_backlog(__atomic_load_n(&l->sent, __ATOMIC_RELAXED),
+			     __atomic_load_n(&l->done, __ATOMIC_RELAXED));
+	if (!backlog)
+		return false;
+	if (__atomic_load_n(&l->delay_ns, __ATOMIC_RELAXED) >= AUTO_WAIT_NS)
+		return true;
+	busy = __atomic_load_n(&l->busy_ns, __ATOMIC_RELAXED);
+	return backlog >= 2 && busy && now > busy && now - busy >= AUTO_WAIT_NS;
 }
 
 /*
@@ -213,7 +228,7 @@ static bool auto_watch(struct rr_worker *w, pid_t tid, uint64_t now)
 		w->rt_lowered = false;
 	}
 	if (w->rt_raised) {
-		if (waiting(w))
+		if (waiting(w, now))
 			return true; /* raised while they wait, past its hold */
 		if (now < w->rt_until_ns)
 			return true;
@@ -224,7 +239,7 @@ static bool auto_watch(struct rr_worker *w, pid_t tid, uint64_t now)
 		w->rt_lowered = false;
 		return false;
 	}
-	if (!waiting(w))
+	if (!waiting(w, now))
 		return false;
 	/* Raised again right after it went back: the overload goes on. */
 	if (w->rt_back_ns && now - w->rt_back_ns < AUTO_AGAIN_NS)

@@ -84,7 +84,7 @@ void rr_xdp_set_vlans(struct rr_xdp *x, const uint64_t *vlans)
 
 int rr_xdp_load(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu)
 {
-	return rr_xdp_load_sized(x, mac, mtu, 1, 1, 0, 0);
+	return rr_xdp_load_sized(x, mac, mtu, 1, 1, 0, 0, false);
 }
 
 /* The reply cache's partitions, one per (queue, cell group)
@@ -112,7 +112,7 @@ static void size_cache(struct rr_xdp *x, uint32_t nqueues, uint32_t groups)
 
 int rr_xdp_load_sized(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu,
 		      uint32_t nqueues, uint32_t cell_groups, uint32_t ngathers,
-		      uint32_t ngroups)
+		      uint32_t ngroups, bool scatter)
 {
 	char buf[RR_ERRLEN];
 	uint32_t zero = 0;
@@ -150,6 +150,10 @@ int rr_xdp_load_sized(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu,
 				 ngroups ? ngroups * RR_SG_MAX_TARGETS : 1);
 	bpf_map__set_max_entries(x->skel->maps.sg_paths,
 				 ngroups ? ngroups * RR_SG_MAX_TARGETS : 1);
+	/* Its verification takes longer than all the others' (half a
+	 * second and more): only for gather_scatter = tc, which attaches it
+	 * at start. */
+	bpf_program__set_autoload(x->skel->progs.reqrouter_scatter, scatter);
 	ret = reqrouter__load(x->skel);
 	if (ret) {
 		libbpf_strerror(ret, buf, sizeof(buf));

@@ -105,11 +105,13 @@ void rr_xdp_set_link(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu);
 void rr_xdp_set_vlans(struct rr_xdp *x, const uint64_t *vlans);
 /* rr_xdp_load() with a reply cache partition for each of @nqueues RX
  * queues and @cell_groups cell groups, and room for @ngathers
- * outstanding gathers and @ngroups groups of targets (0, 0: none).
- * rr_xdp_load() is for one queue and one cell group. */
+ * outstanding gathers and @ngroups groups of targets (0, 0: none); the
+ * scatter program (TC egress, rr_xdp_attach_scatter()) loaded only if
+ * @scatter. rr_xdp_load() is for one queue and one cell group, without
+ * it. */
 int rr_xdp_load_sized(struct rr_xdp *x, const uint8_t *mac, uint32_t mtu,
 		      uint32_t nqueues, uint32_t cell_groups, uint32_t ngathers,
-		      uint32_t ngroups);
+		      uint32_t ngroups, bool scatter);
 
 /* Queue @queue's partition of the reply cache for cell group @group,
  * mapped (NULL if not, or if the group came after load). */

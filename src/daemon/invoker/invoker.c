@@ -236,14 +236,16 @@ int rr_invoker_setup(struct rr_invoker *inv, const struct rr_config *cfg)
 	}
 
 	/* Room for the gathers only where a function gathers; for every
-	 * group a reload may bring. */
+	 * group a reload may bring. The scatter program only for them, with
+	 * gather_scatter = tc. */
 	gathering = rr_gather_needed(inv);
 	inv->live->mtu = inv->link_now.mtu;
-	ret = rr_xdp_load_sized(&inv->xdp, inv->link_now.mac, inv->link_now.mtu,
-				inv->nqueues, inv->ngroups,
-				gathering ? RR_NWORKERS(inv) * RR_SG_PER_WORKER
-					  : 0,
-				gathering ? RR_SG_MAX_GROUPS : 0);
+	ret = rr_xdp_load_sized(
+		&inv->xdp, inv->link_now.mac, inv->link_now.mtu, inv->nqueues,
+		inv->ngroups,
+		gathering ? RR_NWORKERS(inv) * RR_SG_PER_WORKER : 0,
+		gathering ? RR_SG_MAX_GROUPS : 0,
+		gathering && inv->cfg->gather_scatter == RR_SCATTER_TC);
 	if (ret)
 		return ret;
 	/* Without it the program steers in turn and cannot tell a full

@@ -184,6 +184,27 @@ rr_metrics_fresh() {
 	return 1
 }
 
+# rr_scrape cli|srv URL FILE: GET URL (reqrouter's /metrics on
+# --metrics-listen) from the client or the server namespace into FILE: the
+# counters as they are now, with no wait for the metrics file's next
+# rewrite (rr_metrics_fresh).
+rr_scrape() {
+	"tb_$1" python3 -c '
+import sys, urllib.request
+sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' \
+		"$2" >"$3"
+}
+
+# rr_metrics_scrape ADDR:PORT FILE: what rr_metrics_fresh waits for, at
+# once: reqrouter's metrics 0.2 s after the call, so that what was sent
+# before it is counted, from GET /metrics on its --metrics-listen
+# ADDR:PORT in the server's namespace (its loopback: off the bed's link),
+# into FILE.
+rr_metrics_scrape() {
+	sleep 0.2
+	rr_scrape srv "http://$1/metrics" "$2"
+}
+
 # xdp_on_srv: is any XDP program attached to the server's interface?
 xdp_on_srv() { tb_xdp_on "$TB_NS_SRV" "$TB_IF_SRV"; }
 

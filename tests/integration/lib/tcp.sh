@@ -26,9 +26,4 @@ tcp() {
 
 tcp_get() { json_eval "$2" "$RR_TMP/$1.json" 2>/dev/null; }
 
-tcp_scrape() {
-	tb_cli python3 -c '
-import sys, urllib.request
-sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())' \
-		"$1" >"$RR_TMP/http.prom"
-}
+tcp_scrape() { rr_scrape cli "$1" "$RR_TMP/http.prom"; }
