@@ -318,7 +318,7 @@ static void row_conf(struct price_bench *b, const struct rr_service *xdp_svc,
  * carries a COOKIE option with a server cookie made now but under no
  * secret of ours, as a spoofed flood forges it. At 64 bytes the cookie
  * is the OPT's one option, the form read from the query's end; a longer
- * one has a PADDING option first, so the query is walked.
+ * one has a PADDING option after it, so the query is walked to it.
  */
 static void forged_query(uint8_t *p, uint32_t n)
 {
@@ -339,14 +339,6 @@ static void forged_query(uint8_t *p, uint32_t n)
 	i += 4;
 	p[i++] = (uint8_t)(rdlen >> 8);
 	p[i++] = (uint8_t)rdlen;
-	if (pad) {
-		p[i++] = 0; /* PADDING (RFC 7830) */
-		p[i++] = 12;
-		p[i++] = (uint8_t)((pad - 4) >> 8);
-		p[i++] = (uint8_t)(pad - 4);
-		memset(p + i, 0, pad - 4);
-		i += pad - 4;
-	}
 	p[i++] = 0; /* COOKIE (RFC 7873): client, version 1, time, hash */
 	p[i++] = 10;
 	p[i++] = 0;
@@ -362,6 +354,14 @@ static void forged_query(uint8_t *p, uint32_t n)
 	p[i++] = (uint8_t)(now >> 8);
 	p[i++] = (uint8_t)now;
 	memset(p + i, 0x5a, 8);
+	i += 8;
+	if (pad) {
+		p[i++] = 0; /* PADDING (RFC 7830) */
+		p[i++] = 12;
+		p[i++] = (uint8_t)((pad - 4) >> 8);
+		p[i++] = (uint8_t)(pad - 4);
+		memset(p + i, 0, pad - 4);
+	}
 }
 
 /* Secrets for the cookie rows, of which no forged cookie is made. */
