@@ -86,7 +86,7 @@ static const char *const counter_names[C_COUNT][2] = {
 	{ "dns_formerr", "DNS queries answered FORMERR." },
 	{ "dns_notimp", "DNS queries answered NOTIMP." },
 	{ "dns_other_rcode",
-	  "DNS answers with another RCODE (NOTAUTH, BADVERS, YXDOMAIN)." },
+	  "DNS answers with another RCODE (NOTAUTH, BADVERS, YXDOMAIN, BADCOOKIE)." },
 	{ "dns_truncated", "DNS answers truncated (TC) to fit." },
 	{ "dns_ignored",
 	  "DNS messages not answered: responses, or malformed before the question ended." },

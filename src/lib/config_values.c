@@ -757,6 +757,14 @@ int rr_cookie_secret_read(const char *path, uint8_t *out, char *err,
 		return -e;
 	}
 	n = fread(text, 1, sizeof(text) - 1, f);
+	if (ferror(f)) { /* a directory: fopen() takes it, read() not */
+		int e = errno;
+
+		fclose(f);
+		rr_errf(err, errlen, "cookie_secret: cannot read %s: %s", path,
+			strerror(e));
+		return -e;
+	}
 	fclose(f);
 	text[n] = '\0';
 	p = text + strspn(text, " \t\r\n");

@@ -26,7 +26,8 @@
 # the same flood, their plain queries without a cookie are answered.
 # With replies from XDP (an XDP program on the client's end), the reply
 # cache answers a valid cookie of any client with that client's cookie
-# echoed, and a forged one still gets BADCOOKIE.
+# echoed, and a forged one still gets BADCOOKIE. A second new secret
+# within the hour drops the first, with a warning.
 cd "$(dirname "$0")/../.." || exit 1
 source tests/integration/lib/common.sh
 command -v kdig >/dev/null || die "kdig (knot-dnsutils) is needed: make deps"
@@ -255,6 +256,19 @@ check "a forged cookie still gets BADCOOKIE, not the cached answer ($out)" \
 	>"$RR_TMP/stats.txt" 2>&1
 check "reqrouterctl stats: dns's cookies in XDP, valid and past the cache" \
 	grep -qE '^  DNS cookies in XDP: valid [1-9][0-9]*, bypass [0-9]+$' "$RR_TMP/stats.txt"
+
+say "== a second new secret within the hour: the first is dropped, and said so"
+printf '%s\n' 0f1e2d3c4b5a69788796a5b4c3d2e1f0 >"$RR_TMP/cookie.secret"
+"$BUILD/reqrouterctl" --control "/run/reqrouter/$TB_IF_SRV.sock" reload \
+	>"$RR_TMP/reload2.out" 2>&1
+check_eq "one line warns that the first secret's cookies are dropped" 1 \
+	"$(grep -c "'dns': the secret before the previous one, good for [0-9]* s more, is dropped" "$RR_ERR")"
+out=$(kd +cookie="$valid" +nobadcookie)
+check "the first secret's cookie: BADCOOKIE ($out)" \
+	grep -qE '^status: BADCOOKIE ANSWER: 0 ' <<<"$out"
+out=$(kd +cookie="$new" +nobadcookie)
+check "the second's, now the previous: answered ($out)" \
+	grep -qE '^status: NOERROR ANSWER: 2 ' <<<"$out"
 
 rr_kill_wait TERM 5
 check_eq "SIGTERM: exit 0" 0 "$RR_RC"

@@ -52,11 +52,20 @@ static int prepare_one(struct rr_service *svc, const struct rr_service *was,
 	if (had)
 		svc->cookie = was->cookie;
 	if (had && memcmp(was->cookie.current, secret, sizeof(secret))) {
+		uint64_t now = (uint64_t)time(NULL);
+
+		/* Rotated again within the hour: the secret two back, still
+		 * in its clients' cookies, is dropped. */
+		if (was->cookie.has_previous &&
+		    was->cookie.previous_until > now)
+			pr_warn("'%s': the secret before the previous one, good for %lu s more, is dropped: its clients' cookies get BADCOOKIE once (rotate no sooner than an hour apart)\n",
+				svc->fn->name,
+				(unsigned long)(was->cookie.previous_until -
+						now));
 		memcpy(svc->cookie.previous, was->cookie.current,
 		       sizeof(secret));
 		svc->cookie.has_previous = 1;
-		svc->cookie.previous_until =
-			(uint64_t)time(NULL) + RR_COOKIE_PAST_S;
+		svc->cookie.previous_until = now + RR_COOKIE_PAST_S;
 		pr_notice(
 			"'%s': a new cookie secret; the previous one stays good for %d s, as the cookies it made\n",
 			svc->fn->name, RR_COOKIE_PAST_S);

@@ -331,9 +331,12 @@ static void follow_cpus(struct rr_invoker *inv)
 			w->cpu_lost = false;
 			continue;
 		}
-		pr_notice(
-			"CPU %d is back: worker %u/%u is pinned to it again\n",
-			w->cpu, w->queue, w->thread);
+		/* Not lost, only not pinned yet (a cell a reload made):
+		 * pinned without a word. */
+		if (w->cpu_lost)
+			pr_notice(
+				"CPU %d is back: worker %u/%u is pinned to it again\n",
+				w->cpu, w->queue, w->thread);
 		w->cpu_lost = false;
 	}
 }
