@@ -62,9 +62,11 @@
  *
  *   rr_req      the request being served on this CPU (a tail call passes
  *               only the context);
- *   fn_stats    per-CPU counters: +1 at req->rx_key for every request,
- *               +1 at req->tx_key for every reply sent;
- *   xdp_stats   per-CPU counters: +1 at req->tx_stat_key for every reply;
+ *   fn_stats    per-CPU counters: +1 at req->tx_key for every reply
+ *               sent, +1 at req->rx_key for every request handed back
+ *               (reqrouter reads the requests the function was given as
+ *               their sum, and its replies per queue as the tier's: one
+ *               counter a reply, the price of the in-kernel tier);
  *   rr_verdict  a request not answered (a punt, an error, a reply that
  *               could not be built) is handed back with its verdict in
  *               req->verdict by a tail call to entry 0, the steering
@@ -95,13 +97,6 @@ struct {
 	__type(value, __u64);
 	__uint(max_entries, 1);
 } fn_stats SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, __u64);
-	__uint(max_entries, 1);
-} xdp_stats SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
@@ -141,7 +136,6 @@ static __always_inline int rr_xdp_finish(struct xdp_md *ctx,
 	if (ret >= 0 && (__u32)ret <= req->room &&
 	    !rr_xdp_build_reply(ctx, req, (__u32)ret)) {
 		rr_xdp_count(&fn_stats, req->tx_key);
-		rr_xdp_count(&xdp_stats, req->tx_stat_key);
 		/* Captured or traced: the reply as it leaves. */
 		if (req->mark) {
 			sc = bpf_map_lookup_elem(&capture_scratch, &zero);
@@ -152,6 +146,7 @@ static __always_inline int rr_xdp_finish(struct xdp_md *ctx,
 			return bpf_redirect(ctx->ingress_ifindex, 0);
 		return XDP_TX;
 	}
+	rr_xdp_count(&fn_stats, req->rx_key);
 	req->verdict = ret;
 	bpf_tail_call(ctx, &rr_verdict, zero);
 	/* Not loaded by reqrouter: an untouched frame to the kernel, never
@@ -169,7 +164,6 @@ static __always_inline int rr_xdp_finish(struct xdp_md *ctx,
 		req = bpf_map_lookup_elem(&rr_req, &zero);          \
 		if (!req)                                           \
 			return XDP_PASS;                            \
-		rr_xdp_count(&fn_stats, req->rx_key);               \
 		return rr_xdp_finish(ctx, req, _handler(ctx, req)); \
 	}                                                           \
 	char _license[] SEC("license") = "GPL"

@@ -64,9 +64,8 @@ struct rr_xdp_req {
 	 * the keys of the counters it bumps, so that their layout stays the
 	 * steering program's, and the handler's verdict when it hands the
 	 * request back through rr_verdict. */
-	__u32 rx_key;	   /* in fn_stats: given to the function */
-	__u32 tx_key;	   /* in fn_stats: answered by it */
-	__u32 tx_stat_key; /* in xdp_stats: answered by a function */
+	__u32 rx_key; /* in fn_stats: given to it, not answered */
+	__u32 tx_key; /* in fn_stats: answered by it */
 	__s32 verdict;
 	/* The payload's ones' complement sum, folded to 16 bits in memory
 	 * byte order: the request's, found while its UDP checksum was

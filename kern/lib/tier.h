@@ -308,7 +308,6 @@ static __always_inline int in_kernel(struct xdp_md *ctx,
 	 * knowledge of the counters' layout. */
 	req->rx_key = RR_FN_STATS_KEY(queue, conf->slot, RR_FN_XDP_RX);
 	req->tx_key = RR_FN_STATS_KEY(queue, conf->slot, RR_FN_XDP_TX);
-	req->tx_stat_key = queue * RR_XDP_STAT_MAX + RR_XDP_TX_FUNCTION;
 	/* What the function's program writes if it answers. */
 	if (mark) {
 		sc = bpf_map_lookup_elem(&capture_scratch, &zero);

@@ -181,6 +181,14 @@ static int take_snap(struct snap *s, uint32_t queue)
 				    s->fn);
 	if (ret)
 		return ret;
+	/* As rr_xdp_read_stats() and rr_xdp_read_fn_stats() read them: a
+	 * function's reply is counted once, as its tx (rr_xdp.h). */
+	for (k = 0; queue < RR_MAX_QUEUES && k < RR_MAX_SLOTS; k++) {
+		s->fn[k * RR_FN_STAT_MAX + RR_FN_XDP_RX] +=
+			s->fn[k * RR_FN_STAT_MAX + RR_FN_XDP_TX];
+		s->stats[queue * RR_XDP_STAT_MAX + RR_XDP_TX_FUNCTION] +=
+			s->fn[k * RR_FN_STAT_MAX + RR_FN_XDP_TX];
+	}
 	for (k = 0; k < RR_MAX_QUEUES * RR_MAX_SLOTS; k++)
 		if (bpf_map_lookup_elem(cursor_fd, &k, &s->cursor[k]))
 			return -errno;

@@ -454,12 +454,12 @@ int main(int argc, char **argv)
 				break;
 			}
 			if (tier_pct && (full_sum(&tier.st, &tier_sum) ||
-					 tier_sum != tier.runs)) {
+					 tier_sum + tier.fn_tx != tier.runs)) {
 				fprintf(stderr,
 					"fuzz_xdp: after %" PRIu64
 					" runs the tier's counters add up to "
 					"%" PRIu64 "\n",
-					tier.runs, tier_sum);
+					tier.runs, tier_sum + tier.fn_tx);
 				tier.fails++;
 				break;
 			}
@@ -485,9 +485,9 @@ int main(int argc, char **argv)
 		       " filling the MTU), %" PRIu64 " from the cache (%" PRIu64
 		       " replies cached), %" PRIu64 " punted; %" PRIu64
 		       " failures\n",
-		       tier.frames, tier.runs, tier_sum, tier.steered, tier.tx,
-		       tier.at_mtu, tier.hits, tier.inserts, tier.punts,
-		       tier.fails);
+		       tier.frames, tier.runs, tier_sum + tier.fn_tx,
+		       tier.steered, tier.tx, tier.at_mtu, tier.hits,
+		       tier.inserts, tier.punts, tier.fails);
 		printf("fuzz_xdp: in-kernel tier dropped for user space's "
 		       "reason:");
 		for (key = 1; key < RR_DROP_MAX; key++)

@@ -147,6 +147,9 @@ struct tier {
 	struct stats st;		    /* its xdp_stats */
 	uint64_t fn_seen[RR_FN_STATS_SIZE]; /* fn_stats already accounted */
 	uint64_t runs;			    /* test runs, re-runs included */
+	/* Replies the functions' programs counted in fn_stats alone, which
+	 * rr_xdp_read_stats() adds to the queues' tx:function. */
+	uint64_t fn_tx;
 	uint64_t frames, steered, tx, hits, punts, inserts;
 	uint64_t at_mtu;	     /* answers whose IP packet fills the MTU */
 	uint64_t drops[RR_DROP_MAX]; /* agreed drops, by reason */

@@ -159,6 +159,14 @@ static int tier_run(struct tier *t, struct tier_case *c, struct xdp_md *ctx)
 		c->fn[s] = v[s] - t->fn_seen[key + s];
 		t->fn_seen[key + s] = v[s];
 	}
+	/* As rr_xdp_read_stats() and rr_xdp_read_fn_stats() read them: a
+	 * function's reply is counted once, as its tx (rr_xdp.h). */
+	c->fn[RR_FN_XDP_RX] += c->fn[RR_FN_XDP_TX];
+	if (c->fn[RR_FN_XDP_TX]) {
+		c->dl.total += c->fn[RR_FN_XDP_TX];
+		c->dl.stat = RR_XDP_TX_FUNCTION;
+		t->fn_tx += c->fn[RR_FN_XDP_TX];
+	}
 	return 0;
 }
 

@@ -943,11 +943,18 @@ int rr_xdp_allow(struct rr_xdp *x, uint32_t slot, const struct rr_cidr *c)
 int rr_xdp_read_fn_stats(struct rr_xdp *x, uint32_t queue, uint32_t slot,
 			 uint64_t *out)
 {
+	int ret;
+
 	if (queue >= RR_MAX_QUEUES || slot >= RR_MAX_SLOTS)
 		return -EINVAL;
-	return rr_percpu_sum(bpf_map__fd(x->skel->maps.fn_stats),
-			     RR_FN_STATS_KEY(queue, slot, 0), RR_FN_STAT_MAX,
-			     out);
+	ret = rr_percpu_sum(bpf_map__fd(x->skel->maps.fn_stats),
+			    RR_FN_STATS_KEY(queue, slot, 0), RR_FN_STAT_MAX,
+			    out);
+	/* A function's XDP program counts a request it answers only as
+	 * answered (include/reqrouter/rr_xdp.h): one counter a reply. */
+	if (!ret)
+		out[RR_FN_XDP_RX] += out[RR_FN_XDP_TX];
+	return ret;
 }
 
 uint32_t rr_xdp_stat_rows(uint32_t nrxqueues)
@@ -957,6 +964,20 @@ uint32_t rr_xdp_stat_rows(uint32_t nrxqueues)
 
 int rr_xdp_read_stats(struct rr_xdp *x, uint64_t *out, uint32_t nrows)
 {
-	return rr_percpu_sum(bpf_map__fd(x->skel->maps.xdp_stats), 0,
-			     nrows * RR_XDP_STAT_MAX, out);
+	uint32_t q, slot;
+	uint64_t tx;
+	int ret;
+
+	ret = rr_percpu_sum(bpf_map__fd(x->skel->maps.xdp_stats), 0,
+			    nrows * RR_XDP_STAT_MAX, out);
+	/* A queue's replies from the functions' XDP programs are the sum
+	 * of their own counts (rr_xdp.h): not counted twice in XDP. */
+	for (q = 0; !ret && q < nrows && q < RR_MAX_QUEUES; q++)
+		for (slot = 0; !ret && slot < RR_MAX_SLOTS; slot++) {
+			ret = rr_percpu_sum(
+				bpf_map__fd(x->skel->maps.fn_stats),
+				RR_FN_STATS_KEY(q, slot, RR_FN_XDP_TX), 1, &tx);
+			out[q * RR_XDP_STAT_MAX + RR_XDP_TX_FUNCTION] += tx;
+		}
+	return ret;
 }
