@@ -67,20 +67,23 @@ static __always_inline __u32 nonzero_len(__u32 len)
 #define CACHE_HDR_MAX (RR_XDP_MAX_L3_OFF + 40 + 8)
 
 /*
- * Makes room for a reply @grow bytes longer than the request in front of
- * the frame, its headers moved there (through @buf), where its tail has
- * none: a veth copies a frame into a buffer cut to its length, rounded
- * up, so a 114-byte query gets 14 bytes of room at its end and 256 at its
- * start. Only for a reply written whole after it: the payload's old bytes
- * are left behind. 0, or -1 with the frame untouched.
+ * Makes room for a reply of @rlen bytes in front of the frame, its
+ * headers moved there (through @buf), where its tail has none: a veth
+ * copies a frame into a buffer cut to its length, rounded up, so a
+ * 114-byte query gets 14 bytes of room at its end and 256 at its start.
+ * Only for a reply written whole after it: the payload's old bytes are
+ * left behind. 0, or -1 with the frame untouched.
  */
 static __always_inline int cache_grow_front(struct xdp_md *ctx,
 					    const struct rr_xdp_req *req,
-					    __u32 grow, __u64 *buf)
+					    __u32 rlen, __u64 *buf)
 {
+	long cur = (long)ctx->data_end - (long)ctx->data;
+	long grow = (long)req->payload_off + rlen - cur;
 	__u32 hdr = req->payload_off;
 
-	if (hdr > CACHE_HDR_MAX || !hdr || grow > RR_CACHE_MAX_PAYLOAD)
+	if (hdr > CACHE_HDR_MAX || !hdr || grow <= 0 ||
+	    grow > RR_CACHE_MAX_PAYLOAD)
 		return -1;
 	/* 1 to 128 as the verifier sees it, whatever clang made of the
 	 * test above. */
@@ -214,7 +217,7 @@ static __always_inline int cache_answer(struct xdp_md *ctx,
 	 * request's words are no longer needed: its headers go through them
 	 * where the reply grows at the front. */
 	if (rr_xdp_resize(ctx, req, rlen) &&
-	    (rlen <= len || cache_grow_front(ctx, req, rlen - len, sc->req)))
+	    cache_grow_front(ctx, req, rlen, sc->req))
 		return -1;
 	if (rlen && bpf_xdp_store_bytes(ctx, req->payload_off, sc->reply,
 					nonzero_len(rlen)))
