@@ -22,8 +22,8 @@
  *   minutes, under another secret: limited as any query, not counted.
  * - The previous secret counts while it is good, not after.
  * - With the reply cache on the port, a reply cached without its query's
- *   cookie (as a worker caches dns's) answers another address's query
- *   with that address's valid cookie put back; a query with any other
+ *   cookie (as a worker caches dns's) answers another address's query,
+ *   IPv4 or IPv6, with that address's valid cookie put back; a query with any other
  *   COOKIE option (too old to echo, forged, a client cookie alone, not at
  *   the query's end) is counted as cookie_bypass and never looked up.
  * Needs root; exits 77 (skip) otherwise.
@@ -376,7 +376,8 @@ static int run_out(const struct frame *f, uint8_t *out, uint32_t *out_len)
 static void cache(void)
 {
 	static const uint8_t a[4] = { 192, 0, 9, 1 }, b[4] = { 192, 0, 9, 2 },
-			     c[4] = { 192, 0, 9, 3 };
+			     c[4] = { 192, 0, 9, 3 },
+			     v6[16] = { 0x20, 0x01, 0x0d, 0xb8, 9, [15] = 2 };
 	uint32_t now = (uint32_t)time(NULL), pass = 0, drop = 0, n, off;
 	uint64_t bypass, miss, hit;
 	uint8_t reply[256], out[256];
@@ -433,8 +434,14 @@ static void cache(void)
 		 memcmp(out + off + 3, reply + 3, g.len - off - 3 - 24) ||
 		 memcmp(out + g.len - 24, g.buf + g.len - 24, 24))
 		t_fail("the reply is not the cached one with b's cookie");
-	if (count(RR_FN_CACHE_HIT) - hit != 1)
-		t_fail("cache_hit moved by %lu, not 1",
+	make(&g, AF_INET6, v6, secret, now, v6, 0);
+	n = sizeof(out);
+	if (run_out(&g, out, &n) != XDP_TX)
+		t_fail("over IPv6: not answered in XDP");
+	else if (n != g.len || memcmp(out + g.len - 24, g.buf + g.len - 24, 24))
+		t_fail("over IPv6: the reply does not carry its cookie");
+	if (count(RR_FN_CACHE_HIT) - hit != 2)
+		t_fail("cache_hit moved by %lu, not 2",
 		       (unsigned long)(count(RR_FN_CACHE_HIT) - hit));
 
 	t_at("the reply cache and cookies: these go to a worker");
@@ -453,7 +460,7 @@ static void cache(void)
 		t_fail("cookie_bypass moved by %lu, not 4",
 		       (unsigned long)(count(RR_FN_COOKIE_BYPASS) - bypass));
 	if (count(RR_FN_CACHE_MISS) != miss ||
-	    count(RR_FN_CACHE_HIT) - hit != 1)
+	    count(RR_FN_CACHE_HIT) - hit != 2)
 		t_fail("the cache was asked");
 	if (pass != 4)
 		t_fail("%u of 4 passed on (the port has no socket)", pass);
