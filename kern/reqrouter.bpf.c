@@ -147,7 +147,8 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	if (conf->flags & RR_PORT_COOKIE) {
 		cookie = cookie_check(
 			ctx, (__u32)(l3 - (void *)(long)ctx->data), conf->slot,
-			ipv6, !!(conf->flags & RR_PORT_VALIDATE));
+			ipv6,
+			!!(conf->flags & (RR_PORT_VALIDATE | RR_PORT_CACHE)));
 		if (cookie >= RR_COOKIE_VALID)
 			rr_fn_count_at(queue, conf->slot, RR_FN_COOKIE_VALID);
 	}

@@ -23,7 +23,8 @@
  * - The previous secret counts while it is good, not after.
  * - With the reply cache on the port, a reply cached without its query's
  *   cookie (as a worker caches dns's) answers another address's query,
- *   IPv4 or IPv6, with that address's valid cookie put back; a query with any other
+ *   IPv4 or IPv6, with that address's valid cookie put back, with or
+ *   without a rate limit; a query with any other
  *   COOKIE option (too old to echo, forged, a client cookie alone, not at
  *   the query's end) is counted as cookie_bypass and never looked up.
  * Needs root; exits 77 (skip) otherwise.
@@ -440,8 +441,21 @@ static void cache(void)
 		t_fail("over IPv6: not answered in XDP");
 	else if (n != g.len || memcmp(out + g.len - 24, g.buf + g.len - 24, 24))
 		t_fail("over IPv6: the reply does not carry its cookie");
-	if (count(RR_FN_CACHE_HIT) - hit != 2)
-		t_fail("cache_hit moved by %lu, not 2",
+	/* No rate limit, so nothing to validate: the cache alone is worth
+	 * the check. */
+	conf.flags = RR_PORT_COOKIE | RR_PORT_CACHE;
+	if (rr_xdp_set_port(&x, PORT, &conf))
+		t_fail("cannot set the port entry");
+	make(&g, AF_INET, b, secret, now, b, 0);
+	n = sizeof(out);
+	if (run_out(&g, out, &n) != XDP_TX)
+		t_fail("without a rate limit: not answered in XDP");
+	conf.flags =
+		RR_PORT_COOKIE | RR_PORT_RL | RR_PORT_VALIDATE | RR_PORT_CACHE;
+	if (rr_xdp_set_port(&x, PORT, &conf))
+		t_fail("cannot set the port entry");
+	if (count(RR_FN_CACHE_HIT) - hit != 3)
+		t_fail("cache_hit moved by %lu, not 3",
 		       (unsigned long)(count(RR_FN_CACHE_HIT) - hit));
 
 	t_at("the reply cache and cookies: these go to a worker");
@@ -460,7 +474,7 @@ static void cache(void)
 		t_fail("cookie_bypass moved by %lu, not 4",
 		       (unsigned long)(count(RR_FN_COOKIE_BYPASS) - bypass));
 	if (count(RR_FN_CACHE_MISS) != miss ||
-	    count(RR_FN_CACHE_HIT) - hit != 2)
+	    count(RR_FN_CACHE_HIT) - hit != 3)
 		t_fail("the cache was asked");
 	if (pass != 4)
 		t_fail("%u of 4 passed on (the port has no socket)", pass);

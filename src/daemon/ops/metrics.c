@@ -242,7 +242,7 @@ static const struct {
 	  "Requests over the function's rate_limit let by, as rate_limit_mode = log (a dry run) says: those it would have dropped or slipped.",
 	  RR_FN_RL_WOULD_LIMIT, false },
 	{ "reqrouter_cookie_valid_packets_total",
-	  "DNS queries whose server cookie the XDP program found valid for their source, which validates it; checked only where validated_for and a rate limit are on.",
+	  "DNS queries whose server cookie the XDP program found valid for their source, which validates it; checked only where that buys something: a rate limit with validated_for above 0, or the reply cache.",
 	  RR_FN_COOKIE_VALID, false },
 	{ "reqrouter_validated_packets_total",
 	  "Requests from validated sources (a TCP handshake, a valid DNS server cookie or a function's token, within validated_for) let by within their own budget, rate_limit_validated, in place of their prefixes'.",
