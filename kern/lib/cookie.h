@@ -114,10 +114,11 @@ static __always_inline int cookie_valid(const struct rr_cookie_keys *k,
  * caller: no options, no extension headers) to function @slot:
  * RR_COOKIE_VALID if its OPT record's COOKIE option is a server cookie
  * valid for its source (judged only where @verify: a valid one buys
- * something, its own budget or a cached answer), RR_COOKIE_ECHO if that cookie is besides young enough to
- * be echoed and the query's last bytes, RR_COOKIE_OTHER for any other COOKIE option, or any where
- * it is not judged, RR_COOKIE_NONE when there is none or the query is not
- * the plain one read here (one question, no compression in it, the OPT as
+ * something, its own budget or a cached answer); RR_COOKIE_ECHO if that
+ * cookie is besides young enough to be echoed and the query's last
+ * bytes; RR_COOKIE_OTHER for any other COOKIE option, or any where it is
+ * not judged; RR_COOKIE_NONE when there is none or the query is not the
+ * plain one read here (one question, no compression in it, the OPT as
  * its only other record, within its first COOKIE_BUF bytes). A global
  * function, verified once on its own.
  */
