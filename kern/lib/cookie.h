@@ -22,6 +22,7 @@
 #include <reqrouter/rr_xdp_req.h>
 
 #include "lib/common.h"
+#include "lib/parse.h"
 #include "shared/common.h"
 #include "shared/cookie.h"
 
@@ -129,29 +130,15 @@ __noinline int cookie_check(struct xdp_md *ctx, __u32 l3_off, __u32 slot,
 	void *end = (void *)(long)ctx->data_end;
 	const struct rr_cookie_keys *k;
 	__u32 zero = 0, off, len, n, pos = 12, i;
-	__u64 a, b = 0, cc, vrt, h;
+	__u64 a, b, cc, vrt, h;
 	__u8 *buf, *q, *t, l;
 	struct udphdr *udp;
 	int at_end = 0, v;
 
-	if (l3_off > RR_XDP_MAX_L3_OFF)
+	if (l3_off > RR_XDP_MAX_L3_OFF ||
+	    src_words(data + l3_off, end, ipv6, &a, &b))
 		return RR_COOKIE_NONE;
-	if (ipv6) {
-		struct ipv6hdr *ip6h = data + l3_off;
-
-		if ((void *)(ip6h + 1) > end)
-			return RR_COOKIE_NONE;
-		a = cookie_word(&ip6h->saddr);
-		b = cookie_word((__u8 *)&ip6h->saddr + 8);
-		off = l3_off + sizeof(*ip6h);
-	} else {
-		struct iphdr *iph = data + l3_off;
-
-		if ((void *)(iph + 1) > end)
-			return RR_COOKIE_NONE;
-		a = *(const __u32 *)&iph->saddr;
-		off = l3_off + sizeof(*iph);
-	}
+	off = l3_off + (ipv6 ? sizeof(struct ipv6hdr) : sizeof(struct iphdr));
 	udp = data + off;
 	if ((void *)(udp + 1) > end)
 		return RR_COOKIE_NONE;
