@@ -745,27 +745,24 @@ int rr_cookie_secret_read(const char *path, uint8_t *out, char *err,
 			  size_t errlen)
 {
 	char text[128], *p;
-	size_t n, i;
+	size_t n = 0, i;
+	int e = 0;
 	FILE *f;
 
+	/* A directory opens, and fails at the read. */
 	f = fopen(path, "re");
-	if (!f) {
-		int e = errno;
-
-		rr_errf(err, errlen, "cookie_secret: cannot read %s: %s", path,
-			strerror(e));
-		return -e;
-	}
-	n = fread(text, 1, sizeof(text) - 1, f);
-	if (ferror(f)) { /* a directory: fopen() takes it, read() not */
-		int e = errno;
-
+	if (f) {
+		n = fread(text, 1, sizeof(text) - 1, f);
+		e = ferror(f) ? errno : 0;
 		fclose(f);
+	} else {
+		e = errno;
+	}
+	if (e) {
 		rr_errf(err, errlen, "cookie_secret: cannot read %s: %s", path,
 			strerror(e));
 		return -e;
 	}
-	fclose(f);
 	text[n] = '\0';
 	p = text + strspn(text, " \t\r\n");
 	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
