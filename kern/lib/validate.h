@@ -8,8 +8,9 @@
  * such a source, over its prefixes' levels, is held to a budget of its
  * own, rate_limit_validated replies a second (a query with a valid
  * cookie to that budget alone): a spoofed flood from its /24 cannot
- * take its share, and it can still not ask without bound. Its bucket is in rl_table, tagged apart from the levels' entries
- * (RR_VALIDATE_BITS), taken as lib/rl.h takes a level's.
+ * take its share, and it can still not ask without bound. Its bucket is
+ * in rl_table, tagged apart from the levels' entries (RR_VALIDATE_BITS),
+ * taken as lib/rl.h takes a level's.
  */
 #ifndef RR_LIB_VALIDATE_H
 #define RR_LIB_VALIDATE_H

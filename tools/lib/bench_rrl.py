@@ -271,17 +271,8 @@ def cookie_report(path, clk_tck):
     hz = float(clk_tck)
 
     def vals(srv, fn):
-        out = []
-        for r in rows:
-            if r["server"] != srv:
-                continue
-            try:
-                out.append(fn({k: float(v) for k, v in r.items()
-                               if v not in (None, "") and
-                               k not in ("server", "flood_net")}))
-            except (KeyError, ZeroDivisionError):
-                pass
-        return out
+        out = [row_value(r, fn) for r in rows if r["server"] == srv]
+        return [v for v in out if v is not None]
 
     def pct(who):
         return lambda r: 100 * r[who + "_answered"] / r[who + "_sent"]
@@ -335,17 +326,23 @@ def cookie_report(path, clk_tck):
               " them against its own." % statistics.median(share))
 
 
+def row_value(r, fn):
+    """fn of a cookie row's numeric fields, or None where it lacks one."""
+    try:
+        return fn({k: float(v) for k, v in r.items()
+                   if v not in (None, "") and
+                   k not in ("server", "flood_net")})
+    except (KeyError, ZeroDivisionError):
+        return None
+
+
 def rep_ratios(rows, srv, ref, fn):
     """fn's value for srv over ref's in each repetition that has both."""
     by = {}
     for r in rows:
-        try:
-            v = fn({k: float(x) for k, x in r.items()
-                    if x not in (None, "") and
-                    k not in ("server", "flood_net")})
-        except (KeyError, ZeroDivisionError):
-            continue
-        by.setdefault(int(r["rep"]), {})[r["server"]] = v
+        v = row_value(r, fn)
+        if v is not None:
+            by.setdefault(int(r["rep"]), {})[r["server"]] = v
     return [d[srv] / d[ref] for _, d in sorted(by.items())
             if srv in d and ref in d and d[ref]]
 
