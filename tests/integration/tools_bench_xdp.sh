@@ -109,7 +109,7 @@ done <"$TMP/checks"
 
 say "== the tables"
 tools/bench-xdp --no-build --repeat 100 --batches 1 --frames ipv4-64 \
-	>"$TMP/price.txt" 2>"$TMP/price.err"
+	--rows reflector,bare >"$TMP/price.txt" 2>"$TMP/price.err"
 check_eq "exit status" 0 "$?"
 check "the command heads the tables" grep -q '^tools/bench-xdp --repeat 100' \
 	"$TMP/price.txt"
@@ -118,6 +118,10 @@ check "the defaults' row" grep -qE '^  in-kernel tier, defaults +XDP_TX ' \
 check "the program table" grep -qE '^  reqrouter/reqrouter_xdp +[0-9]+ ' \
 	"$TMP/price.txt"
 check "only the frame asked for" test "$(grep -c '^UDP/' "$TMP/price.txt")" = 1
+# --rows: those asked for, and the defaults the deltas are taken against.
+check_eq "only the rows asked for, and the defaults" 3 \
+	"$(grep -cE '^  (bare XDP_TX reflector|in-kernel tier, defaults|parse \+ tier only) +XDP_TX ' "$TMP/price.txt")"
+check_eq "no other row" 3 "$(grep -cE '^  [-+a-z].* +XDP_(TX|PASS|REDIRECT) ' "$TMP/price.txt")"
 
 say "== usage errors"
 "$BUILD/xdpprice" --repeat 0 >/dev/null 2>"$TMP/err"
@@ -125,6 +129,9 @@ check_eq "xdpprice --repeat 0: exit 2" 2 "$?"
 "$BUILD/xdpprice" --frames ipv5-64 >/dev/null 2>"$TMP/err"
 check_eq "xdpprice --frames ipv5-64: exit 2" 2 "$?"
 check "says what --frames takes" grep -q 'ipv4-64' "$TMP/err"
+"$BUILD/xdpprice" --rows defaults,nope >/dev/null 2>"$TMP/err"
+check_eq "xdpprice --rows defaults,nope: exit 2" 2 "$?"
+check "says what --rows takes" grep -q "the ids --json prints" "$TMP/err"
 tools/bench-xdp --no-build --batches x >/dev/null 2>&1
 check_eq "bench-xdp --batches x: exit 2" 2 "$?"
 finish

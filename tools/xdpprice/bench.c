@@ -906,7 +906,7 @@ int price_measure(struct price_bench *b, const struct price_opts *o,
 			for (row = 0; !ret && row < price_nrows; row++) {
 				struct price_cell *c = &r->cells[f][row];
 
-				if (c->na)
+				if (c->na || !(o->rows & 1U << row))
 					continue;
 				ns = i ? &c->ns[i - 1] : &scratch;
 				ret = measure(b, f, row, repeat, ns);

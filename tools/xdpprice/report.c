@@ -95,6 +95,8 @@ void price_report_text(const struct price_opts *o, const struct price_result *r)
 			const struct price_row *p = &price_rows[row];
 			const struct price_cell *c = &r->cells[f][row];
 
+			if (!(o->rows & 1U << row))
+				continue;
 			if (c->na) {
 				printf("  %-34s %-12s %7s %7s %7s  n/a: %s\n",
 				       p->label, "", "-", "-", "-", c->why_na);
@@ -161,6 +163,8 @@ static void json_rows(const struct price_opts *o, const struct price_result *r,
 		const struct price_row *p = &price_rows[row];
 		const struct price_cell *c = &r->cells[f][row];
 
+		if (!(o->rows & 1U << row))
+			continue;
 		printf("%s\n    {\"frame\": ", *first ? "" : ",");
 		*first = false;
 		jstr(price_frames[f].id);

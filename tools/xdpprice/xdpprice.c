@@ -17,7 +17,14 @@
 #include "toolargs.h"
 #include "xdpprice.h"
 
-enum { OPT_BATCHES = 256, OPT_CPU, OPT_JSON, OPT_NO_VERIFIER, OPT_FRAMES };
+enum {
+	OPT_BATCHES = 256,
+	OPT_CPU,
+	OPT_JSON,
+	OPT_NO_VERIFIER,
+	OPT_FRAMES,
+	OPT_ROWS
+};
 
 static const struct rr_opt opts[] = {
 	{ "repeat", 'r', "N",
@@ -27,6 +34,9 @@ static const struct rr_opt opts[] = {
 	{ "cpu", OPT_CPU, "CPU", "run pinned to this CPU (default: unpinned)" },
 	{ "frames", OPT_FRAMES, "LIST",
 	  "requests to price, of ipv4-64,ipv4-800,ipv6-64 (default all)" },
+	{ "rows", OPT_ROWS, "LIST",
+	  "configurations to price, by their --json ids (default all; the\n"
+	  "defaults, which the deltas are taken against, always)" },
 	{ "json", OPT_JSON, NULL, "one JSON document instead of the tables" },
 	{ "no-verifier", OPT_NO_VERIFIER, NULL,
 	  "skip the second load that reads the verifier's statistics" },
@@ -37,7 +47,7 @@ static const struct rr_opt opts[] = {
 
 #define SYNOPSIS                                                            \
 	"xdpprice [--repeat N] [--batches N] [--cpu CPU] [--frames LIST]\n" \
-	"                [--json] [--no-verifier]"
+	"                [--rows LIST] [--json] [--no-verifier]"
 #define ABOUT                                                                        \
 	"What each step of reqrouter's XDP program costs a request: the program\n"   \
 	"loaded and configured as a default install has it, then each guard or\n"    \
@@ -45,11 +55,13 @@ static const struct rr_opt opts[] = {
 	"ns per run through BPF_PROG_TEST_RUN with repeat. Then each program's\n"    \
 	"instructions and the verifier's statistics. Needs root."
 
-/* The frames named in @arg, comma-separated, as bits of price_frames[]. */
-static int parse_frames(const char *arg, uint32_t *out)
+/* The ids in @arg, comma-separated, as bits of the @n entries of @ids
+ * (each @stride bytes apart, an id first). */
+static int parse_ids(const char *arg, const void *ids, size_t stride,
+		     unsigned int n, uint32_t *out)
 {
-	char buf[128], *tok, *save = NULL;
-	unsigned int f;
+	char buf[512], *tok, *save = NULL;
+	unsigned int i;
 
 	/* strtok_r() would pass over an empty entry: refused. */
 	if (strlen(arg) >= sizeof(buf) || !*arg || arg[0] == ',' ||
@@ -59,12 +71,13 @@ static int parse_frames(const char *arg, uint32_t *out)
 	*out = 0;
 	for (tok = strtok_r(buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		for (f = 0; f < price_nframes; f++)
-			if (!strcmp(tok, price_frames[f].id))
+		for (i = 0; i < n; i++)
+			if (!strcmp(tok, *(const char *const *)((const char *)ids +
+								i * stride)))
 				break;
-		if (f == price_nframes)
+		if (i == n)
 			return -EINVAL;
-		*out |= 1U << f;
+		*out |= 1U << i;
 	}
 	return *out ? 0 : -EINVAL;
 }
@@ -97,10 +110,19 @@ static int apply(int key, const char *arg, void *ctx)
 		o->cpu = (int)v;
 		break;
 	case OPT_FRAMES:
-		if (parse_frames(arg, &o->frames))
+		if (parse_ids(arg, price_frames, sizeof(price_frames[0]),
+			      price_nframes, &o->frames))
 			return rr_opt_fail(
 				"xdpprice",
 				"--frames takes ipv4-64, ipv4-800 and ipv6-64, comma-separated, not '%s'",
+				arg);
+		break;
+	case OPT_ROWS:
+		if (parse_ids(arg, price_rows, sizeof(price_rows[0]),
+			      price_nrows, &o->rows))
+			return rr_opt_fail(
+				"xdpprice",
+				"--rows takes the ids --json prints (reflector, defaults, bare, ...), comma-separated, not '%s'",
 				arg);
 		break;
 	case OPT_JSON:
@@ -139,6 +161,7 @@ int main(int argc, char **argv)
 		.cpu = -1,
 		.verifier = true,
 		.frames = (1U << price_nframes) - 1,
+		.rows = (1U << price_nrows) - 1,
 	};
 	struct price_bench *b = NULL;
 	struct price_result *r;
@@ -150,6 +173,10 @@ int main(int argc, char **argv)
 	if (optind < argc)
 		return rr_opt_fail("xdpprice", "no operands, not '%s'",
 				   argv[optind]);
+	/* The deltas are taken against the defaults: always priced. */
+	for (unsigned int i = 0; i < price_nrows; i++)
+		if (!strcmp(price_rows[i].id, "defaults"))
+			o.rows |= 1U << i;
 	if (o.cpu >= 0 && pin(o.cpu))
 		return 1;
 	r = calloc(1, sizeof(*r));

@@ -71,11 +71,12 @@ struct price_opts {
 	bool json;
 	bool verifier;	 /* reload each object once for the verifier's stats */
 	uint32_t frames; /* bit i: price_frames[i] */
+	uint32_t rows;	 /* bit i: price_rows[i] (the defaults always) */
 };
 
 #define PRICE_MAX_BATCHES 101
 #define PRICE_MAX_FRAMES 4 /* price_frames[] */
-#define PRICE_MAX_ROWS 24  /* price_rows[] */
+#define PRICE_MAX_ROWS 24  /* price_rows[]; bits of price_opts.rows */
 
 /* One measured (frame, configuration): ns per run of each batch, the
  * harness's included. */
