@@ -203,7 +203,7 @@ static __always_inline int cache_answer(struct xdp_md *ctx,
 		return -1;
 	/* A hit: only now is the checksum worth checking. A bad one is
 	 * user space's to drop and count. */
-	if (!udp_csum_ok(ctx, req))
+	if (!udp_csum_ok(ctx, req, 0))
 		return -1;
 	sc->reply[0] = (sc->reply[0] & ~idmask) | id;
 	if (echo) {

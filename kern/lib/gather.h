@@ -246,7 +246,7 @@ static __always_inline int gather_reply(struct xdp_md *ctx, void *l3,
 	r.l3_off = l3 - data;
 	r.l4_off = (void *)udp - data;
 	r.family = ipv6 ? AF_INET6 : AF_INET;
-	if ((ipv6 && !udp->check) || !udp_csum_ok(ctx, &r))
+	if ((ipv6 && !udp->check) || !udp_csum_ok(ctx, &r, 0))
 		return rr_count_marked(ctx, mark, queue,
 				       RR_XDP_GATHER_MALFORMED, XDP_DROP);
 	reduce = g->reduce;

@@ -177,7 +177,8 @@ static __always_inline int slip_tc(struct xdp_md *ctx,
 	req->queue = queue;
 	req->slot = conf->slot;
 	req->nsocks = conf->nsocks;
-	if (describe(ctx, req, conf, l3, udp, ipv6) || !udp_csum_ok(ctx, req))
+	if (describe(ctx, req, conf, l3, udp, ipv6) ||
+	    !udp_csum_ok(ctx, req, 0))
 		return -1;
 	len = req->payload_len;
 	if (len < DNS_HDR + 5)

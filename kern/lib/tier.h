@@ -294,7 +294,7 @@ static __always_inline int in_kernel(struct xdp_md *ctx,
 	 * reason for the same request (one longer than the in-kernel tier
 	 * can sum keeps its own). */
 	if (ret != -RR_DROP_MALFORMED &&
-	    req->payload_len <= RR_XDP_MAX_PAYLOAD && !udp_csum_ok(ctx, req))
+	    req->payload_len <= RR_XDP_MAX_PAYLOAD && !udp_csum_ok(ctx, req, 1))
 		ret = -RR_DROP_BAD_CHECKSUM;
 	if (ret) {
 		rr_fn_count(req, RR_FN_XDP_RX);
