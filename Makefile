@@ -285,7 +285,7 @@ INSTALLED := $(addprefix $(DESTDIR),$(SBINDIR)/reqrouter \
 # The test programs' objects come in through pattern rules only: kept,
 # so that a change to src/ relinks the tests without compiling them again.
 .SECONDARY: $(SKELS) $(BPF_OBJS) $(call obj,$(TEST_SRCS))
-.PHONY: all clean check test test-san test-fresh test-scale demo sandbox anycast-demo deps bench fuzz \
+.PHONY: all clean check test test-san test-fresh test-scale demo sandbox anycast-demo deps bench bench-tier fuzz \
 	help format format-check shellcheck drift lint man install uninstall deb
 
 all: $(BUILD)/reqrouter $(BUILD)/reqrouterctl $(TOOLS) $(BPF_OBJS) \
@@ -325,6 +325,9 @@ help:
 	@echo '                         (tools/install-deps.sh; each target asks for its own)'
 	@echo 'make man                 man pages into $(BUILD)/man (help2man)'
 	@echo 'make bench               short benchmark run (tools/bench)'
+	@echo 'make bench-tier          the in-kernel tier against the bare XDP_TX reflector'
+	@echo '                         on two beds, in alternating slices, both placements'
+	@echo '                         (tools/bench-tier; BENCH_TIER_ARGS: its options)'
 	@echo 'make bench-xdp           the price list of the XDP program: ns per request of'
 	@echo '                         each step through BPF_PROG_TEST_RUN, instruction counts'
 	@echo '                         (tools/bench-xdp; BENCH_XDP_ARGS: its options)'
@@ -689,6 +692,12 @@ bench:
 	$(Q)tools/install-deps.sh bench
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tools/bench
+
+# Issue 48's figure (tools/bench-tier; BENCH_TIER_ARGS are its options,
+# e.g. --reps 5 --out bench/tier).
+bench-tier: $(BUILD)/reqrouter $(BUILD)/reflector $(BUILD)/rrload
+	$(Q)tools/install-deps.sh bench
+	$(Q)BUILD=$(BUILD) tools/bench-tier --no-build $(BENCH_TIER_ARGS)
 
 # Every C file in the tree, whatever its folder.
 C_FILES = $(shell git ls-files '*.[ch]' 2>/dev/null || \

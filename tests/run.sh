@@ -82,7 +82,7 @@ SAN_TESTS=${SAN_TESTS:-"
 # spin, control_starve's 40 clients connecting again and again while
 # root's health must answer within 1 s; metrics_http_starve's /healthz
 # within 1 s under drip-fed connections, missed once in 20 beside
-# others). Each runs alone, after the
+# others; tools_bench_tier's max-rate load on both CPUs). Each runs alone, after the
 # others, which run RUN_JOBS at a time (default 4; 1 runs every test
 # alone), each on a bed of its own: they mostly wait (for replies, a
 # metrics rewrite, a deadline), and nothing they check is upset by a
@@ -91,7 +91,7 @@ ALONE=${ALONE-"
 	control_starve control_threads gather gather_abuse invoker_busy_poll
 	invoker_coalesce invoker_cpu_hotplug invoker_faults invoker_priority
 	invoker_soak metrics_http_starve module_deploy rl rl_defaults sockperf
-	steer tcp_limits tcp_pool
+	steer tcp_limits tcp_pool tools_bench_tier
 "}
 
 # The longest of the tests run together (20-50 s each in a fresh root),
