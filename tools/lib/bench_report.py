@@ -270,7 +270,8 @@ def report(E, rows, st, sizes, servers, scale_names):
     # The in-kernel tier (issue: in-kernel tier and reply cache).
 
     # Issue 48: 0.9x the reflector in both placements, every repetition
-    # (each repetition's pair measured back to back).
+    # (each repetition's two cells half a minute apart: tools/bench-tier
+    # measures the pair in alternating slices, the figure of record).
     for test, where in (("rate-xdp", "threaded NAPI"),
                         ("rate-xdp-softirq", "softirq")):
         for size in (64, 800):
