@@ -167,7 +167,23 @@ rr_wait_exit() {
 		fi
 		sleep 0.05
 	done
+	rr_dump_threads
 	return 1
+}
+
+# rr_dump_threads: where each of reqrouter's threads waits (its state, the
+# kernel function and, as root, the kernel stack), for a process that did
+# not exit in time: what the log of such a run needs to tell why.
+rr_dump_threads() {
+	local t n=0
+	{ [ -n "${RR_PID:-}" ] && [ -d "/proc/$RR_PID" ]; } || return 0
+	say "    reqrouter $RR_PID did not exit; its threads:"
+	for t in /proc/"$RR_PID"/task/*; do
+		((n++ < 32)) || break
+		say "    $(cat "$t/comm" 2>/dev/null) state $(awk '{ print $3 }' \
+			"$t/stat" 2>/dev/null) in $(cat "$t/wchan" 2>/dev/null)"
+		head -n 6 "$t/stack" 2>/dev/null | sed 's/^/        /'
+	done
 }
 
 # rr_metrics_fresh FILE: wait (at most 3 s) until reqrouter has rewritten
