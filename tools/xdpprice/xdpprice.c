@@ -72,8 +72,9 @@ static int parse_ids(const char *arg, const void *ids, size_t stride,
 	for (tok = strtok_r(buf, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
 		for (i = 0; i < n; i++)
-			if (!strcmp(tok, *(const char *const *)((const char *)ids +
-								i * stride)))
+			if (!strcmp(tok,
+				    *(const char *const *)((const char *)ids +
+							   i * stride)))
 				break;
 		if (i == n)
 			return -EINVAL;
