@@ -56,7 +56,7 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	};
 	__u32 queue = ctx->rx_queue_index;
 	struct rr_port_conf *conf;
-	__u32 l4_len = 0, key, mark = 0;
+	__u32 l4_len = 0, key, mark = 0, stat;
 	struct udphdr *udph;
 	int proto, act, ipv6, not_ours = 0, cookie = RR_COOKIE_NONE;
 	void *l3;
@@ -68,40 +68,45 @@ int reqrouter_xdp(struct xdp_md *ctx)
 	proto = parse_eth(&c, &not_ours);
 	/* Broadcast and multicast are the kernel's: answering a group
 	 * address would be a reply from it, and a reflector. */
-	if (proto >= 0 && not_ours)
-		return rr_count(queue, not_ours, XDP_PASS);
+	if (proto >= 0 && not_ours) {
+		stat = not_ours;
+		goto pass;
+	}
 	l3 = c.pos;
 	ipv6 = proto == ETH_P_IPV6;
 	if (proto == ETH_P_IP)
 		proto = parse_ipv4(&c, &l4_len);
 	else if (proto == ETH_P_IPV6)
 		proto = parse_ipv6(&c, &l4_len);
-	else if (proto < 0)
-		return rr_count(queue, RR_XDP_PASS_MALFORMED, XDP_PASS);
 	else
-		return rr_count(queue, RR_XDP_PASS_NOT_IP, XDP_PASS);
+		proto = proto < 0 ? -RR_XDP_PASS_MALFORMED
+				  : -RR_XDP_PASS_NOT_IP;
 
+	stat = -proto;
 	if (proto < 0)
-		return rr_count(queue, -proto, XDP_PASS);
+		goto pass;
+	stat = RR_XDP_PASS_NOT_UDP;
 	if (proto != IPPROTO_UDP)
-		return rr_count(queue, RR_XDP_PASS_NOT_UDP, XDP_PASS);
+		goto pass;
 
 	udph = c.pos;
+	stat = RR_XDP_PASS_MALFORMED;
 	if ((void *)(udph + 1) > c.end)
-		return rr_count(queue, RR_XDP_PASS_MALFORMED, XDP_PASS);
+		goto pass;
 	/* A datagram must fit the IP payload; the kernel drops it otherwise. */
 	if (bpf_ntohs(udph->len) < sizeof(*udph) ||
 	    bpf_ntohs(udph->len) > l4_len)
-		return rr_count(queue, RR_XDP_PASS_MALFORMED, XDP_PASS);
+		goto pass;
 
 	key = bpf_ntohs(udph->dest);
 	/* The host's own datagrams pass on a word of the bitmap, without
 	 * touching port_map's 8 MB. */
+	stat = RR_XDP_PASS_NO_FUNCTION;
 	if (!port_served(key))
-		return rr_count(queue, RR_XDP_PASS_NO_FUNCTION, XDP_PASS);
+		goto pass;
 	conf = bpf_map_lookup_elem(&port_map, &key);
 	if (!conf || !conf->nsocks || conf->slot >= RR_MAX_SLOTS)
-		return rr_count(queue, RR_XDP_PASS_NO_FUNCTION, XDP_PASS);
+		goto pass;
 	/* Captured or traced (lib/capture.h): a load and a branch while
 	 * nobody listens. */
 	if (capture_on)
@@ -110,34 +115,34 @@ int reqrouter_xdp(struct xdp_md *ctx)
 					    (__u32)ipv6 << 16,
 				    key);
 	/* Not addressed to this host: the kernel forwards or drops it. */
+	stat = RR_XDP_PASS_NOT_LOCAL;
 	if (conf->flags & RR_PORT_LOCAL_DST && !dest_local(l3, c.end, ipv6))
-		return rr_count_marked(ctx, mark, queue, RR_XDP_PASS_NOT_LOCAL,
-				       XDP_PASS);
+		goto pass;
 	/* Longer than a UMEM frame holds: no worker could take it (an MTU
 	 * above what reqrouter serves; the start-up lines say so). */
+	stat = RR_XDP_DROP_FRAME_TOO_BIG;
 	if (c.end - (void *)(long)ctx->data > RR_FRAME_DATA_MAX)
-		return rr_count_marked(ctx, mark, queue,
-				       RR_XDP_DROP_FRAME_TOO_BIG, XDP_DROP);
+		goto drop;
 	/* Replies to a gather come from their targets' service ports
 	 * (echo's 7 among them): they are known before the loop check. */
 	if (conf->flags & RR_PORT_GATHER)
 		return gather_reply(ctx, l3, udph, ipv6, queue, mark);
 	/* Source ports a reply could bounce back from. */
 	key = bpf_ntohs(udph->source);
+	stat = RR_XDP_DROP_LOOP_PORT;
 	if (loop_port(key))
-		return rr_count_marked(ctx, mark, queue, RR_XDP_DROP_LOOP_PORT,
-				       XDP_DROP);
+		goto drop;
+	stat = RR_XDP_DROP_LOW_PORT;
 	if (low_port(conf, key))
-		return rr_count_marked(ctx, mark, queue, RR_XDP_DROP_LOW_PORT,
-				       XDP_DROP);
+		goto drop;
+	stat = RR_XDP_DROP_QUARANTINED;
 	if (conf->flags & RR_PORT_QUARANTINED)
-		return rr_count_marked(ctx, mark, queue,
-				       RR_XDP_DROP_QUARANTINED, XDP_DROP);
+		goto drop;
 	/* Unwanted sources cost one lookup and go no further. */
+	stat = RR_XDP_DROP_NOT_ALLOWED;
 	if (conf->flags & RR_PORT_ALLOWLIST &&
 	    !source_allowed(l3, c.end, ipv6, conf->slot))
-		return rr_count_marked(ctx, mark, queue,
-				       RR_XDP_DROP_NOT_ALLOWED, XDP_DROP);
+		goto drop;
 	/* Who is calling: every request that gets this far, whichever tier
 	 * answers it. */
 	if (conf->flags & RR_PORT_HH)
@@ -212,6 +217,14 @@ workers:
 	return rr_count_marked(ctx, mark, queue,
 			       steer_stat(act, RR_XDP_REDIRECT),
 			       steer_act(act));
+
+	/* The early ends share their counting: one copy of it, out of the
+	 * straight line a request to a function runs (no mark before the
+	 * port's entry is found, so the host's traffic is never marked). */
+drop:
+	return rr_count_marked(ctx, mark, queue, stat, XDP_DROP);
+pass:
+	return rr_count_marked(ctx, mark, queue, stat, XDP_PASS);
 }
 
 SEC("xdp")

@@ -53,11 +53,13 @@ struct {
 /*
  * A sampled request: the next skip from the pool, then its source into
  * the candidates' ring and both kinds' sketches. Only here is the source
- * read and hashed.
+ * read and hashed. A call of its own (one request in heavy_hitters_sample
+ * pays its return), so that its code stays out of the straight line
+ * every other request runs.
  */
-static __always_inline void hh_sample(struct rr_hh_cpu *hc,
-				      const struct rr_port_conf *conf, void *l3,
-				      void *end, int ipv6)
+static __noinline void hh_sample(struct rr_hh_cpu *hc,
+				 const struct rr_port_conf *conf, void *l3,
+				 void *end, int ipv6)
 {
 	__u32 pos = hc->pos & (RR_HH_POOL - 1), slot = conf->slot, zero = 0;
 	__u64 a, b, w0, w1, n, h[RR_HH_KINDS];
