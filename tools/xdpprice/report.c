@@ -35,7 +35,7 @@ double price_median(const uint32_t *v, uint32_t n)
 	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + (double)s[n / 2]) / 2;
 }
 
-static int defaults_row(void)
+int price_defaults_row(void)
 {
 	unsigned int i;
 
@@ -66,7 +66,7 @@ static double helper_ns(const struct price_opts *o,
 
 void price_report_text(const struct price_opts *o, const struct price_result *r)
 {
-	int d = defaults_row();
+	int d = price_defaults_row();
 	double raw, net, base, dnet;
 	unsigned int f, row, i;
 
@@ -154,7 +154,7 @@ static void jstr(const char *s)
 static void json_rows(const struct price_opts *o, const struct price_result *r,
 		      unsigned int f, bool *first)
 {
-	int d = defaults_row();
+	int d = price_defaults_row();
 	double raw, net, base, dnet;
 	unsigned int row, k;
 

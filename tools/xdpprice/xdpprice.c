@@ -166,7 +166,7 @@ int main(int argc, char **argv)
 	};
 	struct price_bench *b = NULL;
 	struct price_result *r;
-	int ret;
+	int ret, defaults;
 
 	ret = rr_opt_parse(&prog, argc, argv, apply, &o);
 	if (ret)
@@ -175,9 +175,9 @@ int main(int argc, char **argv)
 		return rr_opt_fail("xdpprice", "no operands, not '%s'",
 				   argv[optind]);
 	/* The deltas are taken against the defaults: always priced. */
-	for (unsigned int i = 0; i < price_nrows; i++)
-		if (!strcmp(price_rows[i].id, "defaults"))
-			o.rows |= 1U << i;
+	defaults = price_defaults_row();
+	if (defaults >= 0)
+		o.rows |= 1U << defaults;
 	if (o.cpu >= 0 && pin(o.cpu))
 		return 1;
 	r = calloc(1, sizeof(*r));

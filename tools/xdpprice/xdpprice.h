@@ -51,6 +51,9 @@ struct price_row {
 
 extern const struct price_row price_rows[];
 extern const unsigned int price_nrows;
+/* The index of the defaults' row in price_rows[], whose figures every
+ * delta is taken against; -1 if there is none. */
+int price_defaults_row(void);
 
 /* A request frame: its family and payload length. */
 struct price_frame {
