@@ -32,6 +32,9 @@
  * than the counted; at its limit libmicrohttpd refuses a newcomer, a
  * health probe too, before any choice is made here. */
 #define TRACKED (8 * RR_HTTP_CONNECTIONS)
+/* What victim() looks at of a connection's unread bytes for a whole
+ * request head: a probe's GET is well within it. */
+#define HEAD_PEEK 1024
 
 /*
  * Keeping /healthz and /metrics answered. libmicrohttpd's own limits
@@ -82,28 +85,51 @@ static void cut(struct rr_http *h, struct rr_http_conn *e,
 	count(h, ev);
 }
 
+/* Whether a whole request head waits in @e's socket, not yet read by
+ * libmicrohttpd: a prober's, that came in the same round as a crowd of
+ * newer connections. A dripper's never ends. */
+static bool head_waiting(const struct rr_http_conn *e)
+{
+	char buf[HEAD_PEEK];
+	ssize_t n;
+
+	n = recv(e->fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
+	return n >= 4 && memmem(buf, n, "\r\n\r\n", 4);
+}
+
 /* Of the open connections (of @newest's address if @peer), when there
  * are more than @max counting @newest, the one to cut first: waiting for
  * its request head rather than in a request, then the longest; NULL
- * while there are at most @max. Never @newest. */
+ * while there are at most @max. Never @newest. One whose whole head
+ * waits unread is in a request: it is marked so and another looked for
+ * (at most once for each connection). */
 static struct rr_http_conn *victim(struct rr_http *h,
 				   const struct rr_http_conn *newest, bool peer,
 				   unsigned int max)
 {
-	struct rr_http_conn *e, *v = NULL;
-	unsigned int n = 0;
+	struct rr_http_conn *e, *v;
+	unsigned int n;
 
-	for (e = h->conns; e < h->conns + TRACKED; e++) {
-		if (!e->conn || e->cut || (peer && !same_peer(e, newest)))
-			continue;
-		n++;
-		if (e == newest)
-			continue;
-		if (!v || e->busy < v->busy ||
-		    (e->busy == v->busy && e->since_ns < v->since_ns))
-			v = e;
+	for (;;) {
+		v = NULL;
+		n = 0;
+		for (e = h->conns; e < h->conns + TRACKED; e++) {
+			if (!e->conn || e->cut ||
+			    (peer && !same_peer(e, newest)))
+				continue;
+			n++;
+			if (e == newest)
+				continue;
+			if (!v || e->busy < v->busy ||
+			    (e->busy == v->busy && e->since_ns < v->since_ns))
+				v = e;
+		}
+		if (n <= max)
+			return NULL;
+		if (v->busy || !head_waiting(v))
+			return v;
+		v->busy = true;
 	}
-	return n > max ? v : NULL;
 }
 
 /* @newest is in: one of its address's, or anyone's, goes if it is one
