@@ -20,16 +20,21 @@ volatile __u32 link_mtu SEC(".data") = 1500;
 volatile __u32 link_vlan_check SEC(".data") = 0;
 volatile __u64 link_vlans[RR_VLAN_WORDS] SEC(".data") = {};
 
-/* Whether @dst is this interface's address, or the check is off. */
+/* Whether @dst is this interface's address, or the check is off. The
+ * address in two loads, as a 6-byte copy into link_mac's word would
+ * place it (little-endian): a copy of ethhdr's packed bytes is six byte
+ * loads and their shifts. */
 static __always_inline int link_mac_ours(const __u8 *dst)
 {
 	__u64 mac = link_mac;
-	__u64 got = 0;
+	__u32 lo;
+	__u16 hi;
 
 	if (!mac)
 		return 1;
-	__builtin_memcpy(&got, dst, 6);
-	return got == mac;
+	lo = *(const __u32 *)dst;
+	hi = *(const __u16 *)(dst + 4);
+	return (lo | (__u64)hi << 32) == mac;
 }
 
 /* Whether a tag's TCI (network order) is one the host answers: VLAN ID 0

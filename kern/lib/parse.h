@@ -167,7 +167,8 @@ static __always_inline int src_words(void *l3, void *end, int ipv6, __u64 *a,
  * The ones' complement sum of the @n bytes at @p (n at most CSUM_SMALL),
  * as rr_xdp_csum() sums them but in line: a call into it costs more than
  * the sum of 64 bytes on these VMs (7 ns for its return, the SRSO
- * thunk). -1 (as u64) if the frame is shorter.
+ * thunk). Left unfolded (under 2^36): its one reader folds it to 16 bits
+ * at once. -1 (as u64) if the frame is shorter.
  */
 static __always_inline __u64 csum_small(__u8 *p, void *end, __u32 n)
 {
@@ -185,8 +186,7 @@ static __always_inline __u64 csum_small(__u8 *p, void *end, __u32 n)
 		p += 8;
 		n -= 8;
 	}
-	acc = rr_csum_tail(p, end, n, acc);
-	return acc == (__u64)-1 ? acc : rr_fold32(acc);
+	return rr_csum_tail(p, end, n, acc);
 }
 
 /*
@@ -246,9 +246,10 @@ udp_csum_ok(struct xdp_md *ctx, struct rr_xdp_req *req, const int in_line)
 		pseudo = (__u64)ip->saddr + ip->daddr;
 	}
 	pseudo += bpf_htons(IPPROTO_UDP) + ulen;
-	/* The header, read before the call; then the payload, whose sum is
-	 * kept for the reply's checksum (rr_xdp_reply_sum_same()). */
-	hdr = (__u64)udp->source + udp->dest + ulen + field;
+	/* The header and the pseudo-header, folded while the payload is
+	 * summed; then the payload, whose sum is kept for the reply's
+	 * checksum (rr_xdp_reply_sum_same()). */
+	hdr = rr_fold16(pseudo + udp->source + udp->dest + ulen + field);
 	if (bpf_ntohs(ulen) < sizeof(*udp))
 		return 0;
 	if (bpf_ntohs(ulen) - sizeof(*udp) <= CSUM_SMALL)
@@ -265,7 +266,9 @@ udp_csum_ok(struct xdp_md *ctx, struct rr_xdp_req *req, const int in_line)
 		return 0;
 	req->payload_sum = rr_fold16(sum);
 	req->sums |= RR_XDP_SUM_PAYLOAD;
-	return rr_fold16(sum + hdr + pseudo) == 0xffff ||
+	/* Two 16-bit sums: one fold, with its carry, is the whole sum. */
+	sum = (__u32)req->payload_sum + hdr;
+	return (__u16)(sum + (sum >> 16)) == 0xffff ||
 	       field == rr_fold16(pseudo);
 }
 
