@@ -203,6 +203,35 @@ static __always_inline __u64 rr_csum_tail(__u8 *p, void *end, __u64 len,
 	return acc;
 }
 
+/*
+ * The sum of an 8-byte word's two 32-bit halves, kept apart from the
+ * running sum (rr_opaque()): clang would otherwise fold "acc += lo + hi"
+ * into two adds on the running sum's chain, and the JIT's code spills
+ * that chain to the stack between words: each word would wait for the
+ * one before. Added to it as one value, a word's loads and adds overlap
+ * the next's.
+ */
+static __always_inline __u64 rr_csum_word(__u64 w)
+{
+	__u64 s = (__u32)w + (w >> 32);
+
+	rr_opaque(s);
+	return s;
+}
+
+/* The sum of the 32 bytes at @p (checked by the caller), for one add to
+ * the running sum: a tree, not a chain (rr_csum_word()). */
+static __always_inline __u64 rr_csum_block(const __u8 *p)
+{
+	__u64 s = rr_csum_word(*(const __u64 *)p) +
+		  rr_csum_word(*(const __u64 *)(p + 8)) +
+		  (rr_csum_word(*(const __u64 *)(p + 16)) +
+		   rr_csum_word(*(const __u64 *)(p + 24)));
+
+	rr_opaque(s);
+	return s;
+}
+
 /* The last bound a summed offset may reach: what the verifier is shown. */
 #define RR_XDP_CSUM_MAX_OFF (RR_XDP_MAX_L3_OFF + 68 + RR_XDP_MAX_FRAME)
 
@@ -222,7 +251,7 @@ static __always_inline __u64 rr_csum_loop(struct xdp_md *ctx, __u64 off,
 {
 	void *data = (void *)(long)ctx->data;
 	void *end = (void *)(long)ctx->data_end;
-	__u64 acc = 0, w, i;
+	__u64 acc = 0, i;
 	__u8 *p;
 
 	if (off > RR_XDP_MAX_L3_OFF + 68 || len > max)
@@ -238,14 +267,7 @@ static __always_inline __u64 rr_csum_loop(struct xdp_md *ctx, __u64 off,
 		p = data + off;
 		if ((void *)(p + 32) > end)
 			return (__u64)-1;
-		w = *(__u64 *)p;
-		acc += (__u32)w + (w >> 32);
-		w = *(__u64 *)(p + 8);
-		acc += (__u32)w + (w >> 32);
-		w = *(__u64 *)(p + 16);
-		acc += (__u32)w + (w >> 32);
-		w = *(__u64 *)(p + 24);
-		acc += (__u32)w + (w >> 32);
+		acc += rr_csum_block(p);
 		off += 32;
 		len -= 32;
 	}
@@ -258,8 +280,7 @@ static __always_inline __u64 rr_csum_loop(struct xdp_md *ctx, __u64 off,
 		p = data + off;
 		if ((void *)(p + 8) > end)
 			return (__u64)-1;
-		w = *(__u64 *)p;
-		acc += (__u32)w + (w >> 32);
+		acc += rr_csum_word(*(__u64 *)p);
 		off += 8;
 		len -= 8;
 	}

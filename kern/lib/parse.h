@@ -172,7 +172,7 @@ static __always_inline int src_words(void *l3, void *end, int ipv6, __u64 *a,
  */
 static __always_inline __u64 csum_small(__u8 *p, void *end, __u32 n)
 {
-	__u64 acc = 0, w;
+	__u64 acc = 0;
 	int i;
 
 #pragma unroll
@@ -181,8 +181,7 @@ static __always_inline __u64 csum_small(__u8 *p, void *end, __u32 n)
 			break;
 		if ((void *)(p + 8) > end)
 			return (__u64)-1;
-		w = *(__u64 *)p;
-		acc += (__u32)w + (w >> 32);
+		acc += rr_csum_word(*(__u64 *)p);
 		p += 8;
 		n -= 8;
 	}
