@@ -304,14 +304,41 @@ __attribute__((noinline)) __u64 rr_xdp_csum(struct xdp_md *ctx, __u64 off,
 	return rr_csum_loop(ctx, off, len, RR_XDP_MAX_FRAME);
 }
 
-/* Swaps @n bytes at a and b (n a constant). */
+/* Swaps the words of type T at a and b. */
+#define RR_SWAP_WORD(T, a, b)          \
+	do {                           \
+		T _t = *(T *)(a);      \
+		*(T *)(a) = *(T *)(b); \
+		*(T *)(b) = _t;        \
+	} while (0)
+
+/*
+ * Swaps @n bytes at a and b (n a constant: 2, 4, 6 or 16, a port, an
+ * IPv4 address, a MAC, an IPv6 address) in registers, a word at a time:
+ * a copy through a buffer of the packed Ethernet header is a byte load
+ * and store for each byte, and went through the stack. Unaligned words
+ * are fine where XDP runs (the verifier checks packet alignment only on
+ * machines without cheap unaligned access).
+ */
 static __always_inline void rr_swap(void *a, void *b, const __u32 n)
 {
-	__u8 t[16];
+	if (n == 2) {
+		RR_SWAP_WORD(__u16, a, b);
+	} else if (n == 4) {
+		RR_SWAP_WORD(__u32, a, b);
+	} else if (n == 6) {
+		RR_SWAP_WORD(__u32, a, b);
+		RR_SWAP_WORD(__u16, (__u8 *)a + 4, (__u8 *)b + 4);
+	} else if (n == 16) {
+		RR_SWAP_WORD(__u64, a, b);
+		RR_SWAP_WORD(__u64, (__u8 *)a + 8, (__u8 *)b + 8);
+	} else {
+		__u8 t[16];
 
-	__builtin_memcpy(t, a, n);
-	__builtin_memcpy(a, b, n);
-	__builtin_memcpy(b, t, n);
+		__builtin_memcpy(t, a, n);
+		__builtin_memcpy(a, b, n);
+		__builtin_memcpy(b, t, n);
+	}
 }
 
 /*
@@ -334,7 +361,7 @@ static __always_inline int rr_xdp_build_reply(struct xdp_md *ctx,
 	void *data, *end;
 	struct udphdr *udp;
 	struct ethhdr *eth;
-	__u64 sum, l3, l4;
+	__u64 sum, l3, l4, ports;
 	__u16 csum;
 
 	if (reply_len > req->room ||
@@ -361,26 +388,33 @@ static __always_inline int rr_xdp_build_reply(struct xdp_md *ctx,
 	rr_opaque(udp);
 	if ((void *)(udp + 1) > end)
 		return -1;
+	/* The ports' sum, which their swap keeps, read before it. */
+	ports = (__u64)udp->source + udp->dest;
 	rr_swap(&udp->source, &udp->dest, 2);
 	udp->len = bpf_htons(ulen);
 	udp->check = 0;
 	if (req->family == AF_INET) {
 		struct iphdr *ip = data + l3;
+		__u16 *ttl_word, tot, ttl_proto;
 		__u64 hsum;
 
 		if ((void *)(ip + 1) > end)
 			return -1;
-		__u16 *ttl_word = (__u16 *)&ip->ttl; /* TTL and protocol */
-
+		ttl_word = (__u16 *)&ip->ttl; /* TTL and protocol */
 		hlen = ip->ihl * 4;
 		rr_swap(&ip->saddr, &ip->daddr, 4);
 		/* ~HC + ~m + m' for each changed word m (the swap moves
-		 * none): the sum is the same in either byte order. */
+		 * none): the sum is the same in either byte order. The new
+		 * words are made in registers and stored whole: the TTL
+		 * stored as a byte and its word read back would wait for
+		 * the store. */
+		tot = bpf_htons(hlen + ulen);
+		ttl_proto = bpf_htons((__u16)RR_REPLY_TTL << 8 | ip->protocol);
 		hsum = (__u16)~ip->check;
 		hsum += (__u16)~ip->tot_len + (__u16) ~*ttl_word;
-		ip->tot_len = bpf_htons(hlen + ulen);
-		ip->ttl = RR_REPLY_TTL;
-		hsum += ip->tot_len + *ttl_word;
+		hsum += tot + ttl_proto;
+		ip->tot_len = tot;
+		*ttl_word = ttl_proto;
 		ip->check = (__u16)~rr_fold16(hsum);
 		sum = (__u64)ip->saddr + ip->daddr;
 	} else {
@@ -402,7 +436,7 @@ static __always_inline int rr_xdp_build_reply(struct xdp_md *ctx,
 	if (req->sums & RR_XDP_SUM_REPLY) {
 		/* The header (its checksum field 0) and the sum the handler
 		 * gave for the payload. */
-		l4 = (__u64)udp->source + udp->dest + udp->len + req->reply_sum;
+		l4 = ports + bpf_htons(ulen) + req->reply_sum;
 	} else {
 		l4 = req->l4_off;
 		l4 = rr_xdp_csum(ctx, l4, ulen);
