@@ -316,9 +316,10 @@ __attribute__((noinline)) __u64 rr_xdp_csum(struct xdp_md *ctx, __u64 off,
  * Swaps @n bytes at a and b (n a constant: 2, 4, 6 or 16, a port, an
  * IPv4 address, a MAC, an IPv6 address) in registers, a word at a time:
  * a copy through a buffer of the packed Ethernet header is a byte load
- * and store for each byte, and went through the stack. Unaligned words
- * are fine where XDP runs (the verifier checks packet alignment only on
- * machines without cheap unaligned access).
+ * and store for each byte, and went through the stack. A MAC goes as
+ * three 16-bit words, always aligned; an address's words may not be
+ * (under VLAN tags), which the verifier refuses only on machines without
+ * cheap unaligned access, where it checks packet alignment.
  */
 static __always_inline void rr_swap(void *a, void *b, const __u32 n)
 {
@@ -327,7 +328,8 @@ static __always_inline void rr_swap(void *a, void *b, const __u32 n)
 	} else if (n == 4) {
 		RR_SWAP_WORD(__u32, a, b);
 	} else if (n == 6) {
-		RR_SWAP_WORD(__u32, a, b);
+		RR_SWAP_WORD(__u16, a, b);
+		RR_SWAP_WORD(__u16, (__u8 *)a + 2, (__u8 *)b + 2);
 		RR_SWAP_WORD(__u16, (__u8 *)a + 4, (__u8 *)b + 4);
 	} else if (n == 16) {
 		RR_SWAP_WORD(__u64, a, b);

@@ -20,21 +20,19 @@ volatile __u32 link_mtu SEC(".data") = 1500;
 volatile __u32 link_vlan_check SEC(".data") = 0;
 volatile __u64 link_vlans[RR_VLAN_WORDS] SEC(".data") = {};
 
-/* Whether @dst is this interface's address, or the check is off. The
- * address in two loads, as a 6-byte copy into link_mac's word would
- * place it (little-endian): a copy of ethhdr's packed bytes is six byte
- * loads and their shifts. */
+/* Whether @dst is this interface's address, or the check is off: three
+ * 16-bit words against link_mac's bytes as user space stored them (a
+ * copy of ethhdr's packed bytes is six byte loads and their shifts). */
 static __always_inline int link_mac_ours(const __u8 *dst)
 {
+	const __u16 *d = (const __u16 *)dst;
 	__u64 mac = link_mac;
-	__u32 lo;
-	__u16 hi;
+	__u16 m[4];
 
 	if (!mac)
 		return 1;
-	lo = *(const __u32 *)dst;
-	hi = *(const __u16 *)(dst + 4);
-	return (lo | (__u64)hi << 32) == mac;
+	__builtin_memcpy(m, &mac, sizeof(m));
+	return !((d[0] ^ m[0]) | (d[1] ^ m[1]) | (d[2] ^ m[2]));
 }
 
 /* Whether a tag's TCI (network order) is one the host answers: VLAN ID 0
