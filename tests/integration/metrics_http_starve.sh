@@ -75,6 +75,11 @@ storm() {
 }
 
 logged=$(wc -l <"$RR_ERR")
+# A prober whose request comes 30 ms after its connect, while 8 more
+# connect from its address: they may not cut it before it could send.
+check_eq "GET /metrics sent 30 ms late, 8 more from its address at once" \
+	200 "$(tb_cli python3 $RR_LIB/starve.py lag "$TB_IP4_SRV" "$PORT" \
+		"$TB_IP4_CLI" 8 0.03 | awk '{ print $3 }')"
 storm "16 connections drip-feed it, 4 from each of 4 addresses" \
 	"$TB_IP4_CLI:4" 198.18.0.11:4 198.18.0.12:4 198.18.0.13:4
 storm "40 connections drip-feed it, 20 from one address, 5 from 4 others" \

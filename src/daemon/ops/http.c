@@ -48,9 +48,13 @@
  *  - a newer connection always gets in: past RR_HTTP_PER_ADDRESS from its
  *    address, or past RR_HTTP_CONNECTIONS in all, the one that has waited
  *    longest for its request (of that address, or of all) is cut, one in
- *    a request only if none is waiting for one.
- * A prober sends its request as soon as it connects, so it is answered
- * however many connections others hold or make. A connection is cut by
+ *    a request only if none is waiting for one;
+ *  - but none is cut in its first RR_HTTP_GRACE_MS: the limits are
+ *    applied again when that ends (it "settles"), and till then a crowd
+ *    that reconnects at once may be over them.
+ * A prober sends its request as soon as it connects, well within its
+ * grace, so it is answered however many connections others hold or make,
+ * from its own address too, in the same instant. A connection is cut by
  * shutdown(): libmicrohttpd sees its end and closes it as a client's
  * (there is no call to close one). Each cut is counted
  * (inv->http_events), never logged.
@@ -61,8 +65,10 @@ struct rr_http_conn {
 	sa_family_t family;
 	uint8_t addr[16];  /* the peer's address, without its port */
 	uint64_t since_ns; /* CLOCK_MONOTONIC: connected, or its last reply */
-	bool busy;	   /* in a request: its head is in, the reply not out */
-	bool cut;	   /* shut down; libmicrohttpd closes it */
+	uint64_t connected_ns; /* CLOCK_MONOTONIC: connected */
+	bool settled; /* its grace is over: it may be cut for another */
+	bool busy;    /* in a request: its head is in, the reply not out */
+	bool cut;     /* shut down; libmicrohttpd closes it */
 };
 
 static bool same_peer(const struct rr_http_conn *a,
@@ -98,11 +104,12 @@ static bool head_waiting(const struct rr_http_conn *e)
 }
 
 /* Of the open connections (of @newest's address if @peer), when there
- * are more than @max counting @newest, the one to cut first: waiting for
- * its request head rather than in a request, then the longest; NULL
- * while there are at most @max. Never @newest. One whose whole head
- * waits unread is in a request: it is marked so and another looked for
- * (at most once for each connection). */
+ * are more than @max counting @newest, the one to cut first: of the
+ * settled, one waiting for its request head rather than in a request,
+ * then the longest; NULL while there are at most @max, or no other has
+ * settled. Never @newest. One whose whole head waits unread is in a
+ * request: it is marked so and another looked for (at most once for each
+ * connection). */
 static struct rr_http_conn *victim(struct rr_http *h,
 				   const struct rr_http_conn *newest, bool peer,
 				   unsigned int max)
@@ -118,13 +125,13 @@ static struct rr_http_conn *victim(struct rr_http *h,
 			    (peer && !same_peer(e, newest)))
 				continue;
 			n++;
-			if (e == newest)
+			if (e == newest || !e->settled)
 				continue;
 			if (!v || e->busy < v->busy ||
 			    (e->busy == v->busy && e->since_ns < v->since_ns))
 				v = e;
 		}
-		if (n <= max)
+		if (n <= max || !v)
 			return NULL;
 		if (v->busy || !head_waiting(v))
 			return v;
@@ -132,8 +139,8 @@ static struct rr_http_conn *victim(struct rr_http *h,
 	}
 }
 
-/* @newest is in: one of its address's, or anyone's, goes if it is one
- * too many. */
+/* @newest is in, or has settled: one of its address's, or anyone's,
+ * goes if it is one too many. */
 static void make_room(struct rr_http *h, const struct rr_http_conn *newest)
 {
 	struct rr_http_conn *v;
@@ -184,6 +191,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **ctx,
 	e->family = sa ? sa->sa_family : AF_UNSPEC;
 	e->conn = c;
 	e->since_ns = rr_now_ns();
+	e->connected_ns = e->since_ns;
 	*ctx = e;
 	count(h, RR_HTTP_EV_ACCEPTED);
 	make_room(h, e);
@@ -211,7 +219,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 	}
 }
 
-/* Cuts the connections whose request head is late. */
+/* Cuts the connections whose request head is late, and applies the
+ * limits again for each whose grace has ended. */
 static void cut_late(struct rr_http *h)
 {
 	uint64_t now = rr_now_ns();
@@ -221,6 +230,12 @@ static void cut_late(struct rr_http *h)
 		if (e->conn && !e->cut && !e->busy &&
 		    now - e->since_ns > RR_HTTP_HEAD_TIMEOUT_MS * 1000000ULL)
 			cut(h, e, RR_HTTP_EV_HEADER_TIMEOUT);
+	for (e = h->conns; e < h->conns + TRACKED; e++)
+		if (e->conn && !e->cut && !e->settled &&
+		    now - e->connected_ns >= RR_HTTP_GRACE_MS * 1000000ULL) {
+			e->settled = true;
+			make_room(h, e);
+		}
 }
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status,

@@ -16,12 +16,14 @@
 
 /*
  * Connections open at once, and from one address: a newer one takes the
- * place of the one that has waited longest for its request (http.c). A
- * connection's request head must be in within RR_HTTP_HEAD_TIMEOUT_MS of
- * its connect or of its previous reply.
+ * place of the one that has waited longest for its request (http.c),
+ * once the newer one's first RR_HTTP_GRACE_MS are over (a prober's
+ * request is in by then). A connection's request head must be in within
+ * RR_HTTP_HEAD_TIMEOUT_MS of its connect or of its previous reply.
  */
 #define RR_HTTP_CONNECTIONS 16
 #define RR_HTTP_PER_ADDRESS 4
+#define RR_HTTP_GRACE_MS 100
 #define RR_HTTP_HEAD_TIMEOUT_MS 2000
 
 struct MHD_Daemon;

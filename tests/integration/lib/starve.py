@@ -15,6 +15,10 @@ must get through (control_starve.sh, metrics_http_starve.sh).
       ROUNDS rounds, 0.4 s apart, of GET /healthz and GET /metrics, each
       from the next SRC in turn, each with a 1 s time-out: one line each,
       "PATH SRC STATUS SECONDS" (status 0: no answer).
+  starve.py lag HOST PORT SRC N LAG
+      GET /metrics from SRC, sent LAG seconds after its connect, as a
+      prober on a busy host may; N more connections from SRC, that say
+      nothing, made as soon as it is connected. One line, as probe's.
 
 hold and drip stop after SECS, or sooner on SIGTERM, and print one JSON
 line: connects, closed (by the server), busy (control: refusals that
@@ -173,15 +177,43 @@ def probe(host, port, rounds, srcs):
         time.sleep(0.4)
 
 
+def lag(host, port, src, n, secs):
+    start = time.monotonic()
+    status = 0
+    crowd = []
+    try:
+        conn = http.client.HTTPConnection(host, port, timeout=1,
+                                          source_address=(src, 0))
+        conn.connect()
+        for _ in range(n):
+            s = socket.create_connection((host, port), timeout=1,
+                                         source_address=(src, 0))
+            crowd.append(s)
+        time.sleep(secs)
+        conn.request("GET", "/metrics")
+        resp = conn.getresponse()
+        resp.read()
+        status = resp.status
+        conn.close()
+    except (OSError, http.client.HTTPException):
+        pass
+    for s in crowd:
+        s.close()
+    print("/metrics %s %d %.3f" % (src, status, time.monotonic() - start),
+          flush=True)
+
+
 def main(argv):
     if argv[1] == "hold":
         hold(argv[2], int(argv[3]), float(argv[4]), float(argv[5]))
     elif argv[1] == "drip":
         drip(argv[2], int(argv[3]), argv[4], int(argv[5]), float(argv[6]))
+    elif argv[1] == "lag":
+        lag(argv[2], int(argv[3]), argv[4], int(argv[5]), float(argv[6]))
     elif argv[1] == "probe":
         probe(argv[2], int(argv[3]), int(argv[4]), argv[5:])
     else:
-        sys.exit("usage: starve.py hold|drip|probe ...")
+        sys.exit("usage: starve.py hold|drip|probe|lag ...")
 
 
 if __name__ == "__main__":
