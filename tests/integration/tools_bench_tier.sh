@@ -6,7 +6,8 @@
 # the reflector each on a bed of its own, alternates the XDP engine
 # between them, and reports each cell's ratio, both rates and (threaded)
 # the CPU per reply, with no wrong reply; its CSV has a row per slice and
-# server, each with replies. Its usage errors are one line and exit 2.
+# server, each with replies. --control runs a second reflector in the
+# in-kernel tier's place. Its usage errors are one line and exit 2.
 # Nothing is timed against a threshold: the figures of a busy machine
 # (this suite's) mean nothing. Needs root, two CPUs, veth and threaded
 # NAPI; 77 (skip) otherwise.
@@ -45,6 +46,18 @@ check_eq "a CSV row per slice and server" 8 \
 	"$(awk -F, 'NR > 1 && $8 > 0' "$TMP/out/tier.csv" | wc -l)"
 check_eq "each server in half of them" 4 \
 	"$(awk -F, 'NR > 1 && $5 == "rr-xdp"' "$TMP/out/tier.csv" | wc -l)"
+
+say "== --control: a second reflector in rr-xdp's place"
+tools/bench-tier --no-build --control --reps 1 --slices 2 --sizes 64 \
+	--placements softirq --out "$TMP/ctl" >"$TMP/ctl.md" 2>"$TMP/err"
+check_eq "exit status" 0 "$?"
+check "a row of reflector-b against the reflector" \
+	grep -qE "^\| softirq, 64 B \| [0-9]+\.[0-9]{3} \| .*\| [1-9][0-9]* \| [1-9][0-9]* \|" \
+	"$TMP/ctl.md"
+check "its head names reflector-b" grep -q '| reflector-b / reflector per' \
+	"$TMP/ctl.md"
+check_eq "no rr-xdp in its CSV, reflector-b in half" "0 2" \
+	"$(awk -F, 'NR > 1 && $5 == "rr-xdp"' "$TMP/ctl/tier.csv" | wc -l) $(awk -F, 'NR > 1 && $5 == "reflector-b" && $8 > 0' "$TMP/ctl/tier.csv" | wc -l)"
 
 say "== usage errors"
 tools/bench-tier --no-build --placements sideways >/dev/null 2>"$TMP/err"

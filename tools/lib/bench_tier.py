@@ -10,7 +10,8 @@ same slice, run next to it: a burst of the VM's noise in one slice
 moves one ratio, not the repetition's); the median and the worst
 repetition against issue 48's 0.9; each server's rate; and, with the
 receive work on the server's CPU (threaded), the server CPU's busy time
-per reply at that rate.
+per reply at that rate. The server measured is the one that is not
+"reflector": rr-xdp, or with --control reflector-b, a second reflector.
 """
 import collections
 import csv
@@ -41,45 +42,49 @@ def main():
         srv[2] += int(r["srv_busy_ticks"])
         wrong += int(r["wrong"])
 
+    names = {srv for reps in cells.values() for servers in reps.values()
+             for srv in servers}
+    names.discard("reflector")
+    me = names.pop() if names else "rr-xdp"
     out = []
     a = out.append
     for line in header.splitlines():
         a("    " + line)
     a("")
-    a("| placement, size | rr-xdp / reflector per repetition | median |"
-      " worst | >= %.1fx every repetition | rr-xdp k/s | reflector k/s |"
-      " CPU per reply, rr-xdp / reflector |" % TARGET)
+    a("| placement, size | %s / reflector per repetition | median |"
+      " worst | >= %.1fx every repetition | %s k/s | reflector k/s |"
+      " CPU per reply, %s / reflector |" % (me, TARGET, me, me))
     a("|---|---|---|---|---|---|---|---|")
     met = True
     for (where, size), reps in cells.items():
-        ratios, rate = [], {"rr-xdp": [], "reflector": []}
-        cpu = {"rr-xdp": [0, 0], "reflector": [0, 0]}
+        ratios, rate = [], {me: [], "reflector": []}
+        cpu = {me: [0, 0], "reflector": [0, 0]}
         for rep, servers in reps.items():
-            rr, ref = servers.get("rr-xdp"), servers.get("reflector")
-            pairs = [p["rr-xdp"] / p["reflector"]
+            rr, ref = servers.get(me), servers.get("reflector")
+            pairs = [p[me] / p["reflector"]
                      for p in slices[(where, size)][rep].values()
-                     if p.get("reflector") and "rr-xdp" in p]
+                     if p.get("reflector") and me in p]
             ratios.append(statistics.median(pairs) if pairs else 0.0)
             if not rr or not ref or not rr[1] or not ref[1]:
                 continue
-            for name, s in (("rr-xdp", rr), ("reflector", ref)):
+            for name, s in ((me, rr), ("reflector", ref)):
                 rate[name].append(s[0] / s[1] / 1e3)
                 cpu[name][0] += s[2]
                 cpu[name][1] += s[0]
         worst = min(ratios)
         ok = worst >= TARGET
         met = met and ok
-        if where == "threaded" and cpu["rr-xdp"][1] and cpu["reflector"][1]:
+        if where == "threaded" and cpu[me][1] and cpu["reflector"][1]:
             us = ["%.2f" % (1e6 * cpu[n][0] / clk_tck / cpu[n][1])
-                  for n in ("rr-xdp", "reflector")]
+                  for n in (me, "reflector")]
             cpu_text = "%s / %s us" % tuple(us)
         else:
             cpu_text = "— (on the client's CPU)"
         a("| %s, %d B | %s | %.3f | %.3f | %s | %s | %s | %s |" % (
             where, size, " ".join("%.3f" % x for x in ratios),
             statistics.median(ratios), worst, "yes" if ok else "no",
-            "%.0f" % statistics.median(rate["rr-xdp"])
-            if rate["rr-xdp"] else "—",
+            "%.0f" % statistics.median(rate[me])
+            if rate[me] else "—",
             "%.0f" % statistics.median(rate["reflector"])
             if rate["reflector"] else "—", cpu_text))
     a("")
