@@ -156,51 +156,48 @@ def drip(host, port, src, n, secs):
     run([None] * n, stats, time.monotonic() + secs, connect, feed, 2, 0.2)
 
 
-def probe(host, port, rounds, srcs):
-    for r in range(rounds):
-        src = srcs[r % len(srcs)]
-        for path in ("/healthz", "/metrics"):
-            start = time.monotonic()
-            status = 0
-            try:
-                conn = http.client.HTTPConnection(
-                    host, port, timeout=1, source_address=(src, 0))
-                conn.request("GET", path)
-                resp = conn.getresponse()
-                resp.read()
-                status = resp.status
-                conn.close()
-            except (OSError, http.client.HTTPException):
-                pass
-            print("%s %s %d %.3f" % (path, src, status,
-                                     time.monotonic() - start), flush=True)
-        time.sleep(0.4)
-
-
-def lag(host, port, src, n, secs):
+def get(host, port, src, path, before=None):
+    """GET @path from @src, with a 1 s time-out; @before(conn), if given,
+    runs between the connect and the request. Prints the probe line."""
     start = time.monotonic()
     status = 0
-    crowd = []
     try:
         conn = http.client.HTTPConnection(host, port, timeout=1,
                                           source_address=(src, 0))
-        conn.connect()
-        for _ in range(n):
-            s = socket.create_connection((host, port), timeout=1,
-                                         source_address=(src, 0))
-            crowd.append(s)
-        time.sleep(secs)
-        conn.request("GET", "/metrics")
+        if before:
+            conn.connect()
+            before(conn)
+        conn.request("GET", path)
         resp = conn.getresponse()
         resp.read()
         status = resp.status
         conn.close()
     except (OSError, http.client.HTTPException):
         pass
+    print("%s %s %d %.3f" % (path, src, status, time.monotonic() - start),
+          flush=True)
+
+
+def probe(host, port, rounds, srcs):
+    for r in range(rounds):
+        src = srcs[r % len(srcs)]
+        for path in ("/healthz", "/metrics"):
+            get(host, port, src, path)
+        time.sleep(0.4)
+
+
+def lag(host, port, src, n, secs):
+    crowd = []
+
+    def before(conn):
+        for _ in range(n):
+            crowd.append(socket.create_connection(
+                (host, port), timeout=1, source_address=(src, 0)))
+        time.sleep(secs)
+
+    get(host, port, src, "/metrics", before)
     for s in crowd:
         s.close()
-    print("/metrics %s %d %.3f" % (src, status, time.monotonic() - start),
-          flush=True)
 
 
 def main(argv):
