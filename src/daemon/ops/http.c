@@ -35,6 +35,10 @@
 /* What victim() looks at of a connection's unread bytes for a whole
  * request head: a probe's GET is well within it. */
 #define HEAD_PEEK 1024
+/* New connections in their grace at once, past which their grace is
+ * over: a flood of connects never fills the table (TRACKED), where a
+ * newcomer would be refused outright. */
+#define GRACE_MAX (TRACKED / 2)
 
 /*
  * Keeping /healthz and /metrics answered. libmicrohttpd's own limits
@@ -51,7 +55,8 @@
  *    a request only if none is waiting for one;
  *  - but none is cut in its first RR_HTTP_GRACE_MS: the limits are
  *    applied again when that ends (it "settles"), and till then a crowd
- *    that reconnects at once may be over them.
+ *    that reconnects at once may be over them, up to GRACE_MAX new ones
+ *    in all (past it, the oldest of them are cut as any other).
  * A prober sends its request as soon as it connects, well within its
  * grace, so it is answered however many connections others hold or make,
  * from its own address too, in the same instant. A connection is cut by
@@ -103,34 +108,46 @@ static bool head_waiting(const struct rr_http_conn *e)
 	return n >= 4 && memmem(buf, n, "\r\n\r\n", 4);
 }
 
+/* Whether @e is to be cut before @v: waiting for its request head rather
+ * than in a request, then the longer. */
+static bool before(const struct rr_http_conn *e, const struct rr_http_conn *v)
+{
+	return !v || e->busy < v->busy ||
+	       (e->busy == v->busy && e->since_ns < v->since_ns);
+}
+
 /* Of the open connections (of @newest's address if @peer), when there
- * are more than @max counting @newest, the one to cut first: of the
- * settled, one waiting for its request head rather than in a request,
- * then the longest; NULL while there are at most @max, or no other has
- * settled. Never @newest. One whose whole head waits unread is in a
- * request: it is marked so and another looked for (at most once for each
- * connection). */
+ * are more than @max counting @newest, the one to cut first (before()):
+ * of the settled, or of all past GRACE_MAX in their grace; NULL while
+ * there are at most @max, or none is a candidate. Never @newest. One
+ * whose whole head waits unread is in a request: it is marked so and
+ * another looked for (at most once for each connection). */
 static struct rr_http_conn *victim(struct rr_http *h,
 				   const struct rr_http_conn *newest, bool peer,
 				   unsigned int max)
 {
-	struct rr_http_conn *e, *v;
-	unsigned int n;
+	struct rr_http_conn *e, *v, *any;
+	unsigned int n, fresh;
 
 	for (;;) {
-		v = NULL;
-		n = 0;
+		v = any = NULL;
+		n = fresh = 0;
 		for (e = h->conns; e < h->conns + TRACKED; e++) {
-			if (!e->conn || e->cut ||
-			    (peer && !same_peer(e, newest)))
+			if (!e->conn || e->cut)
+				continue;
+			fresh += !e->settled;
+			if (peer && !same_peer(e, newest))
 				continue;
 			n++;
-			if (e == newest || !e->settled)
+			if (e == newest)
 				continue;
-			if (!v || e->busy < v->busy ||
-			    (e->busy == v->busy && e->since_ns < v->since_ns))
+			if (before(e, any))
+				any = e;
+			if (e->settled && before(e, v))
 				v = e;
 		}
+		if (fresh > GRACE_MAX)
+			v = any;
 		if (n <= max || !v)
 			return NULL;
 		if (v->busy || !head_waiting(v))
