@@ -91,15 +91,20 @@ def udp_partial_ok(src, dst, udp):
 def build_udp_ip(src, dst, sport, dport, payload, csum="full", ident=0,
                  opt_words=0):
     """An IPv4 or IPv6 packet carrying one UDP datagram. csum: full, zero
-    (IPv4 only), bad (deliberately wrong) or partial (the pseudo-header's
-    sum alone, as a sender with TX checksum offload leaves it). opt_words:
-    IPv4 options, that many 4-byte words of NOPs."""
+    (IPv4 only), bad (deliberately wrong, and not partial either) or
+    partial (the pseudo-header's sum alone, as a sender with TX checksum
+    offload leaves it). opt_words: IPv4 options, that many 4-byte words
+    of NOPs."""
     ulen = 8 + len(payload)
     udp = struct.pack("!HHHH", sport, dport, ulen, 0) + payload
     if csum in ("full", "bad"):
         c = udp_checksum(src, dst, udp)
         if csum == "bad":
             c = (c + 0x1111) & 0xFFFF or 0x1111
+            # Nor the pseudo-header's sum: a receiver trusts that as a
+            # checksum left to the device (CHECKSUM_PARTIAL).
+            if c == csum16(pseudo_header(src, dst, ulen)):
+                c = (c + 0x1111) & 0xFFFF or 0x1111
         udp = udp[:6] + struct.pack("!H", c) + udp[8:]
     elif csum == "partial":
         c = csum16(pseudo_header(src, dst, ulen))
