@@ -47,6 +47,10 @@ def udp_hdr(k, payload, src, dst, ulen=None, csum="full", dport=None):
         c = udp_checksum(src, dst, covered)
         if csum == "bad":
             c = (c + 0x1111) & 0xFFFF or 0x1111
+            # Nor the pseudo-header's sum, which a receiver trusts as a
+            # checksum left to the device (partial, below).
+            if c == csum16(pseudo_header(src, dst, ulen)):
+                c = (c + 0x1111) & 0xFFFF or 0x1111
         u = u[:6] + struct.pack("!H", c) + u[8:]
     elif csum == "partial":
         # What a sender with TX checksum offload leaves (CHECKSUM_PARTIAL,
