@@ -84,6 +84,9 @@ storm "16 connections drip-feed it, 4 from each of 4 addresses" \
 	"$TB_IP4_CLI:4" 198.18.0.11:4 198.18.0.12:4 198.18.0.13:4
 storm "40 connections drip-feed it, 20 from one address, 5 from 4 others" \
 	"$TB_IP4_CLI:20" 198.18.0.11:5 198.18.0.12:5 198.18.0.13:5 198.18.0.14:5
+# Each cut one back 0.2 s later: about a thousand connects a second.
+storm "300 connections drip-feed it from 2 addresses (a flood)" \
+	198.18.0.11:150 198.18.0.12:150
 
 say "== what became of them"
 rr_metrics_fresh "$M" || die "the metrics file was not rewritten"

@@ -369,9 +369,12 @@ static int listen_on(const char *spec)
 			strerror(-ret));
 		return ret;
 	}
-	/* A restart must not wait for the last run's TIME_WAIT sockets. */
+	/* A restart must not wait for the last run's TIME_WAIT sockets. A
+	 * flood of connects waits in the backlog, taken and cut in turn,
+	 * rather than having SYNs dropped: a prober's dropped SYN would
+	 * cost it a second (its retry). */
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&sa, salen) || listen(fd, 64)) {
+	if (bind(fd, (struct sockaddr *)&sa, salen) || listen(fd, SOMAXCONN)) {
 		ret = -errno;
 		pr_warn("--metrics-listen %s: %s\n", spec, strerror(-ret));
 		close(fd);
